@@ -1,0 +1,19 @@
+import type { Role } from '../db/tables.js';
+import type { AccessContext } from './access.js';
+
+/** Who is calling: resolved once per request from the credential, read by every service. */
+export interface Actor {
+  tenantId: number;
+  userId: number;
+  email: string;
+  role: Role;
+  keyId: number;
+  /** Deployments the key may target; null means every deployment. */
+  scope: number[] | null;
+}
+
+/** What a service method receives about its caller: identity and a per-request access checker. */
+export interface Caller {
+  actor: Actor;
+  access: AccessContext;
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { AccessContext } from './access/access.js';
+import { apiKeysRoutes } from './areas/api-keys/api-keys.routes.js';
+import { apiKeySchemas } from './areas/api-keys/api-keys.schemas.js';
+import { LastUsedRecorder } from './areas/api-keys/last-used.js';
+import { deploymentsRoutes } from './areas/deployments/deployments.routes.js';
+import { deploymentSchemas } from './areas/deployments/deployments.schemas.js';
+import { groupsRoutes } from './areas/groups/groups.routes.js';
+import { groupSchemas } from './areas/groups/groups.schemas.js';
+import { policiesRoutes } from './areas/policies/policies.routes.js';
+import { policySchemas } from './areas/policies/policies.schemas.js';
+import { usersRoutes } from './areas/users/users.routes.js';
+import { userSchemas } from './areas/users/users.schemas.js';
+import type { Store } from './db/database.js';
+import { authenticator, checkKeyScope } from './http/auth.js';
+import { installErrorHandler } from './http/error-handler.js';
+import { installNotFound } from './http/not-found.js';
+import { installOpenApi } from './http/openapi.js';
+import './http/request-context.js';
+import { sharedSchemas } from './http/schemas.js';
+import { specRoutes } from './http/spec.routes.js';
+import { tenantResolver } from './http/tenant.js';
+import { installValidators } from './http/validation.js';
+import { createServices, type Services } from './services.js';
+
+export interface AppOptions {
+  store: Store;
+  baseDomain: string | null;
+  logger?: FastifyServerOptions['logger'];
+  https?: { key: string | Buffer; cert: string | Buffer } | null;
+  /** How often coalesced `lastUsedAt` values are written (ms). */
+  lastUsedFlushMs?: number;
+  /** How long a Host -> tenant answer is cached (ms). */
+  tenantCacheMs?: number;
+}
+
+export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Paths that need a tenant and a credential; anything else is either public or unknown. */
+const API_PATH = /^\/(api|build\/api)\//;
+
+/** Builds the Fastify app over an open, migrated store. It does not listen; main.ts and tests do. */
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { store } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    ...(options.https ? { https: options.https } : {}),
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: 1024 * 1024,
+    // A client may pass its own request id to correlate logs; anything odd is replaced.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const services = createServices(store);
+  const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
+  const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
+  const authenticate = authenticator(store.db, lastUsed);
+
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas];
+  for (const schema of schemas) app.addSchema(schema);
+  installValidators(app, schemas);
+  installErrorHandler(app);
+  installNotFound(app);
+  await installOpenApi(app);
+
+  app.decorateRequest('tenant', null as never);
+  app.decorateRequest('caller', null as never);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (request.routeOptions.config?.public || !API_PATH.test(request.url)) return;
+    request.tenant = await resolveTenant(request);
+    const actor = await authenticate(request, request.tenant);
+    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }) };
+  });
+  app.addHook('preValidation', async (request) => {
+    if (request.caller) checkKeyScope(request.caller.actor, request.params);
+  });
+
+  await app.register(specRoutes);
+  await app.register(apiKeysRoutes(services.apiKeys));
+  await app.register(usersRoutes(services.users));
+  await app.register(groupsRoutes(services.groups));
+  await app.register(deploymentsRoutes(services.deployments));
+  await app.register(policiesRoutes(services.policies));
+
+  app.addHook('onClose', async () => {
+    await lastUsed.close();
+  });
+  await app.ready();
+  return Object.assign(app, { services, lastUsed }) as unknown as App;
+}

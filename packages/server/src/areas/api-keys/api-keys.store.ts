@@ -1,0 +1,78 @@
+import type { ApiKeyRow, Executor, Role } from '../../db/tables.js';
+
+export interface KeyOwner {
+  key: ApiKeyRow;
+  user: { id: number; email: string; role: Role; tenant_id: number };
+}
+
+/** The key with this hash, if it is not revoked and its user is active. Expiry is checked by the caller. */
+export async function findLiveKeyByHash(db: Executor, keyHash: string): Promise<KeyOwner | undefined> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .selectAll('api_keys')
+    .select(['users.email as user_email', 'users.role as user_role'])
+    .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('users.deactivated_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { user_email, user_role, ...key } = row;
+  return { key, user: { id: key.user_id, email: user_email, role: user_role, tenant_id: key.tenant_id } };
+}
+
+export async function insertKey(db: Executor, values: Omit<ApiKeyRow, 'id'>): Promise<ApiKeyRow> {
+  return db.insertInto('api_keys').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findKey(db: Executor, tenantId: number, id: number): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findKeyByHash(db: Executor, keyHash: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+export async function listKeys(
+  db: Executor,
+  tenantId: number,
+  filter: { userId?: number | undefined; includeRevoked: boolean },
+  afterId: number | undefined,
+  limit: number,
+): Promise<ApiKeyRow[]> {
+  let query = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId);
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+  if (!filter.includeRevoked) query = query.where('revoked_at', 'is', null);
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  return query.orderBy('id').limit(limit).execute();
+}
+
+export async function revokeKey(db: Executor, tenantId: number, id: number, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('tenant_id', '=', tenantId).where('id', '=', id).where('revoked_at', 'is', null).execute();
+}
+
+/** Writes many last-used times in one statement per key; see last-used.ts for why these are batched. */
+export async function recordLastUsed(db: Executor, uses: Map<number, string>): Promise<void> {
+  for (const [id, at] of uses) {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
+  }
+}
+
+export async function hasLiveAdminKey(db: Executor, tenantId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select('api_keys.id')
+    .where('api_keys.tenant_id', '=', tenantId)
+    .where('users.role', '=', 'ADMIN')
+    .where('users.deactivated_at', 'is', null)
+    .where('api_keys.revoked_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,41 @@
+import { sql } from 'kysely';
+import type { Executor, NewUser, UserRow, UserUpdate } from '../../db/tables.js';
+
+export async function findUserById(db: Executor, tenantId: number, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** Emails compare case-insensitively, matching the unique index on lower(email). */
+export async function findUserByEmail(db: Executor, tenantId: number, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function insertUser(db: Executor, user: NewUser): Promise<UserRow> {
+  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateUser(db: Executor, tenantId: number, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
+  return db.updateTable('users').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function listUsers(db: Executor, tenantId: number, afterId: number | undefined, limit: number): Promise<UserRow[]> {
+  let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  return query.orderBy('id').limit(limit).execute();
+}
+
+export async function countActiveAdmins(db: Executor, tenantId: number): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'ADMIN')
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

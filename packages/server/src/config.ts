@@ -1,0 +1,87 @@
+import path from 'node:path';
+import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+
+/** Everything the server reads from its environment, validated once at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** A postgres:// URL selects PostgreSQL; null means SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  adminApiKey: string | null;
+  adminEmail: string;
+  baseDomain: string | null;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Reads and validates the configuration; every problem is reported at once, not the first only. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const value = (name: string): string | null => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? null : v.trim();
+  };
+
+  let port = 8443;
+  const rawPort = value('PORT');
+  if (rawPort !== null) {
+    port = Number(rawPort);
+    if (!/^\d+$/.test(rawPort) || port < 0 || port > 65535) {
+      problems.push(`PORT must be an integer from 0 to 65535, got "${rawPort}"`);
+    }
+  }
+
+  const databaseUrl = value('DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for SQLite in DATA_DIR)');
+  }
+
+  const tlsCert = value('TLS_CERT');
+  const tlsKey = value('TLS_KEY');
+  if ((tlsCert === null) !== (tlsKey === null)) {
+    problems.push('TLS_CERT and TLS_KEY go together: set both PEM paths, or neither for a self-signed localhost certificate');
+  }
+
+  const adminApiKey = value('ADMIN_API_KEY');
+  if (adminApiKey !== null && !isApiKeyFormat(adminApiKey)) {
+    problems.push('ADMIN_API_KEY must be "mapi_" followed by 40 letters or digits (generate one with `npm run admin -- key generate`)');
+  }
+
+  const adminEmail = value('ADMIN_EMAIL') ?? 'admin@localhost';
+  if (!EMAIL.test(adminEmail)) problems.push(`ADMIN_EMAIL must be an email address, got "${adminEmail}"`);
+
+  const baseDomain = value('BASE_DOMAIN')?.toLowerCase() ?? null;
+  if (baseDomain !== null && !HOSTNAME.test(baseDomain)) {
+    problems.push(`BASE_DOMAIN must be a host name such as "mapi.example.com", got "${baseDomain}"`);
+  }
+
+  const logLevel = (value('LOG_LEVEL') ?? 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    port,
+    host: value('HOST') ?? '127.0.0.1',
+    dataDir: path.resolve(value('DATA_DIR') ?? './data'),
+    databaseUrl,
+    tlsCert,
+    tlsKey,
+    adminApiKey,
+    adminEmail,
+    baseDomain,
+    logLevel,
+  };
+}

@@ -1,0 +1,17 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import type { Dialect } from '../database.js';
+import { spine } from './0001_spine.js';
+
+/**
+ * Migrations live in code rather than in a folder scanned at run time, so the same list runs
+ * from TypeScript sources (tests) and from the compiled build (npm start). Names sort in order.
+ */
+export function migrationProvider(dialect: Dialect): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '0001_spine': spine(dialect),
+      };
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { FastifyRequest } from 'fastify';
+import type { Actor } from '../access/caller.js';
+import type { Db } from '../db/tables.js';
+import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
+import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
+import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
+import { ApiError } from './problems.js';
+import type { Tenant } from './tenant.js';
+
+
+/** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
+export const SCIM_PREFIX = '/api/scim/v2';
+
+function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request'): ApiError {
+  const challenge = error ? `Bearer realm="mapi", error="${error}"` : 'Bearer realm="mapi"';
+  return new ApiError('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': challenge } });
+}
+
+export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
+  return async function authenticate(request: FastifyRequest, tenant: Tenant): Promise<Actor> {
+    const header = request.headers.authorization;
+    if (!header) {
+      throw unauthenticated('Send an API key as `Authorization: Bearer <key>`; create keys with POST /api/v1/api-keys.');
+    }
+    const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
+    const scheme = match?.[1]?.toLowerCase();
+    const onScim = request.url === SCIM_PREFIX || request.url.startsWith(`${SCIM_PREFIX}/`) || request.url.startsWith(`${SCIM_PREFIX}?`);
+    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && onScim))) {
+      throw unauthenticated(
+        onScim
+          ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
+          : 'The Authorization header must be `Bearer <key>`.',
+        'invalid_request',
+      );
+    }
+    const token = match[2] ?? '';
+    if (!isApiKeyFormat(token)) {
+      throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token');
+    }
+    const hash = hashApiKey(token);
+    const found = await findLiveKeyByHash(db, hash);
+    // The lookup is by hash, so timing reveals nothing about stored keys; the explicit
+    // constant-time comparison guards against any future lookup that is not exact.
+    if (!found || !hashesEqual(found.key.key_hash, hash) || found.key.tenant_id !== tenant.id) {
+      throw unauthenticated('The API key is not valid: unknown, revoked, or its user is deactivated.', 'invalid_token');
+    }
+    const at = new Date().toISOString();
+    if (found.key.expires_at !== null && found.key.expires_at <= at) {
+      throw unauthenticated(`The API key expired at ${found.key.expires_at}; create a new one.`, 'invalid_token');
+    }
+    lastUsed.touch(found.key.id, at);
+    return {
+      tenantId: tenant.id,
+      userId: found.user.id,
+      email: found.user.email,
+      role: found.user.role,
+      keyId: found.key.id,
+      scope: found.key.deployment_ids === null ? null : (JSON.parse(found.key.deployment_ids) as number[]),
+    };
+  };
+}
+
+/**
+ * Spec, Authentication 4: a key scoped to some deployments gets 403 for a request whose path
+ * targets any other. Runs before body validation, so the answer does not depend on the body.
+ */
+export function checkKeyScope(actor: Actor, params: unknown): void {
+  if (actor.scope === null) return;
+  const raw = (params as { deploymentId?: unknown } | undefined)?.deploymentId;
+  if (raw === undefined) return;
+  const id = Number(raw);
+  if (!actor.scope.includes(id)) {
+    throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'} and cannot act on deployment ${String(raw)}.`);
+  }
+}

@@ -1,0 +1,60 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from './problems.js';
+import { fieldErrors } from './validation.js';
+import type { ProblemDetails } from './schemas.js';
+
+/** Fastify's own error codes that are the client's fault, by the problem they are. */
+const FASTIFY_CODES: Record<string, ProblemCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_FAILED',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON',
+  FST_ERR_CTP_EMPTY_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+export function sendProblem(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ProblemCode,
+  detail: string,
+  errors?: FieldError[],
+): FastifyReply {
+  const { status, title } = PROBLEMS[code];
+  const body: ProblemDetails = { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id };
+  if (errors && errors.length > 0) body.errors = errors;
+  return reply.code(status).type('application/problem+json').send(body);
+}
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.extra.headers) reply.headers(error.extra.headers);
+      return sendProblem(request, reply, error.code, error.detail, error.extra.errors);
+    }
+    if (error.validation) {
+      const errors = fieldErrors(error.validation as never, error.validationContext ?? 'body');
+      const summary = errors.map((e) => `${e.pointer} ${e.message}`).join('; ');
+      return sendProblem(request, reply, 'VALIDATION_FAILED', `The request is not valid: ${summary}.`, errors);
+    }
+    const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
+    if (mapped) {
+      const detail =
+        mapped === 'UNSUPPORTED_MEDIA_TYPE'
+          ? `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted; send application/json.`
+          : mapped === 'PAYLOAD_TOO_LARGE'
+            ? 'The request body exceeds the 1 MiB limit.'
+            : mapped === 'MALFORMED_JSON'
+              ? `The request body is not valid JSON: ${error.message}`
+              : error.message;
+      return sendProblem(request, reply, mapped, detail);
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendProblem(request, reply, 'VALIDATION_FAILED', error.message);
+    }
+    // Internals stay in the log, tied to the request id the client sees.
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(request, reply, 'INTERNAL', `Something went wrong on our side. Quote request id ${request.id} when reporting it.`);
+  });
+}

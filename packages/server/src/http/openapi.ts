@@ -1,0 +1,47 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { ProblemRef } from './schemas.js';
+
+/** Error responses every authenticated route can give, added to each route's schema once, here. */
+function standardErrors(route: RouteOptions): Record<number, unknown> {
+  const schema = (route.schema ?? {}) as Record<string, unknown>;
+  const errors: Record<number, unknown> = { 401: ProblemRef, 403: ProblemRef, 404: ProblemRef, 429: ProblemRef, 500: ProblemRef };
+  if (schema.body || schema.querystring || schema.params) errors[400] = ProblemRef;
+  if (schema.body) {
+    errors[413] = ProblemRef;
+    errors[415] = ProblemRef;
+  }
+  return errors;
+}
+
+export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    if (route.config?.public) return;
+    const schema = (route.schema ??= {}) as Record<string, unknown>;
+    const response = (schema.response ??= {}) as Record<string, unknown>;
+    for (const [status, ref] of Object.entries(standardErrors(route))) response[status] ??= ref;
+    // Conflicts are declared by routes that can produce them (409), so they are not added here.
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'mapi management API',
+        version: '1.0.0',
+        description:
+          'Management API of the analytics platform: deployments, workspace items, users, groups, access policies and API keys. ' +
+          'Every request carries `Authorization: Bearer <key>`. Errors are RFC 9457 problem details with a stable `code`.',
+      },
+      servers: [{ url: '/', description: 'The tenant host (a custom domain may replace it)' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key: `mapi_` followed by 40 letters or digits.' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    // Shared schemas keep their `$id` as their component name, so clients get readable type names.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+}

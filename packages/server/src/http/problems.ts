@@ -1,0 +1,60 @@
+/**
+ * Every request-level error the API can return, by stable code. The code travels in the
+ * problem-details body as `code`; its status and title come only from this table.
+ */
+export const PROBLEMS = {
+  VALIDATION_FAILED: { status: 400, title: 'The request is not valid' },
+  MALFORMED_JSON: { status: 400, title: 'The request body is not valid JSON' },
+  INVALID_CURSOR: { status: 400, title: 'The pagination cursor is not valid' },
+  INVALID_OPERATION: { status: 400, title: 'The operation is not allowed on this resource' },
+  UNAUTHENTICATED: { status: 401, title: 'Authentication required' },
+  FORBIDDEN: { status: 403, title: 'Not allowed' },
+  KEY_SCOPE_FORBIDDEN: { status: 403, title: 'The API key is not scoped to this deployment' },
+  ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
+  TENANT_NOT_FOUND: { status: 404, title: 'No tenant answers on this host' },
+  USER_NOT_FOUND: { status: 404, title: 'User not found' },
+  GROUP_NOT_FOUND: { status: 404, title: 'Group not found' },
+  DEPLOYMENT_NOT_FOUND: { status: 404, title: 'Deployment not found' },
+  API_KEY_NOT_FOUND: { status: 404, title: 'API key not found' },
+  POLICY_NOT_FOUND: { status: 404, title: 'Policy not found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
+  EMAIL_TAKEN: { status: 409, title: 'A user with this email already exists' },
+  GROUP_NAME_TAKEN: { status: 409, title: 'A group with this name already exists' },
+  POLICY_EXISTS: { status: 409, title: 'This principal already has a policy on this resource' },
+  LAST_ADMIN: { status: 409, title: 'The last active admin cannot lose admin rights' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The request body must be JSON' },
+  RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  INTERNAL: { status: 500, title: 'Internal server error' },
+  UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+export interface FieldError {
+  /** RFC 6901 JSON pointer into the request: `/body/items/3/id`, `/query/first`. */
+  pointer: string;
+  message: string;
+}
+
+/** A domain error: thrown by services and mapped to problem details in one place (error-handler.ts). */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = PROBLEMS[code].status;
+  }
+}
+
+export function problemType(code: ProblemCode): string {
+  return `urn:problem-type:mapi:${code.toLowerCase().replaceAll('_', '-')}`;
+}
+
+export function notFound(code: ProblemCode & `${string}_NOT_FOUND`, what: string, id: number | string): ApiError {
+  return new ApiError(code, `${what} ${id} does not exist.`);
+}

@@ -1,0 +1,57 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+/** Shared schemas: problem details, path ids, pagination. Registered once with `$id` (see openapi.ts). */
+
+export const FieldErrorSchema = Type.Object(
+  {
+    pointer: Type.String({ description: 'JSON pointer to the offending part of the request, e.g. /body/items/3/id' }),
+    message: Type.String(),
+  },
+  { $id: 'FieldError' },
+);
+
+export const ProblemDetailsSchema = Type.Object(
+  {
+    type: Type.String({ description: 'A URI naming the kind of problem; stable per `code`.' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String({ description: 'Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.' }),
+    message: Type.String({ description: 'Same as `detail`.' }),
+    requestId: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Ref('FieldError'), { description: 'One entry per invalid part of the request.' })),
+  },
+  { $id: 'ProblemDetails', description: 'RFC 9457 problem details.' },
+);
+export type ProblemDetails = Static<typeof ProblemDetailsSchema>;
+
+export const ProblemRef = { content: { 'application/problem+json': { schema: Type.Ref('ProblemDetails') } } };
+
+export const Id = Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 });
+export const Timestamp = Type.String({ format: 'date-time' });
+export const Email = Type.String({ format: 'email', maxLength: 320 });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const DeploymentParams = Type.Object({ deploymentId: Id });
+
+export const PageInfoSchema = Type.Object(
+  {
+    startCursor: Nullable(Type.String()),
+    endCursor: Nullable(Type.String()),
+    hasNextPage: Type.Boolean(),
+    hasPreviousPage: Type.Boolean(),
+  },
+  { $id: 'PageInfo' },
+);
+export type PageInfo = Static<typeof PageInfoSchema>;
+
+export const PageQuery = {
+  first: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'Page size (at most 200).' })),
+  after: Type.Optional(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' })),
+};
+
+/** A cursor-paginated list of the shared schema `item`: `items` and `pageInfo`, named `<item>Page`. */
+export const PageOf = (item: string) =>
+  Type.Object({ items: Type.Array(Type.Ref(item)), pageInfo: Type.Ref('PageInfo') }, { $id: `${item}Page` });
+
+export const sharedSchemas = [FieldErrorSchema, ProblemDetailsSchema, PageInfoSchema];

@@ -1,0 +1,61 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db, TenantRow } from '../db/tables.js';
+import { findTenantByHost, findTenantBySlug } from '../areas/tenants/tenants.store.js';
+import { DEFAULT_TENANT_SLUG } from '../areas/tenants/tenants.service.js';
+import { ApiError } from './problems.js';
+
+export interface Tenant {
+  id: number;
+  slug: string;
+}
+
+/** Lower-cased host name of a request, without port; `[::1]:8443` gives `[::1]`. */
+export function hostOf(request: FastifyRequest): string {
+  const raw = (request.headers.host ?? '').trim().toLowerCase();
+  if (raw.startsWith('[')) return raw.slice(0, raw.indexOf(']') + 1);
+  return raw.replace(/:\d+$/, '').replace(/\.$/, '');
+}
+
+/**
+ * Finds the tenant a Host header names: a custom domain mapped to a tenant first, then
+ * `<slug>.<BASE_DOMAIN>`; without BASE_DOMAIN the default tenant answers on any host.
+ * Answers are cached briefly: tenants are created by an operator command in another process,
+ * so a new host is served within seconds without a lookup on every request.
+ */
+export function tenantResolver(db: Db, baseDomain: string | null, ttlMs = 5000) {
+  const cache = new Map<string, { tenant: Tenant | null; until: number }>();
+
+  async function lookup(host: string): Promise<Tenant | null> {
+    const mapped = await findTenantByHost(db, host);
+    if (mapped) return pick(mapped);
+    if (baseDomain === null) {
+      const fallback = await findTenantBySlug(db, DEFAULT_TENANT_SLUG);
+      return fallback ? pick(fallback) : null;
+    }
+    const suffix = `.${baseDomain}`;
+    if (!host.endsWith(suffix)) return null;
+    const slug = host.slice(0, -suffix.length);
+    if (slug.includes('.')) return null;
+    const bySlug = await findTenantBySlug(db, slug);
+    return bySlug ? pick(bySlug) : null;
+  }
+
+  return async function resolve(request: FastifyRequest): Promise<Tenant> {
+    const host = hostOf(request);
+    const hit = cache.get(host);
+    let tenant: Tenant | null;
+    if (hit && hit.until > Date.now()) {
+      tenant = hit.tenant;
+    } else {
+      tenant = await lookup(host);
+      if (cache.size > 10_000) cache.clear();
+      cache.set(host, { tenant, until: Date.now() + ttlMs });
+    }
+    if (!tenant) throw new ApiError('TENANT_NOT_FOUND', `No tenant answers on host "${host}".`);
+    return tenant;
+  };
+}
+
+function pick(row: TenantRow): Tenant {
+  return { id: row.id, slug: row.slug };
+}

@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp, type App } from '../src/app.js';
+import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
+import { displayPrefix, generateApiKey, hashApiKey } from '../src/areas/api-keys/key-format.js';
+import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenants.service.js';
+import { insertUser } from '../src/areas/users/users.store.js';
+import { migrate, openStore, type Dialect, type Store } from '../src/db/database.js';
+import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
+
+/**
+ * Test harness. Every storage test runs on SQLite, and on PostgreSQL when DATABASE_URL is set.
+ * Each store is fresh: a temporary SQLite file, or a PostgreSQL schema of its own, so test files
+ * run in parallel without seeing each other's rows.
+ */
+export const DIALECTS: Dialect[] = process.env.DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export interface TestStore extends Store {
+  /** Closes the store and drops its data. */
+  destroy(): Promise<void>;
+  /** Options that open another connection to the same data (a second server process). */
+  reopen(): Store;
+}
+
+export async function createTestStore(dialect: Dialect): Promise<TestStore> {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-test-'));
+    const file = path.join(dir, 'test.sqlite');
+    const store = openStore({ dialect: 'sqlite', file });
+    await migrate(store);
+    return {
+      ...store,
+      reopen: () => openStore({ dialect: 'sqlite', file }),
+      async destroy() {
+        await store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set');
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const store = openStore({ dialect: 'postgres', url, schema, poolSize: 5 });
+  await migrate(store);
+  return {
+    ...store,
+    reopen: () => openStore({ dialect: 'postgres', url, schema, poolSize: 5 }),
+    async destroy() {
+      await store.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+export interface Request {
+  method?: InjectOptions['method'];
+  url: string;
+  key?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  host?: string;
+}
+
+export interface Caller {
+  userId: number;
+  key: string;
+  email: string;
+}
+
+/** A built app on a fresh store, with the default tenant's admin and helpers to call it. */
+export class TestApp {
+  private constructor(
+    readonly app: App,
+    readonly store: TestStore,
+    readonly tenantId: number,
+    readonly admin: Caller,
+  ) {}
+
+  static async create(dialect: Dialect, options: { baseDomain?: string | null } = {}): Promise<TestApp> {
+    const store = await createTestStore(dialect);
+    const adminKey = generateApiKey();
+    const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
+    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0 });
+    return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.store.destroy();
+  }
+
+  /** Sends a request through the full HTTP stack (no network). `key` defaults to the admin's. */
+  async request({ method = 'GET', url, key, body, headers = {}, host }: Request): Promise<LightMyRequestResponse> {
+    const all: Record<string, string> = { ...headers };
+    const credential = key === undefined ? this.admin.key : key;
+    if (credential !== null) all.authorization ??= `Bearer ${credential}`;
+    if (host) all.host = host;
+    return this.app.inject({ method, url, headers: all, ...(body === undefined ? {} : { payload: body as never }) });
+  }
+
+  /** Factory: a user of `role` in this tenant (or `tenantId`) with one unscoped key. */
+  async user(role: Role = 'EXPLORER', options: { tenantId?: number; email?: string } = {}): Promise<Caller> {
+    const at = new Date().toISOString();
+    const tenantId = options.tenantId ?? this.tenantId;
+    const email = options.email ?? `${role.toLowerCase()}-${randomBytes(4).toString('hex')}@example.com`;
+    const user = await insertUser(this.store.db, { tenant_id: tenantId, email, first_name: null, role, deactivated_at: null, created_at: at, updated_at: at });
+    const key = await this.key(user.id, { tenantId });
+    return { userId: user.id, key, email };
+  }
+
+  /** Factory: an API key for a user, optionally scoped to deployments or expiring. */
+  async key(userId: number, options: { tenantId?: number; deploymentIds?: number[] | null; expiresAt?: string | null } = {}): Promise<string> {
+    const key = generateApiKey();
+    await insertKey(this.store.db, {
+      tenant_id: options.tenantId ?? this.tenantId,
+      user_id: userId,
+      name: 'test',
+      key_hash: hashApiKey(key),
+      key_prefix: displayPrefix(key),
+      deployment_ids: options.deploymentIds == null ? null : JSON.stringify(options.deploymentIds),
+      expires_at: options.expiresAt ?? null,
+      revoked_at: null,
+      last_used_at: null,
+      created_at: new Date().toISOString(),
+    });
+    return key;
+  }
+
+  /** Factory: a deployment of this tenant (or `tenantId`). */
+  async deployment(name = 'analytics', options: { tenantId?: number; createdBy?: number | null } = {}): Promise<number> {
+    const at = new Date().toISOString();
+    const row = await this.store.db
+      .insertInto('deployments')
+      .values({ tenant_id: options.tenantId ?? this.tenantId, name, settings: '{}', created_by: options.createdBy ?? null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** Factory: a group with members. */
+  async group(name: string, memberIds: number[] = [], options: { tenantId?: number } = {}): Promise<number> {
+    const at = new Date().toISOString();
+    const tenantId = options.tenantId ?? this.tenantId;
+    const row = await this.store.db
+      .insertInto('groups')
+      .values({ tenant_id: tenantId, name, description: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (const userId of memberIds) {
+      await this.store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: row.id, user_id: userId, created_at: at }).execute();
+    }
+    return row.id;
+  }
+
+  /** Factory: an access policy. */
+  async grant(principal: { type: PrincipalType; id: number }, resource: { type: ResourceType; id: number }, access: Access): Promise<number> {
+    const row = await this.store.db
+      .insertInto('policies')
+      .values({
+        tenant_id: this.tenantId,
+        principal_type: principal.type,
+        principal_id: principal.id,
+        resource_type: resource.type,
+        resource_id: resource.id,
+        access,
+        created_by: this.admin.userId,
+        created_at: new Date().toISOString(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** Factory: another tenant, reachable on `domains`, with its first admin. */
+  async tenant(slug: string, domains: string[] = []): Promise<{ tenantId: number; admin: Caller }> {
+    const made = await createTenant(this.store, { slug, domains, adminEmail: `admin@${slug}.example.com` });
+    return { tenantId: made.tenant.id, admin: { userId: made.admin.id, key: made.key, email: made.admin.email } };
+  }
+}
+
+/** Asserts the RFC 9457 shape every request-level error has, and returns the body. */
+export function problem(response: LightMyRequestResponse, status: number, code?: string) {
+  const body = response.json() as Record<string, unknown>;
+  if (response.statusCode !== status) {
+    throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
+  }
+  if (!String(response.headers['content-type']).startsWith('application/problem+json')) {
+    throw new Error(`expected application/problem+json, got ${String(response.headers['content-type'])}`);
+  }
+  for (const field of ['type', 'title', 'status', 'detail', 'code', 'message', 'requestId']) {
+    if (!(field in body)) throw new Error(`problem details lack "${field}": ${response.body}`);
+  }
+  if (body.message !== body.detail) throw new Error('message must equal detail');
+  if (body.status !== status) throw new Error(`body status ${String(body.status)} != ${status}`);
+  if (code !== undefined && body.code !== code) throw new Error(`expected code ${code}, got ${String(body.code)}: ${response.body}`);
+  return body as { type: string; title: string; status: number; detail: string; code: string; message: string; requestId: string; errors?: Array<{ pointer: string; message: string }> };
+}
