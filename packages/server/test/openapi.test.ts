@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_FILE } from '../scripts/write-openapi.js';
+import { DIALECTS, TestApp, problem } from './harness.js';
+
+type Operation = { operationId?: string; security?: unknown[]; responses: Record<string, unknown> };
+
+describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
+  let t: TestApp;
+  let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
+  beforeAll(async () => {
+    t = await TestApp.create(dialect);
+    const res = await t.request({ url: '/api/v1/spec' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json();
+  });
+  afterAll(async () => t?.close());
+
+  it('GET /api/v1/spec needs a credential (spec: Authentication 1)', async () => {
+    problem(await t.request({ url: '/api/v1/spec', key: null }), 401, 'UNAUTHENTICATED');
+  });
+
+  it('is OpenAPI 3.1.0, document version 1.0.0 (spec: Versioning)', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+  });
+
+  it('passes an OpenAPI 3.1 schema validator', async () => {
+    const result = await new Validator().validate(structuredClone(doc) as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('matches the committed openapi.json (run `npm run openapi` after changing a route)', () => {
+    const committed = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8'));
+    expect(doc).toEqual(committed);
+  });
+
+  it('describes security and error responses on every API operation, with unique operation ids', () => {
+    const ids = new Set<string>();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        expect(op.operationId, `${method} ${path}`).toBeTruthy();
+        expect(ids.has(op.operationId ?? '')).toBe(false);
+        ids.add(op.operationId ?? '');
+        if (path === '/healthz') {
+          expect(op.security).toEqual([]);
+          continue;
+        }
+        expect(op.security, `${method} ${path}`).toBeUndefined(); // inherits the global bearerAuth
+        for (const status of ['401', '403', '404', '500']) {
+          expect(op.responses[status], `${method} ${path} ${status}`).toEqual({
+            description: expect.any(String),
+            content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } },
+          });
+        }
+      }
+    }
+    expect(ids.size).toBeGreaterThan(3);
+  });
+});
