@@ -1,15 +1,8 @@
-import path from 'node:path';
 import { buildApp, type App } from './app.js';
 import { bootstrapDefaultTenant } from './areas/tenants/tenants.service.js';
 import type { Config } from './config.js';
-import { migrate, openStore, type Store } from './db/database.js';
+import { migrate, storeFor, type Store } from './db/database.js';
 import { loadTls } from './tls.js';
-
-export function storeFor(config: Config): Store {
-  return config.databaseUrl
-    ? openStore({ dialect: 'postgres', url: config.databaseUrl })
-    : openStore({ dialect: 'sqlite', file: path.join(config.dataDir, 'mapi.sqlite') });
-}
 
 export interface RunningServer {
   app: App;
@@ -25,6 +18,7 @@ export interface RunningServer {
 export async function startServer(config: Config, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> {
   const tls = await loadTls(config);
   const store = storeFor(config);
+  let app: App | null = null;
   try {
     await migrate(store);
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
@@ -41,7 +35,7 @@ export async function startServer(config: Config, print: (line: string) => void 
         ].join('\n'),
       );
     }
-    const app = await buildApp({
+    app = await buildApp({
       store,
       baseDomain: config.baseDomain,
       https: { key: tls.key, cert: tls.cert },
@@ -50,16 +44,19 @@ export async function startServer(config: Config, print: (line: string) => void 
     if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
+    const running = app;
     return {
-      app,
+      app: running,
       store,
       url: address,
       async close() {
-        await app.close();
+        await running.close();
         await store.close();
       },
     };
   } catch (error) {
+    // A failed listen (port taken) leaves a built app: close it so its hooks run and nothing lingers.
+    await app?.close().catch(() => undefined);
     await store.close();
     throw error;
   }

@@ -20,17 +20,54 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
     return { cert, key, source: config.tlsCert };
   }
   const dir = path.join(config.dataDir, 'tls');
-  const certPath = path.join(dir, 'localhost.crt');
-  const keyPath = path.join(dir, 'localhost.key');
+  const files = { cert: path.join(dir, 'localhost.crt'), key: path.join(dir, 'localhost.key') };
+  const kept = await readPair(files);
+  if (kept) return { ...kept, source: files.cert };
+  await fs.mkdir(dir, { recursive: true });
+  // Servers starting together on a new DATA_DIR must agree on one pair, not each write half of theirs.
+  return withLock(path.join(dir, '.creating'), async () => {
+    const made = await readPair(files);
+    if (made) return { ...made, source: files.cert };
+    const fresh = await selfSignedLocalhost();
+    await writeAtomically(files.key, fresh.key, 0o600);
+    await writeAtomically(files.cert, fresh.cert, 0o644);
+    return { ...fresh, source: `${files.cert} (self-signed, created now)` };
+  });
+}
+
+async function readPair(files: { cert: string; key: string }): Promise<{ cert: string; key: string } | null> {
   try {
-    const [cert, key] = await Promise.all([fs.readFile(certPath, 'utf8'), fs.readFile(keyPath, 'utf8')]);
-    return { cert, key, source: certPath };
+    const [cert, key] = await Promise.all([fs.readFile(files.cert, 'utf8'), fs.readFile(files.key, 'utf8')]);
+    return { cert, key };
   } catch {
-    const made = await selfSignedLocalhost();
-    await fs.mkdir(dir, { recursive: true });
-    await fs.writeFile(keyPath, made.key, { mode: 0o600 });
-    await fs.writeFile(certPath, made.cert);
-    return { ...made, source: `${certPath} (self-signed, created now)` };
+    return null;
+  }
+}
+
+/** A reader never sees a half-written file: write beside it, then rename over. */
+async function writeAtomically(file: string, content: string, mode: number): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(temporary, content, { mode });
+  await fs.rename(temporary, file);
+}
+
+/** Runs `fn` holding a lock directory (mkdir is atomic); a lock left by a crashed start expires. */
+async function withLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      await fs.mkdir(lockDir);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const held = await fs.stat(lockDir).catch(() => null);
+      if (held && Date.now() - held.mtimeMs > 10_000) await fs.rm(lockDir, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.rm(lockDir, { recursive: true, force: true });
   }
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import type { Database, Db } from './tables.js';
 
@@ -29,6 +29,18 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/**
+ * Kysely's SQLite adapter takes no migration lock (it assumes one process) and runs migrations
+ * outside a transaction, so two processes starting on a fresh file both ran the first migration
+ * ("table already exists"). SQLite's DDL is transactional: running the migrations in one
+ * (IMMEDIATE) transaction serialises them across processes and rolls a failed one back whole.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   constructor(config: SqliteDialectConfig) {
@@ -37,6 +49,9 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
   override createDriver() {
     return new ImmediateSqliteDriver(this.#config);
+  }
+  override createAdapter() {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 
@@ -70,9 +85,26 @@ export function openStore(options: StoreOptions): Store {
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
-/** Applies pending migrations; Kysely's migrator takes its own lock, so concurrent starts are safe. */
+/** The store the configuration names: PostgreSQL at DATABASE_URL, else SQLite in DATA_DIR. */
+export function storeFor(config: { databaseUrl: string | null; dataDir: string }): Store {
+  return config.databaseUrl
+    ? openStore({ dialect: 'postgres', url: config.databaseUrl })
+    : openStore({ dialect: 'sqlite', file: path.join(config.dataDir, 'mapi.sqlite') });
+}
+
+/**
+ * Applies pending migrations in one transaction, serialised across processes (PostgreSQL: Kysely's
+ * advisory lock; SQLite: BEGIN IMMEDIATE), so concurrent starts are safe.
+ */
 export async function migrate(store: Store): Promise<void> {
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider(store.dialect) });
+  // Kysely looks for its migration tables in every schema unless told which one: another schema
+  // of the same database holding them (a second app, a test's schema) made it skip creating ours.
+  const schema = store.dialect === 'postgres' ? (await sql<{ name: string }>`select current_schema() as name`.execute(store.db)).rows[0]?.name : undefined;
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider(store.dialect),
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {

@@ -1,4 +1,60 @@
-import type { TSchema } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { Id, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+
+/** VIEW < EDIT < MANAGE: "can view", "can edit", "full access" (DESIGN.md, Roles and access). */
+export const AccessLevel = Type.Enum(['VIEW', 'EDIT', 'MANAGE'], {
+  description: 'VIEW < EDIT < MANAGE: can view, can edit, full access.',
+});
+
+export const DeploymentSchema = Type.Object(
+  {
+    id: Id,
+    name: Type.String(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    access: { ...AccessLevel, description: "The caller's effective access to this deployment." },
+  },
+  { $id: 'Deployment' },
+);
+export type Deployment = Static<typeof DeploymentSchema>;
+
+const page = PageOf('Deployment');
+/** The cursor page, plus the deprecated `data` and `count` that older clients still read (spec: Other operations). */
+export const DeploymentPageSchema = Type.Object(
+  {
+    ...page.properties,
+    data: Type.Array(Type.Ref('Deployment'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
+    count: Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: the number of items in this page.' }),
+  },
+  { $id: 'DeploymentPage' },
+);
+
+export const DeploymentSettingsSchema = Type.Record(Type.String(), Type.Unknown(), {
+  $id: 'DeploymentSettings',
+  description: 'Deployment settings. Keys naming a secret, password, token or private value are never returned.',
+});
+export type DeploymentSettings = Static<typeof DeploymentSettingsSchema>;
+
+const Name = Type.String({ minLength: 1, maxLength: 255 });
+
+export const CreateDeploymentBody = Type.Object({ name: Name }, { additionalProperties: false });
+export type CreateDeploymentInput = Static<typeof CreateDeploymentBody>;
+
+export const UpdateDeploymentBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    settings: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'A JSON merge patch (RFC 7386) over the current settings: null removes a key, nested objects merge.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
+
+export const ListDeploymentsQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+export type ListDeploymentsInput = Static<typeof ListDeploymentsQuery>;
 
 /** Schemas other schemas refer to by `$id`; registered once by the app. */
-export const deploymentSchemas: TSchema[] = [];
+export const deploymentSchemas = [DeploymentSchema, DeploymentPageSchema, DeploymentSettingsSchema];

@@ -1,7 +1,115 @@
+import type { Actor, Caller } from '../../access/caller.js';
+import { atLeast } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
+import type { Access, Db, DeploymentRow, Executor } from '../../db/tables.js';
+import { serialized } from '../../db/transactions.js';
+import { afterId, toPage } from '../../http/pagination.js';
+import { ApiError, notFound } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { deletePoliciesOn } from '../policies/policies.store.js';
+import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
+import { deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
+import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
+
+export function toDeployment(row: DeploymentRow, access: Access): Deployment {
+  return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
+}
+
+/**
+ * Account-wide actions (creating deployments, granting access) need an unscoped key: a key
+ * limited to some deployments must not reach beyond them (spec: Authentication 4 and 7).
+ */
+export function requireUnscopedKey(actor: Actor, action: string): void {
+  if (actor.scope !== null) {
+    throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'}; use an unscoped key to ${action}.`);
+  }
+}
+
+const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'edit', MANAGE: 'manage' };
+
+/** 404 when the deployment is not in the caller's tenant, then 403 when the caller's access is below `need`. */
+async function authorize(db: Db, { actor, access }: Caller, id: number, need: Access): Promise<{ row: DeploymentRow; level: Access }> {
+  const row = await findDeployment(db, actor.tenantId, id);
+  if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
+  const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
+  if (level === null || !atLeast(level, need)) {
+    const have = level === null ? 'no access' : `${level} access`;
+    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} deployment ${id}; you have ${have}.`);
+  }
+  return { row, level };
+}
+
+/** Renames and merges settings on the row as it is now, inside the caller's transaction. */
+async function applyUpdate(trx: Executor, tenantId: number, id: number, input: UpdateDeploymentInput): Promise<DeploymentRow | undefined> {
+  const current = await findDeployment(trx, tenantId, id);
+  if (!current || (input.name === undefined && input.settings === undefined)) return current;
+  const changes: { name?: string; settings?: string; updated_at: string } = { updated_at: now() };
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.settings !== undefined) changes.settings = JSON.stringify(mergePatch(parseSettings(current.settings), input.settings) as JsonObject);
+  return updateDeployment(trx, tenantId, id, changes);
+}
 
 export function deploymentsService(store: Store) {
-  void store;
-  return {};
+  const { db } = store;
+  return {
+    async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
+      caller.access.requireAdmin('create a deployment');
+      requireUnscopedKey(caller.actor, 'create a deployment');
+      const at = now();
+      const row = await insertDeployment(db, {
+        tenant_id: caller.actor.tenantId,
+        name: input.name,
+        settings: '{}',
+        created_by: caller.actor.userId,
+        created_at: at,
+        updated_at: at,
+      });
+      return toDeployment(row, 'MANAGE');
+    },
+
+    /** Deployments the caller has at least VIEW on and, for a scoped key, within its scope. */
+    async list({ actor, access }: Caller, input: ListDeploymentsInput) {
+      const page = { first: input.first ?? 100, after: input.after };
+      const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope };
+      const rows = await listDeployments(db, actor.tenantId, visibility, afterId(page), page.first + 1);
+      const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      const items: Deployment[] = [];
+      for (const row of pageRows) {
+        const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
+        // The SQL filter already admits only visible rows; this guards the type, not the result.
+        if (level !== null) items.push(toDeployment(row, level));
+      }
+      return { items, pageInfo, data: items, count: items.length };
+    },
+
+    async get(caller: Caller, id: number): Promise<Deployment> {
+      const { row, level } = await authorize(db, caller, id, 'VIEW');
+      return toDeployment(row, level);
+    },
+
+    async settings(caller: Caller, id: number): Promise<DeploymentSettings> {
+      const { row } = await authorize(db, caller, id, 'VIEW');
+      return withoutSecrets(parseSettings(row.settings)) as DeploymentSettings;
+    },
+
+    async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<Deployment> {
+      // Grants load before the transaction: SQLite has one connection, which the transaction holds.
+      const { level } = await authorize(db, caller, id, 'MANAGE');
+      // Settings are read, merged and written back; concurrent patches must not drop each other's keys.
+      const row = await serialized(store, `deployment:${id}`, (trx) => applyUpdate(trx, caller.actor.tenantId, id, input));
+      if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
+      return toDeployment(row, level);
+    },
+
+    /** Removes the deployment and the policies granted on it, together or not at all. */
+    async remove(caller: Caller, id: number): Promise<void> {
+      await authorize(db, caller, id, 'MANAGE');
+      const tenantId = caller.actor.tenantId;
+      await db.transaction().execute(async (trx) => {
+        await deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id });
+        await deleteDeployment(trx, tenantId, id);
+      });
+    },
+  };
 }
 export type DeploymentsService = ReturnType<typeof deploymentsService>;

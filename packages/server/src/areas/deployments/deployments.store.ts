@@ -1,4 +1,5 @@
 import type { DeploymentRow, Executor } from '../../db/tables.js';
+import { policiesApplyingTo } from '../policies/policies.store.js';
 
 export async function findDeployment(db: Executor, tenantId: number, id: number): Promise<DeploymentRow | undefined> {
   return db.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
@@ -9,4 +10,51 @@ export async function existingDeploymentIds(db: Executor, tenantId: number, ids:
   if (ids.length === 0) return new Set();
   const rows = await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
   return new Set(rows.map((r) => r.id));
+}
+
+export async function insertDeployment(db: Executor, values: Omit<DeploymentRow, 'id'>): Promise<DeploymentRow> {
+  return db.insertInto('deployments').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export interface DeploymentVisibility {
+  /** Only deployments this user created or holds a DEPLOYMENT grant on; undefined for admins. */
+  visibleTo?: number | undefined;
+  /** The API key's deployments; null for every deployment. */
+  scope: number[] | null;
+}
+
+/**
+ * A page of deployments the caller may see, filtered in SQL: any grant gives at least VIEW
+ * (even a VIEWER's), so every row fetched is listable and `hasNextPage` stays exact.
+ */
+export async function listDeployments(
+  db: Executor,
+  tenantId: number,
+  visibility: DeploymentVisibility,
+  afterId: number | undefined,
+  limit: number,
+): Promise<DeploymentRow[]> {
+  if (visibility.scope !== null && visibility.scope.length === 0) return [];
+  let query = db.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId);
+  if (visibility.scope !== null) query = query.where('id', 'in', visibility.scope);
+  const userId = visibility.visibleTo;
+  if (userId !== undefined) {
+    const granted = policiesApplyingTo(db, tenantId, userId).where('resource_type', '=', 'DEPLOYMENT').select('resource_id');
+    query = query.where((eb) => eb.or([eb('created_by', '=', userId), eb('id', 'in', granted)]));
+  }
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  return query.orderBy('id').limit(limit).execute();
+}
+
+export async function updateDeployment(
+  db: Executor,
+  tenantId: number,
+  id: number,
+  changes: { name?: string; settings?: string; updated_at: string },
+): Promise<DeploymentRow | undefined> {
+  return db.updateTable('deployments').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deleteDeployment(db: Executor, tenantId: number, id: number): Promise<void> {
+  await db.deleteFrom('deployments').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }

@@ -1,7 +1,91 @@
+import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Db, PolicyRow } from '../../db/tables.js';
+import { afterId, toPage } from '../../http/pagination.js';
+import { ApiError, notFound } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { findDeployment } from '../deployments/deployments.store.js';
+import { requireUnscopedKey } from '../deployments/deployments.service.js';
+import { findUserById } from '../users/users.store.js';
+import type { CreatePolicyInput, ListPoliciesInput, Policy } from './policies.schemas.js';
+import { deletePolicy, findPolicyFor, groupExists, insertPolicy, listPolicies } from './policies.store.js';
+
+export function toPolicy(row: PolicyRow): Policy {
+  return {
+    id: row.id,
+    principal: { type: row.principal_type, id: row.principal_id },
+    resource: { type: row.resource_type, id: row.resource_id },
+    access: row.access,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+  };
+}
+
+function policyExists(input: CreatePolicyInput): ApiError {
+  const { principal: p, resource: r } = input;
+  return new ApiError('POLICY_EXISTS', `${p.type} ${p.id} already has a policy on ${r.type} ${r.id}; delete it before granting a different access.`);
+}
+
+/** The principal, and a deployment resource, must exist in the caller's tenant. */
+async function checkReferences(db: Db, tenantId: number, input: CreatePolicyInput): Promise<void> {
+  const { principal, resource } = input;
+  if (principal.type === 'USER' && !(await findUserById(db, tenantId, principal.id))) throw notFound('USER_NOT_FOUND', 'User', principal.id);
+  if (principal.type === 'GROUP' && !(await groupExists(db, tenantId, principal.id))) throw notFound('GROUP_NOT_FOUND', 'Group', principal.id);
+  if (resource.type === 'DEPLOYMENT' && !(await findDeployment(db, tenantId, resource.id))) {
+    throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', resource.id);
+  }
+  // FOLDER, WORKBOOK and REPORT are not checked yet: their tables arrive with the workspace change.
+}
 
 export function policiesService(store: Store) {
-  void store;
-  return {};
+  const { db } = store;
+  return {
+    async create({ actor, access }: Caller, input: CreatePolicyInput): Promise<Policy> {
+      access.requireAdmin('grant access');
+      requireUnscopedKey(actor, 'grant access');
+      await checkReferences(db, actor.tenantId, input);
+      if (await findPolicyFor(db, actor.tenantId, input.principal, input.resource)) throw policyExists(input);
+      try {
+        const row = await insertPolicy(db, {
+          tenant_id: actor.tenantId,
+          principal_type: input.principal.type,
+          principal_id: input.principal.id,
+          resource_type: input.resource.type,
+          resource_id: input.resource.id,
+          access: input.access,
+          created_by: actor.userId,
+          created_at: now(),
+        });
+        return toPolicy(row);
+      } catch (error) {
+        // A concurrent create passed the check above too; the unique index decides.
+        if (isUniqueViolation(error)) throw policyExists(input);
+        throw error;
+      }
+    },
+
+    /** Admins see every policy; anyone else sees the policies that apply to them. */
+    async list({ actor, access }: Caller, input: ListPoliciesInput) {
+      const page = { first: input.first ?? 100, after: input.after };
+      const filter = {
+        principalType: input.principalType,
+        principalId: input.principalId,
+        resourceType: input.resourceType,
+        resourceId: input.resourceId,
+        appliesTo: access.isAdmin ? undefined : actor.userId,
+      };
+      const rows = await listPolicies(db, actor.tenantId, filter, afterId(page), page.first + 1);
+      const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      return { items: items.map(toPolicy), pageInfo };
+    },
+
+    /** Takes effect on the next request: access is computed per request from the policies. */
+    async remove({ actor, access }: Caller, id: number): Promise<void> {
+      access.requireAdmin('revoke access');
+      requireUnscopedKey(actor, 'revoke access');
+      if (!(await deletePolicy(db, actor.tenantId, id))) throw notFound('POLICY_NOT_FOUND', 'Policy', id);
+    },
+  };
 }
 export type PoliciesService = ReturnType<typeof policiesService>;

@@ -10,6 +10,7 @@ import { findHost, findTenantBySlug, insertHost, insertTenant, listTenants } fro
 /** The tenant that answers on any host when BASE_DOMAIN is unset. */
 export const DEFAULT_TENANT_SLUG = 'default';
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export class TenantError extends Error {}
@@ -72,14 +73,46 @@ export function normaliseHost(host: string): string {
   return host.trim().toLowerCase().replace(/\.$/, '');
 }
 
+/** The address of a new tenant's first admin when the operator names none. */
+export function defaultAdminEmail(slug: string, baseDomain: string | null): string {
+  return `admin@${slug}.${baseDomain ?? 'localhost'}`;
+}
+
+/** Every host a tenant answers on: its custom domains, then `<slug>.<BASE_DOMAIN>` when set. */
+export function tenantHosts(tenant: { slug: string }, domains: string[], baseDomain: string | null): string[] {
+  return baseDomain === null ? [...domains] : [...domains, `${tenant.slug}.${baseDomain}`];
+}
+
+/**
+ * A custom domain is a host name outside BASE_DOMAIN: `<x>.<BASE_DOMAIN>` names tenant `x`, and a
+ * mapping would shadow it (mapped hosts are looked up first).
+ */
+function checkDomain(host: string, baseDomain: string | null): void {
+  if (!HOST.test(host)) throw new TenantError(`"${host}" is not a host name (for example analytics.example.com).`);
+  if (baseDomain !== null && host.endsWith(`.${baseDomain}`)) {
+    throw new TenantError(`"${host}" is under BASE_DOMAIN (${baseDomain}), where host names are tenant slugs; map a domain outside it.`);
+  }
+}
+
+export interface CreateTenantInput {
+  slug: string;
+  name?: string | undefined;
+  domains: string[];
+  adminEmail: string;
+  /** When set, custom domains under it are refused. */
+  baseDomain?: string | null | undefined;
+}
+
 /** Creates a tenant with its first admin and key (operator command). The key is returned once. */
 export async function createTenant(
   store: Store,
-  input: { slug: string; name?: string; domains: string[]; adminEmail: string },
+  input: CreateTenantInput,
 ): Promise<{ tenant: TenantRow; admin: UserRow; key: string; domains: string[] }> {
   if (!SLUG.test(input.slug)) throw new TenantError(`Tenant slug "${input.slug}" must be lowercase letters, digits and dashes (at most 63).`);
-  const domains = input.domains.map(normaliseHost);
-  for (const d of domains) if (!HOST.test(d)) throw new TenantError(`"${d}" is not a host name.`);
+  if (input.slug === DEFAULT_TENANT_SLUG) throw new TenantError(`Tenant slug "${DEFAULT_TENANT_SLUG}" is reserved for the tenant the server creates at start-up.`);
+  if (!EMAIL.test(input.adminEmail)) throw new TenantError(`Admin email "${input.adminEmail}" is not an email address.`);
+  const domains = [...new Set(input.domains.map(normaliseHost))];
+  for (const d of domains) checkDomain(d, input.baseDomain ?? null);
   return serialized(store, 'tenants', async (trx) => {
     if (await findTenantBySlug(trx, input.slug)) throw new TenantError(`Tenant "${input.slug}" already exists.`);
     for (const d of domains) if (await findHost(trx, d)) throw new TenantError(`Host "${d}" already belongs to a tenant.`);
@@ -93,16 +126,40 @@ export async function createTenant(
   });
 }
 
-/** Maps a custom domain to an existing tenant (operator command). */
-export async function addTenantDomain(store: Store, slug: string, domain: string): Promise<void> {
+/** Maps a custom domain to an existing tenant (operator command). Returns the normalised host. */
+export async function addTenantDomain(store: Store, slug: string, domain: string, baseDomain: string | null = null): Promise<string> {
   const host = normaliseHost(domain);
-  if (!HOST.test(host)) throw new TenantError(`"${host}" is not a host name.`);
+  checkDomain(host, baseDomain);
   await serialized(store, 'tenants', async (trx) => {
     const tenant = await findTenantBySlug(trx, slug);
     if (!tenant) throw new TenantError(`Tenant "${slug}" does not exist.`);
     if (await findHost(trx, host)) throw new TenantError(`Host "${host}" already belongs to a tenant.`);
     await insertHost(trx, tenant.id, host, now());
   });
+  return host;
+}
+
+export interface TenantSummary {
+  id: number;
+  slug: string;
+  name: string;
+  createdAt: string;
+  hosts: string[];
+  /** The default tenant without BASE_DOMAIN: it also answers on every host no other tenant maps. */
+  anyHost: boolean;
+}
+
+/** Every tenant with the hosts it answers on, for the operator's listing. */
+export async function describeTenants(store: Store, baseDomain: string | null): Promise<TenantSummary[]> {
+  const rows = await listTenants(store.db);
+  return rows.map((t) => ({
+    id: t.id,
+    slug: t.slug,
+    name: t.name,
+    createdAt: t.created_at,
+    hosts: tenantHosts(t, t.hosts, baseDomain),
+    anyHost: baseDomain === null && t.slug === DEFAULT_TENANT_SLUG,
+  }));
 }
 
 export { listTenants };

@@ -1,7 +1,162 @@
+import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Executor, UserRow, UserUpdate } from '../../db/tables.js';
+import { serialized } from '../../db/transactions.js';
+import { afterId, toPage } from '../../http/pagination.js';
+import { ApiError, notFound } from '../../http/problems.js';
+import { now } from '../../time.js';
+import type {
+  BulkCreateUsersInput,
+  BulkCreateUsersResult,
+  CreateUserInput,
+  ListUsersInput,
+  UpdateUserInput,
+  User,
+} from './users.schemas.js';
+import { countActiveAdmins, findUserByEmail, findUserById, insertUser, listUsers, updateUser } from './users.store.js';
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    role: row.role,
+    active: row.deactivated_at === null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function emailTaken(email: string): ApiError {
+  return new ApiError('EMAIL_TAKEN', `A user with email ${email} already exists in this tenant (emails are compared ignoring case).`);
+}
+
+/** The check before a write covers the common case; the unique index settles concurrent writers. */
+async function ensureEmailFree(db: Executor, tenantId: number, email: string, exceptUserId?: number): Promise<void> {
+  const holder = await findUserByEmail(db, tenantId, email);
+  if (holder && holder.id !== exceptUserId) throw emailTaken(email);
+}
+
+async function withEmailConflict<T>(email: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw emailTaken(email);
+    throw error;
+  }
+}
+
+/**
+ * A tenant must keep an active admin, or nobody could manage it through the API. Callers hold
+ * the tenant's admin lock, so two admins demoting each other at once cannot both pass.
+ */
+async function ensureNotLastAdmin(db: Executor, user: UserRow, losesAdmin: boolean): Promise<void> {
+  if (!losesAdmin || user.role !== 'ADMIN' || user.deactivated_at !== null) return;
+  if ((await countActiveAdmins(db, user.tenant_id)) <= 1) {
+    throw new ApiError('LAST_ADMIN', `User ${user.id} is the last active admin of this tenant; make another user an admin first.`);
+  }
+}
+
+function changesFor(user: UserRow, input: UpdateUserInput, at: string): UserUpdate {
+  const changes: UserUpdate = { updated_at: at };
+  if (input.email !== undefined) changes.email = input.email;
+  if (input.firstName !== undefined) changes.first_name = input.firstName;
+  if (input.role !== undefined) changes.role = input.role;
+  // Deactivating twice keeps the first date: it records when access ended.
+  if (input.active !== undefined) changes.deactivated_at = input.active ? null : (user.deactivated_at ?? at);
+  return changes;
+}
+
+const adminLock = (tenantId: number) => `users:${tenantId}`;
 
 export function usersService(store: Store) {
-  void store;
-  return {};
+  const { db } = store;
+
+  async function create({ actor, access }: Caller, input: CreateUserInput): Promise<User> {
+    access.requireAdmin('create users');
+    return withEmailConflict(input.email, () =>
+      db.transaction().execute(async (trx) => {
+        await ensureEmailFree(trx, actor.tenantId, input.email);
+        const at = now();
+        const row = await insertUser(trx, {
+          tenant_id: actor.tenantId,
+          email: input.email,
+          first_name: input.firstName ?? null,
+          role: input.role ?? 'EXPLORER',
+          deactivated_at: null,
+          created_at: at,
+          updated_at: at,
+        });
+        return toUser(row);
+      }),
+    );
+  }
+
+  async function get({ actor, access }: Caller, id: number): Promise<User> {
+    if (id !== actor.userId) access.requireAdmin('view another user');
+    const row = await findUserById(db, actor.tenantId, id);
+    if (!row) throw notFound('USER_NOT_FOUND', 'User', id);
+    return toUser(row);
+  }
+
+  return {
+    create,
+    get,
+
+    me: (caller: Caller) => get(caller, caller.actor.userId),
+
+    /** Each item goes through the single create, in order, so it gets the same rules and messages. */
+    async bulkCreate(caller: Caller, input: BulkCreateUsersInput): Promise<BulkCreateUsersResult> {
+      caller.access.requireAdmin('create users');
+      const result: BulkCreateUsersResult = { created: [], failed: [] };
+      for (const [index, item] of input.users.entries()) {
+        try {
+          result.created.push(await create(caller, item));
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          result.failed.push({ index, email: item.email, error: { status: error.status, message: error.detail } });
+        }
+      }
+      return result;
+    },
+
+    async list({ actor, access }: Caller, input: ListUsersInput) {
+      access.requireAdmin('list users');
+      const page = { first: input.first ?? 100, after: input.after };
+      const rows = await listUsers(db, actor.tenantId, afterId(page), page.first + 1, { role: input.role, active: input.active });
+      const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      return { items: items.map(toUser), pageInfo };
+    },
+
+    async update({ actor, access }: Caller, id: number, input: UpdateUserInput): Promise<User> {
+      access.requireAdmin('change users');
+      return withEmailConflict(input.email ?? '', () =>
+        serialized(store, adminLock(actor.tenantId), async (trx) => {
+          const user = await findUserById(trx, actor.tenantId, id);
+          if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
+          if (input.email !== undefined) await ensureEmailFree(trx, actor.tenantId, input.email, id);
+          const changes = changesFor(user, input, now());
+          const losesAdmin = (changes.role !== undefined && changes.role !== 'ADMIN') || typeof changes.deactivated_at === 'string';
+          await ensureNotLastAdmin(trx, user, losesAdmin);
+          const row = await updateUser(trx, actor.tenantId, id, changes);
+          return toUser(row ?? user);
+        }),
+      );
+    },
+
+    /** Keeps the row (ownership and history stay) and stops the user's API keys at once. */
+    async deactivate({ actor, access }: Caller, id: number): Promise<void> {
+      access.requireAdmin('deactivate users');
+      await serialized(store, adminLock(actor.tenantId), async (trx) => {
+        const user = await findUserById(trx, actor.tenantId, id);
+        if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
+        if (user.deactivated_at !== null) return;
+        await ensureNotLastAdmin(trx, user, true);
+        const at = now();
+        await updateUser(trx, actor.tenantId, id, { deactivated_at: at, updated_at: at });
+      });
+    },
+  };
 }
 export type UsersService = ReturnType<typeof usersService>;

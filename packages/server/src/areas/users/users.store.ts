@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor, NewUser, UserRow, UserUpdate } from '../../db/tables.js';
+import type { Executor, NewUser, Role, UserRow, UserUpdate } from '../../db/tables.js';
 
 export async function findUserById(db: Executor, tenantId: number, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
@@ -23,10 +23,31 @@ export async function updateUser(db: Executor, tenantId: number, id: number, cha
   return db.updateTable('users').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-export async function listUsers(db: Executor, tenantId: number, afterId: number | undefined, limit: number): Promise<UserRow[]> {
+export interface UserFilter {
+  role?: Role | undefined;
+  /** true: only active users; false: only deactivated ones; undefined: both. */
+  active?: boolean | undefined;
+}
+
+export async function listUsers(
+  db: Executor,
+  tenantId: number,
+  afterId: number | undefined,
+  limit: number,
+  filter: UserFilter = {},
+): Promise<UserRow[]> {
   let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
+  if (filter.role !== undefined) query = query.where('role', '=', filter.role);
+  if (filter.active !== undefined) query = query.where('deactivated_at', filter.active ? 'is' : 'is not', null);
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   return query.orderBy('id').limit(limit).execute();
+}
+
+/** Which of `ids` are users of this tenant (active or not). */
+export async function existingUserIds(db: Executor, tenantId: number, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function countActiveAdmins(db: Executor, tenantId: number): Promise<number> {

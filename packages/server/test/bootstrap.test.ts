@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { bootstrapDefaultTenant, type BootstrapResult } from '../src/areas/tenants/tenants.service.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { storeFor, type Store } from '../src/db/database.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { createTestStore, DIALECTS } from './harness.js';
+import { runTs, serverEnv, type ServerEnv } from './server-env.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+async function counts(store: Store) {
+  const count = async (table: 'tenants' | 'users' | 'api_keys') =>
+    Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return { tenants: await count('tenants'), users: await count('users'), keys: await count('api_keys') };
+}
+
+describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
+  let env: ServerEnv;
+  let running: RunningServer | null = null;
+  beforeAll(async () => {
+    env = await serverEnv(dialect);
+  });
+  afterEach(async () => {
+    await running?.close();
+    running = null;
+  });
+  afterAll(async () => env?.destroy());
+
+  async function start(extra: Record<string, string> = {}) {
+    const printed: string[] = [];
+    running = await startServer(env.config(extra), (line) => printed.push(line));
+    return { server: running, printed };
+  }
+
+  async function stop() {
+    await running?.close();
+    running = null;
+  }
+
+  const listKeys = (server: RunningServer, key: string) =>
+    server.app.inject({ url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
+
+  it('without ADMIN_API_KEY: generates an admin key, prints it once, and a second start prints nothing', async () => {
+    const first = await start();
+    expect(first.printed).toHaveLength(1);
+    const key = (first.printed[0]?.match(/mapi_[A-Za-z0-9]{40}/g) ?? []) as string[];
+    expect(key).toHaveLength(1);
+    expect(first.printed[0]).toContain('admin@localhost');
+    expect((await listKeys(first.server, key[0] as string)).statusCode).toBe(200);
+    await stop();
+
+    const second = await start();
+    expect(second.printed).toEqual([]);
+    expect((await listKeys(second.server, key[0] as string)).statusCode).toBe(200);
+    expect(await counts(second.server.store)).toEqual({ tenants: 1, users: 1, keys: 1 });
+  });
+
+  it('with ADMIN_API_KEY: that exact key is the admin, only its SHA-256 is stored, and restarts change nothing', async () => {
+    const adminKey = generateApiKey();
+    const first = await start({ ADMIN_API_KEY: adminKey, ADMIN_EMAIL: 'ops@example.com' });
+    expect(first.printed).toEqual([]);
+    const listed = await listKeys(first.server, adminKey);
+    expect(listed.statusCode).toBe(200);
+
+    const rows = await first.server.store.db.selectFrom('api_keys').selectAll().where('key_hash', '=', sha256(adminKey)).execute();
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    expect(row.revoked_at).toBeNull();
+    const owner = await first.server.store.db.selectFrom('users').selectAll().where('id', '=', row.user_id).executeTakeFirstOrThrow();
+    expect(owner).toMatchObject({ email: 'ops@example.com', role: 'ADMIN', deactivated_at: null });
+    const everything = JSON.stringify(await first.server.store.db.selectFrom('api_keys').selectAll().execute());
+    expect(everything).not.toContain(adminKey);
+    expect(everything).not.toContain(adminKey.slice(5));
+    expect(JSON.stringify(listed.json())).not.toContain(adminKey);
+    await stop();
+
+    const again = await start({ ADMIN_API_KEY: adminKey, ADMIN_EMAIL: 'ops@example.com' });
+    expect(again.printed).toEqual([]);
+    expect((await listKeys(again.server, adminKey)).statusCode).toBe(200);
+    expect(await again.server.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(adminKey)).execute()).toEqual([{ id: row.id }]);
+  });
+});
+
+describe('configuration', () => {
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).problems;
+    }
+    throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+  };
+
+  it('has working defaults', () => {
+    expect(loadConfig({})).toMatchObject({ port: 8443, host: '127.0.0.1', databaseUrl: null, adminApiKey: null, baseDomain: null, logLevel: 'info', adminEmail: 'admin@localhost' });
+    expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({ port: 0, baseDomain: 'mapi.example.com' });
+  });
+
+  it('refuses a malformed ADMIN_API_KEY at start-up, naming the variable', () => {
+    for (const bad of ['secret', 'mapi_short', `mapi_${'a'.repeat(39)}!`, `MAPI_${'a'.repeat(40)}`, `mapi_${'a'.repeat(41)}`]) {
+      const problems = problemsOf({ ADMIN_API_KEY: bad });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^ADMIN_API_KEY must be "mapi_" followed by 40 letters or digits/);
+      expect(problems[0]).not.toContain(bad);
+    }
+  });
+
+  it.each([
+    [{ PORT: '80a' }, /^PORT must be an integer from 0 to 65535, got "80a"$/],
+    [{ PORT: '65536' }, /^PORT must be an integer/],
+    [{ PORT: '-1' }, /^PORT must be an integer/],
+    [{ DATABASE_URL: 'mysql://localhost/db' }, /^DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/],
+    [{ TLS_CERT: '/etc/cert.pem' }, /^TLS_CERT and TLS_KEY go together/],
+    [{ TLS_KEY: '/etc/key.pem' }, /^TLS_CERT and TLS_KEY go together/],
+    [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"$/],
+    [{ BASE_DOMAIN: 'https://mapi.example.com' }, /^BASE_DOMAIN must be a host name such as "mapi.example.com"/],
+    [{ BASE_DOMAIN: 'mapi.example.com:8443' }, /^BASE_DOMAIN must be a host name/],
+    [{ ADMIN_EMAIL: 'root' }, /^ADMIN_EMAIL must be an email address, got "root"$/],
+  ])('explains %j', (env, message) => {
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(message);
+  });
+
+  it('reports every problem at once', () => {
+    const error = (() => {
+      try {
+        loadConfig({ PORT: 'x', LOG_LEVEL: 'loud', TLS_CERT: 'a.pem', ADMIN_API_KEY: 'nope' });
+      } catch (e) {
+        return e as ConfigError;
+      }
+      throw new Error('accepted');
+    })();
+    expect(error.problems).toHaveLength(4);
+    expect(error.message).toMatch(/^Invalid configuration:\n {2}- PORT/);
+    for (const name of ['PORT', 'LOG_LEVEL', 'TLS_CERT', 'ADMIN_API_KEY']) expect(error.message).toContain(name);
+  });
+});
+
+describe.each(DIALECTS)('concurrent bootstraps (%s)', (dialect) => {
+  let env: ServerEnv;
+  beforeAll(async () => {
+    env = await serverEnv(dialect);
+  });
+  afterAll(async () => env?.destroy());
+
+  it('two server processes starting at once on a fresh database migrate once and leave one tenant, one admin, one generated key', async () => {
+    const runs = await Promise.all([1, 2].map(() => runTs('packages/server/test/fixtures/bootstrap-once.ts', [], env.env)));
+    for (const run of runs) expect(run, run.stderr).toMatchObject({ code: 0, stderr: '' });
+    const results = runs.map((r) => JSON.parse(r.stdout) as { tenantId: number; adminId: number; generatedKey: string | null });
+    expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.tenantId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.adminId)).size).toBe(1);
+    const store = storeFor(env.config());
+    try {
+      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  // Two handles in one process: on PostgreSQL both wait asynchronously on the advisory lock.
+  // better-sqlite3 waits synchronously for SQLite's lock, which would stall the very event loop the
+  // other handle needs to commit; across processes (above) SQLite serialises them as it should.
+  it.runIf(dialect === 'postgres')('two store handles bootstrapping at once do the same, with or without ADMIN_API_KEY', async () => {
+    const store = await createTestStore(dialect);
+    const other = store.reopen();
+    try {
+      const results: BootstrapResult[] = await Promise.all([
+        bootstrapDefaultTenant(store, 'admin@localhost', null),
+        bootstrapDefaultTenant(other, 'admin@localhost', null),
+      ]);
+      expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
+      expect(new Set(results.map((r) => r.admin.id)).size).toBe(1);
+      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
+
+      const key = generateApiKey();
+      await Promise.all([bootstrapDefaultTenant(store, 'admin@localhost', key), bootstrapDefaultTenant(other, 'admin@localhost', key)]);
+      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 2 });
+      expect(await store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(key)).execute()).toHaveLength(1);
+    } finally {
+      await other.close();
+      await store.destroy();
+    }
+  });
+});
