@@ -18,6 +18,7 @@ import { authenticator, checkKeyScope } from './http/auth.js';
 import { installErrorHandler } from './http/error-handler.js';
 import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
+import { installRateLimit } from './http/rate-limit.js';
 import './http/request-context.js';
 import { sharedSchemas } from './http/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   lastUsedFlushMs?: number;
   /** How long a Host -> tenant answer is cached (ms). */
   tenantCacheMs?: number;
+  /** Requests per minute per API key; 0 or absent turns limiting off. */
+  rateLimitPerMinute?: number;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -83,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (request.caller) checkKeyScope(request.caller.actor, request.params);
   });
 
+  if (options.rateLimitPerMinute) await installRateLimit(app, options.rateLimitPerMinute);
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));

@@ -14,6 +14,8 @@ export interface Config {
   adminEmail: string;
   baseDomain: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Requests per minute per API key (per client address without one), per process; 0 turns it off. */
+  rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +73,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (value('LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
+  let rateLimitPerMinute = 1200;
+  const rawRate = value('RATE_LIMIT_PER_MINUTE');
+  if (rawRate !== null) {
+    rateLimitPerMinute = Number(rawRate);
+    if (!/^\d+$/.test(rawRate)) problems.push(`RATE_LIMIT_PER_MINUTE must be a whole number (0 turns limiting off), got "${rawRate}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -83,5 +92,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail,
     baseDomain,
     logLevel,
+    rateLimitPerMinute,
   };
 }

@@ -40,8 +40,11 @@ export async function startServer(config: Config, print: (line: string) => void 
       baseDomain: config.baseDomain,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },
+      rateLimitPerMinute: config.rateLimitPerMinute,
     });
     if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
+    if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);
+    if (boot.adminWarning) app.log.warn(boot.adminWarning);
     const address = await app.listen({ port: config.port, host: config.host });
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
     const running = app;

@@ -81,6 +81,16 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
     expect((await listKeys(again.server, adminKey)).statusCode).toBe(200);
     expect(await again.server.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(adminKey)).execute()).toEqual([{ id: row.id }]);
   });
+
+  it('a new ADMIN_API_KEY rotates the old one: after restart only the new value works', async () => {
+    const oldKey = generateApiKey();
+    const newKey = generateApiKey();
+    await start({ ADMIN_API_KEY: oldKey });
+    await stop();
+    const rotated = await start({ ADMIN_API_KEY: newKey });
+    expect((await listKeys(rotated.server, newKey)).statusCode).toBe(200);
+    expect((await listKeys(rotated.server, oldKey)).statusCode).toBe(401);
+  });
 });
 
 describe('configuration', () => {
@@ -95,7 +105,7 @@ describe('configuration', () => {
   };
 
   it('has working defaults', () => {
-    expect(loadConfig({})).toMatchObject({ port: 8443, host: '127.0.0.1', databaseUrl: null, adminApiKey: null, baseDomain: null, logLevel: 'info', adminEmail: 'admin@localhost' });
+    expect(loadConfig({})).toMatchObject({ port: 8443, host: '127.0.0.1', databaseUrl: null, adminApiKey: null, baseDomain: null, logLevel: 'info', adminEmail: 'admin@localhost', rateLimitPerMinute: 1200 });
     expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({ port: 0, baseDomain: 'mapi.example.com' });
   });
 
@@ -119,6 +129,7 @@ describe('configuration', () => {
     [{ BASE_DOMAIN: 'https://mapi.example.com' }, /^BASE_DOMAIN must be a host name such as "mapi.example.com"/],
     [{ BASE_DOMAIN: 'mapi.example.com:8443' }, /^BASE_DOMAIN must be a host name/],
     [{ ADMIN_EMAIL: 'root' }, /^ADMIN_EMAIL must be an email address, got "root"$/],
+    [{ RATE_LIMIT_PER_MINUTE: 'lots' }, /^RATE_LIMIT_PER_MINUTE must be a whole number/],
   ])('explains %j', (env, message) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
@@ -161,29 +172,33 @@ describe.each(DIALECTS)('concurrent bootstraps (%s)', (dialect) => {
       await store.close();
     }
   });
-
-  // Two handles in one process: on PostgreSQL both wait asynchronously on the advisory lock.
-  // better-sqlite3 waits synchronously for SQLite's lock, which would stall the very event loop the
-  // other handle needs to commit; across processes (above) SQLite serialises them as it should.
-  it.runIf(dialect === 'postgres')('two store handles bootstrapping at once do the same, with or without ADMIN_API_KEY', async () => {
-    const store = await createTestStore(dialect);
-    const other = store.reopen();
-    try {
-      const results: BootstrapResult[] = await Promise.all([
-        bootstrapDefaultTenant(store, 'admin@localhost', null),
-        bootstrapDefaultTenant(other, 'admin@localhost', null),
-      ]);
-      expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
-      expect(new Set(results.map((r) => r.admin.id)).size).toBe(1);
-      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
-
-      const key = generateApiKey();
-      await Promise.all([bootstrapDefaultTenant(store, 'admin@localhost', key), bootstrapDefaultTenant(other, 'admin@localhost', key)]);
-      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 2 });
-      expect(await store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(key)).execute()).toHaveLength(1);
-    } finally {
-      await other.close();
-      await store.destroy();
-    }
-  });
 });
+
+// Two handles in one process: on PostgreSQL both wait asynchronously on the advisory lock.
+// better-sqlite3 waits synchronously for SQLite's lock, which would stall the very event loop the
+// other handle needs to commit; across processes (above) SQLite serialises them as it should.
+if (DIALECTS.includes('postgres')) {
+  describe('concurrent bootstraps in one process (postgres)', () => {
+    it('two store handles bootstrapping at once do the same, with or without ADMIN_API_KEY', async () => {
+      const store = await createTestStore('postgres');
+      const other = store.reopen();
+      try {
+        const results: BootstrapResult[] = await Promise.all([
+          bootstrapDefaultTenant(store, 'admin@localhost', null),
+          bootstrapDefaultTenant(other, 'admin@localhost', null),
+        ]);
+        expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
+        expect(new Set(results.map((r) => r.admin.id)).size).toBe(1);
+        expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
+
+        const key = generateApiKey();
+        await Promise.all([bootstrapDefaultTenant(store, 'admin@localhost', key), bootstrapDefaultTenant(other, 'admin@localhost', key)]);
+        expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 2 });
+        expect(await store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(key)).execute()).toHaveLength(1);
+      } finally {
+        await other.close();
+        await store.destroy();
+      }
+    });
+  });
+}

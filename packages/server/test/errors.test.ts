@@ -88,3 +88,19 @@ describe.each(DIALECTS)('500 (%s)', (dialect) => {
     }
   });
 });
+
+describe.each(DIALECTS)('429 (%s)', (dialect) => {
+  it('limits each API key to its budget per minute, with Retry-After, and other keys are unaffected', async () => {
+    const t = await TestApp.create(dialect, { rateLimitPerMinute: 3 });
+    try {
+      for (let i = 0; i < 3; i++) expect((await t.request({ url: '/api/v1/api-keys' })).statusCode).toBe(200);
+      const limited = await t.request({ url: '/api/v1/api-keys' });
+      expect(problem(limited, 429, 'RATE_LIMITED').detail).toMatch(/retry in/);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      const other = await t.user('VIEWER');
+      expect((await t.request({ url: '/api/v1/api-keys', key: other.key })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -87,11 +87,11 @@ export class TestApp {
     readonly admin: Caller,
   ) {}
 
-  static async create(dialect: Dialect, options: { baseDomain?: string | null } = {}): Promise<TestApp> {
+  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number } = {}): Promise<TestApp> {
     const store = await createTestStore(dialect);
     const adminKey = generateApiKey();
     const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
-    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0 });
+    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0, rateLimitPerMinute: options.rateLimitPerMinute ?? 0 });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }
 
@@ -133,6 +133,7 @@ export class TestApp {
       revoked_at: null,
       last_used_at: null,
       created_at: new Date().toISOString(),
+      source: 'api',
     });
     return key;
   }

@@ -73,7 +73,11 @@ export interface ApiKeyTable {
   revoked_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /** Where the key came from: the API, ADMIN_API_KEY, a generated bootstrap key, or the operator command. */
+  source: KeySource;
 }
+
+export type KeySource = 'api' | 'env' | 'bootstrap' | 'operator';
 
 export type Access = 'VIEW' | 'EDIT' | 'MANAGE';
 export type PrincipalType = 'USER' | 'GROUP';

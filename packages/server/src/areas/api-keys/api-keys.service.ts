@@ -74,6 +74,7 @@ export function apiKeysService(store: Store) {
         revoked_at: null,
         last_used_at: null,
         created_at: createdAt,
+        source: 'api',
       });
       return { ...toApiKey(row), key };
     },

@@ -1,4 +1,4 @@
-import type { ApiKeyRow, Executor, Role } from '../../db/tables.js';
+import type { ApiKeyRow, Executor, KeySource, Role } from '../../db/tables.js';
 
 export interface KeyOwner {
   key: ApiKeyRow;
@@ -61,6 +61,19 @@ export async function recordLastUsed(db: Executor, uses: Map<number, string>): P
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
       .execute();
   }
+}
+
+/** Revokes the tenant's live keys from `source` other than `keepHash`: rotation of ADMIN_API_KEY. */
+export async function revokeOtherKeysFrom(db: Executor, tenantId: number, source: KeySource, keepHash: string, at: string): Promise<number> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('source', '=', source)
+    .where('key_hash', '!=', keepHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 export async function hasLiveAdminKey(db: Executor, tenantId: number): Promise<boolean> {

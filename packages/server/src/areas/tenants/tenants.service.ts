@@ -1,8 +1,8 @@
 import type { Store } from '../../db/database.js';
 import { serialized } from '../../db/transactions.js';
-import type { Executor, TenantRow, UserRow } from '../../db/tables.js';
+import type { Executor, KeySource, TenantRow, UserRow } from '../../db/tables.js';
 import { now } from '../../time.js';
-import { findKeyByHash, hasLiveAdminKey, insertKey } from '../api-keys/api-keys.store.js';
+import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom } from '../api-keys/api-keys.store.js';
 import { displayPrefix, generateApiKey, hashApiKey } from '../api-keys/key-format.js';
 import { findUserByEmail, insertUser } from '../users/users.store.js';
 import { findHost, findTenantBySlug, insertHost, insertTenant, listTenants } from './tenants.store.js';
@@ -22,6 +22,10 @@ export interface BootstrapResult {
   generatedKey: string | null;
   /** Set when ADMIN_API_KEY names a key that exists but was revoked; it stays revoked. */
   configuredKeyRevoked: boolean;
+  /** Earlier ADMIN_API_KEY values revoked because the variable now holds another key. */
+  rotatedKeys: number;
+  /** Set when the ADMIN_EMAIL user is no longer an active admin, so the bootstrap key is not one either. */
+  adminWarning: string | null;
 }
 
 async function ensureAdmin(trx: Executor, tenantId: number, email: string): Promise<UserRow> {
@@ -31,7 +35,7 @@ async function ensureAdmin(trx: Executor, tenantId: number, email: string): Prom
   return insertUser(trx, { tenant_id: tenantId, email, first_name: null, role: 'ADMIN', deactivated_at: null, created_at: at, updated_at: at });
 }
 
-async function addKey(trx: Executor, tenantId: number, userId: number, name: string, key: string): Promise<void> {
+async function addKey(trx: Executor, tenantId: number, userId: number, name: string, key: string, source: KeySource): Promise<void> {
   await insertKey(trx, {
     tenant_id: tenantId,
     user_id: userId,
@@ -43,6 +47,7 @@ async function addKey(trx: Executor, tenantId: number, userId: number, name: str
     revoked_at: null,
     last_used_at: null,
     created_at: now(),
+    source,
   });
 }
 
@@ -57,15 +62,23 @@ export async function bootstrapDefaultTenant(store: Store, adminEmail: string, a
     const admin = await ensureAdmin(trx, tenant.id, adminEmail);
     let generatedKey: string | null = null;
     let configuredKeyRevoked = false;
+    let rotatedKeys = 0;
     if (adminApiKey !== null) {
-      const existing = await findKeyByHash(trx, hashApiKey(adminApiKey));
-      if (!existing) await addKey(trx, tenant.id, admin.id, 'ADMIN_API_KEY', adminApiKey);
+      const hash = hashApiKey(adminApiKey);
+      const existing = await findKeyByHash(trx, hash);
+      if (!existing) await addKey(trx, tenant.id, admin.id, 'ADMIN_API_KEY', adminApiKey, 'env');
       else configuredKeyRevoked = existing.revoked_at !== null;
+      // Setting a new ADMIN_API_KEY is how an operator rotates it: the previous value stops working.
+      rotatedKeys = await revokeOtherKeysFrom(trx, tenant.id, 'env', hash, now());
     } else if (!(await hasLiveAdminKey(trx, tenant.id))) {
       generatedKey = generateApiKey();
-      await addKey(trx, tenant.id, admin.id, 'bootstrap', generatedKey);
+      await addKey(trx, tenant.id, admin.id, 'bootstrap', generatedKey, 'bootstrap');
     }
-    return { tenant, admin, generatedKey, configuredKeyRevoked };
+    const adminWarning =
+      admin.role !== 'ADMIN' || admin.deactivated_at !== null
+        ? `ADMIN_EMAIL ${admin.email} is no longer an active admin (role ${admin.role}${admin.deactivated_at ? ', deactivated' : ''}); its keys carry only what that user may do.`
+        : null;
+    return { tenant, admin, generatedKey, configuredKeyRevoked, rotatedKeys, adminWarning };
   });
 }
 
@@ -121,7 +134,7 @@ export async function createTenant(
     for (const d of domains) await insertHost(trx, tenant.id, d, at);
     const admin = await ensureAdmin(trx, tenant.id, input.adminEmail);
     const key = generateApiKey();
-    await addKey(trx, tenant.id, admin.id, 'first admin key', key);
+    await addKey(trx, tenant.id, admin.id, 'first admin key', key, 'operator');
     return { tenant, admin, key, domains };
   });
 }

@@ -79,6 +79,7 @@ export function spine(dialect: Dialect): Migration {
         .addColumn('revoked_at', 'text')
         .addColumn('last_used_at', 'text')
         .addColumn('created_at', 'text', (c: any) => c.notNull())
+        .addColumn('source', 'text', (c: any) => c.notNull().defaultTo('api'))
         .execute();
       await db.schema.createIndex('api_keys_tenant_user').on('api_keys').columns(['tenant_id', 'user_id']).execute();
 
