@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AccessContext } from './access/access.js';
 import { apiKeysRoutes } from './areas/api-keys/api-keys.routes.js';
@@ -14,8 +14,9 @@ import { policySchemas } from './areas/policies/policies.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
 import type { Store } from './db/database.js';
-import { authenticator, checkKeyScope } from './http/auth.js';
-import { installErrorHandler } from './http/error-handler.js';
+import { checkKeyScope } from './access/key-scope.js';
+import { authenticator } from './http/auth.js';
+import { installErrorHandler, sendProblem } from './http/error-handler.js';
 import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -42,8 +43,23 @@ export interface AppOptions {
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-/** Paths that need a tenant and a credential; anything else is either public or unknown. */
+/** Unknown paths under these prefixes still need a credential, so probing them reveals nothing. */
 const API_PATH = /^\/(api|build\/api)\//;
+
+/**
+ * Fail closed: every route the router matched needs a tenant and a credential unless it is
+ * marked public. The raw URL is never the test: the router decodes `%61pi` to `api`, a regex would not.
+ */
+function needsCredential(request: FastifyRequest): boolean {
+  if (request.routeOptions.url !== undefined) return !request.routeOptions.config?.public;
+  let path = request.url.split('?')[0] ?? '';
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // an undecodable path matches no route; the prefix test on the raw text decides
+  }
+  return API_PATH.test(path);
+}
 
 /** Builds the Fastify app over an open, migrated store. It does not listen; main.ts and tests do. */
 export async function buildApp(options: AppOptions): Promise<App> {
@@ -57,6 +73,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Errors raised before routing (an undecodable URL) get the same problem details as the rest.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return sendProblem(request, reply, 'VALIDATION_FAILED', `The request URL is malformed: ${error.message}`);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -77,13 +98,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (request.routeOptions.config?.public || !API_PATH.test(request.url)) return;
+    if (!needsCredential(request)) return;
     request.tenant = await resolveTenant(request);
     const actor = await authenticate(request, request.tenant);
-    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }) };
-  });
-  app.addHook('preValidation', async (request) => {
-    if (request.caller) checkKeyScope(request.caller.actor, request.params);
+    // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
+    // whatever the body holds (spec, Authentication 4).
+    checkKeyScope(actor, request.params);
+    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope) };
   });
 
   if (options.rateLimitPerMinute) await installRateLimit(app, options.rateLimitPerMinute);

@@ -89,6 +89,31 @@ describe.each(DIALECTS)('API keys and authentication (%s)', (dialect) => {
       }
     });
 
+    it('answers 403 even when the body is not JSON at all', async () => {
+      const inScope = await t.deployment('in-json');
+      const outOfScope = await t.deployment('out-json');
+      const scoped = await t.key(t.admin.userId, { deploymentIds: [inScope] });
+      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${outOfScope}`, key: scoped, body: '{"name":', headers: { 'content-type': 'application/json' } });
+      problem(res, 403, 'KEY_SCOPE_FORBIDDEN');
+    });
+
+    it("a scoped admin key cannot widen anyone's reach: no promotions, memberships, grants or deployments", async () => {
+      const inScope = await t.deployment('in-admin');
+      const scoped = await t.key(t.admin.userId, { deploymentIds: [inScope] });
+      const user = await t.user('EXPLORER');
+      const group = await t.group('scoped-admin-group');
+      const attempts = [
+        { method: 'PUT' as const, url: `/api/v1/users/${user.userId}`, body: { role: 'ADMIN' } },
+        { method: 'POST' as const, url: '/api/v1/users', body: { email: 'scoped-made@example.com', role: 'ADMIN' } },
+        { method: 'POST' as const, url: `/api/v1/groups/${group}/members`, body: { userIds: [user.userId] } },
+        { method: 'POST' as const, url: '/api/v1/policies', body: { principal: { type: 'USER', id: user.userId }, resource: { type: 'DEPLOYMENT', id: inScope }, access: 'MANAGE' } },
+        { method: 'POST' as const, url: '/build/api/v1/deployments/', body: { name: 'from a scoped key' } },
+      ];
+      for (const attempt of attempts) problem(await t.request({ ...attempt, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
+      const after = await t.request({ url: `/api/v1/users/${user.userId}` });
+      expect(after.json().role).toBe('EXPLORER');
+    });
+
     it('a scoped key cannot mint a key that reaches further than itself', async () => {
       const a = await t.deployment('a');
       const b = await t.deployment('b');
@@ -144,8 +169,13 @@ describe.each(DIALECTS)('API keys and authentication (%s)', (dialect) => {
     it('refuses an expiry in the past and creates nothing', async () => {
       const before = (await t.request({ url: '/api/v1/api-keys' })).json().items.length;
       const res = await t.request({ method: 'POST', url: '/api/v1/api-keys', body: { name: 'x', expiresAt: '2001-01-01T00:00:00Z' } });
-      expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/expiresAt', message: 'must be in the future' }]);
+      expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/expiresAt', message: 'must be a real date-time in the future' }]);
       expect((await t.request({ url: '/api/v1/api-keys' })).json().items.length).toBe(before);
+    });
+
+    it('refuses a date-time no calendar has (a leap second on an ordinary day) with 400, not 500', async () => {
+      const res = await t.request({ method: 'POST', url: '/api/v1/api-keys', body: { name: 'x', expiresAt: '2030-12-31T23:59:60Z' } });
+      expect(problem(res, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/expiresAt');
     });
 
     it('a key with a future expiry works and shows it', async () => {

@@ -202,3 +202,38 @@ if (DIALECTS.includes('postgres')) {
     });
   });
 }
+
+describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
+  it('generates a fresh admin key when the only admin key has expired', async () => {
+    const store = await createTestStore(dialect);
+    try {
+      const first = await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      expect(first.generatedKey).not.toBeNull();
+      await store.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+      const second = await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      expect(second.generatedKey).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
+      expect(second.generatedKey).not.toBe(first.generatedKey);
+    } finally {
+      await store.destroy();
+    }
+  });
+
+  it("refuses an ADMIN_API_KEY that is already another user's key, and changes nothing", async () => {
+    const store = await createTestStore(dialect);
+    try {
+      await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      const { insertKey } = await import('../src/areas/api-keys/api-keys.store.js');
+      const { insertUser } = await import('../src/areas/users/users.store.js');
+      const at = new Date().toISOString();
+      const tenant = await store.db.selectFrom('tenants').select('id').executeTakeFirstOrThrow();
+      const viewer = await insertUser(store.db, { tenant_id: tenant.id, email: 'viewer@example.com', first_name: null, role: 'VIEWER', deactivated_at: null, created_at: at, updated_at: at });
+      const theirs = generateApiKey();
+      await insertKey(store.db, { tenant_id: tenant.id, user_id: viewer.id, name: 'theirs', key_hash: sha256(theirs), key_prefix: theirs.slice(0, 9), deployment_ids: null, expires_at: null, revoked_at: null, last_used_at: null, created_at: at, source: 'api' });
+      const before = await counts(store);
+      await expect(bootstrapDefaultTenant(store, 'admin@localhost', theirs)).rejects.toThrow(/ADMIN_API_KEY is already in use/);
+      expect(await counts(store)).toEqual(before);
+    } finally {
+      await store.destroy();
+    }
+  });
+});

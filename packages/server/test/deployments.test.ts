@@ -282,6 +282,19 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
       }
     });
 
+    it('refuses settings nested deeper than 32 levels with 400 (never a stack overflow), storing nothing', async () => {
+      const id = await t.deployment('deep');
+      const nest = (depth: number): unknown => (depth === 0 ? 1 : { a: nest(depth - 1) });
+      expect((await put(id, { settings: nest(32) })).statusCode).toBe(200);
+      for (const depth of [33, 5000]) {
+        // Built as text: recursion in the test itself would not survive 5000 levels.
+        const body = `{"settings":{"other":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}`;
+        const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body, headers: { 'content-type': 'application/json' } });
+        expect(problem(res, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/settings');
+      }
+      expect(Object.keys((await settings(id)).json())).toEqual(['a']);
+    });
+
     it('keeps every key of concurrent settings patches', async () => {
       const id = await t.deployment('concurrent');
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => put(id, { settings: { [`k${i}`]: i } })));

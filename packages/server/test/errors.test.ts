@@ -61,6 +61,20 @@ describe.each(DIALECTS)('errors (%s)', (dialect) => {
     problem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('a percent-encoded path is the same path: it still needs a credential', async () => {
+    for (const url of ['/%61pi/v1/spec', '/%61pi/v1/users', '/api/v1/%61pi-keys', '/build/%61pi/v1/deployments/']) {
+      const res = await t.request({ url, key: null });
+      problem(res, 401, 'UNAUTHENTICATED');
+    }
+    expect((await t.request({ url: '/%61pi/v1/api-keys' })).statusCode).toBe(200);
+  });
+
+  it('an undecodable URL gets problem details and a request id, not a framework error', async () => {
+    const res = await t.request({ url: '/api/v1/users/%zz' });
+    problem(res, 400, 'VALIDATION_FAILED');
+    expect(res.headers['x-request-id']).toBe(res.json().requestId);
+  });
+
   it('every response carries a request id; a sane client id is echoed, an odd one replaced', async () => {
     const ok = await t.request({ url: '/api/v1/api-keys' });
     expect(ok.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,5 +1,6 @@
 import type { Access, Db } from '../db/tables.js';
 import { ApiError } from '../http/problems.js';
+import { requireUnscopedKey } from './key-scope.js';
 import { grantsOfUser } from './grants.store.js';
 import { atLeast, effectiveAccess, grantKey, higher, type AccessTarget, type GrantIndex, type Subject } from './levels.js';
 
@@ -14,6 +15,8 @@ export class AccessContext {
     private readonly db: Db,
     readonly tenantId: number,
     readonly subject: Subject,
+    /** Deployments the caller's key is limited to; null for every deployment. */
+    readonly keyScope: number[] | null = null,
   ) {}
 
   grants(): Promise<GrantIndex> {
@@ -37,6 +40,16 @@ export class AccessContext {
   /** Throws 403 unless the caller is an admin. */
   requireAdmin(action: string): void {
     if (!this.isAdmin) throw new ApiError('FORBIDDEN', `Only an admin may ${action}.`);
+  }
+
+  /**
+   * Account-wide writes (users, groups, grants, new deployments) need an admin using an unscoped
+   * key: a key limited to some deployments must not reach beyond them, for instance by promoting a
+   * user or granting access elsewhere (spec: Authentication 4 and 7).
+   */
+  requireAccountAdmin(action: string): void {
+    this.requireAdmin(action);
+    requireUnscopedKey(this.keyScope, action);
   }
 
   async #load(): Promise<GrantIndex> {

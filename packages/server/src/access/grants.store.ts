@@ -1,27 +1,30 @@
 import type { Access, Executor, ResourceType } from '../db/tables.js';
 
-/** Every policy that applies to a user: granted to them, or to a group they belong to. One query. */
-export async function grantsOfUser(
-  db: Executor,
-  tenantId: number,
-  userId: number,
-): Promise<Array<{ resource_type: ResourceType; resource_id: number; access: Access }>> {
+/**
+ * Policies granted to the user or to any group they belong to, as a query to refine. Access
+ * checks, the policies list and the deployments list all start here, so what a user can see
+ * listed matches what they can do.
+ */
+export function policiesApplyingTo(db: Executor, tenantId: number, userId: number) {
   return db
     .selectFrom('policies')
-    .select(['resource_type', 'resource_id', 'access'])
     .where('tenant_id', '=', tenantId)
     .where((eb) =>
       eb.or([
         eb.and([eb('principal_type', '=', 'USER'), eb('principal_id', '=', userId)]),
         eb.and([
           eb('principal_type', '=', 'GROUP'),
-          eb(
-            'principal_id',
-            'in',
-            eb.selectFrom('group_members').select('group_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId),
-          ),
+          eb('principal_id', 'in', eb.selectFrom('group_members').select('group_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId)),
         ]),
       ]),
-    )
-    .execute();
+    );
+}
+
+/** Every grant that applies to a user, directly or through a group they belong to. One query. */
+export async function grantsOfUser(
+  db: Executor,
+  tenantId: number,
+  userId: number,
+): Promise<Array<{ resource_type: ResourceType; resource_id: number; access: Access }>> {
+  return policiesApplyingTo(db, tenantId, userId).select(['resource_type', 'resource_id', 'access']).execute();
 }

@@ -4,15 +4,24 @@ import type { Database } from './tables.js';
 import type { Transaction } from 'kysely';
 
 /**
- * Runs `fn` in a transaction that no other transaction holding the same key can interleave with,
- * across every server process sharing the database. PostgreSQL: a transaction-scoped advisory lock.
+ * Runs `fn` in a transaction that no other transaction holding one of the same keys can
+ * interleave with, across every server process sharing the database. PostgreSQL: transaction-
+ * scoped advisory locks, taken in sorted order so two callers never wait on each other in a cycle.
  * SQLite: every transaction already begins IMMEDIATE (see database.ts), which serialises writers.
  */
-export async function serialized<T>(store: Store, key: string, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export async function serialized<T>(store: Store, keys: string | string[], fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return store.db.transaction().execute(async (trx) => {
     if (store.dialect === 'postgres') {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+      for (const key of [...new Set(typeof keys === 'string' ? [keys] : keys)].sort()) {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+      }
     }
     return fn(trx);
   });
 }
+
+/** Lock keys shared by every change that must not interleave with changes to the same record. */
+export const lockKey = {
+  deployment: (id: number) => `deployment:${id}`,
+  group: (id: number) => `group:${id}`,
+};

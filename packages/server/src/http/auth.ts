@@ -59,17 +59,3 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
     };
   };
 }
-
-/**
- * Spec, Authentication 4: a key scoped to some deployments gets 403 for a request whose path
- * targets any other. Runs before body validation, so the answer does not depend on the body.
- */
-export function checkKeyScope(actor: Actor, params: unknown): void {
-  if (actor.scope === null) return;
-  const raw = (params as { deploymentId?: unknown } | undefined)?.deploymentId;
-  if (raw === undefined) return;
-  const id = Number(raw);
-  if (!actor.scope.includes(id)) {
-    throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'} and cannot act on deployment ${String(raw)}.`);
-  }
-}

@@ -14,6 +14,17 @@ const FASTIFY_CODES: Record<string, ProblemCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
+/** Other client errors Fastify or a plugin may raise, by status, so the status is never lost. */
+const STATUS_CODES: Record<number, ProblemCode> = {
+  400: 'VALIDATION_FAILED',
+  404: 'ROUTE_NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'UNAVAILABLE',
+};
+
 export function sendProblem(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -50,9 +61,8 @@ export function installErrorHandler(app: FastifyInstance): void {
               : error.message;
       return sendProblem(request, reply, mapped, detail);
     }
-    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendProblem(request, reply, 'VALIDATION_FAILED', error.message);
-    }
+    const byStatus = error.statusCode === undefined ? undefined : STATUS_CODES[error.statusCode];
+    if (byStatus) return sendProblem(request, reply, byStatus, error.message);
     // Internals stay in the log, tied to the request id the client sees.
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(request, reply, 'INTERNAL', `Something went wrong on our side. Quote request id ${request.id} when reporting it.`);

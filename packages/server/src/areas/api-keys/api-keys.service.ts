@@ -56,10 +56,11 @@ export function apiKeysService(store: Store) {
         }
       }
       const createdAt = now();
-      const expiresAt = input.expiresAt == null ? null : new Date(input.expiresAt).toISOString();
-      if (expiresAt !== null && expiresAt <= createdAt) {
-        throw new ApiError('VALIDATION_FAILED', 'expiresAt must be in the future.', {
-          errors: [{ pointer: '/body/expiresAt', message: 'must be in the future' }],
+      const expiresAt = input.expiresAt == null ? null : Date.parse(input.expiresAt);
+      // date-time syntax admits values no calendar has (a leap second on a day without one).
+      if (expiresAt !== null && (Number.isNaN(expiresAt) || new Date(expiresAt).toISOString() <= createdAt)) {
+        throw new ApiError('VALIDATION_FAILED', 'expiresAt must be a real date-time in the future.', {
+          errors: [{ pointer: '/body/expiresAt', message: 'must be a real date-time in the future' }],
         });
       }
       const key = generateApiKey();
@@ -70,7 +71,7 @@ export function apiKeysService(store: Store) {
         key_hash: hashApiKey(key),
         key_prefix: displayPrefix(key),
         deployment_ids: scope === null ? null : JSON.stringify(scope),
-        expires_at: expiresAt,
+        expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
         revoked_at: null,
         last_used_at: null,
         created_at: createdAt,

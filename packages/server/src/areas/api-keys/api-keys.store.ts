@@ -76,7 +76,8 @@ export async function revokeOtherKeysFrom(db: Executor, tenantId: number, source
   return Number(result.numUpdatedRows);
 }
 
-export async function hasLiveAdminKey(db: Executor, tenantId: number): Promise<boolean> {
+/** Whether an active admin of the tenant holds a key that works now (not revoked, not expired). */
+export async function hasLiveAdminKey(db: Executor, tenantId: number, at: string): Promise<boolean> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
@@ -85,6 +86,7 @@ export async function hasLiveAdminKey(db: Executor, tenantId: number): Promise<b
     .where('users.role', '=', 'ADMIN')
     .where('users.deactivated_at', 'is', null)
     .where('api_keys.revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', at)]))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -1,28 +1,18 @@
-import type { Actor, Caller } from '../../access/caller.js';
+import type { Caller } from '../../access/caller.js';
 import { atLeast } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
 import type { Access, Db, DeploymentRow, Executor } from '../../db/tables.js';
-import { serialized } from '../../db/transactions.js';
+import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
 import { deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
-import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
+import { MAX_SETTINGS_DEPTH, mergePatch, nestsDeeperThan, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
 
 export function toDeployment(row: DeploymentRow, access: Access): Deployment {
   return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
-}
-
-/**
- * Account-wide actions (creating deployments, granting access) need an unscoped key: a key
- * limited to some deployments must not reach beyond them (spec: Authentication 4 and 7).
- */
-export function requireUnscopedKey(actor: Actor, action: string): void {
-  if (actor.scope !== null) {
-    throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'}; use an unscoped key to ${action}.`);
-  }
 }
 
 const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'edit', MANAGE: 'manage' };
@@ -53,8 +43,7 @@ export function deploymentsService(store: Store) {
   const { db } = store;
   return {
     async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
-      caller.access.requireAdmin('create a deployment');
-      requireUnscopedKey(caller.actor, 'create a deployment');
+      caller.access.requireAccountAdmin('create a deployment');
       const at = now();
       const row = await insertDeployment(db, {
         tenant_id: caller.actor.tenantId,
@@ -95,8 +84,13 @@ export function deploymentsService(store: Store) {
     async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<Deployment> {
       // Grants load before the transaction: SQLite has one connection, which the transaction holds.
       const { level } = await authorize(db, caller, id, 'MANAGE');
+      if (nestsDeeperThan(input.settings, MAX_SETTINGS_DEPTH)) {
+        throw new ApiError('VALIDATION_FAILED', `settings may nest at most ${MAX_SETTINGS_DEPTH} levels deep.`, {
+          errors: [{ pointer: '/body/settings', message: `nests deeper than ${MAX_SETTINGS_DEPTH} levels` }],
+        });
+      }
       // Settings are read, merged and written back; concurrent patches must not drop each other's keys.
-      const row = await serialized(store, `deployment:${id}`, (trx) => applyUpdate(trx, caller.actor.tenantId, id, input));
+      const row = await serialized(store, lockKey.deployment(id), (trx) => applyUpdate(trx, caller.actor.tenantId, id, input));
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
       return toDeployment(row, level);
     },
@@ -105,7 +99,8 @@ export function deploymentsService(store: Store) {
     async remove(caller: Caller, id: number): Promise<void> {
       await authorize(db, caller, id, 'MANAGE');
       const tenantId = caller.actor.tenantId;
-      await db.transaction().execute(async (trx) => {
+      // The lock keeps a policy being granted on this deployment from outliving it.
+      await serialized(store, lockKey.deployment(id), async (trx) => {
         await deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id });
         await deleteDeployment(trx, tenantId, id);
       });

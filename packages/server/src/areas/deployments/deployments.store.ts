@@ -1,5 +1,5 @@
 import type { DeploymentRow, Executor } from '../../db/tables.js';
-import { policiesApplyingTo } from '../policies/policies.store.js';
+import { policiesApplyingTo } from '../../access/grants.store.js';
 
 export async function findDeployment(db: Executor, tenantId: number, id: number): Promise<DeploymentRow | undefined> {
   return db.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();

@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, GroupRow } from '../../db/tables.js';
-import { serialized } from '../../db/transactions.js';
+import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
@@ -74,7 +74,7 @@ async function requireUsers(db: Executor, tenantId: number, userIds: number[]): 
 
 // Membership changes and deletion of one group run one at a time, so members are never added
 // to a group that a concurrent request is deleting.
-const groupLock = (id: number) => `group:${id}`;
+const groupLock = lockKey.group;
 
 export function groupsService(store: Store) {
   const { db } = store;
@@ -90,7 +90,7 @@ export function groupsService(store: Store) {
     userIds: number[],
     apply: (trx: Executor, ids: number[]) => Promise<number>,
   ): Promise<GroupDetail> {
-    access.requireAdmin('change group members');
+    access.requireAccountAdmin('change group members');
     const ids = [...new Set(userIds)];
     return serialized(store, groupLock(groupId), async (trx) => {
       let group = await requireGroup(trx, actor.tenantId, groupId);
@@ -116,7 +116,7 @@ export function groupsService(store: Store) {
     },
 
     async create({ actor, access }: Caller, input: CreateGroupInput): Promise<GroupDetail> {
-      access.requireAdmin('create groups');
+      access.requireAccountAdmin('create groups');
       return withNameConflict(input.name, () =>
         db.transaction().execute(async (trx) => {
           await ensureNameFree(trx, actor.tenantId, input.name);
@@ -128,7 +128,7 @@ export function groupsService(store: Store) {
     },
 
     async update({ actor, access }: Caller, id: number, input: UpdateGroupInput): Promise<GroupDetail> {
-      access.requireAdmin('change groups');
+      access.requireAccountAdmin('change groups');
       return withNameConflict(input.name, () =>
         db.transaction().execute(async (trx) => {
           await requireGroup(trx, actor.tenantId, id);
@@ -144,7 +144,7 @@ export function groupsService(store: Store) {
 
     /** Also removes its memberships and every policy granted to it, so no grant outlives its group. */
     async remove({ actor, access }: Caller, id: number): Promise<void> {
-      access.requireAdmin('delete groups');
+      access.requireAccountAdmin('delete groups');
       await serialized(store, groupLock(id), async (trx) => {
         await requireGroup(trx, actor.tenantId, id);
         await deleteGroupCascade(trx, actor.tenantId, id);

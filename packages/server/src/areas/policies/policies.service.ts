@@ -1,15 +1,16 @@
-import type { Caller } from '../../access/caller.js';
+import type { Actor, Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { Db, PolicyRow } from '../../db/tables.js';
+import type { Executor, PolicyRow } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { findDeployment } from '../deployments/deployments.store.js';
-import { requireUnscopedKey } from '../deployments/deployments.service.js';
 import { findUserById } from '../users/users.store.js';
 import type { CreatePolicyInput, ListPoliciesInput, Policy } from './policies.schemas.js';
-import { deletePolicy, findPolicyFor, groupExists, insertPolicy, listPolicies } from './policies.store.js';
+import { findGroup } from '../groups/groups.store.js';
+import { deletePolicy, findPolicyFor, insertPolicy, listPolicies } from './policies.store.js';
 
 export function toPolicy(row: PolicyRow): Policy {
   return {
@@ -28,41 +29,51 @@ function policyExists(input: CreatePolicyInput): ApiError {
 }
 
 /** The principal, and a deployment resource, must exist in the caller's tenant. */
-async function checkReferences(db: Db, tenantId: number, input: CreatePolicyInput): Promise<void> {
+async function checkReferences(db: Executor, tenantId: number, input: CreatePolicyInput): Promise<void> {
   const { principal, resource } = input;
   if (principal.type === 'USER' && !(await findUserById(db, tenantId, principal.id))) throw notFound('USER_NOT_FOUND', 'User', principal.id);
-  if (principal.type === 'GROUP' && !(await groupExists(db, tenantId, principal.id))) throw notFound('GROUP_NOT_FOUND', 'Group', principal.id);
+  if (principal.type === 'GROUP' && !(await findGroup(db, tenantId, principal.id))) throw notFound('GROUP_NOT_FOUND', 'Group', principal.id);
   if (resource.type === 'DEPLOYMENT' && !(await findDeployment(db, tenantId, resource.id))) {
     throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', resource.id);
   }
   // FOLDER, WORKBOOK and REPORT are not checked yet: their tables arrive with the workspace change.
 }
 
+/** Checks what the grant names and inserts it, inside the caller's locked transaction. */
+async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInput): Promise<Policy> {
+  await checkReferences(trx, actor.tenantId, input);
+  if (await findPolicyFor(trx, actor.tenantId, input.principal, input.resource)) throw policyExists(input);
+  try {
+    const row = await insertPolicy(trx, {
+      tenant_id: actor.tenantId,
+      principal_type: input.principal.type,
+      principal_id: input.principal.id,
+      resource_type: input.resource.type,
+      resource_id: input.resource.id,
+      access: input.access,
+      created_by: actor.userId,
+      created_at: now(),
+    });
+    return toPolicy(row);
+  } catch (error) {
+    // A concurrent create of the same grant (another principal lock, or none) passed the check too.
+    if (isUniqueViolation(error)) throw policyExists(input);
+    throw error;
+  }
+}
+
 export function policiesService(store: Store) {
   const { db } = store;
   return {
     async create({ actor, access }: Caller, input: CreatePolicyInput): Promise<Policy> {
-      access.requireAdmin('grant access');
-      requireUnscopedKey(actor, 'grant access');
-      await checkReferences(db, actor.tenantId, input);
-      if (await findPolicyFor(db, actor.tenantId, input.principal, input.resource)) throw policyExists(input);
-      try {
-        const row = await insertPolicy(db, {
-          tenant_id: actor.tenantId,
-          principal_type: input.principal.type,
-          principal_id: input.principal.id,
-          resource_type: input.resource.type,
-          resource_id: input.resource.id,
-          access: input.access,
-          created_by: actor.userId,
-          created_at: now(),
-        });
-        return toPolicy(row);
-      } catch (error) {
-        // A concurrent create passed the check above too; the unique index decides.
-        if (isUniqueViolation(error)) throw policyExists(input);
-        throw error;
-      }
+      access.requireAccountAdmin('grant access');
+      // Under the locks that deleting the group or the deployment takes, so the grant cannot
+      // outlive what it names.
+      const locks = [
+        ...(input.principal.type === 'GROUP' ? [lockKey.group(input.principal.id)] : []),
+        ...(input.resource.type === 'DEPLOYMENT' ? [lockKey.deployment(input.resource.id)] : []),
+      ];
+      return serialized(store, locks, (trx) => insertChecked(trx, actor, input));
     },
 
     /** Admins see every policy; anyone else sees the policies that apply to them. */
@@ -82,8 +93,7 @@ export function policiesService(store: Store) {
 
     /** Takes effect on the next request: access is computed per request from the policies. */
     async remove({ actor, access }: Caller, id: number): Promise<void> {
-      access.requireAdmin('revoke access');
-      requireUnscopedKey(actor, 'revoke access');
+      access.requireAccountAdmin('revoke access');
       if (!(await deletePolicy(db, actor.tenantId, id))) throw notFound('POLICY_NOT_FOUND', 'Policy', id);
     },
   };

@@ -1,3 +1,4 @@
+import { policiesApplyingTo } from '../../access/grants.store.js';
 import type { Executor, PolicyRow, PrincipalType, ResourceType } from '../../db/tables.js';
 
 export interface PolicyFilter {
@@ -7,25 +8,6 @@ export interface PolicyFilter {
   resourceId?: number | undefined;
   /** Only policies that apply to this user: granted to them or to a group they belong to. */
   appliesTo?: number | undefined;
-}
-
-/**
- * Policies granted to the user or to any group they belong to, as a query to refine; the same
- * rule as access/grants.store.ts, so what a user can list matches what they can do.
- */
-export function policiesApplyingTo(db: Executor, tenantId: number, userId: number) {
-  return db
-    .selectFrom('policies')
-    .where('tenant_id', '=', tenantId)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('principal_type', '=', 'USER'), eb('principal_id', '=', userId)]),
-        eb.and([
-          eb('principal_type', '=', 'GROUP'),
-          eb('principal_id', 'in', eb.selectFrom('group_members').select('group_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId)),
-        ]),
-      ]),
-    );
 }
 
 export async function insertPolicy(db: Executor, values: Omit<PolicyRow, 'id'>): Promise<PolicyRow> {
@@ -67,9 +49,4 @@ export async function deletePolicy(db: Executor, tenantId: number, id: number): 
 /** Removes every policy on a resource; used when the resource itself is deleted. */
 export async function deletePoliciesOn(db: Executor, tenantId: number, resource: { type: ResourceType; id: number }): Promise<void> {
   await db.deleteFrom('policies').where('tenant_id', '=', tenantId).where('resource_type', '=', resource.type).where('resource_id', '=', resource.id).execute();
-}
-
-export async function groupExists(db: Executor, tenantId: number, id: number): Promise<boolean> {
-  const row = await db.selectFrom('groups').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  return row !== undefined;
 }

@@ -67,10 +67,13 @@ export async function bootstrapDefaultTenant(store: Store, adminEmail: string, a
       const hash = hashApiKey(adminApiKey);
       const existing = await findKeyByHash(trx, hash);
       if (!existing) await addKey(trx, tenant.id, admin.id, 'ADMIN_API_KEY', adminApiKey, 'env');
-      else configuredKeyRevoked = existing.revoked_at !== null;
+      else if (existing.source !== 'env' || existing.tenant_id !== tenant.id) {
+        // The value is already some other key: adopting it would hand that key's holder the admin's rights.
+        throw new TenantError('ADMIN_API_KEY is already in use as another API key; generate a fresh one with `npm run admin -- key generate`.');
+      } else configuredKeyRevoked = existing.revoked_at !== null;
       // Setting a new ADMIN_API_KEY is how an operator rotates it: the previous value stops working.
       rotatedKeys = await revokeOtherKeysFrom(trx, tenant.id, 'env', hash, now());
-    } else if (!(await hasLiveAdminKey(trx, tenant.id))) {
+    } else if (!(await hasLiveAdminKey(trx, tenant.id, now()))) {
       generatedKey = generateApiKey();
       await addKey(trx, tenant.id, admin.id, 'bootstrap', generatedKey, 'bootstrap');
     }

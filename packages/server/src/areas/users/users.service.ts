@@ -74,7 +74,7 @@ export function usersService(store: Store) {
   const { db } = store;
 
   async function create({ actor, access }: Caller, input: CreateUserInput): Promise<User> {
-    access.requireAdmin('create users');
+    access.requireAccountAdmin('create users');
     return withEmailConflict(input.email, () =>
       db.transaction().execute(async (trx) => {
         await ensureEmailFree(trx, actor.tenantId, input.email);
@@ -108,7 +108,7 @@ export function usersService(store: Store) {
 
     /** Each item goes through the single create, in order, so it gets the same rules and messages. */
     async bulkCreate(caller: Caller, input: BulkCreateUsersInput): Promise<BulkCreateUsersResult> {
-      caller.access.requireAdmin('create users');
+      caller.access.requireAccountAdmin('create users');
       const result: BulkCreateUsersResult = { created: [], failed: [] };
       for (const [index, item] of input.users.entries()) {
         try {
@@ -130,7 +130,7 @@ export function usersService(store: Store) {
     },
 
     async update({ actor, access }: Caller, id: number, input: UpdateUserInput): Promise<User> {
-      access.requireAdmin('change users');
+      access.requireAccountAdmin('change users');
       return withEmailConflict(input.email ?? '', () =>
         serialized(store, adminLock(actor.tenantId), async (trx) => {
           const user = await findUserById(trx, actor.tenantId, id);
@@ -147,7 +147,7 @@ export function usersService(store: Store) {
 
     /** Keeps the row (ownership and history stay) and stops the user's API keys at once. */
     async deactivate({ actor, access }: Caller, id: number): Promise<void> {
-      access.requireAdmin('deactivate users');
+      access.requireAccountAdmin('deactivate users');
       await serialized(store, adminLock(actor.tenantId), async (trx) => {
         const user = await findUserById(trx, actor.tenantId, id);
         if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
