@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { EMAIL, HOST_NAME } from './formats.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -26,8 +27,6 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /** Reads and validates the configuration; every problem is reported at once, not the first only. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -66,7 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!EMAIL.test(adminEmail)) problems.push(`ADMIN_EMAIL must be an email address, got "${adminEmail}"`);
 
   const baseDomain = value('BASE_DOMAIN')?.toLowerCase() ?? null;
-  if (baseDomain !== null && !HOSTNAME.test(baseDomain)) {
+  if (baseDomain !== null && !HOST_NAME.test(baseDomain)) {
     problems.push(`BASE_DOMAIN must be a host name such as "mapi.example.com", got "${baseDomain}"`);
   }
 

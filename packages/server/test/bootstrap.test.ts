@@ -228,7 +228,7 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
       const tenant = await store.db.selectFrom('tenants').select('id').executeTakeFirstOrThrow();
       const viewer = await insertUser(store.db, { tenant_id: tenant.id, email: 'viewer@example.com', first_name: null, role: 'VIEWER', deactivated_at: null, created_at: at, updated_at: at });
       const theirs = generateApiKey();
-      await insertKey(store.db, { tenant_id: tenant.id, user_id: viewer.id, name: 'theirs', key_hash: sha256(theirs), key_prefix: theirs.slice(0, 9), deployment_ids: null, expires_at: null, revoked_at: null, last_used_at: null, created_at: at, source: 'api' });
+      await insertKey(store.db, { tenantId: tenant.id, userId: viewer.id, name: 'theirs', key: theirs, source: 'api', createdAt: at });
       const before = await counts(store);
       await expect(bootstrapDefaultTenant(store, 'admin@localhost', theirs)).rejects.toThrow(/ADMIN_API_KEY is already in use/);
       expect(await counts(store)).toEqual(before);

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../src/app.js';
 import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
-import { displayPrefix, generateApiKey, hashApiKey } from '../src/areas/api-keys/key-format.js';
+import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenants.service.js';
 import { insertUser } from '../src/areas/users/users.store.js';
 import { migrate, openStore, type Dialect, type Store } from '../src/db/database.js';
@@ -123,17 +123,14 @@ export class TestApp {
   async key(userId: number, options: { tenantId?: number; deploymentIds?: number[] | null; expiresAt?: string | null } = {}): Promise<string> {
     const key = generateApiKey();
     await insertKey(this.store.db, {
-      tenant_id: options.tenantId ?? this.tenantId,
-      user_id: userId,
+      tenantId: options.tenantId ?? this.tenantId,
+      userId,
       name: 'test',
-      key_hash: hashApiKey(key),
-      key_prefix: displayPrefix(key),
-      deployment_ids: options.deploymentIds == null ? null : JSON.stringify(options.deploymentIds),
-      expires_at: options.expiresAt ?? null,
-      revoked_at: null,
-      last_used_at: null,
-      created_at: new Date().toISOString(),
+      key,
       source: 'api',
+      deploymentIds: options.deploymentIds ?? null,
+      expiresAt: options.expiresAt ?? null,
+      createdAt: new Date().toISOString(),
     });
     return key;
   }

@@ -67,11 +67,12 @@ export function openStore(options: StoreOptions): Store {
   if (options.dialect === 'sqlite') {
     fs.mkdirSync(path.dirname(options.file), { recursive: true });
     const sqlite = new SQLite(options.file);
+    // First: another process holding the lock makes us wait rather than fail at once, and
+    // switching a fresh file to WAL needs that lock too.
+    sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
-    // Another process holding the write lock makes us wait rather than fail at once.
-    sqlite.pragma('busy_timeout = 10000');
     const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }

@@ -38,10 +38,10 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
       throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token');
     }
     const hash = hashApiKey(token);
-    const found = await findLiveKeyByHash(db, hash);
+    const found = await findLiveKeyByHash(db, tenant.id, hash);
     // The lookup is by hash, so timing reveals nothing about stored keys; the explicit
     // constant-time comparison guards against any future lookup that is not exact.
-    if (!found || !hashesEqual(found.key.key_hash, hash) || found.key.tenant_id !== tenant.id) {
+    if (!found || !hashesEqual(found.key.key_hash, hash)) {
       throw unauthenticated('The API key is not valid: unknown, revoked, or its user is deactivated.', 'invalid_token');
     }
     const at = new Date().toISOString();

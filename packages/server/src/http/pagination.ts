@@ -12,6 +12,13 @@ export interface PageRequest {
   after: string | undefined;
 }
 
+export const DEFAULT_PAGE_SIZE = 100;
+
+/** The page a list query asks for, with the default size filled in. */
+export function pageRequest(query: { first?: number | undefined; after?: string | undefined }): PageRequest {
+  return { first: query.first ?? DEFAULT_PAGE_SIZE, after: query.after };
+}
+
 export function encodeCursor(key: unknown[]): string {
   return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
 }

@@ -1,14 +1,14 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { ApiKeyRow } from '../../db/tables.js';
-import { afterId, toPage } from '../../http/pagination.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { existingDeploymentIds } from '../deployments/deployments.store.js';
 import { findUserById } from '../users/users.store.js';
 import type { ApiKey, CreateApiKeyInput, CreatedApiKey, ListApiKeysInput } from './api-keys.schemas.js';
 import { findKey, insertKey, listKeys, revokeKey } from './api-keys.store.js';
-import { displayPrefix, generateApiKey, hashApiKey } from './key-format.js';
+import { generateApiKey } from './key-format.js';
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -65,17 +65,14 @@ export function apiKeysService(store: Store) {
       }
       const key = generateApiKey();
       const row = await insertKey(db, {
-        tenant_id: actor.tenantId,
-        user_id: userId,
+        tenantId: actor.tenantId,
+        userId,
         name: input.name,
-        key_hash: hashApiKey(key),
-        key_prefix: displayPrefix(key),
-        deployment_ids: scope === null ? null : JSON.stringify(scope),
-        expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
-        revoked_at: null,
-        last_used_at: null,
-        created_at: createdAt,
+        key,
         source: 'api',
+        deploymentIds: scope,
+        expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        createdAt,
       });
       return { ...toApiKey(row), key };
     },
@@ -87,7 +84,7 @@ export function apiKeysService(store: Store) {
         if (userId !== undefined && userId !== actor.userId) access.requireAdmin("list another user's API keys");
         userId = actor.userId;
       }
-      const page = { first: input.first ?? 100, after: input.after };
+      const page = pageRequest(input);
       const rows = await listKeys(db, actor.tenantId, { userId, includeRevoked: input.includeRevoked ?? false }, afterId(page), page.first + 1);
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       return { items: items.map(toApiKey), pageInfo };

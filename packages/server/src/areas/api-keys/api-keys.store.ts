@@ -1,18 +1,20 @@
 import type { ApiKeyRow, Executor, KeySource, Role } from '../../db/tables.js';
+import { displayPrefix, hashApiKey } from './key-format.js';
 
 export interface KeyOwner {
   key: ApiKeyRow;
   user: { id: number; email: string; role: Role; tenant_id: number };
 }
 
-/** The key with this hash, if it is not revoked and its user is active. Expiry is checked by the caller. */
-export async function findLiveKeyByHash(db: Executor, keyHash: string): Promise<KeyOwner | undefined> {
+/** The tenant's key with this hash, if it is not revoked and its user is active. Expiry is checked by the caller. */
+export async function findLiveKeyByHash(db: Executor, tenantId: number, keyHash: string): Promise<KeyOwner | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .selectAll('api_keys')
     .select(['users.email as user_email', 'users.role as user_role'])
     .where('api_keys.key_hash', '=', keyHash)
+    .where('api_keys.tenant_id', '=', tenantId)
     .where('api_keys.revoked_at', 'is', null)
     .where('users.deactivated_at', 'is', null)
     .executeTakeFirst();
@@ -21,8 +23,37 @@ export async function findLiveKeyByHash(db: Executor, keyHash: string): Promise<
   return { key, user: { id: key.user_id, email: user_email, role: user_role, tenant_id: key.tenant_id } };
 }
 
-export async function insertKey(db: Executor, values: Omit<ApiKeyRow, 'id'>): Promise<ApiKeyRow> {
-  return db.insertInto('api_keys').values(values).returningAll().executeTakeFirstOrThrow();
+export interface NewKey {
+  tenantId: number;
+  userId: number;
+  name: string;
+  /** The key in clear; only its hash and display prefix are stored. */
+  key: string;
+  source: KeySource;
+  deploymentIds?: number[] | null;
+  expiresAt?: string | null;
+  createdAt: string;
+}
+
+/** Stores a new key as its hash; every way of making a key (API, bootstrap, operator) goes through here. */
+export async function insertKey(db: Executor, k: NewKey): Promise<ApiKeyRow> {
+  return db
+    .insertInto('api_keys')
+    .values({
+      tenant_id: k.tenantId,
+      user_id: k.userId,
+      name: k.name,
+      key_hash: hashApiKey(k.key),
+      key_prefix: displayPrefix(k.key),
+      deployment_ids: k.deploymentIds == null ? null : JSON.stringify(k.deploymentIds),
+      expires_at: k.expiresAt ?? null,
+      revoked_at: null,
+      last_used_at: null,
+      created_at: k.createdAt,
+      source: k.source,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function findKey(db: Executor, tenantId: number, id: number): Promise<ApiKeyRow | undefined> {

@@ -3,7 +3,7 @@ import { atLeast } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
 import type { Access, Db, DeploymentRow, Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, toPage } from '../../http/pagination.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
@@ -58,7 +58,7 @@ export function deploymentsService(store: Store) {
 
     /** Deployments the caller has at least VIEW on and, for a scoped key, within its scope. */
     async list({ actor, access }: Caller, input: ListDeploymentsInput) {
-      const page = { first: input.first ?? 100, after: input.after };
+      const page = pageRequest(input);
       const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope };
       const rows = await listDeployments(db, actor.tenantId, visibility, afterId(page), page.first + 1);
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);

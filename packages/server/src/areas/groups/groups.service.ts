@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, GroupRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, toPage } from '../../http/pagination.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { existingUserIds } from '../users/users.store.js';
@@ -105,7 +105,7 @@ export function groupsService(store: Store) {
 
   return {
     async list({ actor }: Caller, input: ListGroupsInput) {
-      const page = { first: input.first ?? 100, after: input.after };
+      const page = pageRequest(input);
       const rows = await listGroups(db, actor.tenantId, afterId(page), page.first + 1);
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       return { items: items.map((r) => toGroup(r, r.member_count)), pageInfo };

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, PolicyRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, toPage } from '../../http/pagination.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { findDeployment } from '../deployments/deployments.store.js';
@@ -78,7 +78,7 @@ export function policiesService(store: Store) {
 
     /** Admins see every policy; anyone else sees the policies that apply to them. */
     async list({ actor, access }: Caller, input: ListPoliciesInput) {
-      const page = { first: input.first ?? 100, after: input.after };
+      const page = pageRequest(input);
       const filter = {
         principalType: input.principalType,
         principalId: input.principalId,

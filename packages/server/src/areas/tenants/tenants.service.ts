@@ -1,17 +1,15 @@
 import type { Store } from '../../db/database.js';
 import { serialized } from '../../db/transactions.js';
 import type { Executor, KeySource, TenantRow, UserRow } from '../../db/tables.js';
+import { DOMAIN_NAME, EMAIL, SLUG } from '../../formats.js';
 import { now } from '../../time.js';
 import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom } from '../api-keys/api-keys.store.js';
-import { displayPrefix, generateApiKey, hashApiKey } from '../api-keys/key-format.js';
+import { generateApiKey, hashApiKey } from '../api-keys/key-format.js';
 import { findUserByEmail, insertUser } from '../users/users.store.js';
 import { findHost, findTenantBySlug, insertHost, insertTenant, listTenants } from './tenants.store.js';
 
 /** The tenant that answers on any host when BASE_DOMAIN is unset. */
 export const DEFAULT_TENANT_SLUG = 'default';
-const SLUG = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
-const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export class TenantError extends Error {}
 
@@ -36,19 +34,7 @@ async function ensureAdmin(trx: Executor, tenantId: number, email: string): Prom
 }
 
 async function addKey(trx: Executor, tenantId: number, userId: number, name: string, key: string, source: KeySource): Promise<void> {
-  await insertKey(trx, {
-    tenant_id: tenantId,
-    user_id: userId,
-    name,
-    key_hash: hashApiKey(key),
-    key_prefix: displayPrefix(key),
-    deployment_ids: null,
-    expires_at: null,
-    revoked_at: null,
-    last_used_at: null,
-    created_at: now(),
-    source,
-  });
+  await insertKey(trx, { tenantId, userId, name, key, source, createdAt: now() });
 }
 
 /**
@@ -104,7 +90,7 @@ export function tenantHosts(tenant: { slug: string }, domains: string[], baseDom
  * mapping would shadow it (mapped hosts are looked up first).
  */
 function checkDomain(host: string, baseDomain: string | null): void {
-  if (!HOST.test(host)) throw new TenantError(`"${host}" is not a host name (for example analytics.example.com).`);
+  if (!DOMAIN_NAME.test(host)) throw new TenantError(`"${host}" is not a host name (for example analytics.example.com).`);
   if (baseDomain !== null && host.endsWith(`.${baseDomain}`)) {
     throw new TenantError(`"${host}" is under BASE_DOMAIN (${baseDomain}), where host names are tenant slugs; map a domain outside it.`);
   }
@@ -178,4 +164,3 @@ export async function describeTenants(store: Store, baseDomain: string | null): 
   }));
 }
 
-export { listTenants };

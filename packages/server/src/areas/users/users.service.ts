@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserRow, UserUpdate } from '../../db/tables.js';
 import { serialized } from '../../db/transactions.js';
-import { afterId, toPage } from '../../http/pagination.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import type {
@@ -123,7 +123,7 @@ export function usersService(store: Store) {
 
     async list({ actor, access }: Caller, input: ListUsersInput) {
       access.requireAdmin('list users');
-      const page = { first: input.first ?? 100, after: input.after };
+      const page = pageRequest(input);
       const rows = await listUsers(db, actor.tenantId, afterId(page), page.first + 1, { role: input.role, active: input.active });
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       return { items: items.map(toUser), pageInfo };
