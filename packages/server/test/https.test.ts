@@ -153,6 +153,8 @@ describe.each(DIALECTS)('HTTPS server (%s)', (dialect) => {
     await closed;
 
     await expect(call(closing.url, ca, { host: 'default.mapi.test', key: adminKey })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    // The store is closed too: its connections are gone, so nothing more can be written.
+    await expect(closing.store.db.selectFrom('tenants').selectAll().execute()).rejects.toThrow();
   });
 });
 
