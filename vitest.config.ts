@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Files run in parallel: each test app has its own SQLite file or PostgreSQL schema.
     pool: 'forks',
+    reporters: ['default', './vitest.summary.ts'],
   },
 });
