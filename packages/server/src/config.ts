@@ -36,15 +36,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     return v === undefined || v.trim() === '' ? null : v.trim();
   };
 
-  let port = 8443;
-  const rawPort = value('PORT');
-  if (rawPort !== null) {
-    port = Number(rawPort);
-    if (!/^\d+$/.test(rawPort) || port < 0 || port > 65535) {
-      problems.push(`PORT must be an integer from 0 to 65535, got "${rawPort}"`);
-    }
-  }
+  const wholeNumber = (name: string, fallback: number, max: number, hint: string): number => {
+    const raw = value(name);
+    if (raw === null) return fallback;
+    if (/^\d+$/.test(raw) && Number(raw) <= max) return Number(raw);
+    problems.push(`${name} must be ${hint}, got "${raw}"`);
+    return fallback;
+  };
 
+  const port = wholeNumber('PORT', 8443, 65535, 'an integer from 0 to 65535');
   const databaseUrl = value('DATABASE_URL');
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL (leave it unset for SQLite in DATA_DIR)');
@@ -72,12 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = (value('LOG_LEVEL') ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
-  let rateLimitPerMinute = 1200;
-  const rawRate = value('RATE_LIMIT_PER_MINUTE');
-  if (rawRate !== null) {
-    rateLimitPerMinute = Number(rawRate);
-    if (!/^\d+$/.test(rawRate)) problems.push(`RATE_LIMIT_PER_MINUTE must be a whole number (0 turns limiting off), got "${rawRate}"`);
-  }
+  const rateLimitPerMinute = wholeNumber('RATE_LIMIT_PER_MINUTE', 1200, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
