@@ -11,8 +11,21 @@ import { groupsRoutes } from './areas/groups/groups.routes.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
+import { scimRoutes } from './areas/scim/scim.routes.js';
+import { scimSchemas } from './areas/scim/scim.schemas.js';
+import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
+import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
+import { contentSchemas } from './areas/workspace/content.schemas.js';
+import { folderSchemas } from './areas/workspace/folders.schemas.js';
+import { listingSchemas } from './areas/workspace/listing.schemas.js';
+import { foldersRoutes } from './areas/workspace/folders.routes.js';
+import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
+import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
+import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
+import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
@@ -81,12 +94,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const services = createServices(store);
+  const services = createServices(store, (error, context) => app.log.error({ err: error }, `${context} failed`));
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const authenticate = authenticator(store.db, lastUsed);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
   for (const schema of schemas) app.addSchema(schema);
   installValidators(app, schemas);
   installErrorHandler(app);
@@ -112,8 +125,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
   await app.register(groupsRoutes(services.groups));
+  await app.register(scimRoutes(services.scim));
+  await app.register(userAttributesRoutes(services.userAttributes));
   await app.register(deploymentsRoutes(services.deployments));
   await app.register(policiesRoutes(services.policies));
+  await app.register(foldersRoutes(services.folders));
+  await app.register(workspaceRoutes(services.workspace));
+  await app.register(workbooksRoutes(services.workbooks));
+  await app.register(reportsRoutes(services.reports));
 
   app.addHook('onClose', async () => {
     await lastUsed.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 
 interface Deployment {
@@ -6,7 +7,7 @@ interface Deployment {
   name: string;
   createdAt: string;
   updatedAt: string;
-  access: 'VIEW' | 'EDIT' | 'MANAGE';
+  access: 'VIEW' | 'EDIT' | 'MANAGE' | null;
 }
 
 describe.each(DIALECTS)('deployments (%s)', (dialect) => {
@@ -165,6 +166,17 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
       problem(await settings(id, explorer.key), 403, 'FORBIDDEN');
     });
 
+    it('lists, with access null, a deployment where the user holds grants only on items inside; its settings stay closed', async () => {
+      const explorer = await t.user('EXPLORER');
+      const id = await t.deployment('items-only');
+      const w = new WorkspaceFixtures(t, id);
+      const group = await t.group(`items-only-${explorer.userId}`, [explorer.userId]);
+      await t.grant({ type: 'GROUP', id: group }, { type: 'FOLDER', id: await w.folder('shared') }, 'EDIT');
+      expect((await listAll(explorer.key)).map((d) => [d.id, d.access])).toEqual([[id, null]]);
+      expect((await get(id, explorer.key)).json()).toMatchObject({ id, access: null });
+      problem(await settings(id, explorer.key), 403, 'FORBIDDEN');
+    });
+
     it('removes group access on the next request once the user leaves the group', async () => {
       const dev = await t.user('DEVELOPER');
       const id = await t.deployment('team-only');
@@ -318,6 +330,18 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
       const policies = (await t.request({ url: `/api/v1/policies?principalType=USER&principalId=${dev.userId}` })).json();
       expect(policies.items.map((p: { id: number }) => p.id)).toEqual([keptPolicy]);
       expect((await listAll(dev.key)).map((d) => d.id)).toEqual([kept]);
+    });
+
+    it('removes the grants on the folders, workbooks and reports inside it', async () => {
+      const dev = await t.user('DEVELOPER');
+      const doomed = await t.deployment('doomed-items');
+      const w = new WorkspaceFixtures(t, doomed);
+      await t.grant({ type: 'USER', id: dev.userId }, { type: 'FOLDER', id: await w.folder('f') }, 'VIEW');
+      await t.grant({ type: 'USER', id: dev.userId }, { type: 'REPORT', id: await w.report('r') }, 'VIEW');
+      expect((await del(doomed)).statusCode).toBe(204);
+      const left = await t.store.db.selectFrom('policies').select('id').where('principal_id', '=', dev.userId).execute();
+      expect(left).toEqual([]);
+      expect(await t.store.db.selectFrom('folders').select('id').where('deployment_id', '=', doomed).execute()).toEqual([]);
     });
 
     it('lets a MANAGE grantee delete, and refuses an EDIT grantee', async () => {

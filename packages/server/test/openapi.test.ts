@@ -49,11 +49,12 @@ describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
           continue;
         }
         expect(op.security, `${method} ${path}`).toBeUndefined(); // inherits the global bearerAuth
+        // SCIM answers errors in its own schema and media type (RFC 7644 section 3.12), the REST API in problem details.
+        const errorContent = path.startsWith('/api/scim/v2')
+          ? { 'application/scim+json': { schema: { $ref: '#/components/schemas/ScimError' } } }
+          : { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } };
         for (const status of ['401', '403', '404', '500']) {
-          expect(op.responses[status], `${method} ${path} ${status}`).toEqual({
-            description: expect.any(String),
-            content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } },
-          });
+          expect(op.responses[status], `${method} ${path} ${status}`).toEqual({ description: expect.any(String), content: errorContent });
         }
       }
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 
 interface Policy {
@@ -49,13 +50,26 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
       expect((await t.request({ url: `/api/v1/deployments/${deployment}`, key: member.key })).json().access).toBe('VIEW');
     });
 
-    it('accepts folder, workbook and report resources', async () => {
+    it('grants on folders, workbooks and reports that exist in this tenant; others are 404', async () => {
       const user = await t.user('EXPLORER');
-      for (const type of ['FOLDER', 'WORKBOOK', 'REPORT']) {
-        const res = await create({ principal: { type: 'USER', id: user.userId }, resource: { type, id: 41 }, access: 'MANAGE' });
-        expect(res.statusCode).toBe(201);
-        expect(res.json().resource).toEqual({ type, id: 41 });
+      const w = new WorkspaceFixtures(t, await t.deployment('items'));
+      const items = { FOLDER: await w.folder('granted'), WORKBOOK: await w.workbook('granted'), REPORT: await w.report('granted') };
+      for (const [type, id] of Object.entries(items)) {
+        const res = await create({ principal: { type: 'USER', id: user.userId }, resource: { type, id }, access: 'MANAGE' });
+        expect(res.statusCode, res.body).toBe(201);
+        expect(res.json().resource).toEqual({ type, id });
       }
+      const other = await t.tenant('items-elsewhere');
+      const foreign = new WorkspaceFixtures(t, await t.deployment('foreign-items', { tenantId: other.tenantId }));
+      const foreignFolder = await t.store.db
+        .insertInto('folders')
+        .values({ tenant_id: other.tenantId, deployment_id: foreign.deploymentId, parent_id: null, name: 'x', created_by: null, created_at: 'now', updated_at: 'now' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const principal = { type: 'USER', id: user.userId };
+      problem(await create({ principal, resource: { type: 'FOLDER', id: foreignFolder.id }, access: 'VIEW' }), 404, 'FOLDER_NOT_FOUND');
+      problem(await create({ principal, resource: { type: 'WORKBOOK', id: 999_999 }, access: 'VIEW' }), 404, 'WORKBOOK_NOT_FOUND');
+      problem(await create({ principal, resource: { type: 'REPORT', id: 999_999 }, access: 'VIEW' }), 404, 'REPORT_NOT_FOUND');
     });
 
     it('is for admins only', async () => {
@@ -119,7 +133,8 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
 
     it('gives concurrent duplicate creates one 201 and 409 for the rest', async () => {
       const user = await t.user('EXPLORER');
-      const body = { principal: { type: 'USER', id: user.userId }, resource: { type: 'REPORT', id: 77 }, access: 'EDIT' };
+      const report = await new WorkspaceFixtures(t, await t.deployment('concurrent')).report('contended');
+      const body = { principal: { type: 'USER', id: user.userId }, resource: { type: 'REPORT', id: report }, access: 'EDIT' };
       // Enough at once that some pass the existence check together and meet at the unique index.
       const results = await Promise.all(Array.from({ length: 20 }, () => create(body)));
       expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);

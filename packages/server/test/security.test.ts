@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
+import { scimError } from './scim-harness.js';
 
 /**
  * The shared security suite: every operation in the OpenAPI document, whatever its area, is tried
@@ -23,10 +24,27 @@ const guarded = operations.filter((op) => op.path !== '/healthz');
 
 interface Ids {
   deploymentId: number;
+  attributeId: number;
   userId: number;
   groupId: number;
   apiKeyId: number;
   policyId: number;
+  workbookId: number;
+  reportId: number;
+  slug: string;
+  publicId: string;
+  folderId: number;
+  itemType: 'WORKBOOK';
+  itemId: number;
+}
+
+/**
+ * The refusal each interface gives: problem details for the REST API, SCIM's own error schema
+ * (RFC 7644 section 3.12) under /api/scim/v2. Both carry the same status.
+ */
+function refused(op: Operation, res: Parameters<typeof problem>[0], status: number, code?: string): void {
+  if (op.path.startsWith('/api/scim/v2')) scimError(res, status);
+  else problem(res, status, code);
 }
 
 function urlFor(op: Operation, ids: Ids): string {
@@ -46,6 +64,23 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     removeGroupMembers: { userIds: [ids.userId] },
     createDeployment: { name: 'security-suite' },
     updateDeployment: { name: 'renamed-by-suite' },
+    createUserAttribute: { name: 'securitySuite', type: 'string' },
+    updateUserAttribute: { name: 'renamedBySuite' },
+    setUserAttributeValues: { values: { securityAttribute: 'x' } },
+    createScimUser: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'security-scim@example.com' },
+    replaceScimUser: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'security-scim@example.com', active: false },
+    patchScimUser: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] },
+    createScimGroup: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'security-scim' },
+    replaceScimGroup: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'security-scim', members: [] },
+    patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
+    upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
+    duplicateWorkbook: {},
+    upsertReportByPublicId: { name: 'security-suite', title: 'by the suite' },
+    createFolder: { name: 'security-suite', parentId: ids.folderId },
+    renameFolder: { name: 'renamed-by-suite' },
+    moveWorkspaceObject: { type: 'WORKBOOK', id: ids.workbookId, folderId: ids.folderId },
+    bulkMoveWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'REPORT', id: ids.reportId }], folderId: ids.folderId },
+    bulkDeleteWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'FOLDER', id: ids.folderId }] },
     createPolicy: { principal: { type: 'USER', id: ids.userId }, resource: { type: 'DEPLOYMENT', id: ids.deploymentId }, access: 'MANAGE' },
   };
   return bodies[op.operationId];
@@ -63,7 +98,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
@@ -80,7 +115,61 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .values({ tenant_id: tenantId, principal_type: 'GROUP', principal_id: groupId, resource_type: 'DEPLOYMENT', resource_id: deploymentId, access: 'VIEW', created_by: adminId, created_at: new Date().toISOString() })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return { deploymentId, userId: member.userId, groupId, apiKeyId: apiKeyRow.id, policyId: policy.id };
+    // SCIM sees the users and groups it provisioned; the member and the group are, so SCIM ids resolve.
+    const at = new Date().toISOString();
+    await t.store.db.insertInto('scim_users').values({ user_id: member.userId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
+    await t.store.db.insertInto('scim_groups').values({ group_id: groupId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
+    const attribute = await t.store.db
+      .insertInto('user_attributes')
+      .values({ tenant_id: tenantId, name: 'securityAttribute', type: 'string', default_value: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // A workbook and a report, so {workbookId}, {slug}, {reportId} and {publicId} name real items.
+    const folder = await t.store.db
+      .insertInto('folders')
+      .values({ tenant_id: tenantId, deployment_id: deploymentId, parent_id: null, name: `${label}-folder`, created_by: adminId, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const item = { tenant_id: tenantId, deployment_id: deploymentId, folder_id: null, name: `${label}-item`, created_by: adminId, created_at: at, updated_at: at };
+    const workbook = await t.store.db
+      .insertInto('workbooks')
+      .values({ ...item, slug: `${label}-workbook`, meta: '{}', calculated_fields: '{}', dashboard_draft: null, dashboard_published: null, published_dashboard: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const report = await t.store.db
+      .insertInto('reports')
+      .values({
+        ...item,
+        public_id: `${label}-report`,
+        kind: 'table',
+        title: null,
+        description: null,
+        sql_query: null,
+        python_code: null,
+        spec: null,
+        meta: null,
+        preferences: null,
+        period_comparisons: null,
+        fill_missing_rows: null,
+        last_viewed_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return {
+      deploymentId,
+      attributeId: attribute.id,
+      userId: member.userId,
+      groupId,
+      apiKeyId: apiKeyRow.id,
+      policyId: policy.id,
+      workbookId: workbook.id,
+      reportId: report.id,
+      slug: `${label}-workbook`,
+      publicId: `${label}-report`,
+      folderId: folder.id,
+      itemType: 'WORKBOOK',
+      itemId: workbook.id,
+    };
   }
 
   beforeAll(async () => {
@@ -111,7 +200,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       const before = await fingerprint();
       const body = bodyFor(op, own);
       const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: null, headers: headers(), ...(body === undefined ? {} : { body }) });
-      problem(res, 401, 'UNAUTHENTICATED');
+      refused(op, res, 401, 'UNAUTHENTICATED');
       expect(await fingerprint()).toBe(before);
     },
   );
@@ -128,7 +217,20 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|userId|groupId|apiKeyId|policyId)\}/.test(op.path));
+  // SCIM is account-wide: a key limited to some deployments must not provision anyone (spec: Authentication 4 and 7).
+  const scimOps = guarded.filter((op) => op.path.startsWith('/api/scim/v2'));
+  it.each(scimOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
+    '%s with an admin key scoped to a deployment: 403, nothing changes (spec: Authentication 4)',
+    async (_label, op) => {
+      const before = await fingerprint();
+      const body = bodyFor(op, own);
+      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: scopedKey, ...(body === undefined ? {} : { body }) });
+      refused(op, res, 403);
+      expect(await fingerprint()).toBe(before);
+    },
+  );
+
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {
@@ -136,14 +238,41 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       const body = bodyFor(op, own);
       const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
       expect(res.statusCode, res.body).toBe(404);
-      problem(res, 404);
+      refused(op, res, 404);
       expect(await fingerprint()).toBe(before);
     },
   );
 
   // A viewer without grants may read what is theirs and manage their own keys, nothing else.
-  const selfService = new Set(['getSpec', 'createApiKey', 'listApiKeys', 'getCurrentUser', 'listGroups', 'getGroup', 'listDeployments', 'listPolicies']);
-  const privileged = guarded.filter((op) => !selfService.has(op.operationId));
+  // Workspace lists show only what the caller may see: an empty page here, never a refusal.
+  const selfService = new Set([
+    'getSpec',
+    'createApiKey',
+    'listApiKeys',
+    'getCurrentUser',
+    'listGroups',
+    'getGroup',
+    'listDeployments',
+    'listPolicies',
+    'listReports',
+    'listFolders',
+    'listWorkspace',
+  ]);
+  // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
+  const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
+  const privileged = guarded.filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
+  it.each(guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
+    '%s by a VIEWER without grants: 200, every item refused with 403, nothing changes',
+    async (_label, op) => {
+      const before = await fingerprint();
+      const body = bodyFor(op, own) as { items: unknown[] };
+      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, body });
+      expect(res.statusCode, res.body).toBe(200);
+      const result = res.json() as { failed: Array<{ error: { status: number } }> };
+      expect(result.failed.map((f) => f.error.status)).toEqual(body.items.map(() => 403));
+      expect(await fingerprint()).toBe(before);
+    },
+  );
   it.each(privileged.map((op) => [`${op.method} ${op.path}`, op] as const))(
     '%s by a VIEWER without grants: refused, nothing changes',
     async (_label, op) => {
@@ -151,7 +280,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       const body = bodyFor(op, own);
       const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, ...(body === undefined ? {} : { body }) });
       expect([403, 404], `${res.statusCode} ${res.body}`).toContain(res.statusCode);
-      problem(res, res.statusCode);
+      refused(op, res, res.statusCode);
       expect(await fingerprint()).toBe(before);
     },
   );

@@ -95,6 +95,112 @@ export interface PolicyTable {
   created_at: string;
 }
 
+export type ItemType = 'FOLDER' | 'WORKBOOK' | 'REPORT';
+
+export interface FolderTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  /** The containing folder; null at the workspace root. The only record of the tree's shape. */
+  parent_id: number | null;
+  name: string;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkbookTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  folder_id: number | null;
+  name: string;
+  slug: string;
+  /** JSON object. */
+  meta: string;
+  /** JSON object. */
+  calculated_fields: string;
+  /** JSON DashboardConfig or null. */
+  dashboard_draft: string | null;
+  dashboard_published: string | null;
+  /** JSON Dashboard or null. */
+  published_dashboard: string | null;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ReportTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  folder_id: number | null;
+  name: string;
+  public_id: string;
+  kind: string | null;
+  title: string | null;
+  description: string | null;
+  sql_query: string | null;
+  python_code: string | null;
+  /** JSON values (spec may be a string or an object), or null. */
+  spec: string | null;
+  meta: string | null;
+  preferences: string | null;
+  period_comparisons: string | null;
+  fill_missing_rows: string | null;
+  last_viewed_at: string | null;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FavoriteTable {
+  tenant_id: number;
+  user_id: number;
+  item_type: ItemType;
+  item_id: number;
+  created_at: string;
+}
+
+/** SCIM state of a user the identity provider manages; see migrations/0003_provisioning.ts. */
+export interface ScimUserTable {
+  user_id: number;
+  tenant_id: number;
+  /** JSON: the SCIM attributes the users table has no column for. */
+  document: string;
+  created_at: string;
+}
+
+export interface ScimGroupTable {
+  group_id: number;
+  tenant_id: number;
+  /** JSON: the SCIM attributes the groups table has no column for (externalId). */
+  document: string;
+  created_at: string;
+}
+
+export type UserAttributeType = 'string' | 'number' | 'boolean' | 'string-list';
+
+export interface UserAttributeTable {
+  id: Generated<number>;
+  tenant_id: number;
+  name: string;
+  type: UserAttributeType;
+  /** JSON value of `type`, or null. */
+  default_value: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UserAttributeValueTable {
+  tenant_id: number;
+  user_id: number;
+  attribute_id: number;
+  /** JSON value of the attribute's type. */
+  value: string;
+  updated_at: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -104,6 +210,14 @@ export interface Database {
   deployments: DeploymentTable;
   api_keys: ApiKeyTable;
   policies: PolicyTable;
+  folders: FolderTable;
+  workbooks: WorkbookTable;
+  reports: ReportTable;
+  favorites: FavoriteTable;
+  scim_users: ScimUserTable;
+  scim_groups: ScimGroupTable;
+  user_attributes: UserAttributeTable;
+  user_attribute_values: UserAttributeValueTable;
 }
 
 export type Db = Kysely<Database>;
@@ -116,5 +230,9 @@ export type GroupRow = Selectable<GroupTable>;
 export type DeploymentRow = Selectable<DeploymentTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type PolicyRow = Selectable<PolicyTable>;
+export type FolderRow = Selectable<FolderTable>;
+export type WorkbookRow = Selectable<WorkbookTable>;
+export type ReportRow = Selectable<ReportTable>;
+export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from './problems.js';
 import { fieldErrors } from './validation.js';
 import type { ProblemDetails } from './schemas.js';
+import { isScimRequest, ScimError, sendProblemAsScim, sendScimError } from '../areas/scim/scim.errors.js';
 
 /** Fastify's own error codes that are the client's fault, by the problem they are. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -32,6 +33,8 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
 ): FastifyReply {
+  // The SCIM service speaks SCIM's own error schema (RFC 7644 section 3.12), whatever went wrong.
+  if (isScimRequest(request)) return sendProblemAsScim(reply, code, errors?.length ? `${detail} ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}` : detail);
   const { status, title } = PROBLEMS[code];
   const body: ProblemDetails = { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id };
   if (errors && errors.length > 0) body.errors = errors;
@@ -39,7 +42,8 @@ export function sendProblem(
 }
 
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | ApiError | ScimError, request, reply) => {
+    if (error instanceof ScimError) return sendScimError(reply, error.status, error.detail, error.scimType);
     if (error instanceof ApiError) {
       if (error.extra.headers) reply.headers(error.extra.headers);
       return sendProblem(request, reply, error.code, error.detail, error.extra.errors);

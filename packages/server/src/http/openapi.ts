@@ -14,12 +14,33 @@ function standardErrors(route: RouteOptions): Record<number, unknown> {
   return errors;
 }
 
+/** Marks an operation whose request body is optional; turned into `requestBody.required: false`. */
+const OPTIONAL_BODY = 'x-body-optional';
+
+type Operation = { requestBody?: { required?: boolean }; [OPTIONAL_BODY]?: boolean };
+
+/** @fastify/swagger marks every body required; the spec declares some optional. */
+function markOptionalBodies(document: { paths?: Record<string, Record<string, Operation>> }) {
+  for (const methods of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(methods)) {
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
+  }
+  return document;
+}
+
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config?.optionalBody && request.body === undefined) request.body = {};
+  });
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
     const response = (schema.response ??= {}) as Record<string, unknown>;
     for (const [status, ref] of Object.entries(standardErrors(route))) response[status] ??= ref;
+    if (route.config?.optionalBody) schema[OPTIONAL_BODY] = true;
     // Conflicts are declared by routes that can produce them (409), so they are not added here.
   });
 
@@ -42,6 +63,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearerAuth: [] }],
     },
     // Shared schemas keep their `$id` as their component name, so clients get readable type names.
+    transformObject: (documentObject) => markOptionalBodies((documentObject as unknown as { openapiObject: never }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 }

@@ -11,6 +11,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Routes that answer without a credential or tenant (health checks). */
     public?: boolean;
+    /**
+     * The body may be left out at the HTTP level (the spec says so of the bulk move); an absent
+     * body is then validated as `{}`, so the error names the missing fields inside it.
+     */
+    optionalBody?: boolean;
   }
 }
 

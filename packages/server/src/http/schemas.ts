@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 /** Shared schemas: problem details, path ids, pagination. Registered once with `$id` (see openapi.ts). */
 
@@ -55,3 +55,13 @@ export const PageOf = (item: string) =>
   Type.Object({ items: Type.Array(Type.Ref(item)), pageInfo: Type.Ref('PageInfo') }, { $id: `${item}Page` });
 
 export const sharedSchemas = [FieldErrorSchema, ProblemDetailsSchema, PageInfoSchema];
+
+/**
+ * A `$ref` to a registered schema that keeps the schema's static type (a bare `Type.Ref` is
+ * `unknown`), so documents get components and handlers get types.
+ */
+export function ref<T extends TSchema>(schema: T): TUnsafe<Static<T>> {
+  const id = (schema as { $id?: unknown }).$id;
+  if (typeof id !== 'string') throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(id));
+}

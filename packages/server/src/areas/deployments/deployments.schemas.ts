@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
 
 /** VIEW < EDIT < MANAGE: "can view", "can edit", "full access" (DESIGN.md, Roles and access). */
 export const AccessLevel = Type.Enum(['VIEW', 'EDIT', 'MANAGE'], {
@@ -12,7 +12,10 @@ export const DeploymentSchema = Type.Object(
     name: Type.String(),
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    access: { ...AccessLevel, description: "The caller's effective access to this deployment." },
+    access: {
+      ...Nullable(AccessLevel),
+      description: "The caller's effective access to this deployment; null when their access is only to folders, workbooks or reports inside it.",
+    },
   },
   { $id: 'Deployment' },
 );

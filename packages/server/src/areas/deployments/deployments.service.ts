@@ -7,11 +7,12 @@ import { afterId, pageRequest, toPage } from '../../http/pagination.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { now } from '../../time.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
+import { deleteItemPoliciesOf } from '../workspace/items.store.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
 import { deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
 import { MAX_SETTINGS_DEPTH, mergePatch, nestsDeeperThan, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
 
-export function toDeployment(row: DeploymentRow, access: Access): Deployment {
+export function toDeployment(row: DeploymentRow, access: Access | null): Deployment {
   return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
 }
 
@@ -64,16 +65,23 @@ export function deploymentsService(store: Store) {
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
       const items: Deployment[] = [];
       for (const row of pageRows) {
-        const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
-        // The SQL filter already admits only visible rows; this guards the type, not the result.
-        if (level !== null) items.push(toDeployment(row, level));
+        // Null for a deployment listed only because of grants on items inside it.
+        items.push(toDeployment(row, await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by })));
       }
       return { items, pageInfo, data: items, count: items.length };
     },
 
+    /** Also answers, with `access: null`, a caller whose grants are only on items inside it, as the list does. */
     async get(caller: Caller, id: number): Promise<Deployment> {
-      const { row, level } = await authorize(db, caller, id, 'VIEW');
-      return toDeployment(row, level);
+      const { actor, access } = caller;
+      const row = await findDeployment(db, actor.tenantId, id);
+      if (row && !access.isAdmin) {
+        const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
+        const listed = level === null && (await listDeployments(db, actor.tenantId, { visibleTo: actor.userId, scope: [id] }, undefined, 1)).length > 0;
+        if (listed) return toDeployment(row, null);
+      }
+      const authorized = await authorize(db, caller, id, 'VIEW');
+      return toDeployment(authorized.row, authorized.level);
     },
 
     async settings(caller: Caller, id: number): Promise<DeploymentSettings> {
@@ -102,6 +110,7 @@ export function deploymentsService(store: Store) {
       // The lock keeps a policy being granted on this deployment from outliving it.
       await serialized(store, lockKey.deployment(id), async (trx) => {
         await deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id });
+        await deleteItemPoliciesOf(trx, tenantId, id);
         await deleteDeployment(trx, tenantId, id);
       });
     },

@@ -17,7 +17,7 @@ export async function insertDeployment(db: Executor, values: Omit<DeploymentRow,
 }
 
 export interface DeploymentVisibility {
-  /** Only deployments this user created or holds a DEPLOYMENT grant on; undefined for admins. */
+  /** Only deployments this user created or holds a grant on or inside; undefined for admins. */
   visibleTo?: number | undefined;
   /** The API key's deployments; null for every deployment. */
   scope: number[] | null;
@@ -39,8 +39,21 @@ export async function listDeployments(
   if (visibility.scope !== null) query = query.where('id', 'in', visibility.scope);
   const userId = visibility.visibleTo;
   if (userId !== undefined) {
-    const granted = policiesApplyingTo(db, tenantId, userId).where('resource_type', '=', 'DEPLOYMENT').select('resource_id');
-    query = query.where((eb) => eb.or([eb('created_by', '=', userId), eb('id', 'in', granted)]));
+    const granted = (type: 'DEPLOYMENT' | 'FOLDER' | 'WORKBOOK' | 'REPORT') =>
+      policiesApplyingTo(db, tenantId, userId).where('resource_type', '=', type).select('resource_id');
+    // A grant on an item inside a deployment makes the deployment listable too: the user needs it
+    // to reach the item, though their access to the deployment itself may be none.
+    const holding = (table: 'folders' | 'workbooks' | 'reports', type: 'FOLDER' | 'WORKBOOK' | 'REPORT') =>
+      db.selectFrom(table).select('deployment_id').where('tenant_id', '=', tenantId).where('id', 'in', granted(type));
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_by', '=', userId),
+        eb('id', 'in', granted('DEPLOYMENT')),
+        eb('id', 'in', holding('folders', 'FOLDER')),
+        eb('id', 'in', holding('workbooks', 'WORKBOOK')),
+        eb('id', 'in', holding('reports', 'REPORT')),
+      ]),
+    );
   }
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   return query.orderBy('id').limit(limit).execute();

@@ -42,12 +42,12 @@ function nameTaken(name: string): ApiError {
 }
 
 /** The check before a write covers the common case; the unique index settles concurrent writers. */
-async function ensureNameFree(db: Executor, tenantId: number, name: string, exceptGroupId?: number): Promise<void> {
+export async function ensureNameFree(db: Executor, tenantId: number, name: string, exceptGroupId?: number): Promise<void> {
   const holder = await findGroupByName(db, tenantId, name);
   if (holder && holder.id !== exceptGroupId) throw nameTaken(name);
 }
 
-async function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+export async function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
@@ -56,7 +56,7 @@ async function withNameConflict<T>(name: string | undefined, write: () => Promis
   }
 }
 
-async function requireGroup(db: Executor, tenantId: number, id: number): Promise<GroupRow> {
+export async function requireGroup(db: Executor, tenantId: number, id: number): Promise<GroupRow> {
   const group = await findGroup(db, tenantId, id);
   if (!group) throw notFound('GROUP_NOT_FOUND', 'Group', id);
   return group;
@@ -74,7 +74,7 @@ async function requireUsers(db: Executor, tenantId: number, userIds: number[]): 
 
 // Membership changes and deletion of one group run one at a time, so members are never added
 // to a group that a concurrent request is deleting.
-const groupLock = lockKey.group;
+export const groupLock = lockKey.group;
 
 export function groupsService(store: Store) {
   const { db } = store;

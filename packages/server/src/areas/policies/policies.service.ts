@@ -10,6 +10,7 @@ import { findDeployment } from '../deployments/deployments.store.js';
 import { findUserById } from '../users/users.store.js';
 import type { CreatePolicyInput, ListPoliciesInput, Policy } from './policies.schemas.js';
 import { findGroup } from '../groups/groups.store.js';
+import { deploymentOfItem } from '../workspace/items.store.js';
 import { deletePolicy, findPolicyFor, insertPolicy, listPolicies } from './policies.store.js';
 
 export function toPolicy(row: PolicyRow): Policy {
@@ -33,11 +34,18 @@ async function checkReferences(db: Executor, tenantId: number, input: CreatePoli
   const { principal, resource } = input;
   if (principal.type === 'USER' && !(await findUserById(db, tenantId, principal.id))) throw notFound('USER_NOT_FOUND', 'User', principal.id);
   if (principal.type === 'GROUP' && !(await findGroup(db, tenantId, principal.id))) throw notFound('GROUP_NOT_FOUND', 'Group', principal.id);
-  if (resource.type === 'DEPLOYMENT' && !(await findDeployment(db, tenantId, resource.id))) {
-    throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', resource.id);
+  if (resource.type === 'DEPLOYMENT') {
+    if (!(await findDeployment(db, tenantId, resource.id))) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', resource.id);
+  } else if ((await deploymentOfItem(db, tenantId, resource.type, resource.id)) === undefined) {
+    throw ITEM_NOT_FOUND[resource.type](resource.id);
   }
-  // FOLDER, WORKBOOK and REPORT are not checked yet: their tables arrive with the workspace change.
 }
+
+const ITEM_NOT_FOUND = {
+  FOLDER: (id: number) => notFound('FOLDER_NOT_FOUND', 'Folder', id),
+  WORKBOOK: (id: number) => notFound('WORKBOOK_NOT_FOUND', 'Workbook', id),
+  REPORT: (id: number) => notFound('REPORT_NOT_FOUND', 'Report', id),
+};
 
 /** Checks what the grant names and inserts it, inside the caller's locked transaction. */
 async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInput): Promise<Policy> {
@@ -67,11 +75,14 @@ export function policiesService(store: Store) {
   return {
     async create({ actor, access }: Caller, input: CreatePolicyInput): Promise<Policy> {
       access.requireAccountAdmin('grant access');
-      // Under the locks that deleting the group or the deployment takes, so the grant cannot
-      // outlive what it names.
+      // Under the locks that deleting the group, the deployment or a workspace item takes (items
+      // are deleted under their deployment's lock), so the grant cannot outlive what it names.
+      const { resource } = input;
+      const deploymentId = resource.type === 'DEPLOYMENT' ? resource.id : await deploymentOfItem(store.db, actor.tenantId, resource.type, resource.id);
+      if (deploymentId === undefined && resource.type !== 'DEPLOYMENT') throw ITEM_NOT_FOUND[resource.type](resource.id);
       const locks = [
         ...(input.principal.type === 'GROUP' ? [lockKey.group(input.principal.id)] : []),
-        ...(input.resource.type === 'DEPLOYMENT' ? [lockKey.deployment(input.resource.id)] : []),
+        ...(deploymentId === undefined ? [] : [lockKey.deployment(deploymentId)]),
       ];
       return serialized(store, locks, (trx) => insertChecked(trx, actor, input));
     },

@@ -68,29 +68,64 @@ function changesFor(user: UserRow, input: UpdateUserInput, at: string): UserUpda
   return changes;
 }
 
-const adminLock = (tenantId: number) => `users:${tenantId}`;
+/** Changes to users and admin rights take this lock, so the last-admin rule holds under concurrency. */
+export const adminLock = (tenantId: number) => `users:${tenantId}`;
+
+export interface NewUserInput extends CreateUserInput {
+  /** False provisions the user deactivated (SCIM `active: false`). */
+  active?: boolean;
+}
+
+/**
+ * The rules of every user write, run inside a transaction the caller opened: the REST routes and
+ * SCIM both come through here, so the two interfaces cannot drift apart. Updates and
+ * deactivations expect the tenant's admin lock (`adminLock`) to be held.
+ */
+export const userWrites = {
+  async create(trx: Executor, tenantId: number, input: NewUserInput): Promise<UserRow> {
+    await ensureEmailFree(trx, tenantId, input.email);
+    const at = now();
+    return insertUser(trx, {
+      tenant_id: tenantId,
+      email: input.email,
+      first_name: input.firstName ?? null,
+      role: input.role ?? 'EXPLORER',
+      deactivated_at: input.active === false ? at : null,
+      created_at: at,
+      updated_at: at,
+    });
+  },
+
+  async update(trx: Executor, tenantId: number, id: number, input: UpdateUserInput): Promise<UserRow> {
+    const user = await findUserById(trx, tenantId, id);
+    if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
+    if (input.email !== undefined) await ensureEmailFree(trx, tenantId, input.email, id);
+    const changes = changesFor(user, input, now());
+    const losesAdmin = (changes.role !== undefined && changes.role !== 'ADMIN') || typeof changes.deactivated_at === 'string';
+    await ensureNotLastAdmin(trx, user, losesAdmin);
+    return (await updateUser(trx, tenantId, id, changes)) ?? user;
+  },
+
+  /** Keeps the row (ownership and history stay); the user's API keys stop working at once. */
+  async deactivate(trx: Executor, tenantId: number, id: number): Promise<UserRow> {
+    const user = await findUserById(trx, tenantId, id);
+    if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
+    if (user.deactivated_at !== null) return user;
+    await ensureNotLastAdmin(trx, user, true);
+    const at = now();
+    return (await updateUser(trx, tenantId, id, { deactivated_at: at, updated_at: at })) ?? user;
+  },
+};
+
+/** Maps a unique-index violation on email, raised at write or commit time, to the same 409. */
+export { withEmailConflict };
 
 export function usersService(store: Store) {
   const { db } = store;
 
   async function create({ actor, access }: Caller, input: CreateUserInput): Promise<User> {
     access.requireAccountAdmin('create users');
-    return withEmailConflict(input.email, () =>
-      db.transaction().execute(async (trx) => {
-        await ensureEmailFree(trx, actor.tenantId, input.email);
-        const at = now();
-        const row = await insertUser(trx, {
-          tenant_id: actor.tenantId,
-          email: input.email,
-          first_name: input.firstName ?? null,
-          role: input.role ?? 'EXPLORER',
-          deactivated_at: null,
-          created_at: at,
-          updated_at: at,
-        });
-        return toUser(row);
-      }),
-    );
+    return withEmailConflict(input.email, () => db.transaction().execute(async (trx) => toUser(await userWrites.create(trx, actor.tenantId, input))));
   }
 
   async function get({ actor, access }: Caller, id: number): Promise<User> {
@@ -132,30 +167,14 @@ export function usersService(store: Store) {
     async update({ actor, access }: Caller, id: number, input: UpdateUserInput): Promise<User> {
       access.requireAccountAdmin('change users');
       return withEmailConflict(input.email ?? '', () =>
-        serialized(store, adminLock(actor.tenantId), async (trx) => {
-          const user = await findUserById(trx, actor.tenantId, id);
-          if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
-          if (input.email !== undefined) await ensureEmailFree(trx, actor.tenantId, input.email, id);
-          const changes = changesFor(user, input, now());
-          const losesAdmin = (changes.role !== undefined && changes.role !== 'ADMIN') || typeof changes.deactivated_at === 'string';
-          await ensureNotLastAdmin(trx, user, losesAdmin);
-          const row = await updateUser(trx, actor.tenantId, id, changes);
-          return toUser(row ?? user);
-        }),
+        serialized(store, adminLock(actor.tenantId), async (trx) => toUser(await userWrites.update(trx, actor.tenantId, id, input))),
       );
     },
 
     /** Keeps the row (ownership and history stay) and stops the user's API keys at once. */
     async deactivate({ actor, access }: Caller, id: number): Promise<void> {
       access.requireAccountAdmin('deactivate users');
-      await serialized(store, adminLock(actor.tenantId), async (trx) => {
-        const user = await findUserById(trx, actor.tenantId, id);
-        if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
-        if (user.deactivated_at !== null) return;
-        await ensureNotLastAdmin(trx, user, true);
-        const at = now();
-        await updateUser(trx, actor.tenantId, id, { deactivated_at: at, updated_at: at });
-      });
+      await serialized(store, adminLock(actor.tenantId), (trx) => userWrites.deactivate(trx, actor.tenantId, id));
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Dialect } from '../database.js';
 import { spine } from './0001_spine.js';
+import { workspace } from './0002_workspace.js';
+import { provisioning } from './0003_provisioning.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -11,6 +13,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '0001_spine': spine(dialect),
+        '0002_workspace': workspace(dialect),
+        '0003_provisioning': provisioning(dialect),
       };
     },
   };

@@ -1,0 +1,285 @@
+/**
+ * `npm run bench:bulk-move`: 100-item bulk moves of mixed types through the real HTTPS stack,
+ * beside a floor measured in the same run: the same moves written straight to the database, one
+ * transaction per item. SQLite in a temporary directory by default; with DATABASE_URL, PostgreSQL
+ * in a temporary schema of its own. BENCH_ROUNDS and BENCH_WARMUP change the number of rounds.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
+import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { loadConfig } from '../src/config.js';
+import type { Store } from '../src/db/database.js';
+import type { ItemType } from '../src/db/tables.js';
+import { startServer } from '../src/server.js';
+
+const FOLDERS_PER_LEVEL = [20, 60, 150, 300, 600, 1000, 1600, 2000, 2200, 2070];
+const ITEMS_PER_TYPE = 50_000;
+const BATCH = 1000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
+/** Each round: 20 folders, 40 workbooks and 40 reports, shuffled. */
+const MIX: Array<[ItemType, number]> = [
+  ['FOLDER', 20],
+  ['WORKBOOK', 40],
+  ['REPORT', 40],
+];
+
+interface Ref {
+  type: ItemType;
+  id: number;
+}
+interface Round {
+  items: Ref[];
+  /** Where the HTTP moves put the batch, and where the floor then puts it: both move every item. */
+  httpTo: number;
+  floorTo: number;
+}
+
+const stamp = () => new Date().toISOString();
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+function shuffle<T>(list: T[]): T[] {
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [list[i], list[j]] = [list[j]!, list[i]!];
+  }
+  return list;
+}
+
+/** Inserts rows in multi-row statements, all in one transaction, returning the new ids in order. */
+async function insertMany(store: Store, table: 'folders' | 'workbooks' | 'reports', rows: any[]): Promise<number[]> {
+  return store.db.transaction().execute(async (trx) => {
+    const ids: number[] = [];
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const inserted = await trx.insertInto(table).values(rows.slice(i, i + BATCH)).returning('id').execute();
+      ids.push(...inserted.map((r) => r.id));
+    }
+    return ids;
+  });
+}
+
+/** The workspace: folders level by level (parents from the level above), then workbooks and reports in random folders. */
+async function seed(store: Store, tenantId: number, deploymentId: number) {
+  const base = { tenant_id: tenantId, deployment_id: deploymentId, created_by: null, created_at: stamp(), updated_at: stamp() };
+  const levels: number[][] = [];
+  for (const [index, count] of FOLDERS_PER_LEVEL.entries()) {
+    const above = levels[index - 1];
+    const rows = Array.from({ length: count }, (_, i) => ({ ...base, parent_id: above ? above[Math.floor(Math.random() * above.length)]! : null, name: `f-${index + 1}-${i}` }));
+    levels.push(await insertMany(store, 'folders', rows));
+  }
+  const all = levels.flat();
+  const anyFolder = () => all[Math.floor(Math.random() * all.length)]!;
+  const workbooks = await insertMany(
+    store,
+    'workbooks',
+    Array.from({ length: ITEMS_PER_TYPE }, (_, i) => ({
+      ...base,
+      folder_id: anyFolder(),
+      name: `Workbook ${i}`,
+      slug: `workbook-${i}`,
+      meta: '{"owner":"bench"}',
+      calculated_fields: '{}',
+      dashboard_draft: null,
+      dashboard_published: null,
+      published_dashboard: null,
+    })),
+  );
+  const reports = await insertMany(
+    store,
+    'reports',
+    Array.from({ length: ITEMS_PER_TYPE }, (_, i) => ({
+      ...base,
+      folder_id: anyFolder(),
+      name: `Report ${i}`,
+      public_id: `report-${i}`,
+      kind: 'table',
+      title: `Report ${i}`,
+      description: null,
+      sql_query: 'select 1',
+      python_code: null,
+      spec: null,
+      meta: '{}',
+      preferences: null,
+      period_comparisons: null,
+      fill_missing_rows: null,
+      last_viewed_at: null,
+    })),
+  );
+  return { levels, workbooks, reports };
+}
+
+/**
+ * Rounds whose moves all succeed for the explorer: leaf folders of the deepest level (no
+ * descendants, so never moved below themselves; height 1, so within 10 levels anywhere) and
+ * workbooks and reports, into folders of levels 1 and 2 (never moved themselves). Every item is
+ * moved at most once per direction, so no move is a no-op.
+ */
+function plan(seeded: Awaited<ReturnType<typeof seed>>, count: number): Round[] {
+  const pools: Record<ItemType, number[]> = { FOLDER: shuffle([...seeded.levels[9]!]), WORKBOOK: shuffle([...seeded.workbooks]), REPORT: shuffle([...seeded.reports]) };
+  const destinations = [...seeded.levels[0]!, ...seeded.levels[1]!];
+  return Array.from({ length: count }, () => {
+    const items = shuffle(MIX.flatMap(([type, n]) => pools[type].splice(0, n).map((id) => ({ type, id }))));
+    const [httpTo, floorTo] = shuffle([...destinations]) as [number, number];
+    return { items, httpTo, floorTo };
+  });
+}
+
+/** An explorer whose only access is MANAGE on every top-level folder, granted to a group they belong to. */
+async function explorer(store: Store, tenantId: number, topLevel: number[]): Promise<string> {
+  const at = stamp();
+  const user = await store.db
+    .insertInto('users')
+    .values({ tenant_id: tenantId, email: 'explorer@bench.example', first_name: 'Bench', role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const group = await store.db.insertInto('groups').values({ tenant_id: tenantId, name: 'Movers', description: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+  await store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: group.id, user_id: user.id, created_at: at }).execute();
+  await store.db
+    .insertInto('policies')
+    .values(topLevel.map((id) => ({ tenant_id: tenantId, principal_type: 'GROUP' as const, principal_id: group.id, resource_type: 'FOLDER' as const, resource_id: id, access: 'MANAGE' as const, created_by: null, created_at: at })))
+    .execute();
+  const key = generateApiKey();
+  await insertKey(store.db, { tenantId, userId: user.id, name: 'bench', key, source: 'api', deploymentIds: null, expiresAt: null, createdAt: at });
+  return key;
+}
+
+/** The floor: each item's container written in its own transaction, nothing else. */
+async function floorRound(store: Store, deploymentId: number, round: Round): Promise<void> {
+  for (const { type, id } of round.items) {
+    await store.db.transaction().execute(async (trx) => {
+      const at = stamp();
+      if (type === 'FOLDER') {
+        await trx.updateTable('folders').set({ parent_id: round.floorTo, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id).execute();
+      } else {
+        await trx
+          .updateTable(type === 'WORKBOOK' ? 'workbooks' : 'reports')
+          .set({ folder_id: round.floorTo, updated_at: at })
+          .where('deployment_id', '=', deploymentId)
+          .where('id', '=', id)
+          .execute();
+      }
+    });
+  }
+}
+
+function poster(url: string, ca: string, key: string) {
+  const target = new URL(url);
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca, servername: 'localhost' });
+  const post = (pathname: string, body: unknown) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = https.request(
+        {
+          hostname: target.hostname,
+          port: target.port,
+          path: pathname,
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.once('error', reject);
+          res.once('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      req.once('error', reject);
+      req.end(payload);
+    });
+  return { post, close: () => agent.destroy() };
+}
+
+function stats(label: string, perRound: number[], itemsPerRound: number) {
+  const sorted = [...perRound].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const total = perRound.reduce((a, b) => a + b, 0);
+  return { label, itemsPerSecond: (itemsPerRound * perRound.length) / (total / 1000), p50: at(0.5), p99: at(0.99), mean: total / perRound.length };
+}
+
+/** A PostgreSQL schema for this run only, or null on SQLite. */
+async function temporarySchema(url: string | undefined) {
+  if (!url) return null;
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create schema ${schema}`);
+  const scoped = new URL(url);
+  scoped.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: scoped.toString(), drop: () => run(`drop schema ${schema} cascade`) };
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-'));
+  const schema = await temporarySchema(process.env.DATABASE_URL);
+  const adminKey = generateApiKey();
+  const env: Record<string, string> = { PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0' };
+  if (schema) env.DATABASE_URL = schema.url;
+  const server = await startServer(loadConfig(env), () => undefined);
+  let client: ReturnType<typeof poster> | undefined;
+  try {
+    const { store } = server;
+    const tenant = await store.db.selectFrom('tenants').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
+    const deployment = await store.db
+      .insertInto('deployments')
+      .values({ tenant_id: tenant.id, name: 'bench', settings: '{}', created_by: null, created_at: stamp(), updated_at: stamp() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const seedStart = performance.now();
+    const seeded = await seed(store, tenant.id, deployment.id);
+    const key = await explorer(store, tenant.id, seeded.levels[0]!);
+    log(`seeded ${seeded.levels.flat().length} folders (${seeded.levels.length} levels), ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
+
+    client = poster(server.url, fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8'), key);
+    const rounds = plan(seeded, WARMUP + ROUNDS);
+    const http: number[] = [];
+    const floor: number[] = [];
+    let failedItems = 0;
+    for (const [index, round] of rounds.entries()) {
+      const measured = index >= WARMUP;
+      let started = performance.now();
+      const answer = await client.post(`/api/v1/deployments/${deployment.id}/workspace/bulk-move`, { items: round.items, folderId: round.httpTo });
+      const took = performance.now() - started;
+      if (answer.status !== 200) throw new Error(`bulk move answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      const failed = (answer.body as { failed: unknown[] }).failed;
+      if (failed.length > 0 && failedItems === 0) log(`warning: first failures: ${JSON.stringify(failed.slice(0, 3))}`);
+      failedItems += failed.length;
+      started = performance.now();
+      await floorRound(store, deployment.id, round);
+      if (measured) {
+        http.push(took);
+        floor.push(performance.now() - started);
+      }
+    }
+
+    const perRound = MIX.reduce((n, [, count]) => n + count, 0);
+    const rows = [stats('HTTP bulk move', http, perRound), stats('floor (1 tx/item)', floor, perRound)];
+    log('');
+    log(`bench:bulk-move  dialect=${store.dialect}  node=${process.version}  cores=${os.availableParallelism()}  rounds=${ROUNDS} (+${WARMUP} warm-up) x ${perRound} items (20 folders, 40 workbooks, 40 reports)`);
+    log(`${'path'.padEnd(20)}${'items/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}`);
+    for (const r of rows) log(`${r.label.padEnd(20)}${r.itemsPerSecond.toFixed(0).padStart(10)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}`);
+    log(`ratio HTTP/floor: ${(rows[0]!.mean / rows[1]!.mean).toFixed(2)}x on mean time per 100 items (= items/s), ${(rows[0]!.p50 / rows[1]!.p50).toFixed(2)}x on p50`);
+    if (failedItems > 0) log(`warning: ${failedItems} item moves failed; the figures are not comparable`);
+  } finally {
+    client?.close();
+    await server.close();
+    await schema?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

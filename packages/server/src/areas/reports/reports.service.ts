@@ -1,0 +1,233 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Access, Executor, ReportRow } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import { decodeCursor, pageRequest, toPage } from '../../http/pagination.js';
+import { ApiError } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { requirePlacement } from '../workspace/folders.service.js';
+import { favoriteKey, loadViewContext, parseJson, pathOf, type ItemViewContext } from '../workspace/item-view.js';
+import { findItem, type StoredItem } from '../workspace/items.store.js';
+import { moveOne } from '../workspace/move.js';
+import { chainsOf, type WorkspaceScope } from '../workspace/tree.store.js';
+import { visibilityFor, visibleRows } from '../workspace/visibility.js';
+import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
+import { findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
+
+type ReportItem = StoredItem & { type: 'REPORT' };
+
+const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'update', MANAGE: 'manage' };
+const SORT_COLUMN: Record<ReportSortKey, ReportSortColumn> = { createdAt: 'created_at', updatedAt: 'updated_at', lastViewedAt: 'last_viewed_at', name: 'name' };
+
+/** API field -> column, and whether the column holds JSON text. */
+const COLUMN: Record<keyof ReportContent, { column: keyof ReportColumns; json: boolean }> = {
+  kind: { column: 'kind', json: false },
+  title: { column: 'title', json: false },
+  description: { column: 'description', json: false },
+  sqlQuery: { column: 'sql_query', json: false },
+  pythonCode: { column: 'python_code', json: false },
+  spec: { column: 'spec', json: true },
+  meta: { column: 'meta', json: true },
+  preferences: { column: 'preferences', json: true },
+  periodComparisons: { column: 'period_comparisons', json: true },
+  fillMissingRows: { column: 'fill_missing_rows', json: true },
+};
+
+/** The columns for the content fields `input` carries (all of them when `all`, absent ones null). */
+function contentColumns(input: UpsertReportInput, all: boolean): Partial<ReportColumns> {
+  const columns: Partial<Record<keyof ReportColumns, string | null>> = {};
+  for (const field of CONTENT_FIELDS) {
+    const value = input[field];
+    if (value === undefined && !all) continue;
+    const { column, json } = COLUMN[field];
+    columns[column] = value === undefined || value === null ? null : json ? JSON.stringify(value) : (value as string);
+  }
+  return columns as Partial<ReportColumns>;
+}
+
+/** The `Report` shape: every content field, where it sits, who owns it, and the caller's favorite. */
+export function toReport(row: ReportRow, context: ItemViewContext): Report {
+  return {
+    id: row.id,
+    deploymentId: row.deployment_id,
+    type: 'REPORT',
+    name: row.name,
+    publicId: row.public_id,
+    kind: row.kind as Report['kind'],
+    title: row.title,
+    description: row.description,
+    sqlQuery: row.sql_query,
+    pythonCode: row.python_code,
+    spec: parseJson(row.spec) as Report['spec'],
+    meta: parseJson(row.meta) as Report['meta'],
+    preferences: parseJson(row.preferences) as Report['preferences'],
+    periodComparisons: parseJson(row.period_comparisons) as Report['periodComparisons'],
+    fillMissingRows: parseJson(row.fill_missing_rows) as Report['fillMissingRows'],
+    folderId: row.folder_id,
+    folderPath: pathOf(context.paths, row.folder_id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy: row.created_by,
+    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
+    isFavorite: context.favorites.has(favoriteKey('REPORT', row.id)),
+    lastViewedAt: row.last_viewed_at,
+  };
+}
+
+function publicIdTaken(publicId: string, deploymentId: number): ApiError {
+  return new ApiError('REPORT_PUBLIC_ID_TAKEN', `A report with public id "${publicId}" already exists in deployment ${deploymentId}; public ids are unique per deployment.`);
+}
+
+/** 403 unless the caller's access to the report reaches `need`. */
+async function requireAccess(trx: Executor, context: WorkspaceContext, item: ReportItem, need: Access): Promise<void> {
+  const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
+  const level = await levelOn(context, itemTarget(context, item, chains));
+  if (!atLeast(level, need)) {
+    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
+  }
+}
+
+/** `after` is refused where rows move under a cursor (lastViewedAt), and never mixes with `offset`. */
+function refuseMixedPaging(input: ListReportsInput, keyset: boolean): void {
+  if (!keyset && input.after !== undefined) {
+    throw new ApiError(
+      'CURSOR_UNAVAILABLE',
+      'Cursor pagination is not available when reports are sorted by lastViewedAt, because reading a report changes its place in that order; page with `offset` instead.',
+      { errors: [{ pointer: '/query/after', message: 'is not available with sortBy lastViewedAt; use offset' }] },
+    );
+  }
+  if (input.after !== undefined && input.offset !== undefined) {
+    throw new ApiError('VALIDATION_FAILED', 'Pass either `after` (cursor paging) or `offset` (offset paging), not both.', {
+      errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
+    });
+  }
+}
+
+function withoutSortKey({ sort_key: _, ...row }: ListedReport): ReportRow {
+  return row;
+}
+
+/** The keyset position an `after` cursor stands for; it must come from a page of the same ordering. */
+function decodeAfter(cursor: string, sortBy: ReportSortKey, sortOrder: string): { value: string; id: number } {
+  const [by, order, value, id] = decodeCursor(cursor, 4);
+  if (by !== sortBy || order !== sortOrder || typeof value !== 'string' || typeof id !== 'number' || !Number.isSafeInteger(id)) {
+    throw new ApiError('INVALID_CURSOR', `The \`after\` cursor was not issued for this ordering (sortBy ${sortBy}, sortOrder ${sortOrder}); pass \`pageInfo.endCursor\` of the previous page with the same sortBy and sortOrder.`, {
+      errors: [{ pointer: '/query/after', message: 'is not a cursor of this ordering' }],
+    });
+  }
+  return { value, id };
+}
+
+/**
+ * Reports: upsert by public id, read (which records `lastViewedAt`), list. Writes hold the
+ * deployment's tree lock, so a report never lands in a folder that a concurrent delete removes.
+ */
+export function reportsService(store: Store) {
+  const { db } = store;
+
+  async function view(caller: Caller, scope: WorkspaceScope, rows: ReportRow[]): Promise<Report[]> {
+    const items: ReportItem[] = rows.map((row) => ({ type: 'REPORT', row }));
+    const context = await loadViewContext(db, scope, caller.actor.userId, items);
+    return rows.map((row) => toReport(row, context));
+  }
+
+  /** EDIT on the report; a different `folderId` is a move, checked exactly as the single move. */
+  async function update(trx: Executor, context: WorkspaceContext, existing: ReportRow, input: UpsertReportInput): Promise<ReportRow> {
+    await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
+    let row = existing;
+    if (input.folderId !== undefined && input.folderId !== row.folder_id) {
+      row = (await moveOne(trx, context, 'REPORT', row.id, input.folderId)).item.row as ReportRow;
+    }
+    const wanted: Partial<ReportColumns> = { name: input.name, ...contentColumns(input, false) };
+    const changed = Object.entries(wanted).some(([column, value]) => row[column as keyof ReportRow] !== value);
+    return changed ? updateReport(trx, context.scope, row.id, { ...wanted, updated_at: now() }) : row;
+  }
+
+  async function create(trx: Executor, context: WorkspaceContext, publicId: string, input: UpsertReportInput): Promise<ReportRow> {
+    const { scope, caller } = context;
+    const folderId = input.folderId ?? null;
+    await requirePlacement(trx, context, folderId, 'report');
+    const at = now();
+    try {
+      return await insertReport(trx, {
+        ...(contentColumns(input, true) as ReportColumns),
+        tenant_id: scope.tenantId,
+        deployment_id: scope.deploymentId,
+        folder_id: folderId,
+        name: input.name,
+        public_id: publicId,
+        last_viewed_at: null,
+        created_by: caller.actor.userId,
+        created_at: at,
+        updated_at: at,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw publicIdTaken(publicId, scope.deploymentId);
+      throw error;
+    }
+  }
+
+  return {
+    /** Creates the report with `publicId` (EXPLORER or above, EDIT where it lands) or updates it (EDIT on it). */
+    async upsert(caller: Caller, deploymentId: number, publicId: string, input: UpsertReportInput): Promise<{ created: boolean; report: Report }> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const { created, row } = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const existing = await findReportByPublicId(trx, context.scope, publicId);
+        if (existing) return { created: false, row: await update(trx, context, existing, input) };
+        return { created: true, row: await create(trx, context, publicId, input) };
+      });
+      return { created, report: (await view(caller, context.scope, [row]))[0]! };
+    },
+
+    /** The report (VIEW needed); reading it records `lastViewedAt`. */
+    async get(caller: Caller, deploymentId: number, reportId: number): Promise<Report> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const item = (await findItem(db, context.scope, 'REPORT', reportId)) as ReportItem | undefined;
+      if (!item) throw itemNotFound(context, 'REPORT', reportId);
+      await requireAccess(db, context, item, 'VIEW');
+      const row = await recordView(db, context.scope, reportId, now());
+      return (await view(caller, context.scope, [row]))[0]!;
+    },
+
+    /**
+     * The reports the caller may see, filtered and ordered. Keyset (cursor) pages for every
+     * ordering but `lastViewedAt`: reading a report moves it in that ordering, so a cursor could
+     * skip or repeat rows; that ordering pages by offset only (spec: Other operations, pagination).
+     */
+    async list(caller: Caller, deploymentId: number, input: ListReportsInput): Promise<ReportPage> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const sortBy = input.sortBy ?? 'createdAt';
+      const sortOrder = input.sortOrder ?? (sortBy === 'name' ? 'asc' : 'desc');
+      const keyset = sortBy !== 'lastViewedAt';
+      refuseMixedPaging(input, keyset);
+      const page = pageRequest(input);
+      const column = SORT_COLUMN[sortBy];
+      const offset = input.offset ?? 0;
+      const visibility = await visibilityFor(context);
+      const rows = await listReports(db, store.dialect, context.scope, {
+        folderId: input.folderId === undefined ? undefined : input.folderId === 'root' ? null : Number(input.folderId),
+        kind: input.kind,
+        createdBy: input.createdBy,
+        search: input.search,
+        sort: column,
+        direction: sortOrder,
+        after: input.after === undefined ? undefined : decodeAfter(input.after, sortBy, sortOrder),
+        offset,
+        limit: page.first + 1,
+        visible: visibleRows(visibility, 'reports'),
+      });
+      const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [sortBy, sortOrder, r.sort_key, r.id]);
+      if (!keyset) {
+        pageInfo.startCursor = null;
+        pageInfo.endCursor = null;
+      }
+      pageInfo.hasPreviousPage ||= offset > 0;
+      const items = await view(caller, context.scope, pageRows.map(withoutSortKey));
+      const pagination = { offset: input.after === undefined ? offset : null, limit: page.first, hasNextPage: pageInfo.hasNextPage };
+      return { items, pageInfo, data: items, count: items.length, pagination };
+    },
+  };
+}
+export type ReportsService = ReturnType<typeof reportsService>;

@@ -1,0 +1,110 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Dialect } from '../../db/database.js';
+import type { Executor, ReportRow } from '../../db/tables.js';
+import type { WorkspaceScope } from '../workspace/tree.store.js';
+
+export type NewReport = Omit<ReportRow, 'id'>;
+export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;
+
+export async function findReportByPublicId(db: Executor, scope: WorkspaceScope, publicId: string): Promise<ReportRow | undefined> {
+  return db
+    .selectFrom('reports')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('public_id', '=', publicId)
+    .executeTakeFirst();
+}
+
+export async function insertReport(db: Executor, values: NewReport): Promise<ReportRow> {
+  return db.insertInto('reports').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateReport(db: Executor, scope: WorkspaceScope, id: number, changes: Partial<ReportColumns> & { updated_at: string }): Promise<ReportRow> {
+  return db
+    .updateTable('reports')
+    .set(changes)
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function recordView(db: Executor, scope: WorkspaceScope, id: number, at: string): Promise<ReportRow> {
+  return db
+    .updateTable('reports')
+    .set({ last_viewed_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export type ReportSortColumn = 'created_at' | 'updated_at' | 'last_viewed_at' | 'name';
+
+export interface ReportListFilter {
+  /** undefined: any folder; null: the workspace root only. */
+  folderId?: number | null | undefined;
+  kind?: string | undefined;
+  createdBy?: number | undefined;
+  /** Case-insensitive substring of the name. */
+  search?: string | undefined;
+  sort: ReportSortColumn;
+  direction: 'asc' | 'desc';
+  /** Keyset: the sort value and id of the last row already served (not for `last_viewed_at`). */
+  after?: { value: string; id: number } | undefined;
+  offset?: number | undefined;
+  limit: number;
+  /** Which rows the caller may see (visibility.ts). */
+  visible: Expression<SqlBool>;
+}
+
+/** `text` as a LIKE pattern matching itself literally, anywhere in the value. */
+function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A listed report with the value it is ordered by, which its cursor carries. */
+export type ListedReport = ReportRow & { sort_key: string | null };
+
+/**
+ * The expression a listing orders by. Names order case-insensitively, and by byte order on both
+ * dialects ("C" collation on PostgreSQL, whose default collation would order differently from
+ * SQLite), so a list reads the same on either store.
+ */
+function sortExpression(dialect: Dialect, sort: ReportSortColumn): Expression<string | null> {
+  if (sort !== 'name') return sql.ref(`reports.${sort}`);
+  return dialect === 'postgres' ? sql<string>`lower(reports.name) collate "C"` : sql<string>`lower(reports.name)`;
+}
+
+/**
+ * One page of reports in a total order: the sort key, then id in the same direction. Keyset
+ * pages continue strictly after the last row served, so rows inserted meanwhile cause no repeats
+ * or gaps. Never-viewed reports (null `last_viewed_at`) come last in both directions on both
+ * dialects, which disagree about where nulls sort by default.
+ */
+export async function listReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportListFilter): Promise<ListedReport[]> {
+  const { sort, direction, after } = filter;
+  const key = sortExpression(dialect, sort);
+  let query = db
+    .selectFrom('reports')
+    .selectAll()
+    .select(sql<string | null>`${key}`.as('sort_key'))
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where(filter.visible);
+  if (filter.folderId !== undefined) query = query.where('folder_id', filter.folderId === null ? 'is' : '=', filter.folderId);
+  if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
+  if (filter.createdBy !== undefined) query = query.where('created_by', '=', filter.createdBy);
+  if (filter.search !== undefined) query = query.where(sql<SqlBool>`lower(name) like ${containsPattern(filter.search)} escape '\\'`);
+  if (after !== undefined) {
+    const beyond = sql.raw(direction === 'asc' ? '>' : '<');
+    query = query.where(sql<SqlBool>`(${key} ${beyond} ${after.value} or (${key} = ${after.value} and reports.id ${beyond} ${after.id}))`);
+  }
+  if (sort === 'last_viewed_at') query = query.orderBy(sql`case when last_viewed_at is null then 1 else 0 end`);
+  query = query.orderBy(key, direction).orderBy('id', direction).limit(filter.limit);
+  if (filter.offset !== undefined && filter.offset > 0) query = query.offset(filter.offset);
+  return query.execute();
+}

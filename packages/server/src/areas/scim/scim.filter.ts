@@ -1,0 +1,365 @@
+import { sql, type RawBuilder } from 'kysely';
+import { parse, type Filter } from 'scim2-parse-filter';
+import type { Dialect } from '../../db/database.js';
+import { ATTRIBUTES_SCHEMA, type AttrDef, type AttrType, type SchemaDef } from './scim.attributes.js';
+import { invalidFilter, invalidValue, ScimError } from './scim.errors.js';
+import { documentPath, resolvePath, type ResolvedPath, type ResourceKind } from './scim.paths.js';
+
+/**
+ * Compiles a SCIM filter (RFC 7644 section 3.4.2.2) into a parameterised SQL condition over the
+ * users (or groups) table joined with its SCIM table. Every value from the filter travels as a
+ * bound parameter; attribute names only select among expressions written here. SQLite and
+ * PostgreSQL differ only in how a JSON value is read, which `Json` below hides.
+ */
+type Cond = RawBuilder<unknown>;
+type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
+
+/** A comparable scalar: a text expression and how to compare it. */
+interface Scalar {
+  expr: RawBuilder<unknown>;
+  type: AttrType;
+  caseExact: boolean;
+}
+
+/** Reads JSON stored as text, in each dialect's own functions. */
+class Json {
+  constructor(readonly dialect: Dialect) {}
+
+  /** The text of the value at `path` in `source` (booleans read as 'true' / 'false'). */
+  text(source: RawBuilder<unknown>, path: string[], type: AttrType): RawBuilder<unknown> {
+    if (this.dialect === 'postgres') return sql`(${source} #>> cast(${path} as text[]))`;
+    const jsonPath = `$${path.map((p) => `.${JSON.stringify(p)}`).join('')}`;
+    // json_extract gives 1/0 for JSON booleans; json_type names them, matching PostgreSQL's text.
+    return type === 'boolean' ? sql`json_type(${source}, ${jsonPath})` : sql`json_extract(${source}, ${jsonPath})`;
+  }
+
+  /** The document column, as the JSON type each dialect's functions take. */
+  document(table: 'scim_users' | 'scim_groups'): RawBuilder<unknown> {
+    return this.dialect === 'postgres' ? sql`${sql.ref(`${table}.document`)}::jsonb` : sql.ref(`${table}.document`);
+  }
+
+  /** EXISTS over the elements of the array at `path`; `cond` reads one element through `element`. */
+  anyElement(source: RawBuilder<unknown>, path: string[], cond: (element: RawBuilder<unknown>) => Cond): Cond {
+    if (this.dialect === 'postgres') {
+      const array = sql`(${source} #> cast(${path} as text[]))`;
+      return sql`exists (select 1 from jsonb_array_elements(case when jsonb_typeof(${array}) = 'array' then ${array} else '[]'::jsonb end) as el(v) where ${cond(sql`el.v`)})`;
+    }
+    const jsonPath = `$${path.map((p) => `.${JSON.stringify(p)}`).join('')}`;
+    return sql`exists (select 1 from json_each(${source}, ${jsonPath}) as el where json_type(${source}, ${jsonPath}) = 'array' and ${cond(sql`el.value`)})`;
+  }
+}
+
+export interface FilterContext {
+  kind: ResourceKind;
+  schemas: SchemaDef[];
+  dialect: Dialect;
+}
+
+const SCALAR_OPS = new Set(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
+
+/**
+ * Rewrites `emails[type eq "work"].value co "x"` (a value path followed by a sub-attribute, as
+ * some clients write it) into the RFC form `emails[(type eq "work") and value co "x"]`. Quoted
+ * strings are skipped, so brackets inside values are never touched.
+ */
+export function foldSubAttributePaths(text: string): string {
+  let out = '';
+  let i = 0;
+  const open: number[] = [];
+  while (i < text.length) {
+    const ch = text[i] as string;
+    if (ch === '"') {
+      const start = i;
+      i += 1;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      out += text.slice(start, i + 1);
+      i += 1;
+      continue;
+    }
+    if (ch === '[') open.push(out.length);
+    if (ch === ']' && open.length > 0) {
+      const at = open.pop() as number;
+      const rest = /^\.([A-Za-z$][\w$-]*)\s+(pr\b|(?:eq|ne|co|sw|ew|gt|ge|lt|le)\s+("(?:[^"\\]|\\.)*"|[^\s()\]]+))/i.exec(text.slice(i + 1));
+      if (rest) {
+        const inner = out.slice(at + 1);
+        out = `${out.slice(0, at + 1)}(${inner}) and ${rest[1]} ${rest[2]}]`;
+        i += 1 + rest[0].length;
+        continue;
+      }
+    }
+    out += ch;
+    i += 1;
+  }
+  return out;
+}
+
+export function parseFilter(text: string): Filter {
+  try {
+    return parse(foldSubAttributePaths(text));
+  } catch (error) {
+    throw invalidFilter(`The filter ${JSON.stringify(text)} is not valid SCIM filter syntax (RFC 7644 section 3.4.2.2): ${(error as Error).message}. String values must be quoted.`);
+  }
+}
+
+/** Compiles `filter` to a SQL condition; unknown attributes and unsupported comparisons are `invalidFilter`. */
+export function compileFilter(filter: Filter, context: FilterContext): Cond {
+  return new Compiler(context).compile(filter);
+}
+
+/** A sort key for `sortBy` (RFC 7644 section 3.4.2.3): only single-valued attributes sort. */
+export function sortExpression(path: string, context: FilterContext): RawBuilder<unknown> {
+  const compiler = new Compiler(context);
+  let scalar: Scalar | undefined;
+  try {
+    scalar = compiler.scalarFor(path, true);
+  } catch (error) {
+    // The same lookups as filters, but a bad sortBy is an invalid value, not an invalid filter.
+    if (error instanceof ScimError) throw invalidValue(error.detail.replace('in the filter', 'in sortBy'));
+    throw error;
+  }
+  if (!scalar) throw invalidValue(`sortBy must name a single-valued attribute, not "${path}".`);
+  const expr = scalar.caseExact ? scalar.expr : sql`lower(${scalar.expr})`;
+  // PostgreSQL would sort by the database's locale; "C" gives the byte order SQLite uses.
+  return context.dialect === 'postgres' ? sql`${expr} collate "C"` : expr;
+}
+
+class Compiler {
+  readonly json: Json;
+  constructor(readonly context: FilterContext) {
+    this.json = new Json(context.dialect);
+  }
+
+  get table(): 'scim_users' | 'scim_groups' {
+    return this.context.kind === 'User' ? 'scim_users' : 'scim_groups';
+  }
+
+  compile(filter: Filter): Cond {
+    switch (filter.op) {
+      case 'and':
+      case 'or': {
+        const parts = filter.filters.map((f) => sql`(${this.compile(f)})`);
+        return sql.join(parts, filter.op === 'and' ? sql` and ` : sql` or `);
+      }
+      case 'not':
+        return sql`not coalesce((${this.compile(filter.filter)}), false)`;
+      case '[]':
+        return this.valuePath(filter.attrPath, filter.valFilter);
+      case 'pr':
+        return this.present(filter.attrPath);
+      default:
+        if (!SCALAR_OPS.has(filter.op)) throw invalidFilter(`Unknown filter operator "${filter.op}".`);
+        return this.compare(filter.attrPath, filter.op as CompareOp, filter.compValue);
+    }
+  }
+
+  resolve(path: string) {
+    const resolved = resolvePath(this.context.schemas, path);
+    if (!resolved) throw invalidFilter(`Unknown attribute "${path}" in the filter; /Schemas lists the attributes of ${this.context.kind}.`);
+    return resolved;
+  }
+
+  /** Attributes the REST tables hold, by lower-case path; everything else is read from the SCIM document. */
+  column(path: string): Scalar | 'active' | undefined {
+    const table = this.context.kind === 'User' ? 'users' : 'groups';
+    const common: Record<string, Scalar> = {
+      id: { expr: sql`cast(${sql.ref(`${table}.id`)} as text)`, type: 'string', caseExact: true },
+      'meta.created': { expr: sql.ref(`${table}.created_at`), type: 'dateTime', caseExact: true },
+      'meta.lastmodified': { expr: sql.ref(`${table}.updated_at`), type: 'dateTime', caseExact: true },
+    };
+    const own: Record<string, Scalar | 'active'> =
+      this.context.kind === 'User'
+        ? {
+            username: { expr: sql.ref('users.email'), type: 'string', caseExact: false },
+            'name.givenname': { expr: sql.ref('users.first_name'), type: 'string', caseExact: false },
+            active: 'active',
+          }
+        : { displayname: { expr: sql.ref('groups.name'), type: 'string', caseExact: false } };
+    const key = this.canonicalKey(path);
+    return own[key] ?? common[key];
+  }
+
+  /** `urn:…:core:2.0:User:userName` and `userName` are the same attribute. */
+  canonicalKey(path: string): string {
+    const core = (this.context.schemas[0] as SchemaDef).id.toLowerCase();
+    const lower = path.toLowerCase();
+    return lower.startsWith(`${core}:`) ? lower.slice(core.length + 1) : lower;
+  }
+
+  /** The single-valued attribute at `path` as a scalar; undefined for multi-valued ones. */
+  scalarFor(path: string, forSort = false): Scalar | undefined {
+    const column = this.column(path);
+    if (column === 'active') return { expr: sql`case when users.deactivated_at is null then 'true' else 'false' end`, type: 'boolean', caseExact: true };
+    if (column) return column;
+    const resolved = this.resolve(path);
+    if (resolved.schema.id === ATTRIBUTES_SCHEMA) throw invalidFilter(`Sorting by user attribute "${path}" is not supported.`);
+    if (resolved.attr.multiValued) {
+      if (forSort) throw invalidFilter(`sortBy must name a single-valued attribute; "${path}" is multi-valued.`);
+      return undefined;
+    }
+    const def = resolved.sub ?? resolved.attr;
+    if (def.type === 'complex') throw invalidFilter(`"${path}" is a complex attribute; name one of its sub-attributes.`);
+    return { expr: this.json.text(this.json.document(this.table), documentPath(resolved), def.type), type: def.type, caseExact: def.caseExact };
+  }
+
+  /**
+   * User attributes live in user_attribute_values, one JSON value per user and attribute; a
+   * condition on one is an EXISTS over the user's value of that attribute (or its list elements).
+   */
+  userAttribute(path: string, cond: (scalar: Scalar) => Cond): Cond | undefined {
+    if (this.context.kind !== 'User' || !path.toLowerCase().startsWith(`${ATTRIBUTES_SCHEMA.toLowerCase()}:`)) return undefined;
+    const resolved = this.resolve(path);
+    if (resolved.sub) throw invalidFilter(`User attribute ${resolved.attr.name} has no sub-attributes.`);
+    const def = resolved.attr;
+    const source = this.context.dialect === 'postgres' ? sql`uav.value::jsonb` : sql`uav.value`;
+    const inner = def.multiValued
+      ? // SQLite's json_each gives a string element as plain text; PostgreSQL gives jsonb, read with #>> '{}'.
+        this.json.anyElement(source, [], (el) => cond({ expr: this.context.dialect === 'postgres' ? this.json.text(el, [], def.type) : el, type: def.type, caseExact: false }))
+      : cond({ expr: this.json.text(source, [], def.type), type: def.type, caseExact: false });
+    return sql`exists (select 1 from user_attribute_values uav inner join user_attributes ua on ua.id = uav.attribute_id
+      where uav.user_id = users.id and lower(ua.name) = cast(${def.name.toLowerCase()} as text) and ${inner})`;
+  }
+
+  compare(path: string, op: CompareOp, value: unknown): Cond {
+    const attribute = this.userAttribute(path, (scalar) => compareScalar(scalar, op, value, this.context.dialect));
+    if (attribute) return attribute;
+    const scalar = this.scalarFor(path);
+    if (scalar) return compareScalar(scalar, op, value, this.context.dialect);
+    // A multi-valued attribute: `emails co "x"` means some element's value matches (RFC 7644 3.4.2.2).
+    const resolved = this.resolve(path);
+    return this.anyElement(resolved, (element) => {
+      const sub = resolved.sub ?? resolved.attr.subAttributes?.find((s) => s.name === 'value');
+      if (!sub) throw invalidFilter(`"${path}" has no value to compare; name a sub-attribute.`);
+      return compareScalar(element(sub), op, value, this.context.dialect);
+    });
+  }
+
+  present(path: string): Cond {
+    const attribute = this.userAttribute(path, (scalar) => sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`);
+    if (attribute) return attribute;
+    const scalar = this.scalarFor(path);
+    if (scalar) return sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`;
+    const resolved = this.resolve(path);
+    return this.anyElement(resolved, (element) => {
+      if (!resolved.sub) return sql`1 = 1`;
+      const s = element(resolved.sub);
+      return sql`(${s.expr} is not null and ${s.expr} <> '')`;
+    });
+  }
+
+  /** `emails[type eq "work" and value co "@example.com"]`: one element must satisfy the whole inner filter. */
+  valuePath(path: string, inner: Filter): Cond {
+    const resolved = this.resolve(path);
+    if (!resolved.attr.multiValued || resolved.sub) throw invalidFilter(`"${path}[…]" needs a multi-valued attribute such as emails or members.`);
+    return this.anyElement(resolved, (element) => this.compileElement(inner, resolved.attr, element));
+  }
+
+  compileElement(filter: Filter, parent: AttrDef, element: (sub: AttrDef) => Scalar): Cond {
+    switch (filter.op) {
+      case 'and':
+      case 'or':
+        return sql.join(
+          filter.filters.map((f) => sql`(${this.compileElement(f, parent, element)})`),
+          filter.op === 'and' ? sql` and ` : sql` or `,
+        );
+      case 'not':
+        return sql`not coalesce((${this.compileElement(filter.filter, parent, element)}), false)`;
+      case '[]':
+        throw invalidFilter('Value paths cannot be nested.');
+      default: {
+        const name = filter.attrPath.includes('.') ? filter.attrPath.slice(filter.attrPath.lastIndexOf('.') + 1) : filter.attrPath;
+        const sub = parent.subAttributes?.find((s) => s.name.toLowerCase() === name.toLowerCase());
+        if (!sub) throw invalidFilter(`"${parent.name}" has no sub-attribute "${filter.attrPath}".`);
+        const scalar = element(sub);
+        if (filter.op === 'pr') return sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`;
+        return compareScalar(scalar, filter.op as CompareOp, filter.compValue, this.context.dialect);
+      }
+    }
+  }
+
+  /** EXISTS over one element of a multi-valued attribute; group members live in group_members. */
+  anyElement(resolved: ResolvedPath, cond: (element: (sub: AttrDef) => Scalar) => Cond): Cond {
+    const key = resolved.core ? resolved.attr.name : '';
+    if (this.context.kind === 'Group' && key === 'members') {
+      return sql`exists (select 1 from group_members gm inner join scim_users su on su.user_id = gm.user_id
+        where gm.group_id = groups.id and ${cond((sub) => memberScalar(sub))})`;
+    }
+    if (this.context.kind === 'User' && key === 'groups') {
+      return sql`exists (select 1 from group_members gm inner join scim_groups sg on sg.group_id = gm.group_id
+        inner join groups g on g.id = gm.group_id where gm.user_id = users.id and ${cond((sub) => groupScalar(sub))})`;
+    }
+    return this.json.anyElement(this.json.document(this.table), documentPath({ schema: resolved.schema, core: resolved.core, attr: resolved.attr }), (el) =>
+      cond((sub) => ({ expr: this.json.text(el, [sub.name], sub.type), type: sub.type, caseExact: sub.caseExact })),
+    );
+  }
+}
+
+function memberScalar(sub: AttrDef): Scalar {
+  if (sub.name === 'value') return { expr: sql`cast(gm.user_id as text)`, type: 'string', caseExact: true };
+  if (sub.name === 'type') return { expr: sql`'User'`, type: 'string', caseExact: false };
+  throw invalidFilter(`Filtering on members.${sub.name} is not supported; use members.value.`);
+}
+
+function groupScalar(sub: AttrDef): Scalar {
+  if (sub.name === 'value') return { expr: sql`cast(gm.group_id as text)`, type: 'string', caseExact: true };
+  if (sub.name === 'display') return { expr: sql`g.name`, type: 'string', caseExact: false };
+  throw invalidFilter(`Filtering on groups.${sub.name} is not supported; use groups.value or groups.display.`);
+}
+
+/** One comparison, with the value bound as a parameter and normalised to the attribute's type. */
+function compareScalar(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dialect): Cond {
+  if (scalar.type === 'decimal' || scalar.type === 'integer') return compareNumber(scalar, op, raw, dialect);
+  let value: string;
+  if (scalar.type === 'boolean') {
+    if (op !== 'eq' && op !== 'ne') throw invalidFilter(`Booleans compare only with eq and ne, not ${op}.`);
+    const b = typeof raw === 'string' ? raw.toLowerCase() : raw;
+    if (b !== true && b !== false && b !== 'true' && b !== 'false') throw invalidFilter(`Expected true or false, got ${JSON.stringify(raw)}.`);
+    value = String(b);
+  } else if (scalar.type === 'dateTime') {
+    const time = typeof raw === 'string' ? Date.parse(raw) : NaN;
+    if (Number.isNaN(time)) throw invalidFilter(`Expected a date-time string, got ${JSON.stringify(raw)}.`);
+    value = new Date(time).toISOString();
+  } else {
+    if (raw === null || typeof raw === 'object') throw invalidFilter(`Cannot compare with ${JSON.stringify(raw)}; use "pr" to test for presence.`);
+    value = String(raw);
+  }
+  const expr = scalar.caseExact ? scalar.expr : sql`lower(${scalar.expr})`;
+  // An explicit type keeps PostgreSQL from guessing the parameter's type inside functions.
+  const v = sql`cast(${scalar.caseExact ? value : value.toLowerCase()} as text)`;
+  const ordered = dialect === 'postgres' ? sql`${expr} collate "C"` : expr;
+  switch (op) {
+    case 'eq':
+      return sql`${expr} = ${v}`;
+    case 'ne':
+      return sql`(${expr} is null or ${expr} <> ${v})`;
+    case 'co':
+      return dialect === 'postgres' ? sql`strpos(${expr}, ${v}) > 0` : sql`instr(${expr}, ${v}) > 0`;
+    case 'sw':
+      return sql`substr(${expr}, 1, length(${v})) = ${v}`;
+    case 'ew':
+      return dialect === 'postgres' ? sql`right(${expr}, length(${v})) = ${v}` : sql`substr(${expr}, -length(${v})) = ${v}`;
+    case 'gt':
+      return sql`${ordered} > ${v}`;
+    case 'ge':
+      return sql`${ordered} >= ${v}`;
+    case 'lt':
+      return sql`${ordered} < ${v}`;
+    case 'le':
+      return sql`${ordered} <= ${v}`;
+  }
+}
+
+/** Numbers compare as numbers in both stores, not as their text. */
+function compareNumber(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dialect): Cond {
+  if (typeof raw !== 'number') throw invalidFilter(`Expected a number, got ${JSON.stringify(raw)}.`);
+  // PostgreSQL may evaluate the cast on rows the rest of the condition rejects (other attributes'
+  // values), so only text that is a JSON number is cast.
+  const expr =
+    dialect === 'postgres'
+      ? sql`cast(case when ${scalar.expr} ~ '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' then ${scalar.expr} end as numeric)`
+      : scalar.expr;
+  const v = dialect === 'postgres' ? sql`cast(${String(raw)} as numeric)` : sql`${raw}`;
+  const symbols: Partial<Record<CompareOp, string>> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
+  const symbol = symbols[op];
+  if (!symbol) throw invalidFilter(`Numbers compare with eq, ne, gt, ge, lt and le, not ${op}.`);
+  return op === 'ne' ? sql`(${expr} is null or ${expr} <> ${v})` : sql`${expr} ${sql.raw(symbol)} ${v}`;
+}

@@ -1,0 +1,202 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { resourceTypes, schemas, serviceProviderConfig } from './scim.discovery.js';
+import { ScimError, SCIM_MEDIA_TYPE, SCIM_PREFIX } from './scim.errors.js';
+import type { JsonObject } from './scim.resources.js';
+import { ScimBody, ScimGetQuery, ScimGroupParams, ScimIdParams, ScimListQuery, ScimUserParams } from './scim.schemas.js';
+import type { ListParams, ScimService } from './scim.service.js';
+
+const tags = ['SCIM'];
+const scimContent = (ref: string) => ({ content: { [SCIM_MEDIA_TYPE]: { schema: Type.Ref(ref) } } });
+const ScimErrorRef = scimContent('ScimError');
+
+/** Every SCIM operation's error responses, in SCIM's error schema (RFC 7644 section 3.12). */
+function errors(extra: number[] = []): Record<number, unknown> {
+  return Object.fromEntries([400, 401, 403, 404, 413, 415, 429, 500, ...extra].map((s) => [s, { description: 'SCIM error', ...ScimErrorRef }]));
+}
+
+const consumes = [SCIM_MEDIA_TYPE, 'application/json'];
+
+function baseUrl(request: FastifyRequest): string {
+  return `${request.protocol}://${request.host}${SCIM_PREFIX}`;
+}
+
+function send(reply: FastifyReply, status: number, body: JsonObject): FastifyReply {
+  const meta = body.meta as JsonObject | undefined;
+  if (meta && typeof meta.version === 'string') reply.header('etag', meta.version);
+  if (status === 201 && meta && typeof meta.location === 'string') reply.header('location', meta.location);
+  return reply.code(status).type(SCIM_MEDIA_TYPE).send(JSON.stringify(body));
+}
+
+const splitList = (value: string | undefined) =>
+  value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
+
+function listParams(query: Record<string, unknown>): ListParams {
+  const sortOrder = query.sortOrder;
+  if (sortOrder !== undefined && sortOrder !== 'ascending' && sortOrder !== 'descending') {
+    throw new ScimError(400, 'sortOrder must be "ascending" or "descending" (RFC 7644 section 3.4.2.3).', 'invalidValue');
+  }
+  return {
+    filter: query.filter as string | undefined,
+    startIndex: query.startIndex as number | undefined,
+    count: query.count as number | undefined,
+    sortBy: query.sortBy as string | undefined,
+    sortOrder: sortOrder as ListParams['sortOrder'],
+    attributes: splitList(query.attributes as string | undefined),
+    excludedAttributes: splitList(query.excludedAttributes as string | undefined),
+  };
+}
+
+const ifMatch = (request: FastifyRequest) => request.headers['if-match'];
+
+/**
+ * The SCIM 2.0 service under /api/scim/v2 (RFC 7644), for identity providers. Routes shape HTTP
+ * only; the SCIM service holds the rules and shares the users and groups services' writes.
+ */
+export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // SCIM's media type carries JSON (RFC 7644 section 3.1); this parser applies to these routes only.
+    // An empty body is no body: identity providers send a Content-Type on DELETE and GET too.
+    const json = app.getDefaultJsonParser('error', 'error');
+    const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) =>
+      body.length === 0 ? done(null, undefined) : json(request, body.toString(), done);
+    app.addContentTypeParser(SCIM_MEDIA_TYPE, { parseAs: 'string' }, parser);
+    // Only JSON is SCIM: any other media type is 415 rather than a confusing validation error.
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+
+    const discovery = (path: string, operationId: string, summary: string, build: (base: string, request: FastifyRequest) => Promise<JsonObject | JsonObject[]>) => {
+      app.get(
+        `${SCIM_PREFIX}/${path}`,
+        { schema: { operationId, tags, summary, response: { 200: scimContent(path === 'ServiceProviderConfig' ? 'ScimDocument' : 'ScimListResponse'), ...errors() } } },
+        async (request, reply) => {
+          request.caller.access.requireAccountAdmin('read the SCIM configuration');
+          const built = await build(baseUrl(request), request);
+          if (!Array.isArray(built)) return send(reply, 200, built);
+          return send(reply, 200, { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: built.length, itemsPerPage: built.length, startIndex: 1, Resources: built });
+        },
+      );
+      if (path === 'ServiceProviderConfig') return;
+      app.get(
+        `${SCIM_PREFIX}/${path}/:id`,
+        { schema: { operationId: `${operationId}ById`, tags, summary: `${summary}, one by id`, params: ScimIdParams, response: { 200: scimContent('ScimDocument'), ...errors() } } },
+        async (request, reply) => {
+          request.caller.access.requireAccountAdmin('read the SCIM configuration');
+          const found = ((await build(baseUrl(request), request)) as JsonObject[]).find((d) => d.id === request.params.id);
+          if (!found) throw new ScimError(404, `There is no ${path === 'Schemas' ? 'schema' : 'resource type'} ${request.params.id}.`);
+          return send(reply, 200, found);
+        },
+      );
+    };
+    discovery('ServiceProviderConfig', 'getScimServiceProviderConfig', 'What this SCIM service supports (RFC 7644 section 5)', async (base) => serviceProviderConfig(base));
+    discovery('ResourceTypes', 'listScimResourceTypes', 'The SCIM resource types: User and Group', async (base) => resourceTypes(base));
+    discovery('Schemas', 'listScimSchemas', "The SCIM schemas: User, EnterpriseUser, the tenant's UserAttributes extension, Group", async (base, request) =>
+      schemas(base, await service.attributesSchema(request.caller)),
+    );
+
+    resourceRoutes(app, 'Users', 'User', ScimUserParams, 'userId', {
+      list: service.listUsers,
+      get: service.getUser,
+      create: service.createUser,
+      replace: service.replaceUser,
+      patch: service.patchUser,
+      remove: service.deleteUser,
+    });
+    resourceRoutes(app, 'Groups', 'Group', ScimGroupParams, 'groupId', {
+      list: service.listGroups,
+      get: service.getGroup,
+      create: service.createGroup,
+      replace: service.replaceGroup,
+      patch: service.patchGroup,
+      remove: service.deleteGroup,
+    });
+  };
+}
+
+interface ResourceHandlers {
+  list: ScimService['listUsers'];
+  get: ScimService['getUser'];
+  create: ScimService['createUser'];
+  replace: ScimService['replaceUser'];
+  patch: ScimService['patchUser'];
+  remove: ScimService['deleteUser'];
+}
+
+function resourceRoutes(
+  app: Parameters<FastifyPluginAsyncTypebox>[0],
+  plural: 'Users' | 'Groups',
+  kind: 'User' | 'Group',
+  params: typeof ScimUserParams | typeof ScimGroupParams,
+  param: 'userId' | 'groupId',
+  h: ResourceHandlers,
+): void {
+  const ref = kind === 'User' ? 'ScimUser' : 'ScimGroup';
+  const path = `${SCIM_PREFIX}/${plural}`;
+  const idOf = (request: FastifyRequest) => (request.params as Record<string, string>)[param] as string;
+
+  app.get(
+    path,
+    { schema: { operationId: `listScim${plural}`, tags, summary: `List ${plural} with filter, sorting and paging (RFC 7644 section 3.4.2)`, querystring: ScimListQuery, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+    async (request, reply) => send(reply, 200, await h.list(request.caller, listParams(request.query), baseUrl(request))),
+  );
+  app.post(
+    path,
+    { schema: { operationId: `createScim${kind}`, tags, summary: `Provision a ${kind} (201 with Location)`, consumes, body: ScimBody, response: { 201: scimContent(ref), ...errors([409]) } } },
+    async (request, reply) => send(reply, 201, await h.create(request.caller, request.body, baseUrl(request))),
+  );
+  app.get(
+    `${path}/:${param}`,
+    {
+      schema: {
+        operationId: `getScim${kind}`,
+        tags,
+        summary: `Get a ${kind} (If-None-Match with the current version gives 304)`,
+        params,
+        querystring: ScimGetQuery,
+        response: { 200: scimContent(ref), 304: Type.Null({ description: 'Not modified' }), ...errors() },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as Record<string, string | undefined>;
+      const resource = await h.get(request.caller, idOf(request), { attributes: splitList(q.attributes), excludedAttributes: splitList(q.excludedAttributes) }, baseUrl(request));
+      // A client holding the current version gets 304 without the body (RFC 7644 section 3.14).
+      const version = (resource.meta as JsonObject | undefined)?.version;
+      if (typeof version === 'string' && request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === version.replace(/^W\//, ''))) {
+        return reply.code(304).header('etag', version).send();
+      }
+      return send(reply, 200, resource);
+    },
+  );
+  app.put(
+    `${path}/:${param}`,
+    { schema: { operationId: `replaceScim${kind}`, tags, summary: `Replace a ${kind} (If-Match honoured)`, consumes, params, body: ScimBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
+    async (request, reply) => send(reply, 200, await h.replace(request.caller, idOf(request), request.body, ifMatch(request), baseUrl(request))),
+  );
+  app.patch(
+    `${path}/:${param}`,
+    { schema: { operationId: `patchScim${kind}`, tags, summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`, consumes, params, body: ScimBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
+    async (request, reply) => send(reply, 200, await h.patch(request.caller, idOf(request), request.body, ifMatch(request), baseUrl(request))),
+  );
+  app.delete(
+    `${path}/:${param}`,
+    {
+      schema: {
+        operationId: `deleteScim${kind}`,
+        tags,
+        summary: kind === 'User' ? 'Deprovision a User: deactivated, out of its groups, no longer in SCIM' : 'Delete a Group with its memberships and access policies',
+        params,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errors([412]) },
+      },
+    },
+    async (request, reply) => {
+      await h.remove(request.caller, idOf(request), ifMatch(request), baseUrl(request));
+      return reply.code(204).send(null);
+    },
+  );
+}

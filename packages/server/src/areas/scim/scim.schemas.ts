@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+
+/**
+ * OpenAPI shapes of the SCIM service. SCIM resources are open-ended (extensions, attributes a
+ * client may add), so bodies are described loosely here and checked by the SCIM service itself
+ * against the schemas /Schemas serves.
+ */
+export const ScimErrorSchema = Type.Object(
+  {
+    schemas: Type.Array(Type.String(), { description: 'urn:ietf:params:scim:api:messages:2.0:Error' }),
+    status: Type.String({ description: 'The HTTP status, as a string (RFC 7644 section 3.12).' }),
+    scimType: Type.Optional(Type.String({ description: 'invalidFilter, invalidSyntax, invalidValue, invalidPath, noTarget, uniqueness, mutability, tooMany.' })),
+    detail: Type.String(),
+  },
+  { $id: 'ScimError', description: 'A SCIM error (RFC 7644 section 3.12).' },
+);
+
+const ScimResource = (id: string, description: string) =>
+  Type.Object(
+    {
+      schemas: Type.Array(Type.String()),
+      id: Type.Optional(Type.String()),
+      meta: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    },
+    { $id: id, description, additionalProperties: true },
+  );
+
+export const ScimUserSchema = ScimResource('ScimUser', 'A SCIM User: urn:ietf:params:scim:schemas:core:2.0:User with the enterprise extension.');
+export const ScimGroupSchema = ScimResource('ScimGroup', 'A SCIM Group: urn:ietf:params:scim:schemas:core:2.0:Group.');
+export const ScimListSchema = Type.Object(
+  {
+    schemas: Type.Array(Type.String()),
+    totalResults: Type.Integer(),
+    itemsPerPage: Type.Optional(Type.Integer()),
+    startIndex: Type.Optional(Type.Integer()),
+    Resources: Type.Array(Type.Object({}, { additionalProperties: true })),
+  },
+  { $id: 'ScimListResponse', description: 'urn:ietf:params:scim:api:messages:2.0:ListResponse' },
+);
+export const ScimDocumentSchema = Type.Object({}, { $id: 'ScimDocument', additionalProperties: true, description: 'A SCIM discovery document.' });
+
+export const ScimBody = Type.Object({}, { additionalProperties: true, description: 'A SCIM resource or PatchOp message; attribute names are case-insensitive.' });
+
+const List = (description: string) => Type.Optional(Type.String({ description }));
+export const ScimListQuery = Type.Object(
+  {
+    filter: Type.Optional(Type.String({ maxLength: 4096, description: 'RFC 7644 section 3.4.2.2 filter, e.g. userName eq "ada@example.com".' })),
+    startIndex: Type.Optional(Type.Integer({ description: '1-based index of the first result; below 1 reads as 1.' })),
+    count: Type.Optional(Type.Integer({ description: 'Results per page (0 gives only totalResults); at most 200.' })),
+    sortBy: Type.Optional(Type.String({ maxLength: 256 })),
+    sortOrder: Type.Optional(Type.String({ description: 'ascending (default) or descending.' })),
+    attributes: List('Comma-separated attributes to return.'),
+    excludedAttributes: List('Comma-separated attributes to leave out, e.g. members.'),
+  },
+  { additionalProperties: true },
+);
+export const ScimGetQuery = Type.Object({ attributes: List('Comma-separated attributes to return.'), excludedAttributes: List('Comma-separated attributes to leave out.') }, { additionalProperties: true });
+
+export const ScimUserParams = Type.Object({ userId: Type.String({ maxLength: 64 }) });
+export const ScimGroupParams = Type.Object({ groupId: Type.String({ maxLength: 64 }) });
+export const ScimIdParams = Type.Object({ id: Type.String({ maxLength: 256 }) });
+
+export const scimSchemas = [ScimErrorSchema, ScimUserSchema, ScimGroupSchema, ScimListSchema, ScimDocumentSchema];

@@ -1,0 +1,200 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tables.js';
+import { ApiError, notFound } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { findUserById } from '../users/users.store.js';
+import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';
+import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf } from './user-attributes.store.js';
+
+export type AttributeValue = string | number | boolean | string[];
+
+function toAttribute(row: UserAttributeRow): UserAttribute {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    defaultValue: row.default_value === null ? null : (JSON.parse(row.default_value) as AttributeValue),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Whether `value` is of the attribute type; JSON types are never coerced ("5" is not a number). */
+export function matchesType(type: UserAttributeType, value: unknown): value is AttributeValue {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'string-list':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string');
+  }
+}
+
+function typeError(pointer: string, type: UserAttributeType): ApiError {
+  const message = `must be ${type === 'string-list' ? 'a list of strings' : `a ${type}`}`;
+  return new ApiError('VALIDATION_FAILED', `The request is not valid: ${pointer} ${message}.`, { errors: [{ pointer, message }] });
+}
+
+function nameTaken(name: string): ApiError {
+  return new ApiError('USER_ATTRIBUTE_NAME_TAKEN', `A user attribute named "${name}" already exists in this tenant (names are compared ignoring case).`);
+}
+
+async function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (name !== undefined && isUniqueViolation(error)) throw nameTaken(name);
+    throw error;
+  }
+}
+
+/**
+ * Reading and writing users' attribute values, shared by the REST routes and SCIM's extension so
+ * both apply the same names and types. Only a user's own values are stored; defaults apply on read.
+ */
+export const attributeValues = {
+  definitions: (db: Executor, tenantId: number) => listAttributes(db, tenantId),
+
+  /** Each user's own values by attribute name (defaults not included). */
+  async read(db: Executor, tenantId: number, userIds: number[]): Promise<Map<number, Record<string, AttributeValue>>> {
+    const definitions = new Map((await listAttributes(db, tenantId)).map((a) => [a.id, a]));
+    const out = new Map<number, Record<string, AttributeValue>>();
+    for (const row of await valuesOf(db, tenantId, userIds)) {
+      const def = definitions.get(row.attribute_id);
+      if (!def) continue;
+      const values = out.get(row.user_id) ?? {};
+      values[def.name] = JSON.parse(row.value) as AttributeValue;
+      out.set(row.user_id, values);
+    }
+    return out;
+  },
+
+  /**
+   * Sets values by attribute name (any case); null removes the user's own value. With `replace`,
+   * attributes not named lose their values too (a SCIM PUT). All are checked before any is written.
+   */
+  async write(
+    trx: Executor,
+    tenantId: number,
+    userId: number,
+    values: Record<string, unknown>,
+    options: { replace: boolean; pointer: (name: string) => string },
+  ): Promise<void> {
+    const definitions = await listAttributes(trx, tenantId);
+    const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
+    const writes: Array<[UserAttributeRow, unknown]> = [];
+    for (const [name, value] of Object.entries(values)) {
+      const def = byName.get(name.toLowerCase());
+      if (!def) {
+        const pointer = options.pointer(name);
+        throw new ApiError('VALIDATION_FAILED', `The request is not valid: ${pointer} is not a user attribute of this tenant (see GET /api/v1/user-attributes).`, {
+          errors: [{ pointer, message: 'is not a user attribute' }],
+        });
+      }
+      if (value !== null && !matchesType(def.type, value)) throw typeError(options.pointer(name), def.type);
+      writes.push([def, value]);
+    }
+    const at = now();
+    if (options.replace) await deleteValues(trx, tenantId, userId);
+    for (const [def, value] of writes) {
+      if (value === null) await deleteValues(trx, tenantId, userId, [def.id]);
+      else await upsertValue(trx, tenantId, userId, def.id, JSON.stringify(value), at);
+    }
+  },
+};
+
+export function userAttributesService(store: Store) {
+  const { db } = store;
+
+  async function requireAttribute(trx: Executor, tenantId: number, id: number): Promise<UserAttributeRow> {
+    const row = await findAttribute(trx, tenantId, id);
+    if (!row) throw notFound('USER_ATTRIBUTE_NOT_FOUND', 'User attribute', id);
+    return row;
+  }
+
+  async function values(trx: Executor, tenantId: number, userId: number): Promise<UserAttributeValues> {
+    const own = (await attributeValues.read(trx, tenantId, [userId])).get(userId) ?? {};
+    const definitions = await listAttributes(trx, tenantId);
+    return {
+      userId,
+      values: definitions.map((d) => {
+        const mine = own[d.name];
+        const value = mine ?? (d.default_value === null ? null : (JSON.parse(d.default_value) as AttributeValue));
+        return { attributeId: d.id, name: d.name, type: d.type, value, isDefault: mine === undefined };
+      }),
+    };
+  }
+
+  return {
+    async list({ actor, access }: Caller) {
+      access.requireAdmin('list user attributes');
+      return { items: (await listAttributes(db, actor.tenantId)).map(toAttribute) };
+    },
+
+    async get({ actor, access }: Caller, id: number): Promise<UserAttribute> {
+      access.requireAdmin('view user attributes');
+      return toAttribute(await requireAttribute(db, actor.tenantId, id));
+    },
+
+    async create({ actor, access }: Caller, input: CreateUserAttributeInput): Promise<UserAttribute> {
+      access.requireAccountAdmin('create user attributes');
+      if (input.defaultValue != null && !matchesType(input.type, input.defaultValue)) throw typeError('/body/defaultValue', input.type);
+      return withNameConflict(input.name, () =>
+        db.transaction().execute(async (trx) => {
+          if (await findAttributeByName(trx, actor.tenantId, input.name)) throw nameTaken(input.name);
+          const at = now();
+          const row = await insertAttribute(trx, {
+            tenant_id: actor.tenantId,
+            name: input.name,
+            type: input.type,
+            default_value: input.defaultValue == null ? null : JSON.stringify(input.defaultValue),
+            created_at: at,
+            updated_at: at,
+          });
+          return toAttribute(row);
+        }),
+      );
+    },
+
+    async update({ actor, access }: Caller, id: number, input: UpdateUserAttributeInput): Promise<UserAttribute> {
+      access.requireAccountAdmin('change user attributes');
+      return withNameConflict(input.name, () =>
+        db.transaction().execute(async (trx) => {
+          const row = await requireAttribute(trx, actor.tenantId, id);
+          if (input.defaultValue != null && !matchesType(row.type, input.defaultValue)) throw typeError('/body/defaultValue', row.type);
+          if (input.name !== undefined) {
+            const holder = await findAttributeByName(trx, actor.tenantId, input.name);
+            if (holder && holder.id !== id) throw nameTaken(input.name);
+          }
+          const changes: Parameters<typeof updateAttribute>[3] = { updated_at: now() };
+          if (input.name !== undefined) changes.name = input.name;
+          if (input.defaultValue !== undefined) changes.default_value = input.defaultValue === null ? null : JSON.stringify(input.defaultValue);
+          await updateAttribute(trx, actor.tenantId, id, changes);
+          return toAttribute(await requireAttribute(trx, actor.tenantId, id));
+        }),
+      );
+    },
+
+    /** A user's values, defaults filled in: the user themselves or an admin. */
+    async getValues({ actor, access }: Caller, userId: number): Promise<UserAttributeValues> {
+      if (userId !== actor.userId) access.requireAdmin("view another user's attributes");
+      if (!(await findUserById(db, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
+      return values(db, actor.tenantId, userId);
+    },
+
+    async setValues({ actor, access }: Caller, userId: number, input: SetUserAttributeValuesInput): Promise<UserAttributeValues> {
+      access.requireAccountAdmin("set users' attributes");
+      return db.transaction().execute(async (trx) => {
+        if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
+        await attributeValues.write(trx, actor.tenantId, userId, input.values, { replace: false, pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}` });
+        return values(trx, actor.tenantId, userId);
+      });
+    },
+  };
+}
+export type UserAttributesService = ReturnType<typeof userAttributesService>;

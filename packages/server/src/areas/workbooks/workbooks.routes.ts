@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ProblemRef } from '../../http/schemas.js';
+import { DuplicateWorkbookBody, UpsertWorkbookBody, WorkbookParams, WorkbookSlugParams } from './workbooks.schemas.js';
+import type { WorkbooksService } from './workbooks.service.js';
+
+const tags = ['Workbooks'];
+const base = '/api/v1/deployments/:deploymentId/workbooks';
+
+export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.put(
+      `${base}/by-slug/:slug`,
+      {
+        schema: {
+          operationId: 'upsertWorkbookBySlug',
+          tags,
+          summary: 'Create or update the workbook with this slug',
+          description:
+            'Creating (201) needs the EXPLORER role or above and EDIT on the folder, or on the deployment at the root; the creator gets MANAGE. ' +
+            'Updating (200) needs EDIT on the workbook; fields left out keep their stored values. A different `folderId` moves the workbook with the single move’s checks, order and errors (MANAGE on the workbook, EDIT on the destination).',
+          params: WorkbookSlugParams,
+          body: UpsertWorkbookBody,
+          response: { 200: Type.Ref('Workbook'), 201: Type.Ref('Workbook'), 409: ProblemRef },
+        },
+      },
+      async (request, reply) => {
+        const { created, workbook } = await service.upsert(request.caller, request.params.deploymentId, request.params.slug, request.body);
+        return reply.code(created ? 201 : 200).send(workbook);
+      },
+    );
+
+    app.get(
+      `${base}/:workbookId`,
+      {
+        schema: {
+          operationId: 'getWorkbook',
+          tags,
+          summary: 'Get a workbook (needs VIEW)',
+          params: WorkbookParams,
+          response: { 200: Type.Ref('Workbook') },
+        },
+      },
+      async (request) => service.get(request.caller, request.params.deploymentId, request.params.workbookId),
+    );
+
+    app.post(
+      `${base}/:workbookId/duplicate`,
+      {
+        // The body is optional: none means a copy in the same folder under the default name.
+        config: { optionalBody: true },
+        schema: {
+          operationId: 'duplicateWorkbook',
+          tags,
+          summary: 'Copy a workbook into its folder or another one, under a fresh slug',
+          description:
+            'Needs VIEW on the source, the EXPLORER role or above and EDIT on the destination (the deployment at the root). The copy gets the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the name `<name> (copy)` unless `name` is given, the source’s meta, calculated fields and draft, and no publication; the caller owns it.',
+          params: WorkbookParams,
+          body: DuplicateWorkbookBody,
+          response: { 201: Type.Ref('Workbook'), 409: ProblemRef },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(await service.duplicate(request.caller, request.params.deploymentId, request.params.workbookId, request.body)),
+    );
+  };
+}

@@ -1,0 +1,52 @@
+import { Type, type Static } from 'typebox';
+import { DeploymentParams, Id, Nullable, ref } from '../../http/schemas.js';
+import { DashboardConfigInput } from '../workspace/content.schemas.js';
+import { ItemName } from '../workspace/workspace.schemas.js';
+
+/**
+ * A workbook's slug: its stable, human-readable key within a deployment, for scripts that upsert.
+ * 1 to 100 characters of lowercase letters, digits and hyphens, starting with a letter or digit
+ * (100 is also the longest path parameter the router accepts).
+ */
+export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,99}$';
+export const SLUG_MAX_LENGTH = 100;
+export const Slug = Type.String({
+  pattern: SLUG_PATTERN,
+  description: 'Unique per deployment: 1 to 100 characters of lowercase letters, digits and hyphens, starting with a letter or digit.',
+});
+
+export const WorkbookParams = Type.Object({ ...DeploymentParams.properties, workbookId: Id });
+export const WorkbookSlugParams = Type.Object({ ...DeploymentParams.properties, slug: Slug });
+
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const UpsertWorkbookBody = Type.Object(
+  {
+    name: ItemName,
+    folderId: Type.Optional({
+      ...Nullable(Id),
+      description:
+        'Containing folder; null for the workspace root. On create, absent means the root. On update, absent keeps the folder, and a different value moves the workbook with the single move’s checks and errors.',
+    }),
+    meta: Type.Optional({ ...JsonObject, description: 'Free-form object. On update, absent keeps the stored value.' }),
+    calculatedFields: Type.Optional({ ...JsonObject, description: 'Free-form object. On update, absent keeps the stored value.' }),
+    dashboardDraft: Type.Optional({
+      ...Nullable(ref(DashboardConfigInput)),
+      description: 'The draft dashboard; null clears it. A legacy `TABS_CONTAINER` widget is stored as a `CONTAINER` with `config.layout` `tabs`.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description: 'Creates the workbook with this slug, or updates it. Fields left out keep their stored values on update and take their defaults on create.',
+  },
+);
+export type UpsertWorkbookInput = Static<typeof UpsertWorkbookBody>;
+
+export const DuplicateWorkbookBody = Type.Object(
+  {
+    folderId: Type.Optional({ ...Nullable(Id), description: 'Where the copy goes; null for the workspace root; absent for the source’s folder.' }),
+    name: Type.Optional({ ...ItemName, description: 'Name of the copy; absent gives "<source name> (copy)".' }),
+  },
+  { additionalProperties: false },
+);
+export type DuplicateWorkbookInput = Static<typeof DuplicateWorkbookBody>;

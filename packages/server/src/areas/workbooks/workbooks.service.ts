@@ -1,0 +1,164 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Access, Executor, WorkbookRow } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import { ApiError } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { normalizeDashboardConfig } from '../workspace/content.schemas.js';
+import { requirePlacement } from '../workspace/folders.service.js';
+import { loadViewContext, toWorkbookShape } from '../workspace/item-view.js';
+import { findItem, type StoredItem } from '../workspace/items.store.js';
+import { moveOne } from '../workspace/move.js';
+import { chainsOf, type WorkspaceScope } from '../workspace/tree.store.js';
+import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, type WorkspaceContext } from '../workspace/workspace-context.js';
+import type { Workbook } from '../workspace/workspace.schemas.js';
+import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
+import { findWorkbookBySlug, insertWorkbook, slugsStartingWith, updateWorkbook, type WorkbookChanges } from './workbooks.store.js';
+
+type WorkbookItem = StoredItem & { type: 'WORKBOOK' };
+
+const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'update', MANAGE: 'manage' };
+
+function slugTaken(slug: string, deploymentId: number): ApiError {
+  return new ApiError('WORKBOOK_SLUG_TAKEN', `A workbook with slug "${slug}" already exists in deployment ${deploymentId}; slugs are unique per deployment.`);
+}
+
+/** Stored form of a dashboard config: legacy widget types converted before they reach the table. */
+function storedConfig(config: unknown): string | null {
+  const normalized = normalizeDashboardConfig(config);
+  return normalized === null ? null : JSON.stringify(normalized);
+}
+
+/** 403 unless the caller's access to the workbook reaches `need`. */
+async function requireAccess(trx: Executor, context: WorkspaceContext, item: WorkbookItem, need: Access): Promise<void> {
+  const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
+  const level = await levelOn(context, itemTarget(context, item, chains));
+  if (!atLeast(level, need)) {
+    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
+  }
+}
+
+/** The workbook (404), with the caller's access to it checked against `need` (403). */
+async function authorized(trx: Executor, context: WorkspaceContext, workbookId: number, need: Access): Promise<WorkbookItem> {
+  const item = (await findItem(trx, context.scope, 'WORKBOOK', workbookId)) as WorkbookItem | undefined;
+  if (!item) throw itemNotFound(context, 'WORKBOOK', workbookId);
+  await requireAccess(trx, context, item, need);
+  return item;
+}
+
+/** `<slug>-copy`, or `<slug>-copy-2`, `-3`... : the first one no workbook of the deployment has. */
+async function freshSlug(trx: Executor, scope: WorkspaceScope, source: string): Promise<string> {
+  const base = `${source.slice(0, SLUG_MAX_LENGTH - '-copy-9999999999'.length)}-copy`;
+  const taken = await slugsStartingWith(trx, scope, base);
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+function copyName(name: string): string {
+  const suffix = ' (copy)';
+  return `${name.slice(0, 255 - suffix.length)}${suffix}`;
+}
+
+/**
+ * Workbooks: upsert by slug, read, duplicate. Every write holds the deployment's tree lock, so a
+ * workbook never lands in a folder that a concurrent delete is removing (DESIGN.md, "Trees").
+ */
+export function workbooksService(store: Store) {
+  const { db } = store;
+
+  async function view(caller: Caller, scope: WorkspaceScope, row: WorkbookRow): Promise<Workbook> {
+    const item: WorkbookItem = { type: 'WORKBOOK', row };
+    return toWorkbookShape(item, await loadViewContext(db, scope, caller.actor.userId, [item]));
+  }
+
+  async function insert(trx: Executor, context: WorkspaceContext, values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>) {
+    const { scope, caller } = context;
+    const at = now();
+    try {
+      return await insertWorkbook(trx, {
+        ...values,
+        tenant_id: scope.tenantId,
+        deployment_id: scope.deploymentId,
+        created_by: caller.actor.userId,
+        created_at: at,
+        updated_at: at,
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw slugTaken(values.slug, scope.deploymentId);
+      throw error;
+    }
+  }
+
+  /** EDIT on the workbook; a different `folderId` is a move, checked exactly as the single move. */
+  async function update(trx: Executor, context: WorkspaceContext, existing: WorkbookRow, input: UpsertWorkbookInput): Promise<WorkbookRow> {
+    await requireAccess(trx, context, { type: 'WORKBOOK', row: existing }, 'EDIT');
+    let row = existing;
+    if (input.folderId !== undefined && input.folderId !== row.folder_id) {
+      row = (await moveOne(trx, context, 'WORKBOOK', row.id, input.folderId)).item.row as WorkbookRow;
+    }
+    const wanted: Omit<WorkbookChanges, 'updated_at'> = { name: input.name };
+    if (input.meta !== undefined) wanted.meta = JSON.stringify(input.meta);
+    if (input.calculatedFields !== undefined) wanted.calculated_fields = JSON.stringify(input.calculatedFields);
+    if (input.dashboardDraft !== undefined) wanted.dashboard_draft = storedConfig(input.dashboardDraft);
+    const changed = Object.entries(wanted).some(([column, value]) => row[column as keyof WorkbookRow] !== value);
+    return changed ? updateWorkbook(trx, context.scope, row.id, { ...wanted, updated_at: now() }) : row;
+  }
+
+  return {
+    /** Creates the workbook with `slug` (EXPLORER or above, EDIT where it lands) or updates it (EDIT on it). */
+    async upsert(caller: Caller, deploymentId: number, slug: string, input: UpsertWorkbookInput): Promise<{ created: boolean; workbook: Workbook }> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const { created, row } = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const existing = await findWorkbookBySlug(trx, context.scope, slug);
+        if (existing) return { created: false, row: await update(trx, context, existing, input) };
+        const folderId = input.folderId ?? null;
+        await requirePlacement(trx, context, folderId, 'workbook');
+        const inserted = await insert(trx, context, {
+          folder_id: folderId,
+          name: input.name,
+          slug,
+          meta: JSON.stringify(input.meta ?? {}),
+          calculated_fields: JSON.stringify(input.calculatedFields ?? {}),
+          dashboard_draft: storedConfig(input.dashboardDraft),
+          dashboard_published: null,
+          published_dashboard: null,
+        });
+        return { created: true, row: inserted };
+      });
+      return { created, workbook: await view(caller, context.scope, row) };
+    },
+
+    async get(caller: Caller, deploymentId: number, workbookId: number): Promise<Workbook> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const item = await authorized(db, context, workbookId, 'VIEW');
+      return view(caller, context.scope, item.row);
+    },
+
+    /**
+     * A copy of the workbook's content (name, meta, calculated fields, draft) under a fresh slug,
+     * owned by the caller. The publication stays with the source: the copy starts unpublished.
+     * Needs VIEW on the source and the rights to create at the destination.
+     */
+    async duplicate(caller: Caller, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const source = (await authorized(trx, context, workbookId, 'VIEW')).row;
+        const folderId = input.folderId === undefined ? source.folder_id : input.folderId;
+        await requirePlacement(trx, context, folderId, 'workbook');
+        return insert(trx, context, {
+          folder_id: folderId,
+          name: input.name ?? copyName(source.name),
+          slug: await freshSlug(trx, context.scope, source.slug),
+          meta: source.meta,
+          calculated_fields: source.calculated_fields,
+          dashboard_draft: source.dashboard_draft === null ? null : storedConfig(JSON.parse(source.dashboard_draft)),
+          dashboard_published: null,
+          published_dashboard: null,
+        });
+      });
+      return view(caller, context.scope, row);
+    },
+  };
+}
+export type WorkbooksService = ReturnType<typeof workbooksService>;

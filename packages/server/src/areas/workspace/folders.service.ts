@@ -1,0 +1,128 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import type { Executor } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import { afterId, pageRequest, toPage } from '../../http/pagination.js';
+import { ApiError } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { loadViewContext, toFolder } from './item-view.js';
+import type { StoredItem } from './items.store.js';
+import type { CreateFolderInput, ListFoldersInput, UpdateFolderInput } from './folders.schemas.js';
+import { deleteOne } from './remove.js';
+import { chainsOf, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
+import { visibilityFor, visibleRows } from './visibility.js';
+import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, placeTarget, type WorkspaceContext } from './workspace-context.js';
+import type { Folder } from './workspace.schemas.js';
+
+type FolderItem = StoredItem & { type: 'FOLDER' };
+
+function nameTaken(name: string, parentId: number | null): ApiError {
+  const where = parentId === null ? 'at the workspace root' : `in folder ${parentId}`;
+  return new ApiError('FOLDER_NAME_TAKEN', `A folder named "${name}" already exists ${where}; folder names are unique within their parent.`);
+}
+
+/**
+ * Creating content needs a role above VIEWER and EDIT where it lands: the folder, or the
+ * deployment at the root. Shared by folders, workbooks and reports.
+ */
+export async function requirePlacement(trx: Executor, context: WorkspaceContext, folderId: number | null, what: string): Promise<void> {
+  if (context.caller.actor.role === 'VIEWER') throw new ApiError('FORBIDDEN', `Viewers cannot create ${what}s; ask an admin for the EXPLORER role.`);
+  const chains = await chainsOf(trx, context.scope, folderId === null ? [] : [folderId]);
+  if (folderId !== null && !chains.has(folderId)) throw itemNotFound(context, 'FOLDER', folderId);
+  const level = await levelOn(context, placeTarget(context, folderId, chains));
+  if (!atLeast(level, 'EDIT')) {
+    const where = folderId === null ? `deployment ${context.scope.deploymentId} (the workspace root)` : `folder ${folderId}`;
+    throw new ApiError('FORBIDDEN', `You need EDIT access on ${where} to create a ${what} there; you have ${haveText(level)}.`);
+  }
+}
+
+export function foldersService(store: Store) {
+  const { db } = store;
+
+  async function view(caller: Caller, scope: WorkspaceScope, rows: FolderItem[]): Promise<Folder[]> {
+    const context = await loadViewContext(db, scope, caller.actor.userId, rows);
+    return rows.map((item) => toFolder(item, context));
+  }
+
+  /** The folder (404), with the caller's access to it checked against `need` (403). */
+  async function authorized(context: WorkspaceContext, trx: Executor, folderId: number, need: 'VIEW' | 'EDIT'): Promise<FolderItem> {
+    const row = await findFolder(trx, context.scope, folderId);
+    if (!row) throw itemNotFound(context, 'FOLDER', folderId);
+    const item: FolderItem = { type: 'FOLDER', row };
+    const chains = await chainsOf(trx, context.scope, row.parent_id === null ? [] : [row.parent_id]);
+    const level = await levelOn(context, itemTarget(context, item, chains));
+    if (!atLeast(level, need)) {
+      const verb = need === 'VIEW' ? 'view' : 'rename';
+      throw new ApiError('FORBIDDEN', `You need ${need} access to ${verb} ${describeItem(item, level)}; you have ${haveText(level)}.`);
+    }
+    return item;
+  }
+
+  return {
+    async create(caller: Caller, deploymentId: number, input: CreateFolderInput): Promise<Folder> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const parentId = input.parentId ?? null;
+      const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        await requirePlacement(trx, context, parentId, 'folder');
+        const depth = parentId === null ? 0 : ((await chainsOf(trx, context.scope, [parentId])).get(parentId)?.entries.length ?? 0);
+        if (depth + 1 > MAX_FOLDER_DEPTH) {
+          throw new ApiError('FOLDER_TOO_DEEP', `Folder ${parentId} is ${depth} levels deep; folders nest at most ${MAX_FOLDER_DEPTH} levels.`);
+        }
+        if (await siblingNamed(trx, context.scope, parentId, input.name)) throw nameTaken(input.name, parentId);
+        const at = now();
+        try {
+          return await insertFolder(trx, {
+            tenant_id: caller.actor.tenantId,
+            deployment_id: deploymentId,
+            parent_id: parentId,
+            name: input.name,
+            created_by: caller.actor.userId,
+            created_at: at,
+            updated_at: at,
+          });
+        } catch (error) {
+          if (isUniqueViolation(error)) throw nameTaken(input.name, parentId);
+          throw error;
+        }
+      });
+      return (await view(caller, context.scope, [{ type: 'FOLDER', row }]))[0]!;
+    },
+
+    async get(caller: Caller, deploymentId: number, folderId: number): Promise<Folder> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const item = await authorized(context, db, folderId, 'VIEW');
+      return (await view(caller, context.scope, [item]))[0]!;
+    },
+
+    async rename(caller: Caller, deploymentId: number, folderId: number, input: UpdateFolderInput): Promise<Folder> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const item = await authorized(context, trx, folderId, 'EDIT');
+        if (item.row.name === input.name) return item.row;
+        if (await siblingNamed(trx, context.scope, item.row.parent_id, input.name, folderId)) throw nameTaken(input.name, item.row.parent_id);
+        return (await renameFolder(trx, context.scope, folderId, input.name, now()))!;
+      });
+      return (await view(caller, context.scope, [{ type: 'FOLDER', row }]))[0]!;
+    },
+
+    /** DESIGN.md, "Deleting folders": refused with subfolders; workbooks and reports go to the root. */
+    async remove(caller: Caller, deploymentId: number, folderId: number): Promise<void> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      await serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, 'FOLDER', folderId));
+    },
+
+    /** The folders the caller may see, by id, optionally only those directly in one folder. */
+    async list(caller: Caller, deploymentId: number, input: ListFoldersInput) {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const page = pageRequest(input);
+      const parentId = input.parentId === undefined ? undefined : input.parentId === 'root' ? null : Number(input.parentId);
+      const visibility = await visibilityFor(context);
+      const rows = await listFolders(db, context.scope, { parentId, afterId: afterId(page), limit: page.first + 1, visible: visibleRows(visibility, 'folders') });
+      const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      const items = await view(caller, context.scope, pageRows.map((row) => ({ type: 'FOLDER', row })));
+      return { items, pageInfo, data: items, count: items.length };
+    },
+  };
+}
+export type FoldersService = ReturnType<typeof foldersService>;

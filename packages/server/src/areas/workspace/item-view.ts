@@ -1,0 +1,118 @@
+import type { Executor, ItemType } from '../../db/tables.js';
+import { normalizeDashboard, normalizeDashboardConfig } from './content.schemas.js';
+import { containerOf, favoritesOf, ownersById, type StoredItem } from './items.store.js';
+import { chainsOf, type FolderChain, type PathEntry, type WorkspaceScope } from './tree.store.js';
+import type { Folder, ResourceOwner, Workbook } from './workspace.schemas.js';
+
+/**
+ * What turning stored items into API shapes needs beyond their rows: folder paths, owners and the
+ * caller's favorites, each loaded for a whole page in one query rather than one per item.
+ */
+export interface ItemViewContext {
+  paths: Map<number, FolderChain>;
+  owners: Map<number, ResourceOwner>;
+  favorites: Set<string>;
+}
+
+/** What the view context needs to know of an item. */
+export interface ViewSubject {
+  type: ItemType;
+  id: number;
+  folderId: number | null;
+  createdBy: number | null;
+}
+
+export function subjectOf(item: StoredItem): ViewSubject {
+  return { type: item.type, id: item.row.id, folderId: containerOf(item), createdBy: item.row.created_by };
+}
+
+export async function loadViewContext(
+  db: Executor,
+  scope: WorkspaceScope,
+  userId: number,
+  items: Array<StoredItem | ViewSubject>,
+  known: Map<number, FolderChain> = new Map(),
+): Promise<ItemViewContext> {
+  const subjects = items.map((i) => ('row' in i ? subjectOf(i) : i));
+  const missing = subjects.map((i) => i.folderId).filter((id): id is number => id !== null && !known.has(id));
+  const paths = new Map([...known, ...(await chainsOf(db, scope, missing))]);
+  const ownerRows = await ownersById(db, scope.tenantId, subjects.map((i) => i.createdBy));
+  const owners = new Map([...ownerRows].map(([id, r]) => [id, { id: r.id, email: r.email, firstName: r.first_name, picture: null }]));
+  const favorites = await favoritesOf(db, scope.tenantId, userId, subjects);
+  return { paths, owners, favorites };
+}
+
+export function pathOf(paths: Map<number, FolderChain>, folderId: number | null): PathEntry[] {
+  if (folderId === null) return [];
+  return (paths.get(folderId)?.entries ?? []).map(({ id, name }) => ({ id, name }));
+}
+
+export function parseJson(text: string | null): unknown {
+  return text === null ? null : (JSON.parse(text) as unknown);
+}
+
+function parseObject(text: string | null): Record<string, unknown> {
+  const value = parseJson(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+export function favoriteKey(type: ItemType, id: number): string {
+  return `${type}:${id}`;
+}
+
+/** The spec's `Workbook` shape, which a move returns for every item type. */
+export function toWorkbookShape(item: StoredItem, context: ItemViewContext): Workbook {
+  const { row } = item;
+  const folderId = containerOf(item);
+  const shape: Workbook = {
+    id: row.id,
+    deploymentId: row.deployment_id,
+    name: row.name,
+    type: item.type,
+    meta: {},
+    calculatedFields: {},
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    userId: row.created_by,
+    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
+    folderId,
+    folderPath: pathOf(context.paths, folderId),
+    slug: null,
+    isFavorite: context.favorites.has(favoriteKey(item.type, row.id)),
+    dashboardDraft: null,
+    dashboardPublished: null,
+    publishedDashboard: null,
+  };
+  if (row.created_by !== null) shape.createdBy = row.created_by;
+  if (item.type === 'WORKBOOK') {
+    const w = item.row;
+    shape.meta = parseObject(w.meta);
+    shape.calculatedFields = parseObject(w.calculated_fields);
+    shape.slug = w.slug;
+    // Stored configs may predate the current widget types; they are converted as they are read.
+    shape.dashboardDraft = normalizeDashboardConfig(parseJson(w.dashboard_draft));
+    shape.dashboardPublished = normalizeDashboardConfig(parseJson(w.dashboard_published));
+    shape.publishedDashboard = normalizeDashboard(parseJson(w.published_dashboard));
+  } else if (item.type === 'REPORT') {
+    shape.meta = parseObject(item.row.meta);
+  }
+  return shape;
+}
+
+export function toFolder(item: StoredItem & { type: 'FOLDER' }, context: ItemViewContext): Folder {
+  const { row } = item;
+  return {
+    id: row.id,
+    deploymentId: row.deployment_id,
+    name: row.name,
+    type: 'FOLDER',
+    parentId: row.parent_id,
+    folderId: row.parent_id,
+    folderPath: pathOf(context.paths, row.parent_id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy: row.created_by,
+    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
+    isFavorite: context.favorites.has(favoriteKey('FOLDER', row.id)),
+  };
+}

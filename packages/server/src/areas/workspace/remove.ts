@@ -1,0 +1,29 @@
+import type { Executor, ItemType } from '../../db/tables.js';
+import { ApiError } from '../../http/problems.js';
+import { now } from '../../time.js';
+import { containerOf, deleteItem, findItem } from './items.store.js';
+import { chainsOf, hasSubfolders } from './tree.store.js';
+import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, type WorkspaceContext } from './workspace-context.js';
+
+/**
+ * Deletes one item inside the caller's transaction (which holds the tree lock): it exists (404),
+ * the caller has MANAGE on it (403), and a folder has no subfolders (400). A folder's workbooks
+ * and reports move to the root rather than being lost (DESIGN.md, "Deleting folders").
+ */
+export async function deleteOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number): Promise<void> {
+  const item = await findItem(trx, context.scope, type, id);
+  if (!item) throw itemNotFound(context, type, id);
+  const from = containerOf(item);
+  const chains = await chainsOf(trx, context.scope, from === null ? [] : [from]);
+  const level = await levelOn(context, itemTarget(context, item, chains));
+  if (!atLeast(level, 'MANAGE')) {
+    throw new ApiError('FORBIDDEN', `You need MANAGE access to delete ${describeItem(item, level)}; you have ${haveText(level)}.`);
+  }
+  if (item.type === 'FOLDER' && (await hasSubfolders(trx, context.scope, id))) {
+    throw new ApiError(
+      'FOLDER_HAS_SUBFOLDERS',
+      `Cannot delete ${describeItem(item, level)} while it has subfolders; delete or move them first (list them before it in a bulk delete).`,
+    );
+  }
+  await deleteItem(trx, context.scope, item, now());
+}

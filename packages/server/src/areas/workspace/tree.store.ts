@@ -1,0 +1,170 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import { prepared } from '../../db/prepared.js';
+import type { Executor, FolderRow } from '../../db/tables.js';
+
+/** Folders nest at most this many levels: a top-level folder is level 1 (DESIGN.md, "Moves"). */
+export const MAX_FOLDER_DEPTH = 10;
+
+/** The deployment a workspace query runs in; every query filters by both ids. */
+export interface WorkspaceScope {
+  tenantId: number;
+  deploymentId: number;
+}
+
+export interface PathEntry {
+  id: number;
+  name: string;
+}
+
+/** A folder's chain from its top-level ancestor down to itself, each with its creator (for access). */
+export interface FolderChain {
+  entries: Array<PathEntry & { createdBy: number | null }>;
+}
+
+export async function findFolder(db: Executor, scope: WorkspaceScope, id: number): Promise<FolderRow | undefined> {
+  return db
+    .selectFrom('folders')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * The ancestor chains of many folders in one query: for each folder id, its path from the top
+ * down to itself. Walking up costs the folders' depth, not the workspace's size. The recursion is
+ * bounded by the depth limit, so even a cycle in bad data cannot make it loop.
+ */
+export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: Iterable<number>): Promise<Map<number, FolderChain>> {
+  const ids = [...new Set(folderIds)];
+  const chains = new Map<number, FolderChain>();
+  if (ids.length === 0) return chains;
+  // A move walks up from one or two folders: those two shapes are compiled once.
+  const { rows } =
+    ids.length === 1
+      ? await CHAIN_OF_ONE(db, scope.tenantId, scope.deploymentId, ids[0]!)
+      : ids.length === 2
+        ? await CHAIN_OF_TWO(db, scope.tenantId, scope.deploymentId, ids[0]!, ids[1]!)
+        : await walkUp(scope, ids).execute(db);
+  // Deepest ancestor first: the path reads from the top-level folder down.
+  rows.sort((a, b) => Number(a.origin) - Number(b.origin) || b.depth - a.depth);
+  for (const row of rows) {
+    const origin = Number(row.origin);
+    let chain = chains.get(origin);
+    if (!chain) chains.set(origin, (chain = { entries: [] }));
+    chain.entries.push({ id: Number(row.id), name: row.name, createdBy: row.created_by === null ? null : Number(row.created_by) });
+  }
+  return chains;
+}
+
+interface ChainRow {
+  origin: number;
+  id: number;
+  name: string;
+  created_by: number | null;
+  depth: number;
+}
+
+/**
+ * Every folder from each of `ids` up to the top, tagged with where the walk started. UNION and the
+ * depth bound both keep a cycle in bad data from looping.
+ */
+function walkUp(scope: { tenantId: unknown; deploymentId: unknown }, ids: unknown[]) {
+  return sql<ChainRow>`
+    with recursive up(origin, id, parent_id, name, created_by, depth) as (
+      select id, id, parent_id, name, created_by, 0 from folders
+       where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and id in (${sql.join(ids)})
+      union
+      select up.origin, f.id, f.parent_id, f.name, f.created_by, up.depth + 1
+        from folders f join up on f.id = up.parent_id
+       where f.deployment_id = ${scope.deploymentId} and up.depth < ${MAX_FOLDER_DEPTH}
+    )
+    select origin, id, name, created_by, depth from up`;
+}
+
+const CHAIN_OF_ONE = prepared(3, (_db, tenantId: number, deploymentId: number, id: number) => walkUp({ tenantId, deploymentId }, [id]));
+const CHAIN_OF_TWO = prepared(4, (_db, tenantId: number, deploymentId: number, a: number, b: number) => walkUp({ tenantId, deploymentId }, [a, b]));
+
+/**
+ * Whether the subtree under `folderId` (the folder itself is level 1) reaches deeper than
+ * `levels`. The walk down stops one level past the limit, so it never reads more than the part of
+ * the subtree the answer depends on.
+ */
+export async function subtreeDeeperThan(db: Executor, scope: WorkspaceScope, folderId: number, levels: number): Promise<boolean> {
+  const { rows } = await sql<{ deepest: number | null }>`
+    with recursive down(id, level) as (
+      select id, 1 from folders where deployment_id = ${scope.deploymentId} and id = ${folderId}
+      union
+      select f.id, down.level + 1 from folders f join down on f.parent_id = down.id
+       where down.level <= ${levels}
+    )
+    select max(level) as deepest from down`.execute(db);
+  return Number(rows[0]?.deepest ?? 0) > levels;
+}
+
+/** A folder in `parentId` (null = root) named `name`, other than `exceptId`. */
+export async function siblingNamed(
+  db: Executor,
+  scope: WorkspaceScope,
+  parentId: number | null,
+  name: string,
+  exceptId?: number,
+): Promise<FolderRow | undefined> {
+  let query = db
+    .selectFrom('folders')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('name', '=', name)
+    .where('parent_id', parentId === null ? 'is' : '=', parentId);
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  return query.executeTakeFirst();
+}
+
+export async function hasSubfolders(db: Executor, scope: WorkspaceScope, folderId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('folders')
+    .select('id')
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('parent_id', '=', folderId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertFolder(db: Executor, values: Omit<FolderRow, 'id'>): Promise<FolderRow> {
+  return db.insertInto('folders').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function renameFolder(db: Executor, scope: WorkspaceScope, id: number, name: string, at: string): Promise<FolderRow | undefined> {
+  return db
+    .updateTable('folders')
+    .set({ name, updated_at: at })
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface FolderListFilter {
+  /** undefined: every folder; null: top-level folders only. */
+  parentId?: number | null | undefined;
+  afterId?: number | undefined;
+  limit: number;
+  /** Which rows the caller may see (visibility.ts). */
+  visible: Expression<SqlBool>;
+}
+
+export async function listFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter): Promise<FolderRow[]> {
+  let query = db
+    .selectFrom('folders')
+    .selectAll()
+    .where('tenant_id', '=', scope.tenantId)
+    .where('deployment_id', '=', scope.deploymentId)
+    .where(filter.visible);
+  if (filter.parentId !== undefined) query = query.where('parent_id', filter.parentId === null ? 'is' : '=', filter.parentId);
+  if (filter.afterId !== undefined) query = query.where('id', '>', filter.afterId);
+  return query.orderBy('id').limit(filter.limit).execute();
+}

@@ -1,0 +1,73 @@
+import type { Caller } from '../../access/caller.js';
+import { atLeast, type AccessTarget, type ResourceRef } from '../../access/levels.js';
+import type { Access, Db, DeploymentRow, ItemType } from '../../db/tables.js';
+import { ApiError, notFound } from '../../http/problems.js';
+import { findDeployment } from '../deployments/deployments.store.js';
+import { containerOf, type StoredItem } from './items.store.js';
+import type { FolderChain, WorkspaceScope } from './tree.store.js';
+
+/** One request's view of a deployment's workspace: where it is, and who is asking. */
+export interface WorkspaceContext {
+  scope: WorkspaceScope;
+  deployment: DeploymentRow;
+  caller: Caller;
+}
+
+/**
+ * 404 when the deployment is not the caller's tenant's. The caller's grants are loaded here,
+ * before any transaction opens: SQLite has one connection, which a transaction holds, and every
+ * access check after this is evaluated in memory.
+ */
+export async function openWorkspace(db: Db, caller: Caller, deploymentId: number): Promise<WorkspaceContext> {
+  const deployment = await findDeployment(db, caller.actor.tenantId, deploymentId);
+  if (!deployment) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
+  await caller.access.grants();
+  return { scope: { tenantId: caller.actor.tenantId, deploymentId }, deployment, caller };
+}
+
+const LABEL: Record<ItemType, string> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
+const TITLE: Record<ItemType, string> = { FOLDER: 'Folder', WORKBOOK: 'Workbook', REPORT: 'Report' };
+const NOT_FOUND = { FOLDER: 'FOLDER_NOT_FOUND', WORKBOOK: 'WORKBOOK_NOT_FOUND', REPORT: 'REPORT_NOT_FOUND' } as const;
+
+export function itemNotFound(context: WorkspaceContext, type: ItemType, id: number): ApiError {
+  return new ApiError(NOT_FOUND[type], `${TITLE[type]} ${id} does not exist in deployment ${context.scope.deploymentId}.`);
+}
+
+/** Names an item in a message; its name only for a caller who may see it. */
+export function describeItem(item: StoredItem, level: Access | null): string {
+  const label = `${LABEL[item.type]} ${item.row.id}`;
+  return level === null ? label : `${label} "${item.row.name}"`;
+}
+
+/** The folders above `folderId`, nearest first, as access-check references. */
+function ancestry(folderId: number | null, chains: Map<number, FolderChain>): ResourceRef[] {
+  if (folderId === null) return [];
+  const entries = chains.get(folderId)?.entries ?? [];
+  return entries.map((e) => ({ type: 'FOLDER' as const, id: e.id })).reverse();
+}
+
+/** What an access check on `item` looks at: the item, then the folders above it. */
+export function itemTarget(context: WorkspaceContext, item: StoredItem, chains: Map<number, FolderChain>): AccessTarget {
+  return {
+    deploymentId: context.scope.deploymentId,
+    chain: [{ type: item.type, id: item.row.id }, ...ancestry(containerOf(item), chains)],
+    createdBy: item.row.created_by,
+  };
+}
+
+/** What placing something into `folderId` is checked on: that folder, or the deployment at the root. */
+export function placeTarget(context: WorkspaceContext, folderId: number | null, chains: Map<number, FolderChain>): AccessTarget {
+  if (folderId === null) return { deploymentId: context.scope.deploymentId, chain: [], createdBy: context.deployment.created_by };
+  const own = chains.get(folderId)?.entries.at(-1);
+  return { deploymentId: context.scope.deploymentId, chain: ancestry(folderId, chains), createdBy: own?.createdBy ?? null };
+}
+
+export async function levelOn(context: WorkspaceContext, target: AccessTarget): Promise<Access | null> {
+  return context.caller.access.level(target);
+}
+
+export function haveText(level: Access | null): string {
+  return level === null ? 'no access' : `${level} access`;
+}
+
+export { atLeast };

@@ -1,0 +1,169 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import type { ItemType } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import { ApiError } from '../../http/problems.js';
+import { decodeCursor, encodeCursor, pageRequest } from '../../http/pagination.js';
+import { favoriteKey, loadViewContext, pathOf, toWorkbookShape } from './item-view.js';
+import type { ListWorkspaceInput, WorkspaceEntry } from './listing.schemas.js';
+import { listEntries, type ListingKey, type ListingRow } from './listing.store.js';
+import { visibilityFor } from './visibility.js';
+import { moveOne, type Moved } from './move.js';
+import { deleteOne } from './remove.js';
+import type { FolderChain } from './tree.store.js';
+import { containerOf, findItem, setFavorite } from './items.store.js';
+import { chainsOf } from './tree.store.js';
+import { describeItem, itemNotFound, itemTarget, levelOn, openWorkspace } from './workspace-context.js';
+import { now } from '../../time.js';
+import type { BulkDeleteInput, BulkFailure, BulkMoveInput, MoveInput, Workbook } from './workspace.schemas.js';
+
+export interface ItemRef {
+  type: ItemType;
+  id: number;
+}
+
+/** Repeated references to the same (type, id) collapse to the first (spec: bulk move, rule 2). */
+export function distinctItems(items: ItemRef[]): ItemRef[] {
+  const seen = new Set<string>();
+  return items.filter((ref) => {
+    const key = `${ref.type}:${ref.id}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** A listing cursor: [group, sort key, type rank, id] as the previous page's last entry had them. */
+function listingKey(cursor: string): ListingKey {
+  const [grp, key, rank, id] = decodeCursor(cursor, 4);
+  const valid = typeof grp === 'number' && typeof key === 'string' && typeof rank === 'number' && typeof id === 'number';
+  if (!valid) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
+  return [grp, key, rank, id];
+}
+
+export type ErrorLog = (error: unknown, context: string) => void;
+
+export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
+  const { db } = store;
+
+  /**
+   * Runs `apply` for each distinct item in order, each in its own transaction holding the tree
+   * lock, and records each outcome; an item that fails rolls back alone (spec: bulk move, rules 3
+   * and 4). Its failure carries the status and message the single operation would have returned.
+   */
+  async function eachItem<T>(deploymentId: number, items: ItemRef[], apply: (ref: ItemRef) => Promise<T>) {
+    const done: Array<{ ref: ItemRef; result: T }> = [];
+    const failed: BulkFailure[] = [];
+    for (const ref of distinctItems(items)) {
+      try {
+        done.push({ ref, result: await apply(ref) });
+      } catch (error) {
+        if (error instanceof ApiError) {
+          failed.push({ ...ref, error: { status: error.status, message: error.detail } });
+        } else {
+          // The batch goes on: the response must still record what earlier items applied.
+          logError(error, `workspace item ${ref.type} ${ref.id} in deployment ${deploymentId}`);
+          failed.push({ ...ref, error: { status: 500, message: `An internal error stopped ${ref.type.toLowerCase()} ${ref.id}; it was not changed.` } });
+        }
+      }
+    }
+    return { done, failed };
+  }
+
+  async function shapes(caller: Caller, deploymentId: number, moved: Moved[]): Promise<Workbook[]> {
+    const scope = { tenantId: caller.actor.tenantId, deploymentId };
+    const known = new Map<number, FolderChain>(moved.flatMap((m) => [...m.chains]));
+    const view = await loadViewContext(db, scope, caller.actor.userId, moved.map((m) => m.item), known);
+    // Each item's path as it was read inside its own transaction.
+    return moved.map((m) => toWorkbookShape(m.item, { ...view, paths: m.chains }));
+  }
+
+  return {
+    /** The single-item move: 200 with the item in the spec's `Workbook` shape, or the first failed check. */
+    async move(caller: Caller, deploymentId: number, input: MoveInput): Promise<Workbook> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const moved = await serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, input.type, input.id, input.folderId));
+      return (await shapes(caller, deploymentId, [moved]))[0]!;
+    },
+
+    /** Spec: bulk move, rules 1 to 8. Always a record of what applied, in request order. */
+    async bulkMove(caller: Caller, deploymentId: number, input: BulkMoveInput): Promise<{ moved: Workbook[]; failed: BulkFailure[] }> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const folderId = input.folderId ?? null;
+      const { done, failed } = await eachItem(deploymentId, input.items, (ref) =>
+        serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, ref.type, ref.id, folderId)),
+      );
+      return { moved: await shapes(caller, deploymentId, done.map((d) => d.result)), failed };
+    },
+
+    /** One folder's content (or search results), folders first, only what the caller may see. */
+    async list(caller: Caller, deploymentId: number, input: ListWorkspaceInput) {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const page = pageRequest(input);
+      const rows = await listEntries(db, store.dialect, context.scope, await visibilityFor(context), {
+        folderId: input.folderId === undefined || input.folderId === 'root' ? null : Number(input.folderId),
+        types: input.types ? (input.types.split(',') as ItemType[]) : ['FOLDER', 'WORKBOOK', 'REPORT'],
+        search: input.search,
+        sortBy: input.sortBy ?? 'name',
+        descending: input.sortOrder === 'desc',
+        after: page.after === undefined ? undefined : listingKey(page.after),
+        limit: page.first + 1,
+      });
+      const pageRows = rows.slice(0, page.first);
+      const subjects = pageRows.map((r) => ({ type: r.type, id: r.id, folderId: r.folder_id, createdBy: r.created_by }));
+      const view = await loadViewContext(db, context.scope, caller.actor.userId, subjects);
+      const items: WorkspaceEntry[] = pageRows.map((r) => ({
+        type: r.type,
+        id: r.id,
+        deploymentId,
+        name: r.name,
+        folderId: r.folder_id,
+        folderPath: pathOf(view.paths, r.folder_id),
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+        createdBy: r.created_by,
+        user: r.created_by === null ? null : (view.owners.get(r.created_by) ?? null),
+        isFavorite: view.favorites.has(favoriteKey(r.type, r.id)),
+        slug: r.slug,
+        publicId: r.public_id,
+        kind: r.kind,
+      }));
+      const keyOf = (r: ListingRow) => encodeCursor([r.grp, r.sort_key, r.type_rank, r.id]);
+      const first = pageRows[0];
+      const last = pageRows.at(-1);
+      const pageInfo = {
+        startCursor: first ? keyOf(first) : null,
+        endCursor: last ? keyOf(last) : null,
+        hasNextPage: rows.length > page.first,
+        hasPreviousPage: page.after !== undefined,
+      };
+      return { items, pageInfo, data: items, count: items.length };
+    },
+
+    /**
+     * Marks or unmarks an item as the caller's favorite (`isFavorite` is per user). Needs VIEW;
+     * under the tree lock so a favorite never outlives its item.
+     */
+    async favorite(caller: Caller, deploymentId: number, ref: ItemRef, on: boolean): Promise<void> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const item = await findItem(trx, context.scope, ref.type, ref.id);
+        if (!item) throw itemNotFound(context, ref.type, ref.id);
+        const from = containerOf(item);
+        const level = await levelOn(context, itemTarget(context, item, await chainsOf(trx, context.scope, from === null ? [] : [from])));
+        if (level === null) throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
+        await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, now());
+      });
+    },
+
+    /** Deletes items in order, each in its own transaction, with per-item failures like the bulk move's. */
+    async bulkDelete(caller: Caller, deploymentId: number, input: BulkDeleteInput): Promise<{ deleted: ItemRef[]; failed: BulkFailure[] }> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const { done, failed } = await eachItem(deploymentId, input.items, (ref) =>
+        serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id)),
+      );
+      return { deleted: done.map((d) => ({ type: d.ref.type, id: d.ref.id })), failed };
+    },
+  };
+}
+export type WorkspaceService = ReturnType<typeof workspaceService>;

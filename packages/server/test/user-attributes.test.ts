@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, TestApp, problem } from './harness.js';
+import { filterPath, ok, PATCH_OP, provisionUser, scim, scimError, USER_SCHEMA } from './scim-harness.js';
+
+const EXT = 'urn:mapi:params:scim:schemas:extension:attributes:2.0:User';
+
+/** User attributes (spec: Other operations, /api/v1/user-attributes and /user-attribute-values) and their SCIM extension. */
+describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
+  let t: TestApp;
+  let region: number;
+  let level: number;
+  let beta: number;
+  let teams: number;
+  beforeAll(async () => {
+    t = await TestApp.create(dialect);
+    const create = async (body: unknown) => (await t.request({ method: 'POST', url: '/api/v1/user-attributes', body })).json().id as number;
+    region = await create({ name: 'region', type: 'string', defaultValue: 'EU' });
+    level = await create({ name: 'level', type: 'number' });
+    beta = await create({ name: 'beta', type: 'boolean', defaultValue: false });
+    teams = await create({ name: 'teams', type: 'string-list' });
+  });
+  afterAll(async () => t?.close());
+
+  describe('definitions', () => {
+    it('POST creates one (201), GET lists and reads them', async () => {
+      const res = await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'costCentre', type: 'string' } });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toMatchObject({ name: 'costCentre', type: 'string', defaultValue: null });
+      const list = (await t.request({ url: '/api/v1/user-attributes' })).json();
+      expect(list.items.map((a: { name: string }) => a.name)).toEqual(['region', 'level', 'beta', 'teams', 'costCentre']);
+      expect((await t.request({ url: `/api/v1/user-attributes/${region}` })).json()).toMatchObject({ id: region, name: 'region', type: 'string', defaultValue: 'EU' });
+    });
+
+    it('names are unique ignoring case (409), well-formed (400); a default must match the type (400)', async () => {
+      problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'REGION', type: 'string' } }), 409, 'USER_ATTRIBUTE_NAME_TAKEN');
+      problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: '1st', type: 'string' } }), 400, 'VALIDATION_FAILED');
+      problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'x', type: 'date' } }), 400, 'VALIDATION_FAILED');
+      const bad = problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'n', type: 'number', defaultValue: '5' } }), 400, 'VALIDATION_FAILED');
+      expect(bad.errors).toEqual([{ pointer: '/body/defaultValue', message: 'must be a number' }]);
+    });
+
+    it('PUT renames and changes the default, but never the type; unknown ids are 404', async () => {
+      const id = (await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'tier', type: 'string' } })).json().id;
+      const res = await t.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { name: 'plan', defaultValue: 'free' } });
+      expect(res.json()).toMatchObject({ id, name: 'plan', type: 'string', defaultValue: 'free' });
+      problem(await t.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { type: 'number' } }), 400, 'VALIDATION_FAILED');
+      problem(await t.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { defaultValue: 3 } }), 400, 'VALIDATION_FAILED');
+      problem(await t.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { name: 'Region' } }), 409, 'USER_ATTRIBUTE_NAME_TAKEN');
+      problem(await t.request({ url: '/api/v1/user-attributes/999999' }), 404, 'USER_ATTRIBUTE_NOT_FOUND');
+    });
+
+    it('only admins manage definitions', async () => {
+      const explorer = await t.user('EXPLORER');
+      problem(await t.request({ url: '/api/v1/user-attributes', key: explorer.key }), 403, 'FORBIDDEN');
+      problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', key: explorer.key, body: { name: 'mine', type: 'string' } }), 403, 'FORBIDDEN');
+    });
+  });
+
+  describe('values', () => {
+    it('GET gives every attribute, defaults filled in; POST sets some and null returns one to its default', async () => {
+      const user = await t.user('EXPLORER');
+      const initial = (await t.request({ url: `/api/v1/user-attribute-values/${user.userId}` })).json();
+      expect(initial.values.slice(0, 4)).toEqual([
+        { attributeId: region, name: 'region', type: 'string', value: 'EU', isDefault: true },
+        { attributeId: level, name: 'level', type: 'number', value: null, isDefault: true },
+        { attributeId: beta, name: 'beta', type: 'boolean', value: false, isDefault: true },
+        { attributeId: teams, name: 'teams', type: 'string-list', value: null, isDefault: true },
+      ]);
+      const set = await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', LEVEL: 3, teams: ['a', 'b'] } } });
+      expect(set.statusCode).toBe(200);
+      expect(set.json().values.slice(0, 4).map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([['US', false], [3, false], [false, true], [['a', 'b'], false]]);
+      const reset = await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: null } } });
+      expect(reset.json().values[0]).toMatchObject({ value: 'EU', isDefault: true });
+      expect(reset.json().values[1]).toMatchObject({ value: 3, isDefault: false });
+    });
+
+    it('a value of the wrong type or an unknown attribute is 400 and nothing is written', async () => {
+      const user = await t.user('EXPLORER');
+      const wrong = problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', level: '3' } } }), 400, 'VALIDATION_FAILED');
+      expect(wrong.errors).toEqual([{ pointer: '/body/values/level', message: 'must be a number' }]);
+      const unknown = problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { shoeSize: 'x' } } }), 400, 'VALIDATION_FAILED');
+      expect(unknown.errors?.[0]?.pointer).toBe('/body/values/shoeSize');
+      const after = (await t.request({ url: `/api/v1/user-attribute-values/${user.userId}` })).json();
+      expect(after.values[0]).toMatchObject({ value: 'EU', isDefault: true });
+    });
+
+    it('a user reads their own values; others and unknown users are refused', async () => {
+      const user = await t.user('VIEWER');
+      const other = await t.user('VIEWER');
+      expect((await t.request({ url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key })).statusCode).toBe(200);
+      problem(await t.request({ url: `/api/v1/user-attribute-values/${other.userId}`, key: user.key }), 403, 'FORBIDDEN');
+      problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key, body: { values: { region: 'US' } } }), 403, 'FORBIDDEN');
+      problem(await t.request({ url: '/api/v1/user-attribute-values/999999' }), 404, 'USER_NOT_FOUND');
+    });
+  });
+
+  describe('SCIM extension', () => {
+    it('provisioning sets values through the extension, and the REST API reads them', async () => {
+      const user = await provisionUser(t, { [EXT]: { region: 'APAC', level: 7, beta: 'True', teams: ['x'] } });
+      expect(user.schemas).toContain(EXT);
+      expect(user[EXT]).toEqual({ region: 'APAC', level: 7, beta: true, teams: ['x'] });
+      const rest = (await t.request({ url: `/api/v1/user-attribute-values/${user.id}` })).json();
+      expect(rest.values.slice(0, 4).map((v: { value: unknown }) => v.value)).toEqual(['APAC', 7, true, ['x']]);
+    });
+
+    it('PATCH sets and removes values; PUT replaces them', async () => {
+      const user = await provisionUser(t, { [EXT]: { region: 'APAC' } });
+      const patched = ok(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'Replace', value: { [`${EXT}:level`]: 2 } }] } }));
+      expect(patched[EXT]).toEqual({ region: 'APAC', level: 2 });
+      const removed = ok(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `${EXT}:region` }] } }));
+      expect(removed[EXT]).toEqual({ level: 2 });
+      const replaced = ok(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA, EXT], userName: user.userName, [EXT]: { teams: ['t1'] } } }));
+      expect(replaced[EXT]).toEqual({ teams: ['t1'] });
+    });
+
+    it('a value of the wrong type is 400 invalidValue and nothing changes', async () => {
+      const user = await provisionUser(t, { [EXT]: { level: 1 } });
+      scimError(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA], userName: user.userName, [EXT]: { level: 'high' } } }), 400, 'invalidValue');
+      expect(ok(await scim(t, { path: `/Users/${user.id}` }))[EXT]).toEqual({ level: 1 });
+    });
+
+    it('filters on user attributes compile to SQL, by type', async () => {
+      const a = await provisionUser(t, { [EXT]: { region: 'Nordics', level: 10, beta: true, teams: ['red', 'blue'] } });
+      const b = await provisionUser(t, { [EXT]: { region: 'nordics-east', level: 9, beta: false, teams: ['green'] } });
+      const ids = async (filter: string) => ok(await scim(t, { path: filterPath('Users', filter) })).Resources.map((r: { id: string }) => r.id);
+      expect(await ids(`${EXT}:region eq "NORDICS"`)).toEqual([a.id]);
+      expect(await ids(`${EXT}:region sw "nordics"`)).toEqual([a.id, b.id]);
+      expect(await ids(`${EXT}:level gt 9`)).toEqual([a.id]);
+      expect(await ids(`${EXT}:level ge 9 and ${EXT}:level le 10`)).toEqual([a.id, b.id]);
+      expect(await ids(`${EXT}:beta eq false`)).toEqual([b.id]);
+      expect(await ids(`${EXT}:teams eq "blue"`)).toEqual([a.id]);
+      expect(await ids(`${EXT}:teams pr and ${EXT}:region co "east"`)).toEqual([b.id]);
+      scimError(await scim(t, { path: filterPath('Users', `${EXT}:level gt "9"`) }), 400, 'invalidFilter');
+      scimError(await scim(t, { path: filterPath('Users', `${EXT}:nothing eq "x"`) }), 400, 'invalidFilter');
+    });
+
+    it('/Schemas lists the tenant\'s attributes in the extension', async () => {
+      const schema = ok(await scim(t, { path: `/Schemas/${EXT}` }));
+      expect(schema.attributes.slice(0, 4).map((a: { name: string; type: string; multiValued: boolean }) => [a.name, a.type, a.multiValued])).toEqual([
+        ['region', 'string', false],
+        ['level', 'decimal', false],
+        ['beta', 'boolean', false],
+        ['teams', 'string', true],
+      ]);
+    });
+  });
+});
