@@ -130,6 +130,7 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
         [`meta.created ge "${alpha.meta.created}"`, [alpha.id, beta.id, gamma.id]],
         [`meta.created gt "${gamma.meta.created}"`, []],
         ['meta.lastModified gt "2015-10-10T14:38:21.8617979-07:00"', [alpha.id, beta.id, gamma.id]],
+        ['meta.resourceType eq "User"', [alpha.id, beta.id, gamma.id]],
       ];
       for (const [filter, expected] of cases) expect(await userIds(filter), filter).toEqual(expected);
     });
@@ -155,7 +156,7 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
     });
 
     it('answers 400 invalidFilter for bad syntax, unknown attributes and impossible comparisons', async () => {
-      for (const filter of ['userName eq', 'userName eq bare', 'userName zz "x"', '(userName eq "x"', 'nothing eq "x"', 'name eq "x"', 'active gt true', 'meta.created gt "yesterday"', 'emails[value eq "x"', 'name.nothing eq "x"', 'userName eq {"a":1}']) {
+      for (const filter of ['userName eq', 'userName eq bare', 'userName zz "x"', '(userName eq "x"', 'nothing eq "x"', 'name eq "x"', 'active gt true', 'meta.created gt "yesterday"', 'emails[value eq "x"', 'name.nothing eq "x"', 'userName eq {"a":1}', 'meta.version eq "x"', 'meta.location pr']) {
         scimError(await scim(t, { path: filterPath('Users', filter) }), 400, 'invalidFilter');
       }
       scimError(await scim(t, { path: filterPath('Groups', 'members.display eq "x"') }), 400, 'invalidFilter');
@@ -219,6 +220,8 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
       expect(page.Resources[0].name).toEqual({ familyName: 'Anders' });
       const one = ok(await scim(t, { path: `/Users/${alpha.id}?attributes=${ENTERPRISE}:department,emails.value` }));
       expect(one[ENTERPRISE]).toEqual({ department: 'Research' });
+      const whole = ok(await scim(t, { path: `/Users/${alpha.id}?attributes=${ENTERPRISE}` }));
+      expect(Object.keys(whole).sort()).toEqual(['id', 'meta', 'schemas', ENTERPRISE]);
       expect(one.emails).toEqual([{ value: 'alpha@work.example.com' }, { value: 'alpha@home.example.org' }]);
     });
 

@@ -65,6 +65,13 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       expect(user.meta.created).not.toBe('2000-01-01T00:00:00Z');
     });
 
+    it('never stores or returns a password (RFC 7643 section 4.1.1: returned "never"; not offered here)', async () => {
+      const user = await provisionUser(t, { password: 'hunter2-secret' });
+      expect(JSON.stringify(ok(await scim(t, { path: `/Users/${user.id}` })))).not.toContain('hunter2');
+      const stored = await t.store.db.selectFrom('scim_users').select('document').where('user_id', '=', Number(user.id)).executeTakeFirstOrThrow();
+      expect(stored.document).not.toContain('hunter2');
+    });
+
     it('keeps multi-valued and complex attributes as given (addresses, phoneNumbers)', async () => {
       const addresses = [{ streetAddress: '1 Main St', locality: 'Springfield', country: 'US', type: 'work', primary: true }];
       const user = await provisionUser(t, { addresses, phoneNumbers: [{ value: '+1 555 0100', type: 'mobile' }], title: 'Engineer' });

@@ -165,6 +165,7 @@ class Compiler {
       id: { expr: sql`cast(${sql.ref(`${table}.id`)} as text)`, type: 'string', caseExact: true },
       'meta.created': { expr: sql.ref(`${table}.created_at`), type: 'dateTime', caseExact: true },
       'meta.lastmodified': { expr: sql.ref(`${table}.updated_at`), type: 'dateTime', caseExact: true },
+      'meta.resourcetype': { expr: sql`cast(${this.context.kind} as text)`, type: 'string', caseExact: true },
     };
     const own: Record<string, Scalar | 'active'> =
       this.context.kind === 'User'
@@ -191,6 +192,8 @@ class Compiler {
     if (column === 'active') return { expr: sql`case when users.deactivated_at is null then 'true' else 'false' end`, type: 'boolean', caseExact: true };
     if (column) return column;
     const resolved = this.resolve(path);
+    // The location and version are computed per response, never stored, so nothing can select on them.
+    if (resolved.core && resolved.attr.name === 'meta') throw invalidFilter(`"${path}" cannot be filtered or sorted on; use meta.created or meta.lastModified.`);
     if (resolved.schema.id === ATTRIBUTES_SCHEMA) throw invalidFilter(`Sorting by user attribute "${path}" is not supported.`);
     if (resolved.attr.multiValued) {
       if (forSort) throw invalidFilter(`sortBy must name a single-valued attribute; "${path}" is multi-valued.`);

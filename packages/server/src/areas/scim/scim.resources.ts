@@ -104,6 +104,9 @@ export function project(resource: JsonObject, _kind: ResourceKind, schemas: Sche
   const paths = (list: string[]) =>
     list.map((p) => {
       const name = p.replace(/\[.*\]/, '');
+      // A whole extension, named by its URN.
+      const extension = schemas.slice(1).find((s) => s.id.toLowerCase() === name.toLowerCase());
+      if (extension) return { top: extension.id, inner: undefined, sub: undefined };
       const resolved = resolvePath(schemas, name);
       if (!resolved) return undefined;
       return { top: resolved.core ? resolved.attr.name : resolved.schema.id, inner: resolved.core ? resolved.sub?.name : resolved.attr.name, sub: resolved.core ? undefined : resolved.sub?.name };

@@ -33,8 +33,8 @@ export async function findFolder(db: Executor, scope: WorkspaceScope, id: number
 
 /**
  * The ancestor chains of many folders in one query: for each folder id, its path from the top
- * down to itself. Walking up costs the folders' depth, not the workspace's size. The recursion is
- * bounded by the depth limit, so even a cycle in bad data cannot make it loop.
+ * down to itself. Walking up costs the folders' depth, not the workspace's size. UNION and the
+ * depth bound both keep a cycle in bad data from looping.
  */
 export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: Iterable<number>): Promise<Map<number, FolderChain>> {
   const ids = [...new Set(folderIds)];
@@ -47,7 +47,7 @@ export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: I
       : ids.length === 2
         ? await CHAIN_OF_TWO(db, scope.tenantId, scope.deploymentId, ids[0]!, ids[1]!)
         : await walkUp(scope, ids).execute(db);
-  // Deepest ancestor first: the path reads from the top-level folder down.
+  // Deepest ancestor first: a path reads from the top-level folder down.
   rows.sort((a, b) => Number(a.origin) - Number(b.origin) || b.depth - a.depth);
   for (const row of rows) {
     const origin = Number(row.origin);
@@ -66,10 +66,7 @@ interface ChainRow {
   depth: number;
 }
 
-/**
- * Every folder from each of `ids` up to the top, tagged with where the walk started. UNION and the
- * depth bound both keep a cycle in bad data from looping.
- */
+/** Every folder from each of `ids` up to the top, tagged with the folder the walk started from. */
 function walkUp(scope: { tenantId: unknown; deploymentId: unknown }, ids: unknown[]) {
   return sql<ChainRow>`
     with recursive up(origin, id, parent_id, name, created_by, depth) as (
