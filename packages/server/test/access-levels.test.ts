@@ -28,6 +28,13 @@ describe('access levels', () => {
     expect(effectiveAccess(user('EXPLORER'), grants([]), { deploymentId: deployment, chain: [], createdBy: 8 })).toBeNull();
   });
 
+  it('gives the creator of a deployment MANAGE on everything inside it, capped by role', () => {
+    const inside = { deploymentId: deployment, chain: [{ type: 'WORKBOOK' as const, id: 5 }], createdBy: 8, deploymentCreatedBy: 7 };
+    expect(effectiveAccess(user('DEVELOPER'), grants([]), inside)).toBe('MANAGE');
+    expect(effectiveAccess(user('VIEWER'), grants([]), inside)).toBe('VIEW');
+    expect(effectiveAccess(user('DEVELOPER', 9), grants([]), inside)).toBeNull();
+  });
+
   it('gives nothing without a grant or ownership', () => {
     expect(effectiveAccess(user('DEVELOPER'), grants([['DEPLOYMENT:4', 'MANAGE']]), { deploymentId: deployment, chain: [], createdBy: null })).toBeNull();
   });

@@ -11,6 +11,7 @@ export interface ServerProcess {
   /** Log lines at level error or above, for a failure message. */
   errors(): string[];
   post(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
+  put(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   stop(): Promise<void>;
 }
 
@@ -61,7 +62,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   const agent = new https.Agent({ keepAlive: true, maxSockets: 32, ca, servername: 'localhost' });
   const target = new URL(url);
 
-  function post(pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
+  function send(method: 'POST' | 'PUT', pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
     const payload = JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const req = https.request(
@@ -69,7 +70,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
           hostname: target.hostname,
           port: target.port,
           path: pathname,
-          method: 'POST',
+          method,
           agent,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
         },
@@ -107,5 +108,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
     }
   }
 
-  return { url, child, errors: () => [...errors], post, stop };
+  const post = (pathname: string, body: unknown, key: string) => send('POST', pathname, body, key);
+  const put = (pathname: string, body: unknown, key: string) => send('PUT', pathname, body, key);
+  return { url, child, errors: () => [...errors], post, put, stop };
 }

@@ -282,12 +282,27 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       expect(back).toMatchObject({ folderId: null, folderPath: [] });
     });
 
+    it('Moves: a changed folderId is checked in the single move’s order: a missing destination is 404 before access is 403', async () => {
+      const viewer = await t.user('EXPLORER');
+      const home = await ws.folder(`order ${slug()}`);
+      const s = slug();
+      const wb = (await put(s, { name: 'ordered', folderId: home })).json() as Workbook;
+      await t.grant({ type: 'USER', id: viewer.userId }, { type: 'FOLDER', id: home }, 'VIEW');
+      const body = { name: 'ordered', folderId: 999_999 };
+      const viaUpsert = problem(await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/by-slug/${s}`, key: viewer.key, body }), 404);
+      const viaMove = problem(
+        await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, key: viewer.key, body: { type: 'WORKBOOK', id: wb.id, folderId: 999_999 } }),
+        404,
+      );
+      expect(viaUpsert.detail).toBe(viaMove.detail);
+    });
+
     it('Moves: a missing destination is 404 DESTINATION_NOT_FOUND, nothing changes', async () => {
       const s = slug();
       const wb = (await put(s, { name: 'stay', meta: { a: 1 } })).json() as Workbook;
       const foreign = await wsOther.folder(`dest ${slug()}`);
       const res = await put(s, { name: 'renamed', folderId: foreign, meta: { a: 2 } });
-      expect(problem(res, 404, 'DESTINATION_NOT_FOUND').detail).toBe(`Destination folder ${foreign} does not exist in deployment ${deploymentId}.`);
+      expect(problem(res, 404, 'DESTINATION_NOT_FOUND').detail).toBe(`Cannot move workbook ${wb.id}: destination folder ${foreign} does not exist in deployment ${deploymentId}.`);
       expect(await storedRow(wb.id)).toMatchObject({ name: 'stay', folder_id: null, meta: '{"a":1}' });
     });
 

@@ -93,7 +93,7 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     const body = await ok({ items: [{ type: 'WORKBOOK', id: workbook }, { type: 'REPORT', id: 987654 }], folderId: 876543 });
     expect(body.moved).toEqual([]);
     expect(body.failed).toEqual([
-      { type: 'WORKBOOK', id: workbook, error: { status: 404, message: `Destination folder 876543 does not exist in deployment ${d}.` } },
+      { type: 'WORKBOOK', id: workbook, error: { status: 404, message: `Cannot move workbook ${workbook}: destination folder 876543 does not exist in deployment ${d}.` } },
       { type: 'REPORT', id: 987654, error: { status: 404, message: `Report 987654 does not exist in deployment ${d}.` } },
     ]);
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import type { ItemType } from '../src/db/tables.js';
@@ -223,6 +224,77 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
     }
     expect(serverErrors()).toEqual([]);
   });
+
+  it('creates racing folder deletes, by a non-admin on both processes: nothing lands in a deleted folder, nothing is lost', { timeout: 60_000 }, async () => {
+    const d = await seed.deployment('creates and deletes');
+    // An explorer whose access is MANAGE on the deployment, through a group: per-item access is real.
+    const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
+    const explorerKey = await explorerWithManage(tenant.id, d);
+    const folders = await seed.tree(d, 12);
+    const alive = new Set(folders);
+    const made = new Set<string>();
+    const deleted = new Set<string>();
+    let next = 0;
+    async function operation(n: number): Promise<void> {
+      const server = servers[n % 2]!;
+      const roll = Math.random();
+      const target = pick([...alive, null]);
+      if (roll < 0.35) {
+        const answer = await server.put(`/api/v1/deployments/${d}/workbooks/by-slug/race-${n}`, { name: `race ${n}`, folderId: target }, explorerKey);
+        expect([201, 404], `${answer.status} ${answer.text}`).toContain(answer.status);
+        if (answer.status === 201) made.add(`WORKBOOK:${(answer.body as { id: number }).id}`);
+      } else if (roll < 0.6) {
+        const answer = await server.post(`/api/v1/deployments/${d}/folders`, { name: `new ${n}`, parentId: target }, explorerKey);
+        expect([201, 404, 400], `${answer.status} ${answer.text}`).toContain(answer.status);
+        if (answer.status === 201) {
+          const id = (answer.body as { id: number }).id;
+          alive.add(id);
+          made.add(`FOLDER:${id}`);
+        }
+      } else if (alive.size > 0) {
+        // Deepest first is not guaranteed: a folder with subfolders is refused, its items go to the root.
+        const victims = Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => pick([...alive]));
+        const sent: Ref[] = victims.map((id) => ({ type: 'FOLDER', id }));
+        const gone = expectBulkAnswer(await server.post(`/api/v1/deployments/${d}/workspace/bulk-delete`, { items: sent }, explorerKey), sent, 'deleted', 'bulk delete');
+        for (const ref of gone) {
+          alive.delete(ref.id);
+          deleted.add(keyOf(ref));
+        }
+      }
+    }
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < 240) await operation(next++);
+      }),
+    );
+    expect(serverErrors()).toEqual([]);
+    expect(deleted.size).toBeGreaterThan(3);
+    const after = await snapshot(d);
+    expectSoundTree(after);
+    const present = new Set([...after.folders.map((f) => `FOLDER:${f.id}`), ...after.items.map(keyOf)]);
+    const expected = [...folders.map((id) => `FOLDER:${id}`), ...made].filter((k) => !deleted.has(k));
+    expect(expected.filter((k) => !present.has(k))).toEqual([]);
+    expect(present.size).toBe(expected.length);
+  });
+
+  /** An EXPLORER in a group holding MANAGE on the deployment; returns their key. */
+  async function explorerWithManage(tenantId: number, deploymentId: number): Promise<string> {
+    const at = new Date().toISOString();
+    const user = await store.db
+      .insertInto('users')
+      .values({ tenant_id: tenantId, email: `explorer-${deploymentId}@example.com`, first_name: null, role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const group = await store.db.insertInto('groups').values({ tenant_id: tenantId, name: `racers-${deploymentId}`, description: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+    await store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: group.id, user_id: user.id, created_at: at }).execute();
+    await store.db
+      .insertInto('policies')
+      .values({ tenant_id: tenantId, principal_type: 'GROUP', principal_id: group.id, resource_type: 'DEPLOYMENT', resource_id: deploymentId, access: 'MANAGE', created_by: null, created_at: at })
+      .execute();
+    const key = generateApiKey();
+    await insertKey(store.db, { tenantId, userId: user.id, name: 'racer', key, source: 'api', deploymentIds: null, expiresAt: null, createdAt: at });
+    return key;
+  }
 
   interface Snapshot {
     folders: Array<{ id: number; parent_id: number | null; name: string; deployment_id: number }>;

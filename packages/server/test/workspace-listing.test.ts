@@ -93,6 +93,41 @@ describe.each(DIALECTS)('GET /workspace (%s)', (dialect) => {
     problem(await t.request({ url: `/api/v1/deployments/${d}/workspace?after=bm9wZQ` }), 400, 'INVALID_CURSOR');
   });
 
+  it('refuses a tampered cursor, or one from another ordering or folder, with 400 rather than a wrong page', async () => {
+    const page = await list(`?folderId=${home}&first=2`);
+    const cursor = page.pageInfo.endCursor!;
+    const [grp, key, rank, id, listing] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [number, string, number, number, string];
+    const forged = (value: unknown[]) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const bad of [
+      [0.5, key, rank, id, listing],
+      [grp, key, 1.5, id, listing],
+      [grp, key, rank, 1e300, listing],
+      [grp, key, rank, 2 ** 63, listing],
+      [grp, 7, rank, id, listing],
+      [grp, key, rank, id],
+    ]) {
+      problem(await t.request({ url: `/api/v1/deployments/${d}/workspace?folderId=${home}&after=${forged(bad)}` }), 400, 'INVALID_CURSOR');
+    }
+    for (const other of ['sortBy=createdAt', 'sortOrder=desc', 'folderId=root', 'types=WORKBOOK', 'search=a']) {
+      const q = other.startsWith('folderId') ? other : `folderId=${home}&${other}`;
+      problem(await t.request({ url: `/api/v1/deployments/${d}/workspace?${q}&after=${cursor}` }), 400, 'INVALID_CURSOR');
+    }
+    expect((await list(`?folderId=${home}&first=2&after=${cursor}`)).items.length).toBeGreaterThan(0);
+  });
+
+  it('the creator of a deployment sees everything in it and may open and move what it lists', async () => {
+    const dev = await t.user('DEVELOPER');
+    const own = await t.deployment('created-by-dev', { createdBy: dev.userId });
+    const ow = new WorkspaceFixtures(t, own);
+    const dest = await ow.folder('dest');
+    const workbook = await ow.workbook('made by someone else');
+    const listed = await t.request({ url: `/api/v1/deployments/${own}/workspace`, key: dev.key });
+    expect(listed.json().items.map((e: Entry) => e.id)).toContain(workbook);
+    expect((await t.request({ url: `/api/v1/deployments/${own}/workbooks/${workbook}`, key: dev.key })).statusCode).toBe(200);
+    const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${own}/workspace/move`, key: dev.key, body: { type: 'WORKBOOK', id: workbook, folderId: dest } });
+    expect(moved.statusCode, moved.body).toBe(200);
+  });
+
   it('shows only what the caller may see', async () => {
     const explorer = await t.user('EXPLORER');
     const shared = await w.folder('Shared', home);

@@ -105,7 +105,7 @@ describe.each(DIALECTS)('single move: POST /workspace/move (%s)', (dialect) => {
     it("a missing destination, or another deployment's folder, is 404", async () => {
       const workbook = await w.workbook('Nowhere');
       const missing = problem(await move({ type: 'WORKBOOK', id: workbook, folderId: 888888 }), 404, 'DESTINATION_NOT_FOUND');
-      expect(missing.detail).toBe(`Destination folder 888888 does not exist in deployment ${d}.`);
+      expect(missing.detail).toBe(`Cannot move workbook ${workbook}: destination folder 888888 does not exist in deployment ${d}.`);
       const otherFolder = await new WorkspaceFixtures(t, await t.deployment('other-2')).folder('Elsewhere');
       problem(await move({ type: 'WORKBOOK', id: workbook, folderId: otherFolder }), 404, 'DESTINATION_NOT_FOUND');
       expect(await w.containerOf('WORKBOOK', workbook)).toBeNull();

@@ -33,6 +33,8 @@ export interface AccessTarget {
   /** The resource itself (absent for the deployment), then its ancestor folders, nearest first. */
   chain: ResourceRef[];
   createdBy?: number | null;
+  /** Who created the deployment: they hold MANAGE on it, which reaches everything inside it. */
+  deploymentCreatedBy?: number | null;
 }
 
 export interface Subject {
@@ -43,12 +45,14 @@ export interface Subject {
 /**
  * DESIGN.md, "Roles and access": admins hold MANAGE everywhere. Anyone else holds the highest of
  * MANAGE on what they created and every grant on the resource, on a folder above it, or on its
- * deployment; then capped by their role. Pure, so a bulk request evaluates 100 items against
+ * deployment; then capped by their role. Creating a deployment is MANAGE on it, and like a grant
+ * on the deployment it reaches what is inside. Pure, so a bulk request evaluates 100 items against
  * one loaded GrantIndex without further queries.
  */
 export function effectiveAccess(subject: Subject, grants: GrantIndex, target: AccessTarget): Access | null {
   if (subject.role === 'ADMIN') return 'MANAGE';
-  let best: Access | null = target.createdBy != null && target.createdBy === subject.userId ? 'MANAGE' : null;
+  const created = (by: number | null | undefined) => by != null && by === subject.userId;
+  let best: Access | null = created(target.createdBy) || created(target.deploymentCreatedBy) ? 'MANAGE' : null;
   for (const ref of target.chain) best = higher(best, grants.get(grantKey(ref)) ?? null);
   best = higher(best, grants.get(grantKey({ type: 'DEPLOYMENT', id: target.deploymentId })) ?? null);
   if (best === null) return null;

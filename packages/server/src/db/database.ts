@@ -98,6 +98,11 @@ export function openStore(options: StoreOptions): Store {
     // Recursive queries (folder paths, visibility) build temporary tables; on disk, each one
     // opened a file and cost about four times as much.
     sqlite.pragma('temp_store = memory');
+    // SQLite's own lower() folds ASCII only, while the service folds names and emails with
+    // JavaScript's Unicode-aware toLowerCase() (and PostgreSQL's lower() is Unicode-aware too):
+    // "Émile@x" and "émile@x" must be one email in every store. Deterministic, so the expression
+    // indexes on lower() may use it; migration 0004 rebuilds them for files made before.
+    sqlite.function('lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
     cachePreparedStatements(sqlite);
     const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };

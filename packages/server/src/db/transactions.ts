@@ -10,7 +10,10 @@ import type { Transaction } from 'kysely';
  * SQLite: every transaction already begins IMMEDIATE (see database.ts), which serialises writers.
  */
 export async function serialized<T>(store: Store, keys: string | string[], fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  return store.db.transaction().execute(async (trx) => {
+  // Lock, then read: only correct if reads see what committed while the lock was awaited, which
+  // READ COMMITTED guarantees whatever the server's default isolation is.
+  const transaction = store.dialect === 'postgres' ? store.db.transaction().setIsolationLevel('read committed') : store.db.transaction();
+  return transaction.execute(async (trx) => {
     if (store.dialect === 'postgres') {
       for (const key of [...new Set(typeof keys === 'string' ? [keys] : keys)].sort()) {
         await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);

@@ -135,10 +135,12 @@ export function reportsService(store: Store) {
 
   /** EDIT on the report; a different `folderId` is a move, checked exactly as the single move. */
   async function update(trx: Executor, context: WorkspaceContext, existing: ReportRow, input: UpsertReportInput): Promise<ReportRow> {
-    await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
     let row = existing;
     if (input.folderId !== undefined && input.folderId !== row.folder_id) {
+      // The move's own checks, in its order; the access it needs includes EDIT.
       row = (await moveOne(trx, context, 'REPORT', row.id, input.folderId)).item.row as ReportRow;
+    } else {
+      await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
     }
     const wanted: Partial<ReportColumns> = { name: input.name, ...contentColumns(input, false) };
     const changed = Object.entries(wanted).some(([column, value]) => row[column as keyof ReportRow] !== value);
@@ -188,6 +190,8 @@ export function reportsService(store: Store) {
       if (!item) throw itemNotFound(context, 'REPORT', reportId);
       await requireAccess(db, context, item, 'VIEW');
       const row = await recordView(db, context.scope, reportId, now());
+      // Deleted between the read and the view: as if it had not been there.
+      if (!row) throw itemNotFound(context, 'REPORT', reportId);
       return (await view(caller, context.scope, [row]))[0]!;
     },
 

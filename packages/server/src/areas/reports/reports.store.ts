@@ -31,7 +31,8 @@ export async function updateReport(db: Executor, scope: WorkspaceScope, id: numb
     .executeTakeFirstOrThrow();
 }
 
-export async function recordView(db: Executor, scope: WorkspaceScope, id: number, at: string): Promise<ReportRow> {
+/** Undefined when the report was deleted since it was read. */
+export async function recordView(db: Executor, scope: WorkspaceScope, id: number, at: string): Promise<ReportRow | undefined> {
   return db
     .updateTable('reports')
     .set({ last_viewed_at: at })
@@ -39,7 +40,7 @@ export async function recordView(db: Executor, scope: WorkspaceScope, id: number
     .where('deployment_id', '=', scope.deploymentId)
     .where('id', '=', id)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 export type ReportSortColumn = 'created_at' | 'updated_at' | 'last_viewed_at' | 'name';

@@ -93,12 +93,39 @@ export function foldSubAttributePaths(text: string): string {
   return out;
 }
 
+/** The longest filter accepted, in characters. */
+export const MAX_FILTER_LENGTH = 4096;
+/**
+ * How deeply `and`/`or`/`not`/`[]` may nest. Each level becomes nested SQL, and SQLite refuses
+ * expressions past its depth limit; real filters from identity providers nest a few levels.
+ */
+export const MAX_FILTER_DEPTH = 50;
+
+function depthOf(filter: Filter): number {
+  switch (filter.op) {
+    case 'and':
+    case 'or':
+      return 1 + Math.max(0, ...filter.filters.map(depthOf));
+    case 'not':
+      return 1 + depthOf(filter.filter);
+    case '[]':
+      return 1 + depthOf(filter.valFilter);
+    default:
+      return 1;
+  }
+}
+
 export function parseFilter(text: string): Filter {
+  // Checked here rather than by the query schema, so the client gets the filter's own scimType.
+  if (text.length > MAX_FILTER_LENGTH) throw invalidFilter(`A filter may have at most ${MAX_FILTER_LENGTH} characters.`);
+  let filter: Filter;
   try {
-    return parse(foldSubAttributePaths(text));
+    filter = parse(foldSubAttributePaths(text));
   } catch (error) {
     throw invalidFilter(`The filter ${JSON.stringify(text)} is not valid SCIM filter syntax (RFC 7644 section 3.4.2.2): ${(error as Error).message}. String values must be quoted.`);
   }
+  if (depthOf(filter) > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests more than ${MAX_FILTER_DEPTH} levels deep.`);
+  return filter;
 }
 
 /** Compiles `filter` to a SQL condition; unknown attributes and unsupported comparisons are `invalidFilter`. */
@@ -205,21 +232,35 @@ class Compiler {
   }
 
   /**
-   * User attributes live in user_attribute_values, one JSON value per user and attribute; a
-   * condition on one is an EXISTS over the user's value of that attribute (or its list elements).
+   * User attributes live in user_attribute_values, one JSON value per user and attribute; a user
+   * without one has the attribute's default, as the REST API reports it. A condition on one is an
+   * EXISTS over the attribute's definition with the user's effective value (or its list elements).
+   * The value is read only through the definition it belongs to, so a comparison never sees the
+   * values of other attributes.
    */
   userAttribute(path: string, cond: (scalar: Scalar) => Cond): Cond | undefined {
     if (this.context.kind !== 'User' || !path.toLowerCase().startsWith(`${ATTRIBUTES_SCHEMA.toLowerCase()}:`)) return undefined;
     const resolved = this.resolve(path);
     if (resolved.sub) throw invalidFilter(`User attribute ${resolved.attr.name} has no sub-attributes.`);
     const def = resolved.attr;
-    const source = this.context.dialect === 'postgres' ? sql`uav.value::jsonb` : sql`uav.value`;
-    const inner = def.multiValued
-      ? // SQLite's json_each gives a string element as plain text; PostgreSQL gives jsonb, read with #>> '{}'.
-        this.json.anyElement(source, [], (el) => cond({ expr: this.context.dialect === 'postgres' ? this.json.text(el, [], def.type) : el, type: def.type, caseExact: false }))
-      : cond({ expr: this.json.text(source, [], def.type), type: def.type, caseExact: false });
-    return sql`exists (select 1 from user_attribute_values uav inner join user_attributes ua on ua.id = uav.attribute_id
-      where uav.user_id = users.id and lower(ua.name) = cast(${def.name.toLowerCase()} as text) and ${inner})`;
+    const postgres = this.context.dialect === 'postgres';
+    const effective = sql`coalesce(uav.value, ua.default_value)`;
+    const source = postgres ? sql`cast(${effective} as jsonb)` : effective;
+    let inner: Cond;
+    if (def.multiValued) {
+      // SQLite's json_each gives a string element as plain text; PostgreSQL gives jsonb, read with #>> '{}'.
+      inner = this.json.anyElement(source, [], (el) => cond({ expr: postgres ? this.json.text(el, [], def.type) : el, type: def.type, caseExact: false }));
+    } else if (def.type === 'decimal') {
+      // Read as a number only when the JSON value is one, so no cast can fail on other text.
+      const expr = postgres
+        ? sql`(case when jsonb_typeof(${source}) = 'number' then cast(${source} #>> '{}' as numeric) end)`
+        : sql`(case when json_type(${source}) in ('integer', 'real') then json_extract(${source}, '$') end)`;
+      inner = cond({ expr, type: def.type, caseExact: false });
+    } else {
+      inner = cond({ expr: this.json.text(source, [], def.type), type: def.type, caseExact: false });
+    }
+    return sql`exists (select 1 from user_attributes ua left join user_attribute_values uav on uav.attribute_id = ua.id and uav.user_id = users.id
+      where ua.tenant_id = users.tenant_id and lower(ua.name) = cast(${def.name.toLowerCase()} as text) and ${inner})`;
   }
 
   compare(path: string, op: CompareOp, value: unknown): Cond {
@@ -237,16 +278,37 @@ class Compiler {
   }
 
   present(path: string): Cond {
-    const attribute = this.userAttribute(path, (scalar) => sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`);
+    const attribute = this.userAttribute(path, (scalar) => hasValue(scalar));
     if (attribute) return attribute;
+    const complex = this.complexSingle(path);
+    if (complex) return complex;
     const scalar = this.scalarFor(path);
-    if (scalar) return sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`;
+    if (scalar) return hasValue(scalar);
     const resolved = this.resolve(path);
     return this.anyElement(resolved, (element) => {
       if (!resolved.sub) return sql`1 = 1`;
-      const s = element(resolved.sub);
-      return sql`(${s.expr} is not null and ${s.expr} <> '')`;
+      return hasValue(element(resolved.sub));
     });
+  }
+
+  /**
+   * `pr` on a complex single-valued attribute (`name`, the enterprise `manager`): present when any
+   * of its sub-attributes has a value (RFC 7644 section 3.4.2.2 allows `pr` on any attribute).
+   * Each sub-attribute is read where it lives, so `name` is present with only a given name (a
+   * column of the users table) too. Undefined for every other kind of attribute.
+   */
+  complexSingle(path: string): Cond | undefined {
+    if (this.column(path)) return undefined;
+    const resolved = this.resolve(path);
+    if (resolved.sub || resolved.attr.multiValued || resolved.attr.type !== 'complex') return undefined;
+    // Every resource has meta, assigned by the server.
+    if (resolved.core && resolved.attr.name === 'meta') return sql`1 = 1`;
+    const prefix = resolved.core ? '' : `${resolved.schema.id}:`;
+    const parts = (resolved.attr.subAttributes ?? []).map((sub) => {
+      const scalar = this.scalarFor(`${prefix}${resolved.attr.name}.${sub.name}`) as Scalar;
+      return sql`(${hasValue(scalar)})`;
+    });
+    return parts.length > 0 ? sql`(${sql.join(parts, sql` or `)})` : sql`1 = 0`;
   }
 
   /** `emails[type eq "work" and value co "@example.com"]`: one element must satisfy the whole inner filter. */
@@ -273,7 +335,7 @@ class Compiler {
         const sub = parent.subAttributes?.find((s) => s.name.toLowerCase() === name.toLowerCase());
         if (!sub) throw invalidFilter(`"${parent.name}" has no sub-attribute "${filter.attrPath}".`);
         const scalar = element(sub);
-        if (filter.op === 'pr') return sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`;
+        if (filter.op === 'pr') return hasValue(scalar);
         return compareScalar(scalar, filter.op as CompareOp, filter.compValue, this.context.dialect);
       }
     }
@@ -294,6 +356,13 @@ class Compiler {
       cond((sub) => ({ expr: this.json.text(el, [sub.name], sub.type), type: sub.type, caseExact: sub.caseExact })),
     );
   }
+}
+
+/** Present: assigned and not empty (RFC 7644 section 3.4.2.2). */
+function hasValue(scalar: Scalar): Cond {
+  // A number is never empty, and comparing one with '' would fail on PostgreSQL.
+  if (scalar.type === 'decimal' || scalar.type === 'integer') return sql`${scalar.expr} is not null`;
+  return sql`(${scalar.expr} is not null and ${scalar.expr} <> '')`;
 }
 
 function memberScalar(sub: AttrDef): Scalar {
@@ -339,7 +408,9 @@ function compareScalar(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dia
     case 'sw':
       return sql`substr(${expr}, 1, length(${v})) = ${v}`;
     case 'ew':
-      return dialect === 'postgres' ? sql`right(${expr}, length(${v})) = ${v}` : sql`substr(${expr}, -length(${v})) = ${v}`;
+      // One expression for both stores: SQLite's substr(x, -0) is the whole string, so a negative
+      // start would make `ew ""` match nothing there, while `sw ""` matches every value.
+      return sql`(length(${expr}) >= length(${v}) and substr(${expr}, length(${expr}) - length(${v}) + 1) = ${v})`;
     case 'gt':
       return sql`${ordered} > ${v}`;
     case 'ge':
@@ -351,15 +422,12 @@ function compareScalar(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dia
   }
 }
 
-/** Numbers compare as numbers in both stores, not as their text. */
+/** Numbers compare as numbers in both stores, not as their text; `scalar.expr` is already numeric. */
 function compareNumber(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dialect): Cond {
   if (typeof raw !== 'number') throw invalidFilter(`Expected a number, got ${JSON.stringify(raw)}.`);
-  // PostgreSQL may evaluate the cast on rows the rest of the condition rejects (other attributes'
-  // values), so only text that is a JSON number is cast.
-  const expr =
-    dialect === 'postgres'
-      ? sql`cast(case when ${scalar.expr} ~ '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' then ${scalar.expr} end as numeric)`
-      : scalar.expr;
+  // 1e400 parses as Infinity, which no stored value (always finite JSON) can be compared with.
+  if (!Number.isFinite(raw)) throw invalidFilter('The number in the filter is out of range.');
+  const expr = scalar.expr;
   const v = dialect === 'postgres' ? sql`cast(${String(raw)} as numeric)` : sql`${raw}`;
   const symbols: Partial<Record<CompareOp, string>> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
   const symbol = symbols[op];

@@ -18,10 +18,26 @@ function parseDoc(text: string): JsonObject {
 }
 
 function withMeta(resource: JsonObject, kind: ResourceKind, id: number, created: string, lastModified: string, base: BaseUrl): JsonObject {
-  const location = `${base}/${kind}s/${id}`;
-  const meta: JsonObject = { resourceType: kind, created, lastModified, location };
-  const version = etagOf({ ...resource, meta });
-  return { ...resource, meta: { ...meta, version } };
+  const meta: JsonObject = { resourceType: kind, created, lastModified };
+  // The location and the $ref of members and groups depend on the host the request came through;
+  // the version must not, so it is hashed without them (the ids they are made of stay in).
+  const version = etagOf({ ...withoutServerRefs(resource), meta });
+  return { ...resource, meta: { ...meta, location: `${base}/${kind}s/${id}`, version } };
+}
+
+/** The resource without the $ref this server derives from the base URL (members, groups). */
+function withoutServerRefs(resource: JsonObject): JsonObject {
+  const out: JsonObject = { ...resource };
+  for (const key of ['members', 'groups']) {
+    const list = out[key];
+    if (!Array.isArray(list)) continue;
+    out[key] = list.map((item) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) return item;
+      const { $ref: _ref, ...rest } = item;
+      return rest;
+    });
+  }
+  return out;
 }
 
 export function renderUser(row: ScimUserRow, groups: Array<{ group_id: number; name: string }>, attributes: JsonObject | undefined, base: BaseUrl): JsonObject {

@@ -12,11 +12,14 @@ import type { Json, JsonObject } from './scim.resources.js';
  * any case. Operations are rewritten into canonical RFC form here and applied by `scim-patch`;
  * the result is then validated like a PUT body, so a PATCH can never store what a PUT could not.
  */
-export function applyPatch(resource: JsonObject, body: unknown, schemas: SchemaDef[]): JsonObject {
+export function applyPatch(resource: JsonObject, body: unknown, schemas: SchemaDef[]): { resource: JsonObject; paths: string[] } {
   const operations = readOperations(body);
   const canonical = operations.flatMap((op, i) => normalize(op, i, schemas));
+  // The canonical path of every operation, so the caller can tell which attributes were named.
+  const paths = canonical.map((op) => (op as { path?: string }).path).filter((p): p is string => typeof p === 'string');
   try {
-    return scimPatch({ ...resource, meta: {} } as never, canonical, { mutateDocument: false, treatMissingAsAdd: true }) as unknown as JsonObject;
+    const patched = scimPatch({ ...resource, meta: {} } as never, canonical, { mutateDocument: false, treatMissingAsAdd: true }) as unknown as JsonObject;
+    return { resource: patched, paths };
   } catch (error) {
     const message = (error as Error).message;
     if (/target|not found/i.test(message)) throw noTarget(message);

@@ -127,8 +127,25 @@ export function project(resource: JsonObject, _kind: ResourceKind, schemas: Sche
   const out: JsonObject = structuredClone(resource);
   for (const p of paths(excluded ?? [])) {
     if (always.has(p.top)) continue;
+    const value = out[p.top];
     if (p.inner === undefined) delete out[p.top];
-    else if (typeof out[p.top] === 'object' && out[p.top] !== null && !Array.isArray(out[p.top])) delete (out[p.top] as JsonObject)[p.inner];
+    // A sub-attribute of a multi-valued attribute (members.display) is left out of every element.
+    else if (Array.isArray(value)) out[p.top] = value.map((item) => omit(item, p.inner as string, p.sub));
+    else if (value !== undefined) out[p.top] = omit(value, p.inner, p.sub);
+  }
+  return out;
+}
+
+/** `value` without `inner` (or without `inner.sub`); non-objects are returned as they are. */
+function omit(value: Json, inner: string, sub?: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const out: JsonObject = { ...value };
+  const v = out[inner];
+  if (sub === undefined) delete out[inner];
+  else if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    const rest: JsonObject = { ...v };
+    delete rest[sub];
+    out[inner] = rest;
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { resourceTypes, schemas, serviceProviderConfig } from './scim.discovery.js';
 import { ScimError, SCIM_MEDIA_TYPE, SCIM_PREFIX } from './scim.errors.js';
 import type { JsonObject } from './scim.resources.js';
-import { ScimBody, ScimGetQuery, ScimGroupParams, ScimIdParams, ScimListQuery, ScimUserParams } from './scim.schemas.js';
+import { ScimBody, ScimGetQuery, ScimPatchBody, ScimGroupParams, ScimIdParams, ScimListQuery, ScimUserParams } from './scim.schemas.js';
 import type { ListParams, ScimService } from './scim.service.js';
 
 const tags = ['SCIM'];
@@ -38,7 +38,8 @@ const splitList = (value: string | undefined) =>
         .filter((v) => v !== '');
 
 function listParams(query: Record<string, unknown>): ListParams {
-  const sortOrder = query.sortOrder;
+  // Identity providers write "Descending" as often as "descending".
+  const sortOrder = typeof query.sortOrder === 'string' ? query.sortOrder.toLowerCase() : query.sortOrder;
   if (sortOrder !== undefined && sortOrder !== 'ascending' && sortOrder !== 'descending') {
     throw new ScimError(400, 'sortOrder must be "ascending" or "descending" (RFC 7644 section 3.4.2.3).', 'invalidValue');
   }
@@ -180,7 +181,7 @@ function resourceRoutes(
   );
   app.patch(
     `${path}/:${param}`,
-    { schema: { operationId: `patchScim${kind}`, tags, summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`, consumes, params, body: ScimBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
+    { schema: { operationId: `patchScim${kind}`, tags, summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`, consumes, params, body: ScimPatchBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
     async (request, reply) => send(reply, 200, await h.patch(request.caller, idOf(request), request.body, ifMatch(request), baseUrl(request))),
   );
   app.delete(

@@ -40,15 +40,18 @@ export const ScimListSchema = Type.Object(
 export const ScimDocumentSchema = Type.Object({}, { $id: 'ScimDocument', additionalProperties: true, description: 'A SCIM discovery document.' });
 
 export const ScimBody = Type.Object({}, { additionalProperties: true, description: 'A SCIM resource or PatchOp message; attribute names are case-insensitive.' });
+/** Any JSON: the service checks a PatchOp message itself, so a body that is not an object is invalidSyntax (RFC 7644 section 3.12). */
+export const ScimPatchBody = Type.Unknown({ description: 'A PatchOp message (RFC 7644 section 3.5.2); attribute names are case-insensitive.' });
 
 const List = (description: string) => Type.Optional(Type.String({ description }));
 export const ScimListQuery = Type.Object(
   {
-    filter: Type.Optional(Type.String({ maxLength: 4096, description: 'RFC 7644 section 3.4.2.2 filter, e.g. userName eq "ada@example.com".' })),
-    startIndex: Type.Optional(Type.Integer({ description: '1-based index of the first result; below 1 reads as 1.' })),
+    // The filter's length is checked by the service, which answers invalidFilter (RFC 7644 section 3.4.2.2).
+    filter: Type.Optional(Type.String({ description: 'RFC 7644 section 3.4.2.2 filter, e.g. userName eq "ada@example.com"; at most 4096 characters.' })),
+    startIndex: Type.Optional(Type.Integer({ description: `1-based index of the first result; below 1 reads as 1, above ${Number.MAX_SAFE_INTEGER} as ${Number.MAX_SAFE_INTEGER}.` })),
     count: Type.Optional(Type.Integer({ description: 'Results per page (0 gives only totalResults); at most 200.' })),
     sortBy: Type.Optional(Type.String({ maxLength: 256 })),
-    sortOrder: Type.Optional(Type.String({ description: 'ascending (default) or descending.' })),
+    sortOrder: Type.Optional(Type.String({ description: 'ascending (default) or descending, in any case.' })),
     attributes: List('Comma-separated attributes to return.'),
     excludedAttributes: List('Comma-separated attributes to leave out, e.g. members.'),
   },

@@ -83,7 +83,8 @@ export function scimService(store: Store) {
   async function renderUsers(trx: Executor, tenantId: number, rows: ScimUserRow[], base: BaseUrl): Promise<JsonObject[]> {
     const ids = rows.map((r) => r.id);
     const groups = await scimGroupsOf(trx, tenantId, ids);
-    const attributes = await attributeValues.read(trx, tenantId, ids);
+    // Effective values, defaults included, as the REST API reports them and filters compare them.
+    const attributes = await attributeValues.effective(trx, tenantId, ids);
     return rows.map((r) => renderUser(r, groups.filter((g) => g.user_id === r.id), attributes.get(r.id) as JsonObject | undefined, base));
   }
 
@@ -102,8 +103,9 @@ export function scimService(store: Store) {
   function listQuery(kind: ResourceKind, schemas: SchemaDef[], params: ListParams) {
     const where = params.filter !== undefined && params.filter.trim() !== '' ? compileFilter(parseFilter(params.filter), context(kind, schemas)) : undefined;
     const sort = params.sortBy ? { expr: sortExpression(params.sortBy, context(kind, schemas)), descending: params.sortOrder === 'descending' } : undefined;
-    // startIndex below 1 is read as 1 and count below 0 as 0 (RFC 7644 section 3.4.2.4).
-    const startIndex = Math.max(1, params.startIndex ?? 1);
+    // startIndex below 1 is read as 1 and count below 0 as 0 (RFC 7644 section 3.4.2.4). A huge
+    // startIndex is capped rather than refused: past the total it gives an empty page either way.
+    const startIndex = Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, params.startIndex ?? 1));
     const count = Math.min(MAX_COUNT, Math.max(0, params.count ?? DEFAULT_COUNT));
     return { where, sort, offset: startIndex - 1, limit: count, startIndex };
   }
@@ -112,8 +114,12 @@ export function scimService(store: Store) {
     return { schemas: [LIST_SCHEMA], totalResults: total, itemsPerPage: resources.length, startIndex, Resources: resources };
   }
 
-  /** Writes a user's core fields through the users service's rules and its SCIM document beside them. */
-  async function writeUser(trx: Executor, tenantId: number, id: number | undefined, doc: JsonObject, attributesManaged = false): Promise<number> {
+  /**
+   * Writes a user's core fields through the users service's rules and its SCIM document beside
+   * them. `attributeNames` (a PATCH) limits the user-attribute writes to the attributes its
+   * operations named; otherwise (POST, PUT) the extension, when sent, replaces the user's values.
+   */
+  async function writeUser(trx: Executor, tenantId: number, id: number | undefined, doc: JsonObject, attributeNames?: string[]): Promise<number> {
     const { email, firstName, active, rest } = splitUser(doc);
     const attributes = rest[ATTRIBUTES_SCHEMA] as JsonObject | undefined;
     delete rest[ATTRIBUTES_SCHEMA];
@@ -132,10 +138,16 @@ export function scimService(store: Store) {
       await userWrites.update(trx, tenantId, userId, { email, firstName, ...(active === undefined ? {} : { active }) });
     }
     await upsertScimUser(trx, tenantId, userId, JSON.stringify(rest), at);
-    // Values are replaced when the client speaks about them; a client that never sends the
+    // Values are written only when the client speaks about them; a client that never sends the
     // extension leaves values set through the REST API alone.
-    if (attributes !== undefined || attributesManaged) {
-      await attributeValues.write(trx, tenantId, userId, attributes ?? {}, { replace: true, pointer: (name) => `${ATTRIBUTES_SCHEMA}:${name}` });
+    const pointer = (name: string) => `${ATTRIBUTES_SCHEMA}:${name}`;
+    if (attributeNames !== undefined) {
+      if (attributeNames.length > 0) {
+        const named = Object.fromEntries(attributeNames.map((name) => [name, attributes?.[name] ?? null]));
+        await attributeValues.write(trx, tenantId, userId, named, { replace: false, keepDefaults: true, pointer });
+      }
+    } else if (attributes !== undefined) {
+      await attributeValues.write(trx, tenantId, userId, attributes, { replace: true, keepDefaults: true, pointer });
     }
     return userId;
   }
@@ -235,8 +247,12 @@ export function scimService(store: Store) {
         serialized(store, adminLock(tenantId), async (trx) => {
           const current = await loadUser(trx, tenantId, userId, base);
           checkVersion(versionOf(current), ifMatch);
-          const patched = applyPatch(current, body, schemas);
-          await writeUser(trx, tenantId, userId, canonicalize(patched, schemas), ATTRIBUTES_SCHEMA in current);
+          const { resource: patched, paths } = applyPatch(current, body, schemas);
+          // Only the user attributes the operations named are written: the others were read as
+          // effective values, and writing them back would store defaults as the user's own.
+          const prefix = `${ATTRIBUTES_SCHEMA}:`;
+          const names = [...new Set(paths.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length).split(/[.[]/)[0] as string))];
+          await writeUser(trx, tenantId, userId, canonicalize(patched, schemas), names);
           return loadUser(trx, tenantId, userId, base);
         }),
       );
@@ -307,7 +323,7 @@ export function scimService(store: Store) {
         serialized(store, groupLock(groupId), async (trx) => {
           const current = await loadGroup(trx, tenantId, groupId, base);
           checkVersion(versionOf(current), ifMatch);
-          const patched = applyPatch(current, body, schemas);
+          const { resource: patched } = applyPatch(current, body, schemas);
           await writeGroup(trx, tenantId, groupId, canonicalize(patched, schemas));
           return loadGroup(trx, tenantId, groupId, base);
         }),

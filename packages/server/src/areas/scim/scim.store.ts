@@ -29,7 +29,8 @@ export async function listScimUsers(db: Executor, tenantId: number, q: ListQuery
   let base = users(db, tenantId);
   if (q.where) base = base.where(q.where as never);
   const counted = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  if (q.limit === 0) return { rows: [], total: Number(counted.n) };
+  // An offset past the total reads nothing, and one past the stores' integer range would fail.
+  if (q.limit === 0 || q.offset >= Number(counted.n)) return { rows: [], total: Number(counted.n) };
   let query = base.selectAll('users').select('scim_users.document');
   if (q.sort) {
     // Unassigned values sort last in both directions and in both databases.
@@ -66,7 +67,7 @@ export async function listScimGroups(db: Executor, tenantId: number, q: ListQuer
   let base = groups(db, tenantId);
   if (q.where) base = base.where(q.where as never);
   const counted = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  if (q.limit === 0) return { rows: [], total: Number(counted.n) };
+  if (q.limit === 0 || q.offset >= Number(counted.n)) return { rows: [], total: Number(counted.n) };
   let query = base.selectAll('groups').select('scim_groups.document');
   if (q.sort) {
     query = query.orderBy(sql`case when ${q.sort.expr} is null then 1 else 0 end`).orderBy(q.sort.expr, q.sort.descending ? 'desc' : 'asc');

@@ -7,6 +7,8 @@ import { now } from '../../time.js';
 import { findUserById } from '../users/users.store.js';
 import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';
 import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf } from './user-attributes.store.js';
+import { adminLock } from '../users/users.service.js';
+import { serialized } from '../../db/transactions.js';
 
 export type AttributeValue = string | number | boolean | string[];
 
@@ -75,15 +77,38 @@ export const attributeValues = {
   },
 
   /**
+   * Each user's effective values by attribute name: their own, else the attribute's default (what
+   * the REST API reports with isDefault). Names follow the definitions' order.
+   */
+  async effective(db: Executor, tenantId: number, userIds: number[]): Promise<Map<number, Record<string, AttributeValue>>> {
+    const definitions = await listAttributes(db, tenantId);
+    const own = await attributeValues.read(db, tenantId, userIds);
+    const out = new Map<number, Record<string, AttributeValue>>();
+    for (const userId of userIds) {
+      const mine = own.get(userId) ?? {};
+      const values: Record<string, AttributeValue> = {};
+      for (const d of definitions) {
+        const value = mine[d.name] ?? (d.default_value === null ? undefined : (JSON.parse(d.default_value) as AttributeValue));
+        if (value !== undefined) values[d.name] = value;
+      }
+      if (Object.keys(values).length > 0) out.set(userId, values);
+    }
+    return out;
+  },
+
+  /**
    * Sets values by attribute name (any case); null removes the user's own value. With `replace`,
    * attributes not named lose their values too (a SCIM PUT). All are checked before any is written.
+   * With `keepDefaults`, a value equal to the default of an attribute the user has no value of is
+   * not stored: SCIM clients send back the effective values they read, and storing the defaults
+   * among them would pin those users to today's default.
    */
   async write(
     trx: Executor,
     tenantId: number,
     userId: number,
     values: Record<string, unknown>,
-    options: { replace: boolean; pointer: (name: string) => string },
+    options: { replace: boolean; keepDefaults?: boolean; pointer: (name: string) => string },
   ): Promise<void> {
     const definitions = await listAttributes(trx, tenantId);
     const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
@@ -100,9 +125,11 @@ export const attributeValues = {
       writes.push([def, value]);
     }
     const at = now();
+    const own = options.keepDefaults ? new Set((await valuesOf(trx, tenantId, [userId])).map((v) => v.attribute_id)) : undefined;
     if (options.replace) await deleteValues(trx, tenantId, userId);
     for (const [def, value] of writes) {
       if (value === null) await deleteValues(trx, tenantId, userId, [def.id]);
+      else if (own && !own.has(def.id) && def.default_value !== null && JSON.stringify(value) === def.default_value) continue;
       else await upsertValue(trx, tenantId, userId, def.id, JSON.stringify(value), at);
     }
   },
@@ -189,7 +216,9 @@ export function userAttributesService(store: Store) {
 
     async setValues({ actor, access }: Caller, userId: number, input: SetUserAttributeValuesInput): Promise<UserAttributeValues> {
       access.requireAccountAdmin("set users' attributes");
-      return db.transaction().execute(async (trx) => {
+      // The lock SCIM's user writes hold while they read and rewrite values: without it a SCIM
+      // PATCH or PUT could write back what it read before this change, and undo it.
+      return serialized(store, adminLock(actor.tenantId), async (trx) => {
         if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
         await attributeValues.write(trx, actor.tenantId, userId, input.values, { replace: false, pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}` });
         return values(trx, actor.tenantId, userId);

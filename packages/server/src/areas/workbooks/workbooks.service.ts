@@ -92,10 +92,12 @@ export function workbooksService(store: Store) {
 
   /** EDIT on the workbook; a different `folderId` is a move, checked exactly as the single move. */
   async function update(trx: Executor, context: WorkspaceContext, existing: WorkbookRow, input: UpsertWorkbookInput): Promise<WorkbookRow> {
-    await requireAccess(trx, context, { type: 'WORKBOOK', row: existing }, 'EDIT');
     let row = existing;
     if (input.folderId !== undefined && input.folderId !== row.folder_id) {
+      // The move's own checks, in its order; the access it needs includes EDIT.
       row = (await moveOne(trx, context, 'WORKBOOK', row.id, input.folderId)).item.row as WorkbookRow;
+    } else {
+      await requireAccess(trx, context, { type: 'WORKBOOK', row: existing }, 'EDIT');
     }
     const wanted: Omit<WorkbookChanges, 'updated_at'> = { name: input.name };
     if (input.meta !== undefined) wanted.meta = JSON.stringify(input.meta);

@@ -30,7 +30,8 @@ export async function moveOne(trx: Executor, context: WorkspaceContext, type: It
   const chains = await chainsOf(trx, scope, [from, folderId].filter((f): f is number => f !== null));
   const destination = folderId === null ? undefined : chains.get(folderId);
   if (folderId !== null && !destination) {
-    throw new ApiError('DESTINATION_NOT_FOUND', `Destination folder ${folderId} does not exist in deployment ${scope.deploymentId}.`);
+    // Access is not known yet, so the item is named by type and id only.
+    throw new ApiError('DESTINATION_NOT_FOUND', `Cannot move ${describeItem(item, null)}: destination folder ${folderId} does not exist in deployment ${scope.deploymentId}.`);
   }
 
   const itemLevel = await levelOn(context, itemTarget(context, item, chains));
@@ -46,7 +47,10 @@ export async function moveOne(trx: Executor, context: WorkspaceContext, type: It
 
   // Already there: valid by definition; nothing is written and the item is returned as it is.
   if (from === folderId) return { item, chains };
-  if (item.type === 'FOLDER') await checkFolderPlacement(trx, context, item, folderId, destination);
+  if (item.type === 'FOLDER') {
+    const depth = from === null ? 1 : (chains.get(from)?.entries.length ?? 0) + 1;
+    await checkFolderPlacement(trx, context, item, folderId, destination, depth);
+  }
   const moved = await setContainer(trx, scope, item, folderId, now());
   return { item: moved, chains };
 }
@@ -58,6 +62,8 @@ async function checkFolderPlacement(
   item: StoredItem & { type: 'FOLDER' },
   folderId: number | null,
   destination: FolderChain | undefined,
+  /** Where the folder is now: a top-level folder is at depth 1. */
+  depth: number,
 ): Promise<void> {
   const { scope } = context;
   const name = describeItem(item, 'VIEW');
@@ -67,9 +73,11 @@ async function checkFolderPlacement(
     if (destination.entries.some((e) => e.id === item.row.id)) {
       throw new ApiError('INVALID_MOVE', `Cannot move ${name} into ${into}, which is inside it.`);
     }
-    // The subtree keeps its shape, so it fits if its height fits below the destination.
+    // The subtree keeps its shape, so it fits if its height fits below the destination. It fits
+    // where it is, so a move that takes it no deeper needs no look inside it; a deeper one reads
+    // its subfolders down to the limit, and still writes only the folder's own row.
     const room = MAX_FOLDER_DEPTH - destination.entries.length;
-    if (await subtreeDeeperThan(trx, scope, item.row.id, room)) {
+    if (destination.entries.length + 1 > depth && (await subtreeDeeperThan(trx, scope, item.row.id, room))) {
       throw new ApiError('FOLDER_TOO_DEEP', `Cannot move ${name} into ${into}: its folders would nest deeper than ${MAX_FOLDER_DEPTH} levels.`);
     }
   }

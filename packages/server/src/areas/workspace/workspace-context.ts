@@ -52,6 +52,7 @@ export function itemTarget(context: WorkspaceContext, item: StoredItem, chains: 
     deploymentId: context.scope.deploymentId,
     chain: [{ type: item.type, id: item.row.id }, ...ancestry(containerOf(item), chains)],
     createdBy: item.row.created_by,
+    deploymentCreatedBy: context.deployment.created_by,
   };
 }
 
@@ -59,7 +60,12 @@ export function itemTarget(context: WorkspaceContext, item: StoredItem, chains: 
 export function placeTarget(context: WorkspaceContext, folderId: number | null, chains: Map<number, FolderChain>): AccessTarget {
   if (folderId === null) return { deploymentId: context.scope.deploymentId, chain: [], createdBy: context.deployment.created_by };
   const own = chains.get(folderId)?.entries.at(-1);
-  return { deploymentId: context.scope.deploymentId, chain: ancestry(folderId, chains), createdBy: own?.createdBy ?? null };
+  return {
+    deploymentId: context.scope.deploymentId,
+    chain: ancestry(folderId, chains),
+    createdBy: own?.createdBy ?? null,
+    deploymentCreatedBy: context.deployment.created_by,
+  };
 }
 
 export async function levelOn(context: WorkspaceContext, target: AccessTarget): Promise<Access | null> {

@@ -33,11 +33,20 @@ export function distinctItems(items: ItemRef[]): ItemRef[] {
   });
 }
 
-/** A listing cursor: [group, sort key, type rank, id] as the previous page's last entry had them. */
-function listingKey(cursor: string): ListingKey {
-  const [grp, key, rank, id] = decodeCursor(cursor, 4);
-  const valid = typeof grp === 'number' && typeof key === 'string' && typeof rank === 'number' && typeof id === 'number';
+/**
+ * A listing cursor: [group, sort key, type rank, id] of the previous page's last entry, and the
+ * listing it came from (folder or search, types, order), so it cannot silently resume another one.
+ */
+function listingKey(cursor: string, listing: string): ListingKey {
+  const [grp, key, rank, id, issuedFor] = decodeCursor(cursor, 5);
+  const valid =
+    (grp === 0 || grp === 1) && typeof key === 'string' && (rank === 1 || rank === 2 || rank === 3) && typeof id === 'number' && Number.isSafeInteger(id) && id > 0;
   if (!valid) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
+  if (issuedFor !== listing) {
+    throw new ApiError('INVALID_CURSOR', 'The `after` cursor belongs to a listing with another folder, search, types or order; keep those the same while paging.', {
+      errors: [{ pointer: '/query/after', message: 'was issued for another listing' }],
+    });
+  }
   return [grp, key, rank, id];
 }
 
@@ -100,15 +109,16 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
     async list(caller: Caller, deploymentId: number, input: ListWorkspaceInput) {
       const context = await openWorkspace(db, caller, deploymentId);
       const page = pageRequest(input);
-      const rows = await listEntries(db, store.dialect, context.scope, await visibilityFor(context), {
+      const query = {
         folderId: input.folderId === undefined || input.folderId === 'root' ? null : Number(input.folderId),
-        types: input.types ? (input.types.split(',') as ItemType[]) : ['FOLDER', 'WORKBOOK', 'REPORT'],
+        types: input.types ? ([...new Set(input.types.split(','))].sort() as ItemType[]) : (['FOLDER', 'REPORT', 'WORKBOOK'] as ItemType[]),
         search: input.search,
         sortBy: input.sortBy ?? 'name',
         descending: input.sortOrder === 'desc',
-        after: page.after === undefined ? undefined : listingKey(page.after),
-        limit: page.first + 1,
-      });
+      };
+      const listing = JSON.stringify([query.search === undefined ? query.folderId : null, query.search ?? null, query.types, query.sortBy, query.descending]);
+      const after = page.after === undefined ? undefined : listingKey(page.after, listing);
+      const rows = await listEntries(db, store.dialect, context.scope, await visibilityFor(context), { ...query, after, limit: page.first + 1 });
       const pageRows = rows.slice(0, page.first);
       const subjects = pageRows.map((r) => ({ type: r.type, id: r.id, folderId: r.folder_id, createdBy: r.created_by }));
       const view = await loadViewContext(db, context.scope, caller.actor.userId, subjects);
@@ -128,7 +138,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
         publicId: r.public_id,
         kind: r.kind,
       }));
-      const keyOf = (r: ListingRow) => encodeCursor([r.grp, r.sort_key, r.type_rank, r.id]);
+      const keyOf = (r: ListingRow) => encodeCursor([Number(r.grp), r.sort_key, Number(r.type_rank), r.id, listing]);
       const first = pageRows[0];
       const last = pageRows.at(-1);
       const pageInfo = {

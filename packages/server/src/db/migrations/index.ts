@@ -3,6 +3,7 @@ import type { Dialect } from '../database.js';
 import { spine } from './0001_spine.js';
 import { workspace } from './0002_workspace.js';
 import { provisioning } from './0003_provisioning.js';
+import { unicodeLower } from './0004_unicode_lower.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -15,6 +16,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0001_spine': spine(dialect),
         '0002_workspace': workspace(dialect),
         '0003_provisioning': provisioning(dialect),
+        '0004_unicode_lower': unicodeLower(dialect),
       };
     },
   };
