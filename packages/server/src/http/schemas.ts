@@ -30,7 +30,22 @@ export const ProblemRef = { content: { 'application/problem+json': { schema: Typ
 export const Id = Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 });
 export const Timestamp = Type.String({ format: 'date-time' });
 export const Email = Type.String({ format: 'email', maxLength: 320 });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const PRIMITIVE = new Set(['string', 'integer', 'number', 'boolean']);
+
+/**
+ * `schema` or null. A plain primitive becomes `type: [T, "null"]` rather than `anyOf`: the
+ * response serializer picks an `anyOf` branch by running a validator per value, which cost a bulk
+ * move's 100 items about 0.7 ms a response; a type list is one `typeof` test.
+ */
+export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> => {
+  const { type, enum: enumerated, const: constant, anyOf, oneOf } = schema as Record<string, unknown>;
+  if (typeof type === 'string' && PRIMITIVE.has(type) && enumerated === undefined && constant === undefined && anyOf === undefined && oneOf === undefined) {
+    return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  }
+  // Null first: fields such as a workbook's dashboards are mostly null, and the serializer tries
+  // branches in order.
+  return Type.Unsafe<Static<T> | null>(Type.Union([Type.Null(), schema]));
+};
 
 export const DeploymentParams = Type.Object({ deploymentId: Id });
 

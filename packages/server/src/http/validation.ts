@@ -39,6 +39,8 @@ export function fieldErrors(errors: ErrorObject[], context: string): FieldError[
       message = 'is not a known field';
     } else if (error.keyword === 'enum') {
       message = `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (error.keyword === 'type' && Array.isArray(error.params.type)) {
+      message = `must be ${(error.params.type as string[]).join(' or ')}`;
     } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
       continue; // the alternatives' own messages say more
     }

@@ -83,7 +83,7 @@ function publicIdTaken(publicId: string, deploymentId: number): ApiError {
 /** 403 unless the caller's access to the report reaches `need`. */
 async function requireAccess(trx: Executor, context: WorkspaceContext, item: ReportItem, need: Access): Promise<void> {
   const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
-  const level = await levelOn(context, itemTarget(context, item, chains));
+  const level = levelOn(context, itemTarget(context, item, chains));
   if (!atLeast(level, need)) {
     throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
   }

@@ -33,7 +33,7 @@ function storedConfig(config: unknown): string | null {
 /** 403 unless the caller's access to the workbook reaches `need`. */
 async function requireAccess(trx: Executor, context: WorkspaceContext, item: WorkbookItem, need: Access): Promise<void> {
   const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
-  const level = await levelOn(context, itemTarget(context, item, chains));
+  const level = levelOn(context, itemTarget(context, item, chains));
   if (!atLeast(level, need)) {
     throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
   }

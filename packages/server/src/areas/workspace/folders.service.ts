@@ -30,7 +30,7 @@ export async function requirePlacement(trx: Executor, context: WorkspaceContext,
   if (context.caller.actor.role === 'VIEWER') throw new ApiError('FORBIDDEN', `Viewers cannot create ${what}s; ask an admin for the EXPLORER role.`);
   const chains = await chainsOf(trx, context.scope, folderId === null ? [] : [folderId]);
   if (folderId !== null && !chains.has(folderId)) throw itemNotFound(context, 'FOLDER', folderId);
-  const level = await levelOn(context, placeTarget(context, folderId, chains));
+  const level = levelOn(context, placeTarget(context, folderId, chains));
   if (!atLeast(level, 'EDIT')) {
     const where = folderId === null ? `deployment ${context.scope.deploymentId} (the workspace root)` : `folder ${folderId}`;
     throw new ApiError('FORBIDDEN', `You need EDIT access on ${where} to create a ${what} there; you have ${haveText(level)}.`);
@@ -51,7 +51,7 @@ export function foldersService(store: Store) {
     if (!row) throw itemNotFound(context, 'FOLDER', folderId);
     const item: FolderItem = { type: 'FOLDER', row };
     const chains = await chainsOf(trx, context.scope, row.parent_id === null ? [] : [row.parent_id]);
-    const level = await levelOn(context, itemTarget(context, item, chains));
+    const level = levelOn(context, itemTarget(context, item, chains));
     if (!atLeast(level, need)) {
       const verb = need === 'VIEW' ? 'view' : 'rename';
       throw new ApiError('FORBIDDEN', `You need ${need} access to ${verb} ${describeItem(item, level)}; you have ${haveText(level)}.`);

@@ -34,12 +34,12 @@ export async function moveOne(trx: Executor, context: WorkspaceContext, type: It
     throw new ApiError('DESTINATION_NOT_FOUND', `Cannot move ${describeItem(item, null)}: destination folder ${folderId} does not exist in deployment ${scope.deploymentId}.`);
   }
 
-  const itemLevel = await levelOn(context, itemTarget(context, item, chains));
+  const itemLevel = levelOn(context, itemTarget(context, item, chains));
   const need = NEEDED_TO_MOVE[type];
   if (!atLeast(itemLevel, need)) {
     throw new ApiError('FORBIDDEN', `You need ${need} access to move ${describeItem(item, itemLevel)}; you have ${haveText(itemLevel)}.`);
   }
-  const placeLevel = await levelOn(context, placeTarget(context, folderId, chains));
+  const placeLevel = levelOn(context, placeTarget(context, folderId, chains));
   if (!atLeast(placeLevel, 'EDIT')) {
     const where = destination ? `folder ${folderId}` : `deployment ${scope.deploymentId} (the workspace root)`;
     throw new ApiError('FORBIDDEN', `You need EDIT access on ${where} to move ${describeItem(item, itemLevel)} there; you have ${haveText(placeLevel)}.`);

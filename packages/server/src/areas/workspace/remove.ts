@@ -15,7 +15,7 @@ export async function deleteOne(trx: Executor, context: WorkspaceContext, type: 
   if (!item) throw itemNotFound(context, type, id);
   const from = containerOf(item);
   const chains = await chainsOf(trx, context.scope, from === null ? [] : [from]);
-  const level = await levelOn(context, itemTarget(context, item, chains));
+  const level = levelOn(context, itemTarget(context, item, chains));
   if (!atLeast(level, 'MANAGE')) {
     throw new ApiError('FORBIDDEN', `You need MANAGE access to delete ${describeItem(item, level)}; you have ${haveText(level)}.`);
   }

@@ -1,5 +1,5 @@
 import type { Caller } from '../../access/caller.js';
-import { atLeast, type AccessTarget, type ResourceRef } from '../../access/levels.js';
+import { atLeast, effectiveAccess, type AccessTarget, type GrantIndex, type ResourceRef } from '../../access/levels.js';
 import type { Access, Db, DeploymentRow, ItemType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
@@ -11,6 +11,8 @@ export interface WorkspaceContext {
   scope: WorkspaceScope;
   deployment: DeploymentRow;
   caller: Caller;
+  /** The caller's grants, loaded once: every access check of the request is then evaluated in memory. */
+  grants: GrantIndex;
 }
 
 /**
@@ -21,8 +23,8 @@ export interface WorkspaceContext {
 export async function openWorkspace(db: Db, caller: Caller, deploymentId: number): Promise<WorkspaceContext> {
   const deployment = await findDeployment(db, caller.actor.tenantId, deploymentId);
   if (!deployment) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
-  await caller.access.grants();
-  return { scope: { tenantId: caller.actor.tenantId, deploymentId }, deployment, caller };
+  const grants = await caller.access.grants();
+  return { scope: { tenantId: caller.actor.tenantId, deploymentId }, deployment, caller, grants };
 }
 
 const LABEL: Record<ItemType, string> = { FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
@@ -68,8 +70,9 @@ export function placeTarget(context: WorkspaceContext, folderId: number | null, 
   };
 }
 
-export async function levelOn(context: WorkspaceContext, target: AccessTarget): Promise<Access | null> {
-  return context.caller.access.level(target);
+/** The caller's access to `target`, without a query (see `grants`). */
+export function levelOn(context: WorkspaceContext, target: AccessTarget): Access | null {
+  return effectiveAccess(context.caller.access.subject, context.grants, target);
 }
 
 export function haveText(level: Access | null): string {

@@ -160,7 +160,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
         const item = await findItem(trx, context.scope, ref.type, ref.id);
         if (!item) throw itemNotFound(context, ref.type, ref.id);
         const from = containerOf(item);
-        const level = await levelOn(context, itemTarget(context, item, await chainsOf(trx, context.scope, from === null ? [] : [from])));
+        const level = levelOn(context, itemTarget(context, item, await chainsOf(trx, context.scope, from === null ? [] : [from])));
         if (level === null) throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
         await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, now());
       });
