@@ -9,7 +9,7 @@ import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenants.service.js';
 import { insertUser } from '../src/areas/users/users.store.js';
-import { migrate, openStore, type Dialect, type Store } from '../src/db/database.js';
+import { migrate, openStore, type Dialect, type QueryLog, type Store } from '../src/db/database.js';
 import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
 
 /**
@@ -26,11 +26,11 @@ export interface TestStore extends Store {
   reopen(): Store;
 }
 
-export async function createTestStore(dialect: Dialect): Promise<TestStore> {
+export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise<TestStore> {
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-test-'));
     const file = path.join(dir, 'test.sqlite');
-    const store = openStore({ dialect: 'sqlite', file });
+    const store = openStore({ dialect: 'sqlite', file, ...(log ? { log } : {}) });
     await migrate(store);
     return {
       ...store,
@@ -48,7 +48,7 @@ export async function createTestStore(dialect: Dialect): Promise<TestStore> {
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const store = openStore({ dialect: 'postgres', url, schema, poolSize: 5 });
+  const store = openStore({ dialect: 'postgres', url, schema, poolSize: 5, ...(log ? { log } : {}) });
   await migrate(store);
   return {
     ...store,
@@ -87,8 +87,8 @@ export class TestApp {
     readonly admin: Caller,
   ) {}
 
-  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number } = {}): Promise<TestApp> {
-    const store = await createTestStore(dialect);
+  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number; log?: QueryLog } = {}): Promise<TestApp> {
+    const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
     const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
     const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0, rateLimitPerMinute: options.rateLimitPerMinute ?? 0 });

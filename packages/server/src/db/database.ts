@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type LogEvent, type SqliteDialectConfig } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import type { Database, Db } from './tables.js';
 
@@ -14,9 +14,12 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** Called with every statement the store runs (Kysely's log hook): for query logs and query counts. */
+export type QueryLog = (event: LogEvent) => void;
+
 export type StoreOptions =
-  | { dialect: 'sqlite'; file: string }
-  | { dialect: 'postgres'; url: string; schema?: string; poolSize?: number };
+  | { dialect: 'sqlite'; file: string; log?: QueryLog }
+  | { dialect: 'postgres'; url: string; schema?: string; poolSize?: number; log?: QueryLog };
 
 /**
  * SQLite's plain BEGIN takes its write lock lazily, so two processes that both read and then write
@@ -104,7 +107,7 @@ export function openStore(options: StoreOptions): Store {
     // indexes on lower() may use it; migration 0004 rebuilds them for files made before.
     sqlite.function('lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
     cachePreparedStatements(sqlite);
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }), ...(options.log ? { log: options.log } : {}) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({
@@ -113,7 +116,7 @@ export function openStore(options: StoreOptions): Store {
     types: pgTypes,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log ? { log: options.log } : {}) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
