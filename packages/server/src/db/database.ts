@@ -88,6 +88,25 @@ function cachePreparedStatements(sqlite: SQLite.Database, limit = 500): void {
   }) as typeof sqlite.prepare;
 }
 
+/**
+ * Turning a fresh file to WAL needs the file to itself, and SQLite answers SQLITE_BUSY at once,
+ * without its busy handler, when another process opening the same new file holds it at that
+ * moment (two servers or admin commands started together). Retried for up to ten seconds, like
+ * the busy timeout everything else waits for.
+ */
+function switchToWal(sqlite: SQLite.Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= 200) throw error;
+      Atomics.wait(pause, 0, 0, 50);
+    }
+  }
+}
+
 export function openStore(options: StoreOptions): Store {
   if (options.dialect === 'sqlite') {
     fs.mkdirSync(path.dirname(options.file), { recursive: true });
@@ -95,7 +114,7 @@ export function openStore(options: StoreOptions): Store {
     // First: another process holding the lock makes us wait rather than fail at once, and
     // switching a fresh file to WAL needs that lock too.
     sqlite.pragma('busy_timeout = 10000');
-    sqlite.pragma('journal_mode = WAL');
+    switchToWal(sqlite);
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     // Recursive queries (folder paths, visibility) build temporary tables; on disk, each one
