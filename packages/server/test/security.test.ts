@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
+import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
 
@@ -124,37 +125,11 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .values({ tenant_id: tenantId, name: 'securityAttribute', type: 'string', default_value: null, created_at: at, updated_at: at })
       .returning('id')
       .executeTakeFirstOrThrow();
-    // A workbook and a report, so {workbookId}, {slug}, {reportId} and {publicId} name real items.
-    const folder = await t.store.db
-      .insertInto('folders')
-      .values({ tenant_id: tenantId, deployment_id: deploymentId, parent_id: null, name: `${label}-folder`, created_by: adminId, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const item = { tenant_id: tenantId, deployment_id: deploymentId, folder_id: null, name: `${label}-item`, created_by: adminId, created_at: at, updated_at: at };
-    const workbook = await t.store.db
-      .insertInto('workbooks')
-      .values({ ...item, slug: `${label}-workbook`, meta: '{}', calculated_fields: '{}', dashboard_draft: null, dashboard_published: null, published_dashboard: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const report = await t.store.db
-      .insertInto('reports')
-      .values({
-        ...item,
-        public_id: `${label}-report`,
-        kind: 'table',
-        title: null,
-        description: null,
-        sql_query: null,
-        python_code: null,
-        spec: null,
-        meta: null,
-        preferences: null,
-        period_comparisons: null,
-        fill_missing_rows: null,
-        last_viewed_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    // A folder, a workbook and a report, so {folderId}, {workbookId}, {slug}, {reportId} and {publicId} name real items.
+    const items = new WorkspaceFixtures({ store: t.store, tenantId }, deploymentId);
+    const folder = { id: await items.folder(`${label}-folder`, null, adminId) };
+    const workbook = { id: await items.workbook(`${label}-item`, null, adminId, { slug: `${label}-workbook` }) };
+    const report = { id: await items.report(`${label}-item`, null, adminId, { publicId: `${label}-report` }) };
     return {
       deploymentId,
       attributeId: attribute.id,

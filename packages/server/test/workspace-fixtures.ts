@@ -41,7 +41,7 @@ export class WorkspaceFixtures {
     return ids as Ids<N>;
   }
 
-  async workbook(name: string, folderId: number | null = null, createdBy: number | null = null, extra: { dashboard_draft?: string | null } = {}): Promise<number> {
+  async workbook(name: string, folderId: number | null = null, createdBy: number | null = null, extra: { dashboard_draft?: string | null; slug?: string } = {}): Promise<number> {
     const at = this.stamp();
     const row = await this.t.store.db
       .insertInto('workbooks')
@@ -50,7 +50,7 @@ export class WorkspaceFixtures {
         deployment_id: this.deploymentId,
         folder_id: folderId,
         name,
-        slug: `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Math.random().toString(36).slice(2, 8)}`,
+        slug: extra.slug ?? `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Math.random().toString(36).slice(2, 8)}`,
         meta: '{}',
         calculated_fields: '{}',
         dashboard_draft: extra.dashboard_draft ?? null,
@@ -65,7 +65,7 @@ export class WorkspaceFixtures {
     return row.id;
   }
 
-  async report(name: string, folderId: number | null = null, createdBy: number | null = null): Promise<number> {
+  async report(name: string, folderId: number | null = null, createdBy: number | null = null, extra: { publicId?: string } = {}): Promise<number> {
     const at = this.stamp();
     const row = await this.t.store.db
       .insertInto('reports')
@@ -74,7 +74,7 @@ export class WorkspaceFixtures {
         deployment_id: this.deploymentId,
         folder_id: folderId,
         name,
-        public_id: `r-${Math.random().toString(36).slice(2, 12)}`,
+        public_id: extra.publicId ?? `r-${Math.random().toString(36).slice(2, 12)}`,
         kind: 'table',
         title: null,
         description: null,

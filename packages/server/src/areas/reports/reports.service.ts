@@ -10,9 +10,9 @@ import { requirePlacement } from '../workspace/folders.service.js';
 import { favoriteKey, loadViewContext, parseJson, pathOf, type ItemViewContext } from '../workspace/item-view.js';
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
-import { chainsOf, type WorkspaceScope } from '../workspace/tree.store.js';
+import { type WorkspaceScope } from '../workspace/tree.store.js';
 import { visibilityFor, visibleRows } from '../workspace/visibility.js';
-import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
 import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
 import { findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
 
@@ -82,11 +82,7 @@ function publicIdTaken(publicId: string, deploymentId: number): ApiError {
 
 /** 403 unless the caller's access to the report reaches `need`. */
 async function requireAccess(trx: Executor, context: WorkspaceContext, item: ReportItem, need: Access): Promise<void> {
-  const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
-  const level = levelOn(context, itemTarget(context, item, chains));
-  if (!atLeast(level, need)) {
-    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
-  }
+  await requireItemAccess(trx, context, item, need, VERB[need]);
 }
 
 /** `after` is refused where rows move under a cursor (lastViewedAt), and never mixes with `offset`. */

@@ -281,7 +281,14 @@ export function scimService(store: Store) {
       const q = listQuery('Group', schemasOf('Group'), params);
       const { rows, total } = await listScimGroups(db, caller.actor.tenantId, q);
       const members = await scimMembersOf(db, caller.actor.tenantId, rows.map((r) => r.id));
-      const resources = rows.map((r) => renderGroup(r, members.filter((m) => m.group_id === r.id), base));
+      // Grouped once, rather than a scan of every member per group.
+      const byGroup = new Map<number, typeof members>();
+      for (const m of members) {
+        const list = byGroup.get(m.group_id);
+        if (list) list.push(m);
+        else byGroup.set(m.group_id, [m]);
+      }
+      const resources = rows.map((r) => renderGroup(r, byGroup.get(r.id) ?? [], base));
       return listResponse(resources.map((r) => project(r, 'Group', schemasOf('Group'), params.attributes, params.excludedAttributes)), total, q.startIndex);
     },
 

@@ -10,8 +10,8 @@ import { requirePlacement } from '../workspace/folders.service.js';
 import { loadViewContext, toWorkbookShape } from '../workspace/item-view.js';
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
-import { chainsOf, type WorkspaceScope } from '../workspace/tree.store.js';
-import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { type WorkspaceScope } from '../workspace/tree.store.js';
+import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
 import type { Workbook } from '../workspace/workspace.schemas.js';
 import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
 import { findWorkbookBySlug, insertWorkbook, slugsStartingWith, updateWorkbook, type WorkbookChanges } from './workbooks.store.js';
@@ -32,11 +32,7 @@ function storedConfig(config: unknown): string | null {
 
 /** 403 unless the caller's access to the workbook reaches `need`. */
 async function requireAccess(trx: Executor, context: WorkspaceContext, item: WorkbookItem, need: Access): Promise<void> {
-  const chains = await chainsOf(trx, context.scope, item.row.folder_id === null ? [] : [item.row.folder_id]);
-  const level = levelOn(context, itemTarget(context, item, chains));
-  if (!atLeast(level, need)) {
-    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} ${describeItem(item, level)}; you have ${haveText(level)}.`);
-  }
+  await requireItemAccess(trx, context, item, need, VERB[need]);
 }
 
 /** The workbook (404), with the caller's access to it checked against `need` (403). */

@@ -12,7 +12,7 @@ import type { CreateFolderInput, ListFoldersInput, UpdateFolderInput } from './f
 import { deleteOne } from './remove.js';
 import { chainsOf, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
 import { visibilityFor, visibleRows } from './visibility.js';
-import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, openWorkspace, placeTarget, type WorkspaceContext } from './workspace-context.js';
+import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, requireItemAccess, type WorkspaceContext } from './workspace-context.js';
 import type { Folder } from './workspace.schemas.js';
 
 type FolderItem = StoredItem & { type: 'FOLDER' };
@@ -50,12 +50,7 @@ export function foldersService(store: Store) {
     const row = await findFolder(trx, context.scope, folderId);
     if (!row) throw itemNotFound(context, 'FOLDER', folderId);
     const item: FolderItem = { type: 'FOLDER', row };
-    const chains = await chainsOf(trx, context.scope, row.parent_id === null ? [] : [row.parent_id]);
-    const level = levelOn(context, itemTarget(context, item, chains));
-    if (!atLeast(level, need)) {
-      const verb = need === 'VIEW' ? 'view' : 'rename';
-      throw new ApiError('FORBIDDEN', `You need ${need} access to ${verb} ${describeItem(item, level)}; you have ${haveText(level)}.`);
-    }
+    await requireItemAccess(trx, context, item, need, need === 'VIEW' ? 'view' : 'rename');
     return item;
   }
 

@@ -1,9 +1,9 @@
 import type { Executor, ItemType } from '../../db/tables.js';
 import { ApiError } from '../../http/problems.js';
 import { now } from '../../time.js';
-import { containerOf, deleteItem, findItem } from './items.store.js';
-import { chainsOf, hasSubfolders } from './tree.store.js';
-import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, type WorkspaceContext } from './workspace-context.js';
+import { deleteItem, findItem } from './items.store.js';
+import { hasSubfolders } from './tree.store.js';
+import { describeItem, itemNotFound, requireItemAccess, type WorkspaceContext } from './workspace-context.js';
 
 /**
  * Deletes one item inside the caller's transaction (which holds the tree lock): it exists (404),
@@ -13,12 +13,7 @@ import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, typ
 export async function deleteOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number): Promise<void> {
   const item = await findItem(trx, context.scope, type, id);
   if (!item) throw itemNotFound(context, type, id);
-  const from = containerOf(item);
-  const chains = await chainsOf(trx, context.scope, from === null ? [] : [from]);
-  const level = levelOn(context, itemTarget(context, item, chains));
-  if (!atLeast(level, 'MANAGE')) {
-    throw new ApiError('FORBIDDEN', `You need MANAGE access to delete ${describeItem(item, level)}; you have ${haveText(level)}.`);
-  }
+  const level = await requireItemAccess(trx, context, item, 'MANAGE', 'delete');
   if (item.type === 'FOLDER' && (await hasSubfolders(trx, context.scope, id))) {
     throw new ApiError(
       'FOLDER_HAS_SUBFOLDERS',

@@ -1,10 +1,10 @@
 import type { Caller } from '../../access/caller.js';
 import { atLeast, effectiveAccess, type AccessTarget, type GrantIndex, type ResourceRef } from '../../access/levels.js';
-import type { Access, Db, DeploymentRow, ItemType } from '../../db/tables.js';
+import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../http/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import { containerOf, type StoredItem } from './items.store.js';
-import type { FolderChain, WorkspaceScope } from './tree.store.js';
+import { chainsOf, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
 /** One request's view of a deployment's workspace: where it is, and who is asking. */
 export interface WorkspaceContext {
@@ -80,3 +80,22 @@ export function haveText(level: Access | null): string {
 }
 
 export { atLeast };
+
+/** The caller's access to `item`, from one walk up its folders (read in the caller's transaction). */
+export async function levelOfItem(trx: Executor, context: WorkspaceContext, item: StoredItem): Promise<Access | null> {
+  const from = containerOf(item);
+  const chains = await chainsOf(trx, context.scope, from === null ? [] : [from]);
+  return levelOn(context, itemTarget(context, item, chains));
+}
+
+/**
+ * 403 unless the caller's access to `item` reaches `need`; `action` is the verb of the message
+ * ("view", "delete"). Returns the caller's level, for messages that follow.
+ */
+export async function requireItemAccess(trx: Executor, context: WorkspaceContext, item: StoredItem, need: Access, action: string): Promise<Access> {
+  const level = await levelOfItem(trx, context, item);
+  if (!atLeast(level, need)) {
+    throw new ApiError('FORBIDDEN', `You need ${need} access to ${action} ${describeItem(item, level)}; you have ${haveText(level)}.`);
+  }
+  return level as Access;
+}

@@ -11,9 +11,8 @@ import { visibilityFor } from './visibility.js';
 import { moveOne, type Moved } from './move.js';
 import { deleteOne } from './remove.js';
 import type { FolderChain } from './tree.store.js';
-import { containerOf, findItem, setFavorite } from './items.store.js';
-import { chainsOf } from './tree.store.js';
-import { describeItem, itemNotFound, itemTarget, levelOn, openWorkspace } from './workspace-context.js';
+import { findItem, setFavorite } from './items.store.js';
+import { describeItem, itemNotFound, levelOfItem, openWorkspace } from './workspace-context.js';
 import { now } from '../../time.js';
 import type { BulkDeleteInput, BulkFailure, BulkMoveInput, MoveInput, Workbook } from './workspace.schemas.js';
 
@@ -159,8 +158,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
       await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
         const item = await findItem(trx, context.scope, ref.type, ref.id);
         if (!item) throw itemNotFound(context, ref.type, ref.id);
-        const from = containerOf(item);
-        const level = levelOn(context, itemTarget(context, item, await chainsOf(trx, context.scope, from === null ? [] : [from])));
+        const level = await levelOfItem(trx, context, item);
         if (level === null) throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
         await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, now());
       });
