@@ -8,5 +8,6 @@ export default defineConfig({
     // Files run in parallel: each test app has its own SQLite file or PostgreSQL schema.
     pool: 'forks',
     reporters: ['default', './vitest.summary.ts'],
+    globalSetup: ['./vitest.build.ts'],
   },
 });

@@ -37,6 +37,7 @@ import './http/request-context.js';
 import { sharedSchemas } from './http/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
 import { tenantResolver } from './http/tenant.js';
+import { installCors } from './http/cors.js';
 import { installValidators } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
@@ -51,6 +52,8 @@ export interface AppOptions {
   tenantCacheMs?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
+  /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. */
+  corsOrigins?: string[];
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -109,6 +112,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
 
+  // Before the credential hook: preflights carry no credential (see cors.ts).
+  if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (!needsCredential(request)) return;

@@ -17,6 +17,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Requests per minute per API key (per client address without one), per process; 0 turns it off. */
   rateLimitPerMinute: number;
+  /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -25,6 +27,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** An origin as browsers send it: scheme, host, optional port, nothing else. */
+const ORIGIN = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -74,6 +79,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const rateLimitPerMinute = wholeNumber('RATE_LIMIT_PER_MINUTE', 1200, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
 
+  const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !ORIGIN.test(origin)) problems.push(`CORS_ORIGINS must list origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"; got "${origin}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -87,5 +97,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseDomain,
     logLevel,
     rateLimitPerMinute,
+    corsOrigins,
   };
 }

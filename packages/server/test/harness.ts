@@ -87,11 +87,11 @@ export class TestApp {
     readonly admin: Caller,
   ) {}
 
-  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number; log?: QueryLog } = {}): Promise<TestApp> {
+  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog } = {}): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
     const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
-    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0, rateLimitPerMinute: options.rateLimitPerMinute ?? 0 });
+    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0, rateLimitPerMinute: options.rateLimitPerMinute ?? 0, corsOrigins: options.corsOrigins ?? [] });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }
 

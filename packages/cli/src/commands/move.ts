@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import { distinctRefs, formatItemRef, type BulkMoveResult } from '@mapi/client';
+import { chunks, jobExitCode, jobJson, parseChunkSize, runJob, writeDryRun, writeFailuresAndPending } from '../bulk.js';
+import { errorContext } from '../config.js';
+import { run } from '../context.js';
+import { EXIT } from '../errors.js';
+import { collectItems, parseFolder, parseId } from '../items.js';
+import { plural, write, writeJson, writeTable } from '../output.js';
+
+interface MoveOptions {
+  to: string;
+  keepSubtrees?: boolean;
+  dryRun?: boolean;
+  chunkSize?: string;
+}
+
+const HELP = `
+ITEM is TYPE:ID (folder:12, workbook:7, report:3), or "-" to read items from stdin: one TYPE:ID
+per line, or a JSON array of {"type": "FOLDER", "id": 1} objects or "folder:1" strings.
+Repeated items are sent once. Items go in requests of at most 100, in the order given; each item
+is moved or fails on its own, and earlier moves stay applied when a later item fails.
+
+Output: a summary and a table of failed items (TYPE:ID, status, message) on stdout; progress on
+stderr (a bar on a terminal, a line per request otherwise). --json prints the result object
+{moved, failed, skipped, requests} instead.
+
+Ctrl-C stops between requests: the request in flight completes, then the summary of what was
+applied is printed and the exit code is 130. A second Ctrl-C quits at once.
+
+Exit codes: 0 all moved, 2 some items failed, 1 request-level or usage error, 130 interrupted.
+
+Examples:
+  $ mapi move 1 --to 12 folder:3 workbook:7 report:9
+  $ mapi move 1 --to root workbook:7
+  $ mapi workspace ls 1 5 --refs | mapi move 1 --to 12 -
+  $ echo '[{"type":"FOLDER","id":3},"workbook:7"]' | mapi move 1 --to 12 - --json
+  $ mapi move 1 --to 12 folder:3 folder:4 --keep-subtrees --dry-run
+`;
+
+function destination(folderId: number | null): string {
+  return folderId === null ? 'the workspace root' : `folder ${folderId}`;
+}
+
+function writeSummary(result: BulkMoveResult, total: number, folderId: number | null, deploymentId: number, interrupted: boolean): void {
+  const where = `to ${destination(folderId)} in deployment ${deploymentId}`;
+  const requests = plural(result.requests, 'request');
+  if (interrupted) write(`Interrupted: moved ${result.moved.length} of ${plural(total, 'item')} ${where} before stopping (${requests}).`);
+  else if (result.moved.length === total) write(`Moved ${plural(total, 'item')} ${where} (${requests}).`);
+  else write(`Moved ${result.moved.length} of ${plural(total, 'item')} ${where} (${requests}).`);
+  if (result.skipped.length > 0) {
+    write(`\n${plural(result.skipped.length, 'item')} not sent because a folder above ${result.skipped.length === 1 ? 'it' : 'them'} was moved (--keep-subtrees):`);
+    writeTable([{ header: 'ITEM', value: (s) => formatItemRef(s) }, { header: 'MOVED WITH', value: (s) => `folder:${s.ancestorFolderId}` }], result.skipped, '');
+  }
+}
+
+export function registerMove(program: Command): void {
+  program
+    .command('move')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<items...>', 'TYPE:ID items, or "-" for a list on stdin')
+    .requiredOption('--to <folder>', 'destination folder id, or "root" for the workspace root')
+    .option('--keep-subtrees', 'leave out items inside a folder that is moved too (they travel with it); reported as skipped')
+    .option('--dry-run', 'print the de-duplicated items, the requests and the destination; send nothing')
+    .option('--chunk-size <n>', 'items per request, 1 to 100', '100')
+    .description('Move folders, workbooks and reports to one folder (or the root), in bulk')
+    .addHelpText('after', HELP)
+    .action(
+      run(async (context, deployment: string, itemArgs: string[], options: MoveOptions) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const folderId = parseFolder(options.to, '--to');
+        const chunkSize = parseChunkSize(options.chunkSize);
+        const items = await collectItems(itemArgs);
+        const distinct = distinctRefs(items);
+
+        if (options.dryRun) {
+          const keepNote = options.keepSubtrees
+            ? ['--keep-subtrees: items inside a folder of this batch would be left out; that needs the folder tree, which a dry run does not read.']
+            : [];
+          if (context.json) {
+            writeJson({ dryRun: true, deploymentId, folderId, keepSubtrees: options.keepSubtrees === true, items: distinct, duplicates: items.length - distinct.length, chunks: chunks(distinct, chunkSize) });
+          } else {
+            writeDryRun((counted) => `Would move ${counted} to ${destination(folderId)} in deployment ${deploymentId}`, distinct, items.length - distinct.length, chunkSize, keepNote);
+          }
+          return EXIT.OK;
+        }
+
+        const client = context.client();
+        const outcome = await runJob(
+          'moved',
+          (bulk) => client.bulkMove(deploymentId, distinct, folderId, { ...bulk, ...(options.keepSubtrees ? { keepSubtrees: true } : {}) }),
+          chunkSize,
+        );
+        const { result } = outcome;
+        const nothingHappened = result.moved.length === 0 && result.failed.length === 0 && result.skipped.length === 0;
+        if (context.json) writeJson(jobJson(outcome));
+        else if (!(outcome.error !== undefined && nothingHappened)) {
+          writeSummary(result, distinct.length, folderId, deploymentId, outcome.interrupted);
+          writeFailuresAndPending(result.failed, outcome);
+        }
+        return jobExitCode(outcome, result.failed.length, errorContext(context.config()));
+      }),
+    );
+}

@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { unwrap } from '@mapi/client';
+import { run } from '../context.js';
+import { parseFolder, parseId } from '../items.js';
+import { write, writeJson } from '../output.js';
+
+const HELP = `
+The slug is the workbook's stable name in URLs: the first put creates the workbook, later puts
+with the same slug update it (its name always; its folder only when --folder is given). A
+different --folder moves it, with the same checks and errors as \`mapi move\`.
+
+Examples:
+  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue"
+  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder 12
+  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder root --json
+`;
+
+export function registerWorkbooks(program: Command): void {
+  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug');
+  workbooks.addHelpText('after', '\nExample:\n  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder 12\n');
+
+  workbooks
+    .command('put')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<slug>', 'the workbook slug')
+    .requiredOption('--name <name>', 'workbook name (the API sets the name on every put)')
+    .option('--folder <folder>', 'containing folder id, or "root"; left out: the root for a new workbook, unchanged otherwise')
+    .description('Create a workbook with this slug, or update the one that has it')
+    .addHelpText('after', HELP)
+    .action(
+      run(async (context, deployment: string, slug: string, options: { name: string; folder?: string }) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const body = {
+          name: options.name,
+          ...(options.folder === undefined ? {} : { folderId: parseFolder(options.folder, '--folder') }),
+        };
+        const answer = await context.client().PUT('/api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}', {
+          params: { path: { deploymentId, slug } },
+          body,
+        });
+        const workbook = unwrap(answer);
+        if (context.json) {
+          writeJson(workbook);
+          return;
+        }
+        const path = workbook.folderPath ?? [];
+        const where = path.length === 0 ? 'the workspace root' : path.map((f) => f.name).join(' / ');
+        write(`${answer.response.status === 201 ? 'Created' : 'Updated'} workbook "${workbook.name}" (workbook:${workbook.id}, slug ${slug}) in ${where}.`);
+      }),
+    );
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import type { WorkspaceEntry } from '@mapi/client';
+import { run } from '../context.js';
+import { parseFolder, parseId } from '../items.js';
+import { all, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+
+const ref = (e: WorkspaceEntry) => `${e.type.toLowerCase()}:${e.id}`;
+
+const COLUMNS: Column<WorkspaceEntry>[] = [
+  // TYPE:ID first: it is what `mapi move` and `mapi delete` take.
+  { header: 'ITEM', value: ref },
+  { header: 'NAME', value: (e) => e.name },
+  { header: 'UPDATED', value: (e) => shortDate(e.updatedAt) },
+];
+
+// A search covers the whole workspace, so each hit needs its location.
+const SEARCH_COLUMNS: Column<WorkspaceEntry>[] = [...COLUMNS, { header: 'FOLDER', value: (e) => (e.folderPath.length === 0 ? '/' : `/${e.folderPath.map((p) => p.name).join('/')}`) }];
+
+export function registerWorkspace(program: Command): void {
+  const workspace = program.command('workspace').description('Workspace items (folders, workbooks, reports) of a deployment');
+  workspace.addHelpText('after', '\nExample:\n  $ mapi workspace ls 1 12\n');
+
+  workspace
+    .command('ls')
+    .alias('list')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('[folder]', 'folder id, or "root" (the default)', 'root')
+    .option('--search <text>', 'case-insensitive name search across the whole workspace (ignores [folder])')
+    .option('--refs', 'print only TYPE:ID, one per line, for piping into `mapi move ... -` or `mapi delete ... -`')
+    .description('List one folder of the workspace (folders first, then workbooks and reports)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi workspace ls 1\n  $ mapi workspace ls 1 12\n  $ mapi workspace ls 1 --search budget\n  $ mapi workspace ls 1 12 --refs | mapi move 1 --to 40 -\n',
+    )
+    .action(
+      run(async (context, deployment: string, folder: string, options: { search?: string; refs?: boolean }) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const folderId = parseFolder(folder);
+        const query = options.search ? { search: options.search } : { folderId: folderId ?? ('root' as const) };
+        const entries = await all(context.client().workspace.list(deploymentId, query));
+        if (context.json) writeJson(entries);
+        else if (options.refs) {
+          if (entries.length > 0) write(entries.map(ref).join('\n'));
+        } else {
+          const where = options.search ? `matching "${options.search}"` : folderId === null ? 'at the workspace root' : `in folder ${folderId}`;
+          writeTable(options.search ? SEARCH_COLUMNS : COLUMNS, entries, `No items ${where}.`);
+        }
+      }),
+    );
+}

@@ -1,0 +1,149 @@
+import { ApiError } from '@mapi/client';
+
+/** Exit codes, documented in `mapi --help`. Scripts branch on them, so they never change meaning. */
+export const EXIT = {
+  OK: 0,
+  /** A request-level error (the server refused the request, or could not be reached) or a usage error. */
+  ERROR: 1,
+  /** A bulk job ran, but some items failed; the rest were applied. */
+  PARTIAL: 2,
+  /** Interrupted with Ctrl-C; what was applied before the interruption is reported. */
+  INTERRUPTED: 130,
+} as const;
+
+/** A mistake in the command line or the configuration: nothing was sent. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Where a setting came from, so a hint can point at the place to fix. */
+export type Source = 'flag' | 'environment' | 'profile';
+
+export interface ErrorContext {
+  tokenSource?: Source;
+  caSource?: Source;
+  profileName?: string;
+  url?: string;
+}
+
+/** Certificate failures as Node and undici report them: the fix is always a CA to trust. */
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+
+/** The first error code along the `cause` chain: fetch wraps the socket error ("fetch failed"). */
+function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'ApiError') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function innermostMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  for (let current = (error as { cause?: unknown })?.cause, depth = 0; current && depth < 8; depth++) {
+    if (current instanceof Error && current.message) message = current.message;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return message;
+}
+
+function tokenHint(context: ErrorContext): string {
+  const where =
+    context.tokenSource === 'flag'
+      ? 'The token given with --token was refused.'
+      : context.tokenSource === 'environment'
+        ? 'The token in MAPI_TOKEN was refused.'
+        : context.tokenSource === 'profile'
+          ? `The token saved in profile "${context.profileName}" was refused.`
+          : 'The token was refused.';
+  return `${where} Run \`mapi login\` to save a valid API key, or set MAPI_TOKEN (or pass --token). Keys can be revoked, expired or belong to a deactivated user.`;
+}
+
+/** What to do next, per status and problem code; the server's detail already says what went wrong. */
+function apiHint(error: ApiError, context: ErrorContext): string | undefined {
+  switch (error.status) {
+    case 401:
+      return tokenHint(context);
+    case 403:
+      if (error.code === 'KEY_SCOPE_FORBIDDEN') {
+        return 'This API key is scoped to other deployments. Use a key whose scope includes this deployment (`mapi api-keys create --name NAME --deployments ID,...`), or an unscoped key.';
+      }
+      return 'Your key lacks the access named above. Ask an admin to grant it (a policy on the item, a folder above it or the deployment), or use an admin key.';
+    case 404:
+      switch (error.code) {
+        case 'DEPLOYMENT_NOT_FOUND':
+          return '`mapi deployments list` shows the deployments you can see.';
+        case 'FOLDER_NOT_FOUND':
+        case 'DESTINATION_NOT_FOUND':
+          return '`mapi folders tree DEPLOYMENT_ID` shows the folders and their ids.';
+        case 'WORKBOOK_NOT_FOUND':
+        case 'REPORT_NOT_FOUND':
+          return '`mapi workspace ls DEPLOYMENT_ID [FOLDER]` shows items and their ids.';
+        case 'USER_NOT_FOUND':
+          return '`mapi users list` shows users and their ids.';
+        case 'API_KEY_NOT_FOUND':
+          return '`mapi api-keys list` shows keys and their ids.';
+        case 'ROUTE_NOT_FOUND':
+          return 'Check that the URL is the server address, without an /api/v1 suffix.';
+        case 'TENANT_NOT_FOUND':
+          return 'No tenant answers on this host: check the URL (--url, MAPI_URL or the profile).';
+        default:
+          return undefined;
+      }
+    case 429:
+      return 'The server is rate limiting this key; wait a minute and run the command again.';
+    default:
+      return error.status >= 500 ? 'The server failed; the request id above helps its operator find the cause in its logs.' : undefined;
+  }
+}
+
+/** Lines for stderr that say what failed and what to do next. */
+export function describeError(error: unknown, context: ErrorContext = {}): string[] {
+  if (error instanceof UsageError) return [`error: ${error.message}`, ...(error.hint ? [`hint: ${error.hint}`] : [])];
+  if (error instanceof ApiError) {
+    const title = error.title ?? 'Request failed';
+    const lines = [`error: ${error.status} ${title}${error.detail && error.detail !== title ? `: ${error.detail}` : ''}`];
+    for (const field of error.errors ?? []) lines.push(`  ${field.pointer || '(request)'}: ${field.message}`);
+    if (error.requestId) lines.push(`  request id: ${error.requestId}`);
+    const hint = apiHint(error, context);
+    if (hint) lines.push(`hint: ${hint}`);
+    return lines;
+  }
+  const code = errorCode(error);
+  const where = context.url ? ` ${context.url}` : ' the server';
+  if (code && CERTIFICATE_CODES.has(code)) {
+    const ca =
+      context.caSource === undefined
+        ? 'Pass --ca-cert FILE.pem or set MAPI_CA_CERT to the CA certificate that signed the server certificate (for a self-signed server: its certificate, e.g. DATA_DIR/tls/localhost.crt).'
+        : `The CA certificate given (${context.caSource === 'flag' ? '--ca-cert' : context.caSource === 'environment' ? 'MAPI_CA_CERT' : 'in the profile'}) did not verify the server certificate; pass the right one with --ca-cert or MAPI_CA_CERT.`;
+    return [`error: the certificate of${where} is not trusted (${code}: ${innermostMessage(error)})`, `hint: ${ca}`];
+  }
+  if (code && UNREACHABLE_CODES.has(code)) {
+    return [`error: cannot reach${where} (${code}: ${innermostMessage(error)})`, 'hint: check the URL (--url, MAPI_URL or the profile) and that the server is running.'];
+  }
+  if (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
+    return [`error: TLS handshake with${where} failed (${code})`, 'hint: the server only speaks HTTPS; check the URL and port.'];
+  }
+  const message = error instanceof Error ? innermostMessage(error) : String(error);
+  return [`error: ${message}${code ? ` (${code})` : ''}`];
+}

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import { Command } from 'commander';
+import { registerApiKeys } from './commands/api-keys.js';
+import { registerDelete } from './commands/delete.js';
+import { registerDeployments } from './commands/deployments.js';
+import { registerFolders } from './commands/folders.js';
+import { registerLogin } from './commands/login.js';
+import { registerMove } from './commands/move.js';
+import { registerSpec } from './commands/spec.js';
+import { registerUsers } from './commands/users.js';
+import { registerWorkbooks } from './commands/workbooks.js';
+import { registerWorkspace } from './commands/workspace.js';
+import { EXIT } from './errors.js';
+
+const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const HELP = `
+Settings, each taken from the first place that has it: flags, then environment variables
+(MAPI_URL, MAPI_TOKEN, MAPI_CA_CERT = path of a PEM file, MAPI_PROFILE), then the profile saved
+by \`mapi login\`. MAPI_CONFIG_DIR moves the profile file (default: ~/.config/mapi/config.json,
+$XDG_CONFIG_HOME/mapi, or %APPDATA%\\mapi on Windows).
+
+Exit codes:
+  0    success
+  1    request-level error (refused, not found, unreachable) or usage error
+  2    a bulk move or delete ran, but some items failed (see the failed table)
+  130  interrupted with Ctrl-C (what was applied is still reported)
+
+Examples:
+  $ mapi login --url https://mapi.example.com
+  $ mapi deployments list
+  $ mapi folders tree 1
+  $ mapi move 1 --to 12 folder:3 workbook:7
+  $ mapi --json users list
+`;
+
+function buildProgram(): Command {
+  const program = new Command('mapi')
+    .description('Administer a mapi management API server: deployments, folders, workspace moves, users and API keys.')
+    .version(version, '-V, --version')
+    .option('--url <url>', 'server URL, e.g. https://mapi.example.com (no /api/v1 suffix)')
+    .option('--token <token>', 'API key (prefer MAPI_TOKEN or `mapi login`: flags show up in process lists)')
+    .option('--ca-cert <file>', 'PEM file with the CA certificate to trust (self-signed servers)')
+    .option('--profile <name>', 'profile saved by `mapi login` (default: "default", or MAPI_PROFILE)')
+    .option('--json', 'print machine-readable JSON on stdout instead of tables and summaries')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .addHelpText('after', HELP);
+
+  registerLogin(program);
+  registerDeployments(program);
+  registerFolders(program);
+  registerWorkspace(program);
+  registerWorkbooks(program);
+  registerMove(program);
+  registerDelete(program);
+  registerUsers(program);
+  registerApiKeys(program);
+  registerSpec(program);
+  return program;
+}
+
+// Writing to a closed pipe (`mapi ... | head`) is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(EXIT.OK);
+  throw error;
+});
+
+await buildProgram().parseAsync(process.argv);

@@ -1,0 +1,110 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, removeTempDirs, runCli, show } from './helpers.js';
+
+/** Every command and group the CLI has; the first test fails when `mapi --help` lists one not here. */
+const COMMANDS: string[][] = [
+  [],
+  ['login'],
+  ['whoami'],
+  ['deployments'],
+  ['deployments', 'list'],
+  ['deployments', 'create'],
+  ['folders'],
+  ['folders', 'tree'],
+  ['folders', 'create'],
+  ['workspace'],
+  ['workspace', 'ls'],
+  ['workbooks'],
+  ['workbooks', 'put'],
+  ['move'],
+  ['delete'],
+  ['users'],
+  ['users', 'list'],
+  ['users', 'create'],
+  ['users', 'deactivate'],
+  ['api-keys'],
+  ['api-keys', 'create'],
+  ['api-keys', 'list'],
+  ['api-keys', 'revoke'],
+  ['spec'],
+];
+
+/** Command names in the "Commands:" section of a help text. */
+function listedCommands(help: string): string[] {
+  const section = help.split(/^Commands:$/m)[1]?.split(/^\S/m)[0] ?? '';
+  return [...section.matchAll(/^ {2}([a-z-]+)/gm)].map((m) => m[1] as string).filter((name) => name !== 'help');
+}
+
+afterAll(removeTempDirs);
+
+describe('help', () => {
+  it('every command has help with an example that uses it, and no command goes untested', async () => {
+    const results = await Promise.all(COMMANDS.map((command) => runCli([...command, '--help'])));
+    results.forEach((result, i) => {
+      const command = COMMANDS[i] as string[];
+      expect(result.code, show(result)).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: mapi/m);
+      expect(result.stdout).toMatch(/^Examples?:$/m);
+      // The example runs this very command (a group's examples run its subcommands).
+      expect(result.stdout).toContain(`mapi ${command.join(' ')}`.trimEnd());
+      const listed = listedCommands(result.stdout);
+      const known = COMMANDS.filter((c) => c.length === command.length + 1 && command.every((part, j) => c[j] === part)).map((c) => c.at(-1));
+      expect(listed.sort(), `subcommands of "mapi ${command.join(' ')}"`).toEqual(known.sort());
+    });
+    // The top-level help documents the exit codes scripts rely on, and the Ctrl-C behaviour.
+    expect(results[0]?.stdout).toMatch(/130\s+interrupted with Ctrl-C/);
+    expect(results[0]?.stdout).toMatch(/2\s+a bulk move or delete ran, but some items failed/);
+  });
+});
+
+describe('usage errors and dry runs need no server', () => {
+  // Nothing listens on this port: any request would fail with exit 1, so exit 0 proves none was sent.
+  const unreachable = isolatedEnv({ MAPI_URL: 'https://127.0.0.1:59999', MAPI_TOKEN: 'mapi_notarealkeynotarealkeynotarealkeynotar' });
+
+  it('a dry run prints the de-duplicated items, the chunks and the destination, and sends nothing', async () => {
+    const [text, json] = await Promise.all([
+      runCli(['move', '7', '--to', '12', 'folder:3', 'workbook:5', 'FOLDER:3', 'report:9', '--chunk-size', '2', '--dry-run'], { env: unreachable }),
+      runCli(['delete', '7', '-', '--dry-run', '--json'], { env: unreachable, input: '["workbook:5", {"type": "report", "id": 9}, "workbook:5"]' }),
+    ]);
+    expect(text.code, show(text)).toBe(0);
+    expect(text.stdout).toContain('Dry run: nothing was sent.');
+    expect(text.stdout).toContain('Would move 3 items (1 duplicate left out) to folder 12 in deployment 7, in 2 requests:');
+    expect(text.stdout).toMatch(/request 1 of 2 \(2 items\):\n {2}folder:3\n {2}workbook:5\nrequest 2 of 2 \(1 item\):\n {2}report:9/);
+    expect(text.stderr).toBe('');
+    expect(json.code, show(json)).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      dryRun: true,
+      deploymentId: 7,
+      items: [
+        { type: 'WORKBOOK', id: 5 },
+        { type: 'REPORT', id: 9 },
+      ],
+      duplicates: 1,
+      chunks: [
+        [
+          { type: 'WORKBOOK', id: 5 },
+          { type: 'REPORT', id: 9 },
+        ],
+      ],
+    });
+  });
+
+  it('bad items, a missing --to and a missing URL exit 1 with what to do next', async () => {
+    const [badItem, badLine, noTo, noUrl] = await Promise.all([
+      runCli(['move', '1', '--to', 'root', 'folder:3', 'dashboard:4'], { env: unreachable }),
+      runCli(['move', '1', '--to', 'root', '-'], { env: unreachable, input: 'folder:3\nworkbook:x\n' }),
+      runCli(['move', '1', 'folder:3'], { env: unreachable }),
+      runCli(['deployments', 'list']),
+    ]);
+    expect(badItem.code, show(badItem)).toBe(1);
+    expect(badItem.stderr).toContain('item "dashboard:4"');
+    expect(badItem.stderr).toContain('folder:12, workbook:7, report:3');
+    expect(badLine.code, show(badLine)).toBe(1);
+    expect(badLine.stderr).toContain('stdin line 2');
+    expect(noTo.code, show(noTo)).toBe(1);
+    expect(noTo.stderr).toContain("required option '--to <folder>' not specified");
+    expect(noUrl.code, show(noUrl)).toBe(1);
+    expect(noUrl.stderr).toContain('No server URL is set.');
+    expect(noUrl.stderr).toMatch(/mapi login.*MAPI_URL.*--url/);
+  });
+});

@@ -1,0 +1,75 @@
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
+import { recordOrigin } from './errors.js';
+import type { paths } from './generated/api.js';
+import type { ItemRef } from './items.js';
+import { createLists, type Lists } from './pagination.js';
+import { withRetries, type RetryOptions } from './retry.js';
+
+export interface ClientOptions {
+  /** The tenant host, e.g. "https://analytics.acme.com"; a trailing slash is fine; no /api/v1 suffix. */
+  baseUrl: string;
+  /** API key (or OAuth access token), sent as `Authorization: Bearer <token>`. */
+  token: string;
+  /** A fetch to send requests with (proxies, tests); the global fetch by default. */
+  fetch?: typeof globalThis.fetch;
+  /** false disables retries. */
+  retry?: RetryOptions | false;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+}
+
+type TypedCalls = Pick<Client<paths>, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'request' | 'use' | 'eject'>;
+
+export interface MapiClient extends TypedCalls, Lists {
+  /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
+  bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
+  /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
+  bulkDelete(deploymentId: number, items: Iterable<ItemRef>, options?: BulkOptions): Promise<BulkDeleteResult>;
+}
+
+export function createClient(options: ClientOptions): MapiClient {
+  const baseUrl = checkBaseUrl(options.baseUrl);
+  if (typeof options.token !== 'string' || options.token.trim() === '') throw new TypeError('token is required: an API key, sent as Authorization: Bearer <token>.');
+  // Looked up per call, not captured: a page may replace fetch after the client is made.
+  const transport = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const send = withRetries(async (request) => {
+    const response = await transport(request);
+    recordOrigin(response, request);
+    return response;
+  }, options.retry);
+  const api = createFetchClient<paths>({
+    baseUrl,
+    fetch: send,
+    headers: { ...options.headers, Authorization: `Bearer ${options.token.trim()}` },
+  });
+  const lists = createLists(api);
+  return {
+    GET: api.GET,
+    POST: api.POST,
+    PUT: api.PUT,
+    PATCH: api.PATCH,
+    DELETE: api.DELETE,
+    request: api.request,
+    use: api.use,
+    eject: api.eject,
+    ...lists,
+    bulkMove: (deploymentId, items, folderId, bulkOptions) => bulkMove(api, lists, deploymentId, items, folderId, bulkOptions),
+    bulkDelete: (deploymentId, items, bulkOptions) => bulkDelete(api, deploymentId, items, bulkOptions),
+  };
+}
+
+/** Paths in the document start with /api/v1, so a base URL that already ends with it would double it. */
+function checkBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TypeError(`baseUrl "${raw}" is not a URL; expected the tenant host, e.g. "https://analytics.acme.com".`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`baseUrl "${raw}" must be an https:// URL.`);
+  if (url.search || url.hash) throw new TypeError(`baseUrl "${raw}" must not carry a query or fragment.`);
+  const base = url.toString().replace(/\/+$/, '');
+  if (/\/(build\/)?api\/v1$/.test(base)) throw new TypeError(`baseUrl "${raw}" must be the tenant host without /api/v1, e.g. "${base.replace(/\/(build\/)?api\/v1$/, '')}".`);
+  return base;
+}

@@ -1,0 +1,34 @@
+/*
+ * The universal entry: standard fetch only, nothing from node: or undici, so bundlers can take it
+ * into a browser. Node callers that need a private CA get ./node.ts instead, through the package's
+ * `node` export condition.
+ */
+export { createClient, type ClientOptions, type MapiClient } from './client.js';
+export { ApiError, unwrap } from './errors.js';
+export {
+  BulkInterruptedError,
+  MAX_CHUNK_SIZE,
+  type BulkDeleteResult,
+  type BulkMoveOptions,
+  type BulkMoveResult,
+  type BulkOptions,
+  type BulkProgress,
+  type SkippedItem,
+} from './bulk.js';
+export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
+export {
+  DEFAULT_PAGE_SIZE,
+  type ApiKeyListQuery,
+  type DeploymentListQuery,
+  type FolderFilter,
+  type FolderListQuery,
+  type GroupListQuery,
+  type ListOptions,
+  type PolicyListQuery,
+  type ReportListQuery,
+  type UserListQuery,
+  type WorkspaceListQuery,
+} from './pagination.js';
+export type { RetryOptions } from './retry.js';
+export type * from './types.js';
+export type { components, operations, paths } from './generated/api.js';

@@ -1,0 +1,113 @@
+export interface RetryOptions {
+  /** Retries after the first attempt; default 4 (so up to 5 attempts). */
+  retries?: number;
+  /** Default 250: the wait before retry n is random(0, min(maxDelayMs, baseDelayMs * 2^n)). */
+  baseDelayMs?: number;
+  /** Default 8000. */
+  maxDelayMs?: number;
+  /** Default 60000: a Retry-After longer than this is not waited for; the response is returned. */
+  maxRetryAfterMs?: number;
+}
+
+/** Sends one request; the seam between the retry loop and whatever fetch does the work. */
+export type Send = (request: Request) => Promise<Response>;
+
+const DEFAULTS: Required<RetryOptions> = { retries: 4, baseDelayMs: 250, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
+const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** POSTs that leave the same state when repeated: moving to where an item already is changes nothing. */
+const REPEATABLE_POST = /\/workspace\/(bulk-)?move\/?$/;
+
+/**
+ * Only requests whose repetition cannot do harm are retried: a POST that created a folder before
+ * the connection dropped would create a second one.
+ */
+export function isRepeatable(request: Request): boolean {
+  if (SAFE_METHODS.has(request.method)) return true;
+  if (request.headers.has('idempotency-key')) return true;
+  return request.method === 'POST' && REPEATABLE_POST.test(new URL(request.url).pathname);
+}
+
+export function withRetries(send: Send, options: RetryOptions | false | undefined): Send {
+  if (options === false) return send;
+  const settings = { ...DEFAULTS, ...definedOnly(options ?? {}) };
+  return async (request) => {
+    if (!isRepeatable(request)) return send(request);
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= settings.retries;
+      // The body of a Request can be read once; each attempt but the last sends a copy.
+      const outcome = await send(last ? request : request.clone()).then(
+        (response) => ({ response }),
+        (error: unknown) => ({ error }),
+      );
+      if ('error' in outcome) {
+        if (last || request.signal.aborted || !isTransient(outcome.error)) throw outcome.error;
+        await sleep(backoff(settings, attempt), request.signal);
+        continue;
+      }
+      const { response } = outcome;
+      if (last || !RETRIED_STATUSES.has(response.status)) return response;
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      if (wait !== null && wait > settings.maxRetryAfterMs) return response;
+      // Nobody will read it; an unread body would keep the connection busy.
+      await response.body?.cancel().catch(() => undefined);
+      await sleep(wait ?? backoff(settings, attempt), request.signal);
+    }
+  };
+}
+
+function definedOnly(options: RetryOptions): RetryOptions {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+}
+
+/** Full jitter: spreads clients that failed together so they do not come back together. */
+export function backoff(settings: Required<RetryOptions>, attempt: number): number {
+  return Math.random() * Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** attempt);
+}
+
+/** Retry-After as milliseconds from now: delay-seconds or an HTTP-date (RFC 9110, 10.2.3); null when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | null {
+  if (header === null) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/**
+ * A rejected fetch is worth another try unless it was aborted or the certificate was refused:
+ * an untrusted certificate stays untrusted however often we ask.
+ */
+function isTransient(error: unknown): boolean {
+  if (isAbort(error)) return false;
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /CERT|SELF_SIGNED|ERR_TLS|UNABLE_TO_VERIFY|HOSTNAME_MISMATCH/.test(code)) return false;
+  }
+  return true;
+}
+
+function isAbort(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/** Waits, but gives up at once when the caller aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortReason(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}

@@ -1,0 +1,44 @@
+import type { components, operations } from './generated/api.js';
+
+/*
+ * Named aliases of the generated schemas, so callers write `Folder` rather than
+ * `components['schemas']['Folder']`. They follow the document: regenerate, and they follow.
+ */
+type Schemas = components['schemas'];
+
+export type ProblemDetails = Schemas['ProblemDetails'];
+export type FieldError = Schemas['FieldError'];
+export type PageInfo = Schemas['PageInfo'];
+
+export type Deployment = Schemas['Deployment'];
+export type DeploymentSettings = Schemas['DeploymentSettings'];
+export type Folder = Schemas['Folder'];
+export type Workbook = Schemas['Workbook'];
+export type Report = Schemas['Report'];
+export type ReportKind = Schemas['ReportKind'];
+export type Dashboard = Schemas['Dashboard'];
+export type DashboardConfig = Schemas['DashboardConfig'];
+export type WorkspaceEntry = Schemas['WorkspaceEntry'];
+export type WorkspaceFolderPathEntry = Schemas['WorkspaceFolderPathEntry'];
+export type ResourceOwner = Schemas['ResourceOwner'];
+
+export type User = Schemas['User'];
+export type Group = Schemas['Group'];
+export type GroupDetail = Schemas['GroupDetail'];
+export type ApiKey = Schemas['ApiKey'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
+export type Policy = Schemas['Policy'];
+export type UserAttribute = Schemas['UserAttribute'];
+
+export type WorkspaceItemRefInput = Schemas['WorkspaceItemRefInput'];
+export type BulkMoveWorkspaceObjectsInput = Schemas['BulkMoveWorkspaceObjectsInput'];
+export type BulkMoveWorkspaceObjectsResponse = Schemas['BulkMoveWorkspaceObjectsResponse'];
+export type BulkDeleteWorkspaceObjectsInput = Schemas['BulkDeleteWorkspaceObjectsInput'];
+export type BulkDeleteWorkspaceObjectsResponse = Schemas['BulkDeleteWorkspaceObjectsResponse'];
+export type WorkspaceBulkFailure = Schemas['WorkspaceBulkFailure'];
+export type BulkActionError = Schemas['BulkActionError'];
+/** One entry of a bulk delete's `deleted`. */
+export type DeletedItem = BulkDeleteWorkspaceObjectsResponse['deleted'][number];
+
+/** The query parameters of a list operation, as the document declares them. */
+export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
