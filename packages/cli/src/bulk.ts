@@ -2,7 +2,7 @@
 import { BulkInterruptedError, formatItemRef, MAX_CHUNK_SIZE, type BulkOptions, type ItemRef, type WorkspaceBulkFailure } from '@mapi/client';
 import { describeError, EXIT, UsageError, type ErrorContext } from './errors.js';
 import { plural, write, writeTable, type Column } from './output.js';
-import { createProgress } from './progress.js';
+import { createProgress, type ProgressReporter } from './progress.js';
 
 export function parseChunkSize(value: string | undefined): number {
   if (value === undefined) return MAX_CHUNK_SIZE;
@@ -25,38 +25,60 @@ export interface JobOutcome<R> {
   /** Items of the request that failed: the server may have applied some of them. */
   unconfirmed: ItemRef[];
   interrupted: boolean;
+  /** The signal that interrupted the job: Ctrl-C (SIGINT) or SIGTERM. */
+  signal?: StopSignal;
   /** The request-level error that stopped the job, if one did. */
   error?: unknown;
 }
 
+type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** The exit code of an interrupted job, by signal: 128 + the signal's number, as shells report it. */
+function interruptedCode(signal: StopSignal | undefined): number {
+  return signal === 'SIGTERM' ? EXIT.TERMINATED : EXIT.INTERRUPTED;
+}
+
 /**
- * Runs a bulk call with a progress reporter and a Ctrl-C handler. The first Ctrl-C aborts between
- * requests (the request in flight completes, so the record of what was applied stays exact); a
- * second one exits at once.
+ * Runs a bulk call with a progress reporter and signal handlers. The first Ctrl-C or SIGTERM
+ * aborts between requests (the request in flight completes, so the record of what was applied
+ * stays exact); a second one exits at once. Every way out stops the progress bar first, as the bar
+ * hides the cursor and turns off line wrapping until it is stopped: exiting without that leaves
+ * the terminal so.
  */
-export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: BulkOptions) => Promise<R>, chunkSize: number): Promise<JobOutcome<R>> {
-  const progress = createProgress(verb);
+export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: BulkOptions) => Promise<R>, chunkSize: number, progress: ProgressReporter = createProgress(verb)): Promise<JobOutcome<R>> {
   const controller = new AbortController();
-  let interrupted = false;
-  const onInterrupt = () => {
-    if (interrupted) process.exit(EXIT.INTERRUPTED);
-    interrupted = true;
-    progress.note('Interrupted: stopping after the request in flight (Ctrl-C again to quit at once)...');
+  let signal: StopSignal | undefined;
+  const onSignal = (name: NodeJS.Signals) => {
+    const received: StopSignal = name === 'SIGTERM' ? 'SIGTERM' : 'SIGINT';
+    if (signal) {
+      progress.stop();
+      return process.exit(interruptedCode(received));
+    }
+    signal = received;
+    const what = received === 'SIGINT' ? 'Interrupted' : 'Terminated';
+    progress.note(`${what}: stopping after the request in flight (Ctrl-C again to quit at once)...`);
     controller.abort();
   };
-  process.on('SIGINT', onInterrupt);
+  // Covers what the handlers above cannot: process.exit elsewhere and uncaught exceptions, after
+  // which Node still emits 'exit' (and writes to a terminal are synchronous, so they get out).
+  const onExit = () => progress.stop();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', onExit);
   try {
     const result = await start({ chunkSize, signal: controller.signal, onProgress: (p) => progress.update(p) });
-    // A Ctrl-C during the last request changed nothing: every item was sent and answered.
+    // A signal during the last request changed nothing: every item was sent and answered.
     return { result, pending: [], unconfirmed: [], interrupted: false };
   } catch (error) {
     if (!(error instanceof BulkInterruptedError)) throw error;
     const stopped = error as BulkInterruptedError & { result: R };
-    const cause = interrupted ? undefined : (stopped.cause ?? stopped);
-    return { result: stopped.result, pending: stopped.pending, unconfirmed: stopped.unconfirmed, interrupted, ...(cause ? { error: cause } : {}) };
+    const cause = signal ? undefined : (stopped.cause ?? stopped);
+    return { result: stopped.result, pending: stopped.pending, unconfirmed: stopped.unconfirmed, interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(cause ? { error: cause } : {}) };
   } finally {
     progress.stop();
-    process.off('SIGINT', onInterrupt);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', onExit);
   }
 }
 
@@ -87,7 +109,7 @@ export function jobExitCode(outcome: JobOutcome<unknown>, failed: number, contex
     process.stderr.write(`${describeError(outcome.error, context).join('\n')}\n`);
     return EXIT.ERROR;
   }
-  if (outcome.interrupted) return EXIT.INTERRUPTED;
+  if (outcome.interrupted) return interruptedCode(outcome.signal);
   return failed > 0 ? EXIT.PARTIAL : EXIT.OK;
 }
 

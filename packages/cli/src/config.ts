@@ -62,16 +62,53 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv = proce
   };
 }
 
-/** Checks the URL early so a typo is a clear usage error instead of a network failure. */
-export function checkUrl(url: string): string {
+/** Where a URL came from ('prompt': typed at `mapi login`'s question), so an error names the place to fix. */
+export type UrlSource = Source | 'prompt';
+
+function urlPlace(source: UrlSource, profileName: string): { from: string; fix: (url: string) => string } {
+  switch (source) {
+    case 'flag':
+      return { from: 'from --url', fix: (url) => `pass --url ${url}` };
+    case 'environment':
+      return { from: 'from MAPI_URL', fix: (url) => `set MAPI_URL=${url}` };
+    case 'profile':
+      return {
+        from: `saved in profile "${profileName}"`,
+        fix: (url) => `run \`mapi login${profileName === DEFAULT_PROFILE ? '' : ` --profile ${profileName}`} --url ${url}\` to save it there`,
+      };
+    case 'prompt':
+      return { from: 'as typed', fix: (url) => `answer ${url}` };
+  }
+}
+
+/**
+ * Checks the URL early so a mistake is a usage error naming where the URL came from, instead of the
+ * client's TypeError or a network failure: http:// would only fail after retries ("other side
+ * closed"), as the server speaks nothing but HTTPS.
+ */
+export function checkUrl(url: string, source: UrlSource, profileName = DEFAULT_PROFILE): string {
+  const place = urlPlace(source, profileName);
+  const example = (fix: string) => `Give the server address: ${fix}, e.g. https://mapi.example.com.`;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`"${url}" is not a URL.`, 'Give the server address, e.g. --url https://mapi.example.com');
+    throw new UsageError(`"${url}" (${place.from}) is not a URL.`, example(place.fix('https://HOST[:PORT]')));
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new UsageError(`"${url}" is not an https:// URL.`, 'Give the server address, e.g. --url https://mapi.example.com');
+    throw new UsageError(`"${url}" (${place.from}) is not an https:// URL.`, example(place.fix('https://HOST[:PORT]')));
+  }
+  const suffix = /\/(build\/)?api\/v1\/?$/;
+  // The address the user most likely meant, whatever else is wrong with it.
+  const address = `https://${parsed.host}${parsed.pathname.replace(suffix, '').replace(/\/$/, '')}`;
+  if (parsed.protocol === 'http:') {
+    throw new UsageError(`"${url}" (${place.from}) is an http:// URL, but the server only speaks HTTPS.`, `Use https://: ${place.fix(address)}.`);
+  }
+  if (suffix.test(parsed.pathname)) {
+    throw new UsageError(`"${url}" (${place.from}) ends with /api/v1, which every request path already starts with.`, `Drop the /api/v1 suffix: ${place.fix(address)}.`);
+  }
+  if (parsed.search || parsed.hash) {
+    throw new UsageError(`"${url}" (${place.from}) carries a query or fragment.`, `Give only the server address: ${place.fix(address)}.`);
   }
   return url;
 }
@@ -108,5 +145,5 @@ export function connect(config: ResolvedConfig): MapiClient {
     throw new UsageError('No API token is set.', 'Run `mapi login`, set MAPI_TOKEN, or pass --token (an API key, mapi_...).');
   }
   const ca = config.caCert ? readCaCert(config.caCert) : undefined;
-  return createClient({ baseUrl: checkUrl(config.url.value), token: config.token.value, ...(ca ? { ca } : {}) });
+  return createClient({ baseUrl: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
 }

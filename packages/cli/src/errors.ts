@@ -9,6 +9,8 @@ export const EXIT = {
   PARTIAL: 2,
   /** Interrupted with Ctrl-C; what was applied before the interruption is reported. */
   INTERRUPTED: 130,
+  /** Stopped by SIGTERM, which a bulk job handles as it does Ctrl-C. */
+  TERMINATED: 143,
 } as const;
 
 /** A mistake in the command line or the configuration: nothing was sent. */

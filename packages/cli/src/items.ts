@@ -24,7 +24,15 @@ function objectRef(value: unknown, where: string): ItemRef {
  * lines starting with # are skipped so a hand-written list can carry comments.
  */
 export function parseItemList(text: string, source = 'stdin'): ItemRef[] {
+  // trim() also drops the byte order mark some Windows tools write first; line ends may be CRLF.
   const trimmed = text.trim();
+  if (trimmed.startsWith('{')) {
+    // Most likely a result object piped on (`mapi move --json`), which lists what was done, not what to do.
+    throw new UsageError(
+      `${source} holds a JSON object; expected a JSON array of items, or TYPE:ID lines.`,
+      'The --json output of move and delete is a result object, not an item list. List a folder\'s items with `mapi workspace ls DEPLOYMENT_ID FOLDER --refs`, or pick a list out of a result, e.g. `jq .failed`.',
+    );
+  }
   if (trimmed.startsWith('[')) {
     let parsed: unknown;
     try {

@@ -25,6 +25,7 @@ Exit codes:
   1    request-level error (refused, not found, unreachable) or usage error
   2    a bulk move or delete ran, but some items failed (see the failed table)
   130  interrupted with Ctrl-C (what was applied is still reported)
+  143  a bulk move or delete stopped by SIGTERM (handled like Ctrl-C)
 
 Examples:
   $ mapi login --url https://mapi.example.com

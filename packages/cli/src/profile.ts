@@ -39,7 +39,7 @@ export function readProfileFile(file: string): ProfileFile | null {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new UsageError(`Cannot read the profile file ${file}: ${(error as Error).message}`);
+    throw new UsageError(`Cannot read the profile file ${file}: ${(error as Error).message}`, placeHint(path.dirname(file)));
   }
   let parsed: unknown;
   try {
@@ -64,6 +64,25 @@ export function isExposed(file: string): boolean {
   }
 }
 
+function placeHint(dir: string): string {
+  return `The profile lives in ${dir}: make that a directory you can read and write, or set MAPI_CONFIG_DIR to one of your own.`;
+}
+
+/**
+ * Checks, before login sends the token anywhere, that the profile can be saved: the directory (or
+ * the nearest existing one above it, where it would be created) is writable. Creates nothing.
+ */
+export function checkProfileWritable(file: string): void {
+  let dir = path.dirname(file);
+  for (let up = path.dirname(dir); !fs.existsSync(dir) && up !== dir; up = path.dirname(dir)) dir = up;
+  try {
+    if (!fs.statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (error) {
+    throw new UsageError(`Cannot save the profile to ${file}: ${(error as Error).message}`, placeHint(path.dirname(file)));
+  }
+}
+
 /**
  * Saves one profile, keeping the others. Written to a temporary file (created 0600) then renamed,
  * so a crash never leaves half a file and the token is never readable by others, not even briefly.
@@ -72,17 +91,30 @@ export function isExposed(file: string): boolean {
  */
 export function saveProfile(file: string, name: string, profile: Profile): void {
   const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.chmodSync(dir, 0o700);
   const current = readProfileFile(file) ?? { profiles: {} };
   const next: ProfileFile = { ...current, profiles: { ...current.profiles, [name]: profile } };
   const temporary = `${file}.${process.pid}.tmp`;
   try {
+    // Only a directory made here is chmodded: MAPI_CONFIG_DIR may name $HOME or a shared folder,
+    // whose permissions are not ours to change. The 0600 file keeps the token private either way.
+    if (fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined) fs.chmodSync(dir, 0o700);
+    else if (isWritableByOthers(dir)) {
+      process.stderr.write(`warning: users other than you may write to ${dir}, so they could replace or delete ${path.basename(file)}; consider \`chmod go-w ${dir}\` or another MAPI_CONFIG_DIR.\n`);
+    }
     fs.writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
     fs.chmodSync(temporary, 0o600);
     fs.renameSync(temporary, file);
+    fs.chmodSync(file, 0o600);
+  } catch (error) {
+    throw new UsageError(`Cannot save the profile to ${file}: ${(error as Error).message}`, placeHint(dir));
   } finally {
     fs.rmSync(temporary, { force: true });
   }
-  fs.chmodSync(file, 0o600);
+}
+
+/** A directory others may write to, short of a sticky one (like /tmp), where they cannot replace our file. */
+function isWritableByOthers(dir: string): boolean {
+  if (process.platform === 'win32') return false;
+  const { mode } = fs.statSync(dir);
+  return (mode & 0o022) !== 0 && (mode & 0o1000) === 0;
 }

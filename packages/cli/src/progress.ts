@@ -6,6 +6,7 @@ export interface ProgressReporter {
   update(progress: BulkProgress): void;
   /** A message that must not be drawn over by the bar (e.g. "interrupting"). */
   note(text: string): void;
+  /** Ends the bar and restores the cursor and line wrapping it turned off; safe to call again. */
   stop(): void;
 }
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, removeTempDirs, runCli, show } from './helpers.js';
 
@@ -106,5 +108,61 @@ describe('usage errors and dry runs need no server', () => {
     expect(noUrl.code, show(noUrl)).toBe(1);
     expect(noUrl.stderr).toContain('No server URL is set.');
     expect(noUrl.stderr).toMatch(/mapi login.*MAPI_URL.*--url/);
+  });
+
+  it('stdin with a byte order mark and CRLF line ends reads as TYPE:ID lines or a JSON array', async () => {
+    const [lines, json] = await Promise.all([
+      runCli(['move', '7', '--to', '12', '-', '--dry-run', '--json'], { env: unreachable, input: '\uFEFFfolder:3\r\n# a comment\r\n\r\nworkbook:5\r\n' }),
+      runCli(['delete', '7', '-', '--dry-run', '--json'], { env: unreachable, input: '\uFEFF[\r\n  "report:9",\r\n  {"type": "FOLDER", "id": 3}\r\n]\r\n' }),
+    ]);
+    expect(lines.code, show(lines)).toBe(0);
+    expect(JSON.parse(lines.stdout).items).toEqual([
+      { type: 'FOLDER', id: 3 },
+      { type: 'WORKBOOK', id: 5 },
+    ]);
+    expect(json.code, show(json)).toBe(0);
+    expect(JSON.parse(json.stdout).items).toEqual([
+      { type: 'REPORT', id: 9 },
+      { type: 'FOLDER', id: 3 },
+    ]);
+  });
+
+  it('a JSON object on stdin, such as the output of move --json, is refused with what to pipe instead', async () => {
+    const result = { moved: [{ type: 'WORKBOOK', id: 5, folderId: 12 }], failed: [], skipped: [], requests: 1 };
+    const piped = await runCli(['move', '7', '--to', 'root', '-'], { env: unreachable, input: `\uFEFF${JSON.stringify(result, null, 2)}\n` });
+    expect(piped.code, show(piped)).toBe(1);
+    expect(piped.stderr).toContain('stdin holds a JSON object; expected a JSON array of items, or TYPE:ID lines.');
+    expect(piped.stderr).toContain('mapi workspace ls DEPLOYMENT_ID FOLDER --refs');
+    expect(piped.stderr).not.toContain('Invalid item reference');
+  });
+
+  it('a URL with an /api/v1 suffix or http:// is a usage error naming where it came from, with the address to use', async () => {
+    const profileEnv = isolatedEnv({ MAPI_TOKEN: 'mapi_notarealkeynotarealkeynotarealkeynotar' });
+    const dir = profileEnv.MAPI_CONFIG_DIR as string;
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ profiles: { staging: { url: 'https://127.0.0.1:59999/build/api/v1/', token: 'mapi_x' } } }), { mode: 0o600 });
+    const [suffixFromEnv, httpFromFlag, suffixFromProfile, httpAtLogin] = await Promise.all([
+      runCli(['deployments', 'list'], { env: { ...unreachable, MAPI_URL: 'https://127.0.0.1:59999/api/v1' } }),
+      runCli(['--url', 'http://127.0.0.1:59999', 'deployments', 'list'], { env: unreachable }),
+      runCli(['--profile', 'staging', 'deployments', 'list'], { env: profileEnv }),
+      runCli(['login', '--url', 'http://127.0.0.1:59999/api/v1', '--token-stdin'], { input: 'mapi_notarealkeynotarealkeynotarealkeynotar\n' }),
+    ]);
+    for (const result of [suffixFromEnv, httpFromFlag, suffixFromProfile, httpAtLogin]) {
+      expect(result.code, show(result)).toBe(1);
+      expect(result.stderr).not.toContain('TypeError');
+      expect(result.stderr).not.toContain('cannot reach');
+    }
+    expect(suffixFromEnv.stderr).toBe(
+      'error: "https://127.0.0.1:59999/api/v1" (from MAPI_URL) ends with /api/v1, which every request path already starts with.\n' +
+        'hint: Drop the /api/v1 suffix: set MAPI_URL=https://127.0.0.1:59999.\n',
+    );
+    expect(httpFromFlag.stderr).toBe(
+      'error: "http://127.0.0.1:59999" (from --url) is an http:// URL, but the server only speaks HTTPS.\nhint: Use https://: pass --url https://127.0.0.1:59999.\n',
+    );
+    expect(suffixFromProfile.stderr).toContain('(saved in profile "staging") ends with /api/v1');
+    expect(suffixFromProfile.stderr).toContain('run `mapi login --profile staging --url https://127.0.0.1:59999` to save it there');
+    // Refused before the token is read or checked.
+    expect(httpAtLogin.stderr).toContain('(from --url) is an http:// URL');
+    expect(httpAtLogin.stderr).toContain('pass --url https://127.0.0.1:59999.');
   });
 });

@@ -27,7 +27,7 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
     await server?.stop();
   });
 
-  it('login checks the token, writes the profile with mode 0600 (chmods an existing file), and later commands use it', async () => {
+  it('login checks the token, writes the profile with mode 0600 (chmods an existing file, not an existing directory), and later commands use it', async () => {
     const env = isolatedEnv();
     const dir = env.MAPI_CONFIG_DIR as string;
     const file = path.join(dir, 'config.json');
@@ -41,8 +41,10 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
     expect(login.stdout).toContain(`Logged in to ${server.url} as admin@localhost (ADMIN)`);
     if (posix) {
       expect(mode(file)).toBe(0o600);
-      expect(mode(dir)).toBe(0o700);
+      // Not login's directory: it may be $HOME or a shared folder, so its mode is left alone.
+      expect(mode(dir)).toBe(0o755);
     }
+    expect(login.stderr).not.toContain('warning');
     const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
     expect(saved.profiles.default).toEqual({ url: server.url, token: server.key, caCert: server.caFile });
     expect(saved.profiles.old.url).toBe('https://old.example.com');
@@ -72,7 +74,37 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
     expect(viaXdg.code, show(viaXdg)).toBe(0);
     const file = path.join(xdg, 'mapi', 'config.json');
     expect(JSON.parse(fs.readFileSync(file, 'utf8')).profiles.default.token).toBe(server.key);
-    if (posix) expect(mode(file)).toBe(0o600);
+    if (posix) {
+      expect(mode(file)).toBe(0o600);
+      // A directory login made itself is private.
+      expect(mode(path.dirname(file))).toBe(0o700);
+    }
+  });
+
+  it('login leaves a shared directory as it is and warns that others may write there; an unusable one fails before the token is checked', async () => {
+    const shared = isolatedEnv();
+    const dir = shared.MAPI_CONFIG_DIR as string;
+    fs.mkdirSync(dir);
+    if (posix) fs.chmodSync(dir, 0o777);
+    const blocker = path.join(tempDir(), 'a-file');
+    fs.writeFileSync(blocker, '');
+    // A refused token: had it been checked first, the error would be a 401.
+    const unusable = isolatedEnv({ MAPI_CONFIG_DIR: path.join(blocker, 'mapi') });
+    const [inShared, inUnusable] = await Promise.all([
+      runCli(['login', '--url', server.url, '--ca-cert', server.caFile, '--token-stdin'], { env: shared, input: server.key }),
+      runCli(['login', '--url', server.url, '--ca-cert', server.caFile, '--token-stdin'], { env: unusable, input: generateApiKey() }),
+    ]);
+    expect(inShared.code, show(inShared)).toBe(0);
+    if (posix) {
+      expect(mode(dir)).toBe(0o777);
+      expect(mode(path.join(dir, 'config.json'))).toBe(0o600);
+      expect(inShared.stderr).toContain(`warning: users other than you may write to ${dir}`);
+    }
+    expect(inUnusable.code, show(inUnusable)).toBe(1);
+    expect(inUnusable.stderr).toContain(path.join(blocker, 'mapi', 'config.json'));
+    expect(inUnusable.stderr).toContain(`hint: The profile lives in ${path.join(blocker, 'mapi')}`);
+    expect(inUnusable.stderr).toContain('MAPI_CONFIG_DIR');
+    expect(inUnusable.stderr).not.toContain('401');
   });
 
   it('flags beat the environment, which beats the profile, setting by setting', async () => {

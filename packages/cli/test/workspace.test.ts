@@ -166,8 +166,9 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const deep = await server.workbook(d, 'Keep deep', inner);
     const result = await runCli(['move', String(d), '--to', String(target), `folder:${outer}`, `folder:${inner}`, `workbook:${deep}`, '--keep-subtrees'], { env });
     expect(result.code, show(result)).toBe(0);
-    expect(result.stdout).toContain(`Moved 1 of 3 items to folder ${target}`);
-    expect(result.stdout).toContain('2 items not sent because a folder above them was moved (--keep-subtrees):');
+    // Everything sent was applied: the two items inside the moved folder count as travelled, not as failed.
+    expect(result.stdout.split('\n')[0]).toBe(`Moved 1 item to folder ${target} in deployment ${d} (1 request); 2 more travelled inside a moved folder (--keep-subtrees).`);
+    expect(result.stdout).toContain('Not sent themselves, as they travelled inside a moved folder:');
     expect(result.stdout).toMatch(new RegExp(`folder:${inner}\\s+folder:${outer}`));
     expect(result.stdout).toMatch(new RegExp(`workbook:${deep}\\s+folder:${outer}`));
     // The subtree kept its shape: inner is still inside outer, the workbook inside inner.
@@ -253,5 +254,25 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     expect(body.moved.length + body.pending.length).toBe(40);
     // What the CLI says was applied is exactly what the server holds.
     expect(ids(await server.listing(d, target))).toEqual(ids(body.moved));
+  });
+
+  it('SIGTERM during a move is handled like Ctrl-C: the summary of what was applied, then exit 143', async () => {
+    const target = await server.folder(d, 'Target terminated');
+    const workbooks: number[] = [];
+    for (let i = 0; i < 20; i++) workbooks.push(await server.workbook(d, `Terminated ${i}`));
+    const child = spawnCli(['move', String(d), '--to', String(target), '-', '--chunk-size', '1'], { env, input: workbooks.map((id) => `workbook:${id}`).join('\n') });
+    let seen = '';
+    child.stderr?.on('data', (chunk: string | Buffer) => {
+      if (seen.includes('moved 1/')) return;
+      seen += String(chunk);
+      if (seen.includes('moved 1/')) child.kill('SIGTERM');
+    });
+    const result = await completion(child);
+    expect(result.code, show(result)).toBe(143);
+    expect(result.stderr).toContain('Terminated: stopping after the request in flight');
+    const moved = Number(/^Interrupted: moved (\d+) of 20 items to folder \d+ in deployment \d+ before stopping/.exec(result.stdout)?.[1]);
+    expect(moved).toBeGreaterThan(0);
+    expect(result.stdout).toMatch(new RegExp(`\\n${20 - moved} items? not sent: workbook:`));
+    expect((await server.listing(d, target)).length).toBe(moved);
   });
 });

@@ -1,8 +1,8 @@
-import { unwrap } from './errors.js';
-import { distinctRefs, type ItemRef, type ItemType } from './items.js';
+import { ApiError, unwrap } from './errors.js';
+import { distinctRefs, formatItemRef, type ItemRef, type ItemType } from './items.js';
 import type { Lists, RawClient } from './pagination.js';
 import { abortReason } from './retry.js';
-import { planSubtrees } from './subtrees.js';
+import { planSubtrees, type SubtreePlan } from './subtrees.js';
 import type { DeletedItem, Workbook, WorkspaceBulkFailure } from './types.js';
 
 /** The server's limit per bulk request. */
@@ -59,8 +59,10 @@ export interface BulkDeleteResult {
 /**
  * A bulk job that stopped before the end: aborted through its signal (name `AbortError`), or a
  * request failed after its retries (`cause` is that error). `result` is what the server applied
- * and reported; `pending` was never sent; `unconfirmed` is the chunk whose request failed, which
- * the server may or may not have applied in part (empty when aborted).
+ * and reported; `pending` was never applied (not sent, or refused whole with a 4xx);
+ * `unconfirmed` is the chunk of a request that failed with a 5xx or at the network level, which
+ * the server may have applied in part (empty when aborted). Moving is safe to repeat, so a
+ * caller may send `unconfirmed` and `pending` again.
  */
 export class BulkInterruptedError<R = BulkMoveResult | BulkDeleteResult> extends Error {
   override name: string;
@@ -96,68 +98,147 @@ interface Tally {
   requests: number;
 }
 
+/** Counters a job reports through onProgress; shared by the rounds of a keepSubtrees move. */
+interface Counters {
+  total: number;
+  done: number;
+  applied: number;
+  skipped: number;
+}
+
+/**
+ * Request-level refusals (4xx, 429 included) are decided before any item is applied, so their
+ * chunk is simply not sent; after a 5xx or a network failure the server may have applied part of it.
+ */
+function refusedWhole(error: unknown): boolean {
+  return error instanceof ApiError && error.status < 500;
+}
+
 /**
  * Sends `refs` in order, `size` at a time, one request after another: the server applies items
  * in order, so a later chunk may depend on an earlier one (a folder moved before its contents).
- * `send` folds the server's answer into `result` and returns how many items it applied.
+ * `send` folds the server's answer into `result` and returns how many items it applied; `later`
+ * names items not in `refs` that would still have been sent, for the record of an interruption.
  */
-async function runChunks<R extends Tally>(refs: ItemRef[], options: BulkOptions, result: R, skipped: number, send: (chunk: ItemRef[]) => Promise<number>, isDelete: boolean): Promise<R> {
+async function runChunks<R extends Tally>(
+  refs: ItemRef[],
+  options: BulkOptions,
+  result: R,
+  counters: Counters,
+  send: (chunk: ItemRef[]) => Promise<number>,
+  isDelete: boolean,
+  later: () => ItemRef[] = () => [],
+): Promise<void> {
   const size = chunkSizeOf(options.chunkSize);
-  let done = 0;
-  let applied = 0;
   const report = () => {
-    const p: BulkProgress = { total: refs.length, done, moved: applied, failed: result.failed.length, skipped, requests: result.requests };
-    options.onProgress?.(isDelete ? { ...p, deleted: applied } : p);
+    const p: BulkProgress = { total: counters.total, done: counters.done, moved: counters.applied, failed: result.failed.length, skipped: counters.skipped, requests: result.requests };
+    options.onProgress?.(isDelete ? { ...p, deleted: counters.applied } : p);
   };
-  report();
+  if (counters.done === 0 && result.requests === 0) report();
   for (let start = 0; start < refs.length; start += size) {
     const { signal } = options;
-    if (signal?.aborted) throw new BulkInterruptedError(result, refs.slice(start), [], abortReason(signal), true);
+    if (signal?.aborted) throw new BulkInterruptedError(result, [...refs.slice(start), ...later()], [], abortReason(signal), true);
     const chunk = refs.slice(start, start + size);
     try {
-      applied += await send(chunk);
+      counters.applied += await send(chunk);
     } catch (error) {
-      throw new BulkInterruptedError(result, refs.slice(start + size), chunk, error, false);
+      const rest = [...refs.slice(start + size), ...later()];
+      if (refusedWhole(error)) throw new BulkInterruptedError(result, [...chunk, ...rest], [], error, false);
+      throw new BulkInterruptedError(result, rest, chunk, error, false);
     }
-    done += chunk.length;
+    counters.done += chunk.length;
     result.requests++;
     report();
   }
-  return result;
 }
 
 export async function bulkMove(api: RawClient, lists: Lists, deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options: BulkMoveOptions = {}): Promise<BulkMoveResult> {
   chunkSizeOf(options.chunkSize);
   const refs = distinctRefs(items);
   const result: BulkMoveResult = { moved: [], failed: [], skipped: [], requests: 0 };
-  let toSend = refs;
-  if (options.keepSubtrees) {
-    try {
-      const plan = await planSubtrees(lists, deploymentId, refs, options.signal);
-      toSend = plan.send;
-      result.skipped = plan.skipped;
-    } catch (error) {
-      const aborted = options.signal?.aborted === true;
-      throw new BulkInterruptedError(result, refs, [], aborted ? abortReason(options.signal as AbortSignal) : error, aborted);
-    }
-  }
-  return runChunks(toSend, options, result, result.skipped.length, async (chunk) => {
+  const movedFolders = new Set<number>();
+  const send = async (chunk: ItemRef[]) => {
     // The signal is not passed on: a request in flight must complete, or we could not say what it applied.
     const data = unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-move', { params: { path: { deploymentId } }, body: { items: chunk, folderId } }));
     result.moved.push(...data.moved);
     result.failed.push(...data.failed);
+    for (const item of data.moved) if (item.type === 'FOLDER') movedFolders.add(item.id);
     return data.moved.length;
-  }, false);
+  };
+  if (!options.keepSubtrees) {
+    await runChunks(refs, options, result, { total: refs.length, done: 0, applied: 0, skipped: 0 }, send, false);
+    return result;
+  }
+  let plan: SubtreePlan;
+  try {
+    plan = await planSubtrees(lists, deploymentId, refs, options.signal);
+  } catch (error) {
+    const aborted = options.signal?.aborted === true;
+    throw new BulkInterruptedError(result, refs, [], aborted ? abortReason(options.signal as AbortSignal) : error, aborted);
+  }
+  await moveKeepingSubtrees(refs, plan, movedFolders, result, options, send);
+  return result;
+}
+
+/**
+ * keepSubtrees in rounds. First the items no batch folder contains; the others wait for their
+ * folders. An item whose folder moved travelled with it and is reported in `skipped`. An item
+ * whose batch folders were all sent and none moved (refused, say) is sent itself in the next
+ * round, as it would have been without the option, so nothing the caller listed is silently left
+ * behind. Each round is in the batch's order; `total` grows when a round is added.
+ */
+async function moveKeepingSubtrees(
+  refs: ItemRef[],
+  plan: SubtreePlan,
+  movedFolders: Set<number>,
+  result: BulkMoveResult,
+  options: BulkMoveOptions,
+  send: (chunk: ItemRef[]) => Promise<number>,
+): Promise<void> {
+  const ancestorsOf = (ref: ItemRef) => plan.batchAncestors.get(formatItemRef(ref)) ?? [];
+  const sentFolders = new Set<number>();
+  let round = refs.filter((r) => ancestorsOf(r).length === 0);
+  let waiting = refs.filter((r) => ancestorsOf(r).length > 0);
+  const counters: Counters = { total: round.length, done: 0, applied: 0, skipped: waiting.length };
+
+  /** Moves items whose folder has moved into `skipped`; returns those still to be decided. */
+  const settle = (): ItemRef[] => {
+    const undecided: ItemRef[] = [];
+    for (const ref of waiting) {
+      // Outermost first: the folder actually moved into the destination is the one to name.
+      const carrier = [...ancestorsOf(ref)].reverse().find((id) => movedFolders.has(id));
+      if (carrier === undefined) undecided.push(ref);
+      else result.skipped.push({ type: ref.type, id: ref.id, ancestorFolderId: carrier });
+    }
+    waiting = undecided;
+    return undecided;
+  };
+
+  while (round.length > 0) {
+    await runChunks(round, options, result, counters, send, false, settle);
+    for (const ref of round) if (ref.type === 'FOLDER') sentFolders.add(ref.id);
+    const next: ItemRef[] = [];
+    const still: ItemRef[] = [];
+    for (const ref of settle()) (ancestorsOf(ref).every((id) => sentFolders.has(id)) ? next : still).push(ref);
+    waiting = still;
+    round = next;
+    counters.total += next.length;
+    counters.skipped = result.skipped.length + still.length;
+  }
+  // Keeps `skipped` in the batch's order whatever round settled each item.
+  const position = new Map(refs.map((r, i) => [formatItemRef(r), i]));
+  result.skipped.sort((a, b) => (position.get(formatItemRef(a)) ?? 0) - (position.get(formatItemRef(b)) ?? 0));
 }
 
 export async function bulkDelete(api: RawClient, deploymentId: number, items: Iterable<ItemRef>, options: BulkOptions = {}): Promise<BulkDeleteResult> {
   chunkSizeOf(options.chunkSize);
   const refs = distinctRefs(items);
   const result: BulkDeleteResult = { deleted: [], failed: [], requests: 0 };
-  return runChunks(refs, options, result, 0, async (chunk) => {
+  await runChunks(refs, options, result, { total: refs.length, done: 0, applied: 0, skipped: 0 }, async (chunk) => {
     const data = unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-delete', { params: { path: { deploymentId } }, body: { items: chunk } }));
     result.deleted.push(...data.deleted);
     result.failed.push(...data.failed);
     return data.deleted.length;
   }, true);
+  return result;
 }

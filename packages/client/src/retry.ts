@@ -65,13 +65,50 @@ export function backoff(settings: Required<RetryOptions>, attempt: number): numb
   return Math.random() * Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** attempt);
 }
 
-/** Retry-After as milliseconds from now: delay-seconds or an HTTP-date (RFC 9110, 10.2.3); null when absent or unreadable. */
+/**
+ * Retry-After as milliseconds from now: delay-seconds or an HTTP-date (RFC 9110, 10.2.3); null when
+ * absent or unreadable, which means the usual backoff. Not Date.parse: V8 reads almost anything as
+ * a date ("1.5", "-1" become dates long past), which would turn a bad header into no wait at all.
+ */
 export function retryAfterMs(header: string | null, now = Date.now()): number | null {
   if (header === null) return null;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
+  const at = parseHttpDate(text, now);
+  return at === null ? null : Math.max(0, at - now);
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = `(${MONTHS.join('|')})`;
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
+/** IMF-fixdate, the form senders must use: "Sun, 06 Nov 1994 08:49:37 GMT". */
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+/** The obsolete forms recipients must still accept (RFC 9110, 5.6.7): RFC 850 and asctime. */
+const RFC_850 = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
+
+/** An HTTP-date as epoch milliseconds, or null when the text is not one (or names no real moment, e.g. 31 Feb). */
+function parseHttpDate(text: string, now = Date.now()): number | null {
+  let fields: { year: number; month: string; day: string; time: string[] };
+  let m: RegExpExecArray | null;
+  if ((m = IMF_FIXDATE.exec(text))) {
+    fields = { day: m[1] as string, month: m[2] as string, year: Number(m[3]), time: m.slice(4) };
+  } else if ((m = RFC_850.exec(text))) {
+    // A two-digit year that would be more than 50 years ahead is the most recent past year with those digits.
+    const thisYear = new Date(now).getUTCFullYear();
+    const year = thisYear - (thisYear % 100) + Number(m[3]);
+    fields = { day: m[1] as string, month: m[2] as string, year: year > thisYear + 50 ? year - 100 : year, time: m.slice(4) };
+  } else if ((m = ASCTIME.exec(text))) {
+    fields = { month: m[1] as string, day: m[2] as string, year: Number(m[6]), time: m.slice(3, 6) };
+  } else {
+    return null;
+  }
+  const written = [fields.year, MONTHS.indexOf(fields.month), Number(fields.day), ...fields.time.map(Number)] as [number, number, number, number, number, number];
+  const at = new Date(Date.UTC(...written));
+  // Date.UTC rolls 31 Feb over into March and 24:00 into the next day: accept only dates that stay as written.
+  const readBack = [at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()];
+  return readBack.every((value, i) => value === written[i]) ? at.getTime() : null;
 }
 
 /**

@@ -1,11 +1,13 @@
 import { formatItemRef, type ItemRef } from './items.js';
 import type { Lists } from './pagination.js';
-import type { SkippedItem } from './bulk.js';
 
 export interface SubtreePlan {
-  /** What to send, in the batch's order. */
-  send: ItemRef[];
-  skipped: SkippedItem[];
+  /**
+   * For each item of the batch (keyed `folder:3`), the folders of the batch above it, innermost
+   * first; empty for an item no batch folder contains. Such an item travels with the first of
+   * those folders that moves.
+   */
+  batchAncestors: Map<string, number[]>;
 }
 
 /**
@@ -15,32 +17,29 @@ export interface SubtreePlan {
  */
 export async function planSubtrees(lists: Lists, deploymentId: number, refs: ItemRef[], signal?: AbortSignal): Promise<SubtreePlan> {
   const batchFolders = new Set(refs.filter((r) => r.type === 'FOLDER').map((r) => r.id));
-  if (batchFolders.size === 0) return { send: refs, skipped: [] };
+  const batchAncestors = new Map<string, number[]>();
+  if (batchFolders.size === 0) return { batchAncestors };
 
   const parentOf = new Map<number, number | null>();
   for await (const folder of lists.folders.list(deploymentId, {}, signal ? { signal } : {})) parentOf.set(folder.id, folder.parentId);
-  const outermost = (start: number | null) => outermostBatchFolder(start, parentOf, batchFolders);
+  const above = (start: number | null) => batchFoldersOnChain(start, parentOf, batchFolders);
 
   const needsContainers = refs.some((r) => r.type !== 'FOLDER');
-  const containerOf = needsContainers ? await containersInSubtrees(lists, deploymentId, parentOf, outermost, signal) : new Map<string, number>();
+  const containerOf = needsContainers ? await containersInSubtrees(lists, deploymentId, parentOf, (start) => above(start).length > 0, signal) : new Map<string, number>();
 
-  const send: ItemRef[] = [];
-  const skipped: SkippedItem[] = [];
   for (const ref of refs) {
     const start = ref.type === 'FOLDER' ? (parentOf.get(ref.id) ?? null) : (containerOf.get(formatItemRef(ref)) ?? null);
-    const carrier = outermost(start);
-    if (carrier === undefined) send.push(ref);
-    else skipped.push({ type: ref.type, id: ref.id, ancestorFolderId: carrier });
+    batchAncestors.set(formatItemRef(ref), above(start));
   }
-  return { send, skipped };
+  return { batchAncestors };
 }
 
-/** The outermost batch folder on the chain from `start` up to the root, `start` included. */
-function outermostBatchFolder(start: number | null, parentOf: Map<number, number | null>, batch: Set<number>): number | undefined {
-  let found: number | undefined;
+/** The batch folders on the chain from `start` up to the root, `start` included, innermost first. */
+function batchFoldersOnChain(start: number | null, parentOf: Map<number, number | null>, batch: Set<number>): number[] {
+  const found: number[] = [];
   // Bounded by the number of folders, so a chain read while others reshape the tree cannot loop.
   for (let folder = start, steps = 0; folder !== null && steps <= parentOf.size; steps++) {
-    if (batch.has(folder)) found = folder;
+    if (batch.has(folder)) found.push(folder);
     folder = parentOf.get(folder) ?? null;
   }
   return found;
@@ -54,12 +53,12 @@ async function containersInSubtrees(
   lists: Lists,
   deploymentId: number,
   parentOf: Map<number, number | null>,
-  outermost: (start: number | null) => number | undefined,
+  insideBatch: (start: number | null) => boolean,
   signal: AbortSignal | undefined,
 ): Promise<Map<string, number>> {
   const containerOf = new Map<string, number>();
   for (const folderId of parentOf.keys()) {
-    if (outermost(folderId) === undefined) continue;
+    if (!insideBatch(folderId)) continue;
     const entries = lists.workspace.list(deploymentId, { folderId, types: ['WORKBOOK', 'REPORT'] }, signal ? { signal } : {});
     for await (const entry of entries) containerOf.set(formatItemRef(entry), folderId);
   }

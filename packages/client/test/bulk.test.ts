@@ -89,6 +89,31 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
       expect(empty).toEqual({ moved: [], failed: [], skipped: [], requests: 0 });
     });
 
+    it('a request refused whole (429 beyond the wait it may take) leaves its chunk pending, not unconfirmed', async () => {
+      const ws = await Workspace.create(client);
+      const dest = await ws.folder();
+      const items = (await ws.many(6, () => ws.workbook())).map(workbookRef);
+      const limited = server.client();
+      let bulkRequests = 0;
+      // The second bulk request is answered the way a rate limiter answers, before the server sees it.
+      limited.use({
+        onRequest: ({ request }) => {
+          if (!request.url.endsWith('/workspace/bulk-move') || ++bulkRequests !== 2) return undefined;
+          const problem = { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'Slow down.', code: 'RATE_LIMITED', message: 'Slow down.', requestId: 'r-1' };
+          return new Response(JSON.stringify(problem), { status: 429, headers: { 'content-type': 'application/problem+json', 'retry-after': '3600' } });
+        },
+      });
+      const failure = await limited.bulkMove(ws.deploymentId, items, dest, { chunkSize: 2 }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(BulkInterruptedError);
+      const stopped = failure as BulkInterruptedError;
+      expect(stopped.name).toBe('BulkInterruptedError');
+      expect(stopped.cause).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+      expect(stopped.unconfirmed).toEqual([]);
+      expect(stopped.pending).toEqual(items.slice(2));
+      const tree = await ws.tree();
+      expect(items.map((r) => tree.get(key(r)))).toEqual([dest, dest, null, null, null, null]);
+    });
+
     it('stops between chunks when aborted: what was applied is recorded, the rest pending and untouched', async () => {
       const ws = await Workspace.create(client);
       const dest = await ws.folder();
@@ -150,6 +175,43 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
         const tree = await ws.tree();
         expect(Object.fromEntries([t.p, t.s1, t.s1a, t.s2].map((id) => [id, tree.get(`folder:${id}`)]))).toEqual({ [t.p]: t.d, [t.s1]: t.p, [t.s1a]: t.s1, [t.s2]: t.p });
         expect([tree.get(`workbook:${t.w1}`), tree.get(`workbook:${t.w2}`), tree.get(`report:${t.r1}`), tree.get(`workbook:${t.x}`)]).toEqual([t.p, t.s1a, t.s2, t.d]);
+      });
+
+      it('sends the contents itself when their folder cannot move, so nothing listed is left behind unreported', async () => {
+        const ws = await Workspace.create(client);
+        const t = await subtree(ws);
+        // The destination S1a lies inside P and S1, so neither can move there (400), nor S1a into itself.
+        // Rounds: P, X | S1, S2, W1 (P did not move) | S1a (S1 did not move) | W2 (S1a did not move).
+        const dest = t.s1a;
+        const progress: BulkProgress[] = [];
+        const result = await client.bulkMove(ws.deploymentId, t.batch, dest, { keepSubtrees: true, onProgress: (p) => progress.push(p) });
+        const failedKeys = result.failed.map(key);
+        expect(failedKeys).toEqual([`folder:${t.p}`, `folder:${t.s1}`, `folder:${t.s1a}`]);
+        for (const f of result.failed) expect(f.error.status).toBe(400);
+        expect(result.moved.map(key)).toEqual([`workbook:${t.x}`, `folder:${t.s2}`, `workbook:${t.w1}`, `workbook:${t.w2}`]);
+        // R1 travelled with S2, the only folder that moved.
+        expect(result.skipped).toEqual([{ type: 'REPORT', id: t.r1, ancestorFolderId: t.s2 }]);
+        expect(progress.at(-1)).toMatchObject({ total: 7, done: 7, moved: 4, failed: 3, skipped: 1 });
+        for (const p of progress) expect(p.done).toBeLessThanOrEqual(p.total);
+
+        const tree = await ws.tree();
+        expect(tree.get(`folder:${t.p}`)).toBeNull();
+        expect(tree.get(`folder:${t.s2}`)).toBe(dest);
+        expect(tree.get(`report:${t.r1}`)).toBe(t.s2);
+        expect(tree.get(`workbook:${t.w1}`)).toBe(dest);
+        expect(tree.get(`workbook:${t.w2}`)).toBe(dest);
+      });
+
+      it('names the outermost folder that moved when nested selected folders all move', async () => {
+        const ws = await Workspace.create(client);
+        const t = await subtree(ws);
+        const result = await client.bulkMove(ws.deploymentId, [folderRef(t.s1a), folderRef(t.s1), workbookRef(t.w2), folderRef(t.p)], t.d, { keepSubtrees: true });
+        expect(result.moved.map(key)).toEqual([`folder:${t.p}`]);
+        expect(result.skipped).toEqual([
+          { type: 'FOLDER', id: t.s1a, ancestorFolderId: t.p },
+          { type: 'FOLDER', id: t.s1, ancestorFolderId: t.p },
+          { type: 'WORKBOOK', id: t.w2, ancestorFolderId: t.p },
+        ]);
       });
 
       it('without the option, flattens everything selected into the destination', async () => {

@@ -1,10 +1,41 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../server/test/harness.js';
 import { ApiError, BulkInterruptedError, unwrap, type BulkMoveResult, type MapiClient } from '../src/node.js';
+import { retryAfterMs } from '../src/retry.js';
 import { FaultyProxy, type Fault } from './faulty-proxy.js';
 import { key, startTestServer, Workspace, workbookRef, type TestServer } from './support.js';
 
 const unavailable = (status = 503): Fault => ({ status });
+
+describe('retryAfterMs', () => {
+  const now = Date.UTC(2015, 9, 21, 7, 28, 0);
+
+  it('reads delay-seconds', () => {
+    expect(retryAfterMs('0', now)).toBe(0);
+    expect(retryAfterMs('120', now)).toBe(120_000);
+    expect(retryAfterMs(' 5 ', now)).toBe(5000);
+  });
+
+  it('reads an IMF-fixdate ahead as the time until then, and one past as no wait', () => {
+    expect(retryAfterMs('Wed, 21 Oct 2015 07:28:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('Thu, 22 Oct 2015 07:28:00 GMT', now)).toBe(86_400_000);
+    expect(retryAfterMs('Tue, 20 Oct 2015 07:28:00 GMT', now)).toBe(0);
+    expect(retryAfterMs(new Date(now + 2000).toUTCString(), now)).toBe(2000);
+  });
+
+  it('reads the obsolete RFC 850 and asctime forms', () => {
+    expect(retryAfterMs('Wednesday, 21-Oct-15 07:29:00 GMT', now)).toBe(60_000);
+    expect(retryAfterMs('Wed Oct 21 07:28:10 2015', now)).toBe(10_000);
+    expect(retryAfterMs('Thu Oct  1 07:28:00 2015', now)).toBe(0);
+  });
+
+  it('returns null, for the usual backoff, when the header is absent or not one of those forms', () => {
+    for (const junk of ['1.5', '-1', '+3', '1e3', 'soon', '', '2015-10-21T07:28:30Z', '21 Oct 2015 07:28:30 GMT', 'Wed, 21 Oct 2015 07:28:30 UTC', 'Wed, 31 Feb 2015 07:28:30 GMT', 'Wed, 21 Oct 2015 24:00:00 GMT']) {
+      expect(retryAfterMs(junk, now), JSON.stringify(junk)).toBeNull();
+    }
+    expect(retryAfterMs(null, now)).toBeNull();
+  });
+});
 
 describe.each(DIALECTS)('retries (%s)', (dialect) => {
   let server: TestServer;
@@ -37,15 +68,32 @@ describe.each(DIALECTS)('retries (%s)', (dialect) => {
     expect(proxy.count('GET', ME)).toBe(4);
   });
 
-  it('honours a 429 Retry-After in seconds and as an HTTP-date', async () => {
-    proxy.rule = ({ path }, n) => (path === ME && n === 0 ? { status: 429, headers: { 'retry-after': '1' } } : 'forward');
-    expect((await client.GET(ME)).response.status).toBe(200);
-    expect(proxy.count('GET', ME)).toBe(2);
+  /**
+   * A client whose backoff waits days (full jitter: under 10 s about once in 200,000 runs), below
+   * setTimeout's limit of 2^31 - 1 ms, past which Node would wait 1 ms instead.
+   */
+  const STALLING_BACKOFF = { baseDelayMs: 2_000_000_000, maxDelayMs: 2_000_000_000 };
 
+  // With a backoff that would outlast the test's timeout, the second request comes in time only if
+  // the wait Retry-After asks for was taken instead: no timing assertion needed.
+  it('honours a 429 Retry-After of 0 seconds instead of backing off', { timeout: 10_000 }, async () => {
+    const stalling = server.client({ baseUrl: proxy.url, retry: STALLING_BACKOFF });
+    proxy.rule = ({ path }, n) => (path === ME && n === 0 ? { status: 429, headers: { 'retry-after': '0' } } : 'forward');
+    expect((await stalling.GET(ME)).response.status).toBe(200);
+    expect(proxy.count('GET', ME)).toBe(2);
+  });
+
+  it('honours a 503 Retry-After as an HTTP-date in the past, and one a second ahead', { timeout: 10_000 }, async () => {
+    const stalling = server.client({ baseUrl: proxy.url, retry: STALLING_BACKOFF });
     const groups = '/api/v1/groups';
+    proxy.rule = ({ path }, n) => (path === groups && n === 0 ? { status: 503, headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' } } : 'forward');
+    expect((await stalling.GET(groups)).response.status).toBe(200);
+    expect(proxy.count('GET', groups)).toBe(2);
+
+    proxy.reset();
     const soon = new Date(Date.now() + 1000).toUTCString();
     proxy.rule = ({ path }, n) => (path === groups && n === 0 ? { status: 429, headers: { 'retry-after': soon } } : 'forward');
-    expect((await client.GET(groups)).response.status).toBe(200);
+    expect((await stalling.GET(groups)).response.status).toBe(200);
     expect(proxy.count('GET', groups)).toBe(2);
   });
 

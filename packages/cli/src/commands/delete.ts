@@ -24,7 +24,8 @@ go to the workspace root.
 On a terminal, delete asks for confirmation unless --yes is given.
 Output and Ctrl-C behave as for \`mapi move\`; --json prints {deleted, failed, requests}.
 
-Exit codes: 0 all deleted, 2 some items failed, 1 request-level or usage error, 130 interrupted.
+Exit codes: 0 all deleted, 2 some items failed, 1 request-level or usage error, 130 interrupted,
+143 terminated.
 
 Examples:
   $ mapi delete 1 workbook:7 report:9

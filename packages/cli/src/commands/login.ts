@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createClient, unwrap, type MapiClient } from '@mapi/client';
-import { checkUrl, readCaCert, type Setting } from '../config.js';
+import { checkUrl, readCaCert, type UrlSource } from '../config.js';
 import { run, type Context } from '../context.js';
 import { describeError, EXIT, UsageError, type Source } from '../errors.js';
 import { readStdin } from '../items.js';
 import { write, writeJson } from '../output.js';
-import { saveProfile } from '../profile.js';
+import { checkProfileWritable, saveProfile } from '../profile.js';
 import { ask, askSecret, canPrompt } from '../prompt.js';
 
 const LOGIN_HELP = `
@@ -18,8 +18,9 @@ before anything is saved.
 
 The profile file is $MAPI_CONFIG_DIR/config.json, else $XDG_CONFIG_HOME/mapi/config.json, else
 ~/.config/mapi/config.json (%APPDATA%\\mapi\\config.json on Windows); it is written with mode 0600
-in a directory with mode 0700. Later commands use it unless flags or MAPI_* variables override
-a setting (flags > environment > profile).
+(an existing file is chmodded too). A directory login creates gets mode 0700; an existing one keeps
+its mode. Later commands use it unless flags or MAPI_* variables override a setting
+(flags > environment > profile).
 
 Examples:
   $ mapi login
@@ -32,13 +33,14 @@ interface LoginOptions {
   tokenStdin?: boolean;
 }
 
-async function loginUrl(context: Context): Promise<Setting> {
+async function loginUrl(context: Context): Promise<{ value: string; source: UrlSource }> {
   const config = context.config();
   if (config.url && config.url.source !== 'profile') return config.url;
   if (canPrompt()) {
     const offered = config.profile?.url;
     const answer = await ask(offered ? `Server URL [${offered}]: ` : 'Server URL (e.g. https://mapi.example.com): ');
-    if (answer || offered) return { value: answer || (offered as string), source: 'flag' };
+    if (answer) return { value: answer, source: 'prompt' };
+    if (offered) return { value: offered, source: 'profile' };
   } else if (config.url) {
     return config.url;
   }
@@ -77,7 +79,9 @@ export function registerLogin(program: Command): void {
       run(async (context, options: LoginOptions) => {
         const config = context.config();
         const url = await loginUrl(context);
-        checkUrl(url.value);
+        checkUrl(url.value, url.source, config.profileName);
+        // Before asking for the token: a profile that cannot be saved makes the rest pointless.
+        checkProfileWritable(config.profilePath);
         const token = await loginToken(context, options);
         // The saved CA only applies to the URL it was saved for.
         const ca = config.caCert && (config.caCert.source !== 'profile' || config.profile?.url === url.value) ? config.caCert : undefined;

@@ -19,15 +19,19 @@ ITEM is TYPE:ID (folder:12, workbook:7, report:3), or "-" to read items from std
 per line, or a JSON array of {"type": "FOLDER", "id": 1} objects or "folder:1" strings.
 Repeated items are sent once. Items go in requests of at most 100, in the order given; each item
 is moved or fails on its own, and earlier moves stay applied when a later item fails.
+With --keep-subtrees, an item inside a folder that is in the batch is not sent: it travels with
+that folder, keeping the subtree's shape. If the folder fails to move, the item is sent after all.
 
 Output: a summary and a table of failed items (TYPE:ID, status, message) on stdout; progress on
 stderr (a bar on a terminal, a line per request otherwise). --json prints the result object
 {moved, failed, skipped, requests} instead.
 
 Ctrl-C stops between requests: the request in flight completes, then the summary of what was
-applied is printed and the exit code is 130. A second Ctrl-C quits at once.
+applied is printed and the exit code is 130. A second Ctrl-C quits at once. SIGTERM (e.g. from a
+job runner's timeout) does the same with exit code 143.
 
-Exit codes: 0 all moved, 2 some items failed, 1 request-level or usage error, 130 interrupted.
+Exit codes: 0 all moved, 2 some items failed, 1 request-level or usage error, 130 interrupted,
+143 terminated.
 
 Examples:
   $ mapi move 1 --to 12 folder:3 workbook:7 report:9
@@ -41,14 +45,22 @@ function destination(folderId: number | null): string {
   return folderId === null ? 'the workspace root' : `folder ${folderId}`;
 }
 
-function writeSummary(result: BulkMoveResult, total: number, folderId: number | null, deploymentId: number, interrupted: boolean): void {
+/**
+ * The counts are of items sent: an item in `skipped` travelled inside a folder that was moved and
+ * was never sent itself, so it is neither moved nor missing. (With --keep-subtrees, an item whose
+ * folder failed to move is sent on its own and counted like any other.)
+ */
+function writeSummary(result: BulkMoveResult, distinct: number, folderId: number | null, deploymentId: number, interrupted: boolean): void {
   const where = `to ${destination(folderId)} in deployment ${deploymentId}`;
   const requests = plural(result.requests, 'request');
-  if (interrupted) write(`Interrupted: moved ${result.moved.length} of ${plural(total, 'item')} ${where} before stopping (${requests}).`);
-  else if (result.moved.length === total) write(`Moved ${plural(total, 'item')} ${where} (${requests}).`);
-  else write(`Moved ${result.moved.length} of ${plural(total, 'item')} ${where} (${requests}).`);
+  const sent = distinct - result.skipped.length;
+  const carriers = new Set(result.skipped.map((s) => s.ancestorFolderId)).size;
+  const travelled = result.skipped.length > 0 ? `; ${result.skipped.length} more travelled inside ${carriers === 1 ? 'a moved folder' : 'moved folders'} (--keep-subtrees)` : '';
+  if (interrupted) write(`Interrupted: moved ${result.moved.length} of ${plural(sent, 'item')} ${where} before stopping (${requests})${travelled}.`);
+  else if (result.moved.length === sent) write(`Moved ${plural(sent, 'item')} ${where} (${requests})${travelled}.`);
+  else write(`Moved ${result.moved.length} of ${plural(sent, 'item')} ${where} (${requests})${travelled}.`);
   if (result.skipped.length > 0) {
-    write(`\n${plural(result.skipped.length, 'item')} not sent because a folder above ${result.skipped.length === 1 ? 'it' : 'them'} was moved (--keep-subtrees):`);
+    write('\nNot sent themselves, as they travelled inside a moved folder:');
     writeTable([{ header: 'ITEM', value: (s) => formatItemRef(s) }, { header: 'MOVED WITH', value: (s) => `folder:${s.ancestorFolderId}` }], result.skipped, '');
   }
 }
@@ -59,7 +71,7 @@ export function registerMove(program: Command): void {
     .argument('<deploymentId>', 'deployment id')
     .argument('<items...>', 'TYPE:ID items, or "-" for a list on stdin')
     .requiredOption('--to <folder>', 'destination folder id, or "root" for the workspace root')
-    .option('--keep-subtrees', 'leave out items inside a folder that is moved too (they travel with it); reported as skipped')
+    .option('--keep-subtrees', 'do not send items inside a folder of the batch: they travel with it (reported as skipped), or are sent themselves if it fails to move')
     .option('--dry-run', 'print the de-duplicated items, the requests and the destination; send nothing')
     .option('--chunk-size <n>', 'items per request, 1 to 100', '100')
     .description('Move folders, workbooks and reports to one folder (or the root), in bulk')
@@ -74,7 +86,7 @@ export function registerMove(program: Command): void {
 
         if (options.dryRun) {
           const keepNote = options.keepSubtrees
-            ? ['--keep-subtrees: items inside a folder of this batch would be left out; that needs the folder tree, which a dry run does not read.']
+            ? ['--keep-subtrees: items inside a folder of this batch would be left out (and sent after all if that folder failed to move); that needs the folder tree, which a dry run does not read.']
             : [];
           if (context.json) {
             writeJson({ dryRun: true, deploymentId, folderId, keepSubtrees: options.keepSubtrees === true, items: distinct, duplicates: items.length - distinct.length, chunks: chunks(distinct, chunkSize) });
