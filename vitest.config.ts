@@ -7,6 +7,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Files run in parallel: each test app has its own SQLite file or PostgreSQL schema.
     pool: 'forks',
+    // Many files spend their time waiting on server processes, sockets and PostgreSQL, so half as
+    // many workers again as cores keeps the cores busy: on 2 cores (3 workers) 268 s became 190 s.
+    maxWorkers: '150%',
     reporters: ['default', './vitest.summary.ts'],
     globalSetup: ['./vitest.build.ts'],
   },
