@@ -56,7 +56,7 @@ export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: Bulk
     }
     signal = received;
     const what = received === 'SIGINT' ? 'Interrupted' : 'Terminated';
-    progress.note(`${what}: stopping after the request in flight (Ctrl-C again to quit at once)...`);
+    progress.note(`${what}: stopping after the request in flight (${received === 'SIGINT' ? 'Ctrl-C' : 'a second signal'} again to quit at once)...`);
     controller.abort();
   };
   // Covers what the handlers above cannot: process.exit elsewhere and uncaught exceptions, after
@@ -72,7 +72,8 @@ export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: Bulk
   } catch (error) {
     if (!(error instanceof BulkInterruptedError)) throw error;
     const stopped = error as BulkInterruptedError & { result: R };
-    const cause = signal ? undefined : (stopped.cause ?? stopped);
+    // A request that failed after a signal arrived is still the news: its error is kept.
+    const cause = stopped.name === 'AbortError' ? undefined : (stopped.cause ?? stopped);
     return { result: stopped.result, pending: stopped.pending, unconfirmed: stopped.unconfirmed, interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(cause ? { error: cause } : {}) };
   } finally {
     progress.stop();

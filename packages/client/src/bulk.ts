@@ -1,7 +1,7 @@
 import { ApiError, unwrap } from './errors.js';
 import { distinctRefs, formatItemRef, type ItemRef, type ItemType } from './items.js';
 import type { Lists, RawClient } from './pagination.js';
-import { abortReason } from './retry.js';
+import { abortReason, followsUncertainAttempt } from './retry.js';
 import { planSubtrees, type SubtreePlan } from './subtrees.js';
 import type { DeletedItem, Workbook, WorkspaceBulkFailure } from './types.js';
 
@@ -17,7 +17,7 @@ export interface BulkProgress {
   moved: number;
   deleted?: number;
   failed: number;
-  /** Items left out by keepSubtrees; fixed before the first request. */
+  /** Items held back by keepSubtrees: travelled with a moved folder, or waiting for theirs to be sent. */
   skipped: number;
   requests: number;
 }
@@ -62,7 +62,8 @@ export interface BulkDeleteResult {
  * and reported; `pending` was never applied (not sent, or refused whole with a 4xx);
  * `unconfirmed` is the chunk of a request that failed with a 5xx or at the network level, which
  * the server may have applied in part (empty when aborted). Moving is safe to repeat, so a
- * caller may send `unconfirmed` and `pending` again.
+ * caller may send `unconfirmed` and `pending` again (with keepSubtrees again when the job used it:
+ * `pending` may hold the contents of a folder in `unconfirmed`).
  */
 export class BulkInterruptedError<R = BulkMoveResult | BulkDeleteResult> extends Error {
   override name: string;
@@ -111,7 +112,20 @@ interface Counters {
  * chunk is simply not sent; after a 5xx or a network failure the server may have applied part of it.
  */
 function refusedWhole(error: unknown): boolean {
-  return error instanceof ApiError && error.status < 500;
+  return error instanceof ApiError && error.status < 500 && !afterUncertainAttempt.has(error);
+}
+
+/** Errors whose request was retried after an attempt that may have been applied (see retry.ts). */
+const afterUncertainAttempt = new WeakSet<object>();
+
+/** unwrap, remembering when a refusal followed an attempt the server may have applied. */
+function unwrapBulk<R extends { data?: unknown; error?: unknown; response: Response }>(answer: R): ReturnType<typeof unwrap<R>> {
+  try {
+    return unwrap(answer);
+  } catch (error) {
+    if (typeof error === 'object' && error !== null && followsUncertainAttempt(answer.response)) afterUncertainAttempt.add(error);
+    throw error;
+  }
 }
 
 /**
@@ -159,7 +173,7 @@ export async function bulkMove(api: RawClient, lists: Lists, deploymentId: numbe
   const movedFolders = new Set<number>();
   const send = async (chunk: ItemRef[]) => {
     // The signal is not passed on: a request in flight must complete, or we could not say what it applied.
-    const data = unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-move', { params: { path: { deploymentId } }, body: { items: chunk, folderId } }));
+    const data = unwrapBulk(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-move', { params: { path: { deploymentId } }, body: { items: chunk, folderId } }));
     result.moved.push(...data.moved);
     result.failed.push(...data.failed);
     for (const item of data.moved) if (item.type === 'FOLDER') movedFolders.add(item.id);
@@ -199,6 +213,10 @@ async function moveKeepingSubtrees(
   const sentFolders = new Set<number>();
   let round = refs.filter((r) => ancestorsOf(r).length === 0);
   let waiting = refs.filter((r) => ancestorsOf(r).length > 0);
+  // Only a folder list read while others reshaped the tree (a cycle in the snapshot) can leave
+  // items waiting on folders that will never be sent: they are sent rather than lost.
+  const unlessStuck = (next: ItemRef[], still: ItemRef[]): [ItemRef[], ItemRef[]] => (next.length === 0 && still.length > 0 ? [still, []] : [next, still]);
+  [round, waiting] = unlessStuck(round, waiting);
   const counters: Counters = { total: round.length, done: 0, applied: 0, skipped: waiting.length };
 
   /** Moves items whose folder has moved into `skipped`; returns those still to be decided. */
@@ -214,20 +232,22 @@ async function moveKeepingSubtrees(
     return undecided;
   };
 
-  while (round.length > 0) {
-    await runChunks(round, options, result, counters, send, false, settle);
-    for (const ref of round) if (ref.type === 'FOLDER') sentFolders.add(ref.id);
-    const next: ItemRef[] = [];
-    const still: ItemRef[] = [];
-    for (const ref of settle()) (ancestorsOf(ref).every((id) => sentFolders.has(id)) ? next : still).push(ref);
-    waiting = still;
-    round = next;
-    counters.total += next.length;
-    counters.skipped = result.skipped.length + still.length;
+  try {
+    while (round.length > 0) {
+      await runChunks(round, options, result, counters, send, false, settle);
+      for (const ref of round) if (ref.type === 'FOLDER') sentFolders.add(ref.id);
+      const ready: ItemRef[] = [];
+      const blocked: ItemRef[] = [];
+      for (const ref of settle()) (ancestorsOf(ref).every((id) => sentFolders.has(id)) ? ready : blocked).push(ref);
+      [round, waiting] = unlessStuck(ready, blocked);
+      counters.total += round.length;
+      counters.skipped = result.skipped.length + waiting.length;
+    }
+  } finally {
+    // Keeps `skipped` in the batch's order whatever round settled each item, interrupted or not.
+    const position = new Map(refs.map((r, i) => [formatItemRef(r), i]));
+    result.skipped.sort((a, b) => (position.get(formatItemRef(a)) ?? 0) - (position.get(formatItemRef(b)) ?? 0));
   }
-  // Keeps `skipped` in the batch's order whatever round settled each item.
-  const position = new Map(refs.map((r, i) => [formatItemRef(r), i]));
-  result.skipped.sort((a, b) => (position.get(formatItemRef(a)) ?? 0) - (position.get(formatItemRef(b)) ?? 0));
 }
 
 export async function bulkDelete(api: RawClient, deploymentId: number, items: Iterable<ItemRef>, options: BulkOptions = {}): Promise<BulkDeleteResult> {
@@ -235,7 +255,7 @@ export async function bulkDelete(api: RawClient, deploymentId: number, items: It
   const refs = distinctRefs(items);
   const result: BulkDeleteResult = { deleted: [], failed: [], requests: 0 };
   await runChunks(refs, options, result, { total: refs.length, done: 0, applied: 0, skipped: 0 }, async (chunk) => {
-    const data = unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-delete', { params: { path: { deploymentId } }, body: { items: chunk } }));
+    const data = unwrapBulk(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-delete', { params: { path: { deploymentId } }, body: { items: chunk } }));
     result.deleted.push(...data.deleted);
     result.failed.push(...data.failed);
     return data.deleted.length;

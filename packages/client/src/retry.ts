@@ -28,11 +28,23 @@ export function isRepeatable(request: Request): boolean {
   return request.method === 'POST' && REPEATABLE_POST.test(new URL(request.url).pathname);
 }
 
+/** Final responses that follow an attempt the server may have acted on (a lost connection or a 5xx). */
+const afterUncertainAttempt = new WeakSet<Response>();
+
+/**
+ * True when an earlier attempt of this request may have been applied: a 4xx on the retry then
+ * says nothing about what the first attempt did.
+ */
+export function followsUncertainAttempt(response: Response): boolean {
+  return afterUncertainAttempt.has(response);
+}
+
 export function withRetries(send: Send, options: RetryOptions | false | undefined): Send {
   if (options === false) return send;
   const settings = { ...DEFAULTS, ...definedOnly(options ?? {}) };
   return async (request) => {
     if (!isRepeatable(request)) return send(request);
+    let uncertain = false;
     for (let attempt = 0; ; attempt++) {
       const last = attempt >= settings.retries;
       // The body of a Request can be read once; each attempt but the last sends a copy.
@@ -42,13 +54,17 @@ export function withRetries(send: Send, options: RetryOptions | false | undefine
       );
       if ('error' in outcome) {
         if (last || request.signal.aborted || !isTransient(outcome.error)) throw outcome.error;
+        uncertain = true;
         await sleep(backoff(settings, attempt), request.signal);
         continue;
       }
       const { response } = outcome;
+      if (uncertain) afterUncertainAttempt.add(response);
       if (last || !RETRIED_STATUSES.has(response.status)) return response;
       const wait = retryAfterMs(response.headers.get('retry-after'));
       if (wait !== null && wait > settings.maxRetryAfterMs) return response;
+      // A 429 is refused before any work; a 502/503/504 may come from a proxy after the server acted.
+      if (response.status !== 429) uncertain = true;
       // Nobody will read it; an unread body would keep the connection busy.
       await response.body?.cancel().catch(() => undefined);
       await sleep(wait ?? backoff(settings, attempt), request.signal);

@@ -214,6 +214,28 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
         ]);
       });
 
+      it('sends every item when the folder list it read was inconsistent (a cycle), rather than losing them', async () => {
+        const ws = await Workspace.create(client);
+        const dest = await ws.folder();
+        const f1 = await ws.folder();
+        const f2 = await ws.folder(undefined, f1);
+        const w = await ws.workbook(f2);
+        // As if F1 had been moved into F2 while the pages of the folder list were being read.
+        const skewed = server.client();
+        skewed.use({
+          async onResponse({ request, response }) {
+            if (request.method !== 'GET' || !new URL(request.url).pathname.endsWith('/folders')) return undefined;
+            const page = await response.clone().json();
+            for (const folder of page.items) if (folder.id === f1) folder.parentId = f2;
+            return new Response(JSON.stringify(page), { status: 200, headers: { 'content-type': 'application/json' } });
+          },
+        });
+        const batch = [folderRef(f1), folderRef(f2), workbookRef(w)];
+        const result = await skewed.bulkMove(ws.deploymentId, batch, dest, { keepSubtrees: true });
+        expect([...result.moved.map(key), ...result.failed.map(key), ...result.skipped.map(key)].sort()).toEqual(batch.map(key).sort());
+        expect(result.moved.map(key)).toEqual(batch.map(key));
+      });
+
       it('without the option, flattens everything selected into the destination', async () => {
         const ws = await Workspace.create(client);
         const t = await subtree(ws);

@@ -3,8 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestServer } from './support.js';
 
-/** What the proxy does with one request: pass it on, drop the connection, or answer itself. */
-export type Fault = 'forward' | 'destroy' | { status: number; headers?: Record<string, string> };
+/**
+ * What the proxy does with one request: pass it on, drop the connection, answer itself, or pass
+ * it on and then answer 502 instead of the server's answer (the server acted; the client cannot know).
+ */
+export type Fault = 'forward' | 'destroy' | 'forward-then-502' | { status: number; headers?: Record<string, string> };
 
 /**
  * Decides per request; `n` counts earlier requests with the same method and path, so
@@ -56,7 +59,7 @@ export class FaultyProxy {
       req.socket.destroy();
       return;
     }
-    if (fault !== 'forward') {
+    if (typeof fault === 'object') {
       // Drain the body first: answering before reading it can reset the connection instead.
       req.resume();
       req.once('end', () => {
@@ -68,6 +71,11 @@ export class FaultyProxy {
     const forwarded = https.request(
       { hostname: upstream.hostname, port: upstream.port, path: req.url, method, headers: req.headers, ca, servername: 'localhost' },
       (answer) => {
+        if (fault === 'forward-then-502') {
+          answer.resume();
+          answer.once('end', () => res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad gateway (test proxy)'));
+          return;
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },

@@ -137,6 +137,23 @@ describe.each(DIALECTS)('retries (%s)', (dialect) => {
     expect(proxy.count('POST', path)).toBe(3);
   });
 
+  it('a refusal after an attempt the server may have applied leaves the chunk unconfirmed, not pending', async () => {
+    const dest = await ws.folder();
+    const items = [workbookRef(await ws.workbook()), workbookRef(await ws.workbook()), workbookRef(await ws.workbook())];
+    const path = `/api/v1/deployments/${ws.deploymentId}/workspace/bulk-move`;
+    // Second chunk: the server applies it but the client sees a 502; the retry is then rate limited.
+    proxy.rule = (req, n) => (req.path !== path ? 'forward' : n === 1 ? 'forward-then-502' : n === 2 ? { status: 429, headers: { 'retry-after': '3600' } } : 'forward');
+    const failure = await client.bulkMove(ws.deploymentId, items, dest, { chunkSize: 1 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(BulkInterruptedError);
+    const stopped = failure as BulkInterruptedError;
+    expect(stopped.cause).toMatchObject({ status: 429 });
+    expect(stopped.unconfirmed).toEqual([items[1]]);
+    expect(stopped.pending).toEqual([items[2]]);
+    const tree = await ws.tree();
+    // The unconfirmed item was in fact moved: calling it "pending" would have been false.
+    expect(items.map((r) => tree.get(key(r)))).toEqual([dest, dest, null]);
+  });
+
   it('repeats a bulk move, which leaves the same state when sent twice', async () => {
     const dest = await ws.folder();
     const items = [workbookRef(await ws.workbook()), workbookRef(await ws.workbook())];
