@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { generateApiKey } from '../../server/src/areas/api-keys/key-format.js';
@@ -44,28 +43,8 @@ export async function startTestServer(dialect: Dialect): Promise<TestServer> {
     throw error;
   }
   const caFile = path.join(env.dataDir, 'tls', 'localhost.crt');
-  const ca = fs.readFileSync(caFile, 'utf8');
-  const target = new URL(server.url);
 
-  const get = (pathname: string, as = key) =>
-    new Promise<HttpAnswer>((resolve, reject) => {
-      const req = https.request({ hostname: target.hostname, port: target.port, path: pathname, method: 'GET', ca, servername: 'localhost', headers: { authorization: `Bearer ${as}` } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.once('end', () => {
-          let body: unknown;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body, text });
-        });
-      });
-      req.once('error', reject);
-      req.end();
-    });
+  const get = (pathname: string, as = key) => server.get(pathname, as);
 
   const created = (answer: HttpAnswer, what: string): number => {
     if (answer.status !== 201) throw new Error(`creating ${what}: ${answer.status} ${answer.text}`);

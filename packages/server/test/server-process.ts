@@ -10,6 +10,7 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Log lines at level error or above, for a failure message. */
   errors(): string[];
+  get(pathname: string, key: string): Promise<HttpAnswer>;
   post(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   put(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   stop(): Promise<void>;
@@ -62,8 +63,9 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   const agent = new https.Agent({ keepAlive: true, maxSockets: 32, ca, servername: 'localhost' });
   const target = new URL(url);
 
-  function send(method: 'POST' | 'PUT', pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
-    const payload = JSON.stringify(body);
+  function send(method: 'GET' | 'POST' | 'PUT', pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const bodyHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
     return new Promise((resolve, reject) => {
       const req = https.request(
         {
@@ -72,7 +74,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
           path: pathname,
           method,
           agent,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+          headers: { authorization: `Bearer ${key}`, ...bodyHeaders },
         },
         (res) => {
           let text = '';
@@ -108,7 +110,8 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
     }
   }
 
+  const get = (pathname: string, key: string) => send('GET', pathname, undefined, key);
   const post = (pathname: string, body: unknown, key: string) => send('POST', pathname, body, key);
   const put = (pathname: string, body: unknown, key: string) => send('PUT', pathname, body, key);
-  return { url, child, errors: () => [...errors], post, put, stop };
+  return { url, child, errors: () => [...errors], get, post, put, stop };
 }
