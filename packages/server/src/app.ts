@@ -13,6 +13,7 @@ import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
 import { scimRoutes } from './areas/scim/scim.routes.js';
 import { scimSchemas } from './areas/scim/scim.schemas.js';
+import { scimProblemDialect } from './areas/scim/scim.errors.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
@@ -34,7 +35,7 @@ import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import './http/request-context.js';
-import { sharedSchemas } from './http/schemas.js';
+import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
 import { tenantResolver } from './http/tenant.js';
 import { installCors } from './http/cors.js';
@@ -105,7 +106,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
   for (const schema of schemas) app.addSchema(schema);
   installValidators(app, schemas);
-  installErrorHandler(app);
+  installErrorHandler(app, [scimProblemDialect]);
   installNotFound(app);
   await installOpenApi(app);
 
@@ -121,7 +122,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     const actor = await authenticate(request, request.tenant);
     // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
     // whatever the body holds (spec, Authentication 4).
-    checkKeyScope(actor, request.params);
+    checkKeyScope(actor.scope, request.params);
     request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope) };
   });
 

@@ -1,5 +1,5 @@
 import type { Access, Db } from '../db/tables.js';
-import { ApiError } from '../http/problems.js';
+import { ApiError } from '../shared/problems.js';
 import { requireUnscopedKey } from './key-scope.js';
 import { grantsOfUser } from './grants.store.js';
 import { atLeast, effectiveAccess, grantKey, higher, type AccessTarget, type GrantIndex, type Subject } from './levels.js';

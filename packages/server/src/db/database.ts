@@ -4,9 +4,10 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type LogEvent, type SqliteDialectConfig } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
+import type { Dialect } from './dialect.js';
 import type { Database, Db } from './tables.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect };
 
 export interface Store {
   db: Db;

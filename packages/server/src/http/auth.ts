@@ -4,7 +4,7 @@ import type { Db } from '../db/tables.js';
 import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
 import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
 import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
-import { ApiError } from './problems.js';
+import { ApiError } from '../shared/problems.js';
 import type { Tenant } from './tenant.js';
 
 

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from './problems.js';
+import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from '../shared/problems.js';
 import { fieldErrors } from './validation.js';
-import type { ProblemDetails } from './schemas.js';
-import { isScimRequest, ScimError, sendProblemAsScim, sendScimError } from '../areas/scim/scim.errors.js';
+import type { ProblemDetails } from '../shared/schemas.js';
+import type { ProblemDialect } from './problem-dialect.js';
 
 /** Fastify's own error codes that are the client's fault, by the problem they are. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -26,6 +26,17 @@ const STATUS_CODES: Record<number, ProblemCode> = {
   503: 'UNAVAILABLE',
 };
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The error dialects in force (see problem-dialect.ts); child contexts inherit them. */
+    problemDialects: ProblemDialect[];
+  }
+}
+
+function dialectOf(request: FastifyRequest): ProblemDialect | undefined {
+  return request.server.problemDialects.find((dialect) => dialect.matches(request));
+}
+
 export function sendProblem(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -33,17 +44,19 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
 ): FastifyReply {
-  // The SCIM service speaks SCIM's own error schema (RFC 7644 section 3.12), whatever went wrong.
-  if (isScimRequest(request)) return sendProblemAsScim(reply, code, errors?.length ? `${detail} ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}` : detail);
+  const dialect = dialectOf(request);
+  if (dialect) return dialect.sendProblem(reply, code, detail, errors);
   const { status, title } = PROBLEMS[code];
   const body: ProblemDetails = { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id };
   if (errors && errors.length > 0) body.errors = errors;
   return reply.code(status).type('application/problem+json').send(body);
 }
 
-export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ApiError | ScimError, request, reply) => {
-    if (error instanceof ScimError) return sendScimError(reply, error.status, error.detail, error.scimType);
+export function installErrorHandler(app: FastifyInstance, dialects: ProblemDialect[] = []): void {
+  app.decorate('problemDialects', dialects);
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const own = dialectOf(request)?.sendError?.(reply, error);
+    if (own) return own;
     if (error instanceof ApiError) {
       if (error.extra.headers) reply.headers(error.extra.headers);
       return sendProblem(request, reply, error.code, error.detail, error.extra.errors);

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ProblemRef } from './schemas.js';
+import { ProblemRef } from '../shared/schemas.js';
 
 /** Error responses every authenticated route can give, added to each route's schema once, here. */
 function standardErrors(route: RouteOptions): Record<number, unknown> {

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from './problems.js';
+import { ApiError } from '../shared/problems.js';
 
 /**
  * A budget of requests per minute for each API key (each client address for requests without

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Db, TenantRow } from '../db/tables.js';
 import { findTenantByHost, findTenantBySlug } from '../areas/tenants/tenants.store.js';
 import { DEFAULT_TENANT_SLUG } from '../areas/tenants/tenants.service.js';
-import { ApiError } from './problems.js';
+import { ApiError } from '../shared/problems.js';
 
 export interface Tenant {
   id: number;

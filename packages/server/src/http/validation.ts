@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import type { FieldError } from './problems.js';
+import type { FieldError } from '../shared/problems.js';
 
 // ajv-formats ships CommonJS with a default export that ESM sees nested.
 const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (ajv: Ajv) => Ajv;

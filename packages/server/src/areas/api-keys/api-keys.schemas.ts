@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
 
 export const ApiKeySchema = Type.Object(
   {

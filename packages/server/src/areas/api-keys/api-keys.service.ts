@@ -1,8 +1,8 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { ApiKeyRow } from '../../db/tables.js';
-import { afterId, pageRequest, toPage } from '../../http/pagination.js';
-import { ApiError, notFound } from '../../http/problems.js';
+import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
+import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { existingDeploymentIds } from '../deployments/deployments.store.js';
 import { findUserById } from '../users/users.store.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams } from '../../http/schemas.js';
+import { DeploymentParams } from '../../shared/schemas.js';
 import { CreateDeploymentBody, ListDeploymentsQuery, UpdateDeploymentBody } from './deployments.schemas.js';
 import type { DeploymentsService } from './deployments.service.js';
 

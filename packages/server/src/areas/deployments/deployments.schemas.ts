@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
 
 /** VIEW < EDIT < MANAGE: "can view", "can edit", "full access" (DESIGN.md, Roles and access). */
 export const AccessLevel = Type.Enum(['VIEW', 'EDIT', 'MANAGE'], {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../http/schemas.js';
+import { ProblemRef } from '../../shared/schemas.js';
 import type { GroupsService } from './groups.service.js';
 import { CreateGroupBody, GroupMemberParams, GroupMembersBody, GroupParams, ListGroupsQuery, UpdateGroupBody } from './groups.schemas.js';
 

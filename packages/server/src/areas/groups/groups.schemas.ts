@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 255, description: 'Unique in the tenant, ignoring case.' });
 const Description = Nullable(Type.String({ maxLength: 2000 }));

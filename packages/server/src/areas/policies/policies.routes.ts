@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../http/schemas.js';
+import { ProblemRef } from '../../shared/schemas.js';
 import { CreatePolicyBody, ListPoliciesQuery, PolicyParams } from './policies.schemas.js';
 import type { PoliciesService } from './policies.service.js';
 

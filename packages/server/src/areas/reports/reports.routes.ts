@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, ProblemRef } from '../../http/schemas.js';
+import { DeploymentParams, ProblemRef } from '../../shared/schemas.js';
 import { ListReportsQuery, ReportParams, ReportPublicIdParams, UpsertReportBody } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 

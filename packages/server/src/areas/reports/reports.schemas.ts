@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../http/schemas.js';
+import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/content.schemas.js';
 import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/workspace.schemas.js';
 

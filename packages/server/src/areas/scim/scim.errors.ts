@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ProblemDialect } from '../../http/problem-dialect.js';
 import { SCIM_PREFIX } from '../../http/auth.js';
-import { PROBLEMS, type ProblemCode } from '../../http/problems.js';
+import { PROBLEMS, type FieldError, type ProblemCode } from '../../shared/problems.js';
 
 /** SCIM answers in its own media type (RFC 7644 section 3.1); plain JSON is accepted in. */
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
@@ -55,3 +56,11 @@ export function sendScimError(reply: FastifyReply, status: number, detail: strin
 export function sendProblemAsScim(reply: FastifyReply, code: ProblemCode, detail: string): FastifyReply {
   return sendScimError(reply, PROBLEMS[code].status, detail, SCIM_TYPES[code]);
 }
+
+/** SCIM's error rendering, for every request under the SCIM prefix (routed or not). */
+export const scimProblemDialect: ProblemDialect = {
+  matches: isScimRequest,
+  sendProblem: (reply, code: ProblemCode, detail: string, errors?: FieldError[]) =>
+    sendProblemAsScim(reply, code, errors?.length ? `${detail} ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}` : detail),
+  sendError: (reply, error) => (error instanceof ScimError ? sendScimError(reply, error.status, error.detail, error.scimType) : undefined),
+};

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../http/schemas.js';
+import { ProblemRef } from '../../shared/schemas.js';
 import type { UserAttributesService } from './user-attributes.service.js';
 import { CreateUserAttributeBody, SetUserAttributeValuesBody, UpdateUserAttributeBody, UserAttributeParams, UserValuesParams } from './user-attributes.schemas.js';
 

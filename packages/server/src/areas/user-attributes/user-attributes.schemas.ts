@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, Timestamp } from '../../shared/schemas.js';
 
 const TYPES = ['string', 'number', 'boolean', 'string-list'] as const;
 

@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tables.js';
-import { ApiError, notFound } from '../../http/problems.js';
+import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { findUserById } from '../users/users.store.js';
 import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../http/schemas.js';
+import { ProblemRef } from '../../shared/schemas.js';
 import type { UsersService } from './users.service.js';
 import { BulkCreateUsersBody, CreateUserBody, ListUsersQuery, UpdateUserBody, UserParams } from './users.schemas.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Id, Nullable, PageOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Email, Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
 
 const ROLES = ['ADMIN', 'DEVELOPER', 'EXPLORER', 'VIEWER'] as const;
 

@@ -3,8 +3,8 @@ import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserRow, UserUpdate } from '../../db/tables.js';
 import { serialized } from '../../db/transactions.js';
-import { afterId, pageRequest, toPage } from '../../http/pagination.js';
-import { ApiError, notFound } from '../../http/problems.js';
+import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
+import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import type {
   BulkCreateUsersInput,

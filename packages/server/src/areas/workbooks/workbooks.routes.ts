@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../http/schemas.js';
+import { ProblemRef } from '../../shared/schemas.js';
 import { DuplicateWorkbookBody, UpsertWorkbookBody, WorkbookParams, WorkbookSlugParams } from './workbooks.schemas.js';
 import type { WorkbooksService } from './workbooks.service.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DeploymentParams, Id, Nullable, ref } from '../../http/schemas.js';
+import { DeploymentParams, Id, Nullable, ref } from '../../shared/schemas.js';
 import { DashboardConfigInput } from '../workspace/content.schemas.js';
 import { ItemName } from '../workspace/workspace.schemas.js';
 

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Access, Executor, WorkbookRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { ApiError } from '../../http/problems.js';
+import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { normalizeDashboardConfig } from '../workspace/content.schemas.js';
 import { requirePlacement } from '../workspace/folders.service.js';

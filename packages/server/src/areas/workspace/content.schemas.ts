@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Id, Nullable, ref } from '../../http/schemas.js';
+import { Id, Nullable, ref } from '../../shared/schemas.js';
 
 /**
  * Workspace content: dashboard configs, published dashboards and report snapshots, typed as the

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, ProblemRef } from '../../http/schemas.js';
+import { DeploymentParams, ProblemRef } from '../../shared/schemas.js';
 import { CreateFolderBody, FolderParams, ListFoldersQuery, UpdateFolderBody } from './folders.schemas.js';
 import type { FoldersService } from './folders.service.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DeploymentParams, Id, Nullable, PageOf, PageQuery } from '../../http/schemas.js';
+import { DeploymentParams, Id, Nullable, PageOf, PageQuery } from '../../shared/schemas.js';
 import { ItemName } from './workspace.schemas.js';
 
 export const CreateFolderBody = Type.Object(

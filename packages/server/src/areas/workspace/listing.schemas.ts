@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, ref, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, PageOf, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FolderPathEntrySchema, ItemTypeSchema, ResourceOwnerSchema } from './workspace.schemas.js';
 
 /** One row of a workspace listing: enough to show and pick an item; fetch the item for the rest. */

@@ -1,5 +1,5 @@
 import type { Access, Executor, ItemType } from '../../db/tables.js';
-import { ApiError } from '../../http/problems.js';
+import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { containerOf, findItem, setContainer, type StoredItem } from './items.store.js';
 import { chainsOf, MAX_FOLDER_DEPTH, siblingNamed, subtreeDeeperThan, type FolderChain } from './tree.store.js';

@@ -1,5 +1,5 @@
 import type { Executor, ItemType } from '../../db/tables.js';
-import { ApiError } from '../../http/problems.js';
+import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { deleteItem, findItem } from './items.store.js';
 import { hasSubfolders } from './tree.store.js';

@@ -1,7 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import { atLeast, effectiveAccess, type AccessTarget, type GrantIndex, type ResourceRef } from '../../access/levels.js';
 import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tables.js';
-import { ApiError, notFound } from '../../http/problems.js';
+import { ApiError, notFound } from '../../shared/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import { containerOf, type StoredItem } from './items.store.js';
 import { chainsOf, type FolderChain, type WorkspaceScope } from './tree.store.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, ref } from '../../http/schemas.js';
+import { DeploymentParams, ref } from '../../shared/schemas.js';
 import { ListWorkspaceQuery } from './listing.schemas.js';
 import { BulkDeleteBody, BulkMoveBody, FavoriteParams, MoveBody } from './workspace.schemas.js';
 import type { WorkspaceService } from './workspace.service.js';

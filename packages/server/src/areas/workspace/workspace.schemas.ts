@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, ref, Timestamp } from '../../http/schemas.js';
+import { Id, Nullable, ref, Timestamp } from '../../shared/schemas.js';
 import { Dashboard, DashboardConfig } from './content.schemas.js';
 
 /** The three kinds of workspace item. */

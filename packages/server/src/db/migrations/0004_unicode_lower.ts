@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 /** The expression indexes built on lower(): case-insensitive uniqueness of emails and names. */
 const LOWER_INDEXES = ['users_tenant_email', 'groups_tenant_name', 'user_attributes_tenant_name'];

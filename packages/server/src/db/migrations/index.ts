@@ -1,5 +1,5 @@
 import type { Migration, MigrationProvider } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 import { spine } from './0001_spine.js';
 import { workspace } from './0002_workspace.js';
 import { provisioning } from './0003_provisioning.js';
