@@ -4,23 +4,19 @@
  * transaction per item. SQLite in a temporary directory by default; with DATABASE_URL, PostgreSQL
  * in a temporary schema of its own. BENCH_ROUNDS and BENCH_WARMUP change the number of rounds.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import pg from 'pg';
-import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { loadConfig } from '../src/config.js';
 import type { Store } from '../src/db/database.js';
 import type { ItemType } from '../src/db/tables.js';
 import { startServer } from '../src/server.js';
+import { explorer, seed, shuffle, stamp, temporarySchema, type Seeded } from './bench/workspace-seed.js';
 
-const FOLDERS_PER_LEVEL = [20, 60, 150, 300, 600, 1000, 1600, 2000, 2200, 2070];
 const ITEMS_PER_TYPE = 50_000;
-const BATCH = 1000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 /** Each round: 20 folders, 40 workbooks and 40 reports, shuffled. */
@@ -41,78 +37,7 @@ interface Round {
   floorTo: number;
 }
 
-const stamp = () => new Date().toISOString();
 const log = (line: string) => process.stdout.write(`${line}\n`);
-
-function shuffle<T>(list: T[]): T[] {
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [list[i], list[j]] = [list[j]!, list[i]!];
-  }
-  return list;
-}
-
-/** Inserts rows in multi-row statements, all in one transaction, returning the new ids in order. */
-async function insertMany(store: Store, table: 'folders' | 'workbooks' | 'reports', rows: any[]): Promise<number[]> {
-  return store.db.transaction().execute(async (trx) => {
-    const ids: number[] = [];
-    for (let i = 0; i < rows.length; i += BATCH) {
-      const inserted = await trx.insertInto(table).values(rows.slice(i, i + BATCH)).returning('id').execute();
-      ids.push(...inserted.map((r) => r.id));
-    }
-    return ids;
-  });
-}
-
-/** The workspace: folders level by level (parents from the level above), then workbooks and reports in random folders. */
-async function seed(store: Store, tenantId: number, deploymentId: number) {
-  const base = { tenant_id: tenantId, deployment_id: deploymentId, created_by: null, created_at: stamp(), updated_at: stamp() };
-  const levels: number[][] = [];
-  for (const [index, count] of FOLDERS_PER_LEVEL.entries()) {
-    const above = levels[index - 1];
-    const rows = Array.from({ length: count }, (_, i) => ({ ...base, parent_id: above ? above[Math.floor(Math.random() * above.length)]! : null, name: `f-${index + 1}-${i}` }));
-    levels.push(await insertMany(store, 'folders', rows));
-  }
-  const all = levels.flat();
-  const anyFolder = () => all[Math.floor(Math.random() * all.length)]!;
-  const workbooks = await insertMany(
-    store,
-    'workbooks',
-    Array.from({ length: ITEMS_PER_TYPE }, (_, i) => ({
-      ...base,
-      folder_id: anyFolder(),
-      name: `Workbook ${i}`,
-      slug: `workbook-${i}`,
-      meta: '{"owner":"bench"}',
-      calculated_fields: '{}',
-      dashboard_draft: null,
-      dashboard_published: null,
-      published_dashboard: null,
-    })),
-  );
-  const reports = await insertMany(
-    store,
-    'reports',
-    Array.from({ length: ITEMS_PER_TYPE }, (_, i) => ({
-      ...base,
-      folder_id: anyFolder(),
-      name: `Report ${i}`,
-      public_id: `report-${i}`,
-      kind: 'table',
-      title: `Report ${i}`,
-      description: null,
-      sql_query: 'select 1',
-      python_code: null,
-      spec: null,
-      meta: '{}',
-      preferences: null,
-      period_comparisons: null,
-      fill_missing_rows: null,
-      last_viewed_at: null,
-    })),
-  );
-  return { levels, workbooks, reports };
-}
 
 /**
  * Rounds whose moves all succeed for the explorer: leaf folders of the deepest level (no
@@ -120,7 +45,7 @@ async function seed(store: Store, tenantId: number, deploymentId: number) {
  * workbooks and reports, into folders of levels 1 and 2 (never moved themselves). Every item is
  * moved at most once per direction, so no move is a no-op.
  */
-function plan(seeded: Awaited<ReturnType<typeof seed>>, count: number): Round[] {
+function plan(seeded: Seeded, count: number): Round[] {
   const pools: Record<ItemType, number[]> = { FOLDER: shuffle([...seeded.levels[9]!]), WORKBOOK: shuffle([...seeded.workbooks]), REPORT: shuffle([...seeded.reports]) };
   const destinations = [...seeded.levels[0]!, ...seeded.levels[1]!];
   return Array.from({ length: count }, () => {
@@ -128,25 +53,6 @@ function plan(seeded: Awaited<ReturnType<typeof seed>>, count: number): Round[] 
     const [httpTo, floorTo] = shuffle([...destinations]) as [number, number];
     return { items, httpTo, floorTo };
   });
-}
-
-/** An explorer whose only access is MANAGE on every top-level folder, granted to a group they belong to. */
-async function explorer(store: Store, tenantId: number, topLevel: number[]): Promise<string> {
-  const at = stamp();
-  const user = await store.db
-    .insertInto('users')
-    .values({ tenant_id: tenantId, email: 'explorer@bench.example', first_name: 'Bench', role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const group = await store.db.insertInto('groups').values({ tenant_id: tenantId, name: 'Movers', description: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
-  await store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: group.id, user_id: user.id, created_at: at }).execute();
-  await store.db
-    .insertInto('policies')
-    .values(topLevel.map((id) => ({ tenant_id: tenantId, principal_type: 'GROUP' as const, principal_id: group.id, resource_type: 'FOLDER' as const, resource_id: id, access: 'MANAGE' as const, created_by: null, created_at: at })))
-    .execute();
-  const key = generateApiKey();
-  await insertKey(store.db, { tenantId, userId: user.id, name: 'bench', key, source: 'api', deploymentIds: null, expiresAt: null, createdAt: at });
-  return key;
 }
 
 /** The floor: each item's container written in its own transaction, nothing else. */
@@ -217,25 +123,6 @@ function stats(label: string, perRound: number[], itemsPerRound: number) {
   return { label, itemsPerSecond: (itemsPerRound * perRound.length) / (total / 1000), p50: at(0.5), p99: at(0.99), mean: total / perRound.length };
 }
 
-/** A PostgreSQL schema for this run only, or null on SQLite. */
-async function temporarySchema(url: string | undefined) {
-  if (!url) return null;
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const run = async (statement: string) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`create schema ${schema}`);
-  const scoped = new URL(url);
-  scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: scoped.toString(), drop: () => run(`drop schema ${schema} cascade`) };
-}
-
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-'));
   const schema = await temporarySchema(process.env.DATABASE_URL);
@@ -253,7 +140,7 @@ async function main() {
       .returning('id')
       .executeTakeFirstOrThrow();
     const seedStart = performance.now();
-    const seeded = await seed(store, tenant.id, deployment.id);
+    const seeded = await seed(store, tenant.id, deployment.id, ITEMS_PER_TYPE);
     const key = await explorer(store, tenant.id, seeded.levels[0]!);
     log(`seeded ${seeded.levels.flat().length} folders (${seeded.levels.length} levels), ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
