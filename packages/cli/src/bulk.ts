@@ -90,14 +90,14 @@ export const FAILED_COLUMNS: Column<WorkspaceBulkFailure>[] = [
 ];
 
 /** The failed table, and the pending list when the job stopped early; for the text output. */
-export function writeFailuresAndPending(failed: readonly WorkspaceBulkFailure[], outcome: JobOutcome<unknown>): void {
+export function writeFailuresAndPending(failed: readonly WorkspaceBulkFailure[], outcome: JobOutcome<unknown>, deploymentId: number): void {
   const { pending, unconfirmed } = outcome;
   if (failed.length > 0) {
     write(`\n${plural(failed.length, 'item')} failed:`);
     writeTable(FAILED_COLUMNS, failed, '');
   }
   if (unconfirmed.length > 0) {
-    write(`\n${plural(unconfirmed.length, 'item')} in the request that failed, possibly applied (check with \`mapi workspace ls\`): ${unconfirmed.map(formatItemRef).join(' ')}`);
+    write(`\n${plural(unconfirmed.length, 'item')} in the request that failed, possibly applied (\`mapi folders tree ${deploymentId} --items\` shows where each item is): ${unconfirmed.map(formatItemRef).join(' ')}`);
   }
   if (pending.length > 0) {
     write(`\n${plural(pending.length, 'item')} not sent: ${pending.map(formatItemRef).join(' ')}`);

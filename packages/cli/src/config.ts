@@ -3,6 +3,8 @@ import path from 'node:path';
 import { createClient, type MapiClient } from '@mapi/client';
 import { UsageError, type ErrorContext, type Source } from './errors.js';
 import { configPath, DEFAULT_PROFILE, isExposed, readProfileFile, type Profile } from './profile.js';
+import { announceUnreachable } from './reachability.js';
+import { shellArg } from './shell.js';
 
 /** The global options, as commander parses them. */
 export interface GlobalFlags {
@@ -32,8 +34,8 @@ export interface ResolvedConfig {
 }
 
 function pick(flag: string | undefined, environment: string | undefined, profile: string | undefined): Setting | undefined {
-  // An empty value counts as unset, so `MAPI_TOKEN= mapi ...` falls through to the profile.
-  if (flag) return { value: flag, source: 'flag' };
+  // An empty variable counts as unset, so `MAPI_TOKEN= mapi ...` falls through to the profile.
+  if (flag !== undefined) return { value: flag, source: 'flag' };
   if (environment) return { value: environment, source: 'environment' };
   if (profile) return { value: profile, source: 'profile' };
   return undefined;
@@ -44,12 +46,16 @@ function pick(flag: string | undefined, environment: string | undefined, profile
  * saved token while the saved URL still applies.
  */
 export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  // An empty flag is a mistake (an unset shell variable, say), not a request for the next source.
+  for (const [name, value] of [['--url', flags.url], ['--token', flags.token], ['--ca-cert', flags.caCert], ['--profile', flags.profile]] as const) {
+    if (value !== undefined && value.trim() === '') throw new UsageError(`${name} is empty.`, `Leave ${name} out to use the environment or the profile, or give it a value.`);
+  }
   const profileName = flags.profile || env.MAPI_PROFILE || DEFAULT_PROFILE;
   const profilePath = configPath(env);
   const file = readProfileFile(profilePath);
   const profile = file?.profiles[profileName];
   if (profile && isExposed(profilePath)) {
-    process.stderr.write(`warning: ${profilePath} holds API keys but other users can read it; run \`chmod 600 ${profilePath}\`.\n`);
+    process.stderr.write(`warning: ${profilePath} holds API keys but other users can read it; run \`chmod 600 ${shellArg(profilePath)}\`.\n`);
   }
   return {
     url: pick(flags.url, env.MAPI_URL, profile?.url),
@@ -68,13 +74,13 @@ export type UrlSource = Source | 'prompt';
 function urlPlace(source: UrlSource, profileName: string): { from: string; fix: (url: string) => string } {
   switch (source) {
     case 'flag':
-      return { from: 'from --url', fix: (url) => `pass --url ${url}` };
+      return { from: 'from --url', fix: (url) => `pass --url ${shellArg(url)}` };
     case 'environment':
-      return { from: 'from MAPI_URL', fix: (url) => `set MAPI_URL=${url}` };
+      return { from: 'from MAPI_URL', fix: (url) => `run \`export MAPI_URL=${shellArg(url)}\`` };
     case 'profile':
       return {
         from: `saved in profile "${profileName}"`,
-        fix: (url) => `run \`mapi login${profileName === DEFAULT_PROFILE ? '' : ` --profile ${profileName}`} --url ${url}\` to save it there`,
+        fix: (url) => `run \`mapi login${profileName === DEFAULT_PROFILE ? '' : ` --profile ${shellArg(profileName)}`} --url ${shellArg(url)}\` to save it there`,
       };
     case 'prompt':
       return { from: 'as typed', fix: (url) => `answer ${url}` };
@@ -127,8 +133,16 @@ export function errorContext(config: ResolvedConfig): ErrorContext {
     profileName: config.profileName,
     ...(config.token ? { tokenSource: config.token.source } : {}),
     ...(config.caCert ? { caSource: config.caCert.source } : {}),
-    ...(config.url ? { url: config.url.value } : {}),
+    ...(config.url ? { url: config.url.value, urlSource: config.url.source } : {}),
   };
+}
+
+/**
+ * The client every command uses: it says once, on stderr, that the server cannot be reached,
+ * while the client's retries go on.
+ */
+export function clientFor(options: { url: string; token: string; ca?: string }): MapiClient {
+  return createClient({ baseUrl: options.url, token: options.token, ...(options.ca ? { ca: options.ca } : {}), retry: announceUnreachable(options.url) });
 }
 
 /** A client for the resolved settings; missing ones are usage errors that say where to set them. */
@@ -136,14 +150,15 @@ export function connect(config: ResolvedConfig): MapiClient {
   if ((!config.url || !config.token) && !config.profile && config.profileName !== DEFAULT_PROFILE) {
     // Naming a profile that does not exist is most likely a typo: say so rather than "no URL".
     const known = config.knownProfiles.length > 0 ? ` Known profiles: ${config.knownProfiles.join(', ')}.` : '';
-    throw new UsageError(`No profile "${config.profileName}" in ${config.profilePath}.`, `Create it with \`mapi login --profile ${config.profileName}\`.${known}`);
+    throw new UsageError(`No profile "${config.profileName}" in ${config.profilePath}.`, `Create it with \`mapi login --profile ${shellArg(config.profileName)}\`.${known}`);
   }
+  const login = config.profileName === DEFAULT_PROFILE ? 'mapi login' : `mapi login --profile ${shellArg(config.profileName)}`;
   if (!config.url) {
-    throw new UsageError('No server URL is set.', 'Run `mapi login`, set MAPI_URL, or pass --url https://HOST[:PORT].');
+    throw new UsageError('No server URL is set.', `Run \`${login}\`, set MAPI_URL, or pass --url with the server address (e.g. --url https://mapi.example.com).`);
   }
   if (!config.token) {
-    throw new UsageError('No API token is set.', 'Run `mapi login`, set MAPI_TOKEN, or pass --token (an API key, mapi_...).');
+    throw new UsageError('No API token is set.', `Run \`${login}\`, or set MAPI_TOKEN to an API key (mapi_...).`);
   }
   const ca = config.caCert ? readCaCert(config.caCert) : undefined;
-  return createClient({ baseUrl: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
+  return clientFor({ url: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
 }

@@ -1,4 +1,5 @@
 import { ApiError } from '@mapi/client';
+import { shellArg } from './shell.js';
 
 /** Exit codes, documented in `mapi --help`. Scripts branch on them, so they never change meaning. */
 export const EXIT = {
@@ -32,6 +33,7 @@ export interface ErrorContext {
   caSource?: Source;
   profileName?: string;
   url?: string;
+  urlSource?: Source | 'prompt';
 }
 
 /** Certificate failures as Node and undici report them: the fix is always a CA to trust. */
@@ -48,10 +50,10 @@ const CERTIFICATE_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+export const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
 
 /** The first error code along the `cause` chain: fetch wraps the socket error ("fetch failed"). */
-function errorCode(error: unknown): string | undefined {
+export function errorCode(error: unknown): string | undefined {
   for (let current = error, depth = 0; current && depth < 8; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code !== 'ApiError') return code;
@@ -69,6 +71,11 @@ function innermostMessage(error: unknown): string {
   return message;
 }
 
+/** `mapi login`, for the profile in use: a plain `mapi login` would save the key to another one. */
+function loginCommand(context: ErrorContext): string {
+  return context.profileName && context.profileName !== 'default' ? `mapi login --profile ${shellArg(context.profileName)}` : 'mapi login';
+}
+
 function tokenHint(context: ErrorContext): string {
   const where =
     context.tokenSource === 'flag'
@@ -78,17 +85,26 @@ function tokenHint(context: ErrorContext): string {
         : context.tokenSource === 'profile'
           ? `The token saved in profile "${context.profileName}" was refused.`
           : 'The token was refused.';
-  return `${where} Run \`mapi login\` to save a valid API key, or set MAPI_TOKEN (or pass --token). Keys can be revoked, expired or belong to a deactivated user.`;
+  return `${where} Run \`${loginCommand(context)}\` to save a valid API key, or set MAPI_TOKEN (or pass --token). Keys can be revoked, expired or belong to a deactivated user.`;
+}
+
+/** The deployment a request was about, from its path, so a hint can name it instead of a placeholder. */
+function deploymentOf(error: ApiError): number | undefined {
+  const match = /\/deployments\/([1-9][0-9]*)(?:\/|$)/.exec(error.url ?? '');
+  return match ? Number(match[1]) : undefined;
 }
 
 /** What to do next, per status and problem code; the server's detail already says what went wrong. */
 function apiHint(error: ApiError, context: ErrorContext): string | undefined {
+  const deployment = deploymentOf(error);
   switch (error.status) {
     case 401:
       return tokenHint(context);
     case 403:
       if (error.code === 'KEY_SCOPE_FORBIDDEN') {
-        return 'This API key is scoped to other deployments. Use a key whose scope includes this deployment (`mapi api-keys create --name NAME --deployments ID,...`), or an unscoped key.';
+        return deployment === undefined
+          ? 'This API key is scoped to other deployments. Use a key whose scope includes this deployment, or an unscoped key.'
+          : `This API key is scoped to other deployments. Use a key whose scope includes deployment ${deployment} (an admin creates one with \`mapi api-keys create --name ${shellArg(`deployment ${deployment}`)} --deployments ${deployment}\`), or an unscoped key.`;
       }
       return 'Your key lacks the access named above. Ask an admin to grant it (a policy on the item, a folder above it or the deployment), or use an admin key.';
     case 404:
@@ -97,10 +113,12 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return '`mapi deployments list` shows the deployments you can see.';
         case 'FOLDER_NOT_FOUND':
         case 'DESTINATION_NOT_FOUND':
-          return '`mapi folders tree DEPLOYMENT_ID` shows the folders and their ids.';
+          return deployment === undefined ? '`mapi folders tree` shows the folders of a deployment and their ids.' : `\`mapi folders tree ${deployment}\` shows the folders and their ids.`;
         case 'WORKBOOK_NOT_FOUND':
         case 'REPORT_NOT_FOUND':
-          return '`mapi workspace ls DEPLOYMENT_ID [FOLDER]` shows items and their ids.';
+          return deployment === undefined
+            ? '`mapi workspace ls` shows the items of a deployment and their ids.'
+            : `\`mapi folders tree ${deployment} --items\` shows every item and its id.`;
         case 'USER_NOT_FOUND':
           return '`mapi users list` shows users and their ids.';
         case 'API_KEY_NOT_FOUND':
@@ -119,12 +137,45 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
   }
 }
 
+/**
+ * "title: detail", once: the server's details often open with the title already ("The request is
+ * not valid: body/name ..."), and printing both doubled it.
+ */
+export function problemText(title: string | undefined, detail: string | undefined): string {
+  if (!detail) return title ?? 'Request failed';
+  if (!title || detail.startsWith(title)) return detail;
+  return `${title}: ${detail}`;
+}
+
+/** "ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:8443", or the code alone when the message adds nothing. */
+function codeAndMessage(code: string, error: unknown): string {
+  const message = innermostMessage(error);
+  return message && message !== 'fetch failed' && message !== code ? `${code}: ${message}` : code;
+}
+
+const URL_PLACES: Record<NonNullable<ErrorContext['urlSource']>, string> = {
+  flag: 'given with --url',
+  environment: 'from MAPI_URL',
+  profile: 'saved in the profile',
+  prompt: 'as typed',
+};
+
+function unreachableHint(context: ErrorContext): string {
+  const place = context.urlSource ? ` (${URL_PLACES[context.urlSource]})` : ' (--url, MAPI_URL or the profile)';
+  return `Check that the server is running and listening at that address, and that the URL${place} is right; a firewall or proxy may also be in the way.`;
+}
+
+/** The line printed while retries continue, so a long wait is not mistaken for a hang. */
+export function unreachableNotice(url: string, error: unknown): string {
+  const code = errorCode(error);
+  return `warning: the server at ${url} cannot be reached${code ? ` (${code})` : ''}; retrying for a few seconds...`;
+}
+
 /** Lines for stderr that say what failed and what to do next. */
 export function describeError(error: unknown, context: ErrorContext = {}): string[] {
   if (error instanceof UsageError) return [`error: ${error.message}`, ...(error.hint ? [`hint: ${error.hint}`] : [])];
   if (error instanceof ApiError) {
-    const title = error.title ?? 'Request failed';
-    const lines = [`error: ${error.status} ${title}${error.detail && error.detail !== title ? `: ${error.detail}` : ''}`];
+    const lines = [`error: ${error.status} ${problemText(error.title, error.detail)}`];
     for (const field of error.errors ?? []) lines.push(`  ${field.pointer || '(request)'}: ${field.message}`);
     if (error.requestId) lines.push(`  request id: ${error.requestId}`);
     const hint = apiHint(error, context);
@@ -136,12 +187,12 @@ export function describeError(error: unknown, context: ErrorContext = {}): strin
   if (code && CERTIFICATE_CODES.has(code)) {
     const ca =
       context.caSource === undefined
-        ? 'Pass --ca-cert FILE.pem or set MAPI_CA_CERT to the CA certificate that signed the server certificate (for a self-signed server: its certificate, e.g. DATA_DIR/tls/localhost.crt).'
+        ? 'Pass --ca-cert with the PEM file of the CA that signed the server certificate, or set MAPI_CA_CERT to it. For a self-signed server that is its own certificate: `--ca-cert data/tls/localhost.crt` from the server\'s directory with the default DATA_DIR.'
         : `The CA certificate given (${context.caSource === 'flag' ? '--ca-cert' : context.caSource === 'environment' ? 'MAPI_CA_CERT' : 'in the profile'}) did not verify the server certificate; pass the right one with --ca-cert or MAPI_CA_CERT.`;
     return [`error: the certificate of${where} is not trusted (${code}: ${innermostMessage(error)})`, `hint: ${ca}`];
   }
   if (code && UNREACHABLE_CODES.has(code)) {
-    return [`error: cannot reach${where} (${code}: ${innermostMessage(error)})`, 'hint: check the URL (--url, MAPI_URL or the profile) and that the server is running.'];
+    return [`error: cannot reach the server at ${context.url ?? 'the configured URL'} (${codeAndMessage(code, error)}).`, `hint: ${unreachableHint(context)}`];
   }
   if (code === 'EPROTO' || code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
     return [`error: TLS handshake with${where} failed (${code})`, 'hint: the server only speaks HTTPS; check the URL and port.'];

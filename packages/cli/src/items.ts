@@ -3,6 +3,16 @@ import { UsageError } from './errors.js';
 
 const TYPES: readonly ItemType[] = ['FOLDER', 'WORKBOOK', 'REPORT'];
 
+/**
+ * TYPE:ID as the client reads it, but stricter about the id: the client accepts "folder:01" as
+ * folder 1, and an id with a leading zero is far more likely a slip than a way to write 1.
+ */
+function parseRef(text: string): ItemRef {
+  const id = /:([0-9]+)$/.exec(text.trim())?.[1];
+  if (id !== undefined && id.startsWith('0')) throw new TypeError(`Invalid item reference "${text}": the id must be a positive integer without leading zeros.`);
+  return parseItemRef(text);
+}
+
 function refError(where: string, error: unknown): UsageError {
   return new UsageError(`${where}: ${(error as Error).message}`, 'Items are written TYPE:ID, e.g. folder:12, workbook:7, report:3.');
 }
@@ -23,14 +33,14 @@ function objectRef(value: unknown, where: string): ItemRef {
  * and scripts produce) when the text starts with "[", else one TYPE:ID per line. Blank lines and
  * lines starting with # are skipped so a hand-written list can carry comments.
  */
-export function parseItemList(text: string, source = 'stdin'): ItemRef[] {
+export function parseItemList(text: string, source = 'stdin', deploymentId?: number): ItemRef[] {
   // trim() also drops the byte order mark some Windows tools write first; line ends may be CRLF.
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     // Most likely a result object piped on (`mapi move --json`), which lists what was done, not what to do.
     throw new UsageError(
       `${source} holds a JSON object; expected a JSON array of items, or TYPE:ID lines.`,
-      'The --json output of move and delete is a result object, not an item list. List a folder\'s items with `mapi workspace ls DEPLOYMENT_ID FOLDER --refs`, or pick a list out of a result, e.g. `jq .failed`.',
+      `The --json output of move and delete is a result object, not an item list. \`mapi workspace ls ${deploymentId ?? 1} root --refs\` lists the items at the workspace root (a folder id in place of root lists that folder), or pick a list out of a result with \`jq .failed\`.`,
     );
   }
   if (trimmed.startsWith('[')) {
@@ -45,7 +55,7 @@ export function parseItemList(text: string, source = 'stdin'): ItemRef[] {
       const where = `${source} item ${index}`;
       if (typeof value !== 'string') return objectRef(value, where);
       try {
-        return parseItemRef(value);
+        return parseRef(value);
       } catch (error) {
         throw refError(where, error);
       }
@@ -56,7 +66,7 @@ export function parseItemList(text: string, source = 'stdin'): ItemRef[] {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) return;
     try {
-      refs.push(parseItemRef(line));
+      refs.push(parseRef(line));
     } catch (error) {
       throw refError(`${source} line ${index + 1}`, error);
     }
@@ -77,18 +87,18 @@ export async function readStdin(): Promise<string> {
  * ITEM arguments in order: TYPE:ID, or "-" for the list on stdin at that position. Stdin can only
  * be read once, so a second "-" is refused rather than silently contributing nothing.
  */
-export async function collectItems(args: string[], stdin: () => Promise<string> = readStdin): Promise<ItemRef[]> {
+export async function collectItems(args: string[], deploymentId?: number, stdin: () => Promise<string> = readStdin): Promise<ItemRef[]> {
   const refs: ItemRef[] = [];
   let stdinUsed = false;
   for (const arg of args) {
     if (arg === '-') {
       if (stdinUsed) throw new UsageError('"-" (items from stdin) can be given only once.');
       stdinUsed = true;
-      refs.push(...parseItemList(await stdin()));
+      refs.push(...parseItemList(await stdin(), 'stdin', deploymentId));
       continue;
     }
     try {
-      refs.push(parseItemRef(arg));
+      refs.push(parseRef(arg));
     } catch (error) {
       throw refError(`item "${arg}"`, error);
     }
@@ -103,6 +113,16 @@ export function parseId(value: string, what: string): number {
     throw new UsageError(`${what} must be a positive integer, got "${value}".`);
   }
   return Number(value);
+}
+
+const SLUG = /^[a-z0-9][a-z0-9-]{0,99}$/;
+
+/** A workbook slug, checked as the server checks it, so a mistake is caught before any request. */
+export function parseSlug(value: string): string {
+  if (!SLUG.test(value)) {
+    throw new UsageError(`slug must be 1 to 100 lowercase letters, digits and hyphens, starting with a letter or digit, got "${value}".`, 'For example: q3-revenue.');
+  }
+  return value;
 }
 
 /** A destination or listing folder: a folder id, folder:ID, or "root" for the workspace root (null). */

@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { BulkProgress } from '@mapi/client';
+import { plural } from './output.js';
 
 /** Reports a bulk job's progress on stderr; stdout stays reserved for the result. */
 export interface ProgressReporter {
@@ -36,7 +37,7 @@ export function createProgress(verb: 'moved' | 'deleted', stream: NodeJS.WriteSt
   const bar = new cliProgress.SingleBar(
     {
       stream,
-      format: `{bar} {value}/{total} | ${verb} {applied} | failed {failed}{skippedText} | {requests} requests`,
+      format: `{bar} {value}/{total} | ${verb} {applied} | failed {failed}{skippedText} | {requestsText}`,
       hideCursor: true,
       clearOnComplete: false,
       barsize: 30,
@@ -45,7 +46,7 @@ export function createProgress(verb: 'moved' | 'deleted', stream: NodeJS.WriteSt
   );
   let started = false;
   let stopped = false;
-  const payload = (p: BulkProgress) => ({ applied: p.moved, failed: p.failed, requests: p.requests, skippedText: p.skipped > 0 ? ` | skipped ${p.skipped}` : '' });
+  const payload = (p: BulkProgress) => ({ applied: p.moved, failed: p.failed, requestsText: plural(p.requests, 'request'), skippedText: p.skipped > 0 ? ` | skipped ${p.skipped}` : '' });
   return {
     update(p) {
       if (stopped) return;

@@ -6,6 +6,11 @@ export function canPrompt(): boolean {
   return process.stdin.isTTY === true && process.stderr.isTTY === true;
 }
 
+/** A hidden answer needs stdin to be a terminal; the question itself goes to stderr only when that is one too. */
+export function canPromptSecret(): boolean {
+  return process.stdin.isTTY === true;
+}
+
 /** Asks on stderr, so a prompt never ends up in redirected output. */
 export async function ask(question: string): Promise<string> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });

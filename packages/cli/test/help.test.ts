@@ -132,7 +132,7 @@ describe('usage errors and dry runs need no server', () => {
     const piped = await runCli(['move', '7', '--to', 'root', '-'], { env: unreachable, input: `\uFEFF${JSON.stringify(result, null, 2)}\n` });
     expect(piped.code, show(piped)).toBe(1);
     expect(piped.stderr).toContain('stdin holds a JSON object; expected a JSON array of items, or TYPE:ID lines.');
-    expect(piped.stderr).toContain('mapi workspace ls DEPLOYMENT_ID FOLDER --refs');
+    expect(piped.stderr).toContain('`mapi workspace ls 7 root --refs`');
     expect(piped.stderr).not.toContain('Invalid item reference');
   });
 
@@ -154,7 +154,7 @@ describe('usage errors and dry runs need no server', () => {
     }
     expect(suffixFromEnv.stderr).toBe(
       'error: "https://127.0.0.1:59999/api/v1" (from MAPI_URL) ends with /api/v1, which every request path already starts with.\n' +
-        'hint: Drop the /api/v1 suffix: set MAPI_URL=https://127.0.0.1:59999.\n',
+        'hint: Drop the /api/v1 suffix: run `export MAPI_URL=https://127.0.0.1:59999`.\n',
     );
     expect(httpFromFlag.stderr).toBe(
       'error: "http://127.0.0.1:59999" (from --url) is an http:// URL, but the server only speaks HTTPS.\nhint: Use https://: pass --url https://127.0.0.1:59999.\n',

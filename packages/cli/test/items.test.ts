@@ -28,7 +28,7 @@ describe('parseItemList', () => {
     for (const text of [result, `\uFEFF  ${result}\r\n`]) {
       const error = (() => {
         try {
-          parseItemList(text);
+          parseItemList(text, 'stdin', 7);
         } catch (caught) {
           return caught;
         }
@@ -36,7 +36,7 @@ describe('parseItemList', () => {
       })();
       expect(error).toBeInstanceOf(UsageError);
       expect((error as UsageError).message).toBe('stdin holds a JSON object; expected a JSON array of items, or TYPE:ID lines.');
-      expect((error as UsageError).hint).toContain('mapi workspace ls DEPLOYMENT_ID FOLDER --refs');
+      expect((error as UsageError).hint).toContain('`mapi workspace ls 7 root --refs`');
     }
   });
 });

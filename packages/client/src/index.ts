@@ -29,6 +29,6 @@ export {
   type UserListQuery,
   type WorkspaceListQuery,
 } from './pagination.js';
-export type { RetryOptions } from './retry.js';
+export type { RetryEvent, RetryOptions } from './retry.js';
 export type * from './types.js';
 export type { components, operations, paths } from './generated/api.js';

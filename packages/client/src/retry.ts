@@ -7,12 +7,26 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** Default 60000: a Retry-After longer than this is not waited for; the response is returned. */
   maxRetryAfterMs?: number;
+  /**
+   * Called before each wait for another attempt, with the failed attempt's error or response: lets
+   * a caller say that the server is slow to reach while the retries still go on.
+   */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+export interface RetryEvent {
+  request: Request;
+  /** 0 for the first attempt. */
+  attempt: number;
+  delayMs: number;
+  error?: unknown;
+  response?: Response;
 }
 
 /** Sends one request; the seam between the retry loop and whatever fetch does the work. */
 export type Send = (request: Request) => Promise<Response>;
 
-const DEFAULTS: Required<RetryOptions> = { retries: 4, baseDelayMs: 250, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
+const DEFAULTS: Required<Omit<RetryOptions, 'onRetry'>> = { retries: 4, baseDelayMs: 250, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
 const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 /** POSTs that leave the same state when repeated: moving to where an item already is changes nothing. */
@@ -55,7 +69,9 @@ export function withRetries(send: Send, options: RetryOptions | false | undefine
       if ('error' in outcome) {
         if (last || request.signal.aborted || !isTransient(outcome.error)) throw outcome.error;
         uncertain = true;
-        await sleep(backoff(settings, attempt), request.signal);
+        const delayMs = backoff(settings, attempt);
+        settings.onRetry?.({ request, attempt, delayMs, error: outcome.error });
+        await sleep(delayMs, request.signal);
         continue;
       }
       const { response } = outcome;
@@ -67,7 +83,9 @@ export function withRetries(send: Send, options: RetryOptions | false | undefine
       if (response.status !== 429) uncertain = true;
       // Nobody will read it; an unread body would keep the connection busy.
       await response.body?.cancel().catch(() => undefined);
-      await sleep(wait ?? backoff(settings, attempt), request.signal);
+      const delayMs = wait ?? backoff(settings, attempt);
+      settings.onRetry?.({ request, attempt, delayMs, response });
+      await sleep(delayMs, request.signal);
     }
   };
 }
@@ -77,7 +95,7 @@ function definedOnly(options: RetryOptions): RetryOptions {
 }
 
 /** Full jitter: spreads clients that failed together so they do not come back together. */
-export function backoff(settings: Required<RetryOptions>, attempt: number): number {
+export function backoff(settings: { baseDelayMs: number; maxDelayMs: number }, attempt: number): number {
   return Math.random() * Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** attempt);
 }
 

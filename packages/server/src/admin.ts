@@ -13,6 +13,9 @@ import { migrate, storeFor, type Store } from './db/database.js';
 
 class UsageError extends Error {}
 
+/** The store could not be opened or migrated: the environment, not the command, needs fixing. */
+class DatabaseError extends Error {}
+
 interface Output {
   out(line: string): void;
   err(line: string): void;
@@ -102,10 +105,14 @@ Commands:
   key generate                    print a new key for ADMIN_API_KEY
 
 Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN).
-Run "admin <command> --help" for a command's options.
+Run "npm run admin -- <command> --help" for a command's options.
+Exit status: 0 done; 2 a usage, configuration or tenant error; 1 anything else (say, the database
+cannot be reached). Every error is one line on stderr.
 
 Example:
   npm run admin -- tenant create acme --domain analytics.acme.com`;
+
+const COMMAND_LIST = `Commands: ${Object.keys(COMMANDS).join(', ')}; "npm run admin -- --help" explains them.`;
 
 async function tenantCreate(ctx: Context, { values, positionals }: Parsed): Promise<void> {
   const slug = positionals[0] ?? '';
@@ -118,7 +125,7 @@ async function tenantCreate(ctx: Context, { values, positionals }: Parsed): Prom
   });
   const hosts = tenantHosts(made.tenant, made.domains, ctx.config.baseDomain);
   ctx.out(`Created tenant ${made.tenant.slug} (id ${made.tenant.id}, name "${made.tenant.name}")`);
-  ctx.out(`Hosts: ${hosts.length > 0 ? hosts.join(', ') : '(none: add one with "tenant add-domain", or set BASE_DOMAIN)'}`);
+  ctx.out(`Hosts: ${hosts.length > 0 ? hosts.join(', ') : `(none: add one with "npm run admin -- tenant add-domain ${made.tenant.slug} HOST", or set BASE_DOMAIN)`}`);
   ctx.out(`Admin: ${made.admin.email}`);
   ctx.out('');
   ctx.out('Admin API key (shown once; store it now):');
@@ -174,13 +181,57 @@ function parse(command: Command, rest: string[]): Parsed & { help: boolean } {
 
 async function withStore(env: NodeJS.ProcessEnv, io: Output, fn: (ctx: Context) => Promise<void>): Promise<void> {
   const config = loadConfig(env);
-  const store = storeFor(config);
+  let store: Store;
   try {
-    await migrate(store);
+    store = storeFor(config);
+  } catch (error) {
+    throw databaseError(config, error);
+  }
+  try {
+    try {
+      await migrate(store);
+    } catch (error) {
+      throw databaseError(config, error);
+    }
     await fn({ ...io, config, store });
   } finally {
-    await store.close();
+    await store.close().catch(() => undefined);
   }
+}
+
+/** Where the database is, for a message: a PostgreSQL URL without its password. */
+function databasePlace(config: Config): string {
+  if (!config.databaseUrl) return `the SQLite database in ${config.dataDir} (DATA_DIR)`;
+  try {
+    const url = new URL(config.databaseUrl);
+    url.password = '';
+    url.search = '';
+    return `the database at ${url.toString()} (DATABASE_URL)`;
+  } catch {
+    return 'the database named by DATABASE_URL';
+  }
+}
+
+function databaseError(config: Config, error: unknown): DatabaseError {
+  const check = config.databaseUrl ? 'check DATABASE_URL and that PostgreSQL is running and accepts connections' : 'check that DATA_DIR is a directory you can write to';
+  return new DatabaseError(`Cannot ${config.databaseUrl ? 'reach' : 'open'} ${databasePlace(config)}: ${reason(error)}; ${check}.`);
+}
+
+/**
+ * One line from any error: a multi-line message folded, and an empty one (Node's AggregateError
+ * for a refused connection to several addresses has none) replaced by its code.
+ */
+function reason(error: unknown): string {
+  const err = error as { message?: unknown; code?: unknown; errors?: unknown[] } | null;
+  let text = typeof err?.message === 'string' ? err.message : String(error);
+  if (!text.trim() && Array.isArray(err?.errors) && err.errors.length > 0) text = reason(err.errors[0]);
+  if (!text.trim()) text = typeof err?.code === 'string' ? err.code : 'unknown error';
+  return text.replace(/\s*\n\s*/g, '; ').trim();
+}
+
+/** The first line of a command's usage, and where the rest is: a usage error stays short. */
+function usageLine(name: string, command: Command): string {
+  return `${command.usage.split('\n')[0]} ("npm run admin -- ${name} --help" for more)`;
 }
 
 /**
@@ -197,7 +248,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
       io.out(OVERVIEW);
       return 0;
     }
-    io.err(`${name === '' ? 'No command given.' : `Unknown command "${name}".`}\n\n${OVERVIEW}`);
+    io.err(name === '' ? 'No command given.' : `Unknown command "${name}".`);
+    io.err(COMMAND_LIST);
     return 2;
   }
   try {
@@ -210,10 +262,13 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
     }
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) io.err(`${error.message}\n\n${command.usage}`);
-    else if (error instanceof ConfigError || error instanceof TenantError) io.err(error.message);
+    if (error instanceof UsageError) {
+      io.err(reason(error));
+      io.err(usageLine(name, command));
+    } else if (error instanceof ConfigError) io.err(`Invalid configuration: ${error.problems.join('; ')}`);
+    else if (error instanceof TenantError) io.err(reason(error));
     else {
-      io.err(`admin ${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      io.err(error instanceof DatabaseError ? error.message : `admin ${name} failed: ${reason(error)}`);
       return 1;
     }
     return 2;
@@ -236,5 +291,12 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  // A driver's late error (a pool's socket closing, say) would otherwise end in a stack trace.
+  const crash = (error: unknown) => {
+    process.stderr.write(`admin failed: ${reason(error)}\n`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
   process.exitCode = await runAdmin(process.argv.slice(2));
 }

@@ -3,6 +3,7 @@ import { unwrap, type ApiKey } from '@mapi/client';
 import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
+import { reserveKeyFile, type KeyFile } from '../key-file.js';
 import { all, note, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 
 function status(key: ApiKey, now = Date.now()): string {
@@ -31,6 +32,15 @@ export function parseExpiry(value: string, now = Date.now()): string {
   return new Date(time).toISOString();
 }
 
+interface CreateOptions {
+  name: string;
+  deployments?: string;
+  expires?: string;
+  user?: string;
+  output?: string;
+  force?: boolean;
+}
+
 function parseDeployments(value: string): number[] {
   return value.split(',').map((part) => parseId(part, '--deployments (comma-separated deployment ids)'));
 }
@@ -45,26 +55,49 @@ export function registerApiKeys(program: Command): void {
     .option('--deployments <ids>', 'comma-separated deployment ids the key is limited to; every deployment when left out')
     .option('--expires <when>', 'expiry: a date, a date-time, or a number of days such as 30d; never when left out')
     .option('--user <userId>', "create the key for another user (admins only); your own when left out")
-    .description('Create an API key. The key is printed once, alone on stdout; details go to stderr')
+    .option('-o, --output <file>', 'write the key to this file (mode 0600; a missing directory is created with mode 0700) instead of stdout')
+    .option('--force', 'with --output: replace the file if it exists')
+    .description('Create an API key. The key is printed once, alone on stdout (or written to --output); details go to stderr')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ mapi api-keys create --name laptop\n  $ MAPI_TOKEN=$(mapi api-keys create --name ci --deployments 3 --expires 30d)\n  $ mapi api-keys create --name bot --user 7 --json\n',
+      '\nExamples:\n  $ mapi api-keys create --name laptop\n  $ mapi api-keys create --name "reorg script" --output .mapi/script.key\n  $ MAPI_TOKEN=$(mapi api-keys create --name ci --deployments 3 --expires 30d)\n  $ mapi api-keys create --name bot --user 7 --json\n',
     )
     .action(
-      run(async (context, options: { name: string; deployments?: string; expires?: string; user?: string }) => {
+      run(async (context, options: CreateOptions) => {
+        // Present but empty (an unset shell variable, say) is a mistake: left out, each means something broader.
         const body = {
           name: options.name,
-          ...(options.deployments ? { deploymentIds: parseDeployments(options.deployments) } : {}),
-          ...(options.expires ? { expiresAt: parseExpiry(options.expires) } : {}),
-          ...(options.user ? { userId: parseId(options.user, '--user') } : {}),
+          ...(options.deployments !== undefined ? { deploymentIds: parseDeployments(options.deployments) } : {}),
+          ...(options.expires !== undefined ? { expiresAt: parseExpiry(options.expires) } : {}),
+          ...(options.user !== undefined ? { userId: parseId(options.user, '--user') } : {}),
         };
-        const created = unwrap(await context.client().POST('/api/v1/api-keys', { body }));
+        if (options.force && options.output === undefined) throw new UsageError('--force only applies with --output.');
+        if (options.output !== undefined && options.output.trim() === '') throw new UsageError('--output is empty.', 'Give the file to write the key to, e.g. --output .mapi/script.key.');
+        const client = context.client();
+        // Reserved first: a file that cannot be written must fail before the key exists.
+        const file: KeyFile | undefined = options.output === undefined ? undefined : reserveKeyFile(options.output, options.force === true);
+        let created;
+        try {
+          created = unwrap(await client.POST('/api/v1/api-keys', { body }));
+        } catch (error) {
+          file?.discard();
+          throw error;
+        }
+        file?.commit(created.key);
         if (context.json) {
-          writeJson(created);
+          // With --output the secret stays in its file, out of logs that capture stdout.
+          if (file) {
+            const { key: _key, ...details } = created;
+            writeJson({ ...details, keyFile: file.path });
+          } else writeJson(created);
           return;
         }
         const scope = created.deploymentIds === null ? 'every deployment' : `deployments ${created.deploymentIds.join(', ')}`;
         note(`Created API key ${created.id} "${created.name}" for user ${created.userId}: ${scope}, expires ${shortDate(created.expiresAt) ?? 'never'}.`);
+        if (file) {
+          note(`Saved the key to ${file.path} (mode 0600); it is shown nowhere else.`);
+          return;
+        }
         note('The key is shown only now; store it:');
         write(created.key);
       }),

@@ -55,7 +55,7 @@ export function registerDelete(program: Command): void {
       run(async (context, deployment: string, itemArgs: string[], options: DeleteOptions) => {
         const deploymentId = parseId(deployment, 'deploymentId');
         const chunkSize = parseChunkSize(options.chunkSize);
-        const items = await collectItems(itemArgs);
+        const items = await collectItems(itemArgs, deploymentId);
         const distinct = distinctRefs(items);
 
         if (options.dryRun) {
@@ -75,7 +75,7 @@ export function registerDelete(program: Command): void {
         if (context.json) writeJson(jobJson(outcome));
         else if (!(outcome.error !== undefined && nothingHappened)) {
           writeSummary(result, distinct.length, deploymentId, outcome.interrupted);
-          writeFailuresAndPending(result.failed, outcome);
+          writeFailuresAndPending(result.failed, outcome, deploymentId);
         }
         return jobExitCode(outcome, result.failed.length, errorContext(context.config()));
       }),

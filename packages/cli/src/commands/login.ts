@@ -1,17 +1,21 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createClient, unwrap, type MapiClient } from '@mapi/client';
-import { checkUrl, readCaCert, type UrlSource } from '../config.js';
+import { unwrap, type MapiClient } from '@mapi/client';
+import { checkUrl, clientFor, readCaCert, type UrlSource } from '../config.js';
 import { run, type Context } from '../context.js';
 import { describeError, EXIT, UsageError, type Source } from '../errors.js';
 import { readStdin } from '../items.js';
 import { write, writeJson } from '../output.js';
-import { checkProfileWritable, saveProfile } from '../profile.js';
-import { ask, askSecret, canPrompt } from '../prompt.js';
+import { checkProfileWritable, DEFAULT_PROFILE, saveProfile } from '../profile.js';
+import { ask, askSecret, canPrompt, canPromptSecret } from '../prompt.js';
+import { shellArg } from '../shell.js';
 
 const LOGIN_HELP = `
 The URL comes from --url, MAPI_URL, or a question on the terminal (the profile's URL is offered);
-the token from --token, --token-stdin, MAPI_TOKEN, or a hidden question on the terminal.
+the token from --token-stdin, --token, MAPI_TOKEN, or a hidden question on the terminal.
+--token-stdin reads the token from standard input: piped or redirected (\`< admin.key\`), or, on a
+terminal, one hidden line you paste. Either way it stays out of the shell history and of the process
+list, where --token shows.
 --ca-cert (or MAPI_CA_CERT) names a PEM file with the CA to trust, for a self-signed server;
 its absolute path is saved with the profile. The token is checked with GET /api/v1/users/me
 before anything is saved.
@@ -25,7 +29,7 @@ its mode. Later commands use it unless flags or MAPI_* variables override a sett
 Examples:
   $ mapi login
   $ mapi login --url https://mapi.example.com
-  $ echo "$KEY" | mapi login --url https://127.0.0.1:8443 --ca-cert data/tls/localhost.crt --token-stdin
+  $ mapi login --url https://127.0.0.1:8443 --ca-cert data/tls/localhost.crt --token-stdin < admin.key
   $ mapi login --profile staging --url https://staging.example.com
 `;
 
@@ -44,15 +48,17 @@ async function loginUrl(context: Context): Promise<{ value: string; source: UrlS
   } else if (config.url) {
     return config.url;
   }
-  throw new UsageError('No server URL.', 'Pass --url https://HOST[:PORT] or set MAPI_URL (stdin is not a terminal, so login cannot ask).');
+  throw new UsageError('No server URL.', 'Pass --url with the server address (e.g. --url https://mapi.example.com) or set MAPI_URL; stdin is not a terminal, so login cannot ask.');
 }
 
 /** Never the profile's saved token: re-logging in to another URL must not send it an old secret. */
-async function loginToken(context: Context, options: LoginOptions): Promise<{ value: string; source: Source }> {
+async function loginToken(context: Context, options: LoginOptions, again: string): Promise<{ value: string; source: Source }> {
+  const piped = `\`${again} --token-stdin < admin.key\``;
   if (options.tokenStdin) {
     if (context.flags.token) throw new UsageError('Give the token with --token or --token-stdin, not both.');
-    const value = (await readStdin()).trim();
-    if (!value) throw new UsageError('--token-stdin read an empty token.');
+    // On a terminal, a pasted key is read like the question's answer: hidden, ended by Enter.
+    const value = canPromptSecret() ? await askSecret('API token (input hidden): ') : (await readStdin()).trim();
+    if (!value) throw new UsageError('--token-stdin read an empty token.', `Pipe the key in, e.g. ${piped} with the key in admin.key, or run \`${again}\` on a terminal to be asked for it.`);
     return { value, source: 'flag' };
   }
   if (context.flags.token) return { value: context.flags.token, source: 'flag' };
@@ -61,7 +67,10 @@ async function loginToken(context: Context, options: LoginOptions): Promise<{ va
     const value = await askSecret('API token (input hidden): ');
     if (value) return { value, source: 'flag' };
   }
-  throw new UsageError('No API token.', 'Pass --token-stdin (safer than --token: not in the shell history) or set MAPI_TOKEN; an admin creates keys with `mapi api-keys create`.');
+  throw new UsageError(
+    'No API token.',
+    `Pipe it in with --token-stdin, e.g. ${piped} with the key in admin.key (unlike --token, it stays out of the shell history and the process list), or set MAPI_TOKEN. An admin creates keys with \`mapi api-keys create --name laptop\`.`,
+  );
 }
 
 /** The user a key acts as: what login checks and whoami shows. */
@@ -72,7 +81,7 @@ async function currentUser(client: MapiClient) {
 export function registerLogin(program: Command): void {
   program
     .command('login')
-    .option('--token-stdin', 'read the token from stdin (for scripts; keeps it out of the shell history)')
+    .option('--token-stdin', 'read the token from stdin (a pipe, a file, or one hidden line on a terminal); keeps it out of the shell history and process list')
     .description('Check a server URL and API token, and save them as a profile for later commands')
     .addHelpText('after', LOGIN_HELP)
     .action(
@@ -82,16 +91,23 @@ export function registerLogin(program: Command): void {
         checkUrl(url.value, url.source, config.profileName);
         // Before asking for the token: a profile that cannot be saved makes the rest pointless.
         checkProfileWritable(config.profilePath);
-        const token = await loginToken(context, options);
         // The saved CA only applies to the URL it was saved for.
         const ca = config.caCert && (config.caCert.source !== 'profile' || config.profile?.url === url.value) ? config.caCert : undefined;
         const caPath = ca ? path.resolve(ca.value) : undefined;
-        const client = createClient({ baseUrl: url.value, token: token.value, ...(ca ? { ca: readCaCert(ca) } : {}) });
+        const again = [
+          'mapi login',
+          ...(config.profileName === DEFAULT_PROFILE ? [] : ['--profile', shellArg(config.profileName)]),
+          '--url',
+          shellArg(url.value),
+          ...(caPath ? ['--ca-cert', shellArg(caPath)] : []),
+        ].join(' ');
+        const token = await loginToken(context, options, again);
+        const client = clientFor({ url: url.value, token: token.value, ...(ca ? { ca: readCaCert(ca) } : {}) });
         let user;
         try {
           user = await currentUser(client);
         } catch (error) {
-          const lines = describeError(error, { tokenSource: token.source, url: url.value, ...(ca ? { caSource: ca.source } : {}) });
+          const lines = describeError(error, { tokenSource: token.source, profileName: config.profileName, url: url.value, urlSource: url.source, ...(ca ? { caSource: ca.source } : {}) });
           process.stderr.write(`${lines.join('\n')}\nNothing was saved.\n`);
           return EXIT.ERROR;
         }

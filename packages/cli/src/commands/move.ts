@@ -81,7 +81,7 @@ export function registerMove(program: Command): void {
         const deploymentId = parseId(deployment, 'deploymentId');
         const folderId = parseFolder(options.to, '--to');
         const chunkSize = parseChunkSize(options.chunkSize);
-        const items = await collectItems(itemArgs);
+        const items = await collectItems(itemArgs, deploymentId);
         const distinct = distinctRefs(items);
 
         if (options.dryRun) {
@@ -107,7 +107,7 @@ export function registerMove(program: Command): void {
         if (context.json) writeJson(jobJson(outcome));
         else if (!(outcome.error !== undefined && nothingHappened)) {
           writeSummary(result, distinct.length, folderId, deploymentId, outcome.interrupted);
-          writeFailuresAndPending(result.failed, outcome);
+          writeFailuresAndPending(result.failed, outcome, deploymentId);
         }
         return jobExitCode(outcome, result.failed.length, errorContext(context.config()));
       }),

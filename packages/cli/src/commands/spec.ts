@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { unwrap } from '@mapi/client';
 import { run } from '../context.js';
-import { note, writeJson } from '../output.js';
+import { note, plural, writeJson } from '../output.js';
 
 export function registerSpec(program: Command): void {
   program
@@ -22,7 +22,7 @@ export function registerSpec(program: Command): void {
         fs.writeFileSync(file, `${JSON.stringify(spec, null, 2)}\n`);
         const paths = Object.keys(spec.paths ?? {}).length;
         // On stderr: stdout stays empty, as with any command whose result went to a file.
-        note(`Saved the OpenAPI document (${spec.info?.title ?? 'untitled'} ${spec.info?.version ?? ''}, ${paths} paths) to ${file}.`);
+        note(`Saved the OpenAPI document (${spec.info?.title ?? 'untitled'} ${spec.info?.version ?? ''}, ${plural(paths, 'path')}) to ${file}.`);
       }),
     );
 }

@@ -50,7 +50,7 @@ export function registerUsers(program: Command): void {
       run(async (context, options: { role?: string; active?: boolean; deactivated?: boolean }) => {
         if (options.active && options.deactivated) throw new UsageError('--active and --deactivated exclude each other.');
         const query = {
-          ...(options.role ? { role: parseRole(options.role) } : {}),
+          ...(options.role !== undefined ? { role: parseRole(options.role) } : {}),
           ...(options.active ? { active: true } : options.deactivated ? { active: false } : {}),
         };
         const rows = await all(context.client().users.list(query));

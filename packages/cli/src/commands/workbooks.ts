@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { unwrap } from '@mapi/client';
 import { run } from '../context.js';
-import { parseFolder, parseId } from '../items.js';
+import { parseFolder, parseId, parseSlug } from '../items.js';
 import { write, writeJson } from '../output.js';
 
 const HELP = `
@@ -28,8 +28,9 @@ export function registerWorkbooks(program: Command): void {
     .description('Create a workbook with this slug, or update the one that has it')
     .addHelpText('after', HELP)
     .action(
-      run(async (context, deployment: string, slug: string, options: { name: string; folder?: string }) => {
+      run(async (context, deployment: string, slugArg: string, options: { name: string; folder?: string }) => {
         const deploymentId = parseId(deployment, 'deploymentId');
+        const slug = parseSlug(slugArg);
         const body = {
           name: options.name,
           ...(options.folder === undefined ? {} : { folderId: parseFolder(options.folder, '--folder') }),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { WorkspaceEntry } from '@mapi/client';
 import { run } from '../context.js';
+import { UsageError } from '../errors.js';
 import { parseFolder, parseId } from '../items.js';
 import { all, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 
@@ -36,6 +37,8 @@ export function registerWorkspace(program: Command): void {
       run(async (context, deployment: string, folder: string, options: { search?: string; refs?: boolean }) => {
         const deploymentId = parseId(deployment, 'deploymentId');
         const folderId = parseFolder(folder);
+        // An empty --search would list the root, which is not what was asked for.
+        if (options.search !== undefined && options.search.trim() === '') throw new UsageError('--search is empty.', `Give the text to look for, e.g. \`mapi workspace ls ${deploymentId} --search budget\`.`);
         const query = options.search ? { search: options.search } : { folderId: folderId ?? ('root' as const) };
         const entries = await all(context.client().workspace.list(deploymentId, query));
         if (context.json) writeJson(entries);
