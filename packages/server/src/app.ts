@@ -14,6 +14,7 @@ import { policySchemas } from './areas/policies/policies.schemas.js';
 import { scimRoutes } from './areas/scim/scim.routes.js';
 import { scimSchemas } from './areas/scim/scim.schemas.js';
 import { scimProblemDialect } from './areas/scim/scim.errors.js';
+import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
@@ -55,6 +56,12 @@ export interface AppOptions {
   rateLimitPerMinute?: number;
   /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. */
   corsOrigins?: string[];
+  /**
+   * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
+   * `Location`) in single-tenant mode, and the port of tenant domains; never taken from a request
+   * header. Absent: `https://localhost:<bound port>`.
+   */
+  publicUrl?: string;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -76,6 +83,13 @@ function needsCredential(request: FastifyRequest): boolean {
     // an undecodable path matches no route; the prefix test on the raw text decides
   }
   return API_PATH.test(path);
+}
+
+/** The configured public origin, else this server on localhost at the port it is bound to. */
+function publicOrigin(app: FastifyInstance, configured: string | undefined): URL {
+  if (configured !== undefined) return new URL(configured);
+  const address = app.server.address();
+  return new URL(typeof address === 'object' && address !== null ? `https://localhost:${address.port}` : 'https://localhost');
 }
 
 /** Builds the Fastify app over an open, migrated store. It does not listen; main.ts and tests do. */
@@ -131,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
   await app.register(groupsRoutes(services.groups));
-  await app.register(scimRoutes(services.scim));
+  await app.register(scimRoutes(services.scim, scimBaseUrl(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) })));
   await app.register(userAttributesRoutes(services.userAttributes));
   await app.register(deploymentsRoutes(services.deployments));
   await app.register(policiesRoutes(services.policies));

@@ -19,6 +19,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
+  /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
+  publicUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +86,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (origin !== '*' && !ORIGIN.test(origin)) problems.push(`CORS_ORIGINS must list origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"; got "${origin}"`);
   }
 
+  const publicUrl = value('PUBLIC_URL');
+  if (publicUrl !== null && !isPublicOrigin(publicUrl)) {
+    problems.push(`PUBLIC_URL must be an https origin such as "https://mapi.example.com" or "https://mapi.example.com:8443" (no path), got "${publicUrl}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -98,5 +105,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     rateLimitPerMinute,
     corsOrigins,
+    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
   };
+}
+
+/** Only HTTPS is served, and absolute URLs are built as origin + path, so nothing else is accepted. */
+function isPublicOrigin(raw: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' && url.username === '' && url.password === '' && url.search === '' && url.hash === '' && (url.pathname === '/' || url.pathname === '') && HOST_NAME.test(url.hostname);
 }

@@ -51,11 +51,11 @@ function attr(name: string, type: AttrType, description: string, options: Partia
 const str = (name: string, description: string, options: Partial<AttrDef> = {}) => attr(name, 'string', description, options);
 
 /** value / display / type / primary: the sub-attributes of most multi-valued attributes. */
-function multi(name: string, description: string, types: string[], valueType: AttrType = 'string'): AttrDef {
+function multi(name: string, description: string, types: string[], value: { type: AttrType; referenceTypes?: string[] } = { type: 'string' }): AttrDef {
   return attr(name, 'complex', description, {
     multiValued: true,
     subAttributes: [
-      attr('value', valueType, `The ${name} value.`),
+      attr('value', value.type, `The ${name} value.`, value.referenceTypes ? { referenceTypes: value.referenceTypes } : {}),
       str('display', 'A human-readable name, primarily used for display purposes.'),
       str('type', 'A label indicating the function of the value.', types.length ? { canonicalValues: types } : {}),
       attr('primary', 'boolean', 'Indicates the primary value; at most one.'),
@@ -90,7 +90,8 @@ const userAttributes: AttrDef[] = [
   multi('emails', 'Email addresses for the user.', ['work', 'home', 'other']),
   multi('phoneNumbers', 'Phone numbers for the user.', ['work', 'home', 'mobile', 'fax', 'pager', 'other']),
   multi('ims', 'Instant messaging addresses for the user.', []),
-  multi('photos', 'URLs of photos of the user.', ['photo', 'thumbnail'], 'reference'),
+  // Every reference declares what it may point to (RFC 7643 section 7): clients build models from it.
+  multi('photos', 'URLs of photos of the user.', ['photo', 'thumbnail'], { type: 'reference', referenceTypes: ['external'] }),
   attr('addresses', 'complex', 'Physical mailing addresses for this user.', {
     multiValued: true,
     subAttributes: [
@@ -109,7 +110,8 @@ const userAttributes: AttrDef[] = [
     mutability: 'readOnly',
     subAttributes: [
       str('value', 'The id of the group.', { mutability: 'readOnly' }),
-      attr('$ref', 'reference', 'The URI of the group.', { mutability: 'readOnly', referenceTypes: ['Group'] }),
+      // RFC 7643 section 8.7.1 declares ["User", "Group"]: a group may be reached through a nested group.
+      attr('$ref', 'reference', 'The URI of the group.', { mutability: 'readOnly', referenceTypes: ['User', 'Group'] }),
       str('display', 'The display name of the group.', { mutability: 'readOnly' }),
       str('type', 'direct', { mutability: 'readOnly', canonicalValues: ['direct'] }),
     ],
@@ -151,7 +153,8 @@ export const GROUP_SCHEMA_DEF: SchemaDef = {
       multiValued: true,
       subAttributes: [
         str('value', 'The id of the member User.', { mutability: 'immutable' }),
-        attr('$ref', 'reference', 'The URI of the member.', { mutability: 'immutable', referenceTypes: ['User'] }),
+        // As RFC 7643 section 8.7.1 declares it; this server's members are users (see `type`).
+        attr('$ref', 'reference', 'The URI of the member.', { mutability: 'immutable', referenceTypes: ['User', 'Group'] }),
         str('display', 'The display name of the member.', { mutability: 'readOnly' }),
         str('type', 'The type of member; only User.', { mutability: 'immutable', canonicalValues: ['User'] }),
       ],
@@ -169,7 +172,7 @@ export const COMMON_ATTRIBUTES: AttrDef[] = [
       str('resourceType', 'The resource type.', { caseExact: true, mutability: 'readOnly' }),
       attr('created', 'dateTime', 'When the resource was created.', { mutability: 'readOnly' }),
       attr('lastModified', 'dateTime', 'When the resource last changed.', { mutability: 'readOnly' }),
-      attr('location', 'reference', 'The URI of the resource.', { mutability: 'readOnly' }),
+      attr('location', 'reference', 'The URI of the resource.', { mutability: 'readOnly', referenceTypes: ['uri'] }),
       str('version', 'The entity tag of the resource.', { caseExact: true, mutability: 'readOnly' }),
     ],
   }),

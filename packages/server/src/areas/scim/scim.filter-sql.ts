@@ -98,6 +98,15 @@ export function compareScalar(scalar: Scalar, op: CompareOp, raw: unknown, diale
   }
 }
 
+const NUMBER_OPERATORS = new Map<string, string>([
+  ['eq', '='],
+  ['ne', '<>'],
+  ['gt', '>'],
+  ['ge', '>='],
+  ['lt', '<'],
+  ['le', '<='],
+]);
+
 /** Numbers compare as numbers in both stores, not as their text; `scalar.expr` is already numeric. */
 function compareNumber(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dialect): Cond {
   if (typeof raw !== 'number') throw invalidFilter(`Expected a number, got ${JSON.stringify(raw)}.`);
@@ -105,8 +114,7 @@ function compareNumber(scalar: Scalar, op: CompareOp, raw: unknown, dialect: Dia
   if (!Number.isFinite(raw)) throw invalidFilter('The number in the filter is out of range.');
   const expr = scalar.expr;
   const v = dialect === 'postgres' ? sql`cast(${String(raw)} as numeric)` : sql`${raw}`;
-  const symbols: Partial<Record<CompareOp, string>> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
-  const symbol = symbols[op];
+  const symbol = NUMBER_OPERATORS.get(op);
   if (!symbol) throw invalidFilter(`Numbers compare with eq, ne, gt, ge, lt and le, not ${op}.`);
   return op === 'ne' ? sql`(${expr} is null or ${expr} <> ${v})` : sql`${expr} ${sql.raw(symbol)} ${v}`;
 }

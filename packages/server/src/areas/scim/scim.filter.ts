@@ -16,6 +16,12 @@ export interface FilterContext {
   kind: ResourceKind;
   schemas: SchemaDef[];
   dialect: Dialect;
+  /**
+   * Set for a search over several resource types (RFC 7644 section 3.4.2.2): an attribute this
+   * type does not have is read as unassigned rather than refused, and its path (lower case) is
+   * recorded here, so the caller can refuse one that no searched type has.
+   */
+  absent?: Set<string>;
 }
 
 const SCALAR_OPS = new Set(['eq', 'ne', 'co', 'sw', 'ew', 'gt', 'ge', 'lt', 'le']);
@@ -133,13 +139,25 @@ class Compiler {
       case 'not':
         return sql`not coalesce((${this.compile(filter.filter)}), false)`;
       case '[]':
+        if (this.isAbsent(filter.attrPath)) return sql`1 = 0`;
         return this.valuePath(filter.attrPath, filter.valFilter);
       case 'pr':
+        if (this.isAbsent(filter.attrPath)) return sql`1 = 0`;
         return this.present(filter.attrPath);
       default:
         if (!SCALAR_OPS.has(filter.op)) throw invalidFilter(`Unknown filter operator "${filter.op}".`);
+        // The value is still checked: a comparison no attribute could make is refused as usual.
+        if (this.isAbsent(filter.attrPath)) return compareScalar({ expr: sql`cast(null as text)`, type: 'string', caseExact: true }, filter.op as CompareOp, filter.compValue, this.context.dialect);
         return this.compare(filter.attrPath, filter.op as CompareOp, filter.compValue);
     }
+  }
+
+  /** In a search over several types, true (and recorded) when this type has no such attribute. */
+  isAbsent(path: string): boolean {
+    const absent = this.context.absent;
+    if (!absent || this.column(path) !== undefined || resolvePath(this.context.schemas, path) !== undefined) return false;
+    absent.add(path.toLowerCase());
+    return true;
   }
 
   resolve(path: string) {
@@ -151,22 +169,24 @@ class Compiler {
   /** Attributes the REST tables hold, by lower-case path; everything else is read from the SCIM document. */
   column(path: string): Scalar | 'active' | undefined {
     const table = this.context.kind === 'User' ? 'users' : 'groups';
-    const common: Record<string, Scalar> = {
-      id: { expr: sql`cast(${sql.ref(`${table}.id`)} as text)`, type: 'string', caseExact: true },
-      'meta.created': { expr: sql.ref(`${table}.created_at`), type: 'dateTime', caseExact: true },
-      'meta.lastmodified': { expr: sql.ref(`${table}.updated_at`), type: 'dateTime', caseExact: true },
-      'meta.resourcetype': { expr: sql`cast(${this.context.kind} as text)`, type: 'string', caseExact: true },
-    };
-    const own: Record<string, Scalar | 'active'> =
+    // Maps, not objects: the key is the client's, and `constructor` or `__proto__` must name nothing.
+    const common = new Map<string, Scalar>([
+      ['id', { expr: sql`cast(${sql.ref(`${table}.id`)} as text)`, type: 'string', caseExact: true }],
+      ['meta.created', { expr: sql.ref(`${table}.created_at`), type: 'dateTime', caseExact: true }],
+      ['meta.lastmodified', { expr: sql.ref(`${table}.updated_at`), type: 'dateTime', caseExact: true }],
+      ['meta.resourcetype', { expr: sql`cast(${this.context.kind} as text)`, type: 'string', caseExact: true }],
+    ]);
+    const own = new Map<string, Scalar | 'active'>(
       this.context.kind === 'User'
-        ? {
-            username: { expr: sql.ref('users.email'), type: 'string', caseExact: false },
-            'name.givenname': { expr: sql.ref('users.first_name'), type: 'string', caseExact: false },
-            active: 'active',
-          }
-        : { displayname: { expr: sql.ref('groups.name'), type: 'string', caseExact: false } };
+        ? [
+            ['username', { expr: sql.ref('users.email'), type: 'string', caseExact: false }],
+            ['name.givenname', { expr: sql.ref('users.first_name'), type: 'string', caseExact: false }],
+            ['active', 'active'],
+          ]
+        : [['displayname', { expr: sql.ref('groups.name'), type: 'string', caseExact: false }]],
+    );
     const key = this.canonicalKey(path);
-    return own[key] ?? common[key];
+    return own.get(key) ?? common.get(key);
   }
 
   /** `urn:…:core:2.0:User:userName` and `userName` are the same attribute. */

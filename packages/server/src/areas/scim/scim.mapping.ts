@@ -68,10 +68,15 @@ export function renderGroup(row: ScimGroupRow, members: Array<{ user_id: number;
     id: String(row.id),
     ...(doc.externalId !== undefined ? { externalId: doc.externalId } : {}),
     displayName: row.name,
-    members: members.map((m) => {
-      const display = parseDoc(m.document).displayName;
-      return { value: String(m.user_id), $ref: `${base}/Users/${m.user_id}`, display: typeof display === 'string' ? display : m.email, type: 'User' };
-    }),
+    // A group without members has no `members` attribute: an empty list is unassigned (RFC 7643 section 2.5).
+    ...(members.length > 0
+      ? {
+          members: members.map((m) => {
+            const display = parseDoc(m.document).displayName;
+            return { value: String(m.user_id), $ref: `${base}/Users/${m.user_id}`, display: typeof display === 'string' ? display : m.email, type: 'User' };
+          }),
+        }
+      : {}),
   };
   return withMeta(resource, 'Group', row.id, row.created_at, row.updated_at, base);
 }

@@ -53,8 +53,13 @@ function normalize(raw: Record<string, unknown>, index: number, schemas: SchemaD
   if (path !== undefined && (typeof path !== 'string' || path.trim() === '')) throw invalidPath(`Operations[${index}].path must be a non-empty string.`);
   const value = raw.value as Json | undefined;
 
+  // A path naming a whole extension schema: its URN holds a dot ("2.0") that must not split it,
+  // so the operation is applied attribute by attribute, as on a complex attribute (RFC 7644 3.5.2).
+  const extension = typeof path === 'string' ? extensionNamed(path.trim(), schemas) : undefined;
+
   if (op === 'remove') {
     if (path === undefined) throw noTarget(`Operations[${index}]: "remove" needs a path (RFC 7644 section 3.5.2.2).`);
+    if (extension) return extension.attributes.map((a) => ({ op: 'remove', path: `${extension.id}:${a.name}` }) as ScimPatchOperation);
     const canonical = canonicalPath(path, schemas);
     // `{"op":"remove","path":"members","value":[{"value":"id"}]}` removes just those members.
     if (Array.isArray(value) && !canonical.includes('[')) {
@@ -68,6 +73,10 @@ function normalize(raw: Record<string, unknown>, index: number, schemas: SchemaD
   }
 
   if (value === undefined) throw invalidValue(`Operations[${index}]: "${op}" needs a value.`);
+  if (extension) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidValue(`Operations[${index}]: the value for ${extension.id} must be an object of its attributes.`);
+    return extensionOps(op, extension, value, schemas);
+  }
   if (path !== undefined) return [{ op, path: canonicalPath(path, schemas), value } as ScimPatchOperation];
 
   // Without a path the value is an object of attributes to add or replace (RFC 7644 3.5.2.1 / 3.5.2.3);
@@ -78,12 +87,9 @@ function normalize(raw: Record<string, unknown>, index: number, schemas: SchemaD
   const out: ScimPatchOperation[] = [];
   for (const [key, v] of Object.entries(value)) {
     if (['id', 'schemas', 'meta'].includes(key.toLowerCase())) continue;
-    const extension = schemas.slice(1).find((s) => s.id.toLowerCase() === key.toLowerCase());
-    if (extension && typeof v === 'object' && v !== null && !Array.isArray(v)) {
-      for (const [sub, subValue] of Object.entries(v)) {
-        const attr = findAttr(extension.attributes, sub.split('.')[0] ?? sub);
-        if (attr) out.push({ op, path: canonicalPath(`${extension.id}:${sub}`, schemas), value: subValue } as ScimPatchOperation);
-      }
+    const named = extensionNamed(key, schemas);
+    if (named && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      out.push(...extensionOps(op, named, v, schemas));
       continue;
     }
     // Unknown attributes are ignored, as in POST and PUT.
@@ -91,6 +97,18 @@ function normalize(raw: Record<string, unknown>, index: number, schemas: SchemaD
     out.push({ op, path: canonicalPath(key, schemas), value: v } as ScimPatchOperation);
   }
   return out;
+}
+
+/** The extension schema (not the core one) whose URN is exactly `path`, ignoring case. */
+function extensionNamed(path: string, schemas: SchemaDef[]): SchemaDef | undefined {
+  return schemas.slice(1).find((s) => s.id.toLowerCase() === path.toLowerCase());
+}
+
+/** `add`/`replace` of an extension's attributes; attributes it does not define are ignored, as in POST and PUT. */
+function extensionOps(op: 'add' | 'replace', extension: SchemaDef, value: JsonObject, schemas: SchemaDef[]): ScimPatchOperation[] {
+  return Object.entries(value)
+    .filter(([sub]) => findAttr(extension.attributes, sub.split('.')[0] ?? sub))
+    .map(([sub, subValue]) => ({ op, path: canonicalPath(`${extension.id}:${sub}`, schemas), value: subValue }) as ScimPatchOperation);
 }
 
 /** Rewrites a PATCH path with canonical attribute names; an unknown attribute is `invalidPath`. */
@@ -141,7 +159,9 @@ function renameSubAttributes(filter: Filter, subs: Array<{ name: string }>): Fil
       return filter;
     default: {
       const sub = subs.find((s) => s.name.toLowerCase() === filter.attrPath.toLowerCase());
-      return sub ? { ...filter, attrPath: sub.name } : filter;
+      // A filter on a sub-attribute that does not exist could never select a value.
+      if (!sub) throw invalidPath(`There is no sub-attribute ${JSON.stringify(filter.attrPath)} to filter on.`);
+      return { ...filter, attrPath: sub.name };
     }
   }
 }

@@ -15,7 +15,9 @@ function coerce(def: AttrDef, value: unknown, where: string): Json | undefined {
     // A single value where a list is expected is taken as a one-element list, as some clients send it.
     const list = Array.isArray(value) ? value : [value];
     const items = list.map((item, i) => coerceOne(def, item, `${where}[${i}]`)).filter((v): v is Json => v !== undefined);
-    return items;
+    // An empty list is an unassigned attribute (RFC 7643 section 2.5), so it is not kept: a PATCH
+    // that removes the last value leaves no attribute (RFC 7644 section 3.5.2.2).
+    return items.length > 0 ? items : undefined;
   }
   if (Array.isArray(value)) throw invalidValue(`"${where}" takes a single value, not a list.`);
   return coerceOne(def, value, where);
@@ -116,8 +118,8 @@ export function project(resource: JsonObject, _kind: ResourceKind, schemas: Sche
     const out: JsonObject = {};
     for (const key of Object.keys(resource)) if (always.has(key)) out[key] = resource[key] as Json;
     for (const p of paths(attributes)) {
-      const value = resource[p.top];
-      if (value === undefined) continue;
+      if (!Object.hasOwn(resource, p.top)) continue;
+      const value = resource[p.top] as Json;
       if (p.inner === undefined) out[p.top] = value;
       else if (Array.isArray(value)) out[p.top] = value.map((item) => pick(item, p.inner as string));
       else out[p.top] = { ...((out[p.top] as JsonObject) ?? {}), ...pick(value, p.inner, p.sub) };
@@ -140,6 +142,7 @@ export function project(resource: JsonObject, _kind: ResourceKind, schemas: Sche
 function omit(value: Json, inner: string, sub?: string): Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const out: JsonObject = { ...value };
+  if (!Object.hasOwn(out, inner)) return out;
   const v = out[inner];
   if (sub === undefined) delete out[inner];
   else if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
@@ -151,9 +154,9 @@ function omit(value: Json, inner: string, sub?: string): Json {
 }
 
 function pick(value: Json, inner: string, sub?: string): JsonObject {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
-  const v = value[inner];
-  if (v === undefined) return {};
+  // Own members only: a user attribute may be named "toString" or "constructor".
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, inner)) return {};
+  const v = value[inner] as Json;
   if (sub === undefined) return { [inner]: v };
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && v[sub] !== undefined ? { [inner]: { [sub]: v[sub] as Json } } : {};
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.hasOwn(v, sub) ? { [inner]: { [sub]: v[sub] as Json } } : {};
 }

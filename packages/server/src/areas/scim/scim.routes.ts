@@ -4,8 +4,9 @@ import { Type } from 'typebox';
 import { resourceTypes, schemas, serviceProviderConfig } from './scim.discovery.js';
 import { ScimError, SCIM_MEDIA_TYPE, SCIM_PREFIX } from './scim.errors.js';
 import type { JsonObject } from './scim.resources.js';
-import { ScimBody, ScimGetQuery, ScimPatchBody, ScimGroupParams, ScimIdParams, ScimListQuery, ScimUserParams } from './scim.schemas.js';
-import type { ListParams, ScimService } from './scim.service.js';
+import { attributeList, queryParams, searchParams } from './scim.query.js';
+import { ScimBody, ScimGetQuery, ScimPatchBody, ScimSearchBody, ScimGroupParams, ScimIdParams, ScimListQuery, ScimUserParams } from './scim.schemas.js';
+import type { ScimService } from './scim.service.js';
 
 const tags = ['SCIM'];
 const scimContent = (ref: string) => ({ content: { [SCIM_MEDIA_TYPE]: { schema: Type.Ref(ref) } } });
@@ -18,9 +19,8 @@ function errors(extra: number[] = []): Record<number, unknown> {
 
 const consumes = [SCIM_MEDIA_TYPE, 'application/json'];
 
-function baseUrl(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}${SCIM_PREFIX}`;
-}
+/** The absolute base URL of the caller's tenant's SCIM service (see scim.base-url.ts). */
+export type BaseUrlOf = (tenant: { id: number; slug: string }) => Promise<string>;
 
 function send(reply: FastifyReply, status: number, body: JsonObject): FastifyReply {
   const meta = body.meta as JsonObject | undefined;
@@ -29,39 +29,15 @@ function send(reply: FastifyReply, status: number, body: JsonObject): FastifyRep
   return reply.code(status).type(SCIM_MEDIA_TYPE).send(JSON.stringify(body));
 }
 
-const splitList = (value: string | undefined) =>
-  value === undefined
-    ? undefined
-    : value
-        .split(',')
-        .map((v) => v.trim())
-        .filter((v) => v !== '');
-
-function listParams(query: Record<string, unknown>): ListParams {
-  // Identity providers write "Descending" as often as "descending".
-  const sortOrder = typeof query.sortOrder === 'string' ? query.sortOrder.toLowerCase() : query.sortOrder;
-  if (sortOrder !== undefined && sortOrder !== 'ascending' && sortOrder !== 'descending') {
-    throw new ScimError(400, 'sortOrder must be "ascending" or "descending" (RFC 7644 section 3.4.2.3).', 'invalidValue');
-  }
-  return {
-    filter: query.filter as string | undefined,
-    startIndex: query.startIndex as number | undefined,
-    count: query.count as number | undefined,
-    sortBy: query.sortBy as string | undefined,
-    sortOrder: sortOrder as ListParams['sortOrder'],
-    attributes: splitList(query.attributes as string | undefined),
-    excludedAttributes: splitList(query.excludedAttributes as string | undefined),
-  };
-}
-
 const ifMatch = (request: FastifyRequest) => request.headers['if-match'];
 
 /**
  * The SCIM 2.0 service under /api/scim/v2 (RFC 7644), for identity providers. Routes shape HTTP
  * only; the SCIM service holds the rules and shares the users and groups services' writes.
  */
-export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
+export function scimRoutes(service: ScimService, baseUrlOf: BaseUrlOf): FastifyPluginAsyncTypebox {
   return async (app) => {
+    const baseUrl = (request: FastifyRequest) => baseUrlOf(request.tenant);
     // SCIM's media type carries JSON (RFC 7644 section 3.1); this parser applies to these routes only.
     // An empty body is no body: identity providers send a Content-Type on DELETE and GET too.
     const json = app.getDefaultJsonParser('error', 'error');
@@ -78,7 +54,7 @@ export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
         { schema: { operationId, tags, summary, response: { 200: scimContent(path === 'ServiceProviderConfig' ? 'ScimDocument' : 'ScimListResponse'), ...errors() } } },
         async (request, reply) => {
           request.caller.access.requireAccountAdmin('read the SCIM configuration');
-          const built = await build(baseUrl(request), request);
+          const built = await build(await baseUrl(request), request);
           if (!Array.isArray(built)) return send(reply, 200, built);
           return send(reply, 200, { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: built.length, itemsPerPage: built.length, startIndex: 1, Resources: built });
         },
@@ -89,7 +65,7 @@ export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
         { schema: { operationId: `${operationId}ById`, tags, summary: `${summary}, one by id`, params: ScimIdParams, response: { 200: scimContent('ScimDocument'), ...errors() } } },
         async (request, reply) => {
           request.caller.access.requireAccountAdmin('read the SCIM configuration');
-          const found = ((await build(baseUrl(request), request)) as JsonObject[]).find((d) => d.id === request.params.id);
+          const found = ((await build(await baseUrl(request), request)) as JsonObject[]).find((d) => d.id === request.params.id);
           if (!found) throw new ScimError(404, `There is no ${path === 'Schemas' ? 'schema' : 'resource type'} ${request.params.id}.`);
           return send(reply, 200, found);
         },
@@ -101,7 +77,18 @@ export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
       schemas(base, await service.attributesSchema(request.caller)),
     );
 
-    resourceRoutes(app, 'Users', 'User', ScimUserParams, 'userId', {
+    // The root search covers both resource types (RFC 7644 section 3.4.3): see ScimService.searchAll.
+    app.post(
+      `${SCIM_PREFIX}/.search`,
+      { schema: { operationId: 'searchScim', tags, summary: 'Search Users and Groups together with a SearchRequest (RFC 7644 section 3.4.3)', consumes, body: ScimSearchBody, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+      async (request, reply) => {
+        // Who may search is settled before the body is read, as on every other SCIM operation.
+        request.caller.access.requireAccountAdmin('read SCIM users and groups');
+        return send(reply, 200, await service.searchAll(request.caller, searchParams(request.body), await baseUrl(request)));
+      },
+    );
+
+    resourceRoutes(app, 'Users', 'User', ScimUserParams, 'userId', baseUrl, {
       list: service.listUsers,
       get: service.getUser,
       create: service.createUser,
@@ -109,7 +96,7 @@ export function scimRoutes(service: ScimService): FastifyPluginAsyncTypebox {
       patch: service.patchUser,
       remove: service.deleteUser,
     });
-    resourceRoutes(app, 'Groups', 'Group', ScimGroupParams, 'groupId', {
+    resourceRoutes(app, 'Groups', 'Group', ScimGroupParams, 'groupId', baseUrl, {
       list: service.listGroups,
       get: service.getGroup,
       create: service.createGroup,
@@ -135,6 +122,7 @@ function resourceRoutes(
   kind: 'User' | 'Group',
   params: typeof ScimUserParams | typeof ScimGroupParams,
   param: 'userId' | 'groupId',
+  baseUrl: (request: FastifyRequest) => Promise<string>,
   h: ResourceHandlers,
 ): void {
   const ref = kind === 'User' ? 'ScimUser' : 'ScimGroup';
@@ -144,12 +132,20 @@ function resourceRoutes(
   app.get(
     path,
     { schema: { operationId: `listScim${plural}`, tags, summary: `List ${plural} with filter, sorting and paging (RFC 7644 section 3.4.2)`, querystring: ScimListQuery, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
-    async (request, reply) => send(reply, 200, await h.list(request.caller, listParams(request.query), baseUrl(request))),
+    async (request, reply) => send(reply, 200, await h.list(request.caller, queryParams(request.query), await baseUrl(request))),
+  );
+  app.post(
+    `${path}/.search`,
+    { schema: { operationId: `searchScim${plural}`, tags, summary: `Search ${plural} with a SearchRequest body: the same results as the GET (RFC 7644 section 3.4.3)`, consumes, body: ScimSearchBody, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+    async (request, reply) => {
+      request.caller.access.requireAccountAdmin(`read SCIM ${plural.toLowerCase()}`);
+      return send(reply, 200, await h.list(request.caller, searchParams(request.body), await baseUrl(request)));
+    },
   );
   app.post(
     path,
     { schema: { operationId: `createScim${kind}`, tags, summary: `Provision a ${kind} (201 with Location)`, consumes, body: ScimBody, response: { 201: scimContent(ref), ...errors([409]) } } },
-    async (request, reply) => send(reply, 201, await h.create(request.caller, request.body, baseUrl(request))),
+    async (request, reply) => send(reply, 201, await h.create(request.caller, request.body, await baseUrl(request))),
   );
   app.get(
     `${path}/:${param}`,
@@ -165,7 +161,7 @@ function resourceRoutes(
     },
     async (request, reply) => {
       const q = request.query as Record<string, string | undefined>;
-      const resource = await h.get(request.caller, idOf(request), { attributes: splitList(q.attributes), excludedAttributes: splitList(q.excludedAttributes) }, baseUrl(request));
+      const resource = await h.get(request.caller, idOf(request), { attributes: attributeList(q.attributes), excludedAttributes: attributeList(q.excludedAttributes) }, await baseUrl(request));
       // A client holding the current version gets 304 without the body (RFC 7644 section 3.14).
       const version = (resource.meta as JsonObject | undefined)?.version;
       if (typeof version === 'string' && request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === version.replace(/^W\//, ''))) {
@@ -177,12 +173,12 @@ function resourceRoutes(
   app.put(
     `${path}/:${param}`,
     { schema: { operationId: `replaceScim${kind}`, tags, summary: `Replace a ${kind} (If-Match honoured)`, consumes, params, body: ScimBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
-    async (request, reply) => send(reply, 200, await h.replace(request.caller, idOf(request), request.body, ifMatch(request), baseUrl(request))),
+    async (request, reply) => send(reply, 200, await h.replace(request.caller, idOf(request), request.body, ifMatch(request), await baseUrl(request))),
   );
   app.patch(
     `${path}/:${param}`,
     { schema: { operationId: `patchScim${kind}`, tags, summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`, consumes, params, body: ScimPatchBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
-    async (request, reply) => send(reply, 200, await h.patch(request.caller, idOf(request), request.body, ifMatch(request), baseUrl(request))),
+    async (request, reply) => send(reply, 200, await h.patch(request.caller, idOf(request), request.body, ifMatch(request), await baseUrl(request))),
   );
   app.delete(
     `${path}/:${param}`,
@@ -192,11 +188,12 @@ function resourceRoutes(
         tags,
         summary: kind === 'User' ? 'Deprovision a User: deactivated, out of its groups, no longer in SCIM' : 'Delete a Group with its memberships and access policies',
         params,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errors([412]) },
+        // 409: deprovisioning the last active admin is refused.
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errors(kind === 'User' ? [409, 412] : [412]) },
       },
     },
     async (request, reply) => {
-      await h.remove(request.caller, idOf(request), ifMatch(request), baseUrl(request));
+      await h.remove(request.caller, idOf(request), ifMatch(request), await baseUrl(request));
       return reply.code(204).send(null);
     },
   );

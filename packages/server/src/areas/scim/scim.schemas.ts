@@ -42,6 +42,10 @@ export const ScimDocumentSchema = Type.Object({}, { $id: 'ScimDocument', additio
 export const ScimBody = Type.Object({}, { additionalProperties: true, description: 'A SCIM resource or PatchOp message; attribute names are case-insensitive.' });
 /** Any JSON: the service checks a PatchOp message itself, so a body that is not an object is invalidSyntax (RFC 7644 section 3.12). */
 export const ScimPatchBody = Type.Unknown({ description: 'A PatchOp message (RFC 7644 section 3.5.2); attribute names are case-insensitive.' });
+/** Any JSON, checked by the SCIM service like a PATCH body, so a body that is not an object is invalidSyntax. */
+export const ScimSearchBody = Type.Unknown({
+  description: 'A SearchRequest (RFC 7644 section 3.4.3): schemas, filter, attributes, excludedAttributes, sortBy, sortOrder, startIndex, count, as in the GET query.',
+});
 
 const List = (description: string) => Type.Optional(Type.String({ description }));
 export const ScimListQuery = Type.Object(

@@ -10,11 +10,11 @@ import { adminLock, userWrites, withEmailConflict } from '../users/users.service
 import { findUserByEmail } from '../users/users.store.js';
 import { ATTRIBUTES_SCHEMA, attributesSchemaDef, LIST_SCHEMA, type SchemaDef } from './scim.attributes.js';
 import { attributeValues } from '../user-attributes/user-attributes.service.js';
-import { invalidValue, ScimError } from './scim.errors.js';
+import { invalidFilter, invalidValue, ScimError } from './scim.errors.js';
 import { compileFilter, parseFilter, sortExpression, type FilterContext } from './scim.filter.js';
 import { renderGroup, renderUser, splitGroup, splitUser, type BaseUrl } from './scim.mapping.js';
 import { applyPatch } from './scim.patch.js';
-import { schemasOf, type ResourceKind } from './scim.paths.js';
+import { resolvePath, schemasOf, type ResourceKind } from './scim.paths.js';
 import { canonicalize, project, type JsonObject } from './scim.resources.js';
 import {
   deleteScimUser,
@@ -28,6 +28,7 @@ import {
   scimMembersOf,
   upsertScimGroup,
   upsertScimUser,
+  type ScimGroupRow,
   type ScimUserRow,
 } from './scim.store.js';
 
@@ -100,14 +101,34 @@ export function scimService(store: Store) {
     return renderGroup(row, await scimMembersOf(trx, tenantId, [id]), base);
   }
 
-  function listQuery(kind: ResourceKind, schemas: SchemaDef[], params: ListParams) {
-    const where = params.filter !== undefined && params.filter.trim() !== '' ? compileFilter(parseFilter(params.filter), context(kind, schemas)) : undefined;
-    const sort = params.sortBy ? { expr: sortExpression(params.sortBy, context(kind, schemas)), descending: params.sortOrder === 'descending' } : undefined;
+  /** `absent`: a search over several types (see FilterContext); sortBy then also reads a missing attribute as unassigned. */
+  function listQuery(kind: ResourceKind, schemas: SchemaDef[], params: ListParams, absent?: Set<string>) {
+    const ctx = { ...context(kind, schemas), ...(absent ? { absent } : {}) };
+    const where = params.filter !== undefined && params.filter.trim() !== '' ? compileFilter(parseFilter(params.filter), ctx) : undefined;
+    let sortBy = params.sortBy === '' ? undefined : params.sortBy;
+    // Across several types, a sortBy this type lacks leaves its resources in id order.
+    if (sortBy !== undefined && absent && !resolvePath(schemas, sortBy)) {
+      absent.add(sortBy.toLowerCase());
+      sortBy = undefined;
+    }
+    const sort = sortBy !== undefined ? { expr: sortExpression(sortBy, ctx), descending: params.sortOrder === 'descending' } : undefined;
     // startIndex below 1 is read as 1 and count below 0 as 0 (RFC 7644 section 3.4.2.4). A huge
     // startIndex is capped rather than refused: past the total it gives an empty page either way.
     const startIndex = Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, params.startIndex ?? 1));
     const count = Math.min(MAX_COUNT, Math.max(0, params.count ?? DEFAULT_COUNT));
     return { where, sort, offset: startIndex - 1, limit: count, startIndex };
+  }
+
+  async function renderGroups(trx: Executor, tenantId: number, rows: ScimGroupRow[], base: BaseUrl): Promise<JsonObject[]> {
+    const members = await scimMembersOf(trx, tenantId, rows.map((r) => r.id));
+    // Grouped once, rather than a scan of every member per group.
+    const byGroup = new Map<number, typeof members>();
+    for (const m of members) {
+      const list = byGroup.get(m.group_id);
+      if (list) list.push(m);
+      else byGroup.set(m.group_id, [m]);
+    }
+    return rows.map((r) => renderGroup(r, byGroup.get(r.id) ?? [], base));
   }
 
   function listResponse(resources: JsonObject[], total: number, startIndex: number): JsonObject {
@@ -143,7 +164,8 @@ export function scimService(store: Store) {
     const pointer = (name: string) => `${ATTRIBUTES_SCHEMA}:${name}`;
     if (attributeNames !== undefined) {
       if (attributeNames.length > 0) {
-        const named = Object.fromEntries(attributeNames.map((name) => [name, attributes?.[name] ?? null]));
+        // Own members only: a name such as "toString" must not read Object.prototype's.
+        const named = Object.fromEntries(attributeNames.map((name) => [name, attributes !== undefined && Object.hasOwn(attributes, name) ? attributes[name] : null]));
         await attributeValues.write(trx, tenantId, userId, named, { replace: false, keepDefaults: true, pointer });
       }
     } else if (attributes !== undefined) {
@@ -248,6 +270,9 @@ export function scimService(store: Store) {
           const current = await loadUser(trx, tenantId, userId, base);
           checkVersion(versionOf(current), ifMatch);
           const { resource: patched, paths } = applyPatch(current, body, schemas);
+          // Every User has `active`; removing it leaves the user inactive, as an unassigned
+          // active means (RFC 7643 section 4.1.1 defines no other default), so keys stop at once.
+          if (!Object.hasOwn(patched, 'active')) patched.active = false;
           // Only the user attributes the operations named are written: the others were read as
           // effective values, and writing them back would store defaults as the user's own.
           const prefix = `${ATTRIBUTES_SCHEMA}:`;
@@ -280,16 +305,36 @@ export function scimService(store: Store) {
       guard(caller, 'read SCIM groups');
       const q = listQuery('Group', schemasOf('Group'), params);
       const { rows, total } = await listScimGroups(db, caller.actor.tenantId, q);
-      const members = await scimMembersOf(db, caller.actor.tenantId, rows.map((r) => r.id));
-      // Grouped once, rather than a scan of every member per group.
-      const byGroup = new Map<number, typeof members>();
-      for (const m of members) {
-        const list = byGroup.get(m.group_id);
-        if (list) list.push(m);
-        else byGroup.set(m.group_id, [m]);
-      }
-      const resources = rows.map((r) => renderGroup(r, byGroup.get(r.id) ?? [], base));
+      const resources = await renderGroups(db, caller.actor.tenantId, rows, base);
       return listResponse(resources.map((r) => project(r, 'Group', schemasOf('Group'), params.attributes, params.excludedAttributes)), total, q.startIndex);
+    },
+
+    /**
+     * The root search (RFC 7644 section 3.4.3) over Users and Groups: one list, Users first (in
+     * their order: by id, or by sortBy), then Groups; startIndex and count page through that list,
+     * and totalResults counts both. An attribute one type lacks reads as unassigned there (RFC 7644
+     * section 3.4.2.2); one that neither type has is invalidFilter, as on each type's own search.
+     */
+    async searchAll(caller: Caller, params: ListParams, base: BaseUrl): Promise<JsonObject> {
+      guard(caller, 'read SCIM users and groups');
+      const tenantId = caller.actor.tenantId;
+      const userSchemas = await schemasFor(db, tenantId, 'User');
+      const groupSchemas = schemasOf('Group');
+      const [absentForUsers, absentForGroups] = [new Set<string>(), new Set<string>()];
+      const userQuery = listQuery('User', userSchemas, params, absentForUsers);
+      const groupQuery = listQuery('Group', groupSchemas, params, absentForGroups);
+      const nowhere = [...absentForUsers].find((path) => absentForGroups.has(path));
+      if (nowhere !== undefined) {
+        const message = `Unknown attribute "${nowhere}"; /Schemas lists the attributes of User and Group.`;
+        throw nowhere === params.sortBy?.toLowerCase() ? invalidValue(message) : invalidFilter(message);
+      }
+      const users = await listScimUsers(db, tenantId, userQuery);
+      const groups = await listScimGroups(db, tenantId, { ...groupQuery, offset: Math.max(0, userQuery.offset - users.total), limit: userQuery.limit - users.rows.length });
+      const resources = [
+        ...(await renderUsers(db, tenantId, users.rows, base)).map((r) => project(r, 'User', userSchemas, params.attributes, params.excludedAttributes)),
+        ...(await renderGroups(db, tenantId, groups.rows, base)).map((r) => project(r, 'Group', groupSchemas, params.attributes, params.excludedAttributes)),
+      ];
+      return listResponse(resources, users.total + groups.total, userQuery.startIndex);
     },
 
     async getGroup(caller: Caller, id: string, projection: Projection, base: BaseUrl): Promise<JsonObject> {

@@ -30,3 +30,9 @@ export async function findHost(db: Executor, host: string) {
 export async function insertHost(db: Executor, tenantId: number, host: string, at: string): Promise<void> {
   await db.insertInto('tenant_hosts').values({ tenant_id: tenantId, host, created_at: at }).execute();
 }
+
+/** The custom domain mapped to a tenant first (the oldest; ties by name), or undefined when it has none. */
+export async function findPrimaryHost(db: Executor, tenantId: number): Promise<string | undefined> {
+  const row = await db.selectFrom('tenant_hosts').select('host').where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('host').limit(1).executeTakeFirst();
+  return row?.host;
+}
