@@ -88,11 +88,18 @@ async function load(base: string, url: string, key: string | null, seconds: numb
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
 }
 
-/** 1,000 account users, for the SCIM list. */
+/** 1,000 users provisioned by an identity provider, for the SCIM list (which shows only those). */
 async function seedUsers(store: Store, tenantId: number): Promise<void> {
   const at = stamp();
   const rows = Array.from({ length: SCIM_USERS }, (_, i) => ({ tenant_id: tenantId, email: `user${i}@bench.example`, first_name: `User ${i}`, role: 'VIEWER' as const, deactivated_at: null, created_at: at, updated_at: at }));
-  for (let i = 0; i < rows.length; i += 500) await store.db.insertInto('users').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500) {
+    const ids = await store.db.insertInto('users').values(rows.slice(i, i + 500)).returning('id').execute();
+    const document = (n: number) => JSON.stringify({ externalId: `ext-${n}`, name: { givenName: `User ${n}`, familyName: 'Bench' }, displayName: `User ${n} Bench` });
+    await store.db
+      .insertInto('scim_users')
+      .values(ids.map(({ id }, j) => ({ user_id: id, tenant_id: tenantId, document: document(i + j), created_at: at })))
+      .execute();
+  }
 }
 
 async function deploymentWith(store: Store, tenantId: number, name: string, itemsPerType: number) {

@@ -112,7 +112,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const services = createServices(store, (error, context) => app.log.error({ err: error }, `${context} failed`));
+  const services = createServices(store);
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const authenticate = authenticator(store.db, lastUsed);
@@ -137,7 +137,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
     // whatever the body holds (spec, Authentication 4).
     checkKeyScope(actor.scope, request.params);
-    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope) };
+    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope), log: request.log };
   });
 
   if (options.rateLimitPerMinute) await installRateLimit(app, options.rateLimitPerMinute);

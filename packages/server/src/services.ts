@@ -7,12 +7,12 @@ import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
 import { foldersService } from './areas/workspace/folders.service.js';
-import { workspaceService, type ErrorLog } from './areas/workspace/workspace.service.js';
+import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
 import { reportsService } from './areas/reports/reports.service.js';
 
 /** Every service, built once per app over one store. Routes, the bootstrap and the admin command share them. */
-export function createServices(store: Store, logError?: ErrorLog) {
+export function createServices(store: Store) {
   return {
     apiKeys: apiKeysService(store),
     users: usersService(store),
@@ -22,7 +22,7 @@ export function createServices(store: Store, logError?: ErrorLog) {
     deployments: deploymentsService(store),
     policies: policiesService(store),
     folders: foldersService(store),
-    workspace: workspaceService(store, logError),
+    workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports: reportsService(store),
   };

@@ -22,9 +22,13 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
   const del = (id: number, key?: string) => t.request({ method: 'DELETE', url: `/api/v1/deployments/${id}`, key });
   const settings = (id: number, key?: string) => t.request({ url: `/api/v1/deployments/${id}/settings`, key });
 
-  /** Walks every page of the list, checking each page is honest about what follows. */
+  /**
+   * Walks every page of the list, checking each page is honest about what follows, and that every
+   * page's deprecated `count` and `totalCount` are the whole list's total (issue 11, reference shapes 0.3).
+   */
   async function listAll(key: string, first = 2): Promise<Deployment[]> {
     const seen: Deployment[] = [];
+    const totals: number[] = [];
     let after: string | null = null;
     for (;;) {
       const query: string = after === null ? `first=${first}` : `first=${first}&after=${after}`;
@@ -32,9 +36,13 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
       expect(res.statusCode).toBe(200);
       const body = res.json();
       expect(body.data).toEqual(body.items);
-      expect(body.count).toBe(body.items.length);
+      expect(body.totalCount).toBe(body.count);
+      totals.push(body.count);
       seen.push(...body.items);
-      if (!body.pageInfo.hasNextPage) return seen;
+      if (!body.pageInfo.hasNextPage) {
+        expect(new Set(totals)).toEqual(new Set([seen.length]));
+        return seen;
+      }
       expect(body.items).toHaveLength(first);
       after = body.pageInfo.endCursor;
     }
@@ -201,7 +209,7 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
   });
 
   describe('list', () => {
-    it('pages through every deployment for an admin, in id order, with legacy data and count', async () => {
+    it('pages through every deployment for an admin, in id order, with legacy data, and count and totalCount the total (issue 11)', async () => {
       for (let i = 0; i < 5; i++) await t.deployment(`bulk-${i}`);
       const all = await t.store.db.selectFrom('deployments').select('id').where('tenant_id', '=', t.tenantId).orderBy('id').execute();
       const listed = await listAll(t.admin.key, 3);

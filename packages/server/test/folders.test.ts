@@ -136,7 +136,7 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
   });
 
   describe('GET /folders', () => {
-    it('pages through every folder by cursor without gaps or repeats, with the deprecated data and count', async () => {
+    it('pages through every folder by cursor without gaps or repeats, with the deprecated data, and count and totalCount the total (issue 11)', async () => {
       const own = await t.deployment('paging');
       const pw = new WorkspaceFixtures(t, own);
       const made: number[] = [];
@@ -148,7 +148,9 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
         expect(res.statusCode, res.body).toBe(200);
         const body = res.json();
         expect(body.data).toEqual(body.items);
-        expect(body.count).toBe(body.items.length);
+        // issue 11 (reference shapes 0.3): count is the whole list's total on every page, totalCount its alias.
+        expect(body.count).toBe(made.length);
+        expect(body.totalCount).toBe(made.length);
         seen.push(...body.items.map((f: { id: number }) => f.id));
         if (!body.pageInfo.hasNextPage) break;
         after = body.pageInfo.endCursor;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp, type App } from '../src/app.js';
+import { buildApp, type App, type AppOptions } from '../src/app.js';
 import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenants.service.js';
@@ -87,11 +87,21 @@ export class TestApp {
     readonly admin: Caller,
   ) {}
 
-  static async create(dialect: Dialect, options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog } = {}): Promise<TestApp> {
+  static async create(
+    dialect: Dialect,
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger'] } = {},
+  ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
     const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
-    const app = await buildApp({ store, baseDomain: options.baseDomain ?? null, tenantCacheMs: 0, rateLimitPerMinute: options.rateLimitPerMinute ?? 0, corsOrigins: options.corsOrigins ?? [] });
+    const app = await buildApp({
+      store,
+      baseDomain: options.baseDomain ?? null,
+      tenantCacheMs: 0,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? 0,
+      corsOrigins: options.corsOrigins ?? [],
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }
 

@@ -38,7 +38,8 @@ interface ReportPage {
   pageInfo: PageInfo;
   data: Report[];
   count: number;
-  pagination: { offset: number | null; limit: number; hasNextPage: boolean };
+  totalCount: number;
+  pagination: { total: number; offset: number; limit: number };
 }
 
 const fullContent = {
@@ -304,15 +305,27 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
       problem(await list({ kind: 'pie' }, undefined, d), 400, 'VALIDATION_FAILED');
     });
 
-    it('spec: Other operations, deprecated data, count and pagination sit beside items and pageInfo', async () => {
+    it('issue 11, reference shapes 0.3: deprecated data, count (the total), totalCount and pagination {total, offset, limit} sit beside items and pageInfo', async () => {
+      const whole = await page({ first: 200, sortBy: 'name' }, undefined, d);
+      const total = whole.items.length;
+      expect(total).toBeGreaterThan(4);
       const p = await page({ first: 2, sortBy: 'name' }, undefined, d);
       expect(p.data).toEqual(p.items);
-      expect(p.count).toBe(2);
-      expect(p.pagination).toEqual({ offset: 0, limit: 2, hasNextPage: true });
+      expect(p.count).toBe(total);
+      expect(p.totalCount).toBe(total);
+      expect(p.pagination).toEqual({ total, offset: 0, limit: 2 });
       expect(p.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: expect.any(String), endCursor: expect.any(String) });
+      // A cursor page's offset is how many items come before it.
       const next = await page({ first: 2, sortBy: 'name', after: p.pageInfo.endCursor! }, undefined, d);
-      expect(next.pagination).toEqual({ offset: null, limit: 2, hasNextPage: true });
+      expect(next.pagination).toEqual({ total, offset: 2, limit: 2 });
+      expect(next.items.map((r) => r.id)).toEqual(whole.items.slice(2, 4).map((r) => r.id));
+      const third = await page({ first: 2, sortBy: 'name', after: next.pageInfo.endCursor! }, undefined, d);
+      expect(third.pagination).toEqual({ total, offset: 4, limit: 2 });
+      expect(third.count).toBe(total);
       expect(next.pageInfo.hasPreviousPage).toBe(true);
+      // Filters narrow the total; paging does not.
+      const tables = await page({ first: 1, kind: 'table' }, undefined, d);
+      expect([tables.count, tables.totalCount, tables.pagination.total]).toEqual([3, 3, 3]);
     });
 
     it.each([
@@ -382,7 +395,7 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
         expect(p.pageInfo.startCursor).toBeNull();
         expect(p.pageInfo.endCursor).toBeNull();
         expect(p.pageInfo.hasPreviousPage).toBe(offset > 0);
-        expect(p.pagination).toEqual({ offset, limit: 3, hasNextPage: p.pageInfo.hasNextPage });
+        expect(p.pagination).toEqual({ total: whole.items.length, offset, limit: 3 });
         paged.push(...p.items.map((r) => r.id));
         if (!p.pageInfo.hasNextPage) break;
       }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUniqueViolation } from '../src/db/errors.js';
+import { violatedUniqueIndex } from '../src/db/errors.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 
 interface User {
@@ -84,8 +84,8 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
       const at = new Date().toISOString();
       const row = { tenant_id: t.tenantId, email: t.admin.email.toUpperCase(), first_name: null, role: 'VIEWER' as const, deactivated_at: null, created_at: at, updated_at: at };
       const error = await t.store.db.insertInto('users').values(row).execute().catch((e: unknown) => e);
-      expect(isUniqueViolation(error)).toBe(true);
-      expect(isUniqueViolation(new Error('other'))).toBe(false);
+      expect(violatedUniqueIndex(error)).toBe('users_tenant_email');
+      expect(violatedUniqueIndex(new Error('other'))).toBeUndefined();
     });
 
     it('validates the body', async () => {

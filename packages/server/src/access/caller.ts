@@ -12,8 +12,14 @@ export interface Actor {
   scope: number[] | null;
 }
 
-/** What a service method receives about its caller: identity and a per-request access checker. */
+/** The request's logger: every line it writes carries the request id. */
+export interface RequestLog {
+  error(details: object, message: string): void;
+}
+
+/** What a service method receives about its caller: identity, a per-request access checker, and the request's logger. */
 export interface Caller {
   actor: Actor;
   access: AccessContext;
+  log: RequestLog;
 }

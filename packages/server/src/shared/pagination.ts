@@ -1,5 +1,6 @@
+import { Type } from 'typebox';
 import { ApiError } from './problems.js';
-import type { PageInfo } from './schemas.js';
+import { PageOf, type PageInfo } from './schemas.js';
 
 /*
  * Keyset pagination. A cursor is opaque to clients: base64url of the sort key of the last item
@@ -64,4 +65,58 @@ export function toPage<T>(rows: T[], page: PageRequest, keyOf: (row: T) => unkno
       hasPreviousPage: page.after !== undefined,
     },
   };
+}
+
+/*
+ * The deprecated fields some lists keep beside `items` and `pageInfo` (spec: Other operations;
+ * reference shapes, 0.3). One schema builder and one response builder, so every list that keeps
+ * them says the same thing: `data` is the page again, `count` the total ignoring pagination,
+ * `totalCount` its alias, and, where a list has it, `pagination` {total, offset, limit}.
+ */
+
+export interface LegacyPagination {
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface LegacyPage<T> {
+  items: T[];
+  pageInfo: PageInfo;
+  data: T[];
+  count: number;
+  totalCount: number;
+}
+
+/**
+ * The schema `<item>Page` (or `id`): a cursor page of the shared schema `item` with the deprecated
+ * fields, and `pagination` when `withPagination`.
+ */
+export function LegacyPageOf(item: string, { id = `${item}Page`, withPagination = false } = {}) {
+  const total = (description: string) => Type.Integer({ minimum: 0, deprecated: true, description });
+  const pagination = Type.Object(
+    { total: Type.Integer({ minimum: 0 }), offset: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 0 }) },
+    {
+      deprecated: true,
+      description: 'Deprecated: use `pageInfo`. `total` is `count`; `offset` is how many items come before this page; `limit` is the page size asked for.',
+    },
+  );
+  return Type.Object(
+    {
+      ...PageOf(item).properties,
+      data: Type.Array(Type.Ref(item), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
+      count: total('Deprecated: how many items the whole list holds, ignoring pagination.'),
+      totalCount: total('Deprecated: the same as `count`.'),
+      ...(withPagination ? { pagination } : {}),
+    },
+    { $id: id },
+  );
+}
+
+/** A page with the deprecated fields; `window` adds `pagination` for the lists that have it. */
+export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number): LegacyPage<T>;
+export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number, window: Omit<LegacyPagination, 'total'>): LegacyPage<T> & { pagination: LegacyPagination };
+export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number, window?: Omit<LegacyPagination, 'total'>) {
+  const legacy: LegacyPage<T> = { items: page.items, pageInfo: page.pageInfo, data: page.items, count: total, totalCount: total };
+  return window ? { ...legacy, pagination: { total, ...window } } : legacy;
 }

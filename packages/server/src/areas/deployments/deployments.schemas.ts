@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
+import { LegacyPageOf } from '../../shared/pagination.js';
+import { Id, Nullable, PageQuery, Timestamp } from '../../shared/schemas.js';
 
 /** VIEW < EDIT < MANAGE: "can view", "can edit", "full access" (DESIGN.md, Roles and access). */
 export const AccessLevel = Type.Enum(['VIEW', 'EDIT', 'MANAGE'], {
@@ -21,16 +22,8 @@ export const DeploymentSchema = Type.Object(
 );
 export type Deployment = Static<typeof DeploymentSchema>;
 
-const page = PageOf('Deployment');
-/** The cursor page, plus the deprecated `data` and `count` that older clients still read (spec: Other operations). */
-export const DeploymentPageSchema = Type.Object(
-  {
-    ...page.properties,
-    data: Type.Array(Type.Ref('Deployment'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
-    count: Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: the number of items in this page.' }),
-  },
-  { $id: 'DeploymentPage' },
-);
+/** The cursor page, plus the deprecated `data`, `count` and `totalCount` that older clients still read. */
+export const DeploymentPageSchema = LegacyPageOf('Deployment');
 
 export const DeploymentSettingsSchema = Type.Record(Type.String(), Type.Unknown(), {
   $id: 'DeploymentSettings',

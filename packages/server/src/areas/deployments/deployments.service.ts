@@ -3,13 +3,13 @@ import { atLeast } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
 import type { Access, Db, DeploymentRow, Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
+import { afterId, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
 import { deleteItemPoliciesOf } from '../workspace/items.store.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
-import { deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
+import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
 import { MAX_SETTINGS_DEPTH, mergePatch, nestsDeeperThan, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
 
 export function toDeployment(row: DeploymentRow, access: Access | null): Deployment {
@@ -62,13 +62,14 @@ export function deploymentsService(store: Store) {
       const page = pageRequest(input);
       const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope };
       const rows = await listDeployments(db, actor.tenantId, visibility, afterId(page), page.first + 1);
+      const total = await countDeployments(db, actor.tenantId, visibility);
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
       const items: Deployment[] = [];
       for (const row of pageRows) {
         // Null for a deployment listed only because of grants on items inside it.
         items.push(toDeployment(row, await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by })));
       }
-      return { items, pageInfo, data: items, count: items.length };
+      return legacyPage({ items, pageInfo }, total);
     },
 
     /** Also answers, with `access: null`, a caller whose grants are only on items inside it, as the list does. */

@@ -24,18 +24,11 @@ export interface DeploymentVisibility {
 }
 
 /**
- * A page of deployments the caller may see, filtered in SQL: any grant gives at least VIEW
- * (even a VIEWER's), so every row fetched is listable and `hasNextPage` stays exact.
+ * The deployments the caller may see, filtered in SQL: any grant gives at least VIEW (even a
+ * VIEWER's), so every row fetched is listable, and pages and their total stay exact.
  */
-export async function listDeployments(
-  db: Executor,
-  tenantId: number,
-  visibility: DeploymentVisibility,
-  afterId: number | undefined,
-  limit: number,
-): Promise<DeploymentRow[]> {
-  if (visibility.scope !== null && visibility.scope.length === 0) return [];
-  let query = db.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId);
+function visibleDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility) {
+  let query = db.selectFrom('deployments').where('tenant_id', '=', tenantId);
   if (visibility.scope !== null) query = query.where('id', 'in', visibility.scope);
   const userId = visibility.visibleTo;
   if (userId !== undefined) {
@@ -55,8 +48,26 @@ export async function listDeployments(
       ]),
     );
   }
+  return query;
+}
+
+export async function listDeployments(
+  db: Executor,
+  tenantId: number,
+  visibility: DeploymentVisibility,
+  afterId: number | undefined,
+  limit: number,
+): Promise<DeploymentRow[]> {
+  if (visibility.scope !== null && visibility.scope.length === 0) return [];
+  let query = visibleDeployments(db, tenantId, visibility).selectAll();
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   return query.orderBy('id').limit(limit).execute();
+}
+
+export async function countDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility): Promise<number> {
+  if (visibility.scope !== null && visibility.scope.length === 0) return 0;
+  const row = await visibleDeployments(db, tenantId, visibility).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  return Number(row.total);
 }
 
 export async function updateDeployment(

@@ -1,6 +1,6 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, GroupRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
@@ -47,13 +47,8 @@ export async function ensureNameFree(db: Executor, tenantId: number, name: strin
   if (holder && holder.id !== exceptGroupId) throw nameTaken(name);
 }
 
-export async function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (name !== undefined && isUniqueViolation(error)) throw nameTaken(name);
-    throw error;
-  }
+export function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  return name === undefined ? write() : mapUniqueViolation({ groups_tenant_name: () => nameTaken(name) }, write);
 }
 
 export async function requireGroup(db: Executor, tenantId: number, id: number): Promise<GroupRow> {

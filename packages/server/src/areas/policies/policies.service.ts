@@ -1,6 +1,6 @@
 import type { Actor, Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, PolicyRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
@@ -51,8 +51,9 @@ const ITEM_NOT_FOUND = {
 async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInput): Promise<Policy> {
   await checkReferences(trx, actor.tenantId, input);
   if (await findPolicyFor(trx, actor.tenantId, input.principal, input.resource)) throw policyExists(input);
-  try {
-    const row = await insertPolicy(trx, {
+  // A concurrent create of the same grant (another principal lock, or none) may pass the check too.
+  const row = await mapUniqueViolation({ policies_principal_resource: () => policyExists(input) }, () =>
+    insertPolicy(trx, {
       tenant_id: actor.tenantId,
       principal_type: input.principal.type,
       principal_id: input.principal.id,
@@ -61,13 +62,9 @@ async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInp
       access: input.access,
       created_by: actor.userId,
       created_at: now(),
-    });
-    return toPolicy(row);
-  } catch (error) {
-    // A concurrent create of the same grant (another principal lock, or none) passed the check too.
-    if (isUniqueViolation(error)) throw policyExists(input);
-    throw error;
-  }
+    }),
+  );
+  return toPolicy(row);
 }
 
 export function policiesService(store: Store) {

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { LegacyPageOf, type LegacyPage, type LegacyPagination } from '../../shared/pagination.js';
 import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/content.schemas.js';
 import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/workspace.schemas.js';
@@ -116,29 +117,8 @@ export const ListReportsQuery = Type.Object(
 );
 export type ListReportsInput = Static<typeof ListReportsQuery>;
 
-const LegacyPagination = Type.Object(
-  {
-    offset: Nullable(Type.Integer({ minimum: 0 })),
-    limit: Type.Integer({ minimum: 1 }),
-    hasNextPage: Type.Boolean(),
-  },
-  {
-    deprecated: true,
-    description: 'Deprecated: use `pageInfo`. `offset` is where this page started when offset paging was used (null for cursor pages); `limit` is the page size asked for.',
-  },
-);
-
-/** The cursor page, plus the deprecated `data`, `count` and `pagination` (spec: Other operations). */
-export const ReportPageSchema = Type.Object(
-  {
-    items: Type.Array(Type.Ref('Report')),
-    pageInfo: Type.Ref('PageInfo'),
-    data: Type.Array(Type.Ref('Report'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
-    count: Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: the number of items in this page.' }),
-    pagination: LegacyPagination,
-  },
-  { $id: 'ReportPage' },
-);
-export type ReportPage = Static<typeof ReportPageSchema>;
+/** The cursor page, plus the deprecated `data`, `count`, `totalCount` and `pagination` (spec: Other operations). */
+export const ReportPageSchema = LegacyPageOf('Report', { withPagination: true });
+export type ReportPage = LegacyPage<Report> & { pagination: LegacyPagination };
 
 export const reportSchemas = [ReportSchema, ReportPageSchema];

@@ -1,20 +1,21 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Access, Executor, ReportRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { decodeCursor, pageRequest, toPage } from '../../shared/pagination.js';
+import { decodeCursor, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { requirePlacement } from '../workspace/folders.service.js';
-import { favoriteKey, loadViewContext, parseJson, pathOf, type ItemViewContext } from '../workspace/item-view.js';
+import { renderCommitted } from '../workspace/committed.js';
+import { loadViewContext, parseJson, placementOf, type ItemViewContext, type Tolerate } from '../workspace/item-view.js';
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
 import { type WorkspaceScope } from '../workspace/tree.store.js';
 import { visibilityFor, visibleRows } from '../workspace/visibility.js';
-import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { itemNotFound, openWorkspace, requireItemAccess, requireListedFolder, type WorkspaceContext } from '../workspace/workspace-context.js';
 import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
-import { findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
+import { countReports, findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
 
 type ReportItem = StoredItem & { type: 'REPORT' };
 
@@ -47,8 +48,13 @@ function contentColumns(input: UpsertReportInput, all: boolean): Partial<ReportC
   return columns as Partial<ReportColumns>;
 }
 
-/** The `Report` shape: every content field, where it sits, who owns it, and the caller's favorite. */
-export function toReport(row: ReportRow, context: ItemViewContext): Report {
+/**
+ * The `Report` shape: every content field, where it sits, who owns it, and the caller's favorite.
+ * Without `content`, the fields stored as JSON (spec, meta, preferences, periodComparisons,
+ * fillMissingRows) are null: the form a committed write answers with when reading them failed.
+ */
+export function toReport(row: ReportRow, context: ItemViewContext, { content = true } = {}): Report {
+  const json = (text: string | null) => (content ? parseJson(text) : null);
   return {
     id: row.id,
     deploymentId: row.deployment_id,
@@ -60,18 +66,16 @@ export function toReport(row: ReportRow, context: ItemViewContext): Report {
     description: row.description,
     sqlQuery: row.sql_query,
     pythonCode: row.python_code,
-    spec: parseJson(row.spec) as Report['spec'],
-    meta: parseJson(row.meta) as Report['meta'],
-    preferences: parseJson(row.preferences) as Report['preferences'],
-    periodComparisons: parseJson(row.period_comparisons) as Report['periodComparisons'],
-    fillMissingRows: parseJson(row.fill_missing_rows) as Report['fillMissingRows'],
+    spec: json(row.spec) as Report['spec'],
+    meta: json(row.meta) as Report['meta'],
+    preferences: json(row.preferences) as Report['preferences'],
+    periodComparisons: json(row.period_comparisons) as Report['periodComparisons'],
+    fillMissingRows: json(row.fill_missing_rows) as Report['fillMissingRows'],
     folderId: row.folder_id,
-    folderPath: pathOf(context.paths, row.folder_id),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     createdBy: row.created_by,
-    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
-    isFavorite: context.favorites.has(favoriteKey('REPORT', row.id)),
+    ...placementOf(context, { type: 'REPORT', id: row.id, folderId: row.folder_id, createdBy: row.created_by }),
     lastViewedAt: row.last_viewed_at,
   };
 }
@@ -129,6 +133,14 @@ export function reportsService(store: Store) {
     return rows.map((row) => toReport(row, context));
   }
 
+  /** The report an upsert committed; never throws (committed.ts). */
+  async function committed(caller: Caller, what: string, scope: WorkspaceScope, row: ReportRow): Promise<Report> {
+    const item: ReportItem = { type: 'REPORT', row };
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const [report] = await renderCommitted(caller, what, [item], load, (_, context, options) => toReport(row, context, options));
+    return report!;
+  }
+
   /** EDIT on the report; a different `folderId` is a move, checked exactly as the single move. */
   async function update(trx: Executor, context: WorkspaceContext, existing: ReportRow, input: UpsertReportInput): Promise<ReportRow> {
     let row = existing;
@@ -148,8 +160,8 @@ export function reportsService(store: Store) {
     const folderId = input.folderId ?? null;
     await requirePlacement(trx, context, folderId, 'report');
     const at = now();
-    try {
-      return await insertReport(trx, {
+    return mapUniqueViolation({ reports_public_id: () => publicIdTaken(publicId, scope.deploymentId) }, () =>
+      insertReport(trx, {
         ...(contentColumns(input, true) as ReportColumns),
         tenant_id: scope.tenantId,
         deployment_id: scope.deploymentId,
@@ -160,11 +172,8 @@ export function reportsService(store: Store) {
         created_by: caller.actor.userId,
         created_at: at,
         updated_at: at,
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw publicIdTaken(publicId, scope.deploymentId);
-      throw error;
-    }
+      }),
+    );
   }
 
   return {
@@ -176,7 +185,7 @@ export function reportsService(store: Store) {
         if (existing) return { created: false, row: await update(trx, context, existing, input) };
         return { created: true, row: await create(trx, context, publicId, input) };
       });
-      return { created, report: (await view(caller, context.scope, [row]))[0]! };
+      return { created, report: await committed(caller, `report upsert in deployment ${deploymentId}`, context.scope, row) };
     },
 
     /** The report (VIEW needed); reading it records `lastViewedAt`. */
@@ -206,27 +215,20 @@ export function reportsService(store: Store) {
       const column = SORT_COLUMN[sortBy];
       const offset = input.offset ?? 0;
       const visibility = await visibilityFor(context);
-      const rows = await listReports(db, store.dialect, context.scope, {
-        folderId: input.folderId === undefined ? undefined : input.folderId === 'root' ? null : Number(input.folderId),
-        kind: input.kind,
-        createdBy: input.createdBy,
-        search: input.search,
-        sort: column,
-        direction: sortOrder,
-        after: input.after === undefined ? undefined : decodeAfter(input.after, sortBy, sortOrder),
-        offset,
-        limit: page.first + 1,
-        visible: visibleRows(visibility, 'reports'),
-      });
+      const folderId = input.folderId === undefined ? undefined : input.folderId === 'root' ? null : Number(input.folderId);
+      const filter = { folderId, kind: input.kind, createdBy: input.createdBy, search: input.search, visible: visibleRows(visibility, 'reports') };
+      const position = { sort: column, direction: sortOrder, after: input.after === undefined ? undefined : decodeAfter(input.after, sortBy, sortOrder) };
+      const rows = await listReports(db, store.dialect, context.scope, { ...filter, ...position, offset, limit: page.first + 1 });
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [sortBy, sortOrder, r.sort_key, r.id]);
+      await requireListedFolder(db, context, folderId, pageRows.length === 0);
+      const { total, before } = await countReports(db, store.dialect, context.scope, filter, position);
       if (!keyset) {
         pageInfo.startCursor = null;
         pageInfo.endCursor = null;
       }
       pageInfo.hasPreviousPage ||= offset > 0;
       const items = await view(caller, context.scope, pageRows.map(withoutSortKey));
-      const pagination = { offset: input.after === undefined ? offset : null, limit: page.first, hasNextPage: pageInfo.hasNextPage };
-      return { items, pageInfo, data: items, count: items.length, pagination };
+      return legacyPage({ items, pageInfo }, total, { offset: input.after === undefined ? offset : before, limit: page.first });
     },
   };
 }

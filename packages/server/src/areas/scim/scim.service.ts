@@ -1,7 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import { serialized } from '../../db/transactions.js';
 import { now } from '../../time.js';
 import { addMembers, deleteGroupCascade, findGroupByName, insertGroup, removeMembers, updateGroup } from '../groups/groups.store.js';
@@ -400,13 +400,9 @@ export type ScimService = ReturnType<typeof scimService>;
  * A PATCH learns its new userName or displayName only while it runs; if a concurrent writer takes
  * the name first, the unique index refuses the commit, and the client gets 409 like everyone else.
  */
-async function conflictAsUniqueness<T>(attribute: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw new ScimError(409, `The ${attribute} is already in use (compared ignoring case).`, 'uniqueness');
-    throw error;
-  }
+function conflictAsUniqueness<T>(attribute: string, write: () => Promise<T>): Promise<T> {
+  const conflict = () => new ScimError(409, `The ${attribute} is already in use (compared ignoring case).`, 'uniqueness');
+  return mapUniqueViolation({ users_tenant_email: conflict, groups_tenant_name: conflict }, write);
 }
 
 function versionOf(resource: JsonObject): string {

@@ -1,6 +1,6 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
@@ -46,13 +46,8 @@ function nameTaken(name: string): ApiError {
   return new ApiError('USER_ATTRIBUTE_NAME_TAKEN', `A user attribute named "${name}" already exists in this tenant (names are compared ignoring case).`);
 }
 
-async function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (name !== undefined && isUniqueViolation(error)) throw nameTaken(name);
-    throw error;
-  }
+function withNameConflict<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  return name === undefined ? write() : mapUniqueViolation({ user_attributes_tenant_name: () => nameTaken(name) }, write);
 }
 
 /**

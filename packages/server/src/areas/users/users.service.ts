@@ -1,6 +1,6 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserRow, UserUpdate } from '../../db/tables.js';
 import { serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
@@ -38,13 +38,8 @@ async function ensureEmailFree(db: Executor, tenantId: number, email: string, ex
   if (holder && holder.id !== exceptUserId) throw emailTaken(email);
 }
 
-async function withEmailConflict<T>(email: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken(email);
-    throw error;
-  }
+function withEmailConflict<T>(email: string, write: () => Promise<T>): Promise<T> {
+  return mapUniqueViolation({ users_tenant_email: () => emailTaken(email) }, write);
 }
 
 /**
@@ -141,7 +136,11 @@ export function usersService(store: Store) {
 
     me: (caller: Caller) => get(caller, caller.actor.userId),
 
-    /** Each item goes through the single create, in order, so it gets the same rules and messages. */
+    /**
+     * Each item goes through the single create, in order, so it gets the same rules and messages.
+     * Each commits on its own, so an internal error on one is recorded as its failure (and logged
+     * with the users already created) rather than thrown: a 500 would hide the users created before it.
+     */
     async bulkCreate(caller: Caller, input: BulkCreateUsersInput): Promise<BulkCreateUsersResult> {
       caller.access.requireAccountAdmin('create users');
       const result: BulkCreateUsersResult = { created: [], failed: [] };
@@ -149,8 +148,15 @@ export function usersService(store: Store) {
         try {
           result.created.push(await create(caller, item));
         } catch (error) {
-          if (!(error instanceof ApiError)) throw error;
-          result.failed.push({ index, email: item.email, error: { status: error.status, message: error.detail } });
+          if (error instanceof ApiError) {
+            result.failed.push({ index, email: item.email, error: { status: error.status, message: error.detail } });
+            continue;
+          }
+          caller.log.error(
+            { err: error, index, committed: result.created.map((u) => `USER:${u.id}`) },
+            'bulk user create: an item failed with an internal error and was rolled back; the batch went on',
+          );
+          result.failed.push({ index, email: item.email, error: { status: 500, message: `An internal error stopped users[${index}]; it was not created.` } });
         }
       }
       return result;

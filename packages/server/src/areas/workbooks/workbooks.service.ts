@@ -1,13 +1,14 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Access, Executor, WorkbookRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { normalizeDashboardConfig } from '../workspace/content.schemas.js';
 import { requirePlacement } from '../workspace/folders.service.js';
-import { loadViewContext, toWorkbookShape } from '../workspace/item-view.js';
+import { renderCommitted } from '../workspace/committed.js';
+import { loadViewContext, toWorkbookShape, type Tolerate } from '../workspace/item-view.js';
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
 import { type WorkspaceScope } from '../workspace/tree.store.js';
@@ -68,22 +69,27 @@ export function workbooksService(store: Store) {
     return toWorkbookShape(item, await loadViewContext(db, scope, caller.actor.userId, [item]));
   }
 
+  /** The workbook a write committed; never throws (committed.ts). */
+  async function committed(caller: Caller, what: string, scope: WorkspaceScope, row: WorkbookRow): Promise<Workbook> {
+    const item: WorkbookItem = { type: 'WORKBOOK', row };
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const [workbook] = await renderCommitted(caller, what, [item], load, (_, context, options) => toWorkbookShape(item, context, options));
+    return workbook!;
+  }
+
   async function insert(trx: Executor, context: WorkspaceContext, values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>) {
     const { scope, caller } = context;
     const at = now();
-    try {
-      return await insertWorkbook(trx, {
+    return mapUniqueViolation({ workbooks_slug: () => slugTaken(values.slug, scope.deploymentId) }, () =>
+      insertWorkbook(trx, {
         ...values,
         tenant_id: scope.tenantId,
         deployment_id: scope.deploymentId,
         created_by: caller.actor.userId,
         created_at: at,
         updated_at: at,
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw slugTaken(values.slug, scope.deploymentId);
-      throw error;
-    }
+      }),
+    );
   }
 
   /** EDIT on the workbook; a different `folderId` is a move, checked exactly as the single move. */
@@ -124,7 +130,7 @@ export function workbooksService(store: Store) {
         });
         return { created: true, row: inserted };
       });
-      return { created, workbook: await view(caller, context.scope, row) };
+      return { created, workbook: await committed(caller, `workbook upsert in deployment ${deploymentId}`, context.scope, row) };
     },
 
     async get(caller: Caller, deploymentId: number, workbookId: number): Promise<Workbook> {
@@ -155,7 +161,7 @@ export function workbooksService(store: Store) {
           published_dashboard: null,
         });
       });
-      return view(caller, context.scope, row);
+      return committed(caller, `workbook duplicate in deployment ${deploymentId}`, context.scope, row);
     },
   };
 }

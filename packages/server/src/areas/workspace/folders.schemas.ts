@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { DeploymentParams, Id, Nullable, PageOf, PageQuery } from '../../shared/schemas.js';
+import { LegacyPageOf } from '../../shared/pagination.js';
+import { DeploymentParams, Id, Nullable, PageQuery } from '../../shared/schemas.js';
 import { ItemName } from './workspace.schemas.js';
 
 export const CreateFolderBody = Type.Object(
@@ -24,15 +25,7 @@ export const ListFoldersQuery = Type.Object(
 );
 export type ListFoldersInput = Static<typeof ListFoldersQuery>;
 
-const page = PageOf('Folder');
-/** The cursor page, plus the deprecated `data` and `count` (spec: Other operations). */
-export const FolderPageSchema = Type.Object(
-  {
-    ...page.properties,
-    data: Type.Array(Type.Ref('Folder'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
-    count: Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: the number of items in this page.' }),
-  },
-  { $id: 'FolderPage' },
-);
+/** The cursor page, plus the deprecated `data`, `count` and `totalCount` (spec: Other operations). */
+export const FolderPageSchema = LegacyPageOf('Folder');
 
 export const folderSchemas = [FolderPageSchema];

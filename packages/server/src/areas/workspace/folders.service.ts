@@ -1,18 +1,19 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
+import { afterId, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { loadViewContext, toFolder } from './item-view.js';
+import { loadViewContext, toFolder, type Tolerate } from './item-view.js';
+import { renderCommitted } from './committed.js';
 import type { StoredItem } from './items.store.js';
 import type { CreateFolderInput, ListFoldersInput, UpdateFolderInput } from './folders.schemas.js';
 import { deleteOne } from './remove.js';
-import { chainsOf, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
+import { chainsOf, countFolders, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
 import { visibilityFor, visibleRows } from './visibility.js';
-import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, requireItemAccess, type WorkspaceContext } from './workspace-context.js';
+import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, requireItemAccess, requireListedFolder, type WorkspaceContext } from './workspace-context.js';
 import type { Folder } from './workspace.schemas.js';
 
 type FolderItem = StoredItem & { type: 'FOLDER' };
@@ -45,6 +46,13 @@ export function foldersService(store: Store) {
     return rows.map((item) => toFolder(item, context));
   }
 
+  /** The folder a create or rename committed; never throws (committed.ts). */
+  async function committed(caller: Caller, what: string, scope: WorkspaceScope, item: FolderItem): Promise<Folder> {
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const [folder] = await renderCommitted(caller, what, [item], load, (_, context) => toFolder(item, context));
+    return folder!;
+  }
+
   /** The folder (404), with the caller's access to it checked against `need` (403). */
   async function authorized(context: WorkspaceContext, trx: Executor, folderId: number, need: 'VIEW' | 'EDIT'): Promise<FolderItem> {
     const row = await findFolder(trx, context.scope, folderId);
@@ -66,8 +74,8 @@ export function foldersService(store: Store) {
         }
         if (await siblingNamed(trx, context.scope, parentId, input.name)) throw nameTaken(input.name, parentId);
         const at = now();
-        try {
-          return await insertFolder(trx, {
+        return mapUniqueViolation({ folders_sibling_name: () => nameTaken(input.name, parentId) }, () =>
+          insertFolder(trx, {
             tenant_id: caller.actor.tenantId,
             deployment_id: deploymentId,
             parent_id: parentId,
@@ -75,13 +83,10 @@ export function foldersService(store: Store) {
             created_by: caller.actor.userId,
             created_at: at,
             updated_at: at,
-          });
-        } catch (error) {
-          if (isUniqueViolation(error)) throw nameTaken(input.name, parentId);
-          throw error;
-        }
+          }),
+        );
       });
-      return (await view(caller, context.scope, [{ type: 'FOLDER', row }]))[0]!;
+      return committed(caller, `folder create in deployment ${deploymentId}`, context.scope, { type: 'FOLDER', row });
     },
 
     async get(caller: Caller, deploymentId: number, folderId: number): Promise<Folder> {
@@ -98,7 +103,7 @@ export function foldersService(store: Store) {
         if (await siblingNamed(trx, context.scope, item.row.parent_id, input.name, folderId)) throw nameTaken(input.name, item.row.parent_id);
         return (await renameFolder(trx, context.scope, folderId, input.name, now()))!;
       });
-      return (await view(caller, context.scope, [{ type: 'FOLDER', row }]))[0]!;
+      return committed(caller, `folder rename in deployment ${deploymentId}`, context.scope, { type: 'FOLDER', row });
     },
 
     /** DESIGN.md, "Deleting folders": refused with subfolders; workbooks and reports go to the root. */
@@ -112,11 +117,13 @@ export function foldersService(store: Store) {
       const context = await openWorkspace(db, caller, deploymentId);
       const page = pageRequest(input);
       const parentId = input.parentId === undefined ? undefined : input.parentId === 'root' ? null : Number(input.parentId);
-      const visibility = await visibilityFor(context);
-      const rows = await listFolders(db, context.scope, { parentId, afterId: afterId(page), limit: page.first + 1, visible: visibleRows(visibility, 'folders') });
+      const filter = { parentId, visible: visibleRows(await visibilityFor(context), 'folders') };
+      const rows = await listFolders(db, context.scope, { ...filter, afterId: afterId(page), limit: page.first + 1 });
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      await requireListedFolder(db, context, parentId, pageRows.length === 0);
+      const total = await countFolders(db, context.scope, filter);
       const items = await view(caller, context.scope, pageRows.map((row) => ({ type: 'FOLDER', row })));
-      return { items, pageInfo, data: items, count: items.length };
+      return legacyPage({ items, pageInfo }, total);
     },
   };
 }

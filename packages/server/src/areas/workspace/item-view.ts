@@ -14,6 +14,9 @@ export interface ItemViewContext {
   favorites: Set<string>;
 }
 
+/** Reports a failure that left part of a view out; the view goes on without it. */
+export type Tolerate = (error: unknown) => void;
+
 /** What the view context needs to know of an item. */
 export interface ViewSubject {
   type: ItemType;
@@ -26,25 +29,62 @@ export function subjectOf(item: StoredItem): ViewSubject {
   return { type: item.type, id: item.row.id, folderId: containerOf(item), createdBy: item.row.created_by };
 }
 
+/**
+ * `known`: chains already read (by a write, in its own transaction). With `tolerate`, a read that
+ * fails leaves its part empty and reports the error instead of throwing (committed.ts).
+ */
 export async function loadViewContext(
   db: Executor,
   scope: WorkspaceScope,
   userId: number,
   items: Array<StoredItem | ViewSubject>,
   known: Map<number, FolderChain> = new Map(),
+  tolerate?: Tolerate,
 ): Promise<ItemViewContext> {
+  const read = async <T>(query: () => Promise<T>, empty: T): Promise<T> => {
+    if (!tolerate) return query();
+    try {
+      return await query();
+    } catch (error) {
+      tolerate(error);
+      return empty;
+    }
+  };
   const subjects = items.map((i) => ('row' in i ? subjectOf(i) : i));
   const missing = subjects.map((i) => i.folderId).filter((id): id is number => id !== null && !known.has(id));
-  const paths = new Map([...known, ...(await chainsOf(db, scope, missing))]);
-  const ownerRows = await ownersById(db, scope.tenantId, subjects.map((i) => i.createdBy));
+  const paths = new Map([...known, ...(await read(() => chainsOf(db, scope, missing), new Map<number, FolderChain>()))]);
+  const ownerRows = await read(() => ownersById(db, scope.tenantId, subjects.map((i) => i.createdBy)), new Map());
   const owners = new Map([...ownerRows].map(([id, r]) => [id, { id: r.id, email: r.email, firstName: r.first_name, picture: null }]));
-  const favorites = await favoritesOf(db, scope.tenantId, userId, subjects);
+  const favorites = await read(() => favoritesOf(db, scope.tenantId, userId, subjects), new Set<string>());
   return { paths, owners, favorites };
 }
 
 export function pathOf(paths: Map<number, FolderChain>, folderId: number | null): PathEntry[] {
   if (folderId === null) return [];
   return (paths.get(folderId)?.entries ?? []).map(({ id, name }) => ({ id, name }));
+}
+
+/** Where an item sits, who owns it and whether the caller marked it: the part every item view and listing returns. */
+export interface Placement {
+  folderPath: PathEntry[];
+  user: ResourceOwner | null;
+  isFavorite: boolean;
+}
+
+export function placementOf(context: ItemViewContext, subject: ViewSubject): Placement {
+  return {
+    folderPath: pathOf(context.paths, subject.folderId),
+    user: subject.createdBy === null ? null : (context.owners.get(subject.createdBy) ?? null),
+    isFavorite: context.favorites.has(favoriteKey(subject.type, subject.id)),
+  };
+}
+
+/**
+ * What a view knows without reading anything more: the folder paths it was given (those a write
+ * read in its own transaction), no owners, no favorites. See committed.ts.
+ */
+export function bareViewContext(paths: Map<number, FolderChain> = new Map()): ItemViewContext {
+  return { paths, owners: new Map(), favorites: new Set() };
 }
 
 export function parseJson(text: string | null): unknown {
@@ -60,10 +100,15 @@ export function favoriteKey(type: ItemType, id: number): string {
   return `${type}:${id}`;
 }
 
-/** The spec's `Workbook` shape, which a move returns for every item type. */
-export function toWorkbookShape(item: StoredItem, context: ItemViewContext): Workbook {
+/**
+ * The spec's `Workbook` shape, which a move returns for every item type. Without `content`, the
+ * stored JSON (meta, calculated fields, dashboards) is left out as empty: the form a committed
+ * write answers with when reading it failed (committed.ts).
+ */
+export function toWorkbookShape(item: StoredItem, context: ItemViewContext, { content = true } = {}): Workbook {
   const { row } = item;
   const folderId = containerOf(item);
+  const { folderPath, user, isFavorite } = placementOf(context, subjectOf(item));
   const shape: Workbook = {
     id: row.id,
     deploymentId: row.deployment_id,
@@ -74,21 +119,21 @@ export function toWorkbookShape(item: StoredItem, context: ItemViewContext): Wor
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     userId: row.created_by,
-    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
+    user,
     folderId,
-    folderPath: pathOf(context.paths, folderId),
-    slug: null,
-    isFavorite: context.favorites.has(favoriteKey(item.type, row.id)),
+    folderPath,
+    slug: item.type === 'WORKBOOK' ? item.row.slug : null,
+    isFavorite,
     dashboardDraft: null,
     dashboardPublished: null,
     publishedDashboard: null,
   };
   if (row.created_by !== null) shape.createdBy = row.created_by;
+  if (!content) return shape;
   if (item.type === 'WORKBOOK') {
     const w = item.row;
     shape.meta = parseObject(w.meta);
     shape.calculatedFields = parseObject(w.calculated_fields);
-    shape.slug = w.slug;
     // Stored configs may predate the current widget types; they are converted as they are read.
     shape.dashboardDraft = normalizeDashboardConfig(parseJson(w.dashboard_draft));
     shape.dashboardPublished = normalizeDashboardConfig(parseJson(w.dashboard_published));
@@ -108,11 +153,9 @@ export function toFolder(item: StoredItem & { type: 'FOLDER' }, context: ItemVie
     type: 'FOLDER',
     parentId: row.parent_id,
     folderId: row.parent_id,
-    folderPath: pathOf(context.paths, row.parent_id),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     createdBy: row.created_by,
-    user: row.created_by === null ? null : (context.owners.get(row.created_by) ?? null),
-    isFavorite: context.favorites.has(favoriteKey('FOLDER', row.id)),
+    ...placementOf(context, subjectOf(item)),
   };
 }

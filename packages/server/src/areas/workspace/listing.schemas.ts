@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
+import { LegacyPageOf } from '../../shared/pagination.js';
+import { Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FolderPathEntrySchema, ItemTypeSchema, ResourceOwnerSchema } from './workspace.schemas.js';
 
 /** One row of a workspace listing: enough to show and pick an item; fetch the item for the rest. */
@@ -24,15 +25,8 @@ export const WorkspaceEntrySchema = Type.Object(
 );
 export type WorkspaceEntry = Static<typeof WorkspaceEntrySchema>;
 
-const page = PageOf('WorkspaceEntry');
-export const WorkspacePageSchema = Type.Object(
-  {
-    ...page.properties,
-    data: Type.Array(Type.Ref('WorkspaceEntry'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
-    count: Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: the number of items in this page.' }),
-  },
-  { $id: 'WorkspacePage' },
-);
+/** The cursor page, plus the deprecated `data`, `count` and `totalCount`. */
+export const WorkspacePageSchema = LegacyPageOf('WorkspaceEntry', { id: 'WorkspacePage' });
 
 export const ListWorkspaceQuery = Type.Object(
   {

@@ -25,12 +25,16 @@ export type SortBy = 'name' | 'createdAt' | 'updatedAt';
 /** Where a page starts: the sort key of the last entry served (see pagination.ts). */
 export type ListingKey = [grp: number, sortKey: string, typeRank: number, id: number];
 
-export interface ListingQuery {
+/** What is listed: one folder's contents, or search results. */
+export interface ListingFilter {
   /** null: the root. Ignored when searching. */
   folderId: number | null;
   types: ItemType[];
   search: string | undefined;
   sortBy: SortBy;
+}
+
+export interface ListingQuery extends ListingFilter {
   descending: boolean;
   after: ListingKey | undefined;
   limit: number;
@@ -42,13 +46,8 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/**
- * Folders first, then workbooks and reports together, ordered by the chosen key with type and id
- * as tie-breakers so the order is total and a cursor resumes exactly. Names sort case-insensitively
- * and byte-wise in both dialects (PostgreSQL's locale collation would order differently from SQLite).
- */
-export async function listEntries(db: Executor, dialect: Dialect, scope: WorkspaceScope, visibility: Visibility, q: ListingQuery): Promise<ListingRow[]> {
-  const collate = dialect === 'postgres' ? sql` collate "C"` : sql``;
+/** Every listed entry of the types asked for, as one union (undefined when no type is asked for). */
+function entries(scope: WorkspaceScope, visibility: Visibility, q: ListingFilter): RawBuilder<unknown> | undefined {
   const parts: RawBuilder<unknown>[] = [];
   const tables = [
     { type: 'FOLDER' as const, table: 'folders' as const, grp: 0, rank: 1, container: 'parent_id', extra: sql`null as slug, null as public_id, null as kind` },
@@ -65,7 +64,26 @@ export async function listEntries(db: Executor, dialect: Dialect, scope: Workspa
       created_at, updated_at, ${sql.ref(t.container)} as folder_id, created_by, ${t.extra}
       from ${sql.table(t.table)} where ${sql.join(where, sql` and `)}`);
   }
-  if (parts.length === 0) return [];
+  return parts.length === 0 ? undefined : sql`${sql.join(parts, sql` union all `)}`;
+}
+
+/** How many entries the listing holds, ignoring pagination. */
+export async function countEntries(db: Executor, scope: WorkspaceScope, visibility: Visibility, q: ListingFilter): Promise<number> {
+  const union = entries(scope, visibility, q);
+  if (!union) return 0;
+  const { rows } = await sql<{ total: number | string }>`select count(*) as total from (${union}) entries`.execute(db);
+  return Number(rows[0]?.total ?? 0);
+}
+
+/**
+ * Folders first, then workbooks and reports together, ordered by the chosen key with type and id
+ * as tie-breakers so the order is total and a cursor resumes exactly. Names sort case-insensitively
+ * and byte-wise in both dialects (PostgreSQL's locale collation would order differently from SQLite).
+ */
+export async function listEntries(db: Executor, dialect: Dialect, scope: WorkspaceScope, visibility: Visibility, q: ListingQuery): Promise<ListingRow[]> {
+  const union = entries(scope, visibility, q);
+  if (!union) return [];
+  const collate = dialect === 'postgres' ? sql` collate "C"` : sql``;
   const cmp = q.descending ? sql`<` : sql`>`;
   const dir = q.descending ? sql`desc` : sql`asc`;
   let keyset = sql`1 = 1`;
@@ -73,7 +91,7 @@ export async function listEntries(db: Executor, dialect: Dialect, scope: Workspa
     const [grp, key, rank, id] = q.after;
     keyset = sql`(grp > ${grp} or (grp = ${grp} and (sort_key${collate} ${cmp} ${key} or (sort_key = ${key} and (type_rank ${cmp} ${rank} or (type_rank = ${rank} and id ${cmp} ${id}))))))`;
   }
-  const { rows } = await sql<ListingRow>`select * from (${sql.join(parts, sql` union all `)}) entries
+  const { rows } = await sql<ListingRow>`select * from (${union}) entries
     where ${keyset}
     order by grp asc, sort_key${collate} ${dir}, type_rank ${dir}, id ${dir}
     limit ${q.limit}`.execute(db);

@@ -148,20 +148,24 @@ export async function renameFolder(db: Executor, scope: WorkspaceScope, id: numb
 export interface FolderListFilter {
   /** undefined: every folder; null: top-level folders only. */
   parentId?: number | null | undefined;
-  afterId?: number | undefined;
-  limit: number;
   /** Which rows the caller may see (visibility.ts). */
   visible: Expression<SqlBool>;
 }
 
-export async function listFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter): Promise<FolderRow[]> {
-  let query = db
-    .selectFrom('folders')
-    .selectAll()
-    .where('tenant_id', '=', scope.tenantId)
-    .where('deployment_id', '=', scope.deploymentId)
-    .where(filter.visible);
+function listedFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter) {
+  let query = db.selectFrom('folders').where('tenant_id', '=', scope.tenantId).where('deployment_id', '=', scope.deploymentId).where(filter.visible);
   if (filter.parentId !== undefined) query = query.where('parent_id', filter.parentId === null ? 'is' : '=', filter.parentId);
+  return query;
+}
+
+export async function listFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter & { afterId?: number | undefined; limit: number }): Promise<FolderRow[]> {
+  let query = listedFolders(db, scope, filter).selectAll();
   if (filter.afterId !== undefined) query = query.where('id', '>', filter.afterId);
   return query.orderBy('id').limit(filter.limit).execute();
+}
+
+/** How many folders the list holds, ignoring pagination. */
+export async function countFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter): Promise<number> {
+  const row = await listedFolders(db, scope, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  return Number(row.total);
 }

@@ -4,7 +4,7 @@ import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tab
 import { ApiError, notFound } from '../../shared/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import { containerOf, type StoredItem } from './items.store.js';
-import { chainsOf, type FolderChain, type WorkspaceScope } from './tree.store.js';
+import { chainsOf, findFolder, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
 /** One request's view of a deployment's workspace: where it is, and who is asking. */
 export interface WorkspaceContext {
@@ -33,6 +33,18 @@ const NOT_FOUND = { FOLDER: 'FOLDER_NOT_FOUND', WORKBOOK: 'WORKBOOK_NOT_FOUND', 
 
 export function itemNotFound(context: WorkspaceContext, type: ItemType, id: number): ApiError {
   return new ApiError(NOT_FOUND[type], `${TITLE[type]} ${id} does not exist in deployment ${context.scope.deploymentId}.`);
+}
+
+/**
+ * A list of one folder's contents (`folderId`, `parentId`) is 404 FOLDER_NOT_FOUND when the folder
+ * does not exist in this deployment, never an empty page. Only an empty page needs the lookup:
+ * a row listed in the folder proves it exists. A folder the caller may not see is listed like any
+ * other, with only what they may see inside it (items granted to them): the item routes reveal
+ * its existence as well (403, not 404), and the folderPath of an item granted inside it names it.
+ */
+export async function requireListedFolder(db: Executor, context: WorkspaceContext, folderId: number | null | undefined, listedNothing: boolean): Promise<void> {
+  if (folderId === null || folderId === undefined || !listedNothing) return;
+  if (!(await findFolder(db, context.scope, folderId))) throw itemNotFound(context, 'FOLDER', folderId);
 }
 
 /** Names an item in a message; its name only for a caller who may see it. */

@@ -3,23 +3,21 @@ import type { Store } from '../../db/database.js';
 import type { ItemType } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
-import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
-import { favoriteKey, loadViewContext, pathOf, toWorkbookShape } from './item-view.js';
+import { decodeCursor, encodeCursor, legacyPage, pageRequest } from '../../shared/pagination.js';
+import { loadViewContext, placementOf, toWorkbookShape } from './item-view.js';
+import { renderCommitted, type ItemRef } from './committed.js';
 import type { ListWorkspaceInput, WorkspaceEntry } from './listing.schemas.js';
-import { listEntries, type ListingKey, type ListingRow } from './listing.store.js';
+import { countEntries, listEntries, type ListingKey, type ListingRow } from './listing.store.js';
 import { visibilityFor } from './visibility.js';
 import { moveOne, type Moved } from './move.js';
 import { deleteOne } from './remove.js';
 import type { FolderChain } from './tree.store.js';
 import { findItem, setFavorite } from './items.store.js';
-import { describeItem, itemNotFound, levelOfItem, openWorkspace } from './workspace-context.js';
+import { describeItem, itemNotFound, levelOfItem, openWorkspace, requireListedFolder } from './workspace-context.js';
 import { now } from '../../time.js';
 import type { BulkDeleteInput, BulkFailure, BulkMoveInput, MoveInput, Workbook } from './workspace.schemas.js';
 
-export interface ItemRef {
-  type: ItemType;
-  id: number;
-}
+export type { ItemRef };
 
 /** Repeated references to the same (type, id) collapse to the first (spec: bulk move, rule 2). */
 export function distinctItems(items: ItemRef[]): ItemRef[] {
@@ -49,9 +47,7 @@ function listingKey(cursor: string, listing: string): ListingKey {
   return [grp, key, rank, id];
 }
 
-export type ErrorLog = (error: unknown, context: string) => void;
-
-export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
+export function workspaceService(store: Store) {
   const { db } = store;
 
   /**
@@ -59,7 +55,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
    * lock, and records each outcome; an item that fails rolls back alone (spec: bulk move, rules 3
    * and 4). Its failure carries the status and message the single operation would have returned.
    */
-  async function eachItem<T>(deploymentId: number, items: ItemRef[], apply: (ref: ItemRef) => Promise<T>) {
+  async function eachItem<T>(caller: Caller, what: string, items: ItemRef[], apply: (ref: ItemRef) => Promise<T>) {
     const done: Array<{ ref: ItemRef; result: T }> = [];
     const failed: BulkFailure[] = [];
     for (const ref of distinctItems(items)) {
@@ -70,7 +66,10 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
           failed.push({ ...ref, error: { status: error.status, message: error.detail } });
         } else {
           // The batch goes on: the response must still record what earlier items applied.
-          logError(error, `workspace item ${ref.type} ${ref.id} in deployment ${deploymentId}`);
+          caller.log.error(
+            { err: error, item: `${ref.type}:${ref.id}`, committed: done.map((d) => `${d.ref.type}:${d.ref.id}`) },
+            `${what}: an item failed with an internal error and was rolled back; the batch went on`,
+          );
           failed.push({ ...ref, error: { status: 500, message: `An internal error stopped ${ref.type.toLowerCase()} ${ref.id}; it was not changed.` } });
         }
       }
@@ -78,12 +77,19 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
     return { done, failed };
   }
 
-  async function shapes(caller: Caller, deploymentId: number, moved: Moved[]): Promise<Workbook[]> {
+  /** The moved items as the spec's `Workbook`; never throws, since the moves have committed (committed.ts). */
+  async function shapes(caller: Caller, what: string, deploymentId: number, moved: Moved[]): Promise<Workbook[]> {
     const scope = { tenantId: caller.actor.tenantId, deploymentId };
     const known = new Map<number, FolderChain>(moved.flatMap((m) => [...m.chains]));
-    const view = await loadViewContext(db, scope, caller.actor.userId, moved.map((m) => m.item), known);
-    // Each item's path as it was read inside its own transaction.
-    return moved.map((m) => toWorkbookShape(m.item, { ...view, paths: m.chains }));
+    const items = moved.map((m) => m.item);
+    return renderCommitted(
+      caller,
+      what,
+      items,
+      (tolerate) => loadViewContext(db, scope, caller.actor.userId, items, known, tolerate),
+      // Each item's path as it was read inside its own transaction.
+      (item, view, options, index) => toWorkbookShape(item, { ...view, paths: moved[index]!.chains }, options),
+    );
   }
 
   return {
@@ -91,17 +97,18 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
     async move(caller: Caller, deploymentId: number, input: MoveInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
       const moved = await serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, input.type, input.id, input.folderId));
-      return (await shapes(caller, deploymentId, [moved]))[0]!;
+      return (await shapes(caller, `move in deployment ${deploymentId}`, deploymentId, [moved]))[0]!;
     },
 
     /** Spec: bulk move, rules 1 to 8. Always a record of what applied, in request order. */
     async bulkMove(caller: Caller, deploymentId: number, input: BulkMoveInput): Promise<{ moved: Workbook[]; failed: BulkFailure[] }> {
       const context = await openWorkspace(db, caller, deploymentId);
       const folderId = input.folderId ?? null;
-      const { done, failed } = await eachItem(deploymentId, input.items, (ref) =>
+      const what = `bulk move in deployment ${deploymentId}`;
+      const { done, failed } = await eachItem(caller, what, input.items, (ref) =>
         serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, ref.type, ref.id, folderId)),
       );
-      return { moved: await shapes(caller, deploymentId, done.map((d) => d.result)), failed };
+      return { moved: await shapes(caller, what, deploymentId, done.map((d) => d.result)), failed };
     },
 
     /** One folder's content (or search results), folders first, only what the caller may see. */
@@ -117,22 +124,23 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
       };
       const listing = JSON.stringify([query.search === undefined ? query.folderId : null, query.search ?? null, query.types, query.sortBy, query.descending]);
       const after = page.after === undefined ? undefined : listingKey(page.after, listing);
-      const rows = await listEntries(db, store.dialect, context.scope, await visibilityFor(context), { ...query, after, limit: page.first + 1 });
+      const visibility = await visibilityFor(context);
+      const rows = await listEntries(db, store.dialect, context.scope, visibility, { ...query, after, limit: page.first + 1 });
       const pageRows = rows.slice(0, page.first);
+      await requireListedFolder(db, context, query.search === undefined ? query.folderId : undefined, pageRows.length === 0);
+      const total = await countEntries(db, context.scope, visibility, query);
       const subjects = pageRows.map((r) => ({ type: r.type, id: r.id, folderId: r.folder_id, createdBy: r.created_by }));
       const view = await loadViewContext(db, context.scope, caller.actor.userId, subjects);
-      const items: WorkspaceEntry[] = pageRows.map((r) => ({
+      const items: WorkspaceEntry[] = pageRows.map((r, index) => ({
         type: r.type,
         id: r.id,
         deploymentId,
         name: r.name,
         folderId: r.folder_id,
-        folderPath: pathOf(view.paths, r.folder_id),
         createdAt: r.created_at,
         updatedAt: r.updated_at,
         createdBy: r.created_by,
-        user: r.created_by === null ? null : (view.owners.get(r.created_by) ?? null),
-        isFavorite: view.favorites.has(favoriteKey(r.type, r.id)),
+        ...placementOf(view, subjects[index]!),
         slug: r.slug,
         publicId: r.public_id,
         kind: r.kind,
@@ -146,7 +154,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
         hasNextPage: rows.length > page.first,
         hasPreviousPage: page.after !== undefined,
       };
-      return { items, pageInfo, data: items, count: items.length };
+      return legacyPage({ items, pageInfo }, total);
     },
 
     /**
@@ -167,7 +175,7 @@ export function workspaceService(store: Store, logError: ErrorLog = () => {}) {
     /** Deletes items in order, each in its own transaction, with per-item failures like the bulk move's. */
     async bulkDelete(caller: Caller, deploymentId: number, input: BulkDeleteInput): Promise<{ deleted: ItemRef[]; failed: BulkFailure[] }> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const { done, failed } = await eachItem(deploymentId, input.items, (ref) =>
+      const { done, failed } = await eachItem(caller, `bulk delete in deployment ${deploymentId}`, input.items, (ref) =>
         serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id)),
       );
       return { deleted: done.map((d) => ({ type: d.ref.type, id: d.ref.id })), failed };
