@@ -1,4 +1,4 @@
-import type { FieldError, ProblemDetails } from './types.js';
+import type { FieldError, ProblemCode, ProblemDetails } from './types.js';
 
 /** Where each response came from; openapi-fetch hands back the Response but not the request. */
 const origins = new WeakMap<object, { method: string; url: string }>();
@@ -11,7 +11,11 @@ export function recordOrigin(response: Response, request: Request): void {
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly status: number;
-  readonly code?: string;
+  /**
+   * The problem's stable code, one of the codes the document lists (each operation's responses
+   * say which it can answer: see `ProblemCodeOf`). A newer server may add codes: keep a default branch.
+   */
+  readonly code?: ProblemCode;
   readonly title?: string;
   readonly detail?: string;
   readonly requestId?: string;

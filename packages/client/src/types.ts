@@ -7,6 +7,8 @@ import type { components, operations } from './generated/api.js';
 type Schemas = components['schemas'];
 
 export type ProblemDetails = Schemas['ProblemDetails'];
+/** Every problem code the server can answer (the `code` of problem details), as a union. */
+export type ProblemCode = ProblemDetails['code'];
 export type FieldError = Schemas['FieldError'];
 export type PageInfo = Schemas['PageInfo'];
 
@@ -42,3 +44,11 @@ export type DeletedItem = BulkDeleteWorkspaceObjectsResponse['deleted'][number];
 
 /** The query parameters of a list operation, as the document declares them. */
 export type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+
+type ProblemCodeIn<Body> = Body extends { code: infer Code } ? Code : never;
+type ErrorBodyOf<Response> = Response extends { content: { 'application/problem+json': infer Body } } ? Body : never;
+/**
+ * The problem codes operation `Op` documents, from its error responses:
+ * `ProblemCodeOf<'createFolder'>` is `'VALIDATION_FAILED' | 'FOLDER_NAME_TAKEN' | ...`.
+ */
+export type ProblemCodeOf<Op extends keyof operations> = ProblemCodeIn<ErrorBodyOf<operations[Op]['responses'][keyof operations[Op]['responses']]>>;

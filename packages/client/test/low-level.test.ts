@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { DIALECTS } from '../../server/test/harness.js';
-import { ApiError, createClient, unwrap, type Deployment, type Folder, type ProblemDetails } from '../src/node.js';
+import { ApiError, createClient, unwrap, type Deployment, type Folder, type ProblemCode, type ProblemCodeOf, type ProblemDetails } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
@@ -27,11 +27,18 @@ describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
     const client = server.client();
     const result = await client.GET('/api/v1/deployments/{deploymentId}', { params: { path: { deploymentId: 987654 } } });
     expect(result.data).toBeUndefined();
-    expectTypeOf(result.error).toEqualTypeOf<ProblemDetails | undefined>();
+    expectTypeOf(result.error).toExtend<ProblemDetails | undefined>();
+    // Issue 11, Publish the error codes: `code` is typed with exactly what the operation documents.
+    expectTypeOf<NonNullable<typeof result.error>['code']>().toEqualTypeOf<ProblemCodeOf<'getDeployment'>>();
+    expectTypeOf<ProblemCodeOf<'getDeployment'>>().toEqualTypeOf<
+      'VALIDATION_FAILED' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'KEY_SCOPE_FORBIDDEN' | 'TENANT_NOT_FOUND' | 'DEPLOYMENT_NOT_FOUND' | 'RATE_LIMITED' | 'INTERNAL' | 'UNAVAILABLE'
+    >();
+    if (result.error?.status === 404) expectTypeOf(result.error.code).toEqualTypeOf<'TENANT_NOT_FOUND' | 'DEPLOYMENT_NOT_FOUND'>();
     expect(result.error).toMatchObject({ status: 404, code: 'DEPLOYMENT_NOT_FOUND' });
 
     const error = catchError(() => unwrap(result));
     expect(error).toBeInstanceOf(ApiError);
+    expectTypeOf(error.code).toEqualTypeOf<ProblemCode | undefined>();
     expect(error).toMatchObject({
       name: 'ApiError',
       status: 404,

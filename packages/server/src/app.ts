@@ -62,6 +62,11 @@ export interface AppOptions {
    * header. Absent: `https://localhost:<bound port>`.
    */
   publicUrl?: string;
+  /**
+   * Answer 500 (and log) when a route answers a problem code its OpenAPI responses do not list.
+   * The test harness turns it on, so every test also checks the published error codes.
+   */
+  strictProblemCodes?: boolean;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -120,7 +125,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
   for (const schema of schemas) app.addSchema(schema);
   installValidators(app, schemas);
-  installErrorHandler(app, [scimProblemDialect]);
+  installErrorHandler(app, [scimProblemDialect], { strictProblemCodes: options.strictProblemCodes ?? false });
   installNotFound(app);
   await installOpenApi(app);
 

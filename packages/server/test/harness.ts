@@ -98,6 +98,7 @@ export class TestApp {
       store,
       baseDomain: options.baseDomain ?? null,
       tenantCacheMs: 0,
+      strictProblemCodes: true,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 0,
       corsOrigins: options.corsOrigins ?? [],
       ...(options.logger ? { logger: options.logger } : {}),

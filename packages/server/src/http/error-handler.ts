@@ -3,6 +3,7 @@ import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } fr
 import { fieldErrors } from './validation.js';
 import type { ProblemDetails } from '../shared/schemas.js';
 import type { ProblemDialect } from './problem-dialect.js';
+import { undeclaredAnswer } from './declared-problems.js';
 
 /** Fastify's own error codes that are the client's fault, by the problem they are. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -30,7 +31,20 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The error dialects in force (see problem-dialect.ts); child contexts inherit them. */
     problemDialects: ProblemDialect[];
+    /** Tests turn this on: an answer a route's OpenAPI responses do not list becomes a loud 500. */
+    strictProblemCodes: boolean;
   }
+}
+
+/** In strict mode, the reason an answer breaks its route's document, logged loudly; else undefined. */
+function brokenContract(request: FastifyRequest, code: ProblemCode | undefined, status: number): string | undefined {
+  if (!request.server.strictProblemCodes) return undefined;
+  const reason = undeclaredAnswer(request, code, status);
+  if (reason) {
+    request.log.error({ code, status }, reason);
+    process.emitWarning(reason, 'UndeclaredProblemCode');
+  }
+  return reason;
 }
 
 function dialectOf(request: FastifyRequest): ProblemDialect | undefined {
@@ -44,6 +58,8 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
 ): FastifyReply {
+  const broken = brokenContract(request, code, PROBLEMS[code].status);
+  if (broken) return sendProblem(request, reply, 'INTERNAL', broken);
   const dialect = dialectOf(request);
   if (dialect) return dialect.sendProblem(reply, code, detail, errors);
   const { status, title } = PROBLEMS[code];
@@ -52,9 +68,14 @@ export function sendProblem(
   return reply.code(status).type('application/problem+json').send(body);
 }
 
-export function installErrorHandler(app: FastifyInstance, dialects: ProblemDialect[] = []): void {
+export function installErrorHandler(app: FastifyInstance, dialects: ProblemDialect[] = [], options: { strictProblemCodes?: boolean } = {}): void {
   app.decorate('problemDialects', dialects);
+  app.decorate('strictProblemCodes', options.strictProblemCodes ?? false);
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    // A dialect's own errors carry their status; in strict mode it must be one the route lists.
+    const ownStatus = (error as { status?: unknown }).status;
+    const broken = error instanceof ApiError || typeof ownStatus !== 'number' ? undefined : brokenContract(request, undefined, ownStatus);
+    if (broken) return sendProblem(request, reply, 'INTERNAL', broken);
     const own = dialectOf(request)?.sendError?.(reply, error);
     if (own) return own;
     if (error instanceof ApiError) {

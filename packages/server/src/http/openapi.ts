@@ -1,18 +1,6 @@
 import swagger from '@fastify/swagger';
-import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ProblemRef } from '../shared/schemas.js';
-
-/** Error responses every authenticated route can give, added to each route's schema once, here. */
-function standardErrors(route: RouteOptions): Record<number, unknown> {
-  const schema = (route.schema ?? {}) as Record<string, unknown>;
-  const errors: Record<number, unknown> = { 401: ProblemRef, 403: ProblemRef, 404: ProblemRef, 429: ProblemRef, 500: ProblemRef };
-  if (schema.body || schema.querystring || schema.params) errors[400] = ProblemRef;
-  if (schema.body) {
-    errors[413] = ProblemRef;
-    errors[415] = ProblemRef;
-  }
-  return errors;
-}
+import type { FastifyInstance } from 'fastify';
+import { declareProblems, shareProblemResponses } from './declared-problems.js';
 
 /** Marks an operation whose request body is optional; turned into `requestBody.required: false`. */
 const OPTIONAL_BODY = 'x-body-optional';
@@ -37,11 +25,10 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   });
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
-    const schema = (route.schema ??= {}) as Record<string, unknown>;
-    const response = (schema.response ??= {}) as Record<string, unknown>;
-    for (const [status, ref] of Object.entries(standardErrors(route))) response[status] ??= ref;
+    // Each error status with the codes the route can answer there (generic ones plus its `problems`).
+    declareProblems(route);
+    const schema = route.schema as Record<string, unknown>;
     if (route.config?.optionalBody) schema[OPTIONAL_BODY] = true;
-    // Conflicts are declared by routes that can produce them (409), so they are not added here.
   });
 
   await app.register(swagger, {
@@ -63,7 +50,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearerAuth: [] }],
     },
     // Shared schemas keep their `$id` as their component name, so clients get readable type names.
-    transformObject: (documentObject) => markOptionalBodies((documentObject as unknown as { openapiObject: never }).openapiObject),
+    transformObject: (documentObject) => shareProblemResponses(markOptionalBodies((documentObject as unknown as { openapiObject: never }).openapiObject)),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 }

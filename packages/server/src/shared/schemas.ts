@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
+import { PROBLEMS, type ProblemCode } from './problems.js';
 
 /** Shared schemas: problem details, path ids, pagination. Registered once with `$id` (see openapi.ts). */
 
@@ -16,7 +17,8 @@ export const ProblemDetailsSchema = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.String({ description: 'Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.' }),
+    // Every code of the table; each operation's error responses narrow it to what that route answers.
+    code: Type.Unsafe<ProblemCode>({ type: 'string', enum: Object.keys(PROBLEMS), description: 'Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.' }),
     message: Type.String({ description: 'Same as `detail`.' }),
     requestId: Type.String(),
     errors: Type.Optional(Type.Array(Type.Ref('FieldError'), { description: 'One entry per invalid part of the request.' })),

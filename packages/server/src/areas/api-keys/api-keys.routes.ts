@@ -14,6 +14,7 @@ export function apiKeysRoutes(service: ApiKeysService): FastifyPluginAsyncTypebo
           summary: 'Create an API key; the secret is in this response only',
           body: CreateApiKeyBody,
           response: { 201: Type.Ref('CreatedApiKey') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'INVALID_OPERATION', 'USER_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
@@ -28,6 +29,7 @@ export function apiKeysRoutes(service: ApiKeysService): FastifyPluginAsyncTypebo
           summary: "List API keys (admins: every key; others: their own). Never returns secrets",
           querystring: ListApiKeysQuery,
           response: { 200: Type.Ref('ApiKeyPage') },
+          problems: ['FORBIDDEN'],
         },
       },
       async (request) => service.list(request.caller, request.query),
@@ -42,6 +44,7 @@ export function apiKeysRoutes(service: ApiKeysService): FastifyPluginAsyncTypebo
           summary: 'Revoke an API key at once',
           params: ApiKeyParams,
           response: { 204: Type.Null({ description: 'Revoked' }) },
+          problems: ['API_KEY_NOT_FOUND'],
         },
       },
       async (request, reply) => {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../shared/schemas.js';
 import type { GroupsService } from './groups.service.js';
 import { CreateGroupBody, GroupMemberParams, GroupMembersBody, GroupParams, ListGroupsQuery, UpdateGroupBody } from './groups.schemas.js';
 
@@ -24,7 +23,8 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
           tags,
           summary: 'Create a group (admin only); names are unique per tenant, ignoring case',
           body: CreateGroupBody,
-          response: { 201: Type.Ref('GroupDetail'), 409: ProblemRef },
+          response: { 201: Type.Ref('GroupDetail') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NAME_TAKEN'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
@@ -33,7 +33,7 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
     app.get(
       '/api/v1/groups/:groupId',
       {
-        schema: { operationId: 'getGroup', tags, summary: 'Get a group with its members', params: GroupParams, response: { 200: Type.Ref('GroupDetail') } },
+        schema: { operationId: 'getGroup', tags, summary: 'Get a group with its members', params: GroupParams, response: { 200: Type.Ref('GroupDetail') }, problems: ['GROUP_NOT_FOUND'] },
       },
       async (request) => service.get(request.caller, request.params.groupId),
     );
@@ -47,7 +47,8 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
           summary: 'Rename a group or change its description (admin only)',
           params: GroupParams,
           body: UpdateGroupBody,
-          response: { 200: Type.Ref('GroupDetail'), 409: ProblemRef },
+          response: { 200: Type.Ref('GroupDetail') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NOT_FOUND', 'GROUP_NAME_TAKEN'],
         },
       },
       async (request) => service.update(request.caller, request.params.groupId, request.body),
@@ -62,6 +63,7 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
           summary: 'Delete a group (admin only), with its memberships and the access policies granted to it',
           params: GroupParams,
           response: { 204: Type.Null({ description: 'Deleted' }) },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NOT_FOUND'],
         },
       },
       async (request, reply) => {
@@ -85,6 +87,7 @@ function memberRoutes(app: Parameters<FastifyPluginAsyncTypebox>[0], service: Gr
         params: GroupParams,
         body: GroupMembersBody,
         response: { 200: Type.Ref('GroupDetail') },
+        problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NOT_FOUND', 'USER_NOT_FOUND'],
       },
     },
     async (request) => service.addMembers(request.caller, request.params.groupId, request.body.userIds),
@@ -100,6 +103,7 @@ function memberRoutes(app: Parameters<FastifyPluginAsyncTypebox>[0], service: Gr
         params: GroupParams,
         body: GroupMembersBody,
         response: { 200: Type.Ref('GroupDetail') },
+        problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NOT_FOUND', 'USER_NOT_FOUND'],
       },
     },
     async (request) => service.removeMembers(request.caller, request.params.groupId, request.body.userIds),
@@ -114,6 +118,7 @@ function memberRoutes(app: Parameters<FastifyPluginAsyncTypebox>[0], service: Gr
         summary: 'Remove one user from a group (admin only)',
         params: GroupMemberParams,
         response: { 204: Type.Null({ description: 'Removed (or was not a member)' }) },
+        problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'GROUP_NOT_FOUND', 'USER_NOT_FOUND'],
       },
     },
     async (request, reply) => {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../shared/schemas.js';
 import { CreatePolicyBody, ListPoliciesQuery, PolicyParams } from './policies.schemas.js';
 import type { PoliciesService } from './policies.service.js';
 
@@ -16,7 +15,8 @@ export function policiesRoutes(service: PoliciesService): FastifyPluginAsyncType
           tags,
           summary: 'Grant a user or group access to a resource (admins only)',
           body: CreatePolicyBody,
-          response: { 201: Type.Ref('Policy'), 409: ProblemRef },
+          response: { 201: Type.Ref('Policy') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'GROUP_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'POLICY_EXISTS'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
@@ -45,6 +45,7 @@ export function policiesRoutes(service: PoliciesService): FastifyPluginAsyncType
           summary: 'Revoke a policy; the access it gave ends with the next request (admins only)',
           params: PolicyParams,
           response: { 204: Type.Null({ description: 'Deleted' }) },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'POLICY_NOT_FOUND'],
         },
       },
       async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, ProblemRef } from '../../shared/schemas.js';
+import { DeploymentParams } from '../../shared/schemas.js';
 import { ListReportsQuery, ReportParams, ReportPublicIdParams, UpsertReportBody } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 
@@ -21,7 +21,8 @@ export function reportsRoutes(service: ReportsService): FastifyPluginAsyncTypebo
             'Updating (200) needs EDIT on the report; fields left out keep their stored values and null clears one. A different `folderId` moves the report with the single move’s checks, order and errors.',
           params: ReportPublicIdParams,
           body: UpsertReportBody,
-          response: { 200: Type.Ref('Report'), 201: Type.Ref('Report'), 409: ProblemRef },
+          response: { 200: Type.Ref('Report'), 201: Type.Ref('Report') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'REPORT_PUBLIC_ID_TAKEN'],
         },
       },
       async (request, reply) => {
@@ -39,6 +40,7 @@ export function reportsRoutes(service: ReportsService): FastifyPluginAsyncTypebo
           summary: 'Get a report (needs VIEW); records it as viewed (`lastViewedAt`)',
           params: ReportParams,
           response: { 200: Type.Ref('Report') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN'],
         },
       },
       async (request) => service.get(request.caller, request.params.deploymentId, request.params.reportId),
@@ -57,6 +59,7 @@ export function reportsRoutes(service: ReportsService): FastifyPluginAsyncTypebo
           params: DeploymentParams,
           querystring: ListReportsQuery,
           response: { 200: Type.Ref('ReportPage') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'CURSOR_UNAVAILABLE'],
         },
       },
       async (request) => service.list(request.caller, request.params.deploymentId, request.query),

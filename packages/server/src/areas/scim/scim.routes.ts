@@ -12,9 +12,23 @@ const tags = ['SCIM'];
 const scimContent = (ref: string) => ({ content: { [SCIM_MEDIA_TYPE]: { schema: Type.Ref(ref) } } });
 const ScimErrorRef = scimContent('ScimError');
 
+/** What each SCIM error status means here; `scimType` narrows the 400s and 409s (RFC 7644 section 3.12). */
+const SCIM_ERROR_STATUSES: Record<number, string> = {
+  400: 'The request is not valid: scimType `invalidFilter`, `invalidSyntax`, `invalidValue`, `invalidPath`, `noTarget`, `mutability` or `tooMany` says why',
+  401: 'No valid credential: a missing, malformed, unknown, revoked or expired token',
+  403: 'The token is not an unscoped admin key, so it may not provision',
+  404: 'No such User, Group, schema or resource type in this tenant, or no tenant on this host',
+  409: 'scimType `uniqueness`: another resource already has this userName, email or displayName',
+  412: 'If-Match names a version the resource no longer has',
+  413: 'The request body is too large',
+  415: 'The request body is not JSON (application/scim+json or application/json)',
+  429: 'Too many requests with this token; `Retry-After` says when to try again',
+  500: 'The service failed; the request id in the logs has the cause',
+};
+
 /** Every SCIM operation's error responses, in SCIM's error schema (RFC 7644 section 3.12). */
 function errors(extra: number[] = []): Record<number, unknown> {
-  return Object.fromEntries([400, 401, 403, 404, 413, 415, 429, 500, ...extra].map((s) => [s, { description: 'SCIM error', ...ScimErrorRef }]));
+  return Object.fromEntries([400, 401, 403, 404, 413, 415, 429, 500, ...extra].map((s) => [s, { description: SCIM_ERROR_STATUSES[s], ...ScimErrorRef }]));
 }
 
 const consumes = [SCIM_MEDIA_TYPE, 'application/json'];

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../shared/schemas.js';
 import type { UserAttributesService } from './user-attributes.service.js';
 import { CreateUserAttributeBody, SetUserAttributeValuesBody, UpdateUserAttributeBody, UserAttributeParams, UserValuesParams } from './user-attributes.schemas.js';
 
@@ -11,7 +10,7 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
   return async (app) => {
     app.get(
       '/api/v1/user-attributes',
-      { schema: { operationId: 'listUserAttributes', tags, summary: 'List the user attribute definitions (admin only)', response: { 200: Type.Ref('UserAttributeList') } } },
+      { schema: { operationId: 'listUserAttributes', tags, summary: 'List the user attribute definitions (admin only)', response: { 200: Type.Ref('UserAttributeList') }, problems: ['FORBIDDEN'] } },
       async (request) => service.list(request.caller),
     );
     app.post(
@@ -22,14 +21,15 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
           tags,
           summary: 'Define a user attribute: name, type (string, number, boolean, string-list) and default (admin only)',
           body: CreateUserAttributeBody,
-          response: { 201: Type.Ref('UserAttribute'), 409: ProblemRef },
+          response: { 201: Type.Ref('UserAttribute') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_ATTRIBUTE_NAME_TAKEN'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
     );
     app.get(
       '/api/v1/user-attributes/:attributeId',
-      { schema: { operationId: 'getUserAttribute', tags, summary: 'Get a user attribute definition (admin only)', params: UserAttributeParams, response: { 200: Type.Ref('UserAttribute') } } },
+      { schema: { operationId: 'getUserAttribute', tags, summary: 'Get a user attribute definition (admin only)', params: UserAttributeParams, response: { 200: Type.Ref('UserAttribute') }, problems: ['FORBIDDEN', 'USER_ATTRIBUTE_NOT_FOUND'] } },
       async (request) => service.get(request.caller, request.params.attributeId),
     );
     app.put(
@@ -41,7 +41,8 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
           summary: 'Rename a user attribute or change its default; its type never changes (admin only)',
           params: UserAttributeParams,
           body: UpdateUserAttributeBody,
-          response: { 200: Type.Ref('UserAttribute'), 409: ProblemRef },
+          response: { 200: Type.Ref('UserAttribute') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_ATTRIBUTE_NOT_FOUND', 'USER_ATTRIBUTE_NAME_TAKEN'],
         },
       },
       async (request) => service.update(request.caller, request.params.attributeId, request.body),
@@ -55,6 +56,7 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
           summary: "A user's value of every attribute, defaults filled in (the user themselves, or an admin)",
           params: UserValuesParams,
           response: { 200: Type.Ref('UserAttributeValues') },
+          problems: ['FORBIDDEN', 'USER_NOT_FOUND'],
         },
       },
       async (request) => service.getValues(request.caller, request.params.userId),
@@ -69,6 +71,7 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
           params: UserValuesParams,
           body: SetUserAttributeValuesBody,
           response: { 200: Type.Ref('UserAttributeValues') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND'],
         },
       },
       async (request) => service.setValues(request.caller, request.params.userId, request.body),

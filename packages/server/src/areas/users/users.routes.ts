@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../shared/schemas.js';
 import type { UsersService } from './users.service.js';
 import { BulkCreateUsersBody, CreateUserBody, ListUsersQuery, UpdateUserBody, UserParams } from './users.schemas.js';
 
@@ -16,7 +15,8 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Create a user (admin only); emails are unique per tenant, ignoring case',
           body: CreateUserBody,
-          response: { 201: Type.Ref('User'), 409: ProblemRef },
+          response: { 201: Type.Ref('User') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'EMAIL_TAKEN'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
@@ -31,6 +31,7 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           summary: 'Create up to 100 users one at a time; each failure carries the error the single create would give',
           body: BulkCreateUsersBody,
           response: { 200: Type.Ref('BulkCreateUsersResult') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],
         },
       },
       async (request) => service.bulkCreate(request.caller, request.body),
@@ -45,6 +46,7 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           summary: 'List the users of the tenant (admin only)',
           querystring: ListUsersQuery,
           response: { 200: Type.Ref('UserPage') },
+          problems: ['FORBIDDEN'],
         },
       },
       async (request) => service.list(request.caller, request.query),
@@ -67,6 +69,7 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           summary: 'Get a user (admins: anyone; others: themselves)',
           params: UserParams,
           response: { 200: Type.Ref('User') },
+          problems: ['FORBIDDEN', 'USER_NOT_FOUND'],
         },
       },
       async (request) => service.get(request.caller, request.params.userId),
@@ -81,7 +84,8 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           summary: 'Change a user (admin only); `active: true` reactivates. The last active admin cannot be demoted or deactivated',
           params: UserParams,
           body: UpdateUserBody,
-          response: { 200: Type.Ref('User'), 409: ProblemRef },
+          response: { 200: Type.Ref('User') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'EMAIL_TAKEN', 'LAST_ADMIN'],
         },
       },
       async (request) => service.update(request.caller, request.params.userId, request.body),
@@ -95,7 +99,8 @@ export function usersRoutes(service: UsersService): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Deactivate a user (admin only): the user stays listed as inactive and their API keys stop working at once',
           params: UserParams,
-          response: { 204: Type.Null({ description: 'Deactivated (or already inactive)' }), 409: ProblemRef },
+          response: { 204: Type.Null({ description: 'Deactivated (or already inactive)' }) },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'LAST_ADMIN'],
         },
       },
       async (request, reply) => {

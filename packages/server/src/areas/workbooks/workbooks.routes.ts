@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ProblemRef } from '../../shared/schemas.js';
 import { DuplicateWorkbookBody, UpsertWorkbookBody, WorkbookParams, WorkbookSlugParams } from './workbooks.schemas.js';
 import type { WorkbooksService } from './workbooks.service.js';
 
@@ -21,7 +20,8 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
             'Updating (200) needs EDIT on the workbook; fields left out keep their stored values. A different `folderId` moves the workbook with the single move’s checks, order and errors (MANAGE on the workbook, EDIT on the destination).',
           params: WorkbookSlugParams,
           body: UpsertWorkbookBody,
-          response: { 200: Type.Ref('Workbook'), 201: Type.Ref('Workbook'), 409: ProblemRef },
+          response: { 200: Type.Ref('Workbook'), 201: Type.Ref('Workbook') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN'],
         },
       },
       async (request, reply) => {
@@ -39,6 +39,7 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
           summary: 'Get a workbook (needs VIEW)',
           params: WorkbookParams,
           response: { 200: Type.Ref('Workbook') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FORBIDDEN'],
         },
       },
       async (request) => service.get(request.caller, request.params.deploymentId, request.params.workbookId),
@@ -57,7 +58,8 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
             'Needs VIEW on the source, the EXPLORER role or above and EDIT on the destination (the deployment at the root). The copy gets the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the name `<name> (copy)` unless `name` is given, the source’s meta, calculated fields and draft, and no publication; the caller owns it.',
           params: WorkbookParams,
           body: DuplicateWorkbookBody,
-          response: { 201: Type.Ref('Workbook'), 409: ProblemRef },
+          response: { 201: Type.Ref('Workbook') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN'],
         },
       },
       async (request, reply) =>

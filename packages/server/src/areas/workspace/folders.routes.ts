@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, ProblemRef } from '../../shared/schemas.js';
+import { DeploymentParams } from '../../shared/schemas.js';
 import { CreateFolderBody, FolderParams, ListFoldersQuery, UpdateFolderBody } from './folders.schemas.js';
 import type { FoldersService } from './folders.service.js';
 
@@ -18,7 +18,8 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
           summary: 'Create a folder (EXPLORER or above, EDIT on the parent or, at the top level, on the deployment)',
           params: DeploymentParams,
           body: CreateFolderBody,
-          response: { 201: Type.Ref('Folder'), 409: ProblemRef },
+          response: { 201: Type.Ref('Folder') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'FOLDER_TOO_DEEP', 'FOLDER_NAME_TAKEN'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.params.deploymentId, request.body)),
@@ -34,6 +35,7 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
           params: DeploymentParams,
           querystring: ListFoldersQuery,
           response: { 200: Type.Ref('FolderPage') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND'],
         },
       },
       async (request) => service.list(request.caller, request.params.deploymentId, request.query),
@@ -48,6 +50,7 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
           summary: 'Get a folder with its parent and path',
           params: FolderParams,
           response: { 200: Type.Ref('Folder') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN'],
         },
       },
       async (request) => service.get(request.caller, request.params.deploymentId, request.params.folderId),
@@ -62,7 +65,8 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
           summary: 'Rename a folder (needs EDIT); moving is done with the move endpoints',
           params: FolderParams,
           body: UpdateFolderBody,
-          response: { 200: Type.Ref('Folder'), 409: ProblemRef },
+          response: { 200: Type.Ref('Folder') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'FOLDER_NAME_TAKEN'],
         },
       },
       async (request) => service.rename(request.caller, request.params.deploymentId, request.params.folderId, request.body),
@@ -77,6 +81,7 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
           summary: 'Delete a folder without subfolders (needs MANAGE); its workbooks and reports move to the root',
           params: FolderParams,
           response: { 204: Type.Null({ description: 'Deleted' }) },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'FOLDER_HAS_SUBFOLDERS'],
         },
       },
       async (request, reply) => {
