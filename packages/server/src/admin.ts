@@ -160,7 +160,8 @@ function findCommand(argv: string[]): { name: string; command: Command | undefin
     words.push(arg);
   }
   const name = words.join(' ');
-  return { name, command: COMMANDS[name], rest: argv.slice(words.length) };
+  // Own keys only: `admin constructor` is an unknown command, not Object's constructor.
+  return { name, command: Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined, rest: argv.slice(words.length) };
 }
 
 function parse(command: Command, rest: string[]): Parsed & { help: boolean } {

@@ -32,13 +32,15 @@ import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
 import { installErrorHandler, sendProblem } from './http/error-handler.js';
+import { DEFAULT_BODY_LIMIT, installBodyRules } from './http/body.js';
+import { installInputGuard } from './http/input-guard.js';
 import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
-import { tenantResolver } from './http/tenant.js';
+import { refuseRepeatedHost, tenantResolver } from './http/tenant.js';
 import { installCors } from './http/cors.js';
 import { installValidators } from './http/validation.js';
 import { createServices, type Services } from './services.js';
@@ -104,7 +106,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     logger: options.logger ?? false,
     ...(options.https ? { https: options.https } : {}),
     routerOptions: { ignoreTrailingSlash: true },
-    bodyLimit: 1024 * 1024,
+    // Per route: Fastify's `bodyLimit` route option (see http/body.ts).
+    bodyLimit: DEFAULT_BODY_LIMIT,
     // A client may pass its own request id to correlate logs; anything odd is replaced.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -128,6 +131,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installErrorHandler(app, [scimProblemDialect], { strictProblemCodes: options.strictProblemCodes ?? false });
   installNotFound(app);
   await installOpenApi(app);
+  installBodyRules(app);
+  installInputGuard(app);
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
@@ -136,6 +141,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    refuseRepeatedHost(request);
     if (!needsCredential(request)) return;
     request.tenant = await resolveTenant(request);
     const actor = await authenticate(request, request.tenant);

@@ -146,4 +146,43 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       ]);
     });
   });
+
+  describe('issue 11: names that Object.prototype also has', () => {
+    const NAMES = ['toString', 'valueOf', 'constructor', 'hasOwnProperty', 'isPrototypeOf'];
+    let own: TestApp;
+    beforeAll(async () => {
+      // An app of its own: these definitions would change what the other tests list.
+      own = await TestApp.create(dialect);
+      for (const name of NAMES) {
+        expect((await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name, type: 'string', ...(name === 'valueOf' ? { defaultValue: 'd' } : {}) } })).statusCode).toBe(201);
+      }
+    });
+    afterAll(async () => own?.close());
+
+    it('issue 11: toString, valueOf, constructor and hasOwnProperty work like any name in GET and POST /user-attribute-values (200, never 500)', async () => {
+      const user = await own.user('EXPLORER');
+      const url = `/api/v1/user-attribute-values/${user.userId}`;
+      const initial = await own.request({ url });
+      expect(initial.statusCode).toBe(200);
+      expect(initial.json().values.map((v: { name: string; value: unknown; isDefault: boolean }) => [v.name, v.value, v.isDefault])).toEqual(
+        NAMES.map((name) => [name, name === 'valueOf' ? 'd' : null, true]),
+      );
+      const set = await own.request({ method: 'POST', url, body: { values: { toString: 'a', constructor: 'b', HASOWNPROPERTY: 'c' } } });
+      expect(set.statusCode).toBe(200);
+      expect(set.json().values.map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([['a', false], ['d', true], ['b', false], ['c', false], [null, true]]);
+      const reset = await own.request({ method: 'POST', url, body: { values: { constructor: null } } });
+      expect(reset.json().values[2]).toMatchObject({ name: 'constructor', value: null, isDefault: true });
+      expect((await own.request({ url })).json().values[0]).toMatchObject({ name: 'toString', value: 'a', isDefault: false });
+    });
+
+    it('issue 11: the definition routes take them too, and __proto__ is not a name (it must start with a letter)', async () => {
+      const list = await own.request({ url: '/api/v1/user-attributes' });
+      expect(list.json().items.map((a: { name: string }) => a.name)).toEqual(NAMES);
+      const id = list.json().items[0].id as number;
+      const renamed = await own.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { name: 'propertyIsEnumerable' } });
+      expect(renamed.statusCode).toBe(200);
+      problem(await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'VALUEOF', type: 'string' } }), 409, 'USER_ATTRIBUTE_NAME_TAKEN');
+      problem(await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: '__proto__', type: 'string' } }), 400, 'VALIDATION_FAILED');
+    });
+  });
 });

@@ -4,6 +4,7 @@ import { fieldErrors } from './validation.js';
 import type { ProblemDetails } from '../shared/schemas.js';
 import type { ProblemDialect } from './problem-dialect.js';
 import { undeclaredAnswer } from './declared-problems.js';
+import { DEFAULT_BODY_LIMIT, formatBytes } from './body.js';
 
 /** Fastify's own error codes that are the client's fault, by the problem they are. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -93,7 +94,7 @@ export function installErrorHandler(app: FastifyInstance, dialects: ProblemDiale
         mapped === 'UNSUPPORTED_MEDIA_TYPE'
           ? `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted; send application/json.`
           : mapped === 'PAYLOAD_TOO_LARGE'
-            ? 'The request body exceeds the 1 MiB limit.'
+            ? `The request body exceeds this operation's limit of ${formatBytes(request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT)}.`
             : mapped === 'MALFORMED_JSON'
               ? `The request body is not valid JSON: ${error.message}`
               : error.message;

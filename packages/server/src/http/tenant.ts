@@ -9,6 +9,22 @@ export interface Tenant {
   slug: string;
 }
 
+/**
+ * A request naming two hosts is refused (RFC 9112 section 3.2): a proxy and this server could each
+ * pick a different one and so a different tenant. Node keeps the first Host and drops the rest,
+ * so the raw headers are counted.
+ */
+export function refuseRepeatedHost(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'host') hosts += 1;
+  if (hosts > 1) {
+    throw new ApiError('VALIDATION_FAILED', `The request is not valid: /headers/host is sent ${hosts} times; send it once.`, {
+      errors: [{ pointer: '/headers/host', message: 'must be sent once' }],
+    });
+  }
+}
+
 /** Lower-cased host name of a request, without port; `[::1]:8443` gives `[::1]`. */
 export function hostOf(request: FastifyRequest): string {
   const raw = (request.headers.host ?? '').trim().toLowerCase();

@@ -1,7 +1,8 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { FieldError } from '../shared/problems.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 
 // ajv-formats ships CommonJS with a default export that ESM sees nested.
 const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? ajvFormats) as (ajv: Ajv) => Ajv;
@@ -14,11 +15,97 @@ export function installValidators(app: FastifyInstance, sharedSchemas: object[])
   const base: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false };
   const bodyAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
   const paramAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
+  bodyAjv.addKeyword({
+    keyword: JSON_DEPTH_KEYWORD,
+    schemaType: 'number',
+    errors: true,
+    validate: function depthBound(limit: number, data: unknown) {
+      if (!nestsDeeperThan(data, limit)) return true;
+      (depthBound as { errors?: Partial<ErrorObject>[] }).errors = [{ keyword: JSON_DEPTH_KEYWORD, message: `nests deeper than ${limit} levels`, params: { limit } }];
+      return false;
+    },
+  });
   for (const schema of sharedSchemas) {
-    bodyAjv.addSchema(schema);
+    bodyAjv.addSchema(boundOpenJson(schema) as object);
     paramAjv.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodyAjv.compile(boundOpenJson(schema) as object);
+    const validate = paramAjv.compile(schema);
+    return httpPart === 'params' ? canonicalIntegers(schema, validate) : validate;
+  });
+}
+
+/**
+ * Open JSON (a value of any shape: settings, meta, a dashboard's config, undeclared fields of a
+ * document that keeps them) nests at most MAX_JSON_DEPTH levels, so that storing, merging and
+ * serializing it can never exhaust the stack. Rather than ask every area to remember it, body
+ * schemas are copied with this keyword on each open part, and the error names that part.
+ */
+const JSON_DEPTH_KEYWORD = 'x-json-depth';
+/** Keywords that describe a schema without constraining it: `{ description }` is still open. */
+const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly', '$id', '$schema', 'nullable']);
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+
+type Schema = Record<string, unknown>;
+const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isAny = (value: unknown): boolean => value === true || (isSchema(value) && Object.keys(value).every((k) => ANNOTATIONS.has(k)));
+
+/** An object of anything: a record of `{}`, or `{ additionalProperties: true }` with no declared fields. */
+function isOpenObject(schema: Schema): boolean {
+  if (schema.type !== 'object' || schema.properties && Object.keys(schema.properties).length > 0) return false;
+  const patterns = isSchema(schema.patternProperties) ? Object.values(schema.patternProperties) : [];
+  return (patterns.length > 0 && patterns.every(isAny)) || (patterns.length === 0 && isAny(schema.additionalProperties));
+}
+
+/** A copy of `schema` with the depth keyword on every open part (schemas are tiny; this runs once per route). */
+function boundOpenJson(schema: unknown): unknown {
+  if (!isSchema(schema)) return schema;
+  if (isAny(schema) || isOpenObject(schema)) return { ...schema, [JSON_DEPTH_KEYWORD]: MAX_JSON_DEPTH };
+  const copy: Schema = { ...schema };
+  for (const key of SUBSCHEMA_MAPS) {
+    if (isSchema(copy[key])) copy[key] = Object.fromEntries(Object.entries(copy[key]).map(([name, inner]) => [name, boundOpenJson(inner)]));
+  }
+  for (const key of SUBSCHEMA_LISTS) if (Array.isArray(copy[key])) copy[key] = copy[key].map(boundOpenJson);
+  // Undeclared fields a document keeps (`additionalProperties: true`) are open JSON each.
+  if (copy.additionalProperties === true) copy.additionalProperties = { [JSON_DEPTH_KEYWORD]: MAX_JSON_DEPTH };
+  for (const key of SUBSCHEMAS) if (isSchema(copy[key])) copy[key] = boundOpenJson(copy[key]);
+  return copy;
+}
+
+/** The only spelling of a path integer: `1`, never `01`, `1.0`, `+1`, ` 1`, `1e0` or `0x1`. */
+const CANONICAL_INTEGER = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * Path integers (every id, shared/schemas.ts `Id`) must be written canonically. Ajv's coercion
+ * would read `1.0` or `02` as 1 and 2 and act on those rows, so the raw strings are checked
+ * before it runs; the OpenAPI document keeps them typed integer.
+ */
+function canonicalIntegers(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = isSchema(schema) && isSchema(schema.properties) ? schema.properties : {};
+  const integers = Object.keys(properties).filter((name) => isSchema(properties[name]) && properties[name].type === 'integer');
+  if (integers.length === 0) return validate;
+  const strict = ((data: unknown): boolean => {
+    const params = (isSchema(data) ? data : {}) as Record<string, unknown>;
+    const errors: Partial<ErrorObject>[] = [];
+    for (const name of integers) {
+      const raw = Object.hasOwn(params, name) ? params[name] : undefined;
+      if (typeof raw !== 'string') continue;
+      if (!CANONICAL_INTEGER.test(raw) || !Number.isSafeInteger(Number(raw))) {
+        errors.push({ instancePath: `/${escape(name)}`, keyword: 'canonicalInteger', message: 'must be a positive whole number written with digits only (no sign, leading zero, space, point or exponent)' });
+      }
+    }
+    if (errors.length > 0) {
+      strict.errors = errors as ErrorObject[];
+      return false;
+    }
+    const valid = validate(data);
+    strict.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return strict;
 }
 
 const PART_NAMES: Record<string, string> = { querystring: 'query', params: 'path', body: 'body', headers: 'headers' };

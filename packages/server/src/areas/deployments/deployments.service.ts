@@ -10,7 +10,7 @@ import { deletePoliciesOn } from '../policies/policies.store.js';
 import { deleteItemPoliciesOf } from '../workspace/items.store.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
 import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
-import { MAX_SETTINGS_DEPTH, mergePatch, nestsDeeperThan, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
+import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
 
 export function toDeployment(row: DeploymentRow, access: Access | null): Deployment {
   return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
@@ -93,11 +93,6 @@ export function deploymentsService(store: Store) {
     async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<Deployment> {
       // Grants load before the transaction: SQLite has one connection, which the transaction holds.
       const { level } = await authorize(db, caller, id, 'MANAGE');
-      if (nestsDeeperThan(input.settings, MAX_SETTINGS_DEPTH)) {
-        throw new ApiError('VALIDATION_FAILED', `settings may nest at most ${MAX_SETTINGS_DEPTH} levels deep.`, {
-          errors: [{ pointer: '/body/settings', message: `nests deeper than ${MAX_SETTINGS_DEPTH} levels` }],
-        });
-      }
       // Settings are read, merged and written back; concurrent patches must not drop each other's keys.
       const row = await serialized(store, lockKey.deployment(id), (trx) => applyUpdate(trx, caller.actor.tenantId, id, input));
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);

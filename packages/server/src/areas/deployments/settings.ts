@@ -36,15 +36,8 @@ export function withoutSecrets(value: unknown): unknown {
   return result;
 }
 
-/** Settings nest at most this deep, so merging and filtering them can never exhaust the stack. */
-export const MAX_SETTINGS_DEPTH = 32;
-
-/** True when `value` nests objects or arrays deeper than `limit`; stops looking at the limit. */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (limit === 0) return true;
-  return Object.values(value).some((inner) => nestsDeeperThan(inner, limit - 1));
-}
+// Merging and filtering recurse: settings are open JSON, which request validation bounds to
+// MAX_JSON_DEPTH levels (shared/json-depth.ts) before they get here.
 
 export function parseSettings(text: string): JsonObject {
   const value: unknown = JSON.parse(text);

@@ -57,15 +57,18 @@ function withNameConflict<T>(name: string | undefined, write: () => Promise<T>):
 export const attributeValues = {
   definitions: (db: Executor, tenantId: number) => listAttributes(db, tenantId),
 
-  /** Each user's own values by attribute name (defaults not included). */
-  async read(db: Executor, tenantId: number, userIds: number[]): Promise<Map<number, Record<string, AttributeValue>>> {
+  /**
+   * Each user's own values by attribute name (defaults not included). A Map, not an object:
+   * names are chosen by clients, and `toString` or `constructor` must not find Object.prototype.
+   */
+  async read(db: Executor, tenantId: number, userIds: number[]): Promise<Map<number, Map<string, AttributeValue>>> {
     const definitions = new Map((await listAttributes(db, tenantId)).map((a) => [a.id, a]));
-    const out = new Map<number, Record<string, AttributeValue>>();
+    const out = new Map<number, Map<string, AttributeValue>>();
     for (const row of await valuesOf(db, tenantId, userIds)) {
       const def = definitions.get(row.attribute_id);
       if (!def) continue;
-      const values = out.get(row.user_id) ?? {};
-      values[def.name] = JSON.parse(row.value) as AttributeValue;
+      const values = out.get(row.user_id) ?? new Map<string, AttributeValue>();
+      values.set(def.name, JSON.parse(row.value) as AttributeValue);
       out.set(row.user_id, values);
     }
     return out;
@@ -80,13 +83,14 @@ export const attributeValues = {
     const own = await attributeValues.read(db, tenantId, userIds);
     const out = new Map<number, Record<string, AttributeValue>>();
     for (const userId of userIds) {
-      const mine = own.get(userId) ?? {};
-      const values: Record<string, AttributeValue> = {};
+      const mine = own.get(userId);
+      const entries: Array<[string, AttributeValue]> = [];
       for (const d of definitions) {
-        const value = mine[d.name] ?? (d.default_value === null ? undefined : (JSON.parse(d.default_value) as AttributeValue));
-        if (value !== undefined) values[d.name] = value;
+        const value = mine?.get(d.name) ?? (d.default_value === null ? undefined : (JSON.parse(d.default_value) as AttributeValue));
+        if (value !== undefined) entries.push([d.name, value]);
       }
-      if (Object.keys(values).length > 0) out.set(userId, values);
+      // fromEntries defines own data properties: no name can reach a prototype.
+      if (entries.length > 0) out.set(userId, Object.fromEntries(entries));
     }
     return out;
   },
@@ -140,12 +144,12 @@ export function userAttributesService(store: Store) {
   }
 
   async function values(trx: Executor, tenantId: number, userId: number): Promise<UserAttributeValues> {
-    const own = (await attributeValues.read(trx, tenantId, [userId])).get(userId) ?? {};
+    const own = (await attributeValues.read(trx, tenantId, [userId])).get(userId);
     const definitions = await listAttributes(trx, tenantId);
     return {
       userId,
       values: definitions.map((d) => {
-        const mine = own[d.name];
+        const mine = own?.get(d.name);
         const value = mine ?? (d.default_value === null ? null : (JSON.parse(d.default_value) as AttributeValue));
         return { attributeId: d.id, name: d.name, type: d.type, value, isDefault: mine === undefined };
       }),
