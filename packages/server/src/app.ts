@@ -37,6 +37,8 @@ import { installInputGuard } from './http/input-guard.js';
 import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
+import { healthRoutes } from './http/health.routes.js';
+import { DEFAULT_TIMEOUTS, fastifyTimeoutOptions, installTimeouts, type Timeouts } from './http/timeouts.js';
 import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
@@ -56,6 +58,14 @@ export interface AppOptions {
   tenantCacheMs?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
+  /** Requests per minute per client address on public routes that declare no budget; 0 or absent: off. */
+  rateLimitPerIpPerMinute?: number;
+  /** Rate-limit counters in this Redis, shared with every process using it; absent: in memory. */
+  redisUrl?: string | null;
+  /** Prefix of the rate limiter's Redis keys (tests use one per run). */
+  redisKeyPrefix?: string;
+  /** Slow clients are cut off after these (see http/timeouts.ts); absent values take the defaults. */
+  timeouts?: Partial<Timeouts>;
   /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. */
   corsOrigins?: string[];
   /**
@@ -102,9 +112,12 @@ function publicOrigin(app: FastifyInstance, configured: string | undefined): URL
 /** Builds the Fastify app over an open, migrated store. It does not listen; main.ts and tests do. */
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store } = options;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: options.logger ?? false,
-    ...(options.https ? { https: options.https } : {}),
+    // A TLS handshake gets no longer than the headers that follow it.
+    ...(options.https ? { https: { ...options.https, handshakeTimeout: timeouts.headersMs } } : {}),
+    ...fastifyTimeoutOptions(timeouts),
     routerOptions: { ignoreTrailingSlash: true },
     // Per route: Fastify's `bodyLimit` route option (see http/body.ts).
     bodyLimit: DEFAULT_BODY_LIMIT,
@@ -120,6 +133,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  installTimeouts(app, timeouts);
   const services = createServices(store);
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
@@ -143,15 +157,28 @@ export async function buildApp(options: AppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
     refuseRepeatedHost(request);
     if (!needsCredential(request)) return;
-    request.tenant = await resolveTenant(request);
-    const actor = await authenticate(request, request.tenant);
-    // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
-    // whatever the body holds (spec, Authentication 4).
-    checkKeyScope(actor.scope, request.params);
-    request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope), log: request.log };
+    try {
+      request.tenant = await resolveTenant(request);
+      const actor = await authenticate(request, request.tenant);
+      // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
+      // whatever the body holds (spec, Authentication 4).
+      checkKeyScope(actor.scope, request.params);
+      request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope), log: request.log };
+    } catch (error) {
+      // Refused from the headers alone: answer and close, rather than wait for a body that may
+      // trickle in for as long as the body timeout allows.
+      reply.header('connection', 'close');
+      throw error;
+    }
   });
 
-  if (options.rateLimitPerMinute) await installRateLimit(app, options.rateLimitPerMinute);
+  await installRateLimit(app, {
+    perKeyPerMinute: options.rateLimitPerMinute ?? 0,
+    perIpPerMinute: options.rateLimitPerIpPerMinute ?? 0,
+    redisUrl: options.redisUrl ?? null,
+    ...(options.redisKeyPrefix === undefined ? {} : { redisKeyPrefix: options.redisKeyPrefix }),
+  });
+  await app.register(healthRoutes(store));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));

@@ -15,8 +15,14 @@ export interface Config {
   adminEmail: string;
   baseDomain: string | null;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Requests per minute per API key (per client address without one), per process; 0 turns it off. */
+  /** Requests per minute per API key; 0 turns it off. */
   rateLimitPerMinute: number;
+  /** Requests per minute per client address on public routes that declare no budget; 0 turns it off. */
+  rateLimitPerIpPerMinute: number;
+  /** Where rate-limit counters live, shared by every process using it; null: each process's memory. */
+  redisUrl: string | null;
+  /** How long a client may take to send headers, then a body, and keep an idle connection (ms). */
+  timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number };
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
@@ -80,6 +86,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   const rateLimitPerMinute = wholeNumber('RATE_LIMIT_PER_MINUTE', 1200, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
+  const rateLimitPerIpPerMinute = wholeNumber('RATE_LIMIT_PER_IP_PER_MINUTE', 60, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
+  const redisUrl = value('REDIS_URL');
+  if (redisUrl !== null && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL (leave it unset to count in each process)');
+
+  // No timeout can be turned off: a client that never finishes its request would hold its connection forever.
+  const milliseconds = (name: string, fallback: number) => {
+    const ms = wholeNumber(name, fallback, 86_400_000, 'a number of milliseconds from 100 to 86400000');
+    if (ms >= 100) return ms;
+    problems.push(`${name} must be a number of milliseconds from 100 to 86400000, got "${ms}"`);
+    return fallback;
+  };
+  const timeouts = {
+    headersMs: milliseconds('HEADERS_TIMEOUT_MS', 10_000),
+    bodyMs: milliseconds('BODY_TIMEOUT_MS', 30_000),
+    keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
+  };
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of corsOrigins) {
@@ -104,6 +126,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     baseDomain,
     logLevel,
     rateLimitPerMinute,
+    rateLimitPerIpPerMinute,
+    redisUrl,
+    timeouts,
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
   };

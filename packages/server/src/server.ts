@@ -1,5 +1,5 @@
 import { buildApp, type App } from './app.js';
-import { bootstrapDefaultTenant } from './areas/tenants/tenants.service.js';
+import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from './areas/tenants/tenants.service.js';
 import type { Config } from './config.js';
 import { migrate, storeFor, type Store } from './db/database.js';
 import { loadTls } from './tls.js';
@@ -11,9 +11,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A start-up failure the operator can fix, said in one line (main.ts prints it and exits 1). */
+export class StartupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
 /**
- * Opens the store, migrates, bootstraps, and listens over HTTPS. Used by main.ts and by tests
- * that need a real listening server.
+ * Loads TLS, opens the store, migrates, bootstraps, and listens over HTTPS; then, and only then,
+ * makes and prints the first start's admin key, so a start that fails (port taken, bad
+ * certificate) leaves no key behind that nobody saw. Used by main.ts and by tests that need a
+ * real listening server.
  */
 export async function startServer(config: Config, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> {
   const tls = await loadTls(config);
@@ -22,32 +32,23 @@ export async function startServer(config: Config, print: (line: string) => void 
   try {
     await migrate(store);
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
-    if (boot.generatedKey) {
-      print(
-        [
-          '',
-          `Admin API key for ${boot.admin.email} (shown once; store it now):`,
-          '',
-          `  ${boot.generatedKey}`,
-          '',
-          'Use it as: Authorization: Bearer <key>',
-          '',
-        ].join('\n'),
-      );
-    }
     app = await buildApp({
       store,
       baseDomain: config.baseDomain,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,
+      rateLimitPerIpPerMinute: config.rateLimitPerIpPerMinute,
+      redisUrl: config.redisUrl,
+      timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,
       ...(config.publicUrl !== null ? { publicUrl: config.publicUrl } : {}),
     });
     if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
     if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);
     if (boot.adminWarning) app.log.warn(boot.adminWarning);
-    const address = await app.listen({ port: config.port, host: config.host });
+    const address = await listen(app, config);
+    await announceAdminKey(store, boot, config, print);
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
     const running = app;
     return {
@@ -65,4 +66,47 @@ export async function startServer(config: Config, print: (line: string) => void 
     await store.close();
     throw error;
   }
+}
+
+async function listen(app: App, config: Config): Promise<string> {
+  try {
+    return await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = `port ${config.port} on ${config.host}`;
+    if (code === 'EADDRINUSE') {
+      throw new StartupError(`${where} is already in use: stop what listens there, or set PORT to a free port (PORT=0 picks one).`, { cause: error });
+    }
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all).`, { cause: error });
+    throw error;
+  }
+}
+
+/** The first start's key, shown once; or, when no admin key works any more, how to make one. */
+async function announceAdminKey(store: Store, boot: BootstrapResult, config: Config, print: (line: string) => void): Promise<void> {
+  if (boot.adminKeys === 'first-start') {
+    const key = await issueFirstAdminKey(store, boot.tenant.id, boot.admin.id);
+    // Null: another process starting at the same time made (and printed) it.
+    if (key === null) return;
+    print(['', `Admin API key for ${boot.admin.email} (shown once; store it now):`, '', `  ${key}`, '', 'Use it as: Authorization: Bearer <key>', ''].join('\n'));
+    return;
+  }
+  if (boot.adminKeys === 'usable' || config.adminApiKey !== null) return;
+  const adminActive = boot.admin.role === 'ADMIN' && boot.admin.deactivated_at === null;
+  print(
+    [
+      '',
+      `No admin API key works in tenant "${boot.tenant.slug}": every admin key is revoked or expired, or its admin is deactivated.`,
+      adminActive
+        ? `To make one for ${boot.admin.email}, stop the server and start it with a new ADMIN_API_KEY (its hash is stored; keep the value):`
+        : `${boot.admin.email} (ADMIN_EMAIL) is no longer an active admin. Stop the server and start it with ADMIN_EMAIL set to an address that is not a user yet (it becomes an admin) and a new ADMIN_API_KEY (its hash is stored; keep the value):`,
+      '',
+      ...(adminActive ? [] : ['  export ADMIN_EMAIL=ops@example.com']),
+      '  export ADMIN_API_KEY=$(npm run --silent admin -- key generate)',
+      '  echo "$ADMIN_API_KEY"   # the key: store it now',
+      '  npm start',
+      '',
+    ].join('\n'),
+  );
 }

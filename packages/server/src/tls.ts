@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { generate } from 'selfsigned';
 import type { Config } from './config.js';
 
@@ -10,26 +11,38 @@ export interface TlsMaterial {
   source: string;
 }
 
+/** Secrets the server writes are for its own user only; the directories that hold them too. */
+export const SECRET_FILE_MODE = 0o600;
+export const SECRET_DIR_MODE = 0o700;
+
 /**
  * TLS_CERT/TLS_KEY when given; otherwise a self-signed localhost certificate made once and kept
- * in DATA_DIR/tls, so restarts present the same certificate and clients can pin it.
+ * in DATA_DIR/tls (mode 0700, the key 0600), so restarts present the same certificate and clients
+ * can pin it. The pair is checked here, before anything else starts.
  */
 export async function loadTls(config: Config): Promise<TlsMaterial> {
   if (config.tlsCert && config.tlsKey) {
     const [cert, key] = await Promise.all([readPem(config.tlsCert, 'TLS_CERT'), readPem(config.tlsKey, 'TLS_KEY')]);
+    checkPair(cert, key, `TLS_CERT (${config.tlsCert}) and TLS_KEY (${config.tlsKey})`);
     return { cert, key, source: config.tlsCert };
   }
   const dir = path.join(config.dataDir, 'tls');
   const files = { cert: path.join(dir, 'localhost.crt'), key: path.join(dir, 'localhost.key') };
   const kept = await readPair(files);
-  if (kept) return { ...kept, source: files.cert };
-  await fs.mkdir(dir, { recursive: true });
+  if (kept) {
+    await restrict(dir, files.key);
+    checkPair(kept.cert, kept.key, `${files.cert} and ${files.key} (delete both to have new ones made)`);
+    return { ...kept, source: files.cert };
+  }
+  // Every directory this creates (DATA_DIR too, on a first start) is the server user's alone.
+  await fs.mkdir(dir, { recursive: true, mode: SECRET_DIR_MODE });
+  await fs.chmod(dir, SECRET_DIR_MODE);
   // Servers starting together on a new DATA_DIR must agree on one pair, not each write half of theirs.
   return withLock(path.join(dir, '.creating'), async () => {
     const made = await readPair(files);
     if (made) return { ...made, source: files.cert };
     const fresh = await selfSignedLocalhost();
-    await writeAtomically(files.key, fresh.key, 0o600);
+    await writeAtomically(files.key, fresh.key, SECRET_FILE_MODE);
     await writeAtomically(files.cert, fresh.cert, 0o644);
     return { ...fresh, source: `${files.cert} (self-signed, created now)` };
   });
@@ -48,7 +61,26 @@ async function readPair(files: { cert: string; key: string }): Promise<{ cert: s
 async function writeAtomically(file: string, content: string, mode: number): Promise<void> {
   const temporary = `${file}.${process.pid}.tmp`;
   await fs.writeFile(temporary, content, { mode });
+  // The umask can only take bits away, but the mode must be exactly this whatever it is.
+  await fs.chmod(temporary, mode);
   await fs.rename(temporary, file);
+}
+
+/** A key kept from an earlier version, or copied in with looser modes, is tightened on start. */
+async function restrict(dir: string, keyFile: string): Promise<void> {
+  for (const [file, mode] of [[dir, SECRET_DIR_MODE], [keyFile, SECRET_FILE_MODE]] as const) {
+    const stat = await fs.stat(file);
+    if ((stat.mode & 0o777) !== mode) await fs.chmod(file, mode);
+  }
+}
+
+/** A certificate and key that do not belong together would fail at listen; say which files instead. */
+function checkPair(cert: string, key: string, what: string): void {
+  try {
+    createSecureContext({ cert, key });
+  } catch (error) {
+    throw new Error(`${what} are not a usable certificate and private key: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /** Runs `fn` holding a lock directory (mkdir is atomic); a lock left by a crashed start expires. */

@@ -1,12 +1,17 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
-import { bootstrapDefaultTenant, type BootstrapResult } from '../src/areas/tenants/tenants.service.js';
+import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from '../src/areas/tenants/tenants.service.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { storeFor, type Store } from '../src/db/database.js';
+import { migrate, storeFor, type Store } from '../src/db/database.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { selfSignedLocalhost } from '../src/tls.js';
 import { createTestStore, DIALECTS } from './harness.js';
-import { runTs, serverEnv, type ServerEnv } from './server-env.js';
+import { keyIn, runTs, serverEnv, type ServerEnv } from './server-env.js';
+import { startServerProcess } from './server-process.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -187,7 +192,10 @@ if (DIALECTS.includes('postgres')) {
           bootstrapDefaultTenant(store, 'admin@localhost', null),
           bootstrapDefaultTenant(other, 'admin@localhost', null),
         ]);
-        expect(results.filter((r) => r.generatedKey !== null)).toHaveLength(1);
+        expect(results.map((r) => r.adminKeys)).toEqual(['first-start', 'first-start']);
+        const [a, b] = results as [BootstrapResult, BootstrapResult];
+        const issued = await Promise.all([issueFirstAdminKey(store, a.tenant.id, a.admin.id), issueFirstAdminKey(other, b.tenant.id, b.admin.id)]);
+        expect(issued.filter((key) => key !== null)).toHaveLength(1);
         expect(new Set(results.map((r) => r.admin.id)).size).toBe(1);
         expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
 
@@ -204,15 +212,18 @@ if (DIALECTS.includes('postgres')) {
 }
 
 describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
-  it('generates a fresh admin key when the only admin key has expired', async () => {
+  it('issue 11: an expired only admin key is reported as none usable, and no new key is made behind the operator', async () => {
     const store = await createTestStore(dialect);
     try {
       const first = await bootstrapDefaultTenant(store, 'admin@localhost', null);
-      expect(first.generatedKey).not.toBeNull();
+      expect(first.adminKeys).toBe('first-start');
+      expect(await issueFirstAdminKey(store, first.tenant.id, first.admin.id)).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
+      expect((await bootstrapDefaultTenant(store, 'admin@localhost', null)).adminKeys).toBe('usable');
       await store.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
       const second = await bootstrapDefaultTenant(store, 'admin@localhost', null);
-      expect(second.generatedKey).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
-      expect(second.generatedKey).not.toBe(first.generatedKey);
+      expect(second.adminKeys).toBe('none-usable');
+      expect(await issueFirstAdminKey(store, second.tenant.id, second.admin.id)).toBeNull();
+      expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
     } finally {
       await store.destroy();
     }
@@ -236,4 +247,125 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
       await store.destroy();
     }
   });
+});
+
+describe.each(DIALECTS)('first start (%s)', (dialect) => {
+  let env: ServerEnv;
+  beforeAll(async () => {
+    env = await serverEnv(dialect);
+  });
+  afterAll(async () => env?.destroy());
+
+  async function keyCount(): Promise<number> {
+    const store = storeFor(env.config());
+    try {
+      return (await counts(store)).keys;
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('issue 11: a start on a taken port fails in one line naming the port and creates no key; the next start on a free port shows a working key', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const failed = await runTs('packages/server/src/main.ts', [], { ...env.env, PORT: String(port), LOG_LEVEL: 'info' });
+      expect(failed.code).toBe(1);
+      expect(failed.stderr.trimEnd().split('\n')).toEqual([
+        `mapi failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there, or set PORT to a free port (PORT=0 picks one).`,
+      ]);
+      expect(failed.stdout).not.toMatch(/mapi_[A-Za-z0-9]{40}/);
+    } finally {
+      taken.close();
+    }
+    expect(await keyCount()).toBe(0);
+
+    const server = await startServerProcess(env.env, env.dataDir);
+    try {
+      const key = keyIn(server.output());
+      const me = await server.get('/api/v1/users/me', key);
+      expect(me.status, me.text).toBe(200);
+      expect(me.body).toMatchObject({ email: 'admin@localhost', role: 'ADMIN' });
+    } finally {
+      await server.stop();
+    }
+    expect(await keyCount()).toBe(1);
+  }, 120_000);
+
+  it('issue 11: a start with a certificate that does not match its key fails naming both files, before any key is made', async () => {
+    const fresh = await serverEnv(dialect);
+    try {
+      const [one, other] = await Promise.all([selfSignedLocalhost(), selfSignedLocalhost()]);
+      fs.writeFileSync(path.join(fresh.dataDir, 'one.crt'), one.cert);
+      fs.writeFileSync(path.join(fresh.dataDir, 'other.key'), other.key);
+      const config = fresh.config({ TLS_CERT: path.join(fresh.dataDir, 'one.crt'), TLS_KEY: path.join(fresh.dataDir, 'other.key') });
+      await expect(startServer(config, () => undefined)).rejects.toThrow(/^TLS_CERT \(.*one\.crt\) and TLS_KEY \(.*other\.key\) are not a usable certificate and private key/);
+      const store = storeFor(fresh.config());
+      try {
+        await migrate(store);
+        expect(await counts(store)).toEqual({ tenants: 0, users: 0, keys: 0 });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await fresh.destroy();
+    }
+  }, 60_000);
+});
+
+describe.each(DIALECTS)('no usable admin key (%s)', (dialect) => {
+  let env: ServerEnv;
+  let running: RunningServer | null = null;
+  beforeEach(async () => {
+    env = await serverEnv(dialect);
+  });
+  afterEach(async () => {
+    await running?.close();
+    running = null;
+    await env?.destroy();
+  });
+
+  async function start(extra: Record<string, string> = {}) {
+    await running?.close();
+    const printed: string[] = [];
+    running = await startServer(env.config(extra), (line) => printed.push(line));
+    return { server: running, text: printed.join('\n') };
+  }
+
+  const me = (server: RunningServer, key: string) => server.app.inject({ url: '/api/v1/users/me', headers: { authorization: `Bearer ${key}` } });
+
+  it('issue 11: after every admin key is revoked, a start prints no new key but how to make one, and doing so works', async () => {
+    const first = await start();
+    const original = keyIn(first.text);
+    await first.server.store.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).execute();
+
+    const again = await start();
+    expect(again.text).not.toMatch(/mapi_[A-Za-z0-9]{40}/);
+    expect(again.text).toContain('No admin API key works in tenant "default"');
+    expect(again.text).toContain('export ADMIN_API_KEY=$(npm run --silent admin -- key generate)');
+    expect(again.text).not.toContain('ADMIN_EMAIL=');
+    expect((await me(again.server, original)).statusCode).toBe(401);
+
+    const made = generateApiKey();
+    const fixed = await start({ ADMIN_API_KEY: made });
+    expect(fixed.text).toBe('');
+    expect((await me(fixed.server, made)).statusCode).toBe(200);
+  }, 120_000);
+
+  it('issue 11: when the ADMIN_EMAIL admin is deactivated, the hint says to name another admin email, and doing so works', async () => {
+    const first = await start();
+    await first.server.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).execute();
+
+    const again = await start();
+    expect(again.text).not.toMatch(/mapi_[A-Za-z0-9]{40}/);
+    expect(again.text).toContain('admin@localhost (ADMIN_EMAIL) is no longer an active admin');
+    expect(again.text).toContain('export ADMIN_EMAIL=');
+
+    const made = generateApiKey();
+    const fixed = await start({ ADMIN_API_KEY: made, ADMIN_EMAIL: 'ops@example.com' });
+    const res = await me(fixed.server, made);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ email: 'ops@example.com', role: 'ADMIN' });
+  }, 120_000);
 });

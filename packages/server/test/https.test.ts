@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -13,7 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { loadTls } from '../src/tls.js';
 import { DIALECTS } from './harness.js';
-import { exited, keyIn, serverEnv, spawnTs, type ServerEnv } from './server-env.js';
+import { exited, keyIn, REPO_ROOT, serverEnv, spawnTs, type ServerEnv } from './server-env.js';
 
 /* Spec, Authentication 2: only HTTPS is accepted. These tests talk to a real listening server. */
 
@@ -214,6 +215,25 @@ describe('TLS material', () => {
     expect(certificate.checkHost('localhost')).toBe('localhost');
     expect(certificate.checkIP('127.0.0.1')).toBe('127.0.0.1');
     expect(fs.readdirSync(path.join(dataDir, 'fresh', 'tls')).sort()).toEqual(['localhost.crt', 'localhost.key']);
+  });
+
+  it('issue 11: the generated private key is 0600 in a 0700 directory, tightened again if loosened, in a path git ignores', async () => {
+    const dir = path.join(dataDir, 'modes');
+    const mode = (file: string) => fs.statSync(file).mode & 0o777;
+    const tlsDir = path.join(dir, 'tls');
+    const keyFile = path.join(tlsDir, 'localhost.key');
+    await loadTls(loadConfig({ DATA_DIR: dir }));
+    expect({ dataDir: mode(dir), tls: mode(tlsDir), key: mode(keyFile) }).toEqual({ dataDir: 0o700, tls: 0o700, key: 0o600 });
+
+    fs.chmodSync(keyFile, 0o644);
+    fs.chmodSync(tlsDir, 0o755);
+    await loadTls(loadConfig({ DATA_DIR: dir }));
+    expect({ tls: mode(tlsDir), key: mode(keyFile) }).toEqual({ tls: 0o700, key: 0o600 });
+
+    // The default DATA_DIR, and key files a script writes beside the repository's files, stay out of commits.
+    for (const file of ['data/tls/localhost.key', 'data/mapi.sqlite', 'script.key', 'packages/cli/some.key']) {
+      expect(execFileSync('git', ['check-ignore', '--no-index', file], { cwd: REPO_ROOT, encoding: 'utf8' }).trim()).toBe(file);
+    }
   });
 
   it('uses TLS_CERT and TLS_KEY when given, and names the variable when one cannot be read', async () => {

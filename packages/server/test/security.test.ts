@@ -21,7 +21,8 @@ const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record
 const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })),
 );
-const guarded = operations.filter((op) => op.path !== '/healthz');
+// The health probes are the public operations (security: []); every other one needs a credential.
+const guarded = operations.filter((op) => op.path !== '/healthz' && op.path !== '/readyz');
 
 interface Ids {
   deploymentId: number;

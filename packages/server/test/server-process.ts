@@ -10,6 +10,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Log lines at level error or above, for a failure message. */
   errors(): string[];
+  /** Everything the process wrote to stdout so far (log lines and what it prints, such as the first admin key). */
+  output(): string;
   get(pathname: string, key: string): Promise<HttpAnswer>;
   post(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   put(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
@@ -38,12 +40,14 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   child.once('exit', () => process.off('exit', orphaned));
   const errors: string[] = [];
   let pending = '';
+  let stdout = '';
   let url: string;
   try {
     url = await new Promise<string>((resolve, reject) => {
       let stderr = '';
       child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
         pending += d;
         const lines = pending.split('\n');
         pending = lines.pop() ?? '';
@@ -113,5 +117,5 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   const get = (pathname: string, key: string) => send('GET', pathname, undefined, key);
   const post = (pathname: string, body: unknown, key: string) => send('POST', pathname, body, key);
   const put = (pathname: string, body: unknown, key: string) => send('PUT', pathname, body, key);
-  return { url, child, errors: () => [...errors], get, post, put, stop };
+  return { url, child, errors: () => [...errors], output: () => stdout, get, post, put, stop };
 }

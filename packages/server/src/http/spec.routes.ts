@@ -15,19 +15,4 @@ export const specRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async () => app.swagger(),
   );
-
-  app.get(
-    '/healthz',
-    {
-      config: { public: true },
-      schema: {
-        operationId: 'health',
-        tags: ['Meta'],
-        summary: 'Liveness: answers without a credential',
-        security: [],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
-      },
-    },
-    async () => ({ status: 'ok' as const }),
-  );
 };

@@ -28,6 +28,7 @@ export const PROBLEMS = {
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
+  REQUEST_TIMEOUT: { status: 408, title: 'The request did not arrive in time' },
   EMAIL_TAKEN: { status: 409, title: 'A user with this email already exists' },
   GROUP_NAME_TAKEN: { status: 409, title: 'A group with this name already exists' },
   USER_ATTRIBUTE_NAME_TAKEN: { status: 409, title: 'A user attribute with this name already exists' },
@@ -39,6 +40,7 @@ export const PROBLEMS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The request body must be JSON' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'The request headers are too large' },
   INTERNAL: { status: 500, title: 'Internal server error' },
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -107,6 +107,12 @@ export async function revokeOtherKeysFrom(db: Executor, tenantId: number, source
   return Number(result.numUpdatedRows);
 }
 
+/** Whether any key was ever issued in the tenant, revoked and expired ones included. */
+export async function tenantHasKeys(db: Executor, tenantId: number): Promise<boolean> {
+  const row = await db.selectFrom('api_keys').select('id').where('tenant_id', '=', tenantId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Whether an active admin of the tenant holds a key that works now (not revoked, not expired). */
 export async function hasLiveAdminKey(db: Executor, tenantId: number, at: string): Promise<boolean> {
   const row = await db

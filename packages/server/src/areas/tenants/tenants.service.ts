@@ -3,7 +3,7 @@ import { serialized } from '../../db/transactions.js';
 import type { Executor, KeySource, TenantRow, UserRow } from '../../db/tables.js';
 import { DOMAIN_NAME, EMAIL, SLUG } from '../../formats.js';
 import { now } from '../../time.js';
-import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom } from '../api-keys/api-keys.store.js';
+import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom, tenantHasKeys } from '../api-keys/api-keys.store.js';
 import { generateApiKey, hashApiKey } from '../api-keys/key-format.js';
 import { findUserByEmail, insertUser } from '../users/users.store.js';
 import { findHost, findTenantBySlug, insertHost, insertTenant, listTenants } from './tenants.store.js';
@@ -16,8 +16,12 @@ export class TenantError extends Error {}
 export interface BootstrapResult {
   tenant: TenantRow;
   admin: UserRow;
-  /** The generated admin key, present only when one was made in this call: print it once. */
-  generatedKey: string | null;
+  /**
+   * `usable`: an active admin holds a working key. `first-start`: the tenant never had a key;
+   * `issueFirstAdminKey` makes one once the server can be reached. `none-usable`: keys exist but
+   * none works (revoked, expired, or its admin deactivated); the operator must make one.
+   */
+  adminKeys: 'usable' | 'first-start' | 'none-usable';
   /** Set when ADMIN_API_KEY names a key that exists but was revoked; it stays revoked. */
   configuredKeyRevoked: boolean;
   /** Earlier ADMIN_API_KEY values revoked because the variable now holds another key. */
@@ -39,14 +43,13 @@ async function addKey(trx: Executor, tenantId: number, userId: number, name: str
 
 /**
  * Start-up bootstrap of the default tenant, idempotent and safe when several processes start
- * at once: the default tenant and its admin exist afterwards; ADMIN_API_KEY, when given,
- * authenticates as that admin; otherwise a key is generated only if no admin key exists yet.
+ * at once: the default tenant and its admin exist afterwards, and ADMIN_API_KEY, when given,
+ * authenticates as that admin. No key is generated here: see `issueFirstAdminKey`.
  */
 export async function bootstrapDefaultTenant(store: Store, adminEmail: string, adminApiKey: string | null): Promise<BootstrapResult> {
   return serialized(store, 'bootstrap', async (trx) => {
     const tenant = (await findTenantBySlug(trx, DEFAULT_TENANT_SLUG)) ?? (await insertTenant(trx, DEFAULT_TENANT_SLUG, 'Default', now()));
     const admin = await ensureAdmin(trx, tenant.id, adminEmail);
-    let generatedKey: string | null = null;
     let configuredKeyRevoked = false;
     let rotatedKeys = 0;
     if (adminApiKey !== null) {
@@ -59,15 +62,28 @@ export async function bootstrapDefaultTenant(store: Store, adminEmail: string, a
       } else configuredKeyRevoked = existing.revoked_at !== null;
       // Setting a new ADMIN_API_KEY is how an operator rotates it: the previous value stops working.
       rotatedKeys = await revokeOtherKeysFrom(trx, tenant.id, 'env', hash, now());
-    } else if (!(await hasLiveAdminKey(trx, tenant.id, now()))) {
-      generatedKey = generateApiKey();
-      await addKey(trx, tenant.id, admin.id, 'bootstrap', generatedKey, 'bootstrap');
     }
+    const adminKeys = (await hasLiveAdminKey(trx, tenant.id, now())) ? 'usable' : (await tenantHasKeys(trx, tenant.id)) ? 'none-usable' : 'first-start';
     const adminWarning =
       admin.role !== 'ADMIN' || admin.deactivated_at !== null
         ? `ADMIN_EMAIL ${admin.email} is no longer an active admin (role ${admin.role}${admin.deactivated_at ? ', deactivated' : ''}); its keys carry only what that user may do.`
         : null;
-    return { tenant, admin, generatedKey, configuredKeyRevoked, rotatedKeys, adminWarning };
+    return { tenant, admin, adminKeys, configuredKeyRevoked, rotatedKeys, adminWarning };
+  });
+}
+
+/**
+ * The first start's admin key, made only if the tenant still has no key at all, so it is shown
+ * exactly once even when several processes start together. The server calls it once its port is
+ * bound: a start that fails before that leaves no key behind that nobody saw. Revoking every key
+ * later never brings this back; the operator sets ADMIN_API_KEY instead (see the start-up hint).
+ */
+export async function issueFirstAdminKey(store: Store, tenantId: number, adminId: number): Promise<string | null> {
+  return serialized(store, 'bootstrap', async (trx) => {
+    if (await tenantHasKeys(trx, tenantId)) return null;
+    const key = generateApiKey();
+    await addKey(trx, tenantId, adminId, 'bootstrap', key, 'bootstrap');
+    return key;
   });
 }
 
