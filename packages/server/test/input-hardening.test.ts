@@ -1,6 +1,9 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installBodyRules } from '../src/http/body.js';
+import { installErrorHandler } from '../src/http/error-handler.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError, SCIM, USER_SCHEMA } from './scim-harness.js';
 
@@ -193,5 +196,44 @@ describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
       const once = await rawHttp(`GET /api/v1/user-attributes HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`);
       expect(once.status).toBe(200);
     });
+  });
+});
+
+/**
+ * Routes to come (uploads, git over HTTPS, large manifests) declare their own limit and media
+ * types. No route of the API does yet, so this app has one, on the same body plumbing.
+ */
+describe('issue 11: per-route body limits and content types', () => {
+  const app = Fastify({ bodyLimit: 1024 * 1024 });
+  beforeAll(async () => {
+    installErrorHandler(app);
+    installBodyRules(app);
+    // As a route plugin would: its parser applies to its own routes only.
+    await app.register(async (uploads) => {
+      uploads.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      uploads.post('/upload', { bodyLimit: 2 * 1024 * 1024, config: { contentTypes: ['application/octet-stream'] } }, async (request) => ({ bytes: (request.body as Buffer).length }));
+    });
+    app.post('/small', { bodyLimit: 512 }, async () => ({ ok: true }));
+    app.post('/json', async () => ({ ok: true }));
+    await app.ready();
+  });
+  afterAll(async () => app.close());
+
+  it('issue 11: a route takes a body up to its own limit, and the 413 states that limit', async () => {
+    const upload = (size: number) => app.inject({ method: 'POST', url: '/upload', payload: Buffer.alloc(size), headers: { 'content-type': 'application/octet-stream' } });
+    expect((await upload(1024 * 1024 + 1)).json()).toEqual({ bytes: 1024 * 1024 + 1 });
+    const over = await upload(2 * 1024 * 1024 + 1);
+    expect(over.statusCode).toBe(413);
+    expect(over.json().detail).toBe("The request body exceeds this operation's limit of 2 MiB.");
+    const small = await app.inject({ method: 'POST', url: '/small', payload: { pad: 'x'.repeat(600) } });
+    expect(small.json()).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE', detail: "The request body exceeds this operation's limit of 512 bytes." });
+  });
+
+  it('issue 11: a route that declares its media types refuses others with 415, JSON included; routes that declare none take JSON only', async () => {
+    const json = await app.inject({ method: 'POST', url: '/upload', payload: { a: 1 } });
+    expect(json.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Content-Type application/json is not accepted here; send application/octet-stream.' });
+    const bytes = await app.inject({ method: 'POST', url: '/json', payload: Buffer.alloc(4), headers: { 'content-type': 'application/octet-stream' } });
+    expect(bytes.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect((await app.inject({ method: 'POST', url: '/json', payload: { a: 1 } })).json()).toEqual({ ok: true });
   });
 });
