@@ -4,6 +4,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installBodyRules } from '../src/http/body.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
+import { installInputGuard } from '../src/http/input-guard.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError, SCIM, USER_SCHEMA } from './scim-harness.js';
 
@@ -208,6 +209,7 @@ describe('issue 11: per-route body limits and content types', () => {
   beforeAll(async () => {
     installErrorHandler(app);
     installBodyRules(app);
+    installInputGuard(app);
     // As a route plugin would: its parser applies to its own routes only.
     await app.register(async (uploads) => {
       uploads.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

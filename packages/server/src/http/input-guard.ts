@@ -33,10 +33,17 @@ function partErrors(request: FastifyRequest, part: 'params' | 'querystring', pre
 
 function bodyErrors(body: unknown): FieldError[] {
   if (typeof body === 'string') return badString(body) ? [{ pointer: '/body', message: stringMessage(body) }] : [];
-  if (typeof body !== 'object' || body === null) return [];
+  // Parsed JSON only: a route's own parser may hand over a Buffer or a stream, which is not text.
+  if (!isJsonContainer(body)) return [];
   const deep = tooDeep(body);
   if (deep !== undefined) return [{ pointer: deep, message: `nests deeper than ${MAX_BODY_DEPTH} levels` }];
   return badStrings(body) ? stringErrors(body, '/body') : [];
+}
+
+function isJsonContainer(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return Array.isArray(value) || prototype === Object.prototype || prototype === null;
 }
 
 const isWellFormed = (value: string) => (value as unknown as { isWellFormed(): boolean }).isWellFormed();
