@@ -114,6 +114,11 @@ describe('configuration', () => {
     expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({ port: 0, baseDomain: 'mapi.example.com' });
   });
 
+  it('issue 11: timeouts and limits have safe defaults, and none can be turned off by a zero', () => {
+    expect(loadConfig({})).toMatchObject({ rateLimitPerIpPerMinute: 60, redisUrl: null, timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000 } });
+    expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({ redisUrl: 'rediss://cache.internal:6380/2', timeouts: { bodyMs: 600_000 } });
+  });
+
   it('refuses a malformed ADMIN_API_KEY at start-up, naming the variable', () => {
     for (const bad of ['secret', 'mapi_short', `mapi_${'a'.repeat(39)}!`, `MAPI_${'a'.repeat(40)}`, `mapi_${'a'.repeat(41)}`]) {
       const problems = problemsOf({ ADMIN_API_KEY: bad });
@@ -135,6 +140,11 @@ describe('configuration', () => {
     [{ BASE_DOMAIN: 'mapi.example.com:8443' }, /^BASE_DOMAIN must be a host name/],
     [{ ADMIN_EMAIL: 'root' }, /^ADMIN_EMAIL must be an email address, got "root"$/],
     [{ RATE_LIMIT_PER_MINUTE: 'lots' }, /^RATE_LIMIT_PER_MINUTE must be a whole number/],
+    [{ RATE_LIMIT_PER_IP_PER_MINUTE: '-5' }, /^RATE_LIMIT_PER_IP_PER_MINUTE must be a whole number/],
+    [{ REDIS_URL: 'http://127.0.0.1:6379' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ HEADERS_TIMEOUT_MS: '0' }, /^HEADERS_TIMEOUT_MS must be a number of milliseconds from 100 to 86400000, got "0"$/],
+    [{ BODY_TIMEOUT_MS: '30s' }, /^BODY_TIMEOUT_MS must be a number of milliseconds/],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '99' }, /^KEEP_ALIVE_TIMEOUT_MS must be a number of milliseconds/],
   ])('explains %j', (env, message) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
