@@ -148,6 +148,15 @@ describe.each(DIALECTS)('slow clients (%s)', (dialect) => {
     expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
   }, 60_000);
 
+  it('issue 11: headers over the size limit are refused with 431 problem details before any route runs, and the connection closes', async () => {
+    const client = await slowClient(headersServer.url, ca, `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'z'.repeat(20_000)}\r\n\r\n`, '', 1_000);
+    const { received } = await client.closed;
+    const answer = headersOf(received);
+    expect(answer.status, received).toBe(431);
+    expect(answer.headers['connection']).toBe('close');
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 431, code: 'HEADERS_TOO_LARGE' });
+  });
+
   it.each([
     ['a bad key', `Bearer mapi_${'A'.repeat(40)}`],
     ['no credential', null],
