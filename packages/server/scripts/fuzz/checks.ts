@@ -95,11 +95,16 @@ function mediaType(header: unknown): string {
     .toLowerCase();
 }
 
+/** A JSON escape that is one (an even run of backslashes before it), not the text `\\u0000` inside a string. */
+const ESCAPE = String.raw`(?<!\\)(?:\\\\)*\\`;
+const NUL = new RegExp(`${ESCAPE}u0000`);
+const LONE_SURROGATE = new RegExp(`${ESCAPE}ud[89ab][0-9a-f]{2}(?!\\\\ud[c-f])|(?<!\\\\ud[89ab][0-9a-f]{2})${ESCAPE}ud[c-f][0-9a-f]{2}`, 'i');
+
 function hasNul(text: string): boolean {
-  return text.includes('\\u0000') || text.includes('\u0000');
+  return text.includes('\u0000') || NUL.test(text);
 }
 function hasLoneSurrogate(text: string): boolean {
-  return /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i.test(text);
+  return LONE_SURROGATE.test(text);
 }
 function depthOf(text: string): number {
   let depth = 0;

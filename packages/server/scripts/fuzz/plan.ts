@@ -95,7 +95,8 @@ function hostileParam(op: Operation, p: Parameter): fc.Arbitrary<ParamPlan> {
 function paramArb(op: Operation, p: Parameter, ctx: GenContext): fc.Arbitrary<ParamPlan> {
   const any = fc.oneof({ weight: 17, arbitrary: validParam(op, p, ctx) }, { weight: 3, arbitrary: hostileParam(op, p) });
   // An empty path segment is another route (`/Groups/` is the list), not a bad value of this one.
-  return p.in === 'path' ? any.map((v) => (v === '' ? 'x' : v)) : any;
+  // So are `.` and `..`, which URL parsers (this one and every client's) resolve away.
+  return p.in === 'path' ? any.map((v) => (v === '' || v === '.' || v === '..' ? 'x' : v)) : any;
 }
 
 function queryArb(op: Operation, ctx: GenContext): fc.Arbitrary<Array<[string, ParamPlan]>> {
