@@ -42,8 +42,9 @@ export function genericProblems(route: Pick<RouteOptions, 'method' | 'url' | 'sc
   if (route.url.includes(':deploymentId')) codes.push('KEY_SCOPE_FORBIDDEN');
   // Any request can be refused for its headers alone (two Host headers, http/tenant.ts).
   codes.push('VALIDATION_FAILED');
-  // Fastify parses a body sent with DELETE too, so its parse errors are not only for routes that declare one.
-  if (readsBody) codes.push('MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  // Fastify parses a body sent with DELETE too, so its parse errors are not only for routes that
+  // declare one; a body that trickles in is cut off by the body timer (timeouts.ts).
+  if (readsBody) codes.push('MALFORMED_JSON', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   // Every cursor list checks its cursor (shared/pagination.ts).
   const query = schema.querystring as { properties?: Record<string, unknown> } | undefined;
   if (query?.properties?.after) codes.push('INVALID_CURSOR');
