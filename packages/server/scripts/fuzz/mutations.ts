@@ -148,12 +148,33 @@ function addKey(v: Record<string, unknown>, key: string, value: unknown) {
   return copy;
 }
 
+/** A copy of `value` with every leaf that passes `test` replaced. */
+function everywhere(value: unknown, test: (v: unknown) => boolean, replace: (v: unknown) => unknown): unknown {
+  if (test(value)) return replace(value);
+  if (Array.isArray(value)) return value.map((v) => everywhere(v, test, replace));
+  if (isPlain(value)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value)) put(out, k, everywhere(value[k], test, replace));
+    return out;
+  }
+  return value;
+}
+
 /** An arbitrary of one change to `valid`: a place in it, then a change that applies there. */
 export function mutationArb(valid: unknown, schema: Schema | undefined, resolve: Resolve): fc.Arbitrary<Mutated> {
   const locs = locations(valid, schema, resolve);
   const whole: Mutated[] = [[], 'a string', 7, null, true].map((w) => ({ value: w, label: `body is ${JSON.stringify(w)}` }));
   return fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: 19 })).map(([i, j, k]) => {
     if (k === 0) return whole[j % whole.length]!;
+    // Every number, or every string, at once: reaches fields a single change rarely lands on.
+    if (k === 1) {
+      const raw = ['1e400', '-1e400', '1.0', '9007199254740993', '-0'][j % 5]!;
+      return { value: everywhere(valid, (v) => typeof v === 'number' || v instanceof PoolRef, () => new RawJson(raw)), label: `every number spelled ${raw}` };
+    }
+    if (k === 2) {
+      const odd = ['\u0000', '\ud800', 'x'.repeat(5000)][j % 3]!;
+      return { value: everywhere(valid, (v) => typeof v === 'string', (v) => `${String(v)}${odd}`), label: `every string ends with ${JSON.stringify(odd.slice(0, 8))}` };
+    }
     const loc = locs[i % locs.length]!;
     const options = changes(loc, resolve);
     if (options.length === 0) return whole[j % whole.length]!;
