@@ -88,6 +88,15 @@ describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
       expect((await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'rocket \ud83d\ude80' } })).statusCode).toBe(201);
     });
 
+    it('issue 11: a number beyond a 64-bit float (1e400, read as Infinity) is a 400 naming it, and nothing is stored', async () => {
+      const body = '{"name":"r","periodComparisons":[{"measure":"m","timeDimension":"t","offset":{"amount":1e400,"unit":"day"}}]}';
+      const res = await raw('PUT', report('infinite'), body);
+      expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/periodComparisons/0/offset/amount', message: 'must be a finite number (it is beyond what a 64-bit float holds)' }]);
+      const meta = await raw('PUT', workbook('infinite'), '{"name":"w","meta":{"x":-1e400}}');
+      expect(problem(meta, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/meta/x');
+      expect((await t.request({ url: `/api/v1/deployments/${deployment}/reports?first=200` })).json().items.map((r: { name: string }) => r.name)).not.toContain('r');
+    });
+
     it('issue 11: a NUL in the query or a path segment is a 400 naming it', async () => {
       const query = await t.request({ url: `/api/v1/deployments/${deployment}/workspace?search=a%00b` });
       expect(problem(query, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/query/search', message: 'must not contain a NUL character (\\u0000)' }]);
@@ -149,6 +158,23 @@ describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
       problem(await t.request({ method: 'DELETE', url: '/api/v1/policies/1.0' }), 400, 'VALIDATION_FAILED');
       const both = problem(await t.request({ url: `/api/v1/deployments/0${deployment}/folders/0${folder}` }), 400, 'VALIDATION_FAILED');
       expect(both.errors?.map((e) => e.pointer).sort()).toEqual(['/path/deploymentId', '/path/folderId']);
+    });
+
+    it('issue 11: integer query parameters are strict too: ids, page sizes and SCIM paging', async () => {
+      const admin = t.admin.userId;
+      expect((await t.request({ url: `/api/v1/api-keys?userId=${admin}` })).statusCode).toBe(200);
+      for (const spelled of [`${admin}.0`, `${admin}e0`, `0${admin}`, `%2B${admin}`, `${admin}%20`, '%0A%09']) {
+        const res = await t.request({ url: `/api/v1/api-keys?userId=${spelled}` });
+        expect(problem(res, 400, 'VALIDATION_FAILED').errors?.map((e) => e.pointer)).toEqual(['/query/userId']);
+      }
+      problem(await t.request({ url: `/api/v1/deployments/${deployment}/reports?createdBy=${admin}e0` }), 400, 'VALIDATION_FAILED');
+      problem(await t.request({ url: `/api/v1/deployments/${deployment}/folders?first=1.0` }), 400, 'VALIDATION_FAILED');
+      for (const query of ['startIndex=%0A%09', 'count=%0A%09', 'count=1.0', 'startIndex=01']) {
+        const res = await t.request({ url: `/api/scim/v2/Users?${query}` });
+        expect(res.statusCode, query).toBe(400);
+        expect(res.headers['content-type']).toContain('application/scim+json');
+      }
+      expect((await t.request({ url: '/api/scim/v2/Users?startIndex=1&count=0' })).statusCode).toBe(200);
     });
 
     it('issue 11: a key scoped to a deployment gets no further with another spelling of its id', async () => {

@@ -8,6 +8,8 @@ import { MAX_BODY_DEPTH } from '../shared/json-depth.js';
  * - no string (a value or an object key, in the body, the query or the path) holds a NUL, which
  *   PostgreSQL refuses and SQLite stores, or a lone UTF-16 surrogate, which the two stores rewrite
  *   differently;
+ * - no number in a body is infinite: JSON.parse reads `1e400` as Infinity, which JSON cannot hold,
+ *   so it would be stored as null or break the response that shows it;
  * - no body nests deeper than MAX_BODY_DEPTH, a safety net under the per-field bound that request
  *   validation puts on open JSON (validation.ts).
  * The walks are iterative and take no paths until something is wrong, so large ordinary bodies
@@ -28,7 +30,7 @@ const MAX_REPORTED = 10;
 function partErrors(request: FastifyRequest, part: 'params' | 'querystring', prefix: string): FieldError[] {
   if (!request.routeOptions.schema?.[part]) return [];
   const values = part === 'params' ? request.params : request.query;
-  return badStrings(values) ? stringErrors(values, prefix) : [];
+  return badValues(values) ? valueErrors(values, prefix) : [];
 }
 
 function bodyErrors(body: unknown): FieldError[] {
@@ -37,7 +39,7 @@ function bodyErrors(body: unknown): FieldError[] {
   if (!isJsonContainer(body)) return [];
   const deep = tooDeep(body);
   if (deep !== undefined) return [{ pointer: deep, message: `nests deeper than ${MAX_BODY_DEPTH} levels` }];
-  return badStrings(body) ? stringErrors(body, '/body') : [];
+  return badValues(body) ? valueErrors(body, '/body') : [];
 }
 
 function isJsonContainer(value: unknown): value is object {
@@ -52,13 +54,17 @@ const stringMessage = (value: string) => (value.includes('\u0000') ? 'must not c
 
 const children = (node: object): Iterable<[string, unknown]> => (Array.isArray(node) ? node.map((v, i) => [String(i), v] as [string, unknown]) : Object.entries(node));
 
-/** The first pass: is any string or key bad? Depth is already bounded when it runs on a body. */
-function badStrings(root: unknown): boolean {
+const INFINITE = 'must be a finite number (it is beyond what a 64-bit float holds)';
+
+/** The first pass: is any string, key or number bad? Depth is already bounded when it runs on a body. */
+function badValues(root: unknown): boolean {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const node = stack.pop();
     if (typeof node === 'string') {
       if (badString(node)) return true;
+    } else if (typeof node === 'number') {
+      if (!Number.isFinite(node)) return true;
     } else if (Array.isArray(node)) {
       for (const inner of node) stack.push(inner);
     } else if (typeof node === 'object' && node !== null) {
@@ -72,13 +78,15 @@ function badStrings(root: unknown): boolean {
 }
 
 /** The second pass, only for a request already known to be bad: where, in document order. */
-function stringErrors(root: unknown, prefix: string): FieldError[] {
+function valueErrors(root: unknown, prefix: string): FieldError[] {
   const errors: FieldError[] = [];
   const stack: Array<[unknown, string]> = [[root, prefix]];
   while (stack.length > 0 && errors.length < MAX_REPORTED) {
     const [node, pointer] = stack.pop()!;
     if (typeof node === 'string') {
       if (badString(node)) errors.push({ pointer, message: stringMessage(node) });
+    } else if (typeof node === 'number') {
+      if (!Number.isFinite(node)) errors.push({ pointer, message: INFINITE });
     } else if (typeof node === 'object' && node !== null) {
       const entries = [...children(node)];
       for (const [key, inner] of entries.reverse()) {

@@ -32,7 +32,8 @@ export function installValidators(app: FastifyInstance, sharedSchemas: object[])
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body') return bodyAjv.compile(boundOpenJson(schema) as object);
     const validate = paramAjv.compile(schema);
-    return httpPart === 'params' ? canonicalIntegers(schema, validate) : validate;
+    if (httpPart === 'params') return canonicalIntegers(schema, validate, CANONICAL_ID, ID_MESSAGE);
+    return httpPart === 'querystring' ? canonicalIntegers(schema, validate, CANONICAL_INTEGER, INTEGER_MESSAGE) : validate;
   });
 }
 
@@ -76,14 +77,18 @@ function boundOpenJson(schema: unknown): unknown {
 }
 
 /** The only spelling of a path integer: `1`, never `01`, `1.0`, `+1`, ` 1`, `1e0` or `0x1`. */
-const CANONICAL_INTEGER = /^[1-9][0-9]{0,15}$/;
+const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
+const ID_MESSAGE = 'must be a positive whole number written with digits only (no sign, leading zero, space, point or exponent)';
+/** A query integer (ids such as `userId`, page sizes, SCIM's `count` which may be 0): the same, with 0 and a minus sign allowed; the schema's range applies after. */
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]{0,15})$/;
+const INTEGER_MESSAGE = 'must be a whole number written with digits only (no plus sign, leading zero, space, point or exponent)';
 
 /**
- * Path integers (every id, shared/schemas.ts `Id`) must be written canonically. Ajv's coercion
- * would read `1.0` or `02` as 1 and 2 and act on those rows, so the raw strings are checked
- * before it runs; the OpenAPI document keeps them typed integer.
+ * Path and query integers (every id, shared/schemas.ts `Id`) must be written canonically. Ajv's
+ * coercion would read `1.0`, `02` or a lone tab as 1, 2 and 0 and act on those rows, so the raw
+ * strings are checked before it runs; the OpenAPI document keeps them typed integer.
  */
-function canonicalIntegers(schema: unknown, validate: ValidateFunction): ValidateFunction {
+function canonicalIntegers(schema: unknown, validate: ValidateFunction, pattern: RegExp, message: string): ValidateFunction {
   const properties = isSchema(schema) && isSchema(schema.properties) ? schema.properties : {};
   const integers = Object.keys(properties).filter((name) => isSchema(properties[name]) && properties[name].type === 'integer');
   if (integers.length === 0) return validate;
@@ -93,8 +98,8 @@ function canonicalIntegers(schema: unknown, validate: ValidateFunction): Validat
     for (const name of integers) {
       const raw = Object.hasOwn(params, name) ? params[name] : undefined;
       if (typeof raw !== 'string') continue;
-      if (!CANONICAL_INTEGER.test(raw) || !Number.isSafeInteger(Number(raw))) {
-        errors.push({ instancePath: `/${escape(name)}`, keyword: 'canonicalInteger', message: 'must be a positive whole number written with digits only (no sign, leading zero, space, point or exponent)' });
+      if (!pattern.test(raw) || !Number.isSafeInteger(Number(raw))) {
+        errors.push({ instancePath: `/${escape(name)}`, keyword: 'canonicalInteger', message });
       }
     }
     if (errors.length > 0) {
