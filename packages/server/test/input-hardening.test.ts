@@ -169,7 +169,7 @@ describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
       }
       problem(await t.request({ url: `/api/v1/deployments/${deployment}/reports?createdBy=${admin}e0` }), 400, 'VALIDATION_FAILED');
       problem(await t.request({ url: `/api/v1/deployments/${deployment}/folders?first=1.0` }), 400, 'VALIDATION_FAILED');
-      for (const query of ['startIndex=%0A%09', 'count=%0A%09', 'count=1.0', 'startIndex=01']) {
+      for (const query of ['startIndex=%0A%09', 'count=%0A%09', 'count=1.0', 'startIndex=01', 'startIndex=1e25']) {
         const res = await t.request({ url: `/api/scim/v2/Users?${query}` });
         expect(res.statusCode, query).toBe(400);
         expect(res.headers['content-type']).toContain('application/scim+json');

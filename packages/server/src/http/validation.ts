@@ -79,8 +79,12 @@ function boundOpenJson(schema: unknown): unknown {
 /** The only spelling of a path integer: `1`, never `01`, `1.0`, `+1`, ` 1`, `1e0` or `0x1`. */
 const CANONICAL_ID = /^[1-9][0-9]{0,15}$/;
 const ID_MESSAGE = 'must be a positive whole number written with digits only (no sign, leading zero, space, point or exponent)';
-/** A query integer (ids such as `userId`, page sizes, SCIM's `count` which may be 0): the same, with 0 and a minus sign allowed; the schema's range applies after. */
-const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]{0,15})$/;
+/**
+ * A query integer (ids such as `userId`, page sizes, SCIM's `count` which may be 0): digits only,
+ * with 0 and a minus sign allowed and no length bound, since SCIM reads a `startIndex` past any
+ * total as an empty page; the schema's range (an id's maximum) applies after.
+ */
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 const INTEGER_MESSAGE = 'must be a whole number written with digits only (no plus sign, leading zero, space, point or exponent)';
 
 /**
@@ -98,7 +102,7 @@ function canonicalIntegers(schema: unknown, validate: ValidateFunction, pattern:
     for (const name of integers) {
       const raw = Object.hasOwn(params, name) ? params[name] : undefined;
       if (typeof raw !== 'string') continue;
-      if (!pattern.test(raw) || !Number.isSafeInteger(Number(raw))) {
+      if (!pattern.test(raw) || (pattern === CANONICAL_ID && !Number.isSafeInteger(Number(raw)))) {
         errors.push({ instancePath: `/${escape(name)}`, keyword: 'canonicalInteger', message });
       }
     }
