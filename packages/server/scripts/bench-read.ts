@@ -193,7 +193,7 @@ async function main() {
         `${target.label.padEnd(30)}${String(routes[index]!.bytes).padStart(8)}${api.rps.toFixed(0).padStart(11)}${String(api.p50).padStart(6)}${String(api.p99).padStart(6)}` +
           `${bare.rps.toFixed(0).padStart(13)}${String(bare.p50).padStart(6)}${String(bare.p99).padStart(6)}${`${(ratio * 100).toFixed(1)}%`.padStart(11)}`,
       );
-      if (api.non2xx > 0 || bare.non2xx > 0) log(`  warning: ${api.non2xx} API and ${bare.non2xx} floor responses were not 2xx or failed`);
+      if (api.non2xx > 0 || bare.non2xx > 0) log(`  warning: ${api.non2xx} API and ${bare.non2xx} floor requests were not 2xx, failed or timed out (autocannon gives up after 10 s)`);
     }
     log(`latencies in ms; API/floor is the API's req/s as a share of the floor's`);
     log(`server RSS: ${rssAfterSeed.toFixed(0)} MiB after seeding, ${rssMiB(server).toFixed(0)} MiB after the run`);
