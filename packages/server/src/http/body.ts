@@ -5,7 +5,7 @@ import { ApiError } from '../shared/problems.js';
  * What a route accepts as a body. Every route gets the safe defaults; a route that needs more
  * declares it where it is added, next to its schema:
  *
- *   app.post('/api/v1/uploads', {
+ *   app.post('/build/api/v1/deployments/:deploymentId/data-model/upload/file', {   // reference 2.7
  *     bodyLimit: 50 * 1024 * 1024,                 // Fastify's own route option, in bytes
  *     config: { contentTypes: ['multipart/form-data'] },
  *     ...
