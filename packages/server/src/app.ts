@@ -31,6 +31,7 @@ import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
+import { TenantCache } from './cache/tenant-cache.js';
 import { installErrorHandler, sendProblem } from './http/error-handler.js';
 import { DEFAULT_BODY_LIMIT, installBodyRules } from './http/body.js';
 import { installInputGuard } from './http/input-guard.js';
@@ -137,7 +138,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const services = createServices(store);
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
-  const authenticate = authenticator(store.db, lastUsed);
+  const tenantCache = new TenantCache(store.db);
+  const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
   const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
   for (const schema of schemas) app.addSchema(schema);
@@ -159,11 +161,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (!needsCredential(request)) return;
     try {
       request.tenant = await resolveTenant(request);
-      const actor = await authenticate(request, request.tenant);
+      const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
-      request.caller = { actor, access: new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope), log: request.log };
+      const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
+      request.caller = { actor, access, log: request.log, snapshot };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.

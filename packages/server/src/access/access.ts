@@ -1,3 +1,4 @@
+import { TenantSnapshot } from '../cache/tenant-cache.js';
 import type { Access, Db } from '../db/tables.js';
 import { ApiError } from '../shared/problems.js';
 import { requireUnscopedKey } from './key-scope.js';
@@ -17,10 +18,13 @@ export class AccessContext {
     readonly subject: Subject,
     /** Deployments the caller's key is limited to; null for every deployment. */
     readonly keyScope: number[] | null = null,
+    /** Where the grants are cached between requests; by default, nowhere. */
+    private readonly snapshot: TenantSnapshot = TenantSnapshot.uncached(tenantId),
   ) {}
 
   grants(): Promise<GrantIndex> {
-    this.#grants ??= this.#load();
+    // Shared by every request of this tenant under the same auth version; read-only.
+    this.#grants ??= this.snapshot.memo(`grants:${this.subject.userId}`, () => this.#load());
     return this.#grants;
   }
 

@@ -1,4 +1,5 @@
 import type { Role } from '../db/tables.js';
+import type { TenantSnapshot } from '../cache/tenant-cache.js';
 import type { AccessContext } from './access.js';
 
 /** Who is calling: resolved once per request from the credential, read by every service. */
@@ -22,4 +23,6 @@ export interface Caller {
   actor: Actor;
   access: AccessContext;
   log: RequestLog;
+  /** The tenant's cached lookups, valid for this request (cache/tenant-cache.ts). */
+  snapshot: TenantSnapshot;
 }

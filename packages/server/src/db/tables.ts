@@ -11,6 +11,8 @@ export interface TenantTable {
   slug: string;
   name: string;
   created_at: string;
+  /** Bumped by triggers on every change to who may do what in the tenant (migration 0005; cache/tenant-cache.ts). */
+  auth_version: Generated<number>;
 }
 
 export interface TenantHostTable {

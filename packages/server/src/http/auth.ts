@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../access/caller.js';
+import type { TenantCache, TenantSnapshot } from '../cache/tenant-cache.js';
 import type { Db } from '../db/tables.js';
 import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
 import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
@@ -16,8 +17,14 @@ function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_requ
   return new ApiError('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': challenge } });
 }
 
-export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
-  return async function authenticate(request: FastifyRequest, tenant: Tenant): Promise<Actor> {
+/** Who is calling, and the tenant's cache snapshot the rest of the request reads from. */
+export interface Authenticated {
+  actor: Actor;
+  snapshot: TenantSnapshot;
+}
+
+export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantCache) {
+  return async function authenticate(request: FastifyRequest, tenant: Tenant): Promise<Authenticated> {
     const header = request.headers.authorization;
     if (!header) {
       throw unauthenticated('Send an API key as `Authorization: Bearer <key>`; create keys with POST /api/v1/api-keys.');
@@ -38,7 +45,12 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
       throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token');
     }
     const hash = hashApiKey(token);
-    const found = await findLiveKeyByHash(db, tenant.id, hash);
+    // Cached per tenant and validated by the tenant's auth version (cache/tenant-cache.ts): a
+    // revoked key or a deactivated owner is refused on the very next request, on every process.
+    const snapshot = await cache.snapshot(tenant.id);
+    const cacheKey = `key:${hash}`;
+    const found = await snapshot.memo(cacheKey, () => findLiveKeyByHash(db, tenant.id, hash));
+    if (!found) snapshot.forget(cacheKey);
     // The lookup is by hash, so timing reveals nothing about stored keys; the explicit
     // constant-time comparison guards against any future lookup that is not exact.
     if (!found || !hashesEqual(found.key.key_hash, hash)) {
@@ -49,7 +61,7 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
       throw unauthenticated(`The API key expired at ${found.key.expires_at}; create a new one.`, 'invalid_token');
     }
     lastUsed.touch(found.key.id, at);
-    return {
+    const actor: Actor = {
       tenantId: tenant.id,
       userId: found.user.id,
       email: found.user.email,
@@ -57,5 +69,6 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder) {
       keyId: found.key.id,
       scope: found.key.deployment_ids === null ? null : (JSON.parse(found.key.deployment_ids) as number[]),
     };
+    return { actor, snapshot };
   };
 }

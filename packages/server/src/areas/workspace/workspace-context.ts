@@ -21,7 +21,8 @@ export interface WorkspaceContext {
  * access check after this is evaluated in memory.
  */
 export async function openWorkspace(db: Db, caller: Caller, deploymentId: number): Promise<WorkspaceContext> {
-  const deployment = await findDeployment(db, caller.actor.tenantId, deploymentId);
+  // Cached with the caller's key and grants: a deployment changes as rarely and bumps the same version.
+  const deployment = await caller.snapshot.memo(`deployment:${deploymentId}`, () => findDeployment(db, caller.actor.tenantId, deploymentId));
   if (!deployment) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
   const grants = await caller.access.grants();
   return { scope: { tenantId: caller.actor.tenantId, deploymentId }, deployment, caller, grants };

@@ -4,6 +4,8 @@ import { spine } from './0001_spine.js';
 import { workspace } from './0002_workspace.js';
 import { provisioning } from './0003_provisioning.js';
 import { unicodeLower } from './0004_unicode_lower.js';
+import { cacheVersions } from './0005_cache_versions.js';
+import { listIndexes } from './0006_list_indexes.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -17,6 +19,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0002_workspace': workspace(dialect),
         '0003_provisioning': provisioning(dialect),
         '0004_unicode_lower': unicodeLower(dialect),
+        '0005_cache_versions': cacheVersions(dialect),
+        '0006_list_indexes': listIndexes(dialect),
       };
     },
   };
