@@ -47,7 +47,7 @@ describe.each(DIALECTS)('the caller cache answers the very next request after a 
     const extra = { ...env.env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0' };
     const started = await Promise.allSettled([startServerProcess(extra, env.dataDir), startServerProcess(extra, env.dataDir)]);
     const failure = started.find((s) => s.status === 'rejected');
-    [a, b] = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    [a, b] = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])) as [ServerProcess, ServerProcess];
     if (failure) throw failure.reason;
     store = storeFor({ databaseUrl: env.env.DATABASE_URL ?? null, dataDir: env.dataDir });
     userId = ok(await a.post('/api/v1/users', { email: 'cached@example.com', role: 'EXPLORER' }, adminKey), 201).id;

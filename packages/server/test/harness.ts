@@ -89,7 +89,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger'] } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -97,7 +97,7 @@ export class TestApp {
     const app = await buildApp({
       store,
       baseDomain: options.baseDomain ?? null,
-      tenantCacheMs: 0,
+      tenantCacheMs: options.tenantCacheMs ?? 0,
       strictProblemCodes: true,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 0,
       corsOrigins: options.corsOrigins ?? [],

@@ -65,14 +65,32 @@ export class TenantSnapshot {
     const hit = this.#entries.get(key) as Promise<T> | undefined;
     if (hit) return hit;
     const loading = load();
-    if (this.capacity === 0) return loading;
+    this.#keep(key, loading);
+    return loading;
+  }
+
+  #keep(key: string, loading: Promise<unknown>): void {
+    if (this.capacity === 0) return;
     // Oldest first out; a cache holding more than its capacity of keys is a scan, not a working set.
     if (this.#entries.size >= this.capacity) this.#entries.delete(this.#entries.keys().next().value as string);
     this.#entries.set(key, loading);
     loading.catch(() => {
       if (this.#entries.get(key) === loading) this.#entries.delete(key);
     });
-    return loading;
+  }
+
+  /**
+   * Many values at once: those cached are served, the rest loaded by one call of `loadMissing`
+   * (one query for a page of owners rather than one each). A key `loadMissing` leaves out is
+   * cached as undefined: under this version, it does not exist.
+   */
+  async memoMany<T>(keys: string[], loadMissing: (missing: string[]) => Promise<Map<string, T>>): Promise<Map<string, T | undefined>> {
+    const hits = keys.map((key) => this.#entries.get(key) as Promise<T | undefined> | undefined);
+    const missing = keys.filter((_, i) => hits[i] === undefined);
+    const batch = missing.length > 0 ? loadMissing(missing) : Promise.resolve(new Map<string, T>());
+    for (const key of missing) this.#keep(key, batch.then((found) => found.get(key)));
+    const values = await Promise.all(keys.map((key, i) => hits[i] ?? batch.then((found) => found.get(key))));
+    return new Map(keys.map((key, i) => [key, values[i]]));
   }
 
   /** Drops `key`: for answers not worth keeping, such as an unknown credential (any string can be sent). */

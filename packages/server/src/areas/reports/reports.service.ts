@@ -9,11 +9,11 @@ import { now } from '../../time.js';
 import { requirePlacement } from '../workspace/folders.service.js';
 import { renderCommitted } from '../workspace/committed.js';
 import { loadViewContext, parseJson, placementOf, type ItemViewContext, type Tolerate } from '../workspace/item-view.js';
-import { findItem, type StoredItem } from '../workspace/items.store.js';
+import type { StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
 import { type WorkspaceScope } from '../workspace/tree.store.js';
 import { visibilityFor, visibleRows } from '../workspace/visibility.js';
-import { itemNotFound, openWorkspace, requireItemAccess, requireListedFolder, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { itemNotFound, openWorkspace, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf, type WorkspaceContext } from '../workspace/workspace-context.js';
 import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
 import { countReports, findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
 
@@ -129,14 +129,14 @@ export function reportsService(store: Store) {
 
   async function view(caller: Caller, scope: WorkspaceScope, rows: ReportRow[]): Promise<Report[]> {
     const items: ReportItem[] = rows.map((row) => ({ type: 'REPORT', row }));
-    const context = await loadViewContext(db, scope, caller.actor.userId, items);
+    const context = await loadViewContext(db, scope, caller, items);
     return rows.map((row) => toReport(row, context));
   }
 
   /** The report an upsert committed; never throws (committed.ts). */
   async function committed(caller: Caller, what: string, scope: WorkspaceScope, row: ReportRow): Promise<Report> {
     const item: ReportItem = { type: 'REPORT', row };
-    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller, [item], { tolerate });
     const [report] = await renderCommitted(caller, what, [item], load, (_, context, options) => toReport(row, context, options));
     return report!;
   }
@@ -191,13 +191,11 @@ export function reportsService(store: Store) {
     /** The report (VIEW needed); reading it records `lastViewedAt`. */
     async get(caller: Caller, deploymentId: number, reportId: number): Promise<Report> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const item = (await findItem(db, context.scope, 'REPORT', reportId)) as ReportItem | undefined;
-      if (!item) throw itemNotFound(context, 'REPORT', reportId);
-      await requireAccess(db, context, item, 'VIEW');
+      const read = await readAuthorized(db, store.dialect, context, 'REPORT', reportId, 'VIEW', VERB.VIEW);
       const row = await recordView(db, context.scope, reportId, now());
       // Deleted between the read and the view: as if it had not been there.
       if (!row) throw itemNotFound(context, 'REPORT', reportId);
-      return (await view(caller, context.scope, [row]))[0]!;
+      return toReport(row, await loadViewContext(db, context.scope, caller, [{ type: 'REPORT', row }], viewOptionsOf(read)));
     },
 
     /**

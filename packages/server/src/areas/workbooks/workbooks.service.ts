@@ -12,7 +12,7 @@ import { loadViewContext, toWorkbookShape, type Tolerate } from '../workspace/it
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
 import { type WorkspaceScope } from '../workspace/tree.store.js';
-import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { itemNotFound, openWorkspace, readAuthorized, requireItemAccess, viewOptionsOf, type WorkspaceContext } from '../workspace/workspace-context.js';
 import type { Workbook } from '../workspace/workspace.schemas.js';
 import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
 import { findWorkbookBySlug, insertWorkbook, slugsStartingWith, updateWorkbook, type WorkbookChanges } from './workbooks.store.js';
@@ -64,15 +64,10 @@ function copyName(name: string): string {
 export function workbooksService(store: Store) {
   const { db } = store;
 
-  async function view(caller: Caller, scope: WorkspaceScope, row: WorkbookRow): Promise<Workbook> {
-    const item: WorkbookItem = { type: 'WORKBOOK', row };
-    return toWorkbookShape(item, await loadViewContext(db, scope, caller.actor.userId, [item]));
-  }
-
   /** The workbook a write committed; never throws (committed.ts). */
   async function committed(caller: Caller, what: string, scope: WorkspaceScope, row: WorkbookRow): Promise<Workbook> {
     const item: WorkbookItem = { type: 'WORKBOOK', row };
-    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller, [item], { tolerate });
     const [workbook] = await renderCommitted(caller, what, [item], load, (_, context, options) => toWorkbookShape(item, context, options));
     return workbook!;
   }
@@ -135,8 +130,8 @@ export function workbooksService(store: Store) {
 
     async get(caller: Caller, deploymentId: number, workbookId: number): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const item = await authorized(db, context, workbookId, 'VIEW');
-      return view(caller, context.scope, item.row);
+      const read = await readAuthorized(db, store.dialect, context, 'WORKBOOK', workbookId, 'VIEW', VERB.VIEW);
+      return toWorkbookShape(read.item, await loadViewContext(db, context.scope, caller, [read.item], viewOptionsOf(read)));
     },
 
     /**

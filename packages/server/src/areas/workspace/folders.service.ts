@@ -13,7 +13,7 @@ import type { CreateFolderInput, ListFoldersInput, UpdateFolderInput } from './f
 import { deleteOne } from './remove.js';
 import { chainsOf, countFolders, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
 import { visibilityFor, visibleRows } from './visibility.js';
-import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, requireItemAccess, requireListedFolder, type WorkspaceContext } from './workspace-context.js';
+import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf, type WorkspaceContext } from './workspace-context.js';
 import type { Folder } from './workspace.schemas.js';
 
 type FolderItem = StoredItem & { type: 'FOLDER' };
@@ -42,13 +42,13 @@ export function foldersService(store: Store) {
   const { db } = store;
 
   async function view(caller: Caller, scope: WorkspaceScope, rows: FolderItem[]): Promise<Folder[]> {
-    const context = await loadViewContext(db, scope, caller.actor.userId, rows);
+    const context = await loadViewContext(db, scope, caller, rows);
     return rows.map((item) => toFolder(item, context));
   }
 
   /** The folder a create or rename committed; never throws (committed.ts). */
   async function committed(caller: Caller, what: string, scope: WorkspaceScope, item: FolderItem): Promise<Folder> {
-    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller.actor.userId, [item], new Map(), tolerate);
+    const load = (tolerate: Tolerate) => loadViewContext(db, scope, caller, [item], { tolerate });
     const [folder] = await renderCommitted(caller, what, [item], load, (_, context) => toFolder(item, context));
     return folder!;
   }
@@ -91,8 +91,9 @@ export function foldersService(store: Store) {
 
     async get(caller: Caller, deploymentId: number, folderId: number): Promise<Folder> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const item = await authorized(context, db, folderId, 'VIEW');
-      return (await view(caller, context.scope, [item]))[0]!;
+      const read = await readAuthorized(db, store.dialect, context, 'FOLDER', folderId, 'VIEW', 'view');
+      const item = read.item as FolderItem;
+      return toFolder(item, await loadViewContext(db, context.scope, caller, [item], viewOptionsOf(read)));
     },
 
     async rename(caller: Caller, deploymentId: number, folderId: number, input: UpdateFolderInput): Promise<Folder> {

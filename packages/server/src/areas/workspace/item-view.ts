@@ -1,3 +1,4 @@
+import type { Caller } from '../../access/caller.js';
 import type { Executor, ItemType } from '../../db/tables.js';
 import { normalizeDashboard, normalizeDashboardConfig } from './content.schemas.js';
 import { containerOf, favoritesOf, ownersById, type StoredItem } from './items.store.js';
@@ -29,18 +30,27 @@ export function subjectOf(item: StoredItem): ViewSubject {
   return { type: item.type, id: item.row.id, folderId: containerOf(item), createdBy: item.row.created_by };
 }
 
+export interface ViewOptions {
+  /** Chains already read (by a write in its own transaction, or with the item itself). */
+  known?: Map<number, FolderChain>;
+  /** The caller's favorites among the items, when already read with them. */
+  favorites?: Set<string>;
+  /** A read that fails leaves its part empty and is reported here instead of thrown (committed.ts). */
+  tolerate?: Tolerate;
+}
+
 /**
- * `known`: chains already read (by a write, in its own transaction). With `tolerate`, a read that
- * fails leaves its part empty and reports the error instead of throwing (committed.ts).
+ * Owners come from the tenant's cache (cache/tenant-cache.ts): users are among what bumps its
+ * version, and a page shows the same few owners again and again.
  */
 export async function loadViewContext(
   db: Executor,
   scope: WorkspaceScope,
-  userId: number,
+  caller: Caller,
   items: Array<StoredItem | ViewSubject>,
-  known: Map<number, FolderChain> = new Map(),
-  tolerate?: Tolerate,
+  { known = new Map(), favorites: knownFavorites, tolerate }: ViewOptions = {},
 ): Promise<ItemViewContext> {
+  const userId = caller.actor.userId;
   const read = async <T>(query: () => Promise<T>, empty: T): Promise<T> => {
     if (!tolerate) return query();
     try {
@@ -53,9 +63,21 @@ export async function loadViewContext(
   const subjects = items.map((i) => ('row' in i ? subjectOf(i) : i));
   const missing = subjects.map((i) => i.folderId).filter((id): id is number => id !== null && !known.has(id));
   const paths = new Map([...known, ...(await read(() => chainsOf(db, scope, missing), new Map<number, FolderChain>()))]);
-  const ownerRows = await read(() => ownersById(db, scope.tenantId, subjects.map((i) => i.createdBy)), new Map());
-  const owners = new Map([...ownerRows].map(([id, r]) => [id, { id: r.id, email: r.email, firstName: r.first_name, picture: null }]));
-  const favorites = await read(() => favoritesOf(db, scope.tenantId, userId, subjects), new Set<string>());
+  const ownerIds = [...new Set(subjects.map((i) => i.createdBy).filter((id): id is number => id !== null))];
+  const ownerRows = await read(
+    () =>
+      caller.snapshot.memoMany(
+        ownerIds.map((id) => `owner:${id}`),
+        async (missing) => {
+          const rows = await ownersById(db, scope.tenantId, missing.map((key) => Number(key.slice('owner:'.length))));
+          return new Map([...rows].map(([id, r]) => [`owner:${id}`, r]));
+        },
+      ),
+    new Map(),
+  );
+  const owners = new Map<number, ResourceOwner>();
+  for (const r of ownerRows.values()) if (r) owners.set(r.id, { id: r.id, email: r.email, firstName: r.first_name, picture: null });
+  const favorites = knownFavorites ?? (await read(() => favoritesOf(db, scope.tenantId, userId, subjects), new Set<string>()));
   return { paths, owners, favorites };
 }
 

@@ -3,6 +3,9 @@ import { atLeast, effectiveAccess, type AccessTarget, type GrantIndex, type Reso
 import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
+import type { Dialect } from '../../db/dialect.js';
+import { readItem, type ItemRead } from './item-read.store.js';
+import { favoriteKey, type ViewOptions } from './item-view.js';
 import { containerOf, type StoredItem } from './items.store.js';
 import { chainsOf, findFolder, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
@@ -99,6 +102,26 @@ export async function levelOfItem(trx: Executor, context: WorkspaceContext, item
   const from = containerOf(item);
   const chains = await chainsOf(trx, context.scope, from === null ? [] : [from]);
   return levelOn(context, itemTarget(context, item, chains));
+}
+
+/**
+ * The item a GET returns (404), with the caller's access checked against `need` (403; `action` is
+ * the verb of the message). One statement reads the item, its folders and the caller's favorite
+ * mark; the access check and the view both use what it read.
+ */
+export async function readAuthorized(db: Executor, dialect: Dialect, context: WorkspaceContext, type: ItemType, id: number, need: Access, action: string): Promise<ItemRead> {
+  const read = await readItem(db, dialect, context.scope, type, id, context.caller.actor.userId);
+  if (!read) throw itemNotFound(context, type, id);
+  const level = levelOn(context, itemTarget(context, read.item, read.chains));
+  if (!atLeast(level, need)) {
+    throw new ApiError('FORBIDDEN', `You need ${need} access to ${action} ${describeItem(read.item, level)}; you have ${haveText(level)}.`);
+  }
+  return read;
+}
+
+/** What the view of an item read by `readAuthorized` needs no further query for. */
+export function viewOptionsOf(read: ItemRead): ViewOptions {
+  return { known: read.chains, favorites: new Set(read.favorite ? [favoriteKey(read.item.type, read.item.row.id)] : []) };
 }
 
 /**

@@ -86,7 +86,7 @@ export function workspaceService(store: Store) {
       caller,
       what,
       items,
-      (tolerate) => loadViewContext(db, scope, caller.actor.userId, items, known, tolerate),
+      (tolerate) => loadViewContext(db, scope, caller, items, { known, tolerate }),
       // Each item's path as it was read inside its own transaction.
       (item, view, options, index) => toWorkbookShape(item, { ...view, paths: moved[index]!.chains }, options),
     );
@@ -130,7 +130,7 @@ export function workspaceService(store: Store) {
       await requireListedFolder(db, context, query.search === undefined ? query.folderId : undefined, pageRows.length === 0);
       const total = await countEntries(db, context.scope, visibility, query);
       const subjects = pageRows.map((r) => ({ type: r.type, id: r.id, folderId: r.folder_id, createdBy: r.created_by }));
-      const view = await loadViewContext(db, context.scope, caller.actor.userId, subjects);
+      const view = await loadViewContext(db, context.scope, caller, subjects);
       const items: WorkspaceEntry[] = pageRows.map((r, index) => ({
         type: r.type,
         id: r.id,
