@@ -32,6 +32,7 @@ import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
 import { TenantCache } from './cache/tenant-cache.js';
+import { installPageSerializer } from './http/page-serializer.js';
 import { installErrorHandler, sendProblem } from './http/error-handler.js';
 import { DEFAULT_BODY_LIMIT, installBodyRules } from './http/body.js';
 import { installInputGuard } from './http/input-guard.js';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installNotFound(app);
   await installOpenApi(app);
   installBodyRules(app);
+  installPageSerializer(app);
   installInputGuard(app);
 
   app.decorateRequest('tenant', null as never);

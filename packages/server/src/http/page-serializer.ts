@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import build, { type Schema } from 'fast-json-stringify';
+
+interface ObjectSchema {
+  $id?: string;
+  properties?: Record<string, unknown>;
+  required?: string[];
+}
+
+/**
+ * Pages that keep the deprecated `data` field (pagination.ts `LegacyPageOf`) carry the same array
+ * twice, and the schema serializer wrote it twice: half the time of a listing was spent writing
+ * JSON it had already written. These routes get a serializer that writes `items` once and puts
+ * the same text in `data`; the schema (and so the output's shape) is unchanged, which the
+ * serializer-agnostic response tests check.
+ *
+ * Other statuses of those routes, and every other route, keep Fastify's schema serializer.
+ */
+export function installPageSerializer(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const ref = (route.schema as FastifySchema | undefined)?.response as Record<string, { $ref?: string }> | undefined;
+    const pageId = ref?.['200']?.$ref;
+    if (!pageId) return;
+    const schemas = app.getSchemas() as Record<string, ObjectSchema>;
+    const page = schemas[pageId];
+    const itemsRef = (page?.properties?.items as { items?: { $ref?: string } } | undefined)?.items?.$ref;
+    if (!page?.properties?.data || !itemsRef) return;
+    const externals = Object.fromEntries(Object.entries(schemas).filter(([id]) => id !== pageId)) as Record<string, Schema>;
+    const writeItems = build({ type: 'array', items: { $ref: itemsRef } }, { schema: externals });
+    const { items: _items, data: _data, ...rest } = page.properties;
+    const writeRest = build({ type: 'object', properties: rest as Record<string, Schema>, required: (page.required ?? []).filter((k) => k !== 'items' && k !== 'data') }, { schema: externals });
+    const writePage = (value: { items: unknown[]; data?: unknown } & Record<string, unknown>): string => {
+      const items = writeItems(value.items);
+      const others = writeRest(value);
+      // `others` is an object with at least pageInfo: "{...}" never "{}".
+      return `{"items":${items},"data":${items},${others.slice(1)}`;
+    };
+    const fallback = route.serializerCompiler;
+    route.serializerCompiler = (context) => {
+      if (String(context.httpStatus) === '200') return writePage as (data: unknown) => string;
+      if (fallback) return fallback(context);
+      return build(context.schema as Schema, { schema: schemas as Record<string, Schema> }) as (data: unknown) => string;
+    };
+  });
+}
