@@ -8,7 +8,9 @@
  *
  * SQLite in a temporary directory by default; with DATABASE_URL, PostgreSQL in a temporary schema.
  * BENCH_SECONDS (default 10) per target, BENCH_CONNECTIONS (default 50), BENCH_LARGE=0 skips the
- * second deployment of 1,000,000 items (BENCH_LARGE_ITEMS changes its size).
+ * second deployment of 1,000,000 items (BENCH_LARGE_ITEMS changes its size). BENCH_ONLY=<regex>
+ * runs the targets whose label matches; BENCH_PROFILE=<dir> writes the server's CPU profile there
+ * (open it in Chrome DevTools or speedscope) to see where a request's time goes.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -137,7 +139,8 @@ async function main() {
   const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '100000000', DATABASE_URL: schema?.url ?? '' };
   delete (env as Record<string, string | undefined>).LOG_LEVEL;
   const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
-  const server = spawn(process.execPath, [path.join(root, 'packages/server/dist/main.js')], { env, stdio: ['ignore', logFile, logFile] });
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [];
+  const server = spawn(process.execPath, [...profile, path.join(root, 'packages/server/dist/main.js')], { env, stdio: ['ignore', logFile, logFile] });
   let floor: ChildProcess | undefined;
   const base = `https://localhost:${port}`;
   try {
@@ -158,11 +161,12 @@ async function main() {
     // Items deep in the tree (level 10), so a view walks the longest ancestry; a level-9 folder's page.
     const pick = (d: { seeded: Awaited<ReturnType<typeof seed>> }) => ({ workbook: d.seeded.workbooks[d.seeded.workbooks.length - 1]!, report: d.seeded.reports[d.seeded.reports.length - 1]!, folder: d.seeded.levels[8]![0]! });
     const p = pick(primary);
-    const list = targets(primary.id, p.workbook, p.report, p.folder);
+    let list = targets(primary.id, p.workbook, p.report, p.folder);
     if (large) {
       const q = pick(large);
       list.push(...targets(large.id, q.workbook, q.report, q.folder, ' (1M)').filter((t) => /workspace|reports sortBy/.test(t.label)));
     }
+    if (process.env.BENCH_ONLY) list = list.filter((t) => new RegExp(process.env.BENCH_ONLY!).test(t.label));
 
     // Fetch every body once; the floor answers with exactly these bytes.
     const routes = [];
