@@ -27,6 +27,8 @@ export interface Config {
   corsOrigins: string[];
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
+  /** The Prometheus endpoint's own plain-HTTP listener; null: no metrics are served. */
+  metrics: { port: number; host: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +115,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`PUBLIC_URL must be an https origin such as "https://mapi.example.com" or "https://mapi.example.com:8443" (no path), got "${publicUrl}"`);
   }
 
+  // Unset means off; metrics cover every tenant, so they are never served on the API port.
+  const metricsPort = value('METRICS_PORT') === null ? null : wholeNumber('METRICS_PORT', 0, 65535, 'an integer from 0 to 65535 (leave it unset to serve no metrics)');
+  const metricsHost = value('METRICS_HOST');
+  if (metricsHost !== null && metricsPort === null) problems.push('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics, or unset METRICS_HOST');
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && (metricsHost ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {
+    problems.push(`METRICS_PORT must differ from PORT (${port}): metrics are served on a listener of their own`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -131,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeouts,
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
+    metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
   };
 }
 

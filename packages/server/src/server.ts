@@ -2,12 +2,16 @@ import { buildApp, type App } from './app.js';
 import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from './areas/tenants/tenants.service.js';
 import type { Config } from './config.js';
 import { migrate, storeFor, type Store } from './db/database.js';
+import { listenMetrics, type MetricsListener } from './metrics/listener.js';
+import { Metrics } from './metrics/metrics.js';
 import { loadTls } from './tls.js';
 
 export interface RunningServer {
   app: App;
   store: Store;
   url: string;
+  /** Where the Prometheus endpoint listens (METRICS_PORT); null when it is off. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -27,8 +31,10 @@ export class StartupError extends Error {
  */
 export async function startServer(config: Config, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> {
   const tls = await loadTls(config);
-  const store = storeFor(config);
+  const metrics = config.metrics === null ? null : new Metrics();
+  const store = storeFor(config, metrics?.queryLog);
   let app: App | null = null;
+  let metricsListener: MetricsListener | null = null;
   try {
     await migrate(store);
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
@@ -43,25 +49,32 @@ export async function startServer(config: Config, print: (line: string) => void 
       timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,
       ...(config.publicUrl !== null ? { publicUrl: config.publicUrl } : {}),
+      metrics,
     });
     if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
     if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);
     if (boot.adminWarning) app.log.warn(boot.adminWarning);
     const address = await listen(app, config);
+    if (metrics !== null && config.metrics !== null) metricsListener = await listenForMetrics(app, metrics, config.metrics);
     await announceAdminKey(store, boot, config, print);
+    if (metricsListener !== null) app.log.info(`metrics listening on ${metricsListener.url}`);
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
     const running = app;
+    const runningMetrics = metricsListener;
     return {
       app: running,
       store,
       url: address,
+      metricsUrl: runningMetrics?.url ?? null,
       async close() {
         await running.close();
+        await runningMetrics?.close();
         await store.close();
       },
     };
   } catch (error) {
     // A failed listen (port taken) leaves a built app: close it so its hooks run and nothing lingers.
+    await metricsListener?.close().catch(() => undefined);
     await app?.close().catch(() => undefined);
     await store.close();
     throw error;
@@ -79,6 +92,19 @@ async function listen(app: App, config: Config): Promise<string> {
     }
     if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
     if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all).`, { cause: error });
+    throw error;
+  }
+}
+
+async function listenForMetrics(app: App, metrics: Metrics, at: { port: number; host: string }): Promise<MetricsListener> {
+  try {
+    return await listenMetrics(metrics.registry, at.port, at.host, (error) => app.log.error({ err: error }, 'collecting metrics failed'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = `port ${at.port} on ${at.host}`;
+    if (code === 'EADDRINUSE') throw new StartupError(`${where} (METRICS_PORT) is already in use: stop what listens there, or set METRICS_PORT to a free port different from PORT.`, { cause: error });
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set METRICS_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`METRICS_HOST ${at.host} is not an address of this machine: set METRICS_HOST to one of its addresses.`, { cause: error });
     throw error;
   }
 }

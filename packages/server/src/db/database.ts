@@ -12,6 +12,8 @@ export type { Dialect };
 export interface Store {
   db: Db;
   dialect: Dialect;
+  /** PostgreSQL's connection pool, as the metrics read it; absent on SQLite. */
+  pool?: Pick<pg.Pool, 'totalCount' | 'idleCount' | 'waitingCount'>;
   close(): Promise<void>;
 }
 
@@ -137,14 +139,14 @@ export function openStore(options: StoreOptions): Store {
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log ? { log: options.log } : {}) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }
 
 /** The store the configuration names: PostgreSQL at DATABASE_URL, else SQLite in DATA_DIR. */
-export function storeFor(config: { databaseUrl: string | null; dataDir: string }): Store {
+export function storeFor(config: { databaseUrl: string | null; dataDir: string }, log?: QueryLog): Store {
   return config.databaseUrl
-    ? openStore({ dialect: 'postgres', url: config.databaseUrl })
-    : openStore({ dialect: 'sqlite', file: path.join(config.dataDir, 'mapi.sqlite') });
+    ? openStore({ dialect: 'postgres', url: config.databaseUrl, ...(log ? { log } : {}) })
+    : openStore({ dialect: 'sqlite', file: path.join(config.dataDir, 'mapi.sqlite'), ...(log ? { log } : {}) });
 }
 
 /**
