@@ -48,6 +48,8 @@ import { specRoutes } from './http/spec.routes.js';
 import { refuseRepeatedHost, tenantResolver } from './http/tenant.js';
 import { installCors } from './http/cors.js';
 import { installValidators } from './http/validation.js';
+import { installRequestMetrics } from './metrics/http-hooks.js';
+import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 
 export interface AppOptions {
@@ -82,6 +84,8 @@ export interface AppOptions {
    * The test harness turns it on, so every test also checks the published error codes.
    */
   strictProblemCodes?: boolean;
+  /** Prometheus metrics of this app and its store (the store's `queryLog` must be this one's); absent or null: none. */
+  metrics?: Metrics | null;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -138,6 +142,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (options.metrics) {
+    // First, so every later hook (the credential check included) is counted and timed.
+    installRequestMetrics(app, options.metrics);
+    options.metrics.observeStore(store);
+  }
   installTimeouts(app, timeouts);
   installAccessLog(app);
   const services = createServices(store);
