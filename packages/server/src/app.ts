@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AccessContext } from './access/access.js';
 import { apiKeysRoutes } from './areas/api-keys/api-keys.routes.js';
@@ -123,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const app = Fastify({
     logger: options.logger ?? false,
     // One line per request instead of two: http/access-log.ts.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // A TLS handshake gets no longer than the headers that follow it.
     ...(options.https ? { https: { ...options.https, handshakeTimeout: timeouts.headersMs } } : {}),
     ...fastifyTimeoutOptions(timeouts),
