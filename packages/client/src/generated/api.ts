@@ -870,7 +870,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5983,26 +5983,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteDeployment: {
@@ -6083,26 +6064,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     getDeploymentSettings: {
@@ -6326,26 +6288,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     deletePolicy: {
@@ -6591,26 +6534,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     getFolder: {
@@ -6759,26 +6683,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     renameFolder: {
@@ -6871,26 +6776,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     moveWorkspaceObject: {
@@ -6993,26 +6879,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     bulkMoveWorkspaceObjects: {
@@ -7246,26 +7113,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     removeFavorite: {
@@ -7352,26 +7200,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     bulkDeleteWorkspaceObjects: {
@@ -7557,26 +7386,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     getWorkbook: {
@@ -7737,26 +7547,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     upsertReportByPublicId: {
@@ -7877,26 +7668,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
-                    };
-                };
-            };
+            503: components["responses"]["Unavailable"];
         };
     };
     getReport: {
