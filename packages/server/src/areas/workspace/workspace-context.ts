@@ -112,10 +112,7 @@ export async function levelOfItem(trx: Executor, context: WorkspaceContext, item
 export async function readAuthorized(db: Executor, dialect: Dialect, context: WorkspaceContext, type: ItemType, id: number, need: Access, action: string): Promise<ItemRead> {
   const read = await readItem(db, dialect, context.scope, type, id, context.caller.actor.userId);
   if (!read) throw itemNotFound(context, type, id);
-  const level = levelOn(context, itemTarget(context, read.item, read.chains));
-  if (!atLeast(level, need)) {
-    throw new ApiError('FORBIDDEN', `You need ${need} access to ${action} ${describeItem(read.item, level)}; you have ${haveText(level)}.`);
-  }
+  requireLevel(read.item, levelOn(context, itemTarget(context, read.item, read.chains)), need, action);
   return read;
 }
 
@@ -129,7 +126,11 @@ export function viewOptionsOf(read: ItemRead): ViewOptions {
  * ("view", "delete"). Returns the caller's level, for messages that follow.
  */
 export async function requireItemAccess(trx: Executor, context: WorkspaceContext, item: StoredItem, need: Access, action: string): Promise<Access> {
-  const level = await levelOfItem(trx, context, item);
+  return requireLevel(item, await levelOfItem(trx, context, item), need, action);
+}
+
+/** 403 naming what was needed and what the caller has, unless `level` reaches `need`. */
+function requireLevel(item: StoredItem, level: Access | null, need: Access, action: string): Access {
   if (!atLeast(level, need)) {
     throw new ApiError('FORBIDDEN', `You need ${need} access to ${action} ${describeItem(item, level)}; you have ${haveText(level)}.`);
   }
