@@ -1,24 +1,31 @@
 /**
  * `npm run bench:bulk-move`: 100-item bulk moves of mixed types through the real HTTPS stack,
- * beside a floor measured in the same run: the same moves written straight to the database, one
- * transaction per item. SQLite in a temporary directory by default; with DATABASE_URL, PostgreSQL
- * in a temporary schema of its own. BENCH_ROUNDS and BENCH_WARMUP change the number of rounds.
+ * beside a floor measured in the same run: the same moves written straight to the database on its
+ * driver, one transaction per item (scripts/bench/move-breakdown.ts), and, for comparison with
+ * figures from before, the former floor (the same through the query builder). Then a few rounds through an
+ * in-process app whose store logs every statement give the per-item breakdown: what each kind of
+ * statement costs an item, and what the server spends outside the database. SQLite in a temporary
+ * directory by default; with DATABASE_URL, PostgreSQL in a temporary schema of its own.
+ * BENCH_ROUNDS, BENCH_WARMUP and BENCH_BREAKDOWN_ROUNDS change the number of rounds.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { buildApp } from '../src/app.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { loadConfig } from '../src/config.js';
-import type { Store } from '../src/db/database.js';
+import { openStore, type Store } from '../src/db/database.js';
 import type { ItemType } from '../src/db/tables.js';
 import { startServer } from '../src/server.js';
+import { postgresFloor, sqliteFloor, StatementTally, type Floor, type FloorTimes, type Ref } from './bench/move-breakdown.js';
 import { explorer, seed, shuffle, stamp, temporarySchema, type Seeded } from './bench/workspace-seed.js';
 
 const ITEMS_PER_TYPE = 50_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
+const BREAKDOWN_ROUNDS = Number(process.env.BENCH_BREAKDOWN_ROUNDS ?? 10);
 /** Each round: 20 folders, 40 workbooks and 40 reports, shuffled. */
 const MIX: Array<[ItemType, number]> = [
   ['FOLDER', 20],
@@ -26,15 +33,12 @@ const MIX: Array<[ItemType, number]> = [
   ['REPORT', 40],
 ];
 
-interface Ref {
-  type: ItemType;
-  id: number;
-}
 interface Round {
   items: Ref[];
-  /** Where the HTTP moves put the batch, and where the floor then puts it: both move every item. */
+  /** Where the HTTP moves put the batch, then the floor, then the former floor: each moves every item. */
   httpTo: number;
   floorTo: number;
+  builderTo: number;
 }
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -50,22 +54,26 @@ function plan(seeded: Seeded, count: number): Round[] {
   const destinations = [...seeded.levels[0]!, ...seeded.levels[1]!];
   return Array.from({ length: count }, () => {
     const items = shuffle(MIX.flatMap(([type, n]) => pools[type].splice(0, n).map((id) => ({ type, id }))));
-    const [httpTo, floorTo] = shuffle([...destinations]) as [number, number];
-    return { items, httpTo, floorTo };
+    const [httpTo, floorTo, builderTo] = shuffle([...destinations]) as [number, number, number];
+    return { items, httpTo, floorTo, builderTo };
   });
 }
 
-/** The floor: each item's container written in its own transaction, nothing else. */
-async function floorRound(store: Store, deploymentId: number, round: Round): Promise<void> {
-  for (const { type, id } of round.items) {
+/**
+ * The floor as this benchmark measured it before it ran on the driver: each item's container written
+ * in its own transaction through the query builder, on the server's own store. Kept beside the
+ * floor so that figures from before can be compared; the floor is the one to beat.
+ */
+async function builderFloorRound(store: Store, deploymentId: number, to: number, items: Ref[]): Promise<void> {
+  for (const { type, id } of items) {
     await store.db.transaction().execute(async (trx) => {
       const at = stamp();
       if (type === 'FOLDER') {
-        await trx.updateTable('folders').set({ parent_id: round.floorTo, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id).execute();
+        await trx.updateTable('folders').set({ parent_id: to, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id).execute();
       } else {
         await trx
           .updateTable(type === 'WORKBOOK' ? 'workbooks' : 'reports')
-          .set({ folder_id: round.floorTo, updated_at: at })
+          .set({ folder_id: to, updated_at: at })
           .where('deployment_id', '=', deploymentId)
           .where('id', '=', id)
           .execute();
@@ -131,6 +139,7 @@ async function main() {
   if (schema) env.DATABASE_URL = schema.url;
   const server = await startServer(loadConfig(env), () => undefined);
   let client: ReturnType<typeof poster> | undefined;
+  let floorDriver: Floor | undefined;
   try {
     const { store } = server;
     const tenant = await store.db.selectFrom('tenants').select('id').where('slug', '=', 'default').executeTakeFirstOrThrow();
@@ -145,36 +154,94 @@ async function main() {
     log(`seeded ${seeded.levels.flat().length} folders (${seeded.levels.length} levels), ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
     client = poster(server.url, fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8'), key);
-    const rounds = plan(seeded, WARMUP + ROUNDS);
+    const file = path.join(dataDir, 'mapi.sqlite');
+    floorDriver = schema ? await postgresFloor(schema.url) : sqliteFloor(file);
+    const rounds = plan(seeded, WARMUP + ROUNDS + BREAKDOWN_ROUNDS + 1);
     const http: number[] = [];
     const floor: number[] = [];
+    const builder: number[] = [];
     let failedItems = 0;
-    for (const [index, round] of rounds.entries()) {
-      const measured = index >= WARMUP;
-      const answer = await client.post(`/api/v1/deployments/${deployment.id}/workspace/bulk-move`, { items: round.items, folderId: round.httpTo });
-      const took = answer.took;
-      if (answer.status !== 200) throw new Error(`bulk move answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-      const failed = (answer.body as { failed: unknown[] }).failed;
+    const checked = (status: number, body: unknown) => {
+      if (status !== 200) throw new Error(`bulk move answered ${status}: ${JSON.stringify(body)}`);
+      const failed = (body as { failed: unknown[] }).failed;
       if (failed.length > 0 && failedItems === 0) log(`warning: first failures: ${JSON.stringify(failed.slice(0, 3))}`);
       failedItems += failed.length;
+    };
+    for (const [index, round] of rounds.slice(0, WARMUP + ROUNDS).entries()) {
+      const measured = index >= WARMUP;
+      const answer = await client.post(`/api/v1/deployments/${deployment.id}/workspace/bulk-move`, { items: round.items, folderId: round.httpTo });
+      checked(answer.status, answer.body);
       const started = performance.now();
-      await floorRound(store, deployment.id, round);
+      await floorDriver.round(deployment.id, round.floorTo, round.items);
+      const floorTook = performance.now() - started;
+      const builderStarted = performance.now();
+      await builderFloorRound(store, deployment.id, round.builderTo, round.items);
       if (measured) {
-        http.push(took);
-        floor.push(performance.now() - started);
+        http.push(answer.took);
+        floor.push(floorTook);
+        builder.push(performance.now() - builderStarted);
       }
     }
 
+    // The breakdown: the same kind of rounds through an in-process app over a second handle on the
+    // same database whose every statement is logged with its time (no TLS, no client thread), each
+    // followed by the floor's round, timed statement by statement.
+    const tally = new StatementTally();
+    const floorTimes: FloorTimes = { begin: 0, update: 0, commit: 0 };
+    const logged = schema ? openStore({ dialect: 'postgres', url: schema.url, log: tally.log }) : openStore({ dialect: 'sqlite', file, log: tally.log });
+    const app = await buildApp({ store: logged, baseDomain: null, logger: false, rateLimitPerMinute: 0 });
+    let inProcess = 0;
+    try {
+      for (const [index, round] of rounds.slice(WARMUP + ROUNDS).entries()) {
+        tally.recording = index > 0;
+        const started = performance.now();
+        const answer = await app.inject({
+          method: 'POST',
+          url: `/api/v1/deployments/${deployment.id}/workspace/bulk-move`,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ items: round.items, folderId: round.httpTo }),
+        });
+        const measured = tally.recording;
+        if (measured) inProcess += performance.now() - started;
+        tally.recording = false;
+        checked(answer.statusCode, answer.json());
+        const times = await floorDriver.round(deployment.id, round.floorTo, round.items);
+        if (measured) for (const k of ['begin', 'update', 'commit'] as const) floorTimes[k] += times[k];
+      }
+    } finally {
+      await app.close();
+      await logged.close();
+    }
+
     const perRound = MIX.reduce((n, [, count]) => n + count, 0);
-    const rows = [stats('HTTP bulk move', http, perRound), stats('floor (1 tx/item)', floor, perRound)];
+    const rows = [stats('HTTP bulk move', http, perRound), stats('floor (1 tx/item)', floor, perRound), stats('former floor', builder, perRound)];
     log('');
     log(`bench:bulk-move  dialect=${store.dialect}  node=${process.version}  cores=${os.availableParallelism()}  rounds=${ROUNDS} (+${WARMUP} warm-up) x ${perRound} items (20 folders, 40 workbooks, 40 reports)`);
     log(`${'path'.padEnd(20)}${'items/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}`);
     for (const r of rows) log(`${r.label.padEnd(20)}${r.itemsPerSecond.toFixed(0).padStart(10)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}`);
     log(`ratio HTTP/floor: ${(rows[0]!.mean / rows[1]!.mean).toFixed(2)}x on mean time per 100 items (= items/s), ${(rows[0]!.p50 / rows[1]!.p50).toFixed(2)}x on p50`);
+    log(
+      `(former floor, the same transactions through the query builder on the server's own store, as this benchmark measured before: HTTP/former floor ${(rows[0]!.mean / rows[2]!.mean).toFixed(2)}x on mean, ${(rows[0]!.p50 / rows[2]!.p50).toFixed(2)}x on p50)`,
+    );
+
+    const items = BREAKDOWN_ROUNDS * perRound;
+    const us = (ms: number) => ((ms * 1000) / items).toFixed(1).padStart(10);
+    log('');
+    log(`per item, ${BREAKDOWN_ROUNDS} rounds through an in-process app (no TLS, no client) whose store logs each statement's time:`);
+    log(`  ${'statement'.padEnd(44)}${'per item'.padStart(10)}${'µs/item'.padStart(10)}`);
+    for (const [kind, count, micros] of tally.perItem(items)) log(`  ${kind.padEnd(44)}${count.toFixed(2).padStart(10)}${micros.toFixed(1).padStart(10)}`);
+    const { millis: databaseMillis, roundTrips } = tally.inDatabase;
+    log(`  ${'in the database (pipelined statements overlap)'.padEnd(44)}${(roundTrips / items).toFixed(2).padStart(10)}${us(databaseMillis)}   <- round trips`);
+    log(`  ${'server work outside statements'.padEnd(44)}${''.padStart(10)}${us(inProcess - databaseMillis)}`);
+    log(`  ${'total'.padEnd(44)}${(tally.statements / items).toFixed(2).padStart(10)}${us(inProcess)}   <- statements`);
+    const fus = (ms: number) => ((ms * 1000) / items).toFixed(1);
+    log(
+      `floor per item in the same rounds, on the driver: begin ${fus(floorTimes.begin)} + update ${fus(floorTimes.update)} + commit ${fus(floorTimes.commit)} = ${fus(floorTimes.begin + floorTimes.update + floorTimes.commit)} µs, 3 statements in 3 round trips`,
+    );
     if (failedItems > 0) log(`warning: ${failedItems} item moves failed; the figures are not comparable`);
   } finally {
     await client?.close();
+    await floorDriver?.close();
     await server.close();
     await schema?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -23,6 +23,8 @@ export interface Config {
   redisUrl: string | null;
   /** How long a client may take to send headers, then a body, and keep an idle connection (ms). */
   timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number };
+  /** How long a change waits for a busy deployment's lock before it is answered 503 (ms; db/transactions.ts). */
+  lockTimeoutMs: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyMs: milliseconds('BODY_TIMEOUT_MS', 30_000),
     keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
   };
+  const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of corsOrigins) {
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerIpPerMinute,
     redisUrl,
     timeouts,
+    lockTimeoutMs,
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },

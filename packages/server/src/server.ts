@@ -2,6 +2,7 @@ import { buildApp, type App } from './app.js';
 import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from './areas/tenants/tenants.service.js';
 import type { Config } from './config.js';
 import { migrate, storeFor, type Store } from './db/database.js';
+import { configureLockWaits } from './db/transactions.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { Metrics } from './metrics/metrics.js';
 import { loadTls } from './tls.js';
@@ -33,6 +34,7 @@ export async function startServer(config: Config, print: (line: string) => void 
   const tls = await loadTls(config);
   const metrics = config.metrics === null ? null : new Metrics();
   const store = storeFor(config, metrics?.queryLog);
+  configureLockWaits(store, { timeoutMs: config.lockTimeoutMs });
   let app: App | null = null;
   let metricsListener: MetricsListener | null = null;
   try {

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type LogEvent, type SqliteDialectConfig } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
+import { statementName } from './prepared.js';
 import type { Dialect } from './dialect.js';
 import type { Database, Db } from './tables.js';
 
@@ -133,6 +134,10 @@ export function openStore(options: StoreOptions): Store {
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({
+    Client: NamingClient,
+    // Queries sent without waiting for the previous answer leave together (db/transactions.ts
+    // opens a transaction this way); Kysely awaits each query, so nothing else changes.
+    pipeline: true,
     connectionString: options.url,
     max: options.poolSize ?? 10,
     types: pgTypes,
@@ -140,6 +145,20 @@ export function openStore(options: StoreOptions): Store {
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log ? { log: options.log } : {}) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
+}
+
+/**
+ * Kysely hands the driver SQL text and values only. The few statements `prepared` was asked to
+ * name (db/prepared.ts) go to PostgreSQL as named statements: the driver parses each once per
+ * connection and PostgreSQL may keep its plan, where an unnamed statement is planned on every run.
+ * Behind a pooler in transaction mode, that pooler must support named statements (PgBouncer 1.21+).
+ */
+class NamingClient extends pg.Client {
+  // pg's query() has a dozen overloads; this one only forwards what it was given.
+  override query(config: any, values?: any, callback?: any): any {
+    const name = typeof config === 'string' ? statementName(config) : undefined;
+    return name === undefined ? super.query(config, values, callback) : super.query({ name, text: config, values }, callback);
+  }
 }
 
 /** The store the configuration names: PostgreSQL at DATABASE_URL, else SQLite in DATA_DIR. */

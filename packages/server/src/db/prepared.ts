@@ -1,4 +1,4 @@
-import type { CompiledQuery, QueryResult } from 'kysely';
+import { PostgresAdapter, type CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import type { Executor } from './tables.js';
 
 interface Template {
@@ -19,7 +19,40 @@ interface Compiles<R> {
   compile(db: Executor): CompiledQuery<R>;
 }
 
-export function prepared<A extends unknown[], R>(arity: A['length'], build: (db: Executor, ...args: A) => Compiles<R>) {
+/** SQL text -> statement name, for the statements `prepared` was asked to name (see `statementName`). */
+const names = new Map<string, string>();
+
+/**
+ * The name under which PostgreSQL runs `sql` as a named statement, parsed and planned once per
+ * connection instead of on every run (database.ts hands it to the driver), or undefined.
+ */
+export function statementName(sql: string): string | undefined {
+  return names.get(sql);
+}
+
+/** Executors whose statements go straight to their connection (see `sendDirectly`). */
+const direct = new WeakMap<object, DatabaseConnection>();
+
+/**
+ * Sends the prepared statements run on `db`, an executor bound to `connection` (a transaction's),
+ * straight to that connection, past the query executor's queue and plugins (none are installed):
+ * the executor's layers cost a bulk move's item several microseconds per statement.
+ */
+export function sendDirectly(db: Executor, connection: DatabaseConnection): void {
+  direct.set(db, connection);
+}
+
+export function prepared<A extends unknown[], R>(
+  arity: A['length'],
+  build: (db: Executor, ...args: A) => Compiles<R>,
+  /**
+   * PostgreSQL: run it as a named statement. For statements run for every item of a request whose
+   * planning costs more than running them (a recursive walk is planned in about as long as a
+   * round trip takes); PostgreSQL keeps a plan per connection, so name only queries whose best
+   * plan does not depend on the values (primary-key lookups), and only a few.
+   */
+  options: { name?: string } = {},
+) {
   const templates = new WeakMap<object, Template>();
   return async (db: Executor, ...args: A): Promise<QueryResult<R>> => {
     const adapter = db.getExecutor().adapter;
@@ -30,9 +63,12 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
       const slots = compiled.parameters.map((p) => standIns.indexOf(p as (typeof standIns)[number]));
       template = { compiled, slots };
       templates.set(adapter, template);
+      if (options.name !== undefined && adapter instanceof PostgresAdapter && !names.has(compiled.sql)) names.set(compiled.sql, `mapi_${options.name}_${names.size + 1}`);
     }
     const { compiled, slots } = template;
     const parameters = slots.map((slot, i) => (slot === -1 ? compiled.parameters[i] : args[slot]));
-    return db.executeQuery<R>({ ...compiled, parameters });
+    const query = { ...compiled, parameters };
+    const connection = direct.get(db);
+    return connection ? connection.executeQuery<R>(query) : db.executeQuery<R>(query);
   };
 }

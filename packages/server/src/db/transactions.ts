@@ -1,7 +1,12 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
+import { ApiError } from '../shared/problems.js';
 import type { Store } from './database.js';
-import type { Database } from './tables.js';
-import type { Transaction } from 'kysely';
+import { LockQueue } from './lock-queue.js';
+import { sendDirectly } from './prepared.js';
+import type { Db } from './tables.js';
+
+/** How long a serialized transaction waits for its locks before it gives up (LOCK_TIMEOUT_MS). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
 const lockWaitObservers = new WeakMap<object, (seconds: number) => void>();
 
@@ -10,27 +15,183 @@ export function observeLockWaits(store: Store, observer: (seconds: number) => vo
   lockWaitObservers.set(store.db, observer);
 }
 
+const lockTimeouts = new WeakMap<object, number>();
+const queues = new WeakMap<object, LockQueue>();
+
+/** Sets how long serialized transactions on `store` wait for their locks (config: LOCK_TIMEOUT_MS). */
+export function configureLockWaits(store: Store, options: { timeoutMs: number }): void {
+  lockTimeouts.set(store.db, options.timeoutMs);
+}
+
+/** The queue of this process's waiters for `store`'s lock keys (see lock-queue.ts). */
+export function lockQueueOf(store: Store): LockQueue {
+  let queue = queues.get(store.db);
+  if (!queue) queues.set(store.db, (queue = new LockQueue()));
+  return queue;
+}
+
+/**
+ * The wait shared by several serialized transactions of one request (a bulk request's items):
+ * together they wait at most one lock timeout. Once it is spent, each later item still gets its
+ * turn if the lock is free, but no longer waits, so a busy deployment answers the whole request
+ * in about one timeout instead of one per item.
+ */
+export class LockWaitBudget {
+  constructor(public remainingMs: number) {}
+}
+
+export function lockWaitBudget(store: Store): LockWaitBudget {
+  return new LockWaitBudget(lockTimeouts.get(store.db) ?? DEFAULT_LOCK_TIMEOUT_MS);
+}
+
 /**
  * Runs `fn` in a transaction that no other transaction holding one of the same keys can
  * interleave with, across every server process sharing the database. PostgreSQL: transaction-
  * scoped advisory locks, taken in sorted order so two callers never wait on each other in a cycle.
- * SQLite: every transaction already begins IMMEDIATE (see database.ts), which serialises writers.
+ * SQLite: the transaction begins IMMEDIATE, which serialises writers.
+ *
+ * Waiting is bounded. In this process, callers wait for their keys in a queue before they take a
+ * connection (lock-queue.ts), so a hammered deployment cannot take the whole pool; across
+ * processes, PostgreSQL's `lock_timeout` and SQLite's busy timeout bound the wait for the lock
+ * itself. A caller that gives up gets a 503 with Retry-After (`busy`), and nothing was changed.
  */
-export async function serialized<T>(store: Store, keys: string | string[], fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  // Lock, then read: only correct if reads see what committed while the lock was awaited, which
-  // READ COMMITTED guarantees whatever the server's default isolation is.
-  const transaction = store.dialect === 'postgres' ? store.db.transaction().setIsolationLevel('read committed') : store.db.transaction();
+export async function serialized<T>(store: Store, keys: string | string[], fn: (trx: Db) => Promise<T>, budget?: LockWaitBudget): Promise<T> {
+  const sorted = [...new Set(typeof keys === 'string' ? [keys] : keys)].sort();
+  const timeoutMs = lockTimeouts.get(store.db) ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const waitMs = budget === undefined ? timeoutMs : Math.max(0, budget.remainingMs);
+  if (store.dialect === 'sqlite') await letOthersIn();
   const observer = lockWaitObservers.get(store.db);
-  const started = observer === undefined ? 0 : performance.now();
-  return transaction.execute(async (trx) => {
-    if (store.dialect === 'postgres') {
-      for (const key of [...new Set(typeof keys === 'string' ? [keys] : keys)].sort()) {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+  const started = performance.now();
+  const waited = () => {
+    const ms = performance.now() - started;
+    if (budget !== undefined) budget.remainingMs -= ms;
+    return ms;
+  };
+  const opening = beginning(store, sorted, waitMs);
+  let leave: () => void;
+  try {
+    leave = await lockQueueOf(store).enter(sorted, waitMs, () => busy(sorted, timeoutMs));
+  } catch (error) {
+    waited();
+    throw error;
+  }
+  try {
+    return await store.db.connection().execute(async (trx) => {
+      // The opening is not awaited before `fn` sends its first statement: with a pipelining driver
+      // (PostgreSQL, database.ts) both leave in one round trip. The server still runs them in
+      // order, so that statement reads after the locks are held; if they could not be had, the
+      // transaction is aborted and that statement fails too, and the opening's error is the answer.
+      // Only a failing BEGIN could leave that statement outside a transaction: BEGIN does not fail
+      // on a healthy connection, and on a broken one nothing runs.
+      const connection = await trx.getExecutor().provideConnection(async (c) => c);
+      sendDirectly(trx, connection);
+      const opened = sent(() => connection.executeQuery(opening)).then(
+        () => {
+          observer?.(waited() / 1000);
+          return undefined;
+        },
+        (error: unknown) => {
+          waited();
+          return { error };
+        },
+      );
+      try {
+        if (store.dialect === 'sqlite') await throwIfFailed(opened);
+        const result = await fn(trx);
+        await throwIfFailed(opened);
+        await connection.executeQuery(COMMIT);
+        return result;
+      } catch (thrown) {
+        const error = (await opened)?.error ?? thrown;
+        // A failed BEGIN IMMEDIATE leaves no transaction to roll back; a failed rollback means a
+        // broken connection, which the pool discards. Either way the first error is the answer.
+        await trx.executeQuery(ROLLBACK).catch(() => undefined);
+        throw isLockWaitTimeout(error) ? busy(sorted, timeoutMs) : error;
       }
-    }
-    observer?.((performance.now() - started) / 1000);
-    return fn(trx);
+    });
+  } finally {
+    leave();
+  }
+}
+
+/** SQLite's driver throws where PostgreSQL's rejects: both become a rejected promise. */
+function sent<R>(send: () => Promise<R>): Promise<R> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function throwIfFailed(opened: Promise<{ error: unknown } | undefined>): Promise<void> {
+  const failed = await opened;
+  if (failed) throw failed.error;
+}
+
+/** When a SQLite transaction last let the event loop turn (see `letOthersIn`). */
+let lastTurn = 0;
+const SLICE_MS = 2;
+
+/**
+ * SQLite's driver is synchronous, so a bulk request's transactions follow each other in one run
+ * of promise callbacks and no other request's I/O is read until the last item is done: a hammered
+ * deployment would stall every other one. At most every couple of milliseconds a transaction
+ * first lets the event loop turn, so other requests take their turn between items.
+ */
+async function letOthersIn(): Promise<void> {
+  if (performance.now() - lastTurn < SLICE_MS) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  lastTurn = performance.now();
+}
+
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
+const SQLITE_BEGIN = CompiledQuery.raw('begin immediate');
+/** Lock keys are this module's own words (`deployment:12`), never client input; checked all the same. */
+const LOCK_KEY = /^[a-z][a-z0-9_-]*(:[0-9]+)?$/;
+
+/**
+ * The opening of a serialized transaction. PostgreSQL: one message of several statements (no
+ * parameters, so the driver sends them together), so the transaction begins, bounds its lock
+ * waits and holds its locks after one round trip. Each statement of a READ COMMITTED transaction
+ * reads from a snapshot taken when it starts, so everything `fn` reads afterwards sees what
+ * committed while the locks were awaited; a read in the same statement as the lock would not.
+ * The text depends only on the keys and the wait allowed, so two single moves in one deployment
+ * run identical statements.
+ */
+function beginning(store: Store, keys: readonly string[], timeoutMs: number): CompiledQuery {
+  if (store.dialect === 'sqlite') return SQLITE_BEGIN;
+  const locks = keys.map((key) => {
+    if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
+    return `select pg_advisory_xact_lock(hashtextextended('${key}', 0))`;
   });
+  // lock_timeout 0 would mean no limit: a spent budget still waits a millisecond, then gives up.
+  return CompiledQuery.raw(['begin isolation level read committed', `set local lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`, ...locks].join('; '));
+}
+
+/** PostgreSQL's lock_not_available (lock_timeout), or SQLite's busy timeout running out. */
+function isLockWaitTimeout(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '55P03' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY'));
+}
+
+/**
+ * The answer when the locks did not come in time: nothing was changed, so the client may send
+ * the same request again. A deployment's lock guards its workspace; other keys guard records the
+ * caller does not name, so they are a plain 503.
+ */
+function busy(keys: readonly string[], timeoutMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  const headers = { 'Retry-After': String(seconds) };
+  const deployment = keys.map((key) => /^deployment:(\d+)$/.exec(key)?.[1]).find((id) => id !== undefined);
+  if (deployment !== undefined) {
+    return new ApiError(
+      'DEPLOYMENT_BUSY',
+      `Deployment ${deployment} is busy with other changes to its workspace; nothing was changed. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      { headers },
+    );
+  }
+  return new ApiError('UNAVAILABLE', `The records this request changes are busy with other changes; nothing was changed. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`, { headers });
 }
 
 /** Lock keys shared by every change that must not interleave with changes to the same record. */

@@ -144,6 +144,7 @@ type Document = { paths?: Record<string, Record<string, { responses?: Record<str
 const PROBLEM_HEADERS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
   UNAUTHENTICATED: { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750), with `error` when a credential was sent.', schema: { type: 'string' } } },
   RATE_LIMITED: { 'Retry-After': { description: 'Seconds until the key may send again.', schema: { type: 'integer', minimum: 0 } } },
+  DEPLOYMENT_BUSY: { 'Retry-After': { description: 'With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed).', schema: { type: 'integer', minimum: 1 } } },
 };
 
 /** `RATE_LIMITED` -> `RateLimited`: the name of its shared response. */
@@ -161,6 +162,11 @@ export function shareProblemResponses<D extends object>(document: D): D {
     for (const operation of Object.values(methods)) {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const codes = response.content?.['application/problem+json']?.schema?.allOf?.[1]?.properties?.code?.enum;
+        if (!response.$ref && codes && codes.length > 1) {
+          // Stays with its operation; the headers of any of its codes are documented there.
+          const headers = Object.assign({}, ...codes.map((code) => PROBLEM_HEADERS[code as ProblemCode] ?? {})) as Record<string, unknown>;
+          if (Object.keys(headers).length > 0) response.headers = { ...headers, ...response.headers };
+        }
         if (response.$ref || codes?.length !== 1) continue;
         const code = codes[0] as ProblemCode;
         const name = responseName(code);

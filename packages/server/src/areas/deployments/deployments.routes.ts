@@ -63,7 +63,7 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
           params: DeploymentParams,
           body: UpdateDeploymentBody,
           response: { 200: Type.Ref('Deployment') },
-          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'],
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request) => service.update(request.caller, request.params.deploymentId, request.body),
@@ -93,7 +93,7 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
           summary: 'Delete a deployment and the policies granted on it (needs MANAGE)',
           params: DeploymentParams,
           response: { 204: Type.Null({ description: 'Deleted' }) },
-          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'],
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request, reply) => {

@@ -16,7 +16,7 @@ export function policiesRoutes(service: PoliciesService): FastifyPluginAsyncType
           summary: 'Grant a user or group access to a resource (admins only)',
           body: CreatePolicyBody,
           response: { 201: Type.Ref('Policy') },
-          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'GROUP_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'POLICY_EXISTS'],
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'GROUP_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'POLICY_EXISTS', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),

@@ -21,7 +21,7 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
           params: WorkbookSlugParams,
           body: UpsertWorkbookBody,
           response: { 200: Type.Ref('Workbook'), 201: Type.Ref('Workbook') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN'],
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request, reply) => {
@@ -59,7 +59,7 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
           params: WorkbookParams,
           body: DuplicateWorkbookBody,
           response: { 201: Type.Ref('Workbook') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN'],
+          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request, reply) =>

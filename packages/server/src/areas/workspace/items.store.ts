@@ -1,6 +1,7 @@
+import { PostgresAdapter, sql } from 'kysely';
 import { prepared } from '../../db/prepared.js';
 import type { Executor, FolderRow, ItemType, ReportRow, WorkbookRow } from '../../db/tables.js';
-import type { WorkspaceScope } from './tree.store.js';
+import { chainsFromRows, upFromEach, type ChainRow, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
 /** A workspace item as stored: the row of its own table, tagged with its type. */
 export type StoredItem = { type: 'FOLDER'; row: FolderRow } | { type: 'WORKBOOK'; row: WorkbookRow } | { type: 'REPORT'; row: ReportRow };
@@ -26,14 +27,23 @@ const FIND = {
 };
 
 const SET_CONTAINER = {
-  FOLDER: prepared(4, (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
-    db.updateTable('folders').set({ parent_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+  FOLDER: prepared(
+    4,
+    (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
+      db.updateTable('folders').set({ parent_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+    { name: 'set_folder_parent' },
   ),
-  WORKBOOK: prepared(4, (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
-    db.updateTable('workbooks').set({ folder_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+  WORKBOOK: prepared(
+    4,
+    (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
+      db.updateTable('workbooks').set({ folder_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+    { name: 'set_workbook_folder' },
   ),
-  REPORT: prepared(4, (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
-    db.updateTable('reports').set({ folder_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+  REPORT: prepared(
+    4,
+    (db, folderId: number | null, at: string, deploymentId: number, id: number) =>
+      db.updateTable('reports').set({ folder_id: folderId, updated_at: at }).where('deployment_id', '=', deploymentId).where('id', '=', id),
+    { name: 'set_report_folder' },
   ),
 };
 
@@ -41,6 +51,64 @@ export async function findItem(db: Executor, scope: WorkspaceScope, type: ItemTy
   const { rows } = await FIND[type](db, scope.tenantId, scope.deploymentId, id);
   const row = rows[0];
   return row === undefined ? undefined : ({ type, row } as StoredItem);
+}
+
+/** What a move reads before it decides, in one statement (see `readForMove`). */
+export interface MoveSubject {
+  item: StoredItem;
+  /** The chains of the item's folder and of the destination, each present if that folder exists. */
+  chains: Map<number, FolderChain>;
+  /** A folder only: another folder of its name is already in the destination. */
+  nameTakenThere: boolean;
+}
+
+/** The item's own folder, read inside the statement, so the walk up needs no second round trip. */
+const CONTAINER = { FOLDER: 'parent_id', WORKBOOK: 'folder_id', REPORT: 'folder_id' } as const;
+
+/**
+ * The item's row with, in the same statement, the walks up from its folder and from the
+ * destination, and for a folder whether the destination already holds another folder of its name
+ * (on the unique index `folders_sibling_name`: ids start at 1, so 0 stands for the root). The
+ * chains come as one JSON array, so the row stays one row whatever the depth.
+ */
+function moveRead(type: ItemType) {
+  const table = TABLE[type];
+  const read = (db: Executor, tenantId: number, deploymentId: number, id: number, folderId: number | null) => {
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    const container = sql`(select ${sql.ref(CONTAINER[type])} from ${sql.table(table)} where tenant_id = ${tenantId} and deployment_id = ${deploymentId} and id = ${id})`;
+    const chainRows = postgres
+      ? sql`(select json_agg(json_build_array(origin, id, name, created_by, depth)) from up)`
+      : sql`(select json_group_array(json_array(origin, id, name, created_by, depth)) from up)`;
+    const nameTaken =
+      type === 'FOLDER'
+        ? sql`exists (select 1 from folders s where s.deployment_id = ${deploymentId} and coalesce(s.parent_id, 0) = coalesce(cast(${folderId} as bigint), 0)
+                        and s.name = i.name and s.id <> i.id and s.tenant_id = ${tenantId})`
+        : sql`0`;
+    return sql<Record<string, unknown> & { move_chains: unknown; move_name_taken: unknown }>`
+      ${upFromEach({ tenantId, deploymentId }, [container, folderId])}
+      select i.*, ${chainRows} as move_chains, ${nameTaken} as move_name_taken
+        from ${sql.table(table)} i
+       where i.tenant_id = ${tenantId} and i.deployment_id = ${deploymentId} and i.id = ${id}`;
+  };
+  // Planning the walk took longer than running it: PostgreSQL plans it once per connection.
+  return prepared(4, read, { name: `move_read_${table}` });
+}
+
+const MOVE_READ = { FOLDER: moveRead('FOLDER'), WORKBOOK: moveRead('WORKBOOK'), REPORT: moveRead('REPORT') };
+
+/**
+ * Everything a move's checks need, in one round trip (DESIGN.md, "Moves"): undefined when the
+ * item is not in this deployment. Must run under the deployment's tree lock, like the checks.
+ */
+export async function readForMove(db: Executor, scope: WorkspaceScope, type: ItemType, id: number, folderId: number | null): Promise<MoveSubject | undefined> {
+  const { rows } = await MOVE_READ[type](db, scope.tenantId, scope.deploymentId, id, folderId);
+  const found = rows[0];
+  if (found === undefined) return undefined;
+  const { move_chains: chainRows, move_name_taken: nameTaken, ...row } = found;
+  // PostgreSQL parses json itself and aggregates nothing to null; SQLite returns text.
+  const entries = (typeof chainRows === 'string' ? JSON.parse(chainRows) : (chainRows ?? [])) as Array<[number, number, string, number | null, number]>;
+  const chains = chainsFromRows(entries.map(([origin, folder, name, createdBy, depth]): ChainRow => ({ origin, id: folder, name, created_by: createdBy, depth })));
+  return { item: { type, row } as unknown as StoredItem, chains, nameTakenThere: nameTaken === true || nameTaken === 1 };
 }
 
 /**

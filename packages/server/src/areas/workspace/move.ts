@@ -1,8 +1,8 @@
 import type { Access, Executor, ItemType } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { containerOf, findItem, setContainer, type StoredItem } from './items.store.js';
-import { chainsOf, MAX_FOLDER_DEPTH, siblingNamed, subtreeDeeperThan, type FolderChain } from './tree.store.js';
+import { containerOf, readForMove, setContainer, type StoredItem } from './items.store.js';
+import { MAX_FOLDER_DEPTH, subtreeDeeperThan, type FolderChain } from './tree.store.js';
 import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, placeTarget, type WorkspaceContext } from './workspace-context.js';
 
 /** What moving needs on the item: a folder or workbook is restructured, a report only edited (DESIGN.md, "Moves"). */
@@ -19,15 +19,15 @@ export interface Moved {
  * The checks and their order are DESIGN.md's "Moves": the item exists (404), the destination
  * exists (404), the caller may move the item and place into the destination (403), the move is
  * valid (400). The single move and every bulk-move item run exactly this, so a bulk failure
- * carries the status and message the single move returns.
+ * carries the status and message the single move returns. What the checks read comes in one
+ * statement (`readForMove`); a folder moved deeper than it is reads its subtree as well.
  */
 export async function moveOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number, folderId: number | null): Promise<Moved> {
   const { scope } = context;
-  const item = await findItem(trx, scope, type, id);
-  if (!item) throw itemNotFound(context, type, id);
+  const subject = await readForMove(trx, scope, type, id, folderId);
+  if (!subject) throw itemNotFound(context, type, id);
+  const { item, chains } = subject;
   const from = containerOf(item);
-  // One walk up from both the item's folder and the destination.
-  const chains = await chainsOf(trx, scope, [from, folderId].filter((f): f is number => f !== null));
   const destination = folderId === null ? undefined : chains.get(folderId);
   if (folderId !== null && !destination) {
     // Access is not known yet, so the item is named by type and id only.
@@ -49,7 +49,7 @@ export async function moveOne(trx: Executor, context: WorkspaceContext, type: It
   if (from === folderId) return { item, chains };
   if (item.type === 'FOLDER') {
     const depth = from === null ? 1 : (chains.get(from)?.entries.length ?? 0) + 1;
-    await checkFolderPlacement(trx, context, item, folderId, destination, depth);
+    await checkFolderPlacement(trx, context, item, folderId, destination, depth, subject.nameTakenThere);
   }
   const moved = await setContainer(trx, scope, item, folderId, now());
   return { item: moved, chains };
@@ -64,6 +64,8 @@ async function checkFolderPlacement(
   destination: FolderChain | undefined,
   /** Where the folder is now: a top-level folder is at depth 1. */
   depth: number,
+  /** Another folder in `folderId` has this folder's name (read with the item). */
+  nameTaken: boolean,
 ): Promise<void> {
   const { scope } = context;
   const name = describeItem(item, 'VIEW');
@@ -81,7 +83,7 @@ async function checkFolderPlacement(
       throw new ApiError('FOLDER_TOO_DEEP', `Cannot move ${name} into ${into}: its folders would nest deeper than ${MAX_FOLDER_DEPTH} levels.`);
     }
   }
-  if (await siblingNamed(trx, scope, folderId, item.row.name, item.row.id)) {
+  if (nameTaken) {
     throw new ApiError('FOLDER_NAME_CONFLICT', `Cannot move ${name} into ${into}: it already holds a folder named "${item.row.name}".`);
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { prepared } from '../../db/prepared.js';
 import type { Executor, FolderRow } from '../../db/tables.js';
 
@@ -33,8 +33,8 @@ export async function findFolder(db: Executor, scope: WorkspaceScope, id: number
 
 /**
  * The ancestor chains of many folders in one query: for each folder id, its path from the top
- * down to itself. Walking up costs the folders' depth, not the workspace's size. UNION and the
- * depth bound both keep a cycle in bad data from looping.
+ * down to itself. Walking up costs the folders' depth, not the workspace's size. The depth
+ * bound keeps a cycle in bad data from looping.
  */
 export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: Iterable<number>): Promise<Map<number, FolderChain>> {
   const ids = [...new Set(folderIds)];
@@ -47,18 +47,11 @@ export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: I
       : ids.length === 2
         ? await CHAIN_OF_TWO(db, scope.tenantId, scope.deploymentId, ids[0]!, ids[1]!)
         : await walkUp(scope, ids).execute(db);
-  // Deepest ancestor first: a path reads from the top-level folder down.
-  rows.sort((a, b) => Number(a.origin) - Number(b.origin) || b.depth - a.depth);
-  for (const row of rows) {
-    const origin = Number(row.origin);
-    let chain = chains.get(origin);
-    if (!chain) chains.set(origin, (chain = { entries: [] }));
-    chain.entries.push({ id: Number(row.id), name: row.name, createdBy: row.created_by === null ? null : Number(row.created_by) });
-  }
-  return chains;
+  return chainsFromRows(rows, chains);
 }
 
-interface ChainRow {
+/** One folder of a walk up: the folder the walk started from, the folder reached, and how far up it is. */
+export interface ChainRow {
   origin: number;
   id: number;
   name: string;
@@ -66,18 +59,64 @@ interface ChainRow {
   depth: number;
 }
 
-/** Every folder from each of `ids` up to the top, tagged with the folder the walk started from. */
-function walkUp(scope: { tenantId: unknown; deploymentId: unknown }, ids: unknown[]) {
-  return sql<ChainRow>`
+/**
+ * The rows of walks up, as each starting folder's chain (added to `into`). Two walks from the same
+ * folder (an item moved to where it is) give the same rows twice: each depth is kept once.
+ */
+export function chainsFromRows(rows: ChainRow[], into = new Map<number, FolderChain>()): Map<number, FolderChain> {
+  // Deepest ancestor first: a path reads from the top-level folder down.
+  rows.sort((a, b) => Number(a.origin) - Number(b.origin) || Number(b.depth) - Number(a.depth));
+  let last: ChainRow | undefined;
+  for (const row of rows) {
+    if (last !== undefined && Number(last.origin) === Number(row.origin) && Number(last.depth) === Number(row.depth)) continue;
+    last = row;
+    const origin = Number(row.origin);
+    let chain = into.get(origin);
+    if (!chain) into.set(origin, (chain = { entries: [] }));
+    chain.entries.push({ id: Number(row.id), name: row.name, createdBy: row.created_by === null ? null : Number(row.created_by) });
+  }
+  return into;
+}
+
+/**
+ * The recursive CTE `up`: the folders that `starts` select (at depth 0), and every folder above
+ * them. The depth bound alone ends every walk, even round a cycle in bad data, so rows need no
+ * comparing (UNION ALL): a walk's rows differ by depth anyway.
+ */
+function up(scope: { tenantId: unknown; deploymentId: unknown }, starts: RawBuilder<unknown>[]) {
+  return sql`
     with recursive up(origin, id, parent_id, name, created_by, depth) as (
-      select id, id, parent_id, name, created_by, 0 from folders
-       where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and id in (${sql.join(ids)})
-      union
+      ${sql.join(starts, sql` union all `)}
+      union all
       select up.origin, f.id, f.parent_id, f.name, f.created_by, up.depth + 1
         from folders f join up on f.id = up.parent_id
        where f.deployment_id = ${scope.deploymentId} and up.depth < ${MAX_FOLDER_DEPTH}
-    )
-    select origin, id, name, created_by, depth from up`;
+    )`;
+}
+
+const start = (scope: { tenantId: unknown; deploymentId: unknown }, where: RawBuilder<unknown>) =>
+  sql`select id, id, parent_id, name, created_by, 0 from folders where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and ${where}`;
+
+/** `up` from each of `ids`, tagged with the folder the walk started from. */
+export function upFrom(scope: { tenantId: unknown; deploymentId: unknown }, ids: unknown[]) {
+  return up(scope, [start(scope, sql`id in (${sql.join(ids)})`)]);
+}
+
+/**
+ * `up` from each of `expressions` (a subquery for an item's folder, a parameter), one equality on
+ * the primary key each, so the planner looks each one up whatever its statistics say; an `in`
+ * list holding a subquery was planned, on tables not yet analyzed, as a scan of the deployment.
+ */
+export function upFromEach(scope: { tenantId: unknown; deploymentId: unknown }, expressions: unknown[]) {
+  return up(
+    scope,
+    expressions.map((e) => start(scope, sql`id = ${e}`)),
+  );
+}
+
+/** Every folder from each of `ids` up to the top, tagged with the folder the walk started from. */
+function walkUp(scope: { tenantId: unknown; deploymentId: unknown }, ids: unknown[]) {
+  return sql<ChainRow>`${upFrom(scope, ids)} select origin, id, name, created_by, depth from up`;
 }
 
 const CHAIN_OF_ONE = prepared(3, (_db, tenantId: number, deploymentId: number, id: number) => walkUp({ tenantId, deploymentId }, [id]));

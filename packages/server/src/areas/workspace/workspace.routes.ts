@@ -22,7 +22,7 @@ export function workspaceRoutes(service: WorkspaceService): FastifyPluginAsyncTy
           params: DeploymentParams,
           body: MoveBody,
           response: { 200: Type.Ref('Workbook') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'INVALID_MOVE', 'FOLDER_TOO_DEEP', 'FOLDER_NAME_CONFLICT'],
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'INVALID_MOVE', 'FOLDER_TOO_DEEP', 'FOLDER_NAME_CONFLICT', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request) => service.move(request.caller, request.params.deploymentId, request.body),
@@ -74,7 +74,7 @@ export function workspaceRoutes(service: WorkspaceService): FastifyPluginAsyncTy
           summary: on ? 'Mark an item as one of the caller’s favorites (needs VIEW)' : 'Unmark an item as a favorite',
           params: FavoriteParams,
           response: { 204: Type.Null({ description: on ? 'Marked' : 'Unmarked' }) },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN'],
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN', 'DEPLOYMENT_BUSY'],
         },
         handler: async (request, reply) => {
           const { deploymentId, itemType, itemId } = request.params;

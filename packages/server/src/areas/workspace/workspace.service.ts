@@ -1,7 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { ItemType } from '../../db/tables.js';
-import { lockKey, serialized } from '../../db/transactions.js';
+import { lockKey, lockWaitBudget, serialized } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
 import { decodeCursor, encodeCursor, legacyPage, pageRequest } from '../../shared/pagination.js';
 import { loadViewContext, placementOf, toWorkbookShape } from './item-view.js';
@@ -105,8 +105,11 @@ export function workspaceService(store: Store) {
       const context = await openWorkspace(db, caller, deploymentId);
       const folderId = input.folderId ?? null;
       const what = `bulk move in deployment ${deploymentId}`;
+      // A busy deployment fails an item with 503 and the batch goes on, but the items wait for the
+      // lock one timeout in all, not one each.
+      const budget = lockWaitBudget(store);
       const { done, failed } = await eachItem(caller, what, input.items, (ref) =>
-        serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, ref.type, ref.id, folderId)),
+        serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, ref.type, ref.id, folderId), budget),
       );
       return { moved: await shapes(caller, what, deploymentId, done.map((d) => d.result)), failed };
     },
@@ -175,8 +178,9 @@ export function workspaceService(store: Store) {
     /** Deletes items in order, each in its own transaction, with per-item failures like the bulk move's. */
     async bulkDelete(caller: Caller, deploymentId: number, input: BulkDeleteInput): Promise<{ deleted: ItemRef[]; failed: BulkFailure[] }> {
       const context = await openWorkspace(db, caller, deploymentId);
+      const budget = lockWaitBudget(store);
       const { done, failed } = await eachItem(caller, `bulk delete in deployment ${deploymentId}`, input.items, (ref) =>
-        serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id)),
+        serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id), budget),
       );
       return { deleted: done.map((d) => ({ type: d.ref.type, id: d.ref.id })), failed };
     },
