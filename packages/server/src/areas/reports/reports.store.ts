@@ -1,7 +1,8 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../../db/database.js';
-import type { Executor, ReportRow } from '../../db/tables.js';
-import type { WorkspaceScope } from '../workspace/tree.store.js';
+import type { Database, Executor, ReportRow } from '../../db/tables.js';
+import { nameSearch, type NameSearch } from '../workspace/listing.store.js';
+import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/tree.store.js';
 
 export type NewReport = Omit<ReportRow, 'id'>;
 export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;
@@ -70,11 +71,6 @@ export interface ReportListFilter extends ReportFilter, ReportPosition {
   limit: number;
 }
 
-/** `text` as a LIKE pattern matching itself literally, anywhere in the value. */
-function containsPattern(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /** A listed report with the value it is ordered by, which its cursor carries. */
 export type ListedReport = ReportRow & { sort_key: string | null };
 
@@ -89,48 +85,88 @@ function sortExpression(dialect: Dialect, sort: ReportSortColumn): Expression<st
 }
 
 /**
- * One page of reports in a total order: the sort key, then id in the same direction. Keyset
- * pages continue strictly after the last row served, so rows inserted meanwhile cause no repeats
- * or gaps. Never-viewed reports (null `last_viewed_at`) come last in both directions on both
- * dialects, which disagree about where nulls sort by default.
+ * The reports of a list, unordered. A name search reads its candidates from a trigram index first
+ * and joins each to its report by id (see nameSearch).
  */
-function listed(db: Executor, scope: WorkspaceScope, filter: ReportFilter) {
-  let query = db.selectFrom('reports').where('tenant_id', '=', scope.tenantId).where('deployment_id', '=', scope.deploymentId).where(filter.visible);
-  if (filter.folderId !== undefined) query = query.where('folder_id', filter.folderId === null ? 'is' : '=', filter.folderId);
-  if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
-  if (filter.createdBy !== undefined) query = query.where('created_by', '=', filter.createdBy);
-  if (filter.search !== undefined) query = query.where(sql<SqlBool>`lower(name) like ${containsPattern(filter.search)} escape '\\'`);
+function listed(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportFilter) {
+  const search = filter.search === undefined ? undefined : nameSearch(dialect, 'reports', filter.search);
+  let query = search?.candidates ? matching(db, search.candidates) : db.selectFrom('reports');
+  query = query.where('reports.tenant_id', '=', scope.tenantId).where('reports.deployment_id', '=', scope.deploymentId).where(filter.visible);
+  if (filter.folderId !== undefined) query = query.where('reports.folder_id', filter.folderId === null ? 'is' : '=', filter.folderId);
+  if (filter.kind !== undefined) query = query.where('reports.kind', '=', filter.kind);
+  if (filter.createdBy !== undefined) query = query.where('reports.created_by', '=', filter.createdBy);
+  if (search) query = query.where(search.condition);
   return query;
 }
 
-/** The rows strictly after the keyset position `after`, in the list's order. */
-function beyond(dialect: Dialect, { sort, direction, after }: ReportPosition & { after: { value: string; id: number } }): Expression<SqlBool> {
+/** The reports among a search's candidates (see nameSearch), as a query over `reports`: only its columns are read. */
+function matching(db: Executor, candidates: NonNullable<NameSearch['candidates']>): SelectQueryBuilder<Database, 'reports', object> {
+  if ('rows' in candidates) return db.selectFrom(candidates.rows.as('reports')) as unknown as SelectQueryBuilder<Database, 'reports', object>;
+  const { joined, match } = candidates;
+  return db
+    .selectFrom(sql.table(joined).as(joined))
+    .crossJoin('reports')
+    .where(sql<SqlBool>`reports.id = ${sql.ref(`${joined}.rowid`)}`)
+    .where(match) as unknown as SelectQueryBuilder<Database, 'reports', object>;
+}
+
+/**
+ * The rows strictly after the keyset position `after` in the list's order (`beyond`), or the
+ * others (`upTo`): a range of the sort key, which an index of the list's order serves, narrowed
+ * at its bound by id.
+ */
+function side(dialect: Dialect, { sort, direction, after }: ReportPosition & { after: { value: string; id: number } }, which: 'beyond' | 'upTo'): Expression<SqlBool> {
   const key = sortExpression(dialect, sort);
-  const cmp = sql.raw(direction === 'asc' ? '>' : '<');
-  return sql<SqlBool>`(${key} ${cmp} ${after.value} or (${key} = ${after.value} and reports.id ${cmp} ${after.id}))`;
+  const up = (direction === 'asc') === (which === 'beyond');
+  const [cmp, cmpOrEqual] = up ? [sql.raw('>'), sql.raw('>=')] : [sql.raw('<'), sql.raw('<=')];
+  const atBound = which === 'beyond' ? sql`reports.id ${cmp} ${after.id}` : sql`reports.id ${cmpOrEqual} ${after.id}`;
+  return sql<SqlBool>`(${key} ${cmpOrEqual} ${after.value} and (${key} ${cmp} ${after.value} or ${atBound}))`;
 }
 
 /**
  * How many reports the list holds, ignoring pagination, and how many of them come before
- * `position.after` (the offset of a cursor page), in one query.
+ * `position.after` (the offset of a cursor page), in one query. The list of every report of the
+ * deployment takes its total from the kept one (migration 0006) and counts only the rows up to
+ * the cursor; any other list counts its rows.
  */
 export async function countReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportFilter, position?: ReportPosition): Promise<{ total: number; before: number }> {
   const after = position?.after;
-  const row = await listed(db, scope, filter)
+  const everyReport = filter.folderId === undefined && filter.kind === undefined && filter.createdBy === undefined && filter.search === undefined && seesEveryRow(filter.visible);
+  if (everyReport) {
+    const before = after
+      ? listed(db, dialect, scope, filter)
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where(side(dialect, { ...position!, after }, 'upTo'))
+      : sql<number>`0`;
+    const row = await db.selectNoFrom([deploymentTotal(scope, 'REPORT').as('total'), before.as('before')]).executeTakeFirstOrThrow();
+    return { total: Number(row.total), before: Number(row.before ?? 0) };
+  }
+  const row = await listed(db, dialect, scope, filter)
     .select((eb) => eb.fn.countAll<number | string>().as('total'))
-    .select(after ? sql<number | string>`sum(case when ${beyond(dialect, { ...position!, after })} then 1 else 0 end)`.as('beyond') : sql<number>`0`.as('beyond'))
+    .select(after ? sql<number | string>`sum(case when ${side(dialect, { ...position!, after }, 'beyond')} then 1 else 0 end)`.as('beyond') : sql<number>`0`.as('beyond'))
     .executeTakeFirstOrThrow();
   const total = Number(row.total);
   return { total, before: after ? total - Number(row.beyond ?? 0) : 0 };
 }
 
+/**
+ * One page of reports in a total order: the sort key, then id in the same direction, read in the
+ * order of an index of migration 0006. Keyset pages continue strictly after the last row served,
+ * so rows inserted meanwhile cause no repeats or gaps. Never-viewed reports (null
+ * `last_viewed_at`) come last in both directions on both dialects, which disagree about where
+ * nulls sort by default.
+ */
 export async function listReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportListFilter): Promise<ListedReport[]> {
   const { sort, direction, after } = filter;
   const key = sortExpression(dialect, sort);
-  let query = listed(db, scope, filter).selectAll().select(sql<string | null>`${key}`.as('sort_key'));
-  if (after !== undefined) query = query.where(beyond(dialect, { sort, direction, after }));
-  if (sort === 'last_viewed_at') query = query.orderBy(sql`case when last_viewed_at is null then 1 else 0 end`);
-  query = query.orderBy(key, direction).orderBy('id', direction).limit(filter.limit);
+  let query = listed(db, dialect, scope, filter).selectAll('reports').select(sql<string | null>`${key}`.as('sort_key'));
+  if (after !== undefined) query = query.where(side(dialect, { sort, direction, after }, 'beyond'));
+  // One folder's reports: the folder first in the order, one value for every row, so that
+  // PostgreSQL, which takes `is null` for no equality, sees the index's order for the root too.
+  if (filter.folderId !== undefined) query = query.orderBy('reports.folder_id', direction);
+  // Only last_viewed_at holds nulls; NULLS LAST on the others would keep PostgreSQL from reading their indexes backwards.
+  query = sort === 'last_viewed_at' ? query.orderBy(key, (o) => (direction === 'asc' ? o.asc() : o.desc()).nullsLast()) : query.orderBy(key, direction);
+  query = query.orderBy('reports.id', direction).limit(filter.limit);
   if (filter.offset !== undefined && filter.offset > 0) query = query.offset(filter.offset);
   return query.execute();
 }

@@ -1,4 +1,4 @@
-import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { RawNode, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import { prepared } from '../../db/prepared.js';
 import type { Executor, FolderRow } from '../../db/tables.js';
 
@@ -200,11 +200,36 @@ function listedFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFi
 export async function listFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter & { afterId?: number | undefined; limit: number }): Promise<FolderRow[]> {
   let query = listedFolders(db, scope, filter).selectAll();
   if (filter.afterId !== undefined) query = query.where('id', '>', filter.afterId);
+  // One folder's subfolders: the parent first in the order, one value for every row, so that
+  // PostgreSQL, which takes `is null` for no equality, reads folders_children in order for the root too.
+  if (filter.parentId !== undefined) query = query.orderBy('parent_id');
   return query.orderBy('id').limit(filter.limit).execute();
 }
 
-/** How many folders the list holds, ignoring pagination. */
+/**
+ * How many folders the list holds, ignoring pagination: the deployment's kept total when the list
+ * is every folder of it (migration 0006), else a count of the rows.
+ */
 export async function countFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter): Promise<number> {
+  if (filter.parentId === undefined && seesEveryRow(filter.visible)) {
+    const { rows } = await sql<{ total: number | string }>`select ${deploymentTotal(scope, 'FOLDER')} as total`.execute(db);
+    return Number(rows[0]?.total ?? 0);
+  }
   const row = await listedFolders(db, scope, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
   return Number(row.total);
+}
+
+/**
+ * Whether `visible` lets the caller see every row: visibility.ts's condition for them is `1 = 1`.
+ * Any other condition, or another spelling of this one, makes a list count its rows: always
+ * right, only slower.
+ */
+export function seesEveryRow(visible: Expression<SqlBool>): boolean {
+  const node = visible.toOperationNode();
+  return RawNode.is(node) && node.parameters.length === 0 && node.sqlFragments.join('').trim() === '1 = 1';
+}
+
+/** How many folders or reports the deployment holds, as kept by the triggers of migration 0006. */
+export function deploymentTotal(scope: WorkspaceScope, type: 'FOLDER' | 'REPORT'): RawBuilder<number | string> {
+  return sql<number | string>`coalesce((select total from item_totals where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and item_type = ${type}), 0)`;
 }
