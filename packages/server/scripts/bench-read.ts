@@ -62,7 +62,7 @@ function get(base: string, url: string, ca: string, key: string): Promise<{ stat
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.once('end', () => resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
     });
-    request.once('error', reject);
+    request.on('error', reject);
   });
 }
 
@@ -201,6 +201,11 @@ async function main() {
     }
     log(`latencies in ms; API/floor is the API's req/s as a share of the floor's`);
     log(`server RSS: ${rssAfterSeed.toFixed(0)} MiB after seeding, ${rssMiB(server).toFixed(0)} MiB after the run`);
+  } catch (error) {
+    // The server's own account of what went wrong, before its directory goes.
+    const serverLog = fs.readFileSync(path.join(dataDir, 'server.log'), 'utf8');
+    log(`server log (last lines):\n${serverLog.split('\n').slice(-15).join('\n')}`);
+    throw error;
   } finally {
     floor?.kill();
     server.kill('SIGTERM');

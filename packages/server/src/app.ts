@@ -31,6 +31,7 @@ import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
+import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
 import { installAccessLog } from './http/access-log.js';
@@ -61,6 +62,8 @@ export interface AppOptions {
   lastUsedFlushMs?: number;
   /** How long a Host -> tenant answer is cached (ms). */
   tenantCacheMs?: number;
+  /** How long a deployment's folders must stay unchanged before its folder tree is loaded (ms; default 1000). */
+  folderTreeSettleMs?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address on public routes that declare no budget; 0 or absent: off. */
@@ -153,6 +156,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const tenantCache = new TenantCache(store.db);
+  const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
   const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
@@ -181,7 +185,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, access, log: request.log, snapshot };
+      request.caller = { actor, access, log: request.log, snapshot, folderTrees };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.

@@ -25,6 +25,8 @@ export interface Config {
   timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number };
   /** How long a change waits for a busy deployment's lock before it is answered 503 (ms; db/transactions.ts). */
   lockTimeoutMs: number;
+  /** How long a deployment's folders must stay unchanged before a server loads its folder tree into memory (ms; cache/folder-trees.ts). */
+  folderTreeSettleMs: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
@@ -107,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
   };
   const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
+  const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of corsOrigins) {
@@ -143,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl,
     timeouts,
     lockTimeoutMs,
+    folderTreeSettleMs,
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },

@@ -50,6 +50,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       redisUrl: config.redisUrl,
       timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,
+      folderTreeSettleMs: config.folderTreeSettleMs,
       ...(config.publicUrl !== null ? { publicUrl: config.publicUrl } : {}),
       metrics,
     });

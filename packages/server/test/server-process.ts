@@ -15,6 +15,7 @@ export interface ServerProcess {
   get(pathname: string, key: string): Promise<HttpAnswer>;
   post(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   put(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
+  patch(pathname: string, body: unknown, key: string): Promise<HttpAnswer>;
   del(pathname: string, key: string): Promise<HttpAnswer>;
   stop(): Promise<void>;
 }
@@ -68,7 +69,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   const agent = new https.Agent({ keepAlive: true, maxSockets: 32, ca, servername: 'localhost' });
   const target = new URL(url);
 
-  function send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
+  function send(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', pathname: string, body: unknown, key: string): Promise<HttpAnswer> {
     const payload = body === undefined ? '' : JSON.stringify(body);
     const bodyHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
     return new Promise((resolve, reject) => {
@@ -118,6 +119,7 @@ export async function startServerProcess(env: Record<string, string>, dataDir: s
   const get = (pathname: string, key: string) => send('GET', pathname, undefined, key);
   const post = (pathname: string, body: unknown, key: string) => send('POST', pathname, body, key);
   const put = (pathname: string, body: unknown, key: string) => send('PUT', pathname, body, key);
+  const patch = (pathname: string, body: unknown, key: string) => send('PATCH', pathname, body, key);
   const del = (pathname: string, key: string) => send('DELETE', pathname, undefined, key);
-  return { url, child, errors: () => [...errors], output: () => stdout, get, post, put, del, stop };
+  return { url, child, errors: () => [...errors], output: () => stdout, get, post, put, patch, del, stop };
 }

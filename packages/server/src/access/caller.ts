@@ -1,4 +1,5 @@
 import type { Role } from '../db/tables.js';
+import type { FolderTrees } from '../cache/folder-trees.js';
 import type { TenantSnapshot } from '../cache/tenant-cache.js';
 import type { AccessContext } from './access.js';
 
@@ -25,4 +26,6 @@ export interface Caller {
   log: RequestLog;
   /** The tenant's cached lookups, valid for this request (cache/tenant-cache.ts). */
   snapshot: TenantSnapshot;
+  /** The deployments' folder trees, for the paths views show (cache/folder-trees.ts). */
+  folderTrees: FolderTrees;
 }

@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Executor, ItemType } from '../../db/tables.js';
 import { normalizeDashboard, normalizeDashboardConfig } from './content.schemas.js';
 import { containerOf, favoritesOf, ownersById, type StoredItem } from './items.store.js';
-import { chainsOf, type FolderChain, type PathEntry, type WorkspaceScope } from './tree.store.js';
+import { type FolderChain, type PathEntry, type WorkspaceScope } from './tree.store.js';
 import type { Folder, ResourceOwner, Workbook } from './workspace.schemas.js';
 
 /**
@@ -62,7 +62,8 @@ export async function loadViewContext(
   };
   const subjects = items.map((i) => ('row' in i ? subjectOf(i) : i));
   const missing = subjects.map((i) => i.folderId).filter((id): id is number => id !== null && !known.has(id));
-  const paths = new Map([...known, ...(await read(() => chainsOf(db, scope, missing), new Map<number, FolderChain>()))]);
+  // From the deployment's folder tree in memory when it is valid (cache/folder-trees.ts), else from SQL.
+  const paths = new Map([...known, ...(await read(() => caller.folderTrees.chains(db, scope, missing), new Map<number, FolderChain>()))]);
   const ownerIds = [...new Set(subjects.map((i) => i.createdBy).filter((id): id is number => id !== null))];
   const ownerRows = await read(
     () =>

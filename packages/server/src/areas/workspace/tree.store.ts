@@ -50,6 +50,28 @@ export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: I
   return chainsFromRows(rows, chains);
 }
 
+/**
+ * The deployment's folder tree version (migration 0007) and, unless it is `unlessVersion`, the
+ * chains of `folderIds`, in one statement, so from one snapshot: at that version the walk finds no
+ * folder to start from and costs nothing (cache/folder-trees.ts then answers from memory).
+ */
+export async function chainsUnlessAt(
+  db: Executor,
+  scope: WorkspaceScope,
+  folderIds: number[],
+  unlessVersion: number,
+): Promise<{ version: number; chains: Map<number, FolderChain> | undefined }> {
+  const version = sql`coalesce((select version from folder_tree_versions where deployment_id = ${scope.deploymentId}), 0)`;
+  const starts = [start(scope, sql`id in (${sql.join(folderIds)}) and ${version} <> ${unlessVersion}`)];
+  const { rows } = await sql<ChainRow & { version: number | string | null }>`${up(scope, starts)}
+    select origin, id, name, created_by, depth, null as version from up
+    union all
+    select null, null, null, null, null, ${version}`.execute(db);
+  const at = Number(rows.find((r) => r.origin === null)?.version ?? 0);
+  if (at === unlessVersion) return { version: at, chains: undefined };
+  return { version: at, chains: chainsFromRows(rows.filter((r) => r.origin !== null)) };
+}
+
 /** One folder of a walk up: the folder the walk started from, the folder reached, and how far up it is. */
 export interface ChainRow {
   origin: number;
