@@ -11,6 +11,8 @@
  * second deployment of 1,000,000 items (BENCH_LARGE_ITEMS changes its size). BENCH_ONLY=<regex>
  * runs the targets whose label matches; BENCH_PROFILE=<dir> writes the server's CPU profile there
  * (open it in Chrome DevTools or speedscope) to see where a request's time goes.
+ * and then prints, from that profile, where each target's time per request went under load
+ * (scripts/bench/profile-breakdown.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { migrate, storeFor, type Store } from '../src/db/database.js';
+import { breakdown, type Window } from './bench/profile-breakdown.js';
 import { seed, stamp, temporarySchema } from './bench/workspace-seed.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -142,6 +145,8 @@ async function main() {
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [];
   const server = spawn(process.execPath, [...profile, path.join(root, 'packages/server/dist/main.js')], { env, stdio: ['ignore', logFile, logFile] });
   let floor: ChildProcess | undefined;
+  /** When each target's measured API run took place, for the profile's breakdown. */
+  const windows: Window[] = [];
   const base = `https://localhost:${port}`;
   try {
     const ca = await (async () => {
@@ -187,12 +192,16 @@ async function main() {
     log('');
     log(`bench:read  dialect=${schema ? 'postgres' : 'sqlite'}  node=${process.version}  cores=${os.availableParallelism()}  ${CONNECTIONS} connections, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, TLS`);
     log(`${'target'.padEnd(30)}${'bytes'.padStart(8)}${'API req/s'.padStart(11)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'floor req/s'.padStart(13)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'API/floor'.padStart(11)}`);
+    const measured: Array<{ target: Target; api: Measure; bare: Measure }> = [];
     for (const [index, target] of list.entries()) {
       await load(base, target.url, adminKey, WARMUP_SECONDS);
+      const from = process.hrtime.bigint();
       const api = await load(base, target.url, adminKey, SECONDS);
+      windows.push({ label: target.label, from, to: process.hrtime.bigint(), requests: api.rps * SECONDS });
       await load(floorBase, target.url, null, WARMUP_SECONDS);
       const bare = await load(floorBase, target.url, null, SECONDS);
       const ratio = api.rps / bare.rps;
+      measured.push({ target, api, bare });
       log(
         `${target.label.padEnd(30)}${String(routes[index]!.bytes).padStart(8)}${api.rps.toFixed(0).padStart(11)}${String(api.p50).padStart(6)}${String(api.p99).padStart(6)}` +
           `${bare.rps.toFixed(0).padStart(13)}${String(bare.p50).padStart(6)}${String(bare.p99).padStart(6)}${`${(ratio * 100).toFixed(1)}%`.padStart(11)}`,
@@ -200,6 +209,11 @@ async function main() {
       if (api.non2xx > 0 || bare.non2xx > 0) log(`  warning: ${api.non2xx} API and ${bare.non2xx} floor requests were not 2xx, failed or timed out (autocannon gives up after 10 s)`);
     }
     log(`latencies in ms; API/floor is the API's req/s as a share of the floor's`);
+    const largeVsPrimary = measured.filter((m) => m.target.label.endsWith(' (1M)'));
+    for (const large of largeVsPrimary) {
+      const primary = measured.find((m) => m.target.label === large.target.label.replace(' (1M)', ''));
+      if (primary) log(`${large.target.label}: ${(primary.api.rps / large.api.rps).toFixed(2)}x the time per request of the 100k-item deployment`);
+    }
     log(`server RSS: ${rssAfterSeed.toFixed(0)} MiB after seeding, ${rssMiB(server).toFixed(0)} MiB after the run`);
   } catch (error) {
     // The server's own account of what went wrong, before its directory goes.
@@ -210,6 +224,8 @@ async function main() {
     floor?.kill();
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
+    // The profile is written as the server exits.
+    if (process.env.BENCH_PROFILE && windows.length > 0) breakdown(path.resolve(process.env.BENCH_PROFILE), server.pid!, windows, log);
     await schema?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

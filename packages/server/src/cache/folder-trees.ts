@@ -12,7 +12,10 @@ interface FolderNode {
 }
 
 /** A deployment's folders at one `folder_tree_versions.version`. */
-interface Tree {
+export interface HeldTree {
+  readonly version: number;
+}
+interface Tree extends HeldTree {
   version: number;
   folders: Map<number, FolderNode>;
 }
@@ -70,17 +73,34 @@ export class FolderTrees {
     const ids = [...new Set(folderIds)];
     if (ids.length === 0) return new Map();
     if (db !== this.db) return chainsOf(db, scope, ids);
+    const tree = this.held(db, scope);
+    const { version, chains } = await chainsUnlessAt(db, scope, ids, tree?.version ?? -1);
+    if (chains === undefined && tree) return walk(tree, ids);
+    this.sawVersion(db, scope, version);
+    return chains ?? new Map();
+  }
+
+  /**
+   * The tree held for the deployment, for a statement that reads the version with what it reads
+   * and skips its walk at this tree's version; undefined for `db` in a transaction or when none is
+   * held. A tree is never changed once held, so it answers for its version even if a newer one
+   * replaces it meanwhile.
+   */
+  held(db: Executor, scope: WorkspaceScope): HeldTree | undefined {
+    if (db !== this.db) return undefined;
     const key = `${scope.tenantId}:${scope.deploymentId}`;
     const tree = this.#trees.get(key);
-    const { version, chains } = await chainsUnlessAt(db, scope, ids, tree?.version ?? -1);
-    if (chains === undefined && tree) {
+    if (tree) {
       // Most recently used last, so eviction takes the oldest.
       this.#trees.delete(key);
       this.#trees.set(key, tree);
-      return walk(tree, ids);
     }
-    this.#consider(key, scope, version);
-    return chains ?? new Map();
+    return tree;
+  }
+
+  /** Reports the version a statement read on `db` while SQL answered: outside a transaction, a load once it holds still. */
+  sawVersion(db: Executor, scope: WorkspaceScope, version: number): void {
+    if (db === this.db) this.#consider(`${scope.tenantId}:${scope.deploymentId}`, scope, version);
   }
 
   /** The version of the tree held for the deployment, if one is (for tests and diagnostics). */
@@ -147,7 +167,8 @@ export class FolderTrees {
  * tree has none, a walk stops at a parent that is not there, and the depth bound ends it even
  * round a cycle in bad data.
  */
-function walk(tree: Tree, folderIds: Iterable<number>): Map<number, FolderChain> {
+export function walk(held: HeldTree, folderIds: Iterable<number>): Map<number, FolderChain> {
+  const tree = held as Tree;
   const chains = new Map<number, FolderChain>();
   for (const id of folderIds) {
     if (chains.has(id)) continue;

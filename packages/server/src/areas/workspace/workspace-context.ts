@@ -4,6 +4,7 @@ import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tab
 import { ApiError, notFound } from '../../shared/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import type { Dialect } from '../../db/dialect.js';
+import { walk } from '../../cache/folder-trees.js';
 import { readItem, type ItemRead } from './item-read.store.js';
 import { favoriteKey, type ViewOptions } from './item-view.js';
 import { containerOf, type StoredItem } from './items.store.js';
@@ -110,8 +111,14 @@ export async function levelOfItem(trx: Executor, context: WorkspaceContext, item
  * mark; the access check and the view both use what it read.
  */
 export async function readAuthorized(db: Executor, dialect: Dialect, context: WorkspaceContext, type: ItemType, id: number, need: Access, action: string): Promise<ItemRead> {
-  const read = await readItem(db, dialect, context.scope, type, id, context.caller.actor.userId);
+  const trees = context.caller.folderTrees;
+  const tree = trees.held(db, context.scope);
+  const read = await readItem(db, dialect, context.scope, type, id, context.caller.actor.userId, tree?.version ?? -1);
   if (!read) throw itemNotFound(context, type, id);
+  // At the held tree's version the statement skipped its walk: the tree gives the chain.
+  const from = containerOf(read.item);
+  if (tree && read.treeVersion === tree.version) read.chains = from === null ? new Map() : walk(tree, [from]);
+  else trees.sawVersion(db, context.scope, read.treeVersion);
   requireLevel(read.item, levelOn(context, itemTarget(context, read.item, read.chains)), need, action);
   return read;
 }
