@@ -364,8 +364,8 @@ describe.each(DIALECTS)('list indexes kept in step (%s)', (dialect) => {
   });
 });
 
-/** A store migrated up to, not including, migration 0006; dropped by `destroy`. */
-async function storeBefore0006(dialect: Dialect) {
+/** A store migrated up to, not including, migration 0007; dropped by `destroy`. */
+async function storeBefore0007(dialect: Dialect) {
   const schema = `test_${randomBytes(6).toString('hex')}`;
   const url = process.env.DATABASE_URL ?? '';
   const admin = async (statement: string) => {
@@ -384,7 +384,7 @@ async function storeBefore0006(dialect: Dialect) {
     store = openStore({ dialect: 'postgres', url, schema, poolSize: 2 });
   }
   const migrator = new Migrator({ db: store.db, provider: migrationProvider(dialect), ...(dialect === 'postgres' ? { migrationTableSchema: schema } : {}) });
-  const before = await migrator.migrateTo('0005_cache_versions');
+  const before = await migrator.migrateTo('0006_list_indexes');
   expect(before.error).toBeUndefined();
   return {
     store,
@@ -397,9 +397,9 @@ async function storeBefore0006(dialect: Dialect) {
   };
 }
 
-describe.each(DIALECTS)('migration 0006 on an existing store (%s)', (dialect) => {
+describe.each(DIALECTS)('migration 0007 on an existing store, the empty 0006 applied before it (%s)', (dialect) => {
   it('indexes the names and counts the rows already there', async () => {
-    const { store, migrator, destroy } = await storeBefore0006(dialect);
+    const { store, migrator, destroy } = await storeBefore0007(dialect);
     try {
       const at = new Date().toISOString();
       const tenant = await store.db.insertInto('tenants').values({ slug: 'old', name: 'Old', created_at: at }).returning('id').executeTakeFirstOrThrow();

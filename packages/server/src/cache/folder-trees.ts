@@ -38,7 +38,7 @@ const LOAD = prepared(
  * walks them in microseconds.
  *
  * Exact, across server processes: every change to a deployment's folders bumps its version in the
- * writer's transaction (triggers, migration 0007). A request's one statement for its paths reads
+ * writer's transaction (triggers, migration 0008). A request's one statement for its paths reads
  * that version with them (tree.store.ts `chainsUnlessAt`): at the version of the tree held here,
  * the walk in SQL is skipped and memory answers; at any other, SQL answers as before. Either way
  * the request runs as many statements as without the trees.

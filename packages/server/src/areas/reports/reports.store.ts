@@ -126,7 +126,7 @@ function side(dialect: Dialect, { sort, direction, after }: ReportPosition & { a
 /**
  * How many reports the list holds, ignoring pagination, and how many of them come before
  * `position.after` (the offset of a cursor page), in one query. The list of every report of the
- * deployment takes its total from the kept one (migration 0006) and counts only the rows up to
+ * deployment takes its total from the kept one (migration 0007) and counts only the rows up to
  * the cursor; any other list counts its rows.
  */
 export async function countReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportFilter, position?: ReportPosition): Promise<{ total: number; before: number }> {
@@ -151,7 +151,7 @@ export async function countReports(db: Executor, dialect: Dialect, scope: Worksp
 
 /**
  * One page of reports in a total order: the sort key, then id in the same direction, read in the
- * order of an index of migration 0006. Keyset pages continue strictly after the last row served,
+ * order of an index of migration 0007. Keyset pages continue strictly after the last row served,
  * so rows inserted meanwhile cause no repeats or gaps. Never-viewed reports (null
  * `last_viewed_at`) come last in both directions on both dialects, which disagree about where
  * nulls sort by default.

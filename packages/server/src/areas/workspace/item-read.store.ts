@@ -11,7 +11,7 @@ export interface ItemRead {
   /** The chain of the item's folder (for a folder, of its parent), keyed by that folder's id. */
   chains: Map<number, FolderChain>;
   favorite: boolean;
-  /** The deployment's folder tree version, read with the item (migration 0007). */
+  /** The deployment's folder tree version, read with the item (migration 0008). */
   treeVersion: number;
 }
 

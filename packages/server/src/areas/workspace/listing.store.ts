@@ -56,7 +56,7 @@ function containsPattern(folded: string): string {
  * present, are the rows a trigram index finds, read before anything else, so that a search costs
  * what it matches rather than what the deployment holds:
  *
- * - SQLite (`joined`): `<table>_name_search` (migration 0006), an FTS5 table of the trigrams of
+ * - SQLite (`joined`): `<table>_name_search` (migration 0007), an FTS5 table of the trigrams of
  *   each folded name, cross-joined to the table by id (CROSS JOIN keeps it the outer loop). The
  *   text is one quoted phrase: its trigrams in a row, which is the substring itself.
  * - PostgreSQL (`rows`): a subquery standing for the table, of the rows whose lower(name) is LIKE
@@ -125,7 +125,7 @@ function armOf(dialect: Dialect, scope: WorkspaceScope, visibility: Visibility, 
   const { from, where } = source(t.table, search);
   where.unshift(sql`${col('tenant_id')} = ${scope.tenantId}`, sql`${col('deployment_id')} = ${scope.deploymentId}`, visibleRows(visibility, t.table));
   if (!search) where.push(q.folderId === null ? sql`${col(t.container)} is null` : sql`${col(t.container)} = ${q.folderId}`);
-  // The expression the indexes of migration 0006 hold: names lower-cased, byte-wise on PostgreSQL.
+  // The expression the indexes of migration 0007 hold: names lower-cased, byte-wise on PostgreSQL.
   const key = q.sortBy !== 'name' ? col(SORT_COLUMN[q.sortBy]) : dialect === 'postgres' ? sql`lower(${col('name')}) collate "C"` : sql`lower(${col('name')})`;
   const select = sql`select ${sql.lit(t.grp)} as grp, ${sql.lit(t.rank)} as type_rank, ${sql.lit(t.type)} as type, ${col('id')} as id, ${col('name')} as name,
       ${q.sortBy === 'name' ? sql`lower(${col('name')})` : key} as sort_key, ${col('created_at')} as created_at, ${col('updated_at')} as updated_at,
@@ -162,7 +162,7 @@ export async function countEntries(db: Executor, scope: WorkspaceScope, visibili
  * and byte-wise in both dialects (PostgreSQL's locale collation would order differently from
  * SQLite).
  *
- * Each table is read on its own, in the order of an index of migration 0006 (its sort key, then
+ * Each table is read on its own, in the order of an index of migration 0007 (its sort key, then
  * id), from where the cursor stands and for no more than a page; the page is then the first rows
  * of those at most three short runs. A search reads its matches from the name index instead, and
  * sorts them. Within one table the group and type are constants, so the cursor's position becomes

@@ -51,7 +51,7 @@ export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: I
 }
 
 /**
- * The deployment's folder tree version (migration 0007) and, unless it is `unlessVersion`, the
+ * The deployment's folder tree version (migration 0008) and, unless it is `unlessVersion`, the
  * chains of `folderIds`, in one statement, so from one snapshot: at that version the walk finds no
  * folder to start from and costs nothing (cache/folder-trees.ts then answers from memory).
  */
@@ -230,7 +230,7 @@ export async function listFolders(db: Executor, scope: WorkspaceScope, filter: F
 
 /**
  * How many folders the list holds, ignoring pagination: the deployment's kept total when the list
- * is every folder of it (migration 0006), else a count of the rows.
+ * is every folder of it (migration 0007), else a count of the rows.
  */
 export async function countFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter): Promise<number> {
   if (filter.parentId === undefined && seesEveryRow(filter.visible)) {
@@ -251,7 +251,7 @@ export function seesEveryRow(visible: Expression<SqlBool>): boolean {
   return RawNode.is(node) && node.parameters.length === 0 && node.sqlFragments.join('').trim() === '1 = 1';
 }
 
-/** How many folders or reports the deployment holds, as kept by the triggers of migration 0006. */
+/** How many folders or reports the deployment holds, as kept by the triggers of migration 0007. */
 export function deploymentTotal(scope: WorkspaceScope, type: 'FOLDER' | 'REPORT'): RawBuilder<number | string> {
   return sql<number | string>`coalesce((select total from item_totals where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and item_type = ${type}), 0)`;
 }

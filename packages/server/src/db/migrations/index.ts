@@ -5,8 +5,9 @@ import { workspace } from './0002_workspace.js';
 import { provisioning } from './0003_provisioning.js';
 import { unicodeLower } from './0004_unicode_lower.js';
 import { cacheVersions } from './0005_cache_versions.js';
-import { listIndexes } from './0006_list_indexes.js';
-import { folderTreeVersions } from './0007_folder_tree_versions.js';
+import { reserved } from './0006_reserved.js';
+import { listIndexes } from './0007_list_indexes.js';
+import { folderTreeVersions } from './0008_folder_tree_versions.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -21,8 +22,9 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0003_provisioning': provisioning(dialect),
         '0004_unicode_lower': unicodeLower(dialect),
         '0005_cache_versions': cacheVersions(dialect),
-        '0006_list_indexes': listIndexes(dialect),
-        '0007_folder_tree_versions': folderTreeVersions(dialect),
+        '0006_list_indexes': reserved(dialect),
+        '0007_list_indexes': listIndexes(dialect),
+        '0008_folder_tree_versions': folderTreeVersions(dialect),
       };
     },
   };

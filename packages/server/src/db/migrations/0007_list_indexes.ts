@@ -29,7 +29,10 @@ function nameKey(dialect: Dialect): RawBuilder<unknown> {
  *   statistics, PostgreSQL guesses that each equality keeps 0.5% of the rows, and the more of them
  *   an index serves, the cheaper it finds reading a page in order. On SQLite they begin with the
  *   deployment only, so that a list of one folder (deployment and folder: two equalities) prefers
- *   the folder's index to these.
+ *   the folder's index to these. PostgreSQL needs its statistics to tell a folder's index from
+ *   the deployment's for a page of one folder: before a table's first ANALYZE (autovacuum runs
+ *   one once a table has grown by 10%), it may read the deployment's index and drop the other
+ *   folders' rows.
  */
 async function orderIndexes(db: Kysely<any>, dialect: Dialect): Promise<void> {
   const index = (name: string, table: ItemTable, columns: RawBuilder<unknown>[]) => sql`create index ${sql.id(name)} on ${sql.table(table)} (${sql.join(columns)})`.execute(db);
