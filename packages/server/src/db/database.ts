@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type LogEvent, type SqliteDialectConfig } from 'kysely';
 import { migrationProvider } from './migrations/index.js';
-import { statementName } from './prepared.js';
+import { readDirectly, statementName } from './prepared.js';
 import type { Dialect } from './dialect.js';
 import type { Database, Db } from './tables.js';
 
@@ -131,6 +131,7 @@ export function openStore(options: StoreOptions): Store {
     sqlite.function('lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
     cachePreparedStatements(sqlite);
     const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }), ...(options.log ? { log: options.log } : {}) });
+    readDirectly(db, sqlite, options.log);
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({

@@ -1,4 +1,6 @@
-import { PostgresAdapter, type CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
+import { performance } from 'node:perf_hooks';
+import type SQLite from 'better-sqlite3';
+import { PostgresAdapter, type CompiledQuery, type DatabaseConnection, type LogEvent, type QueryResult } from 'kysely';
 import type { Executor } from './tables.js';
 
 interface Template {
@@ -42,6 +44,22 @@ export function sendDirectly(db: Executor, connection: DatabaseConnection): void
   direct.set(db, connection);
 }
 
+/** SQLite stores' connections, by the store's own executor (see `readDirectly`). */
+const sqliteHandles = new WeakMap<object, { handle: SQLite.Database; log: ((event: LogEvent) => void) | undefined }>();
+
+/**
+ * Lets the prepared reads run on `db`, a SQLite store's own executor, go to the driver directly
+ * when its connection is outside any transaction: better-sqlite3 runs a statement synchronously,
+ * so nothing can interleave with it, and outside a transaction it reads what is committed, as it
+ * would behind the query builder's connection lock. That lock, and the asynchronous path through
+ * it, cost a hot read about twice what SQLite takes to run it. Inside a transaction (another
+ * request's, holding the lock) the read waits its turn as before. `log` is the store's query log,
+ * which sees these reads too.
+ */
+export function readDirectly(db: object, handle: SQLite.Database, log: ((event: LogEvent) => void) | undefined): void {
+  sqliteHandles.set(db, { handle, log });
+}
+
 export function prepared<A extends unknown[], R>(
   arity: A['length'],
   build: (db: Executor, ...args: A) => Compiles<R>,
@@ -68,6 +86,17 @@ export function prepared<A extends unknown[], R>(
     const { compiled, slots } = template;
     const parameters = slots.map((slot, i) => (slot === -1 ? compiled.parameters[i] : args[slot]));
     const query = { ...compiled, parameters };
+    const sqlite = sqliteHandles.get(db);
+    if (sqlite !== undefined && !sqlite.handle.inTransaction) {
+      const statement = sqlite.handle.prepare(query.sql);
+      // Reads only: a write keeps to the connection lock and its transaction handling.
+      if (statement.reader && statement.readonly) {
+        const started = performance.now();
+        const rows = statement.all(parameters) as R[];
+        sqlite.log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
+        return { rows };
+      }
+    }
     const connection = direct.get(db);
     return connection ? connection.executeQuery<R>(query) : db.executeQuery<R>(query);
   };
