@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { prepared } from '../db/prepared.js';
 import type { Executor } from '../db/tables.js';
-import { chainsOf, chainsUnlessAt, MAX_FOLDER_DEPTH, type FolderChain, type WorkspaceScope } from '../areas/workspace/tree.store.js';
+import { chainsOf, chainsUnlessAt, MAX_FOLDER_DEPTH, treeVersion, type FolderChain, type WorkspaceScope } from '../areas/workspace/tree.store.js';
 
 /** One folder as a path shows it: where it hangs, its name, who created it (for access). */
 interface FolderNode {
@@ -16,7 +16,6 @@ export interface HeldTree {
   readonly version: number;
 }
 interface Tree extends HeldTree {
-  version: number;
   folders: Map<number, FolderNode>;
 }
 
@@ -29,7 +28,7 @@ const LOAD = prepared(
   (_db, tenantId: number, deploymentId: number) => sql<{ id: number | null; parent_id: number | null; name: string | null; created_by: number | null; version: number | string | null }>`
     select id, parent_id, name, created_by, null as version from folders where tenant_id = ${tenantId} and deployment_id = ${deploymentId}
     union all
-    select null, null, null, null, coalesce((select version from folder_tree_versions where deployment_id = ${deploymentId}), 0)`,
+    select null, null, null, null, ${treeVersion(deploymentId)}`,
 );
 
 /**

@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import type { Executor, ItemType } from '../../db/tables.js';
 import { containerOf, type StoredItem } from './items.store.js';
-import { MAX_FOLDER_DEPTH, type FolderChain, type WorkspaceScope } from './tree.store.js';
+import { MAX_FOLDER_DEPTH, treeVersion, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
 /** One item as a GET needs it: its row, the folders above it and whether the caller marked it. */
 export interface ItemRead {
@@ -34,7 +34,7 @@ function readOne(dialect: Dialect, type: ItemType) {
       : sql`(select json_group_array(json_array(id, name, created_by, depth)) from (select * from up order by depth))`;
   return prepared(5, (_db, tenantId: number, deploymentId: number, id: number, userId: number, unlessVersion: number) => {
     const item = sql`(select * from ${table} where tenant_id = ${tenantId} and deployment_id = ${deploymentId} and id = ${id})`;
-    const version = sql`coalesce((select version from folder_tree_versions where deployment_id = ${deploymentId}), 0)`;
+    const version = treeVersion(deploymentId);
     return sql<Record<string, unknown> & { chain_json: unknown; is_favorite: unknown; tree_version: unknown }>`
       with recursive item as ${item},
       up(id, parent_id, name, created_by, depth) as (

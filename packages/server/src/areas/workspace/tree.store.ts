@@ -51,6 +51,14 @@ export async function chainsOf(db: Executor, scope: WorkspaceScope, folderIds: I
 }
 
 /**
+ * The deployment's folder tree version (migration 0008) as an expression, 0 for a deployment
+ * without a row; every statement that reads it with its data reads this one.
+ */
+export function treeVersion(deploymentId: unknown): RawBuilder<number | string> {
+  return sql<number | string>`coalesce((select version from folder_tree_versions where deployment_id = ${deploymentId}), 0)`;
+}
+
+/**
  * The deployment's folder tree version (migration 0008) and, unless it is `unlessVersion`, the
  * chains of `folderIds`, in one statement, so from one snapshot: at that version the walk finds no
  * folder to start from and costs nothing (cache/folder-trees.ts then answers from memory).
@@ -61,7 +69,7 @@ export async function chainsUnlessAt(
   folderIds: number[],
   unlessVersion: number,
 ): Promise<{ version: number; chains: Map<number, FolderChain> | undefined }> {
-  const version = sql`coalesce((select version from folder_tree_versions where deployment_id = ${scope.deploymentId}), 0)`;
+  const version = treeVersion(scope.deploymentId);
   const starts = [start(scope, sql`id in (${sql.join(folderIds)}) and ${version} <> ${unlessVersion}`)];
   const { rows } = await sql<ChainRow & { version: number | string | null }>`${up(scope, starts)}
     select origin, id, name, created_by, depth, null as version from up
