@@ -2,7 +2,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, sql, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type LogEvent, type SqliteDialectConfig } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  sql,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type LogEvent,
+  type SqliteDialectConfig,
+  type TableMetadata,
+} from 'kysely';
 import { migrationProvider } from './migrations/index.js';
 import { readDirectly, statementName } from './prepared.js';
 import type { Dialect } from './dialect.js';
@@ -59,6 +73,40 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
   override createAdapter() {
     return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/**
+ * Kysely's migrator asks whether its tables exist through the dialect's introspector, whose
+ * PostgreSQL query evaluates `has_schema_privilege` on the name of every schema of the database:
+ * a schema dropped by someone else while it ran failed the migration with `schema "…" does not
+ * exist`. The store only ever needs its own schema's tables (the search path's first schema), and
+ * only their names, read from the catalogue without a lookup by name.
+ */
+class OwnSchemaPostgresIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: Kysely<any>) {}
+
+  async getSchemas() {
+    const { rows } = await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(this.db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = current_schema() and c.relkind in ('r', 'p', 'v', 'm', 'f')`.execute(this.db);
+    return rows.map((r) => ({ name: r.name, schema: r.schema, isView: r.kind === 'v' || r.kind === 'm', columns: [] }));
+  }
+
+  async getMetadata() {
+    return { tables: await this.getTables() };
+  }
+}
+
+class OwnSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new OwnSchemaPostgresIntrospector(db);
   }
 }
 
@@ -144,7 +192,7 @@ export function openStore(options: StoreOptions): Store {
     types: pgTypes,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(options.log ? { log: options.log } : {}) });
+  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }), ...(options.log ? { log: options.log } : {}) });
   return { db, dialect: 'postgres', pool, close: () => db.destroy() };
 }
 
@@ -185,6 +233,6 @@ export async function migrate(store: Store): Promise<void> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`Database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    throw new Error(`Database migration ${failed ? `${failed.migrationName} ` : ''}failed: ${String(error)}`);
   }
 }

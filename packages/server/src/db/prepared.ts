@@ -32,20 +32,46 @@ export function statementName(sql: string): string | undefined {
   return names.get(sql);
 }
 
-/** Executors whose statements go straight to their connection (see `sendDirectly`). */
-const direct = new WeakMap<object, DatabaseConnection>();
+/** A SQLite store's driver handle with the store's query log (see `readDirectly`). */
+export interface SqliteHandle {
+  handle: SQLite.Database;
+  log: ((event: LogEvent) => void) | undefined;
+}
+
+/** Executors whose statements go straight to their connection, or to SQLite's driver (see `sendDirectly`). */
+const direct = new WeakMap<object, DatabaseConnection | SqliteHandle>();
 
 /**
- * Sends the prepared statements run on `db`, an executor bound to `connection` (a transaction's),
- * straight to that connection, past the query executor's queue and plugins (none are installed):
- * the executor's layers cost a bulk move's item several microseconds per statement.
+ * Sends the prepared statements run on `db`, an executor bound to `target` (a transaction's
+ * connection), straight to it, past the query executor's queue and plugins (none are installed):
+ * the executor's layers cost a bulk move's item several microseconds per statement. A SQLite
+ * target is the driver itself, which runs each statement synchronously (`runOnHandle`); the
+ * caller must hold the store's connection, as a transaction does.
  */
-export function sendDirectly(db: Executor, connection: DatabaseConnection): void {
-  direct.set(db, connection);
+export function sendDirectly(db: Executor, target: DatabaseConnection | SqliteHandle): void {
+  direct.set(db, target);
+}
+
+/**
+ * Runs `query` on SQLite's driver at once, as the query builder's SQLite connection would
+ * (reads return their rows, writes their counts), and reports it to the store's query log.
+ */
+export function runOnHandle<R>(sqlite: SqliteHandle, query: CompiledQuery): QueryResult<R> {
+  const started = performance.now();
+  const statement = sqlite.handle.prepare(query.sql);
+  let result: QueryResult<R>;
+  if (statement.reader) {
+    result = { rows: statement.all(query.parameters) as R[] };
+  } else {
+    const { changes, lastInsertRowid } = statement.run(query.parameters);
+    result = { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+  }
+  sqlite.log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
+  return result;
 }
 
 /** SQLite stores' connections, by the store's own executor (see `readDirectly`). */
-const sqliteHandles = new WeakMap<object, { handle: SQLite.Database; log: ((event: LogEvent) => void) | undefined }>();
+const sqliteHandles = new WeakMap<object, SqliteHandle>();
 
 /**
  * Lets the prepared reads run on `db`, a SQLite store's own executor, go to the driver directly
@@ -58,6 +84,11 @@ const sqliteHandles = new WeakMap<object, { handle: SQLite.Database; log: ((even
  */
 export function readDirectly(db: object, handle: SQLite.Database, log: ((event: LogEvent) => void) | undefined): void {
   sqliteHandles.set(db, { handle, log });
+}
+
+/** The driver handle of the SQLite store whose own executor is `db`, if it is one. */
+export function sqliteHandleOf(db: object): SqliteHandle | undefined {
+  return sqliteHandles.get(db);
 }
 
 export function prepared<A extends unknown[], R>(
@@ -97,7 +128,8 @@ export function prepared<A extends unknown[], R>(
         return { rows };
       }
     }
-    const connection = direct.get(db);
-    return connection ? connection.executeQuery<R>(query) : db.executeQuery<R>(query);
+    const target = direct.get(db);
+    if (target === undefined) return db.executeQuery<R>(query);
+    return 'handle' in target ? runOnHandle<R>(target, query) : target.executeQuery<R>(query);
   };
 }

@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import { ApiError } from '../shared/problems.js';
 import type { Store } from './database.js';
 import { LockQueue } from './lock-queue.js';
-import { sendDirectly } from './prepared.js';
+import { runOnHandle, sendDirectly, sqliteHandleOf, type SqliteHandle } from './prepared.js';
 import type { Db } from './tables.js';
 
 /** How long a serialized transaction waits for its locks before it gives up (LOCK_TIMEOUT_MS). */
@@ -76,6 +76,20 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
     throw error;
   }
   try {
+    const sqlite = sqliteHandleOf(store.db);
+    if (sqlite !== undefined) {
+      const trx = await boundToConnection(store, sqlite);
+      // Holding the store's one connection (the query builder's lock on it) for the transaction.
+      return await store.db.getExecutor().provideConnection(() =>
+        onSqlite(sqlite, trx, fn, {
+          locked: () => observer?.(waited() / 1000),
+          failed: (error) => {
+            waited();
+            return isLockWaitTimeout(error) ? busy(sorted, timeoutMs) : error;
+          },
+        }),
+      );
+    }
     return await store.db.connection().execute(async (trx) => {
       // The opening is not awaited before `fn` sends its first statement: with a pipelining driver
       // (PostgreSQL, database.ts) both leave in one round trip. The server still runs them in
@@ -85,7 +99,7 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
       // on a healthy connection, and on a broken one nothing runs.
       const connection = await trx.getExecutor().provideConnection(async (c) => c);
       sendDirectly(trx, connection);
-      const opened = sent(() => connection.executeQuery(opening)).then(
+      const opened = connection.executeQuery(opening).then(
         () => {
           observer?.(waited() / 1000);
           return undefined;
@@ -96,15 +110,13 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
         },
       );
       try {
-        if (store.dialect === 'sqlite') await throwIfFailed(opened);
         const result = await fn(trx);
         await throwIfFailed(opened);
         await connection.executeQuery(COMMIT);
         return result;
       } catch (thrown) {
         const error = (await opened)?.error ?? thrown;
-        // A failed BEGIN IMMEDIATE leaves no transaction to roll back; a failed rollback means a
-        // broken connection, which the pool discards. Either way the first error is the answer.
+        // A failed rollback means a broken connection, which the pool discards. The first error is the answer.
         await trx.executeQuery(ROLLBACK).catch(() => undefined);
         throw isLockWaitTimeout(error) ? busy(sorted, timeoutMs) : error;
       }
@@ -114,12 +126,55 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
   }
 }
 
-/** SQLite's driver throws where PostgreSQL's rejects: both become a rejected promise. */
-function sent<R>(send: () => Promise<R>): Promise<R> {
+const bound = new WeakMap<object, Promise<Db>>();
+
+/**
+ * SQLite has one connection: an executor bound to it, whose prepared statements run on the driver
+ * (`sendDirectly`), made once per store instead of once per transaction, and used only while the
+ * caller holds that connection.
+ */
+function boundToConnection(store: Store, sqlite: SqliteHandle): Promise<Db> {
+  let trx = bound.get(store.db);
+  if (!trx) {
+    trx = store.db.connection().execute(async (db) => {
+      sendDirectly(db, sqlite);
+      return db;
+    });
+    bound.set(store.db, trx);
+  }
+  return trx;
+}
+
+/**
+ * SQLite: the transaction's statements run on the driver synchronously (`boundToConnection`), while
+ * this request holds the store's one connection, so nothing else runs on it in between. BEGIN
+ * IMMEDIATE waits for other processes' writes up to the busy timeout; past it, `busy`.
+ */
+async function onSqlite<T>(
+  sqlite: SqliteHandle,
+  trx: Db,
+  fn: (trx: Db) => Promise<T>,
+  report: { locked: () => void; failed: (error: unknown) => unknown },
+): Promise<T> {
   try {
-    return send();
+    runOnHandle(sqlite, SQLITE_BEGIN);
   } catch (error) {
-    return Promise.reject(error);
+    throw report.failed(error);
+  }
+  report.locked();
+  try {
+    const result = await fn(trx);
+    runOnHandle(sqlite, COMMIT);
+    return result;
+  } catch (error) {
+    // A commit that failed can leave the transaction open: rolling back ends it either way. A
+    // failing rollback means a broken handle; the first error is the answer.
+    try {
+      if (sqlite.handle.inTransaction) runOnHandle(sqlite, ROLLBACK);
+    } catch {
+      // the first error is thrown below
+    }
+    throw isLockWaitTimeout(error) ? report.failed(error) : error;
   }
 }
 
