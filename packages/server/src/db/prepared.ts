@@ -103,7 +103,7 @@ export function prepared<A extends unknown[], R>(
   options: { name?: string } = {},
 ) {
   const templates = new WeakMap<object, Template>();
-  return async (db: Executor, ...args: A): Promise<QueryResult<R>> => {
+  const queryFor = (db: Executor, args: A): CompiledQuery<R> => {
     const adapter = db.getExecutor().adapter;
     let template = templates.get(adapter);
     if (!template) {
@@ -116,20 +116,53 @@ export function prepared<A extends unknown[], R>(
     }
     const { compiled, slots } = template;
     const parameters = slots.map((slot, i) => (slot === -1 ? compiled.parameters[i] : args[slot]));
-    const query = { ...compiled, parameters };
+    return { ...compiled, parameters } as CompiledQuery<R>;
+  };
+  const onStore = async (db: Executor, args: A): Promise<QueryResult<R>> => {
+    const query = queryFor(db, args);
     const sqlite = sqliteHandles.get(db);
     if (sqlite !== undefined && !sqlite.handle.inTransaction) {
       const statement = sqlite.handle.prepare(query.sql);
       // Reads only: a write keeps to the connection lock and its transaction handling.
       if (statement.reader && statement.readonly) {
         const started = performance.now();
-        const rows = statement.all(parameters) as R[];
+        const rows = statement.all(query.parameters) as R[];
         sqlite.log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
         return { rows };
       }
     }
-    const target = direct.get(db);
-    if (target === undefined) return db.executeQuery<R>(query);
-    return 'handle' in target ? runOnHandle<R>(target, query) : target.executeQuery<R>(query);
+    return db.executeQuery<R>(query);
   };
+  return (db: Executor, ...args: A): Promise<QueryResult<R>> => {
+    const target = direct.get(db);
+    if (target === undefined) return onStore(db, args);
+    // The driver has the statement (SQLite: has run it) by the time this returns: see `alreadySent`.
+    const running = settled(() => {
+      const query = queryFor(db, args);
+      return 'handle' in target ? runOnHandle<R>(target, query) : target.executeQuery<R>(query);
+    });
+    sent.add(running);
+    return running;
+  };
+}
+
+/** Statements handed to their connection before the promise for them was returned (see `prepared`). */
+const sent = new WeakSet<Promise<unknown>>();
+
+/**
+ * Whether `statement` is a prepared statement already handed to its transaction's connection, so
+ * that a statement sent after it runs after it (db/transactions.ts `Trailing`). PostgreSQL's
+ * driver writes statements to the connection in the order it is given them; through the query
+ * builder, a statement reaches the driver only after several turns of the promise queue.
+ */
+export function alreadySent(statement: Promise<unknown>): boolean {
+  return sent.has(statement);
+}
+
+function settled<R>(run: () => R | Promise<R>): Promise<R> {
+  try {
+    return Promise.resolve(run());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

@@ -2,7 +2,7 @@ import { CompiledQuery } from 'kysely';
 import { ApiError } from '../shared/problems.js';
 import type { Store } from './database.js';
 import { LockQueue } from './lock-queue.js';
-import { runOnHandle, sendDirectly, sqliteHandleOf, type SqliteHandle } from './prepared.js';
+import { alreadySent, runOnHandle, sendDirectly, sqliteHandleOf, type SqliteHandle } from './prepared.js';
 import type { Db } from './tables.js';
 
 /** How long a serialized transaction waits for its locks before it gives up (LOCK_TIMEOUT_MS). */
@@ -55,7 +55,19 @@ export function lockWaitBudget(store: Store): LockWaitBudget {
  * processes, PostgreSQL's `lock_timeout` and SQLite's busy timeout bound the wait for the lock
  * itself. A caller that gives up gets a 503 with Retry-After (`busy`), and nothing was changed.
  */
-export async function serialized<T>(store: Store, keys: string | string[], fn: (trx: Db) => Promise<T>, budget?: LockWaitBudget): Promise<T> {
+/**
+ * Hands a transaction's last write to `serialized` without waiting for its answer: the COMMIT
+ * follows it at once, in the same round trip on PostgreSQL, and the write's outcome is still the
+ * transaction's. Only for a statement after which `fn` neither reads nor decides anything.
+ */
+export type Trailing = (write: Promise<unknown>) => void;
+
+export async function serialized<T>(
+  store: Store,
+  keys: string | string[],
+  fn: (trx: Db, trailing: Trailing) => Promise<T>,
+  budget?: LockWaitBudget,
+): Promise<T> {
   const sorted = [...new Set(typeof keys === 'string' ? [keys] : keys)].sort();
   const timeoutMs = lockTimeouts.get(store.db) ?? DEFAULT_LOCK_TIMEOUT_MS;
   const waitMs = budget === undefined ? timeoutMs : Math.max(0, budget.remainingMs);
@@ -109,10 +121,17 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
           return { error };
         },
       );
+      const writes: Array<Promise<unknown>> = [];
       try {
-        const result = await fn(trx);
+        const result = await fn(trx, trail(writes));
         await throwIfFailed(opened);
-        await connection.executeQuery(COMMIT);
+        // Sent behind the trailing writes without waiting for them. A write that failed aborted
+        // the transaction, and PostgreSQL answers a COMMIT of an aborted transaction by rolling
+        // it back: the write's error is then the answer, and nothing was changed.
+        const committed = connection.executeQuery(COMMIT);
+        committed.catch(() => undefined);
+        await Promise.all(writes);
+        await committed;
         return result;
       } catch (thrown) {
         const error = (await opened)?.error ?? thrown;
@@ -124,6 +143,16 @@ export async function serialized<T>(store: Store, keys: string | string[], fn: (
   } finally {
     leave();
   }
+}
+
+/** Collects the trailing writes of one transaction; a rejection is observed here and answered by `serialized`. */
+function trail(writes: Array<Promise<unknown>>): Trailing {
+  return (write) => {
+    // Through the query builder, a statement reaches the driver only after the COMMIT sent behind it.
+    if (!alreadySent(write)) throw new Error('A trailing write must be a prepared statement (db/prepared.ts) run on the transaction');
+    write.catch(() => undefined);
+    writes.push(write);
+  };
 }
 
 const bound = new WeakMap<object, Promise<Db>>();
@@ -153,7 +182,7 @@ function boundToConnection(store: Store, sqlite: SqliteHandle): Promise<Db> {
 async function onSqlite<T>(
   sqlite: SqliteHandle,
   trx: Db,
-  fn: (trx: Db) => Promise<T>,
+  fn: (trx: Db, trailing: Trailing) => Promise<T>,
   report: { locked: () => void; failed: (error: unknown) => unknown },
 ): Promise<T> {
   try {
@@ -162,8 +191,12 @@ async function onSqlite<T>(
     throw report.failed(error);
   }
   report.locked();
+  const writes: Array<Promise<unknown>> = [];
   try {
-    const result = await fn(trx);
+    const result = await fn(trx, trail(writes));
+    // A failed statement does not end a SQLite transaction: every write must have succeeded
+    // before the COMMIT. They ran synchronously, so this waits for nothing.
+    await Promise.all(writes);
     runOnHandle(sqlite, COMMIT);
     return result;
   } catch (error) {

@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { prepared } from '../../db/prepared.js';
+import type { Trailing } from '../../db/transactions.js';
 import type { Executor, FolderRow, ItemType, ReportRow, WorkbookRow } from '../../db/tables.js';
 import { chainsFromRows, upFromEach, type ChainRow, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
@@ -115,8 +116,18 @@ export async function readForMove(db: Executor, scope: WorkspaceScope, type: Ite
  * Puts an item in `folderId` (null = root): one row written, whatever the item holds. The row was
  * read in the same locked transaction, so the moved row is known without reading it back.
  */
-export async function setContainer(db: Executor, scope: WorkspaceScope, item: StoredItem, folderId: number | null, at: string): Promise<StoredItem> {
-  await SET_CONTAINER[item.type](db, folderId, at, scope.deploymentId, item.row.id);
+export async function setContainer(
+  db: Executor,
+  scope: WorkspaceScope,
+  item: StoredItem,
+  folderId: number | null,
+  at: string,
+  /** When the move is its transaction's last statement: the COMMIT need not wait for it (db/transactions.ts). */
+  trailing?: Trailing,
+): Promise<StoredItem> {
+  const write = SET_CONTAINER[item.type](db, folderId, at, scope.deploymentId, item.row.id);
+  if (trailing) trailing(write);
+  else await write;
   if (item.type === 'FOLDER') return { type: 'FOLDER', row: { ...item.row, parent_id: folderId, updated_at: at } };
   return { type: item.type, row: { ...item.row, folder_id: folderId, updated_at: at } } as StoredItem;
 }

@@ -1,4 +1,5 @@
 import type { Access, Executor, ItemType } from '../../db/tables.js';
+import type { Trailing } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { containerOf, readForMove, setContainer, type StoredItem } from './items.store.js';
@@ -22,7 +23,15 @@ export interface Moved {
  * carries the status and message the single move returns. What the checks read comes in one
  * statement (`readForMove`); a folder moved deeper than it is reads its subtree as well.
  */
-export async function moveOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number, folderId: number | null): Promise<Moved> {
+export async function moveOne(
+  trx: Executor,
+  context: WorkspaceContext,
+  type: ItemType,
+  id: number,
+  folderId: number | null,
+  /** The move is the transaction's last statement: see `Trailing`. */
+  trailing?: Trailing,
+): Promise<Moved> {
   const { scope } = context;
   const subject = await readForMove(trx, scope, type, id, folderId);
   if (!subject) throw itemNotFound(context, type, id);
@@ -51,7 +60,7 @@ export async function moveOne(trx: Executor, context: WorkspaceContext, type: It
     const depth = from === null ? 1 : (chains.get(from)?.entries.length ?? 0) + 1;
     await checkFolderPlacement(trx, context, item, folderId, destination, depth, subject.nameTakenThere);
   }
-  const moved = await setContainer(trx, scope, item, folderId, now());
+  const moved = await setContainer(trx, scope, item, folderId, now(), trailing);
   return { item: moved, chains };
 }
 

@@ -96,7 +96,7 @@ export function workspaceService(store: Store) {
     /** The single-item move: 200 with the item in the spec's `Workbook` shape, or the first failed check. */
     async move(caller: Caller, deploymentId: number, input: MoveInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const moved = await serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, input.type, input.id, input.folderId));
+      const moved = await serialized(store, lockKey.deployment(deploymentId), (trx, trailing) => moveOne(trx, context, input.type, input.id, input.folderId, trailing));
       return (await shapes(caller, `move in deployment ${deploymentId}`, deploymentId, [moved]))[0]!;
     },
 
@@ -109,7 +109,7 @@ export function workspaceService(store: Store) {
       // lock one timeout in all, not one each.
       const budget = lockWaitBudget(store);
       const { done, failed } = await eachItem(caller, what, input.items, (ref) =>
-        serialized(store, lockKey.deployment(deploymentId), (trx) => moveOne(trx, context, ref.type, ref.id, folderId), budget),
+        serialized(store, lockKey.deployment(deploymentId), (trx, trailing) => moveOne(trx, context, ref.type, ref.id, folderId, trailing), budget),
       );
       return { moved: await shapes(caller, what, deploymentId, done.map((d) => d.result)), failed };
     },
