@@ -45,6 +45,13 @@ export function lockWaitBudget(store: Store): LockWaitBudget {
 }
 
 /**
+ * Hands a transaction's last write to `serialized` without waiting for its answer: the COMMIT
+ * follows it at once, in the same round trip on PostgreSQL, and the write's outcome is still the
+ * transaction's. Only for a statement after which `fn` neither reads nor decides anything.
+ */
+export type Trailing = (write: Promise<unknown>) => void;
+
+/**
  * Runs `fn` in a transaction that no other transaction holding one of the same keys can
  * interleave with, across every server process sharing the database. PostgreSQL: transaction-
  * scoped advisory locks, taken in sorted order so two callers never wait on each other in a cycle.
@@ -55,13 +62,6 @@ export function lockWaitBudget(store: Store): LockWaitBudget {
  * processes, PostgreSQL's `lock_timeout` and SQLite's busy timeout bound the wait for the lock
  * itself. A caller that gives up gets a 503 with Retry-After (`busy`), and nothing was changed.
  */
-/**
- * Hands a transaction's last write to `serialized` without waiting for its answer: the COMMIT
- * follows it at once, in the same round trip on PostgreSQL, and the write's outcome is still the
- * transaction's. Only for a statement after which `fn` neither reads nor decides anything.
- */
-export type Trailing = (write: Promise<unknown>) => void;
-
 export async function serialized<T>(
   store: Store,
   keys: string | string[],
