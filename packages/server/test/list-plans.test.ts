@@ -55,14 +55,34 @@ async function planOf(t: TestApp, dialect: Dialect, statement: Statement, { sort
     await sql`set local enable_seqscan = off`.execute(trx);
     if (!sorts) await sql`set local enable_sort = off`.execute(trx);
     const { rows } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PgNode }> }>(CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]));
-    const convert = (n: PgNode): PlanNode => ({
-      detail: [n['Node Type'], n['Index Name'] ? `using ${n['Index Name']}` : '', n['Relation Name'] ? `on ${n['Relation Name']}` : '', n['Sort Key'] ? `by ${n['Sort Key'].join(', ')}` : '']
-        .filter(Boolean)
-        .join(' '),
-      children: (n.Plans ?? []).map(convert),
-    });
-    return [convert(rows[0]!['QUERY PLAN'][0]!.Plan)];
+    return [pgPlanNode(rows[0]!['QUERY PLAN'][0]!.Plan)];
   });
+}
+
+/** PostgreSQL: the plan of `statement` as a prepared statement on its generic plan (parameters unknown when planned). */
+async function genericPlanOf(t: TestApp, statement: Statement): Promise<PlanNode[]> {
+  const literal = (p: unknown) => (p === null ? 'null' : typeof p === 'number' ? String(p) : `'${String(p).replace(/'/g, "''")}'`);
+  return t.store.db.transaction().execute(async (trx) => {
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
+    await trx.executeQuery(CompiledQuery.raw(`prepare generic_plan_of as ${statement.sql}`));
+    try {
+      const { rows } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PgNode }> }>(
+        CompiledQuery.raw(`explain (format json) execute generic_plan_of(${statement.parameters.map(literal).join(', ')})`),
+      );
+      return [pgPlanNode(rows[0]!['QUERY PLAN'][0]!.Plan)];
+    } finally {
+      await trx.executeQuery(CompiledQuery.raw('deallocate generic_plan_of'));
+    }
+  });
+}
+
+function pgPlanNode(n: PgNode): PlanNode {
+  return {
+    detail: [n['Node Type'], n['Index Name'] ? `using ${n['Index Name']}` : '', n['Relation Name'] ? `on ${n['Relation Name']}` : '', n['Sort Key'] ? `by ${n['Sort Key'].join(', ')}` : '']
+      .filter(Boolean)
+      .join(' '),
+    children: (n.Plans ?? []).map(pgPlanNode),
+  };
 }
 
 interface PgNode {
@@ -241,6 +261,7 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     expect(text).toMatch(index('reports_list_name'));
     expect(all(plan).filter((n) => isSort(dialect, n) && !/SUBQUERY|subquery/.test(n.detail)), text).toEqual([]);
   });
+
 });
 
 describe.each(DIALECTS.filter((d) => d === 'postgres'))('search plans without statistics (%s)', (dialect) => {
@@ -361,6 +382,48 @@ describe.each(DIALECTS)('list indexes kept in step (%s)', (dialect) => {
       Number((await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where('deployment_id', '=', d).executeTakeFirstOrThrow()).n);
     expect(listed.totalCount).toBe(await counted('reports'));
     expect(folders.totalCount).toBe(await counted('folders'));
+  });
+});
+
+describe.each(DIALECTS)('the plan of a folder move’s read (%s)', (dialect) => {
+  let t: TestApp;
+  let d: number;
+  let folders: number[];
+  let recording: Statement[] | null = null;
+
+  beforeAll(async () => {
+    t = await TestApp.create(dialect, {
+      log: (event) => {
+        if (recording && event.level === 'query') recording.push({ sql: event.query.sql, parameters: event.query.parameters });
+      },
+    });
+    // The benchmark's shape: one deployment of 10,000 folders, 100 at the top, the tenant's only one.
+    d = await t.deployment('tree');
+    const at = new Date().toISOString();
+    const row = { tenant_id: t.tenantId, deployment_id: d, created_by: null, created_at: at, updated_at: at };
+    const top = (await t.store.db.insertInto('folders').values(Array.from({ length: 100 }, (_, i) => ({ ...row, parent_id: null, name: `Top ${i}` }))).returning('id').execute()).map((r) => r.id);
+    folders = [...top];
+    for (let from = 0; from < 9900; from += 900) {
+      const batch = Array.from({ length: 900 }, (_, k) => ({ ...row, parent_id: top[(from + k) % 100]!, name: `Folder ${from + k}` }));
+      folders.push(...(await t.store.db.insertInto('folders').values(batch).returning('id').execute()).map((r) => r.id));
+    }
+    // No ANALYZE: a deployment just loaded has no statistics yet (autovacuum's come later), and
+    // the plan must not need them.
+  });
+  afterAll(async () => t?.close());
+
+  it('looks for a sibling of the same name on folders_sibling_name, also in the generic plan PostgreSQL keeps for the named statement', async () => {
+    recording = [];
+    const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, body: { type: 'FOLDER', id: folders.at(-1), folderId: folders[1] } });
+    const seen = recording;
+    recording = null;
+    expect(res.statusCode, res.body).toBe(200);
+    const read = seen.filter((s) => s.sql.includes('move_chains'));
+    expect(read).toHaveLength(1);
+    // A named statement runs on a generic plan from its sixth run on: the one that matters.
+    const plan = dialect === 'sqlite' ? await planOf(t, dialect, read[0]!) : await genericPlanOf(t, read[0]!);
+    const text = lines(plan).join('\n');
+    expect(text).toMatch(dialect === 'sqlite' ? /USING (COVERING )?INDEX folders_sibling_name\b/ : /Index (Only )?Scan using folders_sibling_name\b/);
   });
 });
 
