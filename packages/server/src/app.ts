@@ -34,6 +34,7 @@ import { authenticator } from './http/auth.js';
 import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
+import { installSerializers } from './http/serializers.js';
 import { installAccessLog } from './http/access-log.js';
 import { installErrorHandler, sendProblem } from './http/error-handler.js';
 import { DEFAULT_BODY_LIMIT, installBodyRules } from './http/body.js';
@@ -161,12 +162,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
   for (const schema of schemas) app.addSchema(schema);
+  const serializerFor = installSerializers(app);
   installValidators(app, schemas);
   installErrorHandler(app, [scimProblemDialect], { strictProblemCodes: options.strictProblemCodes ?? false });
   installNotFound(app);
   await installOpenApi(app);
   installBodyRules(app);
-  installPageSerializer(app);
+  installPageSerializer(app, serializerFor);
   installInputGuard(app);
 
   app.decorateRequest('tenant', null as never);

@@ -16,7 +16,7 @@ interface ObjectSchema {
  *
  * Other statuses of those routes, and every other route, keep Fastify's schema serializer.
  */
-export function installPageSerializer(app: FastifyInstance): void {
+export function installPageSerializer(app: FastifyInstance, serializerFor: (schema: unknown) => (data: unknown) => string): void {
   app.addHook('onRoute', (route) => {
     const ref = (route.schema as FastifySchema | undefined)?.response as Record<string, { $ref?: string }> | undefined;
     const pageId = ref?.['200']?.$ref;
@@ -39,7 +39,7 @@ export function installPageSerializer(app: FastifyInstance): void {
     route.serializerCompiler = (context) => {
       if (String(context.httpStatus) === '200') return writePage as (data: unknown) => string;
       if (fallback) return fallback(context);
-      return build(context.schema as Schema, { schema: schemas as Record<string, Schema> }) as (data: unknown) => string;
+      return serializerFor(context.schema);
     };
   });
 }
