@@ -28,6 +28,28 @@ interface Statement {
   parameters: readonly unknown[];
 }
 
+/** A test app whose store records the statements run while `recorded` awaits its request. */
+async function recordingApp(dialect: Dialect): Promise<{ t: TestApp; recorded<R>(run: () => Promise<R>): Promise<{ result: R; statements: Statement[] }> }> {
+  let recording: Statement[] | null = null;
+  const t = await TestApp.create(dialect, {
+    log: (event) => {
+      if (recording && event.level === 'query') recording.push({ sql: event.query.sql, parameters: event.query.parameters });
+    },
+  });
+  return {
+    t,
+    async recorded(run) {
+      const statements: Statement[] = [];
+      recording = statements;
+      try {
+        return { result: await run(), statements };
+      } finally {
+        recording = null;
+      }
+    },
+  };
+}
+
 /** One node of a plan: what it does, and what it reads from. */
 interface PlanNode {
   detail: string;
@@ -100,17 +122,14 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
   let t: TestApp;
   let d: number;
   let folder: number;
-  let recording: Statement[] | null = null;
+  let recorded: Awaited<ReturnType<typeof recordingApp>>['recorded'];
 
   /** The statements one GET runs (its caches warm), with their parameters; asserts a 200. */
   async function statementsOf(url: string, key?: string): Promise<Statement[]> {
     expect((await t.request({ url, ...(key ? { key } : {}) })).statusCode).toBe(200);
-    recording = [];
-    const res = await t.request({ url, ...(key ? { key } : {}) });
-    const seen = recording;
-    recording = null;
+    const { result: res, statements } = await recorded(() => t.request({ url, ...(key ? { key } : {}) }));
     expect(res.statusCode, res.body).toBe(200);
-    return seen;
+    return statements;
   }
 
   /** The plan of the one statement of `url` that `pattern` picks out. */
@@ -125,11 +144,7 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
   const index = (name: string) => (dialect === 'sqlite' ? new RegExp(`USING (COVERING )?INDEX ${name}\\b`) : new RegExp(`Index (Only )?Scan( Backward)? using ${name}\\b`));
 
   beforeAll(async () => {
-    t = await TestApp.create(dialect, {
-      log: (event) => {
-        if (recording && event.level === 'query') recording.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
+    ({ t, recorded } = await recordingApp(dialect));
     d = await t.deployment('plans');
     // 1,000 folders (20 at the root, the others in them), 3,000 workbooks and 3,000 reports spread
     // over the folders and the root: a folder's content or a search's matches are a small part of
@@ -267,13 +282,9 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
 describe.each(DIALECTS.filter((d) => d === 'postgres'))('search plans without statistics (%s)', (dialect) => {
   let t: TestApp;
   let d: number;
-  let recording: Statement[] | null = null;
+  let recorded: Awaited<ReturnType<typeof recordingApp>>['recorded'];
   beforeAll(async () => {
-    t = await TestApp.create(dialect, {
-      log: (event) => {
-        if (recording && event.level === 'query') recording.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
+    ({ t, recorded } = await recordingApp(dialect));
     d = await t.deployment('unanalyzed');
     const at = new Date().toISOString();
     const row = { tenant_id: t.tenantId, deployment_id: d, created_by: null, created_at: at, updated_at: at, folder_id: null };
@@ -292,10 +303,9 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('search plans without st
   it('a search finds the rows whose names match first: never a walk over the deployment’s rows', async () => {
     for (const url of [`/api/v1/deployments/${d}/reports?first=10&search=rt%202999`, `/api/v1/deployments/${d}/workspace?first=10&search=rt%202999`]) {
       expect((await t.request({ url })).statusCode).toBe(200);
-      recording = [];
-      expect((await t.request({ url })).statusCode).toBe(200);
-      const statements = recording.filter((s) => /like/.test(s.sql));
-      recording = null;
+      const { result: res, statements: ran } = await recorded(() => t.request({ url }));
+      expect(res.statusCode).toBe(200);
+      const statements = ran.filter((s) => /like/.test(s.sql));
       expect(statements.length).toBe(2);
       for (const statement of statements) {
         const { rows } = await t.store.db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${statement.sql}`, [...statement.parameters]));
@@ -389,14 +399,10 @@ describe.each(DIALECTS)('the plan of a folder move’s read (%s)', (dialect) => 
   let t: TestApp;
   let d: number;
   let folders: number[];
-  let recording: Statement[] | null = null;
+  let recorded: Awaited<ReturnType<typeof recordingApp>>['recorded'];
 
   beforeAll(async () => {
-    t = await TestApp.create(dialect, {
-      log: (event) => {
-        if (recording && event.level === 'query') recording.push({ sql: event.query.sql, parameters: event.query.parameters });
-      },
-    });
+    ({ t, recorded } = await recordingApp(dialect));
     // The benchmark's shape: one deployment of 10,000 folders, 100 at the top, the tenant's only one.
     d = await t.deployment('tree');
     const at = new Date().toISOString();
@@ -413,10 +419,9 @@ describe.each(DIALECTS)('the plan of a folder move’s read (%s)', (dialect) => 
   afterAll(async () => t?.close());
 
   it('looks for a sibling of the same name on folders_sibling_name, also in the generic plan PostgreSQL keeps for the named statement', async () => {
-    recording = [];
-    const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, body: { type: 'FOLDER', id: folders.at(-1), folderId: folders[1] } });
-    const seen = recording;
-    recording = null;
+    const { result: res, statements: seen } = await recorded(() =>
+      t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, body: { type: 'FOLDER', id: folders.at(-1), folderId: folders[1] } }),
+    );
     expect(res.statusCode, res.body).toBe(200);
     const read = seen.filter((s) => s.sql.includes('move_chains'));
     expect(read).toHaveLength(1);

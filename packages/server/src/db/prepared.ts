@@ -124,12 +124,7 @@ export function prepared<A extends unknown[], R>(
     if (sqlite !== undefined && !sqlite.handle.inTransaction) {
       const statement = sqlite.handle.prepare(query.sql);
       // Reads only: a write keeps to the connection lock and its transaction handling.
-      if (statement.reader && statement.readonly) {
-        const started = performance.now();
-        const rows = statement.all(query.parameters) as R[];
-        sqlite.log?.({ level: 'query', query, queryDurationMillis: performance.now() - started });
-        return { rows };
-      }
+      if (statement.reader && statement.readonly) return runOnHandle<R>(sqlite, query);
     }
     return db.executeQuery<R>(query);
   };

@@ -14,7 +14,8 @@ interface ObjectSchema {
  * the same text in `data`; the schema (and so the output's shape) is unchanged, which the
  * serializer-agnostic response tests check.
  *
- * Other statuses of those routes, and every other route, keep Fastify's schema serializer.
+ * Other statuses of those routes, and every other route, keep the app's schema serializers
+ * (serializers.ts).
  */
 export function installPageSerializer(app: FastifyInstance, serializerFor: (schema: unknown) => (data: unknown) => string): void {
   app.addHook('onRoute', (route) => {
