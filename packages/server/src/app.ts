@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AccessContext } from './access/access.js';
@@ -27,6 +30,9 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { commitsRoutes } from './areas/data-model/commits.routes.js';
+import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
+import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
@@ -56,6 +62,11 @@ import { createServices, type Services } from './services.js';
 
 export interface AppOptions {
   store: Store;
+  /**
+   * Where deployments' git repositories live (REPOSITORIES_DIR). Absent: a directory of this app's
+   * own, removed when it closes (tests and scripts).
+   */
+  repositoriesDir?: string;
   baseDomain: string | null;
   logger?: FastifyServerOptions['logger'];
   https?: { key: string | Buffer; cert: string | Buffer } | null;
@@ -153,14 +164,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }
   installTimeouts(app, timeouts);
   installAccessLog(app);
-  const services = createServices(store);
+  const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
+  const services = createServices(store, { repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '' });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const tenantCache = new TenantCache(store.db);
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -215,8 +227,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(commitsRoutes(services.commits));
+  await app.register(gitHttpRoutes(services.gitHttp));
 
   app.addHook('onClose', async () => {
+    if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();
   });
   await app.ready();

@@ -7,6 +7,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where deployments' git repositories live; every process sharing the database must share it. */
+  repositoriesDir: string;
   /** A postgres:// URL selects PostgreSQL; null means SQLite in `dataDir`. */
   databaseUrl: string | null;
   tlsCert: string | null;
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host: value('HOST') ?? '127.0.0.1',
     dataDir: path.resolve(value('DATA_DIR') ?? './data'),
+    repositoriesDir: path.resolve(value('REPOSITORIES_DIR') ?? path.join(value('DATA_DIR') ?? './data', 'repositories')),
     databaseUrl,
     tlsCert,
     tlsKey,

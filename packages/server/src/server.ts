@@ -43,6 +43,7 @@ export async function startServer(config: Config, print: (line: string) => void 
     app = await buildApp({
       store,
       baseDomain: config.baseDomain,
+      repositoriesDir: config.repositoriesDir,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,

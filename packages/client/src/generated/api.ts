@@ -850,6 +850,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/build/api/v1/deployments/{deploymentId}/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A branch’s commits, newest first (extension; SchemaRead)
+         * @description Beyond the reference. Each commit has its author (the user whose credential made it), message and times. Cursor-paginated: a cursor continues the history as it was when the first page was read.
+         */
+        get: operations["listCommits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -870,7 +890,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -1014,8 +1034,18 @@ export interface components {
              */
             totalCount: number;
         };
-        /** @description Deployment settings. Keys naming a secret, password, token or private value are never returned. */
+        /** @description Deployment settings: the deploy settings of the reference, and the free-form settings merged by PUT. Keys naming a secret, password, token or private value are never returned. */
         DeploymentSettings: {
+            deployBranchName: string;
+            deployBranchReadOnly: boolean;
+            deployBranchMergeAllowed: boolean;
+            deployProjectRoot: string;
+            /**
+             * @description `cli`: production changes only through uploads; merges build nothing (reference 2.0).
+             * @enum {unknown}
+             */
+            deployMode: "git" | "cli";
+        } & {
             [key: string]: unknown;
         };
         /** @description An access grant: `principal` holds `access` on `resource`, and on what lies inside it. */
@@ -1578,6 +1608,23 @@ export interface components {
              * @description Deprecated: the same as `count`.
              */
             totalCount: number;
+        };
+        Commit: {
+            /** @description The commit id (SHA-1, 40 hex digits). */
+            hash: string;
+            /** @description First parent first; two for a merge. */
+            parentHashes: string[];
+            message: string;
+            authorName: string;
+            authorEmail: string;
+            /** Format: date-time */
+            authoredAt: string;
+            /** Format: date-time */
+            committedAt: string;
+        };
+        CommitPage: {
+            items: components["schemas"]["Commit"][];
+            pageInfo: components["schemas"]["PageInfo"];
         };
     };
     responses: {
@@ -5906,6 +5953,16 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
+                    /** @description The branch production is built from; it must exist. Null leaves it as it is. */
+                    deployBranchName?: string | null;
+                    /** @description The deploy branch takes no direct writes (uploads, commits, pushes); merges still land when allowed. */
+                    deployBranchReadOnly?: boolean | null;
+                    /** @description Merges straight into the deploy branch (merge-to-default) are allowed. */
+                    deployBranchMergeAllowed?: boolean | null;
+                    /** @description The directory of the repository holding the project; empty for its root. */
+                    deployProjectRoot?: string | null;
+                    /** @description `git` (default) or `cli`. */
+                    deployMode?: ("git" | "cli") | null;
                     /** @description A JSON merge patch (RFC 7386) over the current settings: null removes a key, nested objects merge. */
                     settings?: {
                         [key: string]: unknown;
@@ -6116,7 +6173,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deployment settings. Keys naming a secret, password, token or private value are never returned. */
+            /** @description Deployment settings: the deploy settings of the reference, and the free-form settings merged by PUT. Keys naming a secret, password, token or private value are never returned. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8040,6 +8097,94 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "FOLDER_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listCommits: {
+        parameters: {
+            query?: {
+                /** @description Whose history; default: the deploy branch. */
+                branchName?: string;
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommitPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `BRANCH_NOT_FOUND`: Branch not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
                     };
                 };
             };

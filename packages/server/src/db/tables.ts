@@ -60,6 +60,39 @@ export interface DeploymentTable {
   created_by: number | null;
   created_at: string;
   updated_at: string;
+  /** The branch production is built from (reference 1.0 `deployBranchName`). */
+  deploy_branch_name: Generated<string>;
+  /** 0/1: the deploy branch takes no direct writes, only merges (when allowed). */
+  deploy_branch_read_only: Generated<number>;
+  /** 0/1: merge-to-default is allowed. */
+  deploy_branch_merge_allowed: Generated<number>;
+  /** The directory of the repository that holds the project ('' for its root). */
+  deploy_project_root: Generated<string>;
+  deploy_mode: Generated<DeployMode>;
+  creation_method: CreationMethod | null;
+}
+
+export type DeployMode = 'git' | 'cli';
+export type CreationMethod = 'upload' | 'platform' | 'git-host' | 'ssh';
+
+export interface BranchTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  name: string;
+  parent_name: string | null;
+  /** The API key whose personal dev-mode branch this is; null for shared branches. */
+  owner_key_id: number | null;
+  staging_enabled: Generated<number>;
+  created_at: string;
+}
+
+export interface DevSessionTable {
+  deployment_id: number;
+  key_id: number;
+  tenant_id: number;
+  branch_name: string;
+  updated_at: string;
 }
 
 export interface ApiKeyTable {
@@ -220,6 +253,8 @@ export interface Database {
   scim_groups: ScimGroupTable;
   user_attributes: UserAttributeTable;
   user_attribute_values: UserAttributeValueTable;
+  branches: BranchTable;
+  dev_sessions: DevSessionTable;
 }
 
 export type Db = Kysely<Database>;
@@ -230,6 +265,8 @@ export type TenantRow = Selectable<TenantTable>;
 export type UserRow = Selectable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type DeploymentRow = Selectable<DeploymentTable>;
+export type BranchRow = Selectable<BranchTable>;
+export type DevSessionRow = Selectable<DevSessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type PolicyRow = Selectable<PolicyTable>;
 export type FolderRow = Selectable<FolderTable>;

@@ -282,8 +282,34 @@ function busy(keys: readonly string[], timeoutMs: number): ApiError {
   return new ApiError('UNAVAILABLE', `The records this request changes are busy with other changes; nothing was changed. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`, { headers });
 }
 
+/**
+ * Runs `fn`, which writes outside the database (a git repository), while no other caller holding
+ * `key` runs, in any process sharing the store. PostgreSQL: a transaction holds the key's advisory
+ * lock while `fn` runs, and the lock goes with the transaction, even when the process dies.
+ * SQLite: this process's queue alone, without holding the store's one connection, which other
+ * requests need meanwhile; an embedded store is served by one process.
+ */
+export async function exclusive<T>(store: Store, key: string, fn: () => Promise<T>): Promise<T> {
+  if (store.dialect === 'postgres') {
+    return serialized(store, key, async (trx) => {
+      // `serialized` sends the lock without waiting for it, ahead of the transaction's first
+      // statement; `fn` sends none, so this one waits for the lock before `fn` starts.
+      await trx.executeQuery(CompiledQuery.raw('select 1'));
+      return fn();
+    });
+  }
+  const timeoutMs = lockTimeouts.get(store.db) ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const leave = await lockQueueOf(store).enter([key], timeoutMs, () => busy([key], timeoutMs));
+  try {
+    return await fn();
+  } finally {
+    leave();
+  }
+}
+
 /** Lock keys shared by every change that must not interleave with changes to the same record. */
 export const lockKey = {
   deployment: (id: number) => `deployment:${id}`,
   group: (id: number) => `group:${id}`,
+  repository: (deploymentId: number) => `repository:${deploymentId}`,
 };

@@ -12,9 +12,29 @@ import type { Tenant } from './tenant.js';
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
 
-function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request'): ApiError {
-  const challenge = error ? `Bearer realm="mapi", error="${error}"` : 'Bearer realm="mapi"';
+function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request', basic = false): ApiError {
+  // Git clients answer only a Basic challenge, by asking for a user name and password.
+  const challenge = basic ? 'Basic realm="mapi", charset="UTF-8"' : error ? `Bearer realm="mapi", error="${error}"` : 'Bearer realm="mapi"';
   return new ApiError('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': challenge } });
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `basic`: the route takes HTTP Basic credentials (any user name, an API key as the password)
+     * instead of a bearer token. Only the git smart-HTTP routes do: git clients send nothing else.
+     */
+    credential?: 'basic';
+  }
+}
+
+/** The password of `Authorization: Basic base64(user:password)`, or undefined when the header is not that. */
+function basicPassword(header: string): string | undefined {
+  const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] ?? '', 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? undefined : decoded.slice(colon + 1);
 }
 
 /** Who is calling, and the tenant's cache snapshot the rest of the request reads from. */
@@ -26,6 +46,12 @@ export interface Authenticated {
 export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantCache) {
   return async function authenticate(request: FastifyRequest, tenant: Tenant): Promise<Authenticated> {
     const header = request.headers.authorization;
+    const basic = request.routeOptions.config?.credential === 'basic';
+    if (basic) {
+      const password = header === undefined ? undefined : basicPassword(header);
+      if (password === undefined) throw unauthenticated('Sign in with any user name and an API key as the password.', undefined, true);
+      return verify(password, tenant, true);
+    }
     if (!header) {
       throw unauthenticated('Send an API key as `Authorization: Bearer <key>`; create keys with POST /api/v1/api-keys.');
     }
@@ -40,9 +66,12 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
         'invalid_request',
       );
     }
-    const token = match[2] ?? '';
+    return verify(match[2] ?? '', tenant, false);
+  };
+
+  async function verify(token: string, tenant: Tenant, basic: boolean): Promise<Authenticated> {
     if (!isApiKeyFormat(token)) {
-      throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token');
+      throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token', basic);
     }
     const hash = hashApiKey(token);
     // Cached per tenant and validated by the tenant's auth version (cache/tenant-cache.ts): a
@@ -54,11 +83,11 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     // The lookup is by hash, so timing reveals nothing about stored keys; the explicit
     // constant-time comparison guards against any future lookup that is not exact.
     if (!found || !hashesEqual(found.key.key_hash, hash)) {
-      throw unauthenticated('The API key is not valid: unknown, revoked, or its user is deactivated.', 'invalid_token');
+      throw unauthenticated('The API key is not valid: unknown, revoked, or its user is deactivated.', 'invalid_token', basic);
     }
     const at = new Date().toISOString();
     if (found.key.expires_at !== null && found.key.expires_at <= at) {
-      throw unauthenticated(`The API key expired at ${found.key.expires_at}; create a new one.`, 'invalid_token');
+      throw unauthenticated(`The API key expired at ${found.key.expires_at}; create a new one.`, 'invalid_token', basic);
     }
     lastUsed.touch(found.key.id, at);
     const actor: Actor = {
@@ -70,5 +99,5 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
       scope: found.key.deployment_ids === null ? null : (JSON.parse(found.key.deployment_ids) as number[]),
     };
     return { actor, snapshot };
-  };
+  }
 }

@@ -26,6 +26,7 @@ export const PROBLEMS = {
   FOLDER_NOT_FOUND: { status: 404, title: 'Folder not found' },
   WORKBOOK_NOT_FOUND: { status: 404, title: 'Workbook not found' },
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
+  BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
   REQUEST_TIMEOUT: { status: 408, title: 'The request did not arrive in time' },

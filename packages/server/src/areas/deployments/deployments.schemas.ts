@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { LegacyPageOf } from '../../shared/pagination.js';
 import { Id, Nullable, PageQuery, Timestamp } from '../../shared/schemas.js';
 
@@ -25,10 +25,22 @@ export type Deployment = Static<typeof DeploymentSchema>;
 /** The cursor page, plus the deprecated `data`, `count` and `totalCount` that older clients still read. */
 export const DeploymentPageSchema = LegacyPageOf('Deployment');
 
-export const DeploymentSettingsSchema = Type.Record(Type.String(), Type.Unknown(), {
-  $id: 'DeploymentSettings',
-  description: 'Deployment settings. Keys naming a secret, password, token or private value are never returned.',
-});
+export const DeployMode = Type.Enum(['git', 'cli'], { description: '`cli`: production changes only through uploads; merges build nothing (reference 2.0).' });
+
+export const DeploymentSettingsSchema = Type.Object(
+  {
+    deployBranchName: Type.String(),
+    deployBranchReadOnly: Type.Boolean(),
+    deployBranchMergeAllowed: Type.Boolean(),
+    deployProjectRoot: Type.String(),
+    deployMode: DeployMode,
+  },
+  {
+    $id: 'DeploymentSettings',
+    additionalProperties: true,
+    description: 'Deployment settings: the deploy settings of the reference, and the free-form settings merged by PUT. Keys naming a secret, password, token or private value are never returned.',
+  },
+);
 export type DeploymentSettings = Static<typeof DeploymentSettingsSchema>;
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -36,9 +48,16 @@ const Name = Type.String({ minLength: 1, maxLength: 255 });
 export const CreateDeploymentBody = Type.Object({ name: Name }, { additionalProperties: false });
 export type CreateDeploymentInput = Static<typeof CreateDeploymentBody>;
 
+const OrNull = <T extends TSchema>(schema: T, description: string) => Type.Optional(Type.Union([schema, Type.Null()], { description }));
+
 export const UpdateDeploymentBody = Type.Object(
   {
     name: Type.Optional(Name),
+    deployBranchName: OrNull(Type.String({ minLength: 1, maxLength: 255 }), 'The branch production is built from; it must exist. Null leaves it as it is.'),
+    deployBranchReadOnly: OrNull(Type.Boolean(), 'The deploy branch takes no direct writes (uploads, commits, pushes); merges still land when allowed.'),
+    deployBranchMergeAllowed: OrNull(Type.Boolean(), 'Merges straight into the deploy branch (merge-to-default) are allowed.'),
+    deployProjectRoot: OrNull(Type.String({ maxLength: 1024 }), 'The directory of the repository holding the project; empty for its root.'),
+    deployMode: OrNull(DeployMode, '`git` (default) or `cli`.'),
     settings: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
         description: 'A JSON merge patch (RFC 7386) over the current settings: null removes a key, nested objects merge.',

@@ -9,8 +9,12 @@ import { now } from '../../time.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
 import { deleteItemPoliciesOf } from '../workspace/items.store.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
-import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment } from './deployments.store.js';
+import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment, type DeploymentChanges, type DeploySettingsChanges } from './deployments.store.js';
 import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
+import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
+import { authorOf } from '../data-model/authors.js';
+import { normalizeProjectRoot } from '../data-model/paths.js';
+import { isValidBranchName } from '../../git/refs.js';
 
 export function toDeployment(row: DeploymentRow, access: Access | null): Deployment {
   return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
@@ -30,17 +34,48 @@ async function authorize(db: Db, { actor, access }: Caller, id: number, need: Ac
   return { row, level };
 }
 
+/** The deploy settings a PUT names (null or absent: unchanged), checked before anything is written. */
+async function deployChanges(input: UpdateDeploymentInput, branchExists: (name: string) => Promise<boolean>): Promise<DeploySettingsChanges> {
+  const changes: DeploySettingsChanges = {};
+  if (input.deployBranchName != null) {
+    const name = input.deployBranchName;
+    if (!(await isValidBranchName(name)) || !(await branchExists(name))) {
+      throw new ApiError('VALIDATION_FAILED', `deployBranchName ${JSON.stringify(name)} is not a branch of this deployment's repository; create it first.`, {
+        errors: [{ pointer: '/body/deployBranchName', message: 'is not a branch of the repository' }],
+      });
+    }
+    changes.deploy_branch_name = name;
+  }
+  if (input.deployBranchReadOnly != null) changes.deploy_branch_read_only = input.deployBranchReadOnly ? 1 : 0;
+  if (input.deployBranchMergeAllowed != null) changes.deploy_branch_merge_allowed = input.deployBranchMergeAllowed ? 1 : 0;
+  if (input.deployProjectRoot != null) changes.deploy_project_root = normalizeProjectRoot(input.deployProjectRoot, '/body/deployProjectRoot');
+  if (input.deployMode != null) changes.deploy_mode = input.deployMode;
+  return changes;
+}
+
 /** Renames and merges settings on the row as it is now, inside the caller's transaction. */
-async function applyUpdate(trx: Executor, tenantId: number, id: number, input: UpdateDeploymentInput): Promise<DeploymentRow | undefined> {
+async function applyUpdate(trx: Executor, tenantId: number, id: number, input: UpdateDeploymentInput, deploy: DeploySettingsChanges): Promise<DeploymentRow | undefined> {
   const current = await findDeployment(trx, tenantId, id);
-  if (!current || (input.name === undefined && input.settings === undefined)) return current;
-  const changes: { name?: string; settings?: string; updated_at: string } = { updated_at: now() };
+  if (!current || (input.name === undefined && input.settings === undefined && Object.keys(deploy).length === 0)) return current;
+  const changes: DeploymentChanges = { ...deploy, updated_at: now() };
   if (input.name !== undefined) changes.name = input.name;
   if (input.settings !== undefined) changes.settings = JSON.stringify(mergePatch(parseSettings(current.settings), input.settings) as JsonObject);
   return updateDeployment(trx, tenantId, id, changes);
 }
 
-export function deploymentsService(store: Store) {
+/** The settings of the reference this product stores as columns, beside the free-form ones. */
+export function settingsOf(row: DeploymentRow): DeploymentSettings {
+  return {
+    ...(withoutSecrets(parseSettings(row.settings)) as JsonObject),
+    deployBranchName: row.deploy_branch_name,
+    deployBranchReadOnly: row.deploy_branch_read_only === 1,
+    deployBranchMergeAllowed: row.deploy_branch_merge_allowed === 1,
+    deployProjectRoot: row.deploy_project_root,
+    deployMode: row.deploy_mode,
+  };
+}
+
+export function deploymentsService(store: Store, repositories: DeploymentRepositories) {
   const { db } = store;
   return {
     async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
@@ -54,6 +89,13 @@ export function deploymentsService(store: Store) {
         created_at: at,
         updated_at: at,
       });
+      try {
+        await repositories.create(row, await authorOf(db, caller.actor));
+      } catch (error) {
+        // No deployment without its repository.
+        await deleteDeployment(db, caller.actor.tenantId, row.id);
+        throw error;
+      }
       return toDeployment(row, 'MANAGE');
     },
 
@@ -87,14 +129,15 @@ export function deploymentsService(store: Store) {
 
     async settings(caller: Caller, id: number): Promise<DeploymentSettings> {
       const { row } = await authorize(db, caller, id, 'VIEW');
-      return withoutSecrets(parseSettings(row.settings)) as DeploymentSettings;
+      return settingsOf(row);
     },
 
     async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<Deployment> {
       // Grants load before the transaction: SQLite has one connection, which the transaction holds.
-      const { level } = await authorize(db, caller, id, 'MANAGE');
+      const { row: before, level } = await authorize(db, caller, id, 'MANAGE');
+      const deploy = await deployChanges(input, async (name) => (await (await repositories.open(before)).head(name)) !== null);
       // Settings are read, merged and written back; concurrent patches must not drop each other's keys.
-      const row = await serialized(store, lockKey.deployment(id), (trx) => applyUpdate(trx, caller.actor.tenantId, id, input));
+      const row = await serialized(store, lockKey.deployment(id), (trx) => applyUpdate(trx, caller.actor.tenantId, id, input, deploy));
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
       return toDeployment(row, level);
     },
@@ -109,6 +152,7 @@ export function deploymentsService(store: Store) {
         await deleteItemPoliciesOf(trx, tenantId, id);
         await deleteDeployment(trx, tenantId, id);
       });
+      await repositories.remove(id);
     },
   };
 }

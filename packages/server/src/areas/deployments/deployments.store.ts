@@ -1,4 +1,5 @@
-import type { DeploymentRow, Executor } from '../../db/tables.js';
+import type { Insertable } from 'kysely';
+import type { DeploymentRow, DeploymentTable, Executor } from '../../db/tables.js';
 import { policiesApplyingTo } from '../../access/grants.store.js';
 
 export async function findDeployment(db: Executor, tenantId: number, id: number): Promise<DeploymentRow | undefined> {
@@ -12,7 +13,7 @@ export async function existingDeploymentIds(db: Executor, tenantId: number, ids:
   return new Set(rows.map((r) => r.id));
 }
 
-export async function insertDeployment(db: Executor, values: Omit<DeploymentRow, 'id'>): Promise<DeploymentRow> {
+export async function insertDeployment(db: Executor, values: Insertable<DeploymentTable>): Promise<DeploymentRow> {
   return db.insertInto('deployments').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -70,11 +71,16 @@ export async function countDeployments(db: Executor, tenantId: number, visibilit
   return Number(row.total);
 }
 
+/** The deploy settings stored as columns (migration 0010). */
+export type DeploySettingsChanges = Partial<Pick<DeploymentRow, 'deploy_branch_name' | 'deploy_branch_read_only' | 'deploy_branch_merge_allowed' | 'deploy_project_root' | 'deploy_mode'>>;
+
+export type DeploymentChanges = DeploySettingsChanges & { name?: string; settings?: string; updated_at: string };
+
 export async function updateDeployment(
   db: Executor,
   tenantId: number,
   id: number,
-  changes: { name?: string; settings?: string; updated_at: string },
+  changes: DeploymentChanges,
 ): Promise<DeploymentRow | undefined> {
   return db.updateTable('deployments').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
 }

@@ -1,0 +1,22 @@
+import type { Caller } from '../../access/caller.js';
+import { allows, needsOf, type DeploymentAction } from '../../access/actions.js';
+import type { Access, DeploymentRow, Executor } from '../../db/tables.js';
+import { ApiError, notFound } from '../../shared/problems.js';
+import { findDeployment } from './deployments.store.js';
+
+/**
+ * The first check of every operation on one deployment: 404 when it is not in the caller's
+ * tenant, then 403 when the caller's role and access there do not allow `action`.
+ */
+export async function authorizeDeployment(db: Executor, { actor, access }: Caller, id: number, action: DeploymentAction): Promise<{ row: DeploymentRow; level: Access | null }> {
+  const row = await findDeployment(db, actor.tenantId, id);
+  if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
+  const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
+  if (!allows(actor.role, level, action)) {
+    const need = needsOf(action);
+    const role = need.role === 'VIEWER' ? '' : ` and the role ${need.role} or above`;
+    const have = level === null ? 'no access' : `${level} access`;
+    throw new ApiError('FORBIDDEN', `${action} on deployment ${id} needs ${need.access} access${role}; you have ${have} as ${actor.role}.`);
+  }
+  return { row, level };
+}

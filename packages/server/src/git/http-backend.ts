@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { gitEnvironment } from './run.js';
+
+export interface SmartHttpRequest {
+  method: string;
+  /** `/<id>.git/info/refs`, `/<id>.git/git-upload-pack`, ... below the repositories' root. */
+  pathInfo: string;
+  query: string;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  /** The Git-Protocol header (protocol v2 negotiation). */
+  gitProtocol: string | undefined;
+  body: Readable | null;
+  remoteUser: string;
+  remoteAddr: string;
+  /** Variables for the pre-receive hook (push-hook.ts). */
+  hookEnv: Record<string, string>;
+}
+
+export interface SmartHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+  /** Settles when git has exited (after the body has been read). */
+  done: Promise<void>;
+}
+
+const HEADER_END = /\r?\n\r?\n/;
+
+/**
+ * Git's smart HTTP protocol, served by git's own CGI program (`git http-backend`): clone, fetch
+ * and push speak to real git, not an imitation. The caller has already authenticated and
+ * authorized the request; this only bridges CGI to HTTP.
+ */
+export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise<SmartHttpResponse> {
+  const env = gitEnvironment({
+    GIT_PROJECT_ROOT: root,
+    GIT_HTTP_EXPORT_ALL: '1',
+    REQUEST_METHOD: request.method,
+    PATH_INFO: request.pathInfo,
+    QUERY_STRING: request.query,
+    REMOTE_USER: request.remoteUser,
+    REMOTE_ADDR: request.remoteAddr,
+    ...(request.contentType ? { CONTENT_TYPE: request.contentType } : {}),
+    ...(request.contentEncoding ? { HTTP_CONTENT_ENCODING: request.contentEncoding } : {}),
+    ...(request.gitProtocol ? { GIT_PROTOCOL: request.gitProtocol } : {}),
+    ...request.hookEnv,
+  });
+  const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const stderr: Buffer[] = [];
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stdin.on('error', () => undefined);
+  if (request.body) pipeline(request.body, child.stdin).catch(() => child.kill());
+  else child.stdin.end();
+
+  return new Promise((resolve, reject) => {
+    let head = Buffer.alloc(0);
+    const body = new PassThrough();
+    const done = exited.then((code) => {
+      if (code !== 0) body.destroy(new Error(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim()}`));
+    });
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const text = head.toString('latin1');
+      const end = HEADER_END.exec(text);
+      if (!end) return;
+      child.stdout.off('data', onData);
+      const headers: Record<string, string> = {};
+      let status = 200;
+      for (const line of text.slice(0, end.index).split(/\r?\n/)) {
+        const colon = line.indexOf(':');
+        if (colon <= 0) continue;
+        const name = line.slice(0, colon).trim().toLowerCase();
+        const value = line.slice(colon + 1).trim();
+        if (name === 'status') status = Number.parseInt(value, 10) || 500;
+        else headers[name] = value;
+      }
+      body.write(head.subarray(Buffer.byteLength(text.slice(0, end.index + end[0].length), 'latin1')));
+      child.stdout.pipe(body);
+      resolve({ status, headers, body, done });
+    };
+    child.stdout.on('data', onData);
+    child.on('error', reject);
+    exited.then((code) => {
+      if (child.stdout.listenerCount('data') > 0 && head.length >= 0) {
+        // Exited before finishing its headers.
+        reject(new Error(`git http-backend exited ${code} without a response: ${Buffer.concat(stderr).toString('utf8').trim()}`));
+      }
+    }, reject);
+  });
+}
