@@ -12,18 +12,26 @@ import { workbooksService } from './areas/workbooks/workbooks.service.js';
 import { reportsService } from './areas/reports/reports.service.js';
 import { commitsService } from './areas/data-model/commits.service.js';
 import { gitHttpService } from './areas/data-model/git-http.service.js';
+import { filesService } from './areas/data-model/files.service.js';
+import { devModeService } from './areas/data-model/dev-mode.service.js';
+import { branchesService } from './areas/data-model/branches.service.js';
+import type { DeployBranchMoved } from './areas/data-model/deploy-events.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export function createServices(store: Store, options: { repositoriesDir: string }) {
+  // Production builds from the deploy branch come with the builds of the data-model area.
+  const deployBranchMoved: DeployBranchMoved = async () => undefined;
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   return {
     repositories,
     commits: commitsService(store, repositories),
-    // Builds after a push come with the builds of the data-model area.
     gitHttp: gitHttpService(store, repositories, async () => undefined),
+    files: filesService(store, repositories),
+    devMode: devModeService(store, repositories, deployBranchMoved),
+    branches: branchesService(store, repositories, deployBranchMoved),
     apiKeys: apiKeysService(store),
     users: usersService(store),
     scim: scimService(store),

@@ -61,7 +61,7 @@ for (const dialect of DIALECTS) {
       const id = await create('history');
       const repo = new Repository(dirOf(id));
       for (let i = 1; i <= 4; i++) {
-        await repo.commit({ branch: 'main', expectedHead: await repo.head('main'), changes: new Map([[`model/f${i}.yml`, `n: ${i}\n`]]), author: { name: `Dev ${i}`, email: `dev${i}@example.com` }, message: `Change ${i}` });
+        await repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map([[`model/f${i}.yml`, `n: ${i}\n`]]), author: { name: `Dev ${i}`, email: `dev${i}@example.com` }, message: `Change ${i}` });
       }
       const first = await commits(id, '?first=2');
       expect(first.statusCode).toBe(200);
@@ -72,7 +72,7 @@ for (const dialect of DIALECTS) {
       expect(Date.parse(String(page1.items[0]?.authoredAt))).not.toBeNaN();
       expect(page1.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
       // A commit made between pages does not shift the pages after the first.
-      await repo.commit({ branch: 'main', expectedHead: await repo.head('main'), changes: new Map([['model/late.yml', 'x\n']]), author: { name: 'Late', email: 'late@example.com' }, message: 'Late' });
+      await repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map([['model/late.yml', 'x\n']]), author: { name: 'Late', email: 'late@example.com' }, message: 'Late' });
       const page2 = (await commits(id, `?first=2&after=${page1.pageInfo.endCursor}`)).json() as typeof page1;
       expect(page2.items.map((c) => c.message)).toEqual(['Change 2', 'Change 1']);
       expect(page2.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
@@ -133,7 +133,7 @@ for (const dialect of DIALECTS) {
       it('take a deploy branch that exists in the repository, and refuse one that does not, changing nothing', async () => {
         const id = await create('branches');
         const repo = new Repository(dirOf(id));
-        await repo.commit({ branch: 'release', expectedHead: null, parent: await repo.head('main'), changes: new Map(), author: { name: 'R', email: 'r@example.com' }, message: 'Release branch' });
+        await repo.commit({ ref: 'refs/heads/release', expectedHead: null, parent: await repo.head('main'), changes: new Map(), author: { name: 'R', email: 'r@example.com' }, message: 'Release branch' });
         const refused = problem(await put(id, { deployBranchName: 'nope', deployBranchReadOnly: true }), 400, 'VALIDATION_FAILED');
         expect(refused.errors?.[0]?.pointer).toBe('/body/deployBranchName');
         problem(await put(id, { deployBranchName: 'a..b' }), 400, 'VALIDATION_FAILED');

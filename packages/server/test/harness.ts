@@ -89,7 +89,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -102,6 +102,7 @@ export class TestApp {
       rateLimitPerMinute: options.rateLimitPerMinute ?? 0,
       corsOrigins: options.corsOrigins ?? [],
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.repositoriesDir ? { repositoriesDir: options.repositoriesDir } : {}),
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }

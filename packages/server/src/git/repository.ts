@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { runGit, gitText, GitError } from './run.js';
 import { NO_OBJECT, quotePath, signatureEnv, signatureLine, type Signature } from './objects.js';
 
@@ -23,8 +26,9 @@ export interface CommitInfo {
 export type Changes = ReadonlyMap<string, string | Buffer | null>;
 
 export interface CommitRequest {
-  branch: string;
-  /** The branch's head the changes were computed against (null: the branch is new); a moved branch fails with RefMovedError. */
+  /** The ref the commit lands on: `refs/heads/<branch>`, or a ref of the server's own. */
+  ref: string;
+  /** The ref's value the changes were computed against (null: the ref is new); a moved ref fails with RefMovedError. */
   expectedHead: string | null;
   /** The first parent; defaults to `expectedHead`. A new branch may start from another branch's commit. */
   parent?: string | null;
@@ -52,8 +56,13 @@ export class Repository {
   constructor(readonly gitDir: string) {}
 
   /** The commit a branch points to, or null when there is no such branch. */
-  async head(branch: string): Promise<string | null> {
-    const { stdout, code } = await runGit({ gitDir: this.gitDir, args: ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], okCodes: [1] });
+  head(branch: string): Promise<string | null> {
+    return this.resolve(`refs/heads/${branch}`);
+  }
+
+  /** The commit a full ref name points to, or null when there is no such ref. */
+  async resolve(ref: string): Promise<string | null> {
+    const { stdout, code } = await runGit({ gitDir: this.gitDir, args: ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], okCodes: [1] });
     return code === 0 ? stdout.toString('utf8').trim() : null;
   }
 
@@ -150,6 +159,24 @@ export class Repository {
     return { tree, conflicts: code === 1 ? [...new Set(paths.filter((p) => p !== ''))].sort() : [] };
   }
 
+  /**
+   * `tree` with some paths replaced by blobs (or removed, for null): the tree a merge resolution
+   * writes. Built in a throwaway index, so no work tree or shared index is involved.
+   */
+  async withEntries(tree: string, entries: ReadonlyMap<string, string | null>): Promise<string> {
+    const index = path.join(os.tmpdir(), `mapi-index-${randomUUID()}`);
+    const env = { GIT_INDEX_FILE: index };
+    try {
+      await runGit({ gitDir: this.gitDir, args: ['read-tree', tree], env });
+      // Mode 0 removes a path; -z takes paths as they are, whatever characters they hold.
+      const records = [...entries].map(([p, sha]) => (sha === null ? `0 ${NO_OBJECT}\t${p}` : `100644 ${sha}\t${p}`));
+      await runGit({ gitDir: this.gitDir, args: ['update-index', '-z', '--index-info'], input: `${records.join('\0')}\0`, env });
+      return await gitText({ gitDir: this.gitDir, args: ['write-tree'], env });
+    } finally {
+      await fs.rm(index, { force: true });
+    }
+  }
+
   /** A commit of an existing tree (a merge result) with the given parents; refs are not touched. */
   async commitTree(tree: string, parents: readonly string[], author: Signature, message: string): Promise<string> {
     return gitText({
@@ -161,13 +188,13 @@ export class Repository {
   }
 
   /**
-   * Writes `changes` as one commit on top of the parent and moves the branch to it, only if the
-   * branch is still at `expectedHead`. fast-import writes every blob, tree and the commit in one
+   * Writes `changes` as one commit on top of the parent and moves the ref to it, only if the
+   * ref is still at `expectedHead`. fast-import writes every blob, tree and the commit in one
    * process, however many files change; the commit lands on a ref of its own, which the same
    * atomic ref transaction that moves the branch then deletes.
    */
   async commit(request: CommitRequest): Promise<string> {
-    const pending = `refs/mapi/pending/${randomUUID()}`;
+    const pending = `refs/mapi/incoming/${randomUUID()}`;
     const parent = request.parent === undefined ? request.expectedHead : request.parent;
     const parts: Buffer[] = [];
     const push = (text: string) => parts.push(Buffer.from(text, 'utf8'));
@@ -190,7 +217,7 @@ export class Repository {
     const sha = stdout.toString('utf8').trim();
     try {
       await this.moveRefs([
-        { ref: `refs/heads/${request.branch}`, to: sha, from: request.expectedHead },
+        { ref: request.ref, to: sha, from: request.expectedHead },
         { ref: pending, to: null, from: sha },
       ]);
     } catch (error) {

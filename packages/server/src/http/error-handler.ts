@@ -58,6 +58,7 @@ export function sendProblem(
   code: ProblemCode,
   detail: string,
   errors?: FieldError[],
+  conflicts?: string[],
 ): FastifyReply {
   const broken = brokenContract(request, code, PROBLEMS[code].status);
   if (broken) return sendProblem(request, reply, 'INTERNAL', broken);
@@ -66,6 +67,7 @@ export function sendProblem(
   const { status, title } = PROBLEMS[code];
   const body: ProblemDetails = { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id };
   if (errors && errors.length > 0) body.errors = errors;
+  if (conflicts) body.conflicts = conflicts;
   return reply.code(status).type('application/problem+json').send(body);
 }
 
@@ -81,7 +83,7 @@ export function installErrorHandler(app: FastifyInstance, dialects: ProblemDiale
     if (own) return own;
     if (error instanceof ApiError) {
       if (error.extra.headers) reply.headers(error.extra.headers);
-      return sendProblem(request, reply, error.code, error.detail, error.extra.errors);
+      return sendProblem(request, reply, error.code, error.detail, error.extra.errors, error.extra.conflicts);
     }
     if (error.validation) {
       const errors = fieldErrors(error.validation as never, error.validationContext ?? 'body');

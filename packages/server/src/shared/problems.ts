@@ -7,6 +7,9 @@ export const PROBLEMS = {
   MALFORMED_JSON: { status: 400, title: 'The request body is not valid JSON' },
   INVALID_CURSOR: { status: 400, title: 'The pagination cursor is not valid' },
   INVALID_OPERATION: { status: 400, title: 'The operation is not allowed on this resource' },
+  NOT_A_DEV_BRANCH: { status: 400, title: 'File writes need a dev-mode branch' },
+  NO_DEV_MODE: { status: 400, title: 'The credential has no active dev-mode branch' },
+  INVALID_BRANCH: { status: 400, title: 'The branch cannot be used this way' },
   INVALID_MOVE: { status: 400, title: 'An item cannot be moved into itself or below itself' },
   FOLDER_TOO_DEEP: { status: 400, title: 'Folders nest at most 10 levels deep' },
   FOLDER_NAME_CONFLICT: { status: 400, title: 'The destination already holds a folder of this name' },
@@ -27,6 +30,7 @@ export const PROBLEMS = {
   WORKBOOK_NOT_FOUND: { status: 404, title: 'Workbook not found' },
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
+  FILE_NOT_FOUND: { status: 404, title: 'No such file on the branch' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
   REQUEST_TIMEOUT: { status: 408, title: 'The request did not arrive in time' },
@@ -38,6 +42,10 @@ export const PROBLEMS = {
   REPORT_PUBLIC_ID_TAKEN: { status: 409, title: 'A report with this public id already exists in the deployment' },
   POLICY_EXISTS: { status: 409, title: 'This principal already has a policy on this resource' },
   LAST_ADMIN: { status: 409, title: 'The last active admin cannot lose admin rights' },
+  BRANCH_EXISTS: { status: 409, title: 'A branch of this name already exists' },
+  FILE_EXISTS: { status: 409, title: 'A file already exists at the new path' },
+  MERGE_CONFLICT: { status: 409, title: 'The branches changed the same files; nothing was merged' },
+  BRANCH_MOVED: { status: 409, title: 'The branch moved while the change was written; nothing was changed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The request body must be JSON' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
@@ -61,7 +69,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; conflicts?: string[] } = {},
   ) {
     super(detail);
     this.name = 'ApiError';

@@ -22,6 +22,7 @@ export const ProblemDetailsSchema = Type.Object(
     message: Type.String({ description: 'Same as `detail`.' }),
     requestId: Type.String(),
     errors: Type.Optional(Type.Array(Type.Ref('FieldError'), { description: 'One entry per invalid part of the request.' })),
+    conflicts: Type.Optional(Type.Array(Type.String(), { description: 'With `MERGE_CONFLICT`: the repository paths both branches changed.' })),
   },
   { $id: 'ProblemDetails', description: 'RFC 9457 problem details.' },
 );
