@@ -9,7 +9,7 @@ import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenants.service.js';
 import { insertUser } from '../src/areas/users/users.store.js';
-import { migrate, openStore, type Dialect, type QueryLog, type Store } from '../src/db/database.js';
+import { migrate, openStore, type Dialect, type QueryLog, type Store, type StoreOptions } from '../src/db/database.js';
 import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
 
 /**
@@ -24,6 +24,8 @@ export interface TestStore extends Store {
   destroy(): Promise<void>;
   /** Options that open another connection to the same data (a second server process). */
   reopen(): Store;
+  /** What `reopen` opens, for a child process to open the same data. */
+  options: StoreOptions;
 }
 
 export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise<TestStore> {
@@ -34,6 +36,7 @@ export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise
     await migrate(store);
     return {
       ...store,
+      options: { dialect: 'sqlite', file },
       reopen: () => openStore({ dialect: 'sqlite', file }),
       async destroy() {
         await store.close();
@@ -52,12 +55,14 @@ export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise
   await migrate(store);
   return {
     ...store,
+    options: { dialect: 'postgres', url, schema, poolSize: 5 },
     reopen: () => openStore({ dialect: 'postgres', url, schema, poolSize: 5 }),
     async destroy() {
       await store.close();
       const client = new pg.Client({ connectionString: url });
       await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
+      // The jobs service's pg-boss schema sits beside the store's (jobs/pg-boss-dispatch.ts).
+      await client.query(`drop schema ${schema} cascade; drop schema if exists ${schema}_jobs cascade`);
       await client.end();
     },
   };

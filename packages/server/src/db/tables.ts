@@ -236,6 +236,42 @@ export interface UserAttributeValueTable {
   updated_at: string;
 }
 
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A background job of the jobs service (src/jobs/); see migrations/0009_jobs.ts. */
+export interface JobTable {
+  id: Generated<number>;
+  tenant_id: number;
+  kind: string;
+  /** JSON value given at enqueue. */
+  payload: string;
+  state: JobState;
+  /** Attempts started so far, the current one included. */
+  attempts: Generated<number>;
+  max_attempts: number;
+  /** JSON value the job returned, once succeeded. */
+  result: string | null;
+  error: string | null;
+  created_at: string;
+  /** When the latest attempt started. */
+  started_at: string | null;
+  finished_at: string | null;
+  /** Written by the running process every few seconds; null unless running. */
+  heartbeat_at: string | null;
+  /** 0 or 1 (SQLite binds no booleans). */
+  cancel_requested: Generated<number>;
+  /** The worker that runs (or last ran) the job. */
+  owner: string | null;
+}
+
+export interface JobLogTable {
+  job_id: number;
+  /** 1, 2, ... per job, across its attempts. */
+  seq: number;
+  at: string;
+  line: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -253,6 +289,8 @@ export interface Database {
   scim_groups: ScimGroupTable;
   user_attributes: UserAttributeTable;
   user_attribute_values: UserAttributeValueTable;
+  jobs: JobTable;
+  job_logs: JobLogTable;
   branches: BranchTable;
   dev_sessions: DevSessionTable;
 }
@@ -273,5 +311,6 @@ export type FolderRow = Selectable<FolderTable>;
 export type WorkbookRow = Selectable<WorkbookTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
+export type JobRow = Selectable<JobTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

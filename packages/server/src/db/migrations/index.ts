@@ -8,6 +8,7 @@ import { cacheVersions } from './0005_cache_versions.js';
 import { reserved } from './0006_reserved.js';
 import { listIndexes } from './0007_list_indexes.js';
 import { folderTreeVersions } from './0008_folder_tree_versions.js';
+import { jobs } from './0009_jobs.js';
 import { dataModel } from './0010_data_model.js';
 
 /**
@@ -26,6 +27,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0006_list_indexes': reserved(dialect),
         '0007_list_indexes': listIndexes(dialect),
         '0008_folder_tree_versions': folderTreeVersions(dialect),
+        '0009_jobs': jobs(dialect),
         '0010_data_model': dataModel(dialect),
       };
     },

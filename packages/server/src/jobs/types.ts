@@ -1,0 +1,137 @@
+import type { JobState } from '../db/tables.js';
+
+export type { JobState };
+
+/** What a job's `run` receives for one attempt. */
+export interface JobContext<P> {
+  /** The job's id (the `jobs` row): user-visible, e.g. a build's `buildJobId`. */
+  id: number;
+  tenantId: number;
+  payload: P;
+  /** 1 for the first attempt, 2 for the first retry, ... */
+  attempt: number;
+  /**
+   * Appends a line to the job's log. Lines past the worker's cap (10,000 per job by default) are
+   * dropped after one line saying so; a line is cut to 8,192 characters. Lines logged after the
+   * attempt ended are dropped.
+   */
+  log(line: string): Promise<void>;
+  /**
+   * Aborted when the job is cancelled, when the worker stops, when `timeoutMs` passes, or when
+   * another process took the job over (this one's heartbeat was lost). `signal.reason` is a
+   * `JobAbort`. A job should stop soon after; the worker waits for `run` to settle.
+   */
+  signal: AbortSignal;
+}
+
+/** Why a running job's signal was aborted. */
+export class JobAbort extends Error {
+  constructor(readonly why: 'cancelled' | 'shutdown' | 'timeout' | 'lost') {
+    super(
+      {
+        cancelled: 'The job was cancelled',
+        shutdown: 'The worker is stopping',
+        timeout: 'The job ran past its time limit',
+        lost: 'Another process took over the job',
+      }[why],
+    );
+    this.name = 'JobAbort';
+  }
+}
+
+/** A kind of job, registered by the area that runs it. */
+export interface JobKind<P, R> {
+  /** Letters, digits, `_`, `.`, `-`; at most 64 characters. */
+  kind: string;
+  run(ctx: JobContext<P>): Promise<R>;
+  /** Attempts before a failing job is `failed`; default 1. `enqueue` may say otherwise per job. */
+  maxAttempts?: number;
+  /** Aborts the signal after this long; the attempt then fails with a timeout error. */
+  timeoutMs?: number;
+}
+
+/** A job as users see it. */
+export interface JobRecord {
+  id: number;
+  tenantId: number;
+  kind: string;
+  payload: unknown;
+  state: JobState;
+  /** Attempts started so far. */
+  attempts: number;
+  maxAttempts: number;
+  /** What `run` returned, once succeeded; else null. */
+  result: unknown;
+  /** The last attempt's error message, once failed; else null. */
+  error: string | null;
+  /** True once cancel was asked of a running job; it ends `cancelled`. */
+  cancelRequested: boolean;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface JobLogLine {
+  seq: number;
+  at: string;
+  line: string;
+}
+
+export interface ListFilter {
+  kind?: string;
+  /** Only jobs after this id in the listing's order. */
+  afterId?: number;
+  limit: number;
+  /** Newest first (ids descending); default oldest first. */
+  newestFirst?: boolean;
+}
+
+export interface Jobs {
+  /** Makes a kind runnable by this worker. Kinds are registered before `start`, or later. */
+  register<P, R>(kind: JobKind<P, R>): void;
+  /** Records a job in state `queued`; a worker of any process sharing the store runs it. */
+  enqueue<P>(tenantId: number, kind: string, payload: P, options?: { maxAttempts?: number }): Promise<JobRecord>;
+  get(tenantId: number, id: number): Promise<JobRecord | undefined>;
+  list(tenantId: number, filter: ListFilter): Promise<JobRecord[]>;
+  logs(tenantId: number, id: number, options: { afterSeq?: number; limit: number }): Promise<JobLogLine[]>;
+  /**
+   * A queued job becomes `cancelled` at once and never runs; a running one has its signal aborted
+   * (in whichever process runs it, within a heartbeat) and ends `cancelled`. A finished job is
+   * returned unchanged. Undefined when the tenant has no such job.
+   */
+  cancel(tenantId: number, id: number): Promise<JobRecord | undefined>;
+  /** Resolves once the job is succeeded, failed or cancelled; rejects past `timeoutMs` (default 60 s) or when there is no such job. */
+  waitFor(tenantId: number, id: number, options?: { timeoutMs?: number }): Promise<JobRecord>;
+  /** Begins working: claims queued jobs of the registered kinds, and sweeps jobs of dead processes. */
+  start(): Promise<void>;
+  /**
+   * Stops claiming, aborts running jobs' signals and waits for them (up to `stopTimeoutMs`). A job
+   * that returns a value has succeeded; one that throws goes back to `queued` without spending an
+   * attempt (a stop is not the job's failure); one whose cancel was requested ends `cancelled`.
+   * A job still running after the wait is left to the stale sweep of another (or the next) worker.
+   */
+  stop(): Promise<void>;
+}
+
+export interface JobsOptions {
+  /** Names this worker in `jobs.owner`; default host:pid:random. Unique per `createJobs`. */
+  owner?: string;
+  /** Jobs this worker runs at once; default 4. */
+  concurrency?: number;
+  /** How often a running job's row is touched (and checked for cancel); default 5 s. */
+  heartbeatMs?: number;
+  /** A running job whose heartbeat is older than this belonged to a dead process; default 30 s. */
+  staleAfterMs?: number;
+  /** How often this worker sweeps stale jobs; default half of `staleAfterMs`. */
+  sweepMs?: number;
+  /** How often this worker looks for jobs enqueued by other processes; default 1 s. */
+  pollMs?: number;
+  /** How long `stop` waits for running jobs; default 30 s. */
+  stopTimeoutMs?: number;
+  /** Log lines kept per job; default 10,000. */
+  maxLogLines?: number;
+  /** PostgreSQL: pg-boss's schema; default the store's schema + `_jobs` (`pgboss` for `public`). */
+  queueSchema?: string;
+  /** Errors of the background loops (a failed poll or heartbeat); they are retried on the next turn. */
+  onError?: (error: unknown) => void;
+}
