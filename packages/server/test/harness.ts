@@ -219,5 +219,5 @@ export function problem(response: LightMyRequestResponse, status: number, code?:
   if (body.message !== body.detail) throw new Error('message must equal detail');
   if (body.status !== status) throw new Error(`body status ${String(body.status)} != ${status}`);
   if (code !== undefined && body.code !== code) throw new Error(`expected code ${code}, got ${String(body.code)}: ${response.body}`);
-  return body as { type: string; title: string; status: number; detail: string; code: string; message: string; requestId: string; errors?: Array<{ pointer: string; message: string }> };
+  return body as { type: string; title: string; status: number; detail: string; code: string; message: string; requestId: string; errors?: Array<{ pointer: string; message: string }>; conflicts?: string[] };
 }
