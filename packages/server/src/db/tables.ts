@@ -87,6 +87,44 @@ export interface BranchTable {
   created_at: string;
 }
 
+export type BuildStatus = 'queued' | 'building' | 'success' | 'failed';
+export type BuildMode = 'production' | 'dev_mode';
+
+export interface BuildTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  branch_name: string;
+  mode: BuildMode;
+  commit_sha: string;
+  /** The git tree id of the built files: equal trees, equal models. */
+  files_hash: string | null;
+  status: BuildStatus;
+  error_text: string | null;
+  cubes_count: number | null;
+  /** JSON: the compiled cubes and views; null until a build succeeds. */
+  artifact: string | null;
+  job_id: number | null;
+  cause: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+export interface UploadTable {
+  id: string;
+  tenant_id: number;
+  deployment_id: number;
+  key_id: number;
+  branch_name: string;
+  files: string;
+  created_at: string;
+  expires_at: string;
+  finished_at: string | null;
+  last_hash: string | null;
+}
+
 export interface DevSessionTable {
   deployment_id: number;
   key_id: number;
@@ -293,6 +331,8 @@ export interface Database {
   job_logs: JobLogTable;
   branches: BranchTable;
   dev_sessions: DevSessionTable;
+  builds: BuildTable;
+  uploads: UploadTable;
 }
 
 export type Db = Kysely<Database>;
@@ -305,6 +345,8 @@ export type GroupRow = Selectable<GroupTable>;
 export type DeploymentRow = Selectable<DeploymentTable>;
 export type BranchRow = Selectable<BranchTable>;
 export type DevSessionRow = Selectable<DevSessionTable>;
+export type BuildRow = Selectable<BuildTable>;
+export type UploadRow = Selectable<UploadTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type PolicyRow = Selectable<PolicyTable>;
 export type FolderRow = Selectable<FolderTable>;

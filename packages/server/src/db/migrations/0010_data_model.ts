@@ -45,6 +45,44 @@ export function dataModel(dialect: Dialect): Migration {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('dev_sessions_pk', ['deployment_id', 'key_id'])
         .execute();
+
+      // A build compiles the model of one commit; its id is the reference's `buildJobId`. The job
+      // that runs it (jobs service) holds the attempts and the log lines.
+      await table(db, 'builds')
+        .addColumn('tenant_id', ref, (c) => c.notNull().references('tenants.id').onDelete('cascade'))
+        .addColumn('deployment_id', ref, (c) => c.notNull().references('deployments.id').onDelete('cascade'))
+        .addColumn('branch_name', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('commit_sha', 'text', (c) => c.notNull())
+        .addColumn('files_hash', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('error_text', 'text')
+        .addColumn('cubes_count', 'integer')
+        .addColumn('artifact', 'text')
+        .addColumn('job_id', ref)
+        .addColumn('cause', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('finished_at', 'text')
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('builds_by_branch').on('builds').columns(['deployment_id', 'branch_name', 'id']).execute();
+
+      // An upload in progress (reference 2.6-2.8): its files wait in the repository as blobs.
+      await db.schema
+        .createTable('uploads')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', ref, (c) => c.notNull())
+        .addColumn('deployment_id', ref, (c) => c.notNull().references('deployments.id').onDelete('cascade'))
+        .addColumn('key_id', ref, (c) => c.notNull())
+        .addColumn('branch_name', 'text', (c) => c.notNull())
+        // JSON: path -> blob id of each file received so far.
+        .addColumn('files', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addColumn('last_hash', 'text')
+        .execute();
     },
   };
 }
