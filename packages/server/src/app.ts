@@ -35,6 +35,8 @@ import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
 import { branchesRoutes } from './areas/data-model/branches.routes.js';
 import { dataModelSchemas } from './areas/data-model/data-model.schemas.js';
+import { buildsRoutes } from './areas/data-model/builds.routes.js';
+import { buildSchemas } from './areas/data-model/builds.schemas.js';
 import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
@@ -175,7 +177,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -234,8 +236,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));
   await app.register(branchesRoutes(services.devMode, services.branches));
+  await app.register(buildsRoutes(services.builds, services.validation));
 
+  // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
+  app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
+    await services.jobs.stop();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();
   });

@@ -15,20 +15,33 @@ import { gitHttpService } from './areas/data-model/git-http.service.js';
 import { filesService } from './areas/data-model/files.service.js';
 import { devModeService } from './areas/data-model/dev-mode.service.js';
 import { branchesService } from './areas/data-model/branches.service.js';
-import type { DeployBranchMoved } from './areas/data-model/deploy-events.js';
+import { buildsProduction, type DeployBranchMoved } from './areas/data-model/deploy-events.js';
+import { buildsService } from './areas/data-model/builds.service.js';
+import { validateService } from './areas/data-model/validate.service.js';
+import { createJobs } from './jobs/index.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export function createServices(store: Store, options: { repositoriesDir: string }) {
-  // Production builds from the deploy branch come with the builds of the data-model area.
-  const deployBranchMoved: DeployBranchMoved = async () => undefined;
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
+  const jobs = createJobs(store);
+  const builds = buildsService(store, repositories, jobs);
+  // Production builds from the deploy branch whenever it moves.
+  const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
+    await builds.enqueue(row, row.deploy_branch_name, commit, cause);
+  };
   return {
     repositories,
+    jobs,
+    builds,
+    validation: validateService(store, repositories),
     commits: commitsService(store, repositories),
-    gitHttp: gitHttpService(store, repositories, async () => undefined),
+    gitHttp: gitHttpService(store, repositories, async (row, changed) => {
+      const head = changed.get(row.deploy_branch_name);
+      if (head !== undefined && buildsProduction(row, row.deploy_branch_name)) await deployBranchMoved(row, head, 'push');
+    }),
     files: filesService(store, repositories),
     devMode: devModeService(store, repositories, deployBranchMoved),
     branches: branchesService(store, repositories, deployBranchMoved),
@@ -37,7 +50,7 @@ export function createServices(store: Store, options: { repositoriesDir: string 
     scim: scimService(store),
     userAttributes: userAttributesService(store),
     groups: groupsService(store),
-    deployments: deploymentsService(store, repositories),
+    deployments: deploymentsService(store, repositories, deployBranchMoved),
     policies: policiesService(store),
     folders: foldersService(store),
     workspace: workspaceService(store),

@@ -90,7 +90,11 @@ for (const dialect of DIALECTS) {
       await git(dir, 'push', '--quiet', 'origin', 'main');
       const listed = (await api('GET', `/build/api/v1/deployments/${id}/commits`)).json() as { items: Array<{ message: string; authorName: string; hash: string }> };
       expect(listed.items[0]).toMatchObject({ message: 'Add orders', authorName: 'Pat Pusher' });
-      expect(listed.items[0]?.hash).toBe((await git(dir, 'rev-parse', 'HEAD')).stdout.trim());
+      const pushed = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
+      expect(listed.items[0]?.hash).toBe(pushed);
+      // A push to the deploy branch builds production, like a merge.
+      const builds = (await api('GET', `/api/v1/deployments/${id}/builds`)).json() as { items: Array<{ commit: string; cause: string }> };
+      expect(builds.items[0]).toMatchObject({ commit: pushed, cause: 'push' });
       // A second clone sees it.
       const again = await clone(id, adminKey, 'cloned-again');
       expect(fs.existsSync(path.join(again, 'model/cubes/orders.yml'))).toBe(true);

@@ -38,6 +38,7 @@ interface Ids {
   folderId: number;
   itemType: 'WORKBOOK';
   itemId: number;
+  buildId: number;
 }
 
 /**
@@ -49,8 +50,11 @@ function refused(op: Operation, res: Parameters<typeof problem>[0], status: numb
   else problem(res, status, code);
 }
 
+/** Required query parameters, so a request is refused for who sends it, never for its shape. */
+const QUERIES: Record<string, string> = { deleteBranch: '?branchName=security-suite' };
+
 function urlFor(op: Operation, ids: Ids): string {
-  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(ids[name as keyof Ids]));
+  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(ids[name as keyof Ids])) + (QUERIES[op.operationId] ?? '');
 }
 
 /** A body the operation would accept from someone allowed to call it. */
@@ -84,6 +88,13 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     bulkMoveWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'REPORT', id: ids.reportId }], folderId: ids.folderId },
     bulkDeleteWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'FOLDER', id: ids.folderId }] },
     createPolicy: { principal: { type: 'USER', id: ids.userId }, resource: { type: 'DEPLOYMENT', id: ids.deploymentId }, access: 'MANAGE' },
+    updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
+    deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
+    renameDataModelFiles: { files: [{ path: 'security.yml', newPath: 'renamed.yml' }] },
+    createBranch: { name: 'security-suite' },
+    setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
+    pullBranch: { branchName: 'main' },
+    mergeToDeployBranch: { message: 'by the suite', branchName: 'security-suite' },
   };
   return bodies[op.operationId];
 }
@@ -100,7 +111,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
@@ -145,7 +156,19 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       folderId: folder.id,
       itemType: 'WORKBOOK',
       itemId: workbook.id,
+      buildId: await buildOf(tenantId, deploymentId),
     };
+  }
+
+  /** A finished build of the deployment, so {buildId} names a real one. */
+  async function buildOf(tenantId: number, deploymentId: number): Promise<number> {
+    const at = new Date().toISOString();
+    const build = await t.store.db
+      .insertInto('builds')
+      .values({ tenant_id: tenantId, deployment_id: deploymentId, branch_name: 'main', mode: 'production', commit_sha: '0'.repeat(40), status: 'success', cause: 'security suite', created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return build.id;
   }
 
   beforeAll(async () => {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
+import type { DeploymentRow } from '../../db/tables.js';
 import { serveSmartHttp, type SmartHttpResponse } from '../../git/http-backend.js';
 import { ApiError } from '../../shared/problems.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
@@ -33,7 +34,7 @@ function isPush(request: GitHttpRequest): boolean {
  * never another credential's dev-mode branch. git's own ref locking makes a push and the API's
  * writes safe against each other: each moves a ref only from the value it read.
  */
-export function gitHttpService(store: Store, repositories: DeploymentRepositories, onPushed: (deploymentId: number, changed: Map<string, string>) => Promise<void>) {
+export function gitHttpService(store: Store, repositories: DeploymentRepositories, onPushed: (row: DeploymentRow, changed: Map<string, string>) => Promise<void>) {
   return {
     async serve(caller: Caller, deploymentId: number, request: GitHttpRequest): Promise<SmartHttpResponse> {
       // Smart HTTP only: the dumb protocol's object paths would bypass the negotiation.
@@ -66,7 +67,7 @@ export function gitHttpService(store: Store, repositories: DeploymentRepositorie
         response.done = response.done.then(async () => {
           const after = await repo.branches();
           const changed = new Map([...after].filter(([name, sha]) => previous.get(name) !== sha));
-          if (changed.size > 0) await onPushed(row.id, changed);
+          if (changed.size > 0) await onPushed(row, changed);
         });
       }
       return response;

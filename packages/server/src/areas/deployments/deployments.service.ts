@@ -12,6 +12,7 @@ import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploym
 import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment, type DeploymentChanges, type DeploySettingsChanges } from './deployments.store.js';
 import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
 import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
+import type { DeployBranchMoved } from '../data-model/deploy-events.js';
 import { authorOf } from '../data-model/authors.js';
 import { normalizeProjectRoot } from '../data-model/paths.js';
 import { isValidBranchName } from '../../git/refs.js';
@@ -75,7 +76,7 @@ export function settingsOf(row: DeploymentRow): DeploymentSettings {
   };
 }
 
-export function deploymentsService(store: Store, repositories: DeploymentRepositories) {
+export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved) {
   const { db } = store;
   return {
     async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
@@ -89,13 +90,16 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
         created_at: at,
         updated_at: at,
       });
+      let head: string | null;
       try {
-        await repositories.create(row, await authorOf(db, caller.actor));
+        head = await (await repositories.create(row, await authorOf(db, caller.actor))).head(row.deploy_branch_name);
       } catch (error) {
         // No deployment without its repository.
         await deleteDeployment(db, caller.actor.tenantId, row.id);
         throw error;
       }
+      // The first build: the starter model (nothing for a deployment that connects a git host).
+      if (head !== null) await deployBranchMoved(row, head, 'creation of the deployment');
       return toDeployment(row, 'MANAGE');
     },
 

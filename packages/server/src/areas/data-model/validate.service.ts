@@ -1,0 +1,47 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { ApiError } from '../../shared/problems.js';
+import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { branchFiles, isPersonalBranch } from './branch-targets.js';
+import { findSession } from './branches.store.js';
+import { modeOf } from './builds.service.js';
+import type { DeploymentRepositories } from './deployment-repositories.js';
+import { modelFilesAt } from './model-files.js';
+import { validateModel, type ModelError } from './validator/index.js';
+
+export interface ValidationResponse {
+  deploymentId: number;
+  branchName: string;
+  mode: 'production' | 'dev_mode';
+  valid: boolean;
+  errors: ModelError[];
+  cubesCount: number | null;
+}
+
+/**
+ * Reference 2.19: the verdict of the validator builds use, on a branch's model as it is now (a
+ * dev-mode branch with its pending changes). An invalid model is a 200 with `valid: false`.
+ */
+export function validateService(store: Store, repositories: DeploymentRepositories) {
+  return {
+    async validate(caller: Caller, deploymentId: number, input: { branchName?: string; devMode?: boolean }): Promise<ValidationResponse> {
+      const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaRead');
+      if (input.branchName !== undefined && input.devMode !== undefined) {
+        throw new ApiError('VALIDATION_FAILED', 'branchName and devMode are mutually exclusive; send one of them, or neither for the deploy branch.', {
+          errors: [{ pointer: '/query/devMode', message: 'cannot be combined with branchName' }],
+        });
+      }
+      let branch = input.branchName ?? row.deploy_branch_name;
+      if (input.devMode) {
+        const session = await findSession(store.db, row.id, caller.actor.keyId);
+        if (!session) throw new ApiError('NO_DEV_MODE', `This credential has no active dev-mode branch on deployment ${row.id}.`);
+        branch = session.branch_name;
+      }
+      const repo = await repositories.open(row);
+      const { commit } = await branchFiles(repo, row.id, branch, isPersonalBranch(branch));
+      const result = validateModel(await modelFilesAt(repo, commit, row.deploy_project_root));
+      return { deploymentId: row.id, branchName: branch, mode: modeOf(row, branch), valid: result.valid, errors: result.errors, cubesCount: result.cubesCount };
+    },
+  };
+}
+export type ValidateService = ReturnType<typeof validateService>;
