@@ -37,6 +37,8 @@ import { branchesRoutes } from './areas/data-model/branches.routes.js';
 import { dataModelSchemas } from './areas/data-model/data-model.schemas.js';
 import { buildsRoutes } from './areas/data-model/builds.routes.js';
 import { buildSchemas } from './areas/data-model/builds.schemas.js';
+import { uploadsRoutes } from './areas/data-model/uploads.routes.js';
+import { uploadSchemas } from './areas/data-model/uploads.schemas.js';
 import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
@@ -177,7 +179,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -237,6 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(filesRoutes(services.files));
   await app.register(branchesRoutes(services.devMode, services.branches));
   await app.register(buildsRoutes(services.builds, services.validation));
+  await app.register(uploadsRoutes(services.uploads));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   app.addHook('onReady', () => services.jobs.start());

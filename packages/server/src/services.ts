@@ -18,6 +18,7 @@ import { branchesService } from './areas/data-model/branches.service.js';
 import { buildsProduction, type DeployBranchMoved } from './areas/data-model/deploy-events.js';
 import { buildsService } from './areas/data-model/builds.service.js';
 import { validateService } from './areas/data-model/validate.service.js';
+import { uploadsService } from './areas/data-model/uploads.service.js';
 import { createJobs } from './jobs/index.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
@@ -37,6 +38,7 @@ export function createServices(store: Store, options: { repositoriesDir: string 
     jobs,
     builds,
     validation: validateService(store, repositories),
+    uploads: uploadsService(store, repositories, builds),
     commits: commitsService(store, repositories),
     gitHttp: gitHttpService(store, repositories, async (row, changed) => {
       const head = changed.get(row.deploy_branch_name);

@@ -95,6 +95,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
     pullBranch: { branchName: 'main' },
     mergeToDeployBranch: { message: 'by the suite', branchName: 'security-suite' },
+    finishUpload: { transaction: { id: 'security-suite' }, files: {} },
   };
   return bodies[op.operationId];
 }

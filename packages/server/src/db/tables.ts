@@ -118,11 +118,17 @@ export interface UploadTable {
   deployment_id: number;
   key_id: number;
   branch_name: string;
-  files: string;
+  root: string;
   created_at: string;
   expires_at: string;
   finished_at: string | null;
   last_hash: string | null;
+}
+
+export interface UploadFileTable {
+  upload_id: string;
+  path: string;
+  blob_sha: string;
 }
 
 export interface DevSessionTable {
@@ -333,6 +339,7 @@ export interface Database {
   dev_sessions: DevSessionTable;
   builds: BuildTable;
   uploads: UploadTable;
+  upload_files: UploadFileTable;
 }
 
 export type Db = Kysely<Database>;

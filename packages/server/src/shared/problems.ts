@@ -31,6 +31,7 @@ export const PROBLEMS = {
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
+  UPLOAD_NOT_FOUND: { status: 404, title: 'No open upload with this transaction id' },
   FILE_NOT_FOUND: { status: 404, title: 'No such file on the branch' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },

@@ -90,6 +90,7 @@ export const TreeQuery = Type.Object(
   {
     withContent: Type.Optional(Type.Boolean({ default: false })),
     branchName: Type.Optional(BranchName),
+    showLastCLIUpload: Type.Optional(Type.Boolean({ description: 'The tree as the deployment’s last finished upload committed it (empty before any upload); `branchName` is then ignored.' })),
     ...PageQuery,
   },
   { additionalProperties: false },

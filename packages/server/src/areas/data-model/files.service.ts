@@ -15,6 +15,7 @@ import { MAX_FILE_BYTES } from './data-model.schemas.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { compareNodes, filesIn, nest, type TreeNode } from './file-tree.js';
 import { normalizeModelPath } from './paths.js';
+import { lastUploadCommit } from './uploads.store.js';
 
 /** A change to the pending files of a dev branch: new content, or null to delete. */
 type Edits = Map<string, string | Buffer | null>;
@@ -89,8 +90,14 @@ export function filesService(store: Store, repositories: DeploymentRepositories)
     async tree(caller: Caller, deploymentId: number, input: TreeInput): Promise<{ items: TreeNode[]; data: TreeNode[]; pageInfo: PageInfo }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaRead');
       const repo = await repositories.open(row);
-      const branch = await readTarget(store, caller, row, input.branchName);
-      const { files } = await branchFiles(repo, row.id, branch, isPersonalBranch(branch));
+      let files: TreeEntry[];
+      if (input.showLastCLIUpload) {
+        const uploaded = await lastUploadCommit(store.db, row.id);
+        files = uploaded === null ? [] : await repo.tree(uploaded);
+      } else {
+        const branch = await readTarget(store, caller, row, input.branchName);
+        files = (await branchFiles(repo, row.id, branch, isPersonalBranch(branch))).files;
+      }
       const all = nest(files);
       const whole = input.first === undefined && input.after === undefined;
       const page = pageRequest(input);

@@ -76,12 +76,21 @@ export function dataModel(dialect: Dialect): Migration {
         .addColumn('deployment_id', ref, (c) => c.notNull().references('deployments.id').onDelete('cascade'))
         .addColumn('key_id', ref, (c) => c.notNull())
         .addColumn('branch_name', 'text', (c) => c.notNull())
-        // JSON: path -> blob id of each file received so far.
-        .addColumn('files', 'text', (c) => c.notNull())
+        // The directory the upload's paths are relative to ('' for the repository root).
+        .addColumn('root', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'text', (c) => c.notNull())
         .addColumn('finished_at', 'text')
         .addColumn('last_hash', 'text')
+        .execute();
+      await db.schema.createIndex('uploads_by_deployment').on('uploads').columns(['deployment_id', 'finished_at']).execute();
+      // Each file received: a row per path, so files sent side by side never overwrite each other's record.
+      await db.schema
+        .createTable('upload_files')
+        .addColumn('upload_id', 'text', (c) => c.notNull().references('uploads.id').onDelete('cascade'))
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('blob_sha', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('upload_files_pk', ['upload_id', 'path'])
         .execute();
     },
   };
