@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { Type } from 'typebox';
+import { ApiError } from '../../shared/problems.js';
 import { Id } from '../../shared/schemas.js';
 import type { GitHttpService } from './git-http.service.js';
 
@@ -8,6 +9,19 @@ const GIT_BODIES = ['application/x-git-upload-pack-request', 'application/x-git-
 
 /** The largest push or fetch negotiation accepted (a pack of a data model is far smaller). */
 export const GIT_BODY_LIMIT = 100 * 1024 * 1024;
+
+/** The stream, cut off with an error past `limit` bytes (a chunked push announces no length). */
+function limited(source: Readable, limit: number): Readable {
+  let seen = 0;
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      done(seen > limit ? new Error(`The request sent more than ${limit} bytes`) : null, chunk);
+    },
+  });
+  source.on('error', (error) => guard.destroy(error));
+  return source.pipe(guard);
+}
 
 /**
  * `https://<host>/build/git/<deploymentId>.git`: clone, fetch and push with any git client
@@ -30,7 +44,9 @@ export function gitHttpRoutes(service: GitHttpService): FastifyPluginAsyncTypebo
         },
         handler: async (request, reply) => {
           const queryAt = request.url.indexOf('?');
-          const body = method === 'POST' ? (request.body as Readable) : null;
+          const declared = Number(request.headers['content-length'] ?? 0);
+          if (declared > GIT_BODY_LIMIT) throw new ApiError('PAYLOAD_TOO_LARGE', `A git request may send at most ${GIT_BODY_LIMIT / (1024 * 1024)} MiB.`);
+          const body = method === 'POST' ? limited(request.body as Readable, GIT_BODY_LIMIT) : null;
           const header = (name: string) => {
             const value = request.headers[name];
             return typeof value === 'string' ? value : undefined;
