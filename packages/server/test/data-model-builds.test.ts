@@ -135,6 +135,25 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('a build whose first attempt died is run again by the next worker and finishes', async () => {
+      const id = await deployment('rerun');
+      await built(id, head(id));
+      const row = await t.store.db.selectFrom('deployments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      await t.app.services.jobs.stop();
+      let build;
+      try {
+        build = await t.app.services.builds.enqueue(row, 'main', head(id), 'rerun');
+        // What the sweep leaves when the process running the first attempt died: queued again, one attempt spent, the build half done.
+        await t.store.db.updateTable('jobs').set({ attempts: 1 }).where('id', '=', build.job_id ?? 0).execute();
+        await t.store.db.updateTable('builds').set({ status: 'building', started_at: new Date().toISOString() }).where('id', '=', build.id).execute();
+      } finally {
+        await t.app.services.jobs.start();
+      }
+      const done = await t.app.services.builds.waitFor(build, 30_000);
+      expect(done.status).toBe('success');
+      expect((await t.app.services.jobs.get(t.tenantId, build.job_id ?? 0))?.attempts).toBe(2);
+    });
+
     describe('validate (2.19)', () => {
       it('validates the deploy branch by default, and the dev-mode branch with its pending changes; an invalid model is a 200 with its errors', async () => {
         const id = await deployment('validate');
