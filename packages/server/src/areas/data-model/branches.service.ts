@@ -141,16 +141,20 @@ export function branchesService(store: Store, repositories: DeploymentRepositori
 
     async staging(caller: Caller, deploymentId: number, input: StagingInput): Promise<{ data: BranchResponse }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
-      const named = input.branchId != null ? await findBranchById(store.db, row.id, input.branchId) : input.branchName != null ? await findBranch(store.db, row.id, input.branchName) : undefined;
       if (input.branchId == null && input.branchName == null) throw new ApiError('VALIDATION_FAILED', 'Name the branch with branchId or branchName.', { errors: [{ pointer: '/body', message: 'needs branchId or branchName' }] });
-      const repo = await repositories.open(row);
-      const name = named?.name ?? input.branchName ?? '';
-      const head = await repo.head(name);
-      if (head === null) throw branchNotFound(row.id, input.branchId ?? name);
+      let name = input.branchName ?? '';
+      if (input.branchId != null) {
+        const byId = await findBranchById(store.db, row.id, input.branchId);
+        if (!byId) throw branchNotFound(row.id, input.branchId);
+        name = byId.name;
+      }
+      const head = await (await repositories.open(row)).head(name);
+      if (head === null) throw branchNotFound(row.id, name);
       if (name === row.deploy_branch_name || isPersonalBranch(name)) {
         throw new ApiError('INVALID_BRANCH', `${name} is ${name === row.deploy_branch_name ? 'the deploy branch' : 'a personal dev-mode branch'}; only shared branches have staging environments.`);
       }
-      const branch = named ?? (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
+      // A branch pushed over git gets its row here if the list has not made it yet.
+      const branch = (await findBranch(store.db, row.id, name)) ?? (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
       await setStaging(store.db, row.id, name, input.enabled);
       return { data: toBranch({ ...branch, staging_enabled: input.enabled ? 1 : 0 }, head) };
     },
