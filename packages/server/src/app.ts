@@ -74,6 +74,8 @@ export interface AppOptions {
    * own, removed when it closes (tests and scripts).
    */
   repositoriesDir?: string;
+  /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
+  jobs?: { heartbeatMs: number; staleAfterMs: number };
   baseDomain: string | null;
   logger?: FastifyServerOptions['logger'];
   https?: { key: string | Buffer; cert: string | Buffer } | null;
@@ -172,7 +174,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installTimeouts(app, timeouts);
   installAccessLog(app);
   const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
-  const services = createServices(store, { repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '' });
+  const services = createServices(store, { repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '', ...(options.jobs ? { jobs: options.jobs } : {}) });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const tenantCache = new TenantCache(store.db);

@@ -31,6 +31,8 @@ export interface Config {
   folderTreeSettleMs: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
+  /** Background jobs: how often a running job's heartbeat is written, and after how long without one it is taken back (ms). */
+  jobs: { heartbeatMs: number; staleAfterMs: number };
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
   /** The Prometheus endpoint's own plain-HTTP listener; null: no metrics are served. */
@@ -111,6 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
   };
   const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
+  const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
+  if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
@@ -150,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeouts,
     lockTimeoutMs,
     folderTreeSettleMs,
+    jobs,
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },

@@ -44,6 +44,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       store,
       baseDomain: config.baseDomain,
       repositoriesDir: config.repositoriesDir,
+      jobs: config.jobs,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,

@@ -25,9 +25,9 @@ import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
-export function createServices(store: Store, options: { repositoriesDir: string }) {
+export function createServices(store: Store, options: { repositoriesDir: string; jobs?: { heartbeatMs: number; staleAfterMs: number } }) {
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
-  const jobs = createJobs(store);
+  const jobs = createJobs(store, options.jobs ?? {});
   const builds = buildsService(store, repositories, jobs);
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
