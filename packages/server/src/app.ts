@@ -74,6 +74,12 @@ export interface AppOptions {
    * own, removed when it closes (tests and scripts).
    */
   repositoriesDir?: string;
+  /**
+   * Start this process's background-job worker with the app (default), or only when the app
+   * first queues a job (tests: an idle worker's polls would show among the statements a test
+   * counts). A server starts it with the app, so it also takes over jobs of processes that died.
+   */
+  startJobs?: 'with-app' | 'on-first-job';
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };
   baseDomain: string | null;
@@ -244,7 +250,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(uploadsRoutes(services.uploads));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
-  app.addHook('onReady', () => services.jobs.start());
+  if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
   app.addHook('onClose', async () => {
     await services.jobs.stop();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });

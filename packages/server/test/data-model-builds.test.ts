@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_JOB } from '../src/areas/data-model/builds.service.js';
+import { insertBuild } from '../src/areas/data-model/builds.store.js';
 import { DEAD_WORKER } from '../src/jobs/index.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 
@@ -39,6 +41,13 @@ for (const dialect of DIALECTS) {
       throw new Error(`no finished build of ${commit}`);
     };
     const head = (id: number, branch = 'main') => git(dir(id), 'rev-parse', `refs/heads/${branch}`).trim();
+    /** A build queued while this process's worker is stopped (builds.enqueue would start it). */
+    const queuedBuild = async (id: number, cause: string) => {
+      const build = await insertBuild(t.store.db, { tenantId: t.tenantId, deploymentId: id, branch: 'main', mode: 'production', commit: head(id), cause });
+      const job = await t.app.services.jobs.enqueue(t.tenantId, BUILD_JOB, { buildId: build.id });
+      await t.store.db.updateTable('builds').set({ job_id: job.id }).where('id', '=', build.id).execute();
+      return { ...build, job_id: job.id };
+    };
     const change = async (id: number, files: Array<{ path: string; content: string }>, remove: string[] = []) => {
       await ok('POST', `${base(id)}/dev-mode`);
       if (files.length) await ok('PUT', `${base(id)}/data-model/files`, { files });
@@ -122,10 +131,9 @@ for (const dialect of DIALECTS) {
     it('a build whose job ended without it (its process died on the last attempt) reads as failed, never building forever', async () => {
       const id = await deployment('orphan');
       await built(id, head(id));
-      const row = await t.store.db.selectFrom('deployments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       await t.app.services.jobs.stop();
       try {
-        const build = await t.app.services.builds.enqueue(row, 'main', head(id), 'test');
+        const build = await queuedBuild(id, 'test');
         // What the jobs service's sweep leaves when the process running the last attempt died.
         await t.store.db.updateTable('jobs').set({ state: 'failed', error: DEAD_WORKER, finished_at: new Date().toISOString() }).where('id', '=', build.job_id ?? 0).execute();
         await t.store.db.updateTable('builds').set({ status: 'building' }).where('id', '=', build.id).execute();
@@ -138,11 +146,10 @@ for (const dialect of DIALECTS) {
     it('a build whose first attempt died is run again by the next worker and finishes', async () => {
       const id = await deployment('rerun');
       await built(id, head(id));
-      const row = await t.store.db.selectFrom('deployments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       await t.app.services.jobs.stop();
       let build;
       try {
-        build = await t.app.services.builds.enqueue(row, 'main', head(id), 'rerun');
+        build = await queuedBuild(id, 'rerun');
         // What the sweep leaves when the process running the first attempt died: queued again, one attempt spent, the build half done.
         await t.store.db.updateTable('jobs').set({ attempts: 1 }).where('id', '=', build.job_id ?? 0).execute();
         await t.store.db.updateTable('builds').set({ status: 'building', started_at: new Date().toISOString() }).where('id', '=', build.id).execute();

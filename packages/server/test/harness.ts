@@ -108,6 +108,7 @@ export class TestApp {
       corsOrigins: options.corsOrigins ?? [],
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.repositoriesDir ? { repositoriesDir: options.repositoriesDir } : {}),
+      startJobs: 'on-first-job',
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }

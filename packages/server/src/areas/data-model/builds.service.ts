@@ -135,6 +135,8 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     /** Queues a build of `commit` on `branch`; the jobs service runs it. */
     async enqueue(row: DeploymentRow, branch: string, commit: string, cause: string): Promise<BuildRow> {
       const build = await insertBuild(db, { tenantId: row.tenant_id, deploymentId: row.id, branch, mode: modeOf(row, branch), commit, cause });
+      // A process whose worker starts on demand (AppOptions.startJobs) starts it with its first build.
+      await jobs.start();
       const job = await jobs.enqueue(row.tenant_id, BUILD_JOB, { buildId: build.id });
       await updateBuild(db, build.id, { job_id: job.id });
       return { ...build, job_id: job.id };
