@@ -98,6 +98,8 @@ function deploymentOf(error: ApiError): number | undefined {
 function apiHint(error: ApiError, context: ErrorContext): string | undefined {
   const deployment = deploymentOf(error);
   switch (error.status) {
+    case 400:
+      return error.code === 'NO_DEV_MODE' ? 'This key has no active dev-mode branch: leave out --dev-mode to validate the deploy branch, or name a branch with --branch.' : undefined;
     case 401:
       return tokenHint(context);
     case 403:
@@ -119,6 +121,12 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return deployment === undefined
             ? '`mapi workspace ls` shows the items of a deployment and their ids.'
             : `\`mapi folders tree ${deployment} --items\` shows every item and its id.`;
+        case 'BRANCH_NOT_FOUND':
+          return 'Check the name given with --branch; without it, the deploy branch (or your active dev-mode branch) is used.';
+        case 'BUILD_NOT_FOUND':
+          return deployment === undefined ? undefined : `\`mapi model status ${deployment}\` shows the latest build of a branch.`;
+        case 'UPLOAD_NOT_FOUND':
+          return 'The upload expired or was finished by another request; run the push again (unchanged files are not sent twice).';
         case 'USER_NOT_FOUND':
           return '`mapi users list` shows users and their ids.';
         case 'API_KEY_NOT_FOUND':

@@ -132,3 +132,10 @@ export function parseFolder(value: string, what = 'folder'): number | null {
   const match = /^folder:(.+)$/i.exec(text);
   return parseId(match ? (match[1] as string) : text, `${what} ("root" or a folder id)`);
 }
+
+/** A branch name given with --branch: empty is a mistake (an unset shell variable, say), not "the default". */
+export function parseBranch(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError('--branch is empty.', 'Leave --branch out for the default branch, or give a branch name such as main.');
+  return value;
+}

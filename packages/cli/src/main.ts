@@ -5,6 +5,7 @@ import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerFolders } from './commands/folders.js';
 import { registerLogin } from './commands/login.js';
+import { registerModel } from './commands/model.js';
 import { registerMove } from './commands/move.js';
 import { registerSpec } from './commands/spec.js';
 import { registerUsers } from './commands/users.js';
@@ -22,22 +23,24 @@ $XDG_CONFIG_HOME/mapi, or %APPDATA%\\mapi on Windows).
 
 Exit codes:
   0    success
-  1    request-level error (refused, not found, unreachable) or usage error
+  1    request-level error (refused, not found, unreachable) or usage error; also a failed
+       build (model push) or an invalid model (model validate)
   2    a bulk move or delete ran, but some items failed (see the failed table)
   130  interrupted with Ctrl-C (what was applied is still reported)
-  143  a bulk move or delete stopped by SIGTERM (handled like Ctrl-C)
+  143  a bulk move or delete, or a model push, stopped by SIGTERM (handled like Ctrl-C)
 
 Examples:
   $ mapi login --url https://mapi.example.com
   $ mapi deployments list
   $ mapi folders tree 1
   $ mapi move 1 --to 12 folder:3 workbook:7
+  $ mapi model push 1 ./analytics
   $ mapi --json users list
 `;
 
 function buildProgram(): Command {
   const program = new Command('mapi')
-    .description('Administer a mapi management API server: deployments, folders, workspace moves, users and API keys.')
+    .description('Administer a mapi management API server: deployments, folders, workspace moves, data models, users and API keys.')
     .version(version, '-V, --version')
     .option('--url <url>', 'server URL, e.g. https://mapi.example.com (no /api/v1 suffix)')
     .option('--token <token>', 'API key (prefer MAPI_TOKEN or `mapi login`: flags show up in process lists)')
@@ -55,6 +58,7 @@ function buildProgram(): Command {
   registerWorkbooks(program);
   registerMove(program);
   registerDelete(program);
+  registerModel(program);
   registerUsers(program);
   registerApiKeys(program);
   registerSpec(program);

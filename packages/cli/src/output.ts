@@ -68,3 +68,10 @@ export async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
+
+/** Bytes as a person reads them: 512 bytes, 4.2 KiB, 1.3 MiB. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return plural(bytes, 'byte');
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

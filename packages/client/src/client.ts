@@ -1,9 +1,12 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
+import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
+import { listModelFiles, modelFileHashes, uploadModelFile, type ModelFile, type ModelFilesQuery, type ModelTarget, type RemoteModelFile, type UploadFileInput } from './data-model.js';
 import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
-import { createLists, type Lists } from './pagination.js';
+import { createLists, type Lists, type RawClient } from './pagination.js';
+import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
 export interface ClientOptions {
@@ -21,7 +24,22 @@ export interface ClientOptions {
 
 type TypedCalls = Pick<Client<paths>, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'request' | 'use' | 'eject'>;
 
+/** The data-model files of a deployment's branches, and uploads (reference 2.1, 2.5-2.8). */
+export interface DataModel {
+  /** Every file of a branch, flattened from its tree; `withContent: true` adds each file's text. */
+  files(deploymentId: number, query?: ModelFilesQuery, options?: { signal?: AbortSignal }): Promise<RemoteModelFile[]>;
+  /** Path → git blob SHA-1 of every file where an upload would land. */
+  hashes(deploymentId: number, target?: ModelTarget, options?: { signal?: AbortSignal }): Promise<Map<string, string>>;
+  /** Sends one file into an open upload transaction (multipart); retried like a GET. */
+  uploadFile(deploymentId: number, input: UploadFileInput, target?: ModelTarget, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Pushes a whole project: only changed files are sent; one commit, one build. See pushModel. */
+  push(deploymentId: number, files: Iterable<ModelFile>, options?: PushOptions): Promise<PushResult>;
+}
+
 export interface MapiClient extends TypedCalls, Lists {
+  dataModel: DataModel;
+  builds: Builds;
+  commits: Commits;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -45,6 +63,8 @@ export function createClient(options: ClientOptions): MapiClient {
   });
   const lists = createLists(api);
   return {
+    dataModel: createDataModel(api),
+    ...createBuilds(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,
@@ -56,6 +76,15 @@ export function createClient(options: ClientOptions): MapiClient {
     ...lists,
     bulkMove: (deploymentId, items, folderId, bulkOptions) => bulkMove(api, lists, deploymentId, items, folderId, bulkOptions),
     bulkDelete: (deploymentId, items, bulkOptions) => bulkDelete(api, deploymentId, items, bulkOptions),
+  };
+}
+
+function createDataModel(api: RawClient): DataModel {
+  return {
+    files: (deploymentId, query, { signal } = {}) => listModelFiles(api, deploymentId, query, signal),
+    hashes: (deploymentId, target, { signal } = {}) => modelFileHashes(api, deploymentId, target, signal),
+    uploadFile: (deploymentId, input, target, { signal } = {}) => uploadModelFile(api, deploymentId, input, target, signal),
+    push: (deploymentId, files, options) => pushModel(api, deploymentId, files, options),
   };
 }
 

@@ -3,7 +3,7 @@
  * into a browser. Node callers that need a private CA get ./node.ts instead, through the package's
  * `node` export condition.
  */
-export { createClient, type ClientOptions, type MapiClient } from './client.js';
+export { createClient, type ClientOptions, type DataModel, type MapiClient } from './client.js';
 export { ApiError, unwrap } from './errors.js';
 export {
   BulkInterruptedError,
@@ -15,6 +15,18 @@ export {
   type BulkProgress,
   type SkippedItem,
 } from './bulk.js';
+export { BuildWaitTimeoutError, isFinished, type BuildListQuery, type Builds, type CommitListQuery, type Commits, type WaitForBuildOptions } from './builds.js';
+export {
+  blobHash,
+  MAX_MODEL_FILE_BYTES,
+  modelPathProblem,
+  type ModelFile,
+  type ModelFilesQuery,
+  type ModelTarget,
+  type RemoteModelFile,
+  type UploadFileInput,
+} from './data-model.js';
+export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
 export {
   DEFAULT_PAGE_SIZE,

@@ -29,8 +29,11 @@ export type Send = (request: Request) => Promise<Response>;
 const DEFAULTS: Required<Omit<RetryOptions, 'onRetry'>> = { retries: 4, baseDelayMs: 250, maxDelayMs: 8000, maxRetryAfterMs: 60_000 };
 const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
-/** POSTs that leave the same state when repeated: moving to where an item already is changes nothing. */
-const REPEATABLE_POST = /\/workspace\/(bulk-)?move\/?$/;
+/**
+ * POSTs that leave the same state when repeated: moving to where an item already is changes
+ * nothing, and a data-model file sent again into the same upload replaces itself.
+ */
+const REPEATABLE_POST = /\/workspace\/(bulk-)?move\/?$|\/data-model\/upload\/file\/?$/;
 
 /**
  * Only requests whose repetition cannot do harm are retried: a POST that created a folder before

@@ -32,6 +32,14 @@ export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type Policy = Schemas['Policy'];
 export type UserAttribute = Schemas['UserAttribute'];
 
+export type Commit = Schemas['Commit'];
+export type Build = Schemas['Build'];
+export type BuildLogLine = Schemas['BuildLogLine'];
+/** The latest build of a branch, as `GET …/build-status` reports it (reference 1.8). */
+export type BuildStatus = Schemas['BuildStatusResponse'];
+export type DataModelValidation = Schemas['DataModelValidationResponse'];
+export type DataModelValidationError = DataModelValidation['errors'][number];
+
 export type WorkspaceItemRefInput = Schemas['WorkspaceItemRefInput'];
 export type BulkMoveWorkspaceObjectsInput = Schemas['BulkMoveWorkspaceObjectsInput'];
 export type BulkMoveWorkspaceObjectsResponse = Schemas['BulkMoveWorkspaceObjectsResponse'];

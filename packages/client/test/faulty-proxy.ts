@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import type { TestServer } from './support.js';
 
 /**
- * What the proxy does with one request: pass it on, drop the connection, answer itself, or pass
+ * What the proxy does with one request: pass it on, drop the connection, answer itself (problem
+ * details with `code`, PROXY_FAULT by default, without the server seeing the request), or pass
  * it on and then answer 502 instead of the server's answer (the server acted; the client cannot know).
  */
-export type Fault = 'forward' | 'destroy' | 'forward-then-502' | { status: number; headers?: Record<string, string> };
+export type Fault = 'forward' | 'destroy' | 'forward-then-502' | { status: number; headers?: Record<string, string>; code?: string };
 
 /**
  * Decides per request; `n` counts earlier requests with the same method and path, so
@@ -63,7 +64,7 @@ export class FaultyProxy {
       // Drain the body first: answering before reading it can reset the connection instead.
       req.resume();
       req.once('end', () => {
-        const body = JSON.stringify({ type: 'about:blank', title: 'Injected by the test proxy', status: fault.status, detail: `Proxy answered ${fault.status}.`, code: 'PROXY_FAULT' });
+        const body = JSON.stringify({ type: 'about:blank', title: 'Injected by the test proxy', status: fault.status, detail: `Proxy answered ${fault.status}.`, code: fault.code ?? 'PROXY_FAULT' });
         res.writeHead(fault.status, { 'content-type': 'application/problem+json', ...fault.headers }).end(body);
       });
       return;

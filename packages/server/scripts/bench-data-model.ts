@@ -7,16 +7,31 @@
  * Each cube is a file of its own with 5 dimensions, 4 measures (one reading two others) and a
  * join to the cube before it; there is a view per 10 cubes, over a join path three cubes long.
  * BENCH_ROUNDS (default 15) timed rounds per size, after 3 untimed ones; medians are printed.
+ *
+ * Part 2, uploads: a server in this process (HTTPS, SQLite and repositories in a temporary
+ * directory), a deployment, and the client's push helper (`client.dataModel.push`) sending a
+ * generated model of 1,000 cube files, then the same model with one file changed, which must
+ * send exactly that file. Each push is timed to its commit, and the build of that commit after
+ * it. The floor, measured in the same run, is what any push must do before it knows what to
+ * send: hash every local file and read the branch's `file-hashes`. BENCH_PUSH=0 skips part 2.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse } from 'yaml';
+import { blobHash, createClient, unwrap, type MapiClient, type PushResult } from '../../client/src/node.js';
+import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { validateModel, type ModelFile } from '../src/areas/data-model/validator/index.js';
+import { loadConfig } from '../src/config.js';
+import { startServer } from '../src/server.js';
 
 const SIZES = [100, 1000];
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const WARMUP_ROUNDS = 3;
 const TARGET_RATIO = 3;
+const PUSH_FILES = 1000;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function cubeFile(i: number): ModelFile {
@@ -122,7 +137,7 @@ function measure(files: ModelFile[]): { parse: number; validate: number } {
   return { parse: median(parses), validate: median(validations) };
 }
 
-function main(): void {
+function validation(): void {
   log(`bench:data-model  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}  ${ROUNDS} rounds after ${WARMUP_ROUNDS} untimed`);
   log(`${'model'.padEnd(26)}${'files'.padStart(7)}${'bytes'.padStart(11)}${'parse ms'.padStart(11)}${'validate ms'.padStart(14)}${'validate/parse'.padStart(16)}`);
   let worst = 0;
@@ -141,4 +156,91 @@ function main(): void {
   log(worst <= TARGET_RATIO ? `within target (worst ${worst.toFixed(2)}x)` : `OVER TARGET: worst ${worst.toFixed(2)}x`);
 }
 
-main();
+interface Timed {
+  result: PushResult;
+  pushMs: number;
+  buildMs: number;
+}
+
+/** One push, timed to its commit, then the build of that commit, which must succeed. */
+async function timedPush(client: MapiClient, deploymentId: number, files: ModelFile[]): Promise<Timed> {
+  const started = performance.now();
+  const result = await client.dataModel.push(deploymentId, files);
+  const pushed = performance.now();
+  const build = await client.builds.waitFor(deploymentId, result.lastHash as string, { intervalMs: 10, maxIntervalMs: 50 });
+  if (build.status !== 'success') throw new Error(`the build of the pushed model failed: ${build.errorText}`);
+  return { result, pushMs: pushed - started, buildMs: performance.now() - pushed };
+}
+
+/** What every push does before it sends anything: hash every local file and read the branch's hashes. */
+async function diffFloor(client: MapiClient, deploymentId: number, files: ModelFile[]): Promise<number> {
+  const started = performance.now();
+  await Promise.all(files.map((file) => blobHash(file.content)));
+  await client.dataModel.hashes(deploymentId);
+  return performance.now() - started;
+}
+
+/** What storing `files` must cost at least: git writing them as blobs, all in one process (`hash-object -w --stdin-paths`). */
+function blobFloor(scratch: string, files: ModelFile[]): number {
+  const dir = fs.mkdtempSync(path.join(scratch, 'blobs-'));
+  execFileSync('git', ['init', '--quiet', '--bare', path.join(dir, 'repo.git')]);
+  const paths = files.map((file, i) => {
+    const at = path.join(dir, `${i}.yml`);
+    fs.writeFileSync(at, file.content);
+    return at;
+  });
+  const started = performance.now();
+  execFileSync('git', ['--git-dir', path.join(dir, 'repo.git'), 'hash-object', '-w', '--stdin-paths'], { input: paths.join('\n') });
+  return performance.now() - started;
+}
+
+async function pushes(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-data-model-'));
+  const token = generateApiKey();
+  try {
+    const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, REPOSITORIES_DIR: path.join(dataDir, 'repositories'), ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0' });
+    const server = await startServer(config, () => undefined);
+    try {
+      const ca = fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
+      const client = createClient({ baseUrl: server.url, token, ca });
+      const deploymentId = unwrap(await client.POST('/build/api/v1/deployments/', { body: { name: 'bench-data-model' } })).id;
+      const files = Array.from({ length: PUSH_FILES }, (_, i) => cubeFile(i));
+      const first = await timedPush(client, deploymentId, files);
+      const changedAt = PUSH_FILES / 2;
+      const changed = files.map((file, i) => (i === changedAt ? { ...file, content: file.content.replace(`title: Cube ${i}`, `title: Cube ${i}, renamed`) } : file));
+      const second = await timedPush(client, deploymentId, changed);
+      if (second.result.sent.length !== 1 || second.result.sent[0] !== changed[changedAt]?.path) {
+        throw new Error(`the second push should send exactly ${changed[changedAt]?.path}, sent ${second.result.sent.length} files`);
+      }
+      const diff = median([await diffFloor(client, deploymentId, changed), await diffFloor(client, deploymentId, changed), await diffFloor(client, deploymentId, changed)]);
+      const blobs = (sent: ModelFile[]) => median([blobFloor(dataDir, sent), blobFloor(dataDir, sent), blobFloor(dataDir, sent)]);
+      const floors = [diff + blobs(files), diff + blobs([changed[changedAt] as ModelFile])];
+
+      log('');
+      log(`push: client.dataModel.push over HTTPS to a server in this process (SQLite, repositories in a temporary directory), ${PUSH_FILES} cube files`);
+      log(`${'push'.padEnd(26)}${'files'.padStart(7)}${'sent'.padStart(7)}${'bytes sent'.padStart(12)}${'push ms'.padStart(10)}${'floor ms'.padStart(10)}${'push/floor'.padStart(12)}${'build ms'.padStart(10)}`);
+      const rows = [['first (starter model only)', first], ['second (1 file changed)', second]] as const;
+      rows.forEach(([label, timed], i) => {
+        const { result } = timed;
+        const floor = floors[i] as number;
+        log(
+          `${label.padEnd(26)}${String(result.files).padStart(7)}${String(result.sent.length).padStart(7)}${String(result.bytesSent).padStart(12)}${timed.pushMs.toFixed(1).padStart(10)}${floor.toFixed(1).padStart(10)}${`${(timed.pushMs / floor).toFixed(1)}x`.padStart(12)}${timed.buildMs.toFixed(1).padStart(10)}`,
+        );
+      });
+      log(`push ms: from the start to the commit; build ms: from the commit to the build's success. floor: hash the ${PUSH_FILES} local files and read file-hashes (${diff.toFixed(1)} ms), plus git writing the files sent as blobs in one process (medians of 3)`);
+      await server.close();
+    } catch (error) {
+      await server.close().catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  validation();
+  if (process.env.BENCH_PUSH !== '0') await pushes();
+}
+
+await main();
