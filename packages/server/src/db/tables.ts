@@ -129,6 +129,7 @@ export interface UploadFileTable {
   upload_id: string;
   path: string;
   blob_sha: string;
+  content: Buffer;
 }
 
 export interface DevSessionTable {

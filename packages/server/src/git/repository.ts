@@ -134,11 +134,6 @@ export class Repository {
     return commits;
   }
 
-  /** Stores `content` as a blob (not yet part of any commit) and returns its id. */
-  async writeBlob(content: Buffer): Promise<string> {
-    return gitText({ gitDir: this.gitDir, args: ['hash-object', '-w', '--stdin'], input: content });
-  }
-
   /** Whether `ancestor` is reachable from `descendant` (a merge of it would change nothing). */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     const { code } = await runGit({ gitDir: this.gitDir, args: ['merge-base', '--is-ancestor', ancestor, descendant], okCodes: [1] });

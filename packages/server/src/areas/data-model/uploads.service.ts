@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, UploadRow } from '../../db/tables.js';
+import { blobSha } from '../../git/objects.js';
 import { RefMovedError } from '../../git/repository.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
@@ -15,7 +16,7 @@ import type { DeploymentRepositories } from './deployment-repositories.js';
 import { uploadTarget } from './files.service.js';
 import { normalizeModelPath } from './paths.js';
 import { UPLOAD_TTL_MS, type FinishUploadInput, type UploadQueryInput } from './uploads.schemas.js';
-import { deleteExpiredUploads, findUpload, finishUpload, insertUpload, recordUploadedFile, uploadedFiles } from './uploads.store.js';
+import { deleteExpiredUploads, dropUploadedFiles, findUpload, finishUpload, insertUpload, recordUploadedFile, uploadedFiles } from './uploads.store.js';
 
 function uploadNotFound(id: string, why = 'unknown, finished, expired, or started by another credential'): ApiError {
   return new ApiError('UPLOAD_NOT_FOUND', `Upload transaction ${JSON.stringify(id)} is not open (${why}); start a new one.`);
@@ -24,7 +25,7 @@ function uploadNotFound(id: string, why = 'unknown, finished, expired, or starte
 /**
  * Uploads (reference 2.5-2.8): a client compares its files with `file-hashes`, sends only those
  * that differ, and finishes with the manifest of its whole project. Received files wait in the
- * repository as blobs no branch points to; finish writes them, and the deletions, as one commit,
+ * database until finish writes them, and the deletions, as one commit in one git process,
  * so an upload interrupted anywhere before it changes nothing.
  */
 export function uploadsService(store: Store, repositories: DeploymentRepositories, builds: BuildsService) {
@@ -80,8 +81,9 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
       const upload = await openUpload(caller, row, input.transaction);
       const path = normalizeModelPath(input.fileName, '/body/fileName');
       if (input.content.length > MAX_FILE_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE', `File ${JSON.stringify(path)} is larger than ${MAX_FILE_BYTES} bytes, the most a data-model file may hold.`);
-      const sha = await (await repositories.open(row)).writeBlob(input.content);
-      await recordUploadedFile(db, upload.id, path, sha);
+      // Kept in the database until the finish writes every file in one git process: a git process
+      // per file cost the server more than the upload itself.
+      await recordUploadedFile(db, upload.id, path, blobSha(input.content), input.content);
       return {};
     },
 
@@ -102,12 +104,11 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
         if (current === null) throw branchNotFound(row.id, branch);
         const tree = new Map((await repo.tree(current)).map((e) => [e.path, e.sha]));
         const changes = new Map<string, Buffer | null>();
-        const blobs = await repo.blobs([...new Set(received.values())]);
         for (const [path, hash] of manifest) {
           const target = prefix + path;
           const sent = received.get(path);
-          if (sent !== undefined && sent === hash) {
-            if (tree.get(target) !== hash) changes.set(target, blobs.get(sent) ?? Buffer.alloc(0));
+          if (sent !== undefined && sent.sha === hash) {
+            if (tree.get(target) !== hash) changes.set(target, sent.content);
           } else if (tree.get(target) !== hash) {
             throw new ApiError('VALIDATION_FAILED', `${path} is listed with hash ${hash}, but no file with that content was uploaded in this transaction and the branch does not hold it; upload it first.`, {
               errors: [{ pointer: '/body/files', message: `${path}: content ${hash} was not uploaded` }],
@@ -128,6 +129,7 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
         }
       });
       if (!(await finishUpload(db, upload.id, head, now()))) throw uploadNotFound(upload.id, 'it was finished by another request');
+      await dropUploadedFiles(db, upload.id);
       // One build for the whole upload, whatever the deploy mode: uploads are how `cli` deployments deploy.
       await builds.enqueue(row, branch, head, 'upload');
       return { lastHash: head };

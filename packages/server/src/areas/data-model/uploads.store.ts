@@ -9,17 +9,22 @@ export async function findUpload(db: Executor, deploymentId: number, id: string)
 }
 
 /** Records a received file; the same path sent again replaces the earlier one. */
-export async function recordUploadedFile(db: Executor, uploadId: string, path: string, blobSha: string): Promise<void> {
+export async function recordUploadedFile(db: Executor, uploadId: string, path: string, blobSha: string, content: Buffer): Promise<void> {
   await db
     .insertInto('upload_files')
-    .values({ upload_id: uploadId, path, blob_sha: blobSha })
-    .onConflict((oc) => oc.columns(['upload_id', 'path']).doUpdateSet({ blob_sha: blobSha }))
+    .values({ upload_id: uploadId, path, blob_sha: blobSha, content })
+    .onConflict((oc) => oc.columns(['upload_id', 'path']).doUpdateSet({ blob_sha: blobSha, content }))
     .execute();
 }
 
-export async function uploadedFiles(db: Executor, uploadId: string): Promise<Map<string, string>> {
-  const rows = await db.selectFrom('upload_files').select(['path', 'blob_sha']).where('upload_id', '=', uploadId).execute();
-  return new Map(rows.map((r) => [r.path, r.blob_sha]));
+export async function uploadedFiles(db: Executor, uploadId: string): Promise<Map<string, { sha: string; content: Buffer }>> {
+  const rows = await db.selectFrom('upload_files').select(['path', 'blob_sha', 'content']).where('upload_id', '=', uploadId).execute();
+  return new Map(rows.map((r) => [r.path, { sha: r.blob_sha, content: Buffer.from(r.content) }]));
+}
+
+/** A finished upload's files are in its commit; their copies here go. */
+export async function dropUploadedFiles(db: Executor, uploadId: string): Promise<void> {
+  await db.deleteFrom('upload_files').where('upload_id', '=', uploadId).execute();
 }
 
 /** Closes an upload once; false when another finish closed it first. */
@@ -41,7 +46,7 @@ export async function lastUploadCommit(db: Executor, deploymentId: number): Prom
   return row?.last_hash ?? null;
 }
 
-/** Forgets uploads that expired unfinished (their received blobs stay unreachable in git until its gc). */
+/** Forgets uploads that expired unfinished, with the files they received. */
 export async function deleteExpiredUploads(db: Executor, now: string): Promise<void> {
   await db.deleteFrom('uploads').where('finished_at', 'is', null).where('expires_at', '<', now).execute();
 }

@@ -90,6 +90,8 @@ export function dataModel(dialect: Dialect): Migration {
         .addColumn('upload_id', 'text', (c) => c.notNull().references('uploads.id').onDelete('cascade'))
         .addColumn('path', 'text', (c) => c.notNull())
         .addColumn('blob_sha', 'text', (c) => c.notNull())
+        // The content waits here until the finish writes every file in one git process.
+        .addColumn('content', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
         .addPrimaryKeyConstraint('upload_files_pk', ['upload_id', 'path'])
         .execute();
     },
