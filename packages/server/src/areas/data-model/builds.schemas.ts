@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { Id, PageQuery, Timestamp } from '../../shared/schemas.js';
 import { BranchName } from './commits.schemas.js';
 
@@ -21,6 +21,7 @@ export const BuildStatusResponseSchema = Type.Object(
   },
   { $id: 'BuildStatusResponse' },
 );
+export type BuildStatusResponse = Static<typeof BuildStatusResponseSchema>;
 
 export const BuildSchema = Type.Object(
   {
@@ -39,6 +40,7 @@ export const BuildSchema = Type.Object(
   },
   { $id: 'Build' },
 );
+export type Build = Static<typeof BuildSchema>;
 
 export const BuildPageSchema = Type.Object({ items: Type.Array(Type.Ref('Build')), pageInfo: Type.Ref('PageInfo') }, { $id: 'BuildPage' });
 
@@ -76,5 +78,6 @@ export const ValidationResponseSchema = Type.Object(
   },
   { $id: 'DataModelValidationResponse' },
 );
+export type ValidationResponse = Static<typeof ValidationResponseSchema>;
 
 export const buildSchemas = [BuildStatusResponseSchema, BuildSchema, BuildPageSchema, BuildLogLineSchema, BuildLogPageSchema, ValidationResponseSchema];

@@ -2,6 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { BuildMode, BuildRow, DeploymentRow } from '../../db/tables.js';
 import type { JobContext, Jobs } from '../../jobs/index.js';
+import type { Build, BuildStatusResponse } from './builds.schemas.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import { now } from '../../time.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
@@ -15,34 +16,6 @@ export const BUILD_JOB = 'data-model.build';
 const BUILD_TIMEOUT_MS = 10 * 60 * 1000;
 /** Error lines a build writes to its log before it only counts the rest. */
 const LOGGED_ERRORS = 200;
-
-export interface BuildStatusResponse {
-  deploymentId: number;
-  branchName: string;
-  mode: string;
-  status: string;
-  buildJobId: number | null;
-  deploymentStatus: string | null;
-  errorText: string | null;
-  filesHash: string | null;
-  lastHash: string | null;
-  updatedAt: string | null;
-}
-
-export interface Build {
-  id: number;
-  branchName: string;
-  mode: BuildMode;
-  status: BuildRow['status'];
-  commit: string;
-  filesHash: string | null;
-  errorText: string | null;
-  cubesCount: number | null;
-  cause: string;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
 
 export function toBuild(row: BuildRow): Build {
   return {

@@ -7,16 +7,9 @@ import { findSession } from './branches.store.js';
 import { modeOf } from './builds.service.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { modelFilesAt } from './model-files.js';
-import { validateModel, type ModelError } from './validator/index.js';
+import { validateModel } from './validator/index.js';
+import type { ValidationResponse } from './builds.schemas.js';
 
-export interface ValidationResponse {
-  deploymentId: number;
-  branchName: string;
-  mode: 'production' | 'dev_mode';
-  valid: boolean;
-  errors: ModelError[];
-  cubesCount: number | null;
-}
 
 /**
  * Reference 2.19: the verdict of the validator builds use, on a branch's model as it is now (a
