@@ -152,12 +152,12 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
     const [table, json] = await Promise.all([runCli(['deployments', 'list'], { env }), runCli(['deployments', 'list', '--json'], { env })]);
     expect(table.code, show(table)).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^\s*ID {2}NAME\s+ACCESS {2}CREATED$/);
+    expect(lines[0]).toMatch(/^\s*ID {2}NAME\s+ACCESS {2}STEP\s+CREATED$/);
     const alpha = lines.find((l) => l.includes('Alpha analytics')) as string;
     const beta = lines.find((l) => l.includes('Beta reporting')) as string;
     expect(alpha).toMatch(new RegExp(`^\\s*${deploymentA} {2}Alpha analytics\\s+MANAGE`));
     // Columns line up: each column starts at the same offset on every line.
-    for (const header of ['NAME', 'ACCESS', 'CREATED']) {
+    for (const header of ['NAME', 'ACCESS', 'STEP', 'CREATED']) {
       const at = (lines[0] as string).indexOf(header);
       expect(alpha.slice(at)).not.toMatch(/^\s/);
       expect(beta.slice(at)).not.toMatch(/^\s/);

@@ -18,6 +18,8 @@ import { scimRoutes } from './areas/scim/scim.routes.js';
 import { scimSchemas } from './areas/scim/scim.schemas.js';
 import { scimProblemDialect } from './areas/scim/scim.errors.js';
 import { scimBaseUrl } from './areas/scim/scim.base-url.js';
+import { tenantOrigin } from './areas/tenants/tenant-origin.js';
+import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
@@ -80,6 +82,8 @@ export interface AppOptions {
    * counts). A server starts it with the app, so it also takes over jobs of processes that died.
    */
   startJobs?: 'with-app' | 'on-first-job';
+  /** Runtime versions and regions offered (RUNTIME_VERSIONS, REGIONS); absent: the built-in catalog. */
+  catalog?: Catalog;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };
   baseDomain: string | null;
@@ -180,7 +184,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installTimeouts(app, timeouts);
   installAccessLog(app);
   const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
-  const services = createServices(store, { repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '', ...(options.jobs ? { jobs: options.jobs } : {}) });
+  const originOf = tenantOrigin(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) });
+  const deploymentUrlOf = originOf;
+  const services = createServices(store, {
+    repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
+    ...(options.jobs ? { jobs: options.jobs } : {}),
+    catalog: options.catalog ?? DEFAULT_CATALOG,
+    deploymentUrlOf,
+  });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
   const tenantCache = new TenantCache(store.db);
@@ -214,7 +225,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, access, log: request.log, snapshot, folderTrees };
+      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { EMAIL, HOST_NAME } from './formats.js';
+import { DEFAULT_CATALOG, parseRegions, parseVersions, type Catalog } from './areas/deployments/catalog.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -31,6 +32,8 @@ export interface Config {
   folderTreeSettleMs: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
+  /** Runtime versions per release channel and the regions offered (RUNTIME_VERSIONS, REGIONS). */
+  catalog: Catalog;
   /** Background jobs: how often a running job's heartbeat is written, and after how long without one it is taken back (ms). */
   jobs: { heartbeatMs: number; staleAfterMs: number };
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
@@ -113,6 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
   };
   const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
+  const versions = value('RUNTIME_VERSIONS') === null ? DEFAULT_CATALOG.versions : parseVersions(value('RUNTIME_VERSIONS') ?? '');
+  if (versions === null) problems.push(`RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`);
+  const regions = value('REGIONS') === null ? DEFAULT_CATALOG.regions : parseRegions(value('REGIONS') ?? '');
+  if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
   if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
@@ -155,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lockTimeoutMs,
     folderTreeSettleMs,
     jobs,
+    catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },

@@ -45,6 +45,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       baseDomain: config.baseDomain,
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,
+      catalog: config.catalog,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,

@@ -1,6 +1,7 @@
 import type { Store } from './db/database.js';
 import { apiKeysService } from './areas/api-keys/api-keys.service.js';
-import { deploymentsService } from './areas/deployments/deployments.service.js';
+import { deploymentsService, type DeploymentUrlOf } from './areas/deployments/deployments.service.js';
+import type { Catalog } from './areas/deployments/catalog.js';
 import { groupsService } from './areas/groups/groups.service.js';
 import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
@@ -25,7 +26,15 @@ import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
-export function createServices(store: Store, options: { repositoriesDir: string; jobs?: { heartbeatMs: number; staleAfterMs: number } }) {
+export interface ServiceOptions {
+  repositoriesDir: string;
+  jobs?: { heartbeatMs: number; staleAfterMs: number };
+  catalog: Catalog;
+  /** `https://<tenant host>/deployments/<id>`. */
+  deploymentUrlOf: DeploymentUrlOf;
+}
+
+export function createServices(store: Store, options: ServiceOptions) {
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   const jobs = createJobs(store, options.jobs ?? {});
   const builds = buildsService(store, repositories, jobs);
@@ -52,7 +61,7 @@ export function createServices(store: Store, options: { repositoriesDir: string;
     scim: scimService(store),
     userAttributes: userAttributesService(store),
     groups: groupsService(store),
-    deployments: deploymentsService(store, repositories, deployBranchMoved),
+    deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf),
     policies: policiesService(store),
     folders: foldersService(store),
     workspace: workspaceService(store),

@@ -34,7 +34,7 @@ describe.each(DIALECTS)('pages are serialised once, with `data` the same as `ite
       const page = res.json() as Record<string, unknown> & { items: unknown[] };
       expect(JSON.stringify(page.items)).toBe(JSON.stringify(page.data));
       expect(page.items.length).toBeGreaterThan(0);
-      const expected = ['items', 'data', 'pageInfo', 'count', 'totalCount', ...(name === 'reports' ? ['pagination'] : [])];
+      const expected = ['items', 'data', 'pageInfo', 'count', 'totalCount', ...(name === 'reports' || name === 'deployments' ? ['pagination'] : [])];
       expect(Object.keys(page).sort()).toEqual(expected.sort());
       expect(page.count).toBe(page.items.length);
     });

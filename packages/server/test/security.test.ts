@@ -257,6 +257,8 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     'listReports',
     'listFolders',
     'listWorkspace',
+    // Reference 1.15: any key.
+    'listRegions',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);

@@ -8,6 +8,7 @@ const COLUMNS: Column<Deployment>[] = [
   { header: 'NAME', value: (d) => d.name },
   // Null access means the caller only reaches items inside the deployment, not the deployment itself.
   { header: 'ACCESS', value: (d) => d.access ?? 'items only' },
+  { header: 'STEP', value: (d) => d.creationStep },
   { header: 'CREATED', value: (d) => shortDate(d.createdAt) },
 ];
 

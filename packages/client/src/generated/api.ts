@@ -508,7 +508,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a deployment (admins only) */
+        /** Create a deployment, its starter project and its first build (reference 1.1; role DEVELOPER or above) */
         post: operations["createDeployment"];
         delete?: never;
         options?: never;
@@ -523,7 +523,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the deployments the caller can view (and, for a scoped key, that are in its scope) */
+        /** List the deployments the caller can view (and, for a scoped key, that are in its scope) (reference 1.2) */
         get: operations["listDeployments"];
         put?: never;
         post?: never;
@@ -542,10 +542,10 @@ export interface paths {
         };
         /** Get a deployment and the caller’s access to it */
         get: operations["getDeployment"];
-        /** Update a deployment: rename, and merge settings as a JSON merge patch (needs MANAGE) */
+        /** Update a deployment: a partial merge of its settings (reference 1.4; DeploymentUpdate) */
         put: operations["updateDeployment"];
         post?: never;
-        /** Delete a deployment and the policies granted on it (needs MANAGE) */
+        /** Delete a deployment with everything in it: policies, repository, builds (reference 1.5; DeploymentDelete) */
         delete: operations["deleteDeployment"];
         options?: never;
         head?: never;
@@ -559,8 +559,48 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** All deployment settings, secrets excluded */
+        /** All deployment settings, secrets excluded (reference 1.6; DeploymentRead) */
         get: operations["getDeploymentSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runtime versions the deployment can switch to (reference 1.7; DeploymentRead)
+         * @description The newest version of each release channel (RUNTIME_VERSIONS) and the versions this tenant ran in the last six months; `isCurrent` marks the one the deployment runs.
+         */
+        get: operations["listDeploymentVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Regions a deployment can run in (reference 1.15; any key)
+         * @description From REGIONS. `items` is a page; `data` the whole list.
+         */
+        get: operations["listRegions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1240,7 +1280,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -1357,14 +1397,23 @@ export interface components {
             items: components["schemas"]["Group"][];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        /**
+         * @description Where the setup wizard stands (reference 1.0).
+         * @enum {unknown}
+         */
+        CreationStep: "project" | "upload" | "schema" | "git-host" | "ssh" | "databases" | "ready" | "demo";
+        /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
         Deployment: {
             id: number;
             name: string;
+            /** @description `https://<tenant host>/deployments/<id>`; the data API is at `<deploymentUrl>/data-api/v1`. */
+            deploymentUrl: string;
+            creationStep: components["schemas"]["CreationStep"];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            /** @description The caller's effective access to this deployment; null when their access is only to folders, workbooks or reports inside it. */
+            /** @description Extension: the caller's effective access to this deployment; null when their access is only to folders, workbooks or reports inside it. */
             access: null | ("VIEW" | "EDIT" | "MANAGE");
         };
         DeploymentPage: {
@@ -1385,20 +1434,105 @@ export interface components {
              * @description Deprecated: the same as `count`.
              */
             totalCount: number;
+            /**
+             * @deprecated
+             * @description Deprecated: use `pageInfo`. `total` is `count`; `offset` is how many items come before this page; `limit` is the page size asked for.
+             */
+            pagination: {
+                total: number;
+                offset: number;
+                limit: number;
+            };
         };
-        /** @description Deployment settings: the deploy settings of the reference, and the free-form settings merged by PUT. Keys naming a secret, password, token or private value are never returned. */
+        /** @description Reference 1.0 `DeploymentSettings`. Secrets are never included. */
         DeploymentSettings: {
+            id: number;
+            name: string;
+            /** @enum {unknown} */
+            template: "single" | "simpleCluster" | "multiCluster";
+            /** @enum {unknown} */
+            cloudProvider: "platform" | "aws" | "gcp";
+            creationStep: components["schemas"]["CreationStep"];
+            deploymentUrl: string;
+            /** @enum {unknown} */
+            releaseChannel: "latest" | "release";
             deployBranchName: string;
             deployBranchReadOnly: boolean;
             deployBranchMergeAllowed: boolean;
             deployProjectRoot: string;
+            /** @description Always true: the SQL API over cubes and views is part of every runtime. */
+            isPlatformSqlEnabled: boolean;
+            /** @description Always false: no pre-aggregation store runs here yet. */
+            isSupportPreAggregations: boolean;
+            autoDomain?: string | null;
+            customDomain?: string | null;
+            region?: string | null;
+            targetPlatform?: string | null;
+            platformImageCloud?: string | null;
+            platformImageVersion?: string | null;
+            creationMethod?: ("upload" | "platform" | "git-host" | "ssh") | null;
+            deployMode?: ("git" | "cli") | null;
+            repoType?: ("git" | "deployRepo") | null;
+            isCold?: boolean | null;
+            isManaged?: boolean | null;
+            releaseChannelVersion?: string | null;
+            releaseChannelVersionHold?: boolean | null;
+            defaultLaunchpadViewGroup?: string | null;
+            launchpadTabs?: string[] | null;
+            templateVariables?: {
+                [key: string]: unknown;
+            } | null;
+            cspsConfig?: {
+                enabled: boolean;
+                storageProvider: string;
+                s3Bucket?: string | null;
+                s3Region?: string | null;
+                s3Sse?: string | null;
+                awsRoleArn?: string | null;
+                gcsBucket?: string | null;
+                gcpServiceAccountEmail?: string | null;
+                gcpWorkloadIdentityProvider?: string | null;
+                azureStorageAccount?: string | null;
+                azureContainer?: string | null;
+                azureTenantId?: string | null;
+                azureClientId?: string | null;
+            } | null;
+            /** @description Extension kept for earlier clients: the free-form settings merged by `PUT {settings}`. Keys naming a secret, password, token or private value are never returned. */
+            settings?: {
+                [key: string]: unknown;
+            };
+        };
+        DeploymentVersion: {
+            /** @description The value to send back on update. */
+            releaseChannelVersion: string;
+            version: string;
+            /** @enum {unknown} */
+            releaseChannel: "latest" | "release";
+            isLatestInChannel: boolean;
+            isCurrent: boolean;
+        };
+        DeploymentVersionPage: {
+            items: components["schemas"]["DeploymentVersion"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        Region: {
+            id: number;
+            name: string;
+            title?: string | null;
+            provider?: string | null;
+            isPublic?: boolean | null;
+            isDedicated?: boolean | null;
+            isHybrid?: boolean | null;
+            useAiEngineer?: boolean | null;
+        };
+        RegionsListResponse: {
+            items: components["schemas"]["Region"][];
             /**
-             * @description `cli`: production changes only through uploads; merges build nothing (reference 2.0).
-             * @enum {unknown}
+             * @deprecated
+             * @description The full list, not paginated (reference 1.15).
              */
-            deployMode: "git" | "cli";
-        } & {
-            [key: string]: unknown;
+            data: components["schemas"]["Region"][];
+            pageInfo: components["schemas"]["PageInfo"];
         };
         /** @description An access grant: `principal` holds `access` on `resource`, and on what lies inside it. */
         Policy: {
@@ -2309,6 +2443,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "USER_ATTRIBUTE_NAME_TAKEN";
+                };
+            };
+        };
+        /** @description Conflict: `DEPLOYMENT_NAME_TAKEN` (A deployment with this name already exists). */
+        DeploymentNameTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "DEPLOYMENT_NAME_TAKEN";
                 };
             };
         };
@@ -6278,16 +6426,25 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description Reference 1.1 `CreateDeploymentInput`. Extension kept for earlier clients: `{name}` alone, the rest defaulting to `cloudProvider: platform`, `isManaged: true`, the first configured region, `targetPlatform: process`, `creationStep: project`, `creationMethod: platform`, `deployMode: git`. */
         requestBody: {
             content: {
                 "application/json": {
                     name: string;
+                    /** @enum {unknown} */
+                    cloudProvider?: "platform" | "aws" | "gcp";
+                    isManaged?: boolean;
+                    region?: string;
+                    targetPlatform?: string;
+                    creationStep?: components["schemas"]["CreationStep"];
+                    creationMethod?: ("upload" | "platform" | "git-host" | "ssh") | null;
+                    deployMode?: ("git" | "cli") | null;
                 };
             };
         };
         responses: {
-            /** @description Default Response */
-            201: {
+            /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6334,6 +6491,7 @@ export interface operations {
             };
             404: components["responses"]["TenantNotFound"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["DeploymentNameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -6348,6 +6506,12 @@ export interface operations {
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
+                /** @description Only deployments at one of these steps. */
+                creationStep?: components["schemas"]["CreationStep"][];
+                /** @description Deprecated: skip this many deployments (not with `after`). */
+                offset?: number;
+                /** @description Deprecated: the page size (`first`). */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -6400,7 +6564,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6461,21 +6625,45 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description Reference 1.4 `UpdateDeploymentInput`: a partial merge. A field left out or sent as null keeps its value; `templateVariables` merges key by key (a null value removes that key). */
         requestBody: {
             content: {
                 "application/json": {
-                    name?: string;
-                    /** @description The branch production is built from; it must exist. Null leaves it as it is. */
-                    deployBranchName?: string | null;
-                    /** @description The deploy branch takes no direct writes (uploads, commits, pushes); merges still land when allowed. */
-                    deployBranchReadOnly?: boolean | null;
-                    /** @description Merges straight into the deploy branch (merge-to-default) are allowed. */
-                    deployBranchMergeAllowed?: boolean | null;
-                    /** @description The directory of the repository holding the project; empty for its root. */
-                    deployProjectRoot?: string | null;
-                    /** @description `git` (default) or `cli`. */
+                    name?: string | null;
+                    cloudProvider?: ("platform" | "aws" | "gcp") | null;
+                    creationMethod?: ("upload" | "platform" | "git-host" | "ssh") | null;
                     deployMode?: ("git" | "cli") | null;
-                    /** @description A JSON merge patch (RFC 7386) over the current settings: null removes a key, nested objects merge. */
+                    region?: string | null;
+                    customDomain?: string | null;
+                    deployBranchName?: string | null;
+                    deployBranchReadOnly?: boolean | null;
+                    deployBranchMergeAllowed?: boolean | null;
+                    deployProjectRoot?: string | null;
+                    releaseChannel?: ("latest" | "release") | null;
+                    releaseChannelVersion?: string | null;
+                    releaseChannelVersionHold?: boolean | null;
+                    template?: ("single" | "simpleCluster" | "multiCluster") | null;
+                    templateVariables?: {
+                        [key: string]: unknown;
+                    } | null;
+                    defaultLaunchpadViewGroup?: string | null;
+                    launchpadTabs?: string[] | null;
+                    cspsConfig?: {
+                        enabled: boolean;
+                        storageProvider: string;
+                        s3Bucket?: string | null;
+                        s3Region?: string | null;
+                        s3Sse?: string | null;
+                        awsRoleArn?: string | null;
+                        gcsBucket?: string | null;
+                        gcpServiceAccountEmail?: string | null;
+                        gcpWorkloadIdentityProvider?: string | null;
+                        azureStorageAccount?: string | null;
+                        azureContainer?: string | null;
+                        azureTenantId?: string | null;
+                        azureClientId?: string | null;
+                    } | null;
+                    /** @description Extension kept for earlier clients: a JSON merge patch (RFC 7386) over the free-form settings: null removes a key, nested objects merge. */
                     settings?: {
                         [key: string]: unknown;
                     };
@@ -6483,13 +6671,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Reference 1.0 `DeploymentSettings`. Secrets are never included. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Deployment"];
+                    "application/json": components["schemas"]["DeploymentSettings"];
                 };
             };
             /**
@@ -6548,6 +6736,7 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["DeploymentNameTaken"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -6585,12 +6774,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted */
-            204: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
             };
             /**
              * @description Bad Request. `code` is one of:
@@ -6685,7 +6878,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deployment settings: the deploy settings of the reference, and the free-form settings merged by PUT. Keys naming a secret, password, token or private value are never returned. */
+            /** @description Reference 1.0 `DeploymentSettings`. Secrets are never included. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6732,6 +6925,139 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listDeploymentVersions: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentVersionPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRegions: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegionsListResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

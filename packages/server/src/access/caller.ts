@@ -22,6 +22,8 @@ export interface RequestLog {
 /** What a service method receives about its caller: identity, a per-request access checker, and the request's logger. */
 export interface Caller {
   actor: Actor;
+  /** The tenant the request's host named (the actor's): for the absolute URLs a response holds. */
+  tenant: { id: number; slug: string };
   access: AccessContext;
   log: RequestLog;
   /** The tenant's cached lookups, valid for this request (cache/tenant-cache.ts). */

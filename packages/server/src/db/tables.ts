@@ -70,6 +70,32 @@ export interface DeploymentTable {
   deploy_project_root: Generated<string>;
   deploy_mode: Generated<DeployMode>;
   creation_method: CreationMethod | null;
+  /** The setup wizard's step (reference 1.0 CreationStep). */
+  creation_step: Generated<CreationStep>;
+  cloud_provider: Generated<CloudProvider>;
+  is_managed: Generated<number>;
+  region: Generated<string>;
+  target_platform: Generated<string>;
+  template: Generated<Template>;
+  release_channel: Generated<ReleaseChannel>;
+  /** Null: the channel's newest version. */
+  release_channel_version: string | null;
+  release_channel_version_hold: Generated<number>;
+  custom_domain: string | null;
+  /** JSON: templateVariables, defaultLaunchpadViewGroup, launchpadTabs, cspsConfig. */
+  options: Generated<string>;
+}
+
+export type CreationStep = 'project' | 'upload' | 'schema' | 'git-host' | 'ssh' | 'databases' | 'ready' | 'demo';
+export type CloudProvider = 'platform' | 'aws' | 'gcp';
+export type Template = 'single' | 'simpleCluster' | 'multiCluster';
+export type ReleaseChannel = 'latest' | 'release';
+
+export interface DeploymentVersionTable {
+  tenant_id: number;
+  version: string;
+  release_channel: ReleaseChannel;
+  last_used_at: string;
 }
 
 export type DeployMode = 'git' | 'cli';
@@ -341,6 +367,7 @@ export interface Database {
   builds: BuildTable;
   uploads: UploadTable;
   upload_files: UploadFileTable;
+  deployment_versions: DeploymentVersionTable;
 }
 
 export type Db = Kysely<Database>;

@@ -312,4 +312,6 @@ export const lockKey = {
   deployment: (id: number) => `deployment:${id}`,
   group: (id: number) => `group:${id}`,
   repository: (deploymentId: number) => `repository:${deploymentId}`,
+  /** A tenant's deployment names, unique in it. */
+  deploymentNames: (tenantId: number) => `deployment-names:${tenantId}`,
 };

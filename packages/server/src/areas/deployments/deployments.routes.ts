@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams } from '../../shared/schemas.js';
+import { DeploymentParams, PageQuery } from '../../shared/schemas.js';
 import { CreateDeploymentBody, ListDeploymentsQuery, UpdateDeploymentBody } from './deployments.schemas.js';
 import type { DeploymentsService } from './deployments.service.js';
 
@@ -15,13 +15,13 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
         schema: {
           operationId: 'createDeployment',
           tags,
-          summary: 'Create a deployment (admins only)',
+          summary: 'Create a deployment, its starter project and its first build (reference 1.1; role DEVELOPER or above)',
           body: CreateDeploymentBody,
-          response: { 201: Type.Ref('Deployment') },
-          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],
+          response: { 200: Type.Ref('Deployment') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'DEPLOYMENT_NAME_TAKEN'],
         },
       },
-      async (request, reply) => reply.code(201).send(await service.create(request.caller, request.body)),
+      async (request) => service.create(request.caller, request.body),
     );
 
     app.get(
@@ -30,9 +30,10 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
         schema: {
           operationId: 'listDeployments',
           tags,
-          summary: 'List the deployments the caller can view (and, for a scoped key, that are in its scope)',
+          summary: 'List the deployments the caller can view (and, for a scoped key, that are in its scope) (reference 1.2)',
           querystring: ListDeploymentsQuery,
           response: { 200: Type.Ref('DeploymentPage') },
+          problems: ['INVALID_CURSOR'],
         },
       },
       async (request) => service.list(request.caller, request.query),
@@ -59,11 +60,11 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
         schema: {
           operationId: 'updateDeployment',
           tags,
-          summary: 'Update a deployment: rename, and merge settings as a JSON merge patch (needs MANAGE)',
+          summary: 'Update a deployment: a partial merge of its settings (reference 1.4; DeploymentUpdate)',
           params: DeploymentParams,
           body: UpdateDeploymentBody,
-          response: { 200: Type.Ref('Deployment') },
-          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY'],
+          response: { 200: Type.Ref('DeploymentSettings') },
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY', 'DEPLOYMENT_NAME_TAKEN'],
         },
       },
       async (request) => service.update(request.caller, request.params.deploymentId, request.body),
@@ -75,7 +76,7 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
         schema: {
           operationId: 'getDeploymentSettings',
           tags,
-          summary: 'All deployment settings, secrets excluded',
+          summary: 'All deployment settings, secrets excluded (reference 1.6; DeploymentRead)',
           params: DeploymentParams,
           response: { 200: Type.Ref('DeploymentSettings') },
           problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'],
@@ -90,16 +91,46 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
         schema: {
           operationId: 'deleteDeployment',
           tags,
-          summary: 'Delete a deployment and the policies granted on it (needs MANAGE)',
+          summary: 'Delete a deployment with everything in it: policies, repository, builds (reference 1.5; DeploymentDelete)',
           params: DeploymentParams,
-          response: { 204: Type.Null({ description: 'Deleted' }) },
+          response: { 200: Type.Object({ success: Type.Boolean() }) },
           problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY'],
         },
       },
-      async (request, reply) => {
-        await service.remove(request.caller, request.params.deploymentId);
-        return reply.code(204).send(null);
+      async (request) => service.remove(request.caller, request.params.deploymentId),
+    );
+
+    app.get(
+      '/api/v1/deployments/:deploymentId/versions',
+      {
+        schema: {
+          operationId: 'listDeploymentVersions',
+          tags,
+          summary: 'Runtime versions the deployment can switch to (reference 1.7; DeploymentRead)',
+          description: 'The newest version of each release channel (RUNTIME_VERSIONS) and the versions this tenant ran in the last six months; `isCurrent` marks the one the deployment runs.',
+          params: DeploymentParams,
+          querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
+          response: { 200: Type.Ref('DeploymentVersionPage') },
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'INVALID_CURSOR'],
+        },
       },
+      async (request) => service.versions(request.caller, request.params.deploymentId, request.query),
+    );
+
+    app.get(
+      '/api/v1/regions',
+      {
+        schema: {
+          operationId: 'listRegions',
+          tags,
+          summary: 'Regions a deployment can run in (reference 1.15; any key)',
+          description: 'From REGIONS. `items` is a page; `data` the whole list.',
+          querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
+          response: { 200: Type.Ref('RegionsListResponse') },
+          problems: ['INVALID_CURSOR'],
+        },
+      },
+      async (request) => service.regions(request.query),
     );
   };
 }

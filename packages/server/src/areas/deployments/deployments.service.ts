@@ -1,39 +1,46 @@
 import type { Caller } from '../../access/caller.js';
-import { atLeast } from '../../access/levels.js';
+import { requireUnscopedKey } from '../../access/key-scope.js';
 import type { Store } from '../../db/database.js';
-import type { Access, Db, DeploymentRow, Executor } from '../../db/tables.js';
+import type { Access, DeploymentRow, ReleaseChannel } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { afterId, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
+import { isValidBranchName } from '../../git/refs.js';
+import { decodeCursor, encodeCursor, legacyPage, pageRequest } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
+import { authorOf } from '../data-model/authors.js';
+import type { DeployBranchMoved } from '../data-model/deploy-events.js';
+import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
+import { normalizeProjectRoot } from '../data-model/paths.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
 import { deleteItemPoliciesOf } from '../workspace/items.store.js';
-import type { CreateDeploymentInput, Deployment, DeploymentSettings, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
-import { countDeployments, deleteDeployment, findDeployment, insertDeployment, listDeployments, updateDeployment, type DeploymentChanges, type DeploySettingsChanges } from './deployments.store.js';
-import { mergePatch, parseSettings, withoutSecrets, type JsonObject } from './settings.js';
-import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
-import type { DeployBranchMoved } from '../data-model/deploy-events.js';
-import { authorOf } from '../data-model/authors.js';
-import { normalizeProjectRoot } from '../data-model/paths.js';
-import { isValidBranchName } from '../../git/refs.js';
+import { newestIn, type Catalog } from './catalog.js';
+import { authorizeDeployment } from './deployment-access.js';
+import { applySettings, currentVersion, settingsOf } from './deployment-settings.js';
+import type { CreateDeploymentInput, Deployment, DeploymentSettings, DeploymentVersion, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
+import {
+  countDeployments,
+  deleteDeployment,
+  findDeployment,
+  findDeploymentByName,
+  insertDeployment,
+  listDeployments,
+  recordVersion,
+  updateDeployment,
+  versionsUsedSince,
+  type DeploymentChanges,
+  type DeploySettingsChanges,
+} from './deployments.store.js';
 
-export function toDeployment(row: DeploymentRow, access: Access | null): Deployment {
-  return { id: row.id, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at, access };
-}
+/**
+ * The origin of a tenant (areas/tenants/tenant-origin.ts). A deployment is reached at
+ * `<origin>/deployments/<id>`: path-based, so no wildcard certificate is needed.
+ */
+export type DeploymentUrlOf = (tenant: { id: number; slug: string }) => Promise<string>;
 
-const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'edit', MANAGE: 'manage' };
+export const deploymentPath = (origin: string, id: number) => `${origin}/deployments/${id}`;
 
-/** 404 when the deployment is not in the caller's tenant, then 403 when the caller's access is below `need`. */
-async function authorize(db: Db, { actor, access }: Caller, id: number, need: Access): Promise<{ row: DeploymentRow; level: Access }> {
-  const row = await findDeployment(db, actor.tenantId, id);
-  if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
-  const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
-  if (level === null || !atLeast(level, need)) {
-    const have = level === null ? 'no access' : `${level} access`;
-    throw new ApiError('FORBIDDEN', `You need ${need} access to ${VERB[need]} deployment ${id}; you have ${have}.`);
-  }
-  return { row, level };
-}
+/** How far back a tenant's release history reaches in `GET …/versions` (reference 1.7). */
+const HISTORY_MS = 183 * 24 * 60 * 60 * 1000;
 
 /** The deploy settings a PUT names (null or absent: unchanged), checked before anything is written. */
 async function deployChanges(input: UpdateDeploymentInput, branchExists: (name: string) => Promise<boolean>): Promise<DeploySettingsChanges> {
@@ -50,105 +57,155 @@ async function deployChanges(input: UpdateDeploymentInput, branchExists: (name: 
   if (input.deployBranchReadOnly != null) changes.deploy_branch_read_only = input.deployBranchReadOnly ? 1 : 0;
   if (input.deployBranchMergeAllowed != null) changes.deploy_branch_merge_allowed = input.deployBranchMergeAllowed ? 1 : 0;
   if (input.deployProjectRoot != null) changes.deploy_project_root = normalizeProjectRoot(input.deployProjectRoot, '/body/deployProjectRoot');
-  if (input.deployMode != null) changes.deploy_mode = input.deployMode;
   return changes;
 }
 
-/** Renames and merges settings on the row as it is now, inside the caller's transaction. */
-async function applyUpdate(trx: Executor, tenantId: number, id: number, input: UpdateDeploymentInput, deploy: DeploySettingsChanges): Promise<DeploymentRow | undefined> {
-  const current = await findDeployment(trx, tenantId, id);
-  if (!current || (input.name === undefined && input.settings === undefined && Object.keys(deploy).length === 0)) return current;
-  const changes: DeploymentChanges = { ...deploy, updated_at: now() };
-  if (input.name !== undefined) changes.name = input.name;
-  if (input.settings !== undefined) changes.settings = JSON.stringify(mergePatch(parseSettings(current.settings), input.settings) as JsonObject);
-  return updateDeployment(trx, tenantId, id, changes);
+function nameTaken(name: string): ApiError {
+  return new ApiError('DEPLOYMENT_NAME_TAKEN', `A deployment named ${JSON.stringify(name)} already exists in this account; deployment names are unique.`, {
+    errors: [{ pointer: '/body/name', message: 'is taken' }],
+  });
 }
 
-/** The settings of the reference this product stores as columns, beside the free-form ones. */
-export function settingsOf(row: DeploymentRow): DeploymentSettings {
-  return {
-    ...(withoutSecrets(parseSettings(row.settings)) as JsonObject),
-    deployBranchName: row.deploy_branch_name,
-    deployBranchReadOnly: row.deploy_branch_read_only === 1,
-    deployBranchMergeAllowed: row.deploy_branch_merge_allowed === 1,
-    deployProjectRoot: row.deploy_project_root,
-    deployMode: row.deploy_mode,
-  };
-}
-
-export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved) {
+export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, catalog: Catalog, urlOf: DeploymentUrlOf) {
   const { db } = store;
+
+  function toDeployment(row: DeploymentRow, access: Access | null, origin: string): Deployment {
+    return { id: row.id, name: row.name, deploymentUrl: deploymentPath(origin, row.id), creationStep: row.creation_step, createdAt: row.created_at, updatedAt: row.updated_at, access };
+  }
+
+  /** Versions this tenant may pick (reference 1.7): each channel's newest, and what it ran in the last six months. */
+  async function offered(tenantId: number): Promise<Array<{ version: string; channel: ReleaseChannel }>> {
+    const seen = new Map<string, ReleaseChannel>();
+    for (const channel of ['release', 'latest'] as const) seen.set(`${channel}:${newestIn(catalog, channel)}`, channel);
+    for (const used of await versionsUsedSince(db, tenantId, new Date(Date.now() - HISTORY_MS).toISOString())) seen.set(`${used.release_channel}:${used.version}`, used.release_channel);
+    return [...seen].map(([key, channel]) => ({ version: key.slice(channel.length + 1), channel }));
+  }
+
   return {
+    /** Reference 1.1 (`DeploymentCreate`: role DEVELOPER or above). The starter project and its first build come with it. */
     async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
-      caller.access.requireAccountAdmin('create a deployment');
+      const { actor } = caller;
+      if (actor.role !== 'ADMIN' && actor.role !== 'DEVELOPER') throw new ApiError('FORBIDDEN', `Creating a deployment needs the role DEVELOPER or above; you are ${actor.role}.`);
+      requireUnscopedKey(actor.scope, 'create a deployment');
+      const region = input.region ?? catalog.regions[0]?.name ?? 'local';
+      if (!catalog.regions.some((r) => r.name === region)) {
+        throw new ApiError('VALIDATION_FAILED', `Region ${JSON.stringify(region)} is not offered; GET /api/v1/regions lists the regions.`, { errors: [{ pointer: '/body/region', message: 'is not a region' }] });
+      }
       const at = now();
-      const row = await insertDeployment(db, {
-        tenant_id: caller.actor.tenantId,
-        name: input.name,
-        settings: '{}',
-        created_by: caller.actor.userId,
-        created_at: at,
-        updated_at: at,
+      // Names are unique per account; the tenant's lock keeps two creations of one name apart.
+      const row = await serialized(store, lockKey.deploymentNames(actor.tenantId), async (trx) => {
+        if (await findDeploymentByName(trx, actor.tenantId, input.name)) throw nameTaken(input.name);
+        return insertDeployment(trx, {
+          tenant_id: actor.tenantId,
+          name: input.name,
+          settings: '{}',
+          created_by: actor.userId,
+          created_at: at,
+          updated_at: at,
+          creation_step: input.creationStep ?? 'project',
+          cloud_provider: input.cloudProvider ?? 'platform',
+          is_managed: input.isManaged === false ? 0 : 1,
+          region,
+          target_platform: input.targetPlatform ?? 'process',
+          creation_method: input.creationMethod ?? 'platform',
+          deploy_mode: input.deployMode ?? 'git',
+        });
       });
+      await recordVersion(db, actor.tenantId, currentVersion(row, catalog), row.release_channel, at);
       let head: string | null;
       try {
-        head = await (await repositories.create(row, await authorOf(db, caller.actor))).head(row.deploy_branch_name);
+        head = await (await repositories.create(row, await authorOf(db, actor))).head(row.deploy_branch_name);
       } catch (error) {
         // No deployment without its repository.
-        await deleteDeployment(db, caller.actor.tenantId, row.id);
+        await deleteDeployment(db, actor.tenantId, row.id);
         throw error;
       }
       // The first build: the starter model (nothing for a deployment that connects a git host).
       if (head !== null) await deployBranchMoved(row, head, 'creation of the deployment');
-      return toDeployment(row, 'MANAGE');
+      return toDeployment(row, 'MANAGE', await urlOf(caller.tenant));
     },
 
-    /** Deployments the caller has at least VIEW on and, for a scoped key, within its scope. */
-    async list({ actor, access }: Caller, input: ListDeploymentsInput) {
-      const page = pageRequest(input);
-      const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope };
-      const rows = await listDeployments(db, actor.tenantId, visibility, afterId(page), page.first + 1);
+    /** Reference 1.2: the deployments the caller can view (and, for a scoped key, in its scope). */
+    async list({ actor, access, tenant }: Caller, input: ListDeploymentsInput) {
+      if (input.offset !== undefined && input.after !== undefined) {
+        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
+      }
+      // `first` has a default, so the deprecated `limit` wins when it is sent.
+      const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
+      const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope, steps: input.creationStep };
+      let afterId: number | undefined;
+      if (page.after !== undefined) {
+        const [id] = decodeCursor(page.after, 1);
+        if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
+        afterId = id;
+      }
+      const offset = input.offset ?? 0;
+      const rows = await listDeployments(db, actor.tenantId, visibility, afterId, page.first + 1, offset);
       const total = await countDeployments(db, actor.tenantId, visibility);
-      const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      const pageRows = rows.slice(0, page.first);
       const items: Deployment[] = [];
+      const origin = pageRows.length > 0 ? await urlOf(tenant) : '';
       for (const row of pageRows) {
         // Null for a deployment listed only because of grants on items inside it.
-        items.push(toDeployment(row, await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by })));
+        items.push(toDeployment(row, await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by }), origin));
       }
-      return legacyPage({ items, pageInfo }, total);
+      const first = pageRows[0];
+      const last = pageRows[pageRows.length - 1];
+      const pageInfo = {
+        startCursor: first ? encodeCursor([first.id]) : null,
+        endCursor: last ? encodeCursor([last.id]) : null,
+        hasNextPage: rows.length > page.first,
+        hasPreviousPage: page.after !== undefined || offset > 0,
+      };
+      return legacyPage({ items, pageInfo }, total, { offset, limit: page.first });
     },
 
-    /** Also answers, with `access: null`, a caller whose grants are only on items inside it, as the list does. */
+    /** Reference 1.3. Also answers, with `access: null`, a caller whose grants are only on items inside it, as the list does. */
     async get(caller: Caller, id: number): Promise<Deployment> {
       const { actor, access } = caller;
       const row = await findDeployment(db, actor.tenantId, id);
       if (row && !access.isAdmin) {
         const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
         const listed = level === null && (await listDeployments(db, actor.tenantId, { visibleTo: actor.userId, scope: [id] }, undefined, 1)).length > 0;
-        if (listed) return toDeployment(row, null);
+        if (listed) return toDeployment(row, null, await urlOf(caller.tenant));
       }
-      const authorized = await authorize(db, caller, id, 'VIEW');
-      return toDeployment(authorized.row, authorized.level);
+      const authorized = await authorizeDeployment(db, caller, id, 'DeploymentRead');
+      return toDeployment(authorized.row, authorized.level, await urlOf(caller.tenant));
     },
 
+    /** Reference 1.6 (`DeploymentRead`). */
     async settings(caller: Caller, id: number): Promise<DeploymentSettings> {
-      const { row } = await authorize(db, caller, id, 'VIEW');
-      return settingsOf(row);
+      const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
+      return settingsOf(row, deploymentPath(await urlOf(caller.tenant), row.id), catalog);
     },
 
-    async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<Deployment> {
-      // Grants load before the transaction: SQLite has one connection, which the transaction holds.
-      const { row: before, level } = await authorize(db, caller, id, 'MANAGE');
+    /** Reference 1.4 (`DeploymentUpdate`): a partial merge, answered with the settings after it. */
+    async update(caller: Caller, id: number, input: UpdateDeploymentInput): Promise<DeploymentSettings> {
+      const { row: before } = await authorizeDeployment(db, caller, id, 'DeploymentUpdate');
+      const tenantId = caller.actor.tenantId;
       const deploy = await deployChanges(input, async (name) => (await (await repositories.open(before)).head(name)) !== null);
-      // Settings are read, merged and written back; concurrent patches must not drop each other's keys.
-      const row = await serialized(store, lockKey.deployment(id), (trx) => applyUpdate(trx, caller.actor.tenantId, id, input, deploy));
+      const choices = await offered(tenantId);
+      const at = now();
+      // Read, merged and written back under the deployment's lock: concurrent patches keep each other's keys.
+      const row = await serialized(store, [lockKey.deployment(id), lockKey.deploymentNames(tenantId)], async (trx) => {
+        const current = await findDeployment(trx, tenantId, id);
+        if (!current) return undefined;
+        const changes: DeploymentChanges = { ...deploy, ...applySettings(current, input, catalog, (channel) => choices.filter((c) => c.channel === channel).map((c) => c.version)) };
+        if (changes.name !== undefined && changes.name !== current.name) {
+          const other = await findDeploymentByName(trx, tenantId, changes.name);
+          if (other && other.id !== id) throw nameTaken(changes.name);
+        }
+        if (Object.keys(changes).length === 0) return current;
+        return updateDeployment(trx, tenantId, id, { ...changes, updated_at: at });
+      });
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
-      return toDeployment(row, level);
+      await recordVersion(db, tenantId, currentVersion(row, catalog), row.release_channel, at);
+      return settingsOf(row, deploymentPath(await urlOf(caller.tenant), row.id), catalog);
     },
 
-    /** Removes the deployment and the policies granted on it, together or not at all. */
-    async remove(caller: Caller, id: number): Promise<void> {
-      await authorize(db, caller, id, 'MANAGE');
+    /** Reference 1.5 (`DeploymentDelete`): the deployment, the policies granted on it, its builds and its repository. */
+    async remove(caller: Caller, id: number): Promise<{ success: boolean }> {
+      await authorizeDeployment(db, caller, id, 'DeploymentDelete');
       const tenantId = caller.actor.tenantId;
       // The lock keeps a policy being granted on this deployment from outliving it.
       await serialized(store, lockKey.deployment(id), async (trx) => {
@@ -157,6 +214,48 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
         await deleteDeployment(trx, tenantId, id);
       });
       await repositories.remove(id);
+      return { success: true };
+    },
+
+    /** Reference 1.7 (`DeploymentRead`): each channel's newest version and the tenant's recent ones; the current one marked. */
+    async versions(caller: Caller, id: number, input: { first?: number; after?: string }): Promise<{ items: DeploymentVersion[]; pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean } }> {
+      const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
+      const current = currentVersion(row, catalog);
+      const all = (await offered(row.tenant_id))
+        .map(({ version, channel }) => ({ releaseChannelVersion: version, version, releaseChannel: channel, isLatestInChannel: version === newestIn(catalog, channel), isCurrent: version === current && channel === row.release_channel }))
+        .sort((a, b) => (a.releaseChannel === b.releaseChannel ? b.version.localeCompare(a.version, 'en', { numeric: true }) : a.releaseChannel.localeCompare(b.releaseChannel)));
+      const page = pageRequest(input);
+      const start = page.after === undefined ? 0 : Number(decodeCursor(page.after, 1)[0]);
+      if (!Number.isSafeInteger(start) || start < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
+      const items = all.slice(start, start + page.first);
+      return {
+        items,
+        pageInfo: {
+          startCursor: items.length ? encodeCursor([start]) : null,
+          endCursor: items.length ? encodeCursor([start + items.length]) : null,
+          hasNextPage: start + items.length < all.length,
+          hasPreviousPage: start > 0,
+        },
+      };
+    },
+
+    /** Reference 1.15 (any key): the configured regions; `data` the whole list, `items` a page of it. */
+    regions(input: { first?: number; after?: string }) {
+      const page = pageRequest(input);
+      const start = page.after === undefined ? 0 : Number(decodeCursor(page.after, 1)[0]);
+      if (!Number.isSafeInteger(start) || start < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
+      const data = catalog.regions.map((r) => ({ ...r, isPublic: true, isDedicated: false, isHybrid: false, useAiEngineer: false }));
+      const items = data.slice(start, start + page.first);
+      return {
+        items,
+        data,
+        pageInfo: {
+          startCursor: items.length ? encodeCursor([start]) : null,
+          endCursor: items.length ? encodeCursor([start + items.length]) : null,
+          hasNextPage: start + items.length < data.length,
+          hasPreviousPage: start > 0,
+        },
+      };
     },
   };
 }

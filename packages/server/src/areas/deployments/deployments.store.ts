@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { DeploymentRow, DeploymentTable, Executor } from '../../db/tables.js';
+import type { CreationStep, DeploymentRow, DeploymentTable, Executor, ReleaseChannel } from '../../db/tables.js';
 import { policiesApplyingTo } from '../../access/grants.store.js';
 
 export async function findDeployment(db: Executor, tenantId: number, id: number): Promise<DeploymentRow | undefined> {
@@ -22,6 +22,31 @@ export interface DeploymentVisibility {
   visibleTo?: number | undefined;
   /** The API key's deployments; null for every deployment. */
   scope: number[] | null;
+  /** Only deployments at one of these creation steps (reference 1.2). */
+  steps?: readonly string[] | undefined;
+}
+
+/** The tenant's deployment of this name (names are unique per account, compared case-insensitively). */
+export async function findDeploymentByName(db: Executor, tenantId: number, name: string): Promise<DeploymentRow | undefined> {
+  return db
+    .selectFrom('deployments')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+    .executeTakeFirst();
+}
+
+/** Remembers that the tenant runs `version` (reference 1.7's release history). */
+export async function recordVersion(db: Executor, tenantId: number, version: string, channel: ReleaseChannel, at: string): Promise<void> {
+  await db
+    .insertInto('deployment_versions')
+    .values({ tenant_id: tenantId, version, release_channel: channel, last_used_at: at })
+    .onConflict((oc) => oc.columns(['tenant_id', 'version']).doUpdateSet({ release_channel: channel, last_used_at: at }))
+    .execute();
+}
+
+export async function versionsUsedSince(db: Executor, tenantId: number, since: string): Promise<Array<{ version: string; release_channel: ReleaseChannel }>> {
+  return db.selectFrom('deployment_versions').select(['version', 'release_channel']).where('tenant_id', '=', tenantId).where('last_used_at', '>=', since).execute();
 }
 
 /**
@@ -31,6 +56,7 @@ export interface DeploymentVisibility {
 function visibleDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility) {
   let query = db.selectFrom('deployments').where('tenant_id', '=', tenantId);
   if (visibility.scope !== null) query = query.where('id', 'in', visibility.scope);
+  if (visibility.steps !== undefined && visibility.steps.length > 0) query = query.where('creation_step', 'in', visibility.steps as CreationStep[]);
   const userId = visibility.visibleTo;
   if (userId !== undefined) {
     const granted = (type: 'DEPLOYMENT' | 'FOLDER' | 'WORKBOOK' | 'REPORT') =>
@@ -58,11 +84,13 @@ export async function listDeployments(
   visibility: DeploymentVisibility,
   afterId: number | undefined,
   limit: number,
+  offset = 0,
 ): Promise<DeploymentRow[]> {
   if (visibility.scope !== null && visibility.scope.length === 0) return [];
   let query = visibleDeployments(db, tenantId, visibility).selectAll();
   if (afterId !== undefined) query = query.where('id', '>', afterId);
-  return query.orderBy('id').limit(limit).execute();
+  query = query.orderBy('id').limit(limit);
+  return (offset > 0 ? query.offset(offset) : query).execute();
 }
 
 export async function countDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility): Promise<number> {
@@ -74,7 +102,7 @@ export async function countDeployments(db: Executor, tenantId: number, visibilit
 /** The deploy settings stored as columns (migration 0010). */
 export type DeploySettingsChanges = Partial<Pick<DeploymentRow, 'deploy_branch_name' | 'deploy_branch_read_only' | 'deploy_branch_merge_allowed' | 'deploy_project_root' | 'deploy_mode'>>;
 
-export type DeploymentChanges = DeploySettingsChanges & { name?: string; settings?: string; updated_at: string };
+export type DeploymentChanges = Partial<Omit<DeploymentRow, 'id' | 'tenant_id' | 'created_at' | 'created_by'>> & { updated_at?: string };
 
 export async function updateDeployment(
   db: Executor,

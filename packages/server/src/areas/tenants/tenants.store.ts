@@ -1,5 +1,9 @@
 import type { Executor, TenantRow } from '../../db/tables.js';
 
+export async function findTenantById(db: Executor, id: number): Promise<TenantRow | undefined> {
+  return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export async function findTenantBySlug(db: Executor, slug: string): Promise<TenantRow | undefined> {
   return db.selectFrom('tenants').selectAll().where('slug', '=', slug).executeTakeFirst();
 }

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, TestApp, problem } from './harness.js';
+
+/*
+ * Issue 14, "The reference's deployment shapes" and "Versions, regions" (reference 1.2, 1.4, 1.6,
+ * 1.7, 1.15): the settings a PUT merges, the release channel rules, the versions a deployment may
+ * switch to, the regions, and the list's filter and deprecated paging.
+ */
+
+type Json = Record<string, any>;
+
+for (const dialect of DIALECTS) {
+  describe(`deployments as the reference shapes them (${dialect})`, () => {
+    let t: TestApp;
+    const create = async (body: Json) => {
+      const res = await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Json;
+    };
+    const put = (id: number, body: unknown, key?: string) => t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body, ...(key ? { key } : {}) });
+    const settings = async (id: number) => (await t.request({ url: `/api/v1/deployments/${id}/settings` })).json() as Json;
+
+    beforeAll(async () => {
+      t = await TestApp.create(dialect);
+    });
+    afterAll(() => t.close());
+
+    it('GET …/settings has every required field of DeploymentSettings, with the documented values', async () => {
+      const { id, deploymentUrl } = await create({ name: 'settings shape' });
+      expect(await settings(id)).toMatchObject({
+        id,
+        name: 'settings shape',
+        template: 'single',
+        cloudProvider: 'platform',
+        creationStep: 'project',
+        deploymentUrl,
+        releaseChannel: 'release',
+        deployBranchName: 'main',
+        deployBranchReadOnly: false,
+        deployBranchMergeAllowed: true,
+        deployProjectRoot: '',
+        isPlatformSqlEnabled: true,
+        isSupportPreAggregations: false,
+        releaseChannelVersion: '1.1.0',
+        releaseChannelVersionHold: false,
+        platformImageVersion: 'mapi/runtime:v1.1.0',
+        region: 'local',
+        isManaged: true,
+      });
+      expect(deploymentUrl).toBe(`https://localhost/deployments/${id}`);
+    });
+
+    it('PUT merges: fields left out or null keep their values; templateVariables merge key by key; the answer is the settings after it (reference 1.4)', async () => {
+      const { id } = await create({ name: 'merging' });
+      const first = await put(id, { templateVariables: { a: 1, b: { c: 2 } }, launchpadTabs: ['x', 'y'], defaultLaunchpadViewGroup: 'g', customDomain: 'Data.Example.com', template: 'simpleCluster' });
+      expect(first.statusCode, first.body).toBe(200);
+      const second = (await put(id, { templateVariables: { b: { d: 3 }, e: 4 }, template: null, launchpadTabs: null })).json() as Json;
+      expect(second).toMatchObject({ templateVariables: { a: 1, b: { c: 2, d: 3 }, e: 4 }, launchpadTabs: ['x', 'y'], defaultLaunchpadViewGroup: 'g', customDomain: 'data.example.com', template: 'simpleCluster' });
+      expect((await put(id, { templateVariables: { a: null } })).json().templateVariables).toEqual({ b: { c: 2, d: 3 }, e: 4 });
+      const csps = { enabled: true, storageProvider: 's3', s3Bucket: 'pre-aggs', s3Region: 'eu-west-1' };
+      expect((await put(id, { cspsConfig: csps })).json().cspsConfig).toEqual(csps);
+      problem(await put(id, { cspsConfig: { enabled: true } }), 400, 'VALIDATION_FAILED');
+      problem(await put(id, { region: 'mars' }), 400, 'VALIDATION_FAILED');
+      problem(await put(id, { platformImageVersion: 'x' }), 400, 'VALIDATION_FAILED');
+    });
+
+    it('a version that is not the channel’s newest holds unless the body says otherwise; changing the channel alone moves to its newest; an unlisted version is 400 (reference 1.4)', async () => {
+      const { id } = await create({ name: 'versions' });
+      // Listed for the tenant once it has run it: the release channel's newest, 1.1.0, here.
+      const latest = (await put(id, { releaseChannel: 'latest' })).json() as Json;
+      expect(latest).toMatchObject({ releaseChannel: 'latest', releaseChannelVersion: '1.2.0', releaseChannelVersionHold: false });
+      const pinned = (await put(id, { releaseChannelVersion: 'v1.1.0', releaseChannel: 'release' })).json() as Json;
+      expect(pinned).toMatchObject({ releaseChannel: 'release', releaseChannelVersion: '1.1.0', releaseChannelVersionHold: false });
+      // 1.1.0 is in the tenant's history on the latest channel too? No: only versions it ran there, and the newest.
+      problem(await put(id, { releaseChannel: 'latest', releaseChannelVersion: '1.0.0' }), 400, 'VALIDATION_FAILED');
+      problem(await put(id, { releaseChannelVersion: 'banana' }), 400, 'VALIDATION_FAILED');
+      // Back on latest, then pick the release channel's version it ran before, by its image reference: held.
+      await put(id, { releaseChannel: 'latest' });
+      const held = (await put(id, { releaseChannel: 'release', releaseChannelVersion: 'registry.example.com/mapi/runtime:v1.1.0' })).json() as Json;
+      expect(held).toMatchObject({ releaseChannelVersion: '1.1.0', releaseChannelVersionHold: false });
+      const explicit = (await put(id, { releaseChannelVersionHold: true })).json() as Json;
+      expect(explicit).toMatchObject({ releaseChannelVersion: '1.1.0', releaseChannelVersionHold: true });
+      const versions = (await t.request({ url: `/api/v1/deployments/${id}/versions` })).json() as Json;
+      expect(versions.items).toEqual(
+        expect.arrayContaining([
+          { releaseChannelVersion: '1.2.0', version: '1.2.0', releaseChannel: 'latest', isLatestInChannel: true, isCurrent: false },
+          { releaseChannelVersion: '1.1.0', version: '1.1.0', releaseChannel: 'release', isLatestInChannel: true, isCurrent: true },
+        ]),
+      );
+      expect(versions.items.filter((v: Json) => v.isCurrent)).toHaveLength(1);
+    });
+
+    it('lists regions: items a page, data the whole list (reference 1.15), for any key', async () => {
+      const viewer = await t.user('VIEWER');
+      for (const url of ['/api/v1/regions', '/api/v1/regions/']) {
+        const res = await t.request({ url, key: viewer.key });
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toMatchObject({ items: [{ id: 1, name: 'local' }], data: [{ id: 1, name: 'local' }] });
+      }
+      const page = (await t.request({ url: '/api/v1/regions?first=1' })).json() as Json;
+      expect(page.pageInfo.hasNextPage).toBe(false);
+    });
+
+    it('filters the list by creationStep and keeps the deprecated offset and limit with pagination (reference 1.2)', async () => {
+      const tenant = await t.tenant('list-filters');
+      const key = tenant.admin.key;
+      const host = 'list-filters.test';
+      await t.store.db.insertInto('tenant_hosts').values({ host, tenant_id: tenant.tenantId, created_at: new Date().toISOString() }).execute();
+      const make = async (name: string, creationStep: string) =>
+        (await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body: { name, creationStep }, key, host })).json() as Json;
+      const a = await make('a', 'project');
+      const b = await make('b', 'ready');
+      const c = await make('c', 'databases');
+      const list = (query: string) => t.request({ url: `/api/v1/deployments${query}`, key, host });
+      const ready = (await list('?creationStep=ready')).json() as Json;
+      expect(ready.items.map((d: Json) => d.id)).toEqual([b.id]);
+      expect(ready.count).toBe(1);
+      const two = (await list('?creationStep=ready&creationStep=databases')).json() as Json;
+      expect(two.items.map((d: Json) => d.id)).toEqual([b.id, c.id]);
+      const paged = (await list('?offset=1&limit=1')).json() as Json;
+      expect(paged.items.map((d: Json) => d.id)).toEqual([b.id]);
+      expect(paged.pagination).toEqual({ total: 3, offset: 1, limit: 1 });
+      expect(paged.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+      expect(((await list('')).json() as Json).pagination).toEqual({ total: 3, offset: 0, limit: 100 });
+      problem(await list(`?offset=1&after=${paged.pageInfo.endCursor}`), 400, 'VALIDATION_FAILED');
+      problem(await list('?creationStep=finished'), 400, 'VALIDATION_FAILED');
+      expect(a.deploymentUrl).toMatch(/\/deployments\/\d+$/);
+    });
+
+    it('settings and versions are readable with DeploymentRead; PUT needs DeploymentUpdate (MANAGE and a developer role)', async () => {
+      const { id } = await create({ name: 'guarded settings' });
+      const viewer = await t.user('VIEWER');
+      await t.grant({ type: 'USER', id: viewer.userId }, { type: 'DEPLOYMENT', id }, 'VIEW');
+      expect((await t.request({ url: `/api/v1/deployments/${id}/settings`, key: viewer.key })).statusCode).toBe(200);
+      expect((await t.request({ url: `/api/v1/deployments/${id}/versions`, key: viewer.key })).statusCode).toBe(200);
+      problem(await put(id, { template: 'single' }, viewer.key), 403, 'FORBIDDEN');
+      const explorer = await t.user('EXPLORER');
+      await t.grant({ type: 'USER', id: explorer.userId }, { type: 'DEPLOYMENT', id }, 'MANAGE');
+      problem(await put(id, { template: 'single' }, explorer.key), 403, 'FORBIDDEN');
+    });
+  });
+}
