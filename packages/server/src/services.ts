@@ -20,12 +20,14 @@ import { buildsService } from './areas/data-model/builds.service.js';
 import { validateService } from './areas/data-model/validate.service.js';
 import { uploadsService } from './areas/data-model/uploads.service.js';
 import { createJobs } from './jobs/index.js';
+import { envVarsService } from './areas/env-vars/env-vars.service.js';
+import type { Secrets } from './secrets/index.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
-export function createServices(store: Store, options: { repositoriesDir: string; jobs?: { heartbeatMs: number; staleAfterMs: number } }) {
+export function createServices(store: Store, options: { repositoriesDir: string; secrets: Secrets; jobs?: { heartbeatMs: number; staleAfterMs: number } }) {
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   const jobs = createJobs(store, options.jobs ?? {});
   const builds = buildsService(store, repositories, jobs);
@@ -34,6 +36,7 @@ export function createServices(store: Store, options: { repositoriesDir: string;
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
   return {
+    secrets: options.secrets,
     repositories,
     jobs,
     builds,
@@ -58,6 +61,7 @@ export function createServices(store: Store, options: { repositoriesDir: string;
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports: reportsService(store),
+    envVars: envVarsService(store, options.secrets),
   };
 }
 export type Services = ReturnType<typeof createServices>;

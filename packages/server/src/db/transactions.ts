@@ -312,4 +312,5 @@ export const lockKey = {
   deployment: (id: number) => `deployment:${id}`,
   group: (id: number) => `group:${id}`,
   repository: (deploymentId: number) => `repository:${deploymentId}`,
+  envVars: (deploymentId: number) => `env-vars:${deploymentId}`,
 };
