@@ -5,6 +5,8 @@ import { generateApiKey } from './areas/api-keys/key-format.js';
 import { addTenantDomain, createTenant, defaultAdminEmail, describeTenants, TenantError, tenantHosts } from './areas/tenants/tenants.service.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, storeFor, type Store } from './db/database.js';
+import { generateKeyText, reencryptAll, SecretKeyError, Secrets, SecretsError, loadSecretKeys } from './secrets/index.js';
+import { SECRET_COLUMNS } from './stored-secrets.js';
 
 /*
  * `npm run admin -- <command>`: operator commands that need no API key because they run beside
@@ -94,6 +96,35 @@ Example:
     args: [],
     offline: (io) => io.out(generateApiKey()),
   },
+  'secrets re-encrypt': {
+    usage: `Usage: admin secrets re-encrypt
+
+Encrypts every stored secret (environment variables' values) again under the current secret key,
+the first of MAPI_SECRET_KEY or MAPI_SECRET_KEY_FILE, and prints how many values it moved. Values
+already under it are left alone, so running it again changes nothing. When no value is left under
+an older key, the database forgets that key and it may leave the configuration.
+
+Rotation: put the new key first and keep the old one after it (MAPI_SECRET_KEY=new:<key>,old:<key>),
+restart every server, run this, then remove the old key.
+
+Example:
+  MAPI_SECRET_KEY="k2:$(npm run --silent admin -- secrets generate-key),$MAPI_SECRET_KEY" npm run admin -- secrets re-encrypt`,
+    options: {},
+    args: [],
+    run: secretsReencrypt,
+  },
+  'secrets generate-key': {
+    usage: `Usage: admin secrets generate-key
+
+Prints a new secret key (32 random bytes, base64) without touching the database, for
+MAPI_SECRET_KEY or MAPI_SECRET_KEY_FILE. Keep it: values encrypted with it cannot be read without it.
+
+Example:
+  export MAPI_SECRET_KEY="k1:$(npm run --silent admin -- secrets generate-key)"`,
+    options: {},
+    args: [],
+    offline: (io) => io.out(generateKeyText()),
+  },
 };
 
 const OVERVIEW = `Usage: admin <command> [options]
@@ -103,10 +134,12 @@ Commands:
   tenant list                     list tenants and their hosts
   tenant add-domain <slug> <host> map a custom domain to a tenant
   key generate                    print a new key for ADMIN_API_KEY
+  secrets re-encrypt              move every stored secret to the current secret key
+  secrets generate-key            print a new key for MAPI_SECRET_KEY
 
-Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN).
+Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN, MAPI_SECRET_KEY).
 Run "npm run admin -- <command> --help" for a command's options.
-Exit status: 0 done; 2 a usage, configuration or tenant error; 1 anything else (say, the database
+Exit status: 0 done; 2 a usage, configuration, tenant or secret-key error; 1 anything else (say, the database
 cannot be reached). Every error is one line on stderr.
 
 Example:
@@ -145,6 +178,19 @@ async function tenantAddDomain(ctx: Context, { positionals }: Parsed): Promise<v
   const [slug = '', domain = ''] = positionals;
   const host = await addTenantDomain(ctx.store, slug, domain, ctx.config.baseDomain);
   ctx.out(`Tenant ${slug} now answers on ${host}.`);
+}
+
+async function secretsReencrypt(ctx: Context): Promise<void> {
+  const loaded = await loadSecretKeys(ctx.config.secretKeys);
+  const report = await reencryptAll(ctx.store.db, new Secrets(loaded.keys, loaded.origin), SECRET_COLUMNS);
+  const current = report.currentKeyId;
+  for (const c of report.columns) {
+    const meanwhile = c.changedMeanwhile > 0 ? `, ${c.changedMeanwhile} changed meanwhile (run again)` : '';
+    ctx.out(`${c.column}: ${c.total} value(s); ${c.reencrypted} re-encrypted under key "${current}", ${c.alreadyCurrent} already under it${meanwhile}`);
+  }
+  if (report.retired.length > 0) ctx.out(`No value is left under key(s) ${report.retired.map((id) => `"${id}"`).join(', ')}: the database forgot them.`);
+  for (const r of report.remaining) ctx.out(`Key "${r.keyId}" still encrypts ${r.count} value(s), written meanwhile by a server without the new key first: restart it with the new configuration and run this again.`);
+  if (report.remaining.length === 0) ctx.out(`Every stored secret is under key "${current}"; other keys (${loaded.origin}) may now be removed.`);
 }
 
 function table(rows: string[][]): string[] {
@@ -267,7 +313,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
       io.err(reason(error));
       io.err(usageLine(name, command));
     } else if (error instanceof ConfigError) io.err(`Invalid configuration: ${error.problems.join('; ')}`);
-    else if (error instanceof TenantError) io.err(reason(error));
+    else if (error instanceof TenantError || error instanceof SecretKeyError || error instanceof SecretsError) io.err(reason(error));
     else {
       io.err(error instanceof DatabaseError ? error.message : `admin ${name} failed: ${reason(error)}`);
       return 1;

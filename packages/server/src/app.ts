@@ -10,6 +10,8 @@ import { apiKeySchemas } from './areas/api-keys/api-keys.schemas.js';
 import { LastUsedRecorder } from './areas/api-keys/last-used.js';
 import { deploymentsRoutes } from './areas/deployments/deployments.routes.js';
 import { deploymentSchemas } from './areas/deployments/deployments.schemas.js';
+import { envVarsRoutes } from './areas/env-vars/env-vars.routes.js';
+import { envVarSchemas } from './areas/env-vars/env-vars.schemas.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
@@ -68,6 +70,7 @@ import { installValidators } from './http/validation.js';
 import { installRequestMetrics } from './metrics/http-hooks.js';
 import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
+import { Secrets } from './secrets/index.js';
 
 export interface AppOptions {
   store: Store;
@@ -120,6 +123,11 @@ export interface AppOptions {
   strictProblemCodes?: boolean;
   /** Prometheus metrics of this app and its store (the store's `queryLog` must be this one's); absent or null: none. */
   metrics?: Metrics | null;
+  /**
+   * The keys values are encrypted with at rest, checked against the store (server.ts). Absent: a
+   * key of this app's own, so its values are unreadable once it closes (tests and scripts).
+   */
+  secrets?: Secrets;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -185,12 +193,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installAccessLog(app);
   const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
   const originOf = tenantOrigin(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) });
-  const deploymentUrlOf = originOf;
   const services = createServices(store, {
     repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
+    secrets: options.secrets ?? Secrets.ephemeral(),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
-    deploymentUrlOf,
+    deploymentUrlOf: originOf,
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
@@ -198,7 +206,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...envVarSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -259,6 +267,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(branchesRoutes(services.devMode, services.branches));
   await app.register(buildsRoutes(services.builds, services.validation));
   await app.register(uploadsRoutes(services.uploads));
+  await app.register(envVarsRoutes(services.envVars));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { EMAIL, HOST_NAME } from './formats.js';
 import { DEFAULT_CATALOG, parseRegions, parseVersions, type Catalog } from './areas/deployments/catalog.js';
+import { parseSecretKeys, type SecretKeySource } from './secrets/keys.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -40,6 +41,8 @@ export interface Config {
   publicUrl: string | null;
   /** The Prometheus endpoint's own plain-HTTP listener; null: no metrics are served. */
   metrics: { port: number; host: string } | null;
+  /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
+  secretKeys: SecretKeySource;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +145,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`METRICS_PORT must differ from PORT (${port}): metrics are served on a listener of their own`);
   }
 
+  const secretKeys = secretKeySource(value, env, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -166,7 +171,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
+    secretKeys,
   };
+}
+
+/**
+ * MAPI_SECRET_KEY (the keys themselves) or MAPI_SECRET_KEY_FILE (a file holding them), never both.
+ * Neither: required in production, where a key made on the spot would be lost with the machine;
+ * elsewhere one is made once in DATA_DIR/secret.key and kept.
+ */
+function secretKeySource(value: (name: string) => string | null, env: NodeJS.ProcessEnv, problems: string[]): SecretKeySource {
+  const given = value('MAPI_SECRET_KEY');
+  const file = value('MAPI_SECRET_KEY_FILE');
+  const generated: SecretKeySource = { from: 'generated', file: path.resolve(value('DATA_DIR') ?? './data', 'secret.key') };
+  if (given !== null && file !== null) {
+    problems.push('MAPI_SECRET_KEY and MAPI_SECRET_KEY_FILE are both set: set one of them');
+    return generated;
+  }
+  if (given !== null) {
+    const parsed = parseSecretKeys(given, 'MAPI_SECRET_KEY');
+    problems.push(...parsed.problems);
+    return { from: 'MAPI_SECRET_KEY', keys: parsed.keys };
+  }
+  if (file !== null) return { from: 'MAPI_SECRET_KEY_FILE', file: path.resolve(file) };
+  if (env.NODE_ENV === 'production') {
+    problems.push(
+      'MAPI_SECRET_KEY or MAPI_SECRET_KEY_FILE is required when NODE_ENV=production (values such as environment variables are encrypted with it): ' +
+        'generate one with `npm run admin -- secrets generate-key` and keep it safe; without it the stored values cannot be read',
+    );
+  }
+  return generated;
 }
 
 /** Only HTTPS is served, and absolute URLs are built as origin + path, so nothing else is accepted. */

@@ -5,6 +5,8 @@ import { migrate, storeFor, type Store } from './db/database.js';
 import { configureLockWaits } from './db/transactions.js';
 import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { Metrics } from './metrics/metrics.js';
+import { SecretKeyError } from './secrets/index.js';
+import { openSecrets } from './stored-secrets.js';
 import { loadTls } from './tls.js';
 
 export interface RunningServer {
@@ -25,7 +27,7 @@ export class StartupError extends Error {
 }
 
 /**
- * Loads TLS, opens the store, migrates, bootstraps, and listens over HTTPS; then, and only then,
+ * Loads TLS, opens the store, migrates, checks the secret keys, bootstraps, and listens over HTTPS; then, and only then,
  * makes and prints the first start's admin key, so a start that fails (port taken, bad
  * certificate) leaves no key behind that nobody saw. Used by main.ts and by tests that need a
  * real listening server.
@@ -39,9 +41,13 @@ export async function startServer(config: Config, print: (line: string) => void 
   let metricsListener: MetricsListener | null = null;
   try {
     await migrate(store);
+    const secrets = await openSecrets(store, config.secretKeys).catch((error: unknown) => {
+      throw error instanceof SecretKeyError ? new StartupError(error.message, { cause: error }) : error;
+    });
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
     app = await buildApp({
       store,
+      secrets,
       baseDomain: config.baseDomain,
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,

@@ -21,6 +21,8 @@ import { buildsService } from './areas/data-model/builds.service.js';
 import { validateService } from './areas/data-model/validate.service.js';
 import { uploadsService } from './areas/data-model/uploads.service.js';
 import { createJobs } from './jobs/index.js';
+import { envVarsService } from './areas/env-vars/env-vars.service.js';
+import type { Secrets } from './secrets/index.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
@@ -28,9 +30,10 @@ import { exclusive, lockKey } from './db/transactions.js';
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
   repositoriesDir: string;
+  secrets: Secrets;
   jobs?: { heartbeatMs: number; staleAfterMs: number };
   catalog: Catalog;
-  /** `https://<tenant host>/deployments/<id>`. */
+  /** The origin of a tenant: deployments are at `<origin>/deployments/<id>`. */
   deploymentUrlOf: DeploymentUrlOf;
 }
 
@@ -43,6 +46,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
   return {
+    secrets: options.secrets,
     repositories,
     jobs,
     builds,
@@ -67,6 +71,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports: reportsService(store),
+    envVars: envVarsService(store, options.secrets),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -11,6 +11,7 @@ import { bootstrapDefaultTenant, createTenant } from '../src/areas/tenants/tenan
 import { insertUser } from '../src/areas/users/users.store.js';
 import { migrate, openStore, type Dialect, type QueryLog, type Store, type StoreOptions } from '../src/db/database.js';
 import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
+import type { Secrets } from '../src/secrets/index.js';
 
 /**
  * Test harness. Every storage test runs on SQLite, and on PostgreSQL when DATABASE_URL is set.
@@ -94,7 +95,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -108,6 +109,7 @@ export class TestApp {
       corsOrigins: options.corsOrigins ?? [],
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.repositoriesDir ? { repositoriesDir: options.repositoriesDir } : {}),
+      ...(options.secrets ? { secrets: options.secrets } : {}),
       startJobs: 'on-first-job',
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });

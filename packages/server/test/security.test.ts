@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
+import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
@@ -39,6 +40,8 @@ interface Ids {
   itemType: 'WORKBOOK';
   itemId: number;
   buildId: number;
+  /** An environment variable of the deployment. */
+  name: string;
 }
 
 /**
@@ -96,6 +99,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     pullBranch: { branchName: 'main' },
     mergeToDeployBranch: { message: 'by the suite', branchName: 'security-suite' },
     finishUpload: { transaction: { id: 'security-suite' }, files: {} },
+    setEnvVariables: { env_variables: [{ name: 'SECURITY', value: 'x' }] },
   };
   return bodies[op.operationId];
 }
@@ -112,7 +116,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
@@ -158,6 +162,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       itemType: 'WORKBOOK',
       itemId: workbook.id,
       buildId: await buildOf(tenantId, deploymentId),
+      name: await envVarOf(tenantId, deploymentId),
     };
   }
 
@@ -170,6 +175,14 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return build.id;
+  }
+
+  /** An environment variable of the deployment, so {name} names a real one. */
+  async function envVarOf(tenantId: number, deploymentId: number): Promise<string> {
+    const at = new Date().toISOString();
+    const value = t.app.services.secrets.seal('seeded', envVarContext(deploymentId, 'SECURITY'));
+    await t.store.db.insertInto('env_vars').values({ tenant_id: tenantId, deployment_id: deploymentId, name: 'SECURITY', value, created_at: at, updated_at: at }).execute();
+    return 'SECURITY';
   }
 
   beforeAll(async () => {

@@ -1260,6 +1260,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/env-vars": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deployment’s environment variables, secret-looking values masked (reference 1.11; SecretsManage)
+         * @description In name order (byte order). A value whose name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL, in any case, is returned as `[ENCRYPTED]`.
+         */
+        get: operations["listEnvVariables"];
+        /**
+         * Create or overwrite environment variables by name; the others keep their values (reference 1.12; SecretsManage)
+         * @description All or nothing: 400 `VALIDATION_FAILED`, changing nothing, when a value is the `[ENCRYPTED]` placeholder, when a new name is not a POSIX identifier (a name the deployment already has may be sent as it is), or when a name is listed twice. Answers the first page of the list after the change, masked.
+         */
+        put: operations["setEnvVariables"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/env-vars/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one environment variable, legacy names included (extension; SecretsManage) */
+        delete: operations["deleteEnvVariable"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1280,7 +1321,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -2243,6 +2284,24 @@ export interface components {
         };
         FinishUploadResponse: {
             lastHash: string | null;
+        };
+        EnvVariableItem: {
+            name: string;
+            /** @description The value, or `[ENCRYPTED]` when the name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL (any case). */
+            value: string;
+        };
+        /** @description A page of the deployment’s environment variables in name order (byte order), secret-looking values masked. */
+        EnvVariablesListResponse: {
+            items: components["schemas"]["EnvVariableItem"][];
+            /**
+             * @deprecated
+             * @description Deprecated: the same array as `items`.
+             */
+            data: components["schemas"]["EnvVariableItem"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        EnvVariableDeleted: {
+            success: boolean;
         };
     };
     responses: {
@@ -11176,6 +11235,271 @@ export interface operations {
             };
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["BranchMoved"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEnvVariables: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the deployment’s environment variables in name order (byte order), secret-looking values masked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvVariablesListResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setEnvVariables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The variables to create or overwrite, each name once; variables not listed keep their values. */
+                    env_variables: {
+                        /** @description A new name must match ^[A-Za-z_][A-Za-z0-9_]*$; a name the deployment already has may be sent as it is. */
+                        name: string;
+                        /** @description At most 32768 characters; never `[ENCRYPTED]`. */
+                        value: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description A page of the deployment’s environment variables in name order (byte order), secret-looking values masked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvVariablesListResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteEnvVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvVariableDeleted"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `ENV_VAR_NOT_FOUND`: The deployment has no environment variable of this name
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -343,6 +343,24 @@ export interface JobLogTable {
   line: string;
 }
 
+/** A deployment's environment variable; `value` is sealed by secrets/ (context `env-var:<deploymentId>:<name>`). */
+export interface EnvVarTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  name: string;
+  value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** secrets/: a key that may have sealed values, and a check value sealed under it. */
+export interface SecretKeyTable {
+  id: string;
+  check_value: string;
+  created_at: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -368,6 +386,8 @@ export interface Database {
   uploads: UploadTable;
   upload_files: UploadFileTable;
   deployment_versions: DeploymentVersionTable;
+  env_vars: EnvVarTable;
+  secret_keys: SecretKeyTable;
 }
 
 export type Db = Kysely<Database>;
@@ -389,5 +409,6 @@ export type WorkbookRow = Selectable<WorkbookTable>;
 export type ReportRow = Selectable<ReportTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type JobRow = Selectable<JobTable>;
+export type EnvVarRow = Selectable<EnvVarTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

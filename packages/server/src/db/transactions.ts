@@ -314,4 +314,5 @@ export const lockKey = {
   repository: (deploymentId: number) => `repository:${deploymentId}`,
   /** A tenant's deployment names, unique in it. */
   deploymentNames: (tenantId: number) => `deployment-names:${tenantId}`,
+  envVars: (deploymentId: number) => `env-vars:${deploymentId}`,
 };

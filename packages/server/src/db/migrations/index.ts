@@ -10,6 +10,7 @@ import { listIndexes } from './0007_list_indexes.js';
 import { folderTreeVersions } from './0008_folder_tree_versions.js';
 import { jobs } from './0009_jobs.js';
 import { dataModel } from './0010_data_model.js';
+import { envVars } from './0011_env_vars.js';
 import { deploymentSettings } from './0012_deployment_settings.js';
 
 /**
@@ -30,6 +31,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0008_folder_tree_versions': folderTreeVersions(dialect),
         '0009_jobs': jobs(dialect),
         '0010_data_model': dataModel(dialect),
+        '0011_env_vars': envVars(dialect),
         '0012_deployment_settings': deploymentSettings(dialect),
       };
     },

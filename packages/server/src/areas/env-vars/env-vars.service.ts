@@ -1,0 +1,90 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import type { Executor } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import type { Secrets } from '../../secrets/index.js';
+import { decodeCursor, pageRequest, toPage, type PageRequest } from '../../shared/pagination.js';
+import { ApiError, type FieldError } from '../../shared/problems.js';
+import { now } from '../../time.js';
+import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { MASK, type EnvVariableItem, type EnvVariablesListResponse, type SetEnvVariablesInput } from './env-vars.schemas.js';
+import { deleteEnvVar, envVarContext, existingNames, listEnvVars, upsertEnvVars } from './env-vars.store.js';
+
+/** Reference 1.11: these words anywhere in a name hide its value on reads. Case is ignored, so `db_password` is hidden too. */
+const SECRET_NAME = /PASS|SECRET|TOKEN|KEY|CREDENTIAL/i;
+/** Reference 1.12: what a new name must be. */
+const POSIX_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function isMasked(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+function afterName(page: PageRequest): string | undefined {
+  if (page.after === undefined) return undefined;
+  const [name] = decodeCursor(page.after, 1);
+  if (typeof name !== 'string') throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
+  return name;
+}
+
+/** Every refusal of a PUT body at once, each naming its variable (never its value). */
+function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<string>): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  items.forEach(({ name, value }, i) => {
+    const at = `/body/env_variables/${i}`;
+    if (seen.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is listed more than once` });
+    seen.add(name);
+    if (value === MASK) errors.push({ pointer: `${at}/value`, message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it` });
+    if (!POSIX_NAME.test(name) && !existing.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
+  });
+  return errors;
+}
+
+export function envVarsService(store: Store, secrets: Secrets) {
+  const { db } = store;
+
+  async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
+    const rows = await listEnvVars(executor, store.dialect, tenantId, deploymentId, afterName(request), request.first + 1);
+    const { items, pageInfo } = toPage(rows, request, (r) => [r.name]);
+    // A masked value is never decrypted: what is not shown is not held in memory either.
+    const shown: EnvVariableItem[] = items.map((r) => ({ name: r.name, value: isMasked(r.name) ? MASK : secrets.open(r.value, envVarContext(deploymentId, r.name)) }));
+    return { items: shown, data: shown, pageInfo };
+  }
+
+  return {
+    /** Reference 1.11: one page in name order, secret-looking values masked (SecretsManage). */
+    async list(caller: Caller, deploymentId: number, query: { first?: number; after?: string }): Promise<EnvVariablesListResponse> {
+      await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
+      return page(db, caller.actor.tenantId, deploymentId, pageRequest(query));
+    },
+
+    /**
+     * Reference 1.12: creates or overwrites each listed variable; the rest keep their values. All
+     * or nothing: one refused item refuses the request. Answers the first page after the change.
+     */
+    async set(caller: Caller, deploymentId: number, input: SetEnvVariablesInput): Promise<EnvVariablesListResponse> {
+      await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
+      const tenantId = caller.actor.tenantId;
+      const items = input.env_variables;
+      return serialized(store, lockKey.envVars(deploymentId), async (trx) => {
+        const existing = await existingNames(trx, tenantId, deploymentId, items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name));
+        const errors = bodyErrors(items, existing);
+        if (errors.length > 0) {
+          throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });
+        }
+        const sealed = items.map(({ name, value }) => ({ name, value: secrets.seal(value, envVarContext(deploymentId, name)) }));
+        await upsertEnvVars(trx, tenantId, deploymentId, sealed, now());
+        return page(trx, tenantId, deploymentId, pageRequest({}));
+      });
+    },
+
+    /** Extension: removes one variable by name, legacy names included (SecretsManage). */
+    async remove(caller: Caller, deploymentId: number, name: string): Promise<{ success: true }> {
+      await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
+      const removed = await serialized(store, lockKey.envVars(deploymentId), (trx) => deleteEnvVar(trx, caller.actor.tenantId, deploymentId, name));
+      if (!removed) throw new ApiError('ENV_VAR_NOT_FOUND', `Deployment ${deploymentId} has no environment variable ${JSON.stringify(name)}.`);
+      return { success: true };
+    },
+  };
+}
+export type EnvVarsService = ReturnType<typeof envVarsService>;

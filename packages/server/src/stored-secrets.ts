@@ -1,0 +1,18 @@
+import { envVarSecretColumn } from './areas/env-vars/env-vars.store.js';
+import type { Store } from './db/database.js';
+import { checkSecretKeys, loadSecretKeys, Secrets, type SecretColumn, type SecretKeySource } from './secrets/index.js';
+
+/**
+ * Every column that holds values encrypted by secrets/. The start-up check counts the values
+ * under keys that are no longer configured in them, and `secrets re-encrypt` walks them all; an
+ * area that stores a new kind of secret adds its column here.
+ */
+export const SECRET_COLUMNS: readonly SecretColumn[] = [envVarSecretColumn];
+
+/** The configured keys, checked against the store's values (throws SecretKeyError saying what to fix). */
+export async function openSecrets(store: Store, source: SecretKeySource): Promise<Secrets> {
+  const loaded = await loadSecretKeys(source);
+  const secrets = new Secrets(loaded.keys, loaded.origin);
+  await checkSecretKeys(store.db, secrets, SECRET_COLUMNS);
+  return secrets;
+}
