@@ -9,6 +9,7 @@ import { apiKeysRoutes } from './areas/api-keys/api-keys.routes.js';
 import { apiKeySchemas } from './areas/api-keys/api-keys.schemas.js';
 import { LastUsedRecorder } from './areas/api-keys/last-used.js';
 import { deploymentsRoutes } from './areas/deployments/deployments.routes.js';
+import { setupRoutes, setupSchemas } from './areas/deployments/setup.routes.js';
 import { deploymentSchemas } from './areas/deployments/deployments.schemas.js';
 import { envVarsRoutes } from './areas/env-vars/env-vars.routes.js';
 import { envVarSchemas } from './areas/env-vars/env-vars.schemas.js';
@@ -206,7 +207,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...envVarSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -256,6 +257,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(scimRoutes(services.scim, scimBaseUrl(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) })));
   await app.register(userAttributesRoutes(services.userAttributes));
   await app.register(deploymentsRoutes(services.deployments));
+  await app.register(setupRoutes(services.setup, services.environments));
   await app.register(policiesRoutes(services.policies));
   await app.register(foldersRoutes(services.folders));
   await app.register(workspaceRoutes(services.workspace));

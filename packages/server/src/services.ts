@@ -2,6 +2,8 @@ import type { Store } from './db/database.js';
 import { apiKeysService } from './areas/api-keys/api-keys.service.js';
 import { deploymentsService, type DeploymentUrlOf } from './areas/deployments/deployments.service.js';
 import type { Catalog } from './areas/deployments/catalog.js';
+import { setupService } from './areas/deployments/setup.service.js';
+import { environmentsService } from './areas/deployments/environments.service.js';
 import { groupsService } from './areas/groups/groups.service.js';
 import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
@@ -66,6 +68,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     userAttributes: userAttributesService(store),
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf),
+    setup: setupService(store, options.deploymentUrlOf),
+    environments: environmentsService(store, options.deploymentUrlOf),
     policies: policiesService(store),
     folders: foldersService(store),
     workspace: workspaceService(store),

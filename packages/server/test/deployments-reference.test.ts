@@ -127,6 +127,53 @@ for (const dialect of DIALECTS) {
       expect(a.deploymentUrl).toMatch(/\/deployments\/\d+$/);
     });
 
+    it('the setup wizard moves along the documented transitions; ready needs a successful production build; reset goes back to project (reference 1.13, 1.14)', async () => {
+      const { id } = await create({ name: 'wizard' });
+      const advance = (creationStep: string, key?: string) => t.request({ method: 'POST', url: `/api/v1/deployments/${id}/creation-step/advance`, body: { creationStep }, ...(key ? { key } : {}) });
+      expect((await advance('upload')).json()).toMatchObject({ id, creationStep: 'upload' });
+      expect(problem(await advance('ready'), 409, 'CREATION_STEP_REFUSED').detail).toContain('From the step upload the wizard goes on to project, databases, schema');
+      expect((await advance('upload')).json().creationStep).toBe('upload');
+      expect((await advance('databases')).json().creationStep).toBe('databases');
+      // No successful production build yet (the starter build may still be queued): the refusal names it.
+      await t.store.db.deleteFrom('builds').where('deployment_id', '=', id).execute();
+      expect(problem(await advance('ready'), 409, 'CREATION_STEP_REFUSED').detail).toContain('production has no successful build');
+      const at = new Date().toISOString();
+      await t.store.db.insertInto('builds').values({ tenant_id: t.tenantId, deployment_id: id, branch_name: 'main', mode: 'production', commit_sha: '0'.repeat(40), status: 'success', cause: 'test', created_at: at, updated_at: at }).execute();
+      expect((await advance('ready')).json().creationStep).toBe('ready');
+      problem(await advance('upload'), 409, 'CREATION_STEP_REFUSED');
+      problem(await advance('finished'), 400, 'VALIDATION_FAILED');
+      const reset = await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/creation-step/reset` });
+      expect(reset.json()).toMatchObject({ id, creationStep: 'project' });
+      const viewer = await t.user('VIEWER');
+      await t.grant({ type: 'USER', id: viewer.userId }, { type: 'DEPLOYMENT', id }, 'VIEW');
+      problem(await advance('upload', viewer.key), 403, 'FORBIDDEN');
+    });
+
+    it('lists environments: one production, staging branches whose flag is on, a development environment per credential in dev mode (reference 1.17)', async () => {
+      const { id, deploymentUrl } = await create({ name: 'environments' });
+      const dev = await t.user('DEVELOPER', { email: 'dana@example.com' });
+      await t.grant({ type: 'USER', id: dev.userId }, { type: 'DEPLOYMENT', id }, 'EDIT');
+      await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/branches`, body: { name: 'stage/eu' } });
+      await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/branches`, body: { name: 'quiet' } });
+      expect((await t.request({ method: 'PUT', url: `/build/api/v1/deployments/${id}/branches/staging-environment`, body: { enabled: true, branchName: 'stage/eu' } })).statusCode).toBe(200);
+      const devBranch = (await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key })).json().branchName as string;
+      const all = (await t.request({ url: `/api/v1/deployments/${id}/environments` })).json() as Json;
+      expect(all.items).toEqual([
+        { id: 'production', type: 'production', branch: 'main', user: null, api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/data-api/v1` }] },
+        { id: expect.stringMatching(/^staging-\d+$/), type: 'staging', branch: 'stage/eu', user: null, api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/stage%2Feu/data-api/v1` }] },
+        { id: expect.stringMatching(/^development-\d+$/), type: 'development', branch: devBranch, user: 'dana@example.com', api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/${devBranch}/data-api/v1` }] },
+      ]);
+      expect(all.data).toEqual(all.items);
+      expect(all.pagination).toEqual({ total: 3, offset: 0, limit: 100 });
+      expect(((await t.request({ url: `/api/v1/deployments/${id}/environments?type=staging` })).json() as Json).items.map((e: Json) => e.branch)).toEqual(['stage/eu']);
+      const second = (await t.request({ url: `/api/v1/deployments/${id}/environments?offset=1&limit=1` })).json() as Json;
+      expect(second.items.map((e: Json) => e.type)).toEqual(['staging']);
+      await t.request({ method: 'DELETE', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key });
+      expect(((await t.request({ url: `/api/v1/deployments/${id}/environments?type=development` })).json() as Json).items).toEqual([]);
+      const stranger = await t.user('DEVELOPER');
+      problem(await t.request({ url: `/api/v1/deployments/${id}/environments`, key: stranger.key }), 403, 'FORBIDDEN');
+    });
+
     it('settings and versions are readable with DeploymentRead; PUT needs DeploymentUpdate (MANAGE and a developer role)', async () => {
       const { id } = await create({ name: 'guarded settings' });
       const viewer = await t.user('VIEWER');

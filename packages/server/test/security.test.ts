@@ -99,6 +99,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     pullBranch: { branchName: 'main' },
     mergeToDeployBranch: { message: 'by the suite', branchName: 'security-suite' },
     finishUpload: { transaction: { id: 'security-suite' }, files: {} },
+    advanceCreationStep: { creationStep: 'upload' },
     setEnvVariables: { env_variables: [{ name: 'SECURITY', value: 'x' }] },
   };
   return bodies[op.operationId];

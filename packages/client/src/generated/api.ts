@@ -609,6 +609,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/creation-step/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the setup wizard to a step (reference 1.13; DeploymentUpdate)
+         * @description The steps are alternatives: from `project` to `upload`, `git-host`, `ssh`, `demo`, `databases` or `schema`; from a model source to `databases`, `schema` or back to `project`; from `demo`, `databases` or `schema` to `ready`, which also needs a successful production build; from `ready` back to `databases` or `schema`. Anything else is 409 `CREATION_STEP_REFUSED` saying what is missing.
+         */
+        post: operations["advanceCreationStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/creation-step/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the setup wizard back to `project` (reference 1.14; DeploymentUpdate) */
+        post: operations["resetCreationStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/environments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The deployment’s environments: production, staging branches, developers in dev mode (reference 1.17; DeploymentRead) */
+        get: operations["listEnvironments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/policies": {
         parameters: {
             query?: never;
@@ -1321,7 +1375,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "DEPLOYMENT_BUSY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -2285,6 +2339,34 @@ export interface components {
         FinishUploadResponse: {
             lastHash: string | null;
         };
+        DeploymentEnvironment: {
+            id: string;
+            /** @enum {unknown} */
+            type: "production" | "staging" | "development";
+            api_credentials: {
+                /** @enum {unknown} */
+                type: "rest" | "sql";
+                version: number;
+                url?: string | null;
+                host?: string | null;
+                port?: number | null;
+                database?: string | null;
+            }[];
+            branch?: string | null;
+            user?: string | null;
+        };
+        DeploymentEnvironmentsListResponse: {
+            items: components["schemas"]["DeploymentEnvironment"][];
+            /** @deprecated */
+            data: components["schemas"]["DeploymentEnvironment"][];
+            pageInfo: components["schemas"]["PageInfo"];
+            /** @deprecated */
+            pagination: {
+                total: number;
+                offset: number;
+                limit: number;
+            } | null;
+        };
         EnvVariableItem: {
             name: string;
             /** @description The value, or `[ENCRYPTED]` when the name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL (any case). */
@@ -2516,6 +2598,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "DEPLOYMENT_NAME_TAKEN";
+                };
+            };
+        };
+        /** @description Conflict: `CREATION_STEP_REFUSED` (The setup wizard cannot move to this step now). */
+        CreationStepRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "CREATION_STEP_REFUSED";
                 };
             };
         };
@@ -7117,6 +7213,305 @@ export interface operations {
             };
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    advanceCreationStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    creationStep: components["schemas"]["CreationStep"];
+                };
+            };
+        };
+        responses: {
+            /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["CreationStepRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    resetCreationStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    listEnvironments: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                type?: "production" | "staging" | "development";
+                offset?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeploymentEnvironmentsListResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -69,3 +69,9 @@ export async function listBuilds(db: Executor, deploymentId: number, filter: { b
   if (filter.beforeId !== undefined) query = query.where('id', '<', filter.beforeId);
   return query.orderBy('id', 'desc').limit(filter.limit).execute();
 }
+
+/** Whether the branch has ever built successfully (the wizard's `ready` needs production to have). */
+export async function hasSuccessfulBuild(db: Executor, deploymentId: number, branch: string): Promise<boolean> {
+  const row = await db.selectFrom('builds').select('id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('status', '=', 'success').limit(1).executeTakeFirst();
+  return row !== undefined;
+}

@@ -39,6 +39,11 @@ export type DeploymentUrlOf = (tenant: { id: number; slug: string }) => Promise<
 
 export const deploymentPath = (origin: string, id: number) => `${origin}/deployments/${id}`;
 
+/** Reference 1.0 `Deployment` of a row, with this product's `createdAt`, `updatedAt` and `access` beside it. */
+export function toDeployment(row: DeploymentRow, access: Access | null, origin: string): Deployment {
+  return { id: row.id, name: row.name, deploymentUrl: deploymentPath(origin, row.id), creationStep: row.creation_step, createdAt: row.created_at, updatedAt: row.updated_at, access };
+}
+
 /** How far back a tenant's release history reaches in `GET …/versions` (reference 1.7). */
 const HISTORY_MS = 183 * 24 * 60 * 60 * 1000;
 
@@ -69,9 +74,6 @@ function nameTaken(name: string): ApiError {
 export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, catalog: Catalog, urlOf: DeploymentUrlOf) {
   const { db } = store;
 
-  function toDeployment(row: DeploymentRow, access: Access | null, origin: string): Deployment {
-    return { id: row.id, name: row.name, deploymentUrl: deploymentPath(origin, row.id), creationStep: row.creation_step, createdAt: row.created_at, updatedAt: row.updated_at, access };
-  }
 
   /** Versions this tenant may pick (reference 1.7): each channel's newest, and what it ran in the last six months. */
   async function offered(tenantId: number): Promise<Array<{ version: string; channel: ReleaseChannel }>> {

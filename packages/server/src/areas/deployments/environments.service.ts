@@ -1,0 +1,75 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
+import { ApiError } from '../../shared/problems.js';
+import { authorizeDeployment } from './deployment-access.js';
+import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
+
+export type EnvironmentType = 'production' | 'staging' | 'development';
+
+export interface DeploymentEnvironment {
+  id: string;
+  type: EnvironmentType;
+  branch: string | null;
+  user: string | null;
+  api_credentials: Array<{ type: 'rest' | 'sql'; version: number; url?: string | null }>;
+}
+
+/** The data API of an environment: production at the deployment's URL, a branch's below `dev-mode/<branch>` (reference 2.14). */
+export function dataApiUrl(deploymentUrl: string, branch: string | null): string {
+  return branch === null ? `${deploymentUrl}/data-api/v1` : `${deploymentUrl}/dev-mode/${encodeURIComponent(branch)}/data-api/v1`;
+}
+
+/**
+ * A deployment's environments (reference 1.17): one production; a staging environment per shared
+ * branch whose staging flag is on (2.14); a development environment per credential in dev mode,
+ * on its dev-… branch, named by its user's email. Each has the REST credentials of its data API;
+ * the SQL credentials come with the query engine.
+ */
+export function environmentsService(store: Store, urlOf: DeploymentUrlOf) {
+  const { db } = store;
+  return {
+    async list(caller: Caller, id: number, input: { type?: EnvironmentType; first?: number; after?: string; offset?: number; limit?: number }) {
+      const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
+      if (input.offset !== undefined && input.after !== undefined) {
+        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
+      }
+      const url = deploymentPath(await urlOf(caller.tenant), row.id);
+      const rest = (branch: string | null) => [{ type: 'rest' as const, version: 1, url: dataApiUrl(url, branch) }];
+      const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null) }];
+      const staging = await db.selectFrom('branches').select(['id', 'name']).where('deployment_id', '=', row.id).where('staging_enabled', '=', 1).orderBy('id').execute();
+      for (const branch of staging) all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name) });
+      const developing = await db
+        .selectFrom('dev_sessions as s')
+        .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
+        .innerJoin('api_keys as k', 'k.id', 's.key_id')
+        .innerJoin('users as u', 'u.id', 'k.user_id')
+        .select(['b.id as branchId', 'b.name as branch', 'u.email as email'])
+        .where('s.deployment_id', '=', row.id)
+        .orderBy('b.id')
+        .execute();
+      for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch) });
+      const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
+      const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
+      let start = input.offset ?? 0;
+      if (page.after !== undefined) {
+        const [at] = decodeCursor(page.after, 1);
+        if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
+        start = at;
+      }
+      const items = listed.slice(start, start + page.first);
+      return {
+        items,
+        data: items,
+        pageInfo: {
+          startCursor: items.length ? encodeCursor([start]) : null,
+          endCursor: items.length ? encodeCursor([start + items.length]) : null,
+          hasNextPage: start + items.length < listed.length,
+          hasPreviousPage: start > 0,
+        },
+        pagination: { total: listed.length, offset: start, limit: page.first },
+      };
+    },
+  };
+}
+export type EnvironmentsService = ReturnType<typeof environmentsService>;
