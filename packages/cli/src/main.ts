@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
+import { registerEnvVars } from './commands/env-vars.js';
 import { registerFolders } from './commands/folders.js';
 import { registerLogin } from './commands/login.js';
 import { registerModel } from './commands/model.js';
@@ -59,6 +60,7 @@ function buildProgram(): Command {
   registerMove(program);
   registerDelete(program);
   registerModel(program);
+  registerEnvVars(program);
   registerUsers(program);
   registerApiKeys(program);
   registerSpec(program);
