@@ -11347,7 +11347,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted for the reference’s clients; an upload always lands as a commit. */
-                live?: boolean | null;
+                live?: boolean;
                 /** @description A branch name, e.g. `main` or `feature/orders`. */
                 branchName?: string;
                 /** @description The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned. */
@@ -11438,7 +11438,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted for the reference’s clients; an upload always lands as a commit. */
-                live?: boolean | null;
+                live?: boolean;
                 /** @description A branch name, e.g. `main` or `feature/orders`. */
                 branchName?: string;
                 /** @description The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned. */
@@ -11529,7 +11529,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Accepted for the reference’s clients; an upload always lands as a commit. */
-                live?: boolean | null;
+                live?: boolean;
                 /** @description A branch name, e.g. `main` or `feature/orders`. */
                 branchName?: string;
                 /** @description The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned. */

@@ -6,7 +6,7 @@ export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
 export const UploadQuery = Type.Object(
   {
-    live: Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'Accepted for the reference’s clients; an upload always lands as a commit.' })),
+    live: Type.Optional(Type.Boolean({ description: 'Accepted for the reference’s clients; an upload always lands as a commit.' })),
     branchName: Type.Optional(BranchName),
     useDeployProjectRoot: Type.Optional(Type.Boolean({ description: 'The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned.' })),
   },
