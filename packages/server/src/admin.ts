@@ -6,7 +6,10 @@ import { addTenantDomain, createTenant, defaultAdminEmail, describeTenants, Tena
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrate, storeFor, type Store } from './db/database.js';
 import { generateKeyText, reencryptAll, SecretKeyError, Secrets, SecretsError, loadSecretKeys } from './secrets/index.js';
-import { SECRET_COLUMNS } from './stored-secrets.js';
+import { openSecrets, SECRET_COLUMNS } from './stored-secrets.js';
+import { Signing } from './signing/index.js';
+import { findTenantBySlug } from './areas/tenants/tenants.store.js';
+import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 
 /*
  * `npm run admin -- <command>`: operator commands that need no API key because they run beside
@@ -125,6 +128,20 @@ Example:
     args: [],
     offline: (io) => io.out(generateKeyText()),
   },
+  'signing rotate': {
+    usage: `Usage: admin signing rotate --tenant SLUG
+
+Makes a new signing key sign the tenant's tokens from now on. The previous key keeps verifying,
+and stays in the tenant's key set (/.well-known/jwks.json), until every token it signed has
+expired (a day and a minute); then it is deleted. Rotate when a private key may have leaked:
+this is how issued tokens are revoked, a day at the latest.
+
+Example:
+  npm run admin -- signing rotate --tenant acme`,
+    options: { tenant: { type: 'string' } },
+    args: [],
+    run: signingRotate,
+  },
 };
 
 const OVERVIEW = `Usage: admin <command> [options]
@@ -136,6 +153,7 @@ Commands:
   key generate                    print a new key for ADMIN_API_KEY
   secrets re-encrypt              move every stored secret to the current secret key
   secrets generate-key            print a new key for MAPI_SECRET_KEY
+  signing rotate --tenant SLUG    make a new key sign a tenant's tokens (the old one verifies a day more)
 
 Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN, MAPI_SECRET_KEY).
 Run "npm run admin -- <command> --help" for a command's options.
@@ -191,6 +209,19 @@ async function secretsReencrypt(ctx: Context): Promise<void> {
   if (report.retired.length > 0) ctx.out(`No value is left under key(s) ${report.retired.map((id) => `"${id}"`).join(', ')}: the database forgot them.`);
   for (const r of report.remaining) ctx.out(`Key "${r.keyId}" still encrypts ${r.count} value(s), written meanwhile by a server without the new key first: restart it with the new configuration and run this again.`);
   if (report.remaining.length === 0) ctx.out(`Every stored secret is under key "${current}"; other keys (${loaded.origin}) may now be removed.`);
+}
+
+async function signingRotate(ctx: Context, { values }: Parsed): Promise<void> {
+  const slug = values.tenant;
+  if (typeof slug !== 'string' || slug === '') throw new UsageError('--tenant SLUG is required.');
+  const tenant = await findTenantBySlug(ctx.store.db, slug);
+  if (!tenant) throw new TenantError(`No tenant "${slug}"; "npm run admin -- tenant list" lists them.`);
+  const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
+  const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
+  const signing = new Signing(ctx.store, { secrets, issuerOf: tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl }) });
+  const { kid, retiredKid } = await signing.rotate({ id: tenant.id, slug: tenant.slug });
+  ctx.out(`Tenant ${slug} now signs with key ${kid}.`);
+  ctx.out(retiredKid === null ? 'It had no key before.' : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`);
 }
 
 function table(rows: string[][]): string[] {

@@ -13,6 +13,8 @@ import { setupRoutes, setupSchemas } from './areas/deployments/setup.routes.js';
 import { deploymentSchemas } from './areas/deployments/deployments.schemas.js';
 import { envVarsRoutes } from './areas/env-vars/env-vars.routes.js';
 import { envVarSchemas } from './areas/env-vars/env-vars.schemas.js';
+import { tokensRoutes } from './areas/tokens/tokens.routes.js';
+import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
@@ -61,6 +63,7 @@ import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { healthRoutes } from './http/health.routes.js';
+import { jwksRoutes } from './http/jwks.routes.js';
 import { DEFAULT_TIMEOUTS, fastifyTimeoutOptions, installTimeouts, type Timeouts } from './http/timeouts.js';
 import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
@@ -207,7 +210,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -250,6 +253,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.redisKeyPrefix === undefined ? {} : { redisKeyPrefix: options.redisKeyPrefix }),
   });
   await app.register(healthRoutes(store));
+  await app.register(jwksRoutes(services.signing, resolveTenant));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -270,6 +274,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(buildsRoutes(services.builds, services.validation));
   await app.register(uploadsRoutes(services.uploads));
   await app.register(envVarsRoutes(services.envVars));
+  await app.register(tokensRoutes(services.tokens));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -25,6 +25,8 @@ import { uploadsService } from './areas/data-model/uploads.service.js';
 import { createJobs } from './jobs/index.js';
 import { envVarsService } from './areas/env-vars/env-vars.service.js';
 import type { Secrets } from './secrets/index.js';
+import { Signing } from './signing/index.js';
+import { tokensService } from './areas/tokens/tokens.service.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
@@ -43,12 +45,15 @@ export function createServices(store: Store, options: ServiceOptions) {
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   const jobs = createJobs(store, options.jobs ?? {});
   const builds = buildsService(store, repositories, jobs);
+  // One keyring for every token the tenant issues; its issuer is the tenant's origin.
+  const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf });
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
   return {
     secrets: options.secrets,
+    signing,
     repositories,
     jobs,
     builds,
@@ -76,6 +81,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workbooks: workbooksService(store),
     reports: reportsService(store),
     envVars: envVarsService(store, options.secrets),
+    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -44,8 +44,8 @@ describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
         expect(op.operationId, `${method} ${path}`).toBeTruthy();
         expect(ids.has(op.operationId ?? '')).toBe(false);
         ids.add(op.operationId ?? '');
-        // Only the health probes answer without a credential; they keep their own error schema.
-        if (path === '/healthz' || path === '/readyz') {
+        // Only the health probes and the key set answer without a credential; they keep their own error schema.
+        if (path === '/healthz' || path === '/readyz' || path === '/.well-known/jwks.json') {
           expect(op.security).toEqual([]);
           continue;
         }

@@ -22,8 +22,9 @@ const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record
 const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })),
 );
-// The health probes are the public operations (security: []); every other one needs a credential.
-const guarded = operations.filter((op) => op.path !== '/healthz' && op.path !== '/readyz');
+// The health probes and the key set are the public operations (security: []); every other one needs a credential.
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json']);
+const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
   deploymentId: number;
@@ -42,6 +43,8 @@ interface Ids {
   buildId: number;
   /** An environment variable of the deployment. */
   name: string;
+  /** An environment of the deployment. */
+  environmentId: string;
 }
 
 /**
@@ -101,6 +104,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     finishUpload: { transaction: { id: 'security-suite' }, files: {} },
     advanceCreationStep: { creationStep: 'upload' },
     setEnvVariables: { env_variables: [{ name: 'SECURITY', value: 'x' }] },
+    createDeploymentToken: { expiresIn: 60 },
+    createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
+    createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
   };
   return bodies[op.operationId];
 }
@@ -117,7 +123,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
@@ -164,6 +170,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       itemId: workbook.id,
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
+      environmentId: 'production',
     };
   }
 

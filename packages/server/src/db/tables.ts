@@ -361,6 +361,40 @@ export interface SecretKeyTable {
   created_at: string;
 }
 
+/** signing/: a tenant's key pair; `private_key` is sealed by secrets/ (context `signing-key:<tenantId>:<kid>`). */
+export interface SigningKeyTable {
+  id: Generated<number>;
+  kid: string;
+  tenant_id: number;
+  algorithm: string;
+  /** JSON: the public JWK. */
+  public_jwk: string;
+  private_key: string;
+  created_at: string;
+  activated_at: string;
+  /** When another key took over signing; null for the key that signs. */
+  retired_at: string | null;
+  /** After this a retired key verifies nothing and leaves the key set; null while it signs. */
+  expires_at: string | null;
+}
+
+/** An environment token (reference 1.18-1.20); `token` is sealed by secrets/ (context `environment-token:<deploymentId>:<jti>`). */
+export interface EnvironmentTokenTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  environment_id: string;
+  jti: string;
+  created_by_user_id: number;
+  token: string;
+  /** JSON object: the security context signed. */
+  security_context: string;
+  /** JSON array: the scopes signed. */
+  scopes: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -388,6 +422,8 @@ export interface Database {
   deployment_versions: DeploymentVersionTable;
   env_vars: EnvVarTable;
   secret_keys: SecretKeyTable;
+  signing_keys: SigningKeyTable;
+  environment_tokens: EnvironmentTokenTable;
 }
 
 export type Db = Kysely<Database>;
@@ -410,5 +446,7 @@ export type ReportRow = Selectable<ReportTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;
+export type SigningKeyRow = Selectable<SigningKeyTable>;
+export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -315,4 +315,6 @@ export const lockKey = {
   /** A tenant's deployment names, unique in it. */
   deploymentNames: (tenantId: number) => `deployment-names:${tenantId}`,
   envVars: (deploymentId: number) => `env-vars:${deploymentId}`,
+  /** A tenant's signing keys: creating the first one, rotating. */
+  signingKeys: (tenantId: number) => `signing-keys:${tenantId}`,
 };

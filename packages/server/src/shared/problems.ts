@@ -33,6 +33,7 @@ export const PROBLEMS = {
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
   UPLOAD_NOT_FOUND: { status: 404, title: 'No open upload with this transaction id' },
   FILE_NOT_FOUND: { status: 404, title: 'No such file on the branch' },
+  ENVIRONMENT_NOT_FOUND: { status: 404, title: 'The deployment has no environment with this id' },
   ENV_VAR_NOT_FOUND: { status: 404, title: 'The deployment has no environment variable of this name' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },

@@ -1,6 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
+import type { DeploymentRow, Executor } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
@@ -18,6 +19,41 @@ export interface DeploymentEnvironment {
 /** The data API of an environment: production at the deployment's URL, a branch's below `dev-mode/<branch>` (reference 2.14). */
 export function dataApiUrl(deploymentUrl: string, branch: string | null): string {
   return branch === null ? `${deploymentUrl}/data-api/v1` : `${deploymentUrl}/dev-mode/${encodeURIComponent(branch)}/data-api/v1`;
+}
+
+/** One environment of a deployment, by the id the list gives it. */
+export interface EnvironmentRef {
+  id: string;
+  type: EnvironmentType;
+  /** The branch it serves: the deploy branch for production. */
+  branch: string;
+  /** Its data API's base URL. */
+  dataApiUrl: string;
+}
+
+/**
+ * The environment `environmentId` names while it exists (ids as the list gives them:
+ * `production`, `staging-<branch id>` while that branch's staging flag is on,
+ * `development-<branch id>` while its credential is in dev mode on it); undefined otherwise.
+ */
+export async function findEnvironment(db: Executor, row: DeploymentRow, deploymentUrl: string, environmentId: string): Promise<EnvironmentRef | undefined> {
+  if (environmentId === 'production') return { id: environmentId, type: 'production', branch: row.deploy_branch_name, dataApiUrl: dataApiUrl(deploymentUrl, null) };
+  const match = /^(staging|development)-([1-9][0-9]{0,15})$/.exec(environmentId);
+  if (!match) return undefined;
+  const type = match[1] as 'staging' | 'development';
+  const branchId = Number(match[2]);
+  if (!Number.isSafeInteger(branchId)) return undefined;
+  const branch =
+    type === 'staging'
+      ? await db.selectFrom('branches').select('name').where('deployment_id', '=', row.id).where('id', '=', branchId).where('staging_enabled', '=', 1).executeTakeFirst()
+      : await db
+          .selectFrom('dev_sessions as s')
+          .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
+          .select('b.name as name')
+          .where('s.deployment_id', '=', row.id)
+          .where('b.id', '=', branchId)
+          .executeTakeFirst();
+  return branch === undefined ? undefined : { id: environmentId, type, branch: branch.name, dataApiUrl: dataApiUrl(deploymentUrl, branch.name) };
 }
 
 /**

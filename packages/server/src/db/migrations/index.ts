@@ -12,6 +12,7 @@ import { jobs } from './0009_jobs.js';
 import { dataModel } from './0010_data_model.js';
 import { envVars } from './0011_env_vars.js';
 import { deploymentSettings } from './0012_deployment_settings.js';
+import { signingKeys } from './0013_signing_keys.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -33,6 +34,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0010_data_model': dataModel(dialect),
         '0011_env_vars': envVars(dialect),
         '0012_deployment_settings': deploymentSettings(dialect),
+        '0013_signing_keys': signingKeys(dialect),
       };
     },
   };

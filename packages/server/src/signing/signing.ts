@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import type { Store } from '../db/database.js';
+import { lockKey, serialized } from '../db/transactions.js';
+import type { Secrets } from '../secrets/index.js';
+import { insertKey, liveKeys, retireKey, signingKeyContext } from './signing-keys.store.js';
+
+const ALGORITHM = 'ES256';
+
+/** The longest lifetime a token signed here may have (a day: deployment tokens, embed tokens). */
+export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
+/** How long a process keeps a tenant's keyring before reading it again. */
+const CACHE_MS = 60_000;
+
+/** Claims the service sets itself: a caller's claims cannot override them. */
+const REGISTERED = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'];
+
+/** A public key of the key set. */
+export type PublicJwk = JWK & { kty: string; kid: string; alg: string; use: string };
+
+export interface SigningTenant {
+  id: number;
+  slug: string;
+}
+
+export interface SigningOptions {
+  secrets: Secrets;
+  /** The issuer (`iss`) of a tenant's tokens: the origin it is reached on. */
+  issuerOf: (tenant: SigningTenant) => Promise<string>;
+  /** The clock (tests move it); default the system's. */
+  now?: () => Date;
+}
+
+export interface SignOptions {
+  audience: string | string[];
+  /** 1 to MAX_TOKEN_LIFETIME_SECONDS. */
+  expiresInSeconds: number;
+  subject?: string;
+  /** The header's `typ`; default `JWT`. */
+  type?: string;
+}
+
+export interface SignedToken {
+  token: string;
+  kid: string;
+  jti: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+export class SigningError extends Error {
+  constructor(
+    readonly reason: 'invalid-token' | 'invalid-request',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SigningError';
+  }
+}
+
+interface Keyring {
+  signing: { kid: string; key: CryptoKey } | null;
+  verifying: Map<string, { key: CryptoKey; expiresAt: number | null }>;
+  jwks: Array<{ jwk: PublicJwk; expiresAt: number | null }>;
+  loadedAt: number;
+}
+
+/**
+ * Per-tenant keys. The first `sign` of a tenant creates its key (under a lock, and a unique index
+ * on the tenant's one signing key behind it, so two processes cannot both create one); `rotate`
+ * makes a new key sign while the old one keeps verifying, and stays in the key set, until every
+ * token it may have signed has expired: the longest lifetime, plus the time another process may
+ * still sign with it from its cache. Decrypted keys are cached per process for a minute.
+ */
+export class Signing {
+  readonly #store: Store;
+  readonly #options: SigningOptions;
+  readonly #rings = new Map<number, Promise<Keyring>>();
+
+  constructor(store: Store, options: SigningOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  #now(): Date {
+    return this.#options.now?.() ?? new Date();
+  }
+
+  /** Signs `claims` with the tenant's current key, creating it on first use. */
+  async sign(tenant: SigningTenant, claims: Record<string, unknown>, options: SignOptions): Promise<SignedToken> {
+    const lifetime = options.expiresInSeconds;
+    if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_TOKEN_LIFETIME_SECONDS) {
+      throw new SigningError('invalid-request', `A token lives 1 to ${MAX_TOKEN_LIFETIME_SECONDS} seconds, not ${lifetime}.`);
+    }
+    let ring = await this.#keyring(tenant.id);
+    if (ring.signing === null) {
+      await this.#createFirstKey(tenant.id);
+      ring = await this.#keyring(tenant.id, true);
+    }
+    const signing = ring.signing;
+    if (signing === null) throw new Error(`Tenant ${tenant.id} has no signing key after creating one.`);
+    const payload = Object.fromEntries(Object.entries(claims).filter(([name]) => !REGISTERED.includes(name)));
+    const issuedAt = Math.floor(this.#now().getTime() / 1000);
+    const jti = randomUUID();
+    const builder = new SignJWT(payload)
+      .setProtectedHeader({ alg: ALGORITHM, kid: signing.kid, typ: options.type ?? 'JWT' })
+      .setIssuer(await this.#options.issuerOf(tenant))
+      .setAudience(options.audience)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + lifetime)
+      .setJti(jti);
+    if (options.subject !== undefined) builder.setSubject(options.subject);
+    const token = await builder.sign(signing.key);
+    return { token, kid: signing.kid, jti, issuedAt: new Date(issuedAt * 1000), expiresAt: new Date((issuedAt + lifetime) * 1000) };
+  }
+
+  /**
+   * The payload of a token this tenant signed for `audience`, with any of its keys that has not
+   * expired (so tokens signed before a rotation still verify); throws SigningError otherwise.
+   */
+  async verify(tenant: SigningTenant, token: string, options: { audience: string }): Promise<JWTPayload> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw new SigningError('invalid-token', 'The token is not a JWT.');
+    }
+    if (kid === undefined) throw new SigningError('invalid-token', 'The token names no key (`kid`).');
+    const now = this.#now();
+    let ring = await this.#keyring(tenant.id);
+    // A key made by another process since this one read the keyring.
+    if (!ring.verifying.has(kid) && now.getTime() - ring.loadedAt > 1_000) ring = await this.#keyring(tenant.id, true);
+    const entry = ring.verifying.get(kid);
+    if (entry === undefined || (entry.expiresAt !== null && entry.expiresAt <= now.getTime())) {
+      throw new SigningError('invalid-token', 'The token was not signed by a current key of this tenant.');
+    }
+    try {
+      const { payload } = await jwtVerify(token, entry.key, {
+        algorithms: [ALGORITHM],
+        issuer: await this.#options.issuerOf(tenant),
+        audience: options.audience,
+        currentDate: now,
+      });
+      return payload;
+    } catch (error) {
+      throw new SigningError('invalid-token', `The token does not verify: ${(error as Error).message}`);
+    }
+  }
+
+  /** The public keys that may still verify a token of the tenant (the key set to publish). */
+  async jwks(tenant: SigningTenant): Promise<{ keys: PublicJwk[] }> {
+    const ring = await this.#keyring(tenant.id);
+    const now = this.#now().getTime();
+    return { keys: ring.jwks.filter((k) => k.expiresAt === null || k.expiresAt > now).map((k) => ({ ...k.jwk })) };
+  }
+
+  /**
+   * A new key signs from now on; the previous one keeps verifying until every token it signed has
+   * expired. Keys past that are deleted. Answers the new key's id and the retired one's.
+   */
+  async rotate(tenant: SigningTenant): Promise<{ kid: string; retiredKid: string | null }> {
+    const made = await this.#newKey(tenant.id);
+    const now = this.#now();
+    const overlapUntil = new Date(now.getTime() + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CACHE_MS).toISOString();
+    const retiredKid = await serialized(this.#store, lockKey.signingKeys(tenant.id), async (trx) => {
+      await trx.deleteFrom('signing_keys').where('tenant_id', '=', tenant.id).where('expires_at', '<=', now.toISOString()).execute();
+      const retired = await retireKey(trx, tenant.id, now.toISOString(), overlapUntil);
+      await insertKey(trx, made);
+      return retired ?? null;
+    });
+    this.#rings.delete(tenant.id);
+    return { kid: made.kid, retiredKid };
+  }
+
+  async #createFirstKey(tenantId: number): Promise<void> {
+    const made = await this.#newKey(tenantId);
+    try {
+      await serialized(this.#store, lockKey.signingKeys(tenantId), async (trx) => {
+        const existing = await liveKeys(trx, tenantId, this.#now().toISOString());
+        if (existing.some((k) => k.retired_at === null)) return;
+        await insertKey(trx, made);
+      });
+    } catch (error) {
+      // Another process created it first (the unique index on the tenant's signing key).
+      if (!isUniqueViolation(error)) throw error;
+    }
+  }
+
+  async #newKey(tenantId: number) {
+    const { publicKey, privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(publicJwk);
+    const privateJwk = await exportJWK(privateKey);
+    const at = this.#now().toISOString();
+    return {
+      kid,
+      tenant_id: tenantId,
+      algorithm: ALGORITHM,
+      public_jwk: JSON.stringify({ ...publicJwk, kid, alg: ALGORITHM, use: 'sig' }),
+      private_key: this.#options.secrets.seal(JSON.stringify({ ...privateJwk, kid, alg: ALGORITHM }), signingKeyContext(tenantId, kid)),
+      created_at: at,
+      activated_at: at,
+      retired_at: null,
+      expires_at: null,
+    };
+  }
+
+  #keyring(tenantId: number, reload = false): Promise<Keyring> {
+    const cached = this.#rings.get(tenantId);
+    if (cached !== undefined && !reload) {
+      return cached.then((ring) => (this.#now().getTime() - ring.loadedAt < CACHE_MS ? ring : this.#keyring(tenantId, true)));
+    }
+    const loading = this.#load(tenantId);
+    this.#rings.set(tenantId, loading);
+    loading.catch(() => this.#rings.delete(tenantId));
+    return loading;
+  }
+
+  async #load(tenantId: number): Promise<Keyring> {
+    const now = this.#now();
+    const rows = await liveKeys(this.#store.db, tenantId, now.toISOString());
+    const ring: Keyring = { signing: null, verifying: new Map(), jwks: [], loadedAt: now.getTime() };
+    for (const row of rows) {
+      const jwk = JSON.parse(row.public_jwk) as PublicJwk;
+      const expiresAt = row.expires_at === null ? null : Date.parse(row.expires_at);
+      ring.verifying.set(row.kid, { key: (await importJWK(jwk, ALGORITHM)) as CryptoKey, expiresAt });
+      ring.jwks.push({ jwk, expiresAt });
+      if (row.retired_at === null && ring.signing === null) {
+        const privateJwk = JSON.parse(this.#options.secrets.open(row.private_key, signingKeyContext(tenantId, row.kid))) as JWK;
+        ring.signing = { kid: row.kid, key: (await importJWK(privateJwk, ALGORITHM)) as CryptoKey };
+      }
+    }
+    return ring;
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
