@@ -120,3 +120,36 @@ export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: n
   const legacy: LegacyPage<T> = { items: page.items, pageInfo: page.pageInfo, data: page.items, count: total, totalCount: total };
   return window ? { ...legacy, pagination: { total, ...window } } : legacy;
 }
+
+/**
+ * Pages by position: for short lists computed in memory, and for the deprecated `offset`/`limit`
+ * some lists keep. The cursor is the position after the last item served; `limit`, when sent,
+ * is the page size (it wins over `first`, which has a default), and `offset` never mixes with
+ * `after`.
+ */
+export function positionalWindow(input: { first?: number | undefined; after?: string | undefined; offset?: number | undefined; limit?: number | undefined }): { start: number; size: number } {
+  if (input.offset !== undefined && input.after !== undefined) {
+    throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
+  }
+  const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
+  if (page.after === undefined) return { start: input.offset ?? 0, size: page.first };
+  const [at] = decodeCursor(page.after, 1);
+  if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw invalidCursor();
+  return { start: at, size: page.first };
+}
+
+/** The page info of `count` items served from position `start` of `total`. */
+export function positionalPageInfo(start: number, count: number, total: number): PageInfo {
+  return {
+    startCursor: count > 0 ? encodeCursor([start]) : null,
+    endCursor: count > 0 ? encodeCursor([start + count]) : null,
+    hasNextPage: start + count < total,
+    hasPreviousPage: start > 0,
+  };
+}
+
+/** A page of an in-memory list. */
+export function positionalPage<T>(all: readonly T[], window: { start: number; size: number }): { items: T[]; pageInfo: PageInfo } {
+  const items = all.slice(window.start, window.start + window.size);
+  return { items, pageInfo: positionalPageInfo(window.start, items.length, all.length) };
+}

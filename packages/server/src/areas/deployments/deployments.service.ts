@@ -4,8 +4,9 @@ import type { Store } from '../../db/database.js';
 import type { Access, DeploymentRow, ReleaseChannel } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { isValidBranchName } from '../../git/refs.js';
-import { decodeCursor, encodeCursor, legacyPage, pageRequest } from '../../shared/pagination.js';
+import { decodeCursor, encodeCursor, legacyPage, pageRequest, positionalPage, positionalWindow } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
+import type { PageInfo } from '../../shared/schemas.js';
 import { now } from '../../time.js';
 import { authorOf } from '../data-model/authors.js';
 import type { DeployBranchMoved } from '../data-model/deploy-events.js';
@@ -220,44 +221,19 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
     },
 
     /** Reference 1.7 (`DeploymentRead`): each channel's newest version and the tenant's recent ones; the current one marked. */
-    async versions(caller: Caller, id: number, input: { first?: number; after?: string }): Promise<{ items: DeploymentVersion[]; pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean } }> {
+    async versions(caller: Caller, id: number, input: { first?: number; after?: string }): Promise<{ items: DeploymentVersion[]; pageInfo: PageInfo }> {
       const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
       const current = currentVersion(row, catalog);
       const all = (await offered(row.tenant_id))
         .map(({ version, channel }) => ({ releaseChannelVersion: version, version, releaseChannel: channel, isLatestInChannel: version === newestIn(catalog, channel), isCurrent: version === current && channel === row.release_channel }))
         .sort((a, b) => (a.releaseChannel === b.releaseChannel ? b.version.localeCompare(a.version, 'en', { numeric: true }) : a.releaseChannel.localeCompare(b.releaseChannel)));
-      const page = pageRequest(input);
-      const start = page.after === undefined ? 0 : Number(decodeCursor(page.after, 1)[0]);
-      if (!Number.isSafeInteger(start) || start < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
-      const items = all.slice(start, start + page.first);
-      return {
-        items,
-        pageInfo: {
-          startCursor: items.length ? encodeCursor([start]) : null,
-          endCursor: items.length ? encodeCursor([start + items.length]) : null,
-          hasNextPage: start + items.length < all.length,
-          hasPreviousPage: start > 0,
-        },
-      };
+      return positionalPage(all, positionalWindow(input));
     },
 
     /** Reference 1.15 (any key): the configured regions; `data` the whole list, `items` a page of it. */
     regions(input: { first?: number; after?: string }) {
-      const page = pageRequest(input);
-      const start = page.after === undefined ? 0 : Number(decodeCursor(page.after, 1)[0]);
-      if (!Number.isSafeInteger(start) || start < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
       const data = catalog.regions.map((r) => ({ ...r, isPublic: true, isDedicated: false, isHybrid: false, useAiEngineer: false }));
-      const items = data.slice(start, start + page.first);
-      return {
-        items,
-        data,
-        pageInfo: {
-          startCursor: items.length ? encodeCursor([start]) : null,
-          endCursor: items.length ? encodeCursor([start + items.length]) : null,
-          hasNextPage: start + items.length < data.length,
-          hasPreviousPage: start > 0,
-        },
-      };
+      return { ...positionalPage(data, positionalWindow(input)), data };
     },
   };
 }

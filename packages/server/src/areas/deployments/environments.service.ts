@@ -1,8 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
-import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
+import { positionalPage, positionalWindow } from '../../shared/pagination.js';
 import type { DeploymentRow, Executor } from '../../db/tables.js';
-import { ApiError } from '../../shared/problems.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
 
@@ -67,9 +66,6 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf) {
   return {
     async list(caller: Caller, id: number, input: { type?: EnvironmentType; first?: number; after?: string; offset?: number; limit?: number }) {
       const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
-      if (input.offset !== undefined && input.after !== undefined) {
-        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
-      }
       const url = deploymentPath(await urlOf(caller.tenant), row.id);
       const rest = (branch: string | null) => [{ type: 'rest' as const, version: 1, url: dataApiUrl(url, branch) }];
       const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null) }];
@@ -86,25 +82,9 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf) {
         .execute();
       for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch) });
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
-      const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
-      let start = input.offset ?? 0;
-      if (page.after !== undefined) {
-        const [at] = decodeCursor(page.after, 1);
-        if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
-        start = at;
-      }
-      const items = listed.slice(start, start + page.first);
-      return {
-        items,
-        data: items,
-        pageInfo: {
-          startCursor: items.length ? encodeCursor([start]) : null,
-          endCursor: items.length ? encodeCursor([start + items.length]) : null,
-          hasNextPage: start + items.length < listed.length,
-          hasPreviousPage: start > 0,
-        },
-        pagination: { total: listed.length, offset: start, limit: page.first },
-      };
+      const window = positionalWindow(input);
+      const { items, pageInfo } = positionalPage(listed, window);
+      return { items, data: items, pageInfo, pagination: { total: listed.length, offset: window.start, limit: window.size } };
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import type { Signing } from '../../signing/index.js';
-import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
+import { positionalPageInfo, positionalWindow } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments.service.js';
@@ -127,18 +127,9 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
     async list(caller: Caller, deploymentId: number, environmentId: string, input: { first?: number; after?: string; offset?: number; limit?: number }) {
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
       const env = await environmentOf(caller, row, environmentId);
-      if (input.offset !== undefined && input.after !== undefined) {
-        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
-      }
-      const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
-      let start = input.offset ?? 0;
-      if (page.after !== undefined) {
-        const [at] = decodeCursor(page.after, 1);
-        if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
-        start = at;
-      }
+      const { start, size } = positionalWindow(input);
       const where = { tenantId: caller.actor.tenantId, deploymentId: row.id, environmentId: env.id, userId: caller.actor.userId, now: new Date().toISOString() };
-      const { rows, total } = await listOwnTokens(db, where, start, page.first);
+      const { rows, total } = await listOwnTokens(db, where, start, size);
       const items: DeploymentEnvironmentToken[] = rows.map((r) => ({
         token: secrets.open(r.token, environmentTokenContext(r.deployment_id, r.jti)),
         security_context: JSON.parse(r.security_context) as Record<string, unknown>,
@@ -149,13 +140,8 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
       return {
         items,
         data: items,
-        pageInfo: {
-          startCursor: items.length ? encodeCursor([start]) : null,
-          endCursor: items.length ? encodeCursor([start + items.length]) : null,
-          hasNextPage: start + items.length < total,
-          hasPreviousPage: start > 0,
-        },
-        pagination: { total, offset: start, limit: page.first },
+        pageInfo: positionalPageInfo(start, items.length, total),
+        pagination: { total, offset: start, limit: size },
       };
     },
   };
