@@ -87,6 +87,19 @@ Example:
     args: ['slug', 'domain'],
     run: tenantAddDomain,
   },
+  'tenant regions': {
+    usage: `Usage: admin tenant regions <slug> --regions NAMES | --all
+
+Limits the regions the tenant's deployments may run in to NAMES (comma-separated, each one of
+REGIONS), or with --all lifts the limit. GET /api/v1/regions then lists only those, and creating
+or moving a deployment elsewhere is refused. Deployments already elsewhere stay where they are.
+
+Example:
+  npm run admin -- tenant regions acme --regions local`,
+    options: { regions: { type: 'string' }, all: { type: 'boolean' } },
+    args: ['slug'],
+    run: tenantRegionsCommand,
+  },
   'key generate': {
     usage: `Usage: admin key generate
 
@@ -150,6 +163,8 @@ Commands:
   tenant create <slug>            create a tenant, its first admin and API key
   tenant list                     list tenants and their hosts
   tenant add-domain <slug> <host> map a custom domain to a tenant
+  tenant regions <slug> --regions NAMES | --all
+                                  limit the regions a tenant's deployments may use
   key generate                    print a new key for ADMIN_API_KEY
   secrets re-encrypt              move every stored secret to the current secret key
   secrets generate-key            print a new key for MAPI_SECRET_KEY
@@ -190,6 +205,20 @@ async function tenantList(ctx: Context): Promise<void> {
   const tenants = await describeTenants(ctx.store, ctx.config.baseDomain);
   const rows = tenants.map((t) => [String(t.id), t.slug, t.name, [...t.hosts, ...(t.anyHost ? ['(any other host)'] : [])].join(', ') || '(none)']);
   for (const line of table([['ID', 'SLUG', 'NAME', 'HOSTS'], ...rows])) ctx.out(line);
+}
+
+async function tenantRegionsCommand(ctx: Context, { values, positionals }: Parsed): Promise<void> {
+  const slug = positionals[0] ?? '';
+  const all = values.all === true;
+  const list = typeof values.regions === 'string' ? values.regions.split(',').map((r) => r.trim()).filter(Boolean) : null;
+  if (all === (list !== null)) throw new UsageError('Give --regions NAMES or --all, one of them.');
+  const offered = ctx.config.catalog.regions.map((r) => r.name);
+  const unknown = (list ?? []).filter((r) => !offered.includes(r));
+  if (unknown.length > 0 || list?.length === 0) throw new UsageError(`Regions must be some of ${offered.join(', ')} (REGIONS); got ${unknown.join(', ') || 'none'}.`);
+  const tenant = await findTenantBySlug(ctx.store.db, slug);
+  if (!tenant) throw new TenantError(`Tenant "${slug}" does not exist.`);
+  await ctx.store.db.updateTable('tenants').set({ regions: list === null ? null : JSON.stringify(list) }).where('id', '=', tenant.id).execute();
+  ctx.out(list === null ? `Tenant ${slug} may use every region (${offered.join(', ')}).` : `Tenant ${slug} may use ${list.join(', ')}.`);
 }
 
 async function tenantAddDomain(ctx: Context, { positionals }: Parsed): Promise<void> {

@@ -51,10 +51,28 @@ describe('admin script errors (issue 11)', () => {
     expect(missing.stderr).toContain('"npm run admin -- tenant create --help"');
     expectOneLineReason(unknownOption, /^Unknown option '--colour'/, 2);
     expectOneLineReason(unknownCommand, /^Unknown command "tenant frobnicate"\.$/, 2);
-    expect(unknownCommand.stderr).toContain('Commands: tenant create, tenant list, tenant add-domain, key generate');
+    expect(unknownCommand.stderr).toContain('Commands: tenant create, tenant list, tenant add-domain, tenant regions, key generate');
     expectOneLineReason(none, /^No command given\.$/, 2);
     expectOneLineReason(unknownTenant, /^Tenant "nobody" does not exist\.$/, 2);
     expect(unknownTenant.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('tenant regions limits a tenant to some of REGIONS and --all lifts the limit; unknown regions, tenants and a missing choice are refused', async () => {
+    const vars = { ...env.env, REGIONS: 'local,eu-west' };
+    expect((await runTs(ADMIN, ['tenant', 'create', 'regional'], vars)).code).toBe(0);
+    const limited = await runTs(ADMIN, ['tenant', 'regions', 'regional', '--regions', 'eu-west'], vars);
+    expect(limited.code, limited.stderr).toBe(0);
+    expect(limited.stdout).toContain('Tenant regional may use eu-west.');
+    const [unknownRegion, unknownTenant, neither] = await Promise.all([
+      runTs(ADMIN, ['tenant', 'regions', 'regional', '--regions', 'mars'], vars),
+      runTs(ADMIN, ['tenant', 'regions', 'nobody', '--all'], vars),
+      runTs(ADMIN, ['tenant', 'regions', 'regional'], vars),
+    ]);
+    expectOneLineReason(unknownRegion, /^Regions must be some of local, eu-west \(REGIONS\); got mars\.$/, 2);
+    expectOneLineReason(unknownTenant, /^Tenant "nobody" does not exist\.$/, 2);
+    expectOneLineReason(neither, /^Give --regions NAMES or --all, one of them\.$/, 2);
+    const lifted = await runTs(ADMIN, ['tenant', 'regions', 'regional', '--all'], vars);
+    expect(lifted.stdout).toContain('Tenant regional may use every region (local, eu-west).');
   });
 
   it('issue 11: an unreachable database, an unusable DATA_DIR and a bad setting exit non-zero with a one-line reason', async () => {

@@ -101,6 +101,22 @@ for (const dialect of DIALECTS) {
       expect(page.pageInfo.hasNextPage).toBe(false);
     });
 
+    it('a tenant limited to some regions sees only those, and creating or moving a deployment elsewhere is 400 (reference 1.15)', async () => {
+      const other = await TestApp.create(dialect, { catalog: { versions: { release: ['1.0.0'], latest: ['1.1.0'] }, regions: [{ id: 1, name: 'local', title: 'local', provider: 'platform' }, { id: 2, name: 'eu-west', title: 'eu-west', provider: 'platform' }] } });
+      try {
+        const req = (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) => other.request({ method, url, ...(body === undefined ? {} : { body }) });
+        expect(((await req('GET', '/api/v1/regions')).json() as Json).data.map((r: Json) => r.name)).toEqual(['local', 'eu-west']);
+        await other.store.db.updateTable('tenants').set({ regions: JSON.stringify(['eu-west']) }).where('id', '=', other.tenantId).execute();
+        expect(((await req('GET', '/api/v1/regions')).json() as Json).data.map((r: Json) => r.name)).toEqual(['eu-west']);
+        const made = (await req('POST', '/build/api/v1/deployments/', { name: 'regional' })).json() as Json;
+        expect(((await req('GET', `/api/v1/deployments/${made.id}/settings`)).json() as Json).region).toBe('eu-west');
+        problem(await req('POST', '/build/api/v1/deployments/', { name: 'local one', region: 'local' }), 400, 'VALIDATION_FAILED');
+        problem(await req('PUT', `/api/v1/deployments/${made.id}`, { region: 'local' }), 400, 'VALIDATION_FAILED');
+      } finally {
+        await other.close();
+      }
+    });
+
     it('filters the list by creationStep and keeps the deprecated offset and limit with pagination (reference 1.2)', async () => {
       const tenant = await t.tenant('list-filters');
       const key = tenant.admin.key;

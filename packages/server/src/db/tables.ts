@@ -13,6 +13,8 @@ export interface TenantTable {
   created_at: string;
   /** Bumped by triggers on every change to who may do what in the tenant (migration 0005; cache/tenant-cache.ts). */
   auth_version: Generated<number>;
+  /** JSON array of the region names the tenant may use; null: every configured region. */
+  regions: string | null;
 }
 
 export interface TenantHostTable {

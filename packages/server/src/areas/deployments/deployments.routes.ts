@@ -124,13 +124,13 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
           operationId: 'listRegions',
           tags,
           summary: 'Regions a deployment can run in (reference 1.15; any key)',
-          description: 'From REGIONS. `items` is a page; `data` the whole list.',
+          description: 'From REGIONS, limited to the account’s own list when an operator set one (`npm run admin -- tenant regions`). `items` is a page; `data` the whole list.',
           querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
           response: { 200: Type.Ref('RegionsListResponse') },
           problems: ['INVALID_CURSOR'],
         },
       },
-      async (request) => service.regions(request.query),
+      async (request) => service.regions(request.caller, request.query),
     );
   };
 }

@@ -14,7 +14,7 @@ import type { DeploymentRepositories } from '../data-model/deployment-repositori
 import { normalizeProjectRoot } from '../data-model/paths.js';
 import { deletePoliciesOn } from '../policies/policies.store.js';
 import { deleteItemPoliciesOf } from '../workspace/items.store.js';
-import { newestIn, type Catalog } from './catalog.js';
+import { newestIn, type Catalog, type RegionEntry } from './catalog.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { applySettings, currentVersion, settingsOf } from './deployment-settings.js';
 import type { CreateDeploymentInput, Deployment, DeploymentSettings, DeploymentVersion, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
@@ -76,6 +76,20 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
   const { db } = store;
 
 
+  /** The regions this tenant may use: the configured ones, limited by the tenant's own list when it has one (`admin tenant regions`). */
+  async function regionsOf(tenantId: number): Promise<RegionEntry[]> {
+    const row = await db.selectFrom('tenants').select('regions').where('id', '=', tenantId).executeTakeFirst();
+    if (!row?.regions) return catalog.regions;
+    const allowed = new Set(JSON.parse(row.regions) as string[]);
+    return catalog.regions.filter((r) => allowed.has(r.name));
+  }
+
+  function regionRefused(region: string, offered: RegionEntry[]): ApiError {
+    return new ApiError('VALIDATION_FAILED', `Region ${JSON.stringify(region)} is not offered to this account; it may use ${offered.map((r) => r.name).join(', ') || 'no region'} (GET /api/v1/regions).`, {
+      errors: [{ pointer: '/body/region', message: 'is not a region of this account' }],
+    });
+  }
+
   /** Versions this tenant may pick (reference 1.7): each channel's newest, and what it ran in the last six months. */
   async function offered(tenantId: number): Promise<Array<{ version: string; channel: ReleaseChannel }>> {
     const seen = new Map<string, ReleaseChannel>();
@@ -90,10 +104,9 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
       const { actor } = caller;
       if (actor.role !== 'ADMIN' && actor.role !== 'DEVELOPER') throw new ApiError('FORBIDDEN', `Creating a deployment needs the role DEVELOPER or above; you are ${actor.role}.`);
       requireUnscopedKey(actor.scope, 'create a deployment');
-      const region = input.region ?? catalog.regions[0]?.name ?? 'local';
-      if (!catalog.regions.some((r) => r.name === region)) {
-        throw new ApiError('VALIDATION_FAILED', `Region ${JSON.stringify(region)} is not offered; GET /api/v1/regions lists the regions.`, { errors: [{ pointer: '/body/region', message: 'is not a region' }] });
-      }
+      const offeredRegions = await regionsOf(actor.tenantId);
+      const region = input.region ?? offeredRegions[0]?.name;
+      if (region === undefined || !offeredRegions.some((r) => r.name === region)) throw regionRefused(region ?? '', offeredRegions);
       const at = now();
       // Names are unique per account; the tenant's lock keeps two creations of one name apart.
       const row = await serialized(store, lockKey.deploymentNames(actor.tenantId), async (trx) => {
@@ -187,6 +200,10 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
       const { row: before } = await authorizeDeployment(db, caller, id, 'DeploymentUpdate');
       const tenantId = caller.actor.tenantId;
       const deploy = await deployChanges(input, async (name) => (await (await repositories.open(before)).head(name)) !== null);
+      if (input.region != null) {
+        const offeredRegions = await regionsOf(tenantId);
+        if (!offeredRegions.some((r) => r.name === input.region)) throw regionRefused(input.region, offeredRegions);
+      }
       const choices = await offered(tenantId);
       const at = now();
       // Read, merged and written back under the deployment's lock: concurrent patches keep each other's keys.
@@ -231,8 +248,8 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
     },
 
     /** Reference 1.15 (any key): the configured regions; `data` the whole list, `items` a page of it. */
-    regions(input: { first?: number; after?: string }) {
-      const data = catalog.regions.map((r) => ({ ...r, isPublic: true, isDedicated: false, isHybrid: false, useAiEngineer: false }));
+    async regions(caller: Caller, input: { first?: number; after?: string }) {
+      const data = (await regionsOf(caller.actor.tenantId)).map((r) => ({ ...r, isPublic: true, isDedicated: false, isHybrid: false, useAiEngineer: false }));
       return { ...positionalPage(data, positionalWindow(input)), data };
     },
   };

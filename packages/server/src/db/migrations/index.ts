@@ -12,6 +12,7 @@ import { jobs } from './0009_jobs.js';
 import { dataModel } from './0010_data_model.js';
 import { envVars } from './0011_env_vars.js';
 import { deploymentSettings } from './0012_deployment_settings.js';
+import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 
 /**
@@ -35,6 +36,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0011_env_vars': envVars(dialect),
         '0012_deployment_settings': deploymentSettings(dialect),
         '0013_signing_keys': signingKeys(dialect),
+        '0014_tenant_regions': tenantRegions(dialect),
       };
     },
   };
