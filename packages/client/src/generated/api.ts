@@ -618,7 +618,7 @@ export interface paths {
         };
         /**
          * Regions a deployment can run in (reference 1.15; any key)
-         * @description From REGIONS. `items` is a page; `data` the whole list.
+         * @description From REGIONS, limited to the account’s own list when an operator set one (`npm run admin -- tenant regions`). `items` is a page; `data` the whole list.
          */
         get: operations["listRegions"];
         put?: never;
