@@ -58,6 +58,7 @@ export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise
 
   return new Promise((resolve, reject) => {
     let head = Buffer.alloc(0);
+    let answered = false;
     const body = new PassThrough();
     const done = exited.then((code) => {
       if (code !== 0) body.destroy(new Error(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim()}`));
@@ -68,6 +69,7 @@ export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise
       const end = HEADER_END.exec(text);
       if (!end) return;
       child.stdout.off('data', onData);
+      answered = true;
       const headers: Record<string, string> = {};
       let status = 200;
       for (const line of text.slice(0, end.index).split(/\r?\n/)) {
@@ -85,8 +87,8 @@ export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise
     child.stdout.on('data', onData);
     child.on('error', reject);
     exited.then((code) => {
-      if (child.stdout.listenerCount('data') > 0 && head.length >= 0) {
-        // Exited before finishing its headers.
+      // Exited before finishing its headers.
+      if (!answered) {
         reject(new Error(`git http-backend exited ${code} without a response: ${Buffer.concat(stderr).toString('utf8').trim()}`));
       }
     }, reject);

@@ -60,7 +60,7 @@ export function settingsOf(row: DeploymentRow, deploymentUrl: string, catalog: C
   };
 }
 
-/** The columns a PUT changes (reference 1.4), computed from the row as it is; throws on a bad version or region. */
+/** The columns a PUT changes (reference 1.4), computed from the row as it is; throws on a bad version. */
 export type SettingsChanges = Partial<Pick<DeploymentRow,
   | 'name' | 'cloud_provider' | 'creation_method' | 'deploy_mode' | 'region' | 'custom_domain' | 'template'
   | 'release_channel' | 'release_channel_version' | 'release_channel_version_hold' | 'options' | 'settings'>>;
@@ -82,12 +82,8 @@ export function applySettings(row: DeploymentRow, input: UpdateDeploymentInput, 
   if (input.deployMode != null) changes.deploy_mode = input.deployMode;
   if (input.customDomain != null) changes.custom_domain = input.customDomain === '' ? null : input.customDomain.toLowerCase();
   if (input.template != null) changes.template = input.template;
-  if (input.region != null) {
-    if (!catalog.regions.some((r) => r.name === input.region)) {
-      throw new ApiError('VALIDATION_FAILED', `Region ${JSON.stringify(input.region)} is not offered; GET /api/v1/regions lists the regions.`, { errors: [{ pointer: '/body/region', message: 'is not a region' }] });
-    }
-    changes.region = input.region;
-  }
+  // The service has checked the region against the tenant's regions (a subset of the catalog's).
+  if (input.region != null) changes.region = input.region;
   const channel = input.releaseChannel ?? row.release_channel;
   if (input.releaseChannelVersion != null) {
     const version = plainVersion(input.releaseChannelVersion);
