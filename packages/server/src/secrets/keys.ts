@@ -132,7 +132,8 @@ async function ensureKeyFile(file: string): Promise<void> {
     if ((kept.mode & 0o777) !== FILE_MODE) await fs.chmod(file, FILE_MODE);
     return;
   }
-  const temporary = `${file}.${process.pid}.tmp`;
+  // Unique per call, not per process: two starts in one process must not share (and delete) one file.
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   await fs.writeFile(temporary, `${generateKeyText()}\n`, { mode: FILE_MODE });
   await fs.chmod(temporary, FILE_MODE);
   try {
