@@ -15,6 +15,11 @@ import { envVarsRoutes } from './areas/env-vars/env-vars.routes.js';
 import { envVarSchemas } from './areas/env-vars/env-vars.schemas.js';
 import { tokensRoutes } from './areas/tokens/tokens.routes.js';
 import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
+import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
+import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
+import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { processDriver, type RuntimeOptions } from './runtime/index.js';
+import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
@@ -74,6 +79,7 @@ import { installValidators } from './http/validation.js';
 import { installRequestMetrics } from './metrics/http-hooks.js';
 import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
+import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
 
 export interface AppOptions {
@@ -91,6 +97,12 @@ export interface AppOptions {
   startJobs?: 'with-app' | 'on-first-job';
   /** Runtime versions and regions offered (RUNTIME_VERSIONS, REGIONS); absent: the built-in catalog. */
   catalog?: Catalog;
+  /**
+   * Deployments' runtimes: `process` runs pods as child processes listening on `host`; `none` or
+   * absent runs none (tests that do not need pods, API-only processes). Timings default as in
+   * runtime/supervisor.ts.
+   */
+  runtime?: { driver: 'process' | 'none'; host?: string } & Partial<Omit<RuntimeOptions, 'owner'>>;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };
   baseDomain: string | null;
@@ -162,6 +174,12 @@ function publicOrigin(app: FastifyInstance, configured: string | undefined): URL
   return new URL(typeof address === 'object' && address !== null ? `https://localhost:${address.port}` : 'https://localhost');
 }
 
+function runtimeTimings(given: AppOptions['runtime']): Partial<RuntimeOptions> {
+  if (!given) return {};
+  const { driver: _driver, host: _host, ...timings } = given;
+  return Object.fromEntries(Object.entries(timings).filter(([, v]) => v !== undefined));
+}
+
 /** Builds the Fastify app over an open, migrated store. It does not listen; main.ts and tests do. */
 export async function buildApp(options: AppOptions): Promise<App> {
   const { store } = options;
@@ -203,6 +221,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    runtime: {
+      driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
+      options: runtimeTimings(options.runtime),
+      onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
+    },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
@@ -210,7 +233,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -232,6 +255,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
     if (!needsCredential(request)) return;
     try {
       request.tenant = await resolveTenant(request);
+      if (request.routeOptions.config?.credential === 'data-api') {
+        const token = dataApiToken(request.headers.authorization);
+        if (token === undefined) {
+          throw new ApiError('UNAUTHENTICATED', 'Send a data-API token as `Authorization: <token>` or `Authorization: Bearer <token>`, or an API key as `Bearer <key>`.', {
+            headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
+          });
+        }
+        // A data-API token is verified by its route, against the environment it addresses.
+        if (!isApiKeyFormat(token)) return;
+      }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
       // whatever the body holds (spec, Authentication 4).
@@ -275,10 +308,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(uploadsRoutes(services.uploads));
   await app.register(envVarsRoutes(services.envVars));
   await app.register(tokensRoutes(services.tokens));
+  await app.register(podsRoutes(services.pods));
+  await app.register(dataApiRoutes(services.dataApi));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
+  // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
+  app.addHook('onReady', async () => services.runtime.start());
   app.addHook('onClose', async () => {
+    await services.runtime.close();
     await services.jobs.stop();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();

@@ -39,10 +39,23 @@ export interface Config {
   jobs: { heartbeatMs: number; staleAfterMs: number };
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
+  /** Deployments' runtimes (runtime/): the driver (`none`: this process runs no pods), where pods listen, and the timings. */
+  runtime: RuntimeConfig;
   /** The Prometheus endpoint's own plain-HTTP listener; null: no metrics are served. */
   metrics: { port: number; host: string } | null;
   /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
   secretKeys: SecretKeySource;
+}
+
+export interface RuntimeConfig {
+  driver: 'process' | 'none';
+  host: string;
+  tickMs: number;
+  leaseMs: number;
+  healthIntervalMs: number;
+  backoffBaseMs: number;
+  idleMs: number;
+  logLinesPerDeployment: number;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +138,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
   if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
+  const runtimeDriver = value('RUNTIME_DRIVER') ?? 'process';
+  if (runtimeDriver !== 'process' && runtimeDriver !== 'none') problems.push(`RUNTIME_DRIVER must be "process" (run deployments' runtimes as child processes) or "none" (this process runs none), got "${runtimeDriver}"`);
+  const runtimeHost = value('RUNTIME_HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.:-]+$/.test(runtimeHost)) problems.push(`RUNTIME_HOST must be an address to listen on, such as "127.0.0.1", got "${runtimeHost}"`);
+  const runtime: RuntimeConfig = {
+    driver: runtimeDriver === 'none' ? 'none' : 'process',
+    host: runtimeHost,
+    tickMs: milliseconds('RUNTIME_TICK_MS', 2_000),
+    leaseMs: milliseconds('RUNTIME_LEASE_MS', 15_000),
+    healthIntervalMs: milliseconds('RUNTIME_HEALTH_INTERVAL_MS', 5_000),
+    backoffBaseMs: milliseconds('RUNTIME_BACKOFF_MS', 2_000),
+    idleMs: milliseconds('RUNTIME_IDLE_MS', 600_000),
+    logLinesPerDeployment: wholeNumber('RUNTIME_LOG_LINES', 10_000, 10_000_000, 'a number of lines from 100 to 10000000'),
+  };
+  if (runtime.leaseMs < 3 * runtime.tickMs) problems.push(`RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS (${runtime.tickMs}), got "${runtime.leaseMs}"`);
+  if (runtime.logLinesPerDeployment < 100) problems.push(`RUNTIME_LOG_LINES must be a number of lines from 100 to 10000000, got "${runtime.logLinesPerDeployment}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
@@ -167,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lockTimeoutMs,
     folderTreeSettleMs,
     jobs,
+    runtime,
     catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,

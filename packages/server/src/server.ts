@@ -51,6 +51,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       baseDomain: config.baseDomain,
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,
+      runtime: config.runtime,
       catalog: config.catalog,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },

@@ -30,6 +30,10 @@ import { tokensService } from './areas/tokens/tokens.service.js';
 import { DeploymentRepositories } from './areas/data-model/deployment-repositories.js';
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
+import { Runtime, type RuntimeDriver, type RuntimeOptions } from './runtime/index.js';
+import { runtimePlanner } from './areas/deployments/runtime-plan.js';
+import { podsService } from './areas/deployments/pods.service.js';
+import { dataApiService } from './areas/data-api/data-api.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -39,6 +43,8 @@ export interface ServiceOptions {
   catalog: Catalog;
   /** The origin of a tenant: deployments are at `<origin>/deployments/<id>`. */
   deploymentUrlOf: DeploymentUrlOf;
+  /** Deployments' runtimes: the driver (null: this process runs none) and timings. */
+  runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -51,6 +57,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
+  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, runtimePlanner(store, options.secrets, options.catalog), options.runtime?.options, options.runtime?.onError);
+  const runtimesChanged = () => runtime.reconcile();
   return {
     secrets: options.secrets,
     signing,
@@ -72,7 +80,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     scim: scimService(store),
     userAttributes: userAttributesService(store),
     groups: groupsService(store),
-    deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf),
+    deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),
     environments: environmentsService(store, options.deploymentUrlOf),
     policies: policiesService(store),
@@ -80,7 +88,10 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports: reportsService(store),
-    envVars: envVarsService(store, options.secrets),
+    envVars: envVarsService(store, options.secrets, runtimesChanged),
+    runtime,
+    pods: podsService(store, runtime),
+    dataApi: dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
   };
 }

@@ -198,6 +198,7 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
         { column: 'env_vars.value', total: 3, reencrypted: 3, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'signing_keys.private_key', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'environment_tokens.token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
+        { column: 'runtimes.secret', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
       ],
       retired: ['k1'],
       remaining: [],

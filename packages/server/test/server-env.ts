@@ -25,7 +25,9 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, '../../..');
 
 export async function serverEnv(dialect: Dialect): Promise<ServerEnv> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-server-'));
-  const env: Record<string, string> = { DATA_DIR: dataDir };
+  // Pods only where a test is about them (it sets RUNTIME_DRIVER=process): elsewhere they would
+  // only add child processes to a busy machine.
+  const env: Record<string, string> = { DATA_DIR: dataDir, RUNTIME_DRIVER: 'none' };
   let dropSchema: () => Promise<void> = () => Promise.resolve();
   if (dialect === 'postgres') {
     const url = process.env.DATABASE_URL;

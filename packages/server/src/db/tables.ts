@@ -397,6 +397,48 @@ export interface EnvironmentTokenTable {
   expires_at: string;
 }
 
+export type PodStatus = 'Pending' | 'Running' | 'CrashLoopBackOff' | 'Terminated';
+export type RuntimeEnvironmentType = 'production' | 'staging' | 'dev';
+
+/** One environment's runtime: its current pod (migration 0015). */
+export interface RuntimeTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  environment_id: string;
+  type: RuntimeEnvironmentType;
+  branch_name: string;
+  pod: string;
+  status: PodStatus;
+  ready: Generated<number>;
+  restart_count: Generated<number>;
+  build_id: number | null;
+  version: string | null;
+  /** The server process that runs it while `lease_expires_at` is ahead. */
+  owner: string | null;
+  lease_expires_at: string | null;
+  /** `http://host:port` of the pod while it runs. */
+  address: string | null;
+  /** secrets/: what the proxy must present to the pod. */
+  secret: string | null;
+  last_used_at: string | null;
+  last_error: string | null;
+  started_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RuntimeLogTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  environment_type: RuntimeEnvironmentType;
+  pod: string;
+  container: string;
+  at: string;
+  message: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -426,6 +468,8 @@ export interface Database {
   secret_keys: SecretKeyTable;
   signing_keys: SigningKeyTable;
   environment_tokens: EnvironmentTokenTable;
+  runtimes: RuntimeTable;
+  runtime_logs: RuntimeLogTable;
 }
 
 export type Db = Kysely<Database>;
@@ -450,5 +494,7 @@ export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;
 export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
+export type RuntimeRow = Selectable<RuntimeTable>;
+export type RuntimeLogRow = Selectable<RuntimeLogTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

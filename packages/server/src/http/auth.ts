@@ -23,8 +23,10 @@ declare module 'fastify' {
     /**
      * `basic`: the route takes HTTP Basic credentials (any user name, an API key as the password)
      * instead of a bearer token. Only the git smart-HTTP routes do: git clients send nothing else.
+     * `data-api`: a deployment's data API, which also takes data-API tokens (JWTs, verified by
+     * the route against the environment it addresses), raw or after `Bearer`.
      */
-    credential?: 'basic';
+    credential?: 'basic' | 'data-api';
   }
 }
 

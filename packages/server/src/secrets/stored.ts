@@ -107,6 +107,8 @@ export async function reencryptAll(db: AnyDb, secrets: Secrets, columns: readonl
         .selectFrom(c.table)
         .select([c.id, c.value, ...c.contextColumns])
         .where(c.id, '>', after)
+        // A nullable column (a pod's secret while it runs) holds nothing to re-encrypt when null.
+        .where(c.value, 'is not', null)
         .orderBy(c.id)
         .limit(batch)
         .execute()) as Array<Record<string, unknown>>;

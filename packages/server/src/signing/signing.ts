@@ -119,13 +119,16 @@ export class Signing {
    * The payload of a token this tenant signed for `audience`, with any of its keys that has not
    * expired (so tokens signed before a rotation still verify); throws SigningError otherwise.
    */
-  async verify(tenant: SigningTenant, token: string, options: { audience: string }): Promise<JWTPayload> {
+  async verify(tenant: SigningTenant, token: string, options: { audience: string; types?: readonly string[] }): Promise<JWTPayload> {
     let kid: string | undefined;
+    let typ: string | undefined;
     try {
-      kid = decodeProtectedHeader(token).kid;
+      ({ kid, typ } = decodeProtectedHeader(token));
     } catch {
       throw new SigningError('invalid-token', 'The token is not a JWT.');
     }
+    // One kind of token is never taken for another (an embed token is not a data-API token).
+    if (options.types !== undefined && (typ === undefined || !options.types.includes(typ))) throw new SigningError('invalid-token', 'The token is not of a kind this endpoint accepts.');
     if (kid === undefined) throw new SigningError('invalid-token', 'The token names no key (`kid`).');
     const now = this.#now();
     let ring = await this.#keyring(tenant.id);

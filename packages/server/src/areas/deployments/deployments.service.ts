@@ -72,7 +72,13 @@ function nameTaken(name: string): ApiError {
   });
 }
 
-export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, catalog: Catalog, urlOf: DeploymentUrlOf) {
+/**
+ * Tells the runtimes that what should run may have changed (a deployment deleted, a version or
+ * variables changed), so this process reconciles now rather than at its next tick.
+ */
+export type RuntimesChanged = () => Promise<void>;
+
+export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, catalog: Catalog, urlOf: DeploymentUrlOf, runtimesChanged: RuntimesChanged = async () => undefined) {
   const { db } = store;
 
 
@@ -220,6 +226,8 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
       });
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
       await recordVersion(db, tenantId, currentVersion(row, catalog), row.release_channel, at);
+      // A new version restarts the runtimes on it.
+      if (currentVersion(row, catalog) !== currentVersion(before, catalog)) void runtimesChanged();
       return settingsOf(row, deploymentPath(await urlOf(caller.tenant), row.id), catalog);
     },
 
@@ -233,6 +241,8 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
         await deleteItemPoliciesOf(trx, tenantId, id);
         await deleteDeployment(trx, tenantId, id);
       });
+      // Its pods stop before the answer (on this process; others notice the rows gone within a tick).
+      await runtimesChanged();
       await repositories.remove(id);
       return { success: true };
     },

@@ -1,3 +1,4 @@
+import type { RuntimesChanged } from '../deployments/deployments.service.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
@@ -40,7 +41,7 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
   return errors;
 }
 
-export function envVarsService(store: Store, secrets: Secrets) {
+export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined) {
   const { db } = store;
 
   async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
@@ -66,7 +67,7 @@ export function envVarsService(store: Store, secrets: Secrets) {
       await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
       const tenantId = caller.actor.tenantId;
       const items = input.env_variables;
-      return serialized(store, lockKey.envVars(deploymentId), async (trx) => {
+      const answer = await serialized(store, lockKey.envVars(deploymentId), async (trx) => {
         const existing = await existingNames(trx, tenantId, deploymentId, items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name));
         const errors = bodyErrors(items, existing);
         if (errors.length > 0) {
@@ -76,6 +77,9 @@ export function envVarsService(store: Store, secrets: Secrets) {
         await upsertEnvVars(trx, tenantId, deploymentId, sealed, now());
         return page(trx, tenantId, deploymentId, pageRequest({}));
       });
+      // The runtimes restart with the new values (their logs name the variables, never a value).
+      void runtimesChanged();
+      return answer;
     },
 
     /** Extension: removes one variable by name, legacy names included (SecretsManage). */
@@ -83,6 +87,7 @@ export function envVarsService(store: Store, secrets: Secrets) {
       await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
       const removed = await serialized(store, lockKey.envVars(deploymentId), (trx) => deleteEnvVar(trx, caller.actor.tenantId, deploymentId, name));
       if (!removed) throw new ApiError('ENV_VAR_NOT_FOUND', `Deployment ${deploymentId} has no environment variable ${JSON.stringify(name)}.`);
+      void runtimesChanged();
       return { success: true };
     },
   };

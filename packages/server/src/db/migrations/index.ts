@@ -14,6 +14,7 @@ import { envVars } from './0011_env_vars.js';
 import { deploymentSettings } from './0012_deployment_settings.js';
 import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
+import { runtimes } from './0015_runtimes.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -37,6 +38,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0012_deployment_settings': deploymentSettings(dialect),
         '0013_signing_keys': signingKeys(dialect),
         '0014_tenant_regions': tenantRegions(dialect),
+        '0015_runtimes': runtimes(dialect),
       };
     },
   };

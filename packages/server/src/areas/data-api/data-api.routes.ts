@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError } from '../../shared/problems.js';
+import { Id } from '../../shared/schemas.js';
+import type { DataApiEnvironment, DataApiService } from './data-api.service.js';
+
+/** A data-API token as sent: the raw `Authorization` value, or after `Bearer`. */
+export function dataApiToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  const match = /^bearer\s+(\S+)$/i.exec(value);
+  if (match) return match[1];
+  return /^\S+$/.test(value) ? value : undefined;
+}
+
+const REST = Type.String({ maxLength: 512 });
+
+/**
+ * The deployments' data APIs, on the tenant's host (not part of the management API's document):
+ * `/deployments/<id>/data-api/v1/...` for production and
+ * `/deployments/<id>/dev-mode/<branch>/data-api/v1/...` for a branch's environment. The caller is
+ * a data-API token of that environment (raw or `Bearer`) or a REST credential with DeploymentRead.
+ */
+export function dataApiRoutes(dataApi: DataApiService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const routes = [
+      { url: '/deployments/:deploymentId/data-api/v1/*', params: Type.Object({ deploymentId: Id, '*': REST }) },
+      { url: '/deployments/:deploymentId/dev-mode/:branchName/data-api/v1/*', params: Type.Object({ deploymentId: Id, branchName: Type.String({ minLength: 1, maxLength: 255 }), '*': REST }) },
+    ];
+    for (const route of routes) {
+      app.route({
+        method: ['GET', 'POST'],
+        url: route.url,
+        config: { credential: 'data-api' },
+        schema: {
+          hide: true,
+          params: route.params,
+          problems: ['UNAUTHENTICATED', 'FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'ENVIRONMENT_NOT_FOUND', 'RUNTIME_UNAVAILABLE'],
+        },
+        handler: async (request, reply) => {
+          const params = request.params as { deploymentId: number; branchName?: string; '*': string };
+          let env: DataApiEnvironment;
+          let grant;
+          if (request.caller) {
+            env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null);
+            grant = await dataApi.authorizeCaller(request.caller, env);
+          } else {
+            const token = dataApiToken(request.headers.authorization) ?? '';
+            // A token holder learns nothing about deployments its token is not for.
+            env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null).catch(() => {
+              throw new ApiError('UNAUTHENTICATED', 'The token was minted for another deployment or environment.', { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
+            });
+            grant = await dataApi.authorizeToken(request.tenant, env, token);
+          }
+          const queryAt = request.url.indexOf('?');
+          const answer = await dataApi.forward(env, grant, {
+            method: request.method,
+            path: params['*'],
+            query: queryAt === -1 ? '' : request.url.slice(queryAt + 1),
+            body: request.method === 'POST' ? request.body : undefined,
+            requestId: request.id,
+          });
+          return reply.code(answer.status).type(answer.contentType).send(answer.body);
+        },
+      });
+    }
+  };
+}

@@ -1,0 +1,165 @@
+import http from 'node:http';
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
+import type { Runtime } from '../../runtime/index.js';
+import { PRIVATE_META_HEADER, SECRET_HEADER } from '../../semantic-layer/protocol.js';
+import { ApiError, notFound } from '../../shared/problems.js';
+import type { Signing } from '../../signing/index.js';
+import { SigningError } from '../../signing/index.js';
+import type { BuildsService } from '../data-model/builds.service.js';
+import { latestBuild } from '../data-model/builds.store.js';
+import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
+import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { findDeployment } from '../deployments/deployments.store.js';
+import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments.service.js';
+import { dataApiUrl } from '../deployments/environments.service.js';
+import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/tokens.service.js';
+
+/** The environment a data-API URL addresses. */
+export interface DataApiEnvironment {
+  row: DeploymentRow;
+  environmentId: string;
+  type: RuntimeEnvironmentType;
+  branch: string;
+  url: string;
+}
+
+/** What the caller may do on the data API, from its token or its REST credential. */
+export interface DataApiGrant {
+  /** Null: every scope (a REST credential, a deployment token). */
+  scopes: string[] | null;
+}
+
+export interface ForwardRequest {
+  method: string;
+  /** The path below `/v1/`, and the query string without its `?`. */
+  path: string;
+  query: string;
+  body: unknown;
+  requestId: string;
+}
+
+/** How long a request waits for its environment's pod to come up (a woken environment, a new deployment). */
+const WAIT_MS = 20_000;
+const POLL_MS = 100;
+
+function unavailable(detail: string, retryAfterSeconds: number): ApiError {
+  return new ApiError('RUNTIME_UNAVAILABLE', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
+}
+
+function unauthenticated(detail: string): ApiError {
+  return new ApiError('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
+}
+
+/**
+ * The deployment's data API (`<deploymentUrl>/data-api/v1`, a branch's at
+ * `<deploymentUrl>/dev-mode/<branch>/data-api/v1`, reference 2.14): the caller is checked here,
+ * then the request goes to the environment's pod, on whichever server process runs it.
+ * On-demand environments (a branch's staging without its flag, dev mode) are woken by a request.
+ */
+export function dataApiService(store: Store, signing: Signing, runtime: Runtime, builds: BuildsService, repositories: DeploymentRepositories, urlOf: DeploymentUrlOf, options: { waitMs?: number } = {}) {
+  const { db } = store;
+  const waitMs = options.waitMs ?? WAIT_MS;
+
+  return {
+    /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
+    async environment(tenant: { id: number; slug: string }, deploymentId: number, branch: string | null): Promise<DataApiEnvironment> {
+      const row = await findDeployment(db, tenant.id, deploymentId);
+      if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
+      const base = deploymentPath(await urlOf(tenant), row.id);
+      if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
+      const found = await db.selectFrom('branches').select(['id', 'owner_key_id']).where('deployment_id', '=', row.id).where('name', '=', branch).executeTakeFirst();
+      if (!found || branch === row.deploy_branch_name) {
+        throw new ApiError('ENVIRONMENT_NOT_FOUND', branch === row.deploy_branch_name ? `The deploy branch is served at ${dataApiUrl(base, null)}.` : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`);
+      }
+      const dev = found.owner_key_id !== null;
+      return { row, environmentId: `${dev ? 'development' : 'staging'}-${found.id}`, type: dev ? 'dev' : 'staging', branch, url: dataApiUrl(base, branch) };
+    },
+
+    /** A REST credential (API key) needs DeploymentRead on the deployment. */
+    async authorizeCaller(caller: Caller, env: DataApiEnvironment): Promise<DataApiGrant> {
+      await authorizeDeployment(db, caller, env.row.id, 'DeploymentRead');
+      return { scopes: null };
+    },
+
+    /** A data-API token (reference 1.16, 1.19, 1.20) signed for this very environment, unexpired. */
+    async authorizeToken(tenant: { id: number; slug: string }, env: DataApiEnvironment, token: string): Promise<DataApiGrant> {
+      let claims: Record<string, unknown>;
+      try {
+        claims = await signing.verify(tenant, token, { audience: env.url, types: [DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE] });
+      } catch (error) {
+        if (error instanceof SigningError) throw unauthenticated(`${error.message} Mint a token for this environment with POST /api/v1/deployments/${env.row.id}/environments/${env.environmentId}/tokens.`);
+        throw error;
+      }
+      if (claims.deployment_id !== env.row.id || claims.environment_id !== env.environmentId) throw unauthenticated('The token was minted for another deployment or environment.');
+      return { scopes: Array.isArray(claims.scopes) ? claims.scopes.filter((s): s is string => typeof s === 'string') : null };
+    },
+
+    /** Sends the request to the environment's pod and answers what it answers. */
+    async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer }> {
+      if (request.path === 'meta' && grant.scopes !== null && !grant.scopes.includes('meta')) {
+        throw new ApiError('FORBIDDEN', 'This token does not carry the `meta` scope; mint one with `scopes: ["meta"]`.');
+      }
+      const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
+      if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
+      const target = await waitForPod(env);
+      const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId };
+      if (grant.scopes === null || grant.scopes.includes('meta-private')) headers[PRIVATE_META_HEADER] = '1';
+      const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
+      if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+      try {
+        return await send(`${target.address}/v1/${request.path}${request.query ? `?${request.query}` : ''}`, request.method, headers, payload);
+      } catch {
+        throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
+      }
+    },
+  };
+
+  /** A branch whose head has no build yet gets one (dev mode builds on use, not on each commit). */
+  async function buildIfBehind(env: DataApiEnvironment): Promise<void> {
+    const head = await (await repositories.open(env.row)).head(env.branch);
+    if (head === null) return;
+    const latest = await latestBuild(db, env.row.id, env.branch);
+    if (latest && (latest.commit_sha === head || latest.status === 'queued' || latest.status === 'building')) return;
+    await builds.enqueue(env.row, env.branch, head, 'data API request');
+  }
+
+  async function waitForPod(env: DataApiEnvironment) {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const target = await runtime.target(env.row.id, env.environmentId);
+      if (target) return target;
+      const pod = await runtime.find(env.row.id, env.environmentId);
+      if (pod?.status === 'CrashLoopBackOff') throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`, 10);
+      const build = await latestBuild(db, env.row.id, env.branch);
+      if (!build || (build.status === 'failed' && !(await hasSuccess(env)))) {
+        throw unavailable(build ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.` : `Branch ${env.branch} has no build yet.`, 10);
+      }
+      if (Date.now() >= deadline) {
+        const state = build.status === 'success' ? `its pod is ${pod?.status ?? 'not scheduled yet'}` : `build ${build.id} is ${build.status}`;
+        throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} is not running yet: ${state}. Retry in a few seconds.`, 5);
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  async function hasSuccess(env: DataApiEnvironment): Promise<boolean> {
+    return (await db.selectFrom('builds').select('id').where('deployment_id', '=', env.row.id).where('branch_name', '=', env.branch).where('status', '=', 'success').limit(1).executeTakeFirst()) !== undefined;
+  }
+}
+export type DataApiService = ReturnType<typeof dataApiService>;
+
+function send(url: string, method: string, headers: Record<string, string>, payload: Buffer | undefined): Promise<{ status: number; contentType: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, timeout: 120_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/json'), body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('The runtime did not answer in time')));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

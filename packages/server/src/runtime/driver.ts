@@ -1,0 +1,46 @@
+import type { StartMessage } from '../semantic-layer/protocol.js';
+
+/**
+ * How pods are run. The service (supervisor.ts) decides what runs where and when; a driver only
+ * starts one pod and reports what it prints and when it ends. `process` (process-driver.ts) is the
+ * one driver: a child process per pod on this host.
+ *
+ * A Kubernetes driver would map onto the same interface (see the README, "Runtime"): `start` creates
+ * a Pod (one container, the runtime image of `start.version`, the environment's variables from a
+ * Secret, the start message as a mounted file) and resolves with its Service address once the pod
+ * is Running; `output` follows the container's log stream; `exited` is a container termination
+ * from the watch API; `kill` deletes the pod with grace period 0 and `stop` with the given grace.
+ * Restarts and back-off stay in the supervisor (the pod's restartPolicy Never), so pods, logs and
+ * leases behave the same on both.
+ */
+export interface RuntimeDriver {
+  readonly name: string;
+  start(spec: PodSpec, events: PodEvents): Promise<RunningPod>;
+}
+
+export interface PodSpec {
+  name: string;
+  /** The environment the runtime sees: the deployment's variables, nothing of the server's own. */
+  env: Record<string, string>;
+  /** The runtime's start message; the driver adds where to listen. */
+  start: Omit<StartMessage, 'host'>;
+  /** How long the runtime may take to listen before it counts as failed. */
+  startTimeoutMs: number;
+}
+
+export interface PodEvents {
+  /** One line the runtime printed (without its newline). */
+  output(stream: 'stdout' | 'stderr', line: string): void;
+  /** The runtime ended, after it was started (whether or not it had listened). */
+  exited(code: number | null, signal: string | null): void;
+}
+
+export interface RunningPod {
+  /** `http://host:port`, reachable by every server process that proxies to it. */
+  address: string;
+  /** The operating-system process id, where there is one (tests kill pods with it). */
+  pid: number | null;
+  kill(signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT'): void;
+  /** Asks the runtime to stop and kills it after `graceMs`; resolves when it has ended. */
+  stop(graceMs: number): Promise<void>;
+}

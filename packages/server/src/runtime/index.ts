@@ -1,0 +1,139 @@
+/**
+ * Runtimes: each environment of a deployment that should run (the planner, given by the area that
+ * knows deployments, says which) runs as a pod, the runtime program of src/semantic-layer/, on
+ * the configured driver (`process`: a child process per pod). This service owns its tables
+ * (`runtimes`, `runtime_logs`), knows no area, and answers what the pods and logs routes and the
+ * data API's proxy need.
+ *
+ * One process runs each environment: a lease in its row, renewed every `tickMs`, taken over by
+ * another process once it lapses (`leaseMs` after the owner's last renewal, so within about
+ * `leaseMs + tickMs`: 17 s by default). On SQLite there is one process, which owns everything.
+ *
+ * @example
+ * const runtime = new Runtime(store, secrets, processDriver({ entry, host: '127.0.0.1' }), planner, { owner: 'host:pid' });
+ * runtime.start();
+ * const pods = await runtime.pods(tenantId, deploymentId);
+ * await runtime.close(); // stops the pods, before store.close()
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../db/database.js';
+import type { RuntimeRow } from '../db/tables.js';
+import type { Secrets, SecretColumn } from '../secrets/index.js';
+import type { RuntimeDriver } from './driver.js';
+import { podName, runtimeSecretContext } from './pods.js';
+import { findRuntime, hasLogsBefore, listRuntimes, logsAfter, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
+import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
+
+export type { DesiredRuntime, Planner, RuntimeOptions } from './supervisor.js';
+export type { RuntimeDriver } from './driver.js';
+export type { EnvironmentKey, LogFilter } from './runtimes.store.js';
+export { DEFAULT_RUNTIME_OPTIONS } from './supervisor.js';
+export { processDriver, RESERVED_ENV } from './process-driver.js';
+export { REDACTED } from './log-sink.js';
+
+/** The column of sealed pod secrets, for the secrets service's start-up check and re-encryption. */
+export const runtimeSecretColumn: SecretColumn = {
+  table: 'runtimes',
+  id: 'id',
+  value: 'secret',
+  contextColumns: ['pod'],
+  context: (row) => runtimeSecretContext(Number(row.id), String(row.pod)),
+};
+
+/** A use is recorded at most this often per environment and process (each is a write). */
+const USE_RECORD_MS = 15_000;
+
+export interface PodTarget {
+  address: string;
+  secret: string;
+}
+
+export class Runtime {
+  readonly #supervisor: Supervisor | null;
+  readonly #recorded = new Map<string, number>();
+  readonly options: RuntimeOptions;
+
+  /** `driver` null: this process runs no pods (it still records uses and reads pods and logs). */
+  constructor(
+    private readonly store: Store,
+    private readonly secrets: Secrets,
+    driver: RuntimeDriver | null,
+    planner: Planner,
+    options: Partial<RuntimeOptions> = {},
+    onError: (error: Error, what: string) => void = () => undefined,
+  ) {
+    this.options = { ...DEFAULT_RUNTIME_OPTIONS, owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`, ...options };
+    this.#supervisor = driver === null ? null : new Supervisor(store.db, secrets, driver, planner, this.options, onError);
+  }
+
+  get enabled(): boolean {
+    return this.#supervisor !== null;
+  }
+
+  start(): void {
+    this.#supervisor?.start();
+  }
+
+  /** Reconciles now: after a change that starts, stops or replaces pods. */
+  async reconcile(): Promise<void> {
+    await this.#supervisor?.tick();
+  }
+
+  async close(): Promise<void> {
+    await this.#supervisor?.close();
+  }
+
+  /** The deployment's pods (reference 1.10), in the order their environments first ran. */
+  pods(tenantId: number, deploymentId: number): Promise<RuntimeRow[]> {
+    return listRuntimes(this.store.db, tenantId, deploymentId);
+  }
+
+  /**
+   * A page of log lines, oldest first. Without `afterId`, the newest `limit` lines (the tail);
+   * with it, the lines written since that one (a client following the log).
+   */
+  async logs(filter: LogFilter, page: { afterId?: number; limit: number }) {
+    await this.#supervisor?.flushLogs();
+    const { db } = this.store;
+    if (page.afterId === undefined) {
+      const rows = (await tailLogs(db, filter, page.limit)).reverse();
+      const first = rows[0];
+      return { rows, hasOlder: first !== undefined && (await hasLogsBefore(db, filter, first.id)), hasNewer: false };
+    }
+    const rows = await logsAfter(db, filter, page.afterId, page.limit + 1);
+    const hasNewer = rows.length > page.limit;
+    return { rows: rows.slice(0, page.limit), hasOlder: true, hasNewer };
+  }
+
+  /** Records that an on-demand environment is in use, so it runs (or keeps running) for the idle time; false when recorded moments ago. */
+  async use(key: EnvironmentKey): Promise<boolean> {
+    const id = `${key.deploymentId}/${key.environmentId}`;
+    const last = this.#recorded.get(id) ?? 0;
+    if (Date.now() - last < USE_RECORD_MS) return false;
+    this.#recorded.set(id, Date.now());
+    if (this.#recorded.size > 10_000) this.#recorded.delete(this.#recorded.keys().next().value as string);
+    await touchRuntime(this.store.db, key, podName(key.environmentId), new Date().toISOString());
+    void this.#supervisor?.tick();
+    return true;
+  }
+
+  /** Where the environment's live pod listens, on whichever process runs it; undefined while none is live. */
+  async target(deploymentId: number, environmentId: string): Promise<PodTarget | undefined> {
+    const local = this.#supervisor?.local(deploymentId, environmentId);
+    if (local) return local;
+    const row = await findRuntime(this.store.db, deploymentId, environmentId);
+    if (!row || row.status !== 'Running' || row.address === null || row.secret === null) return undefined;
+    return { address: row.address, secret: this.secrets.open(row.secret, runtimeSecretContext(row.id, row.pod)) };
+  }
+
+  /** The environment's row as stored (a pod's status and last error, for a caller kept waiting). */
+  find(deploymentId: number, environmentId: string): Promise<RuntimeRow | undefined> {
+    return findRuntime(this.store.db, deploymentId, environmentId);
+  }
+
+  /** Process ids of the pods this process runs, by `deploymentId/environmentId` (tests kill them). */
+  localPids(): Map<string, number | null> {
+    return this.#supervisor?.pids() ?? new Map();
+  }
+}

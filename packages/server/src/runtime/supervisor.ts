@@ -1,0 +1,433 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/tables.js';
+import type { Secrets } from '../secrets/index.js';
+import type { RunningPod, RuntimeDriver } from './driver.js';
+import { LogSink, type PodLogTarget } from './log-sink.js';
+import { podName, probe, runtimeSecretContext } from './pods.js';
+import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
+
+/** One environment that should run now, as the area that plans runtimes sees it. */
+export interface DesiredRuntime extends EnvironmentKey {
+  buildId: number;
+  commit: string;
+  version: string;
+  /** Changes whenever the environment's variables change; carries no value. */
+  envRevision: string;
+  /** The build's artifact and the environment's variables, read when a pod starts. */
+  load(): Promise<{ artifact: string; env: Record<string, string> }>;
+}
+
+/**
+ * What should run: every environment that always runs, plus those of `used` (on-demand
+ * environments used within the idle time) that can run (they have a successful build).
+ */
+export type Planner = (used: EnvironmentKey[]) => Promise<DesiredRuntime[]>;
+
+export interface RuntimeOptions {
+  /** This process, as the owner of leases. */
+  owner: string;
+  /** How often this process reconciles what runs with what should (ms). */
+  tickMs: number;
+  /** How long a lease lasts unless renewed: the time another process waits before taking over (ms). */
+  leaseMs: number;
+  healthIntervalMs: number;
+  healthTimeoutMs: number;
+  /** Failed liveness checks in a row before the pod is killed. */
+  healthFailures: number;
+  /** The first restart's delay; each crash in a row doubles it, up to `backoffMaxMs`. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Crashes in a row from which the pod shows CrashLoopBackOff while it waits. */
+  crashLoopAfter: number;
+  /** Running this long clears the crash count. */
+  stableMs: number;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+  /** On-demand environments stop this long after their last use. */
+  idleMs: number;
+  logLinesPerDeployment: number;
+  logFlushMs: number;
+}
+
+export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
+  tickMs: 2_000,
+  leaseMs: 15_000,
+  healthIntervalMs: 5_000,
+  healthTimeoutMs: 2_000,
+  healthFailures: 3,
+  backoffBaseMs: 2_000,
+  backoffMaxMs: 300_000,
+  crashLoopAfter: 2,
+  stableMs: 60_000,
+  startTimeoutMs: 30_000,
+  stopGraceMs: 5_000,
+  idleMs: 10 * 60_000,
+  logLinesPerDeployment: 10_000,
+  logFlushMs: 250,
+};
+
+const keyOf = (k: { deploymentId: number; environmentId: string }) => `${k.deploymentId}/${k.environmentId}`;
+const fingerprintOf = (d: DesiredRuntime) => `${d.buildId}|${d.version}|${d.envRevision}`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One start of a pod's runtime; ends once (crash, kill, stop), whichever is reported first. */
+interface Attempt {
+  over: boolean;
+  instance: RunningPod | null;
+  killedFor: string | null;
+}
+
+/** A pod this process runs. */
+class LocalPod {
+  attempt: Attempt | null = null;
+  env: Record<string, string> = {};
+  secret = '';
+  restarts = 0;
+  crashes = 0;
+  healthFailures = 0;
+  ready = false;
+  liveSince: number | null = null;
+  lastError: string | null = null;
+  timer: NodeJS.Timeout | null = null;
+  stopped = false;
+  replacing = false;
+
+  constructor(
+    readonly rowId: number,
+    readonly name: string,
+    public desired: DesiredRuntime,
+  ) {}
+
+  get fingerprint(): string {
+    return fingerprintOf(this.desired);
+  }
+
+  logTarget(): PodLogTarget {
+    return { tenantId: this.desired.tenantId, deploymentId: this.desired.deploymentId, type: this.desired.type, pod: this.name, secrets: Object.values(this.env) };
+  }
+}
+
+/**
+ * Runs the runtimes this process owns. Every `tickMs` it asks the planner what should run, renews
+ * its leases, claims environments nobody holds (a new one, or one whose owner stopped renewing:
+ * killed, or cut off), starts their pods, replaces pods whose build, version or variables
+ * changed, and stops pods no longer wanted. A pod that exits is restarted after a back-off that
+ * doubles with each crash in a row; one that fails its liveness checks is killed, then restarted.
+ */
+export class Supervisor {
+  readonly #pods = new Map<string, LocalPod>();
+  readonly #logs: LogSink;
+  #interval: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: Secrets,
+    private readonly driver: RuntimeDriver,
+    private readonly planner: Planner,
+    private readonly options: RuntimeOptions,
+    private readonly onError: (error: Error, what: string) => void,
+  ) {
+    this.#logs = new LogSink(db, { flushMs: options.logFlushMs, keepPerDeployment: options.logLinesPerDeployment, onError: (e) => onError(e, 'writing runtime logs') });
+  }
+
+  start(): void {
+    if (this.#interval || this.#closed) return;
+    this.#interval = setInterval(() => void this.tick(), this.options.tickMs);
+    this.#interval.unref();
+    void this.tick();
+  }
+
+  /** Reconciles now (after a change this process made), or again right after a reconcile in progress. */
+  tick(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      do {
+        this.#again = false;
+        try {
+          await this.#reconcile();
+        } catch (error) {
+          this.onError(error as Error, 'reconciling runtimes');
+        }
+      } while (this.#again && !this.#closed);
+    })().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  /** The address and secret of a pod this process runs, while it is live. */
+  local(deploymentId: number, environmentId: string): { address: string; secret: string; ready: boolean } | undefined {
+    const pod = this.#pods.get(keyOf({ deploymentId, environmentId }));
+    const instance = pod?.attempt?.instance;
+    if (!pod || !instance || pod.liveSince === null) return undefined;
+    return { address: instance.address, secret: pod.secret, ready: pod.ready };
+  }
+
+  /** Process ids of the pods this process runs (tests kill them). */
+  pids(): Map<string, number | null> {
+    return new Map([...this.#pods].map(([k, pod]) => [k, pod.attempt?.instance?.pid ?? null]));
+  }
+
+  /** Stops every pod and hands the environments back (another process takes them at once), then flushes the logs. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#interval) clearInterval(this.#interval);
+    await this.#running?.catch(() => undefined);
+    const pods = [...this.#pods.values()];
+    this.#pods.clear();
+    await Promise.all(pods.map((pod) => this.#halt(pod, 'the server process is shutting down')));
+    try {
+      await markTerminated(this.db, pods.map((p) => p.rowId), new Date().toISOString());
+    } catch (error) {
+      this.onError(error as Error, 'releasing runtimes');
+    }
+    await this.#logs.flush();
+  }
+
+  /** Writes what is pending in the log (tests read logs right after an event). */
+  flushLogs(): Promise<void> {
+    return this.#logs.flush();
+  }
+
+  #log(pod: LocalPod, message: string): void {
+    this.#logs.write(pod.logTarget(), message);
+  }
+
+  async #reconcile(): Promise<void> {
+    const { db, options } = this;
+    const nowMs = Date.now();
+    const at = iso(nowMs);
+    const leaseUntil = iso(nowMs + options.leaseMs);
+    const held = await renewLeases(db, options.owner, leaseUntil);
+    for (const [key, pod] of this.#pods) {
+      if (held.has(pod.rowId)) continue;
+      // Taken over after this process missed its renewals, or deleted with its deployment.
+      this.#pods.delete(key);
+      await this.#halt(pod, 'this server process no longer holds its lease');
+    }
+    const used = (await usedSince(db, iso(nowMs - options.idleMs))).map((r) => ({ tenantId: r.tenant_id, deploymentId: r.deployment_id, environmentId: r.environment_id, type: r.type, branch: r.branch_name }));
+    const desired = await this.planner(used);
+    const wanted = new Map(desired.map((d) => [keyOf(d), d]));
+    const stopped: number[] = [];
+    for (const [key, pod] of this.#pods) {
+      if (wanted.has(key)) continue;
+      this.#pods.delete(key);
+      const reason = pod.desired.type === 'production' ? 'the deployment has no build to run' : `idle for ${Math.round(options.idleMs / 60_000)} minutes, or switched off`;
+      this.#log(pod, `Stopping pod ${pod.name}: ${reason}`);
+      await this.#halt(pod, reason);
+      stopped.push(pod.rowId);
+    }
+    await markTerminated(db, stopped, at);
+    const heldElsewhere = new Set(
+      (await db.selectFrom('runtimes').select(['deployment_id', 'environment_id']).where('owner', '<>', options.owner).where('lease_expires_at', '>=', at).execute()).map((r) =>
+        keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id }),
+      ),
+    );
+    for (const d of desired) {
+      const key = keyOf(d);
+      const pod = this.#pods.get(key);
+      if (pod) {
+        if (pod.fingerprint !== fingerprintOf(d) && !pod.replacing) void this.#replace(pod, d);
+        continue;
+      }
+      if (heldElsewhere.has(key)) continue;
+      await ensureRuntime(db, d, podName(d.environmentId), at);
+      const row = await claimRuntime(db, d.deploymentId, d.environmentId, options.owner, leaseUntil, at);
+      if (!row) continue;
+      const fresh = new LocalPod(row.id, podName(d.environmentId), d);
+      this.#pods.set(key, fresh);
+      const notes = row.status !== 'Terminated' && row.started_at !== null ? [`Pod ${row.pod} stopped with its server process; pod ${fresh.name} takes over`] : [];
+      void this.#launch(fresh, notes);
+    }
+    const orphaned = (await unownedLive(db, at)).filter((r) => !wanted.has(keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id })));
+    await markTerminated(db, orphaned.map((r) => r.id), at);
+  }
+
+  /** Starts one attempt of the pod: loads its build and variables, starts the runtime, watches it. */
+  async #launch(pod: LocalPod, notes: string[], preloaded?: { artifact: string; env: Record<string, string> }): Promise<void> {
+    if (pod.stopped) return;
+    const attempt: Attempt = { over: false, instance: null, killedFor: null };
+    pod.attempt = attempt;
+    pod.healthFailures = 0;
+    pod.ready = false;
+    pod.liveSince = null;
+    const d = pod.desired;
+    try {
+      const loaded = preloaded ?? (await d.load());
+      pod.env = loaded.env;
+      pod.secret = randomBytes(32).toString('base64url');
+      const at = new Date().toISOString();
+      const owned = await updateOwned(this.db, pod.rowId, this.options.owner, {
+        pod: pod.name,
+        type: d.type,
+        branch_name: d.branch,
+        status: pod.crashes >= this.options.crashLoopAfter ? 'CrashLoopBackOff' : 'Pending',
+        ready: 0,
+        restart_count: pod.restarts,
+        build_id: d.buildId,
+        version: d.version,
+        address: null,
+        secret: this.secrets.seal(pod.secret, runtimeSecretContext(pod.rowId, pod.name)),
+        started_at: at,
+        updated_at: at,
+      });
+      if (!owned || pod.stopped) return;
+      for (const note of notes) this.#log(pod, note);
+      if (pod.restarts === 0) this.#log(pod, `Scheduled pod ${pod.name}: runtime ${d.version}, build ${d.buildId} of ${d.branch} (${d.commit.slice(0, 12)})`);
+      const instance = await this.driver.start(
+        {
+          name: pod.name,
+          env: loaded.env,
+          startTimeoutMs: this.options.startTimeoutMs,
+          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact },
+        },
+        {
+          output: (stream, line) => {
+            this.#log(pod, line);
+            if (stream === 'stderr' && line.trim()) pod.lastError = line.trim().slice(0, 1_000);
+          },
+          exited: (code, signal) => {
+            const why = attempt.killedFor ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
+            void this.#crashed(pod, attempt, pod.lastError && !attempt.killedFor ? `${why}: ${pod.lastError}` : why);
+          },
+        },
+      );
+      attempt.instance = instance;
+      if (attempt.over || pod.stopped) {
+        instance.kill('SIGKILL');
+        return;
+      }
+      await updateOwned(this.db, pod.rowId, this.options.owner, { address: instance.address, updated_at: new Date().toISOString() });
+      this.#watch(pod, attempt);
+    } catch (error) {
+      await this.#crashed(pod, attempt, (error as Error).message);
+    }
+  }
+
+  /** Liveness and readiness every `healthIntervalMs` (faster until the first answer, so a new pod shows Running soon). */
+  #watch(pod: LocalPod, attempt: Attempt): void {
+    const { options } = this;
+    const check = async () => {
+      const instance = attempt.instance;
+      if (attempt.over || pod.stopped || !instance) return;
+      const live = await probe(`${instance.address}/healthz`, pod.secret, options.healthTimeoutMs);
+      if (attempt.over || pod.stopped) return;
+      if (!live) {
+        pod.healthFailures++;
+        this.#log(pod, `Liveness check failed (${pod.healthFailures} of ${options.healthFailures} in a row)`);
+        if (pod.healthFailures >= options.healthFailures) {
+          attempt.killedFor = `killed after failing ${options.healthFailures} liveness checks in a row`;
+          this.#log(pod, `Killing the runtime: it failed ${options.healthFailures} liveness checks in a row`);
+          instance.kill('SIGKILL');
+          return;
+        }
+      } else {
+        pod.healthFailures = 0;
+        const ready = await probe(`${instance.address}/readyz`, pod.secret, options.healthTimeoutMs);
+        if (attempt.over || pod.stopped) return;
+        const first = pod.liveSince === null;
+        if (first) pod.liveSince = Date.now();
+        if (pod.crashes > 0 && pod.liveSince !== null && Date.now() - pod.liveSince >= options.stableMs) pod.crashes = 0;
+        if (first || ready !== pod.ready) {
+          pod.ready = ready;
+          await updateOwned(this.db, pod.rowId, this.options.owner, { status: 'Running', ready: ready ? 1 : 0, last_error: null, updated_at: new Date().toISOString() });
+        }
+      }
+      pod.timer = setTimeout(() => void check(), pod.ready ? options.healthIntervalMs : Math.min(250, options.healthIntervalMs));
+    };
+    pod.timer = setTimeout(() => void check(), 0);
+  }
+
+  /** An attempt ended without being asked to: count it and restart after the back-off. */
+  async #crashed(pod: LocalPod, attempt: Attempt, reason: string): Promise<void> {
+    if (attempt.over) return;
+    attempt.over = true;
+    if (pod.timer) clearTimeout(pod.timer);
+    if (pod.stopped) return;
+    attempt.instance?.kill('SIGKILL');
+    pod.restarts++;
+    pod.crashes++;
+    pod.ready = false;
+    pod.liveSince = null;
+    const delay = Math.min(this.options.backoffBaseMs * 2 ** (pod.crashes - 1), this.options.backoffMaxMs);
+    const looping = pod.crashes >= this.options.crashLoopAfter;
+    this.#log(pod, `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} in ${formatDelay(delay)} (restart ${pod.restarts})`);
+    try {
+      await updateOwned(this.db, pod.rowId, this.options.owner, {
+        status: looping ? 'CrashLoopBackOff' : 'Pending',
+        ready: 0,
+        address: null,
+        restart_count: pod.restarts,
+        last_error: reason.slice(0, 2_000),
+        updated_at: new Date().toISOString(),
+      });
+    } catch (error) {
+      this.onError(error as Error, 'recording a runtime crash');
+    }
+    pod.timer = setTimeout(() => void this.#launch(pod, []), delay);
+  }
+
+  /** Stops the pod for good (it is no longer this process's to run). */
+  async #halt(pod: LocalPod, reason: string): Promise<void> {
+    pod.stopped = true;
+    if (pod.timer) clearTimeout(pod.timer);
+    const attempt = pod.attempt;
+    if (!attempt || attempt.over) return;
+    attempt.over = true;
+    const instance = attempt.instance;
+    if (instance) {
+      this.#log(pod, `Stopping the runtime: ${reason}`);
+      await instance.stop(this.options.stopGraceMs);
+    }
+  }
+
+  /** A new pod in place of one whose build, version or variables changed; the log says which. */
+  async #replace(pod: LocalPod, next: DesiredRuntime): Promise<void> {
+    pod.replacing = true;
+    const key = keyOf(next);
+    try {
+      const loaded = await next.load();
+      const reasons: string[] = [];
+      if (pod.desired.buildId !== next.buildId) reasons.push(`build ${next.buildId} (${next.commit.slice(0, 12)}) replaces build ${pod.desired.buildId}`);
+      if (pod.desired.version !== next.version) reasons.push(`runtime version ${pod.desired.version} → ${next.version}`);
+      const changed = changedNames(pod.env, loaded.env);
+      if (changed.length > 0) reasons.push(`environment variables changed: ${changed.join(', ')}`);
+      if (reasons.length === 0) {
+        // Variables written again with the values they had: nothing to restart for.
+        pod.desired = next;
+        pod.replacing = false;
+        return;
+      }
+      const why = reasons.join('; ');
+      const fresh = new LocalPod(pod.rowId, podName(next.environmentId), next);
+      this.#log(pod, `Replacing pod ${pod.name} with ${fresh.name}: ${why}`);
+      await this.#halt(pod, 'replaced');
+      if (this.#pods.get(key) !== pod || this.#closed) return;
+      this.#pods.set(key, fresh);
+      await this.#launch(fresh, [`Replaces pod ${pod.name}: ${why}`], loaded);
+    } catch (error) {
+      pod.replacing = false;
+      this.onError(error as Error, 'replacing a runtime');
+    }
+  }
+}
+
+/** Names added, removed or given another value; never a value. */
+export function changedNames(before: Record<string, string>, after: Record<string, string>): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...names]
+    .filter((n) => before[n] !== after[n])
+    .sort()
+    .map((n) => (!(n in before) ? `${n} (added)` : !(n in after) ? `${n} (removed)` : n));
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1_000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
+}

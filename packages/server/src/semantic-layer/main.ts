@@ -1,0 +1,97 @@
+/**
+ * The runtime: the program each environment of a deployment runs, as a child process of the
+ * server process that owns it (runtime/process-driver.ts). It serves the data API of one build
+ * (`GET /v1/meta` now; queries come with the query engine) on a loopback port, behind the
+ * server's proxy, and answers the owner's health checks: `/healthz` while the process is
+ * responsive, `/readyz` while its data source answers too.
+ *
+ * It exits when its server goes away (the IPC channel closes), so a server killed with kill -9
+ * leaves no runtime behind. Everything it prints is its log.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
+import { openDataSource, type DataSource } from './data-source.js';
+import { metaOf } from './meta.js';
+import { PRIVATE_META_HEADER, SECRET_HEADER, type ListeningMessage, type StartMessage } from './protocol.js';
+
+process.on('disconnect', () => process.exit(0));
+if (!process.send) {
+  console.error('The runtime is started by a server process, over an IPC channel.');
+  process.exit(2);
+}
+
+process.once('message', (message: StartMessage) => {
+  start(message).catch((error: Error) => {
+    console.error(`Runtime failed to start: ${error.message}`);
+    process.exit(1);
+  });
+});
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
+  const given = req.headers[SECRET_HEADER];
+  if (typeof given !== 'string') return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === secret.length && timingSafeEqual(bytes, secret);
+}
+
+async function start(message: StartMessage): Promise<void> {
+  const artifact = JSON.parse(message.artifact) as ModelArtifact;
+  const secret = Buffer.from(message.secret);
+  console.log(
+    `Runtime ${message.version} starting pod ${message.pod}: build ${message.build.id} of ${message.build.branch} at ${message.build.commit.slice(0, 12)}, ` +
+      `${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'}`,
+  );
+  const dataSource: DataSource = openDataSource(process.env);
+  console.log(`Data source: ${dataSource.describe}`);
+  const meta = { public: metaOf(artifact, false), all: metaOf(artifact, true) };
+  let readyOnce = false;
+
+  const server = http.createServer((req, res) => {
+    const started = performance.now();
+    if (!authorised(req, secret)) return send(res, 401, { error: 'Call the data API through the deployment URL.' });
+    const path = (req.url ?? '/').split('?')[0];
+    const done = (status: number, body: unknown, quiet = false) => {
+      send(res, status, body);
+      if (!quiet) console.log(`${req.method} ${path} ${status} ${Math.round(performance.now() - started)} ms`);
+    };
+    if (path === '/healthz') return done(200, { status: 'ok' }, true);
+    if (path === '/readyz') {
+      dataSource.check().then(
+        () => {
+          if (!readyOnce) console.log('Ready: the data source answers');
+          readyOnce = true;
+          done(200, { status: 'ready' }, true);
+        },
+        (error: Error) => {
+          console.error(`Not ready: the data source does not answer: ${error.message}`);
+          done(503, { error: `The data source does not answer: ${error.message}` }, true);
+        },
+      );
+      return;
+    }
+    if (req.method === 'GET' && path === '/v1/meta') return done(200, req.headers[PRIVATE_META_HEADER] === '1' ? meta.all : meta.public);
+    return done(404, { error: `${req.method} ${path} is not part of this runtime's data API.` });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, message.host, () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The runtime has no TCP address');
+  console.log(`Listening on ${message.host}:${address.port}`);
+  process.send?.({ type: 'listening', port: address.port } satisfies ListeningMessage);
+
+  process.on('SIGTERM', () => {
+    console.log('Stopping (SIGTERM)');
+    server.close();
+    void dataSource.close().finally(() => process.exit(0));
+  });
+}

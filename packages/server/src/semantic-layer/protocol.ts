@@ -1,0 +1,26 @@
+/**
+ * What a server process and the runtime it started say to each other over the IPC channel.
+ * Values of environment variables never travel here: the runtime reads them from its own
+ * environment, as a container would.
+ */
+export interface StartMessage {
+  type: 'start';
+  pod: string;
+  /** Where to listen: the runtime picks a free port on it. */
+  host: string;
+  /** Every request must carry it in SECRET_HEADER: only the proxy can call the runtime. */
+  secret: string;
+  version: string;
+  build: { id: number; branch: string; commit: string };
+  /** The build's artifact (JSON text of the compiled cubes and views). */
+  artifact: string;
+}
+
+export interface ListeningMessage {
+  type: 'listening';
+  port: number;
+}
+
+export const SECRET_HEADER = 'x-mapi-runtime-secret';
+/** Set by the proxy when the caller may read private members (the `meta-private` scope). */
+export const PRIVATE_META_HEADER = 'x-mapi-meta-private';
