@@ -74,7 +74,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     }),
     files: filesService(store, repositories),
     devMode: devModeService(store, repositories, deployBranchMoved),
-    branches: branchesService(store, repositories, deployBranchMoved),
+    branches: branchesService(store, repositories, deployBranchMoved, (row, branch, commit, cause) => builds.ensureBuilt(row, branch, commit, cause)),
     apiKeys: apiKeysService(store),
     users: usersService(store),
     scim: scimService(store),

@@ -1,68 +1,157 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DIALECTS, TestApp } from './harness.js';
+import { DIALECTS, TestApp, problem } from './harness.js';
+import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 
 /*
- * Issue 14, "Runtime: pods and logs that are real" and "Starter experience" (reference 1.9, 1.10):
- * a new deployment's production environment runs as a child process that serves the data API's
- * /v1/meta behind the deployment URL; crashes restart it with back-off; logs are kept.
+ * Issue 14, "Runtime: pods and logs that are real" and "Starter experience" (reference 1.9, 1.10,
+ * 1.12): a new deployment's production environment runs as a child process serving the data
+ * API's /v1/meta behind the deployment URL; a killed runtime is restarted, one that keeps
+ * crashing shows CrashLoopBackOff, one that stops answering its liveness checks is killed; a
+ * change of variables or version restarts it, and its logs say which names changed, never values.
  */
 
 type Json = Record<string, any>;
-const FAST = { driver: 'process' as const, tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 };
 
 for (const dialect of DIALECTS) {
   describe(`runtime pods (${dialect})`, () => {
     let t: TestApp;
-    const pods = async (id: number) => {
-      const res = await t.request({ url: `/api/v1/deployments/${id}/pods` });
+    let r: ReturnType<typeof runtimeProbe>;
+    const setVars = async (id: number, vars: Record<string, string>) => {
+      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
       expect(res.statusCode, res.body).toBe(200);
-      return (res.json() as Json).items as Json[];
     };
-    const logs = async (id: number, query = '') => {
-      const res = await t.request({ url: `/api/v1/deployments/${id}/logs?first=200${query}` });
-      expect(res.statusCode, res.body).toBe(200);
-      return ((res.json() as Json).items as Json[]).map((l) => l.message as string);
-    };
-    const running = (id: number) =>
-      vi.waitFor(
-        async () => {
-          const [pod] = await pods(id);
-          expect(pod).toMatchObject({ status: 'Running', ready: true, type: 'production', containers: ['MAIN'] });
-          return pod as Json;
-        },
-        { timeout: 30_000, interval: 50 },
-      );
-    const pidOf = (id: number) => t.app.services.runtime.localPids().get(`${id}/production`) ?? null;
 
     beforeAll(async () => {
-      t = await TestApp.create(dialect, { runtime: FAST });
+      t = await TestApp.create(dialect, { runtime: FAST_RUNTIME });
+      r = runtimeProbe(t);
     });
     afterAll(() => t.close());
 
-    it('a new deployment reaches a Running pod serving its starter model at <deploymentUrl>/data-api/v1/meta', async () => {
-      const created = await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { name: 'starter' } });
-      expect(created.statusCode, created.body).toBe(200);
-      const { id } = created.json() as Json;
-      const pod = await running(id);
+    it('a new deployment reaches a Running pod serving its starter model at <deploymentUrl>/data-api/v1/meta (starter experience)', async () => {
+      const id = await r.create('starter');
+      const pod = await r.running(id);
+      expect(pod).toMatchObject({ type: 'production', containers: ['MAIN'], restartCount: 0 });
       expect(pod.name).toMatch(/^production-[a-z0-9]{5}$/);
       const meta = await t.request({ url: `/deployments/${id}/data-api/v1/meta` });
       expect(meta.statusCode, meta.body).toBe(200);
-      const names = (meta.json() as Json).cubes.map((c: Json) => c.name);
-      expect(names).toEqual(['starter_orders', 'starter_orders_view']);
-      const lines = await logs(id);
-      expect(lines.some((l) => l.includes('Data source: the sample SQLite dataset'))).toBe(true);
-      expect(lines.some((l) => l.startsWith('Scheduled pod production-'))).toBe(true);
+      const cubes = (meta.json() as Json).cubes as Json[];
+      expect(cubes.map((c) => [c.name, c.type])).toEqual([['starter_orders', 'cube'], ['starter_orders_view', 'view']]);
+      expect(cubes[0]?.measures.map((m: Json) => m.name)).toEqual(['starter_orders.count', 'starter_orders.total_amount']);
+      const lines = await r.logsWith(id, 'Ready: the data source answers');
+      expect(lines.some((l) => l.includes('Data source: the sample SQLite dataset (starter_orders, 3 rows)'))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`Scheduled pod ${pod.name}: runtime 1.1.0, build `))).toBe(true);
     });
 
-    it('a killed runtime is restarted: restartCount goes up and its logs say why', async () => {
-      const { id } = (await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { name: 'killed' } })).json() as Json;
-      const before = await running(id);
-      process.kill(pidOf(id) as number, 'SIGKILL');
+    it('a killed runtime is restarted in the same pod: restartCount goes up and its logs say why', async () => {
+      const id = await r.create('killed');
+      const before = await r.running(id);
+      process.kill(r.pidOf(id) as number, 'SIGKILL');
+      await r.podWhere(id, { name: before.name, status: 'Running', ready: true, restartCount: 1 });
+      await r.logsWith(id, 'The runtime killed by SIGKILL. Restarting in 200 ms (restart 1)');
+    });
+
+    it('a runtime that stops answering its liveness checks is killed and restarted', async () => {
+      const id = await r.create('frozen');
+      await r.running(id);
+      const pid = r.pidOf(id) as number;
+      process.kill(pid, 'SIGSTOP');
+      await r.podWhere(id, { status: 'Running', ready: true, restartCount: 1 });
+      expect(r.alive(pid)).toBe(false);
+      await r.logsWith(id, 'Killing the runtime: it failed 3 liveness checks in a row');
+      await r.logsWith(id, 'killed after failing 3 liveness checks in a row');
+    });
+
+    it('a runtime that keeps crashing shows CrashLoopBackOff with the error in its logs, values redacted; fixing the variable brings it back (1.12)', async () => {
+      const id = await r.create('crashing');
+      const first = await r.running(id);
+      await setVars(id, { DB_TYPE: 'warehouse-9000' });
+      const looping = await r.podWhere(id, { status: 'CrashLoopBackOff', ready: false });
+      expect(looping.name).not.toBe(first.name);
+      expect(looping.restartCount).toBeGreaterThanOrEqual(2);
+      const lines = await r.logsWith(id, 'Runtime failed to start: Unknown data source type DB_TYPE="[REDACTED]": set it to sqlite or postgres.');
+      expect(lines.some((l) => l.includes(`Replacing pod ${first.name} with ${looping.name}: environment variables changed: DB_TYPE (added)`))).toBe(true);
+      expect(lines.some((l) => l.includes('Back-off restarting failed runtime in'))).toBe(true);
+      expect(lines.join('\n')).not.toContain('warehouse-9000');
+      const refused = problem(await t.request({ url: `/deployments/${id}/data-api/v1/meta` }), 503, 'RUNTIME_UNAVAILABLE');
+      expect(refused.detail).toContain('keeps crashing');
+      await setVars(id, { DB_TYPE: 'sqlite' });
+      const back = await r.replaced(id, looping.name);
+      expect(back.restartCount).toBe(0);
+      await r.logsWith(id, `with ${back.name}: environment variables changed: DB_TYPE`);
+    });
+
+    it('a variable written again with the same value restarts nothing; a new one restarts the runtime and the log names it, never its value', async () => {
+      const id = await r.create('variables');
+      const first = await r.running(id);
+      await setVars(id, { WAREHOUSE_PASSWORD: 'correct-horse-battery' });
+      const pod = await r.replaced(id, first.name);
+      await r.logsWith(id, `Replacing pod ${first.name} with ${pod.name}: environment variables changed: WAREHOUSE_PASSWORD (added)`);
+      await setVars(id, { WAREHOUSE_PASSWORD: 'correct-horse-battery' });
+      await t.app.services.runtime.reconcile();
+      await t.app.services.runtime.reconcile();
+      expect((await r.pods(id))[0]).toMatchObject({ name: pod.name, status: 'Running' });
+      const lines = await r.logs(id);
+      expect(lines.join('\n')).not.toContain('correct-horse-battery');
+    });
+
+    it('switching the runtime version restarts the runtime on it, and the log says so (1.7)', async () => {
+      const id = await r.create('versions');
+      const before = await r.running(id);
+      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body: { releaseChannel: 'latest' } });
+      expect(res.statusCode, res.body).toBe(200);
+      const after = await r.replaced(id, before.name);
+      const lines = await r.logsWith(id, `Replacing pod ${before.name} with ${after.name}: runtime version 1.1.0 → 1.2.0`);
+      expect(lines.some((l) => l.startsWith(`Runtime 1.2.0 starting pod ${after.name}`))).toBe(true);
+    });
+
+    it('deleting the deployment stops its runtime before answering, and removes its pods and logs (1.5)', async () => {
+      const id = await r.create('deleted');
+      await r.running(id);
+      const pid = r.pidOf(id) as number;
+      expect((await t.request({ method: 'DELETE', url: `/api/v1/deployments/${id}` })).statusCode).toBe(200);
+      await vi.waitFor(() => expect(r.alive(pid)).toBe(false), { timeout: 10_000, interval: 20 });
+      expect(await t.store.db.selectFrom('runtimes').select('id').where('deployment_id', '=', id).execute()).toEqual([]);
+      expect(await t.store.db.selectFrom('runtime_logs').select('id').where('deployment_id', '=', id).execute()).toEqual([]);
+    });
+
+    it('logs: the tail oldest first, followed with endCursor; filters by source, pod and container; bad cursor 400 (1.9)', async () => {
+      const id = await r.create('log pages');
+      const pod = await r.running(id);
+      await r.logsWith(id, 'Ready');
+      const all = await r.logs(id);
+      const tail = (await t.request({ url: `/api/v1/deployments/${id}/logs?first=2` })).json() as Json;
+      expect(tail.items.map((l: Json) => l.message)).toEqual(all.slice(-2));
+      expect(tail.pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: false });
+      expect(tail.items[0]).toMatchObject({ pod: pod.name });
+      expect(new Date(tail.items[0].date).toString()).not.toBe('Invalid Date');
+      const empty = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
+      expect(empty).toMatchObject({ items: [], pageInfo: { endCursor: tail.pageInfo.endCursor, hasNextPage: false } });
+      process.kill(r.pidOf(id) as number, 'SIGKILL');
       await vi.waitFor(async () => {
-        const [pod] = await pods(id);
-        expect(pod).toMatchObject({ name: before.name, status: 'Running', ready: true, restartCount: 1 });
-      }, { timeout: 30_000, interval: 50 });
-      expect((await logs(id)).some((l) => l.includes('killed by SIGKILL'))).toBe(true);
+        const next = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
+        expect(next.items.map((l: Json) => l.message).join('\n')).toContain('killed by SIGKILL');
+      }, { timeout: 10_000, interval: 50 });
+      expect(await r.logs(id, '&source=dev')).toEqual([]);
+      expect((await r.logs(id, '&source=production')).length).toBeGreaterThan(0);
+      expect(await r.logs(id, '&container=INIT')).toEqual([]);
+      expect((await r.logs(id, `&container=MAIN&pod=${pod.name}`)).length).toBeGreaterThan(0);
+      expect(await r.logs(id, '&pod=production-zzzzz')).toEqual([]);
+      problem(await t.request({ url: `/api/v1/deployments/${id}/logs?after=nonsense` }), 400, 'INVALID_CURSOR');
+      problem(await t.request({ url: `/api/v1/deployments/${id}/logs?container=sidecar` }), 400, 'VALIDATION_FAILED');
+    });
+
+    it('pods and logs need DeploymentRead: a user without access gets 403, a key scoped elsewhere 403', async () => {
+      const id = await r.create('guarded');
+      await r.running(id);
+      const viewer = await t.user('VIEWER');
+      for (const path of ['pods', 'logs']) {
+        problem(await t.request({ url: `/api/v1/deployments/${id}/${path}`, key: viewer.key }), 403, 'FORBIDDEN');
+        const scoped = await t.key(t.admin.userId, { deploymentIds: [await r.create(`elsewhere ${path}`)] });
+        problem(await t.request({ url: `/api/v1/deployments/${id}/${path}`, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
+      }
+      const grant = await t.request({ method: 'POST', url: '/api/v1/policies', body: { principal: { type: 'USER', id: viewer.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'VIEW' } });
+      expect(grant.statusCode, grant.body).toBeLessThan(300);
+      expect((await t.request({ url: `/api/v1/deployments/${id}/pods`, key: viewer.key })).statusCode).toBe(200);
     });
   });
 }

@@ -41,7 +41,7 @@ export const runtimeSecretColumn: SecretColumn = {
   context: (row) => runtimeSecretContext(Number(row.id), String(row.pod)),
 };
 
-/** A use is recorded at most this often per environment and process (each is a write). */
+/** A use is recorded at most this often per environment and process (each is a write), and well within the idle time. */
 const USE_RECORD_MS = 15_000;
 
 export interface PodTarget {
@@ -110,7 +110,7 @@ export class Runtime {
   async use(key: EnvironmentKey): Promise<boolean> {
     const id = `${key.deploymentId}/${key.environmentId}`;
     const last = this.#recorded.get(id) ?? 0;
-    if (Date.now() - last < USE_RECORD_MS) return false;
+    if (Date.now() - last < Math.min(USE_RECORD_MS, this.options.idleMs / 10)) return false;
     this.#recorded.set(id, Date.now());
     if (this.#recorded.size > 10_000) this.#recorded.delete(this.#recorded.keys().next().value as string);
     await touchRuntime(this.store.db, key, podName(key.environmentId), new Date().toISOString());

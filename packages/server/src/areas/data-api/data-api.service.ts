@@ -119,10 +119,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
   /** A branch whose head has no build yet gets one (dev mode builds on use, not on each commit). */
   async function buildIfBehind(env: DataApiEnvironment): Promise<void> {
     const head = await (await repositories.open(env.row)).head(env.branch);
-    if (head === null) return;
-    const latest = await latestBuild(db, env.row.id, env.branch);
-    if (latest && (latest.commit_sha === head || latest.status === 'queued' || latest.status === 'building')) return;
-    await builds.enqueue(env.row, env.branch, head, 'data API request');
+    if (head !== null) await builds.ensureBuilt(env.row, env.branch, head, 'data API request');
   }
 
   async function waitForPod(env: DataApiEnvironment) {

@@ -51,7 +51,10 @@ async function deleteRefs(repo: Repository, name: string): Promise<boolean> {
  * Branches (reference 2.11-2.14, 2.16-2.18): shared branches made through the API or pushed over
  * git, personal dev-mode branches, and real git merges between them.
  */
-export function branchesService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved) {
+/** Builds a branch's head unless it is built or building (its staging environment needs a build to run). */
+export type EnsureBuilt = (row: DeploymentRow, branch: string, commit: string, cause: string) => Promise<void>;
+
+export function branchesService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, ensureBuilt: EnsureBuilt = async () => undefined) {
   /** Removes a branch and its row (children re-parented, sessions moved); 404 when unknown, 400 for the deploy branch. */
   async function removeBranch(row: DeploymentRow, name: string): Promise<void> {
     if (name === row.deploy_branch_name) throw new ApiError('INVALID_BRANCH', `${name} is the deploy branch of deployment ${row.id}; it cannot be deleted.`);
@@ -156,6 +159,8 @@ export function branchesService(store: Store, repositories: DeploymentRepositori
       // A branch pushed over git gets its row here if the list has not made it yet.
       const branch = (await findBranch(store.db, row.id, name)) ?? (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
       await setStaging(store.db, row.id, name, input.enabled);
+      // Switched on, the staging environment runs at once: on the branch's newest build, made now if need be.
+      if (input.enabled) await ensureBuilt(row, name, head, 'staging environment switched on');
       return { data: toBranch({ ...branch, staging_enabled: input.enabled ? 1 : 0 }, head) };
     },
 

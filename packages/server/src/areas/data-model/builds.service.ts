@@ -115,6 +115,16 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
       return { ...build, job_id: job.id };
     },
 
+    /**
+     * Queues a build of `commit` on `branch` unless its newest build is of that commit or still
+     * under way (a branch's environment woken by a request, a staging flag switched on).
+     */
+    async ensureBuilt(row: DeploymentRow, branch: string, commit: string, cause: string): Promise<void> {
+      const latest = await latestBuild(db, row.id, branch);
+      if (latest && (latest.commit_sha === commit || latest.status === 'queued' || latest.status === 'building')) return;
+      await this.enqueue(row, branch, commit, cause);
+    },
+
     /** Waits until a build has finished (for callers that asked to wait, such as an upload with awaitGitOperations). */
     async waitFor(build: BuildRow, timeoutMs: number): Promise<BuildRow> {
       if (build.job_id !== null) await jobs.waitFor(build.tenant_id, build.job_id, { timeoutMs }).catch(() => undefined);
