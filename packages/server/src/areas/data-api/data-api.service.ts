@@ -89,7 +89,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       try {
         claims = await signing.verify(tenant, token, { audience: env.url, types: [DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE] });
       } catch (error) {
-        if (error instanceof SigningError) throw unauthenticated(`${error.message} Mint a token for this environment with POST /api/v1/deployments/${env.row.id}/environments/${env.environmentId}/tokens.`);
+        if (error instanceof SigningError) throw unauthenticated(`${error.message.replace(/\.?$/, '.')} Mint a token for this environment with POST /api/v1/deployments/${env.row.id}/environments/${env.environmentId}/tokens.`);
         throw error;
       }
       if (claims.deployment_id !== env.row.id || claims.environment_id !== env.environmentId) throw unauthenticated('The token was minted for another deployment or environment.');
