@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { startServerProcess } from './server-process.js';
@@ -267,7 +267,8 @@ describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%
     const values = { masked: `${marker}masked`, shown: `${marker}shown`, refused: `${marker}refused` };
     let output: string;
     try {
-      const server = await startServerProcess({ ...env.env, LOG_LEVEL: 'trace' }, env.dataDir);
+      // With runtimes on: the values reach a runtime, which prints one of them as it crashes.
+      const server = await startServerProcess({ ...env.env, LOG_LEVEL: 'trace', RUNTIME_DRIVER: 'process', RUNTIME_TICK_MS: '200', RUNTIME_LEASE_MS: '1000', RUNTIME_BACKOFF_MS: '200' }, env.dataDir);
       try {
         const key = keyIn(server.output());
         const made = await server.post('/build/api/v1/deployments/', { name: 'secrets' }, key);
@@ -289,6 +290,12 @@ describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%
         const tooLong = await server.put(path, { env_variables: [{ name: 'LONG', value: `${values.refused}${'x'.repeat(40_000)}` }] }, key);
         expect(tooLong.status).toBe(400);
         expect(tooLong.text).not.toContain(marker);
+        const crashing = await server.put(path, { env_variables: [{ name: 'DB_TYPE', value: `${marker}type` }] }, key);
+        expect(crashing.status, crashing.text).toBe(200);
+        await vi.waitFor(async () => {
+          const logs = await server.get(`/api/v1/deployments/${id}/logs?first=200`, key);
+          expect((logs.body.items as Array<{ message: string }>).some((l) => l.message.includes('Unknown data source type DB_TYPE="[REDACTED]"'))).toBe(true);
+        }, { timeout: 60_000, interval: 100 });
       } finally {
         await server.stop();
         output = server.output();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
-import { LogSink, type PodLogTarget } from './log-sink.js';
+import { LogSink, redact, type PodLogTarget } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
 import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
 
@@ -291,7 +291,8 @@ export class Supervisor {
         {
           output: (stream, line) => {
             this.#log(pod, line);
-            if (stream === 'stderr' && line.trim()) pod.lastError = line.trim().slice(0, 1_000);
+            // Stored with the pod and shown to callers: redacted like the log line.
+            if (stream === 'stderr' && line.trim()) pod.lastError = redact(line.trim(), Object.values(pod.env)).slice(0, 1_000);
           },
           exited: (code, signal) => {
             const why = attempt.killedFor ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
