@@ -50,7 +50,8 @@ export interface ServiceOptions {
 export function createServices(store: Store, options: ServiceOptions) {
   const repositories = new DeploymentRepositories(new Repositories(options.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   const jobs = createJobs(store, options.jobs ?? {});
-  const builds = buildsService(store, repositories, jobs);
+  // The runtimes reconcile when a build succeeds (they are made below; the call comes later).
+  const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
   // One keyring for every token the tenant issues; its issuer is the tenant's origin.
   const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf });
   // Production builds from the deploy branch whenever it moves.

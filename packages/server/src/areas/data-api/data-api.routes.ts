@@ -48,7 +48,7 @@ export function dataApiRoutes(dataApi: DataApiService): FastifyPluginAsyncTypebo
             const token = dataApiToken(request.headers.authorization) ?? '';
             // A token holder learns nothing about deployments its token is not for.
             env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null).catch(() => {
-              throw new ApiError('UNAUTHENTICATED', 'The token was minted for another deployment or environment.', { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
+              throw new ApiError('UNAUTHENTICATED', 'The token is not valid for a data API at this URL.', { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
             });
             grant = await dataApi.authorizeToken(request.tenant, env, token);
           }

@@ -41,7 +41,7 @@ export const modeOf = (row: DeploymentRow, branch: string): BuildMode => (branch
  * with their members, as JSON) by the validator the validate route uses, as a job of the jobs
  * service, so any process may run it and a process that dies leaves it failed or re-run.
  */
-export function buildsService(store: Store, repositories: DeploymentRepositories, jobs: Jobs) {
+export function buildsService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, built: () => Promise<void> = async () => undefined) {
   const { db } = store;
 
   async function run({ payload, log, signal }: JobContext<{ buildId: number }>): Promise<{ status: string }> {
@@ -73,6 +73,8 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     const artifact = result.artifact ?? { cubes: [], views: [] };
     await updateBuild(db, build.id, { status: 'success', files_hash: filesHash, cubes_count: result.cubesCount, artifact: JSON.stringify(artifact), finished_at: now() });
     await log(`Compiled ${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms`);
+    // Its environments' runtimes move to it now rather than at the next reconcile.
+    void built();
     return { status: 'success' };
   }
 
