@@ -124,6 +124,10 @@ for (const dialect of DIALECTS) {
       expect(tail.pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: false });
       expect(tail.items[0]).toMatchObject({ pod: pod.name });
       expect(new Date(tail.items[0].date).toString()).not.toBe('Invalid Date');
+      // Nothing matches yet, and still a cursor to follow from: the deployment's newest line.
+      const none = (await t.request({ url: `/api/v1/deployments/${id}/logs?source=dev` })).json() as Json;
+      expect(none.items).toEqual([]);
+      expect(none.pageInfo.endCursor).toBe(tail.pageInfo.endCursor);
       const empty = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
       expect(empty).toMatchObject({ items: [], pageInfo: { endCursor: tail.pageInfo.endCursor, hasNextPage: false } });
       process.kill(r.pidOf(id) as number, 'SIGKILL');

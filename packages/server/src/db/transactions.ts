@@ -317,4 +317,6 @@ export const lockKey = {
   envVars: (deploymentId: number) => `env-vars:${deploymentId}`,
   /** A tenant's signing keys: creating the first one, rotating. */
   signingKeys: (tenantId: number) => `signing-keys:${tenantId}`,
+  /** A deployment's runtime log: its lines commit in id order, so a reader following by id misses none. */
+  runtimeLogs: (deploymentId: number) => `runtime-logs:${deploymentId}`,
 };

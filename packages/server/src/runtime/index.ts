@@ -22,7 +22,7 @@ import type { RuntimeRow } from '../db/tables.js';
 import type { Secrets, SecretColumn } from '../secrets/index.js';
 import type { RuntimeDriver } from './driver.js';
 import { podName, runtimeSecretContext } from './pods.js';
-import { findRuntime, hasLogsBefore, listRuntimes, logsAfter, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
+import { findRuntime, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
 import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
 
 export type { DesiredRuntime, Planner, RuntimeOptions } from './supervisor.js';
@@ -64,7 +64,7 @@ export class Runtime {
     onError: (error: Error, what: string) => void = () => undefined,
   ) {
     this.options = { ...DEFAULT_RUNTIME_OPTIONS, owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`, ...options };
-    this.#supervisor = driver === null ? null : new Supervisor(store.db, secrets, driver, planner, this.options, onError);
+    this.#supervisor = driver === null ? null : new Supervisor(store, secrets, driver, planner, this.options, onError);
   }
 
   get enabled(): boolean {
@@ -99,11 +99,14 @@ export class Runtime {
     if (page.afterId === undefined) {
       const rows = (await tailLogs(db, filter, page.limit)).reverse();
       const first = rows[0];
-      return { rows, hasOlder: first !== undefined && (await hasLogsBefore(db, filter, first.id)), hasNewer: false };
+      // Where to follow from when nothing matched yet: the deployment's newest line, whatever it is.
+      const lastId = rows[rows.length - 1]?.id ?? (await newestLogId(db, filter.deploymentId));
+      return { rows, lastId, hasOlder: first !== undefined && (await hasLogsBefore(db, filter, first.id)), hasNewer: false };
     }
     const rows = await logsAfter(db, filter, page.afterId, page.limit + 1);
     const hasNewer = rows.length > page.limit;
-    return { rows: rows.slice(0, page.limit), hasOlder: true, hasNewer };
+    const kept = rows.slice(0, page.limit);
+    return { rows: kept, lastId: kept[kept.length - 1]?.id ?? page.afterId, hasOlder: true, hasNewer };
   }
 
   /** Records that an on-demand environment is in use, so it runs (or keeps running) for the idle time; false when recorded moments ago. */

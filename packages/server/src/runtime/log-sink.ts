@@ -1,5 +1,7 @@
 import type { Insertable } from 'kysely';
-import type { Db, RuntimeEnvironmentType, RuntimeLogTable } from '../db/tables.js';
+import type { Store } from '../db/database.js';
+import { lockKey, serialized } from '../db/transactions.js';
+import type { RuntimeEnvironmentType, RuntimeLogTable } from '../db/tables.js';
 import { insertLogs, trimLogs } from './runtimes.store.js';
 
 /** Values shorter than this are not looked for in log lines (a `1` would blank every digit). */
@@ -38,7 +40,7 @@ export class LogSink {
   readonly #written = new Map<number, number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly options: { flushMs: number; keepPerDeployment: number; onError: (error: Error) => void },
   ) {}
 
@@ -65,7 +67,11 @@ export class LogSink {
     this.#flushing = this.#flushing.then(async () => {
       if (batch.length === 0) return;
       try {
-        await insertLogs(this.db, batch);
+        // Under the deployments' locks: on PostgreSQL, ids are drawn in one order and committed in
+        // another when two processes write at once, and a reader following by id would skip the
+        // line that committed late. Serialised per deployment, each deployment's ids commit in order.
+        const keys = [...new Set(batch.map((row) => row.deployment_id))].sort((a, b) => a - b).map(lockKey.runtimeLogs);
+        await serialized(this.store, keys, (trx) => insertLogs(trx, batch));
         await this.#trim(batch);
       } catch (error) {
         // A deployment deleted meanwhile (its lines refer to it) or a store that is closing.
@@ -83,7 +89,7 @@ export class LogSink {
     for (const [deploymentId, n] of counts) {
       const written = (this.#written.get(deploymentId) ?? 0) + n;
       if (written >= step) {
-        await trimLogs(this.db, deploymentId, this.options.keepPerDeployment);
+        await trimLogs(this.store.db, deploymentId, this.options.keepPerDeployment);
         this.#written.set(deploymentId, 0);
       } else this.#written.set(deploymentId, written);
     }

@@ -124,3 +124,9 @@ export async function logsAfter(db: Executor, filter: LogFilter, afterId: number
 export async function hasLogsBefore(db: Executor, filter: LogFilter, id: number): Promise<boolean> {
   return (await filtered(db, filter).select('id').where('id', '<', id).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/** The id of the deployment's newest line; 0 when it has none. */
+export async function newestLogId(db: Executor, deploymentId: number): Promise<number> {
+  const row = await db.selectFrom('runtime_logs').select((eb) => eb.fn.max('id').as('id')).where('deployment_id', '=', deploymentId).executeTakeFirst();
+  return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Store } from '../db/database.js';
 import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
@@ -122,15 +123,18 @@ export class Supervisor {
   #again = false;
   #closed = false;
 
+  private readonly db: Db;
+
   constructor(
-    private readonly db: Db,
+    store: Store,
     private readonly secrets: Secrets,
     private readonly driver: RuntimeDriver,
     private readonly planner: Planner,
     private readonly options: RuntimeOptions,
     private readonly onError: (error: Error, what: string) => void,
   ) {
-    this.#logs = new LogSink(db, { flushMs: options.logFlushMs, keepPerDeployment: options.logLinesPerDeployment, onError: (e) => onError(e, 'writing runtime logs') });
+    this.db = store.db;
+    this.#logs = new LogSink(store, { flushMs: options.logFlushMs, keepPerDeployment: options.logLinesPerDeployment, onError: (e) => onError(e, 'writing runtime logs') });
   }
 
   start(): void {

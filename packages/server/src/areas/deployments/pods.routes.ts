@@ -49,7 +49,7 @@ export function podsRoutes(pods: PodsService): FastifyPluginAsyncTypebox {
           tags,
           summary: 'The tail of the runtime logs, merged in time order (reference 1.9; DeploymentRead)',
           description:
-            'Without `after`: the newest `first` lines, oldest first. With `after` set to a page’s `endCursor`: the lines written since, so passing each `endCursor` back follows the log (an empty page keeps the cursor). Kept across restarts, the newest 10,000 lines per deployment (RUNTIME_LOG_LINES). `source=production` reads the production pod, `source=dev` staging and development pods. Pods have one container, `MAIN`; the other containers answer no lines. Values of environment variables never appear: a runtime printing one is logged with `[REDACTED]` in its place.',
+            'Without `after`: the newest `first` lines, oldest first. With `after` set to a page’s `endCursor`: the lines written since, so passing each `endCursor` back follows the log (`endCursor` is never null: an empty tail gives the deployment’s newest line, an empty page keeps the cursor). Kept across restarts, the newest 10,000 lines per deployment (RUNTIME_LOG_LINES). `source=production` reads the production pod, `source=dev` staging and development pods. Pods have one container, `MAIN`; the other containers answer no lines. Values of environment variables never appear: a runtime printing one is logged with `[REDACTED]` in its place.',
           params: DeploymentParams,
           querystring: Type.Object(
             {

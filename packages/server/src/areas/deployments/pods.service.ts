@@ -55,17 +55,17 @@ export function podsService(store: Store, runtime: Runtime) {
         afterId = id;
       }
       if (input.container !== undefined && input.container !== MAIN_CONTAINER) {
-        return { items: [], pageInfo: { startCursor: null, endCursor: page.after ?? null, hasNextPage: false, hasPreviousPage: false } };
+        return { items: [], pageInfo: { startCursor: null, endCursor: page.after ?? encodeCursor([0]), hasNextPage: false, hasPreviousPage: false } };
       }
       const filter = { tenantId: row.tenant_id, deploymentId: row.id, ...(input.source ? { types: SOURCES[input.source] } : {}), ...(input.pod !== undefined ? { pod: input.pod } : {}) };
-      const { rows, hasOlder, hasNewer } = await runtime.logs(filter, { ...(afterId === undefined ? {} : { afterId }), limit: page.first });
+      const { rows, lastId, hasOlder, hasNewer } = await runtime.logs(filter, { ...(afterId === undefined ? {} : { afterId }), limit: page.first });
       const first = rows[0];
-      const last = rows[rows.length - 1];
       return {
         items: rows.map((r) => ({ pod: r.pod, date: r.at, message: r.message })),
         pageInfo: {
           startCursor: first ? encodeCursor([first.id - 1]) : null,
-          endCursor: last ? encodeCursor([last.id]) : (page.after ?? null),
+          // Never null: a client follows from here even when nothing matched yet.
+          endCursor: encodeCursor([lastId]),
           hasNextPage: hasNewer,
           hasPreviousPage: hasOlder,
         },
