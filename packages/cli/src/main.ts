@@ -6,8 +6,10 @@ import { registerDeployments } from './commands/deployments.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerFolders } from './commands/folders.js';
 import { registerLogin } from './commands/login.js';
+import { registerLogs } from './commands/logs.js';
 import { registerModel } from './commands/model.js';
 import { registerMove } from './commands/move.js';
+import { registerPods } from './commands/pods.js';
 import { registerSpec } from './commands/spec.js';
 import { registerUsers } from './commands/users.js';
 import { registerWorkbooks } from './commands/workbooks.js';
@@ -23,7 +25,7 @@ by \`mapi login\`. MAPI_CONFIG_DIR moves the profile file (default: ~/.config/ma
 $XDG_CONFIG_HOME/mapi, or %APPDATA%\\mapi on Windows).
 
 Exit codes:
-  0    success
+  0    success; also \`mapi logs --follow\` ended with Ctrl-C
   1    request-level error (refused, not found, unreachable) or usage error; also a failed
        build (model push) or an invalid model (model validate)
   2    a bulk move or delete ran, but some items failed (see the failed table)
@@ -36,6 +38,7 @@ Examples:
   $ mapi folders tree 1
   $ mapi move 1 --to 12 folder:3 workbook:7
   $ mapi model push 1 ./analytics
+  $ mapi logs 1 --follow
   $ mapi --json users list
 `;
 
@@ -61,6 +64,8 @@ function buildProgram(): Command {
   registerDelete(program);
   registerModel(program);
   registerEnvVars(program);
+  registerPods(program);
+  registerLogs(program);
   registerUsers(program);
   registerApiKeys(program);
   registerSpec(program);

@@ -29,6 +29,8 @@ const COMMANDS: string[][] = [
   ['env-vars', 'list'],
   ['env-vars', 'set'],
   ['env-vars', 'delete'],
+  ['pods'],
+  ['logs'],
   ['users'],
   ['users', 'list'],
   ['users', 'create'],

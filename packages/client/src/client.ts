@@ -6,6 +6,7 @@ import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
+import { createPods, type Logs, type Pods } from './pods.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -40,6 +41,10 @@ export interface MapiClient extends TypedCalls, Lists {
   dataModel: DataModel;
   builds: Builds;
   commits: Commits;
+  /** The pods running a deployment's environments. */
+  pods: Pods;
+  /** A deployment's runtime logs: the tail, or followed as lines are written. */
+  logs: Logs;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -65,6 +70,7 @@ export function createClient(options: ClientOptions): MapiClient {
   return {
     dataModel: createDataModel(api),
     ...createBuilds(api),
+    ...createPods(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

@@ -37,6 +37,10 @@ export type Build = Schemas['Build'];
 export type BuildLogLine = Schemas['BuildLogLine'];
 /** The latest build of a branch, as `GET …/build-status` reports it (reference 1.8). */
 export type BuildStatus = Schemas['BuildStatusResponse'];
+/** A pod running one of a deployment's environments (reference 1.10). */
+export type DeploymentPod = Schemas['DeploymentPod'];
+/** One line of a deployment's runtime logs (reference 1.9). */
+export type DeploymentLogLine = Schemas['DeploymentLogLine'];
 export type DataModelValidation = Schemas['DataModelValidationResponse'];
 export type DataModelValidationError = DataModelValidation['errors'][number];
 

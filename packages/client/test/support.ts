@@ -22,13 +22,22 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(dialect: Dialect): Promise<TestServer> {
+/** Pods that start, restart and report within a second or two (reference 1.9-1.10 tests). */
+export const FAST_RUNTIME = { driver: 'process', tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 } as const;
+
+export interface TestServerOptions {
+  /** Runs deployments' pods (off otherwise, as in the server's tests): these timings. */
+  runtime?: typeof FAST_RUNTIME;
+}
+
+export async function startTestServer(dialect: Dialect, options: TestServerOptions = {}): Promise<TestServer> {
   const env: ServerEnv = await serverEnv(dialect);
   const token = generateApiKey();
   let server: RunningServer;
   try {
     // No rate limit: the bulk tests send hundreds of set-up requests in a second.
-    server = await startServer(env.config({ ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0' }), () => undefined);
+    const config = env.config({ ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0' });
+    server = await startServer(options.runtime ? { ...config, runtime: { ...config.runtime, ...options.runtime } } : config, () => undefined);
   } catch (error) {
     await env.destroy();
     throw error;
