@@ -98,7 +98,7 @@ for (const dialect of DIALECTS) {
       expect((await t.request({ url: `${path}/load` })).statusCode).toBe(404);
     });
 
-    it('a branch’s staging environment starts on its first request (building the branch), and is suspended when idle; the next request wakes it (2.14, 1.17)', async () => {
+    it('a branch’s staging environment starts on its first request (building the branch), and is suspended when idle; the next request wakes it; deleting the branch removes it (2.14, 1.17)', async () => {
       const id = await r.create('on demand');
       await r.running(id);
       expect((await t.request({ method: 'POST', url: `${build(id)}/branches`, body: { name: 'stage' } })).statusCode).toBe(200);
@@ -112,7 +112,13 @@ for (const dialect of DIALECTS) {
       await r.logsWith(id, `Stopping pod ${staging.name}: idle for`);
       expect((await r.logs(id, '&source=dev')).length).toBeGreaterThan(0);
       expect((await meta(path, `Bearer ${t.admin.key}`)).statusCode).toBe(200);
-      await r.podWhere(id, { status: 'Running', ready: true }, 'staging');
+      const woken = await r.podWhere(id, { status: 'Running', ready: true }, 'staging');
+      const pid = r.pidOf(id, woken.name.replace(/-[a-z0-9]{5}$/, '')) as number;
+      // Deleting the branch stops its environment and drops its pod.
+      expect((await t.request({ method: 'DELETE', url: `${build(id)}/branches?branchName=stage` })).statusCode).toBe(200);
+      await vi.waitFor(() => expect(r.alive(pid)).toBe(false), { timeout: 10_000, interval: 20 });
+      expect((await r.pods(id)).map((p) => p.type)).toEqual(['production']);
+      problem(await meta(path, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
       problem(await meta(`/deployments/${id}/dev-mode/nope/data-api/v1`, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
       problem(await meta(`/deployments/${id}/dev-mode/main/data-api/v1`, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
     });

@@ -22,7 +22,7 @@ import type { RuntimeRow } from '../db/tables.js';
 import type { Secrets, SecretColumn } from '../secrets/index.js';
 import type { RuntimeDriver } from './driver.js';
 import { podName, runtimeSecretContext } from './pods.js';
-import { findRuntime, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
+import { findRuntime, forgetBranchRuntimes, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
 import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
 
 export type { DesiredRuntime, Planner, RuntimeOptions } from './supervisor.js';
@@ -119,6 +119,15 @@ export class Runtime {
     await touchRuntime(this.store.db, key, podName(key.environmentId), new Date().toISOString());
     void this.#supervisor?.tick();
     return true;
+  }
+
+  /**
+   * A branch's environments are gone (the branch was deleted): their rows go, so their pods are
+   * no longer listed, and the process running one stops it at its next lease renewal (this one now).
+   */
+  async forget(deploymentId: number, branch: string): Promise<void> {
+    await forgetBranchRuntimes(this.store.db, deploymentId, branch);
+    await this.reconcile();
   }
 
   /** Where the environment's live pod listens, on whichever process runs it; undefined while none is live. */

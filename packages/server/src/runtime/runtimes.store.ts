@@ -130,3 +130,8 @@ export async function newestLogId(db: Executor, deploymentId: number): Promise<n
   const row = await db.selectFrom('runtime_logs').select((eb) => eb.fn.max('id').as('id')).where('deployment_id', '=', deploymentId).executeTakeFirst();
   return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
 }
+
+/** Deletes the rows of a branch's environments (never production's, whatever its branch). */
+export async function forgetBranchRuntimes(db: Executor, deploymentId: number, branch: string): Promise<void> {
+  await db.deleteFrom('runtimes').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('type', '<>', 'production').execute();
+}

@@ -54,7 +54,16 @@ async function deleteRefs(repo: Repository, name: string): Promise<boolean> {
 /** Builds a branch's head unless it is built or building (its staging environment needs a build to run). */
 export type EnsureBuilt = (row: DeploymentRow, branch: string, commit: string, cause: string) => Promise<void>;
 
-export function branchesService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, ensureBuilt: EnsureBuilt = async () => undefined) {
+/** A branch is gone: its environment's runtime stops and its pod is no longer listed. */
+export type BranchRemoved = (deploymentId: number, branch: string) => Promise<void>;
+
+export function branchesService(
+  store: Store,
+  repositories: DeploymentRepositories,
+  deployBranchMoved: DeployBranchMoved,
+  ensureBuilt: EnsureBuilt = async () => undefined,
+  branchRemoved: BranchRemoved = async () => undefined,
+) {
   /** Removes a branch and its row (children re-parented, sessions moved); 404 when unknown, 400 for the deploy branch. */
   async function removeBranch(row: DeploymentRow, name: string): Promise<void> {
     if (name === row.deploy_branch_name) throw new ApiError('INVALID_BRANCH', `${name} is the deploy branch of deployment ${row.id}; it cannot be deleted.`);
@@ -62,6 +71,7 @@ export function branchesService(store: Store, repositories: DeploymentRepositori
     const deleted = await repositories.write(row, (repo) => deleteRefs(repo, name));
     if (!deleted) throw branchNotFound(row.id, name);
     await forgetBranch(store.db, row.id, name, known?.parent_name ?? null, row.deploy_branch_name, isPersonalBranch(name));
+    await branchRemoved(row.id, name);
   }
 
   /** Merges `source` into `target` under the repository's lock; the target's new head, or null when it held everything. */

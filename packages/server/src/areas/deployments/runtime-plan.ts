@@ -62,7 +62,9 @@ export function runtimePlanner(store: Store, secrets: Secrets, catalog: Catalog)
     for (const key of used) {
       if (seen.has(`${key.deploymentId}/${key.environmentId}`)) continue;
       const deployment = await db.selectFrom('deployments').select(['release_channel', 'release_channel_version']).where('id', '=', key.deploymentId).executeTakeFirst();
-      const buildId = deployment ? await latestSuccess(key.deploymentId, key.branch) : undefined;
+      // A branch deleted since its last use runs no more (its builds outlive it).
+      const branch = await db.selectFrom('branches').select('id').where('deployment_id', '=', key.deploymentId).where('name', '=', key.branch).executeTakeFirst();
+      const buildId = deployment && branch ? await latestSuccess(key.deploymentId, key.branch) : undefined;
       if (deployment && buildId !== undefined) planned.push({ ...key, buildId, versionOf: deployment });
     }
     if (planned.length === 0) return [];
