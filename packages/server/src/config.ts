@@ -56,6 +56,8 @@ export interface RuntimeConfig {
   backoffBaseMs: number;
   idleMs: number;
   logLinesPerDeployment: number;
+  /** Where runtimes may open SQLite data sources (DATASOURCES_DIR). */
+  dataSourcesDir: string;
 }
 
 export class ConfigError extends Error {
@@ -151,7 +153,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backoffBaseMs: milliseconds('RUNTIME_BACKOFF_MS', 2_000),
     idleMs: milliseconds('RUNTIME_IDLE_MS', 600_000),
     logLinesPerDeployment: wholeNumber('RUNTIME_LOG_LINES', 10_000, 10_000_000, 'a number of lines from 100 to 10000000'),
+    dataSourcesDir: path.resolve(value('DATASOURCES_DIR') ?? path.join(value('DATA_DIR') ?? './data', 'datasources')),
   };
+  // The server's own SQLite database must never be reachable as a deployment's data source.
+  const ownDatabase = path.resolve(value('DATA_DIR') ?? './data', 'mapi.sqlite');
+  if (!path.relative(runtime.dataSourcesDir, ownDatabase).startsWith('..')) problems.push(`DATASOURCES_DIR must not hold the server's own database (${ownDatabase}): give it a directory of its own, such as DATA_DIR/datasources`);
   if (runtime.leaseMs < 3 * runtime.tickMs) problems.push(`RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS (${runtime.tickMs}), got "${runtime.leaseMs}"`);
   if (runtime.logLinesPerDeployment < 100) problems.push(`RUNTIME_LOG_LINES must be a number of lines from 100 to 10000000, got "${runtime.logLinesPerDeployment}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');

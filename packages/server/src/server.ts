@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { buildApp, type App } from './app.js';
 import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from './areas/tenants/tenants.service.js';
 import type { Config } from './config.js';
@@ -45,6 +46,8 @@ export async function startServer(config: Config, print: (line: string) => void 
       throw error instanceof SecretKeyError ? new StartupError(error.message, { cause: error }) : error;
     });
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
+    // Where operators put SQLite files that deployments may query (DB_TYPE=sqlite).
+    fs.mkdirSync(config.runtime.dataSourcesDir, { recursive: true, mode: 0o700 });
     app = await buildApp({
       store,
       secrets,

@@ -119,6 +119,26 @@ describe('configuration', () => {
     expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({ redisUrl: 'rediss://cache.internal:6380/2', timeouts: { bodyMs: 600_000 } });
   });
 
+  it('issue 14: runtimes default to child processes on loopback with the documented timings; bad values are named', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/mapi' }).runtime).toEqual({
+      driver: 'process',
+      host: '127.0.0.1',
+      tickMs: 2_000,
+      leaseMs: 15_000,
+      healthIntervalMs: 5_000,
+      backoffBaseMs: 2_000,
+      idleMs: 600_000,
+      logLinesPerDeployment: 10_000,
+      dataSourcesDir: '/srv/mapi/datasources',
+    });
+    expect(problemsOf({ RUNTIME_DRIVER: 'docker' })).toEqual([expect.stringMatching(/^RUNTIME_DRIVER must be "process"/)]);
+    expect(problemsOf({ RUNTIME_TICK_MS: '5000', RUNTIME_LEASE_MS: '10000' })).toEqual([expect.stringMatching(/^RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS/)]);
+    expect(problemsOf({ RUNTIME_LOG_LINES: '10' })).toEqual([expect.stringMatching(/^RUNTIME_LOG_LINES must be/)]);
+    // The server's own database is never a data source.
+    expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv/mapi' })).toEqual([expect.stringMatching(/^DATASOURCES_DIR must not hold the server's own database/)]);
+    expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv' })).toHaveLength(1);
+  });
+
   it('refuses a malformed ADMIN_API_KEY at start-up, naming the variable', () => {
     for (const bad of ['secret', 'mapi_short', `mapi_${'a'.repeat(39)}!`, `MAPI_${'a'.repeat(40)}`, `mapi_${'a'.repeat(41)}`]) {
       const problems = problemsOf({ ADMIN_API_KEY: bad });

@@ -1,3 +1,7 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
@@ -16,16 +20,24 @@ for (const dialect of DIALECTS) {
   describe(`runtime pods (${dialect})`, () => {
     let t: TestApp;
     let r: ReturnType<typeof runtimeProbe>;
+    let dataSources: string;
+    let outside: string;
     const setVars = async (id: number, vars: Record<string, string>) => {
       const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
       expect(res.statusCode, res.body).toBe(200);
     };
 
     beforeAll(async () => {
-      t = await TestApp.create(dialect, { runtime: FAST_RUNTIME });
+      dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
+      outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-outside-'));
+      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources } });
       r = runtimeProbe(t);
     });
-    afterAll(() => t.close());
+    afterAll(async () => {
+      await t.close();
+      fs.rmSync(dataSources, { recursive: true, force: true });
+      fs.rmSync(outside, { recursive: true, force: true });
+    });
 
     it('a new deployment reaches a Running pod serving its starter model at <deploymentUrl>/data-api/v1/meta (starter experience)', async () => {
       const id = await r.create('starter');
@@ -68,16 +80,16 @@ for (const dialect of DIALECTS) {
       const looping = await r.podWhere(id, { status: 'CrashLoopBackOff', ready: false });
       expect(looping.name).not.toBe(first.name);
       expect(looping.restartCount).toBeGreaterThanOrEqual(2);
-      const lines = await r.logsWith(id, 'Runtime failed to start: Unknown data source type DB_TYPE="[REDACTED]": set it to sqlite or postgres.');
+      const lines = await r.logsWith(id, 'Runtime failed to start: DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
       expect(lines.some((l) => l.includes(`Replacing pod ${first.name} with ${looping.name}: environment variables changed: DB_TYPE (added)`))).toBe(true);
       expect(lines.some((l) => l.includes('Back-off restarting failed runtime in'))).toBe(true);
       expect(lines.join('\n')).not.toContain('warehouse-9000');
       const refused = problem(await t.request({ url: `/deployments/${id}/data-api/v1/meta` }), 503, 'RUNTIME_UNAVAILABLE');
       expect(refused.detail).toContain('keeps crashing');
-      await setVars(id, { DB_TYPE: 'sqlite' });
+      expect((await t.request({ method: 'DELETE', url: `/api/v1/deployments/${id}/env-vars/DB_TYPE` })).statusCode).toBe(200);
       const back = await r.replaced(id, looping.name);
       expect(back.restartCount).toBe(0);
-      await r.logsWith(id, `with ${back.name}: environment variables changed: DB_TYPE`);
+      await r.logsWith(id, `with ${back.name}: environment variables changed: DB_TYPE (removed)`);
     });
 
     it('a variable written again with the same value restarts nothing; a new one restarts the runtime and the log names it, never its value', async () => {
@@ -102,6 +114,38 @@ for (const dialect of DIALECTS) {
       const after = await r.replaced(id, before.name);
       const lines = await r.logsWith(id, `Replacing pod ${before.name} with ${after.name}: runtime version 1.1.0 → 1.2.0`);
       expect(lines.some((l) => l.startsWith(`Runtime 1.2.0 starting pod ${after.name}`))).toBe(true);
+    });
+
+    it('data sources: a SQLite file of the data-sources directory, PostgreSQL by URL with the password apart; a file outside, a password in the URL refused; a data source down is not ready, not killed', async () => {
+      const id = await r.create('sources');
+      const first = await r.running(id);
+      const shop = new Database(path.join(dataSources, 'shop.sqlite'));
+      shop.exec('CREATE TABLE orders (id INTEGER)');
+      shop.close();
+      await setVars(id, { DB_TYPE: 'sqlite', DB_URL: 'shop.sqlite' });
+      const onFile = await r.replaced(id, first.name);
+      await r.logsWith(id, 'Data source: SQLite, the file DB_URL names in the data-sources directory');
+      fs.writeFileSync(path.join(outside, 'secret.sqlite'), '');
+      fs.symlinkSync(path.join(outside, 'secret.sqlite'), path.join(dataSources, 'link.sqlite'));
+      for (const [name, message] of [['../secret.sqlite', 'names no file in'], [path.join(outside, 'secret.sqlite'), 'names a file outside'], ['link.sqlite', 'names a file outside']] as const) {
+        const since = await r.mark(id);
+        await setVars(id, { DB_URL: name });
+        await r.logsWith(id, `Runtime failed to start: DB_URL ${message} the data-sources directory.`, since);
+      }
+      await setVars(id, { DB_TYPE: 'postgres', DB_URL: 'postgres://someone:hunter22@127.0.0.1:1/warehouse' });
+      await r.logsWith(id, 'Runtime failed to start: DB_URL holds a password: put it in DB_PASSWORD');
+      await setVars(id, { DB_URL: 'postgres://someone@127.0.0.1:1/warehouse', DB_PASSWORD: 'hunter22' });
+      // Nothing listens on port 1: the runtime runs (it answers its liveness checks) but is not ready.
+      const down = await vi.waitFor(async () => {
+        const pod = (await r.pods(id))[0] as Json;
+        expect(pod.name).not.toBe(onFile.name);
+        expect(pod).toMatchObject({ status: 'Running', ready: false, restartCount: 0 });
+        return pod;
+      }, { timeout: 30_000, interval: 50 });
+      await r.logsWith(id, 'Not ready: the data source does not answer');
+      await r.logsWith(id, 'Data source: PostgreSQL at DB_URL, with the password in DB_PASSWORD');
+      expect((await r.pods(id))[0]).toMatchObject({ name: down.name, restartCount: 0 });
+      expect((await r.logs(id)).join('\n')).not.toContain('hunter22');
     });
 
     it('deleting the deployment stops its runtime before answering, and removes its pods and logs (1.5)', async () => {

@@ -39,10 +39,15 @@ export function runtimeProbe(t: TestApp) {
       },
       { timeout: 30_000, interval: 50 },
     );
-  const logsWith = (id: number, text: string | RegExp) =>
+  /** The cursor of the deployment's newest log line: `logsWith(id, text, mark)` then looks only at what follows. */
+  const mark = async (id: number): Promise<string> => {
+    const res = await t.request({ url: `/api/v1/deployments/${id}/logs?first=1` });
+    return (res.json() as Json).pageInfo.endCursor as string;
+  };
+  const logsWith = (id: number, text: string | RegExp, after?: string) =>
     vi.waitFor(
       async () => {
-        const lines = await logs(id);
+        const lines = after === undefined ? await logs(id) : await logs(id, `&after=${after}`);
         expect(lines.some((l) => (typeof text === 'string' ? l.includes(text) : text.test(l))), `no log line matches ${String(text)}:\n${lines.join('\n')}`).toBe(true);
         return lines;
       },
@@ -62,5 +67,5 @@ export function runtimeProbe(t: TestApp) {
       return false;
     }
   };
-  return { pods, logs, podWhere, replaced, logsWith, create, pidOf, alive, running: (id: number) => podWhere(id, { status: 'Running', ready: true }) };
+  return { pods, logs, mark, podWhere, replaced, logsWith, create, pidOf, alive, running: (id: number) => podWhere(id, { status: 'Running', ready: true }) };
 }

@@ -48,6 +48,8 @@ export interface RuntimeOptions {
   idleMs: number;
   logLinesPerDeployment: number;
   logFlushMs: number;
+  /** Where runtimes may open SQLite data sources from; null: nowhere. */
+  dataSourcesDir: string | null;
 }
 
 export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
@@ -65,6 +67,7 @@ export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
   idleMs: 10 * 60_000,
   logLinesPerDeployment: 10_000,
   logFlushMs: 250,
+  dataSourcesDir: null,
 };
 
 const keyOf = (k: { deploymentId: number; environmentId: string }) => `${k.deploymentId}/${k.environmentId}`;
@@ -290,7 +293,7 @@ export class Supervisor {
           name: pod.name,
           env: loaded.env,
           startTimeoutMs: this.options.startTimeoutMs,
-          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact },
+          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir },
         },
         {
           output: (stream, line) => {

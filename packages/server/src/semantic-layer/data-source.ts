@@ -1,15 +1,19 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 
 /**
  * The data source a runtime queries, chosen by the environment's variables:
- * - `DB_TYPE` unset or `sqlite`: SQLite; `DB_NAME` a database file, or unset for the sample
- *   dataset in memory (the starter experience needs no outside service);
- * - `DB_TYPE=postgres`: `DB_HOST`, `DB_PORT`, `DB_NAME`, `DB_USER`, `DB_PASS`, `DB_SSL`.
+ * - `DB_TYPE` unset: the sample dataset, in memory (the starter experience needs no outside service);
+ * - `DB_TYPE=sqlite`: the SQLite file `DB_URL`, a name inside the data-sources directory
+ *   (DATASOURCES_DIR), opened read-only;
+ * - `DB_TYPE=postgres`: `DB_URL` a `postgres://user@host:port/database` URL without a password,
+ *   and the password in `DB_PASSWORD` (a name whose value reads back masked).
  * Anything else stops the runtime at start, with the reason in its log.
  */
 export interface DataSource {
-  /** What it is, for the log: never a password. */
+  /** What it is, for the log: the variables it comes from, never their values. */
   describe: string;
   /** Throws when the data source cannot answer (the runtime is then not ready). */
   check(): Promise<void>;
@@ -22,23 +26,45 @@ export const SAMPLE_ROWS = [
   { id: 3, status: 'completed', amount: 30 },
 ];
 
-export function openDataSource(env: NodeJS.ProcessEnv): DataSource {
-  const type = env.DB_TYPE ?? 'sqlite';
-  if (type === 'sqlite') return sqlite(env.DB_NAME);
-  if (type === 'postgres') return postgres(env);
-  throw new Error(`Unknown data source type DB_TYPE=${JSON.stringify(type)}: set it to sqlite or postgres.`);
+export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null): DataSource {
+  const type = env.DB_TYPE;
+  if (type === undefined || type === '') return sample();
+  if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir);
+  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD);
+  throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
-function sqlite(file: string | undefined): DataSource {
-  const db = new Database(file ?? ':memory:', file === undefined ? {} : { fileMustExist: true, readonly: true });
-  if (file === undefined) {
-    // The sample dataset: the starter model's orders as a table too, for a first model of one's own.
-    db.exec('CREATE TABLE starter_orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL, amount INTEGER NOT NULL)');
-    const insert = db.prepare('INSERT INTO starter_orders (id, status, amount) VALUES (@id, @status, @amount)');
-    for (const row of SAMPLE_ROWS) insert.run(row);
+function sample(): DataSource {
+  const db = new Database(':memory:');
+  // The starter model's orders as a table too, for a first model of one's own.
+  db.exec('CREATE TABLE starter_orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL, amount INTEGER NOT NULL)');
+  const insert = db.prepare('INSERT INTO starter_orders (id, status, amount) VALUES (@id, @status, @amount)');
+  for (const row of SAMPLE_ROWS) insert.run(row);
+  return sqliteSource(db, `the sample SQLite dataset (starter_orders, ${SAMPLE_ROWS.length} rows)`);
+}
+
+/** Only a file inside the data-sources directory: never the server's own database, or any other file on the host. */
+function sqliteFile(name: string | undefined, dir: string | null): DataSource {
+  if (!name) throw new Error('DB_TYPE=sqlite needs DB_URL, the name of a SQLite file in the data-sources directory.');
+  if (dir === null) throw new Error('SQLite data sources are off on this server: it has no data-sources directory (DATASOURCES_DIR).');
+  // Real paths on both sides: a symbolic link inside the directory to a file outside it is refused too.
+  let root: string;
+  let file: string;
+  try {
+    root = fs.realpathSync(dir);
+    file = fs.realpathSync(path.resolve(dir, name));
+  } catch {
+    throw new Error('DB_URL names no file in the data-sources directory.');
   }
+  const inside = path.relative(root, file);
+  if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) throw new Error('DB_URL names a file outside the data-sources directory.');
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  return sqliteSource(db, 'SQLite, the file DB_URL names in the data-sources directory');
+}
+
+function sqliteSource(db: Database.Database, describe: string): DataSource {
   return {
-    describe: file === undefined ? `the sample SQLite dataset (starter_orders, ${SAMPLE_ROWS.length} rows)` : `SQLite ${file}`,
+    describe,
     async check() {
       db.prepare('SELECT 1').get();
     },
@@ -48,23 +74,21 @@ function sqlite(file: string | undefined): DataSource {
   };
 }
 
-function postgres(env: NodeJS.ProcessEnv): DataSource {
-  const port = env.DB_PORT === undefined ? 5432 : Number(env.DB_PORT);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`DB_PORT=${JSON.stringify(env.DB_PORT)} is not a port number.`);
-  const pool = new pg.Pool({
-    host: env.DB_HOST ?? 'localhost',
-    port,
-    database: env.DB_NAME,
-    user: env.DB_USER,
-    password: env.DB_PASS,
-    ssl: env.DB_SSL === 'true' ? {} : undefined,
-    max: 4,
-    connectionTimeoutMillis: 2_000,
-  });
+function postgres(url: string | undefined, password: string | undefined): DataSource {
+  if (!url) throw new Error('DB_TYPE=postgres needs DB_URL, such as postgres://analyst@db.example.com:5432/warehouse.');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error('DB_URL is not a URL; it should look like postgres://analyst@db.example.com:5432/warehouse.');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new Error('DB_URL must be a postgres:// URL.');
+  if (parsed.password) throw new Error('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
+  const pool = new pg.Pool({ connectionString: url, password, max: 4, connectionTimeoutMillis: 2_000 });
   // An idle client's error (the server restarted) must not crash the runtime; the next check reports it.
   pool.on('error', () => undefined);
   return {
-    describe: `PostgreSQL ${env.DB_HOST ?? 'localhost'}:${port}/${env.DB_NAME ?? ''}`,
+    describe: `PostgreSQL at DB_URL${password === undefined ? '' : ', with the password in DB_PASSWORD'}`,
     async check() {
       await pool.query('SELECT 1');
     },

@@ -48,7 +48,7 @@ async function start(message: StartMessage): Promise<void> {
     `Runtime ${message.version} starting pod ${message.pod}: build ${message.build.id} of ${message.build.branch} at ${message.build.commit.slice(0, 12)}, ` +
       `${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'}`,
   );
-  const dataSource: DataSource = openDataSource(process.env);
+  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir);
   console.log(`Data source: ${dataSource.describe}`);
   const meta = { public: metaOf(artifact, false), all: metaOf(artifact, true) };
   let readyOnce = false;

@@ -14,6 +14,8 @@ export interface StartMessage {
   build: { id: number; branch: string; commit: string };
   /** The build's artifact (JSON text of the compiled cubes and views). */
   artifact: string;
+  /** Where SQLite data sources may be opened from (DATASOURCES_DIR); null: nowhere. */
+  dataSourcesDir: string | null;
 }
 
 export interface ListeningMessage {
