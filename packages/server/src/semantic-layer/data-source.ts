@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { postgresDialect, sqliteDialect, type SqlDialect } from './query/dialect.js';
+import { registerSqliteFunctions } from './query/sqlite-functions.js';
 
 /**
  * The data source a runtime queries, chosen by the environment's variables:
@@ -15,6 +17,9 @@ import pg from 'pg';
 export interface DataSource {
   /** What it is, for the log: the variables it comes from, never their values. */
   describe: string;
+  dialect: SqlDialect;
+  /** Runs one compiled statement with its parameters bound; rows keyed by column name. */
+  query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Throws when the data source cannot answer (the runtime is then not ready). */
   check(): Promise<void>;
   close(): Promise<void>;
@@ -26,11 +31,11 @@ export const SAMPLE_ROWS = [
   { id: 3, status: 'completed', amount: 30 },
 ];
 
-export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null): DataSource {
+export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000): DataSource {
   const type = env.DB_TYPE;
   if (type === undefined || type === '') return sample();
   if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir);
-  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD);
+  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs);
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
@@ -63,8 +68,15 @@ function sqliteFile(name: string | undefined, dir: string | null): DataSource {
 }
 
 function sqliteSource(db: Database.Database, describe: string): DataSource {
+  registerSqliteFunctions(db);
   return {
     describe,
+    dialect: sqliteDialect,
+    async query(sql, params) {
+      // SQLite binds no booleans.
+      const bound = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
+      return db.prepare(sql).all(...bound) as Array<Record<string, unknown>>;
+    },
     async check() {
       db.prepare('SELECT 1').get();
     },
@@ -74,7 +86,7 @@ function sqliteSource(db: Database.Database, describe: string): DataSource {
   };
 }
 
-function postgres(url: string | undefined, password: string | undefined): DataSource {
+function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number): DataSource {
   if (!url) throw new Error('DB_TYPE=postgres needs DB_URL, such as postgres://analyst@db.example.com:5432/warehouse.');
   let parsed: URL;
   try {
@@ -84,11 +96,15 @@ function postgres(url: string | undefined, password: string | undefined): DataSo
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new Error('DB_URL must be a postgres:// URL.');
   if (parsed.password) throw new Error('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
-  const pool = new pg.Pool({ connectionString: url, password, max: 4, connectionTimeoutMillis: 2_000 });
+  const pool = new pg.Pool({ connectionString: url, password, max: 4, connectionTimeoutMillis: 2_000, statement_timeout: statementTimeoutMs });
   // An idle client's error (the server restarted) must not crash the runtime; the next check reports it.
   pool.on('error', () => undefined);
   return {
     describe: `PostgreSQL at DB_URL${password === undefined ? '' : ', with the password in DB_PASSWORD'}`,
+    dialect: postgresDialect,
+    async query(sql, params) {
+      return (await pool.query(sql, params)).rows as Array<Record<string, unknown>>;
+    },
     async check() {
       await pool.query('SELECT 1');
     },

@@ -13,6 +13,8 @@ import http from 'node:http';
 import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
 import { openDataSource, type DataSource } from './data-source.js';
 import { metaOf } from './meta.js';
+import { QueryError } from './query/errors.js';
+import { QueryEngine } from './query/load.js';
 import { PRIVATE_META_HEADER, SECRET_HEADER, type ListeningMessage, type StartMessage } from './protocol.js';
 
 process.on('disconnect', () => process.exit(0));
@@ -41,6 +43,35 @@ function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
   return bytes.length === secret.length && timingSafeEqual(bytes, secret);
 }
 
+class BodyError extends Error {}
+const MAX_BODY = 1024 * 1024;
+
+/** The query of a `/v1/load` request: `?query=<JSON>` on GET, `{query}` (or the query itself) as the POST body. */
+async function queryOf(req: http.IncomingMessage): Promise<unknown> {
+  if (req.method === 'GET') {
+    const text = new URL(req.url ?? '/', 'http://runtime').searchParams.get('query');
+    if (text === null) throw new BodyError('GET /v1/load needs ?query= with the query as JSON.');
+    return parse(text);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new BodyError('The query is larger than 1 MiB.');
+    chunks.push(chunk);
+  }
+  const body = parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> | null;
+  return body !== null && typeof body === 'object' && 'query' in body ? body.query : body;
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BodyError('The query is not valid JSON.');
+  }
+}
+
 async function start(message: StartMessage): Promise<void> {
   const artifact = JSON.parse(message.artifact) as ModelArtifact;
   const secret = Buffer.from(message.secret);
@@ -51,6 +82,7 @@ async function start(message: StartMessage): Promise<void> {
   const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir);
   console.log(`Data source: ${dataSource.describe}`);
   const meta = { public: metaOf(artifact, false), all: metaOf(artifact, true) };
+  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: 10_000, maxLimit: 50_000 });
   let readyOnce = false;
 
   const server = http.createServer((req, res) => {
@@ -77,6 +109,20 @@ async function start(message: StartMessage): Promise<void> {
       return;
     }
     if (req.method === 'GET' && path === '/v1/meta') return done(200, req.headers[PRIVATE_META_HEADER] === '1' ? meta.all : meta.public);
+    if (path === '/v1/load' && (req.method === 'GET' || req.method === 'POST')) {
+      void queryOf(req)
+        .then((query) => engine.load(query))
+        .then(
+          (result) => done(200, result),
+          (error: Error) => {
+            if (error instanceof QueryError) return done(error.status, { error: error.message });
+            if (error instanceof BodyError) return done(400, { error: error.message });
+            // The data source refused the compiled statement (a table the model names is missing, a timeout).
+            done(400, { error: `The data source refused the query: ${error.message}` });
+          },
+        );
+      return;
+    }
     return done(404, { error: `${req.method} ${path} is not part of this runtime's data API.` });
   });
   server.keepAliveTimeout = 30_000;

@@ -98,8 +98,10 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
 
     /** Sends the request to the environment's pod and answers what it answers. */
     async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer }> {
-      if (request.path === 'meta' && grant.scopes !== null && !grant.scopes.includes('meta')) {
-        throw new ApiError('FORBIDDEN', 'This token does not carry the `meta` scope; mint one with `scopes: ["meta"]`.');
+      // An environment token reads the model with `meta`, and runs queries with `sql-runner`.
+      const scope = request.path === 'meta' ? 'meta' : 'sql-runner';
+      if (grant.scopes !== null && !grant.scopes.includes(scope)) {
+        throw new ApiError('FORBIDDEN', `This token does not carry the \`${scope}\` scope; mint one with \`scopes: ["${scope}"]\`${scope === 'sql-runner' ? ' (it needs edit access on the deployment)' : ''}.`);
       }
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);

@@ -1,0 +1,275 @@
+import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../areas/data-model/validator/artifact.js';
+import { quote, type Granularity, type SqlDialect } from './dialect.js';
+import { QueryError } from './errors.js';
+import { filterSql } from './filters.js';
+import { multiplies, planJoins } from './joins.js';
+import type { ModelIndex, ResolvedMember } from './members.js';
+import type { Filter, MemberFilter, Query } from './query.js';
+import { Renderer } from './render.js';
+
+/** One column of the compiled query's result, and the keys it fills in each row. */
+export interface OutputColumn {
+  alias: string;
+  keys: string[];
+  member: ResolvedMember;
+  granularity?: Granularity;
+}
+
+export interface CompiledQuery {
+  sql: string;
+  params: unknown[];
+  columns: OutputColumn[];
+}
+
+/** Aggregations whose result a repeated row changes: these need de-duplication across one-to-many joins. */
+const REPEAT_SENSITIVE = new Set(['count', 'sum', 'avg']);
+const AGGREGATES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max']);
+const UNSUPPORTED = new Set(['rank', 'running_total']);
+
+const isGroup = (f: Filter): f is { and: Filter[] } | { or: Filter[] } => 'and' in f || 'or' in f;
+function leaves(f: Filter): MemberFilter[] {
+  if ('and' in f) return f.and.flatMap(leaves);
+  if ('or' in f) return f.or.flatMap(leaves);
+  return [f];
+}
+
+/**
+ * A normalised query as one SQL statement for the data source. The shape:
+ *
+ *   SELECT <dimensions>, <measures> FROM (
+ *     <one group per set of measures that aggregate together>, FULL JOINed on the dimensions
+ *   ) AS q WHERE <measure filters> ORDER BY … LIMIT ? OFFSET ?
+ *
+ * Measures of a cube whose rows the query's joins repeat (it is on the "one" side of a one-to-many
+ * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
+ * count or a sum is never inflated by the join. Every value from the query is bound.
+ */
+export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect): CompiledQuery {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => {
+    params.push(value);
+    return dialect.placeholder(params.length);
+  };
+
+  const measures = query.measures.map((m) => index.resolve(m, 'measure', 'measures'));
+  const dimensions = query.dimensions.map((d) => index.resolve(d, 'dimension', 'dimensions'));
+  const segments = query.segments.map((s) => index.resolve(s, 'segment', 'segments'));
+  const timeDimensions = query.timeDimensions.map((td, i) => {
+    const member = index.resolve(td.dimension, 'dimension', `timeDimensions[${i}]`);
+    if (member.type !== 'time') throw new QueryError(`timeDimensions[${i}]: ${td.dimension} is a ${member.type} dimension, not a time dimension.`);
+    return { td, member };
+  });
+  const grouped = timeDimensions.filter((t) => t.td.granularity !== undefined);
+  if (measures.length === 0 && dimensions.length === 0 && grouped.length === 0) throw new QueryError('The query needs at least one measure, dimension or time dimension with a granularity.');
+  const filterMembers = new Map<string, ResolvedMember>();
+  for (const f of query.filters.flatMap(leaves)) filterMembers.set(f.member, index.resolve(f.member, 'measure-or-dimension', 'filters'));
+
+  // Joins: every cube a member lives in; a view's members bring their join paths.
+  const all = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
+  const viewMembers = all.filter((m) => m.joinPath !== null);
+  const plan = planJoins(index, all.map((m) => m.cube), viewMembers.map((m) => m.joinPath!));
+  const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
+  const cubeOf = (name: string): CompiledCube => index.cube(name);
+  const renderer = new Renderer(index, (cube) => (joined.has(cube) ? cube : undefined));
+
+  let from = `${renderer.table(cubeOf(plan.root))} AS ${quote(plan.root)}`;
+  for (const step of plan.steps) from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
+
+  const dimensionSql = (m: ResolvedMember) => renderer.dimension(cubeOf(m.cube), m.member as CompiledDimension);
+
+  // The grouping columns: dimensions, then time dimensions truncated in the query's time zone.
+  const groupColumns: Array<{ sql: string; column: OutputColumn }> = [];
+  dimensions.forEach((m, i) => groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m } }));
+  grouped.forEach(({ td, member }, i) =>
+    groupColumns.push({
+      sql: dialect.truncate(dimensionSql(member), td.granularity!, query.timezone),
+      column: { alias: `t${i}`, keys: [`${td.dimension}.${td.granularity}`, td.dimension], member, granularity: td.granularity! },
+    }),
+  );
+
+  // WHERE: segments, date ranges, and filters over dimensions; filters over measures apply to the result.
+  const where: string[] = segments.map((s) => renderer.segment(cubeOf(s.cube), (s.member as { sql: string }).sql));
+  const ctx = { dialect, bind, timezone: query.timezone };
+  for (const { td, member } of timeDimensions) {
+    if (td.dateRange) where.push(filterSql(dimensionSql(member), 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, ctx));
+  }
+  const measureFilters: Filter[] = [];
+  for (const f of query.filters) {
+    const kinds = new Set(leaves(f).map((l) => filterMembers.get(l.member)!.kind));
+    if (kinds.size > 1) throw new QueryError('A filter group may not mix measures and dimensions: filter measures and dimensions in separate top-level filters.');
+    if (kinds.has('measure')) measureFilters.push(f);
+    else where.push(filterTree(f, (leaf) => filterSql(dimensionSql(filterMembers.get(leaf.member)!), filterMembers.get(leaf.member)!.type, leaf, ctx)));
+  }
+
+  // Measures: base aggregations placed in groups, derived ones (`number` over other measures) computed on top.
+  interface Base {
+    key: string;
+    cube: string;
+    measure: CompiledMeasure;
+    alias: string;
+  }
+  const bases = new Map<string, Base>();
+  const baseOf = (cube: string, measure: CompiledMeasure): Base => {
+    const key = `${cube}.${measure.name}`;
+    let base = bases.get(key);
+    if (!base) {
+      base = { key, cube, measure, alias: `m${bases.size}` };
+      bases.set(key, base);
+    }
+    return base;
+  };
+  const outerMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
+    if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
+    if (UNSUPPORTED.has(measure.type) || measure.rolling_window || measure.multi_stage) throw new QueryError(`Measure ${cube}.${measure.name} (${measure.rolling_window ? 'rolling window' : measure.multi_stage ? 'multi-stage' : measure.type}) is not supported by queries yet.`);
+    if (AGGREGATES.has(measure.type)) return `q.${quote(baseOf(cube, measure).alias)}`;
+    // number, string, time, boolean: an expression over other measures, or over the cube's rows with its own aggregates.
+    let refersToMeasures = false;
+    const over = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m) => {
+      refersToMeasures = true;
+      return outerMeasure(c, m, depth + 1);
+    });
+    const sql = measure.sql === null ? null : over.expand(measure.sql, cubeOf(cube), 0);
+    if (sql === null) throw new QueryError(`Measure ${cube}.${measure.name} has no SQL.`);
+    if (refersToMeasures) return `(${sql})`;
+    return `q.${quote(baseOf(cube, measure).alias)}`;
+  };
+  const measureColumns: Array<{ sql: string; column: OutputColumn }> = measures.map((m, i) => ({
+    sql: outerMeasure(m.cube, m.member as CompiledMeasure),
+    column: { alias: `c${groupColumns.length + i}`, keys: [m.name], member: m },
+  }));
+  const having = measureFilters.map((f) =>
+    filterTree(f, (leaf) => {
+      const m = filterMembers.get(leaf.member)!;
+      // Measures aggregate to numbers, unless the model types them as text, a time or a boolean.
+      const type = m.type === 'string' || m.type === 'time' || m.type === 'boolean' ? m.type : 'number';
+      return filterSql(outerMeasure(m.cube, m.member as CompiledMeasure), type, leaf, ctx);
+    }),
+  );
+
+  // Groups: the measures that aggregate over the joined rows as they are, and one per cube whose rows the joins repeat.
+  const groups = new Map<string, Base[]>();
+  for (const base of bases.values()) {
+    const repeated = REPEAT_SENSITIVE.has(base.measure.type) && multiplies(plan, base.cube);
+    if (!AGGREGATES.has(base.measure.type) && multiplies(plan, base.cube)) {
+      throw new QueryError(`Measure ${base.key} aggregates in its own SQL and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`);
+    }
+    const group = repeated ? base.cube : '';
+    groups.set(group, [...(groups.get(group) ?? []), base]);
+  }
+  if (groups.size === 0) groups.set('', []);
+  const dims = groupColumns.map((g, i) => `${g.sql} AS ${quote(`g${i}`)}`);
+  const groupBy = groupColumns.length > 0 ? ` GROUP BY ${groupColumns.map((_, i) => i + 1).join(', ')}` : '';
+  const whereSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const groupSql: string[] = [];
+  for (const [cubeName, list] of groups) {
+    const cube = cubeName === '' ? null : cubeOf(cubeName);
+    if (cube === null) {
+      const aggs = list.map((b) => `${aggregate(renderer, cubeOf(b.cube), b.measure)} AS ${quote(b.alias)}`);
+      groupSql.push(`SELECT ${[...dims, ...aggs].join(', ') || '1 AS "one"'} FROM ${from}${whereSql}${groupBy}`);
+      continue;
+    }
+    const keys = cube.dimensions.filter((d) => d.primary_key);
+    if (keys.length === 0) throw new QueryError(`Cube ${cube.name} needs a primary key: the query's joins repeat its rows, and ${list.map((b) => b.key).join(', ')} must count each row once.`);
+    const inner = [
+      ...groupColumns.map((g, i) => `${g.sql} AS ${quote(`g${i}`)}`),
+      ...keys.map((k, i) => `${renderer.dimension(cube, k)} AS ${quote(`k${i}`)}`),
+      ...list.map((b) => `${rowValue(renderer, cube, b.measure)} AS ${quote(b.alias)}`),
+    ];
+    const outer = [...groupColumns.map((_, i) => quote(`g${i}`)), ...list.map((b) => `${b.measure.type === 'count' ? 'count' : b.measure.type}(${quote(b.alias)}) AS ${quote(b.alias)}`)];
+    groupSql.push(`SELECT ${outer.join(', ')} FROM (SELECT DISTINCT ${inner.join(', ')} FROM ${from}${whereSql}) AS ${quote(`u_${cube.name}`)}${groupBy}`);
+  }
+
+  // One group is the result. Several are stacked (UNION ALL, each filling its own measures) and
+  // folded by the grouping columns: each group has one row per combination, so max() picks it;
+  // GROUP BY takes NULLs as equal on both data sources, which a FULL JOIN's condition would not.
+  let combined: string;
+  const groupLists = [...groups.values()];
+  if (groupSql.length === 1) {
+    combined = groupSql[0]!;
+  } else {
+    const allBases = groupLists.flat();
+    const branches = groupSql.map((sql, i) => {
+      const own = new Set(groupLists[i]!.map((b) => b.alias));
+      const cols = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => (own.has(b.alias) ? quote(b.alias) : `NULL AS ${quote(b.alias)}`))];
+      return `SELECT ${cols.join(', ')} FROM (${sql}) AS ${quote(`s${i}`)}`;
+    });
+    const select = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => `max(${quote(b.alias)}) AS ${quote(b.alias)}`)];
+    combined = `SELECT ${select.join(', ')} FROM (${branches.join(' UNION ALL ')}) AS ${quote('stacked')}${groupBy}`;
+  }
+
+  const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measureColumns.map((m) => m.column)];
+  const select = [...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`), ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`)];
+  const orderSql = orderBy(query, columns, grouped.length > 0);
+  const sql =
+    `SELECT ${select.join(', ')} FROM (${combined}) AS q` +
+    (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '') +
+    (orderSql ? ` ORDER BY ${orderSql}` : '') +
+    ` LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`;
+  return { sql, params, columns };
+}
+
+function filterTree(f: Filter, leaf: (f: MemberFilter) => string): string {
+  if (!isGroup(f)) return leaf(f);
+  const [op, list] = 'and' in f ? ['AND', f.and] : ['OR', f.or];
+  return `(${list.map((x) => filterTree(x, leaf)).join(` ${op} `)})`;
+}
+
+/** The aggregate of a measure over the joined rows, its `filters` applied. */
+function aggregate(renderer: Renderer, cube: CompiledCube, measure: CompiledMeasure): string {
+  if (!AGGREGATES.has(measure.type)) {
+    // A `number` (or string, time, boolean) measure with aggregates of its own in its SQL.
+    return renderer.expand(measure.sql ?? 'NULL', cube, 0);
+  }
+  const input = renderer.measureInput(cube, measure);
+  const conditions = renderer.measureFilters(cube, measure);
+  // A count of rows counts the cube's keys: a cube joined from another has NULL keys where it has no row.
+  const value = input ?? (measure.type === 'count' ? rowKey(renderer, cube) : null);
+  if (value === null) throw new QueryError(`Measure ${cube.name}.${measure.name} (${measure.type}) has no SQL.`);
+  const guarded = conditions.length > 0 ? `CASE WHEN ${conditions.join(' AND ')} THEN ${value} END` : value;
+  switch (measure.type) {
+    case 'count':
+      return `count(${guarded})`;
+    case 'count_distinct':
+    case 'count_distinct_approx':
+      return `count(DISTINCT ${guarded})`;
+    default:
+      return `${measure.type}(${guarded})`;
+  }
+}
+
+/** What one row contributes to a measure aggregated over de-duplicated rows (count, sum, avg). */
+function rowValue(renderer: Renderer, cube: CompiledCube, measure: CompiledMeasure): string {
+  const input = renderer.measureInput(cube, measure) ?? rowKey(renderer, cube);
+  const conditions = renderer.measureFilters(cube, measure);
+  return conditions.length > 0 ? `CASE WHEN ${conditions.join(' AND ')} THEN ${input} END` : input;
+}
+
+/** What is non-NULL exactly where the cube has a row: its first primary key, else a constant (the cube is the query's root). */
+function rowKey(renderer: Renderer, cube: CompiledCube): string {
+  const key = cube.dimensions.find((d) => d.primary_key);
+  return key ? renderer.dimension(cube, key) : '1';
+}
+
+/**
+ * The query's order, or the default: time ascending, else the first measure descending, else the
+ * first dimension. NULLs sort as PostgreSQL sorts them by default (last ascending, first
+ * descending), written out so SQLite sorts them the same.
+ */
+function orderBy(query: Query, columns: OutputColumn[], hasTime: boolean): string {
+  const find = (name: string) => columns.find((c) => c.keys.includes(name));
+  if (query.order.length > 0) {
+    return query.order
+      .map(([name, direction]) => {
+        const column = find(name);
+        if (!column) throw new QueryError(`order: ${name} is not among the query's measures, dimensions or time dimensions.`);
+        return `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`;
+      })
+      .join(', ');
+  }
+  const time = hasTime ? columns.find((c) => c.granularity !== undefined) : undefined;
+  if (time) return `${quote(time.alias)} ASC NULLS LAST`;
+  const measure = columns.find((c) => c.member.kind === 'measure');
+  if (measure) return `${quote(measure.alias)} DESC NULLS FIRST`;
+  const first = columns[0];
+  return first ? `${quote(first.alias)} ASC NULLS LAST` : '';
+}

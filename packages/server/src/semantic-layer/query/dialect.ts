@@ -1,0 +1,56 @@
+/**
+ * What differs between the data sources' SQL: placeholders, quoting, time truncation in a time
+ * zone, and case-insensitive matching. The compiler writes everything else once.
+ */
+export type Granularity = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+export const GRANULARITIES: readonly Granularity[] = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
+
+export interface SqlDialect {
+  readonly name: 'postgres' | 'sqlite';
+  /** The placeholder of the `index`-th parameter (1-based). */
+  placeholder(index: number): string;
+  /** The local wall time of `expr` in `timeZone`, truncated to `granularity`, as an ISO-like text (`2026-01-05T00:00:00.000`). */
+  truncate(expr: string, granularity: Granularity, timeZone: string): string;
+  /** `expr` as an instant comparable with `instant(param)` (the ISO instant a filter value names). */
+  instant(expr: string): string;
+  /** A parameter holding an ISO instant, comparable with `instant(expr)`. */
+  instantParam(placeholder: string): string;
+  /** Case-insensitive LIKE, with `\` escaping `%` and `_` in the pattern. */
+  ilike(expr: string, pattern: string): string;
+  /** Case-sensitive LIKE, with the same escapes. */
+  like(expr: string, pattern: string): string;
+}
+
+export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
+
+export const postgresDialect: SqlDialect = {
+  name: 'postgres',
+  placeholder: (i) => `$${i}`,
+  truncate: (expr, granularity, timeZone) =>
+    `to_char(date_trunc('${granularity}', (${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)}), 'YYYY-MM-DD"T"HH24:MI:SS.MS')`,
+  instant: (expr) => `(${expr})::timestamptz`,
+  instantParam: (p) => `(${p})::timestamptz`,
+  ilike: (expr, pattern) => `CAST(${expr} AS TEXT) ILIKE ${pattern}`,
+  like: (expr, pattern) => `CAST(${expr} AS TEXT) LIKE ${pattern}`,
+};
+
+/**
+ * SQLite has no time zones: the runtime registers `mapi_trunc` and `mapi_instant` (sqlite-functions.ts),
+ * JavaScript functions that read stored times as text or epoch numbers.
+ */
+export const sqliteDialect: SqlDialect = {
+  name: 'sqlite',
+  placeholder: () => '?',
+  truncate: (expr, granularity, timeZone) => `mapi_trunc(${expr}, '${granularity}', ${literalZone(timeZone)})`,
+  instant: (expr) => `mapi_instant(${expr})`,
+  instantParam: (p) => `mapi_instant(${p})`,
+  ilike: (expr, pattern) => `lower(${expr}) LIKE lower(${pattern}) ESCAPE '\\'`,
+  // SQLite's LIKE ignores ASCII case; mapi_like (sqlite-functions.ts) does not.
+  like: (expr, pattern) => `mapi_like(${expr}, ${pattern})`,
+};
+
+/** A time zone is checked against the runtime's zone database before it is written as a literal. */
+function literalZone(timeZone: string): string {
+  if (!/^[A-Za-z0-9_+\-/]+$/.test(timeZone)) throw new Error(`Not a time zone: ${timeZone}`);
+  return `'${timeZone}'`;
+}

@@ -1,0 +1,122 @@
+import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../areas/data-model/validator/artifact.js';
+import { quote } from './dialect.js';
+import { QueryError } from './errors.js';
+import type { ModelIndex } from './members.js';
+
+const BRACED = /\$?\{([^{}]*)\}/g;
+const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const CONTEXT = new Set(['FILTER_PARAMS', 'FILTER_GROUP', 'SECURITY_CONTEXT', 'COMPILE_CONTEXT', 'SQL_UTILS', 'securityContext', 'security_context', 'userAttributes', 'user_attributes']);
+const MAX_DEPTH = 24;
+const BARE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Writes the model's SQL expressions for one query: `{CUBE}` becomes the cube's alias in the
+ * query, `{member}` and `{cube.member}` the member's own expression (recursively), `{cube}` that
+ * cube's alias. The model's SQL is the developers' code, trusted as written; nothing a caller
+ * sends is ever put into it (their values are bound as parameters by the compiler).
+ */
+export class Renderer {
+  constructor(
+    private readonly index: ModelIndex,
+    /** The alias of a joined cube; undefined for a cube this query does not join. */
+    private readonly aliasOf: (cube: string) => string | undefined,
+    /** A measure referenced from a `number` measure's SQL: its expression in the query. */
+    private readonly measureRef: (cube: string, measure: CompiledMeasure) => string = (cube, m) => {
+      throw new QueryError(`The model refers to measure ${cube}.${m.name} where only dimensions can be used.`);
+    },
+  ) {}
+
+  /** The cube's table: `sql_table` as written, or its `sql` as a subquery. */
+  table(cube: CompiledCube): string {
+    if (cube.sql !== undefined) return `(${this.expand(cube.sql, cube, 0)})`;
+    if (cube.sql_table !== undefined) return this.expand(cube.sql_table, cube, 0);
+    throw new QueryError(`Cube ${cube.name} has neither sql nor sql_table.`);
+  }
+
+  dimension(cube: CompiledCube, dimension: CompiledDimension, depth = 0): string {
+    if (dimension.case) return this.#case(cube, dimension, depth);
+    if (dimension.sql === null) throw new QueryError(`Dimension ${cube.name}.${dimension.name} has no SQL that queries can use yet.`);
+    if (dimension.sub_query) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension, which queries cannot use yet.`);
+    return `(${this.#column(dimension.sql, cube, depth)})`;
+  }
+
+  /** The expression a measure aggregates (null for a `count` of rows). */
+  measureInput(cube: CompiledCube, measure: CompiledMeasure): string | null {
+    return measure.sql === null ? null : `(${this.#column(measure.sql, cube, 0)})`;
+  }
+
+  /** A measure's `filters` (SQL conditions, all of which must hold). */
+  measureFilters(cube: CompiledCube, measure: CompiledMeasure): string[] {
+    return (measure.filters ?? []).map((f) => `(${this.expand(f, cube, 0)})`);
+  }
+
+  segment(cube: CompiledCube, sql: string): string {
+    return `(${this.expand(sql, cube, 0)})`;
+  }
+
+  /** A join's condition, in the context of the cube that defines it. */
+  join(from: CompiledCube, sql: string): string {
+    return `(${this.expand(sql, from, 0)})`;
+  }
+
+  /**
+   * A member's SQL that is a bare column name (`sql: status`) is that column of the member's cube,
+   * so it stays unambiguous when the query joins other cubes with a column of the same name.
+   */
+  #column(sql: string, cube: CompiledCube, depth: number): string {
+    const text = sql.trim();
+    return BARE.test(text) ? `${quote(this.#alias(cube.name))}.${quote(text)}` : this.expand(sql, cube, depth);
+  }
+
+  expand(sql: string, cube: CompiledCube, depth: number): string {
+    if (depth > MAX_DEPTH) throw new QueryError(`The SQL of cube ${cube.name} refers to itself through its members.`);
+    return sql.replace(BRACED, (whole, inner: string) => {
+      const text = inner.trim();
+      if (!DOTTED.test(text)) return whole;
+      const parts = text.split('.');
+      if (CONTEXT.has(parts[0]!)) throw new QueryError(`The model uses {${text}} in cube ${cube.name}, which queries cannot use yet.`);
+      if (parts[0] === 'CUBE') {
+        if (parts.length === 1) return quote(this.#alias(cube.name));
+        return this.#member(cube, parts.slice(1), depth, `${quote(this.#alias(cube.name))}.${parts.slice(1).join('.')}`);
+      }
+      if (parts.length === 1) {
+        const own = this.index.own(cube, parts[0]!);
+        if (own) return this.#member(cube, parts, depth, whole);
+        if (this.index.cubes.has(parts[0]!)) return quote(this.#alias(parts[0]!));
+        throw new QueryError(`The SQL of cube ${cube.name} refers to {${text}}, which is neither its member nor a cube.`);
+      }
+      const other = this.index.cubes.get(parts[0]!);
+      if (!other) throw new QueryError(`The SQL of cube ${cube.name} refers to {${text}}: no cube ${parts[0]}.`);
+      return this.#member(other, parts.slice(1), depth, whole);
+    });
+  }
+
+  #alias(cube: string): string {
+    const alias = this.aliasOf(cube);
+    if (alias === undefined) throw new QueryError(`The model refers to cube ${cube}, which this query does not join; add one of its members or query through a view.`);
+    return alias;
+  }
+
+  #member(cube: CompiledCube, path: string[], depth: number, fallback: string): string {
+    const own = path.length === 1 ? this.index.own(cube, path[0]!) : undefined;
+    if (!own) {
+      if (fallback.startsWith('"')) return fallback;
+      throw new QueryError(`The SQL refers to ${cube.name}.${path.join('.')}, which is not a member.`);
+    }
+    this.#alias(cube.name);
+    if (own.kind === 'dimension') return this.dimension(cube, own.member as CompiledDimension, depth + 1);
+    if (own.kind === 'measure') return this.measureRef(cube.name, own.member as CompiledMeasure);
+    return this.segment(cube, (own.member as { sql: string }).sql);
+  }
+
+  #case(cube: CompiledCube, dimension: CompiledDimension, depth: number): string {
+    const spec = dimension.case as { when?: Array<{ sql: string; label: unknown }>; else?: { label: unknown } };
+    const label = (value: unknown) => {
+      const text = typeof value === 'string' ? value : typeof value === 'object' && value !== null && 'sql' in value ? null : String(value);
+      if (text === null) return `(${this.expand(String((value as { sql: string }).sql), cube, depth + 1)})`;
+      return `'${text.replace(/'/g, "''")}'`;
+    };
+    const whens = (spec.when ?? []).map((w) => `WHEN ${this.expand(w.sql, cube, depth + 1)} THEN ${label(w.label)}`).join(' ');
+    return `(CASE ${whens}${spec.else ? ` ELSE ${label(spec.else.label)}` : ''} END)`;
+  }
+}

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryError } from '../src/semantic-layer/query/errors.js';
+import { QueryEngine } from '../src/semantic-layer/query/load.js';
+import { DIALECTS } from './harness.js';
+import { shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
+
+/*
+ * Issue 15, "Queries": JSON queries over cubes and views compiled to SQL for each data source:
+ * measure aggregations, dimension expressions with {CUBE} references, joins along the model's
+ * join graph (ambiguous or missing paths refused, naming the cubes), views resolved to their
+ * cubes, granularities in time zones, counts and sums not inflated across one-to-many joins, the
+ * reference's 18 filter operators with and/or groups, values always bound.
+ */
+
+type Row = Record<string, unknown>;
+
+for (const dialect of DIALECTS) {
+  describe(`the query engine (${dialect})`, () => {
+    let shop: ShopSource;
+    let engine: QueryEngine;
+    const load = async (query: Record<string, unknown>) => (await engine.load(query)).data as Row[];
+    const refused = async (query: Record<string, unknown>, message: RegExp) => {
+      const error = await engine.load(query).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryError);
+      expect((error as Error).message).toMatch(message);
+    };
+
+    beforeAll(async () => {
+      shop = await shopSource(dialect);
+      engine = new QueryEngine(shopArtifact(), shop.source, { defaultLimit: 10_000, maxLimit: 50_000 });
+    });
+    afterAll(() => shop.close());
+
+    it('aggregates measures: count, sum, avg, max, count_distinct, a filtered count and a number measure over others', async () => {
+      const [row] = await load({ measures: ['orders.count', 'orders.total_amount', 'orders.average_amount', 'orders.largest', 'orders.customers_count', 'orders.completed_count', 'orders.amount_per_order'] });
+      expect(row).toEqual({ 'orders.count': 5, 'orders.total_amount': 270, 'orders.average_amount': 54, 'orders.largest': 100, 'orders.customers_count': 3, 'orders.completed_count': 3, 'orders.amount_per_order': 54 });
+    });
+
+    it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
+      expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
+        { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },
+        { 'orders.status': expect.any(String), 'orders.count': 1, 'orders.total_amount': expect.any(Number) },
+        { 'orders.status': expect.any(String), 'orders.count': 1, 'orders.total_amount': expect.any(Number) },
+      ]);
+      expect(await load({ dimensions: ['orders.status'], order: { 'orders.status': 'asc' } })).toEqual([{ 'orders.status': 'cancelled' }, { 'orders.status': 'completed' }, { 'orders.status': 'processing' }]);
+      expect(await load({ dimensions: ['orders.status'], order: [['orders.status', 'desc']], limit: 1, offset: 1 })).toEqual([{ 'orders.status': 'completed' }]);
+      expect(await load({ measures: ['orders.count'], dimensions: ['orders.size'], order: { 'orders.size': 'asc' } })).toEqual([{ 'orders.size': 'large', 'orders.count': 2 }, { 'orders.size': 'small', 'orders.count': 3 }]);
+    });
+
+    it('joins along the model: a many-to-one join keeps every order (LEFT JOIN), and a view resolves to the same cubes and path', async () => {
+      const expected = [
+        { region: 'EU', count: 3 },
+        { region: 'US', count: 1 },
+        { region: null, count: 1 },
+      ];
+      const byCube = await load({ measures: ['orders.count'], dimensions: ['customers.region'], order: { 'orders.count': 'desc', 'customers.region': 'asc' } });
+      expect(byCube.map((r) => ({ region: r['customers.region'], count: r['orders.count'] }))).toEqual(expected);
+      const byView = await load({ measures: ['sales.count'], dimensions: ['sales.region'], order: { 'sales.count': 'desc', 'sales.region': 'asc' } });
+      expect(byView.map((r) => ({ region: r['sales.region'], count: r['sales.count'] }))).toEqual(expected);
+    });
+
+    it('counts and sums are not inflated across a one-to-many join (an order with two line items counts once)', async () => {
+      const rows = await load({ measures: ['orders.count', 'orders.total_amount', 'line_items.quantity'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } });
+      expect(rows).toEqual([
+        { 'orders.status': 'cancelled', 'orders.count': 1, 'orders.total_amount': 30, 'line_items.quantity': null },
+        { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190, 'line_items.quantity': 4 },
+        { 'orders.status': 'processing', 'orders.count': 1, 'orders.total_amount': 50, 'line_items.quantity': 5 },
+      ]);
+      const [all] = await load({ measures: ['orders.count', 'line_items.count'], dimensions: [] });
+      expect(all).toEqual({ 'orders.count': 5, 'line_items.count': 4 });
+    });
+
+    it('truncates times in the query’s time zone and filters date ranges in it (a UTC evening is the next local day elsewhere)', async () => {
+      const months = (timezone: string) => load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], timezone });
+      expect(await months('UTC')).toEqual([
+        { 'orders.created_at.month': '2026-01-01T00:00:00.000', 'orders.created_at': '2026-01-01T00:00:00.000', 'orders.count': 3 },
+        { 'orders.created_at.month': '2026-02-01T00:00:00.000', 'orders.created_at': '2026-02-01T00:00:00.000', 'orders.count': 2 },
+      ]);
+      expect((await months('America/New_York')).map((r) => r['orders.count'])).toEqual([4, 1]);
+      const days = await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }], timezone: 'Asia/Tokyo', limit: 2 });
+      // 23:30 UTC on 1 January is 08:30 on 2 January in Tokyo, the same day as the next order.
+      expect(days.map((r) => [r['orders.created_at.day'], r['orders.count']])).toEqual([['2026-01-02T00:00:00.000', 2], ['2026-01-15T00:00:00.000', 1]]);
+      const weeks = await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-01', '2026-01-31'] }] });
+      expect(weeks).toEqual([
+        { 'orders.created_at.week': '2025-12-29T00:00:00.000', 'orders.created_at': '2025-12-29T00:00:00.000', 'orders.count': 2 },
+        { 'orders.created_at.week': '2026-01-12T00:00:00.000', 'orders.created_at': '2026-01-12T00:00:00.000', 'orders.count': 1 },
+      ]);
+      const inRange = async (timezone: string) => (await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }], timezone }))[0]!['orders.count'];
+      expect(await inRange('UTC')).toBe(3);
+      expect(await inRange('America/New_York')).toBe(4);
+    });
+
+    it('the 18 filter operators, with and/or groups; negative operators keep NULLs; measure filters apply to the groups', async () => {
+      const count = async (filters: unknown[]) => (await load({ measures: ['orders.count'], filters }))[0]!['orders.count'];
+      expect(await count([{ member: 'orders.status', operator: 'equals', value: ['completed', 'cancelled'] }])).toBe(4);
+      expect(await count([{ member: 'orders.status', operator: 'not_equals', value: 'completed' }])).toBe(2);
+      expect(await count([{ member: 'orders.amount', operator: 'greater_than', value: 50 }])).toBe(2);
+      expect(await count([{ member: 'orders.amount', operator: 'greater_than_or_equal', value: '50' }])).toBe(3);
+      expect(await count([{ member: 'orders.amount', operator: 'less_than', value: 30 }])).toBe(1);
+      expect(await count([{ member: 'orders.amount', operator: 'less_than_or_equal', value: 30 }])).toBe(2);
+      expect(await count([{ member: 'orders.amount', operator: 'between', value: [30, 70] }])).toBe(3);
+      expect(await count([{ member: 'orders.amount', operator: 'between', value: [30, 70], startInclusive: false, endInclusive: false }])).toBe(1);
+      expect(await count([{ member: 'orders.status', operator: 'contains', value: 'PLET' }])).toBe(3);
+      expect(await count([{ member: 'orders.status', operator: 'contains', value: 'PLET', caseSensitive: true }])).toBe(0);
+      expect(await count([{ member: 'orders.status', operator: 'not_contains', value: 'plet' }])).toBe(2);
+      expect(await count([{ member: 'orders.status', operator: 'starts_with', value: 'proc' }])).toBe(1);
+      expect(await count([{ member: 'orders.status', operator: 'not_starts_with', value: 'proc' }])).toBe(4);
+      expect(await count([{ member: 'orders.status', operator: 'ends_with', value: 'led' }])).toBe(1);
+      expect(await count([{ member: 'orders.status', operator: 'not_ends_with', value: 'ed' }])).toBe(1);
+      expect(await count([{ member: 'customers.region', operator: 'is_null' }])).toBe(1);
+      expect(await count([{ member: 'customers.region', operator: 'is_not_null' }])).toBe(4);
+      expect(await count([{ member: 'customers.region', operator: 'is_empty' }])).toBe(1);
+      expect(await count([{ member: 'customers.region', operator: 'is_not_empty' }])).toBe(4);
+      expect(await count([{ member: 'orders.created_at', operator: 'equals', value: '2026-01-15' }])).toBe(1);
+      expect(await count([{ member: 'orders.created_at', operator: 'less_than', value: '2026-01-02' }])).toBe(1);
+      expect(await count([{ member: 'customers.region', operator: 'not_equals', value: 'EU' }])).toBe(2);
+      expect(await count([{ or: [{ member: 'orders.status', operator: 'equals', value: 'processing' }, { member: 'orders.amount', operator: 'greater_than', value: 90 }] }])).toBe(2);
+      expect(await count([{ and: [{ member: 'orders.status', operator: 'equals', value: 'completed' }, { or: [{ member: 'customers.region', operator: 'equals', value: 'US' }, { member: 'customers.region', operator: 'is_null' }] }] }])).toBe(2);
+      await refused({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'custom', value: '1=1' }] }, /custom filter .*no client SQL/);
+      const busy = await load({ measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.count', operator: 'greater_than', value: 1 }] });
+      expect(busy).toEqual([{ 'orders.status': 'completed', 'orders.count': 3 }]);
+      expect((await load({ measures: ['orders.count'], segments: ['orders.completed'] }))[0]).toEqual({ 'orders.count': 3 });
+    });
+
+    it('binds every value: text that looks like SQL is compared as text, never run', async () => {
+      for (const value of ["x' OR '1'='1", "completed'; DROP TABLE orders; --", 'completed" OR 1=1 --', '%', '_ompleted']) {
+        const [row] = await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', value }] });
+        expect(row!['orders.count'], value).toBe(0);
+      }
+      expect((await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'contains', value: '%' }] }))[0]!['orders.count']).toBe(0);
+      expect((await load({ measures: ['orders.count'] }))[0]!['orders.count']).toBe(5);
+    });
+
+    it('refuses what it cannot answer with a 400 naming it: unknown members, wrong kinds, ambiguous and missing join paths, bad values', async () => {
+      await refused({ measures: ['orders.nope'] }, /cube orders has no member "nope"/);
+      await refused({ measures: ['nope.count'] }, /"nope" is neither a cube nor a view/);
+      await refused({ measures: ['orders.status'] }, /orders.status is a dimension, not a measure/);
+      await refused({ measures: ['d.count'], dimensions: ['a.id'] }, /join path from cube .* to cube .* is ambiguous/);
+      await refused({ dimensions: ['customers.region', 'line_items.product'] }, /No join path from cube customers to cube line_items/);
+      await refused({ measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'greater_than', value: 'lots' }] }, /needs numbers; "lots" is not one/);
+      await refused({ measures: ['orders.count'], timezone: 'Mars/Olympus' }, /not an IANA time zone/);
+      await refused({ measures: ['orders.count'], limit: 50_001 }, /limit must be an integer from 1 to 50000/);
+      await refused({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.status', granularity: 'day' }] }, /not a time dimension/);
+      await refused({ measures: ['orders.count'], filters: [{ or: [{ member: 'orders.count', operator: 'greater_than', value: 1 }, { member: 'orders.status', operator: 'equals', value: 'x' }] }] }, /may not mix measures and dimensions/);
+      await refused({}, /at least one measure, dimension/);
+      await refused({ measures: ['orders.count'], sql: 'SELECT 1' }, /unknown field "sql"/);
+    });
+  });
+}
