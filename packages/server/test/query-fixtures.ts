@@ -91,21 +91,81 @@ views:
         includes: [region]
 `;
 
-export function shopArtifact(): ModelArtifact {
-  const result = validateModel([{ path: 'model/cubes/shop.yml', content: SHOP_MODEL }]);
+/** The shop with access policies: each user sees the orders of their region's customers. */
+export const SECURED_MODEL = `cubes:
+  - name: customers
+    sql_table: customers
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true, public: true }
+      - { name: name, sql: name, type: string }
+      - { name: region, sql: region, type: string }
+    measures:
+      - { name: count, type: count }
+    access_policy:
+      - group: "*"
+        row_level:
+          filters:
+            - { member: region, operator: equals, values: ["{ userAttributes.region }"] }
+
+  - name: orders
+    sql_table: orders
+    joins:
+      - { name: customers, relationship: many_to_one, sql: "{CUBE}.customer_id = {customers.id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true, public: true }
+      - { name: status, sql: status, type: string }
+      - { name: amount, sql: amount, type: number }
+    measures:
+      - { name: count, type: count }
+      - { name: total_amount, sql: amount, type: sum }
+    access_policy:
+      - group: "*"
+        member_level:
+          excludes: [amount, total_amount]
+        row_level:
+          filters:
+            - { member: customers.region, operator: equals, values: ["{ userAttributes.region }"] }
+      - group: finance
+        row_level:
+          filters:
+            - or:
+                - { member: customers.region, operator: equals, values: ["{ securityContext.region }"] }
+                - { member: status, operator: equals, values: [cancelled] }
+
+  - name: vault
+    sql: SELECT 1 AS id
+    dimensions: [{ name: id, sql: id, type: number, primary_key: true }]
+    measures: [{ name: count, type: count }]
+    access_policy:
+      - group: auditors
+
+views:
+  - name: regional
+    cubes:
+      - join_path: orders
+        includes: [status, count]
+    access_policy:
+      - group: "*"
+        row_level:
+          filters:
+            - { member: status, operator: notEquals, values: [cancelled] }
+`;
+
+export function shopArtifact(model = SHOP_MODEL): ModelArtifact {
+  const result = validateModel([{ path: 'model/cubes/shop.yml', content: model }]);
   if (!result.valid || !result.artifact) throw new Error(`The shop model does not validate: ${JSON.stringify(result.errors)}`);
   return result.artifact;
 }
 
-const CUSTOMERS = [[1, 'Ada', 'EU'], [2, 'Bo', 'US'], [3, 'Cy', 'EU']];
-const ORDERS = [
+export const CUSTOMERS = [[1, 'Ada', 'EU'], [2, 'Bo', 'US'], [3, 'Cy', 'EU']];
+export const ORDERS = [
   [1, 1, 'completed', 100, '2026-01-01T23:30:00Z'],
   [2, 1, 'processing', 50, '2026-01-02T10:00:00Z'],
   [3, 2, 'completed', 70, '2026-01-15T08:00:00Z'],
   [4, 3, 'cancelled', 30, '2026-02-01T00:30:00Z'],
   [5, null, 'completed', 20, '2026-02-10T12:00:00Z'],
 ];
-const LINE_ITEMS = [[1, 1, 'pen', 2], [2, 1, 'ink', 1], [3, 2, 'pen', 5], [4, 3, 'pad', 1]];
+export const LINE_ITEMS = [[1, 1, 'pen', 2], [2, 1, 'ink', 1], [3, 2, 'pen', 5], [4, 3, 'pad', 1]];
 
 const DDL = [
   'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, region TEXT)',

@@ -1,6 +1,7 @@
 import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../areas/data-model/validator/artifact.js';
 import { quote, type Granularity, type SqlDialect } from './dialect.js';
 import { QueryError } from './errors.js';
+import { applyAccess, isNoRows, NOBODY, type SecurityContext } from './access.js';
 import { filterSql } from './filters.js';
 import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
@@ -44,7 +45,7 @@ function leaves(f: Filter): MemberFilter[] {
  * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
  * count or a sum is never inflated by the join. Every value from the query is bound.
  */
-export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect): CompiledQuery {
+export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY): CompiledQuery {
   const params: unknown[] = [];
   const bind = (value: unknown) => {
     params.push(value);
@@ -64,8 +65,17 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const filterMembers = new Map<string, ResolvedMember>();
   for (const f of query.filters.flatMap(leaves)) filterMembers.set(f.member, index.resolve(f.member, 'measure-or-dimension', 'filters'));
 
+  // The model's access policies: members the caller may not use are refused (403), and its row
+  // filters join the query's conditions below, ANDed with the client's.
+  const used = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
+  const { rowFilters } = applyAccess(index, used, security);
+  const policyMembers = new Map<string, ResolvedMember>();
+  for (const f of rowFilters.filter((r) => !isNoRows(r)).flatMap(leaves)) {
+    policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));
+  }
+
   // Joins: every cube a member lives in; a view's members bring their join paths.
-  const all = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
+  const all = [...used, ...policyMembers.values()];
   const viewMembers = all.filter((m) => m.joinPath !== null);
   const plan = planJoins(index, all.map((m) => m.cube), viewMembers.map((m) => m.joinPath!));
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
@@ -92,6 +102,9 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const ctx = { dialect, bind, timezone: query.timezone };
   for (const { td, member } of timeDimensions) {
     if (td.dateRange) where.push(filterSql(dimensionSql(member), 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, ctx));
+  }
+  for (const f of rowFilters) {
+    where.push(isNoRows(f) ? '1 = 0' : filterTree(f, (leaf) => filterSql(dimensionSql(policyMembers.get(leaf.member)!), policyMembers.get(leaf.member)!.type, leaf, ctx)));
   }
   const measureFilters: Filter[] = [];
   for (const f of query.filters) {

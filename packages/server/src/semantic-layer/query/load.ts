@@ -1,5 +1,6 @@
 import type { ModelArtifact } from '../../areas/data-model/validator/artifact.js';
 import type { DataSource } from '../data-source.js';
+import { NOBODY, type SecurityContext } from './access.js';
 import { compileQuery } from './compile.js';
 import { ModelIndex } from './members.js';
 import { normaliseQuery, type QueryLimits } from './query.js';
@@ -21,13 +22,13 @@ export class QueryEngine {
   }
 
   /** The SQL a query compiles to, without running it (`/v1/sql`-style inspection and tests). */
-  compile(input: unknown) {
+  compile(input: unknown, security: SecurityContext = NOBODY) {
     const query = normaliseQuery(input, this.limits);
-    return { query, ...compileQuery(this.#index, query, this.dataSource.dialect) };
+    return { query, ...compileQuery(this.#index, query, this.dataSource.dialect, security) };
   }
 
-  async load(input: unknown) {
-    const { query, sql, params, columns } = this.compile(input);
+  async load(input: unknown, security: SecurityContext = NOBODY) {
+    const { query, sql, params, columns } = this.compile(input, security);
     const rows = await this.dataSource.query(sql, params);
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
     return { query, data: rowsOf(rows, columns), annotation: annotationOf(columns, segments) };

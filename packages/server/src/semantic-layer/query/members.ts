@@ -29,6 +29,10 @@ export class ModelIndex {
     for (const view of artifact.views) this.#views.set(view.name, view);
   }
 
+  view(name: string): ModelArtifact['views'][number] | undefined {
+    return this.#views.get(name);
+  }
+
   cube(name: string): CompiledCube {
     const cube = this.cubes.get(name);
     if (!cube) throw new QueryError(`Cube ${JSON.stringify(name)} does not exist in this build.`);

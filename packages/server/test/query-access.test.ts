@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SecurityContext } from '../src/semantic-layer/query/access.js';
+import { QueryError } from '../src/semantic-layer/query/errors.js';
+import { QueryEngine } from '../src/semantic-layer/query/load.js';
+import { DIALECTS } from './harness.js';
+import { CUSTOMERS, ORDERS, SECURED_MODEL, shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
+
+/*
+ * Issue 15, "Row-level security": the model's access_policy is enforced on every query. Two
+ * users with different attribute values run the same queries and each gets only their rows;
+ * attempts to escape (an `or` that would match everything, a join to another cube, a member the
+ * policy excludes, a cube no policy grants) are refused or return only permitted rows; a
+ * property test compares random queries with a direct computation over the permitted rows.
+ */
+
+type Row = Record<string, unknown>;
+const user = (region: string | null, extra: Partial<SecurityContext> = {}): SecurityContext => ({
+  userId: 1,
+  groups: [],
+  userAttributes: region === null ? {} : { region },
+  securityContext: {},
+  ...extra,
+});
+const EU = user('EU');
+const US = user('US');
+
+/** The orders a user of `region` may see, by the policy written in SECURED_MODEL. */
+function permitted(region: string) {
+  const regionOf = new Map(CUSTOMERS.map(([id, , r]) => [id, r]));
+  return ORDERS.filter(([, customer]) => regionOf.get(customer) === region).map(([id, , status, amount]) => ({ id: id as number, status: status as string, amount: amount as number }));
+}
+
+for (const dialect of DIALECTS) {
+  describe(`row-level security (${dialect})`, () => {
+    let shop: ShopSource;
+    let engine: QueryEngine;
+    const load = async (query: Record<string, unknown>, security: SecurityContext) => (await engine.load(query, security)).data as Row[];
+    const count = async (security: SecurityContext, extra: Record<string, unknown> = {}) => (await load({ measures: ['orders.count'], ...extra }, security))[0]!['orders.count'];
+    const refused = async (query: Record<string, unknown>, security: SecurityContext, status: number, message: RegExp) => {
+      const error = await engine.load(query, security).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryError);
+      expect((error as QueryError).status).toBe(status);
+      expect((error as Error).message).toMatch(message);
+    };
+
+    beforeAll(async () => {
+      shop = await shopSource(dialect);
+      engine = new QueryEngine(shopArtifact(SECURED_MODEL), shop.source, { defaultLimit: 10_000, maxLimit: 50_000 });
+    });
+    afterAll(() => shop.close());
+
+    it('two users with different attribute values run the same query and each gets only their rows', async () => {
+      expect(await count(EU)).toBe(3);
+      expect(await count(US)).toBe(1);
+      expect(await load({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } }, US)).toEqual([{ 'orders.status': 'completed', 'orders.count': 1 }]);
+      // No attribute value: the filter cannot hold, so no rows (not an error that says why).
+      expect(await count(user(null))).toBe(0);
+    });
+
+    it('a client filter cannot undo the policy: an or-group matching everything, the other region by name', async () => {
+      const everything = { or: [{ member: 'customers.region', operator: 'equals', value: 'US' }, { member: 'orders.status', operator: 'is_not_null' }, { member: 'orders.id', operator: 'is_null' }] };
+      expect(await count(EU, { filters: [everything] })).toBe(3);
+      expect(await count(EU, { filters: [{ member: 'customers.region', operator: 'equals', value: 'US' }] })).toBe(0);
+      expect(await count(EU, { filters: [{ member: 'orders.status', operator: 'not_equals', value: "x' OR '1'='1" }] })).toBe(3);
+    });
+
+    it('a join to another cube applies that cube’s policy too; a cube no policy grants is 403 naming it', async () => {
+      const names = await load({ dimensions: ['customers.name'], order: { 'customers.name': 'asc' } }, EU);
+      expect(names).toEqual([{ 'customers.name': 'Ada' }, { 'customers.name': 'Cy' }]);
+      const joined = await load({ measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } }, US);
+      expect(joined).toEqual([{ 'customers.name': 'Bo', 'orders.count': 1 }]);
+      await refused({ measures: ['vault.count'] }, EU, 403, /no access to vault/);
+      expect((await load({ measures: ['vault.count'] }, user('EU', { groups: ['auditors'] })))[0]).toEqual({ 'vault.count': 1 });
+    });
+
+    it('members a policy excludes are 403 with their names, as measures, dimensions or filters; another policy of the caller may allow them', async () => {
+      await refused({ measures: ['orders.total_amount'] }, EU, 403, /orders\.total_amount/);
+      await refused({ measures: ['orders.count'], dimensions: ['orders.amount'] }, EU, 403, /orders\.amount/);
+      await refused({ measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'greater_than', value: 0 }] }, EU, 403, /orders\.amount/);
+      // finance: every member, and the rows of either policy (EU by attribute, US by security context, and cancelled ones).
+      const finance = user('EU', { groups: ['finance'], securityContext: { region: 'US' } });
+      expect((await load({ measures: ['orders.count', 'orders.total_amount'] }, finance))[0]).toEqual({ 'orders.count': 4, 'orders.total_amount': 250 });
+    });
+
+    it('through a view, the view’s policy and the cube’s both apply', async () => {
+      expect((await load({ measures: ['regional.count'] }, EU))[0]).toEqual({ 'regional.count': 2 });
+      expect((await load({ measures: ['regional.count'] }, US))[0]).toEqual({ 'regional.count': 1 });
+    });
+
+    it('property: random filtered queries return exactly what a direct computation over the permitted rows gives', async () => {
+      const statuses = ['completed', 'processing', 'cancelled', 'archived'];
+      const leaf = fc.oneof(
+        fc.record({ member: fc.constant('orders.status'), operator: fc.constantFrom('equals', 'not_equals'), value: fc.subarray(statuses, { minLength: 1 }) }),
+        fc.record({ member: fc.constant('orders.status'), operator: fc.constantFrom('contains', 'starts_with', 'ends_with', 'not_contains'), value: fc.constantFrom('com', 'p', 'ed', 'x', 'can') }),
+        fc.record({ member: fc.constant('orders.id'), operator: fc.constantFrom('greater_than', 'less_than_or_equal'), value: fc.integer({ min: 0, max: 6 }) }),
+      );
+      const filter = fc.oneof(leaf, fc.record({ or: fc.array(leaf, { minLength: 1, maxLength: 3 }) }), fc.record({ and: fc.array(leaf, { minLength: 1, maxLength: 3 }) }));
+      type Leaf = { member: string; operator: string; value: unknown };
+      const test = (row: { id: number; status: string }, f: Leaf | { or: Leaf[] } | { and: Leaf[] }): boolean => {
+        if ('or' in f) return f.or.some((x) => test(row, x));
+        if ('and' in f) return f.and.every((x) => test(row, x));
+        const v = f.member === 'orders.status' ? row.status : row.id;
+        const values = Array.isArray(f.value) ? f.value : [f.value];
+        switch (f.operator) {
+          case 'equals': return values.includes(v);
+          case 'not_equals': return !values.includes(v);
+          case 'contains': return String(v).includes(String(f.value));
+          case 'not_contains': return !String(v).includes(String(f.value));
+          case 'starts_with': return String(v).startsWith(String(f.value));
+          case 'ends_with': return String(v).endsWith(String(f.value));
+          case 'greater_than': return (v as number) > (f.value as number);
+          default: return (v as number) <= (f.value as number);
+        }
+      };
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('EU', 'US'), fc.array(filter, { maxLength: 3 }), async (region, filters) => {
+          const expected = permitted(region).filter((row) => filters.every((f) => test(row, f as never))).length;
+          expect(await count(user(region), { filters })).toBe(expected);
+        }),
+        { numRuns: 60 },
+      );
+    });
+  });
+}
