@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, TestApp, problem } from './harness.js';
-import { SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
+import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 
 /*
@@ -84,6 +84,84 @@ for (const dialect of DIALECTS) {
       const viewerToken = await mint(['sql-runner', 'meta'], viewer.key);
       expect(viewerToken.scopes).toEqual(['meta']);
       problem(await t.request({ method: 'POST', url: `${base()}/load`, key: null, headers: { authorization: viewerToken.token }, body: { query } }), 403, 'FORBIDDEN');
+    });
+  });
+
+  describe(`row-level security through the data API (${dialect})`, () => {
+    let t: TestApp;
+    let r: ReturnType<typeof runtimeProbe>;
+    let dataSources: string;
+    let id: number;
+    const load = (key: string | null, query: unknown, authorization?: string) =>
+      t.request({ method: 'POST', url: `/deployments/${id}/data-api/v1/load`, key, ...(authorization ? { headers: { authorization } } : {}), body: { query } });
+
+    beforeAll(async () => {
+      dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
+      writeShopSqlite(dataSources);
+      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources } });
+      r = runtimeProbe(t);
+      id = await r.create('secured shop');
+      const first = await r.running(id);
+      const build = `/build/api/v1/deployments/${id}`;
+      expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
+      expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: SECURED_MODEL }] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'The secured shop', exitDevMode: true } })).statusCode).toBe(200);
+      await r.replaced(id, first.name);
+      await r.logsWith(id, '4 cubes and 2 views');
+      expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string' } })).statusCode).toBe(201);
+    });
+    afterAll(async () => {
+      await t.close();
+      fs.rmSync(dataSources, { recursive: true, force: true });
+    });
+
+    const analyst = async (region: string) => {
+      const who = await t.user('EXPLORER');
+      expect((await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${who.userId}`, body: { values: { region } } })).statusCode).toBe(200);
+      await t.request({ method: 'POST', url: '/api/v1/policies', body: { principal: { type: 'USER', id: who.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'VIEW' } });
+      return who;
+    };
+
+    it('two users with different region attributes run the same query with their own keys and each gets only their rows', async () => {
+      const eu = await analyst('EU');
+      const us = await analyst('US');
+      const query = { measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } };
+      const euRows = await load(null, query, `Bearer ${eu.key}`);
+      expect(euRows.statusCode, euRows.body).toBe(200);
+      expect((euRows.json() as Json).data).toEqual([{ 'customers.name': 'Ada', 'orders.count': 2 }, { 'customers.name': 'Cy', 'orders.count': 1 }]);
+      expect(((await load(null, query, `Bearer ${us.key}`)).json() as Json).data).toEqual([{ 'customers.name': 'Bo', 'orders.count': 1 }]);
+      // A member the policy excludes: 403 with its name.
+      const refused = await load(null, { measures: ['orders.total_amount'] }, `Bearer ${eu.key}`);
+      expect(refused.statusCode).toBe(403);
+      expect((refused.json() as Json).error).toContain('orders.total_amount');
+      // The metadata hides what the caller may not query.
+      const meta = (await t.request({ url: `/deployments/${id}/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${eu.key}` } })).json() as Json;
+      const names = (meta.cubes as Json[]).map((c) => c.name);
+      expect(names).not.toContain('vault');
+      expect((meta.cubes as Json[]).find((c) => c.name === 'orders').measures.map((m: Json) => m.name)).toEqual(['orders.count']);
+    });
+
+    it('a data-API token carries the context it was minted with; the body cannot set one', async () => {
+      const eu = await analyst('EU');
+      const mint = async (securityContext: Json) => ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: securityContext, scopes: ['sql-runner'] } })).json() as Json).data as Json;
+      const count = async (token: string) => {
+        const res = await load(null, { measures: ['orders.count'] }, token);
+        expect(res.statusCode, res.body).toBe(200);
+        return ((res.json() as Json).data as Json[])[0]!['orders.count'];
+      };
+      const us = await mint({ region: 'US' });
+      expect(us.security_context).toEqual({ region: 'US' });
+      // The admin who minted it has no region attribute and is in no group: the "*" policy finds no region, so no rows.
+      expect(await count(us.token)).toBe(0);
+      // In the finance group, the finance policy reads the token's context: the US orders, and the cancelled ones.
+      const group = (await t.request({ method: 'POST', url: '/api/v1/groups', body: { name: 'finance' } })).json() as Json;
+      expect((await t.request({ method: 'POST', url: `/api/v1/groups/${group.id}/members`, body: { userIds: [t.admin.userId] } })).statusCode).toBeLessThan(300);
+      expect(await count(us.token)).toBe(2);
+      expect(await count((await mint({ region: 'EU' })).token)).toBe(3);
+      // A security context in the request is not the caller's: it is an unknown field of the query.
+      const smuggled = await load(null, { measures: ['orders.count'], securityContext: { region: 'US' } }, `Bearer ${eu.key}`);
+      expect(smuggled.statusCode).toBe(400);
     });
   });
 }

@@ -15,7 +15,8 @@ import { openDataSource, type DataSource } from './data-source.js';
 import { metaOf } from './meta.js';
 import { QueryError } from './query/errors.js';
 import { QueryEngine } from './query/load.js';
-import { PRIVATE_META_HEADER, SECRET_HEADER, type ListeningMessage, type StartMessage } from './protocol.js';
+import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type StartMessage } from './protocol.js';
+import { NOBODY, type SecurityContext } from './query/access.js';
 
 process.on('disconnect', () => process.exit(0));
 if (!process.send) {
@@ -44,6 +45,18 @@ function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
 }
 
 class BodyError extends Error {}
+
+/** The caller's context as the proxy sends it; none (no groups, no attributes) when it is missing or unreadable. */
+function securityOf(req: http.IncomingMessage): SecurityContext {
+  const header = req.headers[SECURITY_HEADER];
+  if (typeof header !== 'string') return NOBODY;
+  try {
+    const value = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as SecurityContext;
+    return { userId: value.userId ?? null, groups: Array.isArray(value.groups) ? value.groups : [], userAttributes: value.userAttributes ?? {}, securityContext: value.securityContext ?? {} };
+  } catch {
+    return NOBODY;
+  }
+}
 const MAX_BODY = 1024 * 1024;
 
 /** The query of a `/v1/load` request: `?query=<JSON>` on GET, `{query}` (or the query itself) as the POST body. */
@@ -81,7 +94,6 @@ async function start(message: StartMessage): Promise<void> {
   );
   const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir);
   console.log(`Data source: ${dataSource.describe}`);
-  const meta = { public: metaOf(artifact, false), all: metaOf(artifact, true) };
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: 10_000, maxLimit: 50_000 });
   let readyOnce = false;
 
@@ -108,10 +120,11 @@ async function start(message: StartMessage): Promise<void> {
       );
       return;
     }
-    if (req.method === 'GET' && path === '/v1/meta') return done(200, req.headers[PRIVATE_META_HEADER] === '1' ? meta.all : meta.public);
+    const security = securityOf(req);
+    if (req.method === 'GET' && path === '/v1/meta') return done(200, metaOf(artifact, req.headers[PRIVATE_META_HEADER] === '1', security));
     if (path === '/v1/load' && (req.method === 'GET' || req.method === 'POST')) {
       void queryOf(req)
-        .then((query) => engine.load(query))
+        .then((query) => engine.load(query, security))
         .then(
           (result) => done(200, result),
           (error: Error) => {

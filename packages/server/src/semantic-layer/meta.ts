@@ -1,4 +1,6 @@
 import type { ModelArtifact, CompiledCube, CompiledView } from '../areas/data-model/validator/artifact.js';
+import type { RawAccessPolicy } from '../areas/data-model/validator/model-schema.js';
+import { allows, matches, type SecurityContext } from './query/access.js';
 
 /** A member as the data API's `/v1/meta` lists it: full name `cube.member`. */
 export interface MetaMember {
@@ -56,15 +58,23 @@ function viewMeta(view: CompiledView): MetaCube {
 }
 
 /**
- * The compiled cubes and views as `/v1/meta` answers them. Private cubes, views and members
- * (`public: false`) are left out unless the caller may read them (the `meta-private` scope).
+ * The compiled cubes and views as `/v1/meta` answers them to one caller. Private cubes, views and
+ * members (`public: false`) are left out unless the caller may read them (the `meta-private`
+ * scope), and so is what the model's access policies keep from the caller: a cube or view none of
+ * whose policies applies to them, members no applying policy's `member_level` allows.
  */
-export function metaOf(artifact: ModelArtifact, includePrivate: boolean): { cubes: MetaCube[] } {
-  const all = [...artifact.cubes.map(cubeMeta), ...artifact.views.map(viewMeta)];
-  if (includePrivate) return { cubes: all };
-  return {
-    cubes: all
-      .filter((c) => c.public)
-      .map((c) => ({ ...c, measures: c.measures.filter((m) => m.public), dimensions: c.dimensions.filter((m) => m.public), segments: c.segments.filter((m) => m.public) })),
-  };
+export function metaOf(artifact: ModelArtifact, includePrivate: boolean, security: SecurityContext): { cubes: MetaCube[] } {
+  const policies = new Map<string, RawAccessPolicy[]>();
+  for (const entity of [...artifact.cubes, ...artifact.views]) if (entity.access_policy?.length) policies.set(entity.name, entity.access_policy as RawAccessPolicy[]);
+  const visible: MetaCube[] = [];
+  for (const c of [...artifact.cubes.map(cubeMeta), ...artifact.views.map(viewMeta)]) {
+    if (!includePrivate && !c.public) continue;
+    // What the caller's access policies let them query: nothing of a cube none applies to.
+    const own = policies.get(c.name);
+    const matching = own?.filter((p) => matches(p, security));
+    if (matching && matching.length === 0) continue;
+    const keep = (m: MetaMember) => (includePrivate || m.public) && (!matching || matching.some((p) => allows(p, m.name.slice(c.name.length + 1))));
+    visible.push({ ...c, measures: c.measures.filter(keep), dimensions: c.dimensions.filter(keep), segments: c.segments.filter(keep) });
+  }
+  return { cubes: visible };
 }

@@ -26,3 +26,5 @@ export interface ListeningMessage {
 export const SECRET_HEADER = 'x-mapi-runtime-secret';
 /** Set by the proxy when the caller may read private members (the `meta-private` scope). */
 export const PRIVATE_META_HEADER = 'x-mapi-meta-private';
+/** The caller's security context (groups, user attributes, the credential's context), base64url JSON, set by the proxy. */
+export const SECURITY_HEADER = 'x-mapi-security-context';

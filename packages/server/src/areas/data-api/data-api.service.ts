@@ -3,7 +3,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
 import type { Runtime } from '../../runtime/index.js';
-import { PRIVATE_META_HEADER, SECRET_HEADER } from '../../semantic-layer/protocol.js';
+import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
@@ -15,6 +15,7 @@ import { findDeployment } from '../deployments/deployments.store.js';
 import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments.service.js';
 import { dataApiUrl } from '../deployments/environments.service.js';
 import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/tokens.service.js';
+import { encodeSecurity, securityContextOf } from './security-context.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {
@@ -29,6 +30,9 @@ export interface DataApiEnvironment {
 export interface DataApiGrant {
   /** Null: every scope (a REST credential, a deployment token). */
   scopes: string[] | null;
+  /** Whose rows: the user the credential acts for, and the security context it carries. */
+  userId: number;
+  securityContext: Record<string, unknown>;
 }
 
 export interface ForwardRequest {
@@ -80,7 +84,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     /** A REST credential (API key) needs DeploymentRead on the deployment. */
     async authorizeCaller(caller: Caller, env: DataApiEnvironment): Promise<DataApiGrant> {
       await authorizeDeployment(db, caller, env.row.id, 'DeploymentRead');
-      return { scopes: null };
+      return { scopes: null, userId: caller.actor.userId, securityContext: {} };
     },
 
     /** A data-API token (reference 1.16, 1.19, 1.20) signed for this very environment, unexpired. */
@@ -93,7 +97,13 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
         throw error;
       }
       if (claims.deployment_id !== env.row.id || claims.environment_id !== env.environmentId) throw unauthenticated('The token was minted for another deployment or environment.');
-      return { scopes: Array.isArray(claims.scopes) ? claims.scopes.filter((s): s is string => typeof s === 'string') : null };
+      if (typeof claims.user_id !== 'number') throw unauthenticated('The token names no user.');
+      const context = claims.security_context;
+      return {
+        scopes: Array.isArray(claims.scopes) ? claims.scopes.filter((s): s is string => typeof s === 'string') : null,
+        userId: claims.user_id,
+        securityContext: typeof context === 'object' && context !== null && !Array.isArray(context) ? (context as Record<string, unknown>) : {},
+      };
     },
 
     /** Sends the request to the environment's pod and answers what it answers. */
@@ -106,7 +116,8 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
       const target = await waitForPod(env);
-      const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId };
+      const security = await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext);
+      const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId, [SECURITY_HEADER]: encodeSecurity(security) };
       if (grant.scopes === null || grant.scopes.includes('meta-private')) headers[PRIVATE_META_HEADER] = '1';
       const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
       if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });

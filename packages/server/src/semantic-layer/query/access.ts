@@ -92,14 +92,14 @@ function groupsOf(policy: RawAccessPolicy): string[] {
   return [policy.group, policy.role, ...(policy.groups ?? [])].filter((g): g is string => typeof g === 'string');
 }
 
-function matches(policy: RawAccessPolicy, security: SecurityContext): boolean {
+export function matches(policy: RawAccessPolicy, security: SecurityContext): boolean {
   // A policy with conditions the runtime cannot evaluate grants nothing (never more than written).
   if (policy.conditions && policy.conditions.length > 0) return false;
   const groups = groupsOf(policy);
   return groups.length === 0 || groups.some((g) => g === '*' || security.groups.includes(g));
 }
 
-function allows(policy: RawAccessPolicy, member: string): boolean {
+export function allows(policy: RawAccessPolicy, member: string): boolean {
   const level = policy.member_level;
   const masked = policy.member_masking;
   const listed = (selection: '*' | string[] | undefined) => selection === '*' || (selection ?? []).includes(member);
