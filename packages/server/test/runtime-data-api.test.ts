@@ -95,7 +95,7 @@ for (const dialect of DIALECTS) {
       problem(await meta(path, `Bearer ${viewer.key}`), 403, 'FORBIDDEN');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [await r.create('rest elsewhere')] });
       problem(await meta(path, `Bearer ${scoped}`), 403, 'KEY_SCOPE_FORBIDDEN');
-      expect((await t.request({ url: `${path}/load` })).statusCode).toBe(404);
+      expect((await t.request({ url: `${path}/nothing-here` })).statusCode).toBe(404);
     });
 
     it('a branch’s staging environment starts on its first request (building the branch), and is suspended when idle; the next request wakes it; deleting the branch removes it (2.14, 1.17)', async () => {
