@@ -103,6 +103,8 @@ export interface AppOptions {
    * runtime/supervisor.ts.
    */
   runtime?: { driver: 'process' | 'none'; host?: string } & Partial<Omit<RuntimeOptions, 'owner'>>;
+  /** The server's own PostgreSQL URL (DATABASE_URL): deployments' DB_URL may not name it. */
+  databaseUrl?: string | null;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };
   baseDomain: string | null;
@@ -221,6 +223,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    ownDatabaseUrl: options.databaseUrl ?? null,
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),

@@ -58,6 +58,8 @@ export interface RuntimeConfig {
   logLinesPerDeployment: number;
   /** Where runtimes may open SQLite data sources (DATASOURCES_DIR). */
   dataSourcesDir: string;
+  /** What a query may take and return (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
+  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
 }
 
 export class ConfigError extends Error {
@@ -154,7 +156,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleMs: milliseconds('RUNTIME_IDLE_MS', 600_000),
     logLinesPerDeployment: wholeNumber('RUNTIME_LOG_LINES', 10_000, 10_000_000, 'a number of lines from 100 to 10000000'),
     dataSourcesDir: path.resolve(value('DATASOURCES_DIR') ?? path.join(value('DATA_DIR') ?? './data', 'datasources')),
+    queries: {
+      timeoutMs: milliseconds('QUERY_TIMEOUT_MS', 30_000),
+      maxRows: wholeNumber('QUERY_MAX_ROWS', 50_000, 1_000_000, 'a number of rows from 1 to 1000000'),
+      maxResultBytes: wholeNumber('QUERY_MAX_RESULT_BYTES', 50 * 1_048_576, 1_073_741_824, 'a number of bytes up to 1073741824'),
+      cacheTtlMs: wholeNumber('QUERY_CACHE_MS', 10_000, 3_600_000, 'a number of milliseconds from 0 (no cache) to 3600000'),
+    },
   };
+  if (runtime.queries.maxRows < 1) problems.push('QUERY_MAX_ROWS must be a number of rows from 1 to 1000000, got "0"');
   // The server's own SQLite database must never be reachable as a deployment's data source.
   const ownDatabase = path.resolve(value('DATA_DIR') ?? './data', 'mapi.sqlite');
   if (!path.relative(runtime.dataSourcesDir, ownDatabase).startsWith('..')) problems.push(`DATASOURCES_DIR must not hold the server's own database (${ownDatabase}): give it a directory of its own, such as DATA_DIR/datasources`);

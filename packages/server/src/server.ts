@@ -55,6 +55,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,
       runtime: config.runtime,
+      databaseUrl: config.databaseUrl,
       catalog: config.catalog,
       https: { key: tls.key, cert: tls.cert },
       logger: { level: config.logLevel },

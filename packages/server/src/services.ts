@@ -45,6 +45,8 @@ export interface ServiceOptions {
   deploymentUrlOf: DeploymentUrlOf;
   /** Deployments' runtimes: the driver (null: this process runs none) and timings. */
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
+  /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
+  ownDatabaseUrl?: string | null;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -95,7 +97,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports: reportsService(store),
-    envVars: envVarsService(store, options.secrets, runtimesChanged),
+    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
     runtime,
     pods: podsService(store, runtime),
     dataApi: dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf),

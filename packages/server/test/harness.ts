@@ -95,7 +95,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime'] } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -113,6 +113,7 @@ export class TestApp {
       startJobs: 'on-first-job',
       ...(options.catalog ? { catalog: options.catalog } : {}),
       ...(options.runtime ? { runtime: options.runtime } : {}),
+      ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QueryError } from '../src/semantic-layer/query/errors.js';
-import { QueryEngine } from '../src/semantic-layer/query/load.js';
+import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { DIALECTS } from './harness.js';
 import { shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
 
@@ -27,7 +27,7 @@ for (const dialect of DIALECTS) {
 
     beforeAll(async () => {
       shop = await shopSource(dialect);
-      engine = new QueryEngine(shopArtifact(), shop.source, { defaultLimit: 10_000, maxLimit: 50_000 });
+      engine = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
     });
     afterAll(() => shop.close());
 
@@ -129,6 +129,23 @@ for (const dialect of DIALECTS) {
       }
       expect((await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'contains', value: '%' }] }))[0]!['orders.count']).toBe(0);
       expect((await load({ measures: ['orders.count'] }))[0]!['orders.count']).toBe(5);
+    });
+
+    it('keeps an answer for the cache time per query and caller context; a result over the size limit is a 400', async () => {
+      const cached = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 60_000 });
+      const query = { measures: ['orders.count'] };
+      const first = await cached.load(query);
+      const spy = vi.spyOn(shop.source, 'query');
+      expect(await cached.load(query)).toEqual(first);
+      expect(spy).not.toHaveBeenCalled();
+      // Another caller context is another entry.
+      await cached.load(query, { userId: 2, groups: ['g'], userAttributes: {}, securityContext: {} });
+      expect(spy).toHaveBeenCalledTimes(1);
+      spy.mockRestore();
+      const small = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0, maxResultBytes: 100 });
+      const error = await small.load({ dimensions: ['orders.status', 'orders.id'] }).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryError);
+      expect((error as Error).message).toMatch(/^The result is \d+ bytes, more than the 100 bytes a query may return: add filters/);
     });
 
     it('refuses what it cannot answer with a 400 naming it: unknown members, wrong kinds, ambiguous and missing join paths, bad values', async () => {

@@ -139,7 +139,7 @@ for (const dialect of DIALECTS) {
       const meta = (await t.request({ url: `/deployments/${id}/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${eu.key}` } })).json() as Json;
       const names = (meta.cubes as Json[]).map((c) => c.name);
       expect(names).not.toContain('vault');
-      expect((meta.cubes as Json[]).find((c) => c.name === 'orders').measures.map((m: Json) => m.name)).toEqual(['orders.count']);
+      expect((meta.cubes as Json[]).find((c) => c.name === 'orders')!.measures.map((m: Json) => m.name)).toEqual(['orders.count']);
     });
 
     it('a data-API token carries the context it was minted with; the body cannot set one', async () => {

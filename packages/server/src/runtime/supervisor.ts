@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
+import type { StartMessage } from '../semantic-layer/protocol.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
 import { LogSink, redact, type PodLogTarget } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
@@ -50,6 +51,8 @@ export interface RuntimeOptions {
   logFlushMs: number;
   /** Where runtimes may open SQLite data sources from; null: nowhere. */
   dataSourcesDir: string | null;
+  /** What each runtime allows a query (semantic-layer/protocol.ts). */
+  queries: StartMessage['queries'];
 }
 
 export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
@@ -68,6 +71,7 @@ export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
   logLinesPerDeployment: 10_000,
   logFlushMs: 250,
   dataSourcesDir: null,
+  queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 },
 };
 
 const keyOf = (k: { deploymentId: number; environmentId: string }) => `${k.deploymentId}/${k.environmentId}`;
@@ -293,7 +297,7 @@ export class Supervisor {
           name: pod.name,
           env: loaded.env,
           startTimeoutMs: this.options.startTimeoutMs,
-          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir },
+          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir, queries: this.options.queries },
         },
         {
           output: (stream, line) => {

@@ -92,9 +92,10 @@ async function start(message: StartMessage): Promise<void> {
     `Runtime ${message.version} starting pod ${message.pod}: build ${message.build.id} of ${message.build.branch} at ${message.build.commit.slice(0, 12)}, ` +
       `${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'}`,
   );
-  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir);
+  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs);
   console.log(`Data source: ${dataSource.describe}`);
-  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: 10_000, maxLimit: 50_000 });
+  const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
+  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
   let readyOnce = false;
 
   const server = http.createServer((req, res) => {

@@ -16,6 +16,8 @@ export interface StartMessage {
   artifact: string;
   /** Where SQLite data sources may be opened from (DATASOURCES_DIR); null: nowhere. */
   dataSourcesDir: string | null;
+  /** Query limits (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
+  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
 }
 
 export interface ListeningMessage {

@@ -1,4 +1,5 @@
 import type { RuntimesChanged } from '../deployments/deployments.service.js';
+import { namesOwnDatabase } from './own-database.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
@@ -28,7 +29,7 @@ function afterName(page: PageRequest): string | undefined {
 }
 
 /** Every refusal of a PUT body at once, each naming its variable (never its value). */
-function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<string>): FieldError[] {
+function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<string>, ownDatabaseUrl: string | null): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   items.forEach(({ name, value }, i) => {
@@ -36,12 +37,13 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
     if (seen.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is listed more than once` });
     seen.add(name);
     if (value === MASK) errors.push({ pointer: `${at}/value`, message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it` });
+    if (name === 'DB_URL' && namesOwnDatabase(value, ownDatabaseUrl)) errors.push({ pointer: `${at}/value`, message: 'DB_URL names this server\'s own database, which no deployment may query: point it at your data warehouse' });
     if (!POSIX_NAME.test(name) && !existing.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
   });
   return errors;
 }
 
-export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined) {
+export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, ownDatabaseUrl: string | null = null) {
   const { db } = store;
 
   async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
@@ -69,7 +71,7 @@ export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: 
       const items = input.env_variables;
       const answer = await serialized(store, lockKey.envVars(deploymentId), async (trx) => {
         const existing = await existingNames(trx, tenantId, deploymentId, items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name));
-        const errors = bodyErrors(items, existing);
+        const errors = bodyErrors(items, existing, ownDatabaseUrl);
         if (errors.length > 0) {
           throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });
         }

@@ -3,8 +3,22 @@ import type { DataSource } from '../data-source.js';
 import { NOBODY, type SecurityContext } from './access.js';
 import { compileQuery } from './compile.js';
 import { ModelIndex } from './members.js';
+import { QueryError } from './errors.js';
 import { normaliseQuery, type QueryLimits } from './query.js';
+import { ResultCache } from './result-cache.js';
 import { annotationOf, rowsOf } from './results.js';
+
+export interface EngineLimits extends QueryLimits {
+  /** The largest result a query may return, as JSON bytes. */
+  maxResultBytes: number;
+  /** How long an answer is reused for the same query and caller; 0: never. */
+  cacheTtlMs: number;
+}
+
+const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
+
+/** What a runtime is given when its server's configuration says nothing. */
+export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLimit: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 };
 
 /**
  * `/v1/load`: a JSON query → `{query, data, annotation}`: normalised, compiled against the build's
@@ -12,13 +26,15 @@ import { annotationOf, rowsOf } from './results.js';
  */
 export class QueryEngine {
   readonly #index: ModelIndex;
+  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; bytes: number }>;
 
   constructor(
     artifact: ModelArtifact,
     private readonly dataSource: DataSource,
-    private readonly limits: QueryLimits,
+    private readonly limits: EngineLimits,
   ) {
     this.#index = new ModelIndex(artifact);
+    this.#cache = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 64 * 1_048_576 });
   }
 
   /** The SQL a query compiles to, without running it (`/v1/sql`-style inspection and tests). */
@@ -29,8 +45,21 @@ export class QueryEngine {
 
   async load(input: unknown, security: SecurityContext = NOBODY) {
     const { query, sql, params, columns } = this.compile(input, security);
-    const rows = await this.dataSource.query(sql, params);
+    // Keyed by the normalised query and the whole context: two callers share an answer only when the policies see them alike.
+    const key = JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
+    const data = await this.#cache.get(
+      key,
+      async () => {
+        const rows = rowsOf(await this.dataSource.query(sql, params), columns);
+        const bytes = Buffer.byteLength(JSON.stringify(rows));
+        if (bytes > this.limits.maxResultBytes) {
+          throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
+        }
+        return { rows, bytes };
+      },
+      (value) => value.bytes,
+    );
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
-    return { query, data: rowsOf(rows, columns), annotation: annotationOf(columns, segments) };
+    return { query, data: data.rows, annotation: annotationOf(columns, segments) };
   }
 }
