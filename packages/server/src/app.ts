@@ -17,6 +17,7 @@ import { tokensRoutes } from './areas/tokens/tokens.routes.js';
 import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
+import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -313,6 +314,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(tokensRoutes(services.tokens));
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
+  await app.register(reportRunsRoutes(services.reportRuns));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -34,6 +34,7 @@ import { Runtime, type RuntimeDriver, type RuntimeOptions } from './runtime/inde
 import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
+import { reportRunsService } from './areas/reports/report-runs.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -62,6 +63,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   };
   const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, runtimePlanner(store, options.secrets, options.catalog), options.runtime?.options, options.runtime?.onError);
   const runtimesChanged = () => runtime.reconcile();
+  const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
+  const reports = reportsService(store);
   return {
     secrets: options.secrets,
     signing,
@@ -96,11 +99,12 @@ export function createServices(store: Store, options: ServiceOptions) {
     folders: foldersService(store),
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
-    reports: reportsService(store),
+    reports,
     envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
     runtime,
     pods: podsService(store, runtime),
-    dataApi: dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf),
+    dataApi,
+    reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
   };
 }

@@ -71,6 +71,22 @@ for (const dialect of DIALECTS) {
       expect((await t.request({ url: `${base()}/load` })).statusCode).toBe(400);
     });
 
+    it('a report runs its spec query as the caller (extension: POST …/reports/{id}/run); one without a query is 400 QUERY_REFUSED', async () => {
+      const put = async (publicId: string, body: Json) => {
+        const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/by-public-id/${publicId}`, body: { name: publicId, ...body } });
+        expect(res.statusCode, res.body).toBeLessThan(300);
+        return (res.json() as Json).id as number;
+      };
+      const report = await put('by-region', { spec: { query } });
+      const run = await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/reports/${report}/run` });
+      expect(run.statusCode, run.body).toBe(200);
+      expect(((run.json() as Json).data as Json[]).map((row) => [row['customers.region'], row['orders.count']])).toEqual([['EU', 3], ['US', 1], [null, 1]]);
+      const empty = await put('no-query', { spec: { chart: 'bar' } });
+      expect(problem(await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/reports/${empty}/run` }), 400, 'QUERY_REFUSED').detail).toContain('neither an sqlQuery nor a spec with a query');
+      const broken = await put('broken', { spec: { query: { measures: ['orders.nope'] } } });
+      expect(problem(await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/reports/${broken}/run` }), 400, 'QUERY_REFUSED').detail).toContain('cube orders has no member "nope"');
+    });
+
     it('environment tokens: `sql-runner` runs queries, a `meta`-only token gets 403; a viewer’s token carries no sql-runner', async () => {
       const mint = async (scopes: string[], key?: string) =>
         ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: {}, scopes }, ...(key ? { key } : {}) })).json() as Json).data as Json;

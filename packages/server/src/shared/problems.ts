@@ -58,6 +58,7 @@ export const PROBLEMS = {
   HEADERS_TOO_LARGE: { status: 431, title: 'The request headers are too large' },
   INTERNAL: { status: 500, title: 'Internal server error' },
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
+  QUERY_REFUSED: { status: 400, title: 'The deployment\'s runtime refused the query' },
   RUNTIME_UNAVAILABLE: { status: 503, title: 'The environment\'s runtime is not running; retry after the time in Retry-After' },
   DEPLOYMENT_BUSY: { status: 503, title: 'The deployment is busy with other changes; retry after the time in Retry-After' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -66,7 +66,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
   const { db } = store;
   const waitMs = options.waitMs ?? WAIT_MS;
 
-  return {
+  const service = {
     /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
     async environment(tenant: { id: number; slug: string }, deploymentId: number, branch: string | null): Promise<DataApiEnvironment> {
       const row = await findDeployment(db, tenant.id, deploymentId);
@@ -127,7 +127,35 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
         throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
       }
     },
+
+    run: (caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }) => run(caller, deploymentId, request),
   };
+  return service;
+
+  /**
+   * A query run for a caller of the REST API, inside the server (a report run; exports, deliveries
+   * and embedded dashboards next): on the deployment's production environment, with the caller's
+   * access (DeploymentRead) and row-level context, through the same pod as any data-API request.
+   * The runtime's refusal comes back as 400 QUERY_REFUSED (403 FORBIDDEN for members a policy
+   * hides) with its message.
+   */
+  async function run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
+    const row = await findDeployment(db, caller.actor.tenantId, deploymentId);
+    if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
+    const env = await service.environment(caller.tenant, deploymentId, null);
+    const grant = await service.authorizeCaller(caller, env);
+    const sql = 'sql' in request;
+    const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${deploymentId}-${Date.now()}` });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      throw new ApiError('QUERY_REFUSED', 'The runtime answered something other than JSON.');
+    }
+    if (answer.status === 403) throw new ApiError('FORBIDDEN', String(body.error ?? 'The query uses members your access policies exclude.'));
+    if (answer.status !== 200) throw new ApiError('QUERY_REFUSED', String(body.error ?? `The runtime answered ${answer.status}.`));
+    return { data: (body.data as Array<Record<string, unknown>>) ?? [], annotation: (body.annotation as Record<string, unknown>) ?? {} };
+  }
 
   /** A branch whose head has no build yet gets one (dev mode builds on use, not on each commit). */
   async function buildIfBehind(env: DataApiEnvironment): Promise<void> {

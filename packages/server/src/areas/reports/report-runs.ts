@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Caller } from '../../access/caller.js';
+import { ApiError } from '../../shared/problems.js';
+import type { DataApiService } from '../data-api/data-api.service.js';
+import type { ReportsService } from './reports.service.js';
+
+/**
+ * Running a report (extension): its `sqlQuery` through the data API's `/v1/sql`, else the query in
+ * its `spec` (`{query: {...}}`) through `/v1/load`, as the caller, on the deployment's production
+ * runtime. The one call that refreshes, exports, deliveries and embedded dashboards build on.
+ */
+export function reportRunsService(reports: ReportsService, dataApi: DataApiService) {
+  return {
+    async run(caller: Caller, deploymentId: number, reportId: number) {
+      const report = await reports.get(caller, deploymentId, reportId);
+      if (report.sqlQuery) return dataApi.run(caller, deploymentId, { sql: report.sqlQuery });
+      const spec = report.spec;
+      const query = typeof spec === 'object' && spec !== null && 'query' in spec ? (spec as { query: unknown }).query : undefined;
+      if (query !== undefined && query !== null) return dataApi.run(caller, deploymentId, { query });
+      throw new ApiError('QUERY_REFUSED', `Report ${reportId} has neither an sqlQuery nor a spec with a query to run.`);
+    },
+  };
+}
+export type ReportRunsService = ReturnType<typeof reportRunsService>;
+
+export function reportRunsRoutes(runs: ReportRunsService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/deployments/:deploymentId/reports/:reportId/run',
+      {
+        config: { optionalBody: true },
+        schema: {
+          operationId: 'runReport',
+          tags: ['Reports'],
+          summary: 'Run a report’s query on the deployment’s runtime, as the caller (extension; VIEW on the report)',
+          description:
+            'Runs the report’s `sqlQuery` (SQL over cubes and views, through the data API’s `/v1/sql`), else the semantic query in `spec.query` (through `/v1/load`), with the caller’s row-level access. Answers the rows keyed by column or member name and their annotation. A query the runtime refuses is 400 `QUERY_REFUSED` with its reason; members the model’s access policies keep from the caller are 403.',
+          params: Type.Object({ deploymentId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }), reportId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
+          response: { 200: Type.Object({ data: Type.Array(Type.Record(Type.String(), Type.Unknown())), annotation: Type.Record(Type.String(), Type.Unknown()) }) },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN', 'QUERY_REFUSED', 'RUNTIME_UNAVAILABLE', 'ENVIRONMENT_NOT_FOUND'],
+        },
+      },
+      async (request) => runs.run(request.caller, request.params.deploymentId, request.params.reportId),
+    );
+  };
+}
