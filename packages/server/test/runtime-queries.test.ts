@@ -9,7 +9,7 @@ import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 /*
  * Issue 15, "Queries", through the deployment's data API: the shop model committed to a
  * deployment, its SQLite data source named by DB_TYPE and DB_URL, then /v1/load by POST and by
- * GET ?query=, with a REST credential and with environment tokens (`sql-runner` runs queries,
+ * GET ?query=, and /v1/sql, with a REST credential and with environment tokens (`sql-runner` runs queries,
  * `meta` alone does not).
  */
 
@@ -87,14 +87,32 @@ for (const dialect of DIALECTS) {
       expect(problem(await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/reports/${broken}/run` }), 400, 'QUERY_REFUSED').detail).toContain('cube orders has no member "nope"');
     });
 
+    it('POST /v1/sql answers rows keyed by the SELECT’s columns; SQL outside the subset is a 400 naming the clause', async () => {
+      const res = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: 'SELECT status, count FROM orders GROUP BY 1 ORDER BY 2 DESC' } });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json() as Json;
+      expect(body.data[0]).toEqual({ status: 'completed', count: 3 });
+      expect((body.data as Json[]).map((row) => Object.keys(row))).toEqual([['status', 'count'], ['status', 'count'], ['status', 'count']]);
+      expect(body.annotation.columns.count).toEqual({ member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'count' });
+      const join = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: 'SELECT region, count FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1' } });
+      expect(join.statusCode).toBe(400);
+      expect((join.json() as Json).error).toBe('JOIN is not supported: query a view that joins the cubes.');
+      const view = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: 'SELECT region, count FROM sales GROUP BY 1 ORDER BY 2 DESC, 1' } });
+      expect((view.json() as Json).data).toEqual([{ region: 'EU', count: 3 }, { region: 'US', count: 1 }, { region: null, count: 1 }]);
+      expect((await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: { measures: ['orders.count'] } } })).statusCode).toBe(400);
+    });
+
     it('environment tokens: `sql-runner` runs queries, a `meta`-only token gets 403; a viewer’s token carries no sql-runner', async () => {
       const mint = async (scopes: string[], key?: string) =>
         ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: {}, scopes }, ...(key ? { key } : {}) })).json() as Json).data as Json;
       const runner = await mint(['sql-runner']);
       const ok = await t.request({ method: 'POST', url: `${base()}/load`, key: null, headers: { authorization: runner.token }, body: { query } });
       expect(ok.statusCode, ok.body).toBe(200);
+      const sql = await t.request({ method: 'POST', url: `${base()}/sql`, key: null, headers: { authorization: runner.token }, body: { query: 'SELECT count FROM orders' } });
+      expect(sql.json(), sql.body).toMatchObject({ data: [{ count: 5 }] });
       const metaOnly = await mint(['meta']);
       problem(await t.request({ method: 'POST', url: `${base()}/load`, key: null, headers: { authorization: `Bearer ${metaOnly.token}` }, body: { query } }), 403, 'FORBIDDEN');
+      problem(await t.request({ method: 'POST', url: `${base()}/sql`, key: null, headers: { authorization: `Bearer ${metaOnly.token}` }, body: { query: 'SELECT count FROM orders' } }), 403, 'FORBIDDEN');
       const viewer = await t.user('VIEWER');
       await t.request({ method: 'POST', url: '/api/v1/policies', body: { principal: { type: 'USER', id: viewer.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'VIEW' } });
       const viewerToken = await mint(['sql-runner', 'meta'], viewer.key);

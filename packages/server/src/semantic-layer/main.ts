@@ -1,7 +1,7 @@
 /**
  * The runtime: the program each environment of a deployment runs, as a child process of the
  * server process that owns it (runtime/process-driver.ts). It serves the data API of one build
- * (`GET /v1/meta` now; queries come with the query engine) on a loopback port, behind the
+ * (`GET /v1/meta`, queries by `/v1/load` and `POST /v1/sql`) on a loopback port, behind the
  * server's proxy, and answers the owner's health checks: `/healthz` while the process is
  * responsive, `/readyz` while its data source answers too.
  *
@@ -59,7 +59,7 @@ function securityOf(req: http.IncomingMessage): SecurityContext {
 }
 const MAX_BODY = 1024 * 1024;
 
-/** The query of a `/v1/load` request: `?query=<JSON>` on GET, `{query}` (or the query itself) as the POST body. */
+/** The query of a `/v1/load` request (`/v1/sql`: the SQL text): `?query=<JSON>` on GET, `{query}` (or the query itself) as the POST body. */
 async function queryOf(req: http.IncomingMessage): Promise<unknown> {
   if (req.method === 'GET') {
     const text = new URL(req.url ?? '/', 'http://runtime').searchParams.get('query');
@@ -123,20 +123,19 @@ async function start(message: StartMessage): Promise<void> {
     }
     const security = securityOf(req);
     if (req.method === 'GET' && path === '/v1/meta') return done(200, metaOf(artifact, req.headers[PRIVATE_META_HEADER] === '1', security));
-    if (path === '/v1/load' && (req.method === 'GET' || req.method === 'POST')) {
-      void queryOf(req)
-        .then((query) => engine.load(query, security))
-        .then(
-          (result) => done(200, result),
-          (error: Error) => {
-            if (error instanceof QueryError) return done(error.status, { error: error.message });
-            if (error instanceof BodyError) return done(400, { error: error.message });
-            // The data source refused the compiled statement (a table the model names is missing, a timeout).
-            done(400, { error: `The data source refused the query: ${error.message}` });
-          },
-        );
-      return;
-    }
+    const answer = (work: Promise<unknown>) =>
+      void work.then(
+        (result) => done(200, result),
+        (error: Error) => {
+          if (error instanceof QueryError) return done(error.status, { error: error.message });
+          if (error instanceof BodyError) return done(400, { error: error.message });
+          // The data source refused the compiled statement (a table the model names is missing, a timeout).
+          done(400, { error: `The data source refused the query: ${error.message}` });
+        },
+      );
+    if (path === '/v1/load' && (req.method === 'GET' || req.method === 'POST')) return answer(queryOf(req).then((query) => engine.load(query, security)));
+    // `{query: "<SQL>"}`: one SELECT over a cube or a view, translated into a query like the above (query/sql-api.ts).
+    if (path === '/v1/sql' && req.method === 'POST') return answer(queryOf(req).then((sql) => engine.sql(sql, security)));
     return done(404, { error: `${req.method} ${path} is not part of this runtime's data API.` });
   });
   server.keepAliveTimeout = 30_000;

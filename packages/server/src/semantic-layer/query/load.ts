@@ -2,11 +2,12 @@ import type { ModelArtifact } from '../../areas/data-model/validator/artifact.js
 import type { DataSource } from '../data-source.js';
 import { NOBODY, type SecurityContext } from './access.js';
 import { compileQuery } from './compile.js';
-import { ModelIndex } from './members.js';
 import { QueryError } from './errors.js';
+import { ModelIndex } from './members.js';
 import { normaliseQuery, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
 import { annotationOf, rowsOf } from './results.js';
+import { translateSql } from './sql-api.js';
 
 export interface EngineLimits extends QueryLimits {
   /** The largest result a query may return, as JSON bytes. */
@@ -61,5 +62,21 @@ export class QueryEngine {
     );
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
     return { query, data: data.rows, annotation: annotationOf(columns, segments) };
+  }
+
+  /**
+   * `/v1/sql`: one SELECT over a cube or a view, translated into a query (sql-api.ts) and loaded as
+   * above; rows keyed by the SELECT's column names, `annotation.columns` saying what each one is.
+   */
+  async sql(text: unknown, security: SecurityContext = NOBODY) {
+    if (typeof text !== 'string') throw new QueryError('The body must be {"query": "<SQL>"}, the SQL as a string.');
+    const { query: input, columns } = translateSql(text, this.#index);
+    const { query, data, annotation } = await this.load(input, security);
+    const info = (key: string) => annotation.measures[key] ?? annotation.dimensions[key] ?? annotation.timeDimensions[key];
+    return {
+      query,
+      data: data.map((row) => Object.fromEntries(columns.map((c) => [c.name, row[c.key]]))),
+      annotation: { ...annotation, columns: Object.fromEntries(columns.map((c) => [c.name, { member: c.key, kind: c.kind, ...info(c.key) }])) },
+    };
   }
 }
