@@ -167,7 +167,7 @@ export const ORDERS = [
 ];
 export const LINE_ITEMS = [[1, 1, 'pen', 2], [2, 1, 'ink', 1], [3, 2, 'pen', 5], [4, 3, 'pad', 1]];
 
-const DDL = [
+export const DDL = [
   'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, region TEXT)',
   'CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, status TEXT, amount INTEGER, created_at TEXT)',
   'CREATE TABLE line_items (id INTEGER PRIMARY KEY, order_id INTEGER, product TEXT, quantity INTEGER)',

@@ -1,0 +1,508 @@
+/**
+ * `npm run bench:query`: the query engine on a sample dataset, each figure beside a floor measured
+ * in the same run.
+ *
+ * The dataset: the shop of the query tests (test/query-fixtures.ts: its tables and its model) at
+ * size: 1,000 customers, 100,000 orders over two years (2024 and 2025), 250,000 line items, drawn
+ * by a seeded generator so that every run has the same rows, in a SQLite file in a temporary
+ * data-sources directory, with indexes on the join keys and on the orders' time.
+ *
+ * 1. Compile: `QueryEngine.compile()` (normalise, resolve the members, plan the joins, write the
+ *    SQL) of each query, in this process; the median of BENCH_COMPILES (default 2,000) after 200
+ *    untimed, in µs.
+ * 2. Load: the server as users run it (`node packages/server/dist/main.js`: HTTPS, SQLite in a
+ *    temporary directory, RUNTIME_DRIVER=process, DATASOURCES_DIR the dataset's directory), one
+ *    deployment whose variables name the file (DB_TYPE=sqlite, DB_URL) and whose model is the shop
+ *    (dev mode, its file, a commit). Each query goes as `POST /deployments/<id>/data-api/v1/load`
+ *    with the admin key, one request at a time on a kept-alive connection, through the whole path:
+ *    client → server (TLS, the caller, the deployment and its pod) → proxy → the runtime (parse,
+ *    compile, execute, rows as JSON) → server → client. p50, p99 and requests per second over
+ *    samples taken for up to BENCH_LOAD_MS (default 3,000) per query, after untimed ones; then
+ *    BENCH_CONCURRENCY (default 4, 0 skips) connections with autocannon for BENCH_SECONDS
+ *    (default 3) per query.
+ *    Floor: the same compiled SQL and parameters (from `QueryEngine.compile`) run directly on the
+ *    same file with better-sqlite3 in this process, prepared and run as the runtime does, with the
+ *    engine's SQLite functions (time zones), while the server idles; p50 per query.
+ *    Target: /v1/load p50 within 1.5x of the floor's for queries returning fewer than 1,000 rows.
+ * 3. Where the time goes, per query: the floor (execution); compile; the rows keyed by member and
+ *    `JSON.stringify` of the answer, each alone in this process; the runtime program alone
+ *    (dist/semantic-layer/main.js forked by this process and started as the server starts it,
+ *    called over loopback HTTP with its secret: no TLS, no server), timed by turns with the floor
+ *    and /v1/load; and the round trip of a query the runtime refuses at once (a 400 of a few
+ *    bytes) both ways. BENCH_PROFILE=<dir> also writes the server's CPU profile there and prints
+ *    where its main thread's time per request went (scripts/bench/profile-breakdown.ts).
+ *    BENCH_ONLY=<regex> runs the queries whose label matches.
+ */
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { openDataSource } from '../src/semantic-layer/data-source.js';
+import { SECRET_HEADER, type ListeningMessage, type StartMessage } from '../src/semantic-layer/protocol.js';
+import { QueryEngine } from '../src/semantic-layer/query/load.js';
+import { annotationOf, rowsOf } from '../src/semantic-layer/query/results.js';
+import { registerSqliteFunctions } from '../src/semantic-layer/query/sqlite-functions.js';
+import { DDL, SHOP_MODEL, shopArtifact } from '../test/query-fixtures.js';
+import { breakdown, type Window } from './bench/profile-breakdown.js';
+
+const COMPILES = Number(process.env.BENCH_COMPILES ?? 2_000);
+const COMPILE_WARMUP = 200;
+const LOAD_MS = Number(process.env.BENCH_LOAD_MS ?? 3_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const TARGET_RATIO = 1.5;
+const TARGET_ROWS = 1_000;
+const CUSTOMERS = 1_000;
+const ORDERS = 100_000;
+const LINE_ITEMS = 250_000;
+const FILE = 'shop.sqlite';
+/** The runtime's limits (semantic-layer/main.ts). */
+const LIMITS = { defaultLimit: 10_000, maxLimit: 50_000 };
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Json = Record<string, any>;
+
+/** Representative queries over the shop model. */
+const QUERIES: Array<{ label: string; query: Json }> = [
+  { label: 'count', query: { measures: ['orders.count'] } },
+  { label: 'group by a dimension', query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] } },
+  { label: 'join many-to-one', query: { measures: ['orders.count', 'orders.average_amount'], dimensions: ['customers.region'], order: { 'orders.count': 'desc' } } },
+  { label: 'join one-to-many', query: { measures: ['orders.count', 'orders.total_amount', 'line_items.quantity'], dimensions: ['orders.status'] } },
+  {
+    label: 'month in a time zone',
+    query: { measures: ['orders.count', 'orders.total_amount'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2024-07-01', '2025-06-30'] }], timezone: 'America/New_York' },
+  },
+  {
+    label: 'filters and an or-group',
+    query: {
+      measures: ['orders.count', 'orders.completed_count', 'orders.amount_per_order'],
+      dimensions: ['customers.region', 'orders.size'],
+      filters: [
+        { member: 'orders.status', operator: 'equals', value: ['completed', 'processing'] },
+        { or: [{ member: 'orders.amount', operator: 'greater_than', value: 150 }, { member: 'customers.name', operator: 'starts_with', value: 'A' }] },
+        { member: 'orders.created_at', operator: 'greater_than_or_equal', value: '2025-01-01' },
+      ],
+    },
+  },
+  { label: 'view', query: { measures: ['sales.count', 'sales.total_amount'], dimensions: ['sales.region', 'sales.status'] } },
+  // At and over the target's row count: the answer's size starts to weigh.
+  { label: '1,000 rows (per customer)', query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['customers.id', 'customers.name'], order: { 'customers.id': 'asc' } } },
+  { label: '10,000 rows (per order)', query: { measures: ['orders.total_amount'], dimensions: ['orders.id', 'orders.status'], order: { 'orders.id': 'asc' } } },
+];
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** A seeded generator (mulberry32): the same rows in every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The shop's tables (the fixture's DDL) at size, in `dir/shop.sqlite`. */
+function writeDataset(dir: string): { bytes: number; ms: number } {
+  const started = performance.now();
+  const file = path.join(dir, FILE);
+  const db = new Database(file);
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  for (const statement of DDL) db.exec(statement);
+  const next = random(15);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
+  const names = ['Ada', 'Alan', 'Anna', 'Bo', 'Cy', 'Dee', 'Eve', 'Finn', 'Grace', 'Hal', 'Ivy', 'Joe', 'Kim', 'Lin', 'Max', 'Ned', 'Olga', 'Pia', 'Quinn', 'Rui'];
+  const regions = ['EU', 'US', 'APAC', 'LATAM', 'MEA'];
+  const statuses = ['completed', 'completed', 'completed', 'processing', 'cancelled', 'returned'];
+  const products = Array.from({ length: 50 }, (_, i) => `product ${i + 1}`);
+  const from = Date.UTC(2024, 0, 1);
+  const span = Date.UTC(2026, 0, 1) - from;
+  db.transaction(() => {
+    const customer = db.prepare('INSERT INTO customers VALUES (?, ?, ?)');
+    // One customer in 50 has no region.
+    for (let id = 1; id <= CUSTOMERS; id++) customer.run(id, `${pick(names)} ${id}`, next() < 0.02 ? null : pick(regions));
+    // Orders in time order, as they are placed; one in 100 without a customer (a guest).
+    const times = Array.from({ length: ORDERS }, () => from + Math.floor(next() * span)).sort((a, b) => a - b);
+    const order = db.prepare('INSERT INTO orders VALUES (?, ?, ?, ?, ?)');
+    for (let id = 1; id <= ORDERS; id++) {
+      order.run(id, next() < 0.01 ? null : 1 + Math.floor(next() * CUSTOMERS), pick(statuses), 5 + Math.floor(next() * 196), new Date(times[id - 1]!).toISOString().replace('.000Z', 'Z'));
+    }
+    const item = db.prepare('INSERT INTO line_items VALUES (?, ?, ?, ?)');
+    for (let id = 1; id <= LINE_ITEMS; id++) item.run(id, 1 + Math.floor(next() * ORDERS), pick(products), 1 + Math.floor(next() * 5));
+  })();
+  db.exec('CREATE INDEX orders_customer_id ON orders (customer_id); CREATE INDEX orders_created_at ON orders (created_at); CREATE INDEX line_items_order_id ON line_items (order_id); ANALYZE');
+  db.close();
+  return { bytes: fs.statSync(file).size, ms: performance.now() - started };
+}
+
+/** Timed runs of `run`: untimed ones for at least `warmupMs`, then samples for up to `budgetMs` (at least `min`, at most `max`). */
+async function sample(run: () => unknown, options: { warmupMs: number; budgetMs: number; min?: number; max?: number }): Promise<number[]> {
+  const min = options.min ?? 15;
+  const max = options.max ?? 1_000;
+  const warm = performance.now();
+  for (let i = 0; i < 5 || performance.now() - warm < options.warmupMs; i++) await run();
+  const samples: number[] = [];
+  const started = performance.now();
+  while (samples.length < max && (samples.length < min || performance.now() - started < options.budgetMs)) {
+    const at = performance.now();
+    await run();
+    samples.push(performance.now() - at);
+  }
+  return samples;
+}
+
+/** Each of `runs` in turn, each timed: untimed rounds for at least `warmupMs`, then rounds for up to `budgetMs` (at least `min`, at most `max`). */
+async function byTurns(runs: Array<() => unknown>, options: { warmupMs: number; budgetMs: number; min?: number; max?: number }): Promise<number[][]> {
+  const min = options.min ?? 10;
+  const max = options.max ?? 1_000;
+  const warm = performance.now();
+  for (let i = 0; i < 5 || performance.now() - warm < options.warmupMs; i++) for (const run of runs) await run();
+  const samples = runs.map(() => [] as number[]);
+  const started = performance.now();
+  while (samples[0]!.length < max && (samples[0]!.length < min || performance.now() - started < options.budgetMs)) {
+    for (let r = 0; r < runs.length; r++) {
+      const at = performance.now();
+      await runs[r]!();
+      samples[r]!.push(performance.now() - at);
+    }
+  }
+  return samples;
+}
+
+/** The runtime program on its own, started as the server starts it (protocol.ts), called over loopback HTTP with its secret: no TLS, no server, no proxy. */
+async function bareRuntime(dataSources: string): Promise<{ request(body: unknown): Promise<number>; close(): Promise<void> }> {
+  const secret = randomBytes(24).toString('hex');
+  const child = fork(path.join(root, 'packages/server/dist/semantic-layer/main.js'), [], { env: { DB_TYPE: 'sqlite', DB_URL: FILE }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
+  // Its log, read and dropped, as the server reads it into the deployment's log.
+  child.stdout!.on('data', () => undefined);
+  child.stderr!.on('data', () => undefined);
+  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources };
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: ListeningMessage) => resolve(m.port));
+    child.once('exit', (code) => reject(new Error(`the runtime exited (${code})`)));
+    child.send(start);
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return {
+    request(body) {
+      const payload = JSON.stringify(body);
+      return new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/v1/load', method: 'POST', agent, headers: { [SECRET_HEADER]: secret, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
+          res.on('data', () => undefined);
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    async close() {
+      agent.destroy();
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Client {
+  /** The answer's body as text: parsing it is the caller's business, not part of a timed request. */
+  request(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ status: number; text: string }>;
+  json(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ status: number; body: Json }>;
+  close(): void;
+}
+
+function client(base: string, ca: string, key: string): Client {
+  // One connection, kept alive: a latency sample is one request, not a TLS handshake.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
+  const request: Client['request'] = (method, url, body) => {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        new URL(url, base),
+        { method, agent, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  };
+  return {
+    request,
+    async json(method, url, body) {
+      const { status, text } = await request(method, url, body);
+      return { status, body: text ? (JSON.parse(text) as Json) : {} };
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms = 120_000, intervalMs = 100): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+async function expectOk(answer: Promise<{ status: number; body: Json }>, what: string): Promise<Json> {
+  const { status, body } = await answer;
+  if (status < 200 || status > 299) throw new Error(`${what}: ${status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** The shop deployment: its variables name the dataset, its model is the shop; answers its id once its pod runs that. */
+async function shopDeployment(api: Client): Promise<number> {
+  const id = (await expectOk(api.json('POST', '/build/api/v1/deployments', { name: 'bench query' }), 'creating the deployment')).id as number;
+  const build = `/build/api/v1/deployments/${id}`;
+  await expectOk(api.json('PUT', `/api/v1/deployments/${id}/env-vars`, { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: FILE }] }), 'setting its variables');
+  await expectOk(api.json('POST', `${build}/dev-mode`), 'entering dev mode');
+  await expectOk(api.json('PUT', `${build}/data-model/files`, { files: [{ path: 'model/cubes/shop.yml', content: SHOP_MODEL }] }), 'writing the model');
+  await expectOk(api.json('POST', `${build}/commit`, { message: 'The shop', exitDevMode: true }), 'committing the model');
+  // Running the shop model on the dataset: every order counted.
+  await waitFor(async () => {
+    const answer = await api.json('POST', `/deployments/${id}/data-api/v1/load`, { query: { measures: ['orders.count'] } });
+    return answer.status === 200 && (answer.body.data as Json[])[0]?.['orders.count'] === ORDERS ? true : undefined;
+  }, 'the pod running the shop model');
+  return id;
+}
+
+interface Measured {
+  label: string;
+  rows: number;
+  compileUs: number;
+  floor: number;
+  /** The runtime alone, called directly. */
+  direct: number;
+  keyed: number;
+  stringify: number;
+  bytes: number;
+  load: { p50: number; p99: number; rps: number; samples: number };
+  concurrent?: { rps: number; p50: number; p99: number };
+}
+
+async function main(): Promise<void> {
+  execFileSync('npx', ['tsc', '-b', 'packages/server'], { cwd: root, stdio: 'inherit' });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-query-'));
+  const dataSources = path.join(dataDir, 'datasources');
+  fs.mkdirSync(dataSources);
+  const dataset = writeDataset(dataSources);
+  log(`bench:query  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}`);
+  log(`dataset: the shop at size, ${CUSTOMERS.toLocaleString('en')} customers, ${ORDERS.toLocaleString('en')} orders over 2024-2025, ${LINE_ITEMS.toLocaleString('en')} line items; SQLite, ${(dataset.bytes / 2 ** 20).toFixed(1)} MiB, written in ${(dataset.ms / 1000).toFixed(1)} s`);
+
+  // In this process: the engine over the same file (for compiling), and the file again as the floor's connection.
+  const source = openDataSource({ DB_TYPE: 'sqlite', DB_URL: FILE }, dataSources);
+  const engine = new QueryEngine(shopArtifact(), source, LIMITS);
+  const floorDb = new Database(path.join(dataSources, FILE), { readonly: true, fileMustExist: true });
+  registerSqliteFunctions(floorDb);
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+  const compiled = QUERIES.filter((q) => only === null || only.test(q.label)).map(({ label, query }) => {
+    const { sql, params, columns } = engine.compile(query);
+    return { label, query, sql, columns, params: params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)) };
+  });
+
+  // 1. Compile time, in µs.
+  const compileUs = new Map<string, number>();
+  for (const { label, query } of compiled) {
+    for (let i = 0; i < COMPILE_WARMUP; i++) engine.compile(query);
+    const samples: number[] = [];
+    for (let i = 0; i < COMPILES; i++) {
+      const at = process.hrtime.bigint();
+      engine.compile(query);
+      samples.push(Number(process.hrtime.bigint() - at) / 1000);
+    }
+    compileUs.set(label, median(samples));
+  }
+
+  const adminKey = generateApiKey();
+  const port = await freePort();
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATASOURCES_DIR: dataSources, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '' };
+  for (const name of Object.keys(env)) if (name.startsWith('RUNTIME_') && name !== 'RUNTIME_DRIVER') delete env[name];
+  delete env.LOG_LEVEL;
+  const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
+  const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
+  const server = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), path.join(root, 'packages/server/dist/main.js')], { env, stdio: ['ignore', logFile, logFile] });
+  const windows: Window[] = [];
+  let api: Client | undefined;
+  let runtime: Awaited<ReturnType<typeof bareRuntime>> | undefined;
+  try {
+    await waitFor(async () => (fs.existsSync(path.join(dataDir, 'tls', 'localhost.crt')) ? true : undefined), 'the certificate', 60_000);
+    const base = `https://localhost:${port}`;
+    const ca = fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
+    api = client(base, ca, adminKey);
+    const a = api;
+    await waitFor(async () => ((await a.request('GET', '/healthz')).status === 200 ? true : undefined), 'the server', 60_000);
+    const setupStarted = performance.now();
+    const id = await shopDeployment(api);
+    log(`server: dist/main.js, SQLite, RUNTIME_DRIVER=process; deployment ${id} running the shop model on the dataset ${((performance.now() - setupStarted) / 1000).toFixed(1)} s after its creation`);
+    const direct = await bareRuntime(dataSources);
+    runtime = direct;
+    await sleep(1_000);
+    const loadUrl = `/deployments/${id}/data-api/v1/load`;
+
+    // The round trip without a query: the runtime refuses a query that is not an object at once.
+    const refused = await a.request('POST', loadUrl, { query: [] });
+    if (refused.status !== 400) throw new Error(`a refused query answered ${refused.status} ${refused.text}`);
+    const [hopDirect = [], hop = []] = await byTurns([() => direct.request({ query: [] }), () => a.request('POST', loadUrl, { query: [] })], { warmupMs: 1_000, budgetMs: LOAD_MS, max: 2_000 });
+    // The same caller and deployment read, without the proxy: the management API's deployment.
+    const readUrl = `/api/v1/deployments/${id}`;
+    const read = await sample(() => a.request('GET', readUrl), { warmupMs: 500, budgetMs: LOAD_MS, max: 2_000 });
+
+    const measured: Measured[] = [];
+    for (const { label, query, sql, params, columns } of compiled) {
+      // Through the server: checked once against the floor's rows.
+      const floorRows = floorDb.prepare(sql).all(...params) as Array<Record<string, unknown>>;
+      const first = await a.json('POST', loadUrl, { query });
+      if (first.status !== 200) throw new Error(`${label}: /v1/load answered ${first.status} ${JSON.stringify(first.body)}`);
+      const rows = (first.body.data as Json[]).length;
+      if (rows !== floorRows.length) throw new Error(`${label}: /v1/load answered ${rows} rows, the floor ${floorRows.length}`);
+      // The floor and /v1/load by turns, so that both see the same machine: the floor runs while the server idles.
+      const body = { query };
+      let failed = 0;
+      const from = process.hrtime.bigint();
+      const [floor = [], alone = [], load = []] = await byTurns(
+        [
+          () => floorDb.prepare(sql).all(...params),
+          async () => {
+            if ((await direct.request(body)) !== 200) failed++;
+          },
+          async () => {
+            if ((await a.request('POST', loadUrl, body)).status !== 200) failed++;
+          },
+        ],
+        { warmupMs: 500, budgetMs: 2 * LOAD_MS, max: 1_000 },
+      );
+      windows.push({ label, from, to: process.hrtime.bigint(), requests: load.length });
+      if (failed > 0) throw new Error(`${label}: ${failed} requests to /v1/load failed`);
+      // The runtime's own work beyond execution, measured alone: rows keyed by member, then the answer as JSON.
+      let answer: unknown;
+      const keyed = await sample(() => (answer = { query, data: rowsOf(floorRows, columns), annotation: annotationOf(columns, []) }), { warmupMs: 100, budgetMs: 300, max: 300 });
+      let text = '';
+      const stringify = await sample(() => (text = JSON.stringify(answer)), { warmupMs: 100, budgetMs: 300, max: 300 });
+      measured.push({
+        label,
+        rows,
+        compileUs: compileUs.get(label)!,
+        floor: median(floor),
+        direct: median(alone),
+        keyed: median(keyed),
+        stringify: median(stringify),
+        bytes: Buffer.byteLength(text),
+        load: { p50: percentile(load, 50), p99: percentile(load, 99), rps: (1000 * load.length) / load.reduce((sum, v) => sum + v, 0), samples: load.length },
+      });
+    }
+    // Then the same queries from several connections at once.
+    if (CONCURRENCY > 0) {
+      for (const m of measured) {
+        const { query } = compiled.find((c) => c.label === m.label)!;
+        const result = await autocannon({
+          url: new URL(loadUrl, base).toString(),
+          method: 'POST',
+          connections: CONCURRENCY,
+          duration: SECONDS,
+          headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        });
+        if (result.non2xx + result.errors > 0) throw new Error(`${m.label}: ${result.non2xx + result.errors} of autocannon's requests failed or were not 2xx`);
+        m.concurrent = { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+        // The requests still queued at the runtime when autocannon stopped, drained before the next query.
+        await sleep(Math.min(5_000, 200 + CONCURRENCY * m.load.p99));
+      }
+    }
+
+    const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
+    log('');
+    log(`1-2. compile time, and /v1/load beside the floor: the same compiled SQL run on the file with better-sqlite3 in this process`);
+    const header = ['query'.padEnd(28), 'rows'.padStart(6), 'compile µs'.padStart(11), 'floor ms'.padStart(9), 'load p50'.padStart(9), 'p99'.padStart(8), 'req/s'.padStart(7), 'ratio'.padStart(7), '  target'];
+    if (CONCURRENCY > 0) header.push(`  c=${CONCURRENCY} req/s`.padStart(13), 'p50'.padStart(6), 'p99'.padStart(6));
+    log(header.join(''));
+    for (const m of measured) {
+      const ratio = m.load.p50 / m.floor;
+      const target = m.rows >= TARGET_ROWS ? 'n/a' : ratio <= TARGET_RATIO ? 'met' : 'missed';
+      const cells = [m.label.padEnd(28), String(m.rows).padStart(6), m.compileUs.toFixed(0).padStart(11), ms(m.floor).padStart(9), ms(m.load.p50).padStart(9), ms(m.load.p99).padStart(8), m.load.rps.toFixed(0).padStart(7), `${ratio.toFixed(2)}x`.padStart(7), `  ${target}`.padEnd(8)];
+      if (m.concurrent) cells.push(m.concurrent.rps.toFixed(0).padStart(13), String(m.concurrent.p50).padStart(6), String(m.concurrent.p99).padStart(6));
+      log(cells.join(''));
+    }
+    const eligible = measured.filter((m) => m.rows < TARGET_ROWS);
+    const met = eligible.filter((m) => m.load.p50 / m.floor <= TARGET_RATIO).length;
+    log(`compile: median of ${COMPILES} QueryEngine.compile() calls in this process. floor: p50 of the compiled statement prepared and run on the file, the server idle.`);
+    log(`load: POST ${'/deployments/<id>/data-api/v1/load'} over HTTPS with the admin key, one request at a time on a kept-alive connection, for ~${LOAD_MS / 1000} s per query; req/s from the timed requests; ratio: load p50 / floor p50.`);
+    if (CONCURRENCY > 0) log(`c=${CONCURRENCY}: autocannon, ${CONCURRENCY} connections for ${SECONDS} s per query (latencies in whole ms).`);
+    log(`target: load p50 within ${TARGET_RATIO}x of the floor for queries returning fewer than ${TARGET_ROWS.toLocaleString('en')} rows: met by ${met} of ${eligible.length}`);
+
+    log('');
+    log('3. where the time goes, per request (p50s in ms, each part measured alone)');
+    log(
+      `a query the runtime refuses at once (a 400 of ${Buffer.byteLength(refused.text)} bytes): through the server ${ms(median(hop))} ms (p99 ${ms(percentile(hop, 99))}); ` +
+        `to the runtime alone ${ms(median(hopDirect))} ms; a deployment read on the management API (the same caller and TLS, no proxy) ${ms(median(read))} ms`,
+    );
+    log(`${'query'.padEnd(28)}${'floor'.padStart(8)}${'compile'.padStart(9)}${'keyed'.padStart(8)}${'stringify'.padStart(11)}${'KiB'.padStart(8)}${'runtime'.padStart(10)}${'− floor'.padStart(9)}${'load p50'.padStart(10)}${'− runtime'.padStart(11)}`);
+    for (const m of measured) {
+      log(
+        `${m.label.padEnd(28)}${ms(m.floor).padStart(8)}${ms(m.compileUs / 1000).padStart(9)}${ms(m.keyed).padStart(8)}${ms(m.stringify).padStart(11)}${(m.bytes / 1024).toFixed(1).padStart(8)}` +
+          `${ms(m.direct).padStart(10)}${ms(m.direct - m.floor).padStart(9)}${ms(m.load.p50).padStart(10)}${ms(m.load.p50 - m.direct).padStart(11)}`,
+      );
+    }
+    log('floor: execution (part 2); compile: part 1; keyed: rows keyed by member and the annotation (results.ts) alone; stringify: JSON.stringify of that answer alone;');
+    log('runtime: POST /v1/load to the runtime program alone (dist/semantic-layer/main.js started by this process as the server starts it; loopback HTTP with its secret, no TLS),');
+    log('by turns with the floor and /v1/load; − floor: the runtime\'s own work (HTTP, compile, rows, JSON, its log line); − runtime: the server\'s (TLS, the caller, the deployment and its pod, the proxy hop, relaying the answer)');
+    if (profileDir) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+      breakdown(profileDir, server.pid!, windows, log);
+    }
+  } catch (error) {
+    const serverLog = fs.readFileSync(path.join(dataDir, 'server.log'), 'utf8');
+    log(`server log (last lines):\n${serverLog.split('\n').slice(-15).join('\n')}`);
+    throw error;
+  } finally {
+    api?.close();
+    await runtime?.close();
+    await source.close();
+    floorDb.close();
+    if (server.exitCode === null && server.signalCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
