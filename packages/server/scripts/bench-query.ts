@@ -48,7 +48,7 @@ import Database from 'better-sqlite3';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { openDataSource } from '../src/semantic-layer/data-source.js';
 import { SECRET_HEADER, type ListeningMessage, type StartMessage } from '../src/semantic-layer/protocol.js';
-import { QueryEngine } from '../src/semantic-layer/query/load.js';
+import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { annotationOf, rowsOf } from '../src/semantic-layer/query/results.js';
 import { registerSqliteFunctions } from '../src/semantic-layer/query/sqlite-functions.js';
 import { DDL, SHOP_MODEL, shopArtifact } from '../test/query-fixtures.js';
@@ -66,7 +66,8 @@ const ORDERS = 100_000;
 const LINE_ITEMS = 250_000;
 const FILE = 'shop.sqlite';
 /** The runtime's limits (semantic-layer/main.ts). */
-const LIMITS = { defaultLimit: 10_000, maxLimit: 50_000 };
+// No result cache: every request runs its statement, as the floor does.
+const LIMITS = { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -200,7 +201,7 @@ async function bareRuntime(dataSources: string): Promise<{ request(body: unknown
   // Its log, read and dropped, as the server reads it into the deployment's log.
   child.stdout!.on('data', () => undefined);
   child.stderr!.on('data', () => undefined);
-  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources };
+  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources, queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 2 ** 20, cacheTtlMs: 0 } };
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: ListeningMessage) => resolve(m.port));
     child.once('exit', (code) => reject(new Error(`the runtime exited (${code})`)));
@@ -353,7 +354,7 @@ async function main(): Promise<void> {
 
   const adminKey = generateApiKey();
   const port = await freePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATASOURCES_DIR: dataSources, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '' };
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATASOURCES_DIR: dataSources, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '', QUERY_CACHE_MS: '0' };
   for (const name of Object.keys(env)) if (name.startsWith('RUNTIME_') && name !== 'RUNTIME_DRIVER') delete env[name];
   delete env.LOG_LEVEL;
   const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
