@@ -164,3 +164,22 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('wall times in a time zone, with each UTC day’s offset remembered', () => {
+  it('give what the zone database gives for any instant and zone, across daylight-saving changes and historical offsets (property)', async () => {
+    const fc = (await import('fast-check')).default;
+    const { wallTime, wallTimeFromZoneDatabase } = await import('../src/semantic-layer/query/time-zones.js');
+    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham', 'Africa/Monrovia', 'Europe/Amsterdam'];
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2040, 0, 1) }), fc.constantFrom(...zones), (ms, zone) => {
+        // Twice: the second answer comes from the remembered offset.
+        wallTime(ms, zone);
+        expect(wallTime(ms, zone)).toEqual(wallTimeFromZoneDatabase(ms, zone));
+      }),
+      { numRuns: 5_000 },
+    );
+    // Around a change: the last second before and the first after 2026-03-29 01:00 UTC in Berlin.
+    const change = Date.UTC(2026, 2, 29, 1, 0, 0);
+    for (const ms of [change - 1000, change, change + 1000]) expect(wallTime(ms, 'Europe/Berlin')).toEqual(wallTimeFromZoneDatabase(ms, 'Europe/Berlin'));
+  });
+});

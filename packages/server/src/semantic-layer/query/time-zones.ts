@@ -30,14 +30,45 @@ interface Wall {
   ms: number;
 }
 
-/** The wall-clock time at instant `ms` in `timeZone`. */
-export function wallTime(ms: number, timeZone: string): Wall {
+/** The wall-clock time at instant `ms` in `timeZone`, from the zone database. */
+function zoneWallTime(ms: number, timeZone: string): Wall {
   const parts: Record<string, number> = {};
   for (const p of formatter(timeZone).formatToParts(new Date(ms))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
   return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour! % 24, minute: parts.minute!, second: parts.second!, ms: ((ms % 1000) + 1000) % 1000 };
 }
 
 const wallAsUtc = (w: Wall) => Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms);
+
+const DAY = 86_400_000;
+const DAY_OFFSETS_LIMIT = 100_000;
+/** Per zone and UTC day: the zone's offset when it is the same all day, null on a day its clocks change. */
+const dayOffsets = new Map<string, number | null>();
+
+/**
+ * The wall-clock time at instant `ms` in `timeZone`. Asking the zone database costs microseconds
+ * and a query asks once per row, so the offset of each UTC day is asked for once (at its first and
+ * last second): on a day without a change, every instant's wall time is the instant plus it.
+ */
+export function wallTime(ms: number, timeZone: string): Wall {
+  const day = Math.floor(ms / DAY);
+  const key = `${timeZone}|${day}`;
+  let offset = dayOffsets.get(key);
+  if (offset === undefined) {
+    const first = day * DAY;
+    const last = first + DAY - 1000;
+    const a = wallAsUtc(zoneWallTime(first, timeZone)) - first;
+    const b = wallAsUtc(zoneWallTime(last, timeZone)) - last;
+    offset = a === b ? a : null;
+    if (dayOffsets.size >= DAY_OFFSETS_LIMIT) dayOffsets.clear();
+    dayOffsets.set(key, offset);
+  }
+  if (offset === null) return zoneWallTime(ms, timeZone);
+  const d = new Date(ms + offset);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+}
+
+/** The zone database's answer, for tests that check the fast path against it. */
+export const wallTimeFromZoneDatabase = zoneWallTime;
 
 /**
  * The instant at which `timeZone`'s clocks show `wall`. A wall time skipped by a daylight-saving
