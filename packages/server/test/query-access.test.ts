@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SecurityContext } from '../src/semantic-layer/query/access.js';
 import { QueryError } from '../src/semantic-layer/query/errors.js';
+import { metaOf } from '../src/semantic-layer/meta.js';
 import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { DIALECTS } from './harness.js';
 import { CUSTOMERS, ORDERS, SECURED_MODEL, shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
@@ -86,6 +87,25 @@ for (const dialect of DIALECTS) {
     it('through a view, the view’s policy and the cube’s both apply', async () => {
       expect((await load({ measures: ['regional.count'] }, EU))[0]).toEqual({ 'regional.count': 2 });
       expect((await load({ measures: ['regional.count'] }, US))[0]).toEqual({ 'regional.count': 1 });
+    });
+
+    it('/v1/meta lists only what the caller may query, and everything it lists can be queried', async () => {
+      const finance = user('EU', { groups: ['finance'], securityContext: { region: 'US' } });
+      for (const [who, security] of [['EU', EU], ['finance', finance], ['nobody', user(null)]] as const) {
+        const meta = metaOf(shopArtifact(SECURED_MODEL), false, security);
+        const names = meta.cubes.map((c) => c.name);
+        expect(names, who).not.toContain('vault');
+        const members = meta.cubes.flatMap((c) => [...c.measures.map((m) => ['measures', m.name]), ...c.dimensions.map((d) => ['dimensions', d.name])]);
+        expect(members.length, who).toBeGreaterThan(0);
+        for (const [kind, name] of members) {
+          const answer = await engine.load({ [kind!]: [name] }, security).then(() => 'ok', (e: QueryError) => `${e.status} ${e.message}`);
+          expect(answer, `${who} ${name}`).toBe('ok');
+        }
+      }
+      const orders = (security: SecurityContext) => metaOf(shopArtifact(SECURED_MODEL), false, security).cubes.find((c) => c.name === 'orders')!.measures.map((m) => m.name);
+      expect(orders(EU)).toEqual(['orders.count']);
+      expect(orders(finance)).toEqual(['orders.count', 'orders.total_amount']);
+      expect(metaOf(shopArtifact(SECURED_MODEL), false, user('EU', { groups: ['auditors'] })).cubes.map((c) => c.name)).toContain('vault');
     });
 
     it('property: random filtered queries return exactly what a direct computation over the permitted rows gives', async () => {

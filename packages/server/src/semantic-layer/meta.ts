@@ -61,19 +61,35 @@ function viewMeta(view: CompiledView): MetaCube {
  * The compiled cubes and views as `/v1/meta` answers them to one caller. Private cubes, views and
  * members (`public: false`) are left out unless the caller may read them (the `meta-private`
  * scope), and so is what the model's access policies keep from the caller: a cube or view none of
- * whose policies applies to them, members no applying policy's `member_level` allows.
+ * whose policies applies to them, members no applying policy's `member_level` allows (for a
+ * view's member, the policies of the cube behind it as well), so what it lists can be queried.
  */
 export function metaOf(artifact: ModelArtifact, includePrivate: boolean, security: SecurityContext): { cubes: MetaCube[] } {
   const policies = new Map<string, RawAccessPolicy[]>();
   for (const entity of [...artifact.cubes, ...artifact.views]) if (entity.access_policy?.length) policies.set(entity.name, entity.access_policy as RawAccessPolicy[]);
+  // Whether the caller's policies on `entity` (a cube or a view) let them use its member `name`.
+  const permits = (entity: string, name: string): boolean => {
+    const own = policies.get(entity);
+    if (!own) return true;
+    return own.some((p) => matches(p, security) && allows(p, name));
+  };
+  // A view's member is the cube member behind it: the cube's policies apply to it too, as queries apply them.
+  const behind = new Map<string, string>();
+  for (const view of artifact.views) for (const m of view.members) if (m.member) behind.set(`${view.name}.${m.name}`, m.member);
   const visible: MetaCube[] = [];
   for (const c of [...artifact.cubes.map(cubeMeta), ...artifact.views.map(viewMeta)]) {
     if (!includePrivate && !c.public) continue;
-    // What the caller's access policies let them query: nothing of a cube none applies to.
+    // Nothing of a cube or view none of whose policies applies to the caller.
     const own = policies.get(c.name);
-    const matching = own?.filter((p) => matches(p, security));
-    if (matching && matching.length === 0) continue;
-    const keep = (m: MetaMember) => (includePrivate || m.public) && (!matching || matching.some((p) => allows(p, m.name.slice(c.name.length + 1))));
+    if (own && !own.some((p) => matches(p, security))) continue;
+    const keep = (m: MetaMember) => {
+      if (!includePrivate && !m.public) return false;
+      if (!permits(c.name, m.name.slice(c.name.length + 1))) return false;
+      const cubeMember = behind.get(m.name);
+      if (!cubeMember) return true;
+      const dot = cubeMember.indexOf('.');
+      return permits(cubeMember.slice(0, dot), cubeMember.slice(dot + 1));
+    };
     visible.push({ ...c, measures: c.measures.filter(keep), dimensions: c.dimensions.filter(keep), segments: c.segments.filter(keep) });
   }
   return { cubes: visible };
