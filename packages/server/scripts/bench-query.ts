@@ -37,8 +37,6 @@ import { execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -53,6 +51,7 @@ import { annotationOf, rowsOf } from '../src/semantic-layer/query/results.js';
 import { registerSqliteFunctions } from '../src/semantic-layer/query/sqlite-functions.js';
 import { DDL, SHOP_MODEL, shopArtifact } from '../test/query-fixtures.js';
 import { breakdown, type Window } from './bench/profile-breakdown.js';
+import { client, freePort, median, percentile, sleep, waitFor, type Client, type Json } from './bench/https-client.js';
 
 const COMPILES = Number(process.env.BENCH_COMPILES ?? 2_000);
 const COMPILE_WARMUP = 200;
@@ -72,9 +71,7 @@ const LIMITS = { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 };
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Json = Record<string, any>;
 
 /** Representative queries over the shop model. */
 const QUERIES: Array<{ label: string; query: Json }> = [
@@ -103,17 +100,6 @@ const QUERIES: Array<{ label: string; query: Json }> = [
   { label: '1,000 rows (per customer)', query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['customers.id', 'customers.name'], order: { 'customers.id': 'asc' } } },
   { label: '10,000 rows (per order)', query: { measures: ['orders.total_amount'], dimensions: ['orders.id', 'orders.status'], order: { 'orders.id': 'asc' } } },
 ];
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** A seeded generator (mulberry32): the same rows in every run. */
 function random(seed: number): () => number {
@@ -227,60 +213,6 @@ async function bareRuntime(dataSources: string): Promise<{ request(body: unknown
       await exited;
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Client {
-  /** The answer's body as text: parsing it is the caller's business, not part of a timed request. */
-  request(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ status: number; text: string }>;
-  json(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<{ status: number; body: Json }>;
-  close(): void;
-}
-
-function client(base: string, ca: string, key: string): Client {
-  // One connection, kept alive: a latency sample is one request, not a TLS handshake.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
-  const request: Client['request'] = (method, url, body) => {
-    const payload = body === undefined ? '' : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = https.request(
-        new URL(url, base),
-        { method, agent, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  };
-  return {
-    request,
-    async json(method, url, body) {
-      const { status, text } = await request(method, url, body);
-      return { status, body: text ? (JSON.parse(text) as Json) : {} };
-    },
-    close: () => agent.destroy(),
-  };
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms = 120_000, intervalMs = 100): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
 }
 
 async function expectOk(answer: Promise<{ status: number; body: Json }>, what: string): Promise<Json> {

@@ -21,13 +21,12 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { client, freePort, percentile, median, sleep, waitFor, type Client, type Json } from './bench/https-client.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 5);
 const STEP = Number(process.env.BENCH_STEP ?? 10);
@@ -40,32 +39,12 @@ const TARGET_RATIO = 2;
 const MIN_AVAILABLE_MEMORY = 0.1;
 /** After a step's pods are Running: their first health checks and log writes are over. */
 const SETTLE_MS = 2_000;
+/** How often a start is polled: the granularity of the times measured. */
+const POLL_MS = 20;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-type Json = Record<string, any>;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function rssMiB(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -94,46 +73,6 @@ function runtimePids(serverPid: number): number[] {
   return pids;
 }
 
-interface Client {
-  request(method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: Json }>;
-  close(): void;
-}
-
-function client(base: string, ca: string, key: string): Client {
-  // One connection, kept alive: a latency sample is one request, not a TLS handshake.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
-  return {
-    request(method, url, body) {
-      const payload = body === undefined ? '' : JSON.stringify(body);
-      return new Promise((resolve, reject) => {
-        const req = https.request(
-          new URL(url, base),
-          { method, agent, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
-          (res) => {
-            let text = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (text += chunk));
-            res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Json) : {} }));
-          },
-        );
-        req.on('error', reject);
-        req.end(payload);
-      });
-    },
-    close: () => agent.destroy(),
-  };
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined>, what: string, ms = 120_000, intervalMs = 20): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
 /** The floor of a runtime's start and memory: a bare Node.js process that listens on a port and says so over IPC. */
 async function bareProcess(): Promise<{ startMs: number; rss: number; child: ChildProcess }> {
   const code = "require('node:http').createServer((q, s) => s.end()).listen(0, '127.0.0.1', function () { process.send({ type: 'listening', port: this.address().port }); }); process.on('disconnect', () => process.exit(0));";
@@ -158,27 +97,27 @@ interface Started {
 /** Creates a deployment and waits for its production pod to be Running and ready. */
 async function createDeployment(api: Client, name: string, timed: boolean): Promise<Started> {
   const started = performance.now();
-  const created = await api.request('POST', '/build/api/v1/deployments', { name });
+  const created = await api.json('POST', '/build/api/v1/deployments', { name });
   if (created.status !== 200 && created.status !== 201) throw new Error(`creating ${name}: ${created.status} ${JSON.stringify(created.body)}`);
   const id = created.body.id as number;
   const createdMs = performance.now() - started;
   let builtMs = Number.NaN;
   if (timed) {
     builtMs = await waitFor(async () => {
-      const builds = (await api.request('GET', `/api/v1/deployments/${id}/builds`)).body.items as Json[] | undefined;
+      const builds = (await api.json('GET', `/api/v1/deployments/${id}/builds`)).body.items as Json[] | undefined;
       const build = builds?.[0];
       if (build?.status === 'failed') throw new Error(`the starter build of ${id} failed`);
       return build?.status === 'success' ? performance.now() - started : undefined;
-    }, `the starter build of deployment ${id}`);
+    }, `the starter build of deployment ${id}`, 120_000, POLL_MS);
   }
   return { id, createdMs, builtMs, runningMs: timed ? await running(api, id, started) : Number.NaN };
 }
 
 function running(api: Client, id: number, since: number): Promise<number> {
   return waitFor(async () => {
-    const [pod] = (await api.request('GET', `/api/v1/deployments/${id}/pods`)).body.items as Json[];
+    const [pod] = (await api.json('GET', `/api/v1/deployments/${id}/pods`)).body.items as Json[];
     return pod?.status === 'Running' && pod.ready === true ? performance.now() - since : undefined;
-  }, `the pod of deployment ${id}`);
+  }, `the pod of deployment ${id}`, 120_000, POLL_MS);
 }
 
 /** Sequential requests, each timed alone: p50 and p99 in ms. */
@@ -282,7 +221,7 @@ async function main(): Promise<void> {
       const ids: number[] = [];
       for (let i = count; i < target; i++) ids.push((await createDeployment(api, `bench ${i}`, false)).id);
       for (const id of ids) await running(api, id, stepStarted);
-      await waitFor(async () => (runtimePids(serverPid).length >= target ? true : undefined), `${target} runtime processes`);
+      await waitFor(async () => (runtimePids(serverPid).length >= target ? true : undefined), `${target} runtime processes`, 120_000, POLL_MS);
       const stepSeconds = (performance.now() - stepStarted) / 1000;
       count = target;
       await sleep(SETTLE_MS);

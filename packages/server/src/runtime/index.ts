@@ -28,9 +28,7 @@ import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions 
 export type { DesiredRuntime, Planner, RuntimeOptions } from './supervisor.js';
 export type { RuntimeDriver } from './driver.js';
 export type { EnvironmentKey, LogFilter } from './runtimes.store.js';
-export { DEFAULT_RUNTIME_OPTIONS } from './supervisor.js';
-export { processDriver, RESERVED_ENV } from './process-driver.js';
-export { REDACTED } from './log-sink.js';
+export { processDriver } from './process-driver.js';
 
 /** The column of sealed pod secrets, for the secrets service's start-up check and re-encryption. */
 export const runtimeSecretColumn: SecretColumn = {
@@ -130,18 +128,16 @@ export class Runtime {
     await this.reconcile();
   }
 
-  /** Where the environment's live pod listens, on whichever process runs it; undefined while none is live. */
-  async target(deploymentId: number, environmentId: string): Promise<PodTarget | undefined> {
+  /**
+   * The environment's row and, while its pod is live, where it listens, on whichever process runs
+   * it (one read of the row; none for a pod of this process).
+   */
+  async state(deploymentId: number, environmentId: string): Promise<{ target: PodTarget | undefined; pod: RuntimeRow | undefined }> {
     const local = this.#supervisor?.local(deploymentId, environmentId);
-    if (local) return local;
-    const row = await findRuntime(this.store.db, deploymentId, environmentId);
-    if (!row || row.status !== 'Running' || row.address === null || row.secret === null) return undefined;
-    return { address: row.address, secret: this.secrets.open(row.secret, runtimeSecretContext(row.id, row.pod)) };
-  }
-
-  /** The environment's row as stored (a pod's status and last error, for a caller kept waiting). */
-  find(deploymentId: number, environmentId: string): Promise<RuntimeRow | undefined> {
-    return findRuntime(this.store.db, deploymentId, environmentId);
+    if (local) return { target: local, pod: undefined };
+    const pod = await findRuntime(this.store.db, deploymentId, environmentId);
+    const live = pod !== undefined && pod.status === 'Running' && pod.address !== null && pod.secret !== null;
+    return { target: live ? { address: pod.address!, secret: this.secrets.open(pod.secret!, runtimeSecretContext(pod.id, pod.pod)) } : undefined, pod };
   }
 
   /** Process ids of the pods this process runs, by `deploymentId/environmentId` (tests kill them). */

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ApiError } from '../../shared/problems.js';
 import { Id } from '../../shared/schemas.js';
-import type { DataApiEnvironment, DataApiService } from './data-api.service.js';
+import { unauthenticated, type DataApiEnvironment, type DataApiGrant, type DataApiService } from './data-api.service.js';
 
 /** A data-API token as sent: the raw `Authorization` value, or after `Bearer`. */
 export function dataApiToken(header: string | undefined): string | undefined {
@@ -40,15 +39,14 @@ export function dataApiRoutes(dataApi: DataApiService): FastifyPluginAsyncTypebo
         handler: async (request, reply) => {
           const params = request.params as { deploymentId: number; branchName?: string; '*': string };
           let env: DataApiEnvironment;
-          let grant;
+          let grant: DataApiGrant;
           if (request.caller) {
-            env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null);
-            grant = await dataApi.authorizeCaller(request.caller, env);
+            ({ env, grant } = await dataApi.authorizeCaller(request.caller, params.deploymentId, params.branchName ?? null));
           } else {
             const token = dataApiToken(request.headers.authorization) ?? '';
             // A token holder learns nothing about deployments its token is not for.
             env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null).catch(() => {
-              throw new ApiError('UNAUTHENTICATED', 'The token is not valid for a data API at this URL.', { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
+              throw unauthenticated('The token is not valid for a data API at this URL.');
             });
             grant = await dataApi.authorizeToken(request.tenant, env, token);
           }

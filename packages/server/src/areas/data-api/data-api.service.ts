@@ -8,7 +8,7 @@ import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
 import type { BuildsService } from '../data-model/builds.service.js';
-import { latestBuild } from '../data-model/builds.store.js';
+import { hasSuccessfulBuild, latestBuild } from '../data-model/builds.store.js';
 import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import { findDeployment } from '../deployments/deployments.store.js';
@@ -52,7 +52,8 @@ function unavailable(detail: string, retryAfterSeconds: number): ApiError {
   return new ApiError('RUNTIME_UNAVAILABLE', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
 
-function unauthenticated(detail: string): ApiError {
+/** 401 for a data-API token that is not valid here (the data API's own challenge). */
+export function unauthenticated(detail: string): ApiError {
   return new ApiError('UNAUTHENTICATED', detail, { headers: { 'www-authenticate': 'Bearer realm="mapi-data-api", error="invalid_token"' } });
 }
 
@@ -66,25 +67,30 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
   const { db } = store;
   const waitMs = options.waitMs ?? WAIT_MS;
 
+  /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
+  async function environmentOf(row: DeploymentRow, tenant: { id: number; slug: string }, branch: string | null): Promise<DataApiEnvironment> {
+    const base = deploymentPath(await urlOf(tenant), row.id);
+    if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
+    const found = await db.selectFrom('branches').select(['id', 'owner_key_id']).where('deployment_id', '=', row.id).where('name', '=', branch).executeTakeFirst();
+    if (!found || branch === row.deploy_branch_name) {
+      throw new ApiError('ENVIRONMENT_NOT_FOUND', branch === row.deploy_branch_name ? `The deploy branch is served at ${dataApiUrl(base, null)}.` : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`);
+    }
+    const dev = found.owner_key_id !== null;
+    return { row, environmentId: `${dev ? 'development' : 'staging'}-${found.id}`, type: dev ? 'dev' : 'staging', branch, url: dataApiUrl(base, branch) };
+  }
+
   const service = {
-    /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
+    /** The environment a URL names, for a caller with a data-API token (verified against it next). */
     async environment(tenant: { id: number; slug: string }, deploymentId: number, branch: string | null): Promise<DataApiEnvironment> {
       const row = await findDeployment(db, tenant.id, deploymentId);
       if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
-      const base = deploymentPath(await urlOf(tenant), row.id);
-      if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
-      const found = await db.selectFrom('branches').select(['id', 'owner_key_id']).where('deployment_id', '=', row.id).where('name', '=', branch).executeTakeFirst();
-      if (!found || branch === row.deploy_branch_name) {
-        throw new ApiError('ENVIRONMENT_NOT_FOUND', branch === row.deploy_branch_name ? `The deploy branch is served at ${dataApiUrl(base, null)}.` : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`);
-      }
-      const dev = found.owner_key_id !== null;
-      return { row, environmentId: `${dev ? 'development' : 'staging'}-${found.id}`, type: dev ? 'dev' : 'staging', branch, url: dataApiUrl(base, branch) };
+      return environmentOf(row, tenant, branch);
     },
 
-    /** A REST credential (API key) needs DeploymentRead on the deployment. */
-    async authorizeCaller(caller: Caller, env: DataApiEnvironment): Promise<DataApiGrant> {
-      await authorizeDeployment(db, caller, env.row.id, 'DeploymentRead');
-      return { scopes: null, userId: caller.actor.userId, securityContext: {} };
+    /** A REST credential (API key) needs DeploymentRead on the deployment; then the environment its URL names. */
+    async authorizeCaller(caller: Caller, deploymentId: number, branch: string | null): Promise<{ env: DataApiEnvironment; grant: DataApiGrant }> {
+      const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
+      return { env: await environmentOf(row, caller.tenant, branch), grant: { scopes: null, userId: caller.actor.userId, securityContext: {} } };
     },
 
     /** A data-API token (reference 1.16, 1.19, 1.20) signed for this very environment, unexpired. */
@@ -140,10 +146,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
    * hides) with its message.
    */
   async function run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
-    const row = await findDeployment(db, caller.actor.tenantId, deploymentId);
-    if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', deploymentId);
-    const env = await service.environment(caller.tenant, deploymentId, null);
-    const grant = await service.authorizeCaller(caller, env);
+    const { env, grant } = await service.authorizeCaller(caller, deploymentId, null);
     const sql = 'sql' in request;
     const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${deploymentId}-${Date.now()}` });
     let body: Record<string, unknown>;
@@ -166,12 +169,11 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
   async function waitForPod(env: DataApiEnvironment) {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      const target = await runtime.target(env.row.id, env.environmentId);
+      const { target, pod } = await runtime.state(env.row.id, env.environmentId);
       if (target) return target;
-      const pod = await runtime.find(env.row.id, env.environmentId);
       if (pod?.status === 'CrashLoopBackOff') throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`, 10);
       const build = await latestBuild(db, env.row.id, env.branch);
-      if (!build || (build.status === 'failed' && !(await hasSuccess(env)))) {
+      if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
         throw unavailable(build ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.` : `Branch ${env.branch} has no build yet.`, 10);
       }
       if (Date.now() >= deadline) {
@@ -180,10 +182,6 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-  }
-
-  async function hasSuccess(env: DataApiEnvironment): Promise<boolean> {
-    return (await db.selectFrom('builds').select('id').where('deployment_id', '=', env.row.id).where('branch_name', '=', env.branch).where('status', '=', 'success').limit(1).executeTakeFirst()) !== undefined;
   }
 }
 export type DataApiService = ReturnType<typeof dataApiService>;

@@ -159,5 +159,5 @@ export function applyAccess(index: ModelIndex, members: ResolvedMember[], securi
 }
 
 /** A filter no row passes. */
-export const NO_ROWS: Filter = { member: '__none__', operator: 'custom' };
+const NO_ROWS: Filter = { member: '__none__', operator: 'custom' };
 export const isNoRows = (f: Filter) => f === NO_ROWS;
