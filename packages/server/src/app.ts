@@ -32,6 +32,8 @@ import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
+import { oidcTokenConfigsRoutes } from './areas/workload-identity/oidc-token-configs.routes.js';
+import { oidcTokenConfigSchemas } from './areas/workload-identity/oidc-token-configs.schemas.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
@@ -237,7 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...oidcTokenConfigSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -315,6 +317,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

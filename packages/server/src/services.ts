@@ -9,6 +9,7 @@ import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
+import { oidcTokenConfigsService } from './areas/workload-identity/oidc-token-configs.service.js';
 import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
@@ -91,6 +92,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     users: usersService(store),
     scim: scimService(store),
     userAttributes: userAttributesService(store),
+    oidcTokenConfigs: oidcTokenConfigsService(store),
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),

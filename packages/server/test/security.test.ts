@@ -45,6 +45,8 @@ interface Ids {
   name: string;
   /** An environment of the deployment. */
   environmentId: string;
+  /** An OIDC token config of the tenant. */
+  configId: number;
 }
 
 /**
@@ -107,6 +109,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createDeploymentToken: { expiresIn: 60 },
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
+    createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
+    updateOidcTokenConfig: { isEnabled: false },
   };
   return bodies[op.operationId];
 }
@@ -123,9 +127,10 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'oidc_token_configs'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
+      // Sorted: PostgreSQL returns rows in storage order, which an update elsewhere in the row (lastUsedAt) changes.
+      parts.push(`${table}:${rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(',')}`);
     }
     return parts.join('\n');
   }
@@ -171,6 +176,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
+      configId: await oidcConfigOf(tenantId),
     };
   }
 
@@ -183,6 +189,17 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return build.id;
+  }
+
+  /** An OIDC token config of the tenant, so {configId} names a real one. */
+  async function oidcConfigOf(tenantId: number): Promise<number> {
+    const at = new Date().toISOString();
+    const row = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ tenant_id: tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** An environment variable of the deployment, so {name} names a real one. */
@@ -251,7 +268,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

@@ -356,6 +356,21 @@ export interface EnvVarTable {
   updated_at: string;
 }
 
+/** A workload-identity token config (reference 5.14-5.18). */
+export interface OidcTokenConfigTable {
+  id: Generated<number>;
+  tenant_id: number;
+  audience_type: string;
+  audience: string;
+  name: string;
+  sub_format: string | null;
+  custom_claims: string | null;
+  target_env_var: string | null;
+  is_enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** secrets/: a key that may have sealed values, and a check value sealed under it. */
 export interface SecretKeyTable {
   id: string;
@@ -470,6 +485,7 @@ export interface Database {
   environment_tokens: EnvironmentTokenTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
+  oidc_token_configs: OidcTokenConfigTable;
 }
 
 export type Db = Kysely<Database>;
@@ -496,5 +512,6 @@ export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
+export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
