@@ -1,3 +1,5 @@
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -239,7 +241,31 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...oidcTokenConfigSchemas];
+  const schemas = [
+    ...sharedSchemas,
+    ...apiKeySchemas,
+    ...userSchemas,
+    ...groupSchemas,
+    ...deploymentSchemas,
+    ...policySchemas,
+    ...scimSchemas,
+    ...userAttributeSchemas,
+    ...contentSchemas,
+    ...workspaceSchemas,
+    ...folderSchemas,
+    ...reportSchemas,
+    ...listingSchemas,
+    ...commitSchemas,
+    ...dataModelSchemas,
+    ...buildSchemas,
+    ...uploadSchemas,
+    ...setupSchemas,
+    ...envVarSchemas,
+    ...tokenSchemas,
+    ...podSchemas,
+    ...oidcTokenConfigSchemas,
+    ...embedSettingsSchemas,
+  ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -318,6 +344,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
+  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -36,6 +36,7 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { embedSettingsService } from './areas/account/embed-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -108,6 +109,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    embedSettings: embedSettingsService(store),
   };
 }
 export type Services = ReturnType<typeof createServices>;

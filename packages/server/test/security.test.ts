@@ -111,9 +111,43 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
+    updateTenantEmbedSettings: { allowAi: true },
   };
   return bodies[op.operationId];
 }
+
+/** Every table a request could change: the fingerprint compares their rows before and after. */
+const TABLES = [
+  'tenants',
+  'tenant_hosts',
+  'users',
+  'groups',
+  'group_members',
+  'deployments',
+  'api_keys',
+  'policies',
+  'scim_users',
+  'scim_groups',
+  'user_attributes',
+  'user_attribute_values',
+  'folders',
+  'workbooks',
+  'reports',
+  'favorites',
+  'branches',
+  'dev_sessions',
+  'builds',
+  'uploads',
+  'jobs',
+  'env_vars',
+  'signing_keys',
+  'environment_tokens',
+  'runtimes',
+  'runtime_logs',
+  'oidc_token_configs',
+  'user_settings',
+  'audit_events',
+] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
   let t: TestApp;
@@ -127,7 +161,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'oidc_token_configs'] as const) {
+    for (const table of TABLES) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       // Sorted: PostgreSQL returns rows in storage order, which an update elsewhere in the row (lastUsedAt) changes.
       parts.push(`${table}:${rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(',')}`);

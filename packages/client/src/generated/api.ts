@@ -1545,6 +1545,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenant/embed-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s embed settings, defaults applied (extension; admin)
+         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
+         */
+        get: operations["getTenantEmbedSettings"];
+        /**
+         * Change some of the account’s embed settings (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
+         */
+        put: operations["updateTenantEmbedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2688,6 +2712,45 @@ export interface components {
             targetEnvVar?: string | null;
             /** @description Default true. */
             isEnabled?: boolean | null;
+        };
+        /** @description Account-wide embed defaults (reference 4.0). */
+        EmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+        };
+        TenantEmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+            /** @description Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403. */
+            enabled: boolean;
+            /** @description The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed. */
+            allowedOrigins: string[];
+            /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
+            pythonAnalysisEnabled: boolean;
         };
     };
     responses: {
@@ -13217,6 +13280,119 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+                    allowAi?: boolean | null;
+                    /** @description Whether embedded dashboards offer comments. Null: not set. */
+                    enableDashboardComments?: boolean | null;
+                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
+                    showAiWidgets?: boolean | null;
+                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+                    showDashboardChat?: boolean | null;
+                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+                    showWorkbookChat?: boolean | null;
+                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+                    locale?: string | null;
+                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+                    timezone?: string | null;
+                    enabled?: boolean | null;
+                    allowedOrigins?: string[] | null;
+                    pythonAnalysisEnabled?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

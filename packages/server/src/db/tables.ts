@@ -15,6 +15,10 @@ export interface TenantTable {
   auth_version: Generated<number>;
   /** JSON array of the region names the tenant may use; null: every configured region. */
   regions: string | null;
+  /** JSON object of the embed settings an admin set; null: every default (areas/account/embed-settings.ts). */
+  embed_settings: string | null;
+  /** JSON object of the tenant settings an admin set; null: every default (areas/account/tenant-settings.ts). */
+  account_settings: string | null;
 }
 
 export interface TenantHostTable {
@@ -454,6 +458,33 @@ export interface RuntimeLogTable {
   message: string;
 }
 
+export interface UserSettingsTable {
+  user_id: number;
+  tenant_id: number;
+  default_deployment_id: number | null;
+  updated_at: string;
+}
+
+/** Append-only (migration 0019): rows are inserted, never changed. */
+export interface AuditEventTable {
+  id: Generated<number>;
+  tenant_id: number;
+  occurred_at: string;
+  action: string;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  credential_kind: string | null;
+  credential_id: string | null;
+  method: string | null;
+  route: string | null;
+  /** JSON object. */
+  target: string;
+  status: number | null;
+  request_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -486,6 +517,8 @@ export interface Database {
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
   oidc_token_configs: OidcTokenConfigTable;
+  user_settings: UserSettingsTable;
+  audit_events: AuditEventTable;
 }
 
 export type Db = Kysely<Database>;
