@@ -43,6 +43,8 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { dashboardsRoutes } from './areas/dashboards/dashboards.routes.js';
+import { dashboardSchemas } from './areas/dashboards/dashboards.schemas.js';
 import { commitsRoutes } from './areas/data-model/commits.routes.js';
 import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
@@ -237,7 +239,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...dashboardSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -304,6 +306,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(dashboardsRoutes(services.dashboards));
   await app.register(commitsRoutes(services.commits));
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));

@@ -87,6 +87,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
     upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
     duplicateWorkbook: {},
+    saveDashboardDraft: { dashboardDraft: { widgets: [] } },
+    publishDashboard: { config: { widgets: [] } },
+    setDashboardAllowEmbed: { allowEmbed: true },
     upsertReportByPublicId: { name: 'security-suite', title: 'by the suite' },
     createFolder: { name: 'security-suite', parentId: ids.folderId },
     renameFolder: { name: 'renamed-by-suite' },
@@ -123,7 +126,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'dashboards', 'dashboard_versions', 'dashboard_report_snapshots'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
