@@ -223,6 +223,29 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     });
   });
 
+  describe('GET …/workbooks/{id}/dashboard/versions (extension)', () => {
+    it('pages newest first with first/after; empty before the first publication; a foreign cursor is 400', async () => {
+      const wb = await workbook();
+      expect((await versions(wb)).json()).toEqual({ items: [], pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false } });
+      for (const id of ['a', 'b', 'c', 'd', 'e']) await published(wb, { config: { widgets: [text(id)] } });
+      const seen: number[] = [];
+      let after: string | null = null;
+      let pages = 0;
+      do {
+        const page = (await versions(wb, `?first=2${after ? `&after=${after}` : ''}`)).json() as { items: Dashboard[]; pageInfo: { endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean } };
+        expect(page.pageInfo.hasPreviousPage).toBe(after !== null);
+        seen.push(...page.items.map((v) => v.versionNumber));
+        after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+        pages++;
+      } while (after);
+      expect(seen).toEqual([5, 4, 3, 2, 1]);
+      expect(pages).toBe(3);
+      problem(await versions(wb, '?after=bm90LWEtY3Vyc29y'), 400, 'INVALID_CURSOR');
+      problem(await versions(wb, '?first=0'), 400, 'VALIDATION_FAILED');
+      problem(await versions(999_999), 404, 'WORKBOOK_NOT_FOUND');
+    });
+  });
+
   describe('access', () => {
     it('draft and publish need EDIT on the workbook: a viewer or a user with VIEW only gets 403; reading reports needs VIEW', async () => {
       const wb = await workbook();
@@ -273,6 +296,14 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       expect((await patchEmbed(d.publicId, { allowEmbed: false })).json()).toEqual({ publicId: d.publicId, allowEmbed: false });
     });
 
+    it('accepts `Authorization: Api-Key <key>` as well as Bearer (reference 0.1); other REST routes keep Bearer only', async () => {
+      const wb = await workbook();
+      const d = await published(wb, { config: { widgets: [] } });
+      const res = await t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${d.publicId}`, body: { allowEmbed: true }, headers: { authorization: `Api-Key ${t.admin.key}` } });
+      expect(res.statusCode, res.body).toBe(200);
+      problem(await t.request({ url: url(`/workbooks/${wb}`), headers: { authorization: `Api-Key ${t.admin.key}` } }), 401, 'UNAUTHENTICATED');
+    });
+
     it('admins only (403 for others, even with MANAGE on the workbook); 404 for an unknown public id or another tenant’s; scoped keys only within their deployments; bad bodies 400', async () => {
       const wb = await workbook();
       const d = await published(wb, { config: { widgets: [] } });
@@ -292,6 +323,126 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       const res = await t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${d.publicId}`, body: { allowEmbed: false }, key: other.admin.key, host });
       problem(res, 404, 'DASHBOARD_NOT_FOUND');
       expect((await findPublishedByPublicId(t.store.db, t.tenantId, d.publicId))?.allowEmbed).toBe(true);
+    });
+  });
+
+  describe('POST …/workbooks/{id}/duplicate (reference 8.G.1)', () => {
+    const duplicate = (workbookId: number, body?: unknown, key?: string) =>
+      t.request({ method: 'POST', url: url(`/workbooks/${workbookId}/duplicate`), ...(body === undefined ? {} : { body }), ...(key ? { key } : {}) });
+    const reportRow = (id: number) => t.store.db.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
+    const counts = async () => ({
+      workbooks: (await t.store.db.selectFrom('workbooks').select('id').where('deployment_id', '=', deploymentId).execute()).length,
+      reports: (await t.store.db.selectFrom('reports').select('id').where('deployment_id', '=', deploymentId).execute()).length,
+      dashboards: (await t.store.db.selectFrom('dashboards').select('id').where('deployment_id', '=', deploymentId).execute()).length,
+    });
+
+    it('copies "Copy of <name>", its reports and its published dashboard, re-pointed at the report copies, allowEmbed off, the source untouched', async () => {
+      const folder = await ws.folder(`dup-${++seq}`);
+      const wb = await workbook('Quarterly', folder);
+      const r1 = await report('Revenue', 'select 1');
+      const r2 = await report('Only published', 'select 2');
+      const source = await published(wb, { config: { title: 'Pub', widgets: [chart('a', r1), chart('b', r2), text('t')] }, allowEmbed: true });
+      await saveDraft(wb, { widgets: [chart('a', r1), text('t'), { id: 'f', type: 'FIELD', position }] });
+      // Edited after publishing: the published copy keeps what was frozen, the report copy is the report now.
+      await t.store.db.updateTable('reports').set({ sql_query: 'select 10' }).where('id', '=', r1).execute();
+      const res = await duplicate(wb, { shared: false });
+      expect(res.statusCode, res.body).toBe(201);
+      const copy = res.json();
+      expect(copy).toMatchObject({ name: 'Copy of Quarterly', folderId: folder, createdBy: t.admin.userId });
+      const pub = copy.publishedDashboard as Dashboard;
+      expect(pub).toMatchObject({ workbookId: copy.id, versionNumber: 1, status: 'published', allowEmbed: false, title: 'Pub' });
+      expect(pub.publicId).not.toBe(source.publicId);
+      expect(pub.id).not.toBe(source.id);
+      const widgets = pub.config.widgets!;
+      const [c1, c2] = [widgets[0]!.config!.reportId as number, widgets[1]!.config!.reportId as number];
+      expect([c1, c2]).not.toContain(r1);
+      expect([c1, c2]).not.toContain(r2);
+      expect(pub.reportSnapshots.map((s) => s.reportId)).toEqual([c1, c2]);
+      expect(pub.reportSnapshots.map((s) => s.sqlQuery)).toEqual(['select 1', 'select 2']);
+      expect(copy.dashboardPublished).toEqual(pub.config);
+      // The draft is re-pointed too, FIELD widgets and all.
+      expect(copy.dashboardDraft.widgets.map((w: Widget) => [w.id, w.type, w.config?.reportId])).toEqual([
+        ['a', 'CHART', c1],
+        ['t', 'TEXT', undefined],
+        ['f', 'FIELD', undefined],
+      ]);
+      // The report copies sit beside the copy, owned by the caller, as the reports are now.
+      expect(await reportRow(c1)).toMatchObject({ name: 'Revenue', sql_query: 'select 10', folder_id: folder, created_by: t.admin.userId });
+      expect(await reportRow(c2)).toMatchObject({ name: 'Only published', folder_id: folder });
+      // The source is as it was.
+      const after = (await getWorkbook(wb)).json();
+      expect(after.publishedDashboard).toEqual({ ...source, allowEmbed: true });
+      expect(after.dashboardDraft.widgets[0].config.reportId).toBe(r1);
+      expect((await findByWorkbook(t.store.db, t.tenantId, copy.id))?.allowEmbed).toBe(false);
+    });
+
+    it('a workbook never published is copied without a dashboard; a report deleted since publishing is copied from its snapshot', async () => {
+      const plain = await workbook('Plain');
+      expect((await duplicate(plain)).json()).toMatchObject({ name: 'Copy of Plain', publishedDashboard: null, dashboardPublished: null, dashboardDraft: null });
+      const wb = await workbook('Orphaned');
+      const r = await report('Deleted later', 'select 3');
+      await published(wb, { config: { widgets: [chart('c', r)] } });
+      await t.store.db.deleteFrom('reports').where('id', '=', r).execute();
+      const copy = (await duplicate(wb)).json();
+      const snapshot = (copy.publishedDashboard as Dashboard).reportSnapshots[0]!;
+      expect(snapshot.reportId).not.toBe(r);
+      expect(await reportRow(snapshot.reportId)).toMatchObject({ name: 'Deleted later', sql_query: 'select 3' });
+    });
+
+    it('shared: true is 403 (no creator mode) and copies nothing', async () => {
+      const wb = await workbook('Shared');
+      await published(wb, { config: { widgets: [] } });
+      const before = await counts();
+      expect(problem(await duplicate(wb, { shared: true }), 403, 'FORBIDDEN').detail).toMatch(/creator-mode/);
+      expect(await counts()).toEqual(before);
+      expect((await duplicate(wb, { shared: null })).statusCode).toBe(201);
+    });
+
+    it('placement: beside the source with EDIT on its folder, otherwise the root; the given folderId is still accepted', async () => {
+      const readable = await ws.folder(`readable-${++seq}`);
+      const writable = await ws.folder(`writable-${++seq}`);
+      const inReadable = await workbook('In readable', readable);
+      const inWritable = await workbook('In writable', writable);
+      const user = await t.user('EXPLORER');
+      await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: readable }, 'VIEW');
+      await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: writable }, 'EDIT');
+      // No EDIT on the root yet: the fallback is refused, and nothing is created.
+      expect(problem(await duplicate(inReadable, undefined, user.key), 403, 'FORBIDDEN').detail).toMatch(new RegExp(`beside the source with EDIT on folder ${readable}, otherwise to the workspace root`));
+      expect((await duplicate(inWritable, undefined, user.key)).json()).toMatchObject({ folderId: writable, name: 'Copy of In writable' });
+      expect((await duplicate(inReadable, { folderId: writable }, user.key)).json()).toMatchObject({ folderId: writable });
+      // A source at the root: its copy goes to the root, which needs EDIT on the deployment.
+      const atRoot = await workbook('At root');
+      await t.grant({ type: 'USER', id: user.userId }, { type: 'WORKBOOK', id: atRoot }, 'VIEW');
+      expect(problem(await duplicate(atRoot, undefined, user.key), 403, 'FORBIDDEN').detail).toMatch(/EDIT access on deployment \d+ \(the workspace root\)/);
+      const d = await t.grant({ type: 'USER', id: user.userId }, { type: 'DEPLOYMENT', id: deploymentId }, 'EDIT');
+      expect((await duplicate(atRoot, undefined, user.key)).json()).toMatchObject({ folderId: null, folderPath: [], name: 'Copy of At root' });
+      await t.store.db.deleteFrom('policies').where('id', '=', d).execute();
+    });
+
+    it('needs read access and the EXPLORER role; needs VIEW on the reports it copies; sharing is not copied', async () => {
+      const folder = await ws.folder(`rights-${++seq}`);
+      const wb = await workbook('Guarded', folder);
+      const secret = await report('Secret report');
+      await published(wb, { config: { widgets: [chart('s', secret)] } });
+      const user = await t.user('EXPLORER');
+      const reader = await t.user('EXPLORER');
+      const before = await counts();
+      // No access to the workbook at all.
+      problem(await duplicate(wb, undefined, user.key), 403, 'FORBIDDEN');
+      await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: folder }, 'EDIT');
+      await t.grant({ type: 'USER', id: reader.userId }, { type: 'WORKBOOK', id: wb }, 'VIEW');
+      // The report its dashboard shows is not the user's to read.
+      expect(problem(await duplicate(wb, undefined, user.key), 403, 'FORBIDDEN').detail).toMatch(new RegExp(`report ${secret}`));
+      // A VIEWER may not duplicate, even with access everywhere.
+      await t.grant({ type: 'USER', id: viewer.userId }, { type: 'FOLDER', id: folder }, 'MANAGE');
+      expect(problem(await duplicate(wb, undefined, viewer.key), 403, 'FORBIDDEN').detail).toMatch(/Viewers cannot create/);
+      expect(await counts()).toEqual(before);
+      await t.grant({ type: 'USER', id: user.userId }, { type: 'REPORT', id: secret }, 'VIEW');
+      const copy = (await duplicate(wb, undefined, user.key)).json();
+      expect(copy).toMatchObject({ folderId: folder, createdBy: user.userId });
+      // The reader was granted the source, not the copy.
+      problem(await t.request({ url: url(`/workbooks/${copy.id}`), key: reader.key }), 403, 'FORBIDDEN');
+      expect((await getWorkbook(wb)).statusCode).toBe(200);
     });
   });
 

@@ -897,8 +897,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Copy a workbook into its folder or another one, under a fresh slug
-         * @description Needs VIEW on the source, the EXPLORER role or above and EDIT on the destination (the deployment at the root). The copy gets the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the name `<name> (copy)` unless `name` is given, the source’s meta, calculated fields and draft, and no publication; the caller owns it.
+         * Copy a workbook, its reports and its published dashboard
+         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root (the deployment), or the `folderId` given. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.
          */
         post: operations["duplicateWorkbook"];
         delete?: never;
@@ -9438,9 +9438,11 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Where the copy goes; null for the workspace root; absent for the source’s folder. */
+                    /** @description Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403. */
+                    shared?: boolean | null;
+                    /** @description Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root. */
                     folderId?: number | null;
-                    /** @description Name of the copy; absent gives "<source name> (copy)". */
+                    /** @description Name of the copy; absent gives "Copy of <source name>". */
                     name?: string;
                 };
             };

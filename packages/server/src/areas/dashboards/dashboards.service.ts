@@ -24,7 +24,7 @@ import {
   snapshotsOf,
   updateAllowEmbed,
 } from './dashboards.store.js';
-import { setAllowEmbed, snapshotContent, toDashboard } from './published.js';
+import { setAllowEmbed, snapshotContent, toDashboard, type SnapshotContent } from './published.js';
 
 type WorkbookItem = StoredItem & { type: 'WORKBOOK' };
 type Widget = Record<string, unknown>;
@@ -145,16 +145,22 @@ async function reportsShown(trx: Executor, context: WorkspaceContext, config: Da
   return rows;
 }
 
+/** A report as a publication freezes it. */
+export interface FrozenReport {
+  reportId: number;
+  content: SnapshotContent;
+}
+
 /**
  * Writes a new published version of the workbook's dashboard (creating the dashboard on the first
- * publication) with frozen copies of `reports`, archives the version before it, and mirrors the
+ * publication) with the frozen `snapshots`, archives the version before it, and mirrors the
  * result in the workbook's `dashboardPublished` and `publishedDashboard`. The caller holds the
  * deployment's lock and has checked access. Shared by publish and duplicate.
  */
 export async function writePublication(
   trx: Executor,
   workbook: WorkbookRow,
-  options: { config: DashboardConfig; reports: ReportRow[]; title: string | null; description: string | null; allowEmbed: boolean | null; userId: number },
+  options: { config: DashboardConfig; snapshots: FrozenReport[]; title: string | null; description: string | null; allowEmbed: boolean | null; userId: number },
 ): Promise<Dashboard> {
   const tenantId = workbook.tenant_id;
   const at = now();
@@ -188,7 +194,7 @@ export async function writePublication(
   });
   const snapshots = await insertSnapshots(
     trx,
-    options.reports.map((report, position) => ({ tenant_id: tenantId, version_id: version.id, position, report_id: report.id, content: JSON.stringify(snapshotContent(report)) })),
+    options.snapshots.map((s, position) => ({ tenant_id: tenantId, version_id: version.id, position, report_id: s.reportId, content: JSON.stringify(s.content) })),
   );
   const published = toDashboard(dashboard, version, snapshots);
   await trx
@@ -256,7 +262,7 @@ export function dashboardsService(store: Store) {
         const reports = await reportsShown(trx, context, config);
         return writePublication(trx, workbook, {
           config,
-          reports,
+          snapshots: reports.map((report) => ({ reportId: report.id, content: snapshotContent(report) })),
           title: input.title ?? config.title ?? null,
           description: input.description ?? config.description ?? null,
           allowEmbed: input.allowEmbed ?? null,
