@@ -47,6 +47,8 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { dashboardsRoutes } from './areas/dashboards/dashboards.routes.js';
+import { dashboardSchemas } from './areas/dashboards/dashboards.schemas.js';
 import { commitsRoutes } from './areas/data-model/commits.routes.js';
 import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
@@ -265,6 +267,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...podSchemas,
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
+    ...dashboardSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -332,6 +335,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(dashboardsRoutes(services.dashboards));
   await app.register(commitsRoutes(services.commits));
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));

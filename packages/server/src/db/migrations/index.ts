@@ -17,6 +17,7 @@ import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
+import { dashboards } from './0016_dashboards.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -43,6 +44,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0015_runtimes': runtimes(dialect),
         '0023_workload_identity': workloadIdentity(dialect),
         '0019_account': account(dialect),
+        '0016_dashboards': dashboards(dialect),
       };
     },
   };
