@@ -22,7 +22,7 @@ import {
 } from './groups.store.js';
 import { addMemberships } from './memberships.store.js';
 import { SYSTEM_PREFIX, normalizeExternalId } from './names.js';
-import { provisionEmbedUser, toEmbedUser } from './provision.js';
+import { createBareEmbedUsers, toEmbedUser } from './provision.js';
 import { findEmbedUsersByExternalIds, findEmbedUsersByIds } from './users.store.js';
 
 function toEmbedGroup(row: EmbedGroupWithCount): EmbedGroup {
@@ -77,14 +77,13 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
         errors: missing.map((id) => ({ pointer: `/body/members/${members.findIndex((m) => 'embedUserId' in m && m.embedUserId === id)}/embedUserId`, message: 'is not a user of this embed tenant' })),
       });
     }
+    if (provision) {
+      const unknown = [...new Set(externalIds.filter((id) => !byExternal.has(id)))];
+      for (const user of await createBareEmbedUsers(trx, tenantId, embedTenant, unknown, { userLimit: options.userLimit })) byExternal.set(user.external_id, user);
+    }
     const out = new Map<number, EmbedUserRow>();
     for (const member of members) {
-      let user = 'embedUserId' in member ? byId.get(member.embedUserId) : byExternal.get(member.externalId);
-      if (!user && provision && 'externalId' in member) {
-        const made = await provisionEmbedUser(trx, tenantId, { embedTenantName: embedTenant.name, externalId: member.externalId }, { userLimit: options.userLimit });
-        user = (await findEmbedUsersByIds(trx, tenantId, embedTenant.id, [made.user.id]))[0];
-        if (user) byExternal.set(member.externalId, user);
-      }
+      const user = 'embedUserId' in member ? byId.get(member.embedUserId) : byExternal.get(member.externalId);
       if (user && !out.has(user.id)) out.set(user.id, user);
     }
     return [...out.values()];

@@ -86,11 +86,13 @@ export async function setTenantGroups(db: Executor, tenantId: number, embedUserI
 /** Adds memberships, skipping those that exist; returns the pairs that were new. */
 export async function addMemberships(db: Executor, tenantId: number, pairs: Array<{ groupId: number; userId: number }>, at: string): Promise<number> {
   let added = 0;
-  // One row at a time, in order, so members added together still list newest first in request order.
-  for (const { groupId, userId } of pairs) {
+  // Rows take ids in the order of VALUES, so members added together list newest first in reverse
+  // request order; chunks keep each statement under both dialects' bound-parameter limits.
+  for (let i = 0; i < pairs.length; i += 250) {
+    const rows = pairs.slice(i, i + 250).map(({ groupId, userId }) => ({ tenant_id: tenantId, embed_group_id: groupId, embed_user_id: userId, created_at: at }));
     const result = await db
       .insertInto('embed_group_members')
-      .values({ tenant_id: tenantId, embed_group_id: groupId, embed_user_id: userId, created_at: at })
+      .values(rows)
       .onConflict((oc) => oc.columns(['embed_group_id', 'embed_user_id']).doNothing())
       .executeTakeFirst();
     added += Number(result.numInsertedOrUpdatedRows ?? 0);

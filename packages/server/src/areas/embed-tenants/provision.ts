@@ -19,7 +19,7 @@ import {
 } from './memberships.store.js';
 import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail, tenantGroupContextName, tenantSystemGroupName } from './names.js';
 import { findEmbedTenant, insertEmbedTenant, setEmbedTenantDisplayName } from './tenants.store.js';
-import { countAccountEmbedUsers, findEmbedUserByExternalId, insertEmbedUser, updateEmbedUser, type EmbedUserChanges } from './users.store.js';
+import { countAccountEmbedUsers, findEmbedUserByExternalId, insertEmbedUser, insertEmbedUsers, updateEmbedUser, type EmbedUserChanges } from './users.store.js';
 
 /**
  * What provisioning (4.4, 4.5, 4.12) and a session (4.15) ask for. Left out (undefined) or null
@@ -168,6 +168,39 @@ async function check(trx: Executor, tenantId: number, embedTenant: EmbedTenantRo
     if (unknown.length > 0) throw new ApiError('USER_ATTRIBUTES_NOT_FOUND', `User attributes not found: ${unknown.map((n) => `"${n}"`).join(', ')} (see GET /api/v1/user-attributes).`);
   }
   return checked;
+}
+
+/**
+ * Creates bare users (no email, profile, groups or attributes given) for external ids the embed
+ * tenant does not have yet, in a few statements, within the cap (else 429 and nothing is created).
+ * Group membership adds (4.12) provision this way; run under the account's embed-people lock.
+ */
+export async function createBareEmbedUsers(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow, externalIds: string[], options: ProvisionOptions): Promise<EmbedUserRow[]> {
+  if (externalIds.length === 0) return [];
+  await lockEmbedPeople(trx, tenantId);
+  const count = await countAccountEmbedUsers(trx, tenantId);
+  if (count + externalIds.length > options.userLimit) {
+    throw new ApiError(
+      'EMBED_USER_LIMIT',
+      `The account holds ${count} embed users, its limit is ${options.userLimit}, and ${externalIds.length} more were asked for; nobody was added. Delete embed tenants or users no longer needed, or ask the operator to raise EMBED_USER_LIMIT.`,
+    );
+  }
+  const at = now();
+  return insertEmbedUsers(
+    trx,
+    externalIds.map((externalId) => ({
+      tenant_id: tenantId,
+      embed_tenant_id: embedTenant.id,
+      external_id: externalId,
+      username: externalId,
+      email: syntheticEmail(externalId, embedTenant.name),
+      display_name: null,
+      picture: null,
+      created_at: at,
+      updated_at: at,
+      last_login: null,
+    })),
+  );
 }
 
 /**

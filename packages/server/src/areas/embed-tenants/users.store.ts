@@ -32,6 +32,20 @@ export async function insertEmbedUser(db: Executor, values: Omit<EmbedUserTable,
   return db.insertInto('embed_users').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Many users in a few statements (chunks stay under both dialects' bound-parameter limits); rows in input order. */
+export async function insertEmbedUsers(db: Executor, values: Array<Omit<EmbedUserTable, 'id'>>): Promise<EmbedUserRow[]> {
+  const out: EmbedUserRow[] = [];
+  for (let i = 0; i < values.length; i += 200) {
+    const rows = await db.insertInto('embed_users').values(values.slice(i, i + 200)).returningAll().execute();
+    const byExternal = new Map(rows.map((r) => [r.external_id, r]));
+    for (const v of values.slice(i, i + 200)) {
+      const row = byExternal.get(v.external_id);
+      if (row) out.push(row);
+    }
+  }
+  return out;
+}
+
 export type EmbedUserChanges = Partial<Pick<EmbedUserRow, 'email' | 'display_name' | 'picture' | 'updated_at' | 'last_login'>>;
 
 export async function updateEmbedUser(db: Executor, tenantId: number, id: number, changes: EmbedUserChanges): Promise<EmbedUserRow> {
