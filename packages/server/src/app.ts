@@ -24,6 +24,10 @@ import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
+import { embedTenantsRoutes } from './areas/embed-tenants/embed-tenants.routes.js';
+import { embedTenantSchemas } from './areas/embed-tenants/embed-tenants.schemas.js';
+import { embedGroupsRoutes } from './areas/embed-tenants/embed-groups.routes.js';
+import { embedGroupSchemas } from './areas/embed-tenants/embed-groups.schemas.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
@@ -123,6 +127,8 @@ export interface AppOptions {
   tenantCacheMs?: number;
   /** How long a deployment's folders must stay unchanged before its folder tree is loaded (ms; default 1000). */
   folderTreeSettleMs?: number;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000 (reference 4.0). */
+  embedUserLimit?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address on public routes that declare no budget; 0 or absent: off. */
@@ -231,6 +237,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
+    ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
@@ -268,6 +275,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
     ...dashboardSchemas,
+    ...embedTenantSchemas,
+    ...embedGroupSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -349,6 +358,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
   await app.register(accountRoutes({ embedSettings: services.embedSettings }));
+  await app.register(embedTenantsRoutes(services.embedTenants));
+  await app.register(embedGroupsRoutes(services.embedGroups));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

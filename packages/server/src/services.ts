@@ -38,6 +38,9 @@ import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedSettingsService } from './areas/account/embed-settings.js';
+import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
+import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
+import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -51,6 +54,8 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
+  embedUserLimit?: number;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -68,6 +73,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   return {
     secrets: options.secrets,
     signing,
@@ -112,6 +118,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
     embedSettings: embedSettingsService(store),
+    embedTenants: embedTenantsService(store, embedPeople),
+    embedGroups: embedGroupsService(store, embedPeople),
   };
 }
 export type Services = ReturnType<typeof createServices>;
