@@ -35,6 +35,9 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
+import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
+import { Outbound, type OutboundLog, type OutboundOptions } from './outbound/index.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -48,6 +51,12 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
+  /** Calls to other servers (outbound/): the private addresses allowed, timeouts, retries. */
+  outbound?: OutboundOptions;
+  /** Where outbound calls and background failures of areas are logged (never a secret). */
+  log?: OutboundLog;
+  /** The clock of rules that expire (OAuth states, token refresh); tests move it. Default: the system's. */
+  now?: () => Date;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -65,7 +74,12 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const now = options.now ?? (() => new Date());
+  const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   return {
+    outbound,
+    oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
+    userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
     secrets: options.secrets,
     signing,
     repositories,

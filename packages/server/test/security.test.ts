@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
+import { sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
@@ -23,7 +24,8 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })),
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json']);
+// The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/oauth-integrations/callback']);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
@@ -45,6 +47,9 @@ interface Ids {
   name: string;
   /** An environment of the deployment. */
   environmentId: string;
+  /** An OAuth integration of the tenant (`{id}` and `{integrationId}`). */
+  id: number;
+  integrationId: number;
 }
 
 /**
@@ -107,8 +112,14 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createDeploymentToken: { expiresIn: 60 },
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
+    createOAuthIntegration: oauthIntegrationBody('security-suite'),
+    updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
   };
   return bodies[op.operationId];
+}
+
+function oauthIntegrationBody(name: string) {
+  return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
 }
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
@@ -123,7 +134,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs'] as const) {
+    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'oauth_integrations', 'user_oauth_tokens', 'oauth_states'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
       parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
     }
@@ -171,7 +182,25 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
+      ...(await oauthOf(tenantId, adminId)),
     };
+  }
+
+  /** An OAuth integration with the admin's token for it, so {id} and {integrationId} name real ones. */
+  async function oauthOf(tenantId: number, adminId: number): Promise<{ id: number; integrationId: number }> {
+    const at = new Date().toISOString();
+    const secrets = t.app.services.secrets;
+    const integration = await t.store.db
+      .insertInto('oauth_integrations')
+      .values({ tenant_id: tenantId, name: 'security', type: 'generic', auth_url: 'https://idp.example.com/auth', token_url: 'https://idp.example.com/token', client_id: 'c', client_secret: '', redirect_uri: 'https://mapi.example.com/cb', scopes: null, config: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.store.db.updateTable('oauth_integrations').set({ client_secret: secrets.seal('s', sealedAs.clientSecret(integration.id)) }).where('id', '=', integration.id).execute();
+    await t.store.db
+      .insertInto('user_oauth_tokens')
+      .values({ tenant_id: tenantId, user_id: adminId, integration_id: integration.id, status: 'ACTIVE', access_token: secrets.seal('a', sealedAs.accessToken(integration.id, adminId)), refresh_token: null, token_type: null, scope: null, access_token_expires_at: null, refresh_token_expires_at: null, last_error: null, created_at: at, updated_at: at })
+      .execute();
+    return { id: integration.id, integrationId: integration.id };
   }
 
   /** A finished build of the deployment, so {buildId} names a real one. */
@@ -251,7 +280,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|integrationId)\}/.test(op.path) || op.path.startsWith('/api/v1/oauth-integrations/{id}'));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {
@@ -280,6 +309,11 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     'listWorkspace',
     // Reference 1.15: any key.
     'listRegions',
+    // Reference 5.5-5.13: integrations are read by any key; each user's tokens are their own.
+    'listOAuthIntegrations',
+    'getOAuthIntegration',
+    'listUserOAuthTokens',
+    'initiateUserOAuthToken',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
