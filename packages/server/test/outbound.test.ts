@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { AllowList, isPrivateAddress, Outbound, OutboundError } from '../src/outbound/index.js';
 
 /** A plain HTTP server on loopback whose handler each test sets; it counts the requests it got. */
@@ -141,5 +142,17 @@ describe('outbound timeouts, retries and logs', () => {
     expect(text).toContain(`${echo.url}/token`);
     for (const secret of ['secret-code-1', 'secret-header-2', 'secret-body-3', 'sensitive-answer', 'secret-code-4']) expect(text).not.toContain(secret);
     await echo.close();
+  });
+});
+
+describe('outbound configuration', () => {
+  it('OUTBOUND_ALLOW_PRIVATE is off by default, takes ranges and host names, and names a bad entry', () => {
+    expect(loadConfig({}).outbound).toEqual({ allowPrivate: [], timeoutMs: 10_000 });
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/8, idp.corp.internal,127.0.0.1', OUTBOUND_TIMEOUT_MS: '2500' }).outbound).toEqual({
+      allowPrivate: ['10.0.0.0/8', 'idp.corp.internal', '127.0.0.1'],
+      timeoutMs: 2500,
+    });
+    expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/99' })).toThrow(ConfigError);
+    expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'https://idp' })).toThrow(/OUTBOUND_ALLOW_PRIVATE: "https:\/\/idp" is neither/);
   });
 });
