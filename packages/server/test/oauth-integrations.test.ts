@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
+import { oauthSecretColumns, sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 import { startOAuthProvider, type OAuthProviderFixture } from './oauth-provider-fixture.js';
 
@@ -381,6 +381,32 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       problem(await tokenOf(integration.id, t.admin.key), 404, 'USER_OAUTH_TOKEN_NOT_FOUND');
       problem(await t.request({ method: 'DELETE', url: `/api/v1/user-oauth-tokens/${integration.id}` }), 404, 'USER_OAUTH_TOKEN_NOT_FOUND');
       expect((await tokenOf(integration.id, viewer.key)).statusCode).toBe(200);
+    });
+
+    it('every sealed OAuth value opens under the context its column declares, so `secrets re-encrypt` can move it to a new key', async () => {
+      const integration = await create();
+      await initiate(integration.id, explorer.key);
+      expect((await callback(await idp.authorize(await initiate(integration.id, explorer.key), REDIRECT_URI))).statusCode).toBe(200);
+      for (const column of oauthSecretColumns) {
+        const rows = (await t.store.db.selectFrom(column.table as 'oauth_states').selectAll().execute()) as unknown as Array<Record<string, unknown>>;
+        const sealed = rows.filter((row) => row[column.value] !== null);
+        expect(sealed.length, column.table).toBeGreaterThan(0);
+        for (const row of sealed) expect(() => t.app.services.secrets.open(String(row[column.value]), column.context(row)), `${column.table}.${column.value}`).not.toThrow();
+      }
+    });
+
+    it('the callback is limited per client address (30 a minute), with 429 and Retry-After', async () => {
+      const limited = await TestApp.create(dialect, { rateLimitPerMinute: 10_000 });
+      try {
+        for (let i = 0; i < 30; i++) problem(await limited.request({ url: `/api/v1/oauth-integrations/callback?state=s${i}&code=c`, key: null }), 400, 'OAUTH_STATE_INVALID');
+        const over = await limited.request({ url: '/api/v1/oauth-integrations/callback?state=s&code=c', key: null });
+        problem(over, 429, 'RATE_LIMITED');
+        expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+        // A HEAD is not answered by the callback (it would spend the state).
+        expect((await limited.app.inject({ method: 'HEAD', url: '/api/v1/oauth-integrations/callback?state=s' })).statusCode).not.toBe(200);
+      } finally {
+        await limited.close();
+      }
     });
 
     it('no secret ever appears in a response or a log line', async () => {

@@ -52,6 +52,8 @@ export function oauthIntegrationsRoutes(service: OAuthIntegrationsService, token
     app.get(
       '/api/v1/oauth-integrations/callback',
       {
+        // A HEAD (a link checker's) must not spend the state.
+        exposeHeadRoute: false,
         config: { public: true, rateLimit: { max: CALLBACK_RATE_LIMIT }, secretQuery: true },
         schema: {
           operationId: 'oauthCallback',
