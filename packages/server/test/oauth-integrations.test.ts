@@ -163,6 +163,12 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
         problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-integrations/${made.id}`, key: caller.key }), 403, 'FORBIDDEN');
       }
       expect((await t.request({ url: `/api/v1/oauth-integrations/${made.id}` })).json()).toEqual(made);
+      // An integration is account-wide: an admin's key scoped to deployments may read but not write.
+      const scoped = await t.key(t.admin.userId, { deploymentIds: [await t.deployment(`oauth-scope-${made.id}`)] });
+      expect((await t.request({ url: `/api/v1/oauth-integrations/${made.id}`, key: scoped })).statusCode).toBe(200);
+      problem(await t.request({ method: 'POST', url: '/api/v1/oauth-integrations', key: scoped, body: body() }), 403, 'KEY_SCOPE_FORBIDDEN');
+      problem(await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${made.id}`, key: scoped, body: body({ name: 'x' }) }), 403, 'KEY_SCOPE_FORBIDDEN');
+      problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-integrations/${made.id}`, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
     });
 
     it("another tenant's integration is 404 to every operation, and lists show only the tenant's own", async () => {

@@ -13092,7 +13092,24 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
             404: components["responses"]["TenantNotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
@@ -13283,7 +13300,24 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
             /**
              * @description Not Found. `code` is one of:
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
@@ -13349,7 +13383,24 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
             /**
              * @description Not Found. `code` is one of:
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
