@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthSecretColumns, sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
@@ -348,6 +350,25 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       const res = problem(await callback(returned), 502, 'OAUTH_PROVIDER_UNAVAILABLE');
       expect(res.detail).toContain('provider_refused');
       problem(await tokenOf(integration.id, explorer.key), 404, 'USER_OAUTH_TOKEN_NOT_FOUND');
+    });
+
+    it('a token endpoint that answers something other than tokens (a 200 page, a 503) is 502 OAUTH_PROVIDER_UNAVAILABLE', async () => {
+      const answers = [{ status: 200, body: '<html>sign in</html>' }, { status: 503, body: '' }];
+      const odd = http.createServer((_req, res) => {
+        const next = answers.shift() ?? { status: 500, body: '' };
+        res.writeHead(next.status).end(next.body);
+      });
+      await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+      try {
+        const integration = await create({ tokenUrl: `http://127.0.0.1:${(odd.address() as AddressInfo).port}/token` });
+        for (let i = 0; i < 2; i++) {
+          const returned = await idp.authorize(await initiate(integration.id, explorer.key), REDIRECT_URI);
+          problem(await callback(returned), 502, 'OAUTH_PROVIDER_UNAVAILABLE');
+        }
+        problem(await tokenOf(integration.id, explorer.key), 404, 'USER_OAUTH_TOKEN_NOT_FOUND');
+      } finally {
+        odd.close();
+      }
     });
 
     it('a failed refresh marks the token REFRESH_FAILED with lastError, keeps the token in hand until it expires, then reports EXPIRED', async () => {

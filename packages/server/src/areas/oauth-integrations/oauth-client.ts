@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { OutboundError, type Outbound } from '../../outbound/index.js';
+import type { Outbound } from '../../outbound/index.js';
 
 /**
  * The client side of OAuth 2.0 (RFC 6749, PKCE RFC 7636, revocation RFC 7009) for generic
@@ -137,4 +137,3 @@ export async function revokeToken(outbound: Outbound, settings: ClientSettings, 
   if (res.status !== 200) throw new ProviderError(`http_${res.status}`, null, res.status);
 }
 
-export { OutboundError };

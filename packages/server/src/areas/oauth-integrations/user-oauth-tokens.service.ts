@@ -2,8 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { UserOAuthTokenRow } from '../../db/tables.js';
 import { exclusive } from '../../db/transactions.js';
-import type { OutboundLog } from '../../outbound/index.js';
-import { OutboundError, type Outbound } from '../../outbound/index.js';
+import { OutboundError, type Outbound, type OutboundLog } from '../../outbound/index.js';
 import type { Secrets } from '../../secrets/index.js';
 import { ApiError } from '../../shared/problems.js';
 import { authorizationUrl, exchangeCode, hashState, newPkce, newState, ProviderError, refreshTokens, revokeToken, type TokenSet } from './oauth-client.js';
@@ -209,7 +208,8 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
       try {
         tokens = await exchangeCode(outbound, clientSettings(integration, secrets), query.code, verifier);
       } catch (error) {
-        if (error instanceof ProviderError && error.status !== null && error.status < 500) {
+        // A 4xx is the provider refusing the code; anything else (a 5xx, a 200 without a token) is no usable answer.
+        if (error instanceof ProviderError && error.status !== null && error.status >= 400 && error.status < 500) {
           const f = failure(error, 'exchange');
           throw new ApiError('OAUTH_AUTHORIZATION_FAILED', `The provider refused the code: \`${f.error}\`${f.errorDescription === null ? '' : ` (${f.errorDescription})`}.`);
         }
