@@ -1,5 +1,9 @@
 import { accountRoutes } from './areas/account/account.routes.js';
 import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
+import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
+import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { installAuditHook } from './audit/hook.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -239,7 +243,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedSettingsSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedSettingsSchemas, ...tenantSettingsSchemas, ...auditEventSchemas, ...appConfigSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -252,6 +256,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
+  installAuditHook(app, services.audit);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
   if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
@@ -276,7 +281,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees };
+      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees, requestId: request.id };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.
@@ -317,7 +322,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
-  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
+  await app.register(accountRoutes(services));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

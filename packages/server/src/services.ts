@@ -36,6 +36,11 @@ import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedSettingsService } from './areas/account/embed-settings.js';
+import { tenantSettings, tenantSettingsService } from './areas/account/tenant-settings.js';
+import { auditEventsService } from './areas/account/audit-events.js';
+import { Audit } from './audit/index.js';
+import { appConfigService } from './areas/account/app-config.js';
+import { userSettingsService } from './areas/account/user-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -66,7 +71,10 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
+  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
   return {
+    audit,
     secrets: options.secrets,
     signing,
     repositories,
@@ -101,13 +109,17 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports,
-    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
+    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null, audit),
     runtime,
     pods: podsService(store, runtime),
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
-    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     embedSettings: embedSettingsService(store),
+    tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),
+    auditEvents: auditEventsService(audit),
+    appConfig: appConfigService(store),
+    userSettings: userSettingsService(store),
   };
 }
 export type Services = ReturnType<typeof createServices>;

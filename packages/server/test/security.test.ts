@@ -108,6 +108,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     updateTenantEmbedSettings: { allowAi: true },
+    updateTenantSettings: { hasSupportAccess: true },
+    updateMySettings: { defaultDeploymentId: ids.deploymentId },
   };
   return bodies[op.operationId];
 }
@@ -281,6 +283,9 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     'listWorkspace',
     // Reference 1.15: any key.
     'listRegions',
+    // Reference 5.3: any authenticated caller; the caller's own settings.
+    'getAppConfig',
+    'getMySettings',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
