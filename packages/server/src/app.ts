@@ -1,9 +1,3 @@
-import { accountRoutes } from './areas/account/account.routes.js';
-import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
-import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
-import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
-import { appConfigSchemas } from './areas/account/app-config.schemas.js';
-import { installAuditHook } from './audit/hook.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -88,6 +82,12 @@ import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
+import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
+import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { installAuditHook } from './audit/hook.js';
 
 export interface AppOptions {
   store: Store;

@@ -172,6 +172,21 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
     expect((theirs.json() as Page).items).toEqual([]);
   });
 
+  it('keeps explicit events without a caller (sign-ins) only while on, never storing a secret-named fact', async () => {
+    const audit = t.app.services.audit;
+    const actor = { userId: developer.userId, email: developer.email, credentialKind: 'oidc', credentialId: null };
+    await setAudit(false);
+    const before = await countAll();
+    await audit.recordFor(t.tenantId, actor, { action: 'sign-in', details: { method: 'oidc' } });
+    expect(await countAll()).toBe(before);
+    await setAudit(true);
+    await audit.recordFor(t.tenantId, actor, { action: 'sign-in', target: { sessionId: 'abc-secret-session' }, details: { method: 'oidc', idToken: 'eyJ-secret', password: 'pw-secret' } }, { requestId: 'sign-in-1' });
+    const event = await newest();
+    expect(event).toMatchObject({ action: 'sign-in', actorUserId: developer.userId, credentialKind: 'oidc', requestId: 'sign-in-1' });
+    expect(event.target).toEqual({ sessionId: '[REDACTED]' });
+    expect(event.details).toEqual({ method: 'oidc', idToken: '[REDACTED]', password: '[REDACTED]' });
+  });
+
   it('is append-only: the store refuses to change an event', async () => {
     await setAudit(true);
     const event = await newest();
