@@ -34,6 +34,7 @@ export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType 
 export {
   DEFAULT_PAGE_SIZE,
   type ApiKeyListQuery,
+  type AuditEventListQuery,
   type DeploymentListQuery,
   type FolderFilter,
   type FolderListQuery,

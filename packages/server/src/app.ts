@@ -1,5 +1,3 @@
-import { accountRoutes } from './areas/account/account.routes.js';
-import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -96,6 +94,12 @@ import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
+import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
+import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { installAuditHook } from './audit/hook.js';
 
 export interface AppOptions {
   store: Store;
@@ -289,6 +293,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedTenantSchemas,
     ...embedGroupSchemas,
     ...oauthIntegrationSchemas,
+    ...tenantSettingsSchemas,
+    ...auditEventSchemas,
+    ...appConfigSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -302,6 +309,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
+  installAuditHook(app, services.audit);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
   if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
@@ -326,7 +334,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees };
+      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees, requestId: request.id };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.
@@ -369,7 +377,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
   await app.register(
@@ -380,6 +387,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }),
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
+  await app.register(accountRoutes(services));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
