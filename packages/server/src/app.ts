@@ -68,7 +68,7 @@ import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
-import { authenticator } from './http/auth.js';
+import { authenticator, checkPublicRoute } from './http/auth.js';
 import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
@@ -343,6 +343,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }
   });
 
+  // Before any route is added (and before the rate limiter rewrites public routes' budgets).
+  app.addHook('onRoute', (route) => checkPublicRoute(route as Parameters<typeof checkPublicRoute>[0]));
   await installRateLimit(app, {
     perKeyPerMinute: options.rateLimitPerMinute ?? 0,
     perIpPerMinute: options.rateLimitPerIpPerMinute ?? 0,
