@@ -26,6 +26,8 @@ import { embedTenantsRoutes } from './areas/embed-tenants/embed-tenants.routes.j
 import { embedTenantSchemas } from './areas/embed-tenants/embed-tenants.schemas.js';
 import { embedGroupsRoutes } from './areas/embed-tenants/embed-groups.routes.js';
 import { embedGroupSchemas } from './areas/embed-tenants/embed-groups.schemas.js';
+import { embedAccessRoutes } from './areas/embed-tenants/embed-access.routes.js';
+import { embedAccessSchemas } from './areas/embed-tenants/embed-access.schemas.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
@@ -244,7 +246,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedTenantSchemas, ...embedGroupSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedTenantSchemas, ...embedGroupSchemas, ...embedAccessSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -324,6 +326,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
+  await app.register(embedAccessRoutes(services.embedAccess));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -37,6 +37,8 @@ import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
+import { embedAccessService } from './areas/embed-tenants/embed-access.service.js';
+import { storedDashboardSwitch } from './areas/embed-tenants/dashboard-embed.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
@@ -114,6 +116,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
+    embedAccess: embedAccessService(store, storedDashboardSwitch),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -108,6 +108,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateEmbedGroup: { description: 'by the suite' },
     addEmbedGroupMembers: { members: [{ externalId: 'seeded' }, { externalId: 'new-by-suite' }] },
     removeEmbedGroupMembers: { members: [{ externalId: 'seeded' }] },
+    updateWorkbookEmbedAccess: { embedTenantName: ids.embedTenantName, action: 'read' },
+    updateFolderEmbedAccess: { allEmbedUsers: true, action: 'read' },
     provisionEmbedUsers: { users: [{ externalId: 'security-suite' }] },
     createBranch: { name: 'security-suite' },
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
