@@ -27,6 +27,11 @@ declare module 'fastify' {
      * the route against the environment it addresses), raw or after `Bearer`.
      */
     credential?: 'basic' | 'data-api';
+    /**
+     * The route also takes `Authorization: Api-Key <key>`, the scheme embedding clients send
+     * (reference 0.1: at least on the embed routes); other REST routes keep Bearer only.
+     */
+    apiKeyScheme?: boolean;
   }
 }
 
@@ -60,9 +65,10 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
     const scheme = match?.[1]?.toLowerCase();
     const onScim = request.url === SCIM_PREFIX || request.url.startsWith(`${SCIM_PREFIX}/`) || request.url.startsWith(`${SCIM_PREFIX}?`);
-    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && onScim))) {
+    const apiKeyScheme = onScim || request.routeOptions.config?.apiKeyScheme === true;
+    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && apiKeyScheme))) {
       throw unauthenticated(
-        onScim
+        apiKeyScheme
           ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
           : 'The Authorization header must be `Bearer <key>`.',
         'invalid_request',

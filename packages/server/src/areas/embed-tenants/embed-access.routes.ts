@@ -19,6 +19,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
     app.get(
       workbook,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'getWorkbookEmbedAccess',
           tags,
@@ -34,6 +35,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
     app.put(
       workbook,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'updateWorkbookEmbedAccess',
           tags,
@@ -51,6 +53,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
     app.get(
       folder,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'getFolderEmbedAccess',
           tags,
@@ -66,6 +69,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
     app.put(
       folder,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'updateFolderEmbedAccess',
           tags,
@@ -82,6 +86,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
     app.get(
       '/api/v1/deployments/:deploymentId/embed-tenants/:embedTenantName/workbooks',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'listEmbedTenantWorkbooks',
           tags,
