@@ -1,3 +1,5 @@
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +40,8 @@ import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
+import { oidcTokenConfigsRoutes } from './areas/workload-identity/oidc-token-configs.routes.js';
+import { oidcTokenConfigSchemas } from './areas/workload-identity/oidc-token-configs.schemas.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
@@ -49,6 +53,8 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { dashboardsRoutes } from './areas/dashboards/dashboards.routes.js';
+import { dashboardSchemas } from './areas/dashboards/dashboards.schemas.js';
 import { commitsRoutes } from './areas/data-model/commits.routes.js';
 import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
@@ -246,7 +252,35 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedTenantSchemas, ...embedGroupSchemas, ...embedAccessSchemas];
+  const schemas = [
+    ...sharedSchemas,
+    ...apiKeySchemas,
+    ...userSchemas,
+    ...groupSchemas,
+    ...deploymentSchemas,
+    ...policySchemas,
+    ...scimSchemas,
+    ...userAttributeSchemas,
+    ...contentSchemas,
+    ...workspaceSchemas,
+    ...folderSchemas,
+    ...reportSchemas,
+    ...listingSchemas,
+    ...commitSchemas,
+    ...dataModelSchemas,
+    ...buildSchemas,
+    ...uploadSchemas,
+    ...setupSchemas,
+    ...envVarSchemas,
+    ...tokenSchemas,
+    ...podSchemas,
+    ...oidcTokenConfigSchemas,
+    ...embedSettingsSchemas,
+    ...dashboardSchemas,
+    ...embedTenantSchemas,
+    ...embedGroupSchemas,
+    ...embedAccessSchemas,
+  ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -313,6 +347,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(dashboardsRoutes(services.dashboards));
   await app.register(commitsRoutes(services.commits));
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));
@@ -324,6 +359,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
+  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
   await app.register(embedAccessRoutes(services.embedAccess));

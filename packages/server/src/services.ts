@@ -9,10 +9,12 @@ import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
+import { oidcTokenConfigsService } from './areas/workload-identity/oidc-token-configs.service.js';
 import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
 import { reportsService } from './areas/reports/reports.service.js';
+import { dashboardsService } from './areas/dashboards/dashboards.service.js';
 import { commitsService } from './areas/data-model/commits.service.js';
 import { gitHttpService } from './areas/data-model/git-http.service.js';
 import { filesService } from './areas/data-model/files.service.js';
@@ -35,10 +37,11 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
 import { embedAccessService } from './areas/embed-tenants/embed-access.service.js';
-import { storedDashboardSwitch } from './areas/embed-tenants/dashboard-embed.js';
+import { publishedDashboardSwitch } from './areas/embed-tenants/dashboard-embed.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
@@ -99,6 +102,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     users: usersService(store),
     scim: scimService(store),
     userAttributes: userAttributesService(store),
+    oidcTokenConfigs: oidcTokenConfigsService(store),
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),
@@ -108,15 +112,17 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports,
+    dashboards: dashboardsService(store),
     envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
     runtime,
     pods: podsService(store, runtime),
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    embedSettings: embedSettingsService(store),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
-    embedAccess: embedAccessService(store, storedDashboardSwitch),
+    embedAccess: embedAccessService(store, publishedDashboardSwitch),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -39,8 +39,14 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
     expect(res.statusCode, res.body).toBe(200);
     return (res.json() as { items: Array<{ id: number; name: string }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } });
   };
-  const publish = async (workbookId: number, allowEmbed = false) => {
-    await t.store.db.updateTable('workbooks').set({ published_dashboard: JSON.stringify({ publicId: `pub-${workbookId}`, status: 'published', allowEmbed }) }).where('id', '=', workbookId).execute();
+  /** Publishes the workbook's dashboard through the dashboards routes (8.G.2, 8.G.3); returns its public id. */
+  const publish = async (workbookId: number): Promise<string> => {
+    const widget = { type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 4 }, config: { text: 'hello' } };
+    const draft = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/dashboard`, body: { dashboardDraft: { title: 'Embedded', widgets: [widget] } } });
+    expect(draft.statusCode, draft.body).toBe(200);
+    const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish` });
+    expect(res.statusCode, res.body).toBe(200);
+    return (res.json() as { publicId: string }).publicId;
   };
 
   describe('read and change a workbook\'s embed access (3.4, 3.5)', () => {
@@ -95,9 +101,14 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       problem(await put(workbookUrl(unpublished), { allowEmbed: true, embedTenantName: name, action: 'read' }), 400, 'INVALID_OPERATION');
       expect((await t.request({ url: workbookUrl(unpublished) })).json().tenants).toEqual([]);
       const published = await items.workbook(`published-${seq}`);
-      await publish(published);
+      const publicId = await publish(published);
+      expect((await t.request({ url: workbookUrl(published) })).json().allowEmbed).toBe(false);
       expect((await put(workbookUrl(published), { allowEmbed: true })).json()).toMatchObject({ allowEmbed: true, tenants: [] });
       expect((await t.request({ url: workbookUrl(published) })).json().allowEmbed).toBe(true);
+      // The same switch as the dashboard's own (3.6), both ways.
+      expect((await t.request({ url: `/api/v1/deployments/${deploymentId}/workbooks/${published}` })).json().publishedDashboard.allowEmbed).toBe(true);
+      expect((await t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${publicId}`, body: { allowEmbed: false } })).statusCode).toBe(200);
+      expect((await t.request({ url: workbookUrl(published) })).json().allowEmbed).toBe(false);
       const both = await put(workbookUrl(published), { allowEmbed: false, embedTenantName: name, action: 'read' });
       expect(both.json()).toMatchObject({ allowEmbed: false, tenants: [{ embedTenantName: name, action: 'read' }] });
     });

@@ -47,6 +47,8 @@ interface Ids {
   name: string;
   /** An environment of the deployment. */
   environmentId: string;
+  /** An OIDC token config of the tenant. */
+  configId: number;
   /** An embed tenant of the account. */
   embedTenantName: string;
   /** A group of that embed tenant (its routes name it `{id}`, as the reference does). */
@@ -93,6 +95,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
     upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
     duplicateWorkbook: {},
+    saveDashboardDraft: { dashboardDraft: { widgets: [] } },
+    publishDashboard: { config: { widgets: [] } },
+    setDashboardAllowEmbed: { allowEmbed: true },
     upsertReportByPublicId: { name: 'security-suite', title: 'by the suite' },
     createFolder: { name: 'security-suite', parentId: ids.folderId },
     renameFolder: { name: 'renamed-by-suite' },
@@ -121,9 +126,55 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createDeploymentToken: { expiresIn: 60 },
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
+    createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
+    updateOidcTokenConfig: { isEnabled: false },
+    updateTenantEmbedSettings: { allowAi: true },
   };
   return bodies[op.operationId];
 }
+
+/** Every table a request could change: the fingerprint compares their rows before and after. */
+const TABLES = [
+  'tenants',
+  'tenant_hosts',
+  'users',
+  'groups',
+  'group_members',
+  'deployments',
+  'api_keys',
+  'policies',
+  'scim_users',
+  'scim_groups',
+  'user_attributes',
+  'user_attribute_values',
+  'folders',
+  'workbooks',
+  'reports',
+  'favorites',
+  'branches',
+  'dev_sessions',
+  'builds',
+  'uploads',
+  'jobs',
+  'env_vars',
+  'signing_keys',
+  'environment_tokens',
+  'runtimes',
+  'runtime_logs',
+  'oidc_token_configs',
+  'user_settings',
+  'audit_events',
+  'dashboards',
+  'dashboard_versions',
+  'dashboard_report_snapshots',
+  'embed_tenants',
+  'embed_users',
+  'embed_groups',
+  'embed_group_members',
+  'embed_user_groups',
+  'embed_user_attribute_values',
+  'embed_shares',
+] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
   let t: TestApp;
@@ -137,9 +188,10 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'embed_tenants', 'embed_users', 'embed_groups', 'embed_group_members', 'embed_user_groups', 'embed_user_attribute_values', 'embed_shares'] as const) {
+    for (const table of TABLES) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
+      // Sorted: PostgreSQL returns rows in storage order, which an update elsewhere in the row (lastUsedAt) changes.
+      parts.push(`${table}:${rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(',')}`);
     }
     return parts.join('\n');
   }
@@ -185,6 +237,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
+      configId: await oidcConfigOf(tenantId),
       ...(await embedTenantOf(tenantId, `${label}-embed`)),
     };
   }
@@ -198,6 +251,17 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return build.id;
+  }
+
+  /** An OIDC token config of the tenant, so {configId} names a real one. */
+  async function oidcConfigOf(tenantId: number): Promise<number> {
+    const at = new Date().toISOString();
+    const row = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ tenant_id: tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** An embed tenant with a user, so {embedTenantName} names a real one. */
@@ -278,7 +342,30 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|id)\}/.test(op.path));
+  // An embed tenant name names a tenant of the caller's own account: provisioning creates one of
+  // that name there on demand, and deleting one that does not exist there is a 204 (reference 4.2,
+  // 4.4). Neither may reach the other account's tenant of the name, which the next test checks.
+  const onDemand = new Set(['provisionEmbedUser', 'provisionEmbedUsers', 'deleteEmbedTenant']);
+  const idOps = guarded.filter((op) => !onDemand.has(op.operationId) && /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName)\}/.test(op.path));
+  it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
+    "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
+    async (_label, op) => {
+      const theirs = async () => {
+        const parts: string[] = [];
+        for (const table of ['embed_tenants', 'embed_users', 'embed_groups', 'embed_group_members'] as const) {
+          parts.push(JSON.stringify(await t.store.db.selectFrom(table).selectAll().where('tenant_id', '!=', t.tenantId).orderBy('id').execute()));
+        }
+        return parts.join('\n');
+      };
+      const before = await theirs();
+      const body = bodyFor(op, own);
+      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      expect(await theirs()).toBe(before);
+      // What the call made in this tenant goes again, so later tests see the seeded state.
+      await t.request({ method: 'DELETE', url: `/api/v1/embed-tenants/${foreign.embedTenantName}` });
+    },
+  );
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

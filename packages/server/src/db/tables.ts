@@ -15,6 +15,10 @@ export interface TenantTable {
   auth_version: Generated<number>;
   /** JSON array of the region names the tenant may use; null: every configured region. */
   regions: string | null;
+  /** JSON object of the embed settings an admin set; null: every default (areas/account/embed-settings.ts). */
+  embed_settings: string | null;
+  /** JSON object of the tenant settings an admin set; null: every default (areas/account/tenant-settings.ts). */
+  account_settings: string | null;
 }
 
 export interface TenantHostTable {
@@ -262,6 +266,48 @@ export interface ReportTable {
   updated_at: string;
 }
 
+/** A workbook's published dashboard: what stays across its versions (migration 0016). */
+export interface DashboardTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  workbook_id: number;
+  public_id: string;
+  /** 0 or 1: signed embedding allowed (reference 3.6). */
+  allow_embed: number;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DashboardVersionStatus = 'draft' | 'published' | 'archived';
+
+/** One publication of a dashboard. */
+export interface DashboardVersionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  dashboard_id: number;
+  version_number: number;
+  status: DashboardVersionStatus;
+  title: string | null;
+  description: string | null;
+  /** JSON DashboardConfig. */
+  config: string;
+  created_by: number | null;
+  created_at: string;
+}
+
+/** A report as a dashboard version froze it. */
+export interface DashboardReportSnapshotTable {
+  id: Generated<number>;
+  tenant_id: number;
+  version_id: number;
+  position: number;
+  report_id: number;
+  /** JSON: the ReportSnapshot fields other than id, reportId and versionNumber. */
+  content: string;
+}
+
 export interface FavoriteTable {
   tenant_id: number;
   user_id: number;
@@ -356,6 +402,21 @@ export interface EnvVarTable {
   updated_at: string;
 }
 
+/** A workload-identity token config (reference 5.14-5.18). */
+export interface OidcTokenConfigTable {
+  id: Generated<number>;
+  tenant_id: number;
+  audience_type: string;
+  audience: string;
+  name: string;
+  sub_format: string | null;
+  custom_claims: string | null;
+  target_env_var: string | null;
+  is_enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** secrets/: a key that may have sealed values, and a check value sealed under it. */
 export interface SecretKeyTable {
   id: string;
@@ -439,6 +500,33 @@ export interface RuntimeLogTable {
   message: string;
 }
 
+export interface UserSettingsTable {
+  user_id: number;
+  tenant_id: number;
+  default_deployment_id: number | null;
+  updated_at: string;
+}
+
+/** Append-only (migration 0019): rows are inserted, never changed. */
+export interface AuditEventTable {
+  id: Generated<number>;
+  tenant_id: number;
+  occurred_at: string;
+  action: string;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  credential_kind: string | null;
+  credential_id: string | null;
+  method: string | null;
+  route: string | null;
+  /** JSON object. */
+  target: string;
+  status: number | null;
+  request_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -470,6 +558,12 @@ export interface Database {
   environment_tokens: EnvironmentTokenTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
+  oidc_token_configs: OidcTokenConfigTable;
+  user_settings: UserSettingsTable;
+  audit_events: AuditEventTable;
+  dashboards: DashboardTable;
+  dashboard_versions: DashboardVersionTable;
+  dashboard_report_snapshots: DashboardReportSnapshotTable;
   embed_tenants: EmbedTenantTable;
   embed_users: EmbedUserTable;
   embed_groups: EmbedGroupTable;
@@ -570,6 +664,9 @@ export type PolicyRow = Selectable<PolicyTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type WorkbookRow = Selectable<WorkbookTable>;
 export type ReportRow = Selectable<ReportTable>;
+export type DashboardRow = Selectable<DashboardTable>;
+export type DashboardVersionRow = Selectable<DashboardVersionTable>;
+export type DashboardReportSnapshotRow = Selectable<DashboardReportSnapshotTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;
@@ -577,6 +674,7 @@ export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
+export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
 export type EmbedTenantRow = Selectable<EmbedTenantTable>;
 export type EmbedUserRow = Selectable<EmbedUserTable>;
 export type EmbedGroupRow = Selectable<EmbedGroupTable>;
