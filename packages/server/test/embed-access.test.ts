@@ -90,7 +90,8 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       problem(await put(workbookUrl(workbookId), { allEmbedUsers: false, action: 'read' }), 400, 'VALIDATION_FAILED');
       problem(await put(workbookUrl(workbookId), {}), 400, 'VALIDATION_FAILED');
       problem(await put(workbookUrl(workbookId), { embedTenantName: uniqueTenant(), action: 'read' }), 404, 'EMBED_TENANT_NOT_FOUND');
-      problem(await put(workbookUrl(workbookId), { embedTenantName: 'Not Valid!', action: 'read' }), 400, 'VALIDATION_FAILED');
+      const bad = problem(await put(workbookUrl(workbookId), { embedTenantName: 'Not Valid!', action: 'read' }), 400, 'VALIDATION_FAILED');
+      expect(bad.errors?.[0]?.pointer).toBe('/body/embedTenantName');
       expect((await t.request({ url: workbookUrl(workbookId) })).json().tenants).toEqual([]);
     });
 

@@ -22,6 +22,7 @@ import {
   type ShareTarget,
 } from './embed-access.store.js';
 import { nullablePage, requireEmbedTenant } from './embed-tenants.service.js';
+import { canonicalEmbedTenantName } from './provision.js';
 
 const VERB: Record<Access, string> = { VIEW: 'view the embed access of', EDIT: 'edit', MANAGE: 'change the embed access of' };
 const ALL_SOURCES: ReadonlySet<AccessSource> = new Set(['tenant', 'allEmbedUsers', 'folder']);
@@ -44,7 +45,8 @@ function changeOf(input: UpdateFolderEmbedAccessInput, changesAllowEmbed: boolea
     return null;
   }
   if (action === null) throw invalid('/action', 'is required with a target', 'Give an action with the target: read (share) or none (remove the share).');
-  return tenant !== null ? { kind: 'tenant', name: tenant, share: action === 'read' } : { kind: 'all', share: action === 'read' };
+  // The name is checked here, so a malformed one is refused before anything is read or locked.
+  return tenant !== null ? { kind: 'tenant', name: canonicalEmbedTenantName(tenant, '/body/embedTenantName'), share: action === 'read' } : { kind: 'all', share: action === 'read' };
 }
 
 /**
