@@ -8,6 +8,7 @@ import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
+import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
@@ -55,6 +56,10 @@ export interface MapiClient extends TypedCalls, Lists {
   embedTenants: EmbedTenants;
   /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
   embedAccess: EmbedAccessApi;
+  /** The tenant's third-party OAuth apps (reference 5.5-5.9). */
+  oauthIntegrations: OAuthIntegrations;
+  /** The caller's tokens for them (reference 5.10-5.13). */
+  userOAuthTokens: UserOAuthTokens;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -83,6 +88,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createPods(api),
     ...createDashboards(api),
     ...createEmbedTenants(api),
+    ...createOAuth(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,
