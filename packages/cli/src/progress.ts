@@ -24,7 +24,7 @@ export function progressLine(verb: string, p: BulkProgress): string {
  * noise. Lines are printed only after requests (not for the initial "nothing done" call), so the
  * number of lines equals the number of requests sent.
  */
-export function createProgress(verb: 'moved' | 'deleted', stream: NodeJS.WriteStream = process.stderr): ProgressReporter {
+export function createProgress(verb: 'moved' | 'deleted' | 'provisioned' | 'added' | 'removed', stream: NodeJS.WriteStream = process.stderr): ProgressReporter {
   if (!stream.isTTY) {
     return {
       update(p) {

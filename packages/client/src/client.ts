@@ -3,6 +3,7 @@ import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
 import { listModelFiles, modelFileHashes, uploadModelFile, type ModelFile, type ModelFilesQuery, type ModelTarget, type RemoteModelFile, type UploadFileInput } from './data-model.js';
 import { createDashboards, type Dashboards, type Workbooks } from './dashboards.js';
+import { createEmbedTenants, type EmbedAccessApi, type EmbedTenants } from './embed-tenants.js';
 import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
@@ -51,6 +52,10 @@ export interface MapiClient extends TypedCalls, Lists {
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
   dashboards: Dashboards;
+  /** Embed tenants, their users, groups and members (reference 4.1-4.13). */
+  embedTenants: EmbedTenants;
+  /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
+  embedAccess: EmbedAccessApi;
   /** The tenant's third-party OAuth apps (reference 5.5-5.9). */
   oauthIntegrations: OAuthIntegrations;
   /** The caller's tokens for them (reference 5.10-5.13). */
@@ -82,6 +87,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createBuilds(api),
     ...createPods(api),
     ...createDashboards(api),
+    ...createEmbedTenants(api),
     ...createOAuth(api),
     GET: api.GET,
     POST: api.POST,

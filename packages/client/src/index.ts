@@ -27,6 +27,24 @@ export {
   type UploadFileInput,
 } from './data-model.js';
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
+export type {
+  EmbedAccess,
+  EmbedAccessApi,
+  EmbedAccessSource,
+  EmbedBulkOptions,
+  EmbedGroup,
+  EmbedMember,
+  EmbedMembersResult,
+  EmbedTenant,
+  EmbedTenants,
+  EmbedUser,
+  FolderEmbedAccess,
+  ProvisionEmbedUserInput,
+  ProvisionEmbedUsersResult,
+  ProvisionFailure,
+  UpdateEmbedAccessInput,
+  UpdateFolderEmbedAccessInput,
+} from './embed-tenants.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
 export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';

@@ -30,6 +30,8 @@ import { embedTenantsRoutes } from './areas/embed-tenants/embed-tenants.routes.j
 import { embedTenantSchemas } from './areas/embed-tenants/embed-tenants.schemas.js';
 import { embedGroupsRoutes } from './areas/embed-tenants/embed-groups.routes.js';
 import { embedGroupSchemas } from './areas/embed-tenants/embed-groups.schemas.js';
+import { embedAccessRoutes } from './areas/embed-tenants/embed-access.routes.js';
+import { embedAccessSchemas } from './areas/embed-tenants/embed-access.schemas.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
@@ -292,6 +294,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...dashboardSchemas,
     ...embedTenantSchemas,
     ...embedGroupSchemas,
+    ...embedAccessSchemas,
     ...oauthIntegrationSchemas,
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
@@ -381,6 +384,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
+  await app.register(embedAccessRoutes(services.embedAccess));
   await app.register(
     oauthIntegrationsRoutes(services.oauthIntegrations, services.userOAuthTokens, {
       resolveTenant,

@@ -40,6 +40,8 @@ import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
+import { embedAccessService } from './areas/embed-tenants/embed-access.service.js';
+import { publishedDashboardSwitch } from './areas/embed-tenants/dashboard-embed.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
 import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
@@ -146,6 +148,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     auditEvents: auditEventsService(audit),
     appConfig: appConfigService(store),
     userSettings: userSettingsService(store),
+    embedAccess: embedAccessService(store, publishedDashboardSwitch),
   };
 }
 export type Services = ReturnType<typeof createServices>;

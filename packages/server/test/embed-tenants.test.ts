@@ -433,6 +433,15 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
       expect((await users(name)).items.map((u) => u.externalId)).toEqual(['x']);
     });
 
+    it('takes `Authorization: Api-Key <key>` on the embed routes (reference 0.1); other REST routes keep Bearer only', async () => {
+      const name = uniqueTenant();
+      const res = await t.request({ method: 'POST', url: `/api/v1/embed-tenants/${name}/user`, body: { externalId: 'x' }, key: null, headers: { authorization: `Api-Key ${t.admin.key}` } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect((await t.request({ url: '/api/v1/embed-tenants', key: null, headers: { authorization: `api-key ${t.admin.key}` } })).statusCode).toBe(200);
+      problem(await t.request({ url: '/api/v1/embed-tenants', key: null, headers: { authorization: `Api-Key mapi_${'Z'.repeat(40)}` } }), 401, 'UNAUTHENTICATED');
+      problem(await t.request({ url: '/api/v1/groups', key: null, headers: { authorization: `Api-Key ${t.admin.key}` } }), 401, 'UNAUTHENTICATED');
+    });
+
     it('lets an admin key scoped to deployments read, but not change, the account-wide embed people', async () => {
       const name = uniqueTenant();
       await provision(name, { externalId: 'x' });

@@ -122,6 +122,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateEmbedGroup: { description: 'by the suite' },
     addEmbedGroupMembers: { members: [{ externalId: 'seeded' }, { externalId: 'new-by-suite' }] },
     removeEmbedGroupMembers: { members: [{ externalId: 'seeded' }] },
+    updateWorkbookEmbedAccess: { embedTenantName: ids.embedTenantName, action: 'read' },
+    updateFolderEmbedAccess: { allEmbedUsers: true, action: 'read' },
     provisionEmbedUsers: { users: [{ externalId: 'security-suite' }] },
     createBranch: { name: 'security-suite' },
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
@@ -377,7 +379,30 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId)\}/.test(op.path));
+  // An embed tenant name names a tenant of the caller's own account: provisioning creates one of
+  // that name there on demand, and deleting one that does not exist there is a 204 (reference 4.2,
+  // 4.4). Neither may reach the other account's tenant of the name, which the next test checks.
+  const onDemand = new Set(['provisionEmbedUser', 'provisionEmbedUsers', 'deleteEmbedTenant']);
+  const idOps = guarded.filter((op) => !onDemand.has(op.operationId) && /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId)\}/.test(op.path));
+  it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
+    "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
+    async (_label, op) => {
+      const theirs = async () => {
+        const parts: string[] = [];
+        for (const table of ['embed_tenants', 'embed_users', 'embed_groups', 'embed_group_members'] as const) {
+          parts.push(JSON.stringify(await t.store.db.selectFrom(table).selectAll().where('tenant_id', '!=', t.tenantId).orderBy('id').execute()));
+        }
+        return parts.join('\n');
+      };
+      const before = await theirs();
+      const body = bodyFor(op, own);
+      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      expect(await theirs()).toBe(before);
+      // What the call made in this tenant goes again, so later tests see the seeded state.
+      await t.request({ method: 'DELETE', url: `/api/v1/embed-tenants/${foreign.embedTenantName}` });
+    },
+  );
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

@@ -63,6 +63,11 @@ declare module 'fastify' {
      * the route against the environment it addresses), raw or after `Bearer`.
      */
     credential?: 'basic' | 'data-api';
+    /**
+     * The route also takes `Authorization: Api-Key <key>`, the scheme embedding clients send
+     * (reference 0.1: at least on the embed routes); other REST routes keep Bearer only.
+     */
+    apiKeyScheme?: boolean;
   }
 }
 
@@ -96,7 +101,7 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
     const scheme = match?.[1]?.toLowerCase();
     const onScim = under(request.url, SCIM_PREFIX);
-    const apiKeyScheme = onScim || under(request.url, EMBED_PREFIX);
+    const apiKeyScheme = onScim || under(request.url, EMBED_PREFIX) || request.routeOptions.config?.apiKeyScheme === true;
     if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && apiKeyScheme))) {
       throw unauthenticated(
         apiKeyScheme

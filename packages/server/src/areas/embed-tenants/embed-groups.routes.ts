@@ -13,6 +13,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.get(
       base,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'listEmbedGroups',
           tags,
@@ -29,6 +30,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.post(
       base,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'createEmbedGroup',
           tags,
@@ -45,6 +47,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.get(
       `${base}/:id`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'getEmbedGroup',
           tags,
@@ -60,6 +63,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.patch(
       `${base}/:id`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'updateEmbedGroup',
           tags,
@@ -76,6 +80,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.delete(
       `${base}/:id`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'deleteEmbedGroup',
           tags,
@@ -94,6 +99,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.get(
       `${base}/:id/users`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'listEmbedGroupMembers',
           tags,
@@ -110,6 +116,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.post(
       `${base}/:id/users`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'addEmbedGroupMembers',
           tags,
@@ -126,6 +133,7 @@ export function embedGroupsRoutes(service: EmbedGroupsService): FastifyPluginAsy
     app.delete(
       `${base}/:id/users`,
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'removeEmbedGroupMembers',
           tags,

@@ -11,6 +11,7 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
     app.get(
       '/api/v1/embed-tenants',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'listEmbedTenants',
           tags,
@@ -26,6 +27,7 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
     app.delete(
       '/api/v1/embed-tenants/:embedTenantName',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'deleteEmbedTenant',
           tags,
@@ -44,6 +46,7 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
     app.get(
       '/api/v1/embed-tenants/:embedTenantName/users',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'listEmbedUsers',
           tags,
@@ -60,6 +63,7 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
     app.post(
       '/api/v1/embed-tenants/:embedTenantName/user',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'provisionEmbedUser',
           tags,
@@ -76,6 +80,7 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
     app.post(
       '/api/v1/embed-tenants/:embedTenantName/users',
       {
+        config: { apiKeyScheme: true },
         schema: {
           operationId: 'provisionEmbedUsers',
           tags,
