@@ -1499,6 +1499,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/dbt-sync-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The transformation-project settings syncs use (extension; SchemaRead)
+         * @description A deployment that never saved any answers the defaults (`updatedAt` null).
+         */
+        get: operations["getDbtSyncSettings"];
+        /**
+         * Change the transformation-project settings; keys left out keep their values (extension; DeploymentUpdate)
+         * @description `ref: null` goes back to the deploy branch. Paths are relative (`..`, `.git`, backslashes and absolute paths are 400); a selector list given replaces that list. Bad input changes nothing.
+         */
+        put: operations["putDbtSyncSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2591,6 +2615,35 @@ export interface components {
             pod: string;
             date: string;
             message: string;
+        };
+        /** @description A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run. */
+        DbtSyncSelector: {
+            /** @description Folders or files of the project (`models/marts`, `models/marts/orders.sql`). */
+            paths: string[];
+            /** @description dbt tags. */
+            tags: string[];
+            /** @description Model names. */
+            names: string[];
+        };
+        DbtSyncSettings: {
+            deploymentId: number;
+            /** @description Where the transformation project lives. */
+            repository: {
+                /**
+                 * @description `deployment`: the deployment’s own repository (the only kind so far).
+                 * @enum {unknown}
+                 */
+                type: "deployment";
+            };
+            /** @description The branch or tag a `git` sync reads; null: the deployment’s deploy branch. */
+            ref: string | null;
+            /** @description Where the compiled manifest is committed, from the repository root. */
+            manifestPath: string;
+            /** @description The folder the generated cubes are written to, from the deployment’s project root. */
+            outputPath: string;
+            selector: components["schemas"]["DbtSyncSelector"];
+            /** Format: date-time */
+            updatedAt: string | null;
         };
     };
     responses: {
@@ -12799,6 +12852,173 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    getDbtSyncSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putDbtSyncSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the transformation project lives. */
+                    repository?: {
+                        /**
+                         * @description `deployment`: the deployment’s own repository (the only kind so far).
+                         * @enum {unknown}
+                         */
+                        type: "deployment";
+                    };
+                    ref?: string | null;
+                    manifestPath?: string;
+                    outputPath?: string;
+                    selector?: {
+                        paths?: string[];
+                        tags?: string[];
+                        names?: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }
