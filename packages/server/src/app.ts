@@ -56,6 +56,8 @@ import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import { dbtSyncSettingsRoutes } from './areas/dbt-sync/settings.routes.js';
 import { dbtSyncSettingsSchemas } from './areas/dbt-sync/settings.schemas.js';
+import { dbtSyncRoutes } from './areas/dbt-sync/runs.routes.js';
+import { dbtSyncRunSchemas } from './areas/dbt-sync/runs.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator } from './http/auth.js';
@@ -239,7 +241,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...dbtSyncSettingsSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...dbtSyncSettingsSchemas, ...dbtSyncRunSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -318,6 +320,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
+  await app.register(dbtSyncRoutes(services.dbtSync));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -36,6 +36,7 @@ import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
+import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -66,6 +67,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const dbtSyncSettings = dbtSyncSettingsService(store);
   return {
     secrets: options.secrets,
     signing,
@@ -107,7 +109,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
-    dbtSyncSettings: dbtSyncSettingsService(store),
+    dbtSyncSettings,
+    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
   };
 }
 export type Services = ReturnType<typeof createServices>;
