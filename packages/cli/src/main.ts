@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
+import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerEnvVars } from './commands/env-vars.js';
@@ -65,6 +66,7 @@ function buildProgram(): Command {
   registerModel(program);
   registerEnvVars(program);
   registerPods(program);
+  registerDbtSync(program);
   registerLogs(program);
   registerUsers(program);
   registerApiKeys(program);
