@@ -83,7 +83,7 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       line = 'Cancelled before it began; no branch was changed';
     } else if (job.state === 'failed') {
       status = 'FAILED';
-      error = job.error === DEAD_WORKER ? 'The server running this sync stopped before it ended (it was killed or crashed); no branch was changed.' : `The sync stopped: ${job.error ?? 'unknown error'}`;
+      error = job.error === DEAD_WORKER ? 'The server running this sync stopped before it ended (it was killed or crashed). Start the sync again.' : `The sync stopped: ${job.error ?? 'unknown error'}`;
       line = error;
     } else {
       status = 'UNKNOWN';
