@@ -1,3 +1,5 @@
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,10 @@ import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
+import { embedTenantsRoutes } from './areas/embed-tenants/embed-tenants.routes.js';
+import { embedTenantSchemas } from './areas/embed-tenants/embed-tenants.schemas.js';
+import { embedGroupsRoutes } from './areas/embed-tenants/embed-groups.routes.js';
+import { embedGroupSchemas } from './areas/embed-tenants/embed-groups.schemas.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
@@ -32,6 +38,8 @@ import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
+import { oidcTokenConfigsRoutes } from './areas/workload-identity/oidc-token-configs.routes.js';
+import { oidcTokenConfigSchemas } from './areas/workload-identity/oidc-token-configs.schemas.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
@@ -43,6 +51,8 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { dashboardsRoutes } from './areas/dashboards/dashboards.routes.js';
+import { dashboardSchemas } from './areas/dashboards/dashboards.schemas.js';
 import { commitsRoutes } from './areas/data-model/commits.routes.js';
 import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
@@ -121,6 +131,8 @@ export interface AppOptions {
   tenantCacheMs?: number;
   /** How long a deployment's folders must stay unchanged before its folder tree is loaded (ms; default 1000). */
   folderTreeSettleMs?: number;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000 (reference 4.0). */
+  embedUserLimit?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address on public routes that declare no budget; 0 or absent: off. */
@@ -229,6 +241,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
+    ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
@@ -241,7 +254,36 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...dbtSyncSettingsSchemas, ...dbtSyncRunSchemas];
+  const schemas = [
+    ...sharedSchemas,
+    ...apiKeySchemas,
+    ...userSchemas,
+    ...groupSchemas,
+    ...deploymentSchemas,
+    ...policySchemas,
+    ...scimSchemas,
+    ...userAttributeSchemas,
+    ...contentSchemas,
+    ...workspaceSchemas,
+    ...folderSchemas,
+    ...reportSchemas,
+    ...listingSchemas,
+    ...commitSchemas,
+    ...dataModelSchemas,
+    ...buildSchemas,
+    ...uploadSchemas,
+    ...setupSchemas,
+    ...envVarSchemas,
+    ...tokenSchemas,
+    ...podSchemas,
+    ...oidcTokenConfigSchemas,
+    ...embedSettingsSchemas,
+    ...dashboardSchemas,
+    ...embedTenantSchemas,
+    ...embedGroupSchemas,
+    ...dbtSyncSettingsSchemas,
+    ...dbtSyncRunSchemas,
+  ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -308,6 +350,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(dashboardsRoutes(services.dashboards));
   await app.register(commitsRoutes(services.commits));
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));
@@ -321,6 +364,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
+  await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
+  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
+  await app.register(embedTenantsRoutes(services.embedTenants));
+  await app.register(embedGroupsRoutes(services.embedGroups));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

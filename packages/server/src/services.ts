@@ -9,10 +9,12 @@ import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
+import { oidcTokenConfigsService } from './areas/workload-identity/oidc-token-configs.service.js';
 import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
 import { reportsService } from './areas/reports/reports.service.js';
+import { dashboardsService } from './areas/dashboards/dashboards.service.js';
 import { commitsService } from './areas/data-model/commits.service.js';
 import { gitHttpService } from './areas/data-model/git-http.service.js';
 import { filesService } from './areas/data-model/files.service.js';
@@ -37,6 +39,10 @@ import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
 import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
+import { embedSettingsService } from './areas/account/embed-settings.js';
+import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
+import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
+import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -50,6 +56,8 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
+  embedUserLimit?: number;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -68,6 +76,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
   const dbtSyncSettings = dbtSyncSettingsService(store);
+  const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   return {
     secrets: options.secrets,
     signing,
@@ -94,6 +103,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     users: usersService(store),
     scim: scimService(store),
     userAttributes: userAttributesService(store),
+    oidcTokenConfigs: oidcTokenConfigsService(store),
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),
@@ -103,6 +113,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports,
+    dashboards: dashboardsService(store),
     envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
     runtime,
     pods: podsService(store, runtime),
@@ -111,6 +122,9 @@ export function createServices(store: Store, options: ServiceOptions) {
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
     dbtSyncSettings,
     dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
+    embedSettings: embedSettingsService(store),
+    embedTenants: embedTenantsService(store, embedPeople),
+    embedGroups: embedGroupsService(store, embedPeople),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
+import { provisionEmbedUser } from '../src/areas/embed-tenants/provision.js';
+import { serialized } from '../src/db/transactions.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
 
@@ -45,6 +47,12 @@ interface Ids {
   name: string;
   /** An environment of the deployment. */
   environmentId: string;
+  /** An OIDC token config of the tenant. */
+  configId: number;
+  /** An embed tenant of the account. */
+  embedTenantName: string;
+  /** A group of that embed tenant (its routes name it `{id}`, as the reference does). */
+  id: number;
 }
 
 /**
@@ -87,6 +95,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
     upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
     duplicateWorkbook: {},
+    saveDashboardDraft: { dashboardDraft: { widgets: [] } },
+    publishDashboard: { config: { widgets: [] } },
+    setDashboardAllowEmbed: { allowEmbed: true },
     upsertReportByPublicId: { name: 'security-suite', title: 'by the suite' },
     createFolder: { name: 'security-suite', parentId: ids.folderId },
     renameFolder: { name: 'renamed-by-suite' },
@@ -97,6 +108,12 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
     deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
     renameDataModelFiles: { files: [{ path: 'security.yml', newPath: 'renamed.yml' }] },
+    provisionEmbedUser: { externalId: 'security-suite' },
+    createEmbedGroup: { name: 'security-suite-new' },
+    updateEmbedGroup: { description: 'by the suite' },
+    addEmbedGroupMembers: { members: [{ externalId: 'seeded' }, { externalId: 'new-by-suite' }] },
+    removeEmbedGroupMembers: { members: [{ externalId: 'seeded' }] },
+    provisionEmbedUsers: { users: [{ externalId: 'security-suite' }] },
     createBranch: { name: 'security-suite' },
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
     pullBranch: { branchName: 'main' },
@@ -108,9 +125,58 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     putDbtSyncSettings: { manifestPath: 'security/manifest.json' },
+    createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
+    updateOidcTokenConfig: { isEnabled: false },
+    updateTenantEmbedSettings: { allowAi: true },
   };
   return bodies[op.operationId];
 }
+
+/** Every table a request could change: the fingerprint compares their rows before and after. */
+const TABLES = [
+  'tenants',
+  'tenant_hosts',
+  'users',
+  'groups',
+  'group_members',
+  'deployments',
+  'api_keys',
+  'policies',
+  'scim_users',
+  'scim_groups',
+  'user_attributes',
+  'user_attribute_values',
+  'folders',
+  'workbooks',
+  'reports',
+  'favorites',
+  'branches',
+  'dev_sessions',
+  'builds',
+  'uploads',
+  'jobs',
+  'env_vars',
+  'signing_keys',
+  'environment_tokens',
+  'runtimes',
+  'runtime_logs',
+  'oidc_token_configs',
+  'user_settings',
+  'audit_events',
+  'dashboards',
+  'dashboard_versions',
+  'dashboard_report_snapshots',
+  'embed_tenants',
+  'embed_users',
+  'embed_groups',
+  'embed_group_members',
+  'embed_user_groups',
+  'embed_user_attribute_values',
+  'embed_shares',
+  'dbt_sync_settings',
+  'dbt_sync_runs',
+  'dbt_sync_logs',
+] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
   let t: TestApp;
@@ -124,9 +190,10 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'dbt_sync_settings', 'dbt_sync_runs', 'dbt_sync_logs'] as const) {
+    for (const table of TABLES) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
+      // Sorted: PostgreSQL returns rows in storage order, which an update elsewhere in the row (lastUsedAt) changes.
+      parts.push(`${table}:${rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(',')}`);
     }
     return parts.join('\n');
   }
@@ -172,6 +239,8 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
+      configId: await oidcConfigOf(tenantId),
+      ...(await embedTenantOf(tenantId, `${label}-embed`)),
     };
   }
 
@@ -184,6 +253,29 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return build.id;
+  }
+
+  /** An OIDC token config of the tenant, so {configId} names a real one. */
+  async function oidcConfigOf(tenantId: number): Promise<number> {
+    const at = new Date().toISOString();
+    const row = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ tenant_id: tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  /** An embed tenant with a user, so {embedTenantName} names a real one. */
+  async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; id: number }> {
+    const made = await serialized(t.store, 'embed-people', (trx) => provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }));
+    const at = new Date().toISOString();
+    const group = await t.store.db
+      .insertInto('embed_groups')
+      .values({ tenant_id: tenantId, embed_tenant_id: made.embedTenant.id, kind: 'tenant-group', name: 'security-suite', description: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { embedTenantName, id: group.id };
   }
 
   /** An environment variable of the deployment, so {name} names a real one. */
@@ -252,7 +344,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

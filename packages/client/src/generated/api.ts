@@ -897,8 +897,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Copy a workbook into its folder or another one, under a fresh slug
-         * @description Needs VIEW on the source, the EXPLORER role or above and EDIT on the destination (the deployment at the root). The copy gets the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the name `<name> (copy)` unless `name` is given, the source’s meta, calculated fields and draft, and no publication; the caller owns it.
+         * Copy a workbook, its reports and its published dashboard
+         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root (the deployment), or the `folderId` given. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.
          */
         post: operations["duplicateWorkbook"];
         delete?: never;
@@ -962,6 +962,86 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save the workbook’s dashboard draft (needs EDIT)
+         * @description Replaces the draft (null clears it). Widgets without an `id` get one; `FIELD` widgets are accepted; widget ids are unique. Answers the draft as stored and the published config.
+         */
+        put: operations["saveDashboardDraft"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish the workbook’s dashboard as a new version (needs EDIT)
+         * @description Publishes `config`, or the saved draft when it is left out, as the next version: the version before it becomes `archived`, and the reports its widgets show (`config.reportId`) are frozen as `reportSnapshots` (VIEW on each needed). Every widget needs an `id` of at most 128 characters; a `FIELD` widget is a 400 naming it. The `publicId` stays the same across versions; `allowEmbed` belongs to the dashboard and is kept unless the body sets it (off on a first publication).
+         */
+        post: operations["publishDashboard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The published versions of the workbook’s dashboard, newest first (needs VIEW)
+         * @description Each item is a Dashboard: the current version is `published`, earlier ones `archived`. Empty before the first publication. Cursor paging with `first`/`after`.
+         */
+        get: operations["listDashboardVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/dashboard/{publicId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Switch signed embedding on or off for a dashboard (admin)
+         * @description With the switch off, signed embed sessions get 403 for this dashboard; dashboards shared with all embed users are not affected (reference 3.6). A key scoped to other deployments than the dashboard’s gets 403.
+         */
+        patch: operations["setDashboardAllowEmbed"];
         trace?: never;
     };
     "/build/api/v1/deployments/{deploymentId}/commits": {
@@ -1622,6 +1702,201 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oidc-token-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the OIDC token configs (reference 5.14; admin only)
+         * @description A bare array, oldest first, not paginated.
+         */
+        get: operations["listOidcTokenConfigs"];
+        put?: never;
+        /**
+         * Create an OIDC token config (reference 5.15; admin only)
+         * @description One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see the README, "Workload identity").
+         */
+        post: operations["createOidcTokenConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oidc-token-configs/{configId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an OIDC token config (reference 5.16; admin only) */
+        get: operations["getOidcTokenConfig"];
+        /**
+         * Update an OIDC token config (reference 5.17; admin only)
+         * @description The fields given change; the type never does. New claims or subject reach the running deployments at once, in their next token file.
+         */
+        put: operations["updateOidcTokenConfig"];
+        post?: never;
+        /** Delete an OIDC token config (reference 5.18; admin only) */
+        delete: operations["deleteOidcTokenConfig"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/embed-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s embed settings, defaults applied (extension; admin)
+         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
+         */
+        get: operations["getTenantEmbedSettings"];
+        /**
+         * Change some of the account’s embed settings (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
+         */
+        put: operations["updateTenantEmbedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List embed tenants (admin only), by name; `search` matches part of the name, ignoring case */
+        get: operations["listEmbedTenants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an embed tenant with its users, groups, memberships, attribute values and shares (admin only); idempotent; the name must be in canonical lowercase form */
+        delete: operations["deleteEmbedTenant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the users of an embed tenant (admin only), by email; `search` matches part of the email or external id */
+        get: operations["listEmbedUsers"];
+        put?: never;
+        /** Create or update 1-100 embed users, one at a time in order (admin only); failures are listed per entry */
+        post: operations["provisionEmbedUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create or update one embed user to the state the body describes (admin only); creates the embed tenant on demand */
+        post: operations["provisionEmbedUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an embed tenant's groups, newest first, with member counts (admin only); system groups are not listed */
+        get: operations["listEmbedGroups"];
+        put?: never;
+        /** Create a group in an embed tenant (admin only); names are unique in it and may not start with system: */
+        post: operations["createEmbedGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an embed group with its member count (admin only) */
+        get: operations["getEmbedGroup"];
+        put?: never;
+        post?: never;
+        /** Delete an embed group without members (admin only) */
+        delete: operations["deleteEmbedGroup"];
+        options?: never;
+        head?: never;
+        /** Change an embed group's description (admin only); the name is fixed */
+        patch: operations["updateEmbedGroup"];
+        trace?: never;
+    };
+    "/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an embed group's members, most recently added first (admin only) */
+        get: operations["listEmbedGroupMembers"];
+        put?: never;
+        /** Add 1-1000 members to an embed group (admin only); unknown external ids are provisioned; idempotent */
+        post: operations["addEmbedGroupMembers"];
+        /** Remove 1-1000 members from an embed group (admin only); non-members are skipped, unknown users never provisioned */
+        delete: operations["removeEmbedGroupMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1642,7 +1917,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -2133,6 +2408,91 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DashboardDraftWidget: {
+            id: string;
+            /**
+             * @description The dashboard widget types plus `FIELD`, which a draft may hold and a publication may not.
+             * @enum {unknown}
+             */
+            type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER" | "FIELD";
+            position: components["schemas"]["DashboardWidgetPosition"];
+            config?: null | {
+                [key: string]: unknown;
+            };
+            style?: null | {
+                [key: string]: unknown;
+            };
+            responsiveLayouts?: null | ({
+                lg?: null | components["schemas"]["DashboardWidgetPosition"];
+                md?: null | components["schemas"]["DashboardWidgetPosition"];
+                sm?: null | components["schemas"]["DashboardWidgetPosition"];
+                xs?: null | components["schemas"]["DashboardWidgetPosition"];
+                xxs?: null | components["schemas"]["DashboardWidgetPosition"];
+            } & {
+                [key: string]: unknown;
+            });
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A dashboard draft: a DashboardConfig whose widgets may also be of type `FIELD`. */
+        DashboardConfigDraft: {
+            title?: string | null;
+            description?: string | null;
+            kind?: null | ("CLASSIC" | "APP");
+            app?: null | components["schemas"]["DashboardAppSource"];
+            layout?: null | components["schemas"]["DashboardLayout"];
+            settings?: null | {
+                [key: string]: unknown;
+            };
+            theme?: null | {
+                [key: string]: unknown;
+            };
+            widgets?: null | components["schemas"]["DashboardDraftWidget"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A widget as clients send it in a draft or a publish: `FIELD` is accepted (a publish refuses it), `TABS_CONTAINER` is converted. */
+        DashboardDraftWidgetInput: {
+            /** @description At most 128 characters. Left out in a draft, the server assigns one; a publish needs it. */
+            id?: string;
+            /** @enum {unknown} */
+            type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER" | "FIELD" | "TABS_CONTAINER";
+            position: components["schemas"]["DashboardWidgetPosition"];
+            config?: null | {
+                [key: string]: unknown;
+            };
+            style?: null | {
+                [key: string]: unknown;
+            };
+            responsiveLayouts?: null | ({
+                lg?: null | components["schemas"]["DashboardWidgetPosition"];
+                md?: null | components["schemas"]["DashboardWidgetPosition"];
+                sm?: null | components["schemas"]["DashboardWidgetPosition"];
+                xs?: null | components["schemas"]["DashboardWidgetPosition"];
+                xxs?: null | components["schemas"]["DashboardWidgetPosition"];
+            } & {
+                [key: string]: unknown;
+            });
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A dashboard config as a draft save or a publish sends it. */
+        DashboardConfigDraftInput: {
+            title?: string | null;
+            description?: string | null;
+            kind?: null | ("CLASSIC" | "APP");
+            app?: null | components["schemas"]["DashboardAppSource"];
+            layout?: null | components["schemas"]["DashboardLayout"];
+            settings?: null | {
+                [key: string]: unknown;
+            };
+            theme?: null | {
+                [key: string]: unknown;
+            };
+            widgets?: null | components["schemas"]["DashboardDraftWidgetInput"][];
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description `sankey` since 0.5.0.
          * @enum {unknown}
@@ -2252,7 +2612,7 @@ export interface components {
             slug?: string | null;
             /** @description Whether the calling user marked this item as a favorite. */
             isFavorite?: boolean | null;
-            dashboardDraft?: null | components["schemas"]["DashboardConfig"];
+            dashboardDraft?: null | components["schemas"]["DashboardConfigDraft"];
             dashboardPublished?: null | components["schemas"]["DashboardConfig"];
             publishedDashboard?: null | components["schemas"]["Dashboard"];
         };
@@ -2714,6 +3074,166 @@ export interface components {
             pod: string;
             date: string;
             message: string;
+        };
+        OidcTokenConfig: {
+            id: number;
+            /** @description AWS, GCP, Azure or Custom; fixed after creation. */
+            audienceType: string;
+            /** @description `sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom. */
+            audience: string;
+            /** @description The token file name in the runtime (`<name>.jwt`). */
+            name: string;
+            isEnabled: boolean;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            subFormat?: string | null;
+            targetEnvVar?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CreateOidcTokenConfigInput: {
+            /** @description AWS, GCP, Azure or Custom. */
+            audienceType: string;
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        UpdateOidcTokenConfigInput: {
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        /** @description Account-wide embed defaults (reference 4.0). */
+        EmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+        };
+        TenantEmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+            /** @description Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403. */
+            enabled: boolean;
+            /** @description The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed. */
+            allowedOrigins: string[];
+            /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
+            pythonAnalysisEnabled: boolean;
+        };
+        DashboardDraftResponse: {
+            dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
+            dashboardPublished: null | components["schemas"]["DashboardConfig"];
+        };
+        DashboardAllowEmbed: {
+            publicId: string;
+            allowEmbed: boolean;
+        };
+        DashboardPage: {
+            items: components["schemas"]["Dashboard"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        EmbedTenant: {
+            id: number;
+            name: string;
+            userCount: number;
+            displayName: string | null;
+            /** Format: date-time */
+            createdAt: string | null;
+        };
+        EmbedUser: {
+            id: number;
+            /** @description The external id: unique in the embed tenant. */
+            username: string;
+            /** @description Lowercased; `{externalId}@{embedTenantName}.embed.invalid` when none was given. */
+            email: string | null;
+            externalId: string | null;
+            /** @description The profile's displayName. */
+            firstName: string | null;
+            /** Format: date-time */
+            createdAt: string | null;
+            /** Format: date-time */
+            lastLogin: string | null;
+        };
+        EmbedTenantPage: {
+            items: components["schemas"]["EmbedTenant"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        EmbedUserPage: {
+            items: components["schemas"]["EmbedUser"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        ProvisionEmbedUsersResponse: {
+            /** @description In request order. */
+            succeeded: components["schemas"]["EmbedUser"][];
+            failed: {
+                /** @description Normalised (trimmed, lowercased). */
+                externalId: string;
+                error: {
+                    status: number;
+                    message: string;
+                };
+            }[];
+        };
+        UserGroupDTO: {
+            id: number;
+            name: string;
+            description: string | null;
+            userCount: number | null;
+        };
+        UserGroupDTOPage: {
+            items: components["schemas"]["UserGroupDTO"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AddEmbedGroupMembersResponse: {
+            /** @description Members that were not in the group. */
+            addedMembers: components["schemas"]["EmbedUser"][];
+            /** @description Members that already were. */
+            unchangedMembers: components["schemas"]["EmbedUser"][];
         };
         /** @description A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run. */
         DbtSyncSelector: {
@@ -3221,6 +3741,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "DBT_SYNC_NOT_COMPLETED";
+                };
+            };
+        };
+        /** @description Conflict: `OIDC_TOKEN_CONFIG_EXISTS` (An OIDC token config of this type or name already exists). */
+        OidcTokenConfigExists: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "OIDC_TOKEN_CONFIG_EXISTS";
                 };
             };
         };
@@ -9565,9 +10099,11 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Where the copy goes; null for the workspace root; absent for the source’s folder. */
+                    /** @description Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403. */
+                    shared?: boolean | null;
+                    /** @description Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root. */
                     folderId?: number | null;
-                    /** @description Name of the copy; absent gives "<source name> (copy)". */
+                    /** @description Name of the copy; absent gives "Copy of <source name>". */
                     name?: string;
                 };
             };
@@ -9954,6 +10490,433 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    saveDashboardDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The draft; null clears it. Widgets without an `id` get one from the server; `FIELD` widgets are accepted; a legacy `TABS_CONTAINER` is stored as a `CONTAINER` with `config.layout` `tabs`. */
+                    dashboardDraft: null | components["schemas"]["DashboardConfigDraftInput"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardDraftResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    publishDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The workbook of the path, which the reference also sends here; another id is a 400. */
+                    workbookId?: number;
+                    /** @description The workbook’s dashboard, when the client knows it; another id is a 400. */
+                    dashboardId?: number | null;
+                    /** @description Title of the version; absent or null takes the config’s `title`. */
+                    title?: string | null;
+                    /** @description Description of the version; absent or null takes the config’s `description`. */
+                    description?: string | null;
+                    /** @description Sets the dashboard’s signed-embedding switch (it belongs to the dashboard, not the version); absent or null keeps it (off on a first publication). */
+                    allowEmbed?: boolean | null;
+                    /** @description What to publish; absent or null publishes the saved draft. Every widget needs an `id` (at most 128 characters, unique); a `FIELD` widget is refused. */
+                    config?: null | components["schemas"]["DashboardConfigDraftInput"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    listDashboardVersions: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setDashboardAllowEmbed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    allowEmbed: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardAllowEmbed"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DASHBOARD_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
         };
     };
     listCommits: {
@@ -13846,6 +14809,1481 @@ export interface operations {
                 };
             };
             409: components["responses"]["DbtSyncNotCompleted"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOidcTokenConfigs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOidcTokenConfigInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OidcTokenConfigExists"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOidcTokenConfigInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OidcTokenConfigExists"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+                    allowAi?: boolean | null;
+                    /** @description Whether embedded dashboards offer comments. Null: not set. */
+                    enableDashboardComments?: boolean | null;
+                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
+                    showAiWidgets?: boolean | null;
+                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+                    showDashboardChat?: boolean | null;
+                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+                    showWorkbookChat?: boolean | null;
+                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+                    locale?: string | null;
+                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+                    timezone?: string | null;
+                    enabled?: boolean | null;
+                    allowedOrigins?: string[] | null;
+                    pythonAnalysisEnabled?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEmbedTenants: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100, at most 200). */
+                first?: number | null;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string | null;
+                search?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedTenantPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteEmbedTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, or did not exist */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEmbedUsers: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100, at most 200). */
+                first?: number | null;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string | null;
+                search?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedUserPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    provisionEmbedUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Applied one at a time, in order. */
+                    users: {
+                        /** @description Trimmed and lowercased before it is stored or compared. */
+                        externalId: string;
+                        /** Format: email */
+                        email?: string | null;
+                        groups?: null | string[];
+                        tenantGroups?: null | string[];
+                        userProfile?: null | {
+                            displayName?: string | null;
+                            /**
+                             * Format: uri
+                             * @description An absolute http(s) URL, loaded by the viewer's browser (not proxied); only its syntax is checked.
+                             */
+                            picture?: string | null;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProvisionEmbedUsersResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    provisionEmbedUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Trimmed and lowercased before it is stored or compared. */
+                    externalId: string;
+                    /** Format: email */
+                    email?: string | null;
+                    groups?: null | string[];
+                    tenantGroups?: null | string[];
+                    userProfile?: null | {
+                        displayName?: string | null;
+                        /**
+                         * Format: uri
+                         * @description An absolute http(s) URL, loaded by the viewer's browser (not proxied); only its syntax is checked.
+                         */
+                        picture?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedUser"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `GROUPS_NOT_FOUND`: Some named groups do not exist
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "GROUPS_NOT_FOUND";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `EMBED_USER_LIMIT`: The account holds as many embed users as it may
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "EMBED_USER_LIMIT";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEmbedGroups: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100, at most 200). */
+                first?: number | null;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupDTOPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createEmbedGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the embed tenant, ignoring case; may not start with `system:`. Fixed once made. */
+                    name: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupDTO"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `EMBED_GROUP_NAME_TAKEN`: The embed tenant already has a group of this name
+             *     - `EMBED_GROUP_NAME_RESERVED`: Group names starting with system: are reserved
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEmbedGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupDTO"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteEmbedGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `EMBED_GROUP_HAS_MEMBERS`: An embed group with members cannot be deleted
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "EMBED_GROUP_HAS_MEMBERS";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateEmbedGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Left out: unchanged; an empty string or null clears it. */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserGroupDTO"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEmbedGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100, at most 200). */
+                first?: number | null;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedUserPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    addEmbedGroupMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    members: {
+                        externalId?: string | null;
+                        embedUserId?: number | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddEmbedGroupMembersResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             *     - `EMBED_USER_NOT_FOUND`: Embed user not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `EMBED_USER_LIMIT`: The account holds as many embed users as it may
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "EMBED_USER_LIMIT";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    removeEmbedGroupMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The embed tenant, ^[a-z][a-z0-9-]{0,34}[a-z0-9]$ once lowercased. */
+                embedTenantName: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    members: {
+                        externalId?: string | null;
+                        embedUserId?: number | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Removed (or were not members) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `EMBED_TENANT_NOT_FOUND`: Embed tenant not found
+             *     - `EMBED_GROUP_NOT_FOUND`: Embed group not found in this embed tenant
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -15,6 +15,10 @@ export interface TenantTable {
   auth_version: Generated<number>;
   /** JSON array of the region names the tenant may use; null: every configured region. */
   regions: string | null;
+  /** JSON object of the embed settings an admin set; null: every default (areas/account/embed-settings.ts). */
+  embed_settings: string | null;
+  /** JSON object of the tenant settings an admin set; null: every default (areas/account/tenant-settings.ts). */
+  account_settings: string | null;
 }
 
 export interface TenantHostTable {
@@ -262,6 +266,48 @@ export interface ReportTable {
   updated_at: string;
 }
 
+/** A workbook's published dashboard: what stays across its versions (migration 0016). */
+export interface DashboardTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  workbook_id: number;
+  public_id: string;
+  /** 0 or 1: signed embedding allowed (reference 3.6). */
+  allow_embed: number;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DashboardVersionStatus = 'draft' | 'published' | 'archived';
+
+/** One publication of a dashboard. */
+export interface DashboardVersionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  dashboard_id: number;
+  version_number: number;
+  status: DashboardVersionStatus;
+  title: string | null;
+  description: string | null;
+  /** JSON DashboardConfig. */
+  config: string;
+  created_by: number | null;
+  created_at: string;
+}
+
+/** A report as a dashboard version froze it. */
+export interface DashboardReportSnapshotTable {
+  id: Generated<number>;
+  tenant_id: number;
+  version_id: number;
+  position: number;
+  report_id: number;
+  /** JSON: the ReportSnapshot fields other than id, reportId and versionNumber. */
+  content: string;
+}
+
 export interface FavoriteTable {
   tenant_id: number;
   user_id: number;
@@ -352,6 +398,21 @@ export interface EnvVarTable {
   deployment_id: number;
   name: string;
   value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A workload-identity token config (reference 5.14-5.18). */
+export interface OidcTokenConfigTable {
+  id: Generated<number>;
+  tenant_id: number;
+  audience_type: string;
+  audience: string;
+  name: string;
+  sub_format: string | null;
+  custom_claims: string | null;
+  target_env_var: string | null;
+  is_enabled: number;
   created_at: string;
   updated_at: string;
 }
@@ -507,6 +568,33 @@ export interface DbtSyncLogTable {
   duration_ms: number | null;
 }
 
+export interface UserSettingsTable {
+  user_id: number;
+  tenant_id: number;
+  default_deployment_id: number | null;
+  updated_at: string;
+}
+
+/** Append-only (migration 0019): rows are inserted, never changed. */
+export interface AuditEventTable {
+  id: Generated<number>;
+  tenant_id: number;
+  occurred_at: string;
+  action: string;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  credential_kind: string | null;
+  credential_id: string | null;
+  method: string | null;
+  route: string | null;
+  /** JSON object. */
+  target: string;
+  status: number | null;
+  request_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -541,6 +629,93 @@ export interface Database {
   dbt_sync_settings: DbtSyncSettingsTable;
   dbt_sync_runs: DbtSyncRunTable;
   dbt_sync_logs: DbtSyncLogTable;
+  oidc_token_configs: OidcTokenConfigTable;
+  user_settings: UserSettingsTable;
+  audit_events: AuditEventTable;
+  dashboards: DashboardTable;
+  dashboard_versions: DashboardVersionTable;
+  dashboard_report_snapshots: DashboardReportSnapshotTable;
+  embed_tenants: EmbedTenantTable;
+  embed_users: EmbedUserTable;
+  embed_groups: EmbedGroupTable;
+  embed_group_members: EmbedGroupMemberTable;
+  embed_user_groups: EmbedUserGroupTable;
+  embed_user_attribute_values: EmbedUserAttributeValueTable;
+  embed_shares: EmbedShareTable;
+}
+
+/** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
+export interface EmbedTenantTable {
+  id: Generated<number>;
+  tenant_id: number;
+  name: string;
+  display_name: string | null;
+  created_at: string;
+}
+
+/** A user of an embed tenant: never an account user, never signs in to the API. */
+export interface EmbedUserTable {
+  id: Generated<number>;
+  tenant_id: number;
+  embed_tenant_id: number;
+  external_id: string | null;
+  username: string;
+  email: string;
+  display_name: string | null;
+  picture: string | null;
+  created_at: string;
+  updated_at: string;
+  last_login: string | null;
+}
+
+/** `tenant-group`: made by an admin (4.7); `tenant`: the implicit `system:tenant:{name}`; `all`: all embed users. */
+export type EmbedGroupKind = 'tenant-group' | 'tenant' | 'all';
+
+export interface EmbedGroupTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** Null only for the account's all-embed-users group. */
+  embed_tenant_id: number | null;
+  kind: EmbedGroupKind;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EmbedGroupMemberTable {
+  id: Generated<number>;
+  tenant_id: number;
+  embed_group_id: number;
+  embed_user_id: number;
+  created_at: string;
+}
+
+export interface EmbedUserGroupTable {
+  tenant_id: number;
+  embed_user_id: number;
+  group_id: number;
+  created_at: string;
+}
+
+export interface EmbedUserAttributeValueTable {
+  tenant_id: number;
+  embed_user_id: number;
+  attribute_id: number;
+  /** JSON. */
+  value: string;
+  updated_at: string;
+}
+
+/** A read-only share of one workbook or one folder (exactly one is set) with a system embed group. */
+export interface EmbedShareTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  embed_group_id: number;
+  workbook_id: number | null;
+  folder_id: number | null;
+  created_at: string;
 }
 
 export type Db = Kysely<Database>;
@@ -563,6 +738,9 @@ export type PolicyRow = Selectable<PolicyTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type WorkbookRow = Selectable<WorkbookTable>;
 export type ReportRow = Selectable<ReportTable>;
+export type DashboardRow = Selectable<DashboardTable>;
+export type DashboardVersionRow = Selectable<DashboardVersionTable>;
+export type DashboardReportSnapshotRow = Selectable<DashboardReportSnapshotTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;
@@ -570,5 +748,9 @@ export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
+export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
+export type EmbedTenantRow = Selectable<EmbedTenantTable>;
+export type EmbedUserRow = Selectable<EmbedUserTable>;
+export type EmbedGroupRow = Selectable<EmbedGroupTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

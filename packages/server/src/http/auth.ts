@@ -12,6 +12,14 @@ import type { Tenant } from './tenant.js';
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
 
+/** Paths of the embedding routes, where admin keys may come as `Api-Key <key>` too (reference 0.1). */
+export const EMBED_PREFIX = '/api/v1/embed';
+
+/** Whether `url` is `prefix` itself or below it (a query string or a further segment). */
+function under(url: string, prefix: string): boolean {
+  return url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`);
+}
+
 function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request', basic = false): ApiError {
   // Git clients answer only a Basic challenge, by asking for a user name and password.
   const challenge = basic ? 'Basic realm="mapi", charset="UTF-8"' : error ? `Bearer realm="mapi", error="${error}"` : 'Bearer realm="mapi"';
@@ -59,10 +67,11 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     }
     const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
     const scheme = match?.[1]?.toLowerCase();
-    const onScim = request.url === SCIM_PREFIX || request.url.startsWith(`${SCIM_PREFIX}/`) || request.url.startsWith(`${SCIM_PREFIX}?`);
-    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && onScim))) {
+    const onScim = under(request.url, SCIM_PREFIX);
+    const apiKeyScheme = onScim || under(request.url, EMBED_PREFIX);
+    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && apiKeyScheme))) {
       throw unauthenticated(
-        onScim
+        apiKeyScheme
           ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
           : 'The Authorization header must be `Bearer <key>`.',
         'invalid_request',

@@ -16,6 +16,10 @@ import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { dbtSync } from './0021_dbt_sync.js';
+import { workloadIdentity } from './0023_workload_identity.js';
+import { account } from './0019_account.js';
+import { dashboards } from './0016_dashboards.js';
+import { embedPeople } from './0017_embed_people.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -41,6 +45,10 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0014_tenant_regions': tenantRegions(dialect),
         '0015_runtimes': runtimes(dialect),
         '0021_dbt_sync': dbtSync(dialect),
+        '0023_workload_identity': workloadIdentity(dialect),
+        '0019_account': account(dialect),
+        '0016_dashboards': dashboards(dialect),
+        '0017_embed_people': embedPeople(dialect),
       };
     },
   };
