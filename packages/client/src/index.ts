@@ -29,6 +29,7 @@ export {
 } from './data-model.js';
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
+export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
 export {

@@ -57,6 +57,12 @@ export type DeploymentPod = Schemas['DeploymentPod'];
 /** One line of a deployment's runtime logs (reference 1.9). */
 export type DeploymentLogLine = Schemas['DeploymentLogLine'];
 export type DataModelValidation = Schemas['DataModelValidationResponse'];
+/** A third-party OAuth app (reference 5.5-5.9); its client secret is never returned. */
+export type OAuthIntegration = Schemas['OAuthIntegration'];
+/** The caller's token for an integration (reference 5.10-5.13); the token values are never returned. */
+export type UserOAuthToken = Schemas['UserOAuthToken'];
+export type CreateOAuthIntegrationInput = NonNullable<operations['createOAuthIntegration']['requestBody']>['content']['application/json'];
+export type UpdateOAuthIntegrationInput = NonNullable<operations['updateOAuthIntegration']['requestBody']>['content']['application/json'];
 export type DataModelValidationError = DataModelValidation['errors'][number];
 
 export type WorkspaceItemRefInput = Schemas['WorkspaceItemRefInput'];

@@ -20,6 +20,10 @@ import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
+import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
+import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
+import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
+import type { OutboundOptions } from './outbound/index.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -163,6 +167,10 @@ export interface AppOptions {
    * key of this app's own, so its values are unreadable once it closes (tests and scripts).
    */
   secrets?: Secrets;
+  /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
+  outbound?: OutboundOptions;
+  /** The clock of rules that expire (OAuth states, token refresh); tests move it. Absent: the system's. */
+  now?: () => Date;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -247,6 +255,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
       options: runtimeTimings(options.runtime),
       onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
     },
+    ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
@@ -283,6 +294,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedGroupSchemas,
     ...dbtSyncSettingsSchemas,
     ...dbtSyncRunSchemas,
+    ...oauthIntegrationSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -368,6 +380,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
+  await app.register(
+    oauthIntegrationsRoutes(services.oauthIntegrations, services.userOAuthTokens, {
+      resolveTenant,
+      // The callback needs no credential; one it does carry must be valid (and the state's user's).
+      identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),
+    }),
+  );
+  await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
@@ -376,6 +396,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await services.runtime.close();
     await services.jobs.stop();
+    await services.outbound.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();
   });

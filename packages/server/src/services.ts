@@ -43,6 +43,9 @@ import { embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
+import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
+import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
+import { Outbound, type OutboundLog, type OutboundOptions } from './outbound/index.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -58,6 +61,12 @@ export interface ServiceOptions {
   ownDatabaseUrl?: string | null;
   /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
   embedUserLimit?: number;
+  /** Calls to other servers (outbound/): the private addresses allowed, timeouts, retries. */
+  outbound?: OutboundOptions;
+  /** Where outbound calls and background failures of areas are logged (never a secret). */
+  log?: OutboundLog;
+  /** The clock of rules that expire (OAuth states, token refresh); tests move it. Default: the system's. */
+  now?: () => Date;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -77,7 +86,12 @@ export function createServices(store: Store, options: ServiceOptions) {
   const reports = reportsService(store);
   const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
+  const now = options.now ?? (() => new Date());
+  const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   return {
+    outbound,
+    oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
+    userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
     secrets: options.secrets,
     signing,
     repositories,
