@@ -15,6 +15,7 @@ export {
   type BulkProgress,
   type SkippedItem,
 } from './bulk.js';
+export { createDbtSync, isSyncFinished, SyncWaitTimeoutError, type DbtSync, type DbtSyncHistoryQuery, type FollowSyncOptions } from './dbt-sync.js';
 export { BuildWaitTimeoutError, isFinished, type BuildListQuery, type Builds, type CommitListQuery, type Commits, type WaitForBuildOptions } from './builds.js';
 export {
   blobHash,

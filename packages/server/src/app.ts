@@ -68,6 +68,10 @@ import { uploadsRoutes } from './areas/data-model/uploads.routes.js';
 import { uploadSchemas } from './areas/data-model/uploads.schemas.js';
 import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
+import { dbtSyncSettingsRoutes } from './areas/dbt-sync/settings.routes.js';
+import { dbtSyncSettingsSchemas } from './areas/dbt-sync/settings.schemas.js';
+import { dbtSyncRoutes } from './areas/dbt-sync/runs.routes.js';
+import { dbtSyncRunSchemas } from './areas/dbt-sync/runs.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator, checkPublicRoute } from './http/auth.js';
@@ -295,6 +299,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedTenantSchemas,
     ...embedGroupSchemas,
     ...embedAccessSchemas,
+    ...dbtSyncSettingsSchemas,
+    ...dbtSyncRunSchemas,
     ...oauthIntegrationSchemas,
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
@@ -381,6 +387,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
+  await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));

@@ -37,6 +37,8 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
+import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
 import { embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
@@ -89,6 +91,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const now = options.now ?? (() => new Date());
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
@@ -141,6 +144,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
+    dbtSyncSettings,
+    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
     embedSettings: embedSettingsService(store),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
