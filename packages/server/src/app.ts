@@ -82,6 +82,9 @@ import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
+import { oauthMount } from './areas/oauth/oauth.mount.js';
+import { oauthRoutes } from './areas/oauth/oauth.routes.js';
+import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -224,6 +227,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    onError: (error, what) => app.log.error({ err: error }, what),
     ownDatabaseUrl: options.databaseUrl ?? null,
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
@@ -237,7 +241,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...oauthSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -291,6 +295,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(healthRoutes(store));
   await app.register(jwksRoutes(services.signing, resolveTenant));
+  await app.register(oauthMount(services.oauthProviders, resolveTenant));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -315,6 +320,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(oauthRoutes(services.oauth));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

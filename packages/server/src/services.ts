@@ -35,6 +35,8 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { OAuthProviders } from './areas/oauth/oauth.provider.js';
+import { oauthService } from './areas/oauth/oauth.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -48,6 +50,8 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
+  /** Where a service reports a failure no request sees (the authorization server's own errors). */
+  onError?: (error: unknown, what: string) => void;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -65,6 +69,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
+  const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   return {
     secrets: options.secrets,
     signing,
@@ -106,6 +112,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    oauthProviders,
+    oauth: oauthService(store.db, oauthProviders),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -439,6 +439,25 @@ export interface RuntimeLogTable {
   message: string;
 }
 
+/** One stored model of the authorization server (areas/oauth, migration 0022). */
+export interface OAuthModelTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** The `oidc-provider` model name: AccessToken, RefreshToken, Grant, DeviceCode, Client, ... */
+  model: string;
+  /** SHA-256 (base64url) of the model's id; for tokens the id is the token. */
+  key_hash: string;
+  grant_hash: string | null;
+  user_code_hash: string | null;
+  uid: string | null;
+  /** JSON: the model's payload without the token. */
+  payload: string;
+  /** secrets/: a client's secret. */
+  secret: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -470,6 +489,7 @@ export interface Database {
   environment_tokens: EnvironmentTokenTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
+  oauth_models: OAuthModelTable;
 }
 
 export type Db = Kysely<Database>;
@@ -496,5 +516,6 @@ export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
+export type OAuthModelRow = Selectable<OAuthModelTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

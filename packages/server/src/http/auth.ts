@@ -7,10 +7,24 @@ import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-f
 import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
 import { ApiError } from '../shared/problems.js';
 import type { Tenant } from './tenant.js';
+import { findLiveAccessToken, isAccessTokenFormat } from '../areas/oauth/access-tokens.store.js';
+import { hashOf } from '../areas/oauth/oauth.adapter.js';
 
 
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
+
+/**
+ * The routes that take no credential, each marked `config: { public: true }` where it is added and
+ * limited per client address (http/rate-limit.ts: the route's own `rateLimit.max`, else
+ * RATE_LIMIT_PER_IP_PER_MINUTE). Every other route needs a credential (app.ts fails closed).
+ */
+export const PUBLIC_ROUTES = [
+  { path: '/healthz, /readyz', why: 'load-balancer probes; never limited' },
+  { path: '/.well-known/jwks.json', why: "the tenant's public signing keys" },
+  { path: '/oauth/*', why: "the tenant's OAuth 2.0 authorization server: token, device authorization, revocation, introspection, sign-in pages" },
+  { path: '/.well-known/oauth-authorization-server/oauth', why: "the authorization server's metadata (RFC 8414)" },
+] as const;
 
 function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request', basic = false): ApiError {
   // Git clients answer only a Basic challenge, by asking for a user name and password.
@@ -52,7 +66,7 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     if (basic) {
       const password = header === undefined ? undefined : basicPassword(header);
       if (password === undefined) throw unauthenticated('Sign in with any user name and an API key as the password.', undefined, true);
-      return verify(password, tenant, true);
+      return verify(password, tenant, { basic: true, accessTokens: false });
     }
     if (!header) {
       throw unauthenticated('Send an API key as `Authorization: Bearer <key>`; create keys with POST /api/v1/api-keys.');
@@ -68,12 +82,20 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
         'invalid_request',
       );
     }
-    return verify(match[2] ?? '', tenant, false);
+    // OAuth access tokens are REST credentials (reference 5.0); SCIM takes an admin's API key only.
+    return verify(match[2] ?? '', tenant, { basic: false, accessTokens: !onScim });
   };
 
-  async function verify(token: string, tenant: Tenant, basic: boolean): Promise<Authenticated> {
+  async function verify(token: string, tenant: Tenant, { basic, accessTokens }: { basic: boolean; accessTokens: boolean }): Promise<Authenticated> {
+    if (accessTokens && isAccessTokenFormat(token)) return verifyAccessToken(token, tenant);
     if (!isApiKeyFormat(token)) {
-      throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token', basic);
+      throw unauthenticated(
+        accessTokens
+          ? 'The credential is malformed: send an API key ("mapi_" followed by 40 letters or digits) or an OAuth access token.'
+          : 'The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.',
+        'invalid_token',
+        basic,
+      );
     }
     const hash = hashApiKey(token);
     // Cached per tenant and validated by the tenant's auth version (cache/tenant-cache.ts): a
@@ -99,6 +121,35 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
       role: found.user.role,
       keyId: found.key.id,
       scope: found.key.deployment_ids === null ? null : (JSON.parse(found.key.deployment_ids) as number[]),
+    };
+    return { actor, snapshot };
+  }
+
+  /**
+   * An OAuth access token acts as the user who approved it (or, from client credentials, the
+   * user its client acts as), within the deployments it was granted: from here on it is treated
+   * exactly as an API key of that user with that scope. Cached like keys, under the tenant's auth
+   * version: revoking it (or its grant) or deactivating its user bumps the version, so it fails
+   * on the next request on every process.
+   */
+  async function verifyAccessToken(token: string, tenant: Tenant): Promise<Authenticated> {
+    const snapshot = await cache.snapshot(tenant.id);
+    const cacheKey = `oauth:${hashOf(token)}`;
+    const found = await snapshot.memo(cacheKey, () => findLiveAccessToken(db, tenant.id, token));
+    if (!found) {
+      snapshot.forget(cacheKey);
+      throw unauthenticated('The access token is not valid: unknown, expired, revoked, or its user is deactivated.', 'invalid_token');
+    }
+    if (found.expiresAt <= new Date().toISOString()) {
+      throw unauthenticated(`The access token expired at ${found.expiresAt}; refresh it or sign in again.`, 'invalid_token');
+    }
+    const actor: Actor = {
+      tenantId: tenant.id,
+      userId: found.user.id,
+      email: found.user.email,
+      role: found.user.role,
+      keyId: found.credentialId,
+      scope: found.scope,
     };
     return { actor, snapshot };
   }

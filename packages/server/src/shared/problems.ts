@@ -35,6 +35,8 @@ export const PROBLEMS = {
   FILE_NOT_FOUND: { status: 404, title: 'No such file on the branch' },
   ENVIRONMENT_NOT_FOUND: { status: 404, title: 'The deployment has no environment with this id' },
   ENV_VAR_NOT_FOUND: { status: 404, title: 'The deployment has no environment variable of this name' },
+  DEVICE_CODE_NOT_FOUND: { status: 404, title: 'No device sign-in waits under this user code' },
+  OAUTH_CLIENT_NOT_FOUND: { status: 404, title: 'OAuth client not found' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
   REQUEST_TIMEOUT: { status: 408, title: 'The request did not arrive in time' },
