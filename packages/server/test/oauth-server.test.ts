@@ -125,7 +125,7 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
   });
 
-  it('revocation (RFC 7009) applies to the very next request: an access token alone, or a refresh token with every token of its sign-in', async () => {
+  it('revocation (RFC 7009) applies to the very next request, and revoking either token ends the whole sign-in', async () => {
     const a = await deviceTokens(t);
     expect((await me(a.access_token)).statusCode).toBe(200);
     expect((await me(a.access_token)).statusCode).toBe(200);
@@ -133,6 +133,7 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect(revoked.statusCode).toBe(200);
     const refused = problem(await me(a.access_token), 401, 'UNAUTHENTICATED');
     expect(refused.detail).toMatch(/access token is not valid/);
+    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: a.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
 
     const b = await deviceTokens(t);
     expect((await me(b.access_token)).statusCode).toBe(200);
