@@ -37,6 +37,7 @@ import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { oauthService } from './areas/oauth/oauth.service.js';
+import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -114,6 +115,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
     oauthProviders,
     oauth: oauthService(store.db, oauthProviders),
+    oauthClients: oauthClientsService(store.db, options.secrets),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -36,6 +36,8 @@ const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
   deploymentId: number;
+  /** A machine OAuth client of the tenant. */
+  oauthClientId: number;
   attributeId: number;
   userId: number;
   groupId: number;
@@ -116,6 +118,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     approveDeviceSignIn: { userCode: 'BCDF-GHJK' },
+    createOAuthClient: { name: 'security-suite' },
   };
   return bodies[op.operationId];
 }
@@ -168,8 +171,14 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
     const folder = { id: await items.folder(`${label}-folder`, null, adminId) };
     const workbook = { id: await items.workbook(`${label}-item`, null, adminId, { slug: `${label}-workbook` }) };
     const report = { id: await items.report(`${label}-item`, null, adminId, { publicId: `${label}-report` }) };
+    const client = await t.store.db
+      .insertInto('oauth_models')
+      .values({ tenant_id: tenantId, model: 'Client', key_hash: hashOf(`${label}-client`), payload: JSON.stringify({ client_id: `${label}-client`, client_name: label, grant_types: ['client_credentials'], mapi_user_id: adminId, mapi_deployment_ids: null, mapi_created_at: at }), secret: null, created_at: at, expires_at: null, grant_hash: null, user_code_hash: null, uid: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return {
       deploymentId,
+      oauthClientId: client.id,
       attributeId: attribute.id,
       userId: member.userId,
       groupId,
@@ -307,7 +316,7 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
     },
   );
 
-  const idOps = restOnly(guarded).filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
+  const idOps = restOnly(guarded).filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|oauthClientId)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

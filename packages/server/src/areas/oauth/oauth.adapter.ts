@@ -27,6 +27,10 @@ export const oauthSecretColumn: SecretColumn = {
  * hash and is left out of the stored payload; `find` puts it back from the value it was given.
  * Device codes and sessions keep theirs, since they are also found by user code and uid.
  */
+/** Every this many writes, rows past their expiry are deleted (they are never served anyway). */
+const CLEAN_EVERY = 200;
+let writes = 0;
+
 const BEARER = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'ClientCredentials', 'BackchannelAuthenticationRequest']);
 
 /**
@@ -59,6 +63,8 @@ export class DbAdapter implements Adapter {
       .values({ tenant_id: this.tenantId, model: this.model, key_hash: keyHash, created_at: now.toISOString(), secret: null, ...row })
       .onConflict((oc) => oc.columns(['tenant_id', 'model', 'key_hash']).doUpdateSet(row))
       .execute();
+    // Expired rows bump no auth version (migration 0022), so the clean-up empties no cache.
+    if (++writes % CLEAN_EVERY === 0) await this.db.deleteFrom('oauth_models').where('expires_at', '<', now.toISOString()).execute();
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
