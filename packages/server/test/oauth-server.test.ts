@@ -214,3 +214,49 @@ describe.each(DIALECTS)('OAuth endpoints are limited per client address (%s)', (
     expect(elsewhere.statusCode).toBe(200);
   });
 });
+
+describe.each(DIALECTS)('the device flow in the browser (%s)', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.create(dialect);
+  });
+  afterAll(async () => t?.close());
+
+  /** A browser's cookies for this host: what the provider set, sent back on the next request. */
+  const jar = new Map<string, string>();
+  function remember(res: { headers: Record<string, unknown> }) {
+    for (const line of [res.headers['set-cookie'] ?? []].flat() as string[]) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+  }
+  const cookies = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const field = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+
+  it('the verification page takes the code, asks to confirm it, then tells the user how an admin approves it', async () => {
+    const started = await startDevice(t);
+    const blank = await t.app.inject({ method: 'GET', url: '/oauth/device' });
+    expect(blank.body).toContain('Sign in a device');
+    // From verification_uri_complete the code is filled in and the form submits itself.
+    const input = await t.app.inject({ method: 'GET', url: `/oauth/device?user_code=${started.user_code}` });
+    expect(input.statusCode, input.body).toBe(200);
+    remember(input);
+    const confirm = await oauthPost(t, '/oauth/device', { xsrf: field(input.body, 'xsrf'), user_code: started.user_code }, { headers: { cookie: cookies() } });
+    expect(confirm.statusCode, confirm.body).toBe(200);
+    remember(confirm);
+    expect(confirm.body).toContain('Confirm the device');
+    expect(confirm.body).toContain(started.user_code);
+    const confirmed = await oauthPost(t, '/oauth/device', { xsrf: field(confirm.body, 'xsrf'), user_code: field(confirm.body, 'user_code') || started.user_code, confirm: 'yes' }, { headers: { cookie: cookies() } });
+    expect(confirmed.statusCode, confirmed.body).toBe(303);
+    const location = String(confirmed.headers.location);
+    expect(location).toMatch(/^\/oauth\/interaction\/[A-Za-z0-9_-]+$/);
+    const interaction = await t.app.inject({ method: 'GET', url: location });
+    expect(interaction.statusCode, interaction.body).toBe(200);
+    expect(interaction.body).toContain(`approve-device ${started.user_code}`);
+    // The admin approves; the device's poll gets its tokens.
+    await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code } });
+    expect((await pollDevice(t, started.device_code)).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/oauth/interaction/unknown' })).statusCode).toBe(404);
+  });
+});

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { Tenant } from '../../http/tenant.js';
 import type { OAuthProviders } from './oauth.provider.js';
+import { escapeHtml, page } from './oauth.pages.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,5 +63,23 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
     app.route({ method: ['GET', 'POST', 'OPTIONS'], url: OAUTH_PREFIX, ...options, handler: answered });
     app.route({ method: ['GET', 'POST', 'OPTIONS'], url: `${OAUTH_PREFIX}/*`, ...options, handler: answered });
     app.route({ method: ['GET', 'OPTIONS'], url: OAUTH_METADATA, ...options, handler: answered });
+
+    // Where the provider sends a browser to sign in (its interactions). Sign-in through the
+    // tenant's identity provider is not offered yet: the page tells the user how an admin
+    // approves their device code instead.
+    app.get<{ Params: { uid: string } }>(`${OAUTH_PREFIX}/interaction/:uid`, { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+      const tenant = await resolveTenant(request);
+      const provider = await providers.forTenant(tenant);
+      const interaction = /^[A-Za-z0-9_-]{1,64}$/.test(request.params.uid) ? await provider.Interaction.find(request.params.uid) : undefined;
+      const deviceCode = typeof interaction?.deviceCode === 'string' ? await provider.DeviceCode.find(interaction.deviceCode) : undefined;
+      reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+      if (!deviceCode?.userCode) {
+        return reply.code(interaction ? 400 : 404).send(page('Sign-in unavailable', '<p>Signing in through this page is not available. Sign in with the command-line client (<code>mapi login --device</code>) and ask an admin to approve its code.</p>'));
+      }
+      const code = escapeHtml(`${deviceCode.userCode.slice(0, 4)}-${deviceCode.userCode.slice(4)}`);
+      return reply.send(
+        page('Ask an admin to approve', `<p>Ask an admin of this account to approve the code <code>${code}</code>: <code>npm run admin -- approve-device ${code} --user &lt;your email&gt;</code>, or <code>POST /api/v1/oauth/device-approvals</code>. Your device signs in as soon as they do.</p>`),
+      );
+    });
   };
 }
