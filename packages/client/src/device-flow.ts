@@ -60,7 +60,7 @@ function endpoint(baseUrl: string, path: string): string {
 }
 
 async function postForm(options: { baseUrl: string; fetch?: typeof globalThis.fetch }, path: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
+  const send = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
   const response = await send(endpoint(options.baseUrl, path), {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
