@@ -19,6 +19,7 @@ import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
@@ -271,8 +272,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
             headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
           });
         }
-        // A data-API token is verified by its route, against the environment it addresses.
-        if (!isApiKeyFormat(token)) return;
+        // A data-API token (a JWT) is verified by its route, against the environment it addresses;
+        // an API key or an OAuth access token is a REST credential like anywhere else.
+        if (!isApiKeyFormat(token) && !isAccessTokenFormat(token)) return;
       }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403

@@ -179,6 +179,15 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     problem(await t.request({ url: '/api/v1/users/me', key: tokens.access_token, host: 'oauth-other.example.com' }), 401, 'UNAUTHENTICATED');
   });
 
+  it("a token is a REST credential on a deployment's data API too, with its deployment scope", async () => {
+    const dataApi = (id: number, token: string) => t.request({ url: `/deployments/${id}/dev-mode/nope/data-api/v1/meta`, key: token });
+    const all = await deviceTokens(t);
+    problem(await dataApi(deploymentA, all.access_token), 404, 'ENVIRONMENT_NOT_FOUND');
+    problem(await dataApi(deploymentA, t.admin.key), 404, 'ENVIRONMENT_NOT_FOUND');
+    const scoped = await deviceTokens(t, { scope: `deployments:${deploymentB}` });
+    problem(await dataApi(deploymentA, scoped.access_token), 403, 'KEY_SCOPE_FORBIDDEN');
+  });
+
   it('no token, refresh token or device code appears in a response other than the token response, or in any log line', async () => {
     const started = await startDevice(t);
     await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code } });
