@@ -308,6 +308,9 @@ function findCommand(argv: string[]): { name: string; command: Command | undefin
     words.push(arg);
   }
   const name = words.join(' ');
+  // A one-word command (`approve-device <code>`) takes its first argument for a second word.
+  const first = words[0] ?? '';
+  if (!Object.hasOwn(COMMANDS, name) && words.length === 2 && Object.hasOwn(COMMANDS, first)) return { name: first, command: COMMANDS[first], rest: argv.slice(1) };
   // Own keys only: `admin constructor` is an unknown command, not Object's constructor.
   return { name, command: Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined, rest: argv.slice(words.length) };
 }

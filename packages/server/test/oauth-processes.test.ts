@@ -3,6 +3,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { runAdmin } from '../src/admin.js';
 import { DIALECTS } from './harness.js';
 import { CLI_CLIENT, DEVICE_GRANT } from './oauth-harness.js';
 import { serverEnv, type ServerEnv } from './server-env.js';
@@ -78,5 +79,20 @@ describe.each(DIALECTS)('OAuth tokens across two server processes (%s)', (dialec
     expect((await postForm(b, env.dataDir, '/oauth/token/revocation', { token: refreshed.body.refresh_token, client_id: CLI_CLIENT })).status).toBe(200);
     expect((await a.get('/api/v1/users/me', refreshed.body.access_token)).status).toBe(401);
     expect(a.errors().concat(b.errors())).toEqual([]);
+  });
+
+  it('an operator approves a device sign-in with `npm run admin -- approve-device <code> --user <email>`', async () => {
+    const started = await postForm(b, env.dataDir, '/oauth/device/auth', { client_id: CLI_CLIENT, scope: 'deployments:7' });
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (line: string) => void out.push(line), err: (line: string) => void err.push(line) };
+    expect(await runAdmin(['approve-device', started.body.user_code, '--user', 'nobody@example.com'], env.env, io)).toBe(2);
+    expect(err.join('\n')).toContain('No active user "nobody@example.com"');
+    expect(await runAdmin(['approve-device', started.body.user_code, '--user', 'admin@localhost'], env.env, io)).toBe(0);
+    expect(out.join('\n')).toContain('the device signs in as admin@localhost (deployments 7)');
+    const tokens = await postForm(a, env.dataDir, '/oauth/token', { grant_type: DEVICE_GRANT, device_code: started.body.device_code, client_id: CLI_CLIENT });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.scope).toBe('deployments:7');
+    expect(await runAdmin(['approve-device', started.body.user_code, '--user', 'admin@localhost'], env.env, io)).toBe(2);
   });
 });

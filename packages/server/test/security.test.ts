@@ -142,7 +142,9 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
     const parts: string[] = [];
     for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'oauth_models'] as const) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
+      // Sorted: PostgreSQL may return rows in another order after an unrelated update (a key's
+      // lastUsedAt flush moves its row), which changes nothing.
+      parts.push(`${table}:${JSON.stringify(rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort())}`);
     }
     return parts.join('\n');
   }
