@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Executor } from '../../db/tables.js';
 import type { SecretColumn, Secrets } from '../../secrets/index.js';
 
@@ -44,6 +44,8 @@ export class DbAdapter implements Adapter {
     private readonly secrets: Secrets,
     private readonly tenantId: number,
     private readonly model: string,
+    /** The provider's `invalid_grant` error (the library is loaded lazily: oidc-provider-module.ts). */
+    private readonly InvalidGrant: new (description: string) => Error,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
@@ -91,14 +93,14 @@ export class DbAdapter implements Adapter {
     const row = await this.#live().where('key_hash', '=', keyHash).executeTakeFirst();
     if (!row) return;
     const payload = JSON.parse(row.payload) as AdapterPayload;
-    if (payload.consumed) throw new errors.InvalidGrant('grant request is invalid');
+    if (payload.consumed) throw new this.InvalidGrant('grant request is invalid');
     const result = await this.db
       .updateTable('oauth_models')
       .set({ payload: JSON.stringify({ ...payload, consumed: Math.floor(Date.now() / 1000) }) })
       .where('id', '=', row.id)
       .where('payload', '=', row.payload)
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new errors.InvalidGrant('grant request is invalid');
+    if (Number(result.numUpdatedRows) !== 1) throw new this.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {

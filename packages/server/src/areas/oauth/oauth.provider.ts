@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { loadOidcProvider } from './oidc-provider-module.js';
 import type { Db } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import { CLI_CLIENT_ID } from './access-tokens.store.js';
@@ -74,9 +76,10 @@ export class OAuthProviders {
 
   async #make(tenant: OAuthTenant, issuer: string): Promise<Provider> {
     const keys = await this.#keys(tenant.id);
+    const { default: OidcProvider, errors } = await loadOidcProvider();
     const db = this.db;
     const configuration: Configuration = {
-      adapter: (model: string) => new DbAdapter(db, this.secrets, tenant.id, model),
+      adapter: (model: string) => new DbAdapter(db, this.secrets, tenant.id, model, errors.InvalidGrant),
       clients: [
         {
           client_id: CLI_CLIENT_ID,
@@ -129,7 +132,7 @@ export class OAuthProviders {
         ctx.body = page('Sign-in failed', `<p>${escapeHtml(String(out.error_description ?? out.error))}</p>`);
       },
     };
-    const provider = new Provider(issuer, configuration);
+    const provider = new OidcProvider(issuer, configuration);
     // The app decides the scheme and host the provider sees (oauth.routes.ts), never the client.
     provider.proxy = true;
     provider.on('server_error', (_ctx, error) => this.onError(error, 'oauth server error'));
