@@ -23,6 +23,7 @@ import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integr
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
 import type { OutboundOptions } from './outbound/index.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
@@ -106,6 +107,10 @@ import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.j
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
 import { installAuditHook } from './audit/hook.js';
+import { oauthMount } from './areas/oauth/oauth.mount.js';
+import { oauthRoutes } from './areas/oauth/oauth.routes.js';
+import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
+import { oauthClientSchemas } from './areas/oauth/oauth-clients.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -254,6 +259,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    onError: (error, what) => app.log.error({ err: error }, what),
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
@@ -305,6 +311,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
     ...appConfigSchemas,
+    ...oauthSchemas,
+    ...oauthClientSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -335,8 +343,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
             headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
           });
         }
-        // A data-API token is verified by its route, against the environment it addresses.
-        if (!isApiKeyFormat(token)) return;
+        // A data-API token (a JWT) is verified by its route, against the environment it addresses;
+        // an API key or an OAuth access token is a REST credential like anywhere else.
+        if (!isApiKeyFormat(token) && !isAccessTokenFormat(token)) return;
       }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
@@ -362,6 +371,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(healthRoutes(store));
   await app.register(jwksRoutes(services.signing, resolveTenant));
+  await app.register(oauthMount(services.oauthProviders, resolveTenant));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -402,6 +412,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
+  await app.register(oauthRoutes(services.oauth, services.oauthClients));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

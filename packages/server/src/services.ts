@@ -53,6 +53,9 @@ import { auditEventsService } from './areas/account/audit-events.js';
 import { Audit } from './audit/index.js';
 import { appConfigService } from './areas/account/app-config.js';
 import { userSettingsService } from './areas/account/user-settings.js';
+import { OAuthProviders } from './areas/oauth/oauth.provider.js';
+import { oauthService } from './areas/oauth/oauth.service.js';
+import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -74,6 +77,8 @@ export interface ServiceOptions {
   log?: OutboundLog;
   /** The clock of rules that expire (OAuth states, token refresh); tests move it. Default: the system's. */
   now?: () => Date;
+  /** Where a service reports a failure no request sees (the authorization server's own errors). */
+  onError?: (error: unknown, what: string) => void;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -97,6 +102,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
   const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
+  // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
+  const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   return {
     audit,
     outbound,
@@ -154,6 +161,9 @@ export function createServices(store: Store, options: ServiceOptions) {
     appConfig: appConfigService(store),
     userSettings: userSettingsService(store),
     embedAccess: embedAccessService(store, publishedDashboardSwitch),
+    oauthProviders,
+    oauth: oauthService(store.db, oauthProviders),
+    oauthClients: oauthClientsService(store.db, options.secrets),
   };
 }
 export type Services = ReturnType<typeof createServices>;

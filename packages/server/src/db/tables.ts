@@ -645,6 +645,25 @@ export interface OAuthStateTable {
   expires_at: string;
 }
 
+/** One stored model of the authorization server (areas/oauth, migration 0022). */
+export interface OAuthModelTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** The `oidc-provider` model name: AccessToken, RefreshToken, Grant, DeviceCode, Client, ... */
+  model: string;
+  /** SHA-256 (base64url) of the model's id; for tokens the id is the token. */
+  key_hash: string;
+  grant_hash: string | null;
+  user_code_hash: string | null;
+  uid: string | null;
+  /** JSON: the model's payload without the token. */
+  payload: string;
+  /** secrets/: a client's secret. */
+  secret: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -695,6 +714,7 @@ export interface Database {
   oauth_integrations: OAuthIntegrationTable;
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;
+  oauth_models: OAuthModelTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -808,5 +828,6 @@ export type EmbedGroupRow = Selectable<EmbedGroupTable>;
 export type OAuthIntegrationRow = Selectable<OAuthIntegrationTable>;
 export type UserOAuthTokenRow = Selectable<UserOAuthTokenTable>;
 export type OAuthStateRow = Selectable<OAuthStateTable>;
+export type OAuthModelRow = Selectable<OAuthModelTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

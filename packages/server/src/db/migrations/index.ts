@@ -21,6 +21,7 @@ import { account } from './0019_account.js';
 import { dashboards } from './0016_dashboards.js';
 import { embedPeople } from './0017_embed_people.js';
 import { oauthIntegrations } from './0020_oauth_integrations.js';
+import { oauth } from './0022_oauth.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -51,6 +52,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0016_dashboards': dashboards(dialect),
         '0017_embed_people': embedPeople(dialect),
         '0020_oauth_integrations': oauthIntegrations(dialect),
+        '0022_oauth': oauth(dialect),
       };
     },
   };
