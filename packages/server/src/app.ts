@@ -18,6 +18,9 @@ import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
+import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
+import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
+import type { EmbedSettingsReader } from './areas/embed-sessions/embed-settings.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -127,8 +130,14 @@ export interface AppOptions {
   redisKeyPrefix?: string;
   /** Slow clients are cut off after these (see http/timeouts.ts); absent values take the defaults. */
   timeouts?: Partial<Timeouts>;
-  /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. */
+  /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. The embed routes follow each tenant's embed settings instead. */
   corsOrigins?: string[];
+  /** Embed session exchanges a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE); absent: 120; 0: unlimited. */
+  embedExchangePerIpPerMinute?: number;
+  /** The clock of signed tokens and embed sessions; absent: the system's (tests move theirs). */
+  now?: () => Date;
+  /** How sessions and CORS read a tenant's embed settings; absent: embedding on, no browser origin allowed. */
+  embedSettings?: EmbedSettingsReader;
   /**
    * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
    * `Location`) in single-tenant mode, and the port of tenant domains; never taken from a request
@@ -225,6 +234,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.embedSettings ? { embedSettings: options.embedSettings } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
@@ -237,7 +248,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas];
+  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedSessionSchemas];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -250,9 +261,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
+  app.decorateRequest('embed', null);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
-  if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
+  await installCors(app, {
+    origins: options.corsOrigins ?? [],
+    embedOrigins: async (request) => (await services.embedSettings((await resolveTenant(request)).id)).allowedOrigins,
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     refuseRepeatedHost(request);
@@ -266,8 +281,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
             headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
           });
         }
-        // A data-API token is verified by its route, against the environment it addresses.
+        // A data-API token (or an embed token) is verified by its route, against the environment it addresses.
         if (!isApiKeyFormat(token)) return;
+      }
+      if (request.routeOptions.config?.credential === 'embed') {
+        const bearer = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+        if (bearer !== undefined && !isApiKeyFormat(bearer)) {
+          request.embed = await services.embedSessions.verify(request.tenant, bearer, await tenantCache.snapshot(request.tenant.id));
+          return;
+        }
       }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
@@ -313,8 +335,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(envVarsRoutes(services.envVars));
   await app.register(tokensRoutes(services.tokens));
   await app.register(podsRoutes(services.pods));
-  await app.register(dataApiRoutes(services.dataApi));
+  await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -35,6 +35,8 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { embedSessionsService } from './areas/embed-sessions/embed-sessions.service.js';
+import { DEFAULT_EMBED_SETTINGS, type EmbedSettingsReader } from './areas/embed-sessions/embed-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -48,6 +50,10 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
+  /** The clock of signed tokens and embed sessions (tests move it); default the system's. */
+  now?: () => Date;
+  /** The tenant's embed settings as sessions read them; default: embedding on, no origin allowed. */
+  embedSettings?: EmbedSettingsReader;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -56,7 +62,9 @@ export function createServices(store: Store, options: ServiceOptions) {
   // The runtimes reconcile when a build succeeds (they are made below; the call comes later).
   const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
   // One keyring for every token the tenant issues; its issuer is the tenant's origin.
-  const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf });
+  const now = options.now ?? (() => new Date());
+  const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf, now });
+  const embedSettings = options.embedSettings ?? (async () => DEFAULT_EMBED_SETTINGS);
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
@@ -106,6 +114,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    embedSettings,
+    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: embedSettings, now }),
   };
 }
 export type Services = ReturnType<typeof createServices>;

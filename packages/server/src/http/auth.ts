@@ -6,11 +6,43 @@ import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
 import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
 import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
 import { ApiError } from '../shared/problems.js';
+import { EMBED_TOKEN_TYPE } from '../areas/embed-sessions/embed-claims.js';
 import type { Tenant } from './tenant.js';
 
 
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
+
+/** The request's path, percent-decoded as the router decodes it (`%65mbed` is `embed`). */
+function decodedPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * The embed routes (`/api/v1/embed/...`, `/api/v1/embed-tenants/...`): they take
+ * `Authorization: Api-Key <key>` as well as `Bearer` (reference 0.1), and their CORS answers
+ * follow the tenant's embed settings alone (http/cors.ts).
+ */
+export function isEmbedPath(url: string): boolean {
+  return /^\/api\/v1\/(embed|embed-tenants)(\/|$)/.test(decodedPath(url));
+}
+
+/** Whether a bearer value is an embed token (a JWT whose header says `embed+jwt`), to say why it is refused where it does not open. */
+function isEmbedToken(token: string): boolean {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return false;
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { typ?: unknown };
+    return header.typ === EMBED_TOKEN_TYPE;
+  } catch {
+    return false;
+  }
+}
 
 function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request', basic = false): ApiError {
   // Git clients answer only a Basic challenge, by asking for a user name and password.
@@ -25,8 +57,10 @@ declare module 'fastify' {
      * instead of a bearer token. Only the git smart-HTTP routes do: git clients send nothing else.
      * `data-api`: a deployment's data API, which also takes data-API tokens (JWTs, verified by
      * the route against the environment it addresses), raw or after `Bearer`.
+     * `embed`: the route also takes an embed token (reference 4.16), as `Bearer`; `request.embed`
+     * is then set instead of `request.caller`.
      */
-    credential?: 'basic' | 'data-api';
+    credential?: 'basic' | 'data-api' | 'embed';
   }
 }
 
@@ -60,9 +94,10 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
     const scheme = match?.[1]?.toLowerCase();
     const onScim = request.url === SCIM_PREFIX || request.url.startsWith(`${SCIM_PREFIX}/`) || request.url.startsWith(`${SCIM_PREFIX}?`);
-    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && onScim))) {
+    const onEmbed = isEmbedPath(request.url);
+    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && (onScim || onEmbed)))) {
       throw unauthenticated(
-        onScim
+        onScim || onEmbed
           ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
           : 'The Authorization header must be `Bearer <key>`.',
         'invalid_request',
@@ -73,6 +108,9 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
 
   async function verify(token: string, tenant: Tenant, basic: boolean): Promise<Authenticated> {
     if (!isApiKeyFormat(token)) {
+      if (isEmbedToken(token)) {
+        throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId}, GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
+      }
       throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token', basic);
     }
     const hash = hashApiKey(token);

@@ -15,6 +15,7 @@ import { deploymentSettings } from './0012_deployment_settings.js';
 import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
+import { embedSessions } from './0018_embed_sessions.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -39,6 +40,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0013_signing_keys': signingKeys(dialect),
         '0014_tenant_regions': tenantRegions(dialect),
         '0015_runtimes': runtimes(dialect),
+        '0018_embed_sessions': embedSessions(dialect),
       };
     },
   };
