@@ -7,6 +7,7 @@ import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
 import { createPods, type Logs, type Pods } from './pods.js';
+import { createEmbed, type Embed } from './embed.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -45,6 +46,8 @@ export interface MapiClient extends TypedCalls, Lists {
   pods: Pods;
   /** A deployment's runtime logs: the tail, or followed as lines are written. */
   logs: Logs;
+  /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17). */
+  embed: Embed;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -71,6 +74,7 @@ export function createClient(options: ClientOptions): MapiClient {
     dataModel: createDataModel(api),
     ...createBuilds(api),
     ...createPods(api),
+    embed: createEmbed(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

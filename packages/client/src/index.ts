@@ -27,6 +27,7 @@ export {
   type UploadFileInput,
 } from './data-model.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
+export { exchangeEmbedSession, type Embed } from './embed.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
 export {

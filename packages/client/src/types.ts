@@ -64,3 +64,8 @@ type ErrorBodyOf<Response> = Response extends { content: { 'application/problem+
  * `ProblemCodeOf<'createFolder'>` is `'VALIDATION_FAILED' | 'FOLDER_NAME_TAKEN' | ...`.
  */
 export type ProblemCodeOf<Op extends keyof operations> = ProblemCodeIn<ErrorBodyOf<operations[Op]['responses'][keyof operations[Op]['responses']]>>;
+
+/** Reference 4.15: the body of POST /api/v1/embed/generate-session. */
+export type GenerateEmbedSessionInput = Schemas['GenerateSession'];
+/** Reference 4.15: the per-session settings (three-state switches). */
+export type EmbedSessionSettings = Schemas['EmbedSessionSettings'];
