@@ -38,7 +38,7 @@ export function createEmbed(api: RawClient): Embed {
  * used, revoked or older than 5 minutes; 429: too many exchanges from this address).
  */
 export async function exchangeEmbedSession(baseUrl: string, sessionId: string, options: { fetch?: typeof globalThis.fetch; signal?: AbortSignal } = {}): Promise<string> {
-  const send = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
+  const send = options.fetch ?? ((...args: Parameters<typeof globalThis.fetch>) => globalThis.fetch(...args));
   const response = await send(`${baseUrl.replace(/\/+$/, '')}/api/v1/embed/session/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -1,3 +1,6 @@
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { embedSettings } from './areas/account/embed-settings.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,7 +23,6 @@ import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
-import type { EmbedSettingsReader } from './areas/embed-sessions/embed-settings.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -35,6 +37,8 @@ import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
 import { userAttributesRoutes } from './areas/user-attributes/user-attributes.routes.js';
+import { oidcTokenConfigsRoutes } from './areas/workload-identity/oidc-token-configs.routes.js';
+import { oidcTokenConfigSchemas } from './areas/workload-identity/oidc-token-configs.schemas.js';
 import { userAttributeSchemas } from './areas/user-attributes/user-attributes.schemas.js';
 import { usersRoutes } from './areas/users/users.routes.js';
 import { userSchemas } from './areas/users/users.schemas.js';
@@ -136,8 +140,7 @@ export interface AppOptions {
   embedExchangePerIpPerMinute?: number;
   /** The clock of signed tokens and embed sessions; absent: the system's (tests move theirs). */
   now?: () => Date;
-  /** How sessions and CORS read a tenant's embed settings; absent: embedding on, no browser origin allowed. */
-  embedSettings?: EmbedSettingsReader;
+
   /**
    * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
    * `Location`) in single-tenant mode, and the port of tenant domains; never taken from a request
@@ -235,7 +238,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.now ? { now: options.now } : {}),
-    ...(options.embedSettings ? { embedSettings: options.embedSettings } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
@@ -248,7 +250,32 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(store.db, lastUsed, tenantCache);
 
-  const schemas = [...sharedSchemas, ...apiKeySchemas, ...userSchemas, ...groupSchemas, ...deploymentSchemas, ...policySchemas, ...scimSchemas, ...userAttributeSchemas, ...contentSchemas, ...workspaceSchemas, ...folderSchemas, ...reportSchemas, ...listingSchemas, ...commitSchemas, ...dataModelSchemas, ...buildSchemas, ...uploadSchemas, ...setupSchemas, ...envVarSchemas, ...tokenSchemas, ...podSchemas, ...embedSessionSchemas];
+  const schemas = [
+    ...sharedSchemas,
+    ...apiKeySchemas,
+    ...userSchemas,
+    ...groupSchemas,
+    ...deploymentSchemas,
+    ...policySchemas,
+    ...scimSchemas,
+    ...userAttributeSchemas,
+    ...contentSchemas,
+    ...workspaceSchemas,
+    ...folderSchemas,
+    ...reportSchemas,
+    ...listingSchemas,
+    ...commitSchemas,
+    ...dataModelSchemas,
+    ...buildSchemas,
+    ...uploadSchemas,
+    ...setupSchemas,
+    ...envVarSchemas,
+    ...tokenSchemas,
+    ...podSchemas,
+    ...oidcTokenConfigSchemas,
+    ...embedSettingsSchemas,
+    ...embedSessionSchemas,
+  ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
@@ -266,7 +293,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // Before the credential hook: preflights carry no credential (see cors.ts).
   await installCors(app, {
     origins: options.corsOrigins ?? [],
-    embedOrigins: async (request) => (await services.embedSettings((await resolveTenant(request)).id)).allowedOrigins,
+    embedOrigins: async (request) => (await embedSettings(store.db, (await resolveTenant(request)).id)).allowedOrigins,
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -337,6 +364,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
+  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.

@@ -9,6 +9,7 @@ import { policiesService } from './areas/policies/policies.service.js';
 import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
+import { oidcTokenConfigsService } from './areas/workload-identity/oidc-token-configs.service.js';
 import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
@@ -36,7 +37,7 @@ import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedSessionsService } from './areas/embed-sessions/embed-sessions.service.js';
-import { DEFAULT_EMBED_SETTINGS, type EmbedSettingsReader } from './areas/embed-sessions/embed-settings.js';
+import { embedSettings, embedSettingsService } from './areas/account/embed-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -52,8 +53,6 @@ export interface ServiceOptions {
   ownDatabaseUrl?: string | null;
   /** The clock of signed tokens and embed sessions (tests move it); default the system's. */
   now?: () => Date;
-  /** The tenant's embed settings as sessions read them; default: embedding on, no origin allowed. */
-  embedSettings?: EmbedSettingsReader;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -64,7 +63,6 @@ export function createServices(store: Store, options: ServiceOptions) {
   // One keyring for every token the tenant issues; its issuer is the tenant's origin.
   const now = options.now ?? (() => new Date());
   const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf, now });
-  const embedSettings = options.embedSettings ?? (async () => DEFAULT_EMBED_SETTINGS);
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
@@ -99,6 +97,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     users: usersService(store),
     scim: scimService(store),
     userAttributes: userAttributesService(store),
+    oidcTokenConfigs: oidcTokenConfigsService(store),
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),
@@ -114,8 +113,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
-    embedSettings,
-    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: embedSettings, now }),
+    embedSettings: embedSettingsService(store),
+    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now }),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,7 +1,6 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../src/app.js';
-import { DEFAULT_EMBED_SETTINGS, type EmbedAccountSettings } from '../src/areas/embed-sessions/embed-settings.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS, problem, TestApp } from './harness.js';
@@ -16,7 +15,6 @@ const DAY_MS = 86_400_000;
 
 describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', (dialect) => {
   const clock = { at: Date.now() };
-  const settings = new Map<number, EmbedAccountSettings>();
   let t: TestApp;
   let deploymentId: number;
   let otherDeploymentId: number;
@@ -24,7 +22,6 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
   beforeAll(async () => {
     t = await TestApp.create(dialect, {
       now: () => new Date(clock.at),
-      embedSettings: async (tenantId) => settings.get(tenantId) ?? DEFAULT_EMBED_SETTINGS,
       embedExchangePerIpPerMinute: 0,
     });
     deploymentId = await t.deployment('embedded');
@@ -37,10 +34,16 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     }
   });
   afterAll(async () => t?.close());
-  beforeEach(() => {
+  beforeEach(async () => {
     clock.at = Date.now();
-    settings.clear();
+    await embedSettings(t, { enabled: null, allowedOrigins: null });
   });
+
+  /** The account's embed settings, as an admin sets them. */
+  async function embedSettings(app: TestApp, changes: Record<string, unknown>): Promise<void> {
+    const res = await app.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: changes });
+    expect(res.statusCode, res.body).toBe(200);
+  }
 
   async function generate(body: Record<string, unknown>, key?: string) {
     return t.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId, ...body }, ...(key === undefined ? {} : { key }) });
@@ -195,7 +198,7 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
 
     it('403 when embedding is turned off for the account, for generate and revoke alike', async () => {
       const id = await sessionId();
-      settings.set(t.tenantId, { enabled: false, allowedOrigins: [] });
+      await embedSettings(t, { enabled: false });
       problem(await generate({ externalId: 'viewer-1' }), 403, 'EMBEDDING_DISABLED');
       problem(await revoke(id), 403, 'EMBEDDING_DISABLED');
     });
@@ -309,8 +312,9 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       app.request({ method: 'OPTIONS', url, key: null, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
 
     it('answers a preflight from an allowed origin, and none from a refused one, even one the server-wide setting allows', async () => {
-      const wide = await TestApp.create(dialect, { corsOrigins: ['https://everyone.example.com'], embedSettings: async () => ({ enabled: true, allowedOrigins: ['https://customer.example.com'] }) });
+      const wide = await TestApp.create(dialect, { corsOrigins: ['https://everyone.example.com'] });
       try {
+        await embedSettings(wide, { allowedOrigins: ['https://customer.example.com'] });
         const allowed = await preflight(wide, 'https://customer.example.com');
         expect(allowed.statusCode).toBe(204);
         expect(allowed.headers['access-control-allow-origin']).toBe('https://customer.example.com');

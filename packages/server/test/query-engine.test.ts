@@ -90,6 +90,38 @@ for (const dialect of DIALECTS) {
       expect(await inRange('America/New_York')).toBe(4);
     });
 
+    it('resolves relative date ranges ("this month", "last 7 days", "from 1 month ago to now") at the engine’s clock in the query’s time zone, and answers with the dates it used', async () => {
+      // 20 February 2026, 23:30 UTC: already 21 February in Tokyo.
+      const clocked = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 }, () => Date.UTC(2026, 1, 20, 23, 30));
+      const run = async (dateRange: unknown, timezone = 'UTC') => {
+        const answer = await clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange }], timezone });
+        return { range: answer.query.timeDimensions[0]!.dateRange, count: (answer.data as Row[])[0]!['orders.count'] };
+      };
+      const explicit = async (range: [string, string], timezone = 'UTC') => (await run(range, timezone)).count;
+      const lastMonth = await run('last month');
+      expect(lastMonth.range).toEqual(['2026-01-01', '2026-01-31']);
+      expect(lastMonth.count).toBe(await explicit(['2026-01-01', '2026-01-31']));
+      expect(lastMonth.count).toBe(3);
+      const thisMonth = await run('This Month');
+      expect(thisMonth.range).toEqual(['2026-02-01', '2026-02-28']);
+      expect(thisMonth.count).toBe(2);
+      expect((await run('last 7 days')).range).toEqual(['2026-02-13', '2026-02-19']);
+      expect((await run('last 7 days', 'Asia/Tokyo')).range).toEqual(['2026-02-14', '2026-02-20']);
+      expect((await run('today', 'Asia/Tokyo')).range).toEqual(['2026-02-21', '2026-02-21']);
+      expect((await run('last week')).range).toEqual(['2026-02-09', '2026-02-15']);
+      expect((await run('this quarter')).range).toEqual(['2026-01-01', '2026-03-31']);
+      expect((await run('last 2 quarters')).range).toEqual(['2025-07-01', '2025-12-31']);
+      expect((await run('next year')).range).toEqual(['2027-01-01', '2027-12-31']);
+      const toNow = await run('from 1 month ago to now');
+      expect(toNow.range).toEqual(['2026-01-01', '2026-02-20T23:30:00.000']);
+      expect(toNow.count).toBe(await explicit(['2026-01-01', '2026-02-20T23:30:00.000']));
+      expect((await run('year to date')).range).toEqual(['2026-01-01', '2026-02-20T23:30:00.000']);
+      await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last fortnight' }] })).rejects.toThrow(/"last fortnight" is not a range/);
+      await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 0 days' }] })).rejects.toThrow(/whole number from 1/);
+      // A single date still names that day.
+      expect((await run('2026-01-15')).range).toEqual(['2026-01-15', '2026-01-15']);
+    });
+
     it('the 18 filter operators, with and/or groups; negative operators keep NULLs; measure filters apply to the groups', async () => {
       const count = async (filters: unknown[]) => (await load({ measures: ['orders.count'], filters }))[0]!['orders.count'];
       expect(await count([{ member: 'orders.status', operator: 'equals', value: ['completed', 'cancelled'] }])).toBe(4);

@@ -45,6 +45,8 @@ interface Ids {
   name: string;
   /** An environment of the deployment. */
   environmentId: string;
+  /** An OIDC token config of the tenant. */
+  configId: number;
 }
 
 /**
@@ -109,9 +111,46 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     generateEmbedSession: { deploymentId: ids.deploymentId, externalId: 'security-suite' },
     revokeEmbedSession: { sessionId: '0'.repeat(32) },
+    createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
+    updateOidcTokenConfig: { isEnabled: false },
+    updateTenantEmbedSettings: { allowAi: true },
   };
   return bodies[op.operationId];
 }
+
+/** Every table a request could change: the fingerprint compares their rows before and after. */
+const TABLES = [
+  'tenants',
+  'tenant_hosts',
+  'users',
+  'groups',
+  'group_members',
+  'deployments',
+  'api_keys',
+  'policies',
+  'scim_users',
+  'scim_groups',
+  'user_attributes',
+  'user_attribute_values',
+  'folders',
+  'workbooks',
+  'reports',
+  'favorites',
+  'branches',
+  'dev_sessions',
+  'builds',
+  'uploads',
+  'jobs',
+  'env_vars',
+  'signing_keys',
+  'environment_tokens',
+  'runtimes',
+  'runtime_logs',
+  'oidc_token_configs',
+  'user_settings',
+  'audit_events',
+  'embed_sessions',
+] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
   let t: TestApp;
@@ -125,9 +164,10 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   /** Row counts and latest timestamps of every table: equal before and after means nothing changed. */
   async function fingerprint(): Promise<string> {
     const parts: string[] = [];
-    for (const table of ['tenants', 'tenant_hosts', 'users', 'groups', 'group_members', 'deployments', 'api_keys', 'policies', 'scim_users', 'scim_groups', 'user_attributes', 'user_attribute_values', 'folders', 'workbooks', 'reports', 'favorites', 'branches', 'dev_sessions', 'builds', 'uploads', 'jobs', 'env_vars', 'signing_keys', 'environment_tokens', 'runtimes', 'runtime_logs', 'embed_sessions'] as const) {
+    for (const table of TABLES) {
       const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      parts.push(`${table}:${JSON.stringify(rows.map((r) => ({ ...r, last_used_at: undefined })))}`);
+      // Sorted: PostgreSQL returns rows in storage order, which an update elsewhere in the row (lastUsedAt) changes.
+      parts.push(`${table}:${rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(',')}`);
     }
     return parts.join('\n');
   }
@@ -173,6 +213,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       buildId: await buildOf(tenantId, deploymentId),
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
+      configId: await oidcConfigOf(tenantId),
     };
   }
 
@@ -185,6 +226,17 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return build.id;
+  }
+
+  /** An OIDC token config of the tenant, so {configId} names a real one. */
+  async function oidcConfigOf(tenantId: number): Promise<number> {
+    const at = new Date().toISOString();
+    const row = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ tenant_id: tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** An environment variable of the deployment, so {name} names a real one. */
@@ -253,7 +305,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

@@ -4,7 +4,7 @@ import { ApiError } from '../src/shared/problems.js';
 import { DIALECTS, TestApp } from './harness.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 
-type Table = 'users' | 'groups' | 'user_attributes' | 'folders' | 'workbooks' | 'reports' | 'policies';
+type Table = 'users' | 'groups' | 'user_attributes' | 'folders' | 'workbooks' | 'reports' | 'policies' | 'oidc_token_configs';
 
 /*
  * Issue 11: unique-violation -> 409 handling has one home (db/errors.ts), which names the index a
@@ -36,6 +36,9 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
     rows.set('workbooks_slug', { table: 'workbooks', id: await w.workbook('twin book') });
     rows.set('reports_public_id', { table: 'reports', id: await w.report('twin report') });
     rows.set('policies_principal_resource', { table: 'policies', id: policy.id });
+    const config = { tenant_id: t.tenantId, sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at };
+    const custom = await t.store.db.insertInto('oidc_token_configs').values({ ...config, audience_type: 'Custom', audience: 'x', name: 'twin' }).returning('id').executeTakeFirstOrThrow();
+    rows.set('oidc_token_configs_name', { table: 'oidc_token_configs', id: custom.id });
   });
   afterAll(async () => t?.close());
 
@@ -53,6 +56,12 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
   it('issue 11: each named unique index is recognised from the error of a write it refused', async () => {
     for (const [index, { table, id }] of rows) expect(violatedUniqueIndex(await duplicate(table, id)), index).toBe(index);
     expect(violatedUniqueIndex(new Error('UNIQUE constraint failed: index'))).toBeUndefined();
+    // A second config of one cloud under another name: only the one-per-cloud index refuses it.
+    const at = new Date().toISOString();
+    const config = { tenant_id: t.tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at };
+    await t.store.db.insertInto('oidc_token_configs').values({ ...config, name: 'aws' }).execute();
+    const second = await t.store.db.insertInto('oidc_token_configs').values({ ...config, name: 'aws-two' }).execute().catch((e: unknown) => e);
+    expect(violatedUniqueIndex(second)).toBe('oidc_token_configs_one_per_cloud');
   });
 
   it('issue 11: a write refused by the named index gets the given 409; any other failure passes through unchanged', async () => {

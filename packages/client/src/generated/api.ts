@@ -1499,6 +1499,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oidc-token-configs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the OIDC token configs (reference 5.14; admin only)
+         * @description A bare array, oldest first, not paginated.
+         */
+        get: operations["listOidcTokenConfigs"];
+        put?: never;
+        /**
+         * Create an OIDC token config (reference 5.15; admin only)
+         * @description One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see the README, "Workload identity").
+         */
+        post: operations["createOidcTokenConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oidc-token-configs/{configId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an OIDC token config (reference 5.16; admin only) */
+        get: operations["getOidcTokenConfig"];
+        /**
+         * Update an OIDC token config (reference 5.17; admin only)
+         * @description The fields given change; the type never does. New claims or subject reach the running deployments at once, in their next token file.
+         */
+        put: operations["updateOidcTokenConfig"];
+        post?: never;
+        /** Delete an OIDC token config (reference 5.18; admin only) */
+        delete: operations["deleteOidcTokenConfig"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/embed-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s embed settings, defaults applied (extension; admin)
+         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
+         */
+        get: operations["getTenantEmbedSettings"];
+        /**
+         * Change some of the account’s embed settings (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
+         */
+        put: operations["updateTenantEmbedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed/generate-session": {
         parameters: {
             query?: never;
@@ -1599,7 +1669,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -2672,6 +2742,96 @@ export interface components {
             date: string;
             message: string;
         };
+        OidcTokenConfig: {
+            id: number;
+            /** @description AWS, GCP, Azure or Custom; fixed after creation. */
+            audienceType: string;
+            /** @description `sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom. */
+            audience: string;
+            /** @description The token file name in the runtime (`<name>.jwt`). */
+            name: string;
+            isEnabled: boolean;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            subFormat?: string | null;
+            targetEnvVar?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CreateOidcTokenConfigInput: {
+            /** @description AWS, GCP, Azure or Custom. */
+            audienceType: string;
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        UpdateOidcTokenConfigInput: {
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        /** @description Account-wide embed defaults (reference 4.0). */
+        EmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+        };
+        TenantEmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+            /** @description Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403. */
+            enabled: boolean;
+            /** @description The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed. */
+            allowedOrigins: string[];
+            /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
+            pythonAnalysisEnabled: boolean;
+        };
         EmbedSessionSettings: {
             /** @description Master switch for every AI surface; false overrides every show* key. */
             allowAi?: boolean | null;
@@ -3096,6 +3256,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "BRANCH_EXISTS";
+                };
+            };
+        };
+        /** @description Conflict: `OIDC_TOKEN_CONFIG_EXISTS` (An OIDC token config of this type or name already exists). */
+        OidcTokenConfigExists: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "OIDC_TOKEN_CONFIG_EXISTS";
                 };
             };
         };
@@ -12978,6 +13152,432 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    listOidcTokenConfigs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOidcTokenConfigInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OidcTokenConfigExists"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOidcTokenConfigInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenConfig"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["OidcTokenConfigExists"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOidcTokenConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OIDC_TOKEN_CONFIG_NOT_FOUND`: OIDC token config not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+                    allowAi?: boolean | null;
+                    /** @description Whether embedded dashboards offer comments. Null: not set. */
+                    enableDashboardComments?: boolean | null;
+                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
+                    showAiWidgets?: boolean | null;
+                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+                    showDashboardChat?: boolean | null;
+                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+                    showWorkbookChat?: boolean | null;
+                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+                    locale?: string | null;
+                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+                    timezone?: string | null;
+                    enabled?: boolean | null;
+                    allowedOrigins?: string[] | null;
+                    pythonAnalysisEnabled?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     generateEmbedSession: {

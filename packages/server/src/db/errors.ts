@@ -12,6 +12,8 @@ const SQLITE_TARGET = {
   workbooks_slug: 'workbooks.deployment_id, workbooks.slug',
   reports_public_id: 'reports.deployment_id, reports.public_id',
   policies_principal_resource: 'policies.tenant_id, policies.principal_type, policies.principal_id, policies.resource_type, policies.resource_id',
+  oidc_token_configs_name: 'oidc_token_configs.tenant_id, oidc_token_configs.name',
+  oidc_token_configs_one_per_cloud: 'oidc_token_configs.tenant_id, oidc_token_configs.audience_type',
 } as const;
 
 export type UniqueIndex = keyof typeof SQLITE_TARGET;

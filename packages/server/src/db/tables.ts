@@ -15,6 +15,10 @@ export interface TenantTable {
   auth_version: Generated<number>;
   /** JSON array of the region names the tenant may use; null: every configured region. */
   regions: string | null;
+  /** JSON object of the embed settings an admin set; null: every default (areas/account/embed-settings.ts). */
+  embed_settings: string | null;
+  /** JSON object of the tenant settings an admin set; null: every default (areas/account/tenant-settings.ts). */
+  account_settings: string | null;
 }
 
 export interface TenantHostTable {
@@ -356,6 +360,21 @@ export interface EnvVarTable {
   updated_at: string;
 }
 
+/** A workload-identity token config (reference 5.14-5.18). */
+export interface OidcTokenConfigTable {
+  id: Generated<number>;
+  tenant_id: number;
+  audience_type: string;
+  audience: string;
+  name: string;
+  sub_format: string | null;
+  custom_claims: string | null;
+  target_env_var: string | null;
+  is_enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
 /** secrets/: a key that may have sealed values, and a check value sealed under it. */
 export interface SecretKeyTable {
   id: string;
@@ -460,6 +479,33 @@ export interface RuntimeLogTable {
   message: string;
 }
 
+export interface UserSettingsTable {
+  user_id: number;
+  tenant_id: number;
+  default_deployment_id: number | null;
+  updated_at: string;
+}
+
+/** Append-only (migration 0019): rows are inserted, never changed. */
+export interface AuditEventTable {
+  id: Generated<number>;
+  tenant_id: number;
+  occurred_at: string;
+  action: string;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  credential_kind: string | null;
+  credential_id: string | null;
+  method: string | null;
+  route: string | null;
+  /** JSON object. */
+  target: string;
+  status: number | null;
+  request_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -492,6 +538,9 @@ export interface Database {
   embed_sessions: EmbedSessionTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
+  oidc_token_configs: OidcTokenConfigTable;
+  user_settings: UserSettingsTable;
+  audit_events: AuditEventTable;
 }
 
 export type Db = Kysely<Database>;
@@ -519,5 +568,6 @@ export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
 export type EmbedSessionRow = Selectable<EmbedSessionTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
+export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -319,4 +319,6 @@ export const lockKey = {
   signingKeys: (tenantId: number) => `signing-keys:${tenantId}`,
   /** A deployment's runtime log: its lines commit in id order, so a reader following by id misses none. */
   runtimeLogs: (deploymentId: number) => `runtime-logs:${deploymentId}`,
+  /** A tenant's settings (tenant and embed): a merge reads and writes them as one. */
+  accountSettings: (tenantId: number) => `account-settings:${tenantId}`,
 };

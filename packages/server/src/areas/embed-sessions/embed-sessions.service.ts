@@ -10,7 +10,6 @@ import type { DeploymentUrlOf } from '../deployments/deployments.service.js';
 import { matchesType } from '../user-attributes/user-attributes.service.js';
 import { findUserByEmail } from '../users/users.store.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
-import type { EmbedSettingsReader } from './embed-settings.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
 import { insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
 
@@ -39,7 +38,8 @@ export function embedUnauthenticated(detail: string): ApiError {
 export interface EmbedSessionsOptions {
   signing: Signing;
   urlOf: DeploymentUrlOf;
-  settings: EmbedSettingsReader;
+  /** The tenant's embed settings (`enabled`; account/embed-settings.ts). */
+  settings: (tenantId: number) => Promise<{ enabled: boolean }>;
   /** The clock (tests move it). */
   now: () => Date;
 }

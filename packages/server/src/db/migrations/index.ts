@@ -16,6 +16,8 @@ import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { embedSessions } from './0018_embed_sessions.js';
+import { workloadIdentity } from './0023_workload_identity.js';
+import { account } from './0019_account.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -41,6 +43,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0014_tenant_regions': tenantRegions(dialect),
         '0015_runtimes': runtimes(dialect),
         '0018_embed_sessions': embedSessions(dialect),
+        '0023_workload_identity': workloadIdentity(dialect),
+        '0019_account': account(dialect),
       };
     },
   };

@@ -33,6 +33,8 @@ export class QueryEngine {
     artifact: ModelArtifact,
     private readonly dataSource: DataSource,
     private readonly limits: EngineLimits,
+    /** The clock relative date ranges are resolved against. */
+    private readonly now: () => number = Date.now,
   ) {
     this.#index = new ModelIndex(artifact);
     this.#cache = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 64 * 1_048_576 });
@@ -40,7 +42,7 @@ export class QueryEngine {
 
   /** The SQL a query compiles to, without running it (`/v1/sql`-style inspection and tests). */
   compile(input: unknown, security: SecurityContext = NOBODY) {
-    const query = normaliseQuery(input, this.limits);
+    const query = normaliseQuery(input, this.limits, this.now());
     return { query, ...compileQuery(this.#index, query, this.dataSource.dialect, security) };
   }
 

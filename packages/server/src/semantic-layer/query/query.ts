@@ -1,5 +1,6 @@
 import { GRANULARITIES, type Granularity } from './dialect.js';
 import { QueryError } from './errors.js';
+import { resolveRelativeRange } from './relative-dates.js';
 import { isTimeZone } from './time-zones.js';
 
 /** The 18 operators of the reference's DashboardFilterInput (6.0). */
@@ -65,8 +66,11 @@ function known(input: Record<string, unknown>, allowed: readonly string[], where
   for (const key of Object.keys(input)) if (!allowed.includes(key)) throw new QueryError(`${where} has an unknown field ${JSON.stringify(key)}; it takes ${allowed.join(', ')}.`);
 }
 
-/** Checks the shape of a query and fills in what it leaves out. Members are resolved by the compiler. */
-export function normaliseQuery(input: unknown, limits: QueryLimits): Query {
+/**
+ * Checks the shape of a query and fills in what it leaves out. Members are resolved by the
+ * compiler; relative date ranges are resolved here, at `now`, in the query's time zone.
+ */
+export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.now()): Query {
   if (!isObject(input)) throw new QueryError('The query must be a JSON object.');
   known(input, ['measures', 'dimensions', 'timeDimensions', 'filters', 'segments', 'order', 'limit', 'offset', 'timezone', 'total', 'renewQuery', 'ungrouped'], 'The query');
   if (input.ungrouped === true) throw new QueryError('ungrouped queries are not supported: every query aggregates.');
@@ -108,7 +112,7 @@ export function normaliseQuery(input: unknown, limits: QueryLimits): Query {
     measures: names(input.measures, 'measures'),
     dimensions: names(input.dimensions, 'dimensions'),
     segments: names(input.segments, 'segments'),
-    timeDimensions: timeDimensions.map((td, i) => timeDimension(td, `timeDimensions[${i}]`)),
+    timeDimensions: timeDimensions.map((td, i) => timeDimension(td, `timeDimensions[${i}]`, now, timezone)),
     filters: filters.map((f, i) => filter(f, 0, `filters[${i}]`)),
     order: order(input.order),
     limit: limit as number,
@@ -117,7 +121,7 @@ export function normaliseQuery(input: unknown, limits: QueryLimits): Query {
   };
 }
 
-function timeDimension(value: unknown, at: string): TimeDimension {
+function timeDimension(value: unknown, at: string, now: number, timezone: string): TimeDimension {
   if (!isObject(value)) throw new QueryError(`${at} must be an object.`);
   known(value, ['dimension', 'granularity', 'dateRange', 'compareDateRange'], at);
   if (value.compareDateRange !== undefined) throw new QueryError(`${at}.compareDateRange is not supported.`);
@@ -128,8 +132,8 @@ function timeDimension(value: unknown, at: string): TimeDimension {
     td.granularity = value.granularity as Granularity;
   }
   if (value.dateRange !== undefined && value.dateRange !== null) {
-    const range = typeof value.dateRange === 'string' ? [value.dateRange, value.dateRange] : value.dateRange;
-    if (!Array.isArray(range) || range.length !== 2 || range.some((r) => typeof r !== 'string')) throw new QueryError(`${at}.dateRange must be ["start", "end"] (dates or date-times, in the query's time zone).`);
+    const range = typeof value.dateRange === 'string' ? (resolveRelativeRange(value.dateRange, now, timezone) ?? [value.dateRange, value.dateRange]) : value.dateRange;
+    if (!Array.isArray(range) || range.length !== 2 || range.some((r) => typeof r !== 'string')) throw new QueryError(`${at}.dateRange must be ["start", "end"] (dates or date-times, in the query's time zone) or a relative range such as "last 7 days".`);
     td.dateRange = range as [string, string];
   }
   return td;

@@ -1,0 +1,24 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../db/tables.js';
+
+export type SettingsColumn = 'embed_settings' | 'account_settings';
+
+/** The JSON object an admin stored in `column` (only the keys they set), or an empty object. */
+export async function readStoredSettings(db: Executor, tenantId: number, column: SettingsColumn): Promise<Record<string, unknown>> {
+  const row = await db.selectFrom('tenants').select(column).where('id', '=', tenantId).executeTakeFirst();
+  const text = row?.[column] ?? null;
+  return text === null ? {} : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/**
+ * Replaces the stored object and bumps the tenant's `auth_version` in the same statement: every
+ * server process reads the version before serving a request, so none serves the old settings from
+ * its cache after this commits (cache/tenant-cache.ts).
+ */
+export async function writeStoredSettings(db: Executor, tenantId: number, column: SettingsColumn, values: Record<string, unknown>): Promise<void> {
+  await db
+    .updateTable('tenants')
+    .set({ [column]: Object.keys(values).length === 0 ? null : JSON.stringify(values), auth_version: sql`auth_version + 1` } as never)
+    .where('id', '=', tenantId)
+    .execute();
+}
