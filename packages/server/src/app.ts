@@ -23,6 +23,7 @@ import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
+import { embedDashboardRoutes, embedDashboards, NO_SHARING } from './areas/embed-sessions/embed-dashboards.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -50,6 +51,8 @@ import { workspaceRoutes } from './areas/workspace/workspace.routes.js';
 import { workspaceSchemas } from './areas/workspace/workspace.schemas.js';
 import { workbooksRoutes } from './areas/workbooks/workbooks.routes.js';
 import { reportsRoutes } from './areas/reports/reports.routes.js';
+import { dashboardsRoutes } from './areas/dashboards/dashboards.routes.js';
+import { dashboardSchemas } from './areas/dashboards/dashboards.schemas.js';
 import { commitsRoutes } from './areas/data-model/commits.routes.js';
 import { gitHttpRoutes } from './areas/data-model/git-http.routes.js';
 import { filesRoutes } from './areas/data-model/files.routes.js';
@@ -275,6 +278,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
     ...embedSessionSchemas,
+    ...dashboardSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -353,6 +357,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(workspaceRoutes(services.workspace));
   await app.register(workbooksRoutes(services.workbooks));
   await app.register(reportsRoutes(services.reports));
+  await app.register(dashboardsRoutes(services.dashboards));
   await app.register(commitsRoutes(services.commits));
   await app.register(gitHttpRoutes(services.gitHttp));
   await app.register(filesRoutes(services.files));
@@ -366,6 +371,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
   await app.register(accountRoutes({ embedSettings: services.embedSettings }));
+  await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, NO_SHARING)));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.

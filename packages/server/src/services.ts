@@ -14,6 +14,7 @@ import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
 import { reportsService } from './areas/reports/reports.service.js';
+import { dashboardsService } from './areas/dashboards/dashboards.service.js';
 import { commitsService } from './areas/data-model/commits.service.js';
 import { gitHttpService } from './areas/data-model/git-http.service.js';
 import { filesService } from './areas/data-model/files.service.js';
@@ -107,6 +108,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workspace: workspaceService(store),
     workbooks: workbooksService(store),
     reports,
+    dashboards: dashboardsService(store),
     envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
     runtime,
     pods: podsService(store, runtime),

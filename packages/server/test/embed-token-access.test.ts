@@ -48,6 +48,43 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
     expect(body.detail).toContain('An embed token opens only');
   });
 
+  describe('GET /api/v1/embed/dashboard/{publicId} (reference 4.18)', () => {
+    const text = { id: 'greeting', type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 4 }, config: { text: 'hello' } };
+    async function publishedDashboard(d: number, name: string, allowEmbed: boolean): Promise<string> {
+      const workbook = await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/workbooks/by-slug/${name}`, body: { name } });
+      expect(workbook.statusCode, workbook.body).toBe(201);
+      const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workbooks/${(workbook.json() as Json).id}/publish`, body: { config: { widgets: [text] }, allowEmbed } });
+      expect(published.statusCode, published.body).toBe(200);
+      return (published.json() as Json).publicId as string;
+    }
+    const open = (jwt: string, publicId: string) => t.request({ url: `/api/v1/embed/dashboard/${publicId}`, key: null, headers: { authorization: `Bearer ${jwt}` } });
+
+    it('a session for a user who may read the workbook gets the published dashboard; one who may not, 404', async () => {
+      const publicId = await publishedDashboard(deploymentId, 'embedded-board', true);
+      const reader = await t.user('VIEWER');
+      await t.grant({ type: 'USER', id: reader.userId }, { type: 'DEPLOYMENT', id: deploymentId }, 'VIEW');
+      const res = await open(await embedToken(t, { deploymentId, internalId: reader.email }), publicId);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ publicId, allowEmbed: true, status: 'published', config: { widgets: [{ id: 'greeting', type: 'TEXT' }] } });
+      const stranger = await t.user('VIEWER');
+      problem(await open(await embedToken(t, { deploymentId, internalId: stranger.email }), publicId), 404, 'DASHBOARD_NOT_FOUND');
+      // An external user reaches a dashboard only by sharing with their embed tenant or all embed users.
+      problem(await open(token, publicId), 404, 'DASHBOARD_NOT_FOUND');
+      problem(await open(token, 'no-such-dashboard'), 404, 'DASHBOARD_NOT_FOUND');
+      // An API key is not an embed session.
+      problem(await t.request({ url: `/api/v1/embed/dashboard/${publicId}` }), 403, 'FORBIDDEN');
+    });
+
+    it('403 when signed embedding is off for the dashboard; 404 for a dashboard of another deployment than the session’s', async () => {
+      const off = await publishedDashboard(deploymentId, 'embedding-off', false);
+      const owner = await embedToken(t, { deploymentId, internalId: t.admin.email });
+      problem(await open(owner, off), 403, 'FORBIDDEN');
+      const elsewhere = await t.deployment('another-deployment');
+      const theirs = await publishedDashboard(elsewhere, 'elsewhere-board', true);
+      problem(await open(owner, theirs), 404, 'DASHBOARD_NOT_FOUND');
+    });
+  });
+
   it('the data API of another deployment, or of a branch the session did not name, refuses it', async () => {
     const other = await t.deployment('other');
     problem(await t.request({ url: `/deployments/${other}/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${token}` } }), 401, 'UNAUTHENTICATED');

@@ -89,6 +89,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
     upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
     duplicateWorkbook: {},
+    saveDashboardDraft: { dashboardDraft: { widgets: [] } },
+    publishDashboard: { config: { widgets: [] } },
+    setDashboardAllowEmbed: { allowEmbed: true },
     upsertReportByPublicId: { name: 'security-suite', title: 'by the suite' },
     createFolder: { name: 'security-suite', parentId: ids.folderId },
     renameFolder: { name: 'renamed-by-suite' },
@@ -150,6 +153,9 @@ const TABLES = [
   'user_settings',
   'audit_events',
   'embed_sessions',
+  'dashboards',
+  'dashboard_versions',
+  'dashboard_report_snapshots',
 ] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {

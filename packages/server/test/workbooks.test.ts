@@ -338,7 +338,7 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
   });
 
   describe('duplicate', () => {
-    it('Other operations, duplicate: a copy in the same folder with a fresh slug, the content, no publication, owned by the caller', async () => {
+    it('Other operations, duplicate (reference 8.G.1): "Copy of <name>" beside the source (EDIT on its folder), a fresh slug, the content, owned by the caller', async () => {
       const folder = await ws.folder(`dup ${slug()}`);
       const s = slug();
       const source = (await put(s, { name: 'Original', folderId: folder, meta: { m: 1 }, calculatedFields: { c: 2 }, dashboardDraft: draft })).json() as Workbook;
@@ -349,7 +349,7 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       expect(res.statusCode, res.body).toBe(201);
       const copy = res.json() as Workbook;
       expect(copy).toMatchObject({
-        name: 'Original (copy)',
+        name: 'Copy of Original',
         slug: `${s}-copy`,
         folderId: folder,
         meta: { m: 1 },
@@ -373,7 +373,7 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       expect((await duplicate(inFolder.id, { folderId: null })).json()).toMatchObject({ folderId: null, folderPath: [] });
     });
 
-    it('duplicate: needs VIEW on the source (403) and EDIT on the destination (403); a VIEWER may not; 404 for unknown ids', async () => {
+    it('duplicate: needs VIEW on the source (403) and EDIT where the copy lands (403); a VIEWER may not; 404 for unknown ids', async () => {
       const d = await t.deployment('dup-rights');
       const f = new WorkspaceFixtures(t, d);
       const readable = await f.folder('readable');
@@ -387,7 +387,8 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       const count = async () => (await t.store.db.selectFrom('workbooks').select('id').where('deployment_id', '=', d).execute()).length;
       const before = await count();
       expect(problem(await duplicate(secret.id, { folderId: writable }, user.key, d), 403).detail).toMatch(/VIEW access to view workbook/);
-      expect(problem(await duplicate(visible.id, {}, user.key, d), 403).detail).toMatch(new RegExp(`EDIT access on folder ${readable}`));
+      // Without EDIT on the source's folder the copy goes to the root, which needs EDIT on the deployment.
+      expect(problem(await duplicate(visible.id, {}, user.key, d), 403).detail).toMatch(new RegExp(`EDIT on folder ${readable}, otherwise to the workspace root with EDIT on deployment ${d}`));
       problem(await duplicate(visible.id, { folderId: 999_999 }, user.key, d), 404, 'FOLDER_NOT_FOUND');
       await t.grant({ type: 'USER', id: viewer.userId }, { type: 'DEPLOYMENT', id: d }, 'MANAGE');
       expect(problem(await duplicate(visible.id, {}, viewer.key, d), 403).detail).toMatch(/Viewers cannot create/);

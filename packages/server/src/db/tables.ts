@@ -266,6 +266,48 @@ export interface ReportTable {
   updated_at: string;
 }
 
+/** A workbook's published dashboard: what stays across its versions (migration 0016). */
+export interface DashboardTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  workbook_id: number;
+  public_id: string;
+  /** 0 or 1: signed embedding allowed (reference 3.6). */
+  allow_embed: number;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DashboardVersionStatus = 'draft' | 'published' | 'archived';
+
+/** One publication of a dashboard. */
+export interface DashboardVersionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  dashboard_id: number;
+  version_number: number;
+  status: DashboardVersionStatus;
+  title: string | null;
+  description: string | null;
+  /** JSON DashboardConfig. */
+  config: string;
+  created_by: number | null;
+  created_at: string;
+}
+
+/** A report as a dashboard version froze it. */
+export interface DashboardReportSnapshotTable {
+  id: Generated<number>;
+  tenant_id: number;
+  version_id: number;
+  position: number;
+  report_id: number;
+  /** JSON: the ReportSnapshot fields other than id, reportId and versionNumber. */
+  content: string;
+}
+
 export interface FavoriteTable {
   tenant_id: number;
   user_id: number;
@@ -541,6 +583,9 @@ export interface Database {
   oidc_token_configs: OidcTokenConfigTable;
   user_settings: UserSettingsTable;
   audit_events: AuditEventTable;
+  dashboards: DashboardTable;
+  dashboard_versions: DashboardVersionTable;
+  dashboard_report_snapshots: DashboardReportSnapshotTable;
 }
 
 export type Db = Kysely<Database>;
@@ -560,6 +605,9 @@ export type PolicyRow = Selectable<PolicyTable>;
 export type FolderRow = Selectable<FolderTable>;
 export type WorkbookRow = Selectable<WorkbookTable>;
 export type ReportRow = Selectable<ReportTable>;
+export type DashboardRow = Selectable<DashboardTable>;
+export type DashboardVersionRow = Selectable<DashboardVersionTable>;
+export type DashboardReportSnapshotRow = Selectable<DashboardReportSnapshotTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;

@@ -53,9 +53,10 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
         schema: {
           operationId: 'duplicateWorkbook',
           tags,
-          summary: 'Copy a workbook into its folder or another one, under a fresh slug',
+          summary: 'Copy a workbook, its reports and its published dashboard',
           description:
-            'Needs VIEW on the source, the EXPLORER role or above and EDIT on the destination (the deployment at the root). The copy gets the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the name `<name> (copy)` unless `name` is given, the source’s meta, calculated fields and draft, and no publication; the caller owns it.',
+            'Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root (the deployment), or the `folderId` given. ' +
+            'The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.',
           params: WorkbookParams,
           body: DuplicateWorkbookBody,
           response: { 201: Type.Ref('Workbook') },

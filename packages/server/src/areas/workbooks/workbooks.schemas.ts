@@ -44,8 +44,15 @@ export type UpsertWorkbookInput = Static<typeof UpsertWorkbookBody>;
 
 export const DuplicateWorkbookBody = Type.Object(
   {
-    folderId: Type.Optional({ ...Nullable(Id), description: 'Where the copy goes; null for the workspace root; absent for the source’s folder.' }),
-    name: Type.Optional({ ...ItemName, description: 'Name of the copy; absent gives "<source name> (copy)".' }),
+    shared: Type.Optional({
+      ...Nullable(Type.Boolean()),
+      description: 'Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403.',
+    }),
+    folderId: Type.Optional({
+      ...Nullable(Id),
+      description: 'Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root.',
+    }),
+    name: Type.Optional({ ...ItemName, description: 'Name of the copy; absent gives "Copy of <source name>".' }),
   },
   { additionalProperties: false },
 );

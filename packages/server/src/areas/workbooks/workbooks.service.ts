@@ -11,8 +11,9 @@ import { renderCommitted } from '../workspace/committed.js';
 import { loadViewContext, toWorkbookShape, type Tolerate } from '../workspace/item-view.js';
 import { findItem, type StoredItem } from '../workspace/items.store.js';
 import { moveOne } from '../workspace/move.js';
-import { type WorkspaceScope } from '../workspace/tree.store.js';
-import { itemNotFound, openWorkspace, readAuthorized, requireItemAccess, viewOptionsOf, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { chainsOf, type WorkspaceScope } from '../workspace/tree.store.js';
+import { atLeast, itemNotFound, levelOn, openWorkspace, placeTarget, readAuthorized, requireItemAccess, viewOptionsOf, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { copyDashboards } from '../dashboards/copy.js';
 import type { Workbook } from '../workspace/workspace.schemas.js';
 import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
 import { findWorkbookBySlug, insertWorkbook, slugsStartingWith, updateWorkbook, type WorkbookChanges } from './workbooks.store.js';
@@ -52,9 +53,19 @@ async function freshSlug(trx: Executor, scope: WorkspaceScope, source: string): 
   for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
 }
 
+/** "Copy of <name>" (reference 8.G.1), cut to the 255 characters a name may have. */
 function copyName(name: string): string {
-  const suffix = ' (copy)';
-  return `${name.slice(0, 255 - suffix.length)}${suffix}`;
+  return `Copy of ${name}`.slice(0, 255);
+}
+
+/**
+ * Where a copy goes when the request does not say (reference 8.G.1): beside the source when the
+ * caller has EDIT on its folder, otherwise the workspace root.
+ */
+async function besideOrRoot(trx: Executor, context: WorkspaceContext, folderId: number | null): Promise<number | null> {
+  if (folderId === null) return null;
+  const chains = await chainsOf(trx, context.scope, [folderId]);
+  return atLeast(levelOn(context, placeTarget(context, folderId, chains)), 'EDIT') ? folderId : null;
 }
 
 /**
@@ -135,17 +146,31 @@ export function workbooksService(store: Store) {
     },
 
     /**
-     * A copy of the workbook's content (name, meta, calculated fields, draft) under a fresh slug,
-     * owned by the caller. The publication stays with the source: the copy starts unpublished.
-     * Needs VIEW on the source and the rights to create at the destination.
+     * A copy of the workbook (reference 8.G.1) under a fresh slug, owned by the caller: "Copy of
+     * <name>", its meta, calculated fields and draft, copies of the reports its dashboards show and
+     * of its published dashboard, re-pointed at those copies (dashboards/copy.ts), with
+     * `allowEmbed` off; no sharing, no favorites. Needs VIEW on the source, the EXPLORER role or
+     * above, and the rights to create where the copy lands. `shared: true` is refused: no creator mode.
      */
     async duplicate(caller: Caller, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
+      if (input.shared === true) {
+        throw new ApiError('FORBIDDEN', 'Copying from the shared workspace (`shared: true`) needs a creator-mode embed session, which this product does not offer; leave `shared` out to copy the workbook itself.');
+      }
       const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
         const source = (await authorized(trx, context, workbookId, 'VIEW')).row;
-        const folderId = input.folderId === undefined ? source.folder_id : input.folderId;
-        await requirePlacement(trx, context, folderId, 'workbook');
-        return insert(trx, context, {
+        const folderId = input.folderId === undefined ? await besideOrRoot(trx, context, source.folder_id) : input.folderId;
+        try {
+          await requirePlacement(trx, context, folderId, 'workbook');
+        } catch (error) {
+          // Fell back to the root and may not create there either: say both places it could have gone.
+          if (input.folderId !== undefined || source.folder_id === null || caller.actor.role === 'VIEWER' || !(error instanceof ApiError) || error.code !== 'FORBIDDEN') throw error;
+          throw new ApiError(
+            'FORBIDDEN',
+            `The copy goes beside the source with EDIT on folder ${source.folder_id}, otherwise to the workspace root with EDIT on deployment ${deploymentId}; you have neither. Pass the \`folderId\` of a folder where you have EDIT.`,
+          );
+        }
+        const copy = await insert(trx, context, {
           folder_id: folderId,
           name: input.name ?? copyName(source.name),
           slug: await freshSlug(trx, context.scope, source.slug),
@@ -155,6 +180,7 @@ export function workbooksService(store: Store) {
           dashboard_published: null,
           published_dashboard: null,
         });
+        return copyDashboards(trx, context, source, copy);
       });
       return committed(caller, `workbook duplicate in deployment ${deploymentId}`, context.scope, row);
     },

@@ -148,6 +148,54 @@ export const DashboardConfigInput = Type.Object(configProperties(ref(DashboardWi
 export type DashboardConfigInput = Static<typeof DashboardConfigInput>;
 
 // ---------------------------------------------------------------------------------------------
+// Drafts (reference 8.G.3): `FIELD` widgets, and widgets without ids on the way in
+// ---------------------------------------------------------------------------------------------
+
+/** Longest widget id (reference 8.G.2). */
+export const WIDGET_ID_MAX_LENGTH = 128;
+
+/**
+ * Widget types a draft may hold: the advertised ones plus `FIELD`, a widget being set up that
+ * cannot be published yet (a publish naming it is refused).
+ */
+export const DashboardDraftWidgetType = Type.Enum([...ADVERTISED_WIDGET_TYPES, 'FIELD'], {
+  description: 'The dashboard widget types plus `FIELD`, which a draft may hold and a publication may not.',
+});
+
+/** A widget of a saved draft: its id is always there (the server assigned any that was missing). */
+export const DashboardDraftWidget = Type.Object(widgetProperties(DashboardDraftWidgetType), { ...open, $id: 'DashboardDraftWidget' });
+export type DashboardDraftWidget = Static<typeof DashboardDraftWidget>;
+
+/** A saved draft: a DashboardConfig whose widgets may also be `FIELD`. */
+export const DashboardConfigDraft = Type.Object(configProperties(ref(DashboardDraftWidget)), {
+  ...open,
+  $id: 'DashboardConfigDraft',
+  description: 'A dashboard draft: a DashboardConfig whose widgets may also be of type `FIELD`.',
+});
+export type DashboardConfigDraft = Static<typeof DashboardConfigDraft>;
+
+/** A widget as a draft or a publish sends it: the id may be left out, `FIELD` and `TABS_CONTAINER` are accepted. */
+export const DashboardDraftWidgetInput = Type.Object(
+  {
+    ...widgetProperties(Type.Enum([...ADVERTISED_WIDGET_TYPES, 'FIELD', 'TABS_CONTAINER'])),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: WIDGET_ID_MAX_LENGTH, description: 'At most 128 characters. Left out in a draft, the server assigns one; a publish needs it.' })),
+  },
+  {
+    ...open,
+    $id: 'DashboardDraftWidgetInput',
+    description: 'A widget as clients send it in a draft or a publish: `FIELD` is accepted (a publish refuses it), `TABS_CONTAINER` is converted.',
+  },
+);
+export type DashboardDraftWidgetInput = Static<typeof DashboardDraftWidgetInput>;
+
+export const DashboardConfigDraftInput = Type.Object(configProperties(ref(DashboardDraftWidgetInput)), {
+  ...open,
+  $id: 'DashboardConfigDraftInput',
+  description: 'A dashboard config as a draft save or a publish sends it.',
+});
+export type DashboardConfigDraftInput = Static<typeof DashboardConfigDraftInput>;
+
+// ---------------------------------------------------------------------------------------------
 // ReportSnapshot
 // ---------------------------------------------------------------------------------------------
 
@@ -254,6 +302,10 @@ export const contentSchemas = [
   DashboardAppSource,
   DashboardConfig,
   DashboardConfigInput,
+  DashboardDraftWidget,
+  DashboardConfigDraft,
+  DashboardDraftWidgetInput,
+  DashboardConfigDraftInput,
   ReportKind,
   PeriodComparison,
   ColumnFormat,

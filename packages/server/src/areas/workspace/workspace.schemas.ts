@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Id, Nullable, ref, Timestamp } from '../../shared/schemas.js';
-import { Dashboard, DashboardConfig } from './content.schemas.js';
+import { Dashboard, DashboardConfig, DashboardConfigDraft } from './content.schemas.js';
 
 /** The three kinds of workspace item. */
 export const ItemTypeSchema = Type.Enum(['FOLDER', 'WORKBOOK', 'REPORT'], { description: 'Kind of workspace item.' });
@@ -41,7 +41,7 @@ export const WorkbookSchema = Type.Object(
     folderPath: Type.Optional(FolderPath),
     slug: Type.Optional(Nullable(Type.String())),
     isFavorite: Type.Optional(Nullable(Type.Boolean({ description: 'Whether the calling user marked this item as a favorite.' }))),
-    dashboardDraft: Type.Optional(Nullable(ref(DashboardConfig))),
+    dashboardDraft: Type.Optional(Nullable(ref(DashboardConfigDraft))),
     dashboardPublished: Type.Optional(Nullable(ref(DashboardConfig))),
     publishedDashboard: Type.Optional(Nullable(ref(Dashboard))),
   },

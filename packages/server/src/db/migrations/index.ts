@@ -18,6 +18,7 @@ import { runtimes } from './0015_runtimes.js';
 import { embedSessions } from './0018_embed_sessions.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
+import { dashboards } from './0016_dashboards.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -45,6 +46,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0018_embed_sessions': embedSessions(dialect),
         '0023_workload_identity': workloadIdentity(dialect),
         '0019_account': account(dialect),
+        '0016_dashboards': dashboards(dialect),
       };
     },
   };

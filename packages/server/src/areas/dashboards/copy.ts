@@ -1,0 +1,101 @@
+import type { Executor, ReportRow, WorkbookRow } from '../../db/tables.js';
+import { now } from '../../time.js';
+import { insertReport } from '../reports/reports.store.js';
+import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/content.schemas.js';
+import { parseJson } from '../workspace/item-view.js';
+import { findItem } from '../workspace/items.store.js';
+import { requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { newPublicId, reportIdOf, reportIdsOf, writePublication } from './dashboards.service.js';
+import { findPublishedByWorkbook, snapshotContent, type SnapshotContent } from './published.js';
+
+type Config = DashboardConfig | DashboardConfigDraft;
+
+function withoutIds({ id: _id, reportId: _reportId, versionNumber: _versionNumber, ...content }: ReportSnapshot): SnapshotContent {
+  return content;
+}
+
+/** `config` with each widget's `config.reportId` replaced through `copies`; widgets showing no copied report stay as they are. */
+function repointed<T extends Config>(config: T, copies: Map<number, number>): T {
+  if (!Array.isArray(config.widgets)) return config;
+  const widgets = (config.widgets as Array<Record<string, unknown>>).map((widget) => {
+    const from = reportIdOf(widget);
+    const to = from === undefined ? undefined : copies.get(from);
+    return to === undefined ? widget : { ...widget, config: { ...(widget.config as Record<string, unknown>), reportId: to } };
+  });
+  return { ...config, widgets } as T;
+}
+
+async function insertCopy(trx: Executor, context: WorkspaceContext, folderId: number | null, sourceId: number, content: SnapshotContent): Promise<ReportRow> {
+  const at = now();
+  const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+  return insertReport(trx, {
+    tenant_id: context.scope.tenantId,
+    deployment_id: context.scope.deploymentId,
+    folder_id: folderId,
+    name: content.name ?? `Report ${sourceId}`,
+    public_id: newPublicId(),
+    kind: content.kind ?? null,
+    title: content.title ?? null,
+    description: content.description ?? null,
+    sql_query: content.sqlQuery ?? null,
+    python_code: content.pythonCode ?? null,
+    spec: json(content.spec),
+    meta: json(content.meta),
+    preferences: json(content.preferences),
+    period_comparisons: json(content.periodComparisons),
+    fill_missing_rows: json(content.fillMissingRows),
+    last_viewed_at: null,
+    created_by: context.caller.actor.userId,
+    created_at: at,
+    updated_at: at,
+  });
+}
+
+/**
+ * Gives `copy`, a fresh duplicate of the workbook `source`, copies of what its dashboards show
+ * (reference 8.G.1): every report the draft or the published version shows is copied beside the
+ * copy and owned by the caller (VIEW on each needed, 403 otherwise: a copy must not reveal a
+ * report its maker could not read); the draft and the published version are re-pointed at the
+ * copies; the published version becomes version 1 of a new dashboard (its own public id,
+ * `allowEmbed` off, the source's frozen snapshots re-pointed). A report deleted since the
+ * publication is copied from its snapshot; one neither stored nor frozen stays referenced as it
+ * was. Only the current published version is copied, not the archived ones, and no sharing.
+ * Runs in the duplicate's transaction, under the deployment's lock.
+ */
+export async function copyDashboards(trx: Executor, context: WorkspaceContext, source: WorkbookRow, copy: WorkbookRow): Promise<WorkbookRow> {
+  const draft = normalizeDashboardConfig(parseJson(source.dashboard_draft)) as DashboardConfigDraft | null;
+  const published = await findPublishedByWorkbook(trx, context.scope.tenantId, source.id);
+  const ids = [...new Set([...reportIdsOf(draft), ...reportIdsOf(published?.config ?? null), ...(published?.reportSnapshots.map((s) => s.reportId) ?? [])])];
+  const copies = new Map<number, number>();
+  for (const id of ids) {
+    const item = await findItem(trx, context.scope, 'REPORT', id);
+    let content: SnapshotContent | undefined;
+    if (item) {
+      await requireItemAccess(trx, context, item, 'VIEW', 'copy');
+      content = snapshotContent(item.row as ReportRow);
+    } else {
+      const frozen = published?.reportSnapshots.find((s) => s.reportId === id);
+      content = frozen && withoutIds(frozen);
+    }
+    if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content)).id);
+  }
+  if (draft !== null) {
+    await trx
+      .updateTable('workbooks')
+      .set({ dashboard_draft: JSON.stringify(repointed(draft, copies)) })
+      .where('tenant_id', '=', context.scope.tenantId)
+      .where('id', '=', copy.id)
+      .execute();
+  }
+  if (published) {
+    await writePublication(trx, copy, {
+      config: repointed(published.config, copies),
+      snapshots: published.reportSnapshots.map((s) => ({ reportId: copies.get(s.reportId) ?? s.reportId, content: withoutIds(s) })),
+      title: published.title ?? null,
+      description: published.description ?? null,
+      allowEmbed: false,
+      userId: context.caller.actor.userId,
+    });
+  }
+  return trx.selectFrom('workbooks').selectAll().where('tenant_id', '=', context.scope.tenantId).where('id', '=', copy.id).executeTakeFirstOrThrow();
+}
