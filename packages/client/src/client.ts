@@ -2,6 +2,7 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
 import { listModelFiles, modelFileHashes, uploadModelFile, type ModelFile, type ModelFilesQuery, type ModelTarget, type RemoteModelFile, type UploadFileInput } from './data-model.js';
+import { createDashboards, type Dashboards, type Workbooks } from './dashboards.js';
 import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
@@ -48,6 +49,10 @@ export interface MapiClient extends TypedCalls, Lists {
   logs: Logs;
   /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17). */
   embed: Embed;
+  /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
+  workbooks: Workbooks;
+  /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
+  dashboards: Dashboards;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -75,6 +80,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createBuilds(api),
     ...createPods(api),
     embed: createEmbed(api),
+    ...createDashboards(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

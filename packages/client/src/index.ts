@@ -26,6 +26,7 @@ export {
   type RemoteModelFile,
   type UploadFileInput,
 } from './data-model.js';
+export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
 export { exchangeEmbedSession, type Embed } from './embed.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';

@@ -20,6 +20,12 @@ export type Report = Schemas['Report'];
 export type ReportKind = Schemas['ReportKind'];
 export type Dashboard = Schemas['Dashboard'];
 export type DashboardConfig = Schemas['DashboardConfig'];
+/** A saved dashboard draft: widgets may also be `FIELD` (reference 8.G.3). */
+export type DashboardConfigDraft = Schemas['DashboardConfigDraft'];
+/** A draft or a config to publish as sent: widget ids may be left out in a draft. */
+export type DashboardConfigDraftInput = Schemas['DashboardConfigDraftInput'];
+/** The body of a publish (reference 8.G.2). */
+export type PublishDashboardInput = NonNullable<operations['publishDashboard']['requestBody']>['content']['application/json'];
 export type WorkspaceEntry = Schemas['WorkspaceEntry'];
 export type WorkspaceFolderPathEntry = Schemas['WorkspaceFolderPathEntry'];
 export type ResourceOwner = Schemas['ResourceOwner'];

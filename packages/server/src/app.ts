@@ -28,6 +28,10 @@ import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
+import { embedTenantsRoutes } from './areas/embed-tenants/embed-tenants.routes.js';
+import { embedTenantSchemas } from './areas/embed-tenants/embed-tenants.schemas.js';
+import { embedGroupsRoutes } from './areas/embed-tenants/embed-groups.routes.js';
+import { embedGroupSchemas } from './areas/embed-tenants/embed-groups.schemas.js';
 import { groupSchemas } from './areas/groups/groups.schemas.js';
 import { policiesRoutes } from './areas/policies/policies.routes.js';
 import { policySchemas } from './areas/policies/policies.schemas.js';
@@ -127,6 +131,8 @@ export interface AppOptions {
   tenantCacheMs?: number;
   /** How long a deployment's folders must stay unchanged before its folder tree is loaded (ms; default 1000). */
   folderTreeSettleMs?: number;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000 (reference 4.0). */
+  embedUserLimit?: number;
   /** Requests per minute per API key; 0 or absent turns limiting off. */
   rateLimitPerMinute?: number;
   /** Requests per minute per client address on public routes that declare no budget; 0 or absent: off. */
@@ -241,6 +247,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.now ? { now: options.now } : {}),
+    ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
@@ -279,6 +286,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedSettingsSchemas,
     ...embedSessionSchemas,
     ...dashboardSchemas,
+    ...embedTenantSchemas,
+    ...embedGroupSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -373,6 +382,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, NO_SHARING)));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
+  await app.register(embedTenantsRoutes(services.embedTenants));
+  await app.register(embedGroupsRoutes(services.embedGroups));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -3,6 +3,7 @@ import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { EMAIL, HOST_NAME } from './formats.js';
 import { DEFAULT_CATALOG, parseRegions, parseVersions, type Catalog } from './areas/deployments/catalog.js';
 import { parseSecretKeys, type SecretKeySource } from './secrets/keys.js';
+import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -33,6 +34,8 @@ export interface Config {
   lockTimeoutMs: number;
   /** How long a deployment's folders must stay unchanged before a server loads its folder tree into memory (ms; cache/folder-trees.ts). */
   folderTreeSettleMs: number;
+  /** The most embed users an account may hold, across its embed tenants (EMBED_USER_LIMIT; reference 4.0). */
+  embedUserLimit: number;
   /** Browser origins allowed by CORS; empty: no CORS headers (same-origin use and non-browser clients only). */
   corsOrigins: string[];
   /** Runtime versions per release channel and the regions offered (RUNTIME_VERSIONS, REGIONS). */
@@ -173,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (runtime.leaseMs < 3 * runtime.tickMs) problems.push(`RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS (${runtime.tickMs}), got "${runtime.leaseMs}"`);
   if (runtime.logLinesPerDeployment < 100) problems.push(`RUNTIME_LOG_LINES must be a number of lines from 100 to 10000000, got "${runtime.logLinesPerDeployment}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
+  const embedUserLimit = wholeNumber('EMBED_USER_LIMIT', DEFAULT_EMBED_USER_LIMIT, 100_000_000, 'a number of embed users from 0 to 100000000');
 
   const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
   for (const origin of corsOrigins) {
@@ -214,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     timeouts,
     lockTimeoutMs,
     folderTreeSettleMs,
+    embedUserLimit,
     jobs,
     runtime,
     catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },

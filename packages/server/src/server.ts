@@ -66,6 +66,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,
       folderTreeSettleMs: config.folderTreeSettleMs,
+      embedUserLimit: config.embedUserLimit,
       ...(config.publicUrl !== null ? { publicUrl: config.publicUrl } : {}),
       metrics,
     });

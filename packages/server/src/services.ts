@@ -39,6 +39,9 @@ import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { embedSessionsService } from './areas/embed-sessions/embed-sessions.service.js';
 import { embedSettings, embedSettingsService } from './areas/account/embed-settings.js';
+import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
+import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
+import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -54,6 +57,8 @@ export interface ServiceOptions {
   ownDatabaseUrl?: string | null;
   /** The clock of signed tokens and embed sessions (tests move it); default the system's. */
   now?: () => Date;
+  /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
+  embedUserLimit?: number;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -72,6 +77,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   return {
     secrets: options.secrets,
     signing,
@@ -116,7 +122,9 @@ export function createServices(store: Store, options: ServiceOptions) {
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
     embedSettings: embedSettingsService(store),
-    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now }),
+    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
+    embedTenants: embedTenantsService(store, embedPeople),
+    embedGroups: embedGroupsService(store, embedPeople),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -103,9 +103,11 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
         deployment_id: deploymentId,
         branch: null,
         embed_tenant: 'acme-corp',
-        embed_user: { external_id: 'viewer-7', email: 'viewer7@customer.example', user_id: null },
+        embed_user: { external_id: 'viewer-7', id: expect.any(Number), email: 'viewer7@customer.example', user_id: null },
         // Names as stored, whatever case the request used.
         groups: ['Analysts'],
+        // The embed tenant's implicit group (reference 4.0).
+        tenant_groups: ['system:tenant:acme-corp'],
         // The catalog's default fills what the session leaves out.
         user_attributes: { region: 'EU', regions: ['EU', 'US'], level: 1 },
         security_context: { customer_id: 42 },
@@ -121,7 +123,39 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     it('an internalId session names the account user and carries no groups or attributes of its own', async () => {
       const user = await t.user('EXPLORER');
       const { payload } = await verified(await token({ internalId: user.email.toUpperCase() }));
-      expect(payload).toMatchObject({ sub: `user:${user.userId}`, embed_user: { external_id: null, user_id: user.userId }, groups: [], user_attributes: {} });
+      expect(payload).toMatchObject({ sub: `user:${user.userId}`, embed_tenant: null, embed_user: { external_id: null, user_id: user.userId }, groups: [], tenant_groups: [], user_attributes: {} });
+    });
+
+    it('creates or updates the external user in its embed tenant (created on demand; `default` when none is named), before the first exchange', async () => {
+      await sessionId({ externalId: 'listed-user', embedTenantName: 'made-by-session', email: 'Listed@Customer.example', userProfile: { displayName: 'Listed' } });
+      const users = await t.request({ url: '/api/v1/embed-tenants/made-by-session/users' });
+      expect(users.statusCode, users.body).toBe(200);
+      expect((users.json() as { items: unknown[] }).items).toEqual([expect.objectContaining({ externalId: 'listed-user', email: 'listed@customer.example', firstName: 'Listed' })]);
+      const { payload } = await verified(await token({ externalId: 'no-tenant-named' }));
+      expect(payload).toMatchObject({ embed_tenant: 'default', sub: 'embed-user:default:no-tenant-named', tenant_groups: ['system:tenant:default'] });
+    });
+
+    it('groups: left out keeps the user’s memberships, [] clears them, a list replaces them', async () => {
+      const groupsOf = async (body: Record<string, unknown>) => (await verified(await token({ externalId: 'grouped', ...body }))).payload.groups;
+      expect(await groupsOf({ groups: ['analysts'] })).toEqual(['Analysts']);
+      expect(await groupsOf({})).toEqual(['Analysts']);
+      expect(await groupsOf({ groups: ['Managers'] })).toEqual(['Managers']);
+      expect(await groupsOf({ groups: [] })).toEqual([]);
+    });
+
+    it('past the account’s cap of embed users, a session for a new user is 429 and writes nothing', async () => {
+      const capped = await TestApp.create(dialect, { embedUserLimit: 1 });
+      try {
+        const d = await capped.deployment('capped');
+        const generateOn = (externalId: string) => capped.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId: d, externalId } });
+        expect((await generateOn('first')).statusCode).toBe(200);
+        problem(await generateOn('second'), 429, 'EMBED_USER_LIMIT');
+        // The user already there keeps getting sessions.
+        expect((await generateOn('first')).statusCode).toBe(200);
+        expect(await capped.store.db.selectFrom('embed_sessions').select('id').execute()).toHaveLength(2);
+      } finally {
+        await capped.close();
+      }
     });
 
     it('refuses a request naming neither id or both, an externalId not lowercase and trimmed, and internalId mixed with identity data', async () => {
@@ -137,22 +171,24 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
 
     it('groups must exist and are never created here', async () => {
       const before = await t.store.db.selectFrom('groups').select('id').execute();
-      const body = problem(await generate({ externalId: 'viewer-1', groups: ['Analysts', 'ghosts'] }), 400, 'VALIDATION_FAILED');
+      const body = problem(await generate({ externalId: 'viewer-1', groups: ['Analysts', 'ghosts'] }), 400, 'GROUPS_NOT_FOUND');
       expect(body.detail).toContain('Groups with names "ghosts" not found');
       expect(await t.store.db.selectFrom('groups').select('id').execute()).toHaveLength(before.length);
     });
 
     it('user attributes: unknown names, duplicates and type clashes are 400 and nothing is written', async () => {
-      const sessions = async () => (await t.store.db.selectFrom('embed_sessions').select('id').execute()).length;
+      const sessions = async () => (await t.store.db.selectFrom('embed_sessions').select('id').execute()).length + (await t.store.db.selectFrom('embed_users').select('id').execute()).length;
       const before = await sessions();
-      expect(problem(await generate({ externalId: 'viewer-1', userAttributes: [{ name: 'shoe_size', value: 42 }] }), 400, 'VALIDATION_FAILED').detail).toContain('User attributes not found');
-      problem(await generate({ externalId: 'viewer-1', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'Region', value: 'US' }] }), 400, 'VALIDATION_FAILED');
-      expect(problem(await generate({ externalId: 'viewer-1', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'level', value: 'high' }] }), 400, 'VALIDATION_FAILED').detail).toContain('cannot change');
-      problem(await generate({ externalId: 'viewer-1', userAttributes: [{ name: 'regions', value: [1, 2] }] }), 400, 'VALIDATION_FAILED');
+      expect(problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'shoe_size', value: 42 }] }), 400, 'USER_ATTRIBUTES_NOT_FOUND').detail).toContain('User attributes not found');
+      problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'Region', value: 'US' }] }), 400, 'VALIDATION_FAILED');
+      expect(problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'level', value: 'high' }] }), 400, 'VALIDATION_FAILED').detail).toContain('cannot change');
+      problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'regions', value: [1, 2] }] }), 400, 'VALIDATION_FAILED');
       expect(await sessions()).toBe(before);
-      // null clears: the default no longer applies either.
-      const { payload } = await verified(await token({ externalId: 'viewer-1', userAttributes: [{ name: 'level', value: null }] }));
-      expect(payload.user_attributes).toEqual({});
+      // Values persist per user: a later session without them keeps them; null clears one (its default applies again).
+      const attributesOf = async (body: Record<string, unknown>) => (await verified(await token({ externalId: 'attributed', ...body }))).payload.user_attributes;
+      expect(await attributesOf({ userAttributes: [{ name: 'region', value: 'EU' }, { name: 'level', value: 3 }] })).toEqual({ region: 'EU', level: 3 });
+      expect(await attributesOf({})).toEqual({ region: 'EU', level: 3 });
+      expect(await attributesOf({ userAttributes: [{ name: 'region', value: null }, { name: 'level', value: null }] })).toEqual({ level: 1 });
     });
 
     it('creator mode is not offered: creatorMode true, tenantGroups and the definitions are 400', async () => {

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
+import { provisionEmbedUser } from '../src/areas/embed-tenants/provision.js';
+import { serialized } from '../src/db/transactions.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
 
@@ -47,6 +49,10 @@ interface Ids {
   environmentId: string;
   /** An OIDC token config of the tenant. */
   configId: number;
+  /** An embed tenant of the account. */
+  embedTenantName: string;
+  /** A group of that embed tenant (its routes name it `{id}`, as the reference does). */
+  id: number;
 }
 
 /**
@@ -102,6 +108,12 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
     deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
     renameDataModelFiles: { files: [{ path: 'security.yml', newPath: 'renamed.yml' }] },
+    provisionEmbedUser: { externalId: 'security-suite' },
+    createEmbedGroup: { name: 'security-suite-new' },
+    updateEmbedGroup: { description: 'by the suite' },
+    addEmbedGroupMembers: { members: [{ externalId: 'seeded' }, { externalId: 'new-by-suite' }] },
+    removeEmbedGroupMembers: { members: [{ externalId: 'seeded' }] },
+    provisionEmbedUsers: { users: [{ externalId: 'security-suite' }] },
     createBranch: { name: 'security-suite' },
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
     pullBranch: { branchName: 'main' },
@@ -156,6 +168,13 @@ const TABLES = [
   'dashboards',
   'dashboard_versions',
   'dashboard_report_snapshots',
+  'embed_tenants',
+  'embed_users',
+  'embed_groups',
+  'embed_group_members',
+  'embed_user_groups',
+  'embed_user_attribute_values',
+  'embed_shares',
 ] as const;
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
@@ -220,6 +239,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       name: await envVarOf(tenantId, deploymentId),
       environmentId: 'production',
       configId: await oidcConfigOf(tenantId),
+      ...(await embedTenantOf(tenantId, `${label}-embed`)),
     };
   }
 
@@ -243,6 +263,18 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
+  }
+
+  /** An embed tenant with a user, so {embedTenantName} names a real one. */
+  async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; id: number }> {
+    const made = await serialized(t.store, 'embed-people', (trx) => provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }));
+    const at = new Date().toISOString();
+    const group = await t.store.db
+      .insertInto('embed_groups')
+      .values({ tenant_id: tenantId, embed_tenant_id: made.embedTenant.id, kind: 'tenant-group', name: 'security-suite', description: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { embedTenantName, id: group.id };
   }
 
   /** An environment variable of the deployment, so {name} names a real one. */
@@ -311,7 +343,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {

@@ -186,10 +186,11 @@ describe.each(DIALECTS)('a write whose response cannot be fully read after it co
     // Everything answered was stored: a repeated upsert updates (200) instead of creating again.
     expect((await t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/made-book`, body: { name: 'Made book' } })).statusCode).toBe(200);
     expect((await t.request({ method: 'PUT', url: `${base}/reports/by-public-id/made-report`, body: { name: 'Made report' } })).statusCode).toBe(200);
+    // By name: "Copy of Made book" before "Made book".
     expect((await listing(parent)).map((e) => [e.type, e.id])).toEqual([
       ['FOLDER', folderId],
-      ['WORKBOOK', workbookId],
       ['WORKBOOK', (later.copy.json() as { id: number }).id],
+      ['WORKBOOK', workbookId],
     ]);
   });
 });

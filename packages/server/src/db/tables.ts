@@ -586,6 +586,87 @@ export interface Database {
   dashboards: DashboardTable;
   dashboard_versions: DashboardVersionTable;
   dashboard_report_snapshots: DashboardReportSnapshotTable;
+  embed_tenants: EmbedTenantTable;
+  embed_users: EmbedUserTable;
+  embed_groups: EmbedGroupTable;
+  embed_group_members: EmbedGroupMemberTable;
+  embed_user_groups: EmbedUserGroupTable;
+  embed_user_attribute_values: EmbedUserAttributeValueTable;
+  embed_shares: EmbedShareTable;
+}
+
+/** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
+export interface EmbedTenantTable {
+  id: Generated<number>;
+  tenant_id: number;
+  name: string;
+  display_name: string | null;
+  created_at: string;
+}
+
+/** A user of an embed tenant: never an account user, never signs in to the API. */
+export interface EmbedUserTable {
+  id: Generated<number>;
+  tenant_id: number;
+  embed_tenant_id: number;
+  external_id: string | null;
+  username: string;
+  email: string;
+  display_name: string | null;
+  picture: string | null;
+  created_at: string;
+  updated_at: string;
+  last_login: string | null;
+}
+
+/** `tenant-group`: made by an admin (4.7); `tenant`: the implicit `system:tenant:{name}`; `all`: all embed users. */
+export type EmbedGroupKind = 'tenant-group' | 'tenant' | 'all';
+
+export interface EmbedGroupTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** Null only for the account's all-embed-users group. */
+  embed_tenant_id: number | null;
+  kind: EmbedGroupKind;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EmbedGroupMemberTable {
+  id: Generated<number>;
+  tenant_id: number;
+  embed_group_id: number;
+  embed_user_id: number;
+  created_at: string;
+}
+
+export interface EmbedUserGroupTable {
+  tenant_id: number;
+  embed_user_id: number;
+  group_id: number;
+  created_at: string;
+}
+
+export interface EmbedUserAttributeValueTable {
+  tenant_id: number;
+  embed_user_id: number;
+  attribute_id: number;
+  /** JSON. */
+  value: string;
+  updated_at: string;
+}
+
+/** A read-only share of one workbook or one folder (exactly one is set) with a system embed group. */
+export interface EmbedShareTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  embed_group_id: number;
+  workbook_id: number | null;
+  folder_id: number | null;
+  created_at: string;
 }
 
 export type Db = Kysely<Database>;
@@ -617,5 +698,8 @@ export type EmbedSessionRow = Selectable<EmbedSessionTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
 export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
+export type EmbedTenantRow = Selectable<EmbedTenantTable>;
+export type EmbedUserRow = Selectable<EmbedUserTable>;
+export type EmbedGroupRow = Selectable<EmbedGroupTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -321,4 +321,6 @@ export const lockKey = {
   runtimeLogs: (deploymentId: number) => `runtime-logs:${deploymentId}`,
   /** A tenant's settings (tenant and embed): a merge reads and writes them as one. */
   accountSettings: (tenantId: number) => `account-settings:${tenantId}`,
+  /** An account's embed tenants and users: creating them (the account-wide cap), deleting tenants. */
+  embedPeople: (tenantId: number) => `embed-people:${tenantId}`,
 };

@@ -67,6 +67,15 @@ export const PROBLEMS = {
   QUERY_REFUSED: { status: 400, title: 'The deployment\'s runtime refused the query' },
   RUNTIME_UNAVAILABLE: { status: 503, title: 'The environment\'s runtime is not running; retry after the time in Retry-After' },
   DEPLOYMENT_BUSY: { status: 503, title: 'The deployment is busy with other changes; retry after the time in Retry-After' },
+  EMBED_TENANT_NOT_FOUND: { status: 404, title: 'Embed tenant not found' },
+  EMBED_GROUP_NOT_FOUND: { status: 404, title: 'Embed group not found in this embed tenant' },
+  EMBED_USER_NOT_FOUND: { status: 404, title: 'Embed user not found in this embed tenant' },
+  EMBED_GROUP_NAME_TAKEN: { status: 400, title: 'The embed tenant already has a group of this name' },
+  EMBED_GROUP_NAME_RESERVED: { status: 400, title: 'Group names starting with system: are reserved' },
+  EMBED_GROUP_HAS_MEMBERS: { status: 400, title: 'An embed group with members cannot be deleted' },
+  GROUPS_NOT_FOUND: { status: 400, title: 'Some named groups do not exist' },
+  USER_ATTRIBUTES_NOT_FOUND: { status: 400, title: 'Some named user attributes do not exist' },
+  EMBED_USER_LIMIT: { status: 429, title: 'The account holds as many embed users as it may' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -118,8 +118,9 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
 
     /**
      * An embed token (reference 4.16) opens the data API of its own deployment and branch, with
-     * the context it was generated with: its groups, attributes and security context, plus the
-     * embed tenant's implicit group `system:tenant:<name>` (4.0) so a policy can name the tenant.
+     * the context it was generated with: its global groups, attributes and security context, plus
+     * its embed tenant's groups as 4.0 names them (`system:tenant:<name>`, the tenant's implicit
+     * group, and `system:tenant:<name>:group:<group>`), so a policy can name the tenant.
      * A session for a user of the account (`internalId`) reads with that user's own context.
      * It may read the model (`meta`, public members only) and run queries; nothing else.
      */
@@ -131,7 +132,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       }
       const scopes = ['meta', 'sql-runner'];
       if (claims.embed_user.user_id !== null) return { scopes, userId: claims.embed_user.user_id, securityContext: {} };
-      const groups = claims.embed_tenant === null ? claims.groups : [...claims.groups, `system:tenant:${claims.embed_tenant}`];
+      const groups = [...claims.groups, ...(claims.tenant_groups ?? [])];
       return { scopes, userId: 0, securityContext: claims.security_context, context: { userId: null, groups, userAttributes: claims.user_attributes, securityContext: claims.security_context } };
     },
 

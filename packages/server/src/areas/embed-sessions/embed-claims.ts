@@ -17,12 +17,14 @@ export interface EmbedClaims {
   deployment_id: number;
   /** The branch the session queries; null: production. */
   branch: string | null;
-  /** Null: the account itself (no embed tenant named). */
+  /** The embed tenant of an external user (`default` when the session named none); null for an `internalId` session. */
   embed_tenant: string | null;
-  /** The external user (`external_id`), or the console user an `internalId` named (`user_id`). */
+  /** The external user (`external_id`, and `id`, the embed user's), or the console user an `internalId` named (`user_id`). */
   embed_user: { external_id: string | null; id: number | null; email: string | null; user_id: number | null };
-  /** Global groups by name, as access policies match them. */
+  /** Global groups by name, verbatim, as access policies match them. */
   groups: string[];
+  /** The embed tenant's implicit group `system:tenant:{name}`, then its groups the user is in, `system:tenant:{name}:group:{group}`. */
+  tenant_groups: string[];
   user_attributes: Record<string, unknown>;
   security_context: Record<string, unknown>;
   /** Only the switches the session pinned; the rest inherit the account's. */

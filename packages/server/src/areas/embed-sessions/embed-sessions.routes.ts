@@ -30,10 +30,10 @@ export function embedSessionsRoutes(service: EmbedSessionsService, options: Embe
           description:
             'A one-time session id (32 lowercase hex characters), to be exchanged within 5 minutes by the embedding page (POST /api/v1/embed/session/token). ' +
             'It captures the deployment, the identity, the groups, the attributes, the security context, the settings and the branch, resolved now. ' +
-            'Groups and attributes must exist (they are never created here); creator mode is not offered. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.',
+            'An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. Creator mode is not offered. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.',
           body: ref(GenerateSessionInputSchema),
           response: { 200: Type.Ref('EmbedSession') },
-          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'EMBEDDING_DISABLED', 'DEPLOYMENT_NOT_FOUND', 'BRANCH_NOT_FOUND', 'BRANCH_NOT_SERVED', 'USER_NOT_FOUND', 'CREATOR_MODE_UNAVAILABLE'],
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'EMBEDDING_DISABLED', 'DEPLOYMENT_NOT_FOUND', 'BRANCH_NOT_FOUND', 'BRANCH_NOT_SERVED', 'USER_NOT_FOUND', 'CREATOR_MODE_UNAVAILABLE', 'GROUPS_NOT_FOUND', 'USER_ATTRIBUTES_NOT_FOUND', 'EMBED_USER_LIMIT', 'UNAVAILABLE'],
         },
       },
       async (request) => service.generate(request.caller, request.body),

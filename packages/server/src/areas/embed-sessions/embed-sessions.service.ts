@@ -5,13 +5,20 @@ import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
 import { SigningError, type Signing, type SigningTenant } from '../../signing/index.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import { provisionEmbedUser } from '../embed-tenants/provision.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import type { DeploymentUrlOf } from '../deployments/deployments.service.js';
-import { matchesType } from '../user-attributes/user-attributes.service.js';
 import { findUserByEmail } from '../users/users.store.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
 import { insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
+
+/**
+ * The embed tenant of a session that names none (reference 4.15: "the default is the current
+ * tenant"): every such user lives in one embed tenant of the account, under this name.
+ */
+export const DEFAULT_EMBED_TENANT = 'default';
 
 /** Reference 4.15: a session id must be exchanged within 5 minutes. */
 export const SESSION_SECONDS = 300;
@@ -40,6 +47,8 @@ export interface EmbedSessionsOptions {
   urlOf: DeploymentUrlOf;
   /** The tenant's embed settings (`enabled`; account/embed-settings.ts). */
   settings: (tenantId: number) => Promise<{ enabled: boolean }>;
+  /** The account-wide cap of embed users (EMBED_USER_LIMIT): a session for a new user past it is 429. */
+  embedUserLimit: number;
   /** The clock (tests move it). */
   now: () => Date;
 }
@@ -72,47 +81,6 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       'BRANCH_NOT_SERVED',
       `Nothing serves branch ${JSON.stringify(name)} of deployment ${row.id}: turn its staging environment on (PUT /build/api/v1/deployments/${row.id}/branches/staging-environment) or open it in dev mode.`,
     );
-  }
-
-  /** Global groups by their stored names; every one must exist (they are never created here). */
-  async function resolveGroups(tenantId: number, names: string[]): Promise<string[]> {
-    if (names.length === 0) return [];
-    const wanted = [...new Set(names.map((n) => n.toLowerCase()))];
-    const found = new Map<string, string>();
-    for (let i = 0; i < wanted.length; i += 500) {
-      const rows = await db.selectFrom('groups').select('name').where('tenant_id', '=', tenantId).where((eb) => eb.fn('lower', ['name']), 'in', wanted.slice(i, i + 500)).execute();
-      for (const r of rows) found.set(r.name.toLowerCase(), r.name);
-    }
-    const missing = [...new Set(names.filter((n) => !found.has(n.toLowerCase())))];
-    if (missing.length > 0) throw invalid(`Groups with names ${missing.map((n) => JSON.stringify(n)).join(', ')} not found; create them first (POST /api/v1/groups): embed sessions never create groups.`, '/body/groups');
-    return [...new Set(names.map((n) => found.get(n.toLowerCase()) as string))];
-  }
-
-  /** Values typed against the tenant's catalog; every attribute's default where none is given. Nothing is written on any error. */
-  async function resolveAttributes(tenantId: number, given: Array<{ name: string; value: unknown }>): Promise<Record<string, unknown>> {
-    const catalog = await db.selectFrom('user_attributes').select(['name', 'type', 'default_value']).where('tenant_id', '=', tenantId).execute();
-    const byName = new Map(catalog.map((a) => [a.name.toLowerCase(), a]));
-    const seen = new Set<string>();
-    const duplicates = given.filter((a) => (seen.has(a.name.toLowerCase()) ? true : (seen.add(a.name.toLowerCase()), false)));
-    if (duplicates.length > 0) throw invalid(`Duplicate user attribute name ${JSON.stringify(duplicates[0]?.name)}: give each attribute once.`, '/body/userAttributes');
-    const unknown = given.filter((a) => !byName.has(a.name.toLowerCase()));
-    if (unknown.length > 0) throw invalid(`User attributes not found: ${unknown.map((a) => JSON.stringify(a.name)).join(', ')}; define them first (POST /api/v1/user-attributes).`, '/body/userAttributes');
-    const values: Record<string, unknown> = {};
-    for (const a of catalog) if (a.default_value !== null) values[a.name] = JSON.parse(a.default_value) as unknown;
-    for (const [i, a] of given.entries()) {
-      const attribute = byName.get(a.name.toLowerCase());
-      if (attribute === undefined) continue;
-      if (a.value === null) {
-        delete values[attribute.name];
-        continue;
-      }
-      if (!matchesType(attribute.type, a.value)) {
-        const type = attribute.type === 'string-list' ? 'a list of strings' : `a ${attribute.type}`;
-        throw invalid(`User attribute ${JSON.stringify(attribute.name)} is ${type}; its type cannot change, so ${JSON.stringify(a.value)} is refused and nothing was written.`, `/body/userAttributes/${i}/value`);
-      }
-      values[attribute.name] = a.value;
-    }
-    return values;
   }
 
   function creatorModeRefused(input: GenerateSessionInput): void {
@@ -148,41 +116,67 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       const securityContext = input.securityContext ?? {};
       if (Buffer.byteLength(JSON.stringify(securityContext)) > SECURITY_CONTEXT_MAX_BYTES) throw invalid(`\`securityContext\` is at most ${SECURITY_CONTEXT_MAX_BYTES} bytes as JSON.`, '/body/securityContext');
 
-      const groups = input.groups === undefined || input.groups === null ? [] : await resolveGroups(actor.tenantId, input.groups);
-      const attributes = external !== null ? await resolveAttributes(actor.tenantId, input.userAttributes ?? []) : {};
       let userId: number | null = null;
       if (internal !== null) {
         const user = await findUserByEmail(db, actor.tenantId, internal);
         if (!user || user.deactivated_at !== null) throw new ApiError('USER_NOT_FOUND', `No active user ${JSON.stringify(internal)} in this account (\`internalId\` is a user's email).`);
         userId = user.id;
       }
+      // Resolved before anything is written: a refused branch provisions nobody.
       const branch = await resolveBranch(row, input.branchName);
 
       const settings: Record<string, boolean | string> = {};
       for (const [name, value] of Object.entries(input.settings ?? {})) if (value !== null && value !== undefined) settings[name] = value;
-      const claims: EmbedClaims = {
+      const sessionId = randomBytes(16).toString('hex');
+      const at = now();
+      const base = {
         tenant_id: actor.tenantId,
         deployment_id: row.id,
         branch,
-        embed_tenant: input.embedTenantName ?? null,
-        embed_user: { external_id: external, id: null, email: input.email?.toLowerCase() ?? null, user_id: userId },
-        groups,
-        user_attributes: attributes,
         security_context: securityContext,
         settings,
         theme: (input.embedTheme as Record<string, unknown> | null | undefined) ?? null,
       };
-      const sessionId = randomBytes(16).toString('hex');
-      const at = now();
-      await sweepSessions(db, actor.tenantId, at.toISOString());
-      await insertSession(db, {
-        tenant_id: actor.tenantId,
-        deployment_id: row.id,
-        session_hash: hashOf(sessionId),
-        created_by_user_id: actor.userId,
-        claims: JSON.stringify(claims),
-        created_at: at.toISOString(),
-        expires_at: new Date(at.getTime() + SESSION_SECONDS * 1000).toISOString(),
+      // The user is created or updated with the session, in one transaction: a refused group,
+      // attribute or type writes nothing, and a session never exists for a user that does not.
+      await serialized(store, lockKey.embedPeople(actor.tenantId), async (trx) => {
+        let claims: EmbedClaims;
+        if (external !== null) {
+          const identity = await provisionEmbedUser(
+            trx,
+            actor.tenantId,
+            {
+              embedTenantName: input.embedTenantName ?? DEFAULT_EMBED_TENANT,
+              ...(input.embedTenantProfile ? { embedTenantDisplayName: input.embedTenantProfile.displayName ?? null } : {}),
+              externalId: external,
+              email: input.email,
+              userProfile: input.userProfile,
+              groups: input.groups,
+              userAttributes: input.userAttributes,
+            },
+            { userLimit: options.embedUserLimit },
+          );
+          claims = {
+            ...base,
+            embed_tenant: identity.embedTenant.name,
+            embed_user: { external_id: identity.user.externalId, id: identity.user.id, email: identity.user.email, user_id: null },
+            groups: identity.groups,
+            tenant_groups: [identity.tenantSystemGroup, ...identity.tenantGroups],
+            user_attributes: identity.userAttributes,
+          };
+        } else {
+          claims = { ...base, embed_tenant: null, embed_user: { external_id: null, id: null, email: null, user_id: userId }, groups: [], tenant_groups: [], user_attributes: {} };
+        }
+        await sweepSessions(trx, actor.tenantId, at.toISOString());
+        await insertSession(trx, {
+          tenant_id: actor.tenantId,
+          deployment_id: row.id,
+          session_hash: hashOf(sessionId),
+          created_by_user_id: actor.userId,
+          claims: JSON.stringify(claims),
+          created_at: at.toISOString(),
+          expires_at: new Date(at.getTime() + SESSION_SECONDS * 1000).toISOString(),
+        });
       });
       return { sessionId };
     },

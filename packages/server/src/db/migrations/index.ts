@@ -19,6 +19,7 @@ import { embedSessions } from './0018_embed_sessions.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
 import { dashboards } from './0016_dashboards.js';
+import { embedPeople } from './0017_embed_people.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -47,6 +48,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0023_workload_identity': workloadIdentity(dialect),
         '0019_account': account(dialect),
         '0016_dashboards': dashboards(dialect),
+        '0017_embed_people': embedPeople(dialect),
       };
     },
   };

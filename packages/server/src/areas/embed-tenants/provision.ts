@@ -1,0 +1,298 @@
+import { PostgresAdapter, sql } from 'kysely';
+import type { EmbedTenantRow, EmbedUserRow, Executor } from '../../db/tables.js';
+import { lockKey } from '../../db/transactions.js';
+import { ApiError } from '../../shared/problems.js';
+import { now } from '../../time.js';
+import { listAttributes } from '../user-attributes/user-attributes.store.js';
+import { matchesType, type AttributeValue } from '../user-attributes/user-attributes.service.js';
+import type { EmbedUser, EmbedUserProfile } from './embed-tenants.schemas.js';
+import {
+  attributeValuesOf,
+  deleteAttributeValue,
+  globalGroupNamesOf,
+  globalGroupsByName,
+  setGlobalGroups,
+  setTenantGroups,
+  tenantGroupNamesOf,
+  tenantGroupsByName,
+  upsertAttributeValue,
+} from './memberships.store.js';
+import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail, tenantGroupContextName, tenantSystemGroupName } from './names.js';
+import { findEmbedTenant, insertEmbedTenant, setEmbedTenantDisplayName } from './tenants.store.js';
+import { countAccountEmbedUsers, findEmbedUserByExternalId, insertEmbedUser, insertEmbedUsers, updateEmbedUser, type EmbedUserChanges } from './users.store.js';
+
+/**
+ * What provisioning (4.4, 4.5, 4.12) and a session (4.15) ask for. Left out (undefined) or null
+ * keeps what is stored, except `email: null`, which goes back to the synthetic address; a list
+ * replaces, `[]` clears.
+ */
+export interface ProvisionEmbedUserRequest {
+  /** Lowercased here; must match the 4.0 pattern. */
+  embedTenantName: string;
+  /** `embedTenantProfile.displayName` of a session; a string or null sets it, undefined keeps it. */
+  embedTenantDisplayName?: string | null | undefined;
+  /** Trimmed and lowercased here. */
+  externalId: string;
+  email?: string | null | undefined;
+  userProfile?: EmbedUserProfile | null | undefined;
+  /** Names of the account's existing groups (never created here). */
+  groups?: string[] | null | undefined;
+  /** Names of this embed tenant's groups (4.7). */
+  tenantGroups?: string[] | null | undefined;
+  /** Typed by the account's attribute catalog; a value of null clears it; other names keep theirs. */
+  userAttributes?: Array<{ name: string; value: unknown }> | null | undefined;
+}
+
+/** What a session bakes into its token, and what provisioning answers. */
+export interface ProvisionedEmbedUser {
+  embedTenant: { id: number; name: string; displayName: string | null; created: boolean };
+  user: { id: number; externalId: string; username: string; email: string; displayName: string | null; picture: string | null; created: boolean };
+  /** The global groups, by their stored names: they go verbatim into the security context. */
+  groups: string[];
+  /** The tenant groups as the security context names them: `system:tenant:{name}:group:{group}`. */
+  tenantGroups: string[];
+  /** The same groups by their own names, as 4.7 made them. */
+  tenantGroupNames: string[];
+  /** The embed tenant's implicit sharing group, `system:tenant:{name}`. */
+  tenantSystemGroup: string;
+  /** Effective attribute values by name: the user's own, else the attribute's default. */
+  userAttributes: Record<string, AttributeValue>;
+  /** The user as the REST API shows it (EmbedUser). */
+  embedUser: EmbedUser;
+}
+
+export interface ProvisionOptions {
+  /** The account-wide cap (config `embedUserLimit`); creating a user past it is 429. */
+  userLimit: number;
+  /** Where the request's members are, for the JSON pointers of errors; default `/body`. */
+  pointer?: string;
+}
+
+export function toEmbedUser(row: EmbedUserRow): EmbedUser {
+  return {
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    externalId: row.external_id,
+    firstName: row.display_name,
+    createdAt: row.created_at,
+    lastLogin: row.last_login,
+  };
+}
+
+function invalid(pointer: string, message: string, detail: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', detail, { errors: [{ pointer, message }] });
+}
+
+/** A tenant name from a path or body, lowercased; 400 when it does not fit the 4.0 pattern. */
+export function canonicalEmbedTenantName(name: string, pointer = '/params/embedTenantName'): string {
+  const canonical = name.toLowerCase();
+  if (!isEmbedTenantName(canonical)) {
+    throw invalid(pointer, 'is not an embed tenant name', `"${name}" is not an embed tenant name: 2-36 characters a-z, 0-9 and -, starting with a letter and ending with a letter or digit.`);
+  }
+  return canonical;
+}
+
+/**
+ * Serialises the account's embed-people writes on PostgreSQL inside the caller's transaction
+ * (the same advisory lock `serialized(store, lockKey.embedPeople(tenantId))` takes, and taking it
+ * twice is harmless), so the cap is exact when sessions and provisioning race. On SQLite one
+ * writer runs at a time already.
+ */
+async function lockEmbedPeople(trx: Executor, tenantId: number): Promise<void> {
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${lockKey.embedPeople(tenantId)}, 0))`.execute(trx);
+  }
+}
+
+function distinct(names: string[]): string[] {
+  const seen = new Map<string, string>();
+  for (const name of names) if (!seen.has(name.toLowerCase())) seen.set(name.toLowerCase(), name);
+  return [...seen.values()];
+}
+
+function notFoundGroups(kind: string, missing: string[]): ApiError {
+  return new ApiError('GROUPS_NOT_FOUND', `Groups with names ${missing.map((n) => `"${n}"`).join(', ')} not found${kind}; nothing was changed.`);
+}
+
+interface Checked {
+  globalGroupIds?: number[];
+  tenantGroupIds?: number[];
+  attributes: Array<{ id: number; value: unknown }>;
+}
+
+/** Every check that needs no writes, done before any write, so a refused request changes nothing. */
+async function check(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow | undefined, request: ProvisionEmbedUserRequest, at: string): Promise<Checked> {
+  const checked: Checked = { attributes: [] };
+  if (request.groups != null) {
+    const names = distinct(request.groups);
+    const reserved = names.filter((n) => n.toLowerCase().startsWith(SYSTEM_PREFIX));
+    if (reserved.length > 0) {
+      // A global group called like a system group would pass for one in the security context.
+      throw new ApiError('VALIDATION_FAILED', `Groups ${reserved.map((n) => `"${n}"`).join(', ')} cannot be given to embed users: names starting with "system:" are reserved for embedding.`, {
+        errors: [{ pointer: `${at}/groups`, message: 'holds a reserved name' }],
+      });
+    }
+    const found = await globalGroupsByName(trx, tenantId, names);
+    const known = new Set(found.map((g) => g.name.toLowerCase()));
+    const missing = names.filter((n) => !known.has(n.toLowerCase()));
+    if (missing.length > 0) throw notFoundGroups(' (global groups are made by an admin, never by embedding)', missing);
+    checked.globalGroupIds = found.map((g) => g.id);
+  }
+  if (request.tenantGroups != null) {
+    const names = distinct(request.tenantGroups);
+    const found = embedTenant ? await tenantGroupsByName(trx, tenantId, embedTenant.id, names) : [];
+    const known = new Set(found.map((g) => g.name.toLowerCase()));
+    const missing = names.filter((n) => !known.has(n.toLowerCase()));
+    if (missing.length > 0) throw notFoundGroups(` in embed tenant "${request.embedTenantName.toLowerCase()}" (create them first)`, missing);
+    checked.tenantGroupIds = found.map((g) => g.id);
+  }
+  if (request.userAttributes != null && request.userAttributes.length > 0) {
+    const catalog = new Map((await listAttributes(trx, tenantId)).map((a) => [a.name.toLowerCase(), a]));
+    const seen = new Set<string>();
+    const unknown: string[] = [];
+    for (const [i, { name, value }] of request.userAttributes.entries()) {
+      const key = name.toLowerCase();
+      if (seen.has(key)) throw invalid(`${at}/userAttributes/${i}/name`, 'is repeated', `User attribute "${name}" is given twice; give each attribute once.`);
+      seen.add(key);
+      const def = catalog.get(key);
+      if (!def) {
+        unknown.push(name);
+        continue;
+      }
+      if (value !== null && !matchesType(def.type, value)) {
+        throw invalid(`${at}/userAttributes/${i}/value`, `must be of type ${def.type}`, `User attribute "${def.name}" is of type ${def.type}; the value given is not (its type cannot change).`);
+      }
+      checked.attributes.push({ id: def.id, value });
+    }
+    if (unknown.length > 0) throw new ApiError('USER_ATTRIBUTES_NOT_FOUND', `User attributes not found: ${unknown.map((n) => `"${n}"`).join(', ')} (see GET /api/v1/user-attributes).`);
+  }
+  return checked;
+}
+
+/**
+ * Creates bare users (no email, profile, groups or attributes given) for external ids the embed
+ * tenant does not have yet, in a few statements, within the cap (else 429 and nothing is created).
+ * Group membership adds (4.12) provision this way; run under the account's embed-people lock.
+ */
+export async function createBareEmbedUsers(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow, externalIds: string[], options: ProvisionOptions): Promise<EmbedUserRow[]> {
+  if (externalIds.length === 0) return [];
+  await lockEmbedPeople(trx, tenantId);
+  const count = await countAccountEmbedUsers(trx, tenantId);
+  if (count + externalIds.length > options.userLimit) {
+    throw new ApiError(
+      'EMBED_USER_LIMIT',
+      `The account holds ${count} embed users, its limit is ${options.userLimit}, and ${externalIds.length} more were asked for; nobody was added. Delete embed tenants or users no longer needed, or ask the operator to raise EMBED_USER_LIMIT.`,
+    );
+  }
+  const at = now();
+  return insertEmbedUsers(
+    trx,
+    externalIds.map((externalId) => ({
+      tenant_id: tenantId,
+      embed_tenant_id: embedTenant.id,
+      external_id: externalId,
+      username: externalId,
+      email: syntheticEmail(externalId, embedTenant.name),
+      display_name: null,
+      picture: null,
+      created_at: at,
+      updated_at: at,
+      last_login: null,
+    })),
+  );
+}
+
+/**
+ * Creates or updates one embed user as `request` describes, inside the caller's transaction: the
+ * embed tenant is created on demand; the user is found by external id (created past no cap, else
+ * 429 EMBED_USER_LIMIT); email, profile, global groups, tenant groups and attribute values are
+ * applied with the rules of reference 4.4 and 4.15. Unknown groups or attributes, a repeated
+ * attribute, a value of the wrong type or an invalid tenant name throw an ApiError (400) before
+ * anything is written. Returns what a session needs for its token.
+ *
+ * @example
+ * const identity = await serialized(store, lockKey.embedPeople(tenantId), (trx) =>
+ *   provisionEmbedUser(trx, tenantId, { embedTenantName: 'acme', externalId: 'u-1', groups: ['Sales'] }, { userLimit }));
+ */
+export async function provisionEmbedUser(trx: Executor, tenantId: number, request: ProvisionEmbedUserRequest, options: ProvisionOptions): Promise<ProvisionedEmbedUser> {
+  const pointer = options.pointer ?? '/body';
+  const name = canonicalEmbedTenantName(request.embedTenantName, `${pointer}/embedTenantName`);
+  const externalId = normalizeExternalId(request.externalId);
+  if (externalId === '') throw invalid(`${pointer}/externalId`, 'is empty once trimmed', 'The externalId is empty once trimmed.');
+  await lockEmbedPeople(trx, tenantId);
+  const at = now();
+
+  let embedTenant = await findEmbedTenant(trx, tenantId, name);
+  const checked = await check(trx, tenantId, embedTenant, request, pointer);
+  let tenantCreated = false;
+  if (!embedTenant) {
+    embedTenant = await insertEmbedTenant(trx, tenantId, name, request.embedTenantDisplayName ?? null, at);
+    tenantCreated = true;
+  } else if (request.embedTenantDisplayName !== undefined && request.embedTenantDisplayName !== embedTenant.display_name) {
+    await setEmbedTenantDisplayName(trx, tenantId, embedTenant.id, request.embedTenantDisplayName);
+    embedTenant = { ...embedTenant, display_name: request.embedTenantDisplayName };
+  }
+
+  const email = (given: string | null | undefined) => (given == null ? syntheticEmail(externalId, name) : given.toLowerCase());
+  let user = await findEmbedUserByExternalId(trx, tenantId, embedTenant.id, externalId);
+  const userCreated = user === undefined;
+  if (!user) {
+    const count = await countAccountEmbedUsers(trx, tenantId);
+    if (count >= options.userLimit) {
+      throw new ApiError(
+        'EMBED_USER_LIMIT',
+        `The account holds ${count} embed users, its limit of ${options.userLimit}; "${externalId}" was not created. Delete embed tenants or users no longer needed, or ask the operator to raise EMBED_USER_LIMIT.`,
+      );
+    }
+    user = await insertEmbedUser(trx, {
+      tenant_id: tenantId,
+      embed_tenant_id: embedTenant.id,
+      external_id: externalId,
+      username: externalId,
+      email: email(request.email),
+      display_name: request.userProfile?.displayName ?? null,
+      picture: request.userProfile?.picture ?? null,
+      created_at: at,
+      updated_at: at,
+      last_login: null,
+    });
+  } else {
+    const changes: EmbedUserChanges = {};
+    if (request.email !== undefined && email(request.email) !== user.email) changes.email = email(request.email);
+    if (request.userProfile?.displayName !== undefined && request.userProfile.displayName !== user.display_name) changes.display_name = request.userProfile.displayName;
+    if (request.userProfile?.picture !== undefined && request.userProfile.picture !== user.picture) changes.picture = request.userProfile.picture;
+    if (Object.keys(changes).length > 0) user = await updateEmbedUser(trx, tenantId, user.id, { ...changes, updated_at: at });
+  }
+
+  if (checked.globalGroupIds) await setGlobalGroups(trx, tenantId, user.id, checked.globalGroupIds, at);
+  if (checked.tenantGroupIds) await setTenantGroups(trx, tenantId, user.id, checked.tenantGroupIds, at);
+  for (const { id, value } of checked.attributes) {
+    if (value === null) await deleteAttributeValue(trx, tenantId, user.id, id);
+    else await upsertAttributeValue(trx, tenantId, user.id, id, JSON.stringify(value), at);
+  }
+
+  const tenantGroupNames = await tenantGroupNamesOf(trx, tenantId, user.id);
+  return {
+    embedTenant: { id: embedTenant.id, name: embedTenant.name, displayName: embedTenant.display_name, created: tenantCreated },
+    user: { id: user.id, externalId, username: user.username, email: user.email, displayName: user.display_name, picture: user.picture, created: userCreated },
+    groups: await globalGroupNamesOf(trx, tenantId, user.id),
+    tenantGroups: tenantGroupNames.map((g) => tenantGroupContextName(embedTenant.name, g)),
+    tenantGroupNames,
+    tenantSystemGroup: tenantSystemGroupName(embedTenant.name),
+    userAttributes: await effectiveAttributes(trx, tenantId, user.id),
+    embedUser: toEmbedUser(user),
+  };
+}
+
+/** The user's own values, else the attribute's default, by attribute name in catalog order. */
+async function effectiveAttributes(trx: Executor, tenantId: number, embedUserId: number): Promise<Record<string, AttributeValue>> {
+  const own = new Map((await attributeValuesOf(trx, tenantId, embedUserId)).map((v) => [v.attribute_id, v.value]));
+  const entries: Array<[string, AttributeValue]> = [];
+  for (const def of await listAttributes(trx, tenantId)) {
+    const text = own.get(def.id) ?? def.default_value;
+    if (text != null) entries.push([def.name, JSON.parse(text) as AttributeValue]);
+  }
+  // fromEntries defines own data properties: a name such as __proto__ cannot reach a prototype.
+  return Object.fromEntries(entries);
+}

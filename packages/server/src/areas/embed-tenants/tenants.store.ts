@@ -1,0 +1,59 @@
+import { sql } from 'kysely';
+import type { EmbedTenantRow, Executor } from '../../db/tables.js';
+import { tenantSystemGroupName } from './names.js';
+
+export type EmbedTenantWithCount = EmbedTenantRow & { user_count: number };
+
+/** `text` as a LIKE pattern matching itself literally, anywhere in the value. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function findEmbedTenant(db: Executor, tenantId: number, name: string): Promise<EmbedTenantRow | undefined> {
+  return db.selectFrom('embed_tenants').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+}
+
+/** Creates an embed tenant with its implicit sharing group `system:tenant:{name}`. */
+export async function insertEmbedTenant(db: Executor, tenantId: number, name: string, displayName: string | null, at: string): Promise<EmbedTenantRow> {
+  const row = await db
+    .insertInto('embed_tenants')
+    .values({ tenant_id: tenantId, name, display_name: displayName, created_at: at })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('embed_groups')
+    .values({ tenant_id: tenantId, embed_tenant_id: row.id, kind: 'tenant', name: tenantSystemGroupName(name), description: null, created_at: at, updated_at: at })
+    .execute();
+  return row;
+}
+
+export async function setEmbedTenantDisplayName(db: Executor, tenantId: number, id: number, displayName: string | null): Promise<void> {
+  await db.updateTable('embed_tenants').set({ display_name: displayName }).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
+
+/** Ordered by name (unique in the account); `search` is lowercased already (names are lowercase). */
+export async function listEmbedTenants(db: Executor, tenantId: number, search: string | undefined, afterName: string | undefined, limit: number): Promise<EmbedTenantWithCount[]> {
+  let query = db
+    .selectFrom('embed_tenants')
+    .selectAll('embed_tenants')
+    .select((eb) =>
+      eb
+        .selectFrom('embed_users')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('embed_users.embed_tenant_id', '=', 'embed_tenants.id')
+        .as('user_count'),
+    )
+    .where('embed_tenants.tenant_id', '=', tenantId);
+  if (search !== undefined) query = query.where(sql<boolean>`embed_tenants.name like ${containsPattern(search)} escape '\\'`);
+  if (afterName !== undefined) query = query.where('embed_tenants.name', '>', afterName);
+  const rows = await query.orderBy('embed_tenants.name').limit(limit).execute();
+  return rows.map((row) => ({ ...row, user_count: Number(row.user_count ?? 0) }));
+}
+
+/**
+ * Deletes an embed tenant; its users, groups, memberships, attribute values and shares go with it
+ * through the foreign keys' cascades (migration 0017), in this one statement.
+ */
+export async function deleteEmbedTenant(db: Executor, tenantId: number, id: number): Promise<void> {
+  await db.deleteFrom('embed_tenants').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
+}
