@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runAdmin } from '../src/admin.js';
 import { buildApp, type App } from '../src/app.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { storeFor, type Store } from '../src/db/database.js';
@@ -437,5 +441,29 @@ describe.each(DIALECTS)('embed sessions on two server processes over one store [
     expect((await a.post('/api/v1/embed/session/revoke', { sessionId: id }, adminKey)).status).toBe(204);
     expect((await b.get(meta, token)).status).toBe(401);
     expect((await a.get(meta, token)).status).toBe(401);
+  });
+});
+
+describe('npm run admin -- signing rotate --purpose embed', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-embed-rotate-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('rotates the embed keys alone; another purpose is a usage error', async () => {
+    const env = { DATA_DIR: dir };
+    const lines: string[] = [];
+    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+    expect(await runAdmin(['tenant', 'create', 'acme'], env, io)).toBe(0);
+    expect(await runAdmin(['signing', 'rotate', '--tenant', 'acme', '--purpose', 'embed'], env, io)).toBe(0);
+    expect(lines.join('\n')).toContain('now signs embed tokens with key');
+    const store = storeFor({ databaseUrl: null, dataDir: dir });
+    try {
+      expect((await store.db.selectFrom('signing_keys').select('purpose').execute()).map((k) => k.purpose)).toEqual(['embed']);
+    } finally {
+      await store.close();
+    }
+    expect(await runAdmin(['signing', 'rotate', '--tenant', 'acme', '--purpose', 'workload'], env, io)).toBe(2);
   });
 });
