@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
+import { registerAudit } from './commands/audit.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerEnvVars } from './commands/env-vars.js';
@@ -68,6 +69,7 @@ function buildProgram(): Command {
   registerLogs(program);
   registerUsers(program);
   registerApiKeys(program);
+  registerAudit(program);
   registerSpec(program);
   return program;
 }

@@ -39,6 +39,7 @@ const COMMANDS: string[][] = [
   ['api-keys', 'create'],
   ['api-keys', 'list'],
   ['api-keys', 'revoke'],
+  ['audit'],
   ['spec'],
 ];
 

@@ -7,6 +7,7 @@ import { recordOrigin } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
+import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
 import { createEmbed, type Embed } from './embed.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
@@ -53,6 +54,10 @@ export interface MapiClient extends TypedCalls, Lists {
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
   dashboards: Dashboards;
+  /** The tenant's third-party OAuth apps (reference 5.5-5.9). */
+  oauthIntegrations: OAuthIntegrations;
+  /** The caller's tokens for them (reference 5.10-5.13). */
+  userOAuthTokens: UserOAuthTokens;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -81,6 +86,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createPods(api),
     embed: createEmbed(api),
     ...createDashboards(api),
+    ...createOAuth(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

@@ -29,11 +29,13 @@ export {
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
 export { exchangeEmbedSession, type Embed } from './embed.js';
+export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
 export {
   DEFAULT_PAGE_SIZE,
   type ApiKeyListQuery,
+  type AuditEventListQuery,
   type DeploymentListQuery,
   type FolderFilter,
   type FolderListQuery,

@@ -48,6 +48,12 @@ export type DeploymentPod = Schemas['DeploymentPod'];
 /** One line of a deployment's runtime logs (reference 1.9). */
 export type DeploymentLogLine = Schemas['DeploymentLogLine'];
 export type DataModelValidation = Schemas['DataModelValidationResponse'];
+/** A third-party OAuth app (reference 5.5-5.9); its client secret is never returned. */
+export type OAuthIntegration = Schemas['OAuthIntegration'];
+/** The caller's token for an integration (reference 5.10-5.13); the token values are never returned. */
+export type UserOAuthToken = Schemas['UserOAuthToken'];
+export type CreateOAuthIntegrationInput = NonNullable<operations['createOAuthIntegration']['requestBody']>['content']['application/json'];
+export type UpdateOAuthIntegrationInput = NonNullable<operations['updateOAuthIntegration']['requestBody']>['content']['application/json'];
 export type DataModelValidationError = DataModelValidation['errors'][number];
 
 export type WorkspaceItemRefInput = Schemas['WorkspaceItemRefInput'];
@@ -75,3 +81,8 @@ export type ProblemCodeOf<Op extends keyof operations> = ProblemCodeIn<ErrorBody
 export type GenerateEmbedSessionInput = Schemas['GenerateSession'];
 /** Reference 4.15: the per-session settings (three-state switches). */
 export type EmbedSessionSettings = Schemas['EmbedSessionSettings'];
+/** One event of the account's audit log: a mutating request, or an explicit event such as `env-vars.read`. */
+export type AuditEvent = Schemas['AuditEvent'];
+export type TenantSettings = Schemas['TenantSettings'];
+export type TenantEmbedSettings = Schemas['TenantEmbedSettings'];
+export type AppConfig = Schemas['AppConfigResponse'];

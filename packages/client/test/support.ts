@@ -28,6 +28,8 @@ export const FAST_RUNTIME = { driver: 'process', tickMs: 200, leaseMs: 1_000, he
 export interface TestServerOptions {
   /** Runs deployments' pods (off otherwise, as in the server's tests): these timings. */
   runtime?: typeof FAST_RUNTIME;
+  /** More environment variables of the server (OUTBOUND_ALLOW_PRIVATE for a provider on loopback). */
+  env?: Record<string, string>;
 }
 
 export async function startTestServer(dialect: Dialect, options: TestServerOptions = {}): Promise<TestServer> {
@@ -36,7 +38,7 @@ export async function startTestServer(dialect: Dialect, options: TestServerOptio
   let server: RunningServer;
   try {
     // No rate limit: the bulk tests send hundreds of set-up requests in a second.
-    const config = env.config({ ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0' });
+    const config = env.config({ ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0', ...options.env });
     server = await startServer(options.runtime ? { ...config, runtime: { ...config.runtime, ...options.runtime } } : config, () => undefined);
   } catch (error) {
     await env.destroy();

@@ -1,5 +1,3 @@
-import { accountRoutes } from './areas/account/account.routes.js';
-import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { embedSettings } from './areas/account/embed-settings.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -24,6 +22,10 @@ import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
 import { embedDashboardRoutes, embedDashboards, NO_SHARING } from './areas/embed-sessions/embed-dashboards.js';
+import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
+import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
+import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
+import type { OutboundOptions } from './outbound/index.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
@@ -70,7 +72,7 @@ import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
-import { authenticator } from './http/auth.js';
+import { authenticator, checkPublicRoute } from './http/auth.js';
 import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
@@ -96,6 +98,12 @@ import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
+import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
+import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { installAuditHook } from './audit/hook.js';
 
 export interface AppOptions {
   store: Store;
@@ -147,8 +155,6 @@ export interface AppOptions {
   corsOrigins?: string[];
   /** Embed session exchanges a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE); absent: 120; 0: unlimited. */
   embedExchangePerIpPerMinute?: number;
-  /** The clock of signed tokens and embed sessions; absent: the system's (tests move theirs). */
-  now?: () => Date;
 
   /**
    * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
@@ -168,6 +174,10 @@ export interface AppOptions {
    * key of this app's own, so its values are unreadable once it closes (tests and scripts).
    */
   secrets?: Secrets;
+  /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
+  outbound?: OutboundOptions;
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
+  now?: () => Date;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -246,13 +256,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
     ownDatabaseUrl: options.databaseUrl ?? null,
-    ...(options.now ? { now: options.now } : {}),
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
       driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
       onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
     },
+    ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
@@ -288,6 +300,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...dashboardSchemas,
     ...embedTenantSchemas,
     ...embedGroupSchemas,
+    ...oauthIntegrationSchemas,
+    ...tenantSettingsSchemas,
+    ...auditEventSchemas,
+    ...appConfigSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -302,6 +318,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
   app.decorateRequest('embed', null);
+  installAuditHook(app, services.audit);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
   await installCors(app, {
@@ -336,7 +353,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees };
+      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees, requestId: request.id };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.
@@ -345,6 +362,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }
   });
 
+  // Before any route is added (and before the rate limiter rewrites public routes' budgets).
+  app.addHook('onRoute', (route) => checkPublicRoute(route as Parameters<typeof checkPublicRoute>[0]));
   await installRateLimit(app, {
     perKeyPerMinute: options.rateLimitPerMinute ?? 0,
     perIpPerMinute: options.rateLimitPerIpPerMinute ?? 0,
@@ -379,11 +398,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, NO_SHARING)));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
+  await app.register(
+    oauthIntegrationsRoutes(services.oauthIntegrations, services.userOAuthTokens, {
+      resolveTenant,
+      // The callback needs no credential; one it does carry must be valid (and the state's user's).
+      identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),
+    }),
+  );
+  await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
+  await app.register(accountRoutes(services));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
@@ -392,6 +419,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await services.runtime.close();
     await services.jobs.stop();
+    await services.outbound.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();
   });

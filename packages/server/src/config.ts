@@ -4,6 +4,7 @@ import { EMAIL, HOST_NAME } from './formats.js';
 import { DEFAULT_CATALOG, parseRegions, parseVersions, type Catalog } from './areas/deployments/catalog.js';
 import { parseSecretKeys, type SecretKeySource } from './secrets/keys.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
+import { AllowList } from './outbound/address-guard.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -50,6 +51,8 @@ export interface Config {
   metrics: { port: number; host: string } | null;
   /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
   secretKeys: SecretKeySource;
+  /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
+  outbound: { allowPrivate: string[]; timeoutMs: number };
 }
 
 export interface RuntimeConfig {
@@ -198,6 +201,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const secretKeys = secretKeySource(value, env, problems);
 
+  // Off by default: a URL an admin configures must not reach the server's own network.
+  const allowPrivate = (value('OUTBOUND_ALLOW_PRIVATE') ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of allowPrivate) {
+    const problem = AllowList.problemOf(entry);
+    if (problem !== null) problems.push(`OUTBOUND_ALLOW_PRIVATE: ${problem}`);
+  }
+  const outbound = { allowPrivate, timeoutMs: milliseconds('OUTBOUND_TIMEOUT_MS', 10_000) };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -226,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
     secretKeys,
+    outbound,
   };
 }
 

@@ -42,6 +42,14 @@ import { embedSettings, embedSettingsService } from './areas/account/embed-setti
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
+import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
+import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
+import { Outbound, type OutboundLog, type OutboundOptions } from './outbound/index.js';
+import { tenantSettings, tenantSettingsService } from './areas/account/tenant-settings.js';
+import { auditEventsService } from './areas/account/audit-events.js';
+import { Audit } from './audit/index.js';
+import { appConfigService } from './areas/account/app-config.js';
+import { userSettingsService } from './areas/account/user-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -55,10 +63,14 @@ export interface ServiceOptions {
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
   ownDatabaseUrl?: string | null;
-  /** The clock of signed tokens and embed sessions (tests move it); default the system's. */
-  now?: () => Date;
   /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
   embedUserLimit?: number;
+  /** Calls to other servers (outbound/): the private addresses allowed, timeouts, retries. */
+  outbound?: OutboundOptions;
+  /** Where outbound calls and background failures of areas are logged (never a secret). */
+  log?: OutboundLog;
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Default: the system's. */
+  now?: () => Date;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -78,7 +90,14 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
+  const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
+  // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
+  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
   return {
+    audit,
+    outbound,
+    oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
+    userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
     secrets: options.secrets,
     signing,
     repositories,
@@ -115,16 +134,20 @@ export function createServices(store: Store, options: ServiceOptions) {
     workbooks: workbooksService(store),
     reports,
     dashboards: dashboardsService(store),
-    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
+    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null, audit),
     runtime,
     pods: podsService(store, runtime),
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
-    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     embedSettings: embedSettingsService(store),
     embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
+    tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),
+    auditEvents: auditEventsService(audit),
+    appConfig: appConfigService(store),
+    userSettings: userSettingsService(store),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -43,6 +43,16 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
     }
   });
 
+  it('GET /api/v1/app-config answers an embed token, with the switches its session pinned over the account’s', async () => {
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { allowAi: true, locale: 'en-US' } })).statusCode).toBe(200);
+    const pinned = await embedToken(t, { deploymentId, externalId: 'configured', settings: { allowAi: false, showDashboardChat: null } });
+    const res = await t.request({ url: '/api/v1/app-config', key: null, headers: { authorization: `Bearer ${pinned}` } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect((res.json() as Json).embedding).toMatchObject({ allowAi: false, locale: 'en-US', showDashboardChat: null });
+    // An API key still reads the account's own.
+    expect(((await t.request({ url: '/api/v1/app-config' })).json() as Json).embedding).toMatchObject({ allowAi: true });
+  });
+
   it('the refusal says what an embed token opens', async () => {
     const body = problem(await t.request({ url: '/api/v1/deployments', key: null, headers: { authorization: `Bearer ${token}` } }), 401, 'UNAUTHENTICATED');
     expect(body.detail).toContain('An embed token opens only');

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { envVarContext } from '../src/areas/env-vars/env-vars.store.js';
+import { sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { provisionEmbedUser } from '../src/areas/embed-tenants/provision.js';
 import { serialized } from '../src/db/transactions.js';
@@ -25,7 +26,8 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId })),
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
+// The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
@@ -52,7 +54,9 @@ interface Ids {
   /** An embed tenant of the account. */
   embedTenantName: string;
   /** A group of that embed tenant (its routes name it `{id}`, as the reference does). */
-  id: number;
+  embedGroupId: number;
+  /** An OAuth integration of the tenant (`{id}` of its routes, and `{integrationId}`). */
+  integrationId: number;
 }
 
 /**
@@ -67,8 +71,13 @@ function refused(op: Operation, res: Parameters<typeof problem>[0], status: numb
 /** Required query parameters, so a request is refused for who sends it, never for its shape. */
 const QUERIES: Record<string, string> = { deleteBranch: '?branchName=security-suite' };
 
+/** What `{id}` names: the reference calls several kinds of id so. */
+function idOf(path: string, ids: Ids): number {
+  return path.startsWith('/api/v1/oauth-integrations/') ? ids.integrationId : ids.embedGroupId;
+}
+
 function urlFor(op: Operation, ids: Ids): string {
-  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(ids[name as keyof Ids])) + (QUERIES[op.operationId] ?? '');
+  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(name === 'id' ? idOf(op.path, ids) : ids[name as keyof Ids])) + (QUERIES[op.operationId] ?? '');
 }
 
 /** A body the operation would accept from someone allowed to call it. */
@@ -129,6 +138,10 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
     updateTenantEmbedSettings: { allowAi: true },
+    createOAuthIntegration: oauthIntegrationBody('security-suite'),
+    updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
+    updateTenantSettings: { hasSupportAccess: true },
+    updateMySettings: { defaultDeploymentId: ids.deploymentId },
   };
   return bodies[op.operationId];
 }
@@ -175,7 +188,13 @@ const TABLES = [
   'embed_user_groups',
   'embed_user_attribute_values',
   'embed_shares',
+  'oauth_integrations',
+  'user_oauth_tokens',
+  'oauth_states',
 ] as const;
+function oauthIntegrationBody(name: string) {
+  return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
+}
 
 describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
   let t: TestApp;
@@ -240,7 +259,25 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       environmentId: 'production',
       configId: await oidcConfigOf(tenantId),
       ...(await embedTenantOf(tenantId, `${label}-embed`)),
+      ...(await oauthOf(tenantId, adminId)),
     };
+  }
+
+  /** An OAuth integration with the admin's token for it, so {id} and {integrationId} name real ones. */
+  async function oauthOf(tenantId: number, adminId: number): Promise<{ integrationId: number }> {
+    const at = new Date().toISOString();
+    const secrets = t.app.services.secrets;
+    const integration = await t.store.db
+      .insertInto('oauth_integrations')
+      .values({ tenant_id: tenantId, name: 'security', type: 'generic', auth_url: 'https://idp.example.com/auth', token_url: 'https://idp.example.com/token', client_id: 'c', client_secret: '', redirect_uri: 'https://mapi.example.com/cb', scopes: null, config: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.store.db.updateTable('oauth_integrations').set({ client_secret: secrets.seal('s', sealedAs.clientSecret(integration.id)) }).where('id', '=', integration.id).execute();
+    await t.store.db
+      .insertInto('user_oauth_tokens')
+      .values({ tenant_id: tenantId, user_id: adminId, integration_id: integration.id, status: 'ACTIVE', access_token: secrets.seal('a', sealedAs.accessToken(integration.id, adminId)), refresh_token: null, token_type: null, scope: null, access_token_expires_at: null, refresh_token_expires_at: null, last_error: null, created_at: at, updated_at: at })
+      .execute();
+    return { integrationId: integration.id };
   }
 
   /** A finished build of the deployment, so {buildId} names a real one. */
@@ -266,7 +303,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   }
 
   /** An embed tenant with a user, so {embedTenantName} names a real one. */
-  async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; id: number }> {
+  async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; embedGroupId: number }> {
     const made = await serialized(t.store, 'embed-people', (trx) => provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }));
     const at = new Date().toISOString();
     const group = await t.store.db
@@ -274,7 +311,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
       .values({ tenant_id: tenantId, embed_tenant_id: made.embedTenant.id, kind: 'tenant-group', name: 'security-suite', description: null, created_at: at, updated_at: at })
       .returning('id')
       .executeTakeFirstOrThrow();
-    return { embedTenantName, id: group.id };
+    return { embedTenantName, embedGroupId: group.id };
   }
 
   /** An environment variable of the deployment, so {name} names a real one. */
@@ -343,7 +380,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName)\}/.test(op.path));
+  const idOps = guarded.filter((op) => /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId)\}/.test(op.path));
   it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
     async (_label, op) => {
@@ -372,6 +409,14 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     'listWorkspace',
     // Reference 1.15: any key.
     'listRegions',
+    // Reference 5.5-5.13: integrations are read by any key; each user's tokens are their own.
+    'listOAuthIntegrations',
+    'getOAuthIntegration',
+    'listUserOAuthTokens',
+    'initiateUserOAuthToken',
+    // Reference 5.3: any authenticated caller; the caller's own settings.
+    'getAppConfig',
+    'getMySettings',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);

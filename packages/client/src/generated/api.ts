@@ -1629,30 +1629,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/tenant/embed-settings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The account’s embed settings, defaults applied (extension; admin)
-         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
-         */
-        get: operations["getTenantEmbedSettings"];
-        /**
-         * Change some of the account’s embed settings (extension; admin with an unscoped key)
-         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
-         */
-        put: operations["updateTenantEmbedSettings"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/embed/generate-session": {
         parameters: {
             query?: never;
@@ -1858,6 +1834,230 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oauth-integrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant’s OAuth integrations, a bare array (reference 5.5; any key) */
+        get: operations["listOAuthIntegrations"];
+        put?: never;
+        /**
+         * Register a third-party OAuth app (reference 5.6; admin)
+         * @description The client secret is stored encrypted and never returned. Register this server’s `/api/v1/oauth-integrations/callback` with the provider as `redirectUri`.
+         */
+        post: operations["createOAuthIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth-integrations/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the user back after authorizing (no credential)
+         * @description Completes an authorization started with `initiate`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user and the integration. The code is exchanged at the integration’s `tokenUrl` with the PKCE verifier and the tokens are stored encrypted. A request that carries a credential must be the initiating user’s.
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth-integrations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One OAuth integration (reference 5.7; any key) */
+        get: operations["getOAuthIntegration"];
+        /**
+         * Replace an OAuth integration (reference 5.8; admin)
+         * @description A full replace: `scopes` and `config` left out become null. `clientSecret` left out or null keeps the stored secret.
+         */
+        put: operations["updateOAuthIntegration"];
+        post?: never;
+        /** Delete an OAuth integration and every user’s token for it (reference 5.9; admin) */
+        delete: operations["deleteOAuthIntegration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-oauth-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller’s OAuth tokens, a bare array; never the token values (reference 5.10; any key) */
+        get: operations["listUserOAuthTokens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-oauth-tokens/{integrationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller’s token for one integration (reference 5.11; any key) */
+        get: operations["getUserOAuthToken"];
+        put?: never;
+        post?: never;
+        /** Forget the caller’s token, revoking it at the provider when the integration has `config.revocationUrl` (reference 5.12; any key) */
+        delete: operations["deleteUserOAuthToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user-oauth-tokens/{integrationId}/initiate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start authorizing an integration: the URL to send the user to (reference 5.13; any key)
+         * @description The URL carries a single-use `state` (valid 10 minutes, bound to the caller and the integration) and a PKCE S256 challenge. The provider sends the user back to the integration’s `redirectUri`, this server’s `/api/v1/oauth-integrations/callback`.
+         */
+        post: operations["initiateUserOAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app configuration (reference 5.3; any authenticated caller)
+         * @description `embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).
+         */
+        get: operations["getAppConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller’s own settings (extension beside the reference’s PATCH) */
+        get: operations["getMySettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the caller’s own settings: the default deployment (spec 0.5.0)
+         * @description A merge: keys not sent keep their values. `defaultDeploymentId` must name a deployment the caller can see (404 unknown, 403 without access or outside the key’s scope); null clears it. A deleted deployment stops being anyone’s default.
+         */
+        patch: operations["updateMySettings"];
+        trace?: never;
+    };
+    "/api/v1/tenant/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant’s settings (reference 5.1; admin) */
+        get: operations["getTenantSettings"];
+        /**
+         * Change some of the tenant’s settings (reference 5.2; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Only the keys of TenantSettingsInput are writable: any other key (the read-only `auditLogEnabledCurrent` and `auditLogEnabledTimestamp` included), a `maintenanceWindowDay` other than `MONDAY` … `SUNDAY` or a `maintenanceWindowTime` other than `HH:MM` answers 400 and changes nothing.
+         */
+        put: operations["updateTenantSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s audit log, newest first (extension; admin)
+         * @description Recorded while `auditLogEnabled` is on: every mutating request that reached an authenticated caller (`action` `request`, with its route pattern, path parameters and answer status) and explicit events (`env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`). Never bodies or secrets.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/embed-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s embed settings, defaults applied (extension; admin)
+         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
+         */
+        get: operations["getTenantEmbedSettings"];
+        /**
+         * Change some of the account’s embed settings (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
+         */
+        put: operations["updateTenantEmbedSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1878,7 +2078,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3295,6 +3495,147 @@ export interface components {
             /** @description Members that already were. */
             unchangedMembers: components["schemas"]["EmbedUser"][];
         };
+        /** @description A third-party OAuth app. The client secret is never returned. */
+        OAuthIntegration: {
+            id: number;
+            name: string;
+            /** @description Free text naming the provider kind, e.g. `snowflake`, `databricks`, `bigquery`, `generic`. */
+            type: string;
+            /** Format: uri */
+            authUrl: string;
+            /** Format: uri */
+            tokenUrl: string;
+            clientId: string;
+            /** Format: uri */
+            redirectUri: string;
+            scopes: null | string[];
+            config: null | {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /** @description The caller’s token for an integration. The token values are never returned. */
+        UserOAuthToken: {
+            id: number;
+            userId: number;
+            integrationId: number;
+            /** @description `ACTIVE`, `REFRESH_FAILED` (the last refresh failed; the access token may still work until `accessTokenExpiresAt`) or `EXPIRED` (expired and nothing to refresh it with): re-authorize with `initiate`. */
+            status: string;
+            /** Format: date-time */
+            accessTokenExpiresAt: string | null;
+            /** Format: date-time */
+            refreshTokenExpiresAt: string | null;
+            /** @description The last failure `{error, errorDescription, during, at}`, or null. */
+            lastError: unknown;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        OAuthAuthorizationStart: {
+            /**
+             * Format: uri
+             * @description Open it in the user’s browser; it carries a single-use `state` (10 minutes) and a PKCE S256 challenge.
+             */
+            authorizationUrl: string;
+        };
+        /** @description The integration the caller is now connected to. */
+        OAuthCallbackResult: {
+            integrationId: number;
+            status: string;
+        };
+        /** @description An empty object: the record is gone. */
+        OAuthDeleted: Record<string, never>;
+        TenantSettings: {
+            /** @description Whether the account’s audit log records (default false). */
+            auditLogEnabled: boolean;
+            /** @description Whether the audit log is recording right now. Changes take effect at once, so always equal to `auditLogEnabled`. */
+            auditLogEnabledCurrent: boolean;
+            /** @description Since when the current state of the audit log holds: Unix time in milliseconds of the last change of `auditLogEnabled`, or of the account’s creation if it never changed. */
+            auditLogEnabledTimestamp: number;
+            /** @description Whether support staff may access the account (default false); stored, not acted on by this server. */
+            hasSupportAccess: boolean;
+            /** @description Whether the account uses the AI-first user interface (default false); stored for the user interface. */
+            useAIBIUserInterface: boolean;
+            /** @description Whether upgrades wait for the maintenance window (default false). */
+            maintenanceWindowEnabled: boolean;
+            /** @description The day of the window in UTC: `MONDAY` … `SUNDAY` (default `SUNDAY`). */
+            maintenanceWindowDay: string;
+            /** @description The start of the window: `HH:MM`, 24-hour, UTC (default `02:00`). */
+            maintenanceWindowTime: string;
+            /** @description The OIDC issuer switch for workload identity (reference 5.14; default false). */
+            oidcEnabled: boolean;
+        };
+        AuditEvent: {
+            id: number;
+            /** Format: date-time */
+            occurredAt: string;
+            /** @description `request` for a mutating request; otherwise the event: `env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`. */
+            action: string;
+            actorUserId: number | null;
+            actorEmail: string | null;
+            /** @description How the actor authenticated: `api-key`, … */
+            credentialKind: string | null;
+            /** @description The id of the credential (an API key’s id), never the credential. */
+            credentialId: string | null;
+            method: string | null;
+            /** @description The route pattern, such as `/api/v1/deployments/:deploymentId/env-vars`. */
+            route: string | null;
+            target: {
+                [key: string]: string | number | boolean | null;
+            };
+            /** @description The HTTP status the request was answered with. */
+            status: number | null;
+            requestId: string | null;
+            details: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
+        AuditEventPage: {
+            items: components["schemas"]["AuditEvent"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AppConfigResponse: {
+            /** @description Whether the app theme applies everywhere (default false). */
+            applyThemeGlobally: boolean;
+            /** @description The tenant-wide lock on data downloads (default false). */
+            restrictDataDownload: boolean;
+            /** @description Whether the spreadsheet add-in’s chat may act on the sheet (default false). */
+            sheetsAgentChatEnabled: boolean;
+            appTheme: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Null: creator mode is not offered. */
+            creatorMode: {
+                localizedTitles: {
+                    locale: string;
+                    value: string;
+                }[] | null;
+                showGeneratedSql: boolean | null;
+                showSemanticSql: boolean | null;
+                showWorkspaceTitle: boolean | null;
+                workspaceTitle: string | null;
+            } | null;
+            /** @description The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings). */
+            embedding: components["schemas"]["EmbedSettings"] | null;
+            /** @description Null: the add-in’s defaults. */
+            sheetsUi: {
+                showAppliedFilters: boolean | null;
+            } | null;
+            /** @description Null: no account time zone is set; otherwise taken from the embed settings’ `timezone`. */
+            timezoneSettings: {
+                enabled: boolean | null;
+                allowUserOverride: boolean | null;
+                timezone: string | null;
+            } | null;
+        };
+        UserSettings: {
+            /** @description The deployment the user’s clients open by default; null: none chosen. */
+            defaultDeploymentId: number | null;
+        };
     };
     responses: {
         /** @description Bad Request: `VALIDATION_FAILED` (The request is not valid). */
@@ -3634,6 +3975,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "OIDC_TOKEN_CONFIG_EXISTS";
+                };
+            };
+        };
+        /** @description Bad Gateway: `OAUTH_PROVIDER_UNAVAILABLE` (The OAuth provider could not be reached or answered nonsense). */
+        OauthProviderUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 502;
+                    /** @enum {string} */
+                    code: "OAUTH_PROVIDER_UNAVAILABLE";
                 };
             };
         };
@@ -14306,119 +14661,6 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    getTenantEmbedSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TenantEmbedSettings"];
-                };
-            };
-            400: components["responses"]["ValidationFailed"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["TenantNotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    updateTenantEmbedSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
-                    allowAi?: boolean | null;
-                    /** @description Whether embedded dashboards offer comments. Null: not set. */
-                    enableDashboardComments?: boolean | null;
-                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
-                    showAiWidgets?: boolean | null;
-                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
-                    showDashboardChat?: boolean | null;
-                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
-                    showWorkbookChat?: boolean | null;
-                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
-                    locale?: string | null;
-                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
-                    timezone?: string | null;
-                    enabled?: boolean | null;
-                    allowedOrigins?: string[] | null;
-                    pythonAnalysisEnabled?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TenantEmbedSettings"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            404: components["responses"]["TenantNotFound"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
     generateEmbedSession: {
         parameters: {
             query?: never;
@@ -14552,6 +14794,32 @@ export interface operations {
                     "application/json": components["schemas"]["EmbedToken"];
                 };
             };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     revokeEmbedSession: {
@@ -15709,6 +15977,1064 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOAuthIntegrations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthIntegration"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOAuthIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description Free text naming the provider kind, e.g. `snowflake`, `databricks`, `bigquery`, `generic`. */
+                    type: string;
+                    /**
+                     * Format: uri
+                     * @description The provider’s authorization endpoint. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    authUrl: string;
+                    /**
+                     * Format: uri
+                     * @description The provider’s token endpoint. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    tokenUrl: string;
+                    clientId: string;
+                    /**
+                     * Format: uri
+                     * @description Registered with the provider; normally this server’s `/api/v1/oauth-integrations/callback`. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    redirectUri: string;
+                    scopes?: null | string[];
+                    config?: null | ({
+                        /**
+                         * Format: uri
+                         * @description The provider’s token revocation endpoint (RFC 7009): deleting a user’s token revokes it there. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                         */
+                        revocationUrl?: string;
+                        /** @description How the client authenticates at `tokenUrl` and `revocationUrl`: HTTP Basic (default) or in the form body. */
+                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post";
+                        /** @description Extra query parameters of the authorization URL, e.g. `{"access_type": "offline", "prompt": "consent"}`; they never replace the ones the flow sets (state, PKCE, client_id, redirect_uri, scope). */
+                        authorizationParams?: {
+                            [key: string]: string;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                    /** @description Stored encrypted; never returned. */
+                    clientSecret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A third-party OAuth app. The client secret is never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthIntegration"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+                error_description?: string;
+                error_uri?: string;
+                iss?: string;
+                scope?: string;
+                session_state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration the caller is now connected to. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthCallbackResult"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `OAUTH_STATE_INVALID`: The OAuth state is unknown, used, expired or not the caller's
+             *     - `OAUTH_AUTHORIZATION_FAILED`: The OAuth provider refused the authorization
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            502: components["responses"]["OauthProviderUnavailable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOAuthIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A third-party OAuth app. The client secret is never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthIntegration"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OAUTH_INTEGRATION_NOT_FOUND`: OAuth integration not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateOAuthIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** @description A full replace: `scopes` and `config` left out become null; `clientSecret` left out (or null) keeps the stored one. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description Free text naming the provider kind, e.g. `snowflake`, `databricks`, `bigquery`, `generic`. */
+                    type: string;
+                    /**
+                     * Format: uri
+                     * @description The provider’s authorization endpoint. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    authUrl: string;
+                    /**
+                     * Format: uri
+                     * @description The provider’s token endpoint. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    tokenUrl: string;
+                    clientId: string;
+                    /**
+                     * Format: uri
+                     * @description Registered with the provider; normally this server’s `/api/v1/oauth-integrations/callback`. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                     */
+                    redirectUri: string;
+                    scopes?: null | string[];
+                    config?: null | ({
+                        /**
+                         * Format: uri
+                         * @description The provider’s token revocation endpoint (RFC 7009): deleting a user’s token revokes it there. An https URL; http only on localhost, 127.0.0.1 or [::1] (development).
+                         */
+                        revocationUrl?: string;
+                        /** @description How the client authenticates at `tokenUrl` and `revocationUrl`: HTTP Basic (default) or in the form body. */
+                        tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post";
+                        /** @description Extra query parameters of the authorization URL, e.g. `{"access_type": "offline", "prompt": "consent"}`; they never replace the ones the flow sets (state, PKCE, client_id, redirect_uri, scope). */
+                        authorizationParams?: {
+                            [key: string]: string;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                    /** @description Omitted or null: the stored secret is kept. */
+                    clientSecret?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A third-party OAuth app. The client secret is never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthIntegration"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OAUTH_INTEGRATION_NOT_FOUND`: OAuth integration not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOAuthIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An empty object: the record is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthDeleted"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OAUTH_INTEGRATION_NOT_FOUND`: OAuth integration not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listUserOAuthTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOAuthToken"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUserOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                integrationId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller’s token for an integration. The token values are never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOAuthToken"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `USER_OAUTH_TOKEN_NOT_FOUND`: The caller holds no token for this OAuth integration
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteUserOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                integrationId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An empty object: the record is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthDeleted"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `USER_OAUTH_TOKEN_NOT_FOUND`: The caller holds no token for this OAuth integration
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    initiateUserOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                integrationId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthAuthorizationStart"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OAUTH_INTEGRATION_NOT_FOUND`: OAuth integration not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAppConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppConfigResponse"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateMySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A deployment the caller can see; null clears it. */
+                    defaultDeploymentId?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    auditLogEnabled?: boolean | null;
+                    hasSupportAccess?: boolean | null;
+                    maintenanceWindowEnabled?: boolean | null;
+                    maintenanceWindowDay?: ("MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY") | null;
+                    maintenanceWindowTime?: string | null;
+                    oidcEnabled?: boolean | null;
+                    useAIBIUserInterface?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                /** @description Only events of this user. */
+                actorUserId?: number;
+                /** @description Only events of this action (`request`, `env-vars.read`, …). */
+                action?: string;
+                /** @description Only requests to this route pattern. */
+                route?: string;
+                /** @description Only requests of this method. */
+                method?: "POST" | "PUT" | "PATCH" | "DELETE";
+                /** @description Only events at or after this time. */
+                since?: string;
+                /** @description Only events at or before this time. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+                    allowAi?: boolean | null;
+                    /** @description Whether embedded dashboards offer comments. Null: not set. */
+                    enableDashboardComments?: boolean | null;
+                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
+                    showAiWidgets?: boolean | null;
+                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+                    showDashboardChat?: boolean | null;
+                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+                    showWorkbookChat?: boolean | null;
+                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+                    locale?: string | null;
+                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+                    timezone?: string | null;
+                    enabled?: boolean | null;
+                    allowedOrigins?: string[] | null;
+                    pythonAnalysisEnabled?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -548,6 +548,56 @@ export interface AuditEventTable {
   details: string;
 }
 
+/** A third-party OAuth app (reference 5.5-5.9); `client_secret` is sealed by secrets/ (context `oauth-integration:<id>:client-secret`). */
+export interface OAuthIntegrationTable {
+  id: Generated<number>;
+  tenant_id: number;
+  name: string;
+  type: string;
+  auth_url: string;
+  token_url: string;
+  client_id: string;
+  client_secret: string;
+  redirect_uri: string;
+  /** JSON string[] or null. */
+  scopes: string | null;
+  /** JSON object or null. */
+  config: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A user's token for an integration (reference 5.10-5.13); both tokens sealed (context `user-oauth-token:<integrationId>:<userId>:access|refresh`). */
+export interface UserOAuthTokenTable {
+  id: Generated<number>;
+  tenant_id: number;
+  user_id: number;
+  integration_id: number;
+  status: string;
+  access_token: string;
+  refresh_token: string | null;
+  token_type: string | null;
+  scope: string | null;
+  access_token_expires_at: string | null;
+  refresh_token_expires_at: string | null;
+  /** JSON: the last failure, or null. */
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An authorization request in flight: single use, short-lived; `code_verifier` sealed (context `oauth-state:<stateHash>`). */
+export interface OAuthStateTable {
+  id: Generated<number>;
+  tenant_id: number;
+  user_id: number;
+  integration_id: number;
+  state_hash: string;
+  code_verifier: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -593,6 +643,9 @@ export interface Database {
   embed_user_groups: EmbedUserGroupTable;
   embed_user_attribute_values: EmbedUserAttributeValueTable;
   embed_shares: EmbedShareTable;
+  oauth_integrations: OAuthIntegrationTable;
+  user_oauth_tokens: UserOAuthTokenTable;
+  oauth_states: OAuthStateTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -701,5 +754,8 @@ export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;
 export type EmbedTenantRow = Selectable<EmbedTenantTable>;
 export type EmbedUserRow = Selectable<EmbedUserTable>;
 export type EmbedGroupRow = Selectable<EmbedGroupTable>;
+export type OAuthIntegrationRow = Selectable<OAuthIntegrationTable>;
+export type UserOAuthTokenRow = Selectable<UserOAuthTokenTable>;
+export type OAuthStateRow = Selectable<OAuthStateTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -24,7 +24,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     if (request.routeOptions.config?.optionalBody && request.body === undefined) request.body = {};
   });
   app.addHook('onRoute', (route) => {
-    if (route.config?.public) return;
+    // Public routes describe their own few errors, unless they list `problems` (the OAuth callback).
+    if (route.config?.public && (route.schema as { problems?: unknown } | undefined)?.problems === undefined) return;
     // Each error status with the codes the route can answer there (generic ones plus its `problems`).
     declareProblems(route);
     const schema = route.schema as Record<string, unknown>;

@@ -20,6 +20,7 @@ import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
 import { dashboards } from './0016_dashboards.js';
 import { embedPeople } from './0017_embed_people.js';
+import { oauthIntegrations } from './0020_oauth_integrations.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -49,6 +50,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0019_account': account(dialect),
         '0016_dashboards': dashboards(dialect),
         '0017_embed_people': embedPeople(dialect),
+        '0020_oauth_integrations': oauthIntegrations(dialect),
       };
     },
   };
