@@ -11,6 +11,7 @@ import { createLists, type Lists, type RawClient } from './pagination.js';
 import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
+import { createEmbed, type Embed } from './embed.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -51,6 +52,8 @@ export interface MapiClient extends TypedCalls, Lists {
   logs: Logs;
   /** Transformation-project syncs: start, follow, cancel, results and logs. */
   dbtSync: DbtSync;
+  /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17). */
+  embed: Embed;
   /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
@@ -90,6 +93,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createBuilds(api),
     ...createPods(api),
     dbtSync: createDbtSync(api),
+    embed: createEmbed(api),
     ...createDashboards(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),

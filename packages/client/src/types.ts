@@ -86,6 +86,10 @@ type ErrorBodyOf<Response> = Response extends { content: { 'application/problem+
  */
 export type ProblemCodeOf<Op extends keyof operations> = ProblemCodeIn<ErrorBodyOf<operations[Op]['responses'][keyof operations[Op]['responses']]>>;
 
+/** Reference 4.15: the body of POST /api/v1/embed/generate-session. */
+export type GenerateEmbedSessionInput = Schemas['GenerateSession'];
+/** Reference 4.15: the per-session settings (three-state switches). */
+export type EmbedSessionSettings = Schemas['EmbedSessionSettings'];
 /** One event of the account's audit log: a mutating request, or an explicit event such as `env-vars.read`. */
 export type AuditEvent = Schemas['AuditEvent'];
 export type TenantSettings = Schemas['TenantSettings'];

@@ -146,16 +146,20 @@ Example:
     offline: (io) => io.out(generateKeyText()),
   },
   'signing rotate': {
-    usage: `Usage: admin signing rotate --tenant SLUG
+    usage: `Usage: admin signing rotate --tenant SLUG [--purpose default|embed]
 
 Makes a new signing key sign the tenant's tokens from now on. The previous key keeps verifying,
 and stays in the tenant's key set (/.well-known/jwks.json), until every token it signed has
 expired (a day and a minute); then it is deleted. Rotate when a private key may have leaked:
 this is how issued tokens are revoked, a day at the latest.
 
+--purpose embed rotates the keys of embed tokens instead (/api/v1/embed/jwks.json); default:
+the keys of data-API tokens.
+
 Example:
-  npm run admin -- signing rotate --tenant acme`,
-    options: { tenant: { type: 'string' } },
+  npm run admin -- signing rotate --tenant acme
+  npm run admin -- signing rotate --tenant acme --purpose embed`,
+    options: { tenant: { type: 'string' }, purpose: { type: 'string' } },
     args: [],
     run: signingRotate,
   },
@@ -189,6 +193,8 @@ Commands:
   signing rotate --tenant SLUG    make a new key sign a tenant's tokens (the old one verifies a day more)
   approve-device <code> --user EMAIL [--tenant SLUG]
                                   approve a device sign-in as that user
+  signing rotate --tenant SLUG [--purpose embed]
+                                  make a new key sign a tenant's tokens (the old one verifies a day more)
 
 Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN, MAPI_SECRET_KEY).
 Run "npm run admin -- <command> --help" for a command's options.
@@ -263,13 +269,15 @@ async function secretsReencrypt(ctx: Context): Promise<void> {
 async function signingRotate(ctx: Context, { values }: Parsed): Promise<void> {
   const slug = values.tenant;
   if (typeof slug !== 'string' || slug === '') throw new UsageError('--tenant SLUG is required.');
+  const purpose = values.purpose ?? 'default';
+  if (purpose !== 'default' && purpose !== 'embed') throw new UsageError('--purpose is `default` or `embed`.');
   const tenant = await findTenantBySlug(ctx.store.db, slug);
   if (!tenant) throw new TenantError(`No tenant "${slug}"; "npm run admin -- tenant list" lists them.`);
   const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
   const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
   const signing = new Signing(ctx.store, { secrets, issuerOf: tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl }) });
-  const { kid, retiredKid } = await signing.rotate({ id: tenant.id, slug: tenant.slug });
-  ctx.out(`Tenant ${slug} now signs with key ${kid}.`);
+  const { kid, retiredKid } = await signing.rotate({ id: tenant.id, slug: tenant.slug }, purpose);
+  ctx.out(`Tenant ${slug} now signs ${purpose === 'embed' ? 'embed tokens' : 'its tokens'} with key ${kid}.`);
   ctx.out(retiredKid === null ? 'It had no key before.' : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`);
 }
 

@@ -1,3 +1,4 @@
+import { embedSettings } from './areas/account/embed-settings.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,9 @@ import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
+import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
+import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
+import { embedDashboardRoutes, embedDashboards, NO_SHARING } from './areas/embed-sessions/embed-dashboards.js';
 import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
@@ -158,8 +162,11 @@ export interface AppOptions {
   redisKeyPrefix?: string;
   /** Slow clients are cut off after these (see http/timeouts.ts); absent values take the defaults. */
   timeouts?: Partial<Timeouts>;
-  /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. */
+  /** Browser origins allowed to call the API (`*` for any); empty or absent sends no CORS headers. The embed routes follow each tenant's embed settings instead. */
   corsOrigins?: string[];
+  /** Embed session exchanges a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE); absent: 120; 0: unlimited. */
+  embedExchangePerIpPerMinute?: number;
+
   /**
    * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
    * `Location`) in single-tenant mode, and the port of tenant domains; never taken from a request
@@ -180,7 +187,7 @@ export interface AppOptions {
   secrets?: Secrets;
   /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
   outbound?: OutboundOptions;
-  /** The clock of rules that expire (OAuth states, token refresh); tests move it. Absent: the system's. */
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
   now?: () => Date;
 }
 
@@ -301,6 +308,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...podSchemas,
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
+    ...embedSessionSchemas,
     ...dashboardSchemas,
     ...embedTenantSchemas,
     ...embedGroupSchemas,
@@ -326,10 +334,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
+  app.decorateRequest('embed', null);
   installAuditHook(app, services.audit);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
-  if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
+  await installCors(app, {
+    origins: options.corsOrigins ?? [],
+    embedOrigins: async (request) => (await embedSettings(store.db, (await resolveTenant(request)).id)).allowedOrigins,
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     refuseRepeatedHost(request);
@@ -346,6 +358,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
         // A data-API token (a JWT) is verified by its route, against the environment it addresses;
         // an API key or an OAuth access token is a REST credential like anywhere else.
         if (!isApiKeyFormat(token) && !isAccessTokenFormat(token)) return;
+        // A data-API token (or an embed token) is verified by its route, against the environment it addresses.
+        if (!isApiKeyFormat(token)) return;
+      }
+      if (request.routeOptions.config?.credential === 'embed') {
+        const bearer = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+        if (bearer !== undefined && !isApiKeyFormat(bearer)) {
+          request.embed = await services.embedSessions.verify(request.tenant, bearer, await tenantCache.snapshot(request.tenant.id));
+          return;
+        }
       }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
@@ -395,11 +416,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(envVarsRoutes(services.envVars));
   await app.register(tokensRoutes(services.tokens));
   await app.register(podsRoutes(services.pods));
-  await app.register(dataApiRoutes(services.dataApi));
+  await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
+  await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, NO_SHARING)));
+  await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
   await app.register(embedAccessRoutes(services.embedAccess));

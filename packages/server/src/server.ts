@@ -61,6 +61,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitPerIpPerMinute: config.rateLimitPerIpPerMinute,
+      embedExchangePerIpPerMinute: config.embedExchangePerIpPerMinute,
       redisUrl: config.redisUrl,
       timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,

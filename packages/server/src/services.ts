@@ -39,7 +39,8 @@ import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
 import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
 import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
-import { embedSettingsService } from './areas/account/embed-settings.js';
+import { embedSessionsService } from './areas/embed-sessions/embed-sessions.service.js';
+import { embedSettings, embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
 import { embedAccessService } from './areas/embed-tenants/embed-access.service.js';
@@ -75,7 +76,7 @@ export interface ServiceOptions {
   outbound?: OutboundOptions;
   /** Where outbound calls and background failures of areas are logged (never a secret). */
   log?: OutboundLog;
-  /** The clock of rules that expire (OAuth states, token refresh); tests move it. Default: the system's. */
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Default: the system's. */
   now?: () => Date;
   /** Where a service reports a failure no request sees (the authorization server's own errors). */
   onError?: (error: unknown, what: string) => void;
@@ -87,7 +88,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   // The runtimes reconcile when a build succeeds (they are made below; the call comes later).
   const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
   // One keyring for every token the tenant issues; its issuer is the tenant's origin.
-  const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf });
+  const now = options.now ?? (() => new Date());
+  const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf, now });
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
@@ -98,7 +100,6 @@ export function createServices(store: Store, options: ServiceOptions) {
   const reports = reportsService(store);
   const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
-  const now = options.now ?? (() => new Date());
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
   const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
@@ -154,6 +155,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     dbtSyncSettings,
     dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
     embedSettings: embedSettingsService(store),
+    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
     tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),

@@ -95,7 +95,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; now?: AppOptions['now']; rateLimitPerIpPerMinute?: number } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; now?: AppOptions['now']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -115,9 +115,10 @@ export class TestApp {
       ...(options.catalog ? { catalog: options.catalog } : {}),
       ...(options.runtime ? { runtime: options.runtime } : {}),
       ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.embedExchangePerIpPerMinute !== undefined ? { embedExchangePerIpPerMinute: options.embedExchangePerIpPerMinute } : {}),
       ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
       ...(options.outbound ? { outbound: options.outbound } : {}),
-      ...(options.now ? { now: options.now } : {}),
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }

@@ -44,8 +44,8 @@ describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
         expect(op.operationId, `${method} ${path}`).toBeTruthy();
         expect(ids.has(op.operationId ?? '')).toBe(false);
         ids.add(op.operationId ?? '');
-        // Only the health probes and the key set answer without a credential; they keep their own error schema.
-        if (path === '/healthz' || path === '/readyz' || path === '/.well-known/jwks.json') {
+        // Only the health probes, the key sets and the embed session exchange answer without a credential.
+        if (path === '/healthz' || path === '/readyz' || path === '/.well-known/jwks.json' || path === '/api/v1/embed/jwks.json' || path === '/api/v1/embed/session/token') {
           expect(op.security).toEqual([]);
           continue;
         }

@@ -35,7 +35,7 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
 // The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/oauth-integrations/callback']);
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
@@ -146,6 +146,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
     putDbtSyncSettings: { manifestPath: 'security/manifest.json' },
+    generateEmbedSession: { deploymentId: ids.deploymentId, externalId: 'security-suite' },
+    revokeEmbedSession: { sessionId: '0'.repeat(32) },
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
     updateTenantEmbedSettings: { allowAi: true },
@@ -190,6 +192,7 @@ const TABLES = [
   'oidc_token_configs',
   'user_settings',
   'audit_events',
+  'embed_sessions',
   'dashboards',
   'dashboard_versions',
   'dashboard_report_snapshots',

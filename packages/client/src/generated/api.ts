@@ -1031,7 +1031,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The embeddable dashboard (reference 4.18; an embed token)
+         * @description The current published version, with its widgets and report snapshots, for the embed token of a session on its deployment. 404 when it does not exist or the session cannot see it; 403 when signed embedding is off for it (`allowEmbed`), unless it is shared with all embed users. An API key gets 403: this route takes an embed token.
+         */
+        get: operations["getEmbedDashboard"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1748,6 +1752,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/embed/generate-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate a signed embed session (reference 4.15; an admin’s key)
+         * @description A one-time session id (32 lowercase hex characters), to be exchanged within 5 minutes by the embedding page (POST /api/v1/embed/session/token). It captures the deployment, the identity, the groups, the attributes, the security context, the settings and the branch, resolved now. An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. Creator mode is not offered. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.
+         */
+        post: operations["generateEmbedSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/session/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a session id for an embed token (reference 4.16; no credential)
+         * @description Single use: the first exchange wins, every later one (and one after 5 minutes, or after a revoke) is 401. The token is a JWT (ES256, `typ` embed+jwt, `kid`) valid 24 hours, verifiable with GET /api/v1/embed/jwks.json. Limited per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE, default 120 a minute).
+         */
+        post: operations["exchangeEmbedSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/session/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an embed session (reference 4.17; an admin’s key)
+         * @description 204 whatever the state of the id (unknown, expired, already revoked). Before its exchange the id can no longer be exchanged; after it, the token is refused (401) from its next request on, on every server process.
+         */
+        post: operations["revokeEmbedSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys of embed tokens (extension; no credential)
+         * @description The keys that may verify an embed token of this tenant, and only those: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
+         */
+        get: operations["getEmbedJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed-tenants": {
         parameters: {
             query?: never;
@@ -2228,7 +2312,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3475,6 +3559,105 @@ export interface components {
             allowedOrigins: string[];
             /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
             pythonAnalysisEnabled: boolean;
+        };
+        EmbedSessionSettings: {
+            /** @description Master switch for every AI surface; false overrides every show* key. */
+            allowAi?: boolean | null;
+            /** @description AI entry points on published dashboards. */
+            showDashboardChat?: boolean | null;
+            /** @description AI entry points in the creator workbook. */
+            showWorkbookChat?: boolean | null;
+            /** @description Authoring and regeneration of AI summary widgets. */
+            showAiWidgets?: boolean | null;
+            /** @description false: AI chat may not create or change saved content. */
+            allowChatWorkspaceAuthoring?: boolean | null;
+            /** @description Share entry points in creator mode. */
+            showWorkbookShare?: boolean | null;
+            /** @description The dashboard settings panel. */
+            showDashboardSettings?: boolean | null;
+            /** @description false hides the option and pins the data pane to titles. */
+            showMemberNames?: boolean | null;
+            /** @description false hides the option and pins the pane to its default grouping. */
+            showGroupByCube?: boolean | null;
+            /** @description A BCP-47 code; an unknown one falls back to the account default. */
+            locale?: string | null;
+            /** @description An IANA name; an unknown one falls back to the default. */
+            timezone?: string | null;
+        };
+        GenerateSession: {
+            deploymentId: number;
+            /** @description The stable id of an external user: lowercase and trimmed. */
+            externalId?: string | null;
+            /** @description The username (email) of an existing user, whose own permissions apply. */
+            internalId?: string | null;
+            /** Format: email */
+            email?: string | null;
+            userProfile?: null | {
+                displayName?: string | null;
+                /** @description An absolute http:// or https:// URL, loaded by the viewer’s browser. */
+                picture?: string | null;
+            };
+            embedTenantName?: string | null;
+            embedTenantProfile?: null | {
+                displayName?: string | null;
+            };
+            /** @description Not offered: `true` is a 400. */
+            creatorMode?: boolean | null;
+            groups?: null | string[];
+            tenantGroups?: null | string[];
+            tenantGroupDefinitions?: null | {
+                name: string;
+                description?: string | null;
+            }[];
+            groupDefinitions?: null | {
+                name: string;
+                description?: string | null;
+            }[];
+            userAttributes?: null | {
+                name: string;
+                value: null | (string | number | boolean | string[] | number[]);
+            }[];
+            userAttributeDefinitions?: null | {
+                [key: string]: unknown;
+            }[];
+            securityContext?: null | {
+                [key: string]: unknown;
+            };
+            settings?: null | components["schemas"]["EmbedSessionSettings"];
+            branchName?: string | null;
+            embedTheme?: null | {
+                font?: string | null;
+                primaryColor?: string | null;
+                chat?: null | {
+                    inputColor?: string | null;
+                };
+                analyticsChat?: null | {
+                    backgroundColor?: string | null;
+                    chatInput?: null | {
+                        backgroundColor?: string | null;
+                        borderColor?: string | null;
+                    };
+                };
+            };
+            roles?: null | string[];
+            /** @description Accepted and ignored (its meaning is not stated). */
+            isEphemeral?: boolean | null;
+            /** @description Accepted and ignored (its meaning is not stated). */
+            publicDashboardId?: string | null;
+        };
+        EmbedSession: {
+            /** @description Single use, exchangeable for 5 minutes. */
+            sessionId: string;
+        };
+        ExchangeSessionInput: {
+            sessionId: string;
+        };
+        RevokeSessionInput: {
+            sessionId: string;
+        };
+        EmbedToken: {
+            /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
+            token: string;
         };
         DashboardDraftResponse: {
             dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
@@ -11350,6 +11533,52 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getEmbedDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DASHBOARD_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     setDashboardAllowEmbed: {
         parameters: {
             query?: never;
@@ -15664,6 +15893,281 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    generateEmbedSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GenerateSession"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedSession"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `BRANCH_NOT_SERVED`: Nothing serves this branch now
+             *     - `CREATOR_MODE_UNAVAILABLE`: Creator mode is not offered
+             *     - `GROUPS_NOT_FOUND`: Some named groups do not exist
+             *     - `USER_ATTRIBUTES_NOT_FOUND`: Some named user attributes do not exist
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             *     - `EMBEDDING_DISABLED`: Embedding is turned off for this account
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `USER_NOT_FOUND`: User not found
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `BRANCH_NOT_FOUND`: Branch not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `EMBED_USER_LIMIT`: The account holds as many embed users as it may
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "EMBED_USER_LIMIT";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    exchangeEmbedSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExchangeSessionInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbedToken"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeEmbedSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeSessionInput"];
+            };
+        };
+        responses: {
+            /** @description Revoked, or nothing to revoke. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `EMBEDDING_DISABLED`: Embedding is turned off for this account
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "EMBEDDING_DISABLED";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEmbedJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                            crv?: string;
+                            x?: string;
+                            y?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     listEmbedTenants: {

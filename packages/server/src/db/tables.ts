@@ -439,6 +439,27 @@ export interface SigningKeyTable {
   retired_at: string | null;
   /** After this a retired key verifies nothing and leaves the key set; null while it signs. */
   expires_at: string | null;
+  /** The keyring it belongs to (`default`, `embed`): one signing key per tenant and purpose (migration 0018). */
+  purpose: Generated<string>;
+}
+
+/** A signed embedding session (reference 4.15-4.17, migration 0018); the session id is stored only as its SHA-256. */
+export interface EmbedSessionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  session_hash: string;
+  created_by_user_id: number | null;
+  /** JSON: the claims the token carries. */
+  claims: string;
+  created_at: string;
+  /** Exchangeable until then. */
+  expires_at: string;
+  exchanged_at: string | null;
+  /** The token's `jti`, once exchanged. */
+  jti: string | null;
+  token_expires_at: string | null;
+  revoked_at: string | null;
 }
 
 /** An environment token (reference 1.18-1.20); `token` is sealed by secrets/ (context `environment-token:<deploymentId>:<jti>`). */
@@ -693,6 +714,7 @@ export interface Database {
   secret_keys: SecretKeyTable;
   signing_keys: SigningKeyTable;
   environment_tokens: EnvironmentTokenTable;
+  embed_sessions: EmbedSessionTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
   dbt_sync_settings: DbtSyncSettingsTable;
@@ -819,6 +841,7 @@ export type JobRow = Selectable<JobTable>;
 export type EnvVarRow = Selectable<EnvVarTable>;
 export type SigningKeyRow = Selectable<SigningKeyTable>;
 export type EnvironmentTokenRow = Selectable<EnvironmentTokenTable>;
+export type EmbedSessionRow = Selectable<EmbedSessionTable>;
 export type RuntimeRow = Selectable<RuntimeTable>;
 export type RuntimeLogRow = Selectable<RuntimeLogTable>;
 export type OidcTokenConfigRow = Selectable<OidcTokenConfigTable>;

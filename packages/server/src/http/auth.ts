@@ -6,6 +6,7 @@ import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
 import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
 import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
 import { ApiError } from '../shared/problems.js';
+import { EMBED_TOKEN_TYPE } from '../areas/embed-sessions/embed-claims.js';
 import type { Tenant } from './tenant.js';
 import { findLiveAccessToken, isAccessTokenFormat } from '../areas/oauth/access-tokens.store.js';
 import { hashOf } from '../areas/oauth/oauth.adapter.js';
@@ -14,16 +15,22 @@ import { hashOf } from '../areas/oauth/oauth.adapter.js';
 /**
  * Every route answered without a credential (DESIGN.md, "Routes without a credential"), by method
  * and path, with the per-address budget its own `config.rateLimit` declares: `false` never
- * limited (probes), `default` RATE_LIMIT_PER_IP_PER_MINUTE, a number its own. A route marked
+ * limited (probes), `default` RATE_LIMIT_PER_IP_PER_MINUTE, a number its own, `configured` a budget
+ * of its own set by the server's configuration. A route marked
  * `config.public` that is not listed here stops the app at start (see `checkPublicRoute`), so a
  * route cannot drop its credential by accident.
  */
-export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | number> = new Map<string, false | 'default' | number>([
+export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured' | number> = new Map<string, false | 'default' | 'configured' | number>([
   ['GET /healthz', false],
   ['GET /readyz', false],
   ['GET /.well-known/jwks.json', 'default'],
   // Where OAuth providers send users back; the single-use state names the user.
   ['GET /api/v1/oauth-integrations/callback', 30],
+  // The embed key set, for customers' backends.
+  ['GET /api/v1/embed/jwks.json', 'default'],
+  // The embed session exchange: the session id is the credential; its own budget,
+  // EMBED_EXCHANGE_PER_IP_PER_MINUTE (120 by default; 0: none).
+  ['POST /api/v1/embed/session/token', 'configured'],
   // The tenant's OAuth 2.0 authorization server (areas/oauth): token, device authorization,
   // revocation, introspection, its metadata (RFC 8414) and its sign-in pages.
   ...['/oauth', '/oauth/*'].flatMap((url) => ['GET', 'POST', 'OPTIONS'].map((method): [string, 'default'] => [`${method} ${url}`, 'default'])),
@@ -41,19 +48,43 @@ export function checkPublicRoute(route: { method: string | string[]; url: string
     const listed = PUBLIC_ROUTES.get(key);
     if (listed === undefined) throw new Error(`${key} is marked public but is not listed in PUBLIC_ROUTES (http/auth.ts)`);
     const declared = route.config.rateLimit === false ? false : (route.config.rateLimit?.max ?? 'default');
-    if (declared !== listed) throw new Error(`${key} declares the per-address budget ${String(declared)}, PUBLIC_ROUTES lists ${String(listed)}`);
+    // `configured`: a budget of its own from the server's configuration, whatever its value.
+    if (listed === 'configured' ? declared === 'default' : declared !== listed) throw new Error(`${key} declares the per-address budget ${String(declared)}, PUBLIC_ROUTES lists ${String(listed)}`);
   }
 }
 
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
 
-/** Paths of the embedding routes, where admin keys may come as `Api-Key <key>` too (reference 0.1). */
-export const EMBED_PREFIX = '/api/v1/embed';
+/** The request's path, percent-decoded as the router decodes it (`%65mbed` is `embed`). */
+function decodedPath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
 
-/** Whether `url` is `prefix` itself or below it (a query string or a further segment). */
-function under(url: string, prefix: string): boolean {
-  return url === prefix || url.startsWith(`${prefix}/`) || url.startsWith(`${prefix}?`);
+/**
+ * The embed routes (`/api/v1/embed/...`, `/api/v1/embed-tenants/...`): they take
+ * `Authorization: Api-Key <key>` as well as `Bearer` (reference 0.1), and their CORS answers
+ * follow the tenant's embed settings alone (http/cors.ts).
+ */
+export function isEmbedPath(url: string): boolean {
+  return /^\/api\/v1\/(embed|embed-tenants)(\/|$)/.test(decodedPath(url));
+}
+
+/** Whether a bearer value is an embed token (a JWT whose header says `embed+jwt`), to say why it is refused where it does not open. */
+function isEmbedToken(token: string): boolean {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return false;
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { typ?: unknown };
+    return header.typ === EMBED_TOKEN_TYPE;
+  } catch {
+    return false;
+  }
 }
 
 function unauthenticated(detail: string, error?: 'invalid_token' | 'invalid_request', basic = false): ApiError {
@@ -69,11 +100,13 @@ declare module 'fastify' {
      * instead of a bearer token. Only the git smart-HTTP routes do: git clients send nothing else.
      * `data-api`: a deployment's data API, which also takes data-API tokens (JWTs, verified by
      * the route against the environment it addresses), raw or after `Bearer`.
+     * `embed`: the route also takes an embed token (reference 4.16), as `Bearer`; `request.embed`
+     * is then set instead of `request.caller`.
      */
-    credential?: 'basic' | 'data-api';
+    credential?: 'basic' | 'data-api' | 'embed';
     /**
-     * The route also takes `Authorization: Api-Key <key>`, the scheme embedding clients send
-     * (reference 0.1: at least on the embed routes); other REST routes keep Bearer only.
+     * The route also takes `Authorization: Api-Key <key>`, as the embed routes do (reference
+     * 0.1): embedding routes under a deployment (embed access, an embed tenant's workbooks).
      */
     apiKeyScheme?: boolean;
   }
@@ -108,11 +141,11 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     }
     const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
     const scheme = match?.[1]?.toLowerCase();
-    const onScim = under(request.url, SCIM_PREFIX);
-    const apiKeyScheme = onScim || under(request.url, EMBED_PREFIX) || request.routeOptions.config?.apiKeyScheme === true;
-    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && apiKeyScheme))) {
+    const onScim = request.url === SCIM_PREFIX || request.url.startsWith(`${SCIM_PREFIX}/`) || request.url.startsWith(`${SCIM_PREFIX}?`);
+    const onEmbed = isEmbedPath(request.url) || request.routeOptions.config?.apiKeyScheme === true;
+    if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && (onScim || onEmbed)))) {
       throw unauthenticated(
-        apiKeyScheme
+        onScim || onEmbed
           ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
           : 'The Authorization header must be `Bearer <key>`.',
         'invalid_request',
@@ -125,6 +158,9 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
   async function verify(token: string, tenant: Tenant, { basic, accessTokens }: { basic: boolean; accessTokens: boolean }): Promise<Authenticated> {
     if (accessTokens && isAccessTokenFormat(token)) return verifyAccessToken(token, tenant);
     if (!isApiKeyFormat(token)) {
+      if (isEmbedToken(token)) {
+        throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId}, GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
+      }
       throw unauthenticated(
         accessTokens
           ? 'The credential is malformed: send an API key ("mapi_" followed by 40 letters or digits) or an OAuth access token.'

@@ -6,9 +6,9 @@ import type { Signing } from '../signing/index.js';
 import type { Tenant } from './tenant.js';
 
 /** How long a data API may keep the key set: well inside a rotation's overlap. */
-const MAX_AGE_SECONDS = 300;
+export const MAX_AGE_SECONDS = 300;
 
-const Jwk = Type.Object(
+export const Jwk = Type.Object(
   {
     kty: Type.String(),
     kid: Type.String(),

@@ -28,7 +28,7 @@ const byKey = (request: FastifyRequest) => (request.caller ? `key:${request.call
 const byAddress = (request: FastifyRequest) => `ip:${request.ip}`;
 
 export async function installRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
-  if (settings.perKeyPerMinute === 0 && settings.perIpPerMinute === 0) return;
+  // Installed even with both budgets off: a public route may declare its own (the embed exchange).
   // Registered before the plugin, so its own route hook sees the per-address budget.
   app.addHook('onRoute', (route) => {
     if (!route.config?.public || route.config.rateLimit === false) return;

@@ -15,12 +15,13 @@ export const signingKeySecretColumn: SecretColumn = {
   context: (row) => signingKeyContext(Number(row.tenant_id), String(row.kid)),
 };
 
-/** The tenant's keys that may still verify (unexpired at `at`), the signing one first. */
-export async function liveKeys(db: Executor, tenantId: number, at: string): Promise<SigningKeyRow[]> {
+/** The tenant's keys of one purpose that may still verify (unexpired at `at`), the signing one first. */
+export async function liveKeys(db: Executor, tenantId: number, purpose: string, at: string): Promise<SigningKeyRow[]> {
   const rows = await db
     .selectFrom('signing_keys')
     .selectAll()
     .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))
     .orderBy('id', 'desc')
     .execute();
@@ -32,11 +33,12 @@ export async function insertKey(db: Executor, row: Omit<SigningKeyRow, 'id'>): P
 }
 
 /** Retires the tenant's signing key: it verifies until `expiresAt`, then leaves the key set. */
-export async function retireKey(db: Executor, tenantId: number, at: string, expiresAt: string): Promise<string | undefined> {
+export async function retireKey(db: Executor, tenantId: number, purpose: string, at: string, expiresAt: string): Promise<string | undefined> {
   const row = await db
     .updateTable('signing_keys')
     .set({ retired_at: at, expires_at: expiresAt })
     .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
     .where('retired_at', 'is', null)
     .returning('kid')
     .executeTakeFirst();

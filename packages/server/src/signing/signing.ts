@@ -32,8 +32,18 @@ export interface SigningOptions {
   now?: () => Date;
 }
 
+/**
+ * A keyring of its own per purpose: a key set published for one kind of token (embed tokens, to
+ * customers' backends) never verifies another kind. `default` signs data-API tokens.
+ */
+export type SigningPurpose = 'default' | 'embed';
+
 export interface SignOptions {
   audience: string | string[];
+  /** Default `default`. */
+  purpose?: SigningPurpose;
+  /** The token's `jti`; default a random UUID (a caller that must record it first passes its own). */
+  jti?: string;
   /** 1 to MAX_TOKEN_LIFETIME_SECONDS. */
   expiresInSeconds: number;
   subject?: string;
@@ -76,7 +86,8 @@ interface Keyring {
 export class Signing {
   readonly #store: Store;
   readonly #options: SigningOptions;
-  readonly #rings = new Map<number, Promise<Keyring>>();
+  /** Keyed `<tenantId>:<purpose>`. */
+  readonly #rings = new Map<string, Promise<Keyring>>();
 
   constructor(store: Store, options: SigningOptions) {
     this.#store = store;
@@ -93,16 +104,17 @@ export class Signing {
     if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_TOKEN_LIFETIME_SECONDS) {
       throw new SigningError('invalid-request', `A token lives 1 to ${MAX_TOKEN_LIFETIME_SECONDS} seconds, not ${lifetime}.`);
     }
-    let ring = await this.#keyring(tenant.id);
+    const purpose = options.purpose ?? 'default';
+    let ring = await this.#keyring(tenant.id, purpose);
     if (ring.signing === null) {
-      await this.#createFirstKey(tenant.id);
-      ring = await this.#keyring(tenant.id, true);
+      await this.#createFirstKey(tenant.id, purpose);
+      ring = await this.#keyring(tenant.id, purpose, true);
     }
     const signing = ring.signing;
     if (signing === null) throw new Error(`Tenant ${tenant.id} has no signing key after creating one.`);
     const payload = Object.fromEntries(Object.entries(claims).filter(([name]) => !REGISTERED.includes(name)));
     const issuedAt = Math.floor(this.#now().getTime() / 1000);
-    const jti = randomUUID();
+    const jti = options.jti ?? randomUUID();
     const builder = new SignJWT(payload)
       .setProtectedHeader({ alg: ALGORITHM, kid: signing.kid, typ: options.type ?? 'JWT' })
       .setIssuer(await this.#options.issuerOf(tenant))
@@ -119,7 +131,8 @@ export class Signing {
    * The payload of a token this tenant signed for `audience`, with any of its keys that has not
    * expired (so tokens signed before a rotation still verify); throws SigningError otherwise.
    */
-  async verify(tenant: SigningTenant, token: string, options: { audience: string; types?: readonly string[] }): Promise<JWTPayload> {
+  async verify(tenant: SigningTenant, token: string, options: { audience: string; types?: readonly string[]; purpose?: SigningPurpose }): Promise<JWTPayload> {
+    const purpose = options.purpose ?? 'default';
     let kid: string | undefined;
     let typ: string | undefined;
     try {
@@ -131,9 +144,9 @@ export class Signing {
     if (options.types !== undefined && (typ === undefined || !options.types.includes(typ))) throw new SigningError('invalid-token', 'The token is not of a kind this endpoint accepts.');
     if (kid === undefined) throw new SigningError('invalid-token', 'The token names no key (`kid`).');
     const now = this.#now();
-    let ring = await this.#keyring(tenant.id);
+    let ring = await this.#keyring(tenant.id, purpose);
     // A key made by another process since this one read the keyring.
-    if (!ring.verifying.has(kid) && now.getTime() - ring.loadedAt > 1_000) ring = await this.#keyring(tenant.id, true);
+    if (!ring.verifying.has(kid) && now.getTime() - ring.loadedAt > 1_000) ring = await this.#keyring(tenant.id, purpose, true);
     const entry = ring.verifying.get(kid);
     if (entry === undefined || (entry.expiresAt !== null && entry.expiresAt <= now.getTime())) {
       throw new SigningError('invalid-token', 'The token was not signed by a current key of this tenant.');
@@ -152,8 +165,8 @@ export class Signing {
   }
 
   /** The public keys that may still verify a token of the tenant (the key set to publish). */
-  async jwks(tenant: SigningTenant): Promise<{ keys: PublicJwk[] }> {
-    const ring = await this.#keyring(tenant.id);
+  async jwks(tenant: SigningTenant, purpose: SigningPurpose = 'default'): Promise<{ keys: PublicJwk[] }> {
+    const ring = await this.#keyring(tenant.id, purpose);
     const now = this.#now().getTime();
     return { keys: ring.jwks.filter((k) => k.expiresAt === null || k.expiresAt > now).map((k) => ({ ...k.jwk })) };
   }
@@ -162,25 +175,25 @@ export class Signing {
    * A new key signs from now on; the previous one keeps verifying until every token it signed has
    * expired. Keys past that are deleted. Answers the new key's id and the retired one's.
    */
-  async rotate(tenant: SigningTenant): Promise<{ kid: string; retiredKid: string | null }> {
-    const made = await this.#newKey(tenant.id);
+  async rotate(tenant: SigningTenant, purpose: SigningPurpose = 'default'): Promise<{ kid: string; retiredKid: string | null }> {
+    const made = await this.#newKey(tenant.id, purpose);
     const now = this.#now();
     const overlapUntil = new Date(now.getTime() + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CACHE_MS).toISOString();
     const retiredKid = await serialized(this.#store, lockKey.signingKeys(tenant.id), async (trx) => {
-      await trx.deleteFrom('signing_keys').where('tenant_id', '=', tenant.id).where('expires_at', '<=', now.toISOString()).execute();
-      const retired = await retireKey(trx, tenant.id, now.toISOString(), overlapUntil);
+      await trx.deleteFrom('signing_keys').where('tenant_id', '=', tenant.id).where('purpose', '=', purpose).where('expires_at', '<=', now.toISOString()).execute();
+      const retired = await retireKey(trx, tenant.id, purpose, now.toISOString(), overlapUntil);
       await insertKey(trx, made);
       return retired ?? null;
     });
-    this.#rings.delete(tenant.id);
+    this.#rings.delete(`${tenant.id}:${purpose}`);
     return { kid: made.kid, retiredKid };
   }
 
-  async #createFirstKey(tenantId: number): Promise<void> {
-    const made = await this.#newKey(tenantId);
+  async #createFirstKey(tenantId: number, purpose: SigningPurpose): Promise<void> {
+    const made = await this.#newKey(tenantId, purpose);
     try {
       await serialized(this.#store, lockKey.signingKeys(tenantId), async (trx) => {
-        const existing = await liveKeys(trx, tenantId, this.#now().toISOString());
+        const existing = await liveKeys(trx, tenantId, purpose, this.#now().toISOString());
         if (existing.some((k) => k.retired_at === null)) return;
         await insertKey(trx, made);
       });
@@ -190,7 +203,7 @@ export class Signing {
     }
   }
 
-  async #newKey(tenantId: number) {
+  async #newKey(tenantId: number, purpose: SigningPurpose) {
     const { publicKey, privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
     const publicJwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
@@ -199,6 +212,7 @@ export class Signing {
     return {
       kid,
       tenant_id: tenantId,
+      purpose,
       algorithm: ALGORITHM,
       public_jwk: JSON.stringify({ ...publicJwk, kid, alg: ALGORITHM, use: 'sig' }),
       private_key: this.#options.secrets.seal(JSON.stringify({ ...privateJwk, kid, alg: ALGORITHM }), signingKeyContext(tenantId, kid)),
@@ -209,20 +223,21 @@ export class Signing {
     };
   }
 
-  #keyring(tenantId: number, reload = false): Promise<Keyring> {
-    const cached = this.#rings.get(tenantId);
+  #keyring(tenantId: number, purpose: SigningPurpose, reload = false): Promise<Keyring> {
+    const name = `${tenantId}:${purpose}`;
+    const cached = this.#rings.get(name);
     if (cached !== undefined && !reload) {
-      return cached.then((ring) => (this.#now().getTime() - ring.loadedAt < CACHE_MS ? ring : this.#keyring(tenantId, true)));
+      return cached.then((ring) => (this.#now().getTime() - ring.loadedAt < CACHE_MS ? ring : this.#keyring(tenantId, purpose, true)));
     }
-    const loading = this.#load(tenantId);
-    this.#rings.set(tenantId, loading);
-    loading.catch(() => this.#rings.delete(tenantId));
+    const loading = this.#load(tenantId, purpose);
+    this.#rings.set(name, loading);
+    loading.catch(() => this.#rings.delete(name));
     return loading;
   }
 
-  async #load(tenantId: number): Promise<Keyring> {
+  async #load(tenantId: number, purpose: SigningPurpose): Promise<Keyring> {
     const now = this.#now();
-    const rows = await liveKeys(this.#store.db, tenantId, now.toISOString());
+    const rows = await liveKeys(this.#store.db, tenantId, purpose, now.toISOString());
     const ring: Keyring = { signing: null, verifying: new Map(), jwks: [], loadedAt: now.getTime() };
     for (const row of rows) {
       const jwk = JSON.parse(row.public_jwk) as PublicJwk;

@@ -24,6 +24,8 @@ export function accountRoutes(services: {
     app.get(
       '/api/v1/app-config',
       {
+        // An embed token opens it too (reference 4.16): embedded pages read their configuration.
+        config: { credential: 'embed' },
         schema: {
           operationId: 'getAppConfig',
           tags,
@@ -32,7 +34,15 @@ export function accountRoutes(services: {
           response: { 200: Type.Ref('AppConfigResponse') },
         },
       },
-      async (request) => services.appConfig.get(request.caller),
+      async (request) => {
+        if (request.embed === null) return services.appConfig.get(request.caller);
+        const config = await services.appConfig.get({ actor: { tenantId: request.embed.tenantId } });
+        // The switches the session pinned (4.15 settings) outrank the account's.
+        const pinned = request.embed.claims.settings;
+        const base = (config.embedding ?? {}) as Record<string, unknown>;
+        const embedding = { ...base, ...Object.fromEntries(Object.entries(pinned).filter(([name]) => name in base)) } as typeof config.embedding;
+        return { ...config, embedding };
+      },
     );
 
     app.get(

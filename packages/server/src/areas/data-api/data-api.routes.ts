@@ -1,7 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Id } from '../../shared/schemas.js';
+import type { Tenant } from '../../http/tenant.js';
+import { EMBED_TOKEN_TYPE } from '../embed-sessions/embed-claims.js';
+import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
 import { unauthenticated, type DataApiEnvironment, type DataApiGrant, type DataApiService } from './data-api.service.js';
+
+/** The `typ` of a JWT's header, without verifying anything (the verifier of that kind does). */
+function tokenType(token: string): unknown {
+  try {
+    return (JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { typ?: unknown }).typ;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A data-API token as sent: the raw `Authorization` value, or after `Bearer`. */
 export function dataApiToken(header: string | undefined): string | undefined {
@@ -18,9 +30,10 @@ const REST = Type.String({ maxLength: 512 });
  * The deployments' data APIs, on the tenant's host (not part of the management API's document):
  * `/deployments/<id>/data-api/v1/...` for production and
  * `/deployments/<id>/dev-mode/<branch>/data-api/v1/...` for a branch's environment. The caller is
- * a data-API token of that environment (raw or `Bearer`) or a REST credential with DeploymentRead.
+ * a data-API token of that environment (raw or `Bearer`), an embed token of that deployment and
+ * branch, or a REST credential with DeploymentRead.
  */
-export function dataApiRoutes(dataApi: DataApiService): FastifyPluginAsyncTypebox {
+export function dataApiRoutes(dataApi: DataApiService, verifyEmbed: (tenant: Tenant, token: string) => Promise<EmbedPrincipal>): FastifyPluginAsyncTypebox {
   return async (app) => {
     const routes = [
       { url: '/deployments/:deploymentId/data-api/v1/*', params: Type.Object({ deploymentId: Id, '*': REST }) },
@@ -48,7 +61,7 @@ export function dataApiRoutes(dataApi: DataApiService): FastifyPluginAsyncTypebo
             env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null).catch(() => {
               throw unauthenticated('The token is not valid for a data API at this URL.');
             });
-            grant = await dataApi.authorizeToken(request.tenant, env, token);
+            grant = tokenType(token) === EMBED_TOKEN_TYPE ? dataApi.embedGrant(env, await verifyEmbed(request.tenant, token)) : await dataApi.authorizeToken(request.tenant, env, token);
           }
           const queryAt = request.url.indexOf('?');
           const answer = await dataApi.forward(env, grant, {

@@ -16,6 +16,8 @@ import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments
 import { dataApiUrl } from '../deployments/environments.service.js';
 import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/tokens.service.js';
 import { encodeSecurity, securityContextOf } from './security-context.js';
+import type { SecurityContext } from '../../semantic-layer/query/access.js';
+import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {
@@ -33,6 +35,8 @@ export interface DataApiGrant {
   /** Whose rows: the user the credential acts for, and the security context it carries. */
   userId: number;
   securityContext: Record<string, unknown>;
+  /** The whole row-level context, when the credential carries it (an embed token); else read for `userId`. */
+  context?: SecurityContext;
 }
 
 export interface ForwardRequest {
@@ -112,6 +116,26 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       };
     },
 
+    /**
+     * An embed token (reference 4.16) opens the data API of its own deployment and branch, with
+     * the context it was generated with: its global groups, attributes and security context, plus
+     * its embed tenant's groups as 4.0 names them (`system:tenant:<name>`, the tenant's implicit
+     * group, and `system:tenant:<name>:group:<group>`), so a policy can name the tenant.
+     * A session for a user of the account (`internalId`) reads with that user's own context.
+     * It may read the model (`meta`, public members only) and run queries; nothing else.
+     */
+    embedGrant(env: DataApiEnvironment, principal: EmbedPrincipal): DataApiGrant {
+      const { claims } = principal;
+      const branch = env.type === 'production' ? null : env.branch;
+      if (claims.deployment_id !== env.row.id || (claims.branch ?? null) !== branch) {
+        throw unauthenticated(`This embed token is for the data API of deployment ${claims.deployment_id}${claims.branch === null ? '' : ` (branch ${claims.branch})`}, not this one.`);
+      }
+      const scopes = ['meta', 'sql-runner'];
+      if (claims.embed_user.user_id !== null) return { scopes, userId: claims.embed_user.user_id, securityContext: {} };
+      const groups = [...claims.groups, ...(claims.tenant_groups ?? [])];
+      return { scopes, userId: 0, securityContext: claims.security_context, context: { userId: null, groups, userAttributes: claims.user_attributes, securityContext: claims.security_context } };
+    },
+
     /** Sends the request to the environment's pod and answers what it answers. */
     async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer }> {
       // An environment token reads the model with `meta`, and runs queries with `sql-runner`.
@@ -122,7 +146,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
       const target = await waitForPod(env);
-      const security = await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext);
+      const security = grant.context ?? (await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext));
       const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId, [SECURITY_HEADER]: encodeSecurity(security) };
       if (grant.scopes === null || grant.scopes.includes('meta-private')) headers[PRIVATE_META_HEADER] = '1';
       const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));

@@ -16,6 +16,7 @@ import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { dbtSync } from './0021_dbt_sync.js';
+import { embedSessions } from './0018_embed_sessions.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
 import { dashboards } from './0016_dashboards.js';
@@ -47,6 +48,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0014_tenant_regions': tenantRegions(dialect),
         '0015_runtimes': runtimes(dialect),
         '0021_dbt_sync': dbtSync(dialect),
+        '0018_embed_sessions': embedSessions(dialect),
         '0023_workload_identity': workloadIdentity(dialect),
         '0019_account': account(dialect),
         '0016_dashboards': dashboards(dialect),
