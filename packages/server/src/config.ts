@@ -25,6 +25,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client address on public routes that declare no budget; 0 turns it off. */
   rateLimitPerIpPerMinute: number;
+  /** Embed session exchanges a minute per client address (POST /api/v1/embed/session/token); 0 turns it off. */
+  embedExchangePerIpPerMinute: number;
   /** Where rate-limit counters live, shared by every process using it; null: each process's memory. */
   redisUrl: string | null;
   /** How long a client may take to send headers, then a body, and keep an idle connection (ms). */
@@ -126,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const rateLimitPerMinute = wholeNumber('RATE_LIMIT_PER_MINUTE', 1200, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const rateLimitPerIpPerMinute = wholeNumber('RATE_LIMIT_PER_IP_PER_MINUTE', 60, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
+  const embedExchangePerIpPerMinute = wholeNumber('EMBED_EXCHANGE_PER_IP_PER_MINUTE', 120, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const redisUrl = value('REDIS_URL');
   if (redisUrl !== null && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL (leave it unset to count in each process)');
 
@@ -221,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     rateLimitPerMinute,
     rateLimitPerIpPerMinute,
+    embedExchangePerIpPerMinute,
     redisUrl,
     timeouts,
     lockTimeoutMs,
