@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
+import { registerAudit } from './commands/audit.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerEmbed } from './commands/embed.js';
@@ -29,7 +30,8 @@ Exit codes:
   0    success; also \`mapi logs --follow\` ended with Ctrl-C
   1    request-level error (refused, not found, unreachable) or usage error; also a failed
        build (model push) or an invalid model (model validate)
-  2    a bulk move or delete (or embed users import) ran, but some items failed (see the failed table)
+  2    a bulk move or delete ran, but some items failed (see the failed table); also an
+       embed users import in which some users failed
   130  interrupted with Ctrl-C (what was applied is still reported)
   143  a bulk move or delete, or a model push, stopped by SIGTERM (handled like Ctrl-C)
 
@@ -70,6 +72,7 @@ function buildProgram(): Command {
   registerUsers(program);
   registerApiKeys(program);
   registerEmbed(program);
+  registerAudit(program);
   registerSpec(program);
   return program;
 }

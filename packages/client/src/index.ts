@@ -52,6 +52,7 @@ export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType 
 export {
   DEFAULT_PAGE_SIZE,
   type ApiKeyListQuery,
+  type AuditEventListQuery,
   type DeploymentListQuery,
   type FolderFilter,
   type FolderListQuery,

@@ -2,7 +2,7 @@ import type { Client } from 'openapi-fetch';
 import { unwrap } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { ItemType } from './items.js';
-import type { ApiKey, Deployment, Folder, Group, PageInfo, Policy, QueryOf, Report, User, WorkspaceEntry } from './types.js';
+import type { ApiKey, AuditEvent, Deployment, Folder, Group, PageInfo, Policy, QueryOf, Report, User, WorkspaceEntry } from './types.js';
 
 export type RawClient = Client<paths>;
 
@@ -30,6 +30,8 @@ export type UserListQuery = Omit<QueryOf<'listUsers'>, 'after'>;
 export type GroupListQuery = Omit<QueryOf<'listGroups'>, 'after'>;
 export type ApiKeyListQuery = Omit<QueryOf<'listApiKeys'>, 'after'>;
 export type PolicyListQuery = Omit<QueryOf<'listPolicies'>, 'after'>;
+/** Filters of the audit log: `actorUserId`, `action`, `route`, `method`, `since`, `until` (ISO 8601). */
+export type AuditEventListQuery = Omit<QueryOf<'listAuditEvents'>, 'after'>;
 
 interface Page<T> {
   items: T[];
@@ -77,6 +79,8 @@ export interface Lists {
   groups: { list(query?: GroupListQuery, options?: ListOptions): AsyncIterable<Group> };
   apiKeys: { list(query?: ApiKeyListQuery, options?: ListOptions): AsyncIterable<ApiKey> };
   policies: { list(query?: PolicyListQuery, options?: ListOptions): AsyncIterable<Policy> };
+  /** The account's audit log, newest first (admin key needed). */
+  auditEvents: { list(query?: AuditEventListQuery, options?: ListOptions): AsyncIterable<AuditEvent> };
 }
 
 export function createLists(api: RawClient): Lists {
@@ -101,6 +105,7 @@ export function createLists(api: RawClient): Lists {
     groups: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/groups', { params: { query: { ...sized(query), after } }, signal }))) },
     apiKeys: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/api-keys', { params: { query: { ...sized(query), after } }, signal }))) },
     policies: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/policies', { params: { query: { ...sized(query), after } }, signal }))) },
+    auditEvents: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/tenant/audit-events', { params: { query: { ...sized(query), after } }, signal }))) },
   };
 }
 

@@ -76,3 +76,9 @@ type ErrorBodyOf<Response> = Response extends { content: { 'application/problem+
  * `ProblemCodeOf<'createFolder'>` is `'VALIDATION_FAILED' | 'FOLDER_NAME_TAKEN' | ...`.
  */
 export type ProblemCodeOf<Op extends keyof operations> = ProblemCodeIn<ErrorBodyOf<operations[Op]['responses'][keyof operations[Op]['responses']]>>;
+
+/** One event of the account's audit log: a mutating request, or an explicit event such as `env-vars.read`. */
+export type AuditEvent = Schemas['AuditEvent'];
+export type TenantSettings = Schemas['TenantSettings'];
+export type TenantEmbedSettings = Schemas['TenantEmbedSettings'];
+export type AppConfig = Schemas['AppConfigResponse'];

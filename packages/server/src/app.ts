@@ -1,5 +1,3 @@
-import { accountRoutes } from './areas/account/account.routes.js';
-import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -72,7 +70,7 @@ import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
-import { authenticator } from './http/auth.js';
+import { authenticator, checkPublicRoute } from './http/auth.js';
 import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
@@ -98,6 +96,12 @@ import type { Metrics } from './metrics/metrics.js';
 import { createServices, type Services } from './services.js';
 import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
+import { accountRoutes } from './areas/account/account.routes.js';
+import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
+import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
+import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { installAuditHook } from './audit/hook.js';
 
 export interface AppOptions {
   store: Store;
@@ -292,6 +296,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedGroupSchemas,
     ...embedAccessSchemas,
     ...oauthIntegrationSchemas,
+    ...tenantSettingsSchemas,
+    ...auditEventSchemas,
+    ...appConfigSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -305,6 +312,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
 
   app.decorateRequest('tenant', null as never);
   app.decorateRequest('caller', null as never);
+  installAuditHook(app, services.audit);
 
   // Before the credential hook: preflights carry no credential (see cors.ts).
   if (options.corsOrigins?.length) await installCors(app, options.corsOrigins);
@@ -329,7 +337,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       // whatever the body holds (spec, Authentication 4).
       checkKeyScope(actor.scope, request.params);
       const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
-      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees };
+      request.caller = { actor, tenant: request.tenant, access, log: request.log, snapshot, folderTrees, requestId: request.id };
     } catch (error) {
       // Refused from the headers alone: answer and close, rather than wait for a body that may
       // trickle in for as long as the body timeout allows.
@@ -338,6 +346,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }
   });
 
+  // Before any route is added (and before the rate limiter rewrites public routes' budgets).
+  app.addHook('onRoute', (route) => checkPublicRoute(route as Parameters<typeof checkPublicRoute>[0]));
   await installRateLimit(app, {
     perKeyPerMinute: options.rateLimitPerMinute ?? 0,
     perIpPerMinute: options.rateLimitPerIpPerMinute ?? 0,
@@ -372,7 +382,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  await app.register(accountRoutes({ embedSettings: services.embedSettings }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
   await app.register(embedAccessRoutes(services.embedAccess));
@@ -384,6 +393,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     }),
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
+  await app.register(accountRoutes(services));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -46,6 +46,11 @@ import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
 import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
 import { Outbound, type OutboundLog, type OutboundOptions } from './outbound/index.js';
+import { tenantSettings, tenantSettingsService } from './areas/account/tenant-settings.js';
+import { auditEventsService } from './areas/account/audit-events.js';
+import { Audit } from './audit/index.js';
+import { appConfigService } from './areas/account/app-config.js';
+import { userSettingsService } from './areas/account/user-settings.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -87,7 +92,10 @@ export function createServices(store: Store, options: ServiceOptions) {
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const now = options.now ?? (() => new Date());
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
+  // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
+  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
   return {
+    audit,
     outbound,
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
@@ -127,16 +135,20 @@ export function createServices(store: Store, options: ServiceOptions) {
     workbooks: workbooksService(store),
     reports,
     dashboards: dashboardsService(store),
-    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null),
+    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null, audit),
     runtime,
     pods: podsService(store, runtime),
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
-    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf),
+    tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     embedSettings: embedSettingsService(store),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
     embedAccess: embedAccessService(store, publishedDashboardSwitch),
+    tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),
+    auditEvents: auditEventsService(audit),
+    appConfig: appConfigService(store),
+    userSettings: userSettingsService(store),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPublicRoute, PUBLIC_ROUTES } from '../src/http/auth.js';
 import { oauthSecretColumns, sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 import { startOAuthProvider, type OAuthProviderFixture } from './oauth-provider-fixture.js';
@@ -34,6 +35,17 @@ interface UserToken {
 /** This server's callback, as the admin registers it with the provider (any host reaches the default tenant). */
 const REDIRECT_URI = 'https://mapi.example.test/api/v1/oauth-integrations/callback';
 const MINUTE = 60_000;
+
+describe('routes without a credential (DESIGN.md)', () => {
+  it('the OAuth callback is listed with its budget; a public route missing from the list, or with another budget, stops the app', () => {
+    expect(PUBLIC_ROUTES.get('GET /api/v1/oauth-integrations/callback')).toBe(30);
+    expect(() => checkPublicRoute({ method: 'GET', url: '/api/v1/oauth-integrations/callback', config: { public: true, rateLimit: { max: 30 } } })).not.toThrow();
+    expect(() => checkPublicRoute({ method: 'HEAD', url: '/healthz', config: { public: true, rateLimit: false } })).not.toThrow();
+    expect(() => checkPublicRoute({ method: 'POST', url: '/api/v1/oauth-integrations', config: { public: true } })).toThrow(/not listed in PUBLIC_ROUTES/);
+    expect(() => checkPublicRoute({ method: 'GET', url: '/api/v1/oauth-integrations/callback', config: { public: true } })).toThrow(/budget/);
+    expect(() => checkPublicRoute({ method: 'POST', url: '/api/v1/oauth-integrations', config: {} })).not.toThrow();
+  });
+});
 
 describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialect) => {
   let t: TestApp;

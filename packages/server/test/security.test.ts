@@ -140,6 +140,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateTenantEmbedSettings: { allowAi: true },
     createOAuthIntegration: oauthIntegrationBody('security-suite'),
     updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
+    updateTenantSettings: { hasSupportAccess: true },
+    updateMySettings: { defaultDeploymentId: ids.deploymentId },
   };
   return bodies[op.operationId];
 }
@@ -434,6 +436,9 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     'getOAuthIntegration',
     'listUserOAuthTokens',
     'initiateUserOAuthToken',
+    // Reference 5.3: any authenticated caller; the caller's own settings.
+    'getAppConfig',
+    'getMySettings',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);

@@ -1625,30 +1625,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/tenant/embed-settings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The account’s embed settings, defaults applied (extension; admin)
-         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
-         */
-        get: operations["getTenantEmbedSettings"];
-        /**
-         * Change some of the account’s embed settings (extension; admin with an unscoped key)
-         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
-         */
-        put: operations["updateTenantEmbedSettings"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/embed-tenants": {
         parameters: {
             query?: never;
@@ -1939,6 +1915,112 @@ export interface paths {
          * @description The URL carries a single-use `state` (valid 10 minutes, bound to the caller and the integration) and a PKCE S256 challenge. The provider sends the user back to the integration’s `redirectUri`, this server’s `/api/v1/oauth-integrations/callback`.
          */
         post: operations["initiateUserOAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/app-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app configuration (reference 5.3; any authenticated caller)
+         * @description `embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).
+         */
+        get: operations["getAppConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller’s own settings (extension beside the reference’s PATCH) */
+        get: operations["getMySettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the caller’s own settings: the default deployment (spec 0.5.0)
+         * @description A merge: keys not sent keep their values. `defaultDeploymentId` must name a deployment the caller can see (404 unknown, 403 without access or outside the key’s scope); null clears it. A deleted deployment stops being anyone’s default.
+         */
+        patch: operations["updateMySettings"];
+        trace?: never;
+    };
+    "/api/v1/tenant/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant’s settings (reference 5.1; admin) */
+        get: operations["getTenantSettings"];
+        /**
+         * Change some of the tenant’s settings (reference 5.2; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Only the keys of TenantSettingsInput are writable: any other key (the read-only `auditLogEnabledCurrent` and `auditLogEnabledTimestamp` included), a `maintenanceWindowDay` other than `MONDAY` … `SUNDAY` or a `maintenanceWindowTime` other than `HH:MM` answers 400 and changes nothing.
+         */
+        put: operations["updateTenantSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s audit log, newest first (extension; admin)
+         * @description Recorded while `auditLogEnabled` is on: every mutating request that reached an authenticated caller (`action` `request`, with its route pattern, path parameters and answer status) and explicit events (`env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`). Never bodies or secrets.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/embed-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s embed settings, defaults applied (extension; admin)
+         * @description The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.
+         */
+        get: operations["getTenantEmbedSettings"];
+        /**
+         * Change some of the account’s embed settings (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, the others keep theirs; `null` puts a key back to its default. Unknown keys, a `locale` that is not a BCP 47 tag, a `timezone` that is not an IANA name, or an `allowedOrigins` entry that is not exactly `scheme://host[:port]` answer 400 and change nothing. Answers every setting after the change.
+         */
+        put: operations["updateTenantEmbedSettings"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3377,6 +3459,93 @@ export interface components {
         };
         /** @description An empty object: the record is gone. */
         OAuthDeleted: Record<string, never>;
+        TenantSettings: {
+            /** @description Whether the account’s audit log records (default false). */
+            auditLogEnabled: boolean;
+            /** @description Whether the audit log is recording right now. Changes take effect at once, so always equal to `auditLogEnabled`. */
+            auditLogEnabledCurrent: boolean;
+            /** @description Since when the current state of the audit log holds: Unix time in milliseconds of the last change of `auditLogEnabled`, or of the account’s creation if it never changed. */
+            auditLogEnabledTimestamp: number;
+            /** @description Whether support staff may access the account (default false); stored, not acted on by this server. */
+            hasSupportAccess: boolean;
+            /** @description Whether the account uses the AI-first user interface (default false); stored for the user interface. */
+            useAIBIUserInterface: boolean;
+            /** @description Whether upgrades wait for the maintenance window (default false). */
+            maintenanceWindowEnabled: boolean;
+            /** @description The day of the window in UTC: `MONDAY` … `SUNDAY` (default `SUNDAY`). */
+            maintenanceWindowDay: string;
+            /** @description The start of the window: `HH:MM`, 24-hour, UTC (default `02:00`). */
+            maintenanceWindowTime: string;
+            /** @description The OIDC issuer switch for workload identity (reference 5.14; default false). */
+            oidcEnabled: boolean;
+        };
+        AuditEvent: {
+            id: number;
+            /** Format: date-time */
+            occurredAt: string;
+            /** @description `request` for a mutating request; otherwise the event: `env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`. */
+            action: string;
+            actorUserId: number | null;
+            actorEmail: string | null;
+            /** @description How the actor authenticated: `api-key`, … */
+            credentialKind: string | null;
+            /** @description The id of the credential (an API key’s id), never the credential. */
+            credentialId: string | null;
+            method: string | null;
+            /** @description The route pattern, such as `/api/v1/deployments/:deploymentId/env-vars`. */
+            route: string | null;
+            target: {
+                [key: string]: string | number | boolean | null;
+            };
+            /** @description The HTTP status the request was answered with. */
+            status: number | null;
+            requestId: string | null;
+            details: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
+        AuditEventPage: {
+            items: components["schemas"]["AuditEvent"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AppConfigResponse: {
+            /** @description Whether the app theme applies everywhere (default false). */
+            applyThemeGlobally: boolean;
+            /** @description The tenant-wide lock on data downloads (default false). */
+            restrictDataDownload: boolean;
+            /** @description Whether the spreadsheet add-in’s chat may act on the sheet (default false). */
+            sheetsAgentChatEnabled: boolean;
+            appTheme: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Null: creator mode is not offered. */
+            creatorMode: {
+                localizedTitles: {
+                    locale: string;
+                    value: string;
+                }[] | null;
+                showGeneratedSql: boolean | null;
+                showSemanticSql: boolean | null;
+                showWorkspaceTitle: boolean | null;
+                workspaceTitle: string | null;
+            } | null;
+            /** @description The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings). */
+            embedding: components["schemas"]["EmbedSettings"] | null;
+            /** @description Null: the add-in’s defaults. */
+            sheetsUi: {
+                showAppliedFilters: boolean | null;
+            } | null;
+            /** @description Null: no account time zone is set; otherwise taken from the embed settings’ `timezone`. */
+            timezoneSettings: {
+                enabled: boolean | null;
+                allowUserOverride: boolean | null;
+                timezone: string | null;
+            } | null;
+        };
+        UserSettings: {
+            /** @description The deployment the user’s clients open by default; null: none chosen. */
+            defaultDeploymentId: number | null;
+        };
     };
     responses: {
         /** @description Bad Request: `VALIDATION_FAILED` (The request is not valid). */
@@ -14356,119 +14525,6 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    getTenantEmbedSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TenantEmbedSettings"];
-                };
-            };
-            400: components["responses"]["ValidationFailed"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["TenantNotFound"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    updateTenantEmbedSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
-                    allowAi?: boolean | null;
-                    /** @description Whether embedded dashboards offer comments. Null: not set. */
-                    enableDashboardComments?: boolean | null;
-                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
-                    showAiWidgets?: boolean | null;
-                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
-                    showDashboardChat?: boolean | null;
-                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
-                    showWorkbookChat?: boolean | null;
-                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
-                    locale?: string | null;
-                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
-                    timezone?: string | null;
-                    enabled?: boolean | null;
-                    allowedOrigins?: string[] | null;
-                    pythonAnalysisEnabled?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TenantEmbedSettings"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            404: components["responses"]["TenantNotFound"];
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
     listEmbedTenants: {
         parameters: {
             query?: {
@@ -16564,6 +16620,423 @@ export interface operations {
                     };
                 };
             };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAppConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppConfigResponse"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getMySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateMySettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A deployment the caller can see; null clears it. */
+                    defaultDeploymentId?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    auditLogEnabled?: boolean | null;
+                    hasSupportAccess?: boolean | null;
+                    maintenanceWindowEnabled?: boolean | null;
+                    maintenanceWindowDay?: ("MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY") | null;
+                    maintenanceWindowTime?: string | null;
+                    oidcEnabled?: boolean | null;
+                    useAIBIUserInterface?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                /** @description Only events of this user. */
+                actorUserId?: number;
+                /** @description Only events of this action (`request`, `env-vars.read`, …). */
+                action?: string;
+                /** @description Only requests to this route pattern. */
+                route?: string;
+                /** @description Only requests of this method. */
+                method?: "POST" | "PUT" | "PATCH" | "DELETE";
+                /** @description Only events at or after this time. */
+                since?: string;
+                /** @description Only events at or before this time. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantEmbedSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+                    allowAi?: boolean | null;
+                    /** @description Whether embedded dashboards offer comments. Null: not set. */
+                    enableDashboardComments?: boolean | null;
+                    /** @description Whether AI widgets are shown in embeds. Null: not set. */
+                    showAiWidgets?: boolean | null;
+                    /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+                    showDashboardChat?: boolean | null;
+                    /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+                    showWorkbookChat?: boolean | null;
+                    /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+                    locale?: string | null;
+                    /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+                    timezone?: string | null;
+                    enabled?: boolean | null;
+                    allowedOrigins?: string[] | null;
+                    pythonAnalysisEnabled?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantEmbedSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

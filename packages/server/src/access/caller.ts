@@ -12,6 +12,8 @@ export interface Actor {
   keyId: number;
   /** Deployments the key may target; null means every deployment. */
   scope: number[] | null;
+  /** How the caller authenticated, as the audit log names it; absent: an API key. */
+  credentialKind?: string;
 }
 
 /** The request's logger: every line it writes carries the request id. */
@@ -30,4 +32,6 @@ export interface Caller {
   snapshot: TenantSnapshot;
   /** The deployments' folder trees, for the paths views show (cache/folder-trees.ts). */
   folderTrees: FolderTrees;
+  /** The request's id (`x-request-id`), for the audit log; absent outside a request. */
+  requestId?: string;
 }

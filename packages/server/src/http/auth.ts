@@ -9,6 +9,34 @@ import { ApiError } from '../shared/problems.js';
 import type { Tenant } from './tenant.js';
 
 
+/**
+ * Every route answered without a credential (DESIGN.md, "Routes without a credential"), by method
+ * and path, with the per-address budget its own `config.rateLimit` declares: `false` never
+ * limited (probes), `default` RATE_LIMIT_PER_IP_PER_MINUTE, a number its own. A route marked
+ * `config.public` that is not listed here stops the app at start (see `checkPublicRoute`), so a
+ * route cannot drop its credential by accident.
+ */
+export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | number> = new Map<string, false | 'default' | number>([
+  ['GET /healthz', false],
+  ['GET /readyz', false],
+  ['GET /.well-known/jwks.json', 'default'],
+  // Where OAuth providers send users back; the single-use state names the user.
+  ['GET /api/v1/oauth-integrations/callback', 30],
+]);
+
+/** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */
+export function checkPublicRoute(route: { method: string | string[]; url: string; config?: { public?: boolean; rateLimit?: false | { max?: number } } }): void {
+  if (!route.config?.public) return;
+  for (const method of [route.method].flat()) {
+    // Fastify adds a HEAD beside each GET, with the GET's options.
+    const key = `${method === 'HEAD' ? 'GET' : method} ${route.url}`;
+    const listed = PUBLIC_ROUTES.get(key);
+    if (listed === undefined) throw new Error(`${key} is marked public but is not listed in PUBLIC_ROUTES (http/auth.ts)`);
+    const declared = route.config.rateLimit === false ? false : (route.config.rateLimit?.max ?? 'default');
+    if (declared !== listed) throw new Error(`${key} declares the per-address budget ${String(declared)}, PUBLIC_ROUTES lists ${String(listed)}`);
+  }
+}
+
 /** Paths where a SCIM client may send `Authorization: Api-Key <token>` (spec, Authentication 5). */
 export const SCIM_PREFIX = '/api/scim/v2';
 

@@ -5,9 +5,14 @@ export type SettingsColumn = 'embed_settings' | 'account_settings';
 
 /** The JSON object an admin stored in `column` (only the keys they set), or an empty object. */
 export async function readStoredSettings(db: Executor, tenantId: number, column: SettingsColumn): Promise<Record<string, unknown>> {
-  const row = await db.selectFrom('tenants').select(column).where('id', '=', tenantId).executeTakeFirst();
+  return (await readStoredSettingsOf(db, tenantId, column)).stored;
+}
+
+/** The same, with the tenant's creation time (the start of settings never changed). */
+export async function readStoredSettingsOf(db: Executor, tenantId: number, column: SettingsColumn): Promise<{ stored: Record<string, unknown>; createdAt: string }> {
+  const row = await db.selectFrom('tenants').select([column, 'created_at']).where('id', '=', tenantId).executeTakeFirst();
   const text = row?.[column] ?? null;
-  return text === null ? {} : (JSON.parse(text) as Record<string, unknown>);
+  return { stored: text === null ? {} : (JSON.parse(text) as Record<string, unknown>), createdAt: row?.created_at ?? new Date(0).toISOString() };
 }
 
 /**

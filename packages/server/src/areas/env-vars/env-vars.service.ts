@@ -1,6 +1,7 @@
 import type { RuntimesChanged } from '../deployments/deployments.service.js';
 import { namesOwnDatabase } from './own-database.js';
 import type { Caller } from '../../access/caller.js';
+import type { Audit } from '../../audit/index.js';
 import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
@@ -43,7 +44,7 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
   return errors;
 }
 
-export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, ownDatabaseUrl: string | null = null) {
+export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, ownDatabaseUrl: string | null = null, audit?: Audit) {
   const { db } = store;
 
   async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
@@ -58,7 +59,10 @@ export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: 
     /** Reference 1.11: one page in name order, secret-looking values masked (SecretsManage). */
     async list(caller: Caller, deploymentId: number, query: { first?: number; after?: string }): Promise<EnvVariablesListResponse> {
       await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
-      return page(db, caller.actor.tenantId, deploymentId, pageRequest(query));
+      const result = await page(db, caller.actor.tenantId, deploymentId, pageRequest(query));
+      // Reading secrets is an audit event of its own (names are counted, values never kept).
+      await audit?.record(caller, { action: 'env-vars.read', target: { deploymentId }, details: { count: result.items.length } });
+      return result;
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { Caller } from '../../access/caller.js';
+import type { Audit } from '../../audit/index.js';
 import { atLeast } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
@@ -33,7 +34,7 @@ type Claims = Record<string, unknown>;
  * names its deployment, environment, branch and user, and its audience is the environment's data
  * API, so a token for one environment is refused by every other.
  */
-export function tokensService(store: Store, signing: Signing, secrets: Secrets, urlOf: DeploymentUrlOf) {
+export function tokensService(store: Store, signing: Signing, secrets: Secrets, urlOf: DeploymentUrlOf, audit?: Audit) {
   const { db } = store;
 
   function userClaims(caller: Caller): Claims {
@@ -92,6 +93,11 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
       created_at: token.created_at,
       expires_at: token.expires_at,
     });
+    await audit?.record(caller, {
+      action: 'token.issued',
+      target: { deploymentId: row.id, environmentId: env.id },
+      details: { kind: ENVIRONMENT_TOKEN_TYPE, jti: signed.jti, scopes: scopes.join(' '), expiresAt: token.expires_at },
+    });
     return { data: token };
   }
 
@@ -105,6 +111,11 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
         { ...userClaims(caller), deployment_id: row.id, environment_id: env.id, branch: env.branch },
         { audience: env.dataApiUrl, expiresInSeconds: input?.expiresIn ?? DEPLOYMENT_TOKEN_MAX_SECONDS, subject: `user:${caller.actor.userId}`, type: DEPLOYMENT_TOKEN_TYPE },
       );
+      await audit?.record(caller, {
+        action: 'token.issued',
+        target: { deploymentId: row.id, environmentId: env.id },
+        details: { kind: DEPLOYMENT_TOKEN_TYPE, jti: signed.jti, expiresAt: signed.expiresAt.toISOString() },
+      });
       return { platformApiToken: signed.token };
     },
 
@@ -137,6 +148,8 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
         expires_at: r.expires_at,
         scopes: JSON.parse(r.scopes) as string[],
       }));
+      // The list hands back live tokens: a read of secrets.
+      await audit?.record(caller, { action: 'tokens.read', target: { deploymentId: row.id, environmentId: env.id }, details: { count: items.length } });
       return {
         items,
         data: items,

@@ -1,0 +1,46 @@
+import { Type, type Static } from 'typebox';
+
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
+
+/** The reference's CreatorMode (5.3); this server offers no creator mode, so `app-config` answers null. */
+const CreatorMode = Type.Object({
+  localizedTitles: nullable(Type.Array(Type.Object({ locale: Type.String({ maxLength: 35 }), value: Type.String({ maxLength: 1000 }) }), { maxItems: 50 })),
+  showGeneratedSql: nullable(Type.Boolean()),
+  showSemanticSql: nullable(Type.Boolean()),
+  showWorkspaceTitle: nullable(Type.Boolean()),
+  workspaceTitle: nullable(Type.String()),
+});
+
+/** The reference's AppConfigResponse (5.3). */
+export const AppConfigResponseSchema = Type.Object(
+  {
+    applyThemeGlobally: Type.Boolean({ description: 'Whether the app theme applies everywhere (default false).' }),
+    restrictDataDownload: Type.Boolean({ description: 'The tenant-wide lock on data downloads (default false).' }),
+    sheetsAgentChatEnabled: Type.Boolean({ description: 'Whether the spreadsheet add-in’s chat may act on the sheet (default false).' }),
+    appTheme: nullable(Type.Object({}, { additionalProperties: true, description: 'The reference’s AppTheme; null: the default theme (no theme is configured on this server).' })),
+    creatorMode: nullable(CreatorMode, 'Null: creator mode is not offered.'),
+    embedding: nullable(Type.Ref('EmbedSettings'), 'The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings).'),
+    sheetsUi: nullable(Type.Object({ showAppliedFilters: nullable(Type.Boolean()) }), 'Null: the add-in’s defaults.'),
+    timezoneSettings: nullable(
+      Type.Object({ enabled: nullable(Type.Boolean()), allowUserOverride: nullable(Type.Boolean()), timezone: nullable(Type.String()) }),
+      'Null: no account time zone is set; otherwise taken from the embed settings’ `timezone`.',
+    ),
+  },
+  { $id: 'AppConfigResponse' },
+);
+export type AppConfigResponse = Static<typeof AppConfigResponseSchema>;
+
+export const UserSettingsSchema = Type.Object(
+  { defaultDeploymentId: Type.Union([Type.Integer(), Type.Null()], { description: 'The deployment the user’s clients open by default; null: none chosen.' }) },
+  { $id: 'UserSettings' },
+);
+export type UserSettings = Static<typeof UserSettingsSchema>;
+
+export const UserSettingsInput = Type.Object(
+  { defaultDeploymentId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'A deployment the caller can see; null clears it.' })) },
+  { additionalProperties: false },
+);
+export type UserSettingsInput = Static<typeof UserSettingsInput>;
+
+export const appConfigSchemas = [AppConfigResponseSchema, UserSettingsSchema];

@@ -1,0 +1,43 @@
+import type { Caller } from '../../access/caller.js';
+import type { Store } from '../../db/database.js';
+import type { Executor } from '../../db/tables.js';
+import { ApiError } from '../../shared/problems.js';
+import { now } from '../../time.js';
+import { authorizeDeployment } from '../deployments/deployment-access.js';
+import type { UserSettings, UserSettingsInput } from './app-config.schemas.js';
+
+async function read(db: Executor, tenantId: number, userId: number): Promise<UserSettings> {
+  const row = await db.selectFrom('user_settings').select('default_deployment_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+  return { defaultDeploymentId: row?.default_deployment_id ?? null };
+}
+
+/** The caller's own preferences (spec 0.5.0: the user's default deployment). A deleted deployment clears it. */
+export function userSettingsService(store: Store) {
+  const { db } = store;
+  return {
+    async get(caller: Caller): Promise<UserSettings> {
+      return read(db, caller.actor.tenantId, caller.actor.userId);
+    },
+
+    /** A merge; the default must be a deployment the caller can see (404 otherwise) and, for a scoped key, within its scope. */
+    async update(caller: Caller, input: UserSettingsInput): Promise<UserSettings> {
+      const { tenantId, userId, scope } = caller.actor;
+      if (input.defaultDeploymentId === undefined) return read(db, tenantId, userId);
+      const id = input.defaultDeploymentId;
+      if (id !== null) {
+        if (scope !== null && !scope.includes(id)) {
+          throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot choose deployment ${id}.`);
+        }
+        await authorizeDeployment(db, caller, id, 'DeploymentRead');
+      }
+      const at = now();
+      await db
+        .insertInto('user_settings')
+        .values({ user_id: userId, tenant_id: tenantId, default_deployment_id: id, updated_at: at })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet({ default_deployment_id: id, updated_at: at }))
+        .execute();
+      return read(db, tenantId, userId);
+    },
+  };
+}
+export type UserSettingsService = ReturnType<typeof userSettingsService>;
