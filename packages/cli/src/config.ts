@@ -5,6 +5,7 @@ import { UsageError, type ErrorContext, type Source } from './errors.js';
 import { configPath, DEFAULT_PROFILE, isExposed, readProfileFile, type Profile } from './profile.js';
 import { announceUnreachable } from './reachability.js';
 import { shellArg } from './shell.js';
+import { refreshingSession } from './session.js';
 
 /** The global options, as commander parses them. */
 export interface GlobalFlags {
@@ -160,5 +161,10 @@ export function connect(config: ResolvedConfig): MapiClient {
     throw new UsageError('No API token is set.', `Run \`${login}\`, or set MAPI_TOKEN to an API key (mapi_...).`);
   }
   const ca = config.caCert ? readCaCert(config.caCert) : undefined;
-  return clientFor({ url: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
+  const client = clientFor({ url: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
+  // A device sign-in's access token is refreshed as it expires; --token and MAPI_TOKEN are used as given.
+  if (config.token.source === 'profile' && config.profile?.refreshToken && config.url.source === 'profile') {
+    refreshingSession(client, { file: config.profilePath, name: config.profileName, profile: config.profile, ...(ca ? { ca } : {}) });
+  }
+  return client;
 }

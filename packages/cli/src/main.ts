@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
+import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
 import { registerEmbed } from './commands/embed.js';
@@ -68,11 +69,12 @@ function buildProgram(): Command {
   registerModel(program);
   registerEnvVars(program);
   registerPods(program);
+  registerDbtSync(program);
   registerLogs(program);
   registerUsers(program);
   registerApiKeys(program);
-  registerEmbed(program);
   registerAudit(program);
+  registerEmbed(program);
   registerSpec(program);
   return program;
 }

@@ -7,7 +7,11 @@ import { shellArg } from './shell.js';
 /** What `mapi login` stores for one server. The token is a secret: the file is kept at mode 0600. */
 export interface Profile {
   url: string;
+  /** An API key, or the current OAuth access token of a device sign-in (`mapi login --device`). */
   token: string;
+  /** Device sign-in: the refresh token (rotated on every refresh) and when `token` expires. */
+  refreshToken?: string;
+  tokenExpiresAt?: string;
   /** Absolute path of a PEM file with the CA to trust (self-signed servers). */
   caCert?: string;
 }

@@ -10,6 +10,7 @@ import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
 import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
+import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -48,6 +49,8 @@ export interface MapiClient extends TypedCalls, Lists {
   pods: Pods;
   /** A deployment's runtime logs: the tail, or followed as lines are written. */
   logs: Logs;
+  /** Transformation-project syncs: start, follow, cancel, results and logs. */
+  dbtSync: DbtSync;
   /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
@@ -86,6 +89,7 @@ export function createClient(options: ClientOptions): MapiClient {
     dataModel: createDataModel(api),
     ...createBuilds(api),
     ...createPods(api),
+    dbtSync: createDbtSync(api),
     ...createDashboards(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),

@@ -5,6 +5,7 @@
  */
 export { createClient, type ClientOptions, type DataModel, type MapiClient } from './client.js';
 export { ApiError, unwrap } from './errors.js';
+export { DEVICE_CLIENT_ID, OAuthError, refreshTokens, revokeToken, startDeviceSignIn, type DeviceFlowOptions, type DeviceSignIn, type OAuthTokens } from './device-flow.js';
 export {
   BulkInterruptedError,
   MAX_CHUNK_SIZE,
@@ -15,6 +16,7 @@ export {
   type BulkProgress,
   type SkippedItem,
 } from './bulk.js';
+export { createDbtSync, isSyncFinished, SyncWaitTimeoutError, type DbtSync, type DbtSyncHistoryQuery, type FollowSyncOptions } from './dbt-sync.js';
 export { BuildWaitTimeoutError, isFinished, type BuildListQuery, type Builds, type CommitListQuery, type Commits, type WaitForBuildOptions } from './builds.js';
 export {
   blobHash,

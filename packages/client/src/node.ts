@@ -25,7 +25,7 @@ export function createClient(options: NodeClientOptions): MapiClient {
  * undici's own fetch with undici's own Agent: Node's global fetch bundles another undici
  * version, whose dispatcher interface an Agent from this package does not match.
  */
-function fetchTrusting(ca: string | Uint8Array): typeof globalThis.fetch {
+export function fetchTrusting(ca: string | Uint8Array): typeof globalThis.fetch {
   // A `ca` given to TLS replaces the default trust store; keeping Node's defaults beside it lets
   // one client reach both the private server and public ones.
   const pem = typeof ca === 'string' ? ca : new TextDecoder().decode(ca);

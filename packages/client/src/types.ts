@@ -38,6 +38,15 @@ export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type Policy = Schemas['Policy'];
 export type UserAttribute = Schemas['UserAttribute'];
 
+/** Transformation-project syncs (reference 7.0-7.7). */
+export type DbtSyncRun = Schemas['DbtSyncRun'];
+export type DbtSyncStatus = Schemas['DbtSyncStatusResponse'];
+export type DbtSyncResult = Schemas['DbtSyncResultResponse'];
+export type DbtSyncLogEntry = Schemas['DbtSyncLogEntry'];
+export type DbtSyncSettings = Schemas['DbtSyncSettings'];
+export type StartDbtSyncResponse = Schemas['StartDbtSyncResponse'];
+export type StartDbtSyncInput = NonNullable<operations['startDbtSync']['requestBody']>['content']['application/json'];
+
 export type Commit = Schemas['Commit'];
 export type Build = Schemas['Build'];
 export type BuildLogLine = Schemas['BuildLogLine'];

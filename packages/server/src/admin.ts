@@ -10,6 +10,10 @@ import { openSecrets, SECRET_COLUMNS } from './stored-secrets.js';
 import { Signing } from './signing/index.js';
 import { findTenantBySlug } from './areas/tenants/tenants.store.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
+import { OAuthProviders } from './areas/oauth/oauth.provider.js';
+import { approveDeviceCode } from './areas/oauth/oauth.service.js';
+import { DEFAULT_TENANT_SLUG } from './areas/tenants/tenants.service.js';
+import { ApiError } from './shared/problems.js';
 
 /*
  * `npm run admin -- <command>`: operator commands that need no API key because they run beside
@@ -155,6 +159,20 @@ Example:
     args: [],
     run: signingRotate,
   },
+  'approve-device': {
+    usage: `Usage: admin approve-device <user code> --user EMAIL [--tenant SLUG]
+
+Approves a device sign-in ("mapi login --device") for a tenant without an identity provider: the
+device that shows <user code> receives OAuth tokens acting as the user with EMAIL (an active user
+of the tenant), within the deployments it asked for. The code expires 10 minutes after the device
+showed it. --tenant defaults to the default tenant.
+
+Example:
+  npm run admin -- approve-device BCDF-GHJK --user ada@example.com --tenant acme`,
+    options: { user: { type: 'string' }, tenant: { type: 'string' } },
+    args: ['user code'],
+    run: approveDevice,
+  },
 };
 
 const OVERVIEW = `Usage: admin <command> [options]
@@ -169,6 +187,8 @@ Commands:
   secrets re-encrypt              move every stored secret to the current secret key
   secrets generate-key            print a new key for MAPI_SECRET_KEY
   signing rotate --tenant SLUG    make a new key sign a tenant's tokens (the old one verifies a day more)
+  approve-device <code> --user EMAIL [--tenant SLUG]
+                                  approve a device sign-in as that user
 
 Reads the server's environment (DATABASE_URL or DATA_DIR, BASE_DOMAIN, MAPI_SECRET_KEY).
 Run "npm run admin -- <command> --help" for a command's options.
@@ -253,6 +273,28 @@ async function signingRotate(ctx: Context, { values }: Parsed): Promise<void> {
   ctx.out(retiredKid === null ? 'It had no key before.' : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`);
 }
 
+async function approveDevice(ctx: Context, { values, positionals }: Parsed): Promise<void> {
+  const email = values.user;
+  if (typeof email !== 'string' || email === '') throw new UsageError('--user EMAIL is required.');
+  const slug = typeof values.tenant === 'string' ? values.tenant : DEFAULT_TENANT_SLUG;
+  const tenant = await findTenantBySlug(ctx.store.db, slug);
+  if (!tenant) throw new TenantError(`No tenant "${slug}"; "npm run admin -- tenant list" lists them.`);
+  const user = await ctx.store.db.selectFrom('users').select('id').where('tenant_id', '=', tenant.id).where('email', '=', email).where('deactivated_at', 'is', null).executeTakeFirst();
+  if (!user) throw new TenantError(`No active user "${email}" in tenant "${slug}".`);
+  const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
+  const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
+  const originOf = tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl });
+  const providers = new OAuthProviders(ctx.store.db, secrets, originOf, () => undefined);
+  try {
+    const approved = await approveDeviceCode(ctx.store.db, providers, { id: tenant.id, slug: tenant.slug }, positionals[0] ?? '', user.id);
+    const scope = approved.deploymentIds === null ? 'every deployment' : `deployments ${approved.deploymentIds.join(', ')}`;
+    ctx.out(`Approved: the device signs in as ${email} (${scope}); it receives its tokens at its next poll.`);
+  } catch (error) {
+    if (error instanceof ApiError) throw new TenantError(error.detail);
+    throw error;
+  }
+}
+
 function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
@@ -266,6 +308,9 @@ function findCommand(argv: string[]): { name: string; command: Command | undefin
     words.push(arg);
   }
   const name = words.join(' ');
+  // A one-word command (`approve-device <code>`) takes its first argument for a second word.
+  const first = words[0] ?? '';
+  if (!Object.hasOwn(COMMANDS, name) && words.length === 2 && Object.hasOwn(COMMANDS, first)) return { name: first, command: COMMANDS[first], rest: argv.slice(1) };
   // Own keys only: `admin constructor` is an unknown command, not Object's constructor.
   return { name, command: Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined, rest: argv.slice(words.length) };
 }

@@ -23,6 +23,7 @@ import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integr
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
 import type { OutboundOptions } from './outbound/index.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
@@ -68,6 +69,10 @@ import { uploadsRoutes } from './areas/data-model/uploads.routes.js';
 import { uploadSchemas } from './areas/data-model/uploads.schemas.js';
 import { commitSchemas } from './areas/data-model/commits.schemas.js';
 import { reportSchemas } from './areas/reports/reports.schemas.js';
+import { dbtSyncSettingsRoutes } from './areas/dbt-sync/settings.routes.js';
+import { dbtSyncSettingsSchemas } from './areas/dbt-sync/settings.schemas.js';
+import { dbtSyncRoutes } from './areas/dbt-sync/runs.routes.js';
+import { dbtSyncRunSchemas } from './areas/dbt-sync/runs.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
 import { authenticator, checkPublicRoute } from './http/auth.js';
@@ -102,6 +107,10 @@ import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.j
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
 import { installAuditHook } from './audit/hook.js';
+import { oauthMount } from './areas/oauth/oauth.mount.js';
+import { oauthRoutes } from './areas/oauth/oauth.routes.js';
+import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
+import { oauthClientSchemas } from './areas/oauth/oauth-clients.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -250,6 +259,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.jobs ? { jobs: options.jobs } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    onError: (error, what) => app.log.error({ err: error }, what),
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
@@ -295,10 +305,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...embedTenantSchemas,
     ...embedGroupSchemas,
     ...embedAccessSchemas,
+    ...dbtSyncSettingsSchemas,
+    ...dbtSyncRunSchemas,
     ...oauthIntegrationSchemas,
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
     ...appConfigSchemas,
+    ...oauthSchemas,
+    ...oauthClientSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -329,8 +343,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
             headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
           });
         }
-        // A data-API token is verified by its route, against the environment it addresses.
-        if (!isApiKeyFormat(token)) return;
+        // A data-API token (a JWT) is verified by its route, against the environment it addresses;
+        // an API key or an OAuth access token is a REST credential like anywhere else.
+        if (!isApiKeyFormat(token) && !isAccessTokenFormat(token)) return;
       }
       const { actor, snapshot } = await authenticate(request, request.tenant);
       // Path parameters are known before the body is read: a key scoped elsewhere gets its 403
@@ -356,6 +371,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(healthRoutes(store));
   await app.register(jwksRoutes(services.signing, resolveTenant));
+  await app.register(oauthMount(services.oauthProviders, resolveTenant));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -381,6 +397,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
+  await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
@@ -394,6 +412,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
+  await app.register(oauthRoutes(services.oauth, services.oauthClients));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

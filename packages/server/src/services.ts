@@ -37,6 +37,8 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
+import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
 import { embedSettingsService } from './areas/account/embed-settings.js';
 import { embedTenantsService } from './areas/embed-tenants/embed-tenants.service.js';
 import { embedGroupsService } from './areas/embed-tenants/embed-groups.service.js';
@@ -51,6 +53,9 @@ import { auditEventsService } from './areas/account/audit-events.js';
 import { Audit } from './audit/index.js';
 import { appConfigService } from './areas/account/app-config.js';
 import { userSettingsService } from './areas/account/user-settings.js';
+import { OAuthProviders } from './areas/oauth/oauth.provider.js';
+import { oauthService } from './areas/oauth/oauth.service.js';
+import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -72,6 +77,8 @@ export interface ServiceOptions {
   log?: OutboundLog;
   /** The clock of rules that expire (OAuth states, token refresh); tests move it. Default: the system's. */
   now?: () => Date;
+  /** Where a service reports a failure no request sees (the authorization server's own errors). */
+  onError?: (error: unknown, what: string) => void;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -89,11 +96,14 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const now = options.now ?? (() => new Date());
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
   const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
+  // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
+  const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   return {
     audit,
     outbound,
@@ -141,14 +151,19 @@ export function createServices(store: Store, options: ServiceOptions) {
     dataApi,
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
+    dbtSyncSettings,
+    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
     embedSettings: embedSettingsService(store),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
-    embedAccess: embedAccessService(store, publishedDashboardSwitch),
     tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),
     auditEvents: auditEventsService(audit),
     appConfig: appConfigService(store),
     userSettings: userSettingsService(store),
+    embedAccess: embedAccessService(store, publishedDashboardSwitch),
+    oauthProviders,
+    oauth: oauthService(store.db, oauthProviders),
+    oauthClients: oauthClientsService(store.db, options.secrets),
   };
 }
 export type Services = ReturnType<typeof createServices>;

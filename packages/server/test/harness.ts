@@ -95,7 +95,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; now?: AppOptions['now'] } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; now?: AppOptions['now']; rateLimitPerIpPerMinute?: number } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -106,6 +106,7 @@ export class TestApp {
       tenantCacheMs: options.tenantCacheMs ?? 0,
       strictProblemCodes: true,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 0,
+      rateLimitPerIpPerMinute: options.rateLimitPerIpPerMinute ?? 0,
       corsOrigins: options.corsOrigins ?? [],
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.repositoriesDir ? { repositoriesDir: options.repositoriesDir } : {}),

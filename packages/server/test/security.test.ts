@@ -8,13 +8,21 @@ import { provisionEmbedUser } from '../src/areas/embed-tenants/provision.js';
 import { serialized } from '../src/db/transactions.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { scimError } from './scim-harness.js';
+import { deviceTokens, oauthPost, CLI_CLIENT } from './oauth-harness.js';
+import { hashOf } from '../src/areas/oauth/oauth.adapter.js';
 
 /**
  * The shared security suite: every operation in the OpenAPI document, whatever its area, is tried
  * without a credential, with a forged one, with another tenant's, with a deactivated user's, with
  * a key scoped elsewhere, against another tenant's ids, and by a caller without permission.
  * None of these may succeed or change anything.
+ *
+ * It runs twice: with API keys, and with OAuth access tokens (reference 5.0: both credential
+ * kinds are treated alike), which add expired and revoked tokens to the refused credentials.
+ * SCIM takes API keys only: every SCIM operation refuses any access token with 401.
  */
+type Kind = 'API keys' | 'access tokens';
+const KINDS: Kind[] = ['API keys', 'access tokens'];
 interface Operation {
   method: string;
   path: string;
@@ -32,6 +40,8 @@ const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
   deploymentId: number;
+  /** A machine OAuth client of the tenant. */
+  oauthClientId: number;
   attributeId: number;
   userId: number;
   groupId: number;
@@ -135,6 +145,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createDeploymentToken: { expiresIn: 60 },
     createEnvironmentToken: { security_context: { tenant: 'suite' }, scopes: ['meta', 'sql-runner'] },
     createEnvironmentMetaSyncToken: { security_context: {}, scopes: ['meta-private'] },
+    putDbtSyncSettings: { manifestPath: 'security/manifest.json' },
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
     updateTenantEmbedSettings: { allowAi: true },
@@ -142,6 +153,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
     updateTenantSettings: { hasSupportAccess: true },
     updateMySettings: { defaultDeploymentId: ids.deploymentId },
+    approveDeviceSignIn: { userCode: 'BCDF-GHJK' },
+    createOAuthClient: { name: 'security-suite' },
   };
   return bodies[op.operationId];
 }
@@ -187,16 +200,25 @@ const TABLES = [
   'embed_user_groups',
   'embed_user_attribute_values',
   'embed_shares',
+  'dbt_sync_settings',
+  'dbt_sync_runs',
+  'dbt_sync_logs',
   'oauth_integrations',
   'user_oauth_tokens',
   'oauth_states',
+  'oauth_models',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
 }
 
-describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) => {
+describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] as const)))('security suite over every operation (%s, %s)', (dialect, kind) => {
+  const tokens = kind === 'access tokens';
   let t: TestApp;
+  /** The tenant admin's credential of this run's kind. */
+  let adminCredential: string;
+  let expiredToken: string;
+  let revokedToken: string;
   let own: Ids;
   let foreign: Ids;
   let otherTenantKey: string;
@@ -239,8 +261,14 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     const folder = { id: await items.folder(`${label}-folder`, null, adminId) };
     const workbook = { id: await items.workbook(`${label}-item`, null, adminId, { slug: `${label}-workbook` }) };
     const report = { id: await items.report(`${label}-item`, null, adminId, { publicId: `${label}-report` }) };
+    const client = await t.store.db
+      .insertInto('oauth_models')
+      .values({ tenant_id: tenantId, model: 'Client', key_hash: hashOf(`${label}-client`), payload: JSON.stringify({ client_id: `${label}-client`, client_name: label, grant_types: ['client_credentials'], mapi_user_id: adminId, mapi_deployment_ids: null, mapi_created_at: at }), secret: null, created_at: at, expires_at: null, grant_hash: null, user_code_hash: null, uid: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return {
       deploymentId,
+      oauthClientId: client.id,
       attributeId: attribute.id,
       userId: member.userId,
       groupId,
@@ -321,27 +349,56 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     return 'SECURITY';
   }
 
+  /** An access token acting as `userId` (the device flow, approved by the tenant's admin). */
+  async function token(userId: number, options: { scope?: string; host?: string; approverKey?: string } = {}): Promise<string> {
+    return (await deviceTokens(t, { userId, ...options })).access_token;
+  }
+
   beforeAll(async () => {
     t = await TestApp.create(dialect);
     own = await seed(t.tenantId, t.admin.userId, 'own');
-    const other = await t.tenant('security-other');
+    const other = await t.tenant('security-other', ['security-other.example.com']);
     otherTenantKey = other.admin.key;
     foreign = await seed(other.tenantId, other.admin.userId, 'foreign');
     const gone = await t.user('ADMIN');
-    deactivatedKey = gone.key;
+    deactivatedKey = tokens ? await token(gone.userId) : gone.key;
     await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', gone.userId).execute();
     viewer = await t.user('VIEWER');
     const elsewhere = await t.deployment('elsewhere');
     scopedKey = await t.key(t.admin.userId, { deploymentIds: [elsewhere] });
+    adminCredential = t.admin.key;
+    if (tokens) {
+      adminCredential = await token(t.admin.userId);
+      otherTenantKey = await token(other.admin.userId, { host: 'security-other.example.com', approverKey: other.admin.key });
+      viewer = { ...viewer, key: await token(viewer.userId) };
+      scopedKey = await token(t.admin.userId, { scope: `deployments:${elsewhere}` });
+      expiredToken = await token(t.admin.userId);
+      // The clock passes its expiry: a token an hour old, as the store sees it.
+      await t.store.db.updateTable('oauth_models').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('model', '=', 'AccessToken').where('key_hash', '=', hashOf(expiredToken)).execute();
+      revokedToken = await token(t.admin.userId);
+      const revoked = await oauthPost(t, '/oauth/token/revocation', { token: revokedToken, client_id: CLI_CLIENT });
+      expect(revoked.statusCode, revoked.body).toBe(200);
+    }
   });
   afterAll(async () => t?.close());
 
-  const credentials: Array<[string, () => Record<string, string>]> = [
-    ['no credential', () => ({})],
-    ['a forged key', () => ({ authorization: `Bearer mapi_${'Z'.repeat(40)}` })],
-    ["another tenant's key", () => ({ authorization: `Bearer ${otherTenantKey}` })],
-    ["a deactivated user's key", () => ({ authorization: `Bearer ${deactivatedKey}` })],
-  ];
+  const credentials: Array<[string, () => Record<string, string>]> = tokens
+    ? [
+        ['a forged token', () => ({ authorization: `Bearer ${'Zz0_'.repeat(10)}abc` })],
+        ["another tenant's token", () => ({ authorization: `Bearer ${otherTenantKey}` })],
+        ["a deactivated user's token", () => ({ authorization: `Bearer ${deactivatedKey}` })],
+        ['an expired token', () => ({ authorization: `Bearer ${expiredToken}` })],
+        ['a revoked token', () => ({ authorization: `Bearer ${revokedToken}` })],
+      ]
+    : [
+        ['no credential', () => ({})],
+        ['a forged key', () => ({ authorization: `Bearer mapi_${'Z'.repeat(40)}` })],
+        ["another tenant's key", () => ({ authorization: `Bearer ${otherTenantKey}` })],
+        ["a deactivated user's key", () => ({ authorization: `Bearer ${deactivatedKey}` })],
+      ];
+  /** SCIM takes API keys only: with a token, every SCIM operation is refused as unauthenticated. */
+  const isScim = (op: Operation) => op.path.startsWith('/api/scim/v2');
+  const restOnly = (ops: Operation[]) => (tokens ? ops.filter((op) => !isScim(op)) : ops);
 
   it.each(guarded.flatMap((op) => credentials.map(([name, headers]) => [`${op.method} ${op.path}`, name, op, headers] as const)))(
     '%s with %s: 401, nothing changes',
@@ -354,9 +411,22 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     },
   );
 
-  const deploymentOps = guarded.filter((op) => op.path.includes('{deploymentId}'));
+  if (tokens) {
+    it.each(guarded.filter(isScim).map((op) => [`${op.method} ${op.path}`, op] as const))(
+      "%s with the admin's valid access token: 401, nothing changes (SCIM takes API keys only)",
+      async (_label, op) => {
+        const before = await fingerprint();
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: adminCredential, ...(body === undefined ? {} : { body }) });
+        refused(op, res, 401);
+        expect(await fingerprint()).toBe(before);
+      },
+    );
+  }
+
+  const deploymentOps = restOnly(guarded).filter((op) => op.path.includes('{deploymentId}'));
   it.each(deploymentOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
-    '%s with a key scoped to another deployment: 403, nothing changes (spec: Authentication 4)',
+    '%s with a credential scoped to another deployment: 403, nothing changes (spec: Authentication 4)',
     async (_label, op) => {
       const before = await fingerprint();
       const body = bodyFor(op, own);
@@ -367,7 +437,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   );
 
   // SCIM is account-wide: a key limited to some deployments must not provision anyone (spec: Authentication 4 and 7).
-  const scimOps = guarded.filter((op) => op.path.startsWith('/api/scim/v2'));
+  const scimOps = restOnly(guarded).filter(isScim);
   it.each(scimOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
     '%s with an admin key scoped to a deployment: 403, nothing changes (spec: Authentication 4)',
     async (_label, op) => {
@@ -383,7 +453,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   // that name there on demand, and deleting one that does not exist there is a 204 (reference 4.2,
   // 4.4). Neither may reach the other account's tenant of the name, which the next test checks.
   const onDemand = new Set(['provisionEmbedUser', 'provisionEmbedUsers', 'deleteEmbedTenant']);
-  const idOps = guarded.filter((op) => !onDemand.has(op.operationId) && /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId)\}/.test(op.path));
+  const idOps = restOnly(guarded).filter((op) => !onDemand.has(op.operationId) && /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId)\}/.test(op.path));
   it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
     "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
     async (_label, op) => {
@@ -408,7 +478,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
     async (_label, op) => {
       const before = await fingerprint();
       const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
+      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), key: adminCredential, ...(body === undefined ? {} : { body }) });
       expect(res.statusCode, res.body).toBe(404);
       refused(op, res, 404);
       expect(await fingerprint()).toBe(before);
@@ -442,7 +512,7 @@ describe.each(DIALECTS)('security suite over every operation (%s)', (dialect) =>
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
-  const privileged = guarded.filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
+  const privileged = restOnly(guarded).filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
   it.each(guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
     '%s by a VIEWER without grants: 200, every item refused with 403, nothing changes',
     async (_label, op) => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { unwrap, type MapiClient } from '@mapi/client';
+import { fetchTrusting, startDeviceSignIn, unwrap, type MapiClient } from '@mapi/client';
 import { checkUrl, clientFor, readCaCert, type UrlSource } from '../config.js';
 import { run, type Context } from '../context.js';
 import { describeError, EXIT, UsageError, type Source } from '../errors.js';
@@ -26,8 +26,17 @@ The profile file is $MAPI_CONFIG_DIR/config.json, else $XDG_CONFIG_HOME/mapi/con
 its mode. Later commands use it unless flags or MAPI_* variables override a setting
 (flags > environment > profile).
 
+--device signs in through the browser instead of with an API key (OAuth device flow): login
+prints a URL and a code, you open the URL, sign in and confirm the code, and login saves the
+tokens it receives. The access token lasts an hour and is refreshed by later commands as it
+expires; the refresh token is saved in the profile (mode 0600) and replaced on every refresh.
+--scope "deployments:12 deployments:13" limits the sign-in to those deployments. Without an
+identity provider, an admin confirms the code with \`npm run admin -- approve-device <code>
+--user <email>\` or POST /api/v1/oauth/device-approvals.
+
 Examples:
   $ mapi login
+  $ mapi login --device --url https://mapi.example.com
   $ mapi login --url https://mapi.example.com
   $ mapi login --url https://127.0.0.1:8443 --ca-cert data/tls/localhost.crt --token-stdin < admin.key
   $ mapi login --profile staging --url https://staging.example.com
@@ -35,6 +44,8 @@ Examples:
 
 interface LoginOptions {
   tokenStdin?: boolean;
+  device?: boolean;
+  scope?: string;
 }
 
 async function loginUrl(context: Context): Promise<{ value: string; source: UrlSource }> {
@@ -78,10 +89,37 @@ async function currentUser(client: MapiClient) {
   return unwrap(await client.GET('/api/v1/users/me'));
 }
 
+/** `mapi login --device`: the device flow, then the tokens are checked and saved like a key. */
+async function deviceLogin(context: Context, options: LoginOptions, target: { url: string; caPath?: string }): Promise<number> {
+  if (options.tokenStdin || context.flags.token) throw new UsageError('--device signs in through the browser; leave out --token and --token-stdin.');
+  const config = context.config();
+  const ca = target.caPath ? readCaCert({ value: target.caPath, source: 'flag' }) : undefined;
+  const fetch = ca ? fetchTrusting(ca) : undefined;
+  const signIn = await startDeviceSignIn({ baseUrl: target.url, ...(fetch ? { fetch } : {}), ...(options.scope ? { scope: options.scope } : {}) });
+  // On stderr: stdout stays the command's result (--json).
+  process.stderr.write(
+    `To sign in, open ${signIn.verificationUriComplete}\n(or ${signIn.verificationUri} and enter the code ${signIn.userCode}).\nWaiting for the confirmation; the code expires in ${Math.round(signIn.expiresIn / 60)} minutes.\n`,
+  );
+  const tokens = await signIn.wait();
+  const user = await currentUser(clientFor({ url: target.url, token: tokens.accessToken, ...(ca ? { ca } : {}) }));
+  saveProfile(config.profilePath, config.profileName, {
+    url: target.url,
+    token: tokens.accessToken,
+    ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+    tokenExpiresAt: tokens.expiresAt,
+    ...(target.caPath ? { caCert: target.caPath } : {}),
+  });
+  if (context.json) writeJson({ profile: config.profileName, path: config.profilePath, url: target.url, user, scope: tokens.scope ?? null });
+  else write(`Logged in to ${target.url} as ${user.email} (${user.role}) by device sign-in. Saved profile "${config.profileName}" to ${config.profilePath}.`);
+  return EXIT.OK;
+}
+
 export function registerLogin(program: Command): void {
   program
     .command('login')
     .option('--token-stdin', 'read the token from stdin (a pipe, a file, or one hidden line on a terminal); keeps it out of the shell history and process list')
+    .option('--device', 'sign in through the browser (OAuth device flow) instead of with an API key')
+    .option('--scope <scope>', 'with --device: the deployments the sign-in may reach, e.g. "deployments:12 deployments:13"')
     .description('Check a server URL and API token, and save them as a profile for later commands')
     .addHelpText('after', LOGIN_HELP)
     .action(
@@ -101,6 +139,8 @@ export function registerLogin(program: Command): void {
           shellArg(url.value),
           ...(caPath ? ['--ca-cert', shellArg(caPath)] : []),
         ].join(' ');
+        if (options.device) return deviceLogin(context, options, { url: url.value, ...(caPath ? { caPath } : {}) });
+        if (options.scope) throw new UsageError('--scope goes with --device; an API key has its deployments set when it is created.');
         const token = await loginToken(context, options, again);
         const client = clientFor({ url: url.value, token: token.value, ...(ca ? { ca: readCaCert(ca) } : {}) });
         let user;

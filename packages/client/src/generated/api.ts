@@ -1579,6 +1579,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/dbt-sync-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The transformation-project settings syncs use (extension; SchemaRead)
+         * @description A deployment that never saved any answers the defaults (`updatedAt` null).
+         */
+        get: operations["getDbtSyncSettings"];
+        /**
+         * Change the transformation-project settings; keys left out keep their values (extension; DeploymentUpdate)
+         * @description `ref: null` goes back to the deploy branch. Paths are relative (`..`, `.git`, backslashes and absolute paths are 400); a selector list given replaces that list. Bad input changes nothing.
+         */
+        put: operations["putDbtSyncSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/dbt-sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sync history, newest first (reference 7.2; SchemaRead) */
+        get: operations["listDbtSyncs"];
+        put?: never;
+        /**
+         * Start a sync: generate cubes from the dbt project’s manifest (reference 7.1; SchemaUpdate)
+         * @description Bodies up to 50 MB. `git` reads the compiled manifest committed at `ref` (it never runs dbt); `manifest` converts the one sent. A given `branchName` must be new (the deploy branch or an existing branch is 400). One running sync per deployment: a second start is 409 `DBT_SYNC_RUNNING`.
+         */
+        post: operations["startDbtSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/dbt-sync/{syncJobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Status of a sync, to poll until COMPLETED or FAILED (reference 7.3; SchemaRead) */
+        get: operations["getDbtSyncStatus"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a running sync: it stops before its next stage, the branch unchanged (reference 7.4; SchemaUpdate)
+         * @description A sync that has ended is 409 `DBT_SYNC_NOT_RUNNING`.
+         */
+        delete: operations["cancelDbtSync"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/dbt-sync/{syncJobId}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Result of a completed sync (reference 7.5; SchemaRead)
+         * @description Before the sync is COMPLETED (or when it failed): 409 `DBT_SYNC_NOT_COMPLETED`.
+         */
+        get: operations["getDbtSyncResult"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/dbt-sync/{syncJobId}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Log of a sync, oldest first (reference 7.6; SchemaRead) */
+        get: operations["getDbtSyncLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/dbt-sync/{syncJobId}/generated-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Generated files of an `output: files` sync, for one hour after it completed (reference 7.7; DeploymentRead)
+         * @description 404 `DBT_SYNC_FILES_NOT_FOUND` for a sync that committed to a branch, and once the hour is over; 409 `DBT_SYNC_NOT_COMPLETED` while it runs.
+         */
+        get: operations["getDbtSyncGeneratedFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oidc-token-configs": {
         parameters: {
             query?: never;
@@ -2027,6 +2150,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oauth/device-approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a device sign-in by its user code (extension; admin only)
+         * @description For tenants without an identity provider: the device that showed `userCode` receives tokens acting as `userId` (default: the caller) within the deployments it asked for.
+         */
+        post: operations["approveDeviceSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth-clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List machine clients (extension; admin only). Never returns secrets */
+        get: operations["listOAuthClients"];
+        put?: never;
+        /**
+         * Register a machine client for the client credentials grant (extension; admin only); the secret is in this response only
+         * @description Its access tokens act as `userId` (default: the caller) within `deploymentIds` (null or absent: every deployment), exactly as an API key of that user with that scope.
+         */
+        post: operations["createOAuthClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth-clients/{oauthClientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a machine client; its tokens stop working at once (extension; admin only) */
+        delete: operations["deleteOAuthClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2047,7 +2228,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3405,6 +3586,145 @@ export interface components {
             items: components["schemas"]["Workbook"][];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        /** @description A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run. */
+        DbtSyncSelector: {
+            /** @description Folders or files of the project (`models/marts`, `models/marts/orders.sql`). */
+            paths: string[];
+            /** @description dbt tags. */
+            tags: string[];
+            /** @description Model names. */
+            names: string[];
+        };
+        DbtSyncSettings: {
+            deploymentId: number;
+            /** @description Where the transformation project lives. */
+            repository: {
+                /**
+                 * @description `deployment`: the deployment’s own repository (the only kind so far).
+                 * @enum {unknown}
+                 */
+                type: "deployment";
+            };
+            /** @description The branch or tag a `git` sync reads; null: the deployment’s deploy branch. */
+            ref: string | null;
+            /** @description Where the compiled manifest is committed, from the repository root. */
+            manifestPath: string;
+            /** @description The folder the generated cubes are written to, from the deployment’s project root. */
+            outputPath: string;
+            selector: components["schemas"]["DbtSyncSelector"];
+            /** Format: date-time */
+            updatedAt: string | null;
+        };
+        StartDbtSyncResponse: {
+            syncJobId: string;
+            /** @description The job’s id in the jobs queue. */
+            workflowId: string;
+            branchName: string;
+        };
+        DbtSyncRun: {
+            syncJobId: string;
+            deploymentId: number;
+            /** @description `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED` or `UNKNOWN` (the run’s record was lost). Treat an unrecognised value as not terminal. */
+            status: string;
+            /** @description `manual`, `api`, `webhook`, `agent` or `unknown`. */
+            trigger: string;
+            /** @description `git` or `manifest`. */
+            source: string;
+            branchName: string;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            completedAt?: string | null;
+            /** @description Measured on one clock; show this rather than subtracting the timestamps. */
+            durationMs?: number | null;
+            errorMessage?: string | null;
+            failedPhase?: string | null;
+            lastStage?: string | null;
+            gitRef?: string | null;
+            phases?: null | {
+                phase: string;
+                startedOffsetMs: number;
+                durationMs: number;
+                /** @enum {unknown} */
+                outcome: "ok" | "failed";
+            }[];
+            stats?: null | {
+                cubeCount: number | null;
+                generatedFileCount: number | null;
+                models: number | null;
+                sources: number | null;
+                macros: number | null;
+                /** @description Advisory. */
+                dbtVersion: string | null;
+                /** @description When the manifest was produced, not when the sync ran. */
+                manifestGeneratedAt: string | null;
+            };
+            triggerContext?: null | {
+                headSha: string | null;
+                pushedBranch: string | null;
+                targetBranch: string | null;
+            };
+            userId?: number | null;
+        };
+        DbtSyncRunPage: {
+            items: components["schemas"]["DbtSyncRun"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        DbtSyncStatusResponse: {
+            syncJobId: string;
+            /** @description One of the 11 stage values; only `COMPLETED` and `FAILED` are terminal. A cancelled run is `FAILED` with error `cancelled`. */
+            status: string;
+            progress: {
+                stage: string;
+                /** @description For display only. */
+                percentComplete: number;
+                message: string | null;
+            };
+            /** Format: date-time */
+            updatedAt: string;
+            error?: string | null;
+        };
+        DbtSyncCancelResponse: {
+            message: string;
+        };
+        DbtSyncResultResponse: {
+            syncJobId: string;
+            /** @description The files committed to the branch (none when the model was unchanged or nothing was committed). */
+            generatedFiles: {
+                path: string;
+            }[];
+            manifestStats: {
+                models: number;
+                sources: number;
+                macros: number;
+            };
+            cubeCount: number;
+            completedAt: string;
+            durationMs: number;
+        };
+        DbtSyncLogEntry: {
+            /** Format: date-time */
+            timestamp: string;
+            /** @description `info` or `error`. */
+            level: string;
+            /** @description `system` for now; treat it as an open set. */
+            stream: string;
+            message: string;
+            phase?: string | null;
+            /** @description On a line that closes a phase. */
+            durationMs?: number | null;
+        };
+        DbtSyncLogPage: {
+            items: components["schemas"]["DbtSyncLogEntry"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        DbtSyncGeneratedFilesPage: {
+            items: {
+                path: string;
+                content: string;
+            }[];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
         /** @description A third-party OAuth app. The client secret is never returned. */
         OAuthIntegration: {
             id: number;
@@ -3545,6 +3865,39 @@ export interface components {
         UserSettings: {
             /** @description The deployment the user’s clients open by default; null: none chosen. */
             defaultDeploymentId: number | null;
+        };
+        DeviceApproval: {
+            userId: number;
+            clientId: string;
+            deploymentIds: null | number[];
+        };
+        /** @description A machine client (client credentials grant): its tokens act as `userId` within `deploymentIds`. */
+        OAuthClient: {
+            id: number;
+            /** @description The OAuth `client_id`. */
+            clientId: string;
+            name: string;
+            userId: number;
+            deploymentIds: null | number[];
+            grantTypes: string[];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        CreatedOAuthClient: {
+            id: number;
+            /** @description The OAuth `client_id`. */
+            clientId: string;
+            name: string;
+            userId: number;
+            deploymentIds: null | number[];
+            grantTypes: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The secret. Shown only in this response: store it now. */
+            clientSecret: string;
+        };
+        OAuthClientList: {
+            items: components["schemas"]["OAuthClient"][];
         };
     };
     responses: {
@@ -3871,6 +4224,48 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "BRANCH_EXISTS";
+                };
+            };
+        };
+        /** @description Conflict: `DBT_SYNC_RUNNING` (A sync is already running on this deployment). */
+        DbtSyncRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "DBT_SYNC_RUNNING";
+                };
+            };
+        };
+        /** @description Conflict: `DBT_SYNC_NOT_RUNNING` (The sync is not running). */
+        DbtSyncNotRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "DBT_SYNC_NOT_RUNNING";
+                };
+            };
+        };
+        /** @description Conflict: `DBT_SYNC_NOT_COMPLETED` (The sync has not completed). */
+        DbtSyncNotCompleted: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "DBT_SYNC_NOT_COMPLETED";
                 };
             };
         };
@@ -14212,6 +14607,752 @@ export interface operations {
             };
         };
     };
+    getDbtSyncSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putDbtSyncSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the transformation project lives. */
+                    repository?: {
+                        /**
+                         * @description `deployment`: the deployment’s own repository (the only kind so far).
+                         * @enum {unknown}
+                         */
+                        type: "deployment";
+                    };
+                    ref?: string | null;
+                    manifestPath?: string;
+                    outputPath?: string;
+                    selector?: {
+                        paths?: string[];
+                        tags?: string[];
+                        names?: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listDbtSyncs: {
+        parameters: {
+            query?: {
+                status?: "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED" | "UNKNOWN";
+                trigger?: "manual" | "api" | "webhook" | "agent" | "unknown";
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncRunPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    startDbtSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    source?: null | ("git" | "manifest");
+                    manifest?: null | {
+                        [key: string]: unknown;
+                    };
+                    /** @description A branch or tag (not a commit SHA) overriding the saved one for this run; the new branch is named after it. */
+                    ref?: string | null;
+                    /** @description The branch to create; default `dbt-sync/<ref>-<yyyymmddhhmmss>-<8 hex>`. */
+                    branchName?: string | null;
+                    output?: null | ("branch" | "files");
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartDbtSyncResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_BRANCH`: The branch cannot be used this way
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_BRANCH";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["DbtSyncRunning"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDbtSyncStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                syncJobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncStatusResponse"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DBT_SYNC_NOT_FOUND`: The deployment has no sync with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelDbtSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                syncJobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncCancelResponse"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DBT_SYNC_NOT_FOUND`: The deployment has no sync with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["DbtSyncNotRunning"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDbtSyncResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                syncJobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncResultResponse"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DBT_SYNC_NOT_FOUND`: The deployment has no sync with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND";
+                    };
+                };
+            };
+            409: components["responses"]["DbtSyncNotCompleted"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDbtSyncLogs: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+                syncJobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncLogPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DBT_SYNC_NOT_FOUND`: The deployment has no sync with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getDbtSyncGeneratedFiles: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+                syncJobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DbtSyncGeneratedFilesPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DBT_SYNC_NOT_FOUND`: The deployment has no sync with this id
+             *     - `DBT_SYNC_FILES_NOT_FOUND`: The sync has no generated files to read
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND";
+                    };
+                };
+            };
+            409: components["responses"]["DbtSyncNotCompleted"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listOidcTokenConfigs: {
         parameters: {
             query?: never;
@@ -17037,6 +18178,295 @@ export interface operations {
                 };
             };
             404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    approveDeviceSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code the device shows (any case; dashes and spaces are ignored). */
+                    userCode: string;
+                    userId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceApproval"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `USER_NOT_FOUND`: User not found
+             *     - `DEVICE_CODE_NOT_FOUND`: No device sign-in waits under this user code
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOAuthClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthClientList"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    deploymentIds?: null | number[];
+                    userId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedOAuthClient"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_OPERATION`: The operation is not allowed on this resource
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_OPERATION";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `USER_NOT_FOUND`: User not found
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                oauthClientId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `OAUTH_CLIENT_NOT_FOUND`: OAuth client not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND";
+                    };
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -9,6 +9,11 @@ export interface Actor {
   userId: number;
   email: string;
   role: Role;
+  /**
+   * The credential's number: an API key's id, or for an OAuth access token the negative of its
+   * grant's (or client's) number, so dev-mode branches, uploads and rate limits follow the
+   * credential and never mix an API key with a token.
+   */
   keyId: number;
   /** Deployments the key may target; null means every deployment. */
   scope: number[] | null;

@@ -500,6 +500,74 @@ export interface RuntimeLogTable {
   message: string;
 }
 
+/** A deployment's transformation-project settings (areas/dbt-sync/); see migrations/0021_dbt_sync.ts. */
+export interface DbtSyncSettingsTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  /** `deployment`: the deployment's own repository. */
+  repository: string;
+  ref: string | null;
+  manifest_path: string;
+  output_path: string;
+  /** JSON `{paths, tags, names}`. */
+  selector: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DbtSyncStatus = 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'UNKNOWN';
+
+/** One sync run (reference 7.0 DbtSyncRun); its job is `job_id` in `jobs`. */
+export interface DbtSyncRunTable {
+  id: Generated<number>;
+  /** The reference's `syncJobId`. */
+  public_id: string;
+  tenant_id: number;
+  deployment_id: number;
+  job_id: number | null;
+  status: DbtSyncStatus;
+  /** The poll's stage (reference 7.3). */
+  stage: string;
+  percent: Generated<number>;
+  message: string | null;
+  trigger: string;
+  source: string;
+  output: string;
+  branch_name: string;
+  git_ref: string | null;
+  user_id: number | null;
+  /** JSON: the settings the run was started with. */
+  options: string;
+  manifest: string | null;
+  started_at: string;
+  completed_at: string | null;
+  duration_ms: number | null;
+  error_message: string | null;
+  failed_phase: string | null;
+  last_stage: string | null;
+  phases: string | null;
+  stats: string | null;
+  trigger_context: string | null;
+  commit_sha: string | null;
+  generated_files: string | null;
+  files: string | null;
+  files_expire_at: string | null;
+  updated_at: string;
+}
+
+export interface DbtSyncLogTable {
+  id: Generated<number>;
+  run_id: number;
+  seq: number;
+  at: string;
+  level: string;
+  stream: string;
+  message: string;
+  phase: string | null;
+  duration_ms: number | null;
+}
+
 export interface UserSettingsTable {
   user_id: number;
   tenant_id: number;
@@ -577,6 +645,25 @@ export interface OAuthStateTable {
   expires_at: string;
 }
 
+/** One stored model of the authorization server (areas/oauth, migration 0022). */
+export interface OAuthModelTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** The `oidc-provider` model name: AccessToken, RefreshToken, Grant, DeviceCode, Client, ... */
+  model: string;
+  /** SHA-256 (base64url) of the model's id; for tokens the id is the token. */
+  key_hash: string;
+  grant_hash: string | null;
+  user_code_hash: string | null;
+  uid: string | null;
+  /** JSON: the model's payload without the token. */
+  payload: string;
+  /** secrets/: a client's secret. */
+  secret: string | null;
+  created_at: string;
+  expires_at: string | null;
+}
+
 export interface Database {
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
@@ -608,6 +695,9 @@ export interface Database {
   environment_tokens: EnvironmentTokenTable;
   runtimes: RuntimeTable;
   runtime_logs: RuntimeLogTable;
+  dbt_sync_settings: DbtSyncSettingsTable;
+  dbt_sync_runs: DbtSyncRunTable;
+  dbt_sync_logs: DbtSyncLogTable;
   oidc_token_configs: OidcTokenConfigTable;
   user_settings: UserSettingsTable;
   audit_events: AuditEventTable;
@@ -624,6 +714,7 @@ export interface Database {
   oauth_integrations: OAuthIntegrationTable;
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;
+  oauth_models: OAuthModelTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -705,6 +796,9 @@ export type Db = Kysely<Database>;
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type TenantRow = Selectable<TenantTable>;
+export type DbtSyncSettingsRow = Selectable<DbtSyncSettingsTable>;
+export type DbtSyncRunRow = Selectable<DbtSyncRunTable>;
+export type DbtSyncLogRow = Selectable<DbtSyncLogTable>;
 export type UserRow = Selectable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type DeploymentRow = Selectable<DeploymentTable>;
@@ -734,5 +828,6 @@ export type EmbedGroupRow = Selectable<EmbedGroupTable>;
 export type OAuthIntegrationRow = Selectable<OAuthIntegrationTable>;
 export type UserOAuthTokenRow = Selectable<UserOAuthTokenTable>;
 export type OAuthStateRow = Selectable<OAuthStateTable>;
+export type OAuthModelRow = Selectable<OAuthModelTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

@@ -7,6 +7,8 @@ import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-f
 import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
 import { ApiError } from '../shared/problems.js';
 import type { Tenant } from './tenant.js';
+import { findLiveAccessToken, isAccessTokenFormat } from '../areas/oauth/access-tokens.store.js';
+import { hashOf } from '../areas/oauth/oauth.adapter.js';
 
 
 /**
@@ -22,6 +24,12 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | number> = ne
   ['GET /.well-known/jwks.json', 'default'],
   // Where OAuth providers send users back; the single-use state names the user.
   ['GET /api/v1/oauth-integrations/callback', 30],
+  // The tenant's OAuth 2.0 authorization server (areas/oauth): token, device authorization,
+  // revocation, introspection, its metadata (RFC 8414) and its sign-in pages.
+  ...['/oauth', '/oauth/*'].flatMap((url) => ['GET', 'POST', 'OPTIONS'].map((method): [string, 'default'] => [`${method} ${url}`, 'default'])),
+  ['GET /.well-known/oauth-authorization-server/oauth', 'default'],
+  ['OPTIONS /.well-known/oauth-authorization-server/oauth', 'default'],
+  ['GET /oauth/interaction/:uid', 'default'],
 ]);
 
 /** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */
@@ -93,7 +101,7 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     if (basic) {
       const password = header === undefined ? undefined : basicPassword(header);
       if (password === undefined) throw unauthenticated('Sign in with any user name and an API key as the password.', undefined, true);
-      return verify(password, tenant, true);
+      return verify(password, tenant, { basic: true, accessTokens: false });
     }
     if (!header) {
       throw unauthenticated('Send an API key as `Authorization: Bearer <key>`; create keys with POST /api/v1/api-keys.');
@@ -110,12 +118,20 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
         'invalid_request',
       );
     }
-    return verify(match[2] ?? '', tenant, false);
+    // OAuth access tokens are REST credentials (reference 5.0); SCIM takes an admin's API key only.
+    return verify(match[2] ?? '', tenant, { basic: false, accessTokens: !onScim });
   };
 
-  async function verify(token: string, tenant: Tenant, basic: boolean): Promise<Authenticated> {
+  async function verify(token: string, tenant: Tenant, { basic, accessTokens }: { basic: boolean; accessTokens: boolean }): Promise<Authenticated> {
+    if (accessTokens && isAccessTokenFormat(token)) return verifyAccessToken(token, tenant);
     if (!isApiKeyFormat(token)) {
-      throw unauthenticated('The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.', 'invalid_token', basic);
+      throw unauthenticated(
+        accessTokens
+          ? 'The credential is malformed: send an API key ("mapi_" followed by 40 letters or digits) or an OAuth access token.'
+          : 'The credential is malformed: API keys are "mapi_" followed by 40 letters or digits.',
+        'invalid_token',
+        basic,
+      );
     }
     const hash = hashApiKey(token);
     // Cached per tenant and validated by the tenant's auth version (cache/tenant-cache.ts): a
@@ -141,6 +157,35 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
       role: found.user.role,
       keyId: found.key.id,
       scope: found.key.deployment_ids === null ? null : (JSON.parse(found.key.deployment_ids) as number[]),
+    };
+    return { actor, snapshot };
+  }
+
+  /**
+   * An OAuth access token acts as the user who approved it (or, from client credentials, the
+   * user its client acts as), within the deployments it was granted: from here on it is treated
+   * exactly as an API key of that user with that scope. Cached like keys, under the tenant's auth
+   * version: revoking it (or its grant) or deactivating its user bumps the version, so it fails
+   * on the next request on every process.
+   */
+  async function verifyAccessToken(token: string, tenant: Tenant): Promise<Authenticated> {
+    const snapshot = await cache.snapshot(tenant.id);
+    const cacheKey = `oauth:${hashOf(token)}`;
+    const found = await snapshot.memo(cacheKey, () => findLiveAccessToken(db, tenant.id, token));
+    if (!found) {
+      snapshot.forget(cacheKey);
+      throw unauthenticated('The access token is not valid: unknown, expired, revoked, or its user is deactivated.', 'invalid_token');
+    }
+    if (found.expiresAt <= new Date().toISOString()) {
+      throw unauthenticated(`The access token expired at ${found.expiresAt}; refresh it or sign in again.`, 'invalid_token');
+    }
+    const actor: Actor = {
+      tenantId: tenant.id,
+      userId: found.user.id,
+      email: found.user.email,
+      role: found.user.role,
+      keyId: found.credentialId,
+      scope: found.scope,
     };
     return { actor, snapshot };
   }

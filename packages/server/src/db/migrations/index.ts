@@ -15,11 +15,13 @@ import { deploymentSettings } from './0012_deployment_settings.js';
 import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
+import { dbtSync } from './0021_dbt_sync.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
 import { dashboards } from './0016_dashboards.js';
 import { embedPeople } from './0017_embed_people.js';
 import { oauthIntegrations } from './0020_oauth_integrations.js';
+import { oauth } from './0022_oauth.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -44,11 +46,13 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0013_signing_keys': signingKeys(dialect),
         '0014_tenant_regions': tenantRegions(dialect),
         '0015_runtimes': runtimes(dialect),
+        '0021_dbt_sync': dbtSync(dialect),
         '0023_workload_identity': workloadIdentity(dialect),
         '0019_account': account(dialect),
         '0016_dashboards': dashboards(dialect),
         '0017_embed_people': embedPeople(dialect),
         '0020_oauth_integrations': oauthIntegrations(dialect),
+        '0022_oauth': oauth(dialect),
       };
     },
   };

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { loadOidcProvider } from './oidc-provider-module.js';
+import type { Db } from '../../db/tables.js';
+import type { Secrets } from '../../secrets/index.js';
+import { CLI_CLIENT_ID } from './access-tokens.store.js';
+import { DbAdapter, hashOf, oauthSecretContext } from './oauth.adapter.js';
+import { devicePages, escapeHtml, page } from './oauth.pages.js';
+import { grantableScope } from './deployment-scope.js';
+
+function requestedScope(ctx: KoaContextWithOIDC): string | undefined {
+  const scope = (ctx.oidc.body as { scope?: unknown } | undefined)?.scope;
+  return typeof scope === 'string' ? scope : undefined;
+}
+
+/** Token lifetimes, in seconds (README, OAuth). */
+export const TTL = {
+  AccessToken: 3600,
+  ClientCredentials: 3600,
+  RefreshToken: 30 * 86_400,
+  Grant: 90 * 86_400,
+  DeviceCode: 600,
+  AuthorizationCode: 60,
+  Interaction: 600,
+  Session: 86_400,
+} as const;
+
+export interface OAuthTenant {
+  id: number;
+  slug: string;
+}
+
+/** The per-tenant secrets the provider needs on every process alike: cookie keys and an ID-token key. */
+interface ProviderKeys {
+  cookieKeys: string[];
+  jwk: JWK;
+}
+
+const PROVIDER_KEYS = 'provider-keys';
+
+
+
+/**
+ * One `oidc-provider` instance per tenant, made on the tenant's first OAuth request and kept:
+ * each has its tenant's issuer (`<tenant origin>/oauth`), storage (the adapter is bound to the
+ * tenant) and accounts (the tenant's users), so nothing of one tenant can be reached through
+ * another's provider. A tenant whose origin changes (a new primary domain) gets a new instance.
+ */
+export class OAuthProviders {
+  readonly #providers = new Map<number, Promise<Provider>>();
+  readonly #issuers = new Map<number, string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: Secrets,
+    private readonly originOf: (tenant: OAuthTenant) => Promise<string>,
+    private readonly onError: (error: unknown, what: string) => void,
+  ) {}
+
+  async issuerOf(tenant: OAuthTenant): Promise<string> {
+    return `${await this.originOf(tenant)}/oauth`;
+  }
+
+  async forTenant(tenant: OAuthTenant): Promise<Provider> {
+    const issuer = await this.issuerOf(tenant);
+    if (this.#issuers.get(tenant.id) !== issuer) {
+      this.#issuers.set(tenant.id, issuer);
+      const made = this.#make(tenant, issuer);
+      made.catch(() => this.#providers.delete(tenant.id));
+      this.#providers.set(tenant.id, made);
+    }
+    return this.#providers.get(tenant.id)!;
+  }
+
+  async #make(tenant: OAuthTenant, issuer: string): Promise<Provider> {
+    const keys = await this.#keys(tenant.id);
+    const { default: OidcProvider, errors } = await loadOidcProvider();
+    const db = this.db;
+    const configuration: Configuration = {
+      adapter: (model: string) => new DbAdapter(db, this.secrets, tenant.id, model, errors.InvalidGrant),
+      clients: [
+        {
+          client_id: CLI_CLIENT_ID,
+          client_name: 'mapi command-line client',
+          token_endpoint_auth_method: 'none',
+          grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+          response_types: [],
+          redirect_uris: [],
+        },
+      ],
+      // An account is an active user of this tenant; a deactivated one can neither approve nor refresh.
+      async findAccount(_ctx, sub) {
+        if (!/^[1-9][0-9]*$/.test(sub)) return undefined;
+        const user = await db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenant.id).where('id', '=', Number(sub)).where('deactivated_at', 'is', null).executeTakeFirst();
+        if (!user) return undefined;
+        return { accountId: sub, claims: () => ({ sub, email: user.email, email_verified: true }) };
+      },
+      claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+      scopes: ['openid', 'offline_access', 'email'],
+      features: {
+        devInteractions: { enabled: false },
+        deviceFlow: {
+          enabled: true,
+          ...devicePages,
+          // The provider keeps only the scopes it lists; the deployment scope the device asked
+          // for is kept here, from the request itself, for the approval to grant.
+          deviceInfo: (ctx: KoaContextWithOIDC) => ({ ip: ctx.ip, ua: ctx.get('user-agent'), scope: grantableScope(requestedScope(ctx)) }),
+        },
+        revocation: { enabled: true },
+        introspection: { enabled: true },
+        clientCredentials: { enabled: true },
+        userinfo: { enabled: false },
+      },
+      extraClientMetadata: { properties: ['mapi_user_id', 'mapi_deployment_ids', 'mapi_name', 'mapi_created_at', 'mapi_created_by'] },
+      pkce: { required: () => true },
+      rotateRefreshToken: true,
+      // Every client allowed the refresh grant gets a refresh token, `offline_access` or not:
+      // the device flow's client keeps the user signed in, which is the point of it.
+      issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+      ttl: { ...TTL },
+      cookies: { keys: keys.cookieKeys, long: { signed: true }, short: { signed: true } },
+      jwks: { keys: [keys.jwk] },
+      clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+      // Authorization code only: no implicit or hybrid flows (OAuth 2.1).
+      responseTypes: ['code'],
+      enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+      interactions: { url: (_ctx: KoaContextWithOIDC, interaction) => `/oauth/interaction/${interaction.uid}` },
+      renderError: async (ctx, out) => {
+        ctx.type = 'html';
+        ctx.body = page('Sign-in failed', `<p>${escapeHtml(String(out.error_description ?? out.error))}</p>`);
+      },
+    };
+    const provider = new OidcProvider(issuer, configuration);
+    // The app decides the scheme and host the provider sees (oauth.routes.ts), never the client.
+    provider.proxy = true;
+    provider.on('server_error', (_ctx, error) => this.onError(error, 'oauth server error'));
+    return provider;
+  }
+
+  /**
+   * The tenant's cookie keys and ID-token signing key, made once (the first process to ask
+   * stores them; the others read them) and sealed by secrets/ like every stored secret.
+   */
+  async #keys(tenantId: number): Promise<ProviderKeys> {
+    const keyHash = hashOf(PROVIDER_KEYS);
+    const read = () =>
+      this.db.selectFrom('oauth_models').select('secret').where('tenant_id', '=', tenantId).where('model', '=', 'ProviderKeys').where('key_hash', '=', keyHash).executeTakeFirst();
+    let row = await read();
+    if (!row?.secret) {
+      const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+      const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
+      const fresh: ProviderKeys = { cookieKeys: [randomBytes(32).toString('base64url')], jwk };
+      await this.db
+        .insertInto('oauth_models')
+        .values({
+          tenant_id: tenantId,
+          model: 'ProviderKeys',
+          key_hash: keyHash,
+          payload: '{}',
+          secret: this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)),
+          created_at: new Date().toISOString(),
+          expires_at: null,
+          grant_hash: null,
+          user_code_hash: null,
+          uid: null,
+        })
+        .onConflict((oc) => oc.columns(['tenant_id', 'model', 'key_hash']).doNothing())
+        .execute();
+      row = await read();
+    }
+    return JSON.parse(this.secrets.open(row!.secret!, oauthSecretContext(tenantId, keyHash))) as ProviderKeys;
+  }
+}

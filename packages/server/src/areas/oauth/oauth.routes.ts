@@ -1,0 +1,76 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { OAuthService } from './oauth.service.js';
+import { ApproveDeviceBody } from './oauth.schemas.js';
+import type { OAuthClientsService } from './oauth-clients.service.js';
+import { CreateOAuthClientBody, OAuthClientParams } from './oauth-clients.schemas.js';
+
+/** Extension routes of the authorization server that take a credential (README, OAuth). */
+export function oauthRoutes(service: OAuthService, clients: OAuthClientsService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/v1/oauth/device-approvals',
+      {
+        schema: {
+          operationId: 'approveDeviceSignIn',
+          tags: ['OAuth'],
+          summary: 'Approve a device sign-in by its user code (extension; admin only)',
+          description:
+            'For tenants without an identity provider: the device that showed `userCode` receives tokens acting as `userId` (default: the caller) within the deployments it asked for.',
+          body: ApproveDeviceBody,
+          response: { 200: Type.Ref('DeviceApproval') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'DEVICE_CODE_NOT_FOUND'],
+        },
+      },
+      async (request) => service.approveDevice(request.caller, request.body),
+    );
+
+    app.post(
+      '/api/v1/oauth-clients',
+      {
+        schema: {
+          operationId: 'createOAuthClient',
+          tags: ['OAuth'],
+          summary: 'Register a machine client for the client credentials grant (extension; admin only); the secret is in this response only',
+          description: 'Its access tokens act as `userId` (default: the caller) within `deploymentIds` (null or absent: every deployment), exactly as an API key of that user with that scope.',
+          body: CreateOAuthClientBody,
+          response: { 201: Type.Ref('CreatedOAuthClient') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'INVALID_OPERATION'],
+        },
+      },
+      async (request, reply) => reply.code(201).send(await clients.create(request.caller, request.body)),
+    );
+
+    app.get(
+      '/api/v1/oauth-clients',
+      {
+        schema: {
+          operationId: 'listOAuthClients',
+          tags: ['OAuth'],
+          summary: 'List machine clients (extension; admin only). Never returns secrets',
+          response: { 200: Type.Ref('OAuthClientList') },
+          problems: ['FORBIDDEN'],
+        },
+      },
+      async (request) => clients.list(request.caller),
+    );
+
+    app.delete(
+      '/api/v1/oauth-clients/:oauthClientId',
+      {
+        schema: {
+          operationId: 'deleteOAuthClient',
+          tags: ['OAuth'],
+          summary: 'Delete a machine client; its tokens stop working at once (extension; admin only)',
+          params: OAuthClientParams,
+          response: { 204: Type.Null({ description: 'Deleted' }) },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'OAUTH_CLIENT_NOT_FOUND'],
+        },
+      },
+      async (request, reply) => {
+        await clients.remove(request.caller, request.params.oauthClientId);
+        return reply.code(204).send(null);
+      },
+    );
+  };
+}
