@@ -31,7 +31,8 @@ Exit codes:
   0    success; also \`mapi logs --follow\` ended with Ctrl-C
   1    request-level error (refused, not found, unreachable) or usage error; also a failed
        build (model push) or an invalid model (model validate)
-  2    a bulk move or delete (or embed users import) ran, but some items failed (see the failed table)
+  2    a bulk move or delete ran, but some items failed (see the failed table); also an
+       embed users import in which some users failed
   130  interrupted with Ctrl-C (what was applied is still reported)
   143  a bulk move or delete, or a model push, stopped by SIGTERM (handled like Ctrl-C)
 

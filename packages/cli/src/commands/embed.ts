@@ -74,11 +74,13 @@ export function registerEmbed(program: Command): void {
   );
 
   const tenants = embed.command('tenants').description('Embed tenants of the account');
+  tenants.addHelpText('after', '\nExamples:\n  $ mapi embed tenants list\n  $ mapi embed tenants delete acme\n');
   tenants
     .command('list')
     .alias('ls')
     .option('--search <text>', 'only tenants whose name contains this')
     .description('List embed tenants, by name')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed tenants list\n  $ mapi embed tenants list --search acme --json\n')
     .action(
       run(async (context, options: { search?: string }) => {
         const rows = await all(context.client().embedTenants.list(options.search ? { search: options.search } : {}));
@@ -90,6 +92,7 @@ export function registerEmbed(program: Command): void {
     .command('delete')
     .argument('<name>', 'embed tenant name, in lowercase exactly')
     .description('Delete an embed tenant with its users, groups and shares (succeeds when it does not exist)')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed tenants delete acme\n')
     .action(
       run(async (context, name: string) => {
         await context.client().embedTenants.delete(name);
@@ -99,12 +102,14 @@ export function registerEmbed(program: Command): void {
     );
 
   const users = embed.command('users').description('Users of an embed tenant');
+  users.addHelpText('after', '\nExamples:\n  $ mapi embed users list acme --search ana\n  $ mapi embed users provision acme user-1 --group Sales\n  $ mapi embed users import acme users.jsonl\n');
   users
     .command('list')
     .alias('ls')
     .argument('<tenant>', 'embed tenant name')
     .option('--search <text>', 'part of the email or external id')
     .description('List the users of an embed tenant, by email')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed users list acme\n  $ mapi embed users list acme --search user-1\n')
     .action(
       run(async (context, tenant: string, options: { search?: string }) => {
         const rows = await all(context.client().embedTenants.users(tenant, options.search ? { search: options.search } : {}));
@@ -124,6 +129,7 @@ export function registerEmbed(program: Command): void {
     .option('--display-name <name>', 'profile display name')
     .option('--picture <url>', 'profile picture URL (http or https)')
     .description('Create or update one embed user to the state given')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed users provision acme user-1 --email ana@acme.com --group Sales --tenant-group editors\n  $ mapi embed users provision acme user-1 --no-groups\n')
     .action(
       run(async (context, tenant: string, externalId: string, options: { email?: string; group?: string[]; groups?: boolean; tenantGroup?: string[]; tenantGroups?: boolean; displayName?: string; picture?: string }) => {
         const body: ProvisionEmbedUserInput = { externalId };
@@ -146,6 +152,7 @@ export function registerEmbed(program: Command): void {
     .argument('<file>', 'JSON array or JSON lines of provisioning bodies, or one external id a line; - for stdin')
     .description('Provision many embed users, 100 per request, in order; failures are listed per user')
     .addHelpText('after', '\nExit codes: 0 all provisioned, 2 some failed (listed), 1 the request itself failed.\n')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed users import acme users.jsonl\n  $ cat ids.txt | mapi embed users import acme -\n')
     .action(
       run(async (context, tenant: string, file: string) => {
         const list = parseUsers(readInput(file));
@@ -174,11 +181,13 @@ export function registerEmbed(program: Command): void {
 
 function registerGroups(embed: Command): void {
   const groups = embed.command('groups').description("An embed tenant's groups and their members");
+  groups.addHelpText('after', '\nExamples:\n  $ mapi embed groups list acme\n  $ mapi embed groups create acme editors\n  $ mapi embed groups add acme 3 user-1 id:17\n');
   groups
     .command('list')
     .alias('ls')
     .argument('<tenant>', 'embed tenant name')
     .description('List the groups of an embed tenant, newest first')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups list acme\n')
     .action(
       run(async (context, tenant: string) => {
         const rows = await all(context.client().embedTenants.groups(tenant));
@@ -192,6 +201,7 @@ function registerGroups(embed: Command): void {
     .argument('<name>', 'group name (fixed once made; may not start with system:)')
     .option('--description <text>', 'description')
     .description('Create a group in an embed tenant')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups create acme editors --description "Can edit"\n')
     .action(
       run(async (context, tenant: string, name: string, options: { description?: string }) => {
         const group = await context.client().embedTenants.createGroup(tenant, { name, ...(options.description !== undefined ? { description: options.description } : {}) });
@@ -204,6 +214,7 @@ function registerGroups(embed: Command): void {
     .argument('<tenant>', 'embed tenant name')
     .argument('<id>', 'group id')
     .description('Show a group with its member count')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups get acme 3\n')
     .action(
       run(async (context, tenant: string, id: string) => {
         const group = await context.client().embedTenants.getGroup(tenant, parseId(id, 'group id'));
@@ -217,6 +228,7 @@ function registerGroups(embed: Command): void {
     .argument('<id>', 'group id')
     .requiredOption('--description <text>', 'the new description ("" clears it)')
     .description("Change a group's description (its name is fixed)")
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups update acme 3 --description "Can edit dashboards"\n')
     .action(
       run(async (context, tenant: string, id: string, options: { description: string }) => {
         const group = await context.client().embedTenants.updateGroup(tenant, parseId(id, 'group id'), options.description);
@@ -229,6 +241,7 @@ function registerGroups(embed: Command): void {
     .argument('<tenant>', 'embed tenant name')
     .argument('<id>', 'group id')
     .description('Delete a group (it must have no members)')
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups delete acme 3\n')
     .action(
       run(async (context, tenant: string, id: string) => {
         const groupId = parseId(id, 'group id');
@@ -242,6 +255,7 @@ function registerGroups(embed: Command): void {
     .argument('<tenant>', 'embed tenant name')
     .argument('<id>', 'group id')
     .description("List a group's members, most recently added first")
+    .addHelpText('after', '\nExamples:\n  $ mapi embed groups members acme 3 --json\n')
     .action(
       run(async (context, tenant: string, id: string) => {
         const rows = await all(context.client().embedTenants.members(tenant, parseId(id, 'group id')));
@@ -259,6 +273,7 @@ function registerGroups(embed: Command): void {
       .argument('<id>', 'group id')
       .argument('<members...>', 'external ids, or id:<n> for embed user ids; - reads them from stdin, one a line')
       .description(verb === 'add' ? 'Add members (unknown external ids are provisioned), 1000 per request' : 'Remove members (non-members are skipped), 1000 per request')
+      .addHelpText('after', `\nExamples:\n  $ mapi embed groups ${verb} acme 3 user-1 user-2 id:17\n  $ cat ids.txt | mapi embed groups ${verb} acme 3 -\n`)
       .action(
         run(async (context, tenant: string, id: string, values: string[]) => {
           const groupId = parseId(id, 'group id');
