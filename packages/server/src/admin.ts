@@ -146,15 +146,16 @@ Example:
     offline: (io) => io.out(generateKeyText()),
   },
   'signing rotate': {
-    usage: `Usage: admin signing rotate --tenant SLUG [--purpose default|embed]
+    usage: `Usage: admin signing rotate --tenant SLUG [--purpose default|embed|workload]
 
 Makes a new signing key sign the tenant's tokens from now on. The previous key keeps verifying,
-and stays in the tenant's key set (/.well-known/jwks.json), until every token it signed has
+and stays in the tenant's key set (/api/v1/data-api/jwks.json), until every token it signed has
 expired (a day and a minute); then it is deleted. Rotate when a private key may have leaked:
 this is how issued tokens are revoked, a day at the latest.
 
---purpose embed rotates the keys of embed tokens instead (/api/v1/embed/jwks.json); default:
-the keys of data-API tokens.
+--purpose embed rotates the keys of embed tokens instead (/api/v1/embed/jwks.json), --purpose
+workload those of workload-identity tokens (/.well-known/jwks.json: revoking them early means
+rotating); default: the keys of data-API tokens.
 
 Example:
   npm run admin -- signing rotate --tenant acme
@@ -270,14 +271,14 @@ async function signingRotate(ctx: Context, { values }: Parsed): Promise<void> {
   const slug = values.tenant;
   if (typeof slug !== 'string' || slug === '') throw new UsageError('--tenant SLUG is required.');
   const purpose = values.purpose ?? 'default';
-  if (purpose !== 'default' && purpose !== 'embed') throw new UsageError('--purpose is `default` or `embed`.');
+  if (purpose !== 'default' && purpose !== 'embed' && purpose !== 'workload') throw new UsageError('--purpose is `default`, `embed` or `workload`.');
   const tenant = await findTenantBySlug(ctx.store.db, slug);
   if (!tenant) throw new TenantError(`No tenant "${slug}"; "npm run admin -- tenant list" lists them.`);
   const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
   const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
   const signing = new Signing(ctx.store, { secrets, issuerOf: tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl }) });
   const { kid, retiredKid } = await signing.rotate({ id: tenant.id, slug: tenant.slug }, purpose);
-  ctx.out(`Tenant ${slug} now signs ${purpose === 'embed' ? 'embed tokens' : 'its tokens'} with key ${kid}.`);
+  ctx.out(`Tenant ${slug} now signs ${purpose === 'embed' ? 'embed tokens' : purpose === 'workload' ? 'workload-identity tokens' : 'its tokens'} with key ${kid}.`);
   ctx.out(retiredKid === null ? 'It had no key before.' : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`);
 }
 

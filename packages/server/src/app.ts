@@ -21,7 +21,7 @@ import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
-import { embedDashboardRoutes, embedDashboards, NO_SHARING } from './areas/embed-sessions/embed-dashboards.js';
+import { embedDashboardRoutes, embedDashboards, embedSharing } from './areas/embed-sessions/embed-dashboards.js';
 import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
@@ -92,7 +92,8 @@ import { installNotFound } from './http/not-found.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { healthRoutes } from './http/health.routes.js';
-import { jwksRoutes } from './http/jwks.routes.js';
+import { jwksRoutes, type WorkloadIssuer } from './http/jwks.routes.js';
+import { tenantSettings } from './areas/account/tenant-settings.js';
 import { DEFAULT_TIMEOUTS, fastifyTimeoutOptions, installTimeouts, type Timeouts } from './http/timeouts.js';
 import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
@@ -355,15 +356,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
             headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
           });
         }
-        // A data-API token (a JWT) is verified by its route, against the environment it addresses;
-        // an API key or an OAuth access token is a REST credential like anywhere else.
+        // A data-API token or an embed token (JWTs) is verified by its route, against the
+        // environment it addresses; an API key or an OAuth access token is a REST credential like
+        // anywhere else.
         if (!isApiKeyFormat(token) && !isAccessTokenFormat(token)) return;
-        // A data-API token (or an embed token) is verified by its route, against the environment it addresses.
-        if (!isApiKeyFormat(token)) return;
       }
       if (request.routeOptions.config?.credential === 'embed') {
         const bearer = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-        if (bearer !== undefined && !isApiKeyFormat(bearer)) {
+        if (bearer !== undefined && !isApiKeyFormat(bearer) && !isAccessTokenFormat(bearer)) {
           request.embed = await services.embedSessions.verify(request.tenant, bearer, await tenantCache.snapshot(request.tenant.id));
           return;
         }
@@ -391,7 +391,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.redisKeyPrefix === undefined ? {} : { redisKeyPrefix: options.redisKeyPrefix }),
   });
   await app.register(healthRoutes(store));
-  await app.register(jwksRoutes(services.signing, resolveTenant));
+  // The tenant is the OIDC issuer of its workload tokens only while its `oidcEnabled` is on (reference 5.14).
+  const workloadIssuer: WorkloadIssuer = async (tenant) => {
+    if (!(await tenantSettings(store.db, tenant.id)).oidcEnabled) {
+      throw new ApiError('ROUTE_NOT_FOUND', 'This tenant is not an OIDC issuer: an admin turns workload identity on with PUT /api/v1/tenant/settings {"oidcEnabled": true}.');
+    }
+    return originOf(tenant);
+  };
+  await app.register(jwksRoutes(services.signing, resolveTenant, workloadIssuer));
   await app.register(oauthMount(services.oauthProviders, resolveTenant));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
@@ -421,7 +428,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, NO_SHARING)));
+  await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, embedSharing(store.db))));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));

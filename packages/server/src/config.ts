@@ -66,6 +66,8 @@ export interface RuntimeConfig {
   logLinesPerDeployment: number;
   /** Where runtimes may open SQLite data sources (DATASOURCES_DIR). */
   dataSourcesDir: string;
+  /** Where the pods' files (workload-identity tokens) are written, a directory per pod: DATA_DIR/pods. */
+  podFilesDir: string;
   /** What a query may take and return (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
   queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
 }
@@ -165,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleMs: milliseconds('RUNTIME_IDLE_MS', 600_000),
     logLinesPerDeployment: wholeNumber('RUNTIME_LOG_LINES', 10_000, 10_000_000, 'a number of lines from 100 to 10000000'),
     dataSourcesDir: path.resolve(value('DATASOURCES_DIR') ?? path.join(value('DATA_DIR') ?? './data', 'datasources')),
+    podFilesDir: path.resolve(value('DATA_DIR') ?? './data', 'pods'),
     queries: {
       timeoutMs: milliseconds('QUERY_TIMEOUT_MS', 30_000),
       maxRows: wholeNumber('QUERY_MAX_ROWS', 50_000, 1_000_000, 'a number of rows from 1 to 1000000'),

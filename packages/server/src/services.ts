@@ -10,6 +10,7 @@ import { usersService } from './areas/users/users.service.js';
 import { scimService } from './areas/scim/scim.service.js';
 import { userAttributesService } from './areas/user-attributes/user-attributes.service.js';
 import { oidcTokenConfigsService } from './areas/workload-identity/oidc-token-configs.service.js';
+import { workloadFiles } from './areas/workload-identity/workload-files.js';
 import { foldersService } from './areas/workspace/folders.service.js';
 import { workspaceService } from './areas/workspace/workspace.service.js';
 import { workbooksService } from './areas/workbooks/workbooks.service.js';
@@ -94,15 +95,17 @@ export function createServices(store: Store, options: ServiceOptions) {
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
-  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, runtimePlanner(store, options.secrets, options.catalog), options.runtime?.options, options.runtime?.onError);
+  // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
+  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
+  // Each running environment receives the tenant's workload-identity tokens as files.
+  const planner = runtimePlanner(store, options.secrets, options.catalog, workloadFiles(store.db, signing, audit));
+  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, planner, options.runtime?.options, options.runtime?.onError);
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
   const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
-  // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
-  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
   const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   return {

@@ -28,7 +28,7 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
   afterAll(async () => t?.close());
 
   async function keySet(): Promise<JSONWebKeySet> {
-    return (await t.request({ url: '/.well-known/jwks.json', key: null })).json() as JSONWebKeySet;
+    return (await t.request({ url: '/api/v1/data-api/jwks.json', key: null })).json() as JSONWebKeySet;
   }
   async function verified(token: string, audience: string): Promise<JWTPayload> {
     return (await jwtVerify(token, createLocalJWKSet(await keySet()), { issuer: ORIGIN, audience })).payload;

@@ -326,7 +326,7 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       const jwt = await token();
       const { kid } = decodeProtectedHeader(jwt);
       expect((await embedKeys()).keys.map((k) => k.kid)).toContain(kid);
-      const tenantKeys = (await t.request({ url: '/.well-known/jwks.json', key: null })).json() as JSONWebKeySet;
+      const tenantKeys = (await t.request({ url: '/api/v1/data-api/jwks.json', key: null })).json() as JSONWebKeySet;
       expect(tenantKeys.keys.map((k) => k.kid)).not.toContain(kid);
       await expect(jwtVerify(jwt, createLocalJWKSet(tenantKeys), { issuer: ISSUER })).rejects.toThrow();
       // What the tenant signs for its data APIs never verifies as an embed token.
@@ -468,6 +468,6 @@ describe('npm run admin -- signing rotate --purpose embed', () => {
     } finally {
       await store.close();
     }
-    expect(await runAdmin(['signing', 'rotate', '--tenant', 'acme', '--purpose', 'workload'], env, io)).toBe(2);
+    expect(await runAdmin(['signing', 'rotate', '--tenant', 'acme', '--purpose', 'refresh'], env, io)).toBe(2);
   });
 });

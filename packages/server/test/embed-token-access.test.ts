@@ -60,9 +60,11 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
 
   describe('GET /api/v1/embed/dashboard/{publicId} (reference 4.18)', () => {
     const text = { id: 'greeting', type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 4 }, config: { text: 'hello' } };
+    const workbookIds = new Map<string, number>();
     async function publishedDashboard(d: number, name: string, allowEmbed: boolean): Promise<string> {
       const workbook = await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/workbooks/by-slug/${name}`, body: { name } });
       expect(workbook.statusCode, workbook.body).toBe(201);
+      workbookIds.set(name, (workbook.json() as Json).id as number);
       const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workbooks/${(workbook.json() as Json).id}/publish`, body: { config: { widgets: [text] }, allowEmbed } });
       expect(published.statusCode, published.body).toBe(200);
       return (published.json() as Json).publicId as string;
@@ -83,6 +85,38 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
       problem(await open(token, 'no-such-dashboard'), 404, 'DASHBOARD_NOT_FOUND');
       // An API key is not an embed session.
       problem(await t.request({ url: `/api/v1/embed/dashboard/${publicId}` }), 403, 'FORBIDDEN');
+    });
+
+    it('an external user reaches a dashboard shared with their embed tenant (directly or through a folder) or with all embed users; allowEmbed off is 403, except for all embed users (3.6)', async () => {
+      const publicId = await publishedDashboard(deploymentId, 'shared-board', true);
+      const board = { id: workbookIds.get('shared-board')! };
+      const access = (body: Json) => t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/${board.id}/embed-access`, body });
+      const acme = await embedToken(t, { deploymentId, externalId: 'ann', embedTenantName: 'acme' });
+      const globex = await embedToken(t, { deploymentId, externalId: 'bob', embedTenantName: 'globex' });
+      problem(await open(acme, publicId), 404, 'DASHBOARD_NOT_FOUND');
+      const granted = await access({ embedTenantName: 'acme', action: 'read' });
+      expect(granted.statusCode, granted.body).toBe(200);
+      expect((await open(acme, publicId)).statusCode).toBe(200);
+      problem(await open(globex, publicId), 404, 'DASHBOARD_NOT_FOUND');
+      // Off for the dashboard: refused to the tenant it is shared with.
+      expect((await access({ allowEmbed: false })).statusCode).toBe(200);
+      problem(await open(acme, publicId), 403, 'FORBIDDEN');
+      // Shared with all embed users: every embed tenant's users open it, whatever allowEmbed says.
+      expect((await access({ allEmbedUsers: true, action: 'read' })).statusCode).toBe(200);
+      expect((await open(globex, publicId)).statusCode).toBe(200);
+      expect((await open(acme, publicId)).statusCode).toBe(200);
+      // Through a folder above the workbook, shared with the embed tenant.
+      const folder = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/folders`, body: { name: 'shared with globex' } });
+      expect(folder.statusCode, folder.body).toBe(201);
+      const inner = await publishedDashboard(deploymentId, 'inner-board', true);
+      const innerBoard = { id: workbookIds.get('inner-board')! };
+      const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, body: { type: 'WORKBOOK', id: innerBoard.id, folderId: (folder.json() as Json).id } });
+      expect(moved.statusCode, moved.body).toBeLessThan(300);
+      problem(await open(globex, inner), 404, 'DASHBOARD_NOT_FOUND');
+      const shared = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/folders/${(folder.json() as Json).id}/embed-access`, body: { embedTenantName: 'globex', action: 'read' } });
+      expect(shared.statusCode, shared.body).toBe(200);
+      expect((await open(globex, inner)).statusCode).toBe(200);
+      problem(await open(acme, inner), 404, 'DASHBOARD_NOT_FOUND');
     });
 
     it('403 when signed embedding is off for the dashboard; 404 for a dashboard of another deployment than the session’s', async () => {

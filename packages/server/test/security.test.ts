@@ -35,7 +35,7 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
 // The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/.well-known/openid-configuration', '/api/v1/data-api/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {

@@ -24,7 +24,7 @@ describe.each(DIALECTS)('signing/: per-tenant keys, JWKS, rotation (%s)', (diale
   afterAll(async () => t?.close());
 
   async function keySet(host?: string): Promise<JSONWebKeySet> {
-    const res = await t.request({ url: '/.well-known/jwks.json', key: null, ...(host ? { host } : {}) });
+    const res = await t.request({ url: '/api/v1/data-api/jwks.json', key: null, ...(host ? { host } : {}) });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['cache-control']).toBe('public, max-age=300');
     return res.json() as JSONWebKeySet;
@@ -37,7 +37,7 @@ describe.each(DIALECTS)('signing/: per-tenant keys, JWKS, rotation (%s)', (diale
     return { signing, clock };
   }
 
-  it('signs a token that a data API verifies with the key set from GET /.well-known/jwks.json (no credential)', async () => {
+  it('signs a token that a data API verifies with the key set from GET /api/v1/data-api/jwks.json (no credential)', async () => {
     const signed = await t.app.services.signing.sign(tenant, { deployment_id: 7, iss: 'forged' }, { audience: AUDIENCE, expiresInSeconds: 600, subject: 'user:1', type: 'test+jwt' });
     const jwks = await keySet();
     expect(jwks.keys).toHaveLength(1);
@@ -64,7 +64,7 @@ describe.each(DIALECTS)('signing/: per-tenant keys, JWKS, rotation (%s)', (diale
     const their = await keySet('signing-other.example.com');
     expect(their.keys.map((k) => k.kid)).toEqual([theirs.kid]);
     expect((await keySet()).keys.map((k) => k.kid)).not.toContain(theirs.kid);
-    expect((await t.request({ url: '/.well-known/jwks.json', key: null, host: 'nobody.example.com' })).statusCode).toBe(200);
+    expect((await t.request({ url: '/api/v1/data-api/jwks.json', key: null, host: 'nobody.example.com' })).statusCode).toBe(200);
   });
 
   it('an expired token does not verify', async () => {

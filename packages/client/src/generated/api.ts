@@ -38,6 +38,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data-api/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys of the tenant’s data-API tokens (extension; no credential)
+         * @description The keys that may still verify a data-API token the tenant issued: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
+         */
+        get: operations["getDataApiJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s OIDC discovery document as the issuer of workload tokens (reference 5.14; no credential)
+         * @description Served while the tenant’s `oidcEnabled` is on (PUT /api/v1/tenant/settings); 404 otherwise. Cloud token exchanges (AWS, GCP, Azure) read it and the key set it names.
+         */
+        get: operations["getWorkloadIssuerConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -46,8 +86,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tenant’s public signing keys (extension; no credential)
-         * @description The keys that may still verify a token the tenant issued: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
+         * The keys of the tenant’s workload tokens (reference 5.14; no credential)
+         * @description RS256 keys of workload identity only: the current one and, after a rotation, the previous one until its tokens have expired. Served while `oidcEnabled` is on; 404 otherwise. Cacheable for 300 s.
          */
         get: operations["getJwks"];
         put?: never;
@@ -1470,7 +1510,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a token for the deployment’s production data API (reference 1.16; DeploymentRead)
-         * @description A JWT signed with the tenant’s key (ES256; keys at `/.well-known/jwks.json`), for the audience `<deploymentUrl>/data-api/v1`, naming the deployment, the `production` environment and the caller. It lives `expiresIn` seconds (60 to 86400; default 86400).
+         * @description A JWT signed with the tenant’s key (ES256; keys at `/api/v1/data-api/jwks.json`), for the audience `<deploymentUrl>/data-api/v1`, naming the deployment, the `production` environment and the caller. It lives `expiresIn` seconds (60 to 86400; default 86400).
          */
         post: operations["createDeploymentToken"];
         delete?: never;
@@ -4543,6 +4583,103 @@ export interface operations {
             };
         };
     };
+    getDataApiJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                            crv?: string;
+                            x?: string;
+                            y?: string;
+                            n?: string;
+                            e?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getWorkloadIssuerConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        issuer: string;
+                        jwks_uri: string;
+                        response_types_supported: string[];
+                        subject_types_supported: string[];
+                        id_token_signing_alg_values_supported: string[];
+                        claims_supported: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     getJwks: {
         parameters: {
             query?: never;
@@ -4567,11 +4704,13 @@ export interface operations {
                             crv?: string;
                             x?: string;
                             y?: string;
+                            n?: string;
+                            e?: string;
                         }[];
                     };
                 };
             };
-            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND) */
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16146,6 +16285,8 @@ export interface operations {
                             crv?: string;
                             x?: string;
                             y?: string;
+                            n?: string;
+                            e?: string;
                         }[];
                     };
                 };

@@ -23,7 +23,11 @@ import { hashOf } from '../areas/oauth/oauth.adapter.js';
 export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured' | number> = new Map<string, false | 'default' | 'configured' | number>([
   ['GET /healthz', false],
   ['GET /readyz', false],
+  // The tenant as the OIDC issuer of workload identity (reference 5.14), while it is one.
   ['GET /.well-known/jwks.json', 'default'],
+  ['GET /.well-known/openid-configuration', 'default'],
+  // The keys of its data-API tokens.
+  ['GET /api/v1/data-api/jwks.json', 'default'],
   // Where OAuth providers send users back; the single-use state names the user.
   ['GET /api/v1/oauth-integrations/callback', 30],
   // The embed key set, for customers' backends.

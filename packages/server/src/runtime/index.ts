@@ -25,7 +25,7 @@ import { podName, runtimeSecretContext } from './pods.js';
 import { findRuntime, forgetBranchRuntimes, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
 import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
 
-export type { DesiredRuntime, Planner, RuntimeOptions } from './supervisor.js';
+export type { DesiredRuntime, Planner, PodFiles, RuntimeOptions } from './supervisor.js';
 export type { RuntimeDriver } from './driver.js';
 export type { EnvironmentKey, LogFilter } from './runtimes.store.js';
 export { processDriver } from './process-driver.js';

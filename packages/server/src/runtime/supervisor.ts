@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import type { Db } from '../db/tables.js';
@@ -17,6 +20,21 @@ export interface DesiredRuntime extends EnvironmentKey {
   envRevision: string;
   /** The build's artifact and the environment's variables, read when a pod starts. */
   load(): Promise<{ artifact: string; env: Record<string, string> }>;
+  /** Files the runtime reads (short-lived credentials), written by this process beside the pod. */
+  files?: PodFiles;
+}
+
+/**
+ * Files given to a pod, such as workload-identity tokens: written into a directory of the pod's
+ * own before it starts, each replaced atomically, and written again when `refreshAt` comes or
+ * `contentRevision` changes, without a restart. The variables naming them join the pod's
+ * environment; a change of `revision` (files or variables added, removed, renamed) replaces the pod.
+ */
+export interface PodFiles {
+  revision: string;
+  contentRevision: string;
+  /** Writes every file into `dir`; answers the variables that name them and when to write them again (ms). */
+  write(dir: string): Promise<{ env: Record<string, string>; refreshAt: number }>;
 }
 
 /**
@@ -51,6 +69,8 @@ export interface RuntimeOptions {
   logFlushMs: number;
   /** Where runtimes may open SQLite data sources from; null: nowhere. */
   dataSourcesDir: string | null;
+  /** Where pods' files (PodFiles) are written, a directory per pod; null: a temporary directory of this process. */
+  podFilesDir: string | null;
   /** What each runtime allows a query (semantic-layer/protocol.ts). */
   queries: StartMessage['queries'];
 }
@@ -71,11 +91,12 @@ export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
   logLinesPerDeployment: 10_000,
   logFlushMs: 250,
   dataSourcesDir: null,
+  podFilesDir: null,
   queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 },
 };
 
 const keyOf = (k: { deploymentId: number; environmentId: string }) => `${k.deploymentId}/${k.environmentId}`;
-const fingerprintOf = (d: DesiredRuntime) => `${d.buildId}|${d.version}|${d.envRevision}`;
+const fingerprintOf = (d: DesiredRuntime) => `${d.buildId}|${d.version}|${d.envRevision}|${d.files?.revision ?? ''}`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** One start of a pod's runtime; ends once (crash, kill, stop), whichever is reported first. */
@@ -99,6 +120,10 @@ class LocalPod {
   timer: NodeJS.Timeout | null = null;
   stopped = false;
   replacing = false;
+  /** When its files are due to be written again, and the content they were written from. */
+  filesDueAt: number | null = null;
+  filesContent: string | null = null;
+  refreshingFiles = false;
 
   constructor(
     readonly rowId: number,
@@ -129,6 +154,7 @@ export class Supervisor {
   #running: Promise<void> | null = null;
   #again = false;
   #closed = false;
+  #podFiles: string | null = null;
 
   private readonly db: Db;
 
@@ -187,6 +213,28 @@ export class Supervisor {
   }
 
   /** Stops every pod and hands the environments back (another process takes them at once), then flushes the logs. */
+  /** A pod's own directory of files. */
+  #filesDir(podName: string): string {
+    if (this.#podFiles === null) {
+      this.#podFiles = this.options.podFilesDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-pod-files-'));
+      fs.mkdirSync(this.#podFiles, { recursive: true, mode: 0o700 });
+    }
+    return path.join(this.#podFiles, podName);
+  }
+
+  /** Writes the pod's files (before a start, when due, when their content changed); answers the variables naming them. */
+  async #writeFiles(podName: string, files: PodFiles | undefined, pod?: LocalPod): Promise<Record<string, string>> {
+    if (!files) return {};
+    const dir = this.#filesDir(podName);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const written = await files.write(dir);
+    if (pod) {
+      pod.filesDueAt = written.refreshAt;
+      pod.filesContent = files.contentRevision;
+    }
+    return written.env;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#interval) clearInterval(this.#interval);
@@ -246,6 +294,7 @@ export class Supervisor {
       const pod = this.#pods.get(key);
       if (pod) {
         if (pod.fingerprint !== fingerprintOf(d) && !pod.replacing) void this.#replace(pod, d);
+        else if (d.files && !pod.replacing && !pod.refreshingFiles && ((pod.filesDueAt !== null && pod.filesDueAt <= nowMs) || pod.filesContent !== d.files.contentRevision)) void this.#refreshFiles(pod, d);
         continue;
       }
       if (heldElsewhere.has(key)) continue;
@@ -272,6 +321,8 @@ export class Supervisor {
     const d = pod.desired;
     try {
       const loaded = preloaded ?? (await d.load());
+      // The files' variables win over the deployment's own: they name files only this process writes.
+      loaded.env = { ...loaded.env, ...(await this.#writeFiles(pod.name, d.files, pod)) };
       pod.env = loaded.env;
       pod.secret = randomBytes(32).toString('base64url');
       const at = new Date().toISOString();
@@ -391,12 +442,30 @@ export class Supervisor {
     pod.stopped = true;
     if (pod.timer) clearTimeout(pod.timer);
     const attempt = pod.attempt;
-    if (!attempt || attempt.over) return;
-    attempt.over = true;
-    const instance = attempt.instance;
-    if (instance) {
-      this.#log(pod, `Stopping the runtime: ${reason}`);
-      await instance.stop(this.options.stopGraceMs);
+    if (attempt && !attempt.over) {
+      attempt.over = true;
+      const instance = attempt.instance;
+      if (instance) {
+        this.#log(pod, `Stopping the runtime: ${reason}`);
+        await instance.stop(this.options.stopGraceMs);
+      }
+    }
+    // Credentials outlive no pod.
+    if (pod.desired.files) fs.rmSync(this.#filesDir(pod.name), { recursive: true, force: true });
+  }
+
+  /** Writes a running pod's files again: new tokens before the old ones expire, or changed content. */
+  async #refreshFiles(pod: LocalPod, next: DesiredRuntime): Promise<void> {
+    pod.refreshingFiles = true;
+    try {
+      await this.#writeFiles(pod.name, next.files, pod);
+      pod.desired = next;
+    } catch (error) {
+      // Tried again on the next tick; the pod keeps the files it has until they expire.
+      pod.filesDueAt = Date.now() + this.options.tickMs;
+      this.#log(pod, `Could not renew the pod's files: ${(error as Error).message}`);
+    } finally {
+      pod.refreshingFiles = false;
     }
   }
 
@@ -406,6 +475,8 @@ export class Supervisor {
     const key = keyOf(next);
     try {
       const loaded = await next.load();
+      const freshName = podName(next.environmentId);
+      loaded.env = { ...loaded.env, ...(await this.#writeFiles(freshName, next.files)) };
       const reasons: string[] = [];
       if (pod.desired.buildId !== next.buildId) reasons.push(`build ${next.buildId} (${next.commit.slice(0, 12)}) replaces build ${pod.desired.buildId}`);
       if (pod.desired.version !== next.version) reasons.push(`runtime version ${pod.desired.version} → ${next.version}`);
@@ -413,12 +484,13 @@ export class Supervisor {
       if (changed.length > 0) reasons.push(`environment variables changed: ${changed.join(', ')}`);
       if (reasons.length === 0) {
         // Variables written again with the values they had: nothing to restart for.
+        if (next.files) fs.rmSync(this.#filesDir(freshName), { recursive: true, force: true });
         pod.desired = next;
         pod.replacing = false;
         return;
       }
       const why = reasons.join('; ');
-      const fresh = new LocalPod(pod.rowId, podName(next.environmentId), next);
+      const fresh = new LocalPod(pod.rowId, freshName, next);
       this.#log(pod, `Replacing pod ${pod.name} with ${fresh.name}: ${why}`);
       await this.#halt(pod, 'replaced');
       if (this.#pods.get(key) !== pod || this.#closed) return;

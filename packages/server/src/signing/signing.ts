@@ -5,7 +5,11 @@ import { lockKey, serialized } from '../db/transactions.js';
 import type { Secrets } from '../secrets/index.js';
 import { insertKey, liveKeys, retireKey, signingKeyContext } from './signing-keys.store.js';
 
-const ALGORITHM = 'ES256';
+/**
+ * ES256 for what this platform verifies itself or its customers' code verifies; RS256 for workload
+ * identity, the one algorithm every cloud's token exchange accepts (reference 5.14).
+ */
+const ALGORITHMS = { default: 'ES256', embed: 'ES256', workload: 'RS256' } as const;
 
 /** The longest lifetime a token signed here may have (a day: deployment tokens, embed tokens). */
 export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
@@ -36,7 +40,7 @@ export interface SigningOptions {
  * A keyring of its own per purpose: a key set published for one kind of token (embed tokens, to
  * customers' backends) never verifies another kind. `default` signs data-API tokens.
  */
-export type SigningPurpose = 'default' | 'embed';
+export type SigningPurpose = 'default' | 'embed' | 'workload';
 
 export interface SignOptions {
   audience: string | string[];
@@ -116,7 +120,7 @@ export class Signing {
     const issuedAt = Math.floor(this.#now().getTime() / 1000);
     const jti = options.jti ?? randomUUID();
     const builder = new SignJWT(payload)
-      .setProtectedHeader({ alg: ALGORITHM, kid: signing.kid, typ: options.type ?? 'JWT' })
+      .setProtectedHeader({ alg: ALGORITHMS[purpose], kid: signing.kid, typ: options.type ?? 'JWT' })
       .setIssuer(await this.#options.issuerOf(tenant))
       .setAudience(options.audience)
       .setIssuedAt(issuedAt)
@@ -153,7 +157,7 @@ export class Signing {
     }
     try {
       const { payload } = await jwtVerify(token, entry.key, {
-        algorithms: [ALGORITHM],
+        algorithms: [ALGORITHMS[purpose]],
         issuer: await this.#options.issuerOf(tenant),
         audience: options.audience,
         currentDate: now,
@@ -204,7 +208,8 @@ export class Signing {
   }
 
   async #newKey(tenantId: number, purpose: SigningPurpose) {
-    const { publicKey, privateKey } = await generateKeyPair(ALGORITHM, { extractable: true });
+    const algorithm = ALGORITHMS[purpose];
+    const { publicKey, privateKey } = await generateKeyPair(algorithm, { extractable: true, ...(algorithm === 'RS256' ? { modulusLength: 2048 } : {}) });
     const publicJwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
     const privateJwk = await exportJWK(privateKey);
@@ -213,9 +218,9 @@ export class Signing {
       kid,
       tenant_id: tenantId,
       purpose,
-      algorithm: ALGORITHM,
-      public_jwk: JSON.stringify({ ...publicJwk, kid, alg: ALGORITHM, use: 'sig' }),
-      private_key: this.#options.secrets.seal(JSON.stringify({ ...privateJwk, kid, alg: ALGORITHM }), signingKeyContext(tenantId, kid)),
+      algorithm,
+      public_jwk: JSON.stringify({ ...publicJwk, kid, alg: algorithm, use: 'sig' }),
+      private_key: this.#options.secrets.seal(JSON.stringify({ ...privateJwk, kid, alg: algorithm }), signingKeyContext(tenantId, kid)),
       created_at: at,
       activated_at: at,
       retired_at: null,
@@ -236,17 +241,18 @@ export class Signing {
   }
 
   async #load(tenantId: number, purpose: SigningPurpose): Promise<Keyring> {
+    const algorithm = ALGORITHMS[purpose];
     const now = this.#now();
     const rows = await liveKeys(this.#store.db, tenantId, purpose, now.toISOString());
     const ring: Keyring = { signing: null, verifying: new Map(), jwks: [], loadedAt: now.getTime() };
     for (const row of rows) {
       const jwk = JSON.parse(row.public_jwk) as PublicJwk;
       const expiresAt = row.expires_at === null ? null : Date.parse(row.expires_at);
-      ring.verifying.set(row.kid, { key: (await importJWK(jwk, ALGORITHM)) as CryptoKey, expiresAt });
+      ring.verifying.set(row.kid, { key: (await importJWK(jwk, algorithm)) as CryptoKey, expiresAt });
       ring.jwks.push({ jwk, expiresAt });
       if (row.retired_at === null && ring.signing === null) {
         const privateJwk = JSON.parse(this.#options.secrets.open(row.private_key, signingKeyContext(tenantId, row.kid))) as JWK;
-        ring.signing = { kid: row.kid, key: (await importJWK(privateJwk, ALGORITHM)) as CryptoKey };
+        ring.signing = { kid: row.kid, key: (await importJWK(privateJwk, algorithm)) as CryptoKey };
       }
     }
     return ring;

@@ -1,7 +1,7 @@
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
-import type { DesiredRuntime, Planner } from '../../runtime/index.js';
+import type { DesiredRuntime, Planner, PodFiles } from '../../runtime/index.js';
 import type { EnvironmentKey } from '../../runtime/runtimes.store.js';
 import { envVarContext } from '../env-vars/env-vars.store.js';
 import type { Catalog } from './catalog.js';
@@ -17,7 +17,13 @@ type VersionFields = Pick<DeploymentRow, 'release_channel' | 'release_channel_ve
  * branch's newest successful build. A staging environment with its flag on runs at all times:
  * that is what the flag is for (2.14 "stays active at all times"); the others suspend when idle.
  */
-export function runtimePlanner(store: Store, secrets: Secrets, catalog: Catalog): Planner {
+export function runtimePlanner(
+  store: Store,
+  secrets: Secrets,
+  catalog: Catalog,
+  /** Files each environment receives (workload-identity tokens), keyed `<deploymentId>/<environmentId>`. */
+  filesFor: (targets: Array<{ tenantId: number; deploymentId: number; environmentId: string }>) => Promise<Map<string, PodFiles>> = async () => new Map(),
+): Planner {
   const { db } = store;
   const version = (row: VersionFields) => currentVersion(row as DeploymentRow, catalog);
 
@@ -86,8 +92,10 @@ export function runtimePlanner(store: Store, secrets: Secrets, catalog: Catalog)
       for (const r of rows) revisions.set(r.deployment_id, `${Number(r.n)}@${r.last}`);
     }
 
+    const files = await filesFor(planned);
     return planned.map(({ versionOf, ...p }) => ({
       ...p,
+      ...(files.has(`${p.deploymentId}/${p.environmentId}`) ? { files: files.get(`${p.deploymentId}/${p.environmentId}`)! } : {}),
       commit: commits.get(p.buildId) ?? '',
       version: version(versionOf),
       envRevision: revisions.get(p.deploymentId) ?? '0',

@@ -7,6 +7,7 @@ import type { FolderTrees } from '../../cache/folder-trees.js';
 import type { Db } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { findPublishedByPublicId } from '../dashboards/published.js';
+import { embedShareOf } from '../embed-tenants/dashboard-embed.js';
 import { PublicIdParams } from '../dashboards/dashboards.schemas.js';
 import type { Dashboard } from '../workspace/content.schemas.js';
 import { findItem } from '../workspace/items.store.js';
@@ -21,8 +22,10 @@ import type { EmbedPrincipal } from './embed-sessions.service.js';
  */
 export type EmbedSharing = (principal: EmbedPrincipal, dashboard: Dashboard) => Promise<'tenant' | 'allEmbedUsers' | null>;
 
-/** Until sharing with embed tenants exists, an external embed user reaches nothing by it. */
-export const NO_SHARING: EmbedSharing = async () => null;
+/** Sharing as the embed-tenants area keeps it (embed access, 3.4-3.5): the workbook or a folder above it shared with the session's embed tenant or with all embed users. */
+export function embedSharing(db: Db): EmbedSharing {
+  return (principal, dashboard) => embedShareOf(db, { tenantId: principal.tenantId, deploymentId: dashboard.deploymentId }, dashboard.workbookId, principal.claims.embed_tenant);
+}
 
 function notVisible(publicId: string): ApiError {
   return new ApiError('DASHBOARD_NOT_FOUND', `No dashboard with public id "${publicId}" is visible to this embed session.`);

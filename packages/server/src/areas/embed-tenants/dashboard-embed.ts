@@ -1,5 +1,7 @@
 import type { Executor } from '../../db/tables.js';
 import { findByWorkbook, setAllowEmbed } from '../dashboards/published.js';
+import { findAllEmbedUsersGroup, reachableWorkbooks, tenantSystemGroup } from './embed-access.store.js';
+import { findEmbedTenant } from './tenants.store.js';
 
 /**
  * The published dashboard's `allowEmbed` switch, as embed access reads and writes it (3.4, 3.5).
@@ -20,3 +22,22 @@ export const publishedDashboardSwitch: DashboardEmbedSwitch = {
     await setAllowEmbed(trx, scope.tenantId, workbookId, allowEmbed);
   },
 };
+
+/**
+ * How an embed session's user reaches a workbook by sharing (reference 4.18 with 3.4-3.6, 4.14):
+ * `allEmbedUsers` when it, or a folder above it, is shared with every embed user (such dashboards
+ * open whatever their `allowEmbed` says, 3.6); `tenant` when shared so with the session's embed
+ * tenant; null otherwise.
+ */
+export async function embedShareOf(db: Executor, scope: { tenantId: number; deploymentId: number }, workbookId: number, embedTenantName: string | null): Promise<'tenant' | 'allEmbedUsers' | null> {
+  const reaches = async (groupId: number) => {
+    const [first] = await reachableWorkbooks(db, scope, { tenant: groupId, all: null }, new Set(['tenant', 'folder']), workbookId - 1, 1);
+    return first?.id === workbookId;
+  };
+  const all = await findAllEmbedUsersGroup(db, scope.tenantId);
+  if (all && (await reaches(all.id))) return 'allEmbedUsers';
+  if (embedTenantName === null) return null;
+  const embedTenant = await findEmbedTenant(db, scope.tenantId, embedTenantName);
+  const group = embedTenant && (await tenantSystemGroup(db, scope.tenantId, embedTenant.id));
+  return group && (await reaches(group.id)) ? 'tenant' : null;
+}

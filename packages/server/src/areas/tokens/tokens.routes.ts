@@ -24,7 +24,7 @@ export function tokensRoutes(service: TokensService): FastifyPluginAsyncTypebox 
           tags,
           summary: 'Mint a token for the deployment’s production data API (reference 1.16; DeploymentRead)',
           description:
-            'A JWT signed with the tenant’s key (ES256; keys at `/.well-known/jwks.json`), for the audience `<deploymentUrl>/data-api/v1`, naming the deployment, the `production` environment and the caller. It lives `expiresIn` seconds (60 to 86400; default 86400).',
+            'A JWT signed with the tenant’s key (ES256; keys at `/api/v1/data-api/jwks.json`), for the audience `<deploymentUrl>/data-api/v1`, naming the deployment, the `production` environment and the caller. It lives `expiresIn` seconds (60 to 86400; default 86400).',
           params: DeploymentParams,
           body: Type.Optional(ref(CreateDeploymentTokenInputSchema)),
           response: { 200: Type.Ref('DeploymentTokenResponse') },
