@@ -130,6 +130,7 @@ describe('configuration', () => {
       idleMs: 600_000,
       logLinesPerDeployment: 10_000,
       dataSourcesDir: '/srv/mapi/datasources',
+      podFilesDir: '/srv/mapi/pods',
       queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 52_428_800, cacheTtlMs: 10_000 },
     });
     expect(problemsOf({ RUNTIME_DRIVER: 'docker' })).toEqual([expect.stringMatching(/^RUNTIME_DRIVER must be "process"/)]);
