@@ -19,6 +19,8 @@ import { tokenSchemas } from './areas/tokens/tokens.schemas.js';
 import { podSchemas, podsRoutes } from './areas/deployments/pods.routes.js';
 import { dataApiRoutes, dataApiToken } from './areas/data-api/data-api.routes.js';
 import { reportRunsRoutes } from './areas/reports/report-runs.js';
+import { placementsRoutes } from './areas/reports/placements.routes.js';
+import { placementSchemas } from './areas/reports/placements.schemas.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
 import { embedDashboardRoutes, embedDashboards, embedSharing } from './areas/embed-sessions/embed-dashboards.js';
@@ -297,6 +299,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...contentSchemas,
     ...workspaceSchemas,
     ...folderSchemas,
+    ...placementSchemas,
     ...reportSchemas,
     ...listingSchemas,
     ...commitSchemas,
@@ -425,6 +428,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(podsRoutes(services.pods));
   await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
   await app.register(reportRunsRoutes(services.reportRuns));
+  await app.register(placementsRoutes(services.placements));
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));

@@ -38,6 +38,7 @@ import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
+import { placementsService } from './areas/reports/placements.service.js';
 import { dbtSyncSettingsService } from './areas/dbt-sync/settings.service.js';
 import { dbtSyncService } from './areas/dbt-sync/runs.service.js';
 import { embedSessionsService } from './areas/embed-sessions/embed-sessions.service.js';
@@ -103,6 +104,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
+  const reportRuns = reportRunsService(reports, dataApi);
   const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
@@ -153,7 +155,8 @@ export function createServices(store: Store, options: ServiceOptions) {
     runtime,
     pods: podsService(store, runtime),
     dataApi,
-    reportRuns: reportRunsService(reports, dataApi),
+    reportRuns,
+    placements: placementsService(store, reportRuns),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     dbtSyncSettings,
     dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),

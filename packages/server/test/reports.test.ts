@@ -121,6 +121,8 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
         user: { id: t.admin.userId, email: t.admin.email, firstName: null, picture: null },
         isFavorite: false,
         lastViewedAt: null,
+        externalWorkbookPlacements: [],
+        currentQueryChecksum: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       const read = (await get(report.id)).json() as Report;
       expect({ ...read, lastViewedAt: null }).toEqual(report);

@@ -176,6 +176,43 @@ for (const dialect of DIALECTS) {
       expect((meta.cubes as Json[]).find((c) => c.name === 'orders')!.measures.map((m: Json) => m.name)).toEqual(['orders.count']);
     });
 
+    it('refreshing a placement (reference 3.3) runs the report as the caller, with their row-level access, then records it; a query they may not run records nothing', async () => {
+      const eu = await analyst('EU');
+      const put = async (publicId: string, query: Json) => {
+        const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/by-public-id/${publicId}`, body: { name: publicId, spec: { query } } });
+        expect(res.statusCode, res.body).toBe(201);
+        return res.json() as Json;
+      };
+      const placements = (report: Json) => report.externalWorkbookPlacements as Json[];
+      const counts = await put('refresh-counts', { measures: ['orders.count'], dimensions: ['customers.name'] });
+      const amounts = await put('refresh-amounts', { measures: ['orders.total_amount'] });
+      const place = (report: Json) => t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/${report.id}/connect-workbook`, key: eu.key, body: { placementId: 'sheet', externalWorkbookId: 'doc', resultLocation: 'Orders!A1' } });
+      for (const report of [counts, amounts]) expect((await place(report)).statusCode).toBe(200);
+      // The report changes after it was placed: the placement's cells hold the older query.
+      const changedQuery = { measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } };
+      const current = (await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/by-public-id/refresh-counts`, body: { name: 'refresh-counts', spec: { query: changedQuery } } })).json() as Json;
+      expect((await t.request({ url: `/api/v1/deployments/${id}/reports/${counts.id}`, key: eu.key })).json()).toMatchObject({ externalWorkbookPlacements: [{ id: 'sheet', syncStatus: 'CHANGED' }] });
+
+      const fingerprint = { v: 1, chunks: [{ from: 0, hash: 'eu-rows' }] };
+      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/${counts.id}/refresh`, key: eu.key, body: { placementId: 'sheet', resultChecksum: fingerprint } });
+      expect(res.statusCode, res.body).toBe(200);
+      const refreshed = placements(res.json() as Json)[0]!;
+      expect(refreshed).toMatchObject({ id: 'sheet', refreshedByUserId: eu.userId, queryChecksum: current.currentQueryChecksum, syncStatus: 'UP_TO_DATE', resultChecksum: fingerprint });
+      expect(Date.parse(refreshed.refreshedAt as string)).toBeGreaterThan(Date.parse(refreshed.placedAt as string) - 1);
+      // By document, sheet and anchor as well.
+      const byAddress = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/${counts.id}/refresh`, key: eu.key, body: { externalWorkbookId: 'doc', resultLocation: 'Orders!$A$1:B3' } });
+      expect(byAddress.statusCode, byAddress.body).toBe(200);
+      expect(placements(byAddress.json() as Json)[0]).toMatchObject({ id: 'sheet', resultChecksum: null, syncStatus: 'UP_TO_DATE' });
+
+      // orders.total_amount is excluded for everyone outside finance: the analyst's refresh is 403 and records nothing.
+      const before = placements((await t.request({ url: `/api/v1/deployments/${id}/reports/${amounts.id}` })).json() as Json);
+      const refused = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/reports/${amounts.id}/refresh`, key: eu.key, body: { placementId: 'sheet', resultChecksum: fingerprint } });
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.body).toContain('orders.total_amount');
+      expect(placements((await t.request({ url: `/api/v1/deployments/${id}/reports/${amounts.id}` })).json() as Json)).toEqual(before);
+      expect(before[0]).toMatchObject({ refreshedAt: null, resultChecksum: null });
+    });
+
     it('a data-API token carries the context it was minted with; the body cannot set one', async () => {
       const eu = await analyst('EU');
       const mint = async (securityContext: Json) => ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: securityContext, scopes: ['sql-runner'] } })).json() as Json).data as Json;

@@ -1623,6 +1623,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Place the report in the caller’s spreadsheet (read access to the report is enough)
+         * @description Upserts one placement, so the call is idempotent per placement: the one named by `placementId` (a new one takes it as its id; without one the server assigns one), else the one in `externalWorkbookId` at the same sheet and anchor cell. A new `placementId` at the address of a placement without an id takes that placement over. The placement records who placed it, when, the report’s `currentQueryChecksum` as its `queryChecksum`, and `resultChecksum` as sent. `addressOnly` corrects the address of an existing placement (404 when none matches) and keeps its fingerprint and checksums. The report’s query, name and definition never change.
+         */
+        put: operations["connectReportToWorkbook"];
+        post?: never;
+        /**
+         * Remove one placement of the report (read access to the report is enough)
+         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. Idempotent: a target that matches nothing succeeds and changes nothing; every other placement is untouched. The request has a JSON body.
+         */
+        delete: operations["disconnectReportFromWorkbook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Refresh a placement of the report: run its query as the caller and record the refresh (read access is enough)
+         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. The report’s query runs on the deployment’s runtime as the caller, with their row-level access; a query the runtime refuses (400 QUERY_REFUSED) or members the caller may not query (403) record nothing. Then the placement records `refreshedAt`, `refreshedByUserId`, the checksum of the query that ran as its `queryChecksum`, and `resultChecksum` as sent (null when left out). A target that matches no placement is 404 PLACEMENT_NOT_FOUND.
+         */
+        put: operations["refreshReport"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/deployments/{deploymentId}/dbt-sync-settings": {
         parameters: {
             query?: never;
@@ -2352,7 +2396,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3140,6 +3184,53 @@ export interface components {
              */
             totalCount: number;
         };
+        /**
+         * @description The spreadsheet application the placement lives in.
+         * @enum {unknown}
+         */
+        ReportPlacementHost: "GOOGLE_SHEETS" | "EXCEL";
+        /**
+         * @description `UP_TO_DATE` when the placement’s `queryChecksum` equals the report’s `currentQueryChecksum`, `CHANGED` when it does not, `UNKNOWN` when the placement has none.
+         * @enum {unknown}
+         */
+        ReportPlacementSyncStatus: "UP_TO_DATE" | "CHANGED" | "UNKNOWN";
+        /** @description A fingerprint, computed by the client, of the cells its last write placed; kept as sent, so the client can detect hand edits since. */
+        ResultChecksum: {
+            /** @description The fingerprint’s format version, chosen by the client. */
+            v: number;
+            chunks: {
+                from: number;
+                hash: string;
+                /** @deprecated */
+                to?: number | null;
+            }[];
+            /** @description Opaque to the server. */
+            payload?: string;
+        };
+        /** @description One sheet and anchor cell of one external spreadsheet document where the report’s results are placed. */
+        ReportPlacement: {
+            /** @description The placement’s id; null for a placement recorded before placements had ids. */
+            id: string | null;
+            /** @description The external document id. */
+            workbookId: string;
+            resultLocation: string;
+            host: null | components["schemas"]["ReportPlacementHost"];
+            sheetId: string | null;
+            sheetName: string | null;
+            anchorCell: string | null;
+            endResultCell: string | null;
+            workbookName: string | null;
+            /** Format: date-time */
+            placedAt: string | null;
+            /** Format: date-time */
+            refreshedAt: string | null;
+            placedByUserId: number | null;
+            refreshedByUserId: number | null;
+            /** @description The report’s `currentQueryChecksum` when the cells were last written (placed or refreshed). */
+            queryChecksum: string | null;
+            syncStatus: null | components["schemas"]["ReportPlacementSyncStatus"];
+            resultChecksum: null | components["schemas"]["ResultChecksum"];
+        };
         /** @description A report with its content, place in the workspace and owner. */
         Report: {
             id: number;
@@ -3179,6 +3270,10 @@ export interface components {
              * @description When anyone last read the report with `GET /reports/{reportId}`.
              */
             lastViewedAt: string | null;
+            /** @description Where the report is placed in external spreadsheets (connect-workbook), oldest first. */
+            externalWorkbookPlacements: components["schemas"]["ReportPlacement"][];
+            /** @description SHA-256 (hex) of the report’s normalised query (`sqlQuery` and `spec`): a placement whose `queryChecksum` differs holds the results of an older query. */
+            currentQueryChecksum: string;
         };
         ReportPage: {
             items: components["schemas"]["Report"][];
@@ -4447,6 +4542,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "BRANCH_EXISTS";
+                };
+            };
+        };
+        /** @description Conflict: `PLACEMENT_LIMIT_REACHED` (The report holds as many placements as it may). */
+        PlacementLimitReached: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "PLACEMENT_LIMIT_REACHED";
                 };
             };
         };
@@ -14947,6 +15056,346 @@ export interface operations {
                         status: 404;
                         /** @enum {string} */
                         code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    connectReportToWorkbook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description ConnectReportToWorkbookInput: places the report, or updates its placement (idempotent per placement). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The external document id. */
+                    externalWorkbookId: string;
+                    /** @description Where the results are, such as `Sales!B2:F40`. */
+                    resultLocation: string;
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description The bottom-right cell of the results. */
+                    endResultCell?: string | null;
+                    /** @description The document’s name, for display. */
+                    workbookName?: string | null;
+                    host?: null | components["schemas"]["ReportPlacementHost"];
+                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
+                    /** @description Corrects the address of an existing placement (a renamed tab, a moved range) without touching its fingerprint or checksums. */
+                    addressOnly?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PlacementLimitReached"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    disconnectReportFromWorkbook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description DisconnectReportFromWorkbookInput: names one placement. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The external document id. */
+                    externalWorkbookId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
+                    resultLocation?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    refreshReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description RefreshReportInput: names one placement, with the fingerprint of the cells just written. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The external document id. */
+                    externalWorkbookId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
+                    resultLocation?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "QUERY_REFUSED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
+             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
                     };
                 };
             };

@@ -260,6 +260,8 @@ export interface ReportTable {
   preferences: string | null;
   period_comparisons: string | null;
   fill_missing_rows: string | null;
+  /** JSON: the report's placements in external spreadsheets (reference 3.0), or null for none. */
+  placements: string | null;
   last_viewed_at: string | null;
   created_by: number | null;
   created_at: string;
@@ -650,6 +652,11 @@ export interface UserOAuthTokenTable {
   refresh_token_expires_at: string | null;
   /** JSON: the last failure, or null. */
   last_error: string | null;
+  /** The background refresh that holds this token (a random id), and until when; null: none. */
+  refresh_claim: string | null;
+  refresh_claimed_until: string | null;
+  /** When a refresh that failed for a passing reason is tried again in the background; null: not retried. */
+  refresh_retry_at: string | null;
   created_at: string;
   updated_at: string;
 }

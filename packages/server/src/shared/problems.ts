@@ -35,6 +35,7 @@ export const PROBLEMS = {
   FOLDER_NOT_FOUND: { status: 404, title: 'Folder not found' },
   WORKBOOK_NOT_FOUND: { status: 404, title: 'Workbook not found' },
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
+  PLACEMENT_NOT_FOUND: { status: 404, title: 'The report has no such placement' },
   DASHBOARD_NOT_FOUND: { status: 404, title: 'Dashboard not found' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
@@ -88,6 +89,7 @@ export const PROBLEMS = {
   GROUPS_NOT_FOUND: { status: 400, title: 'Some named groups do not exist' },
   USER_ATTRIBUTES_NOT_FOUND: { status: 400, title: 'Some named user attributes do not exist' },
   EMBED_USER_LIMIT: { status: 429, title: 'The account holds as many embed users as it may' },
+  PLACEMENT_LIMIT_REACHED: { status: 409, title: 'The report holds as many placements as it may' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -44,6 +44,8 @@ async function insertCopy(trx: Executor, context: WorkspaceContext, folderId: nu
     preferences: json(content.preferences),
     period_comparisons: json(content.periodComparisons),
     fill_missing_rows: json(content.fillMissingRows),
+    // Placements stay with the report that was placed: a copy starts in no spreadsheet.
+    placements: null,
     last_viewed_at: null,
     created_by: context.caller.actor.userId,
     created_at: at,

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { Caller } from '../../access/caller.js';
 import { ApiError } from '../../shared/problems.js';
 import type { DataApiService } from '../data-api/data-api.service.js';
+import type { Report } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 
 /**
@@ -11,15 +12,20 @@ import type { ReportsService } from './reports.service.js';
  * runtime. The one call that refreshes, exports, deliveries and embedded dashboards build on.
  */
 export function reportRunsService(reports: ReportsService, dataApi: DataApiService) {
+  /** Runs a report already read (with VIEW checked) by the caller: its query as it stands. */
+  async function runContent(caller: Caller, deploymentId: number, report: Pick<Report, 'id' | 'sqlQuery' | 'spec'>) {
+    if (report.sqlQuery) return dataApi.run(caller, deploymentId, { sql: report.sqlQuery });
+    const spec = report.spec;
+    const query = typeof spec === 'object' && spec !== null && 'query' in spec ? (spec as { query: unknown }).query : undefined;
+    if (query !== undefined && query !== null) return dataApi.run(caller, deploymentId, { query });
+    throw new ApiError('QUERY_REFUSED', `Report ${report.id} has neither an sqlQuery nor a spec with a query to run.`);
+  }
+
   return {
     async run(caller: Caller, deploymentId: number, reportId: number) {
-      const report = await reports.get(caller, deploymentId, reportId);
-      if (report.sqlQuery) return dataApi.run(caller, deploymentId, { sql: report.sqlQuery });
-      const spec = report.spec;
-      const query = typeof spec === 'object' && spec !== null && 'query' in spec ? (spec as { query: unknown }).query : undefined;
-      if (query !== undefined && query !== null) return dataApi.run(caller, deploymentId, { query });
-      throw new ApiError('QUERY_REFUSED', `Report ${reportId} has neither an sqlQuery nor a spec with a query to run.`);
+      return runContent(caller, deploymentId, await reports.get(caller, deploymentId, reportId));
     },
+    runContent,
   };
 }
 export type ReportRunsService = ReturnType<typeof reportRunsService>;

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { LegacyPageOf, type LegacyPage, type LegacyPagination } from '../../shared/pagination.js';
 import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/content.schemas.js';
+import { ReportPlacementSchema } from './placements.schemas.js';
 import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/workspace.schemas.js';
 
 /**
@@ -81,6 +82,12 @@ export const ReportSchema = Type.Object(
     user: Nullable(ref(ResourceOwnerSchema)),
     isFavorite: Type.Boolean({ description: 'Whether the calling user marked this report as a favorite.' }),
     lastViewedAt: Nullable({ ...Timestamp, description: 'When anyone last read the report with `GET /reports/{reportId}`.' }),
+    externalWorkbookPlacements: Type.Array(ref(ReportPlacementSchema), {
+      description: 'Where the report is placed in external spreadsheets (connect-workbook), oldest first.',
+    }),
+    currentQueryChecksum: Type.String({
+      description: 'SHA-256 (hex) of the report’s normalised query (`sqlQuery` and `spec`): a placement whose `queryChecksum` differs holds the results of an older query.',
+    }),
   },
   { $id: 'Report', description: 'A report with its content, place in the workspace and owner.' },
 );

@@ -14,6 +14,7 @@ import { moveOne } from '../workspace/move.js';
 import { type WorkspaceScope } from '../workspace/tree.store.js';
 import { visibilityFor, visibleRows } from '../workspace/visibility.js';
 import { itemNotFound, openWorkspace, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { queryChecksum, readPlacements, withSyncStatus } from './placements.js';
 import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
 import { countReports, findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
 
@@ -55,6 +56,7 @@ function contentColumns(input: UpsertReportInput, all: boolean): Partial<ReportC
  */
 export function toReport(row: ReportRow, context: ItemViewContext, { content = true } = {}): Report {
   const json = (text: string | null) => (content ? parseJson(text) : null);
+  const current = queryChecksum(row);
   return {
     id: row.id,
     deploymentId: row.deployment_id,
@@ -77,6 +79,8 @@ export function toReport(row: ReportRow, context: ItemViewContext, { content = t
     createdBy: row.created_by,
     ...placementOf(context, { type: 'REPORT', id: row.id, folderId: row.folder_id, createdBy: row.created_by }),
     lastViewedAt: row.last_viewed_at,
+    externalWorkbookPlacements: content ? readPlacements(row.placements).map((p) => withSyncStatus(p, current)) : [],
+    currentQueryChecksum: current,
   };
 }
 
@@ -168,6 +172,7 @@ export function reportsService(store: Store) {
         folder_id: folderId,
         name: input.name,
         public_id: publicId,
+        placements: null,
         last_viewed_at: null,
         created_by: caller.actor.userId,
         created_at: at,

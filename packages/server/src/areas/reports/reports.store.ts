@@ -5,7 +5,7 @@ import { nameSearch, type NameSearch } from '../workspace/listing.store.js';
 import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/tree.store.js';
 
 export type NewReport = Omit<ReportRow, 'id'>;
-export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;
+export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;
 
 export async function findReportByPublicId(db: Executor, scope: WorkspaceScope, publicId: string): Promise<ReportRow | undefined> {
   return db
