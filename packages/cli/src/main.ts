@@ -13,6 +13,7 @@ import { registerLogs } from './commands/logs.js';
 import { registerModel } from './commands/model.js';
 import { registerMove } from './commands/move.js';
 import { registerPods } from './commands/pods.js';
+import { registerReports } from './commands/reports.js';
 import { registerSpec } from './commands/spec.js';
 import { registerUsers } from './commands/users.js';
 import { registerWorkbooks } from './commands/workbooks.js';
@@ -64,6 +65,7 @@ function buildProgram(): Command {
   registerFolders(program);
   registerWorkspace(program);
   registerWorkbooks(program);
+  registerReports(program);
   registerMove(program);
   registerDelete(program);
   registerModel(program);

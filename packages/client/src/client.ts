@@ -10,6 +10,7 @@ import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
 import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
+import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
@@ -66,6 +67,8 @@ export interface MapiClient extends TypedCalls, Lists {
   oauthIntegrations: OAuthIntegrations;
   /** The caller's tokens for them (reference 5.10-5.13). */
   userOAuthTokens: UserOAuthTokens;
+  /** Reports placed in external spreadsheets: connect, disconnect, refresh (reference 3.1-3.3). */
+  reportPlacements: ReportPlacements;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -97,6 +100,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createDashboards(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),
+    ...createReportPlacements(api),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

@@ -50,6 +50,7 @@ export type {
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
 export { exchangeEmbedSession, type Embed } from './embed.js';
 export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
+export { type ReportPlacements } from './placements.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';
 export {

@@ -18,6 +18,11 @@ export type Folder = Schemas['Folder'];
 export type Workbook = Schemas['Workbook'];
 export type Report = Schemas['Report'];
 export type ReportKind = Schemas['ReportKind'];
+export type ReportPlacement = Schemas['ReportPlacement'];
+export type ResultChecksum = Schemas['ResultChecksum'];
+export type ConnectReportToWorkbookInput = NonNullable<operations['connectReportToWorkbook']['requestBody']>['content']['application/json'];
+export type DisconnectReportFromWorkbookInput = NonNullable<operations['disconnectReportFromWorkbook']['requestBody']>['content']['application/json'];
+export type RefreshReportInput = NonNullable<operations['refreshReport']['requestBody']>['content']['application/json'];
 export type Dashboard = Schemas['Dashboard'];
 export type DashboardConfig = Schemas['DashboardConfig'];
 /** A saved dashboard draft: widgets may also be `FIELD` (reference 8.G.3). */
