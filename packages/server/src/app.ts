@@ -144,6 +144,12 @@ export interface AppOptions {
   databaseUrl?: string | null;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };
+  /**
+   * The background refresh of user OAuth tokens (OAUTH_TOKEN_REFRESH_*): how often each process
+   * scans (0: never; absent: every minute; it runs only where the jobs start with the app), how
+   * long before expiry a token is refreshed, and the retry delay after a passing failure (ms).
+   */
+  oauthTokenRefresh?: { scanMs?: number; leadMs?: number; retryMs?: number };
   baseDomain: string | null;
   logger?: FastifyServerOptions['logger'];
   https?: { key: string | Buffer; cert: string | Buffer } | null;
@@ -267,6 +273,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
     secrets: options.secrets ?? Secrets.ephemeral(),
     ...(options.jobs ? { jobs: options.jobs } : {}),
+    ...(options.oauthTokenRefresh ? { tokenRefresh: options.oauthTokenRefresh } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
     onError: (error, what) => app.log.error({ err: error }, what),
@@ -449,11 +456,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
-  if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
+  if (options.startJobs !== 'on-first-job') {
+    app.addHook('onReady', () => services.jobs.start());
+    // Every process scans for tokens to refresh; the claims let one of them refresh each.
+    app.addHook('onReady', async () => services.tokenRefresh.start(options.oauthTokenRefresh?.scanMs ?? 60_000));
+  }
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());
   app.addHook('onClose', async () => {
     await services.runtime.close();
+    await services.tokenRefresh.stop();
     await services.jobs.stop();
     await services.outbound.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });

@@ -43,6 +43,8 @@ export interface Config {
   catalog: Catalog;
   /** Background jobs: how often a running job's heartbeat is written, and after how long without one it is taken back (ms). */
   jobs: { heartbeatMs: number; staleAfterMs: number };
+  /** The background refresh of user OAuth tokens: scan interval (0: off), how long before expiry, retry delay after a passing failure (ms). */
+  oauthTokenRefresh: { scanMs: number; leadMs: number; retryMs: number };
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
   /** Deployments' runtimes (runtime/): the driver (`none`: this process runs no pods), where pods listen, and the timings. */
@@ -152,6 +154,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const regions = value('REGIONS') === null ? DEFAULT_CATALOG.regions : parseRegions(value('REGIONS') ?? '');
   if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
+  const oauthTokenRefresh = {
+    scanMs: wholeNumber('OAUTH_TOKEN_REFRESH_SCAN_MS', 60_000, 86_400_000, 'a number of milliseconds up to 86400000 (0 turns the background refresh off)'),
+    leadMs: milliseconds('OAUTH_TOKEN_REFRESH_LEAD_MS', 300_000),
+    retryMs: milliseconds('OAUTH_TOKEN_REFRESH_RETRY_MS', 300_000),
+  };
   if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
   const runtimeDriver = value('RUNTIME_DRIVER') ?? 'process';
   if (runtimeDriver !== 'process' && runtimeDriver !== 'none') problems.push(`RUNTIME_DRIVER must be "process" (run deployments' runtimes as child processes) or "none" (this process runs none), got "${runtimeDriver}"`);
@@ -234,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     folderTreeSettleMs,
     embedUserLimit,
     jobs,
+    oauthTokenRefresh,
     runtime,
     catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },
     corsOrigins,

@@ -50,6 +50,7 @@ import { publishedDashboardSwitch } from './areas/embed-tenants/dashboard-embed.
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { oauthIntegrationsService } from './areas/oauth-integrations/oauth-integrations.service.js';
 import { userOAuthTokensService } from './areas/oauth-integrations/user-oauth-tokens.service.js';
+import { tokenRefresher } from './areas/oauth-integrations/token-refresh.js';
 import { Outbound, type OutboundLog, type OutboundOptions } from './outbound/index.js';
 import { tenantSettings, tenantSettingsService } from './areas/account/tenant-settings.js';
 import { auditEventsService } from './areas/account/audit-events.js';
@@ -82,6 +83,8 @@ export interface ServiceOptions {
   now?: () => Date;
   /** Where a service reports a failure no request sees (the authorization server's own errors). */
   onError?: (error: unknown, what: string) => void;
+  /** The background refresh of user OAuth tokens: how long before expiry, and the retry delay after a passing failure (ms). */
+  tokenRefresh?: { leadMs?: number; retryMs?: number };
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -110,11 +113,22 @@ export function createServices(store: Store, options: ServiceOptions) {
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
   const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
+  const userOAuthTokens = userOAuthTokensService(store, options.secrets, outbound, {
+    now,
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.tokenRefresh?.retryMs !== undefined ? { retryMs: options.tokenRefresh.retryMs } : {}),
+  });
   return {
     audit,
     outbound,
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
-    userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
+    userOAuthTokens,
+    // Tokens are refreshed ahead of expiry on the jobs service, besides on use.
+    tokenRefresh: tokenRefresher(store, userOAuthTokens, jobs, {
+      now,
+      ...(options.tokenRefresh?.leadMs !== undefined ? { leadMs: options.tokenRefresh.leadMs } : {}),
+      onError: (error, what) => options.onError?.(error, what),
+    }),
     secrets: options.secrets,
     signing,
     repositories,

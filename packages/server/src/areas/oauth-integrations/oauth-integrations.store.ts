@@ -57,19 +57,70 @@ export async function findToken(db: Executor, tenantId: number, userId: number, 
 }
 
 export type TokenValues = Pick<UserOAuthTokenRow, 'status' | 'access_token' | 'refresh_token' | 'token_type' | 'scope' | 'access_token_expires_at' | 'refresh_token_expires_at' | 'last_error'>;
+/** The background refresh's bookkeeping (migration 0026). */
+export type RefreshValues = Pick<UserOAuthTokenRow, 'refresh_claim' | 'refresh_claimed_until' | 'refresh_retry_at'>;
+const UNCLAIMED: RefreshValues = { refresh_claim: null, refresh_claimed_until: null, refresh_retry_at: null };
 
 /** Creates or replaces the user's token for the integration (a new authorization replaces the old one). */
 export async function upsertToken(db: Executor, key: { tenantId: number; userId: number; integrationId: number }, values: TokenValues, at: string): Promise<UserOAuthTokenRow> {
   return db
     .insertInto('user_oauth_tokens')
     .values({ tenant_id: key.tenantId, user_id: key.userId, integration_id: key.integrationId, ...values, created_at: at, updated_at: at })
-    .onConflict((oc) => oc.columns(['user_id', 'integration_id']).doUpdateSet({ ...values, updated_at: at }))
+    // A new authorization starts afresh: no claim of a refresh under way, no retry pending.
+    .onConflict((oc) => oc.columns(['user_id', 'integration_id']).doUpdateSet({ ...values, ...UNCLAIMED, updated_at: at }))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export async function updateToken(db: Executor, id: number, values: Partial<TokenValues>, at: string): Promise<UserOAuthTokenRow | undefined> {
+export async function updateToken(db: Executor, id: number, values: Partial<TokenValues & RefreshValues>, at: string): Promise<UserOAuthTokenRow | undefined> {
   return db.updateTable('user_oauth_tokens').set({ ...values, updated_at: at }).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function findTokenById(db: Executor, id: number): Promise<UserOAuthTokenRow | undefined> {
+  return db.selectFrom('user_oauth_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Tokens of every tenant that a background refresh should take now, soonest to expire first: a
+ * refresh token still valid, an access token expiring before `before`, no live claim, and either
+ * ACTIVE or waiting for a retry that is due. A refresh the provider refused is not retried: the
+ * user must authorize again.
+ */
+export async function tokensDueForRefresh(db: Executor, at: string, before: string, limit: number): Promise<UserOAuthTokenRow[]> {
+  return db
+    .selectFrom('user_oauth_tokens')
+    .selectAll()
+    .where('access_token_expires_at', 'is not', null)
+    .where('access_token_expires_at', '<=', before)
+    .where('refresh_token', 'is not', null)
+    .where((eb) => eb.or([eb('refresh_token_expires_at', 'is', null), eb('refresh_token_expires_at', '>', at)]))
+    .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<=', at)]))
+    .where((eb) => eb.or([eb('status', '=', 'ACTIVE'), eb.and([eb('refresh_retry_at', 'is not', null), eb('refresh_retry_at', '<=', at)])]))
+    .orderBy('access_token_expires_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Claims the token's refresh for `claim` until `until`: true for exactly one caller, in any
+ * process, however many try at once (a conditional update). The token must still be as `seen`
+ * (same access-token expiry): one refreshed meanwhile is not claimed.
+ */
+export async function claimRefresh(db: Executor, seen: UserOAuthTokenRow, claim: string, until: string, at: string): Promise<boolean> {
+  const result = await db
+    .updateTable('user_oauth_tokens')
+    .set({ refresh_claim: claim, refresh_claimed_until: until })
+    .where('id', '=', seen.id)
+    .where('access_token_expires_at', '=', seen.access_token_expires_at)
+    .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<=', at)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Ends the claim `claim`, if it is still the token's. */
+export async function releaseRefresh(db: Executor, id: number, claim: string): Promise<void> {
+  await db.updateTable('user_oauth_tokens').set({ refresh_claim: null, refresh_claimed_until: null }).where('id', '=', id).where('refresh_claim', '=', claim).execute();
 }
 
 export async function deleteToken(db: Executor, id: number): Promise<boolean> {

@@ -8,7 +8,7 @@ import { ApiError } from '../../shared/problems.js';
 import { authorizationUrl, exchangeCode, hashState, newPkce, newState, ProviderError, refreshTokens, revokeToken, type TokenSet } from './oauth-client.js';
 import { clientSettings } from './oauth-integrations.service.js';
 import type { CallbackInput, UserOAuthToken } from './oauth-integrations.schemas.js';
-import { consumeState, deleteExpiredStates, deleteToken, findIntegration, findState, findToken, insertState, listTokens, sealedAs, updateToken, upsertToken, type TokenValues } from './oauth-integrations.store.js';
+import { consumeState, deleteExpiredStates, deleteToken, findIntegration, findState, findToken, findTokenById, insertState, listTokens, releaseRefresh, sealedAs, updateToken, upsertToken, type TokenValues } from './oauth-integrations.store.js';
 
 /** How long a `state` can complete its authorization. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -30,6 +30,24 @@ const printable = (text: string, max: number) => text.replace(/[^\x20-\x7E]/g, '
 export interface UserOAuthTokensOptions {
   now: () => Date;
   log?: OutboundLog;
+  /** How long after a refresh that failed for a passing reason it is tried again in the background; default 5 minutes. */
+  retryMs?: number;
+}
+
+/** What a background refresh of one claimed token came to (the job's result). */
+export type BackgroundOutcome = 'refreshed' | 'failed' | 'refreshed-meanwhile' | 'claim-lost' | 'gone';
+
+export const DEFAULT_RETRY_MS = 5 * 60_000;
+
+/**
+ * Whether a failed refresh is worth trying again later: the provider could not be reached, timed
+ * out or failed on its side. A refusal (a 4xx such as `invalid_grant`) stands until the user
+ * authorizes again, as does a call the outbound guard refuses.
+ */
+function passing(error: unknown): boolean {
+  if (error instanceof OutboundError) return error.kind === 'timeout' || error.kind === 'network';
+  if (error instanceof ProviderError) return error.status === null || error.status === 429 || error.status >= 500;
+  return false;
 }
 
 /**
@@ -40,6 +58,7 @@ export interface UserOAuthTokensOptions {
 export function userOAuthTokensService(store: Store, secrets: Secrets, outbound: Outbound, options: UserOAuthTokensOptions) {
   const { db } = store;
   const { now } = options;
+  const retryMs = options.retryMs ?? DEFAULT_RETRY_MS;
   const iso = () => now().toISOString();
   const later = (seconds: number | null) => (seconds === null ? null : new Date(now().getTime() + seconds * 1000).toISOString());
 
@@ -103,10 +122,13 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
       const values = sealTokens(row.integration_id, row.user_id, tokens);
       // A provider that does not rotate refresh tokens answers none on refresh: the old one stays.
       if (tokens.refreshToken === null) Object.assign(values, { refresh_token: row.refresh_token, refresh_token_expires_at: row.refresh_token_expires_at });
-      return (await updateToken(db, row.id, values, iso())) ?? row;
+      return (await updateToken(db, row.id, { ...values, refresh_retry_at: null }, iso())) ?? row;
     } catch (error) {
-      // The token in hand stays usable until it expires; the status says a new authorization is due.
-      return (await updateToken(db, row.id, { status: 'REFRESH_FAILED', last_error: JSON.stringify(failure(error, 'refresh')) }, iso())) ?? row;
+      // The token in hand stays usable until it expires; the status says a new authorization is
+      // due, unless the failure was passing: then `retryAt` says when the background tries again.
+      const retryAt = passing(error) ? new Date(now().getTime() + retryMs).toISOString() : null;
+      const lastError = JSON.stringify({ ...failure(error, 'refresh'), retryAt });
+      return (await updateToken(db, row.id, { status: 'REFRESH_FAILED', last_error: lastError, refresh_retry_at: retryAt }, iso())) ?? row;
     }
   }
 
@@ -217,6 +239,28 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
       }
       await upsertToken(db, { tenantId, userId: state.user_id, integrationId: state.integration_id }, sealTokens(state.integration_id, state.user_id, tokens), iso());
       return { integrationId: state.integration_id, status: 'ACTIVE' };
+    },
+
+    /**
+     * The background refresh of one token whose refresh `claim` was taken (token-refresh.ts),
+     * while the token is as it was when claimed (`seenExpiry`). Under the same per-token lock as a
+     * refresh on use, so the two never both spend a rotating refresh token. The claim ends with it.
+     */
+    async refreshClaimed(tokenId: number, claim: string, seenExpiry: string | null): Promise<BackgroundOutcome> {
+      return exclusive(store, `user-oauth-token:${tokenId}`, async () => {
+        const row = await findTokenById(db, tokenId);
+        if (!row) return 'gone';
+        if (row.refresh_claim !== claim) return 'claim-lost';
+        try {
+          // Used, and so refreshed, since it was claimed: nothing left to do.
+          if (row.access_token_expires_at !== seenExpiry) return 'refreshed-meanwhile';
+          const after = await refresh(row);
+          if (after === row) return 'gone';
+          return after.status === 'ACTIVE' ? 'refreshed' : 'failed';
+        } finally {
+          await releaseRefresh(db, tokenId, claim);
+        }
+      });
     },
 
     /**
