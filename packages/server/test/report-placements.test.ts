@@ -108,10 +108,14 @@ describe.each(DIALECTS)('report placements (%s)', (dialect) => {
       // Placing never changes the report: a viewer may place what they cannot edit.
       expect({ ...placed, externalWorkbookPlacements: [] }).toMatchObject({ name: r.name, sqlQuery: r.sqlQuery, updatedAt: r.updatedAt });
       // The same call again is the same placement (idempotent per placement), and GET shows it.
-      const again = await ok(await connect(r.id, { externalWorkbookId: 'doc-1', resultLocation: 'Sales!B2:F40', sheetId: '0', sheetName: 'Sales', anchorCell: 'B2', resultChecksum: checksum }, viewer.key));
-      expect(again.externalWorkbookPlacements).toHaveLength(1);
-      expect(again.externalWorkbookPlacements[0]!.id).toBe(placed.externalWorkbookPlacements[0]!.id);
-      expect(await placementsOf(r.id)).toEqual(again.externalWorkbookPlacements);
+      const body = { externalWorkbookId: 'doc-1', resultLocation: 'Sales!B2:F40', sheetId: '0', sheetName: 'Sales', anchorCell: 'B2', endResultCell: 'F40', workbookName: 'Q1 plan', host: 'GOOGLE_SHEETS', resultChecksum: checksum };
+      const again = await ok(await connect(r.id, body, viewer.key));
+      expect(again).toEqual(placed);
+      expect(await placementsOf(r.id)).toEqual(placed.externalWorkbookPlacements);
+      // Fewer fields is a new address for the same placement: it keeps its id.
+      const trimmed = await ok(await connect(r.id, { externalWorkbookId: 'doc-1', resultLocation: 'Sales!B2:F40', sheetId: '0' }, viewer.key));
+      expect(trimmed.externalWorkbookPlacements).toHaveLength(1);
+      expect(trimmed.externalWorkbookPlacements[0]).toMatchObject({ id: placed.externalWorkbookPlacements[0]!.id, sheetName: null, anchorCell: null, resultChecksum: null });
     });
 
     it('a sent placementId becomes the placement’s id and names it on later calls; other placements of the report are untouched', async () => {

@@ -113,6 +113,8 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
           throw new ApiError('PLACEMENT_LIMIT_REACHED', `Report ${reportId} already has ${MAX_PLACEMENTS} placements, the most one report holds; remove placements that are no longer used first.`);
         }
         const next = placed(caller, input, existing?.id ?? input.placementId ?? randomUUID(), current, existing);
+        // The same call again (a retry) changes nothing, not even when it was placed.
+        if (existing && samePlacement(existing, next)) return null;
         return existing ? replaceAt(placements, index, next) : [...placements, next];
       });
       return render(caller, context, read, written);
@@ -151,6 +153,12 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
   };
 }
 export type PlacementsService = ReturnType<typeof placementsService>;
+
+/** Equal but for when it was placed. */
+function samePlacement(a: StoredPlacement, b: StoredPlacement): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as Array<keyof StoredPlacement>);
+  return [...keys].every((key) => key === 'placedAt' || JSON.stringify(a[key] ?? null) === JSON.stringify(b[key] ?? null));
+}
 
 function replaceAt(placements: StoredPlacement[], index: number, next: StoredPlacement): StoredPlacement[] {
   return placements.map((p, i) => (i === index ? next : p));
