@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { sealedAs } from '../src/areas/oauth-integrations/oauth-integrations.store.js';
+import { REFRESH_JOB } from '../src/areas/oauth-integrations/token-refresh.js';
 import type { JobRecord } from '../src/jobs/index.js';
 import { DIALECTS, TestApp, type Caller } from './harness.js';
 import { startOAuthProvider, type OAuthProviderFixture } from './oauth-provider-fixture.js';
@@ -106,6 +107,12 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     expect(await t.app.services.userOAuthTokens.currentAccessToken(t.tenantId, user.userId, integrationId)).toEqual({ accessToken: second.accessToken, accessTokenExpiresAt: after.accessTokenExpiresAt });
     expect(await t.app.services.tokenRefresh.scan()).toEqual([]);
     expect(refreshGrants()).toBe(grants + 1);
+    // Finished refresh jobs are pruned after a day (the timer does it after each scan).
+    const refreshJobs = () => t.store.db.selectFrom('jobs').select('id').where('kind', '=', REFRESH_JOB).execute();
+    expect((await refreshJobs()).length).toBeGreaterThan(0);
+    expect(await t.app.services.jobs.prune(REFRESH_JOB, new Date(Date.now() - 60_000))).toBe(0);
+    expect(await t.app.services.jobs.prune(REFRESH_JOB, new Date(Date.now() + 60_000))).toBeGreaterThan(0);
+    expect(await refreshJobs()).toEqual([]);
   });
 
   it('two server processes scanning at once refresh a token once: one claim wins, one job runs, the provider sees one refresh', async () => {

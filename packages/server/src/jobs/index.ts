@@ -35,7 +35,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import { now } from '../time.js';
 import { sqliteDispatch } from './dispatch.js';
-import { cancelQueued, findJob, insertJob, listJobs, readLogs, requestCancel, toRecord } from './jobs.store.js';
+import { cancelQueued, deleteFinished, findJob, insertJob, listJobs, readLogs, requestCancel, toRecord } from './jobs.store.js';
 import { pgBossDispatch } from './pg-boss-dispatch.js';
 import type { JobKind, Jobs, JobsOptions, JobState } from './types.js';
 import { Changes } from './changes.js';
@@ -131,6 +131,10 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
           change.cancel();
         }
       }
+    },
+
+    async prune(kind, finishedBefore, limit = 1_000) {
+      return deleteFinished(store.db, kind, finishedBefore.toISOString(), positive('limit', limit));
     },
 
     start: () => worker.start(),

@@ -217,3 +217,14 @@ export function requestCancel(db: Executor, tenantId: number, id: number): Promi
     .returningAll()
     .executeTakeFirst();
 }
+
+/**
+ * Deletes up to `limit` finished jobs (succeeded, failed, cancelled) of `kind` that finished
+ * before `before`, with their logs; answers how many. For kinds that run often and whose records
+ * nobody reads later.
+ */
+export async function deleteFinished(db: Executor, kind: string, before: string, limit: number): Promise<number> {
+  const ids = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('state', 'in', ['succeeded', 'failed', 'cancelled']).where('finished_at', '<', before).orderBy('id').limit(limit);
+  const result = await db.deleteFrom('jobs').where('id', 'in', ids).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -102,6 +102,12 @@ export interface Jobs {
   cancel(tenantId: number, id: number): Promise<JobRecord | undefined>;
   /** Resolves once the job is succeeded, failed or cancelled; rejects past `timeoutMs` (default 60 s) or when there is no such job. */
   waitFor(tenantId: number, id: number, options?: { timeoutMs?: number }): Promise<JobRecord>;
+  /**
+   * Deletes finished jobs of `kind` (succeeded, failed or cancelled before `finishedBefore`), at
+   * most `limit` (default 1,000) a call, with their logs; answers how many. For kinds that run
+   * often and whose records nobody reads later (token refreshes).
+   */
+  prune(kind: string, finishedBefore: Date, limit?: number): Promise<number>;
   /** Begins working: claims queued jobs of the registered kinds, and sweeps jobs of dead processes. */
   start(): Promise<void>;
   /**

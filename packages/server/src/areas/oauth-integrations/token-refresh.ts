@@ -29,6 +29,8 @@ export const DEFAULT_LEAD_MS = 5 * 60_000;
 const DEFAULT_CLAIM_MS = 5 * 60_000;
 /** A refresh is one call to the provider through outbound/ (with its own timeouts): a minute is ample. */
 const JOB_TIMEOUT_MS = 60_000;
+/** How long a finished refresh job's record is kept (for operators reading the jobs table); refreshes run hourly per token. */
+const KEEP_JOBS_MS = 24 * 60 * 60_000;
 
 /**
  * Refreshes user OAuth tokens before they expire, in the background, on the jobs service (in
@@ -78,12 +80,16 @@ export function tokenRefresher(store: Store, tokens: Pick<UserOAuthTokensService
 
   return {
     scan,
-    /** Scans every `scanMs` until stopped; a scan still running when the next is due is not doubled. */
+    /**
+     * Scans every `scanMs` until stopped, then deletes refresh jobs finished a day ago; a scan
+     * still running when the next is due is not doubled.
+     */
     start(scanMs: number): void {
       if (timer !== null || scanMs <= 0) return;
       timer = setInterval(() => {
         if (scanning !== null) return;
         scanning = scan()
+          .then(() => jobs.prune(REFRESH_JOB, new Date(now().getTime() - KEEP_JOBS_MS)))
           .catch((error: unknown) => options.onError?.(error, 'the background refresh of user OAuth tokens failed; the next scan tries again'))
           .finally(() => {
             scanning = null;
