@@ -93,7 +93,8 @@ describe('help', () => {
     // The top-level help documents the exit codes scripts rely on, and the Ctrl-C behaviour.
     expect(results[0]?.stdout).toMatch(/130\s+interrupted with Ctrl-C/);
     expect(results[0]?.stdout).toMatch(/2\s+a bulk move or delete ran, but some items failed/);
-  });
+    // One CLI process per command, all at once: on a loaded 2-core machine that takes longer than the default limit.
+  }, 120_000);
 });
 
 describe('usage errors and dry runs need no server', () => {
