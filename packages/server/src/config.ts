@@ -43,6 +43,8 @@ export interface Config {
   catalog: Catalog;
   /** Background jobs: how often a running job's heartbeat is written, and after how long without one it is taken back (ms). */
   jobs: { heartbeatMs: number; staleAfterMs: number };
+  /** How often each process looks for notifications' due occurrences (NOTIFICATIONS_TICK_MS, ms). */
+  notificationsTickMs: number;
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
   /** Deployments' runtimes (runtime/): the driver (`none`: this process runs no pods), where pods listen, and the timings. */
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (versions === null) problems.push(`RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`);
   const regions = value('REGIONS') === null ? DEFAULT_CATALOG.regions : parseRegions(value('REGIONS') ?? '');
   if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
+  const notificationsTickMs = milliseconds('NOTIFICATIONS_TICK_MS', 10_000);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
   if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
   const runtimeDriver = value('RUNTIME_DRIVER') ?? 'process';
@@ -234,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     folderTreeSettleMs,
     embedUserLimit,
     jobs,
+    notificationsTickMs,
     runtime,
     catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },
     corsOrigins,

@@ -54,6 +54,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       baseDomain: config.baseDomain,
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,
+      notificationsTickMs: config.notificationsTickMs,
       runtime: config.runtime,
       databaseUrl: config.databaseUrl,
       catalog: config.catalog,

@@ -58,6 +58,10 @@ import { userSettingsService } from './areas/account/user-settings.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { oauthService } from './areas/oauth/oauth.service.js';
 import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
+import { notificationsService } from './areas/notifications/notifications.service.js';
+import { NotificationScheduler } from './areas/notifications/scheduler.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -81,6 +85,8 @@ export interface ServiceOptions {
   now?: () => Date;
   /** Where a service reports a failure no request sees (the authorization server's own errors). */
   onError?: (error: unknown, what: string) => void;
+  /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. */
+  notificationsTickMs?: number;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -108,9 +114,18 @@ export function createServices(store: Store, options: ServiceOptions) {
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
   const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
+  // Notifications' schedules: the due-time loop claims each occurrence once across processes.
+  const notificationScheduler = new NotificationScheduler(store, jobs, {
+    now,
+    owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    ...(options.notificationsTickMs !== undefined ? { tickMs: options.notificationsTickMs } : {}),
+    onError: (error) => options.onError?.(error, 'notifications: claiming due deliveries'),
+  });
   return {
     audit,
     outbound,
+    notificationScheduler,
+    notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
     secrets: options.secrets,

@@ -36,6 +36,7 @@ export const PROBLEMS = {
   WORKBOOK_NOT_FOUND: { status: 404, title: 'Workbook not found' },
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
   DASHBOARD_NOT_FOUND: { status: 404, title: 'Dashboard not found' },
+  NOTIFICATION_NOT_FOUND: { status: 404, title: 'The deployment has no notification with this id' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
   UPLOAD_NOT_FOUND: { status: 404, title: 'No open upload with this transaction id' },
