@@ -36,6 +36,16 @@ const COMMANDS: string[][] = [
   ['dbt-sync', 'status'],
   ['dbt-sync', 'logs'],
   ['dbt-sync', 'cancel'],
+  ['notifications'],
+  ['notifications', 'list'],
+  ['notifications', 'create'],
+  ['notifications', 'get'],
+  ['notifications', 'update'],
+  ['notifications', 'delete'],
+  ['notifications', 'recipients'],
+  ['notifications', 'add'],
+  ['notifications', 'remove'],
+  ['notifications', 'deliveries'],
   ['users'],
   ['users', 'list'],
   ['users', 'create'],
@@ -74,7 +84,7 @@ function listedCommands(help: string): string[] {
 afterAll(removeTempDirs);
 
 describe('help', () => {
-  it('every command has help with an example that uses it, and no command goes untested', async () => {
+  it('every command has help with an example that uses it, and no command goes untested', { timeout: 120_000 }, async () => {
     const results = await Promise.all(COMMANDS.map((command) => runCli([...command, '--help'])));
     results.forEach((result, i) => {
       const command = COMMANDS[i] as string[];
