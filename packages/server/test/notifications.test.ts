@@ -366,6 +366,30 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       expect((await deliveries(quiet.id)).items).toMatchObject([{ send: false, format: 'pdf', scheduledFor: '2026-08-01T09:00:00.000Z' }]);
     });
 
+    it('a delivery claimed by a process that stopped before enqueueing it gets a job from the next loop after a minute, and runs once', async () => {
+      clock = new Date('2026-09-01T08:00:00Z');
+      const n = await made(daily());
+      const claimedAt = '2026-09-01T09:00:00.000Z';
+      const orphan = await t.store.db
+        .insertInto('notification_deliveries')
+        .values({ tenant_id: t.tenantId, notification_id: n.id, scheduled_for: claimedAt, claimed_at: claimedAt, claimed_by: 'a process that died', job_id: null, status: 'pending', send: 1, format: 'png', message: null, finished_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // Not yet a minute: it may still be enqueued by its own process.
+      clock = new Date('2026-09-01T09:00:30Z');
+      await scheduler().tick();
+      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({ status: 'pending', jobId: null });
+      clock = new Date('2026-09-01T09:01:30Z');
+      await scheduler().tick();
+      const picked = (await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id);
+      expect(picked.jobId).toEqual(expect.any(Number));
+      await t.app.services.jobs.waitFor(t.tenantId, picked.jobId);
+      await scheduler().tick();
+      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({ status: 'failed', jobId: picked.jobId, message: RENDERING_UNAVAILABLE });
+      const jobs = await t.store.db.selectFrom('jobs').select('payload').where('kind', '=', 'notification-delivery').execute();
+      expect(jobs.filter((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId === orphan.id)).toHaveLength(1);
+    });
+
     it('through both daylight-saving transitions, a daily 02:30 in Europe/Berlin is delivered once a day', async () => {
       const tickHourly = async (from: string, hours: number) => {
         for (let h = 0; h <= hours; h++) {

@@ -241,7 +241,7 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       const deployment = await deploymentOf(caller, deploymentId, 'change notifications');
       const tenantId = caller.actor.tenantId;
       checkFilters(input.filters, '/body/filters');
-      return serialized(store, `notification:${id}`, async (trx) => {
+      return serialized(store, lockKey.notification(id), async (trx) => {
         const row = await requireNotification(trx, tenantId, deployment.id, id);
         const changes: NotificationChanges = {};
         const scheduleSent = [input.scheduleType, input.minute, input.hour, input.dayOfWeek, input.dayOfMonth, input.customCron, input.timezone].some((v) => v != null);
@@ -287,7 +287,7 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
 
     async remove(caller: Caller, deploymentId: number, id: number): Promise<void> {
       const deployment = await deploymentOf(caller, deploymentId, 'delete notifications');
-      await serialized(store, `notification:${id}`, async (trx) => {
+      await serialized(store, lockKey.notification(id), async (trx) => {
         const row = await requireNotification(trx, caller.actor.tenantId, deployment.id, id);
         await deleteNotification(trx, caller.actor.tenantId, row.id);
       });
@@ -309,7 +309,7 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       // Every entry resolves to an email, or nothing is written (reference 6.7).
       const checked = await checkRecipients(db, tenantId, entries);
       // The embed-people lock: provisioning may create users, within the account's cap.
-      return serialized(store, [lockKey.embedPeople(tenantId), `notification:${id}`], async (trx) => {
+      return serialized(store, [lockKey.embedPeople(tenantId), lockKey.notification(id)], async (trx) => {
         const row = await requireNotification(trx, tenantId, deployment.id, id);
         return addRecipients(trx, tenantId, row.id, checked, { userLimit: options.embedUserLimit, at: options.now().toISOString() });
       });
@@ -318,7 +318,7 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
     async removeRecipients(caller: Caller, deploymentId: number, id: number, entries: RemoveRecipientInput[]): Promise<void> {
       const deployment = await deploymentOf(caller, deploymentId, 'remove notification recipients');
       const tenantId = caller.actor.tenantId;
-      await serialized(store, `notification:${id}`, async (trx) => {
+      await serialized(store, lockKey.notification(id), async (trx) => {
         const row = await requireNotification(trx, tenantId, deployment.id, id);
         await removeKeys(trx, tenantId, row.id, entries);
       });

@@ -1,6 +1,6 @@
 import type { Store } from '../../db/database.js';
 import type { NotificationRow } from '../../db/tables.js';
-import { serialized } from '../../db/transactions.js';
+import { lockKey, serialized } from '../../db/transactions.js';
 import type { JobContext, Jobs } from '../../jobs/index.js';
 import { deliverNotification, type DeliveryRecipient } from './deliver.js';
 import {
@@ -120,7 +120,7 @@ export class NotificationScheduler {
     if (row.next_run_at === null) return undefined;
     const { latest, following } = catchUp(row.cron_expression, row.timezone, new Date(row.next_run_at), now);
     const at = now.toISOString();
-    return serialized(this.store, `notification:${row.id}`, async (trx) => {
+    return serialized(this.store, lockKey.notification(row.id), async (trx) => {
       if (!(await advanceSchedule(trx, row.id, row.next_run_at as string, following?.toISOString() ?? null))) return undefined;
       const delivery = await insertDelivery(trx, {
         tenant_id: row.tenant_id,
