@@ -134,7 +134,9 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
     }
     const embedTenant = await findEmbedTenant(trx, tenantId, entry.embedTenantName);
     const before = embedTenant && (await findEmbedUserByExternalId(trx, tenantId, embedTenant.id, entry.externalId));
-    const stateBefore = before ? await embedState(trx, tenantId, before.id, before.email) : null;
+    // Groups and attribute values change only when the entry sends them; otherwise the email alone decides.
+    const sendsMemberships = entry.input.groups != null || entry.input.userAttributes != null;
+    const stateBefore = before ? (sendsMemberships ? await embedState(trx, tenantId, before.id, before.email) : before.email) : null;
     const provisioned = await provisionEmbedUser(
       trx,
       tenantId,
@@ -152,7 +154,7 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
     }
     const contextChanged = context !== undefined && context !== existing.security_context;
     if (contextChanged) await setRecipientSecurityContext(trx, existing.id, context, options.at);
-    const stateAfter = await embedState(trx, tenantId, embedUserId, provisioned.user.email);
+    const stateAfter = sendsMemberships ? await embedState(trx, tenantId, embedUserId, provisioned.user.email) : provisioned.user.email;
     record(existing.id, contextChanged || stateBefore !== stateAfter ? 'updated' : 'unchanged');
   }
   const views = await recipientViewsByIds(trx, tenantId, notificationId, order);
