@@ -12,6 +12,7 @@ import { registerLogin } from './commands/login.js';
 import { registerLogs } from './commands/logs.js';
 import { registerModel } from './commands/model.js';
 import { registerMove } from './commands/move.js';
+import { registerNotifications } from './commands/notifications.js';
 import { registerPods } from './commands/pods.js';
 import { registerReports } from './commands/reports.js';
 import { registerSpec } from './commands/spec.js';
@@ -72,6 +73,7 @@ function buildProgram(): Command {
   registerEnvVars(program);
   registerPods(program);
   registerDbtSync(program);
+  registerNotifications(program);
   registerLogs(program);
   registerUsers(program);
   registerApiKeys(program);

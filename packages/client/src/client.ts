@@ -13,6 +13,7 @@ import { createPods, type Logs, type Pods } from './pods.js';
 import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
+import { createNotifications, type Notifications } from './notifications.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -55,6 +56,8 @@ export interface MapiClient extends TypedCalls, Lists {
   dbtSync: DbtSync;
   /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17). */
   embed: Embed;
+  /** A deployment's scheduled dashboard deliveries, their recipients and deliveries history (reference 6). */
+  notifications: Notifications;
   /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
@@ -97,6 +100,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createPods(api),
     dbtSync: createDbtSync(api),
     embed: createEmbed(api),
+    notifications: createNotifications(api),
     ...createDashboards(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),

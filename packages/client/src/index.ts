@@ -16,6 +16,7 @@ export {
   type BulkProgress,
   type SkippedItem,
 } from './bulk.js';
+export { createNotifications, RECIPIENTS_PER_REQUEST, type NotificationListQuery, type Notifications } from './notifications.js';
 export { createDbtSync, isSyncFinished, SyncWaitTimeoutError, type DbtSync, type DbtSyncHistoryQuery, type FollowSyncOptions } from './dbt-sync.js';
 export { BuildWaitTimeoutError, isFinished, type BuildListQuery, type Builds, type CommitListQuery, type Commits, type WaitForBuildOptions } from './builds.js';
 export {

@@ -52,6 +52,16 @@ export type DbtSyncSettings = Schemas['DbtSyncSettings'];
 export type StartDbtSyncResponse = Schemas['StartDbtSyncResponse'];
 export type StartDbtSyncInput = NonNullable<operations['startDbtSync']['requestBody']>['content']['application/json'];
 
+/** Scheduled dashboard deliveries (reference 6). */
+export type Notification = Schemas['NotificationDto'];
+export type NotificationRecipient = Schemas['NotificationRecipient'];
+export type NotificationDelivery = Schemas['NotificationDelivery'];
+export type CreateNotificationInput = NonNullable<operations['createNotification']['requestBody']>['content']['application/json'];
+export type UpdateNotificationInput = NonNullable<operations['updateNotification']['requestBody']>['content']['application/json'];
+export type NotificationRecipientInput = NonNullable<operations['addNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
+export type NotificationRecipientRef = NonNullable<operations['removeNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
+export type AddNotificationRecipientsResult = Schemas['AddNotificationRecipientsResponse'];
+
 export type Commit = Schemas['Commit'];
 export type Build = Schemas['Build'];
 export type BuildLogLine = Schemas['BuildLogLine'];

@@ -118,6 +118,8 @@ import { oauthMount } from './areas/oauth/oauth.mount.js';
 import { oauthRoutes } from './areas/oauth/oauth.routes.js';
 import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
 import { oauthClientSchemas } from './areas/oauth/oauth-clients.schemas.js';
+import { notificationsRoutes } from './areas/notifications/notifications.routes.js';
+import { notificationSchemas } from './areas/notifications/notifications.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -196,8 +198,10 @@ export interface AppOptions {
   secrets?: Secrets;
   /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
   outbound?: OutboundOptions;
-  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions) and of notifications' schedules; tests move it. Absent: the system's. */
   now?: () => Date;
+  /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. The loop starts with the jobs worker. */
+  notificationsTickMs?: number;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -286,6 +290,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     ...(options.outbound ? { outbound: options.outbound } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.notificationsTickMs !== undefined ? { notificationsTickMs: options.notificationsTickMs } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
@@ -332,6 +337,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...appConfigSchemas,
     ...oauthSchemas,
     ...oauthClientSchemas,
+    ...notificationSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -454,16 +460,20 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
+  await app.register(notificationsRoutes(services.notifications));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') {
     app.addHook('onReady', () => services.jobs.start());
     // Every process scans for tokens to refresh; the claims let one of them refresh each.
     app.addHook('onReady', async () => services.tokenRefresh.start(options.oauthTokenRefresh?.scanMs ?? 60_000));
+    // Notifications' due-time loop runs with the worker (tests drive it with `tick()` instead).
+    app.addHook('onReady', async () => services.notificationScheduler.start());
   }
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());
   app.addHook('onClose', async () => {
+    await services.notificationScheduler.stop();
     await services.runtime.close();
     await services.tokenRefresh.stop();
     await services.jobs.stop();

@@ -45,6 +45,8 @@ export interface Config {
   jobs: { heartbeatMs: number; staleAfterMs: number };
   /** The background refresh of user OAuth tokens: scan interval (0: off), how long before expiry, retry delay after a passing failure (ms). */
   oauthTokenRefresh: { scanMs: number; leadMs: number; retryMs: number };
+  /** How often each process looks for notifications' due occurrences (NOTIFICATIONS_TICK_MS, ms). */
+  notificationsTickMs: number;
   /** Origin of the absolute URLs the server builds in single-tenant mode; null: https://localhost:<bound port>. */
   publicUrl: string | null;
   /** Deployments' runtimes (runtime/): the driver (`none`: this process runs no pods), where pods listen, and the timings. */
@@ -153,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (versions === null) problems.push(`RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`);
   const regions = value('REGIONS') === null ? DEFAULT_CATALOG.regions : parseRegions(value('REGIONS') ?? '');
   if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
+  const notificationsTickMs = milliseconds('NOTIFICATIONS_TICK_MS', 10_000);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
   const oauthTokenRefresh = {
     scanMs: wholeNumber('OAUTH_TOKEN_REFRESH_SCAN_MS', 60_000, 86_400_000, 'a number of milliseconds up to 86400000 (0 turns the background refresh off)'),
@@ -242,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embedUserLimit,
     jobs,
     oauthTokenRefresh,
+    notificationsTickMs,
     runtime,
     catalog: { versions: versions ?? DEFAULT_CATALOG.versions, regions: regions ?? DEFAULT_CATALOG.regions },
     corsOrigins,

@@ -55,6 +55,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       repositoriesDir: config.repositoriesDir,
       jobs: config.jobs,
       oauthTokenRefresh: config.oauthTokenRefresh,
+      notificationsTickMs: config.notificationsTickMs,
       runtime: config.runtime,
       databaseUrl: config.databaseUrl,
       catalog: config.catalog,

@@ -60,6 +60,10 @@ import { userSettingsService } from './areas/account/user-settings.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { oauthService } from './areas/oauth/oauth.service.js';
 import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
+import { notificationsService } from './areas/notifications/notifications.service.js';
+import { NotificationScheduler } from './areas/notifications/scheduler.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -85,6 +89,8 @@ export interface ServiceOptions {
   onError?: (error: unknown, what: string) => void;
   /** The background refresh of user OAuth tokens: how long before expiry, and the retry delay after a passing failure (ms). */
   tokenRefresh?: { leadMs?: number; retryMs?: number };
+  /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. */
+  notificationsTickMs?: number;
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -118,9 +124,18 @@ export function createServices(store: Store, options: ServiceOptions) {
     ...(options.log ? { log: options.log } : {}),
     ...(options.tokenRefresh?.retryMs !== undefined ? { retryMs: options.tokenRefresh.retryMs } : {}),
   });
+  // Notifications' schedules: the due-time loop claims each occurrence once across processes.
+  const notificationScheduler = new NotificationScheduler(store, jobs, {
+    now,
+    owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    ...(options.notificationsTickMs !== undefined ? { tickMs: options.notificationsTickMs } : {}),
+    onError: (error) => options.onError?.(error, 'notifications: claiming due deliveries'),
+  });
   return {
     audit,
     outbound,
+    notificationScheduler,
+    notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens,
     // Tokens are refreshed ahead of expiry on the jobs service, besides on use.

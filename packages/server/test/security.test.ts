@@ -67,6 +67,9 @@ interface Ids {
   embedGroupId: number;
   /** An OAuth integration of the tenant (`{id}` of its routes, and `{integrationId}`). */
   integrationId: number;
+  /** A published dashboard of the deployment, and a notification of it (`{id}` of the notification routes). */
+  dashboardId: number;
+  notificationId: number;
 }
 
 /**
@@ -83,6 +86,7 @@ const QUERIES: Record<string, string> = { deleteBranch: '?branchName=security-su
 
 /** What `{id}` names: the reference calls several kinds of id so. */
 function idOf(path: string, ids: Ids): number {
+  if (path.includes('/notifications/')) return ids.notificationId;
   return path.startsWith('/api/v1/oauth-integrations/') ? ids.integrationId : ids.embedGroupId;
 }
 
@@ -160,6 +164,10 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateMySettings: { defaultDeploymentId: ids.deploymentId },
     approveDeviceSignIn: { userCode: 'BCDF-GHJK' },
     createOAuthClient: { name: 'security-suite' },
+    createNotification: { scheduleType: 'DAILY', minute: 0, hour: 9, dashboardId: ids.dashboardId },
+    updateNotification: { minute: 30, filters: [{ member: 'orders.status', operator: 'equals', value: 'x' }] },
+    addNotificationRecipients: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'suite-new', externalId: 'new@suite.example' }] },
+    removeNotificationRecipients: { recipients: [{ type: 'USER', id: ids.userId }] },
   };
   return bodies[op.operationId];
 }
@@ -213,6 +221,10 @@ const TABLES = [
   'user_oauth_tokens',
   'oauth_states',
   'oauth_models',
+  'notifications',
+  'notification_recipients',
+  'notification_deliveries',
+  'notification_delivery_recipients',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
@@ -293,7 +305,28 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
       configId: await oidcConfigOf(tenantId),
       ...(await embedTenantOf(tenantId, `${label}-embed`)),
       ...(await oauthOf(tenantId, adminId)),
+      ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
     };
+  }
+
+  /** A published dashboard with a notification that has a recipient, so {id} of the notification routes names a real one. */
+  async function notificationOf(tenantId: number, deploymentId: number, workbookId: number, userId: number, label: string): Promise<{ dashboardId: number; notificationId: number }> {
+    const at = new Date().toISOString();
+    const dashboard = await t.store.db
+      .insertInto('dashboards')
+      .values({ tenant_id: tenantId, deployment_id: deploymentId, workbook_id: workbookId, public_id: `${label}-dashboard`, allow_embed: 0, created_by: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const notification = await t.store.db
+      .insertInto('notifications')
+      .values({ tenant_id: tenantId, deployment_id: deploymentId, dashboard_id: dashboard.id, schedule_type: 'DAILY', minute: 0, hour: 9, day_of_week: null, day_of_month: null, cron_expression: '0 9 * * *', timezone: 'UTC', is_enabled: 1, notification_enabled: 1, notification_format: 'png', notification_ai_summary: 0, filters: null, time_grains: null, member_switchers: null, next_run_at: '2999-01-01T09:00:00.000Z', created_by: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.store.db
+      .insertInto('notification_recipients')
+      .values({ tenant_id: tenantId, notification_id: notification.id, type: 'USER', recipient_key: `user:${userId}`, user_id: userId, embed_user_id: null, channel_id: null, channel_name: null, security_context: null, created_at: at, updated_at: at })
+      .execute();
+    return { dashboardId: dashboard.id, notificationId: notification.id };
   }
 
   /** An OAuth integration with the admin's token for it, so {id} and {integrationId} name real ones. */

@@ -744,6 +744,87 @@ export interface Database {
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;
   oauth_models: OAuthModelTable;
+  notifications: NotificationTable;
+  notification_recipients: NotificationRecipientTable;
+  notification_deliveries: NotificationDeliveryTable;
+  notification_delivery_recipients: NotificationDeliveryRecipientTable;
+}
+
+/** A scheduled delivery of one published dashboard (migration 0027); booleans are 0 or 1. */
+export interface NotificationTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  dashboard_id: number;
+  schedule_type: string;
+  minute: number | null;
+  hour: number | null;
+  day_of_week: number | null;
+  day_of_month: number | null;
+  cron_expression: string;
+  timezone: string;
+  is_enabled: number;
+  notification_enabled: number;
+  notification_format: string;
+  notification_ai_summary: number;
+  /** JSON arrays, or null. */
+  filters: string | null;
+  time_grains: string | null;
+  member_switchers: string | null;
+  /** The next occurrence (UTC ISO), null when the schedule never runs again. */
+  next_run_at: string | null;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NotificationRecipientTable {
+  id: Generated<number>;
+  tenant_id: number;
+  notification_id: number;
+  type: string;
+  /** `user:<id>`, `embed-user:<id>` or `slack:<channel>`: unique per notification. */
+  recipient_key: string;
+  user_id: number | null;
+  embed_user_id: number | null;
+  channel_id: string | null;
+  channel_name: string | null;
+  /** JSON object, or null. */
+  security_context: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One claimed occurrence of a notification's schedule: unique per (notification, scheduled_for). */
+export interface NotificationDeliveryTable {
+  id: Generated<number>;
+  tenant_id: number;
+  notification_id: number;
+  scheduled_for: string;
+  claimed_at: string;
+  /** The process (jobs owner name) that claimed it. */
+  claimed_by: string;
+  job_id: number | null;
+  status: string;
+  /** 1 when mails go out (`notificationEnabled`), 0 when it is rendered into the history only. */
+  send: number;
+  format: string;
+  message: string | null;
+  finished_at: string | null;
+}
+
+export interface NotificationDeliveryRecipientTable {
+  id: Generated<number>;
+  tenant_id: number;
+  delivery_id: number;
+  type: string;
+  user_id: number | null;
+  embed_user_id: number | null;
+  email: string | null;
+  status: string;
+  attempts: Generated<number>;
+  last_error: string | null;
+  updated_at: string;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -828,6 +909,10 @@ export type TenantRow = Selectable<TenantTable>;
 export type DbtSyncSettingsRow = Selectable<DbtSyncSettingsTable>;
 export type DbtSyncRunRow = Selectable<DbtSyncRunTable>;
 export type DbtSyncLogRow = Selectable<DbtSyncLogTable>;
+export type NotificationRow = Selectable<NotificationTable>;
+export type NotificationRecipientRow = Selectable<NotificationRecipientTable>;
+export type NotificationDeliveryRow = Selectable<NotificationDeliveryTable>;
+export type NotificationDeliveryRecipientRow = Selectable<NotificationDeliveryRecipientTable>;
 export type UserRow = Selectable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type DeploymentRow = Selectable<DeploymentTable>;

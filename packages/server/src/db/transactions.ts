@@ -323,4 +323,6 @@ export const lockKey = {
   accountSettings: (tenantId: number) => `account-settings:${tenantId}`,
   /** An account's embed tenants and users: creating them (the account-wide cap), deleting tenants. */
   embedPeople: (tenantId: number) => `embed-people:${tenantId}`,
+  /** A notification: claiming an occurrence, changing its schedule or recipients, deleting it. */
+  notification: (id: number) => `notification:${id}`,
 };

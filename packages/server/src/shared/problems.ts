@@ -37,6 +37,7 @@ export const PROBLEMS = {
   REPORT_NOT_FOUND: { status: 404, title: 'Report not found' },
   PLACEMENT_NOT_FOUND: { status: 404, title: 'The report has no such placement' },
   DASHBOARD_NOT_FOUND: { status: 404, title: 'Dashboard not found' },
+  NOTIFICATION_NOT_FOUND: { status: 404, title: 'The deployment has no notification with this id' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
   UPLOAD_NOT_FOUND: { status: 404, title: 'No open upload with this transaction id' },

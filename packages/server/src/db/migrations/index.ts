@@ -24,6 +24,7 @@ import { embedPeople } from './0017_embed_people.js';
 import { oauthIntegrations } from './0020_oauth_integrations.js';
 import { oauth } from './0022_oauth.js';
 import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims.js';
+import { notifications } from './0027_notifications.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -57,6 +58,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0020_oauth_integrations': oauthIntegrations(dialect),
         '0022_oauth': oauth(dialect),
         '0026_placements_and_refresh_claims': placementsAndRefreshClaims(dialect),
+        '0027_notifications': notifications(dialect),
       };
     },
   };

@@ -1,0 +1,224 @@
+import type { Store } from '../../db/database.js';
+import type { NotificationRow } from '../../db/tables.js';
+import { lockKey, serialized } from '../../db/transactions.js';
+import type { JobContext, Jobs } from '../../jobs/index.js';
+import { deliverNotification, type DeliveryRecipient } from './deliver.js';
+import {
+  advanceSchedule,
+  deliveryRecipients,
+  dueNotifications,
+  finishDelivery,
+  insertDelivery,
+  insertDeliveryRecipients,
+  orphanedDeliveries,
+  recordRecipient,
+  setDeliveryJob,
+  startDelivery,
+} from './deliveries.store.js';
+import { allRecipients } from './notifications.store.js';
+import { catchUp } from './schedule.js';
+
+export const DELIVERY_JOB = 'notification-delivery';
+/** A delivery's job gets this long; rendering a dashboard for many recipients is not quick. */
+const DELIVERY_TIMEOUT_MS = 30 * 60_000;
+/** Due notifications read per statement; a tick reads again while pages come back full. */
+const BATCH = 100;
+/** A claimed delivery without a live job after this long lost its process between the claim and the enqueue. */
+const ORPHAN_AFTER_MS = 60_000;
+
+export interface SchedulerOptions {
+  /** How often due occurrences are looked for (NOTIFICATIONS_TICK_MS); default 10 s. */
+  tickMs?: number;
+  /** The scheduler's clock; tests move it. */
+  now?: () => Date;
+  /** Names this process in `claimed_by`. */
+  owner: string;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Runs notifications' schedules: every `tickMs` (and on `tick()`), claims each due occurrence
+ * once across every process sharing the store, records a delivery with a row per recipient, and
+ * enqueues a job on the jobs service that runs `deliverNotification` for it. A process that was
+ * away for several occurrences of one schedule delivers only the newest of them.
+ */
+export class NotificationScheduler {
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<number> | null = null;
+  #again = false;
+  #closed = false;
+  readonly #now: () => Date;
+
+  constructor(
+    private readonly store: Store,
+    private readonly jobs: Jobs,
+    private readonly options: SchedulerOptions,
+  ) {
+    this.#now = options.now ?? (() => new Date());
+    jobs.register<{ deliveryId: number }, { status: string }>({ kind: DELIVERY_JOB, maxAttempts: 1, timeoutMs: DELIVERY_TIMEOUT_MS, run: (ctx) => this.#run(ctx) });
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.tick(), this.options.tickMs ?? 10_000);
+    // The loop alone must not keep a process alive.
+    this.#timer.unref();
+    void this.tick();
+  }
+
+  /** Stops the loop and waits for a tick in progress, so nothing touches the store after it closes. */
+  async stop(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  /** Claims what is due now; resolves with how many occurrences this call claimed. One tick at a time; a call during one runs another after it. */
+  tick(): Promise<number> {
+    if (this.#closed) return Promise.resolve(0);
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = (async () => {
+      let claimed = 0;
+      do {
+        this.#again = false;
+        try {
+          claimed += await this.#claimDue();
+          await this.#requeueOrphans();
+        } catch (error) {
+          this.options.onError?.(error);
+        }
+      } while (this.#again && !this.#closed);
+      return claimed;
+    })().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #claimDue(): Promise<number> {
+    let claimed = 0;
+    for (;;) {
+      const now = this.#now();
+      const due = await dueNotifications(this.store.db, now.toISOString(), BATCH);
+      for (const row of due) {
+        if (this.#closed) return claimed;
+        const deliveryId = await this.#claim(row, now);
+        if (deliveryId === undefined) continue;
+        claimed += 1;
+        await this.#enqueue(row.tenant_id, deliveryId);
+      }
+      if (due.length < BATCH) return claimed;
+    }
+  }
+
+  /** One occurrence of one notification, claimed in one transaction; undefined when another process had it. */
+  async #claim(row: NotificationRow, now: Date): Promise<number | undefined> {
+    if (row.next_run_at === null) return undefined;
+    const { latest, following } = catchUp(row.cron_expression, row.timezone, new Date(row.next_run_at), now);
+    const at = now.toISOString();
+    return serialized(this.store, lockKey.notification(row.id), async (trx) => {
+      if (!(await advanceSchedule(trx, row.id, row.next_run_at as string, following?.toISOString() ?? null))) return undefined;
+      const delivery = await insertDelivery(trx, {
+        tenant_id: row.tenant_id,
+        notification_id: row.id,
+        scheduled_for: latest.toISOString(),
+        claimed_at: at,
+        claimed_by: this.options.owner,
+        job_id: null,
+        status: 'pending',
+        send: row.notification_enabled,
+        format: row.notification_format,
+        message: null,
+        finished_at: null,
+      });
+      if (!delivery) return undefined;
+      const recipients = await allRecipients(trx, row.tenant_id, row.id);
+      await insertDeliveryRecipients(
+        trx,
+        recipients.map((r) => ({
+          tenant_id: row.tenant_id,
+          delivery_id: delivery.id,
+          type: r.type,
+          user_id: r.user_id,
+          embed_user_id: r.embed_user_id,
+          email: r.user_email ?? r.embed_email,
+          status: 'pending',
+          last_error: null,
+          updated_at: at,
+        })),
+      );
+      return delivery.id;
+    });
+  }
+
+  async #enqueue(tenantId: number, deliveryId: number): Promise<void> {
+    // A process that only serves requests still runs the deliveries it claims.
+    await this.jobs.start();
+    const job = await this.jobs.enqueue(tenantId, DELIVERY_JOB, { deliveryId });
+    await setDeliveryJob(this.store.db, deliveryId, job.id);
+  }
+
+  /** Deliveries whose process stopped between the claim and the enqueue get a job; the first job to start one takes it. */
+  async #requeueOrphans(): Promise<void> {
+    const before = new Date(this.#now().getTime() - ORPHAN_AFTER_MS).toISOString();
+    for (const delivery of await orphanedDeliveries(this.store.db, before, BATCH)) await this.#enqueue(delivery.tenant_id, delivery.id);
+  }
+
+  async #run(ctx: JobContext<{ deliveryId: number }>): Promise<{ status: string }> {
+    const { db } = this.store;
+    const delivery = await startDelivery(db, ctx.payload.deliveryId, ctx.id);
+    if (!delivery) return { status: 'taken' };
+    const notification = await db.selectFrom('notifications').selectAll().where('id', '=', delivery.notification_id).executeTakeFirst();
+    if (!notification) return { status: 'deleted' };
+    const rows = await deliveryRecipients(db, [delivery.id]);
+    const contexts = new Map((await allRecipients(db, delivery.tenant_id, notification.id)).map((r) => [`${r.user_id}:${r.embed_user_id}`, r.security_context]));
+    const recipients: DeliveryRecipient[] = rows.map((r) => {
+      const context = contexts.get(`${r.user_id}:${r.embed_user_id}`) ?? null;
+      return {
+        id: r.id,
+        type: r.type as DeliveryRecipient['type'],
+        userId: r.user_id,
+        embedUserId: r.embed_user_id,
+        email: r.email,
+        securityContext: context === null ? null : (JSON.parse(context) as Record<string, unknown>),
+      };
+    });
+    const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown[]));
+    const stamp = () => this.#now().toISOString();
+    try {
+      const outcome = await deliverNotification(
+        {
+          tenantId: delivery.tenant_id,
+          deploymentId: notification.deployment_id,
+          notificationId: notification.id,
+          dashboardId: notification.dashboard_id,
+          deliveryId: delivery.id,
+          scheduledFor: delivery.scheduled_for,
+          send: delivery.send === 1,
+          format: delivery.format as 'png' | 'pdf',
+          aiSummary: notification.notification_ai_summary === 1,
+          filters: json(notification.filters),
+          timeGrains: json(notification.time_grains),
+          memberSwitchers: json(notification.member_switchers),
+          recipients,
+          signal: ctx.signal,
+          log: ctx.log,
+        },
+        {
+          sent: (id) => recordRecipient(db, delivery.id, id, 'sent', null, true, stamp()),
+          failed: (id, error) => recordRecipient(db, delivery.id, id, 'failed', error, true, stamp()),
+          skipped: (id, reason) => recordRecipient(db, delivery.id, id, 'skipped', reason, false, stamp()),
+        },
+      );
+      await finishDelivery(db, delivery.id, outcome.status, outcome.message, stamp());
+      return { status: outcome.status };
+    } catch (error) {
+      await finishDelivery(db, delivery.id, 'failed', error instanceof Error ? error.message : String(error), stamp());
+      throw error;
+    }
+  }
+}
