@@ -83,6 +83,11 @@ export class PythonSandbox {
     this.refill();
   }
 
+  /** Resolves once every pooled worker has loaded (the benchmark times runs on loaded workers only). */
+  async ready(): Promise<void> {
+    await Promise.allSettled(this.idle.map((p) => p.ready));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const idle = this.idle.splice(0);
