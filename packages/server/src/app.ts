@@ -193,7 +193,7 @@ export interface AppOptions {
   secrets?: Secrets;
   /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
   outbound?: OutboundOptions;
-  /** Python analysis of embedded dashboards (PYTHON_*); given, the pool is loaded at start. Absent: the defaults, loaded on first use. */
+  /** Python analysis of embedded dashboards (PYTHON_*); absent: the defaults. The pool loads on the first run, not at start (most processes never run Python). */
   python?: PythonSandboxOptions & { cacheMs: number };
   /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
   now?: () => Date;
@@ -459,7 +459,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());
-  if (options.python) app.addHook('onReady', async () => python.warm());
   app.addHook('onClose', async () => {
     await services.runtime.close();
     await services.jobs.stop();

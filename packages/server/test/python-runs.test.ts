@@ -21,6 +21,7 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
   let workbookId: number;
   let reportId: number;
   let failingReportId: number;
+  let loopingReportId: number;
   let snapshots: Map<number, number>;
   let eu: string;
   let us: string;
@@ -58,10 +59,12 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     workbookId = await ws.workbook('analysed');
     reportId = await ws.report('Customers');
     failingReportId = await ws.report('Failing');
+    loopingReportId = await ws.report('Looping');
+    await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'print("started")\nwhile True:\n    pass' }).where('id', '=', loopingReportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: CODE }).where('id', '=', reportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'raise ValueError("no good")' }).where('id', '=', failingReportId).execute();
     const chart = (id: string, report: number, x: number) => ({ id, type: 'CHART', position: { x, y: 0, w: 6, h: 4 }, config: { reportId: report } });
-    const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, body: { config: { widgets: [chart('customers', reportId, 0), chart('failing', failingReportId, 6)] }, allowEmbed: true } });
+    const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, body: { config: { widgets: [chart('customers', reportId, 0), chart('failing', failingReportId, 6), chart('looping', loopingReportId, 12)] }, allowEmbed: true } });
     expect(published.statusCode, published.body).toBe(200);
     publicId = (published.json() as Json).publicId as string;
     snapshots = new Map(((published.json() as Json).reportSnapshots as Json[]).map((s) => [s.reportId as number, s.id as number]));
@@ -107,6 +110,12 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     const failedAgain = (await run(eu, input(failingReportId))).json() as Json;
     expect(failedAgain.executionError).toContain('ValueError: no good');
     expect(failedAgain.at).not.toBe(failed.at);
+  });
+
+  it('code that runs past the time limit is stopped and reported in executionError', async () => {
+    const res = await run(us, input(loopingReportId));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ inputRowCount: 1, executionError: 'The analysis ran longer than 3 s and was stopped.', outputData: null });
   });
 
   it('403 while Python analysis is off for the account', async () => {

@@ -55,6 +55,8 @@ interface Pending {
 
 export class PythonSandbox {
   private readonly idle: Pending[] = [];
+  /** Workers running a run now, terminated by `close` too. */
+  private readonly busy = new Set<Worker>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private closed = false;
@@ -90,8 +92,8 @@ export class PythonSandbox {
 
   async close(): Promise<void> {
     this.closed = true;
-    const idle = this.idle.splice(0);
-    await Promise.all(idle.map((p) => p.worker.terminate()));
+    const workers = [...this.idle.splice(0).map((p) => p.worker), ...this.busy];
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
   private turn(): Promise<void> {
@@ -172,6 +174,8 @@ export class PythonSandbox {
   private async execute(pending: Pending, code: string, rowsJson: string): Promise<PythonResult> {
     await pending.ready;
     const { worker } = pending;
+    this.busy.add(worker);
+    worker.once('exit', () => this.busy.delete(worker));
     const { timeoutMs, memoryMb } = this.options;
     const stopped = (why: string): PythonResult => ({ stdout: '', stderr: '', executionError: why, outputData: null });
     return new Promise<PythonResult>((resolve) => {
