@@ -28,6 +28,11 @@ import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integr
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
 import type { OutboundOptions } from './outbound/index.js';
+import { DEFAULT_PYTHON_OPTIONS, PythonSandbox, type PythonSandboxOptions } from './python/sandbox.js';
+import { pythonRunsRoutes } from './areas/python-analysis/python-runs.routes.js';
+import { pythonRunSchemas } from './areas/python-analysis/python-runs.schemas.js';
+import { pythonRunsService } from './areas/python-analysis/python-runs.service.js';
+import { PythonRunCache } from './areas/python-analysis/run-cache.js';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
@@ -199,6 +204,9 @@ export interface AppOptions {
   /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
   outbound?: OutboundOptions;
   /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions) and of notifications' schedules; tests move it. Absent: the system's. */
+  /** Python analysis of embedded dashboards (PYTHON_*); absent: the defaults. The pool loads on the first run, not at start (most processes never run Python). */
+  python?: PythonSandboxOptions & { cacheMs: number };
+  /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
   now?: () => Date;
   /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. The loop starts with the jobs worker. */
   notificationsTickMs?: number;
@@ -325,6 +333,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
     ...embedSessionSchemas,
+    ...pythonRunSchemas,
     ...dashboardSchemas,
     ...embedTenantSchemas,
     ...embedGroupSchemas,
@@ -445,7 +454,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  await app.register(embedDashboardRoutes(embedDashboards(store.db, folderTrees, embedSharing(store.db))));
+  const dashboardsForEmbeds = embedDashboards(store.db, folderTrees, embedSharing(store.db));
+  await app.register(embedDashboardRoutes(dashboardsForEmbeds));
+  const python = new PythonSandbox(options.python ?? DEFAULT_PYTHON_OPTIONS);
+  await app.register(pythonRunsRoutes(pythonRunsService(store.db, dashboardsForEmbeds, services.dataApi, python, new PythonRunCache(options.python?.cacheMs ?? 60_000))));
   await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
@@ -478,6 +490,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await services.tokenRefresh.stop();
     await services.jobs.stop();
     await services.outbound.close();
+    await python.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });
     await lastUsed.close();
   });

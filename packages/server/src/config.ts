@@ -57,6 +57,8 @@ export interface Config {
   secretKeys: SecretKeySource;
   /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
   outbound: { allowPrivate: string[]; timeoutMs: number };
+  /** Python analysis of embedded dashboards (python/): workers kept loaded, runs at once, a run's time and memory, how long a success is cached. */
+  python: { poolSize: number; concurrency: number; timeoutMs: number; memoryMb: number; cacheMs: number };
 }
 
 export interface RuntimeConfig {
@@ -222,6 +224,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const outbound = { allowPrivate, timeoutMs: milliseconds('OUTBOUND_TIMEOUT_MS', 10_000) };
 
+  const python = {
+    poolSize: wholeNumber('PYTHON_POOL_SIZE', 2, 64, 'a number of workers from 0 to 64'),
+    concurrency: wholeNumber('PYTHON_CONCURRENCY', 2, 64, 'a number of runs from 1 to 64'),
+    timeoutMs: milliseconds('PYTHON_TIMEOUT_MS', 10_000),
+    memoryMb: wholeNumber('PYTHON_MEMORY_MB', 256, 4_096, 'a number of megabytes from 64 to 4096'),
+    cacheMs: wholeNumber('PYTHON_CACHE_MS', 60_000, 3_600_000, 'a number of milliseconds from 0 (no cache) to 3600000'),
+  };
+  if (python.concurrency < 1) problems.push('PYTHON_CONCURRENCY must be a number of runs from 1 to 64, got "0"');
+  // Pyodide itself takes about 30 MB before any code runs.
+  if (python.memoryMb < 64) problems.push(`PYTHON_MEMORY_MB must be a number of megabytes from 64 to 4096, got "${python.memoryMb}"`);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -253,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
     secretKeys,
     outbound,
+    python,
   };
 }
 

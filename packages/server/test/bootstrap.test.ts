@@ -141,6 +141,14 @@ describe('configuration', () => {
     expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv' })).toHaveLength(1);
   });
 
+  it('issue 18: Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {
+    expect(loadConfig({}).python).toEqual({ poolSize: 2, concurrency: 2, timeoutMs: 10_000, memoryMb: 256, cacheMs: 60_000 });
+    expect(loadConfig({ PYTHON_POOL_SIZE: '0', PYTHON_TIMEOUT_MS: '2000', PYTHON_MEMORY_MB: '512', PYTHON_CACHE_MS: '0' }).python).toMatchObject({ poolSize: 0, timeoutMs: 2_000, memoryMb: 512, cacheMs: 0 });
+    expect(problemsOf({ PYTHON_MEMORY_MB: '16' })).toEqual([expect.stringMatching(/^PYTHON_MEMORY_MB must be a number of megabytes from 64/)]);
+    expect(problemsOf({ PYTHON_CONCURRENCY: '0' })).toEqual([expect.stringMatching(/^PYTHON_CONCURRENCY must be/)]);
+    expect(problemsOf({ PYTHON_TIMEOUT_MS: '10' })).toEqual([expect.stringMatching(/^PYTHON_TIMEOUT_MS must be/)]);
+  });
+
   it('refuses a malformed ADMIN_API_KEY at start-up, naming the variable', () => {
     for (const bad of ['secret', 'mapi_short', `mapi_${'a'.repeat(39)}!`, `MAPI_${'a'.repeat(40)}`, `mapi_${'a'.repeat(41)}`]) {
       const problems = problemsOf({ ADMIN_API_KEY: bad });

@@ -12,7 +12,7 @@ type Json = Record<string, any>;
 const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>> };
 const operations = Object.entries(doc.paths).flatMap(([route, methods]) => Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), route, op })));
 /** What an embed token may open (reference 4.16-4.18): the routes below, and the data API of its deployment (tested further down). */
-const EMBED_OPENS = new Set(['getEmbedDashboard', 'getAppConfig']);
+const EMBED_OPENS = new Set(['getEmbedDashboard', 'runEmbedPythonAnalysis', 'getAppConfig']);
 
 async function embedToken(t: TestApp, body: Json): Promise<string> {
   const generated = await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', body });

@@ -140,6 +140,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     addEmbedGroupMembers: { members: [{ externalId: 'seeded' }, { externalId: 'new-by-suite' }] },
     removeEmbedGroupMembers: { members: [{ externalId: 'seeded' }] },
     updateWorkbookEmbedAccess: { embedTenantName: ids.embedTenantName, action: 'read' },
+    runEmbedPythonAnalysis: { reportId: ids.reportId, reportVersionId: 1, sqlQuery: 'SELECT 1' },
     updateFolderEmbedAccess: { allEmbedUsers: true, action: 'read' },
     provisionEmbedUsers: { users: [{ externalId: 'security-suite' }] },
     createBranch: { name: 'security-suite' },

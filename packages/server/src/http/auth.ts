@@ -163,7 +163,7 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
     if (accessTokens && isAccessTokenFormat(token)) return verifyAccessToken(token, tenant);
     if (!isApiKeyFormat(token)) {
       if (isEmbedToken(token)) {
-        throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId}, GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
+        throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run), GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
       }
       throw unauthenticated(
         accessTokens

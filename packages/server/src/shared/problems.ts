@@ -23,6 +23,7 @@ export const PROBLEMS = {
   FORBIDDEN: { status: 403, title: 'Not allowed' },
   KEY_SCOPE_FORBIDDEN: { status: 403, title: 'The API key is not scoped to this deployment' },
   EMBEDDING_DISABLED: { status: 403, title: 'Embedding is turned off for this account' },
+  PYTHON_ANALYSIS_DISABLED: { status: 403, title: 'Python analysis is turned off for this account' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
   TENANT_NOT_FOUND: { status: 404, title: 'No tenant answers on this host' },
   USER_NOT_FOUND: { status: 404, title: 'User not found' },

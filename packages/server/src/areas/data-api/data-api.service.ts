@@ -159,6 +159,15 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     },
 
     run: (caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }) => run(caller, deploymentId, request),
+
+    /**
+     * A query run inside the server for an embed session (a dashboard's Python analysis): on the
+     * session's deployment and branch, with its row-level context, as its own data-API requests are.
+     */
+    async runForEmbed(tenant: { id: number; slug: string }, principal: EmbedPrincipal, request: { sql: string } | { query: unknown }) {
+      const env = await service.environment(tenant, principal.claims.deployment_id, principal.claims.branch ?? null);
+      return query(env, service.embedGrant(env, principal), request);
+    },
   };
   return service;
 
@@ -171,8 +180,12 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
    */
   async function run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
     const { env, grant } = await service.authorizeCaller(caller, deploymentId, null);
+    return query(env, grant, request);
+  }
+
+  async function query(env: DataApiEnvironment, grant: DataApiGrant, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
     const sql = 'sql' in request;
-    const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${deploymentId}-${Date.now()}` });
+    const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${env.row.id}-${Date.now()}` });
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
