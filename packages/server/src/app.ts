@@ -392,8 +392,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(healthRoutes(store));
   // The tenant is the OIDC issuer of its workload tokens only while its `oidcEnabled` is on (reference 5.14).
+  // Read through the tenant's snapshot: a settings write bumps auth_version, so switching it off is
+  // seen by every process on its next request, and unauthenticated discovery traffic costs one statement.
   const workloadIssuer: WorkloadIssuer = async (tenant) => {
-    if (!(await tenantSettings(store.db, tenant.id)).oidcEnabled) {
+    if (!(await tenantSettings(store.db, tenant.id, await tenantCache.snapshot(tenant.id))).oidcEnabled) {
       throw new ApiError('ROUTE_NOT_FOUND', 'This tenant is not an OIDC issuer: an admin turns workload identity on with PUT /api/v1/tenant/settings {"oidcEnabled": true}.');
     }
     return originOf(tenant);
