@@ -108,6 +108,8 @@ import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
 import { accountRoutes } from './areas/account/account.routes.js';
 import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { usageAnalyticsSchemas } from './areas/usage-analytics/usage-analytics.schemas.js';
+import { usageAnalyticsRoutes } from './areas/usage-analytics/usage-analytics.routes.js';
 import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
@@ -309,6 +311,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...podSchemas,
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
+    ...usageAnalyticsSchemas,
     ...embedSessionSchemas,
     ...dashboardSchemas,
     ...embedTenantSchemas,
@@ -444,6 +447,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
+  await app.register(usageAnalyticsRoutes(services.usageAnalytics));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.

@@ -58,6 +58,7 @@ import { userSettingsService } from './areas/account/user-settings.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { oauthService } from './areas/oauth/oauth.service.js';
 import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
+import { usageAnalyticsService } from './areas/usage-analytics/usage-analytics.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -169,6 +170,17 @@ export function createServices(store: Store, options: ServiceOptions) {
     oauthProviders,
     oauth: oauthService(store.db, oauthProviders),
     oauthClients: oauthClientsService(store.db, options.secrets),
+    usageAnalytics: usageAnalyticsService(store, {
+      signing,
+      secrets: options.secrets,
+      urlOf: options.deploymentUrlOf,
+      repositories,
+      deployBranchMoved,
+      runtimesChanged,
+      dataSourcesDir: options.runtime?.options?.dataSourcesDir ?? null,
+      audit,
+      now,
+    }),
   };
 }
 export type Services = ReturnType<typeof createServices>;
