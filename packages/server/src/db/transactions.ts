@@ -345,6 +345,8 @@ export const lockKey = {
   accountSettings: (tenantId: number) => `account-settings:${tenantId}`,
   /** An account's embed tenants and users: creating them (the account-wide cap), deleting tenants. */
   embedPeople: (tenantId: number) => `embed-people:${tenantId}`,
+  /** One embed user: sessions of that user take turns (embed-sessions). */
+  embedUser: (embedUserId: number) => `embed-user:${embedUserId}`,
   /** An account's count of embed users, checked against the cap by sessions that created one (provision.ts). */
   embedUserCount: (tenantId: number) => `embed-user-count:${tenantId}`,
 };

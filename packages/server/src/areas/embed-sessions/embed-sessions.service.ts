@@ -7,6 +7,7 @@ import { ApiError, type FieldError } from '../../shared/problems.js';
 import { SigningError, type Signing, type SigningTenant } from '../../signing/index.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { confirmEmbedUserCap, provisionEmbedUser } from '../embed-tenants/provision.js';
+import { existingEmbedUserId } from '../embed-tenants/users.store.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import type { DeploymentUrlOf } from '../deployments/deployments.service.js';
 import { findUserByEmail } from '../users/users.store.js';
@@ -142,7 +143,11 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       // Sessions hold the account's embed-people lock shared, so they run side by side (only
       // provisioning and tenant deletes hold it alone); writers of one user take turns on its
       // row, and a session that created a user checks the cap as its last step.
-      await serialized(store, { shared: lockKey.embedPeople(actor.tenantId) }, async (trx) => {
+      // A user already there: its sessions also queue for the user's key in this process, so a
+      // burst for one user waits without holding pool connections (the row lock stays the guard).
+      const known = external === null ? undefined : await existingEmbedUserId(db, actor.tenantId, (input.embedTenantName ?? DEFAULT_EMBED_TENANT).toLowerCase(), external);
+      const keys = [{ shared: lockKey.embedPeople(actor.tenantId) }, ...(known === undefined ? [] : [lockKey.embedUser(known)])];
+      await serialized(store, keys, async (trx) => {
         let claims: EmbedClaims;
         let created: string | undefined;
         if (external !== null) {

@@ -31,6 +31,19 @@ export async function insertEmbedUser(db: Executor, values: Omit<EmbedUserTable,
   return db.insertInto('embed_users').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** The id of the user with this external id in the embed tenant of this name, if both exist (a read before any lock). */
+export async function existingEmbedUserId(db: Executor, tenantId: number, embedTenantName: string, externalId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('embed_users as u')
+    .innerJoin('embed_tenants as t', 't.id', 'u.embed_tenant_id')
+    .select('u.id')
+    .where('t.tenant_id', '=', tenantId)
+    .where('t.name', '=', embedTenantName)
+    .where('u.external_id', '=', externalId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
 /** Inserts the user unless one with its external id is there (or being inserted: this waits for it); then undefined. */
 export async function insertEmbedUserUnlessTaken(db: Executor, values: Omit<EmbedUserTable, 'id'>): Promise<EmbedUserRow | undefined> {
   return db
