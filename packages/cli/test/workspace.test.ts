@@ -71,6 +71,24 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     expect(missing.stderr).toContain('404');
   });
 
+  it('workbooks duplicate copies beside the source, or where --folder says, under --name', async () => {
+    const folder = await server.folder(d, 'Copies here');
+    const source = await server.workbook(d, 'Pipeline', folder);
+    const beside = await runCli(['workbooks', 'duplicate', String(d), String(source)], { env });
+    expect(beside.code, show(beside)).toBe(0);
+    const copyId = Number(/\(workbook:(\d+),/.exec(beside.stdout)?.[1]);
+    expect(beside.stdout).toMatch(new RegExp(`^Copied workbook:${source} to "Copy of Pipeline" \\(workbook:${copyId}, slug [a-z0-9-]+-copy\\) in Copies here\\.\n$`));
+    expect(ids(await server.listing(d, folder))).toEqual([`workbook:${source}`, `workbook:${copyId}`].sort());
+
+    const toRoot = await runCli(['workbooks', 'duplicate', String(d), String(source), '--folder', 'root', '--name', 'Pipeline (root)', '--json'], { env });
+    expect(toRoot.code, show(toRoot)).toBe(0);
+    expect(JSON.parse(toRoot.stdout)).toMatchObject({ name: 'Pipeline (root)', folderId: null });
+
+    const missing = await runCli(['workbooks', 'duplicate', String(d), '999999'], { env });
+    expect(missing.code, show(missing)).toBe(1);
+    expect(missing.stderr).toContain('404');
+  });
+
   it('workspace ls lists a folder or the root as a table, TYPE:ID refs or JSON', async () => {
     const folder = await server.folder(d, 'Listing');
     const sub = await server.folder(d, 'Sub', folder);

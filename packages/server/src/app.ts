@@ -115,6 +115,8 @@ import { ApiError } from './shared/problems.js';
 import { Secrets } from './secrets/index.js';
 import { accountRoutes } from './areas/account/account.routes.js';
 import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js';
+import { usageAnalyticsSchemas } from './areas/usage-analytics/usage-analytics.schemas.js';
+import { usageAnalyticsRoutes } from './areas/usage-analytics/usage-analytics.routes.js';
 import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
@@ -332,6 +334,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...podSchemas,
     ...oidcTokenConfigSchemas,
     ...embedSettingsSchemas,
+    ...usageAnalyticsSchemas,
     ...embedSessionSchemas,
     ...pythonRunSchemas,
     ...dashboardSchemas,
@@ -417,8 +420,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   await app.register(healthRoutes(store));
   // The tenant is the OIDC issuer of its workload tokens only while its `oidcEnabled` is on (reference 5.14).
+  // Read through the tenant's snapshot: a settings write bumps auth_version, so switching it off is
+  // seen by every process on its next request, and unauthenticated discovery traffic costs one statement.
   const workloadIssuer: WorkloadIssuer = async (tenant) => {
-    if (!(await tenantSettings(store.db, tenant.id)).oidcEnabled) {
+    if (!(await tenantSettings(store.db, tenant.id, await tenantCache.snapshot(tenant.id))).oidcEnabled) {
       throw new ApiError('ROUTE_NOT_FOUND', 'This tenant is not an OIDC issuer: an admin turns workload identity on with PUT /api/v1/tenant/settings {"oidcEnabled": true}.');
     }
     return originOf(tenant);
@@ -471,6 +476,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
+  await app.register(usageAnalyticsRoutes(services.usageAnalytics));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
   await app.register(notificationsRoutes(services.notifications));
 

@@ -64,6 +64,7 @@ import { notificationsService } from './areas/notifications/notifications.servic
 import { NotificationScheduler } from './areas/notifications/scheduler.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { usageAnalyticsService } from './areas/usage-analytics/usage-analytics.service.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -201,6 +202,17 @@ export function createServices(store: Store, options: ServiceOptions) {
     oauthProviders,
     oauth: oauthService(store.db, oauthProviders),
     oauthClients: oauthClientsService(store.db, options.secrets),
+    usageAnalytics: usageAnalyticsService(store, {
+      signing,
+      secrets: options.secrets,
+      urlOf: options.deploymentUrlOf,
+      repositories,
+      deployBranchMoved,
+      runtimesChanged,
+      dataSourcesDir: options.runtime?.options?.dataSourcesDir ?? null,
+      audit,
+      now,
+    }),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -162,6 +162,54 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       }
     });
 
+    it('50 concurrent generations all succeed with distinct sessions: for one user, and for new users of a new embed tenant', async () => {
+      const ids = (answers: Array<{ statusCode: number; body: string }>) =>
+        answers.map((res) => {
+          expect(res.statusCode, res.body).toBe(200);
+          return (JSON.parse(res.body) as { sessionId: string }).sessionId;
+        });
+      await sessionId({ externalId: 'busy-viewer', groups: ['Analysts'] });
+      const same = ids(await Promise.all(Array.from({ length: 50 }, () => generate({ externalId: 'busy-viewer', groups: ['Analysts'], userAttributes: [{ name: 'region', value: 'emea' }] }))));
+      expect(new Set(same).size).toBe(50);
+      const fresh = ids(await Promise.all(Array.from({ length: 50 }, (_, i) => generate({ externalId: `burst-${i}`, embedTenantName: 'burst', groups: ['Analysts'] }))));
+      expect(new Set(fresh).size).toBe(50);
+      const users = await t.store.db.selectFrom('embed_users').innerJoin('embed_tenants', 'embed_tenants.id', 'embed_users.embed_tenant_id').select('embed_users.external_id').where('embed_tenants.name', '=', 'burst').execute();
+      expect(users).toHaveLength(50);
+      // Each session names its own user.
+      const claims = await Promise.all(fresh.slice(0, 5).map(async (id) => (await verified(await (async () => (await exchange(id)).json().token as string)())).payload));
+      expect(new Set(claims.map((c) => (c.embed_user as { external_id: string }).external_id)).size).toBe(5);
+    });
+
+    it('the cap holds exactly under concurrency: of 30 racing sessions for new users, as many as fit get 200, the rest 429, and the account is at its cap', async () => {
+      const capped = await TestApp.create(dialect, { embedUserLimit: 12 });
+      try {
+        const d = await capped.deployment('capped');
+        const generateOn = (externalId: string, embedTenantName: string) =>
+          capped.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId: d, externalId, embedTenantName } });
+        // Provisioned through the REST route (the exclusive path) and through a session.
+        const provisioned = await capped.request({ method: 'POST', url: '/api/v1/embed-tenants/early/user', body: { externalId: 'first' } });
+        expect(provisioned.statusCode, provisioned.body).toBe(200);
+        expect((await generateOn('second', 'early')).statusCode).toBe(200);
+        // Ten racing sessions of one new user make one user.
+        const twins = await Promise.all(Array.from({ length: 10 }, () => generateOn('twin', 'early')));
+        expect(twins.map((res) => res.statusCode)).toEqual(Array.from({ length: 10 }, () => 200));
+        const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => generateOn(`racer-${i}`, i % 2 === 0 ? 'even' : 'odd')));
+        const ok = answers.filter((res) => res.statusCode === 200);
+        const refused = answers.filter((res) => res.statusCode !== 200);
+        expect(ok).toHaveLength(9);
+        for (const res of refused) problem(res, 429, 'EMBED_USER_LIMIT');
+        expect(await capped.store.db.selectFrom('embed_users').select('id').execute()).toHaveLength(12);
+        // Refused sessions wrote nothing: no session, no user.
+        expect(await capped.store.db.selectFrom('embed_sessions').select('id').execute()).toHaveLength(1 + 10 + 9);
+        // At the cap, users already there keep getting sessions, side by side.
+        const again = await Promise.all(Array.from({ length: 10 }, (_, i) => generateOn(i % 2 === 0 ? 'second' : 'twin', 'early')));
+        expect(again.map((res) => res.statusCode)).toEqual(Array.from({ length: 10 }, () => 200));
+        problem(await generateOn('late', 'early'), 429, 'EMBED_USER_LIMIT');
+      } finally {
+        await capped.close();
+      }
+    });
+
     it('refuses a request naming neither id or both, an externalId not lowercase and trimmed, and internalId mixed with identity data', async () => {
       problem(await generate({}), 400, 'VALIDATION_FAILED');
       problem(await generate({ externalId: 'a', internalId: 'admin@example.com' }), 400, 'VALIDATION_FAILED');

@@ -128,7 +128,7 @@ describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
     it('issue 11: a route whose body is optional accepts an empty one with a JSON content type', async () => {
       const created = await t.request({ method: 'PUT', url: workbook('to-copy'), body: { name: 'to copy' } });
       const res = await raw('POST', `/api/v1/deployments/${deployment}/workbooks/${created.json().id}/duplicate`, '');
-      expect(res.statusCode).toBe(201);
+      expect(res.statusCode).toBe(200);
     });
 
     it('issue 11: SCIM keeps its own error schema for bad JSON and text/plain, and takes both JSON media types', async () => {

@@ -159,6 +159,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
     updateTenantEmbedSettings: { allowAi: true },
+    updateTenantUsageAnalytics: { enabled: true },
     createOAuthIntegration: oauthIntegrationBody('security-suite'),
     updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
     updateTenantSettings: { hasSupportAccess: true },

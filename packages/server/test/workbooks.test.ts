@@ -346,7 +346,7 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       const user = await t.user('EXPLORER');
       await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: folder }, 'EDIT');
       const res = await duplicate(source.id, undefined, user.key);
-      expect(res.statusCode, res.body).toBe(201);
+      expect(res.statusCode, res.body).toBe(200);
       const copy = res.json() as Workbook;
       expect(copy).toMatchObject({
         name: 'Copy of Original',
@@ -394,7 +394,7 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       expect(problem(await duplicate(visible.id, {}, viewer.key, d), 403).detail).toMatch(/Viewers cannot create/);
       problem(await duplicate(visible.id, {}, undefined, otherDeploymentId), 404, 'WORKBOOK_NOT_FOUND');
       expect(await count()).toBe(before);
-      expect((await duplicate(visible.id, { folderId: writable }, user.key, d)).statusCode).toBe(201);
+      expect((await duplicate(visible.id, { folderId: writable }, user.key, d)).statusCode).toBe(200);
     });
 
     it('duplicate: a long slug is shortened so the copy’s slug stays within 100 characters', async () => {

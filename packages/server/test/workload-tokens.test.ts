@@ -44,8 +44,26 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     return res.json() as Json;
   };
 
+  let statements: string[] = [];
+  let recording = false;
+  /** The statements `fn` runs on the test app's store. */
+  async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+    statements = [];
+    recording = true;
+    try {
+      await fn();
+    } finally {
+      recording = false;
+    }
+    return statements;
+  }
+
   beforeAll(async () => {
-    t = await TestApp.create(dialect);
+    t = await TestApp.create(dialect, {
+      log: (event) => {
+        if (recording && event.level === 'query') statements.push(event.query.sql);
+      },
+    });
     deploymentId = await t.deployment('workloads');
   });
   afterAll(async () => {
@@ -110,6 +128,33 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     const events = (await t.request({ url: '/api/v1/tenant/audit-events?action=workload-token.issued&first=50' })).json() as Json;
     expect(events.items.filter((e: Json) => e.action === 'workload-token.issued')).toHaveLength(4);
     expect(JSON.stringify(events)).not.toContain(fs.readFileSync(env.VAULT_JWT_FILE!, 'utf8'));
+  });
+
+  it('a runtime tick reads every environment’s configs, deployment and tenant settings in one statement', async () => {
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: true } })).statusCode).toBe(200);
+    const others = [await t.deployment('workloads-b'), await t.deployment('workloads-c')];
+    const targets = [deploymentId, ...others].flatMap((id) => ['production', 'staging'].map((environmentId) => ({ tenantId: t.tenantId, deploymentId: id, environmentId })));
+    let files = new Map<string, PodFiles>();
+    const ran = await statementsOf(async () => {
+      files = await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)(targets);
+    });
+    expect(ran).toHaveLength(1);
+    expect([...files.keys()].sort()).toEqual(targets.map((x) => `${x.deploymentId}/${x.environmentId}`).sort());
+    // Switched off: no files, still one statement.
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: false } })).statusCode).toBe(200);
+    expect(await statementsOf(async () => expect((await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)(targets)).size).toBe(0))).toHaveLength(1);
+  });
+
+  it('discovery follows oidcEnabled at once, served from the tenant’s cache while it stays the same', async () => {
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: true } })).statusCode).toBe(200);
+    await discovery();
+    const warm = await statementsOf(discovery);
+    expect(warm.filter((sql) => /account_settings/i.test(sql))).toEqual([]);
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: false } })).statusCode).toBe(200);
+    problem(await t.request({ url: '/.well-known/openid-configuration', key: null }), 404, 'ROUTE_NOT_FOUND');
+    problem(await t.request({ url: '/.well-known/jwks.json', key: null }), 404, 'ROUTE_NOT_FOUND');
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: true } })).statusCode).toBe(200);
+    await discovery();
   });
 
   it('keys rotated: the previous key stays in the key set, so tokens signed before still verify', async () => {

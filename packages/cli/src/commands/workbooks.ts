@@ -16,7 +16,7 @@ Examples:
 `;
 
 export function registerWorkbooks(program: Command): void {
-  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug');
+  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug, duplicate');
   workbooks.addHelpText('after', '\nExample:\n  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder 12\n');
 
   workbooks
@@ -44,9 +44,50 @@ export function registerWorkbooks(program: Command): void {
           writeJson(workbook);
           return;
         }
-        const path = workbook.folderPath ?? [];
-        const where = path.length === 0 ? 'the workspace root' : path.map((f) => f.name).join(' / ');
-        write(`${answer.response.status === 201 ? 'Created' : 'Updated'} workbook "${workbook.name}" (workbook:${workbook.id}, slug ${slug}) in ${where}.`);
+        write(`${answer.response.status === 201 ? 'Created' : 'Updated'} workbook "${workbook.name}" (workbook:${workbook.id}, slug ${slug}) in ${placeOf(workbook.folderPath)}.`);
       }),
     );
+
+  workbooks
+    .command('duplicate')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<workbookId>', 'the workbook to copy')
+    .option('--folder <folder>', 'where the copy goes (EDIT needed there): a folder id or "root"; left out: beside the source, or the root')
+    .option('--name <name>', 'the copy\'s name; "Copy of <name>" by default')
+    .description('Copy a workbook with its reports and its published dashboard (embedding off, sharing not copied)')
+    .addHelpText('after', DUPLICATE_HELP)
+    .action(
+      run(async (context, deployment: string, workbook: string, options: { folder?: string; name?: string }) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const workbookId = parseId(workbook, 'workbookId');
+        const body = {
+          ...(options.folder === undefined ? {} : { folderId: parseFolder(options.folder, '--folder') }),
+          ...(options.name === undefined ? {} : { name: options.name }),
+        };
+        const copy = unwrap(
+          await context.client().POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/duplicate', { params: { path: { deploymentId, workbookId } }, body }),
+        );
+        if (context.json) {
+          writeJson(copy);
+          return;
+        }
+        write(`Copied workbook:${workbookId} to "${copy.name}" (workbook:${copy.id}, slug ${copy.slug}) in ${placeOf(copy.folderPath)}.`);
+      }),
+    );
+}
+
+const DUPLICATE_HELP = `
+Without --folder the copy goes beside the source when you have EDIT on its folder, otherwise to
+the workspace root, which needs EDIT on the deployment; with neither the server answers 403 and
+nothing is created: pass --folder with a folder where you have EDIT.
+
+Examples:
+  $ mapi workbooks duplicate 1 42
+  $ mapi workbooks duplicate 1 42 --folder 12 --name "Q3 revenue (draft)" --json
+`;
+
+/** "the workspace root" or the folder path, as the server gives it. */
+function placeOf(folderPath: { name: string }[] | null | undefined): string {
+  const path = folderPath ?? [];
+  return path.length === 0 ? 'the workspace root' : path.map((f) => f.name).join(' / ');
 }

@@ -1,9 +1,9 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
 import { ApiError } from '../shared/problems.js';
 import type { Store } from './database.js';
 import { LockQueue } from './lock-queue.js';
 import { alreadySent, runOnHandle, sendDirectly, sqliteHandleOf, type SqliteHandle } from './prepared.js';
-import type { Db } from './tables.js';
+import type { Db, Executor } from './tables.js';
 
 /** How long a serialized transaction waits for its locks before it gives up (LOCK_TIMEOUT_MS). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
@@ -64,11 +64,14 @@ export type Trailing = (write: Promise<unknown>) => void;
  */
 export async function serialized<T>(
   store: Store,
-  keys: string | string[],
+  keys: LockKey | LockKey[],
   fn: (trx: Db, trailing: Trailing) => Promise<T>,
   budget?: LockWaitBudget,
 ): Promise<T> {
-  const sorted = [...new Set(typeof keys === 'string' ? [keys] : keys)].sort();
+  const all = Array.isArray(keys) ? keys : [keys];
+  const sorted = [...new Set(all.filter((key) => typeof key === 'string'))].sort();
+  // Held by a key's other sharers at the same time: this process's queue is for exclusive keys only.
+  const shared = [...new Set(all.flatMap((key) => (typeof key === 'string' || sorted.includes(key.shared) ? [] : [key.shared])))].sort();
   const timeoutMs = lockTimeouts.get(store.db) ?? DEFAULT_LOCK_TIMEOUT_MS;
   const waitMs = budget === undefined ? timeoutMs : Math.max(0, budget.remainingMs);
   if (store.dialect === 'sqlite') await letOthersIn();
@@ -79,7 +82,7 @@ export async function serialized<T>(
     if (budget !== undefined) budget.remainingMs -= ms;
     return ms;
   };
-  const opening = beginning(store, sorted, waitMs);
+  const opening = beginning(store, sorted, shared, waitMs);
   let leave: () => void;
   try {
     leave = await lockQueueOf(store).enter(sorted, waitMs, () => busy(sorted, timeoutMs));
@@ -247,12 +250,14 @@ const LOCK_KEY = /^[a-z][a-z0-9_-]*(:[0-9]+)?$/;
  * The text depends only on the keys and the wait allowed, so two single moves in one deployment
  * run identical statements.
  */
-function beginning(store: Store, keys: readonly string[], timeoutMs: number): CompiledQuery {
+function beginning(store: Store, keys: readonly string[], shared: readonly string[], timeoutMs: number): CompiledQuery {
   if (store.dialect === 'sqlite') return SQLITE_BEGIN;
-  const locks = keys.map((key) => {
+  const lock = (fn: string) => (key: string) => {
     if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
-    return `select pg_advisory_xact_lock(hashtextextended('${key}', 0))`;
-  });
+    return `select ${fn}(hashtextextended('${key}', 0))`;
+  };
+  // Shared ones first: sharers never wait on each other, and the order stays the same for everyone.
+  const locks = [...shared.map(lock('pg_advisory_xact_lock_shared')), ...keys.map(lock('pg_advisory_xact_lock'))];
   // lock_timeout 0 would mean no limit: a spent budget still waits a millisecond, then gives up.
   return CompiledQuery.raw(['begin isolation level read committed', `set local lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`, ...locks].join('; '));
 }
@@ -307,6 +312,23 @@ export async function exclusive<T>(store: Store, key: string, fn: () => Promise<
   }
 }
 
+/**
+ * A lock key of `serialized`: a key's name holds it exclusively; `{ shared: name }` holds it
+ * together with the key's other sharers, and excludes its exclusive holders (PostgreSQL; on SQLite
+ * every writer runs alone anyway).
+ */
+export type LockKey = string | { shared: string };
+
+/**
+ * Takes `key` exclusively inside a transaction already open (PostgreSQL; SQLite's one writer
+ * holds everything already), bounded by that transaction's lock timeout: for a short last step
+ * of a transaction that held nothing exclusive until then.
+ */
+export async function lockWithin(trx: Executor, key: string): Promise<void> {
+  if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}
+
 /** Lock keys shared by every change that must not interleave with changes to the same record. */
 export const lockKey = {
   deployment: (id: number) => `deployment:${id}`,
@@ -325,4 +347,8 @@ export const lockKey = {
   embedPeople: (tenantId: number) => `embed-people:${tenantId}`,
   /** A notification: claiming an occurrence, changing its schedule or recipients, deleting it. */
   notification: (id: number) => `notification:${id}`,
+  /** One embed user: sessions of that user take turns (embed-sessions). */
+  embedUser: (embedUserId: number) => `embed-user:${embedUserId}`,
+  /** An account's count of embed users, checked against the cap by sessions that created one (provision.ts). */
+  embedUserCount: (tenantId: number) => `embed-user-count:${tenantId}`,
 };

@@ -25,6 +25,7 @@ export const PROBLEMS = {
   EMBEDDING_DISABLED: { status: 403, title: 'Embedding is turned off for this account' },
   PYTHON_ANALYSIS_DISABLED: { status: 403, title: 'Python analysis is turned off for this account' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
+  USAGE_ANALYTICS_DISABLED: { status: 404, title: 'Usage analytics is not enabled for this account' },
   TENANT_NOT_FOUND: { status: 404, title: 'No tenant answers on this host' },
   USER_NOT_FOUND: { status: 404, title: 'User not found' },
   GROUP_NOT_FOUND: { status: 404, title: 'Group not found' },

@@ -27,6 +27,11 @@ function withDefaults(stored: Record<string, unknown>, createdAt: string): Tenan
   return { ...(settings as Omit<TenantSettings, 'auditLogEnabledCurrent' | 'auditLogEnabledTimestamp'>), auditLogEnabledCurrent: settings.auditLogEnabled as boolean, auditLogEnabledTimestamp: switchedAt };
 }
 
+/** The settings as stored in the tenant row's `account_settings` column, with defaults: for a query that read the row itself. */
+export function tenantSettingsFromColumn(text: string | null, createdAt: string): TenantSettings {
+  return withDefaults(text === null ? {} : (JSON.parse(text) as Record<string, unknown>), createdAt);
+}
+
 async function load(db: Executor, tenantId: number): Promise<TenantSettings> {
   const { stored, createdAt } = await readStoredSettingsOf(db, tenantId, 'account_settings');
   return withDefaults(stored, createdAt);

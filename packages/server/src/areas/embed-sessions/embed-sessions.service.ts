@@ -6,7 +6,8 @@ import type { DeploymentRow } from '../../db/tables.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
 import { SigningError, type Signing, type SigningTenant } from '../../signing/index.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { provisionEmbedUser } from '../embed-tenants/provision.js';
+import { confirmEmbedUserCap, provisionEmbedUser } from '../embed-tenants/provision.js';
+import { existingEmbedUserId } from '../embed-tenants/users.store.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import type { DeploymentUrlOf } from '../deployments/deployments.service.js';
 import { findUserByEmail } from '../users/users.store.js';
@@ -139,8 +140,16 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       };
       // The user is created or updated with the session, in one transaction: a refused group,
       // attribute or type writes nothing, and a session never exists for a user that does not.
-      await serialized(store, lockKey.embedPeople(actor.tenantId), async (trx) => {
+      // Sessions hold the account's embed-people lock shared, so they run side by side (only
+      // provisioning and tenant deletes hold it alone); writers of one user take turns on its
+      // row, and a session that created a user checks the cap as its last step.
+      // A user already there: its sessions also queue for the user's key in this process, so a
+      // burst for one user waits without holding pool connections (the row lock stays the guard).
+      const known = external === null ? undefined : await existingEmbedUserId(db, actor.tenantId, (input.embedTenantName ?? DEFAULT_EMBED_TENANT).toLowerCase(), external);
+      const keys = [{ shared: lockKey.embedPeople(actor.tenantId) }, ...(known === undefined ? [] : [lockKey.embedUser(known)])];
+      await serialized(store, keys, async (trx) => {
         let claims: EmbedClaims;
+        let created: string | undefined;
         if (external !== null) {
           const identity = await provisionEmbedUser(
             trx,
@@ -154,8 +163,9 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
               groups: input.groups,
               userAttributes: input.userAttributes,
             },
-            { userLimit: options.embedUserLimit },
+            { userLimit: options.embedUserLimit, concurrent: true },
           );
+          if (identity.user.created) created = identity.user.externalId;
           claims = {
             ...base,
             embed_tenant: identity.embedTenant.name,
@@ -167,7 +177,6 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
         } else {
           claims = { ...base, embed_tenant: null, embed_user: { external_id: null, id: null, email: null, user_id: userId }, groups: [], tenant_groups: [], user_attributes: {} };
         }
-        await sweepSessions(trx, actor.tenantId, at.toISOString());
         await insertSession(trx, {
           tenant_id: actor.tenantId,
           deployment_id: row.id,
@@ -177,7 +186,10 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
           created_at: at.toISOString(),
           expires_at: new Date(at.getTime() + SESSION_SECONDS * 1000).toISOString(),
         });
+        if (created !== undefined) await confirmEmbedUserCap(trx, actor.tenantId, created, options.embedUserLimit);
       });
+      // Housekeeping outside the transaction: concurrent sessions would otherwise wait on each other's deletes.
+      await sweepSessions(db, actor.tenantId, at.toISOString());
       return { sessionId };
     },
 

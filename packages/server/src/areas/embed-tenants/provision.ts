@@ -1,6 +1,5 @@
-import { PostgresAdapter, sql } from 'kysely';
 import type { EmbedTenantRow, EmbedUserRow, Executor } from '../../db/tables.js';
-import { lockKey } from '../../db/transactions.js';
+import { lockKey, lockWithin } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { listAttributes } from '../user-attributes/user-attributes.store.js';
@@ -18,8 +17,16 @@ import {
   upsertAttributeValue,
 } from './memberships.store.js';
 import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail, tenantGroupContextName, tenantSystemGroupName } from './names.js';
-import { findEmbedTenant, insertEmbedTenant, setEmbedTenantDisplayName } from './tenants.store.js';
-import { countAccountEmbedUsers, findEmbedUserByExternalId, insertEmbedUser, insertEmbedUsers, updateEmbedUser, type EmbedUserChanges } from './users.store.js';
+import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './tenants.store.js';
+import {
+  countAccountEmbedUsers,
+  findEmbedUserByExternalId,
+  insertEmbedUser,
+  insertEmbedUserUnlessTaken,
+  insertEmbedUsers,
+  updateEmbedUser,
+  type EmbedUserChanges,
+} from './users.store.js';
 
 /**
  * What provisioning (4.4, 4.5, 4.12) and a session (4.15) ask for. Left out (undefined) or null
@@ -66,6 +73,14 @@ export interface ProvisionOptions {
   userLimit: number;
   /** Where the request's members are, for the JSON pointers of errors; default `/body`. */
   pointer?: string;
+  /**
+   * The caller holds the account's embed-people lock shared (`{ shared: lockKey.embedPeople }`),
+   * so that other sessions run at the same time: the embed tenant and the user are created by
+   * inserts that yield to a racing creator, the user's row is locked while it is written, and the
+   * cap is left to `confirmEmbedUserCap`, which the caller runs as the transaction's last step
+   * when `user.created`. Without it the lock is taken exclusively here and the cap checked at once.
+   */
+  concurrent?: boolean;
 }
 
 export function toEmbedUser(row: EmbedUserRow): EmbedUser {
@@ -100,8 +115,26 @@ export function canonicalEmbedTenantName(name: string, pointer = '/params/embedT
  * writer runs at a time already.
  */
 async function lockEmbedPeople(trx: Executor, tenantId: number): Promise<void> {
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${lockKey.embedPeople(tenantId)}, 0))`.execute(trx);
+  await lockWithin(trx, lockKey.embedPeople(tenantId));
+}
+
+/**
+ * The cap, for a transaction that created an embed user while holding the embed-people lock
+ * shared (a session): its last step, so the count's lock is held only until the commit that
+ * follows. Sessions that create users take the count's lock one after another, and each count
+ * sees every creation committed before it plus its own, so the account never ends up past the
+ * cap; exclusive holders of the embed-people lock (provisioning) run while no session does. On
+ * SQLite one writer runs at a time and the count is exact as it is. Past the cap: 429, and the
+ * caller's transaction, the user with it, is rolled back.
+ */
+export async function confirmEmbedUserCap(trx: Executor, tenantId: number, externalId: string, userLimit: number): Promise<void> {
+  await lockWithin(trx, lockKey.embedUserCount(tenantId));
+  const count = await countAccountEmbedUsers(trx, tenantId);
+  if (count > userLimit) {
+    throw new ApiError(
+      'EMBED_USER_LIMIT',
+      `The account holds ${count - 1} embed users, its limit of ${userLimit}; "${externalId}" was not created. Delete embed tenants or users no longer needed, or ask the operator to raise EMBED_USER_LIMIT.`,
+    );
   }
 }
 
@@ -220,24 +253,50 @@ export async function provisionEmbedUser(trx: Executor, tenantId: number, reques
   const name = canonicalEmbedTenantName(request.embedTenantName, `${pointer}/embedTenantName`);
   const externalId = normalizeExternalId(request.externalId);
   if (externalId === '') throw invalid(`${pointer}/externalId`, 'is empty once trimmed', 'The externalId is empty once trimmed.');
-  await lockEmbedPeople(trx, tenantId);
+  const concurrent = options.concurrent === true;
+  if (!concurrent) await lockEmbedPeople(trx, tenantId);
   const at = now();
 
   let embedTenant = await findEmbedTenant(trx, tenantId, name);
   const checked = await check(trx, tenantId, embedTenant, request, pointer);
   let tenantCreated = false;
   if (!embedTenant) {
-    embedTenant = await insertEmbedTenant(trx, tenantId, name, request.embedTenantDisplayName ?? null, at);
-    tenantCreated = true;
-  } else if (request.embedTenantDisplayName !== undefined && request.embedTenantDisplayName !== embedTenant.display_name) {
+    const created = concurrent
+      ? await insertEmbedTenantUnlessTaken(trx, tenantId, name, request.embedTenantDisplayName ?? null, at)
+      : await insertEmbedTenant(trx, tenantId, name, request.embedTenantDisplayName ?? null, at);
+    // A racing session created it first (and has committed): it is there to be found now.
+    embedTenant = created ?? (await findEmbedTenant(trx, tenantId, name));
+    if (!embedTenant) throw new Error(`Embed tenant "${name}" was neither created nor found`);
+    tenantCreated = created !== undefined;
+  }
+  if (!tenantCreated && request.embedTenantDisplayName !== undefined && request.embedTenantDisplayName !== embedTenant.display_name) {
     await setEmbedTenantDisplayName(trx, tenantId, embedTenant.id, request.embedTenantDisplayName);
     embedTenant = { ...embedTenant, display_name: request.embedTenantDisplayName };
   }
 
   const email = (given: string | null | undefined) => (given == null ? syntheticEmail(externalId, name) : given.toLowerCase());
-  let user = await findEmbedUserByExternalId(trx, tenantId, embedTenant.id, externalId);
-  const userCreated = user === undefined;
-  if (!user) {
+  // Concurrent: the row stays locked until the commit, so sessions of one user write it in turn.
+  let user = await findEmbedUserByExternalId(trx, tenantId, embedTenant.id, externalId, { lock: concurrent });
+  let userCreated = user === undefined;
+  if (!user && concurrent) {
+    user = await insertEmbedUserUnlessTaken(trx, {
+      tenant_id: tenantId,
+      embed_tenant_id: embedTenant.id,
+      external_id: externalId,
+      username: externalId,
+      email: email(request.email),
+      display_name: request.userProfile?.displayName ?? null,
+      picture: request.userProfile?.picture ?? null,
+      created_at: at,
+      updated_at: at,
+      last_login: null,
+    });
+    userCreated = user !== undefined;
+    // A racing session created the user first: from here on it is an existing user.
+    user ??= await findEmbedUserByExternalId(trx, tenantId, embedTenant.id, externalId, { lock: true });
+    if (!user) throw new Error(`Embed user "${externalId}" was neither created nor found`);
+    if (!userCreated) user = await applyUserChanges(trx, tenantId, user, request, email, at);
+  } else if (!user) {
     const count = await countAccountEmbedUsers(trx, tenantId);
     if (count >= options.userLimit) {
       throw new ApiError(
@@ -257,12 +316,8 @@ export async function provisionEmbedUser(trx: Executor, tenantId: number, reques
       updated_at: at,
       last_login: null,
     });
-  } else {
-    const changes: EmbedUserChanges = {};
-    if (request.email !== undefined && email(request.email) !== user.email) changes.email = email(request.email);
-    if (request.userProfile?.displayName !== undefined && request.userProfile.displayName !== user.display_name) changes.display_name = request.userProfile.displayName;
-    if (request.userProfile?.picture !== undefined && request.userProfile.picture !== user.picture) changes.picture = request.userProfile.picture;
-    if (Object.keys(changes).length > 0) user = await updateEmbedUser(trx, tenantId, user.id, { ...changes, updated_at: at });
+  } else if (!userCreated) {
+    user = await applyUserChanges(trx, tenantId, user, request, email, at);
   }
 
   if (checked.globalGroupIds) await setGlobalGroups(trx, tenantId, user.id, checked.globalGroupIds, at);
@@ -283,6 +338,22 @@ export async function provisionEmbedUser(trx: Executor, tenantId: number, reques
     userAttributes: await effectiveAttributes(trx, tenantId, user.id),
     embedUser: toEmbedUser(user),
   };
+}
+
+/** Email and profile as the request sets them (left out keeps, `email: null` the synthetic address). */
+async function applyUserChanges(
+  trx: Executor,
+  tenantId: number,
+  user: EmbedUserRow,
+  request: ProvisionEmbedUserRequest,
+  email: (given: string | null | undefined) => string,
+  at: string,
+): Promise<EmbedUserRow> {
+  const changes: EmbedUserChanges = {};
+  if (request.email !== undefined && email(request.email) !== user.email) changes.email = email(request.email);
+  if (request.userProfile?.displayName !== undefined && request.userProfile.displayName !== user.display_name) changes.display_name = request.userProfile.displayName;
+  if (request.userProfile?.picture !== undefined && request.userProfile.picture !== user.picture) changes.picture = request.userProfile.picture;
+  return Object.keys(changes).length > 0 ? updateEmbedUser(trx, tenantId, user.id, { ...changes, updated_at: at }) : user;
 }
 
 /** The user's own values, else the attribute's default, by attribute name in catalog order. */

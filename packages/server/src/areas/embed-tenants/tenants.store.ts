@@ -27,6 +27,25 @@ export async function insertEmbedTenant(db: Executor, tenantId: number, name: st
   return row;
 }
 
+/**
+ * Creates the embed tenant as `insertEmbedTenant` does, unless another transaction has (or is
+ * about to: the insert waits for it): then nothing is written and undefined is answered.
+ */
+export async function insertEmbedTenantUnlessTaken(db: Executor, tenantId: number, name: string, displayName: string | null, at: string): Promise<EmbedTenantRow | undefined> {
+  const row = await db
+    .insertInto('embed_tenants')
+    .values({ tenant_id: tenantId, name, display_name: displayName, created_at: at })
+    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  await db
+    .insertInto('embed_groups')
+    .values({ tenant_id: tenantId, embed_tenant_id: row.id, kind: 'tenant', name: tenantSystemGroupName(name), description: null, created_at: at, updated_at: at })
+    .execute();
+  return row;
+}
+
 export async function setEmbedTenantDisplayName(db: Executor, tenantId: number, id: number, displayName: string | null): Promise<void> {
   await db.updateTable('embed_tenants').set({ display_name: displayName }).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }

@@ -1,15 +1,14 @@
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import type { EmbedUserRow, EmbedUserTable, Executor } from '../../db/tables.js';
 import { containsPattern } from './tenants.store.js';
 
-export async function findEmbedUserByExternalId(db: Executor, tenantId: number, embedTenantId: number, externalId: string): Promise<EmbedUserRow | undefined> {
-  return db
-    .selectFrom('embed_users')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('embed_tenant_id', '=', embedTenantId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
+/**
+ * `lock`: on PostgreSQL the row stays locked for update until the transaction ends, so that
+ * writers of one user take turns (SQLite runs one writer at a time anyway).
+ */
+export async function findEmbedUserByExternalId(db: Executor, tenantId: number, embedTenantId: number, externalId: string, options: { lock?: boolean } = {}): Promise<EmbedUserRow | undefined> {
+  const query = db.selectFrom('embed_users').selectAll().where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('external_id', '=', externalId);
+  return (options.lock === true && db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export async function findEmbedUsersByIds(db: Executor, tenantId: number, embedTenantId: number, ids: number[]): Promise<EmbedUserRow[]> {
@@ -30,6 +29,29 @@ export async function findEmbedUsersByExternalIds(db: Executor, tenantId: number
 
 export async function insertEmbedUser(db: Executor, values: Omit<EmbedUserTable, 'id'>): Promise<EmbedUserRow> {
   return db.insertInto('embed_users').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The id of the user with this external id in the embed tenant of this name, if both exist (a read before any lock). */
+export async function existingEmbedUserId(db: Executor, tenantId: number, embedTenantName: string, externalId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('embed_users as u')
+    .innerJoin('embed_tenants as t', 't.id', 'u.embed_tenant_id')
+    .select('u.id')
+    .where('t.tenant_id', '=', tenantId)
+    .where('t.name', '=', embedTenantName)
+    .where('u.external_id', '=', externalId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Inserts the user unless one with its external id is there (or being inserted: this waits for it); then undefined. */
+export async function insertEmbedUserUnlessTaken(db: Executor, values: Omit<EmbedUserTable, 'id'>): Promise<EmbedUserRow | undefined> {
+  return db
+    .insertInto('embed_users')
+    .values(values)
+    .onConflict((oc) => oc.columns(['embed_tenant_id', 'external_id']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Many users in a few statements (chunks stay under both dialects' bound-parameter limits); rows in input order. */

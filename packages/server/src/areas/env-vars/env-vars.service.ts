@@ -1,3 +1,4 @@
+import { isUsageDataPath, USAGE_DATA_DIR } from '../usage-analytics/usage-data.js';
 import type { RuntimesChanged } from '../deployments/deployments.service.js';
 import { namesOwnDatabase } from './own-database.js';
 import type { Caller } from '../../access/caller.js';
@@ -39,6 +40,8 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
     seen.add(name);
     if (value === MASK) errors.push({ pointer: `${at}/value`, message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it` });
     if (name === 'DB_URL' && namesOwnDatabase(value, ownDatabaseUrl)) errors.push({ pointer: `${at}/value`, message: 'DB_URL names this server\'s own database, which no deployment may query: point it at your data warehouse' });
+    // The accounts' usage data sources (usage-analytics/) are the server's to name, each for its own account only.
+    if (name === 'DB_URL' && isUsageDataPath(value)) errors.push({ pointer: `${at}/value`, message: `DB_URL may not name a file under ${USAGE_DATA_DIR}/, where the server keeps the accounts' usage data` });
     if (!POSIX_NAME.test(name) && !existing.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
   });
   return errors;

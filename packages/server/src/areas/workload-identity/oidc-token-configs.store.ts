@@ -23,8 +23,24 @@ export async function deleteConfig(db: Executor, tenantId: number, id: number): 
   return Number(result.numDeletedRows) > 0;
 }
 
-/** The enabled configs of the tenants given: what every runtime of theirs receives. */
-export function enabledConfigs(db: Executor, tenantIds: number[]): Promise<OidcTokenConfigRow[]> {
-  if (tenantIds.length === 0) return Promise.resolve([]);
-  return db.selectFrom('oidc_token_configs').selectAll().where('tenant_id', 'in', tenantIds).where('is_enabled', '=', 1).orderBy('id').execute();
+/** An enabled config of the tenant owning one of the deployments asked about, with what its tokens need. */
+export type DeploymentConfigRow = OidcTokenConfigRow & { deployment_id: number; region: string; tenant_slug: string; account_settings: string | null; tenant_created_at: string };
+
+/**
+ * Every enabled config of the tenants owning `deploymentIds`, once per deployment, with the
+ * deployment's region and the tenant's slug and stored settings: what a runtime tick needs, in one
+ * statement however many environments run. Deployments without configs give no rows.
+ */
+export function enabledConfigsOfDeployments(db: Executor, deploymentIds: number[]): Promise<DeploymentConfigRow[]> {
+  if (deploymentIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('deployments as d')
+    .innerJoin('tenants as t', 't.id', 'd.tenant_id')
+    .innerJoin('oidc_token_configs as c', 'c.tenant_id', 'd.tenant_id')
+    .selectAll('c')
+    .select(['d.id as deployment_id', 'd.region', 't.slug as tenant_slug', 't.account_settings', 't.created_at as tenant_created_at'])
+    .where('d.id', 'in', deploymentIds)
+    .where('c.is_enabled', '=', 1)
+    .orderBy('c.id')
+    .execute();
 }

@@ -4,8 +4,8 @@ import type { Audit } from '../../audit/index.js';
 import type { Executor, OidcTokenConfigRow } from '../../db/tables.js';
 import type { PodFiles } from '../../runtime/index.js';
 import type { Signing } from '../../signing/index.js';
-import { tenantSettings } from '../account/tenant-settings.js';
-import { enabledConfigs } from './oidc-token-configs.store.js';
+import { tenantSettingsFromColumn } from '../account/tenant-settings.js';
+import { enabledConfigsOfDeployments, type DeploymentConfigRow } from './oidc-token-configs.store.js';
 import { claimsOf, subjectOf, WORKLOAD_TOKEN_RENEW_MS, WORKLOAD_TOKEN_SECONDS } from './workload-tokens.js';
 
 /** A running environment that receives the tenant's workload tokens. */
@@ -32,14 +32,6 @@ function writeAtomically(file: string, content: string): void {
  * without the issuer's discovery document no cloud could verify them.
  */
 export function workloadFiles(db: Executor, signing: Signing, audit: Audit) {
-  async function configsByTenant(tenantIds: number[]): Promise<Map<number, OidcTokenConfigRow[]>> {
-    const byTenant = new Map<number, OidcTokenConfigRow[]>();
-    const issuing: number[] = [];
-    for (const tenantId of tenantIds) if ((await tenantSettings(db, tenantId)).oidcEnabled) issuing.push(tenantId);
-    for (const config of await enabledConfigs(db, issuing)) byTenant.set(config.tenant_id, [...(byTenant.get(config.tenant_id) ?? []), config]);
-    return byTenant;
-  }
-
   function filesOf(target: WorkloadTarget, slug: string, region: string, configs: OidcTokenConfigRow[]): PodFiles {
     const who = { deploymentId: target.deploymentId, region, environment: target.environmentId };
     return {
@@ -80,20 +72,23 @@ export function workloadFiles(db: Executor, signing: Signing, audit: Audit) {
     };
   }
 
-  /** The files of each target whose tenant issues workload tokens, keyed `<deploymentId>/<environmentId>`. */
+  /**
+   * The files of each target whose tenant issues workload tokens, keyed `<deploymentId>/<environmentId>`:
+   * one statement per tick for every target (the planner calls this on each tick).
+   */
   return async (targets: WorkloadTarget[]): Promise<Map<string, PodFiles>> => {
     const files = new Map<string, PodFiles>();
-    const configs = await configsByTenant([...new Set(targets.map((t) => t.tenantId))]);
+    const byDeployment = new Map<number, DeploymentConfigRow[]>();
+    for (const row of await enabledConfigsOfDeployments(db, [...new Set(targets.map((t) => t.deploymentId))])) {
+      // Without the issuer's discovery document (oidcEnabled) no cloud could verify the tokens.
+      if (!tenantSettingsFromColumn(row.account_settings, row.tenant_created_at).oidcEnabled) continue;
+      byDeployment.set(row.deployment_id, [...(byDeployment.get(row.deployment_id) ?? []), row]);
+    }
     for (const target of targets) {
-      const mine = configs.get(target.tenantId);
+      const mine = byDeployment.get(target.deploymentId)?.filter((row) => row.tenant_id === target.tenantId);
       if (!mine?.length) continue;
-      const row = await db
-        .selectFrom('deployments as d')
-        .innerJoin('tenants as t', 't.id', 'd.tenant_id')
-        .select(['t.slug', 'd.region'])
-        .where('d.id', '=', target.deploymentId)
-        .executeTakeFirst();
-      if (row) files.set(`${target.deploymentId}/${target.environmentId}`, filesOf(target, row.slug, row.region, mine));
+      const { tenant_slug: slug, region } = mine[0]!;
+      files.set(`${target.deploymentId}/${target.environmentId}`, filesOf(target, slug, region, mine));
     }
     return files;
   };
