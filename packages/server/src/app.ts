@@ -116,6 +116,8 @@ import { oauthMount } from './areas/oauth/oauth.mount.js';
 import { oauthRoutes } from './areas/oauth/oauth.routes.js';
 import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
 import { oauthClientSchemas } from './areas/oauth/oauth-clients.schemas.js';
+import { identityProviderRoutes } from './areas/identity-provider/identity-provider.routes.js';
+import { identityProviderSchemas } from './areas/identity-provider/identity-provider.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -322,6 +324,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...appConfigSchemas,
     ...oauthSchemas,
     ...oauthClientSchemas,
+    ...identityProviderSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -399,7 +402,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return originOf(tenant);
   };
   await app.register(jwksRoutes(services.signing, resolveTenant, workloadIssuer));
-  await app.register(oauthMount(services.oauthProviders, resolveTenant));
+  await app.register(oauthMount(services.oauthProviders, resolveTenant, services.oauthSignIn));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -443,6 +446,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
+  await app.register(identityProviderRoutes(services.identityProvider));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

@@ -58,6 +58,12 @@ import { userSettingsService } from './areas/account/user-settings.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { oauthService } from './areas/oauth/oauth.service.js';
 import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
+import { approveDeviceCode } from './areas/oauth/oauth.service.js';
+import { idpSignIn } from './areas/oauth/idp-sign-in.js';
+import type { SignInDeps } from './areas/oauth/oauth.mount.js';
+import { identityProviderService } from './areas/identity-provider/identity-provider.service.js';
+import { relyingParty } from './areas/identity-provider/relying-party.js';
+import { findUserById } from './areas/users/users.store.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -108,9 +114,24 @@ export function createServices(store: Store, options: ServiceOptions) {
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
   const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
+  // Sign-in through the tenant's identity provider, at the authorization server's pages.
+  const oauthSignIn: SignInDeps = {
+    idp: idpSignIn({ db: store.db, secrets: options.secrets, relyingParty: relyingParty(outbound), audit, originOf: options.deploymentUrlOf, now }),
+    approveDevice: (tenant, userCode, userId) => approveDeviceCode(store.db, oauthProviders, tenant, userCode, userId),
+    consented: (tenant, event) =>
+      audit.recordFor(
+        tenant.id,
+        { userId: event.userId, email: null, credentialKind: 'identity-provider', credentialId: null },
+        { action: event.allowed ? 'oauth.consent.allowed' : 'oauth.consent.denied', details: { clientId: event.clientId, scope: event.scope } },
+        { requestId: event.requestId },
+      ),
+    describeAccount: async (tenantId, userId) => (Number.isInteger(userId) ? (await findUserById(store.db, tenantId, userId))?.email : undefined),
+  };
   return {
     audit,
     outbound,
+    oauthSignIn,
+    identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens: userOAuthTokensService(store, options.secrets, outbound, { now, ...(options.log ? { log: options.log } : {}) }),
     secrets: options.secrets,

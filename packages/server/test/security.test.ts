@@ -210,6 +210,8 @@ const TABLES = [
   'user_oauth_tokens',
   'oauth_states',
   'oauth_models',
+  'identity_providers',
+  'idp_sign_ins',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
