@@ -191,6 +191,16 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       expect(replayed.body).toContain('Nothing was issued');
     });
 
+    it('two sign-ins started in one browser (two tabs) each complete, in either order', async () => {
+      idp.signInAs('dana');
+      const b = browser();
+      const first = await deviceToCallback(b);
+      const second = await deviceToCallback(b);
+      expect((await b.go(second.callback)).body).toContain('Device signed in');
+      expect((await b.go(first.callback)).body).toContain('Device signed in');
+      for (const { started } of [first, second]) expect((await pollDevice(t, started.device_code)).statusCode).toBe(200);
+    });
+
     it('a wrong or missing state is refused with a page, and issues nothing', async () => {
       for (const query of ['?code=abc&state=not-a-state', '?code=abc', '']) {
         const res = await t.app.inject({ method: 'GET', url: `/oauth/idp/callback${query}` });

@@ -157,6 +157,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateMySettings: { defaultDeploymentId: ids.deploymentId },
     approveDeviceSignIn: { userCode: 'BCDF-GHJK' },
     createOAuthClient: { name: 'security-suite' },
+    putIdentityProvider: { issuer: 'https://idp.example.com', clientId: 'security-suite', clientSecret: 'security-suite-secret', allowedEmailDomains: ['example.com'] },
   };
   return bodies[op.operationId];
 }

@@ -67,8 +67,8 @@ export function idpSignIn(deps: { db: Db; secrets: Secrets; relyingParty: Relyin
       return (await findIdentityProvider(db, tenantId)) !== undefined;
     },
 
-    /** Where to send the browser, and the value of the cookie that binds the callback to it. */
-    async start(tenant: Tenant, interactionUid: string): Promise<{ location: string; binding: string }> {
+    /** Where to send the browser, its state, and the value of the cookie that binds the callback to it. */
+    async start(tenant: Tenant, interactionUid: string): Promise<{ location: string; state: string; binding: string }> {
       const settings = await settingsOf(tenant);
       if (!settings) throw new SignInRefused('not_configured', 'This account has no identity provider to sign in with.');
       const state = oidc.randomState();
@@ -92,7 +92,7 @@ export function idpSignIn(deps: { db: Db; secrets: Secrets; relyingParty: Relyin
         created_at: at.toISOString(),
         expires_at: new Date(at.getTime() + SIGN_IN_TTL_MS).toISOString(),
       });
-      return { location: location.href, binding };
+      return { location: location.href, state, binding };
     },
 
     /**

@@ -3,16 +3,22 @@ import type Provider from 'oidc-provider';
 import type { Interaction } from 'oidc-provider';
 import { DEPLOYMENTS_PARAM, deploymentsOf, requestedDeployments } from './deployment-scope.js';
 import { escapeHtml, page } from './oauth.pages.js';
+import { hashOf } from './oauth.adapter.js';
 
 /** An interaction's uid as the provider makes them. */
 export const UID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The cookie that binds an identity-provider callback to the browser that started the sign-in. */
-export const BINDING_COOKIE = 'mapi_idp_binding';
+/**
+ * The cookie that binds an identity-provider callback to the browser that started the sign-in,
+ * one per sign-in (named after its state's hash), so sign-ins in two tabs do not undo each other.
+ */
+export function bindingCookieName(state: string | null): string {
+  return `mapi_idp_${hashOf(state ?? '').slice(0, 16)}`;
+}
 
 /** Sent only to the callback, only over HTTPS, never to scripts; `Lax` so the provider's top-level redirect back carries it. */
-export function bindingCookie(value: string, maxAgeSeconds: number): string {
-  return `${BINDING_COOKIE}=${value}; Path=/oauth/idp; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Lax`;
+export function bindingCookie(name: string, value: string, maxAgeSeconds: number): string {
+  return `${name}=${value}; Path=/oauth/idp; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Lax`;
 }
 
 export function cookieOf(request: FastifyRequest, name: string): string | undefined {

@@ -6,7 +6,7 @@ import type { OAuthProviders } from './oauth.provider.js';
 import { ApiError } from '../../shared/problems.js';
 import { IDP_CALLBACK_PATH } from '../identity-provider/identity-provider.service.js';
 import { SIGN_IN_TTL_MS, SignInRefused, type IdpSignIn } from './idp-sign-in.js';
-import { BINDING_COOKIE, bindingCookie, consentedScope, consentPage, cookieOf, grantConsent, otherBrowserPage, sameBrowser, UID } from './oauth.interaction.js';
+import { bindingCookie, bindingCookieName, consentedScope, consentPage, cookieOf, grantConsent, otherBrowserPage, sameBrowser, UID } from './oauth.interaction.js';
 import { escapeHtml, page } from './oauth.pages.js';
 
 /** Identity-provider callbacks a minute per client address: a browser completes one per sign-in. */
@@ -96,7 +96,7 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
         if (!(await sameBrowser(provider, request, reply, interaction.uid))) return reply.code(400).send(otherBrowserPage);
         try {
           const started = await signIn.idp.start(tenant, interaction.uid);
-          reply.header('set-cookie', bindingCookie(started.binding, SIGN_IN_TTL_MS / 1000));
+          reply.header('set-cookie', bindingCookie(bindingCookieName(started.state), started.binding, SIGN_IN_TTL_MS / 1000));
           return reply.code(303).header('location', started.location).send();
         } catch (error) {
           if (error instanceof SignInRefused) return reply.code(error.status).send(page('Sign-in unavailable', `<p>${escapeHtml(error.message)}</p>`));
@@ -122,11 +122,12 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
         const tenant = await resolveTenant(request);
         const query = new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1 || request.url.length));
         reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+        const cookie = bindingCookieName(query.get('state'));
         // The binding is spent with the state, whatever the outcome.
-        reply.header('set-cookie', bindingCookie('', 0));
+        reply.header('set-cookie', bindingCookie(cookie, '', 0));
         let who;
         try {
-          who = await signIn.idp.complete(tenant, query, cookieOf(request, BINDING_COOKIE), request.id);
+          who = await signIn.idp.complete(tenant, query, cookieOf(request, cookie), request.id);
         } catch (error) {
           if (error instanceof SignInRefused) return reply.code(error.status).send(page('Sign-in refused', `<p>${escapeHtml(error.message)}</p><p>Nothing was issued.</p>`));
           throw error;
