@@ -45,6 +45,8 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
   const logs: string[] = [];
   /** Every response body this server sent, to show no secret is ever in one. */
   const bodies: string[] = [];
+  /** Codes, tokens and secrets the tests saw, to show none reaches a log line. */
+  const seen: string[] = [];
 
   beforeAll(async () => {
     t = await TestApp.create(dialect, {
@@ -169,7 +171,7 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       const res = await pollDevice(t, started.device_code);
       expect(res.statusCode, res.body).toBe(200);
       const tokens = res.json() as TokenSet;
-      bodies.push(res.body);
+      seen.push(tokens.access_token, tokens.refresh_token!, started.device_code);
       expect((await me(tokens.access_token)).json()).toMatchObject({ id: member.userId });
       // The sign-in is in the audit log, with the user and the provider.
       expect((await events('sign-in'))[0]).toMatchObject({ action: 'sign-in', actorUserId: member.userId, credentialKind: 'identity-provider', details: { issuer: idp.issuer, clientId: 'mapi-cli', flow: 'device' } });
@@ -294,8 +296,8 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       const basic = `Basic ${Buffer.from(`${confidential.clientId}:${confidential.clientSecret}`).toString('base64')}`;
       const res = await oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, code_verifier: verifier }, { headers: { authorization: basic } });
       expect(res.statusCode, res.body).toBe(200);
-      bodies.push(res.body);
       const tokens = res.json() as TokenSet & { id_token: string };
+      seen.push(code, tokens.access_token, tokens.refresh_token!, tokens.id_token, confidential.clientSecret!);
       expect((await me(tokens.access_token)).json()).toMatchObject({ id: member.userId });
       expect((await t.request({ url: `/api/v1/deployments/${deploymentA}`, key: tokens.access_token })).statusCode).toBe(200);
       problem(await t.request({ url: `/api/v1/deployments/${deploymentB}`, key: tokens.access_token }), 403, 'KEY_SCOPE_FORBIDDEN');
@@ -386,6 +388,9 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       expect(text).not.toContain(secret);
       expect(responses).not.toContain(secret);
     }
+    // What only the token endpoint answers (and the client secret, only the registration) never reaches a log line.
+    expect(seen.length).toBeGreaterThan(5);
+    for (const secret of seen) expect(text).not.toContain(secret);
     // Codes and states the provider sent back never reach a log line.
     const codes = [...text.matchAll(/[?&](code|state)=([A-Za-z0-9_-]{20,})/g)];
     expect(codes).toEqual([]);
