@@ -82,7 +82,8 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
 
     // Where the provider sends a browser to sign in (its interactions): to the tenant's identity
     // provider when it has one; without one, a device is approved by an admin (the page says how).
-    app.get<{ Params: { uid: string } }>(`${OAUTH_PREFIX}/interaction/:uid`, { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    // A HEAD (a link checker's) must not start a sign-in.
+    app.get<{ Params: { uid: string } }>(`${OAUTH_PREFIX}/interaction/:uid`, { exposeHeadRoute: false, config: { public: true }, schema: { hide: true } }, async (request, reply) => {
       const tenant = await resolveTenant(request);
       const provider = await providers.forTenant(tenant);
       const interaction = UID.test(request.params.uid) ? await provider.Interaction.find(request.params.uid) : undefined;
