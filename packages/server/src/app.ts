@@ -127,6 +127,8 @@ import { oauthSchemas } from './areas/oauth/oauth.schemas.js';
 import { oauthClientSchemas } from './areas/oauth/oauth-clients.schemas.js';
 import { notificationsRoutes } from './areas/notifications/notifications.routes.js';
 import { notificationSchemas } from './areas/notifications/notifications.schemas.js';
+import { identityProviderRoutes } from './areas/identity-provider/identity-provider.routes.js';
+import { identityProviderSchemas } from './areas/identity-provider/identity-provider.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -350,6 +352,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...oauthSchemas,
     ...oauthClientSchemas,
     ...notificationSchemas,
+    ...identityProviderSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -429,7 +432,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return originOf(tenant);
   };
   await app.register(jwksRoutes(services.signing, resolveTenant, workloadIssuer));
-  await app.register(oauthMount(services.oauthProviders, resolveTenant));
+  await app.register(oauthMount(services.oauthProviders, resolveTenant, services.oauthSignIn));
   await app.register(specRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
@@ -479,6 +482,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(usageAnalyticsRoutes(services.usageAnalytics));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
   await app.register(notificationsRoutes(services.notifications));
+  await app.register(identityProviderRoutes(services.identityProvider));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') {

@@ -65,6 +65,12 @@ import { NotificationScheduler } from './areas/notifications/scheduler.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { usageAnalyticsService } from './areas/usage-analytics/usage-analytics.service.js';
+import { approveDeviceCode } from './areas/oauth/oauth.service.js';
+import { idpSignIn } from './areas/oauth/idp-sign-in.js';
+import type { SignInDeps } from './areas/oauth/oauth.mount.js';
+import { identityProviderService } from './areas/identity-provider/identity-provider.service.js';
+import { relyingParty } from './areas/identity-provider/relying-party.js';
+import { findUserById } from './areas/users/users.store.js';
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -137,6 +143,24 @@ export function createServices(store: Store, options: ServiceOptions) {
     outbound,
     notificationScheduler,
     notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
+  // Sign-in through the tenant's identity provider, at the authorization server's pages.
+  const oauthSignIn: SignInDeps = {
+    idp: idpSignIn({ db: store.db, secrets: options.secrets, relyingParty: relyingParty(outbound), audit, originOf: options.deploymentUrlOf, now }),
+    approveDevice: (tenant, userCode, userId) => approveDeviceCode(store.db, oauthProviders, tenant, userCode, userId),
+    consented: (tenant, event) =>
+      audit.recordFor(
+        tenant.id,
+        { userId: event.userId, email: null, credentialKind: 'identity-provider', credentialId: null },
+        { action: event.allowed ? 'oauth.consent.allowed' : 'oauth.consent.denied', details: { clientId: event.clientId, scope: event.scope } },
+        { requestId: event.requestId },
+      ),
+    describeAccount: async (tenantId, userId) => (Number.isInteger(userId) ? (await findUserById(store.db, tenantId, userId))?.email : undefined),
+  };
+  return {
+    audit,
+    outbound,
+    oauthSignIn,
+    identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens,
     // Tokens are refreshed ahead of expiry on the jobs service, besides on use.

@@ -170,6 +170,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateNotification: { minute: 30, filters: [{ member: 'orders.status', operator: 'equals', value: 'x' }] },
     addNotificationRecipients: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'suite-new', externalId: 'new@suite.example' }] },
     removeNotificationRecipients: { recipients: [{ type: 'USER', id: ids.userId }] },
+    putIdentityProvider: { issuer: 'https://idp.example.com', clientId: 'security-suite', clientSecret: 'security-suite-secret', allowedEmailDomains: ['example.com'] },
   };
   return bodies[op.operationId];
 }
@@ -227,6 +228,8 @@ const TABLES = [
   'notification_recipients',
   'notification_deliveries',
   'notification_delivery_recipients',
+  'identity_providers',
+  'idp_sign_ins',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };

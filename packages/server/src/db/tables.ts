@@ -673,6 +673,34 @@ export interface OAuthStateTable {
   expires_at: string;
 }
 
+/** The tenant's identity provider (areas/identity-provider, migration 0029); one per tenant. */
+export interface IdentityProviderTable {
+  id: Generated<number>;
+  tenant_id: number;
+  issuer: string;
+  client_id: string;
+  /** Sealed by secrets/. */
+  client_secret: string;
+  /** JSON: string[]. */
+  allowed_email_domains: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A sign-in sent to the identity provider and not back yet (migration 0029). */
+export interface IdpSignInTable {
+  id: Generated<number>;
+  tenant_id: number;
+  state_hash: string;
+  binding_hash: string;
+  interaction_uid: string;
+  nonce: string;
+  /** Sealed by secrets/. */
+  code_verifier: string;
+  created_at: string;
+  expires_at: string;
+}
+
 /** One stored model of the authorization server (areas/oauth, migration 0022). */
 export interface OAuthModelTable {
   id: Generated<number>;
@@ -825,6 +853,8 @@ export interface NotificationDeliveryRecipientTable {
   attempts: Generated<number>;
   last_error: string | null;
   updated_at: string;
+  identity_providers: IdentityProviderTable;
+  idp_sign_ins: IdpSignInTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -944,5 +974,7 @@ export type OAuthIntegrationRow = Selectable<OAuthIntegrationTable>;
 export type UserOAuthTokenRow = Selectable<UserOAuthTokenTable>;
 export type OAuthStateRow = Selectable<OAuthStateTable>;
 export type OAuthModelRow = Selectable<OAuthModelTable>;
+export type IdentityProviderRow = Selectable<IdentityProviderTable>;
+export type IdpSignInRow = Selectable<IdpSignInTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;

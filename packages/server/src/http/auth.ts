@@ -41,6 +41,11 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured'
   ['GET /.well-known/oauth-authorization-server/oauth', 'default'],
   ['OPTIONS /.well-known/oauth-authorization-server/oauth', 'default'],
   ['GET /oauth/interaction/:uid', 'default'],
+  // The user's answer on an app's consent page.
+  ['POST /oauth/interaction/:uid/consent', 'default'],
+  // Where the tenant's identity provider sends the browser back; the single-use state and a
+  // browser-binding cookie name the sign-in.
+  ['GET /oauth/idp/callback', 30],
 ]);
 
 /** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */

@@ -52,6 +52,7 @@ export const PROBLEMS = {
   USER_OAUTH_TOKEN_NOT_FOUND: { status: 404, title: 'The caller holds no token for this OAuth integration' },
   DEVICE_CODE_NOT_FOUND: { status: 404, title: 'No device sign-in waits under this user code' },
   OAUTH_CLIENT_NOT_FOUND: { status: 404, title: 'OAuth client not found' },
+  IDENTITY_PROVIDER_NOT_FOUND: { status: 404, title: 'The tenant has no identity provider' },
   DESTINATION_NOT_FOUND: { status: 404, title: 'Destination folder not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed on this route' },
   REQUEST_TIMEOUT: { status: 408, title: 'The request did not arrive in time' },

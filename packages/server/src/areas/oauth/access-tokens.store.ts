@@ -65,7 +65,9 @@ export async function findLiveAccessToken(db: Executor, tenantId: number, token:
     if (!grant || payload.accountId === undefined || !/^[1-9][0-9]*$/.test(payload.accountId)) return undefined;
     credentialId = -grant.id;
     userId = Number(payload.accountId);
-    scope = deploymentsOf(payload.scope);
+    // The deployments the user granted (an admin's approval or the user's consent) bound the token
+    // whatever its own scope says: an app's token lists only the OpenID scopes the provider knows.
+    scope = deploymentsOf((JSON.parse(grant.payload) as { openid?: { scope?: string } }).openid?.scope) ?? deploymentsOf(payload.scope);
   }
   const user = await db
     .selectFrom('users')

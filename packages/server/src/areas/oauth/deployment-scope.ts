@@ -27,3 +27,12 @@ export function grantableScope(requested: string | undefined): string {
 export function scopeFor(ids: number[] | null): string {
   return ids === null ? ALL_DEPLOYMENTS : ids.map((id) => `deployments:${id}`).join(' ');
 }
+
+/** The authorization request's parameter that carries the deployment scope an app asked for (oauth.provider.ts). */
+export const DEPLOYMENTS_PARAM = 'mapi_deployments';
+
+/** The deployment values of a requested scope: `deployments:<id>` values, else `deployments:all`. */
+export function requestedDeployments(scope: string | undefined): string[] {
+  const values = grantableScope(scope).split(' ').filter((value) => value !== '' && value !== 'offline_access');
+  return values.length === 0 ? [ALL_DEPLOYMENTS] : values;
+}

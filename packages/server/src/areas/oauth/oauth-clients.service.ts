@@ -2,17 +2,25 @@ import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Db, OAuthModelRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
-import { ApiError, notFound } from '../../shared/problems.js';
+import { ApiError, notFound, type FieldError } from '../../shared/problems.js';
+import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
 import { existingDeploymentIds } from '../deployments/deployments.store.js';
 import { findUserById } from '../users/users.store.js';
 import { hashOf, oauthSecretContext } from './oauth.adapter.js';
 import type { CreatedOAuthClient, CreateOAuthClientInput, OAuthClient } from './oauth-clients.schemas.js';
 
+function invalid(errors: FieldError[]): never {
+  throw new ApiError('VALIDATION_FAILED', `Nothing was registered: ${errors.map((e) => `${e.pointer.replace('/body/', '')} ${e.message}`).join('; ')}.`, { errors });
+}
+
 interface ClientPayload {
   client_id: string;
   client_name: string;
   grant_types: string[];
-  mapi_user_id: number;
+  redirect_uris?: string[];
+  token_endpoint_auth_method?: string;
+  mapi_kind?: 'machine' | 'app';
+  mapi_user_id: number | null;
   mapi_deployment_ids: number[] | null;
   mapi_created_at: string;
   mapi_created_by: number;
@@ -20,7 +28,18 @@ interface ClientPayload {
 
 function toClient(row: Pick<OAuthModelRow, 'id' | 'payload'>): OAuthClient {
   const p = JSON.parse(row.payload) as ClientPayload;
-  return { id: row.id, clientId: p.client_id, name: p.client_name, userId: p.mapi_user_id, deploymentIds: p.mapi_deployment_ids, grantTypes: p.grant_types, createdAt: p.mapi_created_at };
+  return {
+    id: row.id,
+    clientId: p.client_id,
+    name: p.client_name,
+    type: p.mapi_kind ?? 'machine',
+    public: p.token_endpoint_auth_method === 'none',
+    redirectUris: p.redirect_uris ?? [],
+    userId: p.mapi_user_id,
+    deploymentIds: p.mapi_deployment_ids,
+    grantTypes: p.grant_types,
+    createdAt: p.mapi_created_at,
+  };
 }
 
 /**
@@ -30,10 +49,69 @@ function toClient(row: Pick<OAuthModelRow, 'id' | 'payload'>): OAuthClient {
  * rows of the provider's table (model `Client`), their secret sealed by secrets/.
  */
 export function oauthClientsService(db: Db, secrets: Secrets) {
+  /** Stores a client with a fresh id and, unless it is a public app, a fresh secret (sealed). */
+  async function insertClient(actor: Caller['actor'], fields: Omit<ClientPayload, 'client_id' | 'mapi_created_at' | 'mapi_created_by'> & Record<string, unknown>): Promise<CreatedOAuthClient> {
+    const clientId = `mapi-client-${randomBytes(12).toString('base64url')}`;
+    const clientSecret = fields.token_endpoint_auth_method === 'none' ? undefined : randomBytes(32).toString('base64url');
+    const createdAt = new Date().toISOString();
+    const payload = { client_id: clientId, ...fields, mapi_created_at: createdAt, mapi_created_by: actor.userId };
+    const keyHash = hashOf(clientId);
+    const row = await db
+      .insertInto('oauth_models')
+      .values({
+        tenant_id: actor.tenantId,
+        model: 'Client',
+        key_hash: keyHash,
+        payload: JSON.stringify(payload),
+        secret: clientSecret === undefined ? null : secrets.seal(clientSecret, oauthSecretContext(actor.tenantId, keyHash)),
+        created_at: createdAt,
+        expires_at: null,
+        grant_hash: null,
+        user_code_hash: null,
+        uid: null,
+      })
+      .returning(['id', 'payload'])
+      .executeTakeFirstOrThrow();
+    return { ...toClient(row), ...(clientSecret === undefined ? {} : { clientSecret }) };
+  }
+
+  /**
+   * An app: authorization code with PKCE (S256, required), its tokens acting as the user who signs
+   * in through the tenant's identity provider and consents, within the deployments consented to.
+   * Confidential apps authenticate with their secret; public ones by PKCE alone.
+   */
+  async function createApp(actor: Caller['actor'], input: CreateOAuthClientInput): Promise<CreatedOAuthClient> {
+    const errors: FieldError[] = [];
+    for (const field of ['userId', 'deploymentIds'] as const) {
+      if (input[field] !== undefined) errors.push({ pointer: `/body/${field}`, message: 'is for machine clients only: an app acts as the user who signs in, within the deployments they consent to' });
+    }
+    const uris = input.redirectUris ?? [];
+    if (uris.length === 0) errors.push({ pointer: '/body/redirectUris', message: 'is required for apps' });
+    uris.forEach((uri, i) => {
+      const problem = urlProblem(uri);
+      if (problem !== null) errors.push({ pointer: `/body/redirectUris/${i}`, message: `redirect URI ${problem}` });
+    });
+    if (errors.length > 0) invalid(errors);
+    const isPublic = input.public ?? false;
+    return insertClient(actor, {
+      client_name: input.name,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: uris,
+      token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',
+      mapi_kind: 'app',
+      mapi_user_id: null,
+      mapi_deployment_ids: null,
+    });
+  }
+
   const clients = (tenantId: number) => db.selectFrom('oauth_models').select(['id', 'payload']).where('tenant_id', '=', tenantId).where('model', '=', 'Client');
   return {
     async create({ actor, access }: Caller, input: CreateOAuthClientInput): Promise<CreatedOAuthClient> {
       access.requireAccountAdmin('register an OAuth client');
+      if ((input.type ?? 'machine') === 'app') return createApp(actor, input);
+      const misplaced = (['redirectUris', 'public'] as const).filter((field) => input[field] !== undefined);
+      if (misplaced.length > 0) invalid(misplaced.map((field) => ({ pointer: `/body/${field}`, message: `is for apps only ("type": "app")` })));
       const userId = input.userId ?? actor.userId;
       const user = await findUserById(db, actor.tenantId, userId);
       if (!user) throw notFound('USER_NOT_FOUND', 'User', userId);
@@ -48,39 +126,16 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
           });
         }
       }
-      const clientId = `mapi-client-${randomBytes(12).toString('base64url')}`;
-      const clientSecret = randomBytes(32).toString('base64url');
-      const createdAt = new Date().toISOString();
-      const payload: ClientPayload & Record<string, unknown> = {
-        client_id: clientId,
+      return insertClient(actor, {
         client_name: input.name,
         grant_types: ['client_credentials'],
         response_types: [],
         redirect_uris: [],
         token_endpoint_auth_method: 'client_secret_basic',
+        mapi_kind: 'machine',
         mapi_user_id: userId,
         mapi_deployment_ids: scope,
-        mapi_created_at: createdAt,
-        mapi_created_by: actor.userId,
-      };
-      const keyHash = hashOf(clientId);
-      const row = await db
-        .insertInto('oauth_models')
-        .values({
-          tenant_id: actor.tenantId,
-          model: 'Client',
-          key_hash: keyHash,
-          payload: JSON.stringify(payload),
-          secret: secrets.seal(clientSecret, oauthSecretContext(actor.tenantId, keyHash)),
-          created_at: createdAt,
-          expires_at: null,
-          grant_hash: null,
-          user_code_hash: null,
-          uid: null,
-        })
-        .returning(['id', 'payload'])
-        .executeTakeFirstOrThrow();
-      return { ...toClient(row), clientSecret };
+      });
     },
 
     async list({ actor, access }: Caller): Promise<{ items: OAuthClient[] }> {

@@ -8,7 +8,7 @@ import type { Secrets } from '../../secrets/index.js';
 import { CLI_CLIENT_ID } from './access-tokens.store.js';
 import { DbAdapter, hashOf, oauthSecretContext } from './oauth.adapter.js';
 import { devicePages, escapeHtml, page } from './oauth.pages.js';
-import { grantableScope } from './deployment-scope.js';
+import { DEPLOYMENTS_PARAM, grantableScope, requestedDeployments } from './deployment-scope.js';
 
 function requestedScope(ctx: KoaContextWithOIDC): string | undefined {
   const scope = (ctx.oidc.body as { scope?: unknown } | undefined)?.scope;
@@ -76,7 +76,17 @@ export class OAuthProviders {
 
   async #make(tenant: OAuthTenant, issuer: string): Promise<Provider> {
     const keys = await this.#keys(tenant.id);
-    const { default: OidcProvider, errors } = await loadOidcProvider();
+    const { default: OidcProvider, errors, interactionPolicy } = await loadOidcProvider();
+    // Consent is asked again whenever an app requests deployments (or all of them) that the
+    // user's grant to it does not hold yet: the provider's own checks only see the scopes it lists.
+    const policy = interactionPolicy.base();
+    policy.get('consent')!.checks.add(
+      new interactionPolicy.Check('deployment_scope_missing', 'requested deployments not granted', (ctx: KoaContextWithOIDC) => {
+        const held = new Set(ctx.oidc.grant?.getOIDCScopeEncountered().split(' ') ?? []);
+        const wanted = requestedDeployments(ctx.oidc.params?.[DEPLOYMENTS_PARAM] as string | undefined);
+        return wanted.every((value) => held.has(value)) ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
+      }),
+    );
     const db = this.db;
     const configuration: Configuration = {
       adapter: (model: string) => new DbAdapter(db, this.secrets, tenant.id, model, errors.InvalidGrant),
@@ -98,6 +108,15 @@ export class OAuthProviders {
         return { accountId: sub, claims: () => ({ sub, email: user.email, email_verified: true }) };
       },
       claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+      // The provider keeps only the scopes it lists in a request's parameters; the deployment scope
+      // an app asked for is read here from the request itself (a value the client sent under this
+      // name is replaced), for the consent page to show and the grant to record.
+      extraParams: {
+        [DEPLOYMENTS_PARAM](ctx: KoaContextWithOIDC) {
+          const raw = ctx.method === 'POST' ? (ctx.oidc.body as { scope?: unknown } | undefined)?.scope : ctx.query.scope;
+          (ctx.oidc.params as Record<string, unknown>)[DEPLOYMENTS_PARAM] = requestedDeployments(typeof raw === 'string' ? raw : undefined).join(' ');
+        },
+      },
       scopes: ['openid', 'offline_access', 'email'],
       features: {
         devInteractions: { enabled: false },
@@ -113,7 +132,7 @@ export class OAuthProviders {
         clientCredentials: { enabled: true },
         userinfo: { enabled: false },
       },
-      extraClientMetadata: { properties: ['mapi_user_id', 'mapi_deployment_ids', 'mapi_name', 'mapi_created_at', 'mapi_created_by'] },
+      extraClientMetadata: { properties: ['mapi_kind', 'mapi_user_id', 'mapi_deployment_ids', 'mapi_name', 'mapi_created_at', 'mapi_created_by'] },
       pkce: { required: () => true },
       rotateRefreshToken: true,
       // Every client allowed the refresh grant gets a refresh token, `offline_access` or not:
@@ -126,7 +145,7 @@ export class OAuthProviders {
       // Authorization code only: no implicit or hybrid flows (OAuth 2.1).
       responseTypes: ['code'],
       enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
-      interactions: { url: (_ctx: KoaContextWithOIDC, interaction) => `/oauth/interaction/${interaction.uid}` },
+      interactions: { policy, url: (_ctx: KoaContextWithOIDC, interaction) => `/oauth/interaction/${interaction.uid}` },
       renderError: async (ctx, out) => {
         ctx.type = 'html';
         ctx.body = page('Sign-in failed', `<p>${escapeHtml(String(out.error_description ?? out.error))}</p>`);

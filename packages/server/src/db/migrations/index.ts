@@ -25,6 +25,7 @@ import { oauthIntegrations } from './0020_oauth_integrations.js';
 import { oauth } from './0022_oauth.js';
 import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims.js';
 import { notifications } from './0027_notifications.js';
+import { identityProviders } from './0029_identity_providers.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -59,6 +60,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0022_oauth': oauth(dialect),
         '0026_placements_and_refresh_claims': placementsAndRefreshClaims(dialect),
         '0027_notifications': notifications(dialect),
+        '0029_identity_providers': identityProviders(dialect),
       };
     },
   };
