@@ -138,11 +138,6 @@ export function createServices(store: Store, options: ServiceOptions) {
     ...(options.notificationsTickMs !== undefined ? { tickMs: options.notificationsTickMs } : {}),
     onError: (error) => options.onError?.(error, 'notifications: claiming due deliveries'),
   });
-  return {
-    audit,
-    outbound,
-    notificationScheduler,
-    notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
   // Sign-in through the tenant's identity provider, at the authorization server's pages.
   const oauthSignIn: SignInDeps = {
     idp: idpSignIn({ db: store.db, secrets: options.secrets, relyingParty: relyingParty(outbound), audit, originOf: options.deploymentUrlOf, now }),
@@ -159,6 +154,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   return {
     audit,
     outbound,
+    notificationScheduler,
+    notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthSignIn,
     identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),

@@ -938,7 +938,7 @@ export interface paths {
         put?: never;
         /**
          * Copy a workbook, its reports and its published dashboard
-         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root (the deployment), or the `folderId` given. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.
+         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root, which needs EDIT on the deployment (403 without it; the reference puts it at the root unconditionally), or the `folderId` given. Answers 200 with the copy. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.
          */
         post: operations["duplicateWorkbook"];
         delete?: never;
@@ -1836,6 +1836,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/embed/dashboard/{publicId}/python-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a report’s Python analysis over dashboard-filtered SQL (reference 3.7; an embed token)
+         * @description Authorized as GET /api/v1/embed/dashboard/{publicId} (404 when the session cannot see the dashboard, 403 when signed embedding is off for it). The code is the `pythonCode` of the published report snapshot `reportVersionId` (403 unless it is one of the dashboard’s and of `reportId`), never the caller’s. `sqlQuery` runs through the data API’s /v1/sql with the calling embed user’s row-level context, and its rows are handed to the code as `rows` (a list of dicts). The code runs in a sandbox (Pyodide, the standard library only; no network, no server files) within a time and a memory limit; its error, or why it was stopped, is `executionError`. Nothing is stored; successful runs are cached briefly per report, code, SQL and viewer. 403 PYTHON_ANALYSIS_DISABLED while the account’s embed settings have `pythonAnalysisEnabled` off. An API key gets 403.
+         */
+        post: operations["runEmbedPythonAnalysis"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed/generate-session": {
         parameters: {
             query?: never;
@@ -2318,6 +2338,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage-analytics/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-hour token for the account’s usage data API (admin)
+         * @description Reference 5.4. Admins only (403 to anyone else, checked first); 404 `USAGE_ANALYTICS_DISABLED` while the account’s usage analytics is off (`PUT /api/v1/tenant/usage-analytics`). The first token makes the account’s system usage deployment, whose data source holds the account’s audit events (cube `audit_events`: `count`, `actors`; by `action`, `route`, `method`, `status`, `credential_kind`, `actor_email`, `occurred_at`), brought up to date on each token. Send the token as `Authorization: Bearer` to `apiUrl` (`/load`, `/meta`, `/sql`); it carries the account as its security context and is valid for one hour.
+         */
+        post: operations["createUsageAnalyticsToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/usage-analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether usage analytics is on, and its deployment (extension; admin) */
+        get: operations["getTenantUsageAnalytics"];
+        /**
+         * Turn usage analytics on or off (extension; admin with an unscoped key)
+         * @description `enabled: true` lets admins mint usage-analytics tokens; `false` or `null` (the default, off) makes the token route 404. The usage deployment, once made, stays.
+         */
+        put: operations["updateTenantUsageAnalytics"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oauth/device-approvals": {
         parameters: {
             query?: never;
@@ -2349,8 +2410,8 @@ export interface paths {
         get: operations["listOAuthClients"];
         put?: never;
         /**
-         * Register a machine client for the client credentials grant (extension; admin only); the secret is in this response only
-         * @description Its access tokens act as `userId` (default: the caller) within `deploymentIds` (null or absent: every deployment), exactly as an API key of that user with that scope.
+         * Register a machine client (client credentials) or an app (authorization code with PKCE) (extension; admin only); the secret is in this response only
+         * @description A machine client (`type` `machine`, the default): its access tokens act as `userId` (default: the caller) within `deploymentIds` (null or absent: every deployment), exactly as an API key of that user with that scope. An app (`type` `app`, with `redirectUris`; `public` for one without a secret): users sign in through the tenant’s identity provider at `/oauth/auth` (PKCE with S256 required, `scope` including `openid`, plus `deployments:<id>` values to limit it) and consent; its tokens act as that user within the deployments consented to.
          */
         post: operations["createOAuthClient"];
         delete?: never;
@@ -2458,6 +2519,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenant/identity-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant’s identity provider (extension; admin). Never returns the client secret */
+        get: operations["getIdentityProvider"];
+        /**
+         * Set the tenant’s identity provider (extension; admin with an unscoped credential)
+         * @description Users then sign in to the authorization server (the device flow’s page, apps’ authorization code flow) through this OpenID provider: authorization code with PKCE, matched to an active user of this tenant by a verified email in one of `allowedEmailDomains`. Register `redirectUri` of the answer with the provider. `clientSecret` is required the first time; left out or null it keeps the stored one. It is stored encrypted and never returned.
+         */
+        put: operations["putIdentityProvider"];
+        post?: never;
+        /** Remove the tenant’s identity provider (extension; admin with an unscoped credential) */
+        delete: operations["deleteIdentityProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2478,7 +2561,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "ROUTE_NOT_FOUND" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3777,6 +3860,20 @@ export interface components {
             /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
             pythonAnalysisEnabled: boolean;
         };
+        UsageAnalyticsToken: {
+            /** @description A JWT for `Authorization: Bearer` on `apiUrl`, valid 1 hour. */
+            token: string;
+            /** @description The usage deployment’s data API, ending in `/v1`. */
+            apiUrl: string;
+            deploymentId: number;
+            expiresAt: string | null;
+        };
+        UsageAnalyticsSettings: {
+            /** @description Whether `POST /api/v1/usage-analytics/token` answers (404 while off). Default false. */
+            enabled: boolean;
+            /** @description The system usage deployment, made by the first token; null before. */
+            deploymentId: number | null;
+        };
         EmbedSessionSettings: {
             /** @description Master switch for every AI surface; false overrides every show* key. */
             allowAi?: boolean | null;
@@ -3875,6 +3972,28 @@ export interface components {
         EmbedToken: {
             /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
             token: string;
+        };
+        EmbedPythonFilteredRunInput: {
+            reportId: number;
+            /** @description The id of one of the dashboard’s published report snapshots (`reportSnapshots[].id`), of this report. */
+            reportVersionId: number;
+            /** @description The report’s query with the dashboard’s filters and time grains applied; run through the data API’s /v1/sql as the calling embed user. */
+            sqlQuery: string;
+        };
+        PythonAnalysisFilteredRun: {
+            /**
+             * Format: date-time
+             * @description When the code ran (a cached answer keeps the time of the run it repeats).
+             */
+            at: string;
+            stdout: string;
+            stderr: string;
+            /** @description The rows the query answered, handed to the code as `rows`. */
+            inputRowCount: number;
+            /** @description The code’s traceback, or why it was stopped (time or memory limit); null when it ran through. */
+            executionError?: string | null;
+            /** @description The code’s `output` variable, else the value of its last expression, as JSON; null when there is none. */
+            outputData?: unknown;
         };
         DashboardDraftResponse: {
             dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
@@ -4277,7 +4396,13 @@ export interface components {
             /** @description The OAuth `client_id`. */
             clientId: string;
             name: string;
-            userId: number;
+            /** @description `machine`: client credentials, acting as `userId`; `app`: authorization code with PKCE, acting as the user who signs in. */
+            type: "machine" | "app";
+            /** @description An app without a secret (a browser or native app); always false for machine clients. */
+            public: boolean;
+            /** @description Where an app’s authorization responses may go (empty for machine clients). */
+            redirectUris: string[];
+            userId: number | null;
             deploymentIds: null | number[];
             grantTypes: string[];
             /** Format: date-time */
@@ -4288,13 +4413,19 @@ export interface components {
             /** @description The OAuth `client_id`. */
             clientId: string;
             name: string;
-            userId: number;
+            /** @description `machine`: client credentials, acting as `userId`; `app`: authorization code with PKCE, acting as the user who signs in. */
+            type: "machine" | "app";
+            /** @description An app without a secret (a browser or native app); always false for machine clients. */
+            public: boolean;
+            /** @description Where an app’s authorization responses may go (empty for machine clients). */
+            redirectUris: string[];
+            userId: number | null;
             deploymentIds: null | number[];
             grantTypes: string[];
             /** Format: date-time */
             createdAt: string;
-            /** @description The secret. Shown only in this response: store it now. */
-            clientSecret: string;
+            /** @description The secret (not for public apps). Shown only in this response: store it now. */
+            clientSecret?: string;
         };
         OAuthClientList: {
             items: components["schemas"]["OAuthClient"][];
@@ -4401,6 +4532,20 @@ export interface components {
         NotificationDeliveryPage: {
             items: components["schemas"]["NotificationDelivery"][];
             pageInfo: components["schemas"]["PageInfo"];
+        };
+        /** @description The tenant’s identity provider (OIDC). The client secret is stored encrypted and never returned. */
+        IdentityProvider: {
+            /** @description The provider’s OpenID issuer; its discovery document is at `<issuer>/.well-known/openid-configuration`. */
+            issuer: string;
+            clientId: string;
+            /** @description Users whose verified email is in one of these domains may sign in (lower case). */
+            allowedEmailDomains: string[];
+            /** @description This server’s callback: register it with the provider as the client’s redirect URI. */
+            redirectUri: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: {
@@ -11265,7 +11410,7 @@ export interface operations {
         };
         responses: {
             /** @description Default Response */
-            201: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16668,6 +16813,114 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    runEmbedPythonAnalysis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbedPythonFilteredRunInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PythonAnalysisFilteredRun"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_OPERATION`: The operation is not allowed on this resource
+             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_OPERATION" | "QUERY_REFUSED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `PYTHON_ANALYSIS_DISABLED`: Python analysis is turned off for this account
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "PYTHON_ANALYSIS_DISABLED";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
     generateEmbedSession: {
         parameters: {
             query?: never;
@@ -19465,6 +19718,168 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    createUsageAnalyticsToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAnalyticsToken"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `USAGE_ANALYTICS_DISABLED`: Usage analytics is not enabled for this account
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getTenantUsageAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAnalyticsSettings"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["TenantNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTenantUsageAnalytics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null: back to the default (off). */
+                    enabled: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAnalyticsSettings"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     approveDeviceSignIn: {
         parameters: {
             query?: never;
@@ -19593,6 +20008,12 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description Default `machine`. */
+                    type?: "machine" | "app";
+                    /** @description Apps only, required: https URLs (http only on localhost, 127.0.0.1 or [::1]), compared exactly. */
+                    redirectUris?: string[];
+                    /** @description Apps only: no secret; the app proves itself by PKCE alone (default false). */
+                    public?: boolean;
                     deploymentIds?: null | number[];
                     userId?: number;
                 };
@@ -20640,6 +21061,204 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant’s identity provider (OIDC). The client secret is stored encrypted and never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `IDENTITY_PROVIDER_NOT_FOUND`: The tenant has no identity provider
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https (http only on localhost, 127.0.0.1 or [::1], for development). */
+                    issuer: string;
+                    clientId: string;
+                    /** @description Required the first time; left out or null keeps the stored secret. */
+                    clientSecret?: string | null;
+                    allowedEmailDomains: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The tenant’s identity provider (OIDC). The client secret is stored encrypted and never returned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProvider"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteIdentityProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `IDENTITY_PROVIDER_NOT_FOUND`: The tenant has no identity provider
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

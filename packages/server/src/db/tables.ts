@@ -776,6 +776,8 @@ export interface Database {
   notification_recipients: NotificationRecipientTable;
   notification_deliveries: NotificationDeliveryTable;
   notification_delivery_recipients: NotificationDeliveryRecipientTable;
+  identity_providers: IdentityProviderTable;
+  idp_sign_ins: IdpSignInTable;
 }
 
 /** A scheduled delivery of one published dashboard (migration 0027); booleans are 0 or 1. */
@@ -853,8 +855,6 @@ export interface NotificationDeliveryRecipientTable {
   attempts: Generated<number>;
   last_error: string | null;
   updated_at: string;
-  identity_providers: IdentityProviderTable;
-  idp_sign_ins: IdpSignInTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
