@@ -111,6 +111,9 @@ import { embedSettingsSchemas } from './areas/account/embed-settings.schemas.js'
 import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { dashboardControlSchemas } from './areas/dashboards/controls.schemas.js';
+import { dashboardExportSchemas } from './areas/dashboard-exports/exports.schemas.js';
+import { dashboardExportsRoutes } from './areas/dashboard-exports/exports.routes.js';
 import { installAuditHook } from './audit/hook.js';
 import { oauthMount } from './areas/oauth/oauth.mount.js';
 import { oauthRoutes } from './areas/oauth/oauth.routes.js';
@@ -190,6 +193,8 @@ export interface AppOptions {
   outbound?: OutboundOptions;
   /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Absent: the system's. */
   now?: () => Date;
+  /** Dashboard renders (RENDER_FONTS_DIR, DASHBOARD_EXPORTS_PER_IDENTITY); absent: Debian's DejaVu directory, 3 exports at once per identity. */
+  render?: { fontsDir?: string; exportsPerIdentity?: number };
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -277,6 +282,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     ...(options.outbound ? { outbound: options.outbound } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.render ? { render: options.render } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
@@ -320,6 +326,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
     ...appConfigSchemas,
+    ...dashboardControlSchemas,
+    ...dashboardExportSchemas,
     ...oauthSchemas,
     ...oauthClientSchemas,
   ];
@@ -443,6 +451,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
   await app.register(accountRoutes(services));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
+  await app.register(dashboardExportsRoutes(services.dashboardExports));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') app.addHook('onReady', () => services.jobs.start());

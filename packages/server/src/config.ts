@@ -53,6 +53,8 @@ export interface Config {
   secretKeys: SecretKeySource;
   /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
   outbound: { allowPrivate: string[]; timeoutMs: number };
+  /** Dashboard renders: the DejaVu fonts' directory (RENDER_FONTS_DIR), exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY, default 3). */
+  render: { fontsDir: string; exportsPerIdentity: number };
 }
 
 export interface RuntimeConfig {
@@ -212,6 +214,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const outbound = { allowPrivate, timeoutMs: milliseconds('OUTBOUND_TIMEOUT_MS', 10_000) };
 
+  const exportsPerIdentity = wholeNumber('DASHBOARD_EXPORTS_PER_IDENTITY', 3, 1000, 'a number of exports from 1 to 1000');
+  if (exportsPerIdentity < 1) problems.push('DASHBOARD_EXPORTS_PER_IDENTITY must be a number of exports from 1 to 1000, got "0"');
+  const render = { fontsDir: path.resolve(value('RENDER_FONTS_DIR') ?? '/usr/share/fonts/truetype/dejavu'), exportsPerIdentity };
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -241,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
     secretKeys,
     outbound,
+    render,
   };
 }
 

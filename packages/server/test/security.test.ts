@@ -67,6 +67,8 @@ interface Ids {
   embedGroupId: number;
   /** An OAuth integration of the tenant (`{id}` of its routes, and `{integrationId}`). */
   integrationId: number;
+  /** A dashboard export's job id (none exists: exports are the submitter's own, so every other caller gets 404). */
+  jobId: string;
 }
 
 /**
@@ -157,6 +159,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateMySettings: { defaultDeploymentId: ids.deploymentId },
     approveDeviceSignIn: { userCode: 'BCDF-GHJK' },
     createOAuthClient: { name: 'security-suite' },
+    startDashboardExport: { format: 'png', dashboardPublicId: 'security-suite' },
+    updateAppConfig: { restrictDataDownload: true },
   };
   return bodies[op.operationId];
 }
@@ -210,6 +214,7 @@ const TABLES = [
   'user_oauth_tokens',
   'oauth_states',
   'oauth_models',
+  'dashboard_exports',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
@@ -290,6 +295,7 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
       configId: await oidcConfigOf(tenantId),
       ...(await embedTenantOf(tenantId, `${label}-embed`)),
       ...(await oauthOf(tenantId, adminId)),
+      jobId: `${label}-export`,
     };
   }
 

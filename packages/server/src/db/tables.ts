@@ -737,6 +737,7 @@ export interface Database {
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;
   oauth_models: OAuthModelTable;
+  dashboard_exports: DashboardExportTable;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */
@@ -854,3 +855,24 @@ export type OAuthStateRow = Selectable<OAuthStateTable>;
 export type OAuthModelRow = Selectable<OAuthModelTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
+
+/** A dashboard export (reference 8.A; migration 0028): its render job, then its file until it expires. */
+export interface DashboardExportTable {
+  id: Generated<number>;
+  public_id: string;
+  tenant_id: number;
+  deployment_id: number;
+  dashboard_id: number;
+  submitted_by: number;
+  identity: string;
+  job_id: number | null;
+  format: 'png' | 'pdf';
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  error: string | null;
+  content_type: string | null;
+  content: Buffer | null;
+  created_at: string;
+  expires_at: string;
+  updated_at: string;
+}
+export type DashboardExportRow = Selectable<DashboardExportTable>;

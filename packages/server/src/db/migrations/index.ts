@@ -23,6 +23,7 @@ import { dashboards } from './0016_dashboards.js';
 import { embedPeople } from './0017_embed_people.js';
 import { oauthIntegrations } from './0020_oauth_integrations.js';
 import { oauth } from './0022_oauth.js';
+import { dashboardExports } from './0028_dashboard_exports.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -55,6 +56,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0017_embed_people': embedPeople(dialect),
         '0020_oauth_integrations': oauthIntegrations(dialect),
         '0022_oauth': oauth(dialect),
+        '0028_dashboard_exports': dashboardExports(dialect),
       };
     },
   };
