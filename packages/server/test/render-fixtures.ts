@@ -1,20 +1,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect } from 'vitest';
 import type { Dialect } from '../src/db/database.js';
 import type { Caller } from './harness.js';
 import { TestApp } from './harness.js';
 import { writeShopSqlite } from './query-fixtures.js';
-import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 
 /**
  * A deployment whose runtime serves the shop with row-level security by region, and a published
  * 6-widget dashboard over it ("Regional sales"): a text, a KPI, a bar chart, a table, a line over
- * time and a filter. Two analysts, EU and US, with full access to the workbook.
+ * time and a filter. Two analysts, EU and US, with full access to the workbook. No test runner
+ * needed: the render benchmark builds the same shop.
  */
 
 type Json = Record<string, any>;
+
+/** The runtime timings of the runtime tests (runtime-support.ts, which needs the test runner). */
+const FAST_RUNTIME = { driver: 'process' as const, tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 };
 
 export const RENDER_MODEL = `cubes:
   - name: customers
@@ -73,21 +75,28 @@ export async function renderShop(dialect: Dialect, options: Parameters<typeof Te
   const dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
   writeShopSqlite(dataSources);
   const t = await TestApp.create(dialect, { ...options, runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources } });
-  const r = runtimeProbe(t);
   const ok = async (res: { statusCode: number; body: string }) => {
-    expect(res.statusCode, res.body).toBeLessThan(300);
+    if (res.statusCode >= 300) throw new Error(`${res.statusCode}: ${res.body}`);
     return JSON.parse(res.body) as Json;
   };
-  const deploymentId = await r.create('render shop');
-  const first = await r.running(deploymentId);
+  const pod = async (id: number) => ((await ok(await t.request({ url: `/api/v1/deployments/${id}/pods` }))).items as Json[]).find((p) => p.type === 'production');
+  const logs = async (id: number) => ((await ok(await t.request({ url: `/api/v1/deployments/${id}/logs?first=200` }))).items as Json[]).map((l) => l.message as string);
+  const deploymentId = (await ok(await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { name: 'render shop' } }))).id as number;
+  const first = await until(async () => {
+    const p = await pod(deploymentId);
+    return p?.status === 'Running' && p.ready ? p : undefined;
+  }, 'the first pod to run');
   const build = `/build/api/v1/deployments/${deploymentId}`;
   await ok(await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } }));
   await ok(await t.request({ method: 'POST', url: `${build}/dev-mode` }));
   await ok(await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: RENDER_MODEL }] } }));
   await ok(await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'The shop', exitDevMode: true } }));
-  await r.replaced(deploymentId, first.name);
+  await until(async () => {
+    const p = await pod(deploymentId);
+    return p && p.name !== first.name && p.status === 'Running' && p.ready ? p : undefined;
+  }, 'the shop’s pod to run');
   // The starter model's cube and view stay beside the shop's two cubes.
-  await r.logsWith(deploymentId, '3 cubes and 1 view');
+  await until(async () => ((await logs(deploymentId)).some((l) => l.includes('3 cubes and 1 view')) ? true : undefined), 'the shop’s build to be served');
   await ok(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string' } }));
 
   const base = `/api/v1/deployments/${deploymentId}`;
@@ -132,4 +141,15 @@ export async function renderShop(dialect: Dialect, options: Parameters<typeof Te
       fs.rmSync(dataSources, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls `probe` until it answers something, for up to 60 seconds. */
+async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Waited 60 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

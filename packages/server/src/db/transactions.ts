@@ -323,4 +323,6 @@ export const lockKey = {
   accountSettings: (tenantId: number) => `account-settings:${tenantId}`,
   /** An account's embed tenants and users: creating them (the account-wide cap), deleting tenants. */
   embedPeople: (tenantId: number) => `embed-people:${tenantId}`,
+  /** A tenant's dashboard exports: counting those rendering and adding one, as one (the per-identity limit). */
+  dashboardExports: (tenantId: number) => `dashboard-exports:${tenantId}`,
 };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { DashboardExportRow } from '../../db/tables.js';
-import { serialized } from '../../db/transactions.js';
+import { lockKey, serialized } from '../../db/transactions.js';
 import type { Jobs } from '../../jobs/index.js';
 import type { Viewer } from '../../render/index.js';
 import { ApiError } from '../../shared/problems.js';
@@ -108,8 +108,8 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       const subject = await subjectOf(caller, deploymentId, dashboard.workbookId, input.renderAs);
       const publicId = randomBytes(16).toString('base64url');
       const expiresAt = iso(EXPORT_TTL_MS);
-      // Counting and inserting under one lock per identity: two submissions cannot both take the last place.
-      const row = await serialized(store, `dashboard-exports:${tenantId}:${subject.identity}`, async (trx) => {
+      // Counting and inserting under the tenant's lock: two submissions cannot both take the last place.
+      const row = await serialized(store, lockKey.dashboardExports(tenantId), async (trx) => {
         await deleteExpired(trx, tenantId, iso());
         const running = await runningCount(trx, tenantId, subject.identity, iso());
         if (running >= options.concurrentPerIdentity) {
