@@ -122,6 +122,21 @@ for (const dialect of DIALECTS) {
       problem(await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: { type: 'EMBED_USER', embedTenantName: 'acme' } }), 400, 'VALIDATION_FAILED');
     });
 
+    it('renderAs an embed user of a tenant the workbook is shared with: the render uses the attributes sent, for this render only', async () => {
+      const provision = await shop.t.request({ method: 'POST', url: '/api/v1/embed-tenants/globex/user', body: { externalId: 'seed' } });
+      expect(provision.statusCode, provision.body).toBe(200);
+      const share = await shop.t.request({ method: 'PUT', url: `/api/v1/deployments/${shop.deploymentId}/workbooks/${shop.workbookId}/embed-access`, body: { embedTenantName: 'globex', action: 'read' } });
+      expect(share.statusCode, share.body).toBe(200);
+      const subject = (region: string) => ({ type: 'EMBED_USER', embedTenantName: 'Globex', externalId: 'viewer-1', userAttributes: [{ name: 'region', value: region }] });
+      const us = await pdfText(await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: subject('US') })));
+      expect(us).toContain('Bo');
+      expect(us).not.toContain('Ada');
+      const eu = await pdfText(await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: subject('EU') })));
+      expect(eu).toContain('Ada');
+      // Nothing about the subject was stored: no embed user of that external id.
+      expect(await shop.t.store.db.selectFrom('embed_users').select('id').where('external_id', '=', 'viewer-1').execute()).toEqual([]);
+    });
+
     it('needs MANAGE on the workbook; exactly one dashboard id; a dashboard not in this deployment is 404; bad bodies are 400', async () => {
       const reader = await shop.t.user('EXPLORER');
       await shop.t.grant({ type: 'USER', id: reader.userId }, { type: 'WORKBOOK', id: shop.workbookId }, 'EDIT');

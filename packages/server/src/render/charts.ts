@@ -52,7 +52,12 @@ function suggestedSpec(data: ReportData): Record<string, unknown> | null {
   const x = columns.find((c) => c.kind === 'time') ?? columns.find((c) => c.kind === 'dimension');
   const y = { field: field(measure.name), type: 'quantitative', title: measure.title };
   if (!x) return { mark: { type: 'bar', color: '#4c78a8' }, encoding: { y } };
-  if (x.kind === 'time') return { mark: { type: 'line', point: true }, encoding: { x: { field: field(x.name), type: 'temporal', title: x.title }, y } };
+  if (x.kind === 'time') {
+    // A grain in the column name (`orders.created_at.month`) labels the axis in that unit.
+    const grain = /\.(day|week|month|quarter|year)$/.exec(x.name)?.[1];
+    const timeUnit = grain ? { day: 'yearmonthdate', week: 'yearweek', month: 'yearmonth', quarter: 'yearquarter', year: 'year' }[grain] : undefined;
+    return { mark: { type: 'line', point: true }, encoding: { x: { field: field(x.name), type: 'temporal', title: x.title, ...(timeUnit ? { timeUnit } : {}) }, y } };
+  }
   return { mark: { type: 'bar', color: '#4c78a8' }, encoding: { x: { field: field(x.name), type: 'nominal', title: x.title, sort: null }, y } };
 }
 
