@@ -1,6 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PNG } from 'pngjs';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { chartSvg } from '../src/render/charts.js';
 import { applyControls } from '../src/render/controls.js';
 import { headerHeight } from '../src/render/page.js';
 import type { Renderer, RenderInput } from '../src/render/index.js';
@@ -136,5 +139,35 @@ describe('dashboard controls on a report’s query', () => {
       filters: [{ member: 'orders.status', operator: 'is_not_null' }],
     });
     expect(query).toEqual(copy);
+  });
+});
+
+describe('a report’s own Vega-Lite spec', () => {
+  it('is drawn over the report’s rows; URLs it names (data, lookups, images) are never fetched', async () => {
+    let requests = 0;
+    const server = http.createServer((_req, res) => {
+      requests++;
+      res.end('[]');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const spec = {
+        vegaLite: {
+          data: { url: `${url}/data.json` },
+          transform: [{ lookup: 'region', from: { data: { url: `${url}/lookup.json` }, key: 'region', fields: ['name'] } }],
+          layer: [
+            { mark: 'bar', encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' } } },
+            { mark: { type: 'image', width: 10, height: 10 }, encoding: { x: { field: 'region', type: 'nominal' }, url: { value: `${url}/logo.png` } } },
+          ],
+        },
+      };
+      const chart = await chartSvg({ rows: [{ region: 'EU', count: 3 }, { region: 'US', count: 1 }], annotation: {} }, spec, 300, 200);
+      expect(chart?.svg).toContain('EU');
+      expect(chart?.svg).toMatch(/class="mark-rect role-mark/);
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
