@@ -120,6 +120,9 @@ import { usageAnalyticsRoutes } from './areas/usage-analytics/usage-analytics.ro
 import { tenantSettingsSchemas } from './areas/account/tenant-settings.schemas.js';
 import { auditEventSchemas } from './areas/account/audit-events.schemas.js';
 import { appConfigSchemas } from './areas/account/app-config.schemas.js';
+import { dashboardControlSchemas } from './areas/dashboards/controls.schemas.js';
+import { dashboardExportSchemas } from './areas/dashboard-exports/exports.schemas.js';
+import { dashboardExportsRoutes } from './areas/dashboard-exports/exports.routes.js';
 import { installAuditHook } from './audit/hook.js';
 import { oauthMount } from './areas/oauth/oauth.mount.js';
 import { oauthRoutes } from './areas/oauth/oauth.routes.js';
@@ -214,6 +217,8 @@ export interface AppOptions {
   now?: () => Date;
   /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. The loop starts with the jobs worker. */
   notificationsTickMs?: number;
+  /** Dashboard renders (RENDER_FONTS_DIR, DASHBOARD_EXPORTS_PER_IDENTITY); absent: Debian's DejaVu directory, 3 exports at once per identity. */
+  render?: { fontsDir?: string; exportsPerIdentity?: number };
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -303,6 +308,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.outbound ? { outbound: options.outbound } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.notificationsTickMs !== undefined ? { notificationsTickMs: options.notificationsTickMs } : {}),
+    ...(options.render ? { render: options.render } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
@@ -349,6 +355,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...tenantSettingsSchemas,
     ...auditEventSchemas,
     ...appConfigSchemas,
+    ...dashboardControlSchemas,
+    ...dashboardExportSchemas,
     ...oauthSchemas,
     ...oauthClientSchemas,
     ...notificationSchemas,
@@ -483,6 +491,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
   await app.register(notificationsRoutes(services.notifications));
   await app.register(identityProviderRoutes(services.identityProvider));
+  await app.register(dashboardExportsRoutes(services.dashboardExports));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
   if (options.startJobs !== 'on-first-job') {

@@ -59,6 +59,8 @@ export interface Config {
   outbound: { allowPrivate: string[]; timeoutMs: number };
   /** Python analysis of embedded dashboards (python/): workers kept loaded, runs at once, a run's time and memory, how long a success is cached. */
   python: { poolSize: number; concurrency: number; timeoutMs: number; memoryMb: number; cacheMs: number };
+  /** Dashboard renders: the DejaVu fonts' directory (RENDER_FONTS_DIR), exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY, default 3). */
+  render: { fontsDir: string; exportsPerIdentity: number };
 }
 
 export interface RuntimeConfig {
@@ -234,6 +236,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (python.concurrency < 1) problems.push('PYTHON_CONCURRENCY must be a number of runs from 1 to 64, got "0"');
   // Pyodide itself takes about 30 MB before any code runs.
   if (python.memoryMb < 64) problems.push(`PYTHON_MEMORY_MB must be a number of megabytes from 64 to 4096, got "${python.memoryMb}"`);
+  const exportsPerIdentity = wholeNumber('DASHBOARD_EXPORTS_PER_IDENTITY', 3, 1000, 'a number of exports from 1 to 1000');
+  if (exportsPerIdentity < 1) problems.push('DASHBOARD_EXPORTS_PER_IDENTITY must be a number of exports from 1 to 1000, got "0"');
+  const render = { fontsDir: path.resolve(value('RENDER_FONTS_DIR') ?? '/usr/share/fonts/truetype/dejavu'), exportsPerIdentity };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -267,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeys,
     outbound,
     python,
+    render,
   };
 }
 

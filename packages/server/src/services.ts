@@ -71,6 +71,15 @@ import type { SignInDeps } from './areas/oauth/oauth.mount.js';
 import { identityProviderService } from './areas/identity-provider/identity-provider.service.js';
 import { relyingParty } from './areas/identity-provider/relying-party.js';
 import { findUserById } from './areas/users/users.store.js';
+import { createRenderer, type Viewer } from './render/index.js';
+import { findPublishedInDeployment } from './areas/dashboards/published.js';
+import type { DataApiGrant } from './areas/data-api/data-api.service.js';
+import { dashboardExportsService } from './areas/dashboard-exports/exports.service.js';
+import { registerExportJob } from './areas/dashboard-exports/export-job.js';
+import { ApiError } from './shared/problems.js';
+
+/** Dashboard exports rendering at once per identity rendered as, unless configured (reference 8.A's 429). */
+export const DEFAULT_EXPORTS_PER_IDENTITY = 3;
 
 /** Every service, built once per app over one store and the deployments' repositories. Routes share them. */
 export interface ServiceOptions {
@@ -98,6 +107,14 @@ export interface ServiceOptions {
   tokenRefresh?: { leadMs?: number; retryMs?: number };
   /** How often notifications' due occurrences are looked for (NOTIFICATIONS_TICK_MS); absent: 10 s. */
   notificationsTickMs?: number;
+  /** Dashboard renders: where the DejaVu fonts are (RENDER_FONTS_DIR), and exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY). */
+  render?: { fontsDir?: string; exportsPerIdentity?: number };
+}
+
+/** Whose rows a render's queries return, as the data API's grant: a user's own context, or an embed user's whole one. */
+function grantOf(viewer: Viewer): DataApiGrant {
+  if ('context' in viewer) return { scopes: ['sql-runner'], userId: 0, securityContext: viewer.context.securityContext, context: viewer.context };
+  return { scopes: null, userId: viewer.userId, securityContext: viewer.securityContext ?? {} };
 }
 
 export function createServices(store: Store, options: ServiceOptions) {
@@ -124,6 +141,17 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dbtSyncSettings = dbtSyncSettingsService(store);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
+  // Dashboards rendered to PNG and PDF (exports now, notifications next), each query as its viewer.
+  const renderer = createRenderer({
+    findPublished: (tenantId, deploymentId, ref) => findPublishedInDeployment(store.db, tenantId, deploymentId, ref),
+    run: async (tenant, deploymentId, viewer, request) => {
+      const answer = await dataApi.runAs(tenant, deploymentId, grantOf(viewer), request);
+      return { rows: answer.data, annotation: answer.annotation };
+    },
+    isRefusal: (error) => error instanceof ApiError && (error.code === 'QUERY_REFUSED' || error.code === 'FORBIDDEN'),
+    ...(options.render?.fontsDir ? { fontsDir: options.render.fontsDir } : {}),
+  });
+  registerExportJob(store, jobs, renderer, now);
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
   const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   const userOAuthTokens = userOAuthTokensService(store, options.secrets, outbound, {
@@ -234,6 +262,8 @@ export function createServices(store: Store, options: ServiceOptions) {
       audit,
       now,
     }),
+    renderer,
+    dashboardExports: dashboardExportsService(store, { jobs, now, concurrentPerIdentity: options.render?.exportsPerIdentity ?? DEFAULT_EXPORTS_PER_IDENTITY }),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -70,6 +70,8 @@ interface Ids {
   /** A published dashboard of the deployment, and a notification of it (`{id}` of the notification routes). */
   dashboardId: number;
   notificationId: number;
+  /** A dashboard export's job id (none exists: exports are the submitter's own, so every other caller gets 404). */
+  jobId: string;
 }
 
 /**
@@ -171,6 +173,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     addNotificationRecipients: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'suite-new', externalId: 'new@suite.example' }] },
     removeNotificationRecipients: { recipients: [{ type: 'USER', id: ids.userId }] },
     putIdentityProvider: { issuer: 'https://idp.example.com', clientId: 'security-suite', clientSecret: 'security-suite-secret', allowedEmailDomains: ['example.com'] },
+    startDashboardExport: { format: 'png', dashboardPublicId: 'security-suite' },
+    updateAppConfig: { restrictDataDownload: true },
   };
   return bodies[op.operationId];
 }
@@ -230,6 +234,7 @@ const TABLES = [
   'notification_delivery_recipients',
   'identity_providers',
   'idp_sign_ins',
+  'dashboard_exports',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
@@ -311,6 +316,7 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
       ...(await embedTenantOf(tenantId, `${label}-embed`)),
       ...(await oauthOf(tenantId, adminId)),
       ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
+      jobId: `${label}-export`,
     };
   }
 

@@ -778,6 +778,7 @@ export interface Database {
   notification_delivery_recipients: NotificationDeliveryRecipientTable;
   identity_providers: IdentityProviderTable;
   idp_sign_ins: IdpSignInTable;
+  dashboard_exports: DashboardExportTable;
 }
 
 /** A scheduled delivery of one published dashboard (migration 0027); booleans are 0 or 1. */
@@ -978,3 +979,24 @@ export type IdentityProviderRow = Selectable<IdentityProviderTable>;
 export type IdpSignInRow = Selectable<IdpSignInTable>;
 export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
+
+/** A dashboard export (reference 8.A; migration 0028): its render job, then its file until it expires. */
+export interface DashboardExportTable {
+  id: Generated<number>;
+  public_id: string;
+  tenant_id: number;
+  deployment_id: number;
+  dashboard_id: number;
+  submitted_by: number;
+  identity: string;
+  job_id: number | null;
+  format: 'png' | 'pdf';
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  error: string | null;
+  content_type: string | null;
+  content: Buffer | null;
+  created_at: string;
+  expires_at: string;
+  updated_at: string;
+}
+export type DashboardExportRow = Selectable<DashboardExportTable>;

@@ -351,4 +351,6 @@ export const lockKey = {
   embedUser: (embedUserId: number) => `embed-user:${embedUserId}`,
   /** An account's count of embed users, checked against the cap by sessions that created one (provision.ts). */
   embedUserCount: (tenantId: number) => `embed-user-count:${tenantId}`,
+  /** A tenant's dashboard exports: counting those rendering and adding one, as one (the per-identity limit). */
+  dashboardExports: (tenantId: number) => `dashboard-exports:${tenantId}`,
 };

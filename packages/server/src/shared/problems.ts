@@ -94,6 +94,11 @@ export const PROBLEMS = {
   USER_ATTRIBUTES_NOT_FOUND: { status: 400, title: 'Some named user attributes do not exist' },
   EMBED_USER_LIMIT: { status: 429, title: 'The account holds as many embed users as it may' },
   PLACEMENT_LIMIT_REACHED: { status: 409, title: 'The report holds as many placements as it may' },
+  DATA_DOWNLOAD_RESTRICTED: { status: 403, title: 'Data downloads are restricted for this account' },
+  DASHBOARD_EXPORT_NOT_FOUND: { status: 404, title: 'No dashboard export of yours has this job id (it may have expired)' },
+  DASHBOARD_EXPORT_RENDERING: { status: 409, title: 'The export is still rendering' },
+  DASHBOARD_EXPORT_FAILED: { status: 422, title: 'The export failed; submit a new one' },
+  DASHBOARD_EXPORT_LIMIT: { status: 429, title: 'Too many exports are rendering for this identity' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

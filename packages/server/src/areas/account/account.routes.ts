@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { AppConfigService } from './app-config.js';
-import { UserSettingsInput } from './app-config.schemas.js';
+import { AppConfigInput, UserSettingsInput } from './app-config.schemas.js';
 import type { AuditEventsService } from './audit-events.js';
 import { AuditEventsQuery } from './audit-events.schemas.js';
 import type { EmbedSettingsService } from './embed-settings.js';
@@ -43,6 +43,23 @@ export function accountRoutes(services: {
         const embedding = { ...base, ...Object.fromEntries(Object.entries(pinned).filter(([name]) => name in base)) } as typeof config.embedding;
         return { ...config, embedding };
       },
+    );
+
+    app.put(
+      '/api/v1/tenant/app-config',
+      {
+        schema: {
+          operationId: 'updateAppConfig',
+          tags,
+          summary: 'Set the app configuration’s switches: `restrictDataDownload` (extension; admin with an unscoped key)',
+          description:
+            'A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. Answers the app configuration after the change.',
+          body: AppConfigInput,
+          response: { 200: Type.Ref('AppConfigResponse') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],
+        },
+      },
+      async (request) => services.appConfig.update(request.caller, request.body),
     );
 
     app.get(

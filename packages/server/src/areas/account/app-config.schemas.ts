@@ -44,3 +44,14 @@ export const UserSettingsInput = Type.Object(
 export type UserSettingsInput = Static<typeof UserSettingsInput>;
 
 export const appConfigSchemas = [AppConfigResponseSchema, UserSettingsSchema];
+
+/** The app-config switches an admin sets (extension; reference 5.3 has no write): a merge, null puts one back to its default. */
+export const AppConfigInput = Type.Object(
+  {
+    restrictDataDownload: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], { description: 'The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AppConfigInput = Static<typeof AppConfigInput>;

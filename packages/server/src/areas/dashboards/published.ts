@@ -145,3 +145,23 @@ async function syncWorkbookAllowEmbed(db: Executor, tenantId: number, workbookId
     .where('id', '=', workbookId)
     .execute();
 }
+
+/** Which dashboard: by its workbook, its id or its public id. */
+export type DashboardRef = { workbookId: number } | { dashboardId: number } | { publicId: string };
+
+/** The dashboard `ref` names, when it is in this deployment of the tenant (no version read), or undefined. */
+export async function findInDeployment(db: Executor, tenantId: number, deploymentId: number, ref: DashboardRef): Promise<DashboardInfo | undefined> {
+  const row =
+    'workbookId' in ref
+      ? await findDashboardByWorkbook(db, tenantId, ref.workbookId)
+      : 'publicId' in ref
+        ? await findDashboardByPublicId(db, tenantId, ref.publicId)
+        : await db.selectFrom('dashboards').selectAll().where('tenant_id', '=', tenantId).where('id', '=', ref.dashboardId).executeTakeFirst();
+  return row && row.deployment_id === deploymentId ? toInfo(row) : undefined;
+}
+
+/** The current published version of the dashboard `ref` names in this deployment, or undefined. */
+export async function findPublishedInDeployment(db: Executor, tenantId: number, deploymentId: number, ref: DashboardRef): Promise<Dashboard | undefined> {
+  const info = await findInDeployment(db, tenantId, deploymentId, ref);
+  return info ? findPublishedByWorkbook(db, tenantId, info.workbookId) : undefined;
+}

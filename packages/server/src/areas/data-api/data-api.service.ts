@@ -158,7 +158,20 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       }
     },
 
-    run: (caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }) => run(caller, deploymentId, request),
+    run: async (caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }) => {
+      const { env, grant } = await service.authorizeCaller(caller, deploymentId, null);
+      return execute(env, grant, request);
+    },
+
+    /**
+     * The same query run for someone who is not the caller of a request (a dashboard render for a
+     * notification's recipient, an export rendered as another user): the grant says whose rows.
+     * Checks no access; the caller of this method has decided who may see what, as whom.
+     */
+    runAs: async (tenant: { id: number; slug: string }, deploymentId: number, grant: DataApiGrant, request: { sql: string } | { query: unknown }) => {
+      const env = await service.environment(tenant, deploymentId, null);
+      return execute(env, grant, request);
+    },
 
     /**
      * A query run inside the server for an embed session (a dashboard's Python analysis): on the
@@ -166,24 +179,19 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
      */
     async runForEmbed(tenant: { id: number; slug: string }, principal: EmbedPrincipal, request: { sql: string } | { query: unknown }) {
       const env = await service.environment(tenant, principal.claims.deployment_id, principal.claims.branch ?? null);
-      return query(env, service.embedGrant(env, principal), request);
+      return execute(env, service.embedGrant(env, principal), request);
     },
   };
   return service;
 
   /**
-   * A query run for a caller of the REST API, inside the server (a report run; exports, deliveries
-   * and embedded dashboards next): on the deployment's production environment, with the caller's
-   * access (DeploymentRead) and row-level context, through the same pod as any data-API request.
+   * A query run inside the server (a report run, a dashboard render) on the deployment's
+   * production environment, with the grant's row-level context, through the same pod as any
+   * data-API request.
    * The runtime's refusal comes back as 400 QUERY_REFUSED (403 FORBIDDEN for members a policy
    * hides) with its message.
    */
-  async function run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
-    const { env, grant } = await service.authorizeCaller(caller, deploymentId, null);
-    return query(env, grant, request);
-  }
-
-  async function query(env: DataApiEnvironment, grant: DataApiGrant, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
+  async function execute(env: DataApiEnvironment, grant: DataApiGrant, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
     const sql = 'sql' in request;
     const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${env.row.id}-${Date.now()}` });
     let body: Record<string, unknown>;

@@ -26,6 +26,7 @@ import { oauth } from './0022_oauth.js';
 import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims.js';
 import { notifications } from './0027_notifications.js';
 import { identityProviders } from './0029_identity_providers.js';
+import { dashboardExports } from './0028_dashboard_exports.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -61,6 +62,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0026_placements_and_refresh_claims': placementsAndRefreshClaims(dialect),
         '0027_notifications': notifications(dialect),
         '0029_identity_providers': identityProviders(dialect),
+        '0028_dashboard_exports': dashboardExports(dialect),
       };
     },
   };
