@@ -57,7 +57,7 @@ const syncNotFound = (id: string) => notFound('DBT_SYNC_NOT_FOUND', 'Sync', id);
  */
 export function dbtSyncService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, settings: DbtSyncSettingsService) {
   const { db } = store;
-  const hooks: SyncHooks = { beforeStage: async () => undefined };
+  const hooks: SyncHooks = { beforeStage: async () => undefined, working: async () => undefined };
   const runJob = syncJob(store, repositories, hooks);
 
   jobs.register<{ runId: number }, { status: string }>({ kind: SYNC_JOB, maxAttempts: 1, timeoutMs: SYNC_TIMEOUT_MS, run: runJob });

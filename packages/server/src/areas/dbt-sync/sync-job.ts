@@ -6,11 +6,13 @@ import { SERVER_AUTHOR } from '../data-model/authors.js';
 import { insertBranch } from '../data-model/branches.store.js';
 import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
 import { findDeployment } from '../deployments/deployments.store.js';
-import { checkManifest, generateCubes, NothingSelected, type GeneratedFile, type Generation, type Manifest, type ModelSelector } from './generator/index.js';
-import { planSync } from './plan.js';
+import type { ModelSelector } from './generator/index.js';
+import { planSync, type SyncPlan } from './plan.js';
 import { Progress, SyncFailure } from './progress.js';
 import type { Stage, SyncStats } from './runs.schemas.js';
 import { findRunById, updateRunning } from './runs.store.js';
+import type { WorkerGeneration } from './worker/protocol.js';
+import { SyncThread } from './worker/thread.js';
 
 export const SYNC_JOB = 'dbt-sync.run';
 /** A sync running longer than this is stopped and failed. */
@@ -27,9 +29,11 @@ export interface RunOptions {
   selector: ModelSelector;
 }
 
-/** Lets a caller see each stage before the run enters it (tests pause a run there to cancel it). */
+/** Lets a caller see a run from inside (tests pause a run at a stage to cancel it, or look at it while its worker thread works). */
 export interface SyncHooks {
   beforeStage(runId: number, stage: Stage): Promise<void>;
+  /** Called as a phase's work is handed to the worker thread, with that work still running. */
+  working(runId: number, phase: string, work: Promise<unknown>): Promise<void>;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -56,22 +60,9 @@ async function manifestText(repositories: DeploymentRepositories, row: Deploymen
   return (await repo.blobs([entry.sha])).get(entry.sha)?.toString('utf8') ?? '';
 }
 
-function parseManifest(text: string): Manifest {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new SyncFailure(`The manifest is not valid JSON: ${(error as Error).message}`);
-  }
-  const checked = checkManifest(value);
-  if (!checked.manifest) throw new SyncFailure(`The manifest is not a dbt manifest the sync can read: ${checked.problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; ')}.`);
-  return checked.manifest;
-}
-
-function statsOf(generation: Generation | null): SyncStats | null {
-  if (!generation) return null;
+function statsOf(generation: WorkerGeneration): SyncStats {
   const { stats } = generation;
-  return { cubeCount: generation.cubes.length, generatedFileCount: generation.files.length, models: stats.models, sources: stats.sources, macros: stats.macros, dbtVersion: stats.dbtVersion, manifestGeneratedAt: stats.manifestGeneratedAt };
+  return { cubeCount: generation.cubeCount, generatedFileCount: generation.files.length, models: stats.models, sources: stats.sources, macros: stats.macros, dbtVersion: stats.dbtVersion, manifestGeneratedAt: stats.manifestGeneratedAt };
 }
 
 /**
@@ -82,6 +73,39 @@ function statsOf(generation: Generation | null): SyncStats | null {
  */
 export function syncJob(store: Store, repositories: DeploymentRepositories, hooks: SyncHooks) {
   const { db } = store;
+
+  /**
+   * Parses the manifest, generates the cubes and validates the model they make with the deploy
+   * branch's. These hold a CPU for seconds on a big project, so they run on a worker thread of
+   * this run and the server keeps answering meanwhile; only git is read here.
+   */
+  async function processManifest(run: DbtSyncRunRow, row: DeploymentRow, progress: Progress, text: string, options: RunOptions): Promise<{ generation: WorkerGeneration; base: string; plan: SyncPlan }> {
+    const thread = new SyncThread();
+    const onThread = async <T>(phase: string, work: Promise<T>): Promise<T> => {
+      await hooks.working(run.id, phase, work);
+      return work;
+    };
+    try {
+      await progress.phase('parse-manifest', () => onThread('parse-manifest', thread.parse(text)), (m) => `Parsed the manifest (dbt ${m.dbtVersion ?? 'version unknown'}, ${plural(m.nodes, 'node')})`);
+      const generation = await progress.phase(
+        'generate-cubes',
+        () => onThread('generate-cubes', thread.generate({ outputPath: options.outputPath, selector: options.selector })),
+        (g) => `Generated ${plural(g.cubeCount, 'cube')} from ${plural(g.stats.models, 'model')}`,
+      );
+      await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) });
+      const repo = await repositories.open(row);
+      const base = await repo.head(row.deploy_branch_name);
+      if (base === null) throw new SyncFailure(`The deploy branch ${row.deploy_branch_name} does not exist.`);
+      const plan = await progress.phase(
+        'validate',
+        () => planSync(repo, base, row.deploy_project_root, options.outputPath, generation.files, (model) => onThread('validate', thread.validate(model))),
+        (p) => (p.errors.length === 0 ? `The model with the generated cubes is valid (${plural(p.changes.size, 'file')} to change)` : 'The model is not valid'),
+      );
+      return { generation, base, plan };
+    } finally {
+      await thread.close();
+    }
+  }
 
   async function execute(ctx: JobContext<{ runId: number }>, run: DbtSyncRunRow, row: DeploymentRow, progress: Progress): Promise<void> {
     const options = JSON.parse(run.options) as RunOptions;
@@ -96,29 +120,8 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, hook
     const text = await progress.phase('read-manifest', () => manifestText(repositories, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
 
     await checkpoint('PROCESSING_MANIFEST', 'Processing the manifest');
-    const manifest = await progress.phase('parse-manifest', async () => parseManifest(text), (m) => `Parsed the manifest (dbt ${m.metadata.dbt_version ?? 'version unknown'}, ${plural(Object.keys(m.nodes).length, 'node')})`);
-    const generation = await progress.phase(
-      'generate-cubes',
-      async () => {
-        try {
-          return generateCubes(manifest, options);
-        } catch (error) {
-          if (error instanceof NothingSelected) throw new SyncFailure(`${error.message} Nothing was generated or deleted.`);
-          throw error;
-        }
-      },
-      (g) => `Generated ${plural(g.cubes.length, 'cube')} from ${plural(g.stats.models, 'model')}`,
-    );
-    await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) });
-    const repo = await repositories.open(row);
-    const base = await repo.head(row.deploy_branch_name);
-    if (base === null) throw new SyncFailure(`The deploy branch ${row.deploy_branch_name} does not exist.`);
-    const files: GeneratedFile[] = generation.files;
-    const plan = await progress.phase(
-      'validate',
-      () => planSync(repo, base, row.deploy_project_root, options.outputPath, files),
-      (p) => (p.errors.length === 0 ? `The model with the generated cubes is valid (${plural(p.changes.size, 'file')} to change)` : 'The model is not valid'),
-    );
+    const { generation, base, plan } = await processManifest(run, row, progress, text, options);
+    const { files } = generation;
     if (plan.errors.length > 0) {
       for (const e of plan.errors.slice(0, LOGGED_ERRORS)) await progress.log(`${e.fileName ?? '(model)'}${e.line ? `:${e.line}:${e.column ?? 1}` : ''} ${e.message}`, { level: 'error', phase: 'validate' });
       progress.failedPhase = 'validate';
@@ -151,7 +154,7 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, hook
       files_expire_at: run.output === 'files' ? new Date(Date.parse(at) + FILES_KEPT_MS).toISOString() : null,
       manifest: null,
     });
-    await progress.log(`Completed in ${progress.elapsed()} ms: ${plural(generation.cubes.length, 'cube')}`);
+    await progress.log(`Completed in ${progress.elapsed()} ms: ${plural(generation.cubeCount, 'cube')}`);
   }
 
   /** Creates the branch from the deploy branch's `base` with one commit of the changes; at `base` itself when nothing changed. */
