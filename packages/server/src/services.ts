@@ -103,7 +103,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
-  const dbtSyncSettings = dbtSyncSettingsService(store);
+  const dbtSyncSettings = dbtSyncSettingsService(store, options.secrets);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
@@ -156,7 +156,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     reportRuns: reportRunsService(reports, dataApi),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     dbtSyncSettings,
-    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
+    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings, outbound),
     embedSettings: embedSettingsService(store),
     embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
     embedTenants: embedTenantsService(store, embedPeople),

@@ -34,10 +34,11 @@ export function killedServers(dialect: Dialect): KilledServers {
     return server;
   };
 
+  // A server process's first start (migrations, TLS material) is slow on a loaded machine.
   beforeAll(async () => {
     env = await serverEnv(dialect);
     await start();
-  });
+  }, 180_000);
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
     servers = [];

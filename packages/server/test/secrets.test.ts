@@ -204,6 +204,7 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
         { column: 'user_oauth_tokens.refresh_token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'oauth_states.code_verifier', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'oauth_models.secret', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
+        { column: 'dbt_sync_settings.repository_token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
       ],
       retired: ['k1'],
       remaining: [],

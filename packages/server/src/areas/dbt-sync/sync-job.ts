@@ -1,6 +1,8 @@
 import type { Store } from '../../db/database.js';
 import type { DbtSyncRunRow, DeploymentRow } from '../../db/tables.js';
+import { readRemoteFile, RemoteReadError } from '../../git/remote.js';
 import { JobAbort, type JobContext } from '../../jobs/index.js';
+import { OutboundError, type Outbound } from '../../outbound/index.js';
 import { now } from '../../time.js';
 import { SERVER_AUTHOR } from '../data-model/authors.js';
 import { insertBranch } from '../data-model/branches.store.js';
@@ -24,6 +26,8 @@ const LOGGED_ERRORS = 50;
 
 /** The settings a run was started with, kept on its row (a later change of settings does not change it). */
 export interface RunOptions {
+  /** The transformation repository's URL when it is not the deployment's own (its token stays sealed in the settings). */
+  repositoryUrl?: string | null;
   manifestPath: string;
   outputPath: string;
   selector: ModelSelector;
@@ -44,20 +48,50 @@ async function authorOfRun(store: Store, run: DbtSyncRunRow) {
   return user ? { name: user.first_name?.trim() || user.email, email: user.email } : SERVER_AUTHOR;
 }
 
+/** The other repository a `git` sync reads: reached through the outbound guard, with the token the settings hold for it. */
+export interface RemoteRepositories {
+  outbound: Outbound;
+  token(deploymentId: number, url: string): Promise<string | null>;
+}
+
+const compiledManifestRequired = (manifestPath: string, ref: string, commit: string) =>
+  `A compiled manifest is required: there is no ${manifestPath} on ${ref} (${commit.slice(0, 12)}). dbt-sync never runs dbt or any code from the repository; run \`dbt compile\` and commit ${manifestPath}, or start the sync with source \`manifest\`.`;
+
 /** The manifest text: the request's, or the compiled one committed at the run's ref (git is only read; nothing from it runs). */
-async function manifestText(repositories: DeploymentRepositories, row: DeploymentRow, run: DbtSyncRunRow, options: RunOptions): Promise<string> {
+async function manifestText(repositories: DeploymentRepositories, remote: RemoteRepositories, row: DeploymentRow, run: DbtSyncRunRow, options: RunOptions): Promise<string> {
   if (run.source === 'manifest') return run.manifest ?? '';
-  const repo = await repositories.open(row);
   const ref = run.git_ref ?? row.deploy_branch_name;
+  if (options.repositoryUrl) return remoteManifestText(remote, row, options.repositoryUrl, ref, options.manifestPath);
+  const repo = await repositories.open(row);
   const commit = (await repo.resolve(`refs/heads/${ref}`)) ?? (await repo.resolve(`refs/tags/${ref}`));
   if (commit === null) throw new SyncFailure(`The repository has no branch or tag ${ref}.`);
   const entry = (await repo.tree(commit)).find((e) => e.path === options.manifestPath);
-  if (!entry) {
-    throw new SyncFailure(
-      `A compiled manifest is required: there is no ${options.manifestPath} on ${ref} (${commit.slice(0, 12)}). dbt-sync never runs dbt or any code from the repository; run \`dbt compile\` and commit ${options.manifestPath}, or start the sync with source \`manifest\`.`,
-    );
-  }
+  if (!entry) throw new SyncFailure(compiledManifestRequired(options.manifestPath, ref, commit));
   return (await repo.blobs([entry.sha])).get(entry.sha)?.toString('utf8') ?? '';
+}
+
+/** The manifest committed at `ref` of another server's repository, read with git over HTTPS at the address the guard checked. */
+async function remoteManifestText(remote: RemoteRepositories, row: DeploymentRow, repositoryUrl: string, ref: string, manifestPath: string): Promise<string> {
+  const url = new URL(repositoryUrl);
+  try {
+    const address = await remote.outbound.pinnedAddress(url);
+    const token = await remote.token(row.id, repositoryUrl);
+    const { commit, content } = await readRemoteFile({
+      url,
+      address,
+      token,
+      ref,
+      filePath: manifestPath,
+      trustedCertificates: remote.outbound.trustedCertificates,
+      timeoutMs: remote.outbound.timeoutMs,
+    });
+    if (content === null) throw new SyncFailure(compiledManifestRequired(manifestPath, ref, commit));
+    return content.toString('utf8');
+  } catch (error) {
+    if (error instanceof OutboundError) throw new SyncFailure(`The transformation repository was not called: ${error.message}.`);
+    if (error instanceof RemoteReadError) throw new SyncFailure(error.message);
+    throw error;
+  }
 }
 
 function statsOf(generation: WorkerGeneration): SyncStats {
@@ -71,7 +105,7 @@ function statsOf(generation: WorkerGeneration): SyncStats {
  * branch; none when nothing changed) or keep them for `generated-files`. A cancel is honoured
  * before each stage, so a cancelled run never touches the branch; the commit itself is atomic.
  */
-export function syncJob(store: Store, repositories: DeploymentRepositories, hooks: SyncHooks) {
+export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks) {
   const { db } = store;
 
   /**
@@ -115,9 +149,10 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, hook
       await progress.enter(stage, message);
     };
 
-    const from = run.source === 'manifest' ? 'the manifest sent with the request' : `${options.manifestPath} at ${run.git_ref ?? row.deploy_branch_name}`;
+    const where = `${options.manifestPath} at ${run.git_ref ?? row.deploy_branch_name}`;
+    const from = run.source === 'manifest' ? 'the manifest sent with the request' : options.repositoryUrl ? `${where} of ${options.repositoryUrl}` : where;
     await checkpoint('INITIALIZING', `Sync ${run.public_id}: reading ${from}; output ${run.output === 'branch' ? `branch ${run.branch_name}` : 'files'}`);
-    const text = await progress.phase('read-manifest', () => manifestText(repositories, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
+    const text = await progress.phase('read-manifest', () => manifestText(repositories, remote, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
 
     await checkpoint('PROCESSING_MANIFEST', 'Processing the manifest');
     const { generation, base, plan } = await processManifest(run, row, progress, text, options);

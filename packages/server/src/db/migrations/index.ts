@@ -16,6 +16,7 @@ import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { dbtSync } from './0021_dbt_sync.js';
+import { dbtSyncRemote } from './0024_dbt_sync_remote.js';
 import { embedSessions } from './0018_embed_sessions.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
@@ -55,6 +56,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0017_embed_people': embedPeople(dialect),
         '0020_oauth_integrations': oauthIntegrations(dialect),
         '0022_oauth': oauth(dialect),
+        '0024_dbt_sync_remote': dbtSyncRemote(dialect),
       };
     },
   };
