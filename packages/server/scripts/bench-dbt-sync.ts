@@ -4,8 +4,8 @@
  * files, beside its floor measured in the same run: `JSON.parse` of the same manifest text, which
  * any sync must do before it reads a single model. Timed per step: parse, the manifest check,
  * generation, and validation of the generated model by the data-model validator. Then the same
- * work as a sync does it, on a worker thread of its own (started per run, the manifest copied to
- * it as text, the files copied back), beside the longest the event loop waited meanwhile.
+ * work as a sync does it, on the process's worker thread (the manifest copied to it as text, the
+ * files copied back), beside the longest the event loop waited meanwhile.
  * BENCH_ROUNDS (default 10) timed rounds after 2 untimed ones; medians are printed.
  */
 import os from 'node:os';
@@ -63,7 +63,7 @@ log(`  floor (JSON.parse of the manifest): ${ms(floor)}`);
 log(`  manifest to validated files:        ${ms(total)}  (${(total / floor).toFixed(1)}x the floor)`);
 log(`    parse ${ms(median(timings.parse))}, check ${ms(median(timings.check))}, generate ${ms(median(timings.generate))}, validate ${ms(median(timings.validate))}`);
 
-// As a sync runs it: a worker thread per run; the event loop is sampled meanwhile.
+// As a sync runs it, on the worker thread; the event loop is sampled meanwhile.
 const threaded: number[] = [];
 const stalls: number[] = [];
 for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {

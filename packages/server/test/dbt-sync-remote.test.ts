@@ -67,7 +67,7 @@ describe.each(DIALECTS)('dbt-sync from a repository by URL (%s)', (dialect) => {
     expect(row.repository_token).not.toContain(TOKEN);
 
     // Another path on the same origin keeps the token; another origin drops it; null removes it.
-    expect((await putSettings(t, id, { repository: { type: 'url', url: `${git.url}?x`.replace('?x', '') } })).json().repository.hasToken).toBe(true);
+    expect((await putSettings(t, id, { repository: { type: 'url', url: git.url.replace('shop.git', 'other.git') } })).json().repository).toEqual({ type: 'url', url: git.url.replace('shop.git', 'other.git'), hasToken: true });
     expect((await putSettings(t, id, { repository: { type: 'url', url: 'https://git.example.com/shop.git' } })).json().repository).toEqual({ type: 'url', url: 'https://git.example.com/shop.git', hasToken: false });
     await putSettings(t, id, { repository: { type: 'url', url: git.url, token: TOKEN } });
     expect((await putSettings(t, id, { repository: { type: 'url', url: git.url, token: null } })).json().repository.hasToken).toBe(false);

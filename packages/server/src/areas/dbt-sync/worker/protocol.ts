@@ -1,11 +1,15 @@
 import type { ModelError, ModelFile } from '../../data-model/validator/index.js';
 import type { GeneratedFile, Generation, ModelSelector } from '../generator/index.js';
 
-/** What the sync's worker thread is asked to do; one request at a time, answered in order. */
+/**
+ * What the syncs' worker thread is asked to do, answered in order. `session` is one run's: the
+ * manifest it parsed is kept under it until `end`.
+ */
 export type WorkRequest =
-  | { id: number; task: 'parse'; text: string }
-  | { id: number; task: 'generate'; options: { outputPath: string; selector: ModelSelector } }
-  | { id: number; task: 'validate'; files: ModelFile[] };
+  | { id: number; session: number; task: 'parse'; text: string }
+  | { id: number; session: number; task: 'generate'; options: { outputPath: string; selector: ModelSelector } }
+  | { id: number; session: number; task: 'validate'; files: ModelFile[] }
+  | { id: number; session: number; task: 'end' };
 
 export interface ParsedManifest {
   dbtVersion: string | null;
@@ -19,7 +23,7 @@ export interface WorkerGeneration {
   stats: Generation['stats'];
 }
 
-export type WorkResult = { task: 'parse'; value: ParsedManifest } | { task: 'generate'; value: WorkerGeneration } | { task: 'validate'; value: ModelError[] };
+export type WorkResult = { task: 'parse'; value: ParsedManifest } | { task: 'generate'; value: WorkerGeneration } | { task: 'validate'; value: ModelError[] } | { task: 'end'; value: null };
 
 /**
  * The answer to a request: its result, a failure whose message is for the user as it is (a

@@ -16,68 +16,87 @@ function spawn(): Worker {
 }
 
 type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Pending = { resolve: (r: WorkResult) => void; reject: (e: Error) => void };
 
 /**
- * One sync's worker thread (worker.ts), alive for one run: the manifest is parsed there once,
- * then generated from and the resulting model validated, while this thread keeps serving
- * requests. A failure meant for the user comes back as SyncFailure; a worker that dies fails
- * the request in hand.
+ * The process's one worker thread for syncs (worker.ts), started with the first sync and kept:
+ * a thread started per run would load and compile the generator and the validator again each
+ * time and run them without the JIT's warmth, about doubling a big sync. Runs take turns on it.
+ * Idle, it does not keep the process alive; one that dies fails the requests in hand, and the
+ * next request starts another.
  */
-export class SyncThread {
-  readonly #worker = spawn();
+class SharedWorker {
+  #worker: Worker | null = null;
+  #pending = new Map<number, Pending>();
   #next = 1;
-  #pending: { id: number; resolve: (r: WorkResult) => void; reject: (e: Error) => void } | null = null;
-  #dead: Error | null = null;
 
-  constructor() {
-    // The run holds the process open, not its worker: a stopping server is not kept up by one.
-    this.#worker.unref();
-    this.#worker.on('message', (response: WorkResponse) => {
-      const pending = this.#pending;
-      if (!pending || pending.id !== response.id) return;
-      this.#pending = null;
+  #current(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = spawn();
+    worker.on('message', (response: WorkResponse) => {
+      const pending = this.#pending.get(response.id);
+      if (!pending) return;
+      this.#pending.delete(response.id);
+      if (this.#pending.size === 0) worker.unref();
       if (response.outcome === 'ok') pending.resolve(response);
       else pending.reject(response.outcome === 'failure' ? new SyncFailure(response.message) : new Error(response.message));
     });
-    const die = (error: Error) => {
-      this.#dead = error;
-      this.#pending?.reject(error);
-      this.#pending = null;
+    const died = (error: Error) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      const pending = [...this.#pending.values()];
+      this.#pending.clear();
+      for (const p of pending) p.reject(error);
     };
-    this.#worker.on('error', die);
-    this.#worker.on('exit', (code) => die(new Error(`the sync's worker thread exited (${code})`)));
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`the syncs' worker thread exited (${code})`)));
+    this.#worker = worker;
+    return worker;
   }
 
-  #ask(request: Distribute<WorkRequest>): Promise<WorkResult> {
-    if (this.#dead) return Promise.reject(this.#dead);
-    if (this.#pending) return Promise.reject(new Error('the sync’s worker thread is busy'));
+  ask(request: Distribute<WorkRequest>): Promise<WorkResult> {
+    const worker = this.#current();
     const id = this.#next++;
+    // Held open while it has work in hand (a script awaits it), not while idle (a server stopping).
+    worker.ref();
     return new Promise((resolve, reject) => {
-      this.#pending = { id, resolve, reject };
-      this.#worker.postMessage({ ...request, id });
+      this.#pending.set(id, { resolve, reject });
+      worker.postMessage({ ...request, id });
     });
   }
+}
+
+const shared = new SharedWorker();
+let sessions = 0;
+
+/**
+ * One run's use of the worker thread: the manifest is parsed there once, then generated from
+ * and the resulting model validated, while this thread keeps serving requests. A failure meant
+ * for the user comes back as SyncFailure. `close` drops the run's manifest there.
+ */
+export class SyncThread {
+  readonly #session = ++sessions;
 
   async parse(text: string): Promise<ParsedManifest> {
-    const result = await this.#ask({ task: 'parse', text });
+    const result = await shared.ask({ session: this.#session, task: 'parse', text });
     if (result.task !== 'parse') throw new Error('unexpected answer');
     return result.value;
   }
 
   async generate(options: { outputPath: string; selector: ModelSelector }): Promise<WorkerGeneration> {
-    const result = await this.#ask({ task: 'generate', options });
+    const result = await shared.ask({ session: this.#session, task: 'generate', options });
     if (result.task !== 'generate') throw new Error('unexpected answer');
     return result.value;
   }
 
   async validate(files: ModelFile[]): Promise<ModelError[]> {
-    const result = await this.#ask({ task: 'validate', files });
+    const result = await shared.ask({ session: this.#session, task: 'validate', files });
     if (result.task !== 'validate') throw new Error('unexpected answer');
     return result.value;
   }
 
   async close(): Promise<void> {
-    this.#worker.removeAllListeners('exit');
-    await this.#worker.terminate();
+    // A worker that died took the manifest with it.
+    await shared.ask({ session: this.#session, task: 'end' }).catch(() => undefined);
   }
 }

@@ -4,15 +4,15 @@ import { checkManifest, generateCubes, NothingSelected, type Manifest } from '..
 import type { WorkRequest, WorkResponse, WorkResult } from './protocol.js';
 
 /**
- * The sync's worker thread: parsing, checking and generating from a manifest, and validating the
+ * The syncs' worker thread: parsing, checking and generating from a manifest, and validating the
  * model the generated files make, are seconds of CPU for a big project. Here they hold this
- * thread, not the server's event loop. The parsed manifest stays here between requests, so it
- * crosses threads once, as text.
+ * thread, not the server's event loop. Each run's parsed manifest stays here, under its session,
+ * until the run ends, so it crosses threads once, as text.
  */
 
 class Failure extends Error {}
 
-let manifest: Manifest | null = null;
+const manifests = new Map<number, Manifest>();
 
 function parse(text: string): Manifest {
   let value: unknown;
@@ -29,10 +29,12 @@ function parse(text: string): Manifest {
 function perform(request: WorkRequest): WorkResult {
   switch (request.task) {
     case 'parse': {
-      manifest = parse(request.text);
+      const manifest = parse(request.text);
+      manifests.set(request.session, manifest);
       return { task: 'parse', value: { dbtVersion: manifest.metadata.dbt_version ?? null, nodes: Object.keys(manifest.nodes).length } };
     }
     case 'generate': {
+      const manifest = manifests.get(request.session);
       if (!manifest) throw new Error('generate before parse');
       try {
         const generation = generateCubes(manifest, request.options);
@@ -44,6 +46,9 @@ function perform(request: WorkRequest): WorkResult {
     }
     case 'validate':
       return { task: 'validate', value: validateModel(request.files).errors };
+    case 'end':
+      manifests.delete(request.session);
+      return { task: 'end', value: null };
   }
 }
 
