@@ -3,13 +3,16 @@
  * typed columns a model, a key and a relationship each) turned into generated, validated cube
  * files, beside its floor measured in the same run: `JSON.parse` of the same manifest text, which
  * any sync must do before it reads a single model. Timed per step: parse, the manifest check,
- * generation, and validation of the generated model by the data-model validator.
+ * generation, and validation of the generated model by the data-model validator. Then the same
+ * work as a sync does it, on the process's worker thread (the manifest copied to it as text, the
+ * files copied back), beside the longest the event loop waited meanwhile.
  * BENCH_ROUNDS (default 10) timed rounds after 2 untimed ones; medians are printed.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { checkManifest, generateCubes } from '../src/areas/dbt-sync/generator/index.js';
 import { validateModel } from '../src/areas/data-model/validator/index.js';
+import { SyncThread } from '../src/areas/dbt-sync/worker/thread.js';
 import { largeManifest } from '../test/dbt-fixtures.js';
 
 const MODELS = Number(process.env.BENCH_MODELS ?? 500);
@@ -59,3 +62,29 @@ log(`machine: ${os.cpus()[0]?.model ?? 'unknown CPU'} x${os.cpus().length}, Node
 log(`  floor (JSON.parse of the manifest): ${ms(floor)}`);
 log(`  manifest to validated files:        ${ms(total)}  (${(total / floor).toFixed(1)}x the floor)`);
 log(`    parse ${ms(median(timings.parse))}, check ${ms(median(timings.check))}, generate ${ms(median(timings.generate))}, validate ${ms(median(timings.validate))}`);
+
+// As a sync runs it, on the worker thread; the event loop is sampled meanwhile.
+const threaded: number[] = [];
+const stalls: number[] = [];
+for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
+  let longest = 0;
+  let last = performance.now();
+  const sampler = setInterval(() => {
+    const at = performance.now();
+    longest = Math.max(longest, at - last);
+    last = at;
+  }, 5);
+  const t0 = performance.now();
+  const thread = new SyncThread();
+  await thread.parse(text);
+  const generation = await thread.generate({ outputPath: 'model/cubes/dbt', selector });
+  const errors = await thread.validate(generation.files);
+  await thread.close();
+  const elapsed = performance.now() - t0;
+  clearInterval(sampler);
+  if (errors.length > 0) throw new Error(`the generated model does not validate: ${JSON.stringify(errors.slice(0, 3))}`);
+  if (round < WARMUP_ROUNDS) continue;
+  threaded.push(elapsed);
+  stalls.push(longest);
+}
+log(`  on the sync's worker thread:        ${ms(median(threaded))}  (${(median(threaded) / floor).toFixed(1)}x the floor); the event loop's longest wait meanwhile ${ms(median(stalls))} (sampled every 5 ms)`);

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { EMAIL, HOST_NAME } from './formats.js';
@@ -56,7 +57,7 @@ export interface Config {
   /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
   secretKeys: SecretKeySource;
   /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
-  outbound: { allowPrivate: string[]; timeoutMs: number };
+  outbound: { allowPrivate: string[]; timeoutMs: number; caFile?: string };
   /** Python analysis of embedded dashboards (python/): workers kept loaded, runs at once, a run's time and memory, how long a success is cached. */
   python: { poolSize: number; concurrency: number; timeoutMs: number; memoryMb: number; cacheMs: number };
   /** Dashboard renders: the DejaVu fonts' directory (RENDER_FONTS_DIR), exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY, default 3). */
@@ -224,7 +225,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problem = AllowList.problemOf(entry);
     if (problem !== null) problems.push(`OUTBOUND_ALLOW_PRIVATE: ${problem}`);
   }
-  const outbound = { allowPrivate, timeoutMs: milliseconds('OUTBOUND_TIMEOUT_MS', 10_000) };
+  const caFile = value('OUTBOUND_CA_FILE');
+  if (caFile !== null && !fileHoldsPem(caFile)) problems.push(`OUTBOUND_CA_FILE (${caFile}) must be a readable PEM file of certificate authorities`);
+  const outbound = { allowPrivate, timeoutMs: milliseconds('OUTBOUND_TIMEOUT_MS', 10_000), ...(caFile === null ? {} : { caFile: path.resolve(caFile) }) };
 
   const python = {
     poolSize: wholeNumber('PYTHON_POOL_SIZE', 2, 64, 'a number of workers from 0 to 64'),
@@ -313,4 +316,12 @@ function isPublicOrigin(raw: string): boolean {
     return false;
   }
   return url.protocol === 'https:' && url.username === '' && url.password === '' && url.search === '' && url.hash === '' && (url.pathname === '/' || url.pathname === '') && HOST_NAME.test(url.hostname);
+}
+
+function fileHoldsPem(file: string): boolean {
+  try {
+    return fs.readFileSync(file, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false;
+  }
 }

@@ -138,7 +138,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
   const reportRuns = reportRunsService(reports, dataApi);
-  const dbtSyncSettings = dbtSyncSettingsService(store);
+  const dbtSyncSettings = dbtSyncSettingsService(store, options.secrets);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // Dashboards rendered to PNG and PDF (exports now, notifications next), each query as its viewer.
@@ -238,7 +238,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     placements: placementsService(store, reportRuns),
     tokens: tokensService(store, signing, options.secrets, options.deploymentUrlOf, audit),
     dbtSyncSettings,
-    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings),
+    dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings, outbound),
     embedSettings: embedSettingsService(store),
     embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
     embedTenants: embedTenantsService(store, embedPeople),

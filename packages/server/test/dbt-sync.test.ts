@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDeployment } from '../src/areas/deployments/deployments.store.js';
 import type { Repository } from '../src/git/repository.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
-import { manifestOf, shopManifest, shopModels } from './dbt-fixtures.js';
+import { largeManifest, manifestOf, shopManifest, shopModels } from './dbt-fixtures.js';
 
 const BRANCH = /^dbt-sync\/manifest-\d{14}-[0-9a-f]{8}$/;
 const OUT = 'model/cubes/dbt';
@@ -267,6 +267,32 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     } finally {
       release();
       t.app.services.dbtSync.hooks.beforeStage = async () => undefined;
+    }
+  });
+
+  it('a 500-model generation runs on a worker thread: requests are answered while it runs', async () => {
+    const id = await t.deployment('worker-thread');
+    const seen: Array<{ phase: string; answered: number; stillRunning: boolean }> = [];
+    t.app.services.dbtSync.hooks.working = async (_runId, phase, work) => {
+      let finished = false;
+      void work.then(
+        () => (finished = true),
+        () => (finished = true),
+      );
+      // Whole requests, through routing, access checks and the store, while the worker computes.
+      const status = await get(`${base(id)}`);
+      const settings = await get(`/api/v1/deployments/${id}/dbt-sync-settings`);
+      seen.push({ phase, answered: [status.statusCode, settings.statusCode].filter((c) => c === 200).length, stillRunning: !finished });
+    };
+    try {
+      const started = await sync(id, { source: 'manifest', manifest: largeManifest(500), output: 'files' });
+      expect(await poll(id, started.syncJobId)).toMatchObject({ status: 'COMPLETED' });
+      expect((await history(id)).items[0]?.stats).toMatchObject({ cubeCount: 500 });
+      expect(seen.map((s) => s.phase)).toEqual(['parse-manifest', 'generate-cubes', 'validate']);
+      const generation = seen.find((s) => s.phase === 'generate-cubes');
+      expect(generation).toEqual({ phase: 'generate-cubes', answered: 2, stillRunning: true });
+    } finally {
+      t.app.services.dbtSync.hooks.working = async () => undefined;
     }
   });
 

@@ -1,8 +1,13 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { AllowList, isPrivateAddress, Outbound, OutboundError } from '../src/outbound/index.js';
+import { selfSignedLocalhost } from '../src/tls.js';
 
 /** A plain HTTP server on loopback whose handler each test sets; it counts the requests it got. */
 async function server(handler: http.RequestListener) {
@@ -154,5 +159,48 @@ describe('outbound configuration', () => {
     });
     expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE: '10.0.0.0/99' })).toThrow(ConfigError);
     expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE: 'https://idp' })).toThrow(/OUTBOUND_ALLOW_PRIVATE: "https:\/\/idp" is neither/);
+  });
+});
+
+describe('outbound trust and pinning', () => {
+  it('OUTBOUND_CA_FILE: a host with a private CA is trusted when its certificate is in the file, and not otherwise', async () => {
+    const { key, cert } = await selfSignedLocalhost();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-outbound-ca-'));
+    const caFile = path.join(dir, 'ca.pem');
+    fs.writeFileSync(caFile, cert);
+    const srv = https.createServer({ key, cert }, (_req, res) => res.end('private CA'));
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(srv.address() as AddressInfo).port}/`;
+    const trusting = new Outbound({ allowPrivate: ['127.0.0.1'], caFile, retries: 0 });
+    const plain = new Outbound({ allowPrivate: ['127.0.0.1'], retries: 0 });
+    try {
+      expect((await trusting.request(url)).body).toBe('private CA');
+      expect(trusting.trustedCertificates).toContain(cert.trim());
+      expect((await failure(plain.request(url))).kind).toBe('network');
+      expect(plain.trustedCertificates).toBeNull();
+      expect(loadConfig({ OUTBOUND_CA_FILE: caFile }).outbound).toEqual({ allowPrivate: [], timeoutMs: 10_000, caFile });
+      fs.writeFileSync(path.join(dir, 'not-pem.txt'), 'hello');
+      expect(() => loadConfig({ OUTBOUND_CA_FILE: path.join(dir, 'not-pem.txt') })).toThrow(/OUTBOUND_CA_FILE .* must be a readable PEM file/);
+    } finally {
+      await trusting.close();
+      await plain.close();
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('pinnedAddress: the address another client must connect to, checked by the guard as a call would be', async () => {
+    const guarded = new Outbound();
+    const allowing = new Outbound({ allowPrivate: ['127.0.0.1'] });
+    try {
+      expect((await failure(guarded.pinnedAddress(new URL('https://127.0.0.1/x.git')))).kind).toBe('refused');
+      expect((await failure(guarded.pinnedAddress(new URL('https://localhost/x.git')))).kind).toBe('refused');
+      expect((await failure(guarded.pinnedAddress(new URL('https://[::ffff:169.254.169.254]/x.git')))).kind).toBe('refused');
+      expect(await allowing.pinnedAddress(new URL('https://127.0.0.1:8443/x.git'))).toBe('127.0.0.1');
+      expect((await failure(guarded.pinnedAddress(new URL('https://no-such-host.invalid/x.git')))).kind).toBe('network');
+    } finally {
+      await guarded.close();
+      await allowing.close();
+    }
   });
 });

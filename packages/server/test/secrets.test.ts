@@ -206,6 +206,7 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
         { column: 'oauth_models.secret', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'identity_providers.client_secret', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'idp_sign_ins.code_verifier', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
+        { column: 'dbt_sync_settings.repository_token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
       ],
       retired: ['k1'],
       remaining: [],

@@ -4199,12 +4199,16 @@ export interface components {
             /** @description Where the transformation project lives. */
             repository: {
                 /**
-                 * @description `deployment`: the deployment’s own repository (the only kind so far).
+                 * @description `deployment`: the deployment’s own repository. `url`: another one, read over HTTPS.
                  * @enum {unknown}
                  */
-                type: "deployment";
+                type: "deployment" | "url";
+                /** @description For `url`: the repository’s https URL. */
+                url?: string;
+                /** @description For `url`: whether an access token is saved (it is never answered). */
+                hasToken?: boolean;
             };
-            /** @description The branch or tag a `git` sync reads; null: the deployment’s deploy branch. */
+            /** @description The branch or tag a `git` sync reads; null: a branch named as the deployment’s deploy branch. */
             ref: string | null;
             /** @description Where the compiled manifest is committed, from the repository root. */
             manifestPath: string;
@@ -15986,13 +15990,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Where the transformation project lives. */
                     repository?: {
-                        /**
-                         * @description `deployment`: the deployment’s own repository (the only kind so far).
-                         * @enum {unknown}
-                         */
-                        type: "deployment";
+                        /** @enum {unknown} */
+                        type: "deployment" | "url";
+                        /** @description Required for `url`: an https URL without user, password, query or fragment. */
+                        url?: string;
+                        /** @description For `url`: an access token that may read the repository, stored encrypted and never answered. Left out: the saved one is kept while the URL’s origin stays the same; null: none. */
+                        token?: string | null;
                     };
                     ref?: string | null;
                     manifestPath?: string;

@@ -528,8 +528,11 @@ export interface DbtSyncSettingsTable {
   id: Generated<number>;
   tenant_id: number;
   deployment_id: number;
-  /** `deployment`: the deployment's own repository. */
+  /** `deployment`: the deployment's own repository; `url`: another, at `repository_url`. */
   repository: string;
+  repository_url: string | null;
+  /** The access token for `repository_url`, sealed by secrets/ (dbt-sync/settings.store.ts); never answered. */
+  repository_token: string | null;
   ref: string | null;
   manifest_path: string;
   output_path: string;

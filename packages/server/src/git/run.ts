@@ -39,6 +39,8 @@ export interface GitCommand {
   env?: Record<string, string>;
   /** Exit statuses that are answers rather than failures (merge-tree's 1 means "conflicts"). */
   okCodes?: number[];
+  /** Kills the command after this long (commands that talk to other servers); it then fails as killed. */
+  timeoutMs?: number;
 }
 
 export interface GitResult {
@@ -51,6 +53,7 @@ export function runGit(command: GitCommand): Promise<GitResult> {
   const args = command.gitDir === undefined ? command.args : [`--git-dir=${command.gitDir}`, ...command.args];
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, { env: gitEnvironment(command.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const timer = command.timeoutMs === undefined ? null : setTimeout(() => child.kill('SIGKILL'), command.timeoutMs);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -59,6 +62,7 @@ export function runGit(command: GitCommand): Promise<GitResult> {
     // A command that exits before reading all its input closes the pipe; its status tells.
     child.stdin.on('error', () => undefined);
     child.on('close', (code) => {
+      if (timer) clearTimeout(timer);
       const ok = code !== null && (code === 0 || (command.okCodes?.includes(code) ?? false));
       if (ok) resolve({ stdout: Buffer.concat(out), code });
       else reject(new GitError(command.args, code, Buffer.concat(err).toString('utf8')));

@@ -1,5 +1,7 @@
 import dns from 'node:dns';
+import fs from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request as undiciRequest } from 'undici';
 import { AllowList, mayConnect } from './address-guard.js';
@@ -7,6 +9,8 @@ import { AllowList, mayConnect } from './address-guard.js';
 export interface OutboundOptions {
   /** Private ranges and host names the server may still reach (OUTBOUND_ALLOW_PRIVATE). */
   allowPrivate?: readonly string[];
+  /** A PEM file of certificate authorities trusted besides the usual ones (OUTBOUND_CA_FILE): hosts with a private CA. */
+  caFile?: string;
   /** The longest one attempt may take, connection to last byte (OUTBOUND_TIMEOUT_MS; default 10 s). */
   timeoutMs?: number;
   /** Extra attempts of an idempotent call after a network failure, a timeout, 429 or 502-504 (default 2). */
@@ -83,15 +87,19 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dn
 export class Outbound {
   private readonly allow: AllowList;
   private readonly agent: Agent;
-  private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly retryBaseMs: number;
   private readonly maxResponseBytes: number;
   private readonly log: OutboundLog | undefined;
+  /** Every authority this server trusts for outbound TLS, as PEM; null: Node's own list, unchanged. */
+  readonly trustedCertificates: string | null;
+  /** The longest one attempt may take (for clients of others that honour the same limit, such as git). */
+  readonly timeoutMs: number;
 
   constructor(options: OutboundOptions = {}) {
     this.allow = new AllowList(options.allowPrivate ?? []);
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.trustedCertificates = options.caFile === undefined ? null : [...tls.rootCertificates, fs.readFileSync(options.caFile, 'utf8')].join('\n');
     this.retries = options.retries ?? 2;
     this.retryBaseMs = options.retryBaseMs ?? 250;
     this.maxResponseBytes = options.maxResponseBytes ?? 1_048_576;
@@ -111,12 +119,37 @@ export class Outbound {
       });
     };
     this.agent = new Agent({
-      connect: { lookup: lookup as never, timeout: this.timeoutMs },
+      connect: { lookup: lookup as never, timeout: this.timeoutMs, ...(this.trustedCertificates === null ? {} : { ca: this.trustedCertificates }) },
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       // A provider's keep-alive connection is reused for a short while only.
       keepAliveTimeout: 4_000,
     });
+  }
+
+  /**
+   * The address a client other than this one (git) must connect to for `url`, checked by the
+   * guard as a call would be: the host name is resolved once, every address it resolves to must
+   * pass, and the caller pins the connection to the one answered so nothing is looked up again.
+   * Throws OutboundError ('refused', 'bad-url', 'network').
+   */
+  async pinnedAddress(url: URL): Promise<string> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host) !== 0) {
+      if (!mayConnect(this.allow, host, host)) throw new OutboundError('refused', `${describeUrl(url)} is a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
+      return host;
+    }
+    let addresses: dns.LookupAddress[];
+    try {
+      addresses = await dns.promises.lookup(host, { all: true });
+    } catch (error) {
+      throw new OutboundError('network', `${describeUrl(url)}: the host name does not resolve (${errorCode(error)})`);
+    }
+    const refused = addresses.find((a) => !mayConnect(this.allow, host, a.address));
+    if (refused !== undefined) throw new OutboundError('refused', `${describeUrl(url)}: ${host} resolves to ${refused.address}, a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
+    const first = addresses[0];
+    if (first === undefined) throw new OutboundError('network', `${describeUrl(url)}: ${host} has no address`);
+    return first.address;
   }
 
   /**

@@ -1,3 +1,5 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- the client and CLI test builds reach this file by import, without the server's include list that holds the declaration
+/// <reference path="./svg-to-pdfkit.d.ts" />
 import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { Resvg } from '@resvg/resvg-wasm';

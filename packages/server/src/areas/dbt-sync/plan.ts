@@ -1,6 +1,6 @@
 import type { Repository } from '../../git/repository.js';
 import { modelFilesAt } from '../data-model/model-files.js';
-import { isModelFile, validateModel, type ModelError } from '../data-model/validator/index.js';
+import { isModelFile, type ModelError, type ModelFile } from '../data-model/validator/index.js';
 import { isGenerated, type GeneratedFile } from './generator/index.js';
 
 /** What a sync changes on top of the deploy branch, and whether the model it makes is valid. */
@@ -16,9 +16,17 @@ const prefixOf = (root: string) => (root === '' ? '' : `${root}/`);
  * The changes that put `files` (paths from the project root) in the output folder of the commit
  * `base`: new and changed files written, generated files no longer generated deleted. Files in
  * the folder without the generated marker are hand-written and left alone. The model of `base`
- * with the changes is validated as a build would.
+ * with the changes is validated as a build would, by `validate` (the data-model validator, on the
+ * sync's worker thread).
  */
-export async function planSync(repo: Repository, base: string, projectRoot: string, outputPath: string, files: GeneratedFile[]): Promise<SyncPlan> {
+export async function planSync(
+  repo: Repository,
+  base: string,
+  projectRoot: string,
+  outputPath: string,
+  files: GeneratedFile[],
+  validate: (model: ModelFile[]) => Promise<ModelError[]>,
+): Promise<SyncPlan> {
   const prefix = prefixOf(projectRoot);
   const folder = `${prefix}${outputPath}/`;
   const inFolder = (await repo.tree(base)).filter((e) => e.path.startsWith(folder));
@@ -39,6 +47,6 @@ export async function planSync(repo: Repository, base: string, projectRoot: stri
     if (content === null) model.delete(path);
     else if (isModelFile(path.slice(prefix.length))) model.set(path, content);
   }
-  const result = validateModel([...model].map(([path, content]) => ({ path, content })));
-  return { changes, errors: result.errors };
+  const errors = await validate([...model].map(([path, content]) => ({ path, content })));
+  return { changes, errors };
 }

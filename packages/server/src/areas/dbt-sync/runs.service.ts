@@ -13,6 +13,7 @@ import { checkManifest } from './generator/index.js';
 import type { DbtSyncLogEntry, DbtSyncResultResponse, DbtSyncRun, DbtSyncStatusResponse, StartDbtSyncInput } from './runs.schemas.js';
 import { appendLog, dropExpiredFiles, findRun, insertRun, listRuns, readLogs, runningRun, updateRunning, updateRun } from './runs.store.js';
 import type { DbtSyncSettingsService } from './settings.service.js';
+import type { Outbound } from '../../outbound/index.js';
 import { SYNC_JOB, SYNC_TIMEOUT_MS, syncJob, type RunOptions, type SyncHooks } from './sync-job.js';
 
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
@@ -55,10 +56,10 @@ const syncNotFound = (id: string) => notFound('DBT_SYNC_NOT_FOUND', 'Sync', id);
  * status, log, result and generated files. One running sync per deployment, held by a unique
  * index on the running row.
  */
-export function dbtSyncService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, settings: DbtSyncSettingsService) {
+export function dbtSyncService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, settings: DbtSyncSettingsService, outbound: Outbound) {
   const { db } = store;
-  const hooks: SyncHooks = { beforeStage: async () => undefined };
-  const runJob = syncJob(store, repositories, hooks);
+  const hooks: SyncHooks = { beforeStage: async () => undefined, working: async () => undefined };
+  const runJob = syncJob(store, repositories, { outbound, token: (deploymentId, url) => settings.token(deploymentId, url) }, hooks);
 
   jobs.register<{ runId: number }, { status: string }>({ kind: SYNC_JOB, maxAttempts: 1, timeoutMs: SYNC_TIMEOUT_MS, run: runJob });
 
@@ -139,7 +140,7 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
         throw new ApiError('VALIDATION_FAILED', `ref ${JSON.stringify(ref)} must be a branch or tag name, not a commit SHA.`, { errors: [{ pointer: '/body/ref', message: 'is not a branch or tag name' }] });
       }
       const branchName = await branchFor(row, input, ref ?? 'manifest', output);
-      const options: RunOptions = { manifestPath: saved.manifestPath, outputPath: saved.outputPath, selector: saved.selector };
+      const options: RunOptions = { repositoryUrl: source === 'git' && saved.repository === 'url' ? saved.repositoryUrl : null, manifestPath: saved.manifestPath, outputPath: saved.outputPath, selector: saved.selector };
 
       const at = now();
       await dropExpiredFiles(db, row.id, at);

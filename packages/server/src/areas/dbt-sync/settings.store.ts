@@ -1,4 +1,17 @@
 import type { DbtSyncSettingsRow, Executor } from '../../db/tables.js';
+import type { SecretColumn } from '../../secrets/index.js';
+
+/** What the repository's access token is sealed to: copied to another deployment's row, it does not open. */
+export const tokenSealedAs = (deploymentId: number) => `dbt-sync-settings:${deploymentId}:repository-token`;
+
+/** The column of sealed values, for the secrets service's start-up check and re-encryption. */
+export const dbtSyncSecretColumn: SecretColumn = {
+  table: 'dbt_sync_settings',
+  id: 'id',
+  value: 'repository_token',
+  contextColumns: ['deployment_id'],
+  context: (row) => tokenSealedAs(Number(row.deployment_id)),
+};
 
 export function findSettings(db: Executor, deploymentId: number): Promise<DbtSyncSettingsRow | undefined> {
   return db.selectFrom('dbt_sync_settings').selectAll().where('deployment_id', '=', deploymentId).executeTakeFirst();
@@ -6,6 +19,9 @@ export function findSettings(db: Executor, deploymentId: number): Promise<DbtSyn
 
 export interface SettingsValues {
   repository: string;
+  repository_url: string | null;
+  /** Sealed (tokenSealedAs), or null. */
+  repository_token: string | null;
   ref: string | null;
   manifest_path: string;
   output_path: string;

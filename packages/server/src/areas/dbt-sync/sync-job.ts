@@ -1,16 +1,20 @@
 import type { Store } from '../../db/database.js';
 import type { DbtSyncRunRow, DeploymentRow } from '../../db/tables.js';
+import { readRemoteFile, RemoteReadError } from '../../git/remote.js';
 import { JobAbort, type JobContext } from '../../jobs/index.js';
+import { OutboundError, type Outbound } from '../../outbound/index.js';
 import { now } from '../../time.js';
 import { SERVER_AUTHOR } from '../data-model/authors.js';
 import { insertBranch } from '../data-model/branches.store.js';
 import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
 import { findDeployment } from '../deployments/deployments.store.js';
-import { checkManifest, generateCubes, NothingSelected, type GeneratedFile, type Generation, type Manifest, type ModelSelector } from './generator/index.js';
-import { planSync } from './plan.js';
+import type { ModelSelector } from './generator/index.js';
+import { planSync, type SyncPlan } from './plan.js';
 import { Progress, SyncFailure } from './progress.js';
 import type { Stage, SyncStats } from './runs.schemas.js';
 import { findRunById, updateRunning } from './runs.store.js';
+import type { WorkerGeneration } from './worker/protocol.js';
+import { SyncThread } from './worker/thread.js';
 
 export const SYNC_JOB = 'dbt-sync.run';
 /** A sync running longer than this is stopped and failed. */
@@ -22,14 +26,18 @@ const LOGGED_ERRORS = 50;
 
 /** The settings a run was started with, kept on its row (a later change of settings does not change it). */
 export interface RunOptions {
+  /** The transformation repository's URL when it is not the deployment's own (its token stays sealed in the settings). */
+  repositoryUrl?: string | null;
   manifestPath: string;
   outputPath: string;
   selector: ModelSelector;
 }
 
-/** Lets a caller see each stage before the run enters it (tests pause a run there to cancel it). */
+/** Lets a caller see a run from inside (tests pause a run at a stage to cancel it, or look at it while its worker thread works). */
 export interface SyncHooks {
   beforeStage(runId: number, stage: Stage): Promise<void>;
+  /** Called as a phase's work is handed to the worker thread, with that work still running. */
+  working(runId: number, phase: string, work: Promise<unknown>): Promise<void>;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -40,38 +48,55 @@ async function authorOfRun(store: Store, run: DbtSyncRunRow) {
   return user ? { name: user.first_name?.trim() || user.email, email: user.email } : SERVER_AUTHOR;
 }
 
+/** The other repository a `git` sync reads: reached through the outbound guard, with the token the settings hold for it. */
+export interface RemoteRepositories {
+  outbound: Outbound;
+  token(deploymentId: number, url: string): Promise<string | null>;
+}
+
+const compiledManifestRequired = (manifestPath: string, ref: string, commit: string) =>
+  `A compiled manifest is required: there is no ${manifestPath} on ${ref} (${commit.slice(0, 12)}). dbt-sync never runs dbt or any code from the repository; run \`dbt compile\` and commit ${manifestPath}, or start the sync with source \`manifest\`.`;
+
 /** The manifest text: the request's, or the compiled one committed at the run's ref (git is only read; nothing from it runs). */
-async function manifestText(repositories: DeploymentRepositories, row: DeploymentRow, run: DbtSyncRunRow, options: RunOptions): Promise<string> {
+async function manifestText(repositories: DeploymentRepositories, remote: RemoteRepositories, row: DeploymentRow, run: DbtSyncRunRow, options: RunOptions): Promise<string> {
   if (run.source === 'manifest') return run.manifest ?? '';
-  const repo = await repositories.open(row);
   const ref = run.git_ref ?? row.deploy_branch_name;
+  if (options.repositoryUrl) return remoteManifestText(remote, row, options.repositoryUrl, ref, options.manifestPath);
+  const repo = await repositories.open(row);
   const commit = (await repo.resolve(`refs/heads/${ref}`)) ?? (await repo.resolve(`refs/tags/${ref}`));
   if (commit === null) throw new SyncFailure(`The repository has no branch or tag ${ref}.`);
   const entry = (await repo.tree(commit)).find((e) => e.path === options.manifestPath);
-  if (!entry) {
-    throw new SyncFailure(
-      `A compiled manifest is required: there is no ${options.manifestPath} on ${ref} (${commit.slice(0, 12)}). dbt-sync never runs dbt or any code from the repository; run \`dbt compile\` and commit ${options.manifestPath}, or start the sync with source \`manifest\`.`,
-    );
-  }
+  if (!entry) throw new SyncFailure(compiledManifestRequired(options.manifestPath, ref, commit));
   return (await repo.blobs([entry.sha])).get(entry.sha)?.toString('utf8') ?? '';
 }
 
-function parseManifest(text: string): Manifest {
-  let value: unknown;
+/** The manifest committed at `ref` of another server's repository, read with git over HTTPS at the address the guard checked. */
+async function remoteManifestText(remote: RemoteRepositories, row: DeploymentRow, repositoryUrl: string, ref: string, manifestPath: string): Promise<string> {
+  const url = new URL(repositoryUrl);
   try {
-    value = JSON.parse(text);
+    const address = await remote.outbound.pinnedAddress(url);
+    const token = await remote.token(row.id, repositoryUrl);
+    const { commit, content } = await readRemoteFile({
+      url,
+      address,
+      token,
+      ref,
+      filePath: manifestPath,
+      trustedCertificates: remote.outbound.trustedCertificates,
+      timeoutMs: remote.outbound.timeoutMs,
+    });
+    if (content === null) throw new SyncFailure(compiledManifestRequired(manifestPath, ref, commit));
+    return content.toString('utf8');
   } catch (error) {
-    throw new SyncFailure(`The manifest is not valid JSON: ${(error as Error).message}`);
+    if (error instanceof OutboundError) throw new SyncFailure(`The transformation repository was not called: ${error.message}.`);
+    if (error instanceof RemoteReadError) throw new SyncFailure(error.message);
+    throw error;
   }
-  const checked = checkManifest(value);
-  if (!checked.manifest) throw new SyncFailure(`The manifest is not a dbt manifest the sync can read: ${checked.problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; ')}.`);
-  return checked.manifest;
 }
 
-function statsOf(generation: Generation | null): SyncStats | null {
-  if (!generation) return null;
+function statsOf(generation: WorkerGeneration): SyncStats {
   const { stats } = generation;
-  return { cubeCount: generation.cubes.length, generatedFileCount: generation.files.length, models: stats.models, sources: stats.sources, macros: stats.macros, dbtVersion: stats.dbtVersion, manifestGeneratedAt: stats.manifestGeneratedAt };
+  return { cubeCount: generation.cubeCount, generatedFileCount: generation.files.length, models: stats.models, sources: stats.sources, macros: stats.macros, dbtVersion: stats.dbtVersion, manifestGeneratedAt: stats.manifestGeneratedAt };
 }
 
 /**
@@ -80,8 +105,41 @@ function statsOf(generation: Generation | null): SyncStats | null {
  * branch; none when nothing changed) or keep them for `generated-files`. A cancel is honoured
  * before each stage, so a cancelled run never touches the branch; the commit itself is atomic.
  */
-export function syncJob(store: Store, repositories: DeploymentRepositories, hooks: SyncHooks) {
+export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks) {
   const { db } = store;
+
+  /**
+   * Parses the manifest, generates the cubes and validates the model they make with the deploy
+   * branch's. These hold a CPU for seconds on a big project, so they run on a worker thread of
+   * this run and the server keeps answering meanwhile; only git is read here.
+   */
+  async function processManifest(run: DbtSyncRunRow, row: DeploymentRow, progress: Progress, text: string, options: RunOptions): Promise<{ generation: WorkerGeneration; base: string; plan: SyncPlan }> {
+    const thread = new SyncThread();
+    const onThread = async <T>(phase: string, work: Promise<T>): Promise<T> => {
+      await hooks.working(run.id, phase, work);
+      return work;
+    };
+    try {
+      await progress.phase('parse-manifest', () => onThread('parse-manifest', thread.parse(text)), (m) => `Parsed the manifest (dbt ${m.dbtVersion ?? 'version unknown'}, ${plural(m.nodes, 'node')})`);
+      const generation = await progress.phase(
+        'generate-cubes',
+        () => onThread('generate-cubes', thread.generate({ outputPath: options.outputPath, selector: options.selector })),
+        (g) => `Generated ${plural(g.cubeCount, 'cube')} from ${plural(g.stats.models, 'model')}`,
+      );
+      await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) });
+      const repo = await repositories.open(row);
+      const base = await repo.head(row.deploy_branch_name);
+      if (base === null) throw new SyncFailure(`The deploy branch ${row.deploy_branch_name} does not exist.`);
+      const plan = await progress.phase(
+        'validate',
+        () => planSync(repo, base, row.deploy_project_root, options.outputPath, generation.files, (model) => onThread('validate', thread.validate(model))),
+        (p) => (p.errors.length === 0 ? `The model with the generated cubes is valid (${plural(p.changes.size, 'file')} to change)` : 'The model is not valid'),
+      );
+      return { generation, base, plan };
+    } finally {
+      await thread.close();
+    }
+  }
 
   async function execute(ctx: JobContext<{ runId: number }>, run: DbtSyncRunRow, row: DeploymentRow, progress: Progress): Promise<void> {
     const options = JSON.parse(run.options) as RunOptions;
@@ -91,34 +149,14 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, hook
       await progress.enter(stage, message);
     };
 
-    const from = run.source === 'manifest' ? 'the manifest sent with the request' : `${options.manifestPath} at ${run.git_ref ?? row.deploy_branch_name}`;
+    const where = `${options.manifestPath} at ${run.git_ref ?? row.deploy_branch_name}`;
+    const from = run.source === 'manifest' ? 'the manifest sent with the request' : options.repositoryUrl ? `${where} of ${options.repositoryUrl}` : where;
     await checkpoint('INITIALIZING', `Sync ${run.public_id}: reading ${from}; output ${run.output === 'branch' ? `branch ${run.branch_name}` : 'files'}`);
-    const text = await progress.phase('read-manifest', () => manifestText(repositories, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
+    const text = await progress.phase('read-manifest', () => manifestText(repositories, remote, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
 
     await checkpoint('PROCESSING_MANIFEST', 'Processing the manifest');
-    const manifest = await progress.phase('parse-manifest', async () => parseManifest(text), (m) => `Parsed the manifest (dbt ${m.metadata.dbt_version ?? 'version unknown'}, ${plural(Object.keys(m.nodes).length, 'node')})`);
-    const generation = await progress.phase(
-      'generate-cubes',
-      async () => {
-        try {
-          return generateCubes(manifest, options);
-        } catch (error) {
-          if (error instanceof NothingSelected) throw new SyncFailure(`${error.message} Nothing was generated or deleted.`);
-          throw error;
-        }
-      },
-      (g) => `Generated ${plural(g.cubes.length, 'cube')} from ${plural(g.stats.models, 'model')}`,
-    );
-    await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) });
-    const repo = await repositories.open(row);
-    const base = await repo.head(row.deploy_branch_name);
-    if (base === null) throw new SyncFailure(`The deploy branch ${row.deploy_branch_name} does not exist.`);
-    const files: GeneratedFile[] = generation.files;
-    const plan = await progress.phase(
-      'validate',
-      () => planSync(repo, base, row.deploy_project_root, options.outputPath, files),
-      (p) => (p.errors.length === 0 ? `The model with the generated cubes is valid (${plural(p.changes.size, 'file')} to change)` : 'The model is not valid'),
-    );
+    const { generation, base, plan } = await processManifest(run, row, progress, text, options);
+    const { files } = generation;
     if (plan.errors.length > 0) {
       for (const e of plan.errors.slice(0, LOGGED_ERRORS)) await progress.log(`${e.fileName ?? '(model)'}${e.line ? `:${e.line}:${e.column ?? 1}` : ''} ${e.message}`, { level: 'error', phase: 'validate' });
       progress.failedPhase = 'validate';
@@ -151,7 +189,7 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, hook
       files_expire_at: run.output === 'files' ? new Date(Date.parse(at) + FILES_KEPT_MS).toISOString() : null,
       manifest: null,
     });
-    await progress.log(`Completed in ${progress.elapsed()} ms: ${plural(generation.cubes.length, 'cube')}`);
+    await progress.log(`Completed in ${progress.elapsed()} ms: ${plural(generation.cubeCount, 'cube')}`);
   }
 
   /** Creates the branch from the deploy branch's `base` with one commit of the changes; at `base` itself when nothing changed. */

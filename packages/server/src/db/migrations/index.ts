@@ -16,6 +16,7 @@ import { tenantRegions } from './0014_tenant_regions.js';
 import { signingKeys } from './0013_signing_keys.js';
 import { runtimes } from './0015_runtimes.js';
 import { dbtSync } from './0021_dbt_sync.js';
+import { dbtSyncRemote } from './0024_dbt_sync_remote.js';
 import { embedSessions } from './0018_embed_sessions.js';
 import { workloadIdentity } from './0023_workload_identity.js';
 import { account } from './0019_account.js';
@@ -63,6 +64,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0027_notifications': notifications(dialect),
         '0029_identity_providers': identityProviders(dialect),
         '0028_dashboard_exports': dashboardExports(dialect),
+        '0024_dbt_sync_remote': dbtSyncRemote(dialect),
       };
     },
   };
