@@ -234,5 +234,43 @@ for (const dialect of DIALECTS) {
       const smuggled = await load(null, { measures: ['orders.count'], securityContext: { region: 'US' } }, `Bearer ${eu.key}`);
       expect(smuggled.statusCode).toBe(400);
     });
+
+    it('a change of the caller’s attribute value, of an attribute’s default or of their groups applies to their very next query', async () => {
+      // The caller's groups and attributes are kept between requests: each change must reach the next query.
+      const who = await analyst('EU');
+      const query = { measures: ['orders.count'] };
+      const count = async () => {
+        const res = await load(null, query, `Bearer ${who.key}`);
+        expect(res.statusCode, res.body).toBe(200);
+        return ((res.json() as Json).data as Json[])[0]!['orders.count'];
+      };
+      const setValue = async (region: string | null) => expect((await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${who.userId}`, body: { values: { region } } })).statusCode).toBe(200);
+      const attribute = ((await t.request({ url: '/api/v1/user-attributes' })).json() as Json).items.find((a: Json) => a.name === 'region') as Json;
+      const setDefault = async (defaultValue: string | null) => expect((await t.request({ method: 'PUT', url: `/api/v1/user-attributes/${attribute.id}`, body: { defaultValue } })).statusCode).toBe(200);
+      expect(await count()).toBe(3);
+      expect(await count()).toBe(3);
+      await setValue('US');
+      expect(await count()).toBe(1);
+      // No value of their own: no region, no rows; then the attribute's new default is theirs.
+      await setValue(null);
+      expect(await count()).toBe(0);
+      await setDefault('EU');
+      try {
+        expect(await count()).toBe(3);
+        await setDefault('US');
+        expect(await count()).toBe(1);
+      } finally {
+        await setDefault(null);
+      }
+      expect(await count()).toBe(0);
+      // In the finance group: its policy adds the cancelled orders (their context names no region); out of it again, none.
+      const finance = ((await t.request({ url: '/api/v1/groups' })).json() as Json).items?.find((g: Json) => g.name === 'finance') as Json | undefined;
+      const group = finance ?? ((await t.request({ method: 'POST', url: '/api/v1/groups', body: { name: 'finance' } })).json() as Json);
+      expect((await t.request({ method: 'POST', url: `/api/v1/groups/${group.id}/members`, body: { userIds: [who.userId] } })).statusCode).toBeLessThan(300);
+      const cancelled = await count();
+      expect(cancelled).toBeGreaterThan(0);
+      expect((await t.request({ method: 'DELETE', url: `/api/v1/groups/${group.id}/members/${who.userId}` })).statusCode).toBeLessThan(300);
+      expect(await count()).toBe(0);
+    });
   });
 }

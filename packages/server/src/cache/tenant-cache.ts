@@ -104,4 +104,14 @@ export class TenantSnapshot {
   }
 }
 
+/**
+ * Bumps the tenant's `auth_version` for a write to a table no trigger watches (user attributes and
+ * their values, which row-level security reads): call it in the writer's transaction, after its
+ * last write, so the tenant row is locked only for the rest of that transaction, as the deferred
+ * triggers of the watched tables lock it only at commit.
+ */
+export async function bumpAuthVersion(db: Executor, tenantId: number): Promise<void> {
+  await sql`update tenants set auth_version = auth_version + 1 where id = ${tenantId}`.execute(db);
+}
+
 const AUTH_VERSION = prepared(1, (_db, tenantId: number) => sql<{ auth_version: number | string }>`select auth_version from tenants where id = ${tenantId}`);

@@ -1,4 +1,7 @@
-import type { StartMessage } from '../semantic-layer/protocol.js';
+import type { RequestMessage, StartMessage } from '../semantic-layer/protocol.js';
+
+/** A data-API request for a pod, without the channel's bookkeeping. */
+export type PodRequest = Omit<RequestMessage, 'type' | 'id'>;
 
 /**
  * How pods are run. The service (supervisor.ts) decides what runs where and when; a driver only
@@ -38,6 +41,12 @@ export interface PodEvents {
 export interface RunningPod {
   /** `http://host:port`, reachable by every server process that proxies to it. */
   address: string;
+  /**
+   * Sends a data-API request straight to the pod, past HTTP, where the driver has a channel to it
+   * (the process driver: the IPC channel of its child); absent, the request goes to `address`.
+   * Only the process that started the pod holds it. Rejects when the pod ends before it answers.
+   */
+  call?(request: PodRequest): Promise<{ status: number; body: string }>;
   /** The operating-system process id, where there is one (tests kill pods with it). */
   pid: number | null;
   kill(signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT'): void;

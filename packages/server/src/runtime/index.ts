@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import type { RuntimeRow } from '../db/tables.js';
 import type { Secrets, SecretColumn } from '../secrets/index.js';
-import type { RuntimeDriver } from './driver.js';
+import type { RunningPod, RuntimeDriver } from './driver.js';
 import { podName, runtimeSecretContext } from './pods.js';
 import { findRuntime, forgetBranchRuntimes, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
 import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
@@ -45,6 +45,8 @@ const USE_RECORD_MS = 15_000;
 export interface PodTarget {
   address: string;
   secret: string;
+  /** A pod of this process: its direct channel (RunningPod.call), where requests go past HTTP. */
+  call?: RunningPod['call'];
 }
 
 export class Runtime {

@@ -1,9 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import type { ListeningMessage } from '../semantic-layer/protocol.js';
-import type { PodEvents, PodSpec, RunningPod, RuntimeDriver } from './driver.js';
+import type { ListeningMessage, ResponseMessage } from '../semantic-layer/protocol.js';
+import type { PodEvents, PodRequest, PodSpec, RunningPod, RuntimeDriver } from './driver.js';
 
 /** Longest line kept from a runtime's output; the rest is cut, so one line cannot fill the log. */
 const MAX_LINE = 4_096;
+/** How long a request over the IPC channel may wait for its answer, as over HTTP (the data API's proxy). */
+const CALL_TIMEOUT_MS = 120_000;
 
 /**
  * Variables a deployment may not set for its runtime: they change what the Node.js process loads
@@ -43,21 +45,49 @@ export function processDriver(options: { entry: string; host: string }): Runtime
     name: 'process',
     start(spec: PodSpec, events: PodEvents): Promise<RunningPod> {
       const env = Object.fromEntries(Object.entries(spec.env).filter(([name]) => !RESERVED_ENV.test(name)));
-      const child: ChildProcess = fork(options.entry, [], { env, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
+      // Structured clone rather than JSON on the IPC channel: an answer's JSON text crosses it as it is,
+      // where JSON would escape every quote in it and parse it back (6 ms against 1.5 ms for 700 KiB).
+      const child: ChildProcess = fork(options.entry, [], { env, execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' });
       lines(child.stdout, (line) => events.output('stdout', line));
       lines(child.stderr, (line) => events.output('stderr', line));
       let ended = false;
+      // Requests sent over the IPC channel (`call`), by id, until their answer comes.
+      const calls = new Map<number, { resolve: (answer: { status: number; body: string }) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+      let lastId = 0;
+      const settle = (id: number) => {
+        const call = calls.get(id);
+        if (call) {
+          calls.delete(id);
+          clearTimeout(call.timer);
+        }
+        return call;
+      };
       const exit = new Promise<void>((resolve) => {
         child.once('exit', (code, signal) => {
           ended = true;
+          for (const id of [...calls.keys()]) settle(id)?.reject(new Error('The runtime exited before it answered'));
           events.exited(code, signal);
           resolve();
         });
+      });
+      child.on('message', (message: ResponseMessage) => {
+        if (message?.type === 'response') settle(message.id)?.resolve({ status: message.status, body: message.body });
       });
       // An IPC write to a runtime that just died must not throw in this process.
       child.on('error', () => undefined);
       const pod: Omit<RunningPod, 'address'> = {
         pid: child.pid ?? null,
+        call(request: PodRequest) {
+          return new Promise((resolve, reject) => {
+            if (ended || !child.connected) return reject(new Error('The runtime is not running'));
+            const id = ++lastId;
+            const timer = setTimeout(() => settle(id)?.reject(new Error('The runtime did not answer in time')), CALL_TIMEOUT_MS);
+            calls.set(id, { resolve, reject, timer });
+            child.send({ type: 'request', id, ...request }, (error) => {
+              if (error) settle(id)?.reject(error);
+            });
+          });
+        },
         kill(signal) {
           if (!ended) child.kill(signal);
         },

@@ -199,12 +199,12 @@ export class Supervisor {
     return this.#running;
   }
 
-  /** The address and secret of a pod this process runs, while it is live. */
-  local(deploymentId: number, environmentId: string): { address: string; secret: string; ready: boolean } | undefined {
+  /** The address and secret of a pod this process runs, while it is live, and its direct channel where the driver has one. */
+  local(deploymentId: number, environmentId: string): { address: string; secret: string; ready: boolean; call?: RunningPod['call'] } | undefined {
     const pod = this.#pods.get(keyOf({ deploymentId, environmentId }));
     const instance = pod?.attempt?.instance;
     if (!pod || !instance || pod.liveSince === null) return undefined;
-    return { address: instance.address, secret: pod.secret, ready: pod.ready };
+    return { address: instance.address, secret: pod.secret, ready: pod.ready, ...(instance.call ? { call: instance.call } : {}) };
   }
 
   /** Process ids of the pods this process runs (tests kill them). */

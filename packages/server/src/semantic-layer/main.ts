@@ -15,7 +15,7 @@ import { openDataSource, type DataSource } from './data-source.js';
 import { metaOf } from './meta.js';
 import { QueryError } from './query/errors.js';
 import { QueryEngine } from './query/load.js';
-import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type StartMessage } from './protocol.js';
+import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type RequestMessage, type ResponseMessage, type StartMessage } from './protocol.js';
 import { NOBODY, type SecurityContext } from './query/access.js';
 
 process.on('disconnect', () => process.exit(0));
@@ -31,8 +31,13 @@ process.once('message', (message: StartMessage) => {
   });
 });
 
+/** An answer already serialised (`QueryEngine.loadText`), sent as it is. */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
 function send(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -46,26 +51,26 @@ function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
 
 class BodyError extends Error {}
 
+/** A context as sent, with its parts defaulted: none (no groups, no attributes) for what is missing. */
+function contextOf(value: Partial<SecurityContext> | null | undefined): SecurityContext {
+  if (value === null || typeof value !== 'object') return NOBODY;
+  return { userId: value.userId ?? null, groups: Array.isArray(value.groups) ? value.groups : [], userAttributes: value.userAttributes ?? {}, securityContext: value.securityContext ?? {} };
+}
+
 /** The caller's context as the proxy sends it; none (no groups, no attributes) when it is missing or unreadable. */
 function securityOf(req: http.IncomingMessage): SecurityContext {
   const header = req.headers[SECURITY_HEADER];
   if (typeof header !== 'string') return NOBODY;
   try {
-    const value = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as SecurityContext;
-    return { userId: value.userId ?? null, groups: Array.isArray(value.groups) ? value.groups : [], userAttributes: value.userAttributes ?? {}, securityContext: value.securityContext ?? {} };
+    return contextOf(JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as SecurityContext);
   } catch {
     return NOBODY;
   }
 }
 const MAX_BODY = 1024 * 1024;
 
-/** The query of a `/v1/load` request (`/v1/sql`: the SQL text): `?query=<JSON>` on GET, `{query}` (or the query itself) as the POST body. */
-async function queryOf(req: http.IncomingMessage): Promise<unknown> {
-  if (req.method === 'GET') {
-    const text = new URL(req.url ?? '/', 'http://runtime').searchParams.get('query');
-    if (text === null) throw new BodyError('GET /v1/load needs ?query= with the query as JSON.');
-    return parse(text);
-  }
+/** A POST's body as JSON, at most 1 MiB. */
+async function bodyOf(req: http.IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -73,8 +78,7 @@ async function queryOf(req: http.IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY) throw new BodyError('The query is larger than 1 MiB.');
     chunks.push(chunk);
   }
-  const body = parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> | null;
-  return body !== null && typeof body === 'object' && 'query' in body ? body.query : body;
+  return parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 function parse(text: string): unknown {
@@ -83,6 +87,53 @@ function parse(text: string): unknown {
   } catch {
     throw new BodyError('The query is not valid JSON.');
   }
+}
+
+/** A data-API request, whichever way it came (HTTP from the proxy, or the parent's IPC channel). */
+interface DataApiRequest {
+  method: string;
+  /** `/v1/load`, `/v1/sql`, `/v1/meta`. */
+  path: string;
+  /** The query string, without its `?`. */
+  search: string;
+  privateMeta: boolean;
+  security: SecurityContext;
+  /** The JSON body of a POST. */
+  body: () => Promise<unknown>;
+}
+
+/**
+ * The data API of one build: `GET /v1/meta`, queries by `/v1/load` (`?query=<JSON>` on GET,
+ * `{query}` or the query itself as the POST body) and `POST /v1/sql` (`{query: "<SQL>"}`).
+ * Answers are JSON text.
+ */
+function dataApi(artifact: ModelArtifact, engine: QueryEngine) {
+  const queryOf = async (request: DataApiRequest): Promise<unknown> => {
+    if (request.method === 'GET') {
+      const text = new URLSearchParams(request.search).get('query');
+      if (text === null) throw new BodyError('GET /v1/load needs ?query= with the query as JSON.');
+      return parse(text);
+    }
+    const body = (await request.body()) as Record<string, unknown> | null;
+    return body !== null && typeof body === 'object' && 'query' in body ? body.query : body;
+  };
+  const ok = (text: string) => ({ status: 200, text });
+  const failed = (status: number, error: string) => ({ status, text: JSON.stringify({ error }) });
+  return async (request: DataApiRequest): Promise<{ status: number; text: string }> => {
+    const { method, path, security } = request;
+    try {
+      if (method === 'GET' && path === '/v1/meta') return ok(JSON.stringify(metaOf(artifact, request.privateMeta, security)));
+      if (path === '/v1/load' && (method === 'GET' || method === 'POST')) return ok(await engine.loadText(await queryOf(request), security));
+      // `{query: "<SQL>"}`: one SELECT over a cube or a view, translated into a query like the above (query/sql-api.ts).
+      if (path === '/v1/sql' && method === 'POST') return ok(JSON.stringify(await engine.sql(await queryOf(request), security)));
+      return failed(404, `${method} ${path} is not part of this runtime's data API.`);
+    } catch (error) {
+      if (error instanceof QueryError) return failed(error.status, error.message);
+      if (error instanceof BodyError) return failed(400, error.message);
+      // The data source refused the compiled statement (a table the model names is missing, a timeout).
+      return failed(400, `The data source refused the query: ${(error as Error).message}`);
+    }
+  };
 }
 
 async function start(message: StartMessage): Promise<void> {
@@ -98,45 +149,48 @@ async function start(message: StartMessage): Promise<void> {
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
   let readyOnce = false;
 
+  const handle = dataApi(artifact, engine);
+  const logged = (method: string, path: string, status: number, started: number) => console.log(`${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`);
+
   const server = http.createServer((req, res) => {
     const started = performance.now();
     if (!authorised(req, secret)) return send(res, 401, { error: 'Call the data API through the deployment URL.' });
-    const path = (req.url ?? '/').split('?')[0];
-    const done = (status: number, body: unknown, quiet = false) => {
-      send(res, status, body);
-      if (!quiet) console.log(`${req.method} ${path} ${status} ${Math.round(performance.now() - started)} ms`);
-    };
-    if (path === '/healthz') return done(200, { status: 'ok' }, true);
+    const url = req.url ?? '/';
+    const at = url.indexOf('?');
+    const path = at === -1 ? url : url.slice(0, at);
+    const quiet = (status: number, body: unknown) => send(res, status, body);
+    if (path === '/healthz') return quiet(200, { status: 'ok' });
     if (path === '/readyz') {
       dataSource.check().then(
         () => {
           if (!readyOnce) console.log('Ready: the data source answers');
           readyOnce = true;
-          done(200, { status: 'ready' }, true);
+          quiet(200, { status: 'ready' });
         },
         (error: Error) => {
           console.error(`Not ready: the data source does not answer: ${error.message}`);
-          done(503, { error: `The data source does not answer: ${error.message}` }, true);
+          quiet(503, { error: `The data source does not answer: ${error.message}` });
         },
       );
       return;
     }
-    const security = securityOf(req);
-    if (req.method === 'GET' && path === '/v1/meta') return done(200, metaOf(artifact, req.headers[PRIVATE_META_HEADER] === '1', security));
-    const answer = (work: Promise<unknown>) =>
-      void work.then(
-        (result) => done(200, result),
-        (error: Error) => {
-          if (error instanceof QueryError) return done(error.status, { error: error.message });
-          if (error instanceof BodyError) return done(400, { error: error.message });
-          // The data source refused the compiled statement (a table the model names is missing, a timeout).
-          done(400, { error: `The data source refused the query: ${error.message}` });
-        },
-      );
-    if (path === '/v1/load' && (req.method === 'GET' || req.method === 'POST')) return answer(queryOf(req).then((query) => engine.load(query, security)));
-    // `{query: "<SQL>"}`: one SELECT over a cube or a view, translated into a query like the above (query/sql-api.ts).
-    if (path === '/v1/sql' && req.method === 'POST') return answer(queryOf(req).then((sql) => engine.sql(sql, security)));
-    return done(404, { error: `${req.method} ${path} is not part of this runtime's data API.` });
+    const method = req.method ?? 'GET';
+    const request = { method, path, search: at === -1 ? '' : url.slice(at + 1), privateMeta: req.headers[PRIVATE_META_HEADER] === '1', security: securityOf(req), body: () => bodyOf(req) };
+    void handle(request).then(({ status, text }) => {
+      send(res, status, new JsonText(text));
+      logged(method, path, status, started);
+    });
+  });
+
+  // The same requests from the server process that started this runtime, over the IPC channel (protocol.ts).
+  process.on('message', (message: RequestMessage) => {
+    if (message?.type !== 'request') return;
+    const started = performance.now();
+    const { id, method, path } = message;
+    void handle({ method, path, search: message.search ?? '', privateMeta: message.privateMeta === true, security: contextOf(message.security), body: async () => message.body }).then(({ status, text }) => {
+      process.send?.({ type: 'response', id, status, body: text } satisfies ResponseMessage);
+      logged(method, path, status, started);
+    });
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {

@@ -1,3 +1,5 @@
+import type { SecurityContext } from './query/access.js';
+
 /**
  * What a server process and the runtime it started say to each other over the IPC channel.
  * Values of environment variables never travel here: the runtime reads them from its own
@@ -23,6 +25,32 @@ export interface StartMessage {
 export interface ListeningMessage {
   type: 'listening';
   port: number;
+}
+
+/**
+ * A data-API request from the server process that started the runtime, over their IPC channel:
+ * the same request as over HTTP (`method`, `path` such as `/v1/load`, `search` without its `?`,
+ * the JSON body as parsed), with what the proxy's headers carry as fields. Only the parent holds
+ * the channel, so no secret travels; it saves both processes an HTTP exchange per query.
+ */
+export interface RequestMessage {
+  type: 'request';
+  id: number;
+  method: string;
+  path: string;
+  search: string;
+  /** The caller may read private members (PRIVATE_META_HEADER). */
+  privateMeta: boolean;
+  security: SecurityContext;
+  body?: unknown;
+}
+
+/** The runtime's answer to the RequestMessage of the same `id`: its status and JSON text. */
+export interface ResponseMessage {
+  type: 'response';
+  id: number;
+  status: number;
+  body: string;
 }
 
 export const SECRET_HEADER = 'x-mapi-runtime-secret';

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { Caller } from '../../access/caller.js';
+import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
-import type { Runtime } from '../../runtime/index.js';
+import type { EnvironmentKey, Runtime } from '../../runtime/index.js';
 import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
@@ -37,6 +38,8 @@ export interface DataApiGrant {
   securityContext: Record<string, unknown>;
   /** The whole row-level context, when the credential carries it (an embed token); else read for `userId`. */
   context?: SecurityContext;
+  /** The tenant's cache of the request (a REST credential's), where that context is kept between requests. */
+  snapshot?: TenantSnapshot;
 }
 
 export interface ForwardRequest {
@@ -47,6 +50,9 @@ export interface ForwardRequest {
   body: unknown;
   requestId: string;
 }
+
+/** What the runtime answers (its JSON text, over the IPC channel). */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** How long a request waits for its environment's pod to come up (a woken environment, a new deployment). */
 const WAIT_MS = 20_000;
@@ -93,8 +99,9 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
 
     /** A REST credential (API key) needs DeploymentRead on the deployment; then the environment its URL names. */
     async authorizeCaller(caller: Caller, deploymentId: number, branch: string | null): Promise<{ env: DataApiEnvironment; grant: DataApiGrant }> {
-      const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
-      return { env: await environmentOf(row, caller.tenant, branch), grant: { scopes: null, userId: caller.actor.userId, securityContext: {} } };
+      // The row from the request's cache snapshot: every write to deployments bumps its version.
+      const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead', caller.snapshot);
+      return { env: await environmentOf(row, caller.tenant, branch), grant: { scopes: null, userId: caller.actor.userId, securityContext: {}, snapshot: caller.snapshot } };
     },
 
     /** A data-API token (reference 1.16, 1.19, 1.20) signed for this very environment, unexpired. */
@@ -137,7 +144,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     },
 
     /** Sends the request to the environment's pod and answers what it answers. */
-    async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer }> {
+    async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer | string }> {
       // An environment token reads the model with `meta`, and runs queries with `sql-runner`.
       const scope = request.path === 'meta' ? 'meta' : 'sql-runner';
       if (grant.scopes !== null && !grant.scopes.includes(scope)) {
@@ -145,10 +152,20 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       }
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
-      const target = await waitForPod(env);
-      const security = grant.context ?? (await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext));
+      const target = await waitForPod(env, key);
+      const security = grant.context ?? (await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext, grant.snapshot));
+      const privateMeta = grant.scopes === null || grant.scopes.includes('meta-private');
+      if (target.call) {
+        // A pod of this process: over its IPC channel, the body as parsed (no HTTP on either side).
+        try {
+          const answer = await target.call({ method: request.method, path: `/v1/${request.path}`, search: request.query, privateMeta, security, ...(request.body === undefined || request.body === null ? {} : { body: request.body }) });
+          return { status: answer.status, contentType: JSON_TYPE, body: answer.body };
+        } catch {
+          throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
+        }
+      }
       const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId, [SECURITY_HEADER]: encodeSecurity(security) };
-      if (grant.scopes === null || grant.scopes.includes('meta-private')) headers[PRIVATE_META_HEADER] = '1';
+      if (privateMeta) headers[PRIVATE_META_HEADER] = '1';
       const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
       if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
       try {
@@ -211,11 +228,14 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     if (head !== null) await builds.ensureBuilt(env.row, env.branch, head, 'data API request');
   }
 
-  async function waitForPod(env: DataApiEnvironment) {
+  async function waitForPod(env: DataApiEnvironment, key: EnvironmentKey) {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const { target, pod } = await runtime.state(env.row.id, env.environmentId);
       if (target) return target;
+      // A request waiting for an on-demand environment keeps using it: a build and a start slower
+      // than the idle time must not see the pod stopped as idle before it answers.
+      if (env.type !== 'production') await runtime.use(key);
       if (pod?.status === 'CrashLoopBackOff') throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`, 10);
       const build = await latestBuild(db, env.row.id, env.branch);
       if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {

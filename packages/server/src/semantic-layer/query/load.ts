@@ -27,7 +27,7 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLi
  */
 export class QueryEngine {
   readonly #index: ModelIndex;
-  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; bytes: number }>;
+  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string }>;
 
   constructor(
     artifact: ModelArtifact,
@@ -47,6 +47,20 @@ export class QueryEngine {
   }
 
   async load(input: unknown, security: SecurityContext = NOBODY) {
+    const { query, data, annotation } = await this.#run(input, security);
+    return { query, data: data.rows, annotation };
+  }
+
+  /**
+   * `/v1/load`'s answer as JSON text, the same as `JSON.stringify(await load(...))`: the rows are
+   * serialised once, when their size is checked against the limit, and that text is reused.
+   */
+  async loadText(input: unknown, security: SecurityContext = NOBODY): Promise<string> {
+    const { query, data, annotation } = await this.#run(input, security);
+    return `{"query":${JSON.stringify(query)},"data":${data.json},"annotation":${JSON.stringify(annotation)}}`;
+  }
+
+  async #run(input: unknown, security: SecurityContext) {
     const { query, sql, params, columns } = this.compile(input, security);
     // Keyed by the normalised query and the whole context: two callers share an answer only when the policies see them alike.
     const key = JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
@@ -54,16 +68,19 @@ export class QueryEngine {
       key,
       async () => {
         const rows = rowsOf(await this.dataSource.query(sql, params), columns);
-        const bytes = Buffer.byteLength(JSON.stringify(rows));
+        const json = JSON.stringify(rows);
+        // UTF-16 units bound the UTF-8 size from below: count the bytes only near the limit.
+        const bytes = json.length * 3 <= this.limits.maxResultBytes ? json.length : Buffer.byteLength(json);
         if (bytes > this.limits.maxResultBytes) {
           throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
         }
-        return { rows, bytes };
+        return { rows, json };
       },
-      (value) => value.bytes,
+      // The rows and their text are both held.
+      (value) => 2 * value.json.length,
     );
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
-    return { query, data: data.rows, annotation: annotationOf(columns, segments) };
+    return { query, data, annotation: annotationOf(columns, segments) };
   }
 
   /**

@@ -1,13 +1,20 @@
 import type { Granularity } from './dialect.js';
 
+/** Zones the zone database was found to know. */
+const known = new Set<string>();
+
 /** Whether the runtime's zone database knows `timeZone` (an IANA name such as `Europe/Berlin`, or `UTC`). */
 export function isTimeZone(timeZone: string): boolean {
+  // Every query names a zone, and making a formatter costs more than compiling a small query: known zones are remembered.
+  if (known.has(timeZone)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
-    return true;
   } catch {
     return false;
   }
+  // The zone database has a few hundred names; the bound only matters for invented ones that happen to be valid aliases.
+  if (known.size < 2_000) known.add(timeZone);
+  return true;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
