@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
-import { RENDERING_UNAVAILABLE } from '../src/areas/notifications/deliver.js';
+import { NOT_SENT_NO_SMTP } from '../src/areas/notifications/deliver.js';
 import { DELIVERY_JOB } from '../src/areas/notifications/scheduler.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS } from './harness.js';
@@ -82,14 +82,14 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     expect(finished).toHaveLength(COUNT);
     expect(new Set(finished.map((r) => r.notification_id)).size).toBe(COUNT);
     expect(new Set(finished.map((r) => r.scheduled_for))).toEqual(new Set([occurrence]));
-    for (const row of finished) expect(row.message).toBe(RENDERING_UNAVAILABLE);
+    for (const row of finished) expect(row.message).toBe(`${NOT_SENT_NO_SMTP} (1 of 1 recipient(s) rendered)`);
     const jobs = await store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute();
     expect(jobs).toHaveLength(COUNT);
     expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId))).toEqual(new Set(finished.map((r) => r.id)));
     expect(jobs.every((j) => j.state === 'succeeded')).toBe(true);
     const recipients = await store.db.selectFrom('notification_delivery_recipients').selectAll().where('delivery_id', 'in', finished.map((r) => r.id)).execute();
     expect(recipients).toHaveLength(COUNT);
-    expect(recipients.every((r) => r.status === 'skipped' && r.email === 'admin@localhost' && r.last_error === RENDERING_UNAVAILABLE)).toBe(true);
+    expect(recipients.every((r) => r.status === 'skipped' && r.email === 'admin@localhost' && r.last_error === NOT_SENT_NO_SMTP)).toBe(true);
 
     // The same occurrence due again: both processes look, and the unique key refuses a second claim.
     await makeDue();
@@ -103,7 +103,7 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     // The history reads the same from either process.
     const history = await b.get(`/api/v1/deployments/${deploymentId}/notifications/${ids[0]}/deliveries`, adminKey);
     expect(history.status, history.text).toBe(200);
-    expect(history.body.items).toMatchObject([{ scheduledFor: occurrence, status: 'failed', message: RENDERING_UNAVAILABLE, recipients: [{ type: 'USER', email: 'admin@localhost', status: 'skipped' }] }]);
+    expect(history.body.items).toMatchObject([{ scheduledFor: occurrence, status: 'succeeded', message: `${NOT_SENT_NO_SMTP} (1 of 1 recipient(s) rendered)`, recipients: [{ type: 'USER', email: 'admin@localhost', status: 'skipped' }] }]);
     expect(a.errors().concat(b.errors())).toEqual([]);
   });
 });

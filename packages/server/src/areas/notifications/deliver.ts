@@ -1,8 +1,13 @@
+import type { Mailer, SmtpConfig } from '../../mail/index.js';
+import type { DashboardControls, Renderer, RenderResult, Viewer } from '../../render/index.js';
+
 /*
  * The one place a claimed delivery is rendered and sent. The scheduler (scheduler.ts) claims each
- * occurrence once across processes and runs this in a job; rendering the dashboard and mailing it
- * plug in here, and nowhere else. Until they do, every delivery is recorded as not rendered, and
- * nothing pretends to have been sent.
+ * occurrence once across processes and runs this in a job. Each recipient gets the dashboard
+ * rendered as themselves (their own row-level context), mailed as an attachment; a failed send is
+ * tried again, with a growing wait, for that recipient only. A recipient is recorded `sent` as soon
+ * as the SMTP server accepts their mail, and only recipients not sent are tried again, so nobody is
+ * mailed twice by one delivery.
  */
 
 export interface DeliveryRecipient {
@@ -14,10 +19,12 @@ export interface DeliveryRecipient {
   email: string | null;
   /** The recipient's own security context for rendering (embed recipients), or null. */
   securityContext: Record<string, unknown> | null;
+  /** Whose rows the recipient's render shows; null: they cannot be rendered for (SLACK, or an embed user since removed). */
+  viewer: Viewer | null;
 }
 
 export interface DeliveryWork {
-  tenantId: number;
+  tenant: { id: number; slug: string };
   deploymentId: number;
   notificationId: number;
   dashboardId: number;
@@ -53,10 +60,117 @@ export interface DeliveryOutcome {
   message: string | null;
 }
 
-export const RENDERING_UNAVAILABLE = 'Rendering is not yet available: nothing was rendered or sent.';
+/** How notifications are mailed: the SMTP server (null: none), and how often and how patiently a failed send is tried again. */
+export interface NotificationMailOptions {
+  smtp: SmtpConfig | null;
+  /** Tries of one recipient's send in all (NOTIFICATION_SEND_ATTEMPTS, default 3). */
+  attempts?: number;
+  /** The wait before the second try; each later wait doubles it (NOTIFICATION_RETRY_BASE_MS, default 30 s). */
+  retryBaseMs?: number;
+}
 
-/** Renders the delivery's dashboard and sends it to its recipients. */
-export async function deliverNotification(work: DeliveryWork, record: DeliveryRecorder): Promise<DeliveryOutcome> {
-  for (const recipient of work.recipients) await record.skipped(recipient.id, RENDERING_UNAVAILABLE);
-  return { status: 'failed', message: RENDERING_UNAVAILABLE };
+export interface DeliveryDeps {
+  renderer: Renderer;
+  /** Null: no SMTP server is configured. */
+  mailer: Mailer | null;
+  attempts: number;
+  retryBaseMs: number;
+}
+
+export const NOT_SENT_DISABLED = 'Rendered, not sent: the notification’s notificationEnabled is off.';
+export const NOT_SENT_NO_SMTP = 'Rendered, not sent: no SMTP server is configured (SMTP_HOST).';
+export const NOT_SENT_SLACK = 'Not sent: Slack delivery is not available; only email recipients are mailed.';
+export const NOT_SENT_NO_EMAIL = 'Not sent: the recipient has no email address.';
+export const NOT_SENT_GONE = 'Not sent: the recipient no longer exists.';
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Waits `ms`, or less when the job is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** A file name from the dashboard's title: letters, digits and dashes. */
+export function attachmentName(title: string, scheduledFor: string, format: 'png' | 'pdf'): string {
+  const base = title.normalize('NFKD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'dashboard';
+  return `${base}-${scheduledFor.slice(0, 10)}.${format}`;
+}
+
+/** Renders the delivery's dashboard for each recipient, as them, and mails it to those it may. */
+export async function deliverNotification(work: DeliveryWork, record: DeliveryRecorder, deps: DeliveryDeps): Promise<DeliveryOutcome> {
+  const controls = { filters: work.filters, timeGrains: work.timeGrains, memberSwitchers: work.memberSwitchers } as DashboardControls;
+  const notSent = !work.send ? NOT_SENT_DISABLED : deps.mailer === null ? NOT_SENT_NO_SMTP : null;
+  const ready: Array<{ recipient: DeliveryRecipient & { email: string }; rendered: RenderResult }> = [];
+  let failures = 0;
+  let rendered = 0;
+  for (const recipient of work.recipients) {
+    if (work.signal.aborted) break;
+    if (recipient.type === 'SLACK') {
+      await record.skipped(recipient.id, NOT_SENT_SLACK);
+      continue;
+    }
+    if (recipient.viewer === null) {
+      await record.skipped(recipient.id, NOT_SENT_GONE);
+      continue;
+    }
+    let result: RenderResult;
+    try {
+      result = await deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer: recipient.viewer, format: work.format, ...controls });
+      rendered += 1;
+    } catch (error) {
+      // A dashboard that does not render will not render on a second try either.
+      failures += 1;
+      await record.failed(recipient.id, `Rendering failed: ${messageOf(error)}`);
+      continue;
+    }
+    if (notSent !== null) await record.skipped(recipient.id, notSent);
+    else if (recipient.email === null) await record.skipped(recipient.id, NOT_SENT_NO_EMAIL);
+    else ready.push({ recipient: { ...recipient, email: recipient.email }, rendered: result });
+  }
+
+  // Sends, then again for the recipients whose send failed, after 1×, 2×, 4×… the base wait.
+  let pending = ready;
+  let sent = 0;
+  for (let attempt = 1; pending.length > 0 && deps.mailer !== null; attempt += 1) {
+    const failed: typeof pending = [];
+    for (const item of pending) {
+      if (work.signal.aborted) break;
+      const { recipient, rendered: page } = item;
+      try {
+        await deps.mailer.send({
+          to: recipient.email,
+          subject: page.title,
+          text: `${page.title}, as of ${work.scheduledFor.replace('T', ' ').slice(0, 16)} UTC, is attached.`,
+          attachment: { filename: attachmentName(page.title, work.scheduledFor, work.format), contentType: page.contentType, content: page.bytes },
+        });
+      } catch (error) {
+        await record.failed(recipient.id, messageOf(error));
+        await work.log(`Sending to recipient ${recipient.id} failed (attempt ${attempt}): ${messageOf(error)}`);
+        failed.push(item);
+        continue;
+      }
+      // Written before anything else can try this recipient again.
+      await record.sent(recipient.id);
+      sent += 1;
+    }
+    if (failed.length === 0 || attempt >= deps.attempts || work.signal.aborted) break;
+    await pause(deps.retryBaseMs * 2 ** (attempt - 1), work.signal);
+    pending = failed;
+  }
+
+  // Those never accepted, after every try (or when the job was stopped).
+  if (deps.mailer !== null) failures += ready.length - sent;
+  const total = work.recipients.length;
+  if (failures > 0) return { status: 'failed', message: `${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.` };
+  if (notSent !== null) return { status: 'succeeded', message: `${notSent} (${rendered} of ${total} recipient(s) rendered)` };
+  return { status: 'succeeded', message: null };
 }
