@@ -513,6 +513,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await services.tokenRefresh.stop();
     await services.jobs.stop();
     services.mailer?.close();
+    await services.summariser?.close();
     await services.outbound.close();
     await python.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });

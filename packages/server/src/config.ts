@@ -6,6 +6,7 @@ import { parseSecretKeys, type SecretKeySource } from './secrets/keys.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { AllowList } from './outbound/address-guard.js';
 import { Masked, type SmtpConfig } from './mail/index.js';
+import type { SummariserConfig } from './areas/notifications/summary.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -66,6 +67,8 @@ export interface Config {
   smtp: SmtpConfig | null;
   /** A recipient's failed send is tried this many times in all (NOTIFICATION_SEND_ATTEMPTS), waiting NOTIFICATION_RETRY_BASE_MS, then twice that, and so on. */
   notificationSends: { attempts: number; retryBaseMs: number };
+  /** `notificationAiSummary`'s writer: an OpenAI-compatible chat-completions URL and key (NOTIFICATION_SUMMARY_URL, NOTIFICATION_SUMMARY_API_KEY, NOTIFICATION_SUMMARY_MODEL); null: none. */
+  summariser: SummariserConfig | null;
 }
 
 export interface RuntimeConfig {
@@ -250,6 +253,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     attempts: wholeNumber('NOTIFICATION_SEND_ATTEMPTS', 3, 10, 'a number of attempts from 1 to 10'),
     retryBaseMs: wholeNumber('NOTIFICATION_RETRY_BASE_MS', 30_000, 3_600_000, 'a number of milliseconds up to 3600000'),
   };
+  const summaryUrl = value('NOTIFICATION_SUMMARY_URL');
+  const summaryKey = value('NOTIFICATION_SUMMARY_API_KEY');
+  let summariser: SummariserConfig | null = null;
+  if (summaryUrl !== null) {
+    if (!/^https?:\/\/[^\s]+$/.test(summaryUrl)) problems.push(`NOTIFICATION_SUMMARY_URL must be an http(s) URL of a chat-completions endpoint, got "${summaryUrl}"`);
+    if (summaryKey === null) problems.push('NOTIFICATION_SUMMARY_URL needs NOTIFICATION_SUMMARY_API_KEY');
+    summariser = { url: summaryUrl, apiKey: new Masked(summaryKey ?? ''), model: value('NOTIFICATION_SUMMARY_MODEL') ?? 'gpt-4o-mini' };
+  } else if (summaryKey !== null) problems.push('NOTIFICATION_SUMMARY_API_KEY needs NOTIFICATION_SUMMARY_URL');
   if (notificationSends.attempts < 1) problems.push('NOTIFICATION_SEND_ATTEMPTS must be a number of attempts from 1 to 10, got "0"');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -287,6 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     render,
     smtp,
     notificationSends,
+    summariser,
   };
 }
 

@@ -64,6 +64,7 @@ import { notificationsService } from './areas/notifications/notifications.servic
 import { NotificationScheduler } from './areas/notifications/scheduler.js';
 import type { NotificationMailOptions } from './areas/notifications/deliver.js';
 import { createMailer } from './mail/index.js';
+import { createSummariser } from './areas/notifications/summary.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { usageAnalyticsService } from './areas/usage-analytics/usage-analytics.service.js';
@@ -166,9 +167,10 @@ export function createServices(store: Store, options: ServiceOptions) {
   // Notifications' schedules: the due-time loop claims each occurrence once across processes.
   const mail = options.notificationMail;
   const mailer = mail?.smtp ? createMailer(mail.smtp) : null;
+  const summariser = mail?.summariser ? createSummariser(mail.summariser, options.outbound?.timeoutMs ? { timeoutMs: options.outbound.timeoutMs } : {}) : null;
   const notificationScheduler = new NotificationScheduler(store, jobs, {
     now,
-    delivery: { renderer, mailer, attempts: mail?.attempts ?? 3, retryBaseMs: mail?.retryBaseMs ?? 30_000 },
+    delivery: { renderer, mailer, summariser, attempts: mail?.attempts ?? 3, retryBaseMs: mail?.retryBaseMs ?? 30_000 },
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     ...(options.notificationsTickMs !== undefined ? { tickMs: options.notificationsTickMs } : {}),
     onError: (error) => options.onError?.(error, 'notifications: claiming due deliveries'),
@@ -190,6 +192,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     audit,
     outbound,
     mailer,
+    summariser,
     notificationScheduler,
     notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthSignIn,

@@ -1,5 +1,6 @@
 import type { Mailer, SmtpConfig } from '../../mail/index.js';
 import type { DashboardControls, Renderer, RenderResult, Viewer } from '../../render/index.js';
+import { boundedRenderData, type Summariser, type SummariserConfig } from './summary.js';
 
 /*
  * The one place a claimed delivery is rendered and sent. The scheduler (scheduler.ts) claims each
@@ -21,6 +22,8 @@ export interface DeliveryRecipient {
   securityContext: Record<string, unknown> | null;
   /** Whose rows the recipient's render shows; null: they cannot be rendered for (SLACK, or an embed user since removed). */
   viewer: Viewer | null;
+  /** The data of this recipient's latest earlier render of this notification (boundedRenderData), or null. */
+  previousData: string | null;
 }
 
 export interface DeliveryWork {
@@ -52,6 +55,8 @@ export interface DeliveryRecorder {
   failed(recipientId: number, error: string): Promise<void>;
   /** Nothing was attempted for this recipient, for `reason`. */
   skipped(recipientId: number, reason: string): Promise<void>;
+  /** The data this recipient's render showed (boundedRenderData), kept for the next delivery's summary. */
+  rendered(recipientId: number, data: string): Promise<void>;
 }
 
 export interface DeliveryOutcome {
@@ -67,6 +72,8 @@ export interface NotificationMailOptions {
   attempts?: number;
   /** The wait before the second try; each later wait doubles it (NOTIFICATION_RETRY_BASE_MS, default 30 s). */
   retryBaseMs?: number;
+  /** `notificationAiSummary`'s writer (NOTIFICATION_SUMMARY_*); absent or null: none, and deliveries that ask for a summary say so in the history. */
+  summariser?: SummariserConfig | null;
 }
 
 export interface DeliveryDeps {
@@ -75,6 +82,8 @@ export interface DeliveryDeps {
   mailer: Mailer | null;
   attempts: number;
   retryBaseMs: number;
+  /** Null: no summariser is configured. */
+  summariser: Summariser | null;
 }
 
 export const NOT_SENT_DISABLED = 'Rendered, not sent: the notification’s notificationEnabled is off.';
@@ -82,6 +91,8 @@ export const NOT_SENT_NO_SMTP = 'Rendered, not sent: no SMTP server is configure
 export const NOT_SENT_SLACK = 'Not sent: Slack delivery is not available; only email recipients are mailed.';
 export const NOT_SENT_NO_EMAIL = 'Not sent: the recipient has no email address.';
 export const NOT_SENT_GONE = 'Not sent: the recipient no longer exists.';
+export const NO_SUMMARY_UNCONFIGURED = 'No AI summary: no summariser is configured (NOTIFICATION_SUMMARY_URL).';
+export const NO_SUMMARY_FIRST = 'No AI summary for recipients without an earlier render to compare with.';
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -109,7 +120,9 @@ export function attachmentName(title: string, scheduledFor: string, format: 'png
 export async function deliverNotification(work: DeliveryWork, record: DeliveryRecorder, deps: DeliveryDeps): Promise<DeliveryOutcome> {
   const controls = { filters: work.filters, timeGrains: work.timeGrains, memberSwitchers: work.memberSwitchers } as DashboardControls;
   const notSent = !work.send ? NOT_SENT_DISABLED : deps.mailer === null ? NOT_SENT_NO_SMTP : null;
-  const ready: Array<{ recipient: DeliveryRecipient & { email: string }; rendered: RenderResult }> = [];
+  const ready: Array<{ recipient: DeliveryRecipient & { email: string }; rendered: RenderResult; summary: string | null }> = [];
+  // Why some mail carries no summary, said once in the delivery's message.
+  const summaryNotes = new Set<string>();
   let failures = 0;
   let rendered = 0;
   for (const recipient of work.recipients) {
@@ -132,9 +145,29 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
       await record.failed(recipient.id, `Rendering failed: ${messageOf(error)}`);
       continue;
     }
+    const data = boundedRenderData(result.data);
+    await record.rendered(recipient.id, data);
     if (notSent !== null) await record.skipped(recipient.id, notSent);
     else if (recipient.email === null) await record.skipped(recipient.id, NOT_SENT_NO_EMAIL);
-    else ready.push({ recipient: { ...recipient, email: recipient.email }, rendered: result });
+    else ready.push({ recipient: { ...recipient, email: recipient.email }, rendered: result, summary: work.aiSummary ? await summaryFor(recipient, result.title, data) : null });
+  }
+
+  /** The summary of what changed for this recipient, or null with the reason noted; a summariser's failure never stops the mail. */
+  async function summaryFor(recipient: DeliveryRecipient, title: string, data: string): Promise<string | null> {
+    if (deps.summariser === null) {
+      summaryNotes.add(NO_SUMMARY_UNCONFIGURED);
+      return null;
+    }
+    if (recipient.previousData === null) {
+      summaryNotes.add(NO_SUMMARY_FIRST);
+      return null;
+    }
+    try {
+      return await deps.summariser.summarise(title, recipient.previousData, data);
+    } catch (error) {
+      summaryNotes.add(`No AI summary for some recipients: ${messageOf(error)}.`);
+      return null;
+    }
   }
 
   // Sends, then again for the recipients whose send failed, after 1×, 2×, 4×… the base wait.
@@ -144,12 +177,13 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
     const failed: typeof pending = [];
     for (const item of pending) {
       if (work.signal.aborted) break;
-      const { recipient, rendered: page } = item;
+      const { recipient, rendered: page, summary } = item;
+      const when = `${page.title}, as of ${work.scheduledFor.replace('T', ' ').slice(0, 16)} UTC, is attached.`;
       try {
         await deps.mailer.send({
           to: recipient.email,
           subject: page.title,
-          text: `${page.title}, as of ${work.scheduledFor.replace('T', ' ').slice(0, 16)} UTC, is attached.`,
+          text: summary === null ? when : `What changed since last time:\n${summary}\n\n${when}`,
           attachment: { filename: attachmentName(page.title, work.scheduledFor, work.format), contentType: page.contentType, content: page.bytes },
         });
       } catch (error) {
@@ -170,7 +204,9 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
   // Those never accepted, after every try (or when the job was stopped).
   if (deps.mailer !== null) failures += ready.length - sent;
   const total = work.recipients.length;
-  if (failures > 0) return { status: 'failed', message: `${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.` };
+  const notes = [...summaryNotes].join(' ');
+  const withNotes = (message: string | null) => (notes === '' ? message : message === null ? notes : `${message} ${notes}`);
+  if (failures > 0) return { status: 'failed', message: withNotes(`${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.`) };
   if (notSent !== null) return { status: 'succeeded', message: `${notSent} (${rendered} of ${total} recipient(s) rendered)` };
-  return { status: 'succeeded', message: null };
+  return { status: 'succeeded', message: withNotes(null) };
 }

@@ -12,7 +12,9 @@ import {
   insertDelivery,
   insertDeliveryRecipients,
   orphanedDeliveries,
+  previousRenderData,
   recordRecipient,
+  setRenderData,
   setDeliveryJob,
   startDelivery,
 } from './deliveries.store.js';
@@ -184,6 +186,7 @@ export class NotificationScheduler {
       const context = contexts.get(`${r.user_id}:${r.embed_user_id}`) ?? null;
       return context === null ? null : (JSON.parse(context) as Record<string, unknown>);
     };
+    const previous = notification.notification_ai_summary === 1 ? await previousRenderData(db, notification.id, delivery.id) : new Map<string, string>();
     const embedIds = rows.flatMap((r) => (r.embed_user_id === null ? [] : [r.embed_user_id]));
     const embedContexts = await embedRecipientContexts(db, delivery.tenant_id, embedIds, new Map(rows.flatMap((r) => (r.embed_user_id === null ? [] : [[r.embed_user_id, securityContextOf(r) ?? {}]]))));
     const recipients: DeliveryRecipient[] = rows.map((r) => {
@@ -197,6 +200,7 @@ export class NotificationScheduler {
         securityContext: securityContextOf(r),
         // A console user's rows: their groups and attribute values, read when the queries run.
         viewer: r.type === 'USER' && r.user_id !== null ? { userId: r.user_id } : embed ? { context: embed } : null,
+        previousData: previous.get(`${r.user_id}:${r.embed_user_id}`) ?? null,
       };
     });
     const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown[]));
@@ -224,6 +228,7 @@ export class NotificationScheduler {
           sent: (id) => recordRecipient(db, delivery.id, id, 'sent', null, true, stamp()),
           failed: (id, error) => recordRecipient(db, delivery.id, id, 'failed', error, true, stamp()),
           skipped: (id, reason) => recordRecipient(db, delivery.id, id, 'skipped', reason, false, stamp()),
+          rendered: (id, data) => setRenderData(db, delivery.id, id, data),
         },
         this.options.delivery,
       );
