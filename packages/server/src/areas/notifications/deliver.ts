@@ -145,8 +145,9 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
       await record.failed(recipient.id, `Rendering failed: ${messageOf(error)}`);
       continue;
     }
-    const data = boundedRenderData(result.data);
-    await record.rendered(recipient.id, data);
+    // Kept only where a summary will want it next time: the data is the recipient's rows.
+    const data = work.aiSummary ? boundedRenderData(result.data) : '';
+    if (work.aiSummary) await record.rendered(recipient.id, data);
     if (notSent !== null) await record.skipped(recipient.id, notSent);
     else if (recipient.email === null) await record.skipped(recipient.id, NOT_SENT_NO_EMAIL);
     else ready.push({ recipient: { ...recipient, email: recipient.email }, rendered: result, summary: work.aiSummary ? await summaryFor(recipient, result.title, data) : null });
