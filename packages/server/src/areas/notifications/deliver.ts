@@ -1,4 +1,4 @@
-import type { Mailer, SmtpConfig } from '../../mail/index.js';
+import type { Mailer, OutgoingMail, SmtpConfig } from '../../mail/index.js';
 import type { DashboardControls, Renderer, RenderResult, Viewer } from '../../render/index.js';
 import { boundedRenderData, type Summariser, type SummariserConfig } from './summary.js';
 
@@ -110,6 +110,12 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** A recipient's mail, held while the SMTP server refuses it. */
+interface Outgoing {
+  recipientId: number;
+  mail: OutgoingMail;
+}
+
 /** A file name from the dashboard's title: letters, digits and dashes. */
 export function attachmentName(title: string, scheduledFor: string, format: 'png' | 'pdf'): string {
   const base = title.normalize('NFKD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'dashboard';
@@ -119,39 +125,12 @@ export function attachmentName(title: string, scheduledFor: string, format: 'png
 /** Renders the delivery's dashboard for each recipient, as them, and mails it to those it may. */
 export async function deliverNotification(work: DeliveryWork, record: DeliveryRecorder, deps: DeliveryDeps): Promise<DeliveryOutcome> {
   const controls = { filters: work.filters, timeGrains: work.timeGrains, memberSwitchers: work.memberSwitchers } as DashboardControls;
+  const mailer = work.send ? deps.mailer : null;
   const notSent = !work.send ? NOT_SENT_DISABLED : deps.mailer === null ? NOT_SENT_NO_SMTP : null;
-  const ready: Array<{ recipient: DeliveryRecipient & { email: string }; rendered: RenderResult; summary: string | null }> = [];
   // Why some mail carries no summary, said once in the delivery's message.
   const summaryNotes = new Set<string>();
   let failures = 0;
   let rendered = 0;
-  for (const recipient of work.recipients) {
-    if (work.signal.aborted) break;
-    if (recipient.type === 'SLACK') {
-      await record.skipped(recipient.id, NOT_SENT_SLACK);
-      continue;
-    }
-    if (recipient.viewer === null) {
-      await record.skipped(recipient.id, NOT_SENT_GONE);
-      continue;
-    }
-    let result: RenderResult;
-    try {
-      result = await deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer: recipient.viewer, format: work.format, ...controls });
-      rendered += 1;
-    } catch (error) {
-      // A dashboard that does not render will not render on a second try either.
-      failures += 1;
-      await record.failed(recipient.id, `Rendering failed: ${messageOf(error)}`);
-      continue;
-    }
-    // Kept only where a summary will want it next time: the data is the recipient's rows.
-    const data = work.aiSummary ? boundedRenderData(result.data) : '';
-    if (work.aiSummary) await record.rendered(recipient.id, data);
-    if (notSent !== null) await record.skipped(recipient.id, notSent);
-    else if (recipient.email === null) await record.skipped(recipient.id, NOT_SENT_NO_EMAIL);
-    else ready.push({ recipient: { ...recipient, email: recipient.email }, rendered: result, summary: work.aiSummary ? await summaryFor(recipient, result.title, data) : null });
-  }
 
   /** The summary of what changed for this recipient, or null with the reason noted; a summariser's failure never stops the mail. */
   async function summaryFor(recipient: DeliveryRecipient, title: string, data: string): Promise<string | null> {
@@ -171,42 +150,82 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
     }
   }
 
-  // Sends, then again for the recipients whose send failed, after 1×, 2×, 4×… the base wait.
-  let pending = ready;
-  let sent = 0;
-  for (let attempt = 1; pending.length > 0 && deps.mailer !== null; attempt += 1) {
-    const failed: typeof pending = [];
-    for (const item of pending) {
-      if (work.signal.aborted) break;
-      const { recipient, rendered: page, summary } = item;
-      const when = `${page.title}, as of ${work.scheduledFor.replace('T', ' ').slice(0, 16)} UTC, is attached.`;
-      try {
-        await deps.mailer.send({
-          to: recipient.email,
-          subject: page.title,
-          text: summary === null ? when : `What changed since last time:\n${summary}\n\n${when}`,
-          attachment: { filename: attachmentName(page.title, work.scheduledFor, work.format), contentType: page.contentType, content: page.bytes },
-        });
-      } catch (error) {
-        await record.failed(recipient.id, messageOf(error));
-        await work.log(`Sending to recipient ${recipient.id} failed (attempt ${attempt}): ${messageOf(error)}`);
-        failed.push(item);
-        continue;
-      }
-      // Written before anything else can try this recipient again.
-      await record.sent(recipient.id);
-      sent += 1;
+  /** One try of one recipient's mail; true once the SMTP server accepted it (and it is recorded `sent`). */
+  async function trySend(m: Mailer, item: Outgoing, attempt: number): Promise<boolean> {
+    try {
+      await m.send(item.mail);
+    } catch (error) {
+      await record.failed(item.recipientId, messageOf(error));
+      await work.log(`Sending to recipient ${item.recipientId} failed (attempt ${attempt}): ${messageOf(error)}`);
+      return false;
     }
-    if (failed.length === 0 || attempt >= deps.attempts || work.signal.aborted) break;
-    await pause(deps.retryBaseMs * 2 ** (attempt - 1), work.signal);
-    pending = failed;
+    // Written before anything else can try this recipient again.
+    await record.sent(item.recipientId);
+    return true;
   }
 
-  // Those never accepted, after every try (or when the job was stopped).
-  if (deps.mailer !== null) failures += ready.length - sent;
+  // Each recipient rendered as themselves and mailed at once; only mails refused are held for another try.
+  let retry: Outgoing[] = [];
+  let served = 0;
+  for (const recipient of work.recipients) {
+    if (work.signal.aborted) break;
+    served += 1;
+    if (recipient.type === 'SLACK') {
+      await record.skipped(recipient.id, NOT_SENT_SLACK);
+      continue;
+    }
+    if (recipient.viewer === null) {
+      await record.skipped(recipient.id, NOT_SENT_GONE);
+      continue;
+    }
+    let page: RenderResult;
+    try {
+      page = await deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer: recipient.viewer, format: work.format, ...controls });
+      rendered += 1;
+    } catch (error) {
+      // A dashboard that does not render will not render on a second try either.
+      failures += 1;
+      await record.failed(recipient.id, `Rendering failed: ${messageOf(error)}`);
+      continue;
+    }
+    // Kept only where a summary will want it next time: the data is the recipient's rows.
+    const data = work.aiSummary ? boundedRenderData(page.data) : '';
+    if (work.aiSummary) await record.rendered(recipient.id, data);
+    if (mailer === null) {
+      await record.skipped(recipient.id, notSent ?? NOT_SENT_NO_SMTP);
+      continue;
+    }
+    if (recipient.email === null) {
+      await record.skipped(recipient.id, NOT_SENT_NO_EMAIL);
+      continue;
+    }
+    const summary = work.aiSummary ? await summaryFor(recipient, page.title, data) : null;
+    const when = `${page.title}, as of ${work.scheduledFor.replace('T', ' ').slice(0, 16)} UTC, is attached.`;
+    const item: Outgoing = {
+      recipientId: recipient.id,
+      mail: {
+        to: recipient.email,
+        subject: page.title,
+        text: summary === null ? when : `What changed since last time:\n${summary}\n\n${when}`,
+        attachment: { filename: attachmentName(page.title, work.scheduledFor, work.format), contentType: page.contentType, content: page.bytes },
+      },
+    };
+    if (!(await trySend(mailer, item, 1))) retry.push(item);
+  }
+
+  // The refused ones again, alone, after 1×, 2×, 4×… the base wait.
+  for (let attempt = 2; mailer !== null && retry.length > 0 && attempt <= deps.attempts && !work.signal.aborted; attempt += 1) {
+    await pause(deps.retryBaseMs * 2 ** (attempt - 2), work.signal);
+    const still: Outgoing[] = [];
+    for (const item of retry) if (work.signal.aborted || !(await trySend(mailer, item, attempt))) still.push(item);
+    retry = still;
+  }
+  failures += retry.length;
+
   const total = work.recipients.length;
   const notes = [...summaryNotes].join(' ');
   const withNotes = (message: string | null) => (notes === '' ? message : message === null ? notes : `${message} ${notes}`);
+  if (served < total) return { status: 'failed', message: withNotes(`Stopped after ${served} of ${total} recipient(s): the job was cancelled or timed out.`) };
   if (failures > 0) return { status: 'failed', message: withNotes(`${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.`) };
   if (notSent !== null) return { status: 'succeeded', message: `${notSent} (${rendered} of ${total} recipient(s) rendered)` };
   return { status: 'succeeded', message: withNotes(null) };
