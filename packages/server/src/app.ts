@@ -28,6 +28,7 @@ import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integr
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
 import type { OutboundOptions } from './outbound/index.js';
+import type { NotificationMailOptions } from './areas/notifications/deliver.js';
 import { DEFAULT_PYTHON_OPTIONS, PythonSandbox, type PythonSandboxOptions } from './python/sandbox.js';
 import { pythonRunsRoutes } from './areas/python-analysis/python-runs.routes.js';
 import { pythonRunSchemas } from './areas/python-analysis/python-runs.schemas.js';
@@ -219,6 +220,8 @@ export interface AppOptions {
   notificationsTickMs?: number;
   /** Dashboard renders (RENDER_FONTS_DIR, DASHBOARD_EXPORTS_PER_IDENTITY); absent: Debian's DejaVu directory, 3 exports at once per identity. */
   render?: { fontsDir?: string; exportsPerIdentity?: number };
+  /** How notifications are mailed (SMTP_*, NOTIFICATION_SEND_ATTEMPTS, NOTIFICATION_RETRY_BASE_MS); absent: no SMTP, nothing is mailed. */
+  notificationMail?: NotificationMailOptions;
 }
 
 export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
@@ -309,6 +312,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.now ? { now: options.now } : {}),
     ...(options.notificationsTickMs !== undefined ? { notificationsTickMs: options.notificationsTickMs } : {}),
     ...(options.render ? { render: options.render } : {}),
+    ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
@@ -508,6 +512,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await services.runtime.close();
     await services.tokenRefresh.stop();
     await services.jobs.stop();
+    services.mailer?.close();
+    await services.summariser?.close();
     await services.outbound.close();
     await python.close();
     if (ownRepositories !== null) fs.rmSync(ownRepositories, { recursive: true, force: true });

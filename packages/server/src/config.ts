@@ -6,6 +6,8 @@ import { DEFAULT_CATALOG, parseRegions, parseVersions, type Catalog } from './ar
 import { parseSecretKeys, type SecretKeySource } from './secrets/keys.js';
 import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { AllowList } from './outbound/address-guard.js';
+import { Masked, type SmtpConfig } from './mail/index.js';
+import type { SummariserConfig } from './areas/notifications/summary.js';
 
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
@@ -62,6 +64,12 @@ export interface Config {
   python: { poolSize: number; concurrency: number; timeoutMs: number; memoryMb: number; cacheMs: number };
   /** Dashboard renders: the DejaVu fonts' directory (RENDER_FONTS_DIR), exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY, default 3). */
   render: { fontsDir: string; exportsPerIdentity: number };
+  /** Where notifications are mailed (SMTP_HOST, SMTP_PORT, SMTP_SECURE, SMTP_USER, SMTP_PASSWORD, SMTP_FROM); null: no SMTP, nothing is mailed. */
+  smtp: SmtpConfig | null;
+  /** A recipient's failed send is tried this many times in all (NOTIFICATION_SEND_ATTEMPTS), waiting NOTIFICATION_RETRY_BASE_MS, then twice that, and so on. */
+  notificationSends: { attempts: number; retryBaseMs: number };
+  /** `notificationAiSummary`'s writer: an OpenAI-compatible chat-completions URL and key (NOTIFICATION_SUMMARY_URL, NOTIFICATION_SUMMARY_API_KEY, NOTIFICATION_SUMMARY_MODEL); null: none. */
+  summariser: SummariserConfig | null;
 }
 
 export interface RuntimeConfig {
@@ -243,6 +251,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (exportsPerIdentity < 1) problems.push('DASHBOARD_EXPORTS_PER_IDENTITY must be a number of exports from 1 to 1000, got "0"');
   const render = { fontsDir: path.resolve(value('RENDER_FONTS_DIR') ?? '/usr/share/fonts/truetype/dejavu'), exportsPerIdentity };
 
+  const smtp = smtpConfig(value, wholeNumber, adminEmail, problems);
+  const notificationSends = {
+    attempts: wholeNumber('NOTIFICATION_SEND_ATTEMPTS', 3, 10, 'a number of attempts from 1 to 10'),
+    retryBaseMs: wholeNumber('NOTIFICATION_RETRY_BASE_MS', 30_000, 3_600_000, 'a number of milliseconds up to 3600000'),
+  };
+  const summaryUrl = value('NOTIFICATION_SUMMARY_URL');
+  const summaryKey = value('NOTIFICATION_SUMMARY_API_KEY');
+  let summariser: SummariserConfig | null = null;
+  if (summaryUrl !== null) {
+    if (!/^https?:\/\/[^\s]+$/.test(summaryUrl)) problems.push(`NOTIFICATION_SUMMARY_URL must be an http(s) URL of a chat-completions endpoint, got "${summaryUrl}"`);
+    if (summaryKey === null) problems.push('NOTIFICATION_SUMMARY_URL needs NOTIFICATION_SUMMARY_API_KEY');
+    summariser = { url: summaryUrl, apiKey: new Masked(summaryKey ?? ''), model: value('NOTIFICATION_SUMMARY_MODEL') ?? 'gpt-4o-mini' };
+  } else if (summaryKey !== null) problems.push('NOTIFICATION_SUMMARY_API_KEY needs NOTIFICATION_SUMMARY_URL');
+  if (notificationSends.attempts < 1) problems.push('NOTIFICATION_SEND_ATTEMPTS must be a number of attempts from 1 to 10, got "0"');
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -276,7 +299,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outbound,
     python,
     render,
+    smtp,
+    notificationSends,
+    summariser,
   };
+}
+
+/** SMTP_HOST turns mail on; the rest have defaults (port 587, or 465 with SMTP_SECURE=true; From: ADMIN_EMAIL). */
+function smtpConfig(value: (name: string) => string | null, wholeNumber: (name: string, fallback: number, max: number, hint: string) => number, adminEmail: string, problems: string[]): SmtpConfig | null {
+  const host = value('SMTP_HOST');
+  const secureRaw = value('SMTP_SECURE')?.toLowerCase() ?? 'false';
+  if (secureRaw !== 'true' && secureRaw !== 'false') problems.push(`SMTP_SECURE must be "true" (TLS from the start, usually port 465) or "false" (STARTTLS when offered), got "${secureRaw}"`);
+  const secure = secureRaw === 'true';
+  const port = wholeNumber('SMTP_PORT', secure ? 465 : 587, 65535, 'a port from 1 to 65535');
+  const user = value('SMTP_USER');
+  const password = value('SMTP_PASSWORD');
+  const from = value('SMTP_FROM') ?? adminEmail;
+  if (!EMAIL.test(from)) problems.push(`SMTP_FROM must be an email address, got "${from}"`);
+  if (host === null) {
+    if (user !== null || password !== null) problems.push('SMTP_USER and SMTP_PASSWORD need SMTP_HOST (the SMTP server to sign in to)');
+    return null;
+  }
+  if (!/^[A-Za-z0-9.:-]+$/.test(host)) problems.push(`SMTP_HOST must be a host name or address, got "${host}"`);
+  if (password !== null && user === null) problems.push('SMTP_PASSWORD needs SMTP_USER');
+  return { host, port, secure, user, password: password === null ? null : new Masked(password), from };
 }
 
 /**

@@ -74,6 +74,7 @@ export async function startServer(config: Config, print: (line: string) => void 
       outbound: config.outbound,
       python: config.python,
       render: config.render,
+      notificationMail: { smtp: config.smtp, ...config.notificationSends, summariser: config.summariser },
     });
     if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
     if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);

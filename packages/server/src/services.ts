@@ -62,6 +62,9 @@ import { oauthService } from './areas/oauth/oauth.service.js';
 import { oauthClientsService } from './areas/oauth/oauth-clients.service.js';
 import { notificationsService } from './areas/notifications/notifications.service.js';
 import { NotificationScheduler } from './areas/notifications/scheduler.js';
+import type { NotificationMailOptions } from './areas/notifications/deliver.js';
+import { createMailer } from './mail/index.js';
+import { createSummariser } from './areas/notifications/summary.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { usageAnalyticsService } from './areas/usage-analytics/usage-analytics.service.js';
@@ -109,6 +112,8 @@ export interface ServiceOptions {
   notificationsTickMs?: number;
   /** Dashboard renders: where the DejaVu fonts are (RENDER_FONTS_DIR), and exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY). */
   render?: { fontsDir?: string; exportsPerIdentity?: number };
+  /** How notifications are mailed; absent: no SMTP, nothing is mailed. */
+  notificationMail?: NotificationMailOptions;
 }
 
 /** Whose rows a render's queries return, as the data API's grant: a user's own context, or an embed user's whole one. */
@@ -141,7 +146,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dbtSyncSettings = dbtSyncSettingsService(store, options.secrets);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
-  // Dashboards rendered to PNG and PDF (exports now, notifications next), each query as its viewer.
+  // Dashboards rendered to PNG and PDF (exports, and each notification recipient), each query as its viewer.
   const renderer = createRenderer({
     findPublished: (tenantId, deploymentId, ref) => findPublishedInDeployment(store.db, tenantId, deploymentId, ref),
     run: async (tenant, deploymentId, viewer, request) => {
@@ -160,8 +165,12 @@ export function createServices(store: Store, options: ServiceOptions) {
     ...(options.tokenRefresh?.retryMs !== undefined ? { retryMs: options.tokenRefresh.retryMs } : {}),
   });
   // Notifications' schedules: the due-time loop claims each occurrence once across processes.
+  const mail = options.notificationMail;
+  const mailer = mail?.smtp ? createMailer(mail.smtp) : null;
+  const summariser = mail?.summariser ? createSummariser(mail.summariser, options.outbound?.timeoutMs ? { timeoutMs: options.outbound.timeoutMs } : {}) : null;
   const notificationScheduler = new NotificationScheduler(store, jobs, {
     now,
+    delivery: { renderer, mailer, summariser, attempts: mail?.attempts ?? 3, retryBaseMs: mail?.retryBaseMs ?? 30_000 },
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     ...(options.notificationsTickMs !== undefined ? { tickMs: options.notificationsTickMs } : {}),
     onError: (error) => options.onError?.(error, 'notifications: claiming due deliveries'),
@@ -182,6 +191,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   return {
     audit,
     outbound,
+    mailer,
+    summariser,
     notificationScheduler,
     notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthSignIn,

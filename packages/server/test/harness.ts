@@ -95,7 +95,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; python?: AppOptions['python']; now?: AppOptions['now']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; python?: AppOptions['python']; now?: AppOptions['now']; notificationMail?: AppOptions['notificationMail']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -120,6 +120,7 @@ export class TestApp {
       ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
       ...(options.outbound ? { outbound: options.outbound } : {}),
       ...(options.python ? { python: options.python } : {}),
+      ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
     });
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }

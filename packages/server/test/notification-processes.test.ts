@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
-import { RENDERING_UNAVAILABLE } from '../src/areas/notifications/deliver.js';
 import { DELIVERY_JOB } from '../src/areas/notifications/scheduler.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS } from './harness.js';
 import { serverEnv, type ServerEnv } from './server-env.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startSmtp, type TestSmtp } from './smtp-fixture.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 
 /** Reads `probe` until it holds (the servers work on their own clock); fails after `timeoutMs`. */
@@ -22,7 +22,8 @@ async function until<T>(probe: () => Promise<T>, holds: (value: T) => boolean, t
 /*
  * Issue 18: several server processes never deliver the same occurrence twice. Two real server
  * processes over one store look for due occurrences every 100 ms; many notifications fall due at
- * once, and each occurrence is claimed by exactly one of them, with one job each. Due again at an
+ * once, and each occurrence is claimed by exactly one of them, with one job each, and mailed once:
+ * a real SMTP server counts the mails. Due again at an
  * occurrence already delivered (a process that read a stale schedule), nothing is claimed twice.
  */
 describe.each(DIALECTS)('notification deliveries across two server processes (%s)', (dialect) => {
@@ -32,10 +33,13 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
   let a: ServerProcess;
   let b: ServerProcess;
   let store: Store;
+  let smtp: TestSmtp;
 
   beforeAll(async () => {
     env = await serverEnv(dialect);
-    const extra = { ...env.env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', NOTIFICATIONS_TICK_MS: '100' };
+    smtp = await startSmtp();
+    const mail = { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_FROM: 'reports@example.com' };
+    const extra = { ...env.env, ...mail, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', NOTIFICATIONS_TICK_MS: '100' };
     // One after the other: the first start bootstraps the tenant and writes the certificate.
     a = await startServerProcess(extra, env.dataDir);
     b = await startServerProcess(extra, env.dataDir);
@@ -45,10 +49,11 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
   afterAll(async () => {
     await Promise.allSettled([a?.stop(), b?.stop()]);
     await store?.close();
+    await smtp?.close();
     await env?.destroy();
   });
 
-  it('each due occurrence is claimed by one process, once, with one job; an occurrence due again is not claimed twice', { timeout: 90_000 }, async () => {
+  it('each due occurrence is claimed by one process, once, with one job, and mailed once; an occurrence due again is not claimed twice', { timeout: 90_000 }, async () => {
     const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
     const at = new Date().toISOString();
     const { id: deploymentId } = await store.db
@@ -82,14 +87,18 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     expect(finished).toHaveLength(COUNT);
     expect(new Set(finished.map((r) => r.notification_id)).size).toBe(COUNT);
     expect(new Set(finished.map((r) => r.scheduled_for))).toEqual(new Set([occurrence]));
-    for (const row of finished) expect(row.message).toBe(RENDERING_UNAVAILABLE);
+    for (const row of finished) expect(row).toMatchObject({ status: 'succeeded', message: null });
     const jobs = await store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute();
     expect(jobs).toHaveLength(COUNT);
     expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId))).toEqual(new Set(finished.map((r) => r.id)));
     expect(jobs.every((j) => j.state === 'succeeded')).toBe(true);
     const recipients = await store.db.selectFrom('notification_delivery_recipients').selectAll().where('delivery_id', 'in', finished.map((r) => r.id)).execute();
     expect(recipients).toHaveLength(COUNT);
-    expect(recipients.every((r) => r.status === 'skipped' && r.email === 'admin@localhost' && r.last_error === RENDERING_UNAVAILABLE)).toBe(true);
+    expect(recipients.every((r) => r.status === 'sent' && r.email === 'admin@localhost' && r.attempts === 1 && r.last_error === null)).toBe(true);
+
+    // One mail per occurrence, each with its dashboard attached.
+    expect(smtp.received).toHaveLength(COUNT);
+    expect(smtp.received.every((m) => m.to.join() === 'admin@localhost' && m.mail.attachments.length === 1 && m.mail.attachments[0]!.contentType === 'image/png')).toBe(true);
 
     // The same occurrence due again: both processes look, and the unique key refuses a second claim.
     await makeDue();
@@ -99,11 +108,12 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     );
     expect(await deliveries()).toHaveLength(COUNT);
     expect(await store.db.selectFrom('jobs').select('id').where('kind', '=', DELIVERY_JOB).execute()).toHaveLength(COUNT);
+    expect(smtp.received).toHaveLength(COUNT);
 
     // The history reads the same from either process.
     const history = await b.get(`/api/v1/deployments/${deploymentId}/notifications/${ids[0]}/deliveries`, adminKey);
     expect(history.status, history.text).toBe(200);
-    expect(history.body.items).toMatchObject([{ scheduledFor: occurrence, status: 'failed', message: RENDERING_UNAVAILABLE, recipients: [{ type: 'USER', email: 'admin@localhost', status: 'skipped' }] }]);
+    expect(history.body.items).toMatchObject([{ scheduledFor: occurrence, status: 'succeeded', message: null, recipients: [{ type: 'USER', email: 'admin@localhost', status: 'sent', attempts: 1, lastError: null }] }]);
     expect(a.errors().concat(b.errors())).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RENDERING_UNAVAILABLE } from '../src/areas/notifications/deliver.js';
+import { NOT_SENT_NO_SMTP } from '../src/areas/notifications/deliver.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 
@@ -322,7 +322,7 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       return res.json();
     };
 
-    it('claims each due occurrence once, records a pending row per recipient, and its job records that rendering is not available yet', async () => {
+    it('claims each due occurrence once, records a pending row per recipient, and its job renders for each and, with no SMTP server configured, records why nothing was sent', async () => {
       clock = new Date('2026-07-01T08:00:00Z');
       const n = await made(daily());
       const ann = await t.user('VIEWER');
@@ -343,10 +343,10 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       const job = await t.app.services.jobs.waitFor(t.tenantId, delivery.jobId);
       expect(job.state).toBe('succeeded');
       const done = (await deliveries(n.id)).items[0];
-      expect(done).toMatchObject({ status: 'failed', message: RENDERING_UNAVAILABLE, finishedAt: expect.any(String) });
+      expect(done).toMatchObject({ status: 'succeeded', message: `${NOT_SENT_NO_SMTP} (2 of 2 recipient(s) rendered)`, finishedAt: expect.any(String) });
       expect(done.recipients).toEqual([
-        { type: 'USER', userId: ann.userId, embedUserId: null, email: ann.email, status: 'skipped', attempts: 0, lastError: RENDERING_UNAVAILABLE, updatedAt: expect.any(String) },
-        { type: 'EMBED_USER', userId: null, embedUserId: expect.any(Number), email: 'dan@acme.example', status: 'skipped', attempts: 0, lastError: RENDERING_UNAVAILABLE, updatedAt: expect.any(String) },
+        { type: 'USER', userId: ann.userId, embedUserId: null, email: ann.email, status: 'skipped', attempts: 0, lastError: NOT_SENT_NO_SMTP, updatedAt: expect.any(String) },
+        { type: 'EMBED_USER', userId: null, embedUserId: expect.any(Number), email: 'dan@acme.example', status: 'skipped', attempts: 0, lastError: NOT_SENT_NO_SMTP, updatedAt: expect.any(String) },
       ]);
 
       // Away for three days: the newest missed occurrence is delivered, once.
@@ -385,7 +385,7 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       expect(picked.jobId).toEqual(expect.any(Number));
       await t.app.services.jobs.waitFor(t.tenantId, picked.jobId);
       await scheduler().tick();
-      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({ status: 'failed', jobId: picked.jobId, message: RENDERING_UNAVAILABLE });
+      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({ status: 'succeeded', jobId: picked.jobId, message: `${NOT_SENT_NO_SMTP} (0 of 0 recipient(s) rendered)` });
       const jobs = await t.store.db.selectFrom('jobs').select('payload').where('kind', '=', 'notification-delivery').execute();
       expect(jobs.filter((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId === orphan.id)).toHaveLength(1);
     });

@@ -4644,6 +4644,7 @@ export interface components {
             send: boolean;
             /** @enum {string} */
             format: "png" | "pdf";
+            /** @description Why some or all mail was not sent, or went without an AI summary; null when every recipient was mailed as asked. */
             message: string | null;
             jobId: number | null;
             /** Format: date-time */
@@ -4654,9 +4655,14 @@ export interface components {
                 userId: number | null;
                 embedUserId: number | null;
                 email: string | null;
-                /** @enum {string} */
+                /**
+                 * @description `sent` once the SMTP server accepted the mail; `failed` after a failed render, or a send still refused after the last try; `skipped`: not sent, `lastError` says why.
+                 * @enum {string}
+                 */
                 status: "pending" | "sent" | "failed" | "skipped";
+                /** @description Sends tried for this recipient (a failed send is tried again, with growing waits, up to NOTIFICATION_SEND_ATTEMPTS). */
                 attempts: number;
+                /** @description The last failure (the SMTP server’s reply, or the render’s error), or why nothing was sent; null once sent. */
                 lastError: string | null;
                 /** Format: date-time */
                 updatedAt: string;

@@ -859,6 +859,8 @@ export interface NotificationDeliveryRecipientTable {
   attempts: Generated<number>;
   last_error: string | null;
   updated_at: string;
+  /** JSON: the rows the recipient's last render showed, per widget (bounded), for the next delivery's summary; null when not kept. */
+  render_data: string | null;
 }
 
 /** An embed tenant of an account (reference 4.0); `name` is canonical: lowercase, the 4.0 pattern. */

@@ -40,7 +40,7 @@ export async function insertDelivery(db: Executor, values: Omit<NotificationDeli
     .executeTakeFirst();
 }
 
-export async function insertDeliveryRecipients(db: Executor, rows: Array<Omit<NotificationDeliveryRecipientRow, 'id' | 'attempts'>>): Promise<void> {
+export async function insertDeliveryRecipients(db: Executor, rows: Array<Omit<NotificationDeliveryRecipientRow, 'id' | 'attempts' | 'render_data'>>): Promise<void> {
   // A few hundred rows a statement keeps every statement under SQLite's bound-parameter limit.
   for (let i = 0; i < rows.length; i += 200) await db.insertInto('notification_delivery_recipients').values(rows.slice(i, i + 200)).execute();
 }
@@ -95,4 +95,28 @@ export async function listDeliveries(db: Executor, tenantId: number, notificatio
 
 export async function findDelivery(db: Executor, id: number): Promise<NotificationDeliveryRow | undefined> {
   return db.selectFrom('notification_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function setRenderData(db: Executor, deliveryId: number, id: number, data: string): Promise<void> {
+  await db.updateTable('notification_delivery_recipients').set({ render_data: data }).where('delivery_id', '=', deliveryId).where('id', '=', id).execute();
+}
+
+/**
+ * The data of the latest earlier render kept for each of these recipients of a notification
+ * (keyed `user_id:embed_user_id`), from deliveries before `deliveryId`.
+ */
+export async function previousRenderData(db: Executor, notificationId: number, deliveryId: number): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('notification_delivery_recipients as r')
+    .innerJoin('notification_deliveries as d', 'd.id', 'r.delivery_id')
+    .select(['r.user_id', 'r.embed_user_id', 'r.render_data'])
+    .where('d.notification_id', '=', notificationId)
+    .where('d.id', '<', deliveryId)
+    .where('r.render_data', 'is not', null)
+    .orderBy('d.id', 'desc')
+    .limit(1000)
+    .execute();
+  const out = new Map<string, string>();
+  for (const r of rows) if (!out.has(`${r.user_id}:${r.embed_user_id}`)) out.set(`${r.user_id}:${r.embed_user_id}`, r.render_data as string);
+  return out;
 }

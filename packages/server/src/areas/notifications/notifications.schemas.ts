@@ -237,9 +237,9 @@ export const DeliveryRecipientSchema = Type.Object({
   userId: Nullable(Id),
   embedUserId: Nullable(Id),
   email: Nullable(Type.String()),
-  status: Type.String({ enum: ['pending', 'sent', 'failed', 'skipped'] }),
-  attempts: Type.Integer({ minimum: 0 }),
-  lastError: Nullable(Type.String()),
+  status: Type.String({ enum: ['pending', 'sent', 'failed', 'skipped'], description: '`sent` once the SMTP server accepted the mail; `failed` after a failed render, or a send still refused after the last try; `skipped`: not sent, `lastError` says why.' }),
+  attempts: Type.Integer({ minimum: 0, description: 'Sends tried for this recipient (a failed send is tried again, with growing waits, up to NOTIFICATION_SEND_ATTEMPTS).' }),
+  lastError: Nullable(Type.String({ description: 'The last failure (the SMTP server’s reply, or the render’s error), or why nothing was sent; null once sent.' })),
   updatedAt: Type.String({ format: 'date-time' }),
 });
 
@@ -252,7 +252,7 @@ export const NotificationDeliverySchema = Type.Object(
     status: Type.String({ enum: ['pending', 'running', 'succeeded', 'failed'] }),
     send: Type.Boolean({ description: 'Whether mails go out (the notification’s notificationEnabled when it was claimed).' }),
     format: Type.String({ enum: ['png', 'pdf'] }),
-    message: Nullable(Type.String()),
+    message: Nullable(Type.String({ description: 'Why some or all mail was not sent, or went without an AI summary; null when every recipient was mailed as asked.' })),
     jobId: Nullable(Id),
     finishedAt: Nullable(Type.String({ format: 'date-time' })),
     recipients: Type.Array(DeliveryRecipientSchema),

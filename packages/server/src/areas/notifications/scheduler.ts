@@ -2,7 +2,8 @@ import type { Store } from '../../db/database.js';
 import type { NotificationRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import type { JobContext, Jobs } from '../../jobs/index.js';
-import { deliverNotification, type DeliveryRecipient } from './deliver.js';
+import { deliverNotification, type DeliveryDeps, type DeliveryRecipient } from './deliver.js';
+import { embedRecipientContexts } from './recipient-context.js';
 import {
   advanceSchedule,
   deliveryRecipients,
@@ -11,7 +12,9 @@ import {
   insertDelivery,
   insertDeliveryRecipients,
   orphanedDeliveries,
+  previousRenderData,
   recordRecipient,
+  setRenderData,
   setDeliveryJob,
   startDelivery,
 } from './deliveries.store.js';
@@ -33,6 +36,8 @@ export interface SchedulerOptions {
   now?: () => Date;
   /** Names this process in `claimed_by`. */
   owner: string;
+  /** What deliveries render and mail with. */
+  delivery: DeliveryDeps;
   onError?: (error: unknown) => void;
 }
 
@@ -174,17 +179,28 @@ export class NotificationScheduler {
     if (!delivery) return { status: 'taken' };
     const notification = await db.selectFrom('notifications').selectAll().where('id', '=', delivery.notification_id).executeTakeFirst();
     if (!notification) return { status: 'deleted' };
+    const tenant = await db.selectFrom('tenants').select(['id', 'slug']).where('id', '=', delivery.tenant_id).executeTakeFirstOrThrow();
     const rows = await deliveryRecipients(db, [delivery.id]);
     const contexts = new Map((await allRecipients(db, delivery.tenant_id, notification.id)).map((r) => [`${r.user_id}:${r.embed_user_id}`, r.security_context]));
-    const recipients: DeliveryRecipient[] = rows.map((r) => {
+    const securityContextOf = (r: { user_id: number | null; embed_user_id: number | null }) => {
       const context = contexts.get(`${r.user_id}:${r.embed_user_id}`) ?? null;
+      return context === null ? null : (JSON.parse(context) as Record<string, unknown>);
+    };
+    const previous = notification.notification_ai_summary === 1 ? await previousRenderData(db, notification.id, delivery.id) : new Map<string, string>();
+    const embedIds = rows.flatMap((r) => (r.embed_user_id === null ? [] : [r.embed_user_id]));
+    const embedContexts = await embedRecipientContexts(db, delivery.tenant_id, embedIds, new Map(rows.flatMap((r) => (r.embed_user_id === null ? [] : [[r.embed_user_id, securityContextOf(r) ?? {}]]))));
+    const recipients: DeliveryRecipient[] = rows.map((r) => {
+      const embed = r.embed_user_id === null ? undefined : embedContexts.get(r.embed_user_id);
       return {
         id: r.id,
         type: r.type as DeliveryRecipient['type'],
         userId: r.user_id,
         embedUserId: r.embed_user_id,
         email: r.email,
-        securityContext: context === null ? null : (JSON.parse(context) as Record<string, unknown>),
+        securityContext: securityContextOf(r),
+        // A console user's rows: their groups and attribute values, read when the queries run.
+        viewer: r.type === 'USER' && r.user_id !== null ? { userId: r.user_id } : embed ? { context: embed } : null,
+        previousData: previous.get(`${r.user_id}:${r.embed_user_id}`) ?? null,
       };
     });
     const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown[]));
@@ -192,7 +208,7 @@ export class NotificationScheduler {
     try {
       const outcome = await deliverNotification(
         {
-          tenantId: delivery.tenant_id,
+          tenant: { id: tenant.id, slug: tenant.slug },
           deploymentId: notification.deployment_id,
           notificationId: notification.id,
           dashboardId: notification.dashboard_id,
@@ -212,7 +228,9 @@ export class NotificationScheduler {
           sent: (id) => recordRecipient(db, delivery.id, id, 'sent', null, true, stamp()),
           failed: (id, error) => recordRecipient(db, delivery.id, id, 'failed', error, true, stamp()),
           skipped: (id, reason) => recordRecipient(db, delivery.id, id, 'skipped', reason, false, stamp()),
+          rendered: (id, data) => setRenderData(db, delivery.id, id, data),
         },
+        this.options.delivery,
       );
       await finishDelivery(db, delivery.id, outcome.status, outcome.message, stamp());
       return { status: outcome.status };

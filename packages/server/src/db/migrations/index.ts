@@ -28,6 +28,7 @@ import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims
 import { notifications } from './0027_notifications.js';
 import { identityProviders } from './0029_identity_providers.js';
 import { dashboardExports } from './0028_dashboard_exports.js';
+import { deliveryRenderData } from './0030_delivery_render_data.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -65,6 +66,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0029_identity_providers': identityProviders(dialect),
         '0028_dashboard_exports': dashboardExports(dialect),
         '0024_dbt_sync_remote': dbtSyncRemote(dialect),
+        '0030_delivery_render_data': deliveryRenderData(dialect),
       };
     },
   };

@@ -1,0 +1,69 @@
+import nodemailer from 'nodemailer';
+
+/**
+ * Mail through the configured SMTP server (SMTP_*). The password is held in a `Masked` value so
+ * that printing or serialising the configuration never shows it.
+ */
+
+/** A value that prints and serialises as `********`; `reveal()` gives it back. */
+export class Masked {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return '********';
+  }
+  toJSON(): string {
+    return '********';
+  }
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return '********';
+  }
+}
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  /** TLS from the first byte (port 465 usually); false: plain, upgraded by STARTTLS when the server offers it. */
+  secure: boolean;
+  user: string | null;
+  password: Masked | null;
+  /** The From address of every mail the server sends. */
+  from: string;
+}
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  attachment: { filename: string; contentType: string; content: Buffer };
+}
+
+export interface Mailer {
+  send(mail: OutgoingMail): Promise<void>;
+  close(): void;
+}
+
+/** One pooled SMTP transport for the process; a send that the server refuses rejects with its reply. */
+export function createMailer(smtp: SmtpConfig): Mailer {
+  const transport = nodemailer.createTransport({
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.secure,
+    pool: true,
+    maxConnections: 2,
+    ...(smtp.user !== null ? { auth: { user: smtp.user, pass: smtp.password?.reveal() ?? '' } } : {}),
+  });
+  return {
+    async send(mail) {
+      await transport.sendMail({ from: smtp.from, to: mail.to, subject: mail.subject, text: mail.text, attachments: [mail.attachment] });
+    },
+    close() {
+      transport.close();
+    },
+  };
+}
