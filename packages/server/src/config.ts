@@ -315,7 +315,8 @@ function smtpConfig(value: (name: string) => string | null, wholeNumber: (name: 
   const user = value('SMTP_USER');
   const password = value('SMTP_PASSWORD');
   const from = value('SMTP_FROM') ?? adminEmail;
-  if (!EMAIL.test(from)) problems.push(`SMTP_FROM must be an email address, got "${from}"`);
+  // A bad ADMIN_EMAIL is reported once, as itself, not again as the From address it defaults.
+  if (value('SMTP_FROM') !== null && !EMAIL.test(from)) problems.push(`SMTP_FROM must be an email address, got "${from}"`);
   if (host === null) {
     if (user !== null || password !== null) problems.push('SMTP_USER and SMTP_PASSWORD need SMTP_HOST (the SMTP server to sign in to)');
     return null;
