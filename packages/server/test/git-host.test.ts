@@ -164,6 +164,12 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     } finally {
       clock.offsetMs = 0;
     }
+    // The user who started it was deactivated meanwhile.
+    const leaver = await t.user('EXPLORER');
+    const theirs = stateOf((await statusOf(leaver)).linkUrl);
+    await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', leaver.userId).execute();
+    problem(await call({ url: `/api/v1/git-host/callback?state=${theirs}&code=code-alice`, key: null }), 400, 'OAUTH_STATE_INVALID');
+
     expect(await t.store.db.selectFrom('git_host_links').selectAll().execute()).toEqual([]);
     expect((await statusOf(explorer)).connected).toBe(false);
   });
@@ -249,6 +255,20 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     const mine = (await call({ url: '/api/v1/git-host/installations', key: explorer.key })).json<Page<{ id: string }>>();
     expect(mine.items.map((i) => i.id)).toEqual(['55', '101']);
     problem(await call({ url: '/api/v1/git-host/installations/101/repositories', key: viewer.key }), 404, 'GIT_HOST_NOT_FOUND');
+  });
+
+  it('a token the host no longer accepts asks to link again; a host that cannot be reached is 502', async () => {
+    const revoked = t.app.services.secrets.seal('revoked-token', sealedAs.accessToken(t.tenantId, viewer.userId));
+    await t.store.db.updateTable('git_host_links').set({ access_token: revoked }).where('user_id', '=', viewer.userId).execute();
+    problem(await call({ url: '/api/v1/git-host/installations', key: viewer.key }), 409, 'GIT_HOST_NOT_LINKED');
+
+    // The app pointed at a port nothing listens on.
+    await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ apiBaseUrl: 'http://127.0.0.1:1' }) });
+    try {
+      problem(await call({ url: '/api/v1/git-host/installations', key: explorer.key }), 502, 'GIT_HOST_UNAVAILABLE');
+    } finally {
+      await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody() });
+    }
   });
 
   it('no secret appears in any response or log line', () => {

@@ -147,6 +147,8 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
       if (!(await consumeState(db, state.id))) throw invalidState('the `state` was already used');
       if (query.error !== undefined) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host answered \`${query.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100)}\`.`);
       if (query.code === undefined || query.code === '') throw new ApiError('GIT_HOST_LINK_FAILED', 'The git host sent neither a `code` nor an `error`.');
+      const user = await db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', state.user_id).executeTakeFirst();
+      if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
       const app = await appOf(tenantId);
       const client = gitHostClient(outbound, settingsOf(app));
       let token: string;
