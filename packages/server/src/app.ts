@@ -133,6 +133,8 @@ import { notificationsRoutes } from './areas/notifications/notifications.routes.
 import { notificationSchemas } from './areas/notifications/notifications.schemas.js';
 import { identityProviderRoutes } from './areas/identity-provider/identity-provider.routes.js';
 import { identityProviderSchemas } from './areas/identity-provider/identity-provider.schemas.js';
+import { gitHostRoutes } from './areas/git-host/git-host.routes.js';
+import { gitHostSchemas } from './areas/git-host/git-host.schemas.js';
 
 export interface AppOptions {
   store: Store;
@@ -365,6 +367,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...oauthClientSchemas,
     ...notificationSchemas,
     ...identityProviderSchemas,
+    ...gitHostSchemas,
   ];
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
@@ -495,6 +498,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
   await app.register(notificationsRoutes(services.notifications));
   await app.register(identityProviderRoutes(services.identityProvider));
+  await app.register(
+    gitHostRoutes(services.gitHost, {
+      resolveTenant,
+      // The callback needs no credential; one it does carry must be valid (and the state's user's).
+      identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),
+    }),
+  );
   await app.register(dashboardExportsRoutes(services.dashboardExports));
 
   // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.

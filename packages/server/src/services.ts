@@ -72,6 +72,7 @@ import { approveDeviceCode } from './areas/oauth/oauth.service.js';
 import { idpSignIn } from './areas/oauth/idp-sign-in.js';
 import type { SignInDeps } from './areas/oauth/oauth.mount.js';
 import { identityProviderService } from './areas/identity-provider/identity-provider.service.js';
+import { gitHostService } from './areas/git-host/git-host.service.js';
 import { relyingParty } from './areas/identity-provider/relying-party.js';
 import { findUserById } from './areas/users/users.store.js';
 import { createRenderer, type Viewer } from './render/index.js';
@@ -197,6 +198,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthSignIn,
     identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
+    gitHost: gitHostService(store.db, options.secrets, outbound, options.deploymentUrlOf, now),
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens,
     // Tokens are refreshed ahead of expiry on the jobs service, besides on use.

@@ -6,6 +6,7 @@ import { oauthSecretColumns } from './areas/oauth-integrations/oauth-integration
 import { oauthSecretColumn } from './areas/oauth/oauth.adapter.js';
 import { identityProviderSecretColumns } from './areas/identity-provider/identity-provider.store.js';
 import { dbtSyncSecretColumn } from './areas/dbt-sync/settings.store.js';
+import { gitHostSecretColumns } from './areas/git-host/git-host.store.js';
 import type { Store } from './db/database.js';
 import { checkSecretKeys, loadSecretKeys, Secrets, type SecretColumn, type SecretKeySource } from './secrets/index.js';
 
@@ -14,7 +15,7 @@ import { checkSecretKeys, loadSecretKeys, Secrets, type SecretColumn, type Secre
  * under keys that are no longer configured in them, and `secrets re-encrypt` walks them all; an
  * area that stores a new kind of secret adds its column here.
  */
-export const SECRET_COLUMNS: readonly SecretColumn[] = [envVarSecretColumn, signingKeySecretColumn, environmentTokenSecretColumn, runtimeSecretColumn, ...oauthSecretColumns, oauthSecretColumn, ...identityProviderSecretColumns, dbtSyncSecretColumn];
+export const SECRET_COLUMNS: readonly SecretColumn[] = [envVarSecretColumn, signingKeySecretColumn, environmentTokenSecretColumn, runtimeSecretColumn, ...oauthSecretColumns, oauthSecretColumn, ...identityProviderSecretColumns, dbtSyncSecretColumn, ...gitHostSecretColumns];
 
 /** The configured keys, checked against the store's values (throws SecretKeyError saying what to fix). */
 export async function openSecrets(store: Store, source: SecretKeySource): Promise<Secrets> {

@@ -49,8 +49,8 @@ describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
           expect(op.security).toEqual([]);
           continue;
         }
-        // The OAuth callback needs no credential (its `state` names the user), but answers problem details like the API.
-        if (path === '/api/v1/oauth-integrations/callback') {
+        // The OAuth and git-host callbacks need no credential (their `state` names the user), but answer problem details like the API.
+        if (path === '/api/v1/oauth-integrations/callback' || path === '/api/v1/git-host/callback') {
           expect(op.security).toEqual([]);
           expect(op.responses['400'], `${method} ${path} 400`).toBeDefined();
           continue;

@@ -35,7 +35,7 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
 // The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/.well-known/openid-configuration', '/api/v1/data-api/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/.well-known/openid-configuration', '/api/v1/data-api/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/git-host/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
@@ -72,6 +72,10 @@ interface Ids {
   notificationId: number;
   /** A dashboard export's job id (none exists: exports are the submitter's own, so every other caller gets 404). */
   jobId: string;
+  /** A git-host installation and repository (the tenant has no git-host app, so every caller gets 404). */
+  installationId: number;
+  owner: string;
+  repo: string;
 }
 
 /**
@@ -84,7 +88,7 @@ function refused(op: Operation, res: Parameters<typeof problem>[0], status: numb
 }
 
 /** Required query parameters, so a request is refused for who sends it, never for its shape. */
-const QUERIES: Record<string, string> = { deleteBranch: '?branchName=security-suite' };
+const QUERIES: Record<string, string> = { deleteBranch: '?branchName=security-suite', listGitHostBranches: '?installationId=1' };
 
 /** What `{id}` names: the reference calls several kinds of id so. */
 function idOf(path: string, ids: Ids): number {
@@ -173,6 +177,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     addNotificationRecipients: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'suite-new', externalId: 'new@suite.example' }] },
     removeNotificationRecipients: { recipients: [{ type: 'USER', id: ids.userId }] },
     putIdentityProvider: { issuer: 'https://idp.example.com', clientId: 'security-suite', clientSecret: 'security-suite-secret', allowedEmailDomains: ['example.com'] },
+    putGitHostApp: { apiBaseUrl: 'https://api.git.example.com', webBaseUrl: 'https://git.example.com', appId: '1', appSlug: 'security-suite', clientId: 'security-suite', clientSecret: 'security-suite-secret', privateKey: 'security-suite-key' },
     startDashboardExport: { format: 'png', dashboardPublicId: 'security-suite' },
     updateAppConfig: { restrictDataDownload: true },
   };
@@ -234,6 +239,9 @@ const TABLES = [
   'notification_delivery_recipients',
   'identity_providers',
   'idp_sign_ins',
+  'git_host_apps',
+  'git_host_links',
+  'git_host_link_states',
   'dashboard_exports',
 ] as const;
 function oauthIntegrationBody(name: string) {
@@ -317,6 +325,9 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
       ...(await oauthOf(tenantId, adminId)),
       ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
       jobId: `${label}-export`,
+      installationId: 1,
+      owner: 'security-suite',
+      repo: 'models',
     };
   }
 

@@ -676,6 +676,49 @@ export interface OAuthStateTable {
   expires_at: string;
 }
 
+/** The tenant's git-host app (areas/git-host, migration 0031); one per tenant. */
+export interface GitHostAppTable {
+  id: Generated<number>;
+  tenant_id: number;
+  api_base_url: string;
+  web_base_url: string;
+  app_id: string;
+  app_slug: string;
+  client_id: string;
+  /** Sealed by secrets/. */
+  client_secret: string;
+  /** Sealed by secrets/. */
+  private_key: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A user's linked git-host account (migration 0031). */
+export interface GitHostLinkTable {
+  id: Generated<number>;
+  tenant_id: number;
+  user_id: number;
+  login: string;
+  /** Sealed by secrets/. */
+  access_token: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A link authorization sent to the git host and not back yet (migration 0031). */
+export interface GitHostLinkStateTable {
+  id: Generated<number>;
+  tenant_id: number;
+  user_id: number;
+  state_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export type GitHostAppRow = Selectable<GitHostAppTable>;
+export type GitHostLinkRow = Selectable<GitHostLinkTable>;
+export type GitHostLinkStateRow = Selectable<GitHostLinkStateTable>;
+
 /** The tenant's identity provider (areas/identity-provider, migration 0029); one per tenant. */
 export interface IdentityProviderTable {
   id: Generated<number>;
@@ -782,6 +825,9 @@ export interface Database {
   identity_providers: IdentityProviderTable;
   idp_sign_ins: IdpSignInTable;
   dashboard_exports: DashboardExportTable;
+  git_host_apps: GitHostAppTable;
+  git_host_links: GitHostLinkTable;
+  git_host_link_states: GitHostLinkStateTable;
 }
 
 /** A scheduled delivery of one published dashboard (migration 0027); booleans are 0 or 1. */

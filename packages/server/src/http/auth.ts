@@ -30,6 +30,8 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured'
   ['GET /api/v1/data-api/jwks.json', 'default'],
   // Where OAuth providers send users back; the single-use state names the user.
   ['GET /api/v1/oauth-integrations/callback', 30],
+  // Where the git host sends users back after linking their account; the single-use state names the user.
+  ['GET /api/v1/git-host/callback', 30],
   // The embed key set, for customers' backends.
   ['GET /api/v1/embed/jwks.json', 'default'],
   // The embed session exchange: the session id is the credential; its own budget,

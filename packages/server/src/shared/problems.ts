@@ -99,6 +99,11 @@ export const PROBLEMS = {
   DASHBOARD_EXPORT_RENDERING: { status: 409, title: 'The export is still rendering' },
   DASHBOARD_EXPORT_FAILED: { status: 422, title: 'The export failed; submit a new one' },
   DASHBOARD_EXPORT_LIMIT: { status: 429, title: 'Too many exports are rendering for this identity' },
+  GIT_HOST_NOT_CONFIGURED: { status: 404, title: 'No git-host app is configured for this account' },
+  GIT_HOST_NOT_LINKED: { status: 409, title: 'The caller has not linked a git-host account' },
+  GIT_HOST_NOT_FOUND: { status: 404, title: 'The linked git-host account cannot reach this installation or repository' },
+  GIT_HOST_LINK_FAILED: { status: 400, title: 'The git host refused the authorization' },
+  GIT_HOST_UNAVAILABLE: { status: 502, title: 'The git host could not be reached or answered nonsense' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

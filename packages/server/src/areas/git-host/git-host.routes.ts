@@ -1,0 +1,129 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { CallbackDeps } from '../oauth-integrations/oauth-integrations.routes.js';
+import { BranchesQuery, GitHostCallbackQuery, InstallationParams, ListQuery, PutGitHostAppBody, RepositoryParams } from './git-host.schemas.js';
+import type { GitHostService } from './git-host.service.js';
+
+const tags = ['Git host'];
+/** Callbacks a minute per client address: a browser completes one per link. */
+export const GIT_HOST_CALLBACK_RATE_LIMIT = 30;
+const LINKED = ['GIT_HOST_NOT_CONFIGURED', 'GIT_HOST_NOT_LINKED', 'GIT_HOST_UNAVAILABLE'] as const;
+
+/** The account's git-host app (extension) and the caller's linked account on it (reference 5.19-5.22). */
+export function gitHostRoutes(service: GitHostService, deps: CallbackDeps): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/api/v1/tenant/git-host-app',
+      {
+        schema: {
+          operationId: 'getGitHostApp',
+          tags,
+          summary: 'The account’s git-host app (extension; admin)',
+          response: { 200: Type.Ref('GitHostApp') },
+          problems: ['FORBIDDEN', 'GIT_HOST_NOT_CONFIGURED'],
+        },
+      },
+      async (request) => service.getApp(request.caller),
+    );
+
+    app.put(
+      '/api/v1/tenant/git-host-app',
+      {
+        schema: {
+          operationId: 'putGitHostApp',
+          tags,
+          summary: 'Set the account’s git-host app, a GitHub-App-style app (extension; admin)',
+          description: 'Register the answer’s `callbackUrl` as the app’s user-authorization callback URL. `clientSecret` and `privateKey` are required the first time; left out or null they keep the stored values. Both are stored encrypted and never returned.',
+          body: PutGitHostAppBody,
+          response: { 200: Type.Ref('GitHostApp') },
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],
+        },
+      },
+      async (request) => service.putApp(request.caller, request.body),
+    );
+
+    app.get(
+      '/api/v1/git-host/status',
+      {
+        schema: {
+          operationId: 'getGitHostStatus',
+          tags,
+          summary: 'Whether the caller has linked their git-host account, and the URLs to link it or to install the app (reference 5.19; any key)',
+          response: { 200: Type.Ref('GitHostStatus') },
+          problems: ['GIT_HOST_NOT_CONFIGURED'],
+        },
+      },
+      async (request) => service.status(request.caller),
+    );
+
+    // The host's redirect: no credential (the `state` names the user), a per-address budget.
+    app.get(
+      '/api/v1/git-host/callback',
+      {
+        exposeHeadRoute: false,
+        config: { public: true, rateLimit: { max: GIT_HOST_CALLBACK_RATE_LIMIT }, secretQuery: true },
+        schema: {
+          operationId: 'gitHostCallback',
+          tags,
+          summary: 'Where the git host sends the user back after authorizing the app (no credential)',
+          description: 'Completes a link started from `linkUrl`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user. The code is exchanged for the user’s token, which is stored encrypted. A request that carries a credential must be that user’s.',
+          security: [],
+          querystring: GitHostCallbackQuery,
+          response: { 200: Type.Ref('GitHostCallbackResult') },
+          problems: ['OAUTH_STATE_INVALID', 'GIT_HOST_LINK_FAILED', 'GIT_HOST_NOT_CONFIGURED', 'GIT_HOST_UNAVAILABLE'],
+        },
+      },
+      async (request) => {
+        const tenant = await deps.resolveTenant(request);
+        return service.callback(tenant.id, request.query, await deps.identify(request, tenant));
+      },
+    );
+
+    app.get(
+      '/api/v1/git-host/installations',
+      {
+        schema: {
+          operationId: 'listGitHostInstallations',
+          tags,
+          summary: 'The app’s installations the caller’s linked account reaches (reference 5.20; any key)',
+          querystring: ListQuery,
+          response: { 200: Type.Ref('GitHostInstallationPage') },
+          problems: [...LINKED],
+        },
+      },
+      async (request) => service.installations(request.caller, request.query),
+    );
+
+    app.get(
+      '/api/v1/git-host/installations/:installationId/repositories',
+      {
+        schema: {
+          operationId: 'listGitHostRepositories',
+          tags,
+          summary: 'An installation’s repositories the caller’s linked account reaches (reference 5.21; any key)',
+          params: InstallationParams,
+          querystring: ListQuery,
+          response: { 200: Type.Ref('GitHostRepositoryPage') },
+          problems: [...LINKED, 'GIT_HOST_NOT_FOUND'],
+        },
+      },
+      async (request) => service.repositories(request.caller, request.params.installationId, request.query),
+    );
+
+    app.get(
+      '/api/v1/git-host/repositories/:owner/:repo/branches',
+      {
+        schema: {
+          operationId: 'listGitHostBranches',
+          tags,
+          summary: 'A repository’s branches, the default one marked (reference 5.22; any key)',
+          params: RepositoryParams,
+          querystring: BranchesQuery,
+          response: { 200: Type.Ref('GitHostBranchPage') },
+          problems: [...LINKED, 'GIT_HOST_NOT_FOUND'],
+        },
+      },
+      async (request) => service.branches(request.caller, request.params.owner, request.params.repo, request.query),
+    );
+  };
+}

@@ -1,0 +1,142 @@
+import type { Outbound } from '../../outbound/index.js';
+
+/**
+ * A git host with a GitHub-App-style REST API, reached only through `outbound/` (its address
+ * guard, timeouts, retries of reads, logs without queries, headers or bodies). Only the
+ * documented endpoints are used: the user authorization (`/login/oauth/authorize` and
+ * `/login/oauth/access_token` on the web origin), `/user`, `/user/installations`,
+ * `/user/installations/{id}/repositories`, `/repos/{owner}/{repo}` and its `/branches`.
+ */
+export interface HostSettings {
+  apiBaseUrl: string;
+  webBaseUrl: string;
+  appSlug: string;
+  clientId: string;
+}
+
+export interface Installation {
+  id: number;
+  login: string;
+  avatarUrl: string;
+}
+
+export interface Repository {
+  id: number;
+  name: string;
+  htmlUrl: string;
+}
+
+/** The host answered, but not with what was asked: `status` null when the body was unusable. */
+export class HostError extends Error {
+  constructor(
+    readonly status: number | null,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HostError';
+  }
+}
+
+/** The most pages of 100 read from one list: lists longer than this are cut (README, Git host). */
+export const MAX_PAGES = 20;
+const PER_PAGE = 100;
+
+const joined = (base: string, path: string) => `${base.replace(/\/+$/, '')}${path}`;
+
+/** Where the user authorizes the app to act for them; the host sends them to the app's callback URL. */
+export function authorizeUrl(host: HostSettings, state: string): string {
+  const url = new URL(joined(host.webBaseUrl, '/login/oauth/authorize'));
+  url.searchParams.set('client_id', host.clientId);
+  url.searchParams.set('state', state);
+  return url.toString();
+}
+
+/** Where the app is installed on an organisation or account (the host's own settings page). */
+export function installUrl(host: HostSettings): string {
+  return joined(host.webBaseUrl, `/apps/${encodeURIComponent(host.appSlug)}/installations/new`);
+}
+
+export function gitHostClient(outbound: Outbound, host: HostSettings) {
+  async function getJson(path: string, token: string): Promise<unknown> {
+    const response = await outbound.request(joined(host.apiBaseUrl, path), {
+      headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'user-agent': 'mapi' },
+    });
+    if (response.status !== 200) throw new HostError(response.status, `the git host answered ${response.status}`);
+    try {
+      return JSON.parse(response.body) as unknown;
+    } catch {
+      throw new HostError(null, 'the git host answered something other than JSON');
+    }
+  }
+
+  /** Every page of a list, `pick` taking the items out of each answer. */
+  async function all<T>(path: string, token: string, pick: (body: unknown) => unknown[], map: (item: Record<string, unknown>) => T): Promise<T[]> {
+    const out: T[] = [];
+    const sep = path.includes('?') ? '&' : '?';
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const items = pick(await getJson(`${path}${sep}per_page=${PER_PAGE}&page=${page}`, token));
+      for (const item of items) if (item !== null && typeof item === 'object') out.push(map(item as Record<string, unknown>));
+      if (items.length < PER_PAGE) break;
+    }
+    return out;
+  }
+
+  const field = (body: unknown, name: string): unknown[] => {
+    const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+    if (!Array.isArray(value)) throw new HostError(null, `the git host's answer has no \`${name}\` list`);
+    return value;
+  };
+  const list = (body: unknown): unknown[] => {
+    if (!Array.isArray(body)) throw new HostError(null, 'the git host answered no list');
+    return body;
+  };
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+  return {
+    /** Exchanges the code the host sent the user back with for the user's token. */
+    async exchangeCode(clientSecret: string, code: string): Promise<string> {
+      const response = await outbound.request(joined(host.webBaseUrl, '/login/oauth/access_token'), {
+        method: 'POST',
+        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'mapi' },
+        body: new URLSearchParams({ client_id: host.clientId, client_secret: clientSecret, code }).toString(),
+      });
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(response.body) as Record<string, unknown>;
+      } catch {
+        // Handled below as no token.
+      }
+      // The host reports a refused code with 200 and an `error`.
+      if (typeof body.access_token === 'string' && body.access_token !== '') return body.access_token;
+      const error = typeof body.error === 'string' ? body.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100) : null;
+      throw new HostError(response.status >= 500 ? response.status : error === null ? null : 400, error ?? `the git host answered ${response.status} without a token`);
+    },
+
+    async userLogin(token: string): Promise<string> {
+      const body = await getJson('/user', token);
+      return text((body as Record<string, unknown> | null)?.login);
+    },
+
+    /** The app's installations the user can reach. */
+    installations(token: string): Promise<Installation[]> {
+      return all('/user/installations', token, (b) => field(b, 'installations'), (i) => {
+        const account = (i.account ?? {}) as Record<string, unknown>;
+        return { id: Number(i.id), login: text(account.login), avatarUrl: text(account.avatar_url) };
+      });
+    },
+
+    /** The repositories of one installation the user can reach. */
+    repositories(token: string, installationId: number): Promise<Repository[]> {
+      return all(`/user/installations/${installationId}/repositories`, token, (b) => field(b, 'repositories'), (r) => ({ id: Number(r.id), name: text(r.name), htmlUrl: text(r.html_url) }));
+    },
+
+    async defaultBranch(token: string, owner: string, repo: string): Promise<string> {
+      const body = await getJson(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token);
+      return text((body as Record<string, unknown> | null)?.default_branch);
+    },
+
+    branches(token: string, owner: string, repo: string): Promise<string[]> {
+      return all(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/branches`, token, list, (b) => text(b.name));
+    },
+  };
+}
