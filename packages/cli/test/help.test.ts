@@ -18,6 +18,7 @@ const COMMANDS: string[][] = [
   ['workspace', 'ls'],
   ['workbooks'],
   ['workbooks', 'put'],
+  ['workbooks', 'duplicate'],
   ['reports'],
   ['reports', 'placements'],
   ['reports', 'unplace'],
