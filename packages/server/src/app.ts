@@ -499,7 +499,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(notificationsRoutes(services.notifications));
   await app.register(identityProviderRoutes(services.identityProvider));
   await app.register(
-    gitHostRoutes(services.gitHost, {
+    gitHostRoutes(services.gitHost, services.upstreams, {
       resolveTenant,
       // The callback needs no credential; one it does carry must be valid (and the state's user's).
       identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),

@@ -73,6 +73,7 @@ import { idpSignIn } from './areas/oauth/idp-sign-in.js';
 import type { SignInDeps } from './areas/oauth/oauth.mount.js';
 import { identityProviderService } from './areas/identity-provider/identity-provider.service.js';
 import { gitHostService } from './areas/git-host/git-host.service.js';
+import { upstreamsService } from './areas/git-host/upstreams.service.js';
 import { relyingParty } from './areas/identity-provider/relying-party.js';
 import { findUserById } from './areas/users/users.store.js';
 import { createRenderer, type Viewer } from './render/index.js';
@@ -147,6 +148,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const dbtSyncSettings = dbtSyncSettingsService(store, options.secrets);
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
+  // A deployment connected to a repository of the git host pulls from it and pushes to it.
+  const upstreams = upstreamsService({ db: store.db, secrets: options.secrets, outbound, repositories, deployBranchMoved, originOf: options.deploymentUrlOf, now });
   // Dashboards rendered to PNG and PDF (exports, and each notification recipient), each query as its viewer.
   const renderer = createRenderer({
     findPublished: (tenantId, deploymentId, ref) => findPublishedInDeployment(store.db, tenantId, deploymentId, ref),
@@ -199,6 +202,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     oauthSignIn,
     identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
     gitHost: gitHostService(store.db, options.secrets, outbound, options.deploymentUrlOf, now),
+    upstreams,
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens,
     // Tokens are refreshed ahead of expiry on the jobs service, besides on use.
@@ -220,13 +224,14 @@ export function createServices(store: Store, options: ServiceOptions) {
       if (head !== undefined && buildsProduction(row, row.deploy_branch_name)) await deployBranchMoved(row, head, 'push');
     }),
     files: filesService(store, repositories),
-    devMode: devModeService(store, repositories, deployBranchMoved),
+    devMode: devModeService(store, repositories, deployBranchMoved, upstreams.of),
     branches: branchesService(
       store,
       repositories,
       deployBranchMoved,
       (row, branch, commit, cause) => builds.ensureBuilt(row, branch, commit, cause),
       (deploymentId, branch) => runtime.forget(deploymentId, branch),
+      upstreams.of,
     ),
     apiKeys: apiKeysService(store),
     users: usersService(store),

@@ -1,5 +1,7 @@
+import { randomBytes, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { jwtVerify } from 'jose';
 
 /**
  * A stand-in git host with a GitHub-App-style REST API: only the documented endpoints the
@@ -19,13 +21,38 @@ export interface GitHostFixture {
   clientSecret: string;
   /** Every request's method and path (with query), in order. */
   seen: string[];
+  /** Installation tokens minted for the app, each to its installation id. */
+  installationTokens: Map<string, number>;
+  /** Whether an installation token may use the repository a git request path (`/owner/name.git/…`) names. */
+  installationReaches(token: string, gitPath: string): boolean;
   close(): Promise<void>;
 }
 
 const PER_PAGE_DEFAULT = 30;
 
-export async function startGitHost(users: HostUser[], options: { clientId: string; clientSecret: string }): Promise<GitHostFixture> {
+export interface HostOptions {
+  clientId: string;
+  clientSecret: string;
+  /** The app: its id and public key, which the app's JWT must be signed for to get installation tokens. */
+  app?: { id: string; publicKey: KeyObject };
+  /** Where the repositories are served over git (`clone_url`), and how a new one is made there. */
+  git?: { origin: string; create(owner: string, name: string): Promise<void> };
+}
+
+export async function startGitHost(users: HostUser[], options: HostOptions): Promise<GitHostFixture> {
   const seen: string[] = [];
+  const installationTokens = new Map<string, number>();
+  const installationById = (id: number) => users.flatMap((u) => u.installations).find((i) => i.id === id);
+  const describeRepo = (r: { id: number; name: string; owner: string; defaultBranch: string }) => ({
+    id: r.id,
+    name: r.name,
+    full_name: `${r.owner}/${r.name}`,
+    owner: { login: r.owner },
+    default_branch: r.defaultBranch,
+    html_url: `https://git.example.test/${r.owner}/${r.name}`,
+    clone_url: `${options.git?.origin ?? 'https://git.example.test'}/${r.owner}/${r.name}.git`,
+  });
+  let nextRepoId = 1000;
   const byToken = new Map(users.map((u) => [u.token, u]));
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -40,9 +67,24 @@ export async function startGitHost(users: HostUser[], options: { clientId: strin
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-    req.on('end', () => {
+    req.on('end', () => void answer().catch(() => send(res, 500, { message: 'stand-in failed' })));
+    const answer = async () => {
       const url = new URL(req.url ?? '/', 'http://host');
       seen.push(`${req.method} ${url.pathname}${url.search}`);
+      let m: RegExpMatchArray | null;
+      if (req.method === 'POST' && (m = url.pathname.match(/^\/app\/installations\/(\d+)\/access_tokens$/))) {
+        const jwt = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+        if (!options.app) return send(res, 404, { message: 'Not Found' });
+        try {
+          await jwtVerify(jwt, options.app.publicKey, { issuer: options.app.id, algorithms: ['RS256'], maxTokenAge: '10m' });
+        } catch {
+          return send(res, 401, { message: 'A JSON web token could not be decoded' });
+        }
+        if (!installationById(Number(m[1]))) return send(res, 404, { message: 'Not Found' });
+        const token = `ghs_${randomBytes(18).toString('hex')}`;
+        installationTokens.set(token, Number(m[1]));
+        return send(res, 201, { token, expires_at: new Date(Date.now() + 3600_000).toISOString() });
+      }
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const form = new URLSearchParams(raw);
         if (form.get('client_id') !== options.clientId || form.get('client_secret') !== options.clientSecret) return send(res, 200, { error: 'incorrect_client_credentials' });
@@ -52,10 +94,20 @@ export async function startGitHost(users: HostUser[], options: { clientId: strin
       }
       const user = byToken.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
       if (!user) return send(res, 401, { message: 'Bad credentials' });
-      let m: RegExpMatchArray | null;
       if (url.pathname === '/user') return send(res, 200, { login: user.login, id: 1 });
+      if (req.method === 'POST' && (url.pathname === '/user/repos' || (m = url.pathname.match(/^\/orgs\/([^/]+)\/repos$/)))) {
+        const owner = url.pathname === '/user/repos' ? user.login : m![1]!;
+        const installation = user.installations.find((i) => i.account === owner);
+        if (!installation) return send(res, 404, { message: 'Not Found' });
+        const body = JSON.parse(raw) as { name: string };
+        if (installation.repositories.some((r) => r.name === body.name)) return send(res, 422, { message: 'Repository creation failed.', errors: [{ message: 'name already exists on this account' }] });
+        const made = { id: nextRepoId++, name: body.name, owner, defaultBranch: 'main', branches: [] };
+        await options.git?.create(owner, body.name);
+        installation.repositories.push(made);
+        return send(res, 201, describeRepo(made));
+      }
       if (url.pathname === '/user/installations') {
-        const all = user.installations.map((i) => ({ id: i.id, account: { login: i.account, id: i.id * 10, avatar_url: `https://avatars.example.test/${i.account}` } }));
+        const all = user.installations.map((i) => ({ id: i.id, account: { login: i.account, id: i.id * 10, avatar_url: `https://avatars.example.test/${i.account}`, type: i.account === user.login ? 'User' : 'Organization' } }));
         return send(res, 200, { total_count: all.length, installations: pageOf(all, url) });
       }
       if ((m = url.pathname.match(/^\/user\/installations\/(\d+)\/repositories$/))) {
@@ -67,18 +119,25 @@ export async function startGitHost(users: HostUser[], options: { clientId: strin
       if ((m = url.pathname.match(/^\/repos\/([^/]+)\/([^/]+)(\/branches)?$/))) {
         const repo = user.installations.flatMap((i) => i.repositories).find((r) => r.owner === m![1] && r.name === m![2]);
         if (!repo) return send(res, 404, { message: 'Not Found' });
-        if (m[3] === undefined) return send(res, 200, { id: repo.id, name: repo.name, default_branch: repo.defaultBranch });
+        if (m[3] === undefined) return send(res, 200, describeRepo(repo));
         return send(res, 200, pageOf(repo.branches.map((name) => ({ name, commit: { sha: '0'.repeat(40) }, protected: false })), url));
       }
       send(res, 404, { message: 'Not Found' });
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
-    ...options,
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
     seen,
+    installationTokens,
+    installationReaches(token, gitPath) {
+      const installation = installationById(installationTokens.get(token) ?? -1);
+      const match = /^\/([^/]+)\/([^/]+)\.git(\/|$)/.exec(gitPath);
+      return installation !== undefined && match !== null && installation.repositories.some((r) => r.owner === match[1] && r.name === match[2]);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealedAs } from '../src/areas/git-host/git-host.store.js';
 import { PUBLIC_ROUTES } from '../src/http/auth.js';
@@ -5,7 +6,9 @@ import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 import { startGitHost, type GitHostFixture, type HostUser } from './git-host-fixture.js';
 
 const CLIENT_SECRET = 'client-secret-do-not-show';
-const PRIVATE_KEY = '-----BEGIN PRIVATE KEY-----\nprivate-key-do-not-show\n-----END PRIVATE KEY-----';
+// The app's key as the host issues it: PKCS#1 PEM. Its base64 body must never be shown.
+const PRIVATE_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
+const KEY_BODY = PRIVATE_KEY.split('\n')[5]!;
 const MINUTE = 60_000;
 
 // 130 branches: more than one page of the host's (100) and of this server's when asked for 50.
@@ -106,6 +109,11 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ clientSecret: null }) }), 400, 'VALIDATION_FAILED');
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ privateKey: undefined }) }), 400, 'VALIDATION_FAILED');
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ apiBaseUrl: 'http://git.example.test' }) }), 400, 'VALIDATION_FAILED');
+    // Not a key, or not an RSA one: told now, not at the first connect.
+    for (const privateKey of ['-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' })]) {
+      const body = problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ privateKey }) }), 400, 'VALIDATION_FAILED');
+      expect(body.errors?.map((e) => e.pointer)).toEqual(['/body/privateKey']);
+    }
   });
 
   it('an admin sets the app; the secrets are sealed at rest, kept when left out, never returned', async () => {
@@ -119,7 +127,7 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
 
     const row = await t.store.db.selectFrom('git_host_apps').selectAll().where('tenant_id', '=', t.tenantId).executeTakeFirstOrThrow();
     expect(row.client_secret).not.toContain(CLIENT_SECRET);
-    expect(row.private_key).not.toContain('private-key-do-not-show');
+    expect(row.private_key).not.toContain(KEY_BODY);
     // Left out: kept.
     expect((await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ clientSecret: undefined, privateKey: null, appId: '999' }) })).json()).toMatchObject({ appId: '999' });
     const kept = await t.store.db.selectFrom('git_host_apps').selectAll().where('tenant_id', '=', t.tenantId).executeTakeFirstOrThrow();
@@ -272,7 +280,7 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
   });
 
   it('no secret appears in any response or log line', () => {
-    for (const secret of [CLIENT_SECRET, 'private-key-do-not-show', alice.token, bob.token]) {
+    for (const secret of [CLIENT_SECRET, KEY_BODY, alice.token, bob.token]) {
       expect(bodies.filter((b) => b.includes(secret))).toEqual([]);
       expect(logs.filter((l) => l.includes(secret))).toEqual([]);
     }

@@ -242,6 +242,7 @@ const TABLES = [
   'git_host_apps',
   'git_host_links',
   'git_host_link_states',
+  'deployment_upstreams',
   'dashboard_exports',
 ] as const;
 function oauthIntegrationBody(name: string) {

@@ -1261,7 +1261,7 @@ export interface paths {
         put?: never;
         /**
          * Fetch a branch from its upstream and build if it changed (reference 2.16; SchemaUpdate)
-         * @description With no upstream connected, nothing is fetched and `buildTriggered` is false.
+         * @description From the git-host repository the deployment is connected to (POST …/git-host/connect): new commits there fast-forward the branch; when both sides have commits they are merged, and the merge goes to the repository first. `buildTriggered` is true only when the branch moved and a build started (production for the deploy branch, except in CLI mode). With no repository connected, nothing is fetched and `buildTriggered` is false.
          */
         post: operations["pullBranch"];
         delete?: never;
@@ -2561,6 +2561,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/build/api/v1/deployments/{deploymentId}/git-host/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect a repository of the git host to the deployment and build it (reference 2.20; DeploymentUpdate)
+         * @description The caller’s linked account must reach the installation and the repository. The repository’s branch (`deployBranchName`, default its default branch) becomes the deploy branch and production builds from it; with `isNewRepo` the repository is created empty and receives the deployment’s model. From then on shared branches are pulled from it (POST …/pull) and every commit, merge and new branch is pushed to it before it lands here, so the two never disagree. Git runs with a token of the app’s installation.
+         */
+        post: operations["connectGitHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tenant/git-host-app": {
         parameters: {
             query?: never;
@@ -2750,7 +2770,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5210,20 +5230,6 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "BRANCH_MOVED";
-                };
-            };
-        };
-        /** @description Conflict: `BRANCH_EXISTS` (A branch of this name already exists). */
-        BranchExists: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                    /** @enum {integer} */
-                    status: 409;
-                    /** @enum {string} */
-                    code: "BRANCH_EXISTS";
                 };
             };
         };
@@ -13495,6 +13501,8 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
              */
             404: {
                 headers: {
@@ -13505,7 +13513,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
                     };
                 };
             };
@@ -13514,6 +13522,8 @@ export interface operations {
              * @description Conflict. `code` is one of:
              *     - `MERGE_CONFLICT`: The branches changed the same files; nothing was merged
              *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
              */
             409: {
                 headers: {
@@ -13524,7 +13534,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 409;
                         /** @enum {string} */
-                        code: "MERGE_CONFLICT" | "BRANCH_MOVED";
+                        code: "MERGE_CONFLICT" | "BRANCH_MOVED" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
                     };
                 };
             };
@@ -13532,6 +13542,24 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -13694,6 +13722,8 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
              */
             404: {
                 headers: {
@@ -13704,16 +13734,52 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
                     };
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["BranchExists"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `BRANCH_EXISTS`: A branch of this name already exists
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "BRANCH_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -13784,6 +13850,8 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
              */
             404: {
                 headers: {
@@ -13794,16 +13862,52 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
                     };
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["BranchMoved"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "BRANCH_MOVED" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -13937,6 +14041,7 @@ export interface operations {
              * @description Bad Request. `code` is one of:
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_BRANCH`: The branch cannot be used this way
              */
             400: {
                 headers: {
@@ -13947,7 +14052,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_BRANCH";
                     };
                 };
             };
@@ -13975,6 +14080,9 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
+             *     - `UPSTREAM_BRANCH_NOT_FOUND`: The connected repository has no such branch
              */
             404: {
                 headers: {
@@ -13985,15 +14093,53 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND" | "UPSTREAM_BRANCH_NOT_FOUND";
                     };
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `MERGE_CONFLICT`: The branches changed the same files; nothing was merged
+             *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "MERGE_CONFLICT" | "BRANCH_MOVED" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -14073,6 +14219,8 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
              */
             404: {
                 headers: {
@@ -14083,7 +14231,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
                     };
                 };
             };
@@ -14092,6 +14240,8 @@ export interface operations {
              * @description Conflict. `code` is one of:
              *     - `MERGE_CONFLICT`: The branches changed the same files; nothing was merged
              *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
              */
             409: {
                 headers: {
@@ -14102,7 +14252,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 409;
                         /** @enum {string} */
-                        code: "MERGE_CONFLICT" | "BRANCH_MOVED";
+                        code: "MERGE_CONFLICT" | "BRANCH_MOVED" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
                     };
                 };
             };
@@ -14110,6 +14260,24 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -14188,6 +14356,8 @@ export interface operations {
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
              *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `BRANCH_NOT_FOUND`: Branch not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
              */
             404: {
                 headers: {
@@ -14198,7 +14368,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "BRANCH_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
                     };
                 };
             };
@@ -14207,6 +14377,8 @@ export interface operations {
              * @description Conflict. `code` is one of:
              *     - `MERGE_CONFLICT`: The branches changed the same files; nothing was merged
              *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
              */
             409: {
                 headers: {
@@ -14217,7 +14389,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 409;
                         /** @enum {string} */
-                        code: "MERGE_CONFLICT" | "BRANCH_MOVED";
+                        code: "MERGE_CONFLICT" | "BRANCH_MOVED" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
                     };
                 };
             };
@@ -14225,6 +14397,24 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
@@ -21740,6 +21930,147 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    connectGitHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From GET /api/v1/git-host/installations (5.20). */
+                    installationId: number;
+                    /** @description The repository’s name under the installation’s account. */
+                    name: string;
+                    /** @description Default: the repository’s default branch (for a new repository, the deployment’s deploy branch). */
+                    deployBranchName?: string | null;
+                    /** @description Default: the deployment’s current project root. */
+                    deployProjectRoot?: string | null;
+                    /** @description Create the repository (empty) and put the deployment’s model in it. */
+                    isNewRepo?: boolean | null;
+                    /** @description Visibility of a new repository; default true. */
+                    private?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deployment"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
+             *     - `GIT_HOST_NOT_FOUND`: The linked git-host account cannot reach this installation or repository
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `BRANCH_MOVED`: The branch moved while the change was written; nothing was changed
+             *     - `GIT_HOST_NOT_LINKED`: The caller has not linked a git-host account
+             *     - `GIT_HOST_REPO_EXISTS`: The git host already has a repository of that name
+             *     - `GIT_HOST_APP_INVALID`: The git host does not accept the account’s app
+             *     - `UPSTREAM_DIVERGED`: The connected repository has commits this deployment does not have; nothing was changed
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "BRANCH_MOVED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED";
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Bad Gateway. `code` is one of:
+             *     - `GIT_HOST_UNAVAILABLE`: The git host could not be reached or answered nonsense
+             *     - `UPSTREAM_UNAVAILABLE`: The connected repository could not be reached; nothing was changed
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 502;
+                        /** @enum {string} */
+                        code: "GIT_HOST_UNAVAILABLE" | "UPSTREAM_UNAVAILABLE";
+                    };
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };

@@ -719,6 +719,21 @@ export type GitHostAppRow = Selectable<GitHostAppTable>;
 export type GitHostLinkRow = Selectable<GitHostLinkTable>;
 export type GitHostLinkStateRow = Selectable<GitHostLinkStateTable>;
 
+/** The git-host repository a deployment is connected to (areas/git-host, migration 0032). */
+export interface DeploymentUpstreamTable {
+  id: Generated<number>;
+  tenant_id: number;
+  deployment_id: number;
+  installation_id: number;
+  owner: string;
+  repo: string;
+  clone_url: string;
+  connected_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+export type DeploymentUpstreamRow = Selectable<DeploymentUpstreamTable>;
+
 /** The tenant's identity provider (areas/identity-provider, migration 0029); one per tenant. */
 export interface IdentityProviderTable {
   id: Generated<number>;
@@ -828,6 +843,7 @@ export interface Database {
   git_host_apps: GitHostAppTable;
   git_host_links: GitHostLinkTable;
   git_host_link_states: GitHostLinkStateTable;
+  deployment_upstreams: DeploymentUpstreamTable;
 }
 
 /** A scheduled delivery of one published dashboard (migration 0027); booleans are 0 or 1. */

@@ -104,6 +104,11 @@ export const PROBLEMS = {
   GIT_HOST_NOT_FOUND: { status: 404, title: 'The linked git-host account cannot reach this installation or repository' },
   GIT_HOST_LINK_FAILED: { status: 400, title: 'The git host refused the authorization' },
   GIT_HOST_UNAVAILABLE: { status: 502, title: 'The git host could not be reached or answered nonsense' },
+  GIT_HOST_REPO_EXISTS: { status: 409, title: 'The git host already has a repository of that name' },
+  GIT_HOST_APP_INVALID: { status: 409, title: 'The git host does not accept the account’s app' },
+  UPSTREAM_DIVERGED: { status: 409, title: 'The connected repository has commits this deployment does not have; nothing was changed' },
+  UPSTREAM_BRANCH_NOT_FOUND: { status: 404, title: 'The connected repository has no such branch' },
+  UPSTREAM_UNAVAILABLE: { status: 502, title: 'The connected repository could not be reached; nothing was changed' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -8,6 +8,8 @@ import type { DevModeService } from './dev-mode.service.js';
 const tags = ['Data model'];
 const base = '/build/api/v1/deployments/:deploymentId';
 const COMMON = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'] as const;
+/** A deployment connected to a git-host repository moves shared branches there first (git-host/upstreams.service.ts). */
+const UPSTREAM = ['UPSTREAM_DIVERGED', 'UPSTREAM_UNAVAILABLE', 'GIT_HOST_NOT_CONFIGURED', 'GIT_HOST_NOT_FOUND', 'GIT_HOST_APP_INVALID', 'GIT_HOST_UNAVAILABLE'] as const;
 
 export function branchesRoutes(devMode: DevModeService, branches: BranchesService): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -57,7 +59,7 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           params: DeploymentParams,
           body: CommitBody,
           response: { 200: Type.Ref('DataModelWriteResponse') },
-          problems: [...COMMON, 'NO_DEV_MODE', 'NOT_A_DEV_BRANCH', 'INVALID_BRANCH', 'BRANCH_NOT_FOUND', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
+          problems: [...COMMON, ...UPSTREAM, 'NO_DEV_MODE', 'NOT_A_DEV_BRANCH', 'INVALID_BRANCH', 'BRANCH_NOT_FOUND', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
         },
       },
       async (request) => devMode.commit(request.caller, request.params.deploymentId, request.body),
@@ -89,7 +91,7 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           params: DeploymentParams,
           body: CreateBranchBody,
           response: { 200: Type.Ref('DevBranchResponse') },
-          problems: [...COMMON, 'BRANCH_NOT_FOUND', 'BRANCH_EXISTS', 'INVALID_BRANCH'],
+          problems: [...COMMON, ...UPSTREAM, 'BRANCH_NOT_FOUND', 'BRANCH_EXISTS', 'INVALID_BRANCH'],
         },
       },
       async (request) => branches.create(request.caller, request.params.deploymentId, request.body),
@@ -106,7 +108,7 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           params: DeploymentParams,
           querystring: DeleteBranchQuery,
           response: { 200: Type.Ref('DataModelWriteResponse') },
-          problems: [...COMMON, 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'BRANCH_MOVED'],
+          problems: [...COMMON, ...UPSTREAM, 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'BRANCH_MOVED'],
         },
       },
       async (request) => branches.remove(request.caller, request.params.deploymentId, request.query),
@@ -135,11 +137,11 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           operationId: 'pullBranch',
           tags,
           summary: 'Fetch a branch from its upstream and build if it changed (reference 2.16; SchemaUpdate)',
-          description: 'With no upstream connected, nothing is fetched and `buildTriggered` is false.',
+          description: 'From the git-host repository the deployment is connected to (POST …/git-host/connect): new commits there fast-forward the branch; when both sides have commits they are merged, and the merge goes to the repository first. `buildTriggered` is true only when the branch moved and a build started (production for the deploy branch, except in CLI mode). With no repository connected, nothing is fetched and `buildTriggered` is false.',
           params: DeploymentParams,
           body: PullBody,
           response: { 200: Type.Object({ buildTriggered: Type.Boolean() }) },
-          problems: [...COMMON, 'BRANCH_NOT_FOUND'],
+          problems: [...COMMON, ...UPSTREAM, 'BRANCH_NOT_FOUND', 'UPSTREAM_BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
         },
       },
       async (request) => branches.pull(request.caller, request.params.deploymentId, request.body),
@@ -158,7 +160,7 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           params: DeploymentParams,
           body: MergeBody,
           response: { 200: Type.Ref('MergeResponse') },
-          problems: [...COMMON, 'NO_DEV_MODE', 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
+          problems: [...COMMON, ...UPSTREAM, 'NO_DEV_MODE', 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
         },
       },
       async (request) => branches.merge(request.caller, request.params.deploymentId, request.body),
@@ -175,7 +177,7 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           params: DeploymentParams,
           body: MergeToDefaultBody,
           response: { 200: Type.Ref('MergeResponse') },
-          problems: [...COMMON, 'NO_DEV_MODE', 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
+          problems: [...COMMON, ...UPSTREAM, 'NO_DEV_MODE', 'BRANCH_NOT_FOUND', 'INVALID_BRANCH', 'MERGE_CONFLICT', 'BRANCH_MOVED'],
         },
       },
       async (request) => branches.mergeToDefault(request.caller, request.params.deploymentId, request.body),

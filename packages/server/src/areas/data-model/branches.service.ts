@@ -15,6 +15,7 @@ import { buildsProduction, type DeployBranchMoved } from './deploy-events.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { conflictError } from './dev-mode.service.js';
 import { integrate, MergeConflict } from './merging.js';
+import { NO_UPSTREAM, type UpstreamOf } from './upstream.js';
 
 function toBranch(row: BranchRow, head: string | undefined): BranchResponse {
   return { id: row.id, name: row.name, parentBranch: row.parent_name, lastHash: head ?? null, isStagingEnvironmentEnabled: row.staging_enabled === 1 };
@@ -63,6 +64,7 @@ export function branchesService(
   deployBranchMoved: DeployBranchMoved,
   ensureBuilt: EnsureBuilt = async () => undefined,
   branchRemoved: BranchRemoved = async () => undefined,
+  upstreamOf: UpstreamOf = NO_UPSTREAM,
 ) {
   /** Removes a branch and its row (children re-parented, sessions moved); 404 when unknown, 400 for the deploy branch. */
   async function removeBranch(row: DeploymentRow, name: string): Promise<void> {
@@ -77,6 +79,7 @@ export function branchesService(
   /** Merges `source` into `target` under the repository's lock; the target's new head, or null when it held everything. */
   async function mergeInto(row: DeploymentRow, caller: Caller, source: string, target: string, message: string, squash: boolean): Promise<string | null> {
     const author = await authorOf(store.db, caller.actor);
+    const upstream = await upstreamOf(row);
     const moved = await repositories.write(row, async (repo) => {
       const from = await repo.head(source);
       const into = await repo.head(target);
@@ -90,6 +93,8 @@ export function branchesService(
         throw error;
       }
       if (result === null) return null;
+      // A connected repository takes the merge first: if it refuses, nothing moves here either.
+      await upstream?.publish(repo, target, result);
       try {
         await repo.moveRefs([{ ref: `refs/heads/${target}`, to: result, from: into }]);
       } catch (error) {
@@ -130,9 +135,13 @@ export function branchesService(
       const from = input.from ?? row.deploy_branch_name;
       // Rows in the order the branches came to be: the ones git has already, then this one.
       await adoptBranches(store, row, await (await repositories.open(row)).branches());
+      const upstream = await upstreamOf(row);
       await repositories.write(row, async (repo) => {
         const head = await repo.head(from);
         if (head === null) throw branchNotFound(row.id, from);
+        if ((await repo.head(input.name)) !== null) throw new ApiError('BRANCH_EXISTS', `Deployment ${row.id} already has a branch ${JSON.stringify(input.name)}.`);
+        // Shared branches live on the connected repository too (a branch it has already must hold no more than `from`).
+        await upstream?.publish(repo, input.name, head);
         try {
           await repo.moveRefs([{ ref: `refs/heads/${input.name}`, to: head, from: null }]);
         } catch (error) {
@@ -147,7 +156,14 @@ export function branchesService(
 
     async remove(caller: Caller, deploymentId: number, input: DeleteBranchInput): Promise<{ success: boolean }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
-      // removeOnUpstream: no upstream is connected yet (a connected git host comes with the identity area), so there is nothing more to delete.
+      if (input.removeOnUpstream === true && input.branchName !== row.deploy_branch_name) {
+        const upstream = await upstreamOf(row);
+        if (upstream !== null) {
+          // Known here first (an unknown branch is 404 and the host is not touched), then gone there, then here.
+          if ((await (await repositories.open(row)).head(input.branchName)) === null) throw branchNotFound(row.id, input.branchName);
+          await repositories.write(row, (repo) => upstream.remove(repo, input.branchName));
+        }
+      }
       await removeBranch(row, input.branchName);
       return { success: true };
     },
@@ -174,11 +190,57 @@ export function branchesService(
       return { data: toBranch({ ...branch, staging_enabled: input.enabled ? 1 : 0 }, head) };
     },
 
-    /** Reference 2.16. No upstream can be connected yet (the identity area adds git hosts), so there is nothing to fetch. */
+    /**
+     * Reference 2.16: the branch's newest state from the connected repository. New commits there
+     * fast-forward the branch; when both sides have commits, they are merged and the merge goes
+     * back to the repository first. A build starts only when the branch moved: production for the
+     * deploy branch (not in CLI mode), the branch's own environment for another. Without a
+     * connected repository there is nothing to fetch and nothing is built.
+     */
     async pull(caller: Caller, deploymentId: number, input: PullInput): Promise<{ buildTriggered: boolean }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
-      if ((await (await repositories.open(row)).head(input.branchName)) === null) throw branchNotFound(row.id, input.branchName);
-      return { buildTriggered: false };
+      const name = input.branchName;
+      const upstream = await upstreamOf(row);
+      if (upstream === null) {
+        if ((await (await repositories.open(row)).head(name)) === null) throw branchNotFound(row.id, name);
+        return { buildTriggered: false };
+      }
+      if (isPersonalBranch(name)) throw new ApiError('INVALID_BRANCH', `${name} is a personal dev-mode branch; those are not on ${upstream.name}.`);
+      const author = await authorOf(store.db, caller.actor);
+      const moved = await repositories.write(row, async (repo) => {
+        const fetched = await upstream.fetch(repo, name);
+        if (fetched === null) throw new ApiError('UPSTREAM_BRANCH_NOT_FOUND', `${upstream.name} has no branch ${JSON.stringify(name)}.`);
+        const local = await repo.head(name);
+        let next: string | null;
+        if (local === null) next = fetched;
+        else {
+          try {
+            next = await integrate(repo, { source: fetched, target: local, author, message: `Merge ${name} of ${upstream.name}` });
+          } catch (error) {
+            if (error instanceof MergeConflict) throw conflictError(error.paths, `Nothing was pulled: ${name} here and on ${upstream.name} both changed`);
+            throw error;
+          }
+          // A merge commit is new to the repository too: it takes it first.
+          if (next !== null && next !== fetched) await upstream.publish(repo, name, next);
+        }
+        if (next === null) return null;
+        try {
+          await repo.moveRefs([{ ref: `refs/heads/${name}`, to: next, from: local }]);
+        } catch (error) {
+          if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `${name} moved while it was pulled; nothing was changed. Send the request again.`);
+          throw error;
+        }
+        return next;
+      });
+      if (moved === null) return { buildTriggered: false };
+      if ((await findBranch(store.db, row.id, name)) === undefined) await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null });
+      if (name === row.deploy_branch_name) {
+        if (!buildsProduction(row, name)) return { buildTriggered: false };
+        await deployBranchMoved(row, moved, `pull from ${upstream.name}`);
+        return { buildTriggered: true };
+      }
+      await ensureBuilt(row, name, moved, `pull from ${upstream.name}`);
+      return { buildTriggered: true };
     },
 
     async merge(caller: Caller, deploymentId: number, input: MergeInput): Promise<MergeResponse> {

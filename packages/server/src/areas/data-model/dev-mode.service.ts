@@ -13,6 +13,7 @@ import type { CommitInput, DevBranchResponse, StartDevModeInput } from './data-m
 import { buildsProduction, type DeployBranchMoved } from './deploy-events.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { integrate, MergeConflict } from './merging.js';
+import { NO_UPSTREAM, type Upstream, type UpstreamOf } from './upstream.js';
 
 /** `dev-<key id>-<parent>`: readable, and unique per credential and parent (a suffix settles the rare clash). */
 async function forkName(repo: Repository, keyId: number, parent: string): Promise<string> {
@@ -42,7 +43,7 @@ export function conflictError(paths: string[], what: string): ApiError {
  * from a shared branch and keyed by that parent; file writes are its pending changes, and a
  * commit turns them into one commit and pushes it to the parent.
  */
-export function devModeService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved) {
+export function devModeService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, upstreamOf: UpstreamOf = NO_UPSTREAM) {
   return {
     async enter(caller: Caller, deploymentId: number, input: StartDevModeInput): Promise<DevBranchResponse> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
@@ -84,9 +85,10 @@ export function devModeService(store: Store, repositories: DeploymentRepositorie
         throw new ApiError('FORBIDDEN', `The deploy branch ${parent} is read-only (deployBranchReadOnly); nothing was committed. Merge into it instead, or turn the setting off.`);
       }
       const author = await authorOf(store.db, caller.actor);
+      const upstream = await upstreamOf(row);
       const pushed = await repositories.write(row, async (repo) => {
         await commitPending(repo, branch.name, author, input.message ?? null);
-        return push(repo, row, branch.name, parent, author, input.resolveMergeConflict === true);
+        return push(repo, row, branch.name, parent, author, input.resolveMergeConflict === true, upstream);
       });
       if (pushed !== null && buildsProduction(row, parent)) await deployBranchMoved(row, pushed, `commit from ${branch.name}`);
       if (input.exitDevMode) await endSession(store.db, row.id, caller.actor.keyId);
@@ -119,7 +121,7 @@ async function commitPending(repo: Repository, branch: string, author: Signature
 }
 
 /** Brings the parent up to the dev branch; the parent's new head, or null when it already held everything. */
-async function push(repo: Repository, row: DeploymentRow, branch: string, parent: string, author: Signature, preferSource: boolean): Promise<string | null> {
+async function push(repo: Repository, row: DeploymentRow, branch: string, parent: string, author: Signature, preferSource: boolean, upstream: Upstream | null): Promise<string | null> {
   const source = await repo.head(branch);
   const target = await repo.head(parent);
   if (source === null || target === null) throw branchNotFound(row.id, source === null ? branch : parent);
@@ -133,6 +135,13 @@ async function push(repo: Repository, row: DeploymentRow, branch: string, parent
     throw error;
   }
   if (result === null) return null;
+  // A connected repository takes the parent's new head first: if it refuses, the parent stays.
+  if (upstream !== null) {
+    await upstream.publish(repo, parent, result).catch((error: unknown) => {
+      if (error instanceof ApiError) throw new ApiError(error.code, `Committed to ${branch}, but ${parent} did not move: ${error.detail}`);
+      throw error;
+    });
+  }
   try {
     await repo.moveRefs([{ ref: `refs/heads/${parent}`, to: result, from: target }]);
   } catch (error) {

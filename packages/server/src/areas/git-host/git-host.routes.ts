@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { CallbackDeps } from '../oauth-integrations/oauth-integrations.routes.js';
-import { BranchesQuery, GitHostCallbackQuery, InstallationParams, ListQuery, PutGitHostAppBody, RepositoryParams } from './git-host.schemas.js';
+import { BranchesQuery, ConnectGitHostBody, GitHostCallbackQuery, InstallationParams, ListQuery, PutGitHostAppBody, RepositoryParams } from './git-host.schemas.js';
 import type { GitHostService } from './git-host.service.js';
+import type { UpstreamsService } from './upstreams.service.js';
+import { DeploymentParams } from '../../shared/schemas.js';
 
 const tags = ['Git host'];
 /** Callbacks a minute per client address: a browser completes one per link. */
@@ -10,8 +12,26 @@ export const GIT_HOST_CALLBACK_RATE_LIMIT = 30;
 const LINKED = ['GIT_HOST_NOT_CONFIGURED', 'GIT_HOST_NOT_LINKED', 'GIT_HOST_UNAVAILABLE'] as const;
 
 /** The account's git-host app (extension) and the caller's linked account on it (reference 5.19-5.22). */
-export function gitHostRoutes(service: GitHostService, deps: CallbackDeps): FastifyPluginAsyncTypebox {
+export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsService, deps: CallbackDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
+    app.post(
+      '/build/api/v1/deployments/:deploymentId/git-host/connect',
+      {
+        schema: {
+          operationId: 'connectGitHost',
+          tags,
+          summary: 'Connect a repository of the git host to the deployment and build it (reference 2.20; DeploymentUpdate)',
+          description:
+            'The caller’s linked account must reach the installation and the repository. The repository’s branch (`deployBranchName`, default its default branch) becomes the deploy branch and production builds from it; with `isNewRepo` the repository is created empty and receives the deployment’s model. From then on shared branches are pulled from it (POST …/pull) and every commit, merge and new branch is pushed to it before it lands here, so the two never disagree. Git runs with a token of the app’s installation.',
+          params: DeploymentParams,
+          body: ConnectGitHostBody,
+          response: { 200: Type.Ref('Deployment') },
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', ...LINKED, 'GIT_HOST_NOT_FOUND', 'GIT_HOST_REPO_EXISTS', 'GIT_HOST_APP_INVALID', 'UPSTREAM_DIVERGED', 'UPSTREAM_UNAVAILABLE', 'BRANCH_MOVED'],
+        },
+      },
+      async (request) => upstreams.connect(request.caller, request.params.deploymentId, request.body),
+    );
+
     app.get(
       '/api/v1/tenant/git-host-app',
       {

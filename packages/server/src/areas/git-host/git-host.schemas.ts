@@ -80,3 +80,17 @@ export const gitHostSchemas = [
   LegacyPageOf('GitHostRepository'),
   LegacyPageOf('GitHostBranch'),
 ];
+
+/** Reference 2.20 `ConnectGitHostRequest`. */
+export const ConnectGitHostBody = Type.Object(
+  {
+    installationId: Type.Integer({ minimum: 1, description: 'From GET /api/v1/git-host/installations (5.20).' }),
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$', description: 'The repository’s name under the installation’s account.' }),
+    deployBranchName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'Default: the repository’s default branch (for a new repository, the deployment’s deploy branch).' }))),
+    deployProjectRoot: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'Default: the deployment’s current project root.' }))),
+    isNewRepo: Type.Optional(Nullable(Type.Boolean({ description: 'Create the repository (empty) and put the deployment’s model in it.' }))),
+    private: Type.Optional(Nullable(Type.Boolean({ description: 'Visibility of a new repository; default true.' }))),
+  },
+  { additionalProperties: false },
+);
+export type ConnectGitHostInput = Static<typeof ConnectGitHostBody>;

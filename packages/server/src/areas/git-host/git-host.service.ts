@@ -6,6 +6,7 @@ import { decodeCursor, legacyPage, pageRequest, toPage } from '../../shared/pagi
 import { ApiError } from '../../shared/problems.js';
 import { hashState, newState } from '../oauth-integrations/oauth-client.js';
 import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
+import { appPrivateKey } from './app-jwt.js';
 import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings } from './github-client.js';
 import type { GitHostApp, GitHostCallbackInput, PutGitHostAppInput } from './git-host.schemas.js';
 import { consumeState, deleteExpiredStates, findApp, findLink, findState, insertState, saveApp, saveLink, sealedAs } from './git-host.store.js';
@@ -15,18 +16,18 @@ export const STATE_TTL_MS = 10 * 60_000;
 /** This server's callback at the tenant's origin, registered as the app's callback URL. */
 export const GIT_HOST_CALLBACK_PATH = '/api/v1/git-host/callback';
 
-const notConfigured = () => new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
-const notLinked = () => new ApiError('GIT_HOST_NOT_LINKED', 'You have not linked your git-host account: open `linkUrl` of GET /api/v1/git-host/status.');
+export const notConfigured = () => new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
+export const notLinked = () => new ApiError('GIT_HOST_NOT_LINKED', 'You have not linked your git-host account: open `linkUrl` of GET /api/v1/git-host/status.');
 const invalidState = (why: string) => new ApiError('OAUTH_STATE_INVALID', `The link cannot complete: ${why}. Start again from \`linkUrl\` of GET /api/v1/git-host/status.`);
 const invalid = (pointer: string, message: string) => new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
 
-const settingsOf = (row: GitHostAppRow): HostSettings => ({ apiBaseUrl: row.api_base_url, webBaseUrl: row.web_base_url, appSlug: row.app_slug, clientId: row.client_id });
+export const settingsOf = (row: GitHostAppRow): HostSettings => ({ apiBaseUrl: row.api_base_url, webBaseUrl: row.web_base_url, appSlug: row.app_slug, clientId: row.client_id });
 
 /**
  * A host failure as the caller sees it: what the linked account cannot reach is 404, a revoked
  * token 409 (link again), anything else 502. Never the host's body, which may echo secrets.
  */
-function hostFailure(error: unknown): never {
+export function hostFailure(error: unknown): never {
   if (error instanceof HostError && (error.status === 404 || error.status === 403)) throw new ApiError('GIT_HOST_NOT_FOUND', 'Your linked git-host account cannot reach this installation or repository (or it does not exist).');
   if (error instanceof HostError && error.status === 401) throw new ApiError('GIT_HOST_NOT_LINKED', 'The git host no longer accepts your linked account’s token: link it again from `linkUrl` of GET /api/v1/git-host/status.');
   if (error instanceof HostError || error instanceof OutboundError) throw new ApiError('GIT_HOST_UNAVAILABLE', `The git host gave no usable answer: ${error.message}. Try again later.`);
@@ -97,6 +98,7 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
         const stored = await findApp(trx, tenantId);
         if (secret === null && !stored) throw invalid('/body/clientSecret', 'is required the first time');
         if (key === null && !stored) throw invalid('/body/privateKey', 'is required the first time');
+        if (key !== null && appPrivateKey(key) === null) throw invalid('/body/privateKey', 'must be the app’s RSA private key in PEM');
         await saveApp(
           trx,
           tenantId,

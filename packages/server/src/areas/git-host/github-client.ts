@@ -5,7 +5,9 @@ import type { Outbound } from '../../outbound/index.js';
  * guard, timeouts, retries of reads, logs without queries, headers or bodies). Only the
  * documented endpoints are used: the user authorization (`/login/oauth/authorize` and
  * `/login/oauth/access_token` on the web origin), `/user`, `/user/installations`,
- * `/user/installations/{id}/repositories`, `/repos/{owner}/{repo}` and its `/branches`.
+ * `/user/installations/{id}/repositories`, `/repos/{owner}/{repo}` and its `/branches`, the
+ * repository creation of `/orgs/{org}/repos` and `/user/repos`, and the app's
+ * `/app/installations/{id}/access_tokens`.
  */
 export interface HostSettings {
   apiBaseUrl: string;
@@ -18,6 +20,17 @@ export interface Installation {
   id: number;
   login: string;
   avatarUrl: string;
+  /** Whether the account is an organisation (repositories are created under `/orgs/…`) or a user. */
+  organization: boolean;
+}
+
+/** A repository as connecting needs it: where git reaches it and its default branch. */
+export interface HostRepository {
+  id: number;
+  owner: string;
+  name: string;
+  cloneUrl: string;
+  defaultBranch: string;
 }
 
 export interface Repository {
@@ -81,6 +94,20 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
     return out;
   }
 
+  const parsed = (body: string): unknown => {
+    try {
+      return JSON.parse(body) as unknown;
+    } catch {
+      throw new HostError(null, 'the git host answered something other than JSON');
+    }
+  };
+  const hostRepository = (body: unknown): HostRepository => {
+    const r = (body ?? {}) as Record<string, unknown>;
+    const owner = (r.owner ?? {}) as Record<string, unknown>;
+    if (typeof r.clone_url !== 'string' || typeof r.name !== 'string') throw new HostError(null, 'the git host described the repository without `clone_url`');
+    return { id: Number(r.id), owner: text(owner.login), name: r.name, cloneUrl: r.clone_url, defaultBranch: text(r.default_branch) };
+  };
+
   const field = (body: unknown, name: string): unknown[] => {
     const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
     if (!Array.isArray(value)) throw new HostError(null, `the git host's answer has no \`${name}\` list`);
@@ -121,13 +148,43 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
     installations(token: string): Promise<Installation[]> {
       return all('/user/installations', token, (b) => field(b, 'installations'), (i) => {
         const account = (i.account ?? {}) as Record<string, unknown>;
-        return { id: Number(i.id), login: text(account.login), avatarUrl: text(account.avatar_url) };
+        return { id: Number(i.id), login: text(account.login), avatarUrl: text(account.avatar_url), organization: account.type === 'Organization' };
       });
     },
 
     /** The repositories of one installation the user can reach. */
     repositories(token: string, installationId: number): Promise<Repository[]> {
       return all(`/user/installations/${installationId}/repositories`, token, (b) => field(b, 'repositories'), (r) => ({ id: Number(r.id), name: text(r.name), htmlUrl: text(r.html_url) }));
+    },
+
+    async repository(token: string, owner: string, repo: string): Promise<HostRepository> {
+      return hostRepository(await getJson(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token));
+    },
+
+    /**
+     * Creates an empty repository with the user's token: under the organisation, or the user's
+     * own. 422 (the host's "name already exists") comes back as a HostError with that status.
+     */
+    async createRepository(token: string, organization: string | null, name: string, isPrivate: boolean): Promise<HostRepository> {
+      const response = await outbound.request(joined(host.apiBaseUrl, organization === null ? '/user/repos' : `/orgs/${encodeURIComponent(organization)}/repos`), {
+        method: 'POST',
+        headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'mapi' },
+        body: JSON.stringify({ name, private: isPrivate, auto_init: false }),
+      });
+      if (response.status !== 201) throw new HostError(response.status, `the git host answered ${response.status}`);
+      return hostRepository(parsed(response.body));
+    },
+
+    /** A token of the app's installation (about an hour), for git; asked for with the app's own JWT. */
+    async installationToken(appJwt: string, installationId: number): Promise<string> {
+      const response = await outbound.request(joined(host.apiBaseUrl, `/app/installations/${installationId}/access_tokens`), {
+        method: 'POST',
+        headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${appJwt}`, 'user-agent': 'mapi' },
+      });
+      if (response.status !== 201) throw new HostError(response.status, `the git host answered ${response.status} to the app`);
+      const token = (parsed(response.body) as Record<string, unknown> | null)?.token;
+      if (typeof token !== 'string' || token === '') throw new HostError(null, 'the git host gave the app no installation token');
+      return token;
     },
 
     async defaultBranch(token: string, owner: string, repo: string): Promise<string> {

@@ -27,6 +27,7 @@ import { oauth } from './0022_oauth.js';
 import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims.js';
 import { notifications } from './0027_notifications.js';
 import { identityProviders } from './0029_identity_providers.js';
+import { deploymentUpstreams } from './0032_deployment_upstreams.js';
 import { gitHost } from './0031_git_host.js';
 import { dashboardExports } from './0028_dashboard_exports.js';
 import { deliveryRenderData } from './0030_delivery_render_data.js';
@@ -69,6 +70,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0024_dbt_sync_remote': dbtSyncRemote(dialect),
         '0030_delivery_render_data': deliveryRenderData(dialect),
         '0031_git_host': gitHost(dialect),
+        '0032_deployment_upstreams': deploymentUpstreams(dialect),
       };
     },
   };
