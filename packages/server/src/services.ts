@@ -149,7 +149,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const embedPeople = { userLimit: options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT };
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // A deployment connected to a repository of the git host pulls from it and pushes to it.
-  const upstreams = upstreamsService({ db: store.db, secrets: options.secrets, outbound, repositories, deployBranchMoved, originOf: options.deploymentUrlOf, now });
+  const gitHost = gitHostService(store.db, options.secrets, outbound, options.deploymentUrlOf, now);
+  const upstreams = upstreamsService({ db: store.db, secrets: options.secrets, outbound, repositories, deployBranchMoved, originOf: options.deploymentUrlOf, now, linked: gitHost.linked });
   // Dashboards rendered to PNG and PDF (exports, and each notification recipient), each query as its viewer.
   const renderer = createRenderer({
     findPublished: (tenantId, deploymentId, ref) => findPublishedInDeployment(store.db, tenantId, deploymentId, ref),
@@ -201,7 +202,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     notifications: notificationsService(store, { embedUserLimit: embedPeople.userLimit, now }),
     oauthSignIn,
     identityProvider: identityProviderService(store.db, options.secrets, options.deploymentUrlOf, now),
-    gitHost: gitHostService(store.db, options.secrets, outbound, options.deploymentUrlOf, now),
+    gitHost,
     upstreams,
     oauthIntegrations: oauthIntegrationsService(store, options.secrets, now),
     userOAuthTokens,

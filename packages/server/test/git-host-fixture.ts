@@ -12,6 +12,8 @@ export interface HostUser {
   login: string;
   code: string;
   token: string;
+  /** Tokens that expire (seconds): the code also gives a refresh token, and each refresh rotates both. */
+  expiresInSec?: number;
   installations: { id: number; account: string; repositories: { id: number; name: string; owner: string; defaultBranch: string; branches: string[] }[] }[];
 }
 
@@ -21,6 +23,10 @@ export interface GitHostFixture {
   clientSecret: string;
   /** Every request's method and path (with query), in order. */
   seen: string[];
+  /** Access tokens revoked through `DELETE /applications/{client_id}/token`. */
+  revoked: string[];
+  /** Refresh grants answered, by user login. */
+  refreshed: string[];
   /** Installation tokens minted for the app, each to its installation id. */
   installationTokens: Map<string, number>;
   /** Whether an installation token may use the repository a git request path (`/owner/name.git/…`) names. */
@@ -53,6 +59,17 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
     clone_url: `${options.git?.origin ?? 'https://git.example.test'}/${r.owner}/${r.name}.git`,
   });
   let nextRepoId = 1000;
+  const revoked: string[] = [];
+  const refreshed: string[] = [];
+  const refreshTokens = new Map<string, HostUser>();
+  let issued = 0;
+  /** A user's tokens as the host answers them; the refresh token only for expiring ones. */
+  const tokensFor = (user: HostUser, accessToken: string) => {
+    if (user.expiresInSec === undefined) return { access_token: accessToken, token_type: 'bearer', scope: '' };
+    const refreshToken = `ghr_${user.login}_${++issued}`;
+    refreshTokens.set(refreshToken, user);
+    return { access_token: accessToken, token_type: 'bearer', scope: '', expires_in: user.expiresInSec, refresh_token: refreshToken, refresh_token_expires_in: 15_897_600 };
+  };
   const byToken = new Map(users.map((u) => [u.token, u]));
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -88,9 +105,29 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const form = new URLSearchParams(raw);
         if (form.get('client_id') !== options.clientId || form.get('client_secret') !== options.clientSecret) return send(res, 200, { error: 'incorrect_client_credentials' });
+        if (form.get('grant_type') === 'refresh_token') {
+          const owner = refreshTokens.get(form.get('refresh_token') ?? '');
+          if (!owner) return send(res, 200, { error: 'bad_refresh_token' });
+          // Rotation: the refresh token and the old access token stop working.
+          refreshTokens.delete(form.get('refresh_token') ?? '');
+          for (const [token, u] of byToken) if (u === owner) byToken.delete(token);
+          const next = `${owner.token}-refreshed-${++issued}`;
+          byToken.set(next, owner);
+          refreshed.push(owner.login);
+          return send(res, 200, tokensFor(owner, next));
+        }
         const user = users.find((u) => u.code === form.get('code'));
         if (!user) return send(res, 200, { error: 'bad_verification_code' });
-        return send(res, 200, { access_token: user.token, token_type: 'bearer', scope: '' });
+        byToken.set(user.token, user);
+        return send(res, 200, tokensFor(user, user.token));
+      }
+      if (req.method === 'DELETE' && url.pathname === `/applications/${options.clientId}/token`) {
+        if (req.headers.authorization !== `Basic ${Buffer.from(`${options.clientId}:${options.clientSecret}`).toString('base64')}`) return send(res, 401, { message: 'Bad credentials' });
+        const token = (JSON.parse(raw) as { access_token?: string }).access_token ?? '';
+        if (!byToken.delete(token)) return send(res, 404, { message: 'Not Found' });
+        revoked.push(token);
+        res.writeHead(204);
+        return res.end();
       }
       const user = byToken.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
       if (!user) return send(res, 401, { message: 'Bad credentials' });
@@ -132,6 +169,8 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     seen,
+    revoked,
+    refreshed,
     installationTokens,
     installationReaches(token, gitPath) {
       const installation = installationById(installationTokens.get(token) ?? -1);

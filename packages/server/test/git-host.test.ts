@@ -37,6 +37,15 @@ const bob: HostUser = {
   installations: [{ id: 202, account: 'globex', repositories: [{ id: 9, name: 'secret-models', owner: 'globex', defaultBranch: 'main', branches: ['main'] }] }],
 };
 
+// A host whose user tokens expire (8 hours) and come with rotating refresh tokens.
+const carol: HostUser = {
+  login: 'carol',
+  code: 'code-carol',
+  token: 'host-token-carol-do-not-show',
+  expiresInSec: 8 * 3600,
+  installations: [{ id: 303, account: 'initech', repositories: [] }],
+};
+
 interface Page<T> {
   items: T[];
   data: T[];
@@ -48,13 +57,14 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
   let host: GitHostFixture;
   let explorer: Caller;
   let viewer: Caller;
+  let developer: Caller;
   let other: { tenantId: number; admin: Caller };
   const logs: string[] = [];
   const clock = { offsetMs: 0 };
   const bodies: string[] = [];
 
   beforeAll(async () => {
-    host = await startGitHost([alice, bob], { clientId: 'Iv1.client', clientSecret: CLIENT_SECRET });
+    host = await startGitHost([alice, bob, carol], { clientId: 'Iv1.client', clientSecret: CLIENT_SECRET });
     t = await TestApp.create(dialect, {
       // The stand-in runs on loopback, which the outbound guard refuses unless allowed.
       outbound: { allowPrivate: ['127.0.0.1/32'], retryBaseMs: 1 },
@@ -63,6 +73,7 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     });
     explorer = await t.user('EXPLORER');
     viewer = await t.user('VIEWER');
+    developer = await t.user('DEVELOPER');
     other = await t.tenant('githost-other', ['githost-other.example.test']);
   });
   afterAll(async () => {
@@ -279,8 +290,48 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     }
   });
 
+  it('an expiring token is refreshed before use and its refresh token rotated; two requests at once refresh once; a refused refresh asks to link again', async () => {
+    const installationsOf = async () => (await call({ url: '/api/v1/git-host/installations', key: developer.key })).json<Page<{ id: string }>>().items.map((i) => i.id);
+    expect((await link(developer, 'code-carol')).statusCode).toBe(200);
+    const row = await t.store.db.selectFrom('git_host_links').selectAll().where('user_id', '=', developer.userId).executeTakeFirstOrThrow();
+    expect(row.refresh_token).toMatch(/^v1:/);
+    expect(row.refresh_token).not.toContain('ghr_');
+    expect(Date.parse(row.expires_at!) - Date.now()).toBeGreaterThan(7.9 * 3600_000);
+    expect(await installationsOf()).toEqual(['303']);
+    expect(host.refreshed).toEqual([]);
+    try {
+      // Past the expiry: refreshed first (the old token no longer works at the host), once.
+      clock.offsetMs = 8 * 3600_000;
+      expect(await installationsOf()).toEqual(['303']);
+      expect(await installationsOf()).toEqual(['303']);
+      expect(host.refreshed).toEqual(['carol']);
+      // Two at once after the next expiry: one refresh wins, the other takes its tokens; both answer.
+      clock.offsetMs = 17 * 3600_000;
+      const both = await Promise.all([installationsOf(), installationsOf()]);
+      expect(both).toEqual([['303'], ['303']]);
+      expect(await installationsOf()).toEqual(['303']);
+      // A refresh token the host does not know: link again.
+      clock.offsetMs = 26 * 3600_000;
+      const unknown = t.app.services.secrets.seal('ghr_unknown', sealedAs.refreshToken(t.tenantId, developer.userId));
+      await t.store.db.updateTable('git_host_links').set({ refresh_token: unknown }).where('user_id', '=', developer.userId).execute();
+      problem(await call({ url: '/api/v1/git-host/installations', key: developer.key }), 409, 'GIT_HOST_NOT_LINKED');
+    } finally {
+      clock.offsetMs = 0;
+    }
+  });
+
+  it('unlink (extension): the token is revoked at the host and forgotten here; a second unlink is 409', async () => {
+    expect((await link(developer, 'code-carol')).statusCode).toBe(200);
+    expect((await call({ method: 'DELETE', url: '/api/v1/git-host/link', key: developer.key })).statusCode).toBe(204);
+    expect(host.revoked).toEqual([carol.token]);
+    expect((await call({ url: '/api/v1/git-host/status', key: developer.key })).json()).toMatchObject({ connected: false });
+    problem(await call({ url: '/api/v1/git-host/installations', key: developer.key }), 409, 'GIT_HOST_NOT_LINKED');
+    problem(await call({ method: 'DELETE', url: '/api/v1/git-host/link', key: developer.key }), 409, 'GIT_HOST_NOT_LINKED');
+    expect(await t.store.db.selectFrom('git_host_links').selectAll().where('user_id', '=', developer.userId).execute()).toEqual([]);
+  });
+
   it('no secret appears in any response or log line', () => {
-    for (const secret of [CLIENT_SECRET, KEY_BODY, alice.token, bob.token]) {
+    for (const secret of [CLIENT_SECRET, KEY_BODY, alice.token, bob.token, carol.token, 'ghr_carol']) {
       expect(bodies.filter((b) => b.includes(secret))).toEqual([]);
       expect(logs.filter((l) => l.includes(secret))).toEqual([]);
     }

@@ -152,6 +152,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createBranch: { name: 'security-suite' },
     setBranchStagingEnvironment: { enabled: true, branchName: 'security-suite' },
     pullBranch: { branchName: 'main' },
+    connectGitHost: { installationId: 1, name: 'security-suite' },
     mergeToDeployBranch: { message: 'by the suite', branchName: 'security-suite' },
     finishUpload: { transaction: { id: 'security-suite' }, files: {} },
     advanceCreationStep: { creationStep: 'upload' },

@@ -2619,6 +2619,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/git-host/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink the caller’s git-host account (extension; any key)
+         * @description The token is revoked at the host when it can be and forgotten here in any case. Deployments the user connected stay connected: git runs with the app’s installation tokens.
+         */
+        delete: operations["unlinkGitHost"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/git-host/callback": {
         parameters: {
             query?: never;
@@ -5317,20 +5337,6 @@ export interface components {
                 };
             };
         };
-        /** @description Bad Gateway: `GIT_HOST_UNAVAILABLE` (The git host could not be reached or answered nonsense). */
-        GitHostUnavailable: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                    /** @enum {integer} */
-                    status: 502;
-                    /** @enum {string} */
-                    code: "GIT_HOST_UNAVAILABLE";
-                };
-            };
-        };
         /** @description Conflict: `GIT_HOST_NOT_LINKED` (The caller has not linked a git-host account). */
         GitHostNotLinked: {
             headers: {
@@ -5342,6 +5348,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "GIT_HOST_NOT_LINKED";
+                };
+            };
+        };
+        /** @description Bad Gateway: `GIT_HOST_UNAVAILABLE` (The git host could not be reached or answered nonsense). */
+        GitHostUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 502;
+                    /** @enum {string} */
+                    code: "GIT_HOST_UNAVAILABLE";
                 };
             };
         };
@@ -22236,6 +22256,51 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    unlinkGitHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["GitHostNotLinked"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -701,6 +701,10 @@ export interface GitHostLinkTable {
   login: string;
   /** Sealed by secrets/. */
   access_token: string;
+  /** Sealed by secrets/; null when the host's tokens do not expire (migration 0032). */
+  refresh_token: string | null;
+  /** When the access token expires; null: it does not. */
+  expires_at: string | null;
   created_at: string;
   updated_at: string;
 }

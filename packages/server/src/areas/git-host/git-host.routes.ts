@@ -76,6 +76,24 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
       async (request) => service.status(request.caller),
     );
 
+    app.delete(
+      '/api/v1/git-host/link',
+      {
+        schema: {
+          operationId: 'unlinkGitHost',
+          tags,
+          summary: 'Unlink the caller’s git-host account (extension; any key)',
+          description: 'The token is revoked at the host when it can be and forgotten here in any case. Deployments the user connected stay connected: git runs with the app’s installation tokens.',
+          response: { 204: Type.Null({ description: 'Unlinked' }) },
+          problems: ['GIT_HOST_NOT_LINKED'],
+        },
+      },
+      async (request, reply) => {
+        await service.unlink(request.caller);
+        return reply.code(204).send(null);
+      },
+    );
+
     // The host's redirect: no credential (the `state` names the user), a per-address budget.
     app.get(
       '/api/v1/git-host/callback',

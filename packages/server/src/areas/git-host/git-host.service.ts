@@ -7,9 +7,9 @@ import { ApiError } from '../../shared/problems.js';
 import { hashState, newState } from '../oauth-integrations/oauth-client.js';
 import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
 import { appPrivateKey } from './app-jwt.js';
-import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings } from './github-client.js';
+import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings, type UserTokens } from './github-client.js';
 import type { GitHostApp, GitHostCallbackInput, PutGitHostAppInput } from './git-host.schemas.js';
-import { consumeState, deleteExpiredStates, findApp, findLink, findState, insertState, saveApp, saveLink, sealedAs } from './git-host.store.js';
+import { consumeState, deleteExpiredStates, deleteLink, findApp, findLink, findState, insertState, replaceLinkTokens, saveApp, saveLink, sealedAs, type LinkTokens } from './git-host.store.js';
 
 /** How long a link authorization can complete. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -17,6 +17,9 @@ export const STATE_TTL_MS = 10 * 60_000;
 export const GIT_HOST_CALLBACK_PATH = '/api/v1/git-host/callback';
 
 export const notConfigured = () => new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
+/** A user token is refreshed this long before it expires. */
+const REFRESH_LEAD_MS = 60_000;
+const linkExpired = () => new ApiError('GIT_HOST_NOT_LINKED', 'Your linked git-host account’s token expired and the host did not renew it: link it again from `linkUrl` of GET /api/v1/git-host/status.');
 export const notLinked = () => new ApiError('GIT_HOST_NOT_LINKED', 'You have not linked your git-host account: open `linkUrl` of GET /api/v1/git-host/status.');
 const invalidState = (why: string) => new ApiError('OAUTH_STATE_INVALID', `The link cannot complete: ${why}. Start again from \`linkUrl\` of GET /api/v1/git-host/status.`);
 const invalid = (pointer: string, message: string) => new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
@@ -70,12 +73,40 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
     return row;
   }
 
-  /** The caller's client at the host and their token. */
+  const sealTokens = (tenantId: number, userId: number, tokens: UserTokens): LinkTokens => ({
+    access_token: secrets.seal(tokens.accessToken, sealedAs.accessToken(tenantId, userId)),
+    refresh_token: tokens.refreshToken === null ? null : secrets.seal(tokens.refreshToken, sealedAs.refreshToken(tenantId, userId)),
+    expires_at: tokens.expiresAt,
+  });
+
+  /**
+   * The caller's client at the host and their token. A token that expires within a minute is
+   * refreshed first (the host rotates refresh tokens; of two refreshes at once the loser takes the
+   * winner's tokens). A refresh the host refuses means the user must link again.
+   */
   async function linked(caller: Caller): Promise<{ client: ReturnType<typeof gitHostClient>; token: string }> {
-    const app = await appOf(caller.actor.tenantId);
-    const link: GitHostLinkRow | undefined = await findLink(db, caller.actor.tenantId, caller.actor.userId);
+    const { tenantId, userId } = caller.actor;
+    const app = await appOf(tenantId);
+    const client = gitHostClient(outbound, settingsOf(app));
+    let link: GitHostLinkRow | undefined = await findLink(db, tenantId, userId);
     if (!link) throw notLinked();
-    return { client: gitHostClient(outbound, settingsOf(app)), token: secrets.open(link.access_token, sealedAs.accessToken(link.tenant_id, link.user_id)) };
+    const at = now();
+    if (link.expires_at !== null && Date.parse(link.expires_at) - REFRESH_LEAD_MS <= at.getTime()) {
+      if (link.refresh_token === null) throw linkExpired();
+      const used = link.refresh_token;
+      try {
+        const tokens = await client.refresh(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(used, sealedAs.refreshToken(tenantId, userId)), at);
+        await replaceLinkTokens(db, link.id, used, sealTokens(tenantId, userId, tokens), at.toISOString());
+      } catch (error) {
+        if (!(error instanceof HostError && error.status === 400)) hostFailure(error);
+        // Refused: unless another request refreshed it meanwhile, the link is spent.
+        const again = await findLink(db, tenantId, userId);
+        if (!again || again.refresh_token === used) throw linkExpired();
+      }
+      link = await findLink(db, tenantId, userId);
+      if (!link) throw notLinked();
+    }
+    return { client, token: secrets.open(link.access_token, sealedAs.accessToken(link.tenant_id, link.user_id)) };
   }
 
   return {
@@ -153,17 +184,38 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
       if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
       const app = await appOf(tenantId);
       const client = gitHostClient(outbound, settingsOf(app));
-      let token: string;
+      let tokens: UserTokens;
       let login: string;
       try {
-        token = await client.exchangeCode(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), query.code);
-        login = await client.userLogin(token);
+        tokens = await client.exchangeCode(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), query.code, now());
+        login = await client.userLogin(tokens.accessToken);
       } catch (error) {
         if (error instanceof HostError && error.status === 400) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host refused the code: \`${error.message}\`.`);
         hostFailure(error);
       }
-      await saveLink(db, tenantId, state.user_id, { login, access_token: secrets.seal(token, sealedAs.accessToken(tenantId, state.user_id)) }, iso());
+      await saveLink(db, tenantId, state.user_id, { login, ...sealTokens(tenantId, state.user_id, tokens) }, iso());
       return { connected: true, login };
+    },
+
+    /** The caller's token at the host, refreshed if need be, for the other git-host services (connect). */
+    linked,
+
+    /**
+     * Unlinks the caller's account (extension): the token is revoked at the host when it can be,
+     * and forgotten here in any case. Deployments connected by the user stay connected: git runs
+     * with the app's installation tokens, not the user's.
+     */
+    async unlink(caller: Caller): Promise<void> {
+      const { tenantId, userId } = caller.actor;
+      const link = await findLink(db, tenantId, userId);
+      if (!link) throw notLinked();
+      const app = await findApp(db, tenantId);
+      if (app) {
+        const client = gitHostClient(outbound, settingsOf(app));
+        // Best effort: a host that cannot be reached does not keep the link here.
+        await client.revoke(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(link.access_token, sealedAs.accessToken(tenantId, userId))).catch(() => undefined);
+      }
+      await deleteLink(db, tenantId, userId);
     },
 
     /** Reference 5.20: the app's installations the caller's account reaches, by installation id. */

@@ -69,7 +69,39 @@ export function installUrl(host: HostSettings): string {
   return joined(host.webBaseUrl, `/apps/${encodeURIComponent(host.appSlug)}/installations/new`);
 }
 
+/** A user's tokens from the host; the refresh token and expiry only from hosts whose user tokens expire. */
+export interface UserTokens {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: string | null;
+}
+
 export function gitHostClient(outbound: Outbound, host: HostSettings) {
+  /** The web origin's token endpoint, which reports a refused grant with 200 and an `error`. */
+  async function tokenRequest(form: Record<string, string>, now: Date): Promise<UserTokens> {
+    const response = await outbound.request(joined(host.webBaseUrl, '/login/oauth/access_token'), {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'mapi' },
+      body: new URLSearchParams(form).toString(),
+    });
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(response.body) as Record<string, unknown>;
+    } catch {
+      // Handled below as no token.
+    }
+    if (typeof body.access_token === 'string' && body.access_token !== '') {
+      const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : null;
+      return {
+        accessToken: body.access_token,
+        refreshToken: typeof body.refresh_token === 'string' && body.refresh_token !== '' ? body.refresh_token : null,
+        expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000).toISOString(),
+      };
+    }
+    const error = typeof body.error === 'string' ? body.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100) : null;
+    throw new HostError(response.status >= 500 ? response.status : error === null ? null : 400, error ?? `the git host answered ${response.status} without a token`);
+  }
+
   async function getJson(path: string, token: string): Promise<unknown> {
     const response = await outbound.request(joined(host.apiBaseUrl, path), {
       headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'user-agent': 'mapi' },
@@ -120,23 +152,30 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
 
   return {
-    /** Exchanges the code the host sent the user back with for the user's token. */
-    async exchangeCode(clientSecret: string, code: string): Promise<string> {
-      const response = await outbound.request(joined(host.webBaseUrl, '/login/oauth/access_token'), {
-        method: 'POST',
-        headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'mapi' },
-        body: new URLSearchParams({ client_id: host.clientId, client_secret: clientSecret, code }).toString(),
+    /** Exchanges the code the host sent the user back with for the user's tokens. */
+    exchangeCode(clientSecret: string, code: string, now: Date): Promise<UserTokens> {
+      return tokenRequest({ client_id: host.clientId, client_secret: clientSecret, code }, now);
+    },
+
+    /** New tokens for a refresh token (the host rotates it: the one used stops working). */
+    refresh(clientSecret: string, refreshToken: string, now: Date): Promise<UserTokens> {
+      return tokenRequest({ client_id: host.clientId, client_secret: clientSecret, grant_type: 'refresh_token', refresh_token: refreshToken }, now);
+    },
+
+    /** Revokes the user's token at the host (the app's client credentials, basic authentication). */
+    async revoke(clientSecret: string, accessToken: string): Promise<void> {
+      const response = await outbound.request(joined(host.apiBaseUrl, `/applications/${encodeURIComponent(host.clientId)}/token`), {
+        method: 'DELETE',
+        headers: {
+          accept: 'application/vnd.github+json',
+          authorization: `Basic ${Buffer.from(`${host.clientId}:${clientSecret}`).toString('base64')}`,
+          'content-type': 'application/json',
+          'user-agent': 'mapi',
+        },
+        body: JSON.stringify({ access_token: accessToken }),
       });
-      let body: Record<string, unknown> = {};
-      try {
-        body = JSON.parse(response.body) as Record<string, unknown>;
-      } catch {
-        // Handled below as no token.
-      }
-      // The host reports a refused code with 200 and an `error`.
-      if (typeof body.access_token === 'string' && body.access_token !== '') return body.access_token;
-      const error = typeof body.error === 'string' ? body.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100) : null;
-      throw new HostError(response.status >= 500 ? response.status : error === null ? null : 400, error ?? `the git host answered ${response.status} without a token`);
+      // 404: the host no longer knows the token, which is what revoking wants.
+      if (response.status !== 204 && response.status !== 404) throw new HostError(response.status, `the git host answered ${response.status} to the revocation`);
     },
 
     async userLogin(token: string): Promise<string> {

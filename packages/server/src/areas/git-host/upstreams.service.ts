@@ -19,9 +19,9 @@ import { toDeployment } from '../deployments/deployments.service.js';
 import { findDeployment, updateDeployment } from '../deployments/deployments.store.js';
 import { appJwt, appPrivateKey } from './app-jwt.js';
 import { gitHostClient, HostError, type HostRepository } from './github-client.js';
-import { hostFailure, notConfigured, notLinked, settingsOf } from './git-host.service.js';
+import { hostFailure, notConfigured, settingsOf, type GitHostService } from './git-host.service.js';
 import type { ConnectGitHostInput } from './git-host.schemas.js';
-import { findApp, findLink, sealedAs } from './git-host.store.js';
+import { findApp, sealedAs } from './git-host.store.js';
 import { findUpstream, saveUpstream } from './upstreams.store.js';
 
 /** How long an installation token is reused: the host's last an hour, so one is never used near its end. */
@@ -71,6 +71,8 @@ export function upstreamsService(deps: {
   deployBranchMoved: DeployBranchMoved;
   originOf: (tenant: { id: number; slug: string }) => Promise<string>;
   now: () => Date;
+  /** The caller's client at the host and their (refreshed) token: git-host.service.ts. */
+  linked: GitHostService['linked'];
 }) {
   const { db, secrets, outbound, repositories, now } = deps;
   const tokens = new Map<string, { token: string; until: number }>();
@@ -153,12 +155,7 @@ export function upstreamsService(deps: {
         throw invalid('/body/deployBranchName', 'is not a branch name git accepts, or is a dev-… name');
       }
       const projectRoot = input.deployProjectRoot == null ? row.deploy_project_root : normalizeProjectRoot(input.deployProjectRoot, '/body/deployProjectRoot');
-      const app = await findApp(db, tenantId);
-      if (!app) throw notConfigured();
-      const link = await findLink(db, tenantId, caller.actor.userId);
-      if (!link) throw notLinked();
-      const userToken = secrets.open(link.access_token, sealedAs.accessToken(tenantId, caller.actor.userId));
-      const client = gitHostClient(outbound, settingsOf(app));
+      const { client, token: userToken } = await deps.linked(caller);
       const installation = (await client.installations(userToken).catch(hostFailure)).find((i) => i.id === input.installationId);
       if (!installation) throw new ApiError('GIT_HOST_NOT_FOUND', `Your linked git-host account cannot reach installation ${input.installationId}.`);
 

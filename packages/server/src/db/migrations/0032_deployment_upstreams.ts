@@ -5,6 +5,8 @@ import { columnsFor } from './columns.js';
 /**
  * The git-host repository a deployment is connected to (reference 2.20): its shared branches are
  * pulled from it and pushed to it with a token of the app's installation, minted for each use.
+ * Linked accounts keep the host's refresh token and the access token's expiry, for hosts whose
+ * user tokens expire.
  */
 export function deploymentUpstreams(dialect: Dialect): Migration {
   return {
@@ -23,6 +25,9 @@ export function deploymentUpstreams(dialect: Dialect): Migration {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
+      // secrets/: bound to `git-host-link:<tenantId>:<userId>:refresh`.
+      await db.schema.alterTable('git_host_links').addColumn('refresh_token', 'text').execute();
+      await db.schema.alterTable('git_host_links').addColumn('expires_at', 'text').execute();
     },
   };
 }
