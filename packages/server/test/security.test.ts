@@ -572,6 +572,8 @@ describe.each(DIALECTS.flatMap((dialect) => KINDS.map((kind) => [dialect, kind] 
     // Reference 5.3: any authenticated caller; the caller's own settings.
     'getAppConfig',
     'getMySettings',
+    // Extension: a user unlinks their own git-host account (409 when none is linked).
+    'unlinkGitHost',
   ]);
   // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
   const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
