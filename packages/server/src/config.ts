@@ -61,7 +61,7 @@ export interface Config {
   /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
   outbound: { allowPrivate: string[]; timeoutMs: number; caFile?: string };
   /** Python analysis of embedded dashboards (python/): workers kept loaded, runs at once, a run's time and memory, how long a success is cached. */
-  python: { poolSize: number; concurrency: number; timeoutMs: number; memoryMb: number; cacheMs: number };
+  python: { poolSize: number; concurrency: number; queueLimit: number; timeoutMs: number; memoryMb: number; cacheMs: number };
   /** Dashboard renders: the DejaVu fonts' directory (RENDER_FONTS_DIR), exports rendering at once per identity (DASHBOARD_EXPORTS_PER_IDENTITY, default 3). */
   render: { fontsDir: string; exportsPerIdentity: number };
   /** Where notifications are mailed (SMTP_HOST, SMTP_PORT, SMTP_SECURE, SMTP_USER, SMTP_PASSWORD, SMTP_FROM); null: no SMTP, nothing is mailed. */
@@ -240,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const python = {
     poolSize: wholeNumber('PYTHON_POOL_SIZE', 2, 64, 'a number of workers from 0 to 64'),
     concurrency: wholeNumber('PYTHON_CONCURRENCY', 2, 64, 'a number of runs from 1 to 64'),
+    queueLimit: wholeNumber('PYTHON_QUEUE_LIMIT', 32, 10_000, 'a number of waiting runs from 0 to 10000'),
     timeoutMs: milliseconds('PYTHON_TIMEOUT_MS', 10_000),
     memoryMb: wholeNumber('PYTHON_MEMORY_MB', 256, 4_096, 'a number of megabytes from 64 to 4096'),
     cacheMs: wholeNumber('PYTHON_CACHE_MS', 60_000, 3_600_000, 'a number of milliseconds from 0 (no cache) to 3600000'),

@@ -142,10 +142,11 @@ describe('configuration', () => {
   });
 
   it('issue 18: Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {
-    expect(loadConfig({}).python).toEqual({ poolSize: 2, concurrency: 2, timeoutMs: 10_000, memoryMb: 256, cacheMs: 60_000 });
+    expect(loadConfig({}).python).toEqual({ poolSize: 2, concurrency: 2, queueLimit: 32, timeoutMs: 10_000, memoryMb: 256, cacheMs: 60_000 });
     expect(loadConfig({ PYTHON_POOL_SIZE: '0', PYTHON_TIMEOUT_MS: '2000', PYTHON_MEMORY_MB: '512', PYTHON_CACHE_MS: '0' }).python).toMatchObject({ poolSize: 0, timeoutMs: 2_000, memoryMb: 512, cacheMs: 0 });
     expect(problemsOf({ PYTHON_MEMORY_MB: '16' })).toEqual([expect.stringMatching(/^PYTHON_MEMORY_MB must be a number of megabytes from 64/)]);
     expect(problemsOf({ PYTHON_CONCURRENCY: '0' })).toEqual([expect.stringMatching(/^PYTHON_CONCURRENCY must be/)]);
+    expect(problemsOf({ PYTHON_QUEUE_LIMIT: 'lots' })).toEqual([expect.stringMatching(/^PYTHON_QUEUE_LIMIT must be a number of waiting runs/)]);
     expect(problemsOf({ PYTHON_TIMEOUT_MS: '10' })).toEqual([expect.stringMatching(/^PYTHON_TIMEOUT_MS must be/)]);
   });
 

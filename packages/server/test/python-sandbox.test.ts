@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PythonSandbox } from '../src/python/sandbox.js';
+import { PythonSandbox, SandboxBusyError } from '../src/python/sandbox.js';
 
 // The sandbox alone (no store involved): what the code can and cannot reach, and the limits.
 // Each run loads a worker (seconds on a busy machine): generous time per test.
@@ -105,6 +105,18 @@ describe('the Python sandbox', { timeout: 180_000 }, () => {
   it('runs at once as many as it may, and the rest in turn', async () => {
     const results = await Promise.all([1, 2, 3].map((n) => sandbox.run(`output = ${n} * 2`, [])));
     expect(results.map((r) => r.outputData)).toEqual([2, 4, 6]);
+  });
+
+  it('refuses a run at once when every slot is taken and the queue is full (PYTHON_QUEUE_LIMIT); the others run', async () => {
+    const small = new PythonSandbox({ poolSize: 0, concurrency: 1, queueLimit: 1, timeoutMs: 3_000, memoryMb: 128 });
+    try {
+      const running = small.run('output = 1', []);
+      const queued = small.run('output = 2', []);
+      await expect(small.run('output = 3', [])).rejects.toBeInstanceOf(SandboxBusyError);
+      expect((await Promise.all([running, queued])).map((r) => r.outputData)).toEqual([1, 2]);
+    } finally {
+      await small.close();
+    }
   });
 
   it('output that is not JSON is an error, not a crash', async () => {

@@ -22,6 +22,8 @@ export interface PythonSandboxOptions {
   poolSize: number;
   /** Runs at once (PYTHON_CONCURRENCY); more wait their turn. */
   concurrency: number;
+  /** Runs that may wait their turn (PYTHON_QUEUE_LIMIT); one more is refused with SandboxBusyError. Default 32. */
+  queueLimit?: number;
   /** How long the code may run (PYTHON_TIMEOUT_MS), not counting the load. */
   timeoutMs: number;
   /** Memory a run may use (PYTHON_MEMORY_MB): the WebAssembly memory, and separately the worker's JavaScript heap. */
@@ -30,7 +32,18 @@ export interface PythonSandboxOptions {
   outputLimit?: number;
 }
 
-export const DEFAULT_PYTHON_OPTIONS: PythonSandboxOptions = { poolSize: 2, concurrency: 2, timeoutMs: 10_000, memoryMb: 256 };
+export const DEFAULT_PYTHON_OPTIONS: PythonSandboxOptions = { poolSize: 2, concurrency: 2, timeoutMs: 10_000, memoryMb: 256, queueLimit: 32 };
+
+/**
+ * Every run slot is taken and the queue is full: a burst is refused at once rather than piling up
+ * requests (and their memory) that would only time out in the queue.
+ */
+export class SandboxBusyError extends Error {
+  constructor(readonly queued: number) {
+    super(`${queued} Python runs are already waiting`);
+    this.name = 'SandboxBusyError';
+  }
+}
 
 /** What a run produced. `executionError` is the code's error (its traceback), or why it was stopped; null when it ran through. */
 export interface PythonResult {
@@ -101,6 +114,7 @@ export class PythonSandbox {
       this.running += 1;
       return Promise.resolve();
     }
+    if (this.waiting.length >= (this.options.queueLimit ?? 32)) return Promise.reject(new SandboxBusyError(this.waiting.length));
     return new Promise((resolve) => {
       this.waiting.push(() => {
         this.running += 1;

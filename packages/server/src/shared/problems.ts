@@ -83,6 +83,7 @@ export const PROBLEMS = {
   UNAVAILABLE: { status: 503, title: 'Service unavailable' },
   QUERY_REFUSED: { status: 400, title: 'The deployment\'s runtime refused the query' },
   RUNTIME_UNAVAILABLE: { status: 503, title: 'The environment\'s runtime is not running; retry after the time in Retry-After' },
+  PYTHON_BUSY: { status: 503, title: 'Too many Python runs are waiting; retry after the time in Retry-After' },
   DEPLOYMENT_BUSY: { status: 503, title: 'The deployment is busy with other changes; retry after the time in Retry-After' },
   EMBED_TENANT_NOT_FOUND: { status: 404, title: 'Embed tenant not found' },
   EMBED_GROUP_NOT_FOUND: { status: 404, title: 'Embed group not found in this embed tenant' },

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/tables.js';
-import type { PythonSandbox } from '../../python/sandbox.js';
+import { SandboxBusyError, type PythonSandbox } from '../../python/sandbox.js';
 import { ApiError } from '../../shared/problems.js';
 import { embedSettings } from '../account/embed-settings.js';
 import type { DataApiService } from '../data-api/data-api.service.js';
@@ -7,6 +7,9 @@ import type { EmbedDashboards } from '../embed-sessions/embed-dashboards.js';
 import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
 import { PythonRunCache } from './run-cache.js';
 import type { EmbedPythonFilteredRunInput, PythonAnalysisFilteredRun } from './python-runs.schemas.js';
+
+/** What a refused burst is told to wait: a run takes milliseconds to seconds. */
+const BUSY_RETRY_AFTER_S = 5;
 
 /**
  * A report's Python analysis over an embedded dashboard's filtered SQL (reference 3.7): the code
@@ -37,7 +40,12 @@ export function pythonRunsService(db: Db, dashboards: EmbedDashboards, dataApi: 
 
       const { data } = await dataApi.runForEmbed(tenant, principal, { sql: input.sqlQuery });
       const at = new Date().toISOString();
-      const result = await sandbox.run(code, data);
+      const result = await sandbox.run(code, data).catch((error: unknown) => {
+        if (error instanceof SandboxBusyError) {
+          throw new ApiError('PYTHON_BUSY', `${error.queued} Python runs are waiting already; nothing was run. Try again in a few seconds.`, { headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) } });
+        }
+        throw error;
+      });
       const run: PythonAnalysisFilteredRun = { at, stdout: result.stdout, stderr: result.stderr, inputRowCount: data.length, executionError: result.executionError, outputData: result.outputData ?? null };
       if (run.executionError === null) cache.set(key, run);
       return run;
