@@ -135,9 +135,27 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return 'Check that the URL is the server address, without an /api/v1 suffix.';
         case 'TENANT_NOT_FOUND':
           return 'No tenant answers on this host: check the URL (--url, MAPI_URL or the profile).';
+        case 'GIT_HOST_NOT_CONFIGURED':
+          return "This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see the server's README, Git host).";
+        case 'GIT_HOST_NOT_FOUND':
+          return 'Your linked account does not reach it: `mapi git-host installations` and `mapi git-host repositories <installationId>` show what it reaches.';
         default:
           return undefined;
       }
+    case 409:
+      switch (error.code) {
+        case 'GIT_HOST_NOT_LINKED':
+          return 'Run `mapi git-host status` and open the link URL it prints to link your git-host account.';
+        case 'GIT_HOST_REPO_EXISTS':
+          return 'Leave out --new to connect the existing repository, or choose another name.';
+        case 'UPSTREAM_DIVERGED':
+          return deployment === undefined ? 'Pull the branch from the connected repository first, then send again.' : `Pull first (\`mapi git-host pull ${deployment} <branch>\`), then send again.`;
+        default:
+          return undefined;
+      }
+    case 502:
+      if (error.code === 'GIT_HOST_UNAVAILABLE' || error.code === 'UPSTREAM_UNAVAILABLE') return 'The git host could not be reached or refused the server; nothing was changed. Try again later, or ask an admin to check the git-host app.';
+      return 'The server failed; the request id above helps its operator find the cause in its logs.';
     case 429:
       return 'The server is rate limiting this key; wait a minute and run the command again.';
     default:

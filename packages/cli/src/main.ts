@@ -8,6 +8,7 @@ import { registerDeployments } from './commands/deployments.js';
 import { registerEmbed } from './commands/embed.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerFolders } from './commands/folders.js';
+import { registerGitHost } from './commands/git-host.js';
 import { registerLogin } from './commands/login.js';
 import { registerLogs } from './commands/logs.js';
 import { registerModel } from './commands/model.js';
@@ -70,6 +71,7 @@ function buildProgram(): Command {
   registerMove(program);
   registerDelete(program);
   registerModel(program);
+  registerGitHost(program);
   registerEnvVars(program);
   registerPods(program);
   registerDbtSync(program);

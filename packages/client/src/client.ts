@@ -13,6 +13,7 @@ import { createPods, type Logs, type Pods } from './pods.js';
 import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
+import { createGitHost, type GitHost } from './git-host.js';
 import { createNotifications, type Notifications } from './notifications.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
@@ -58,6 +59,8 @@ export interface MapiClient extends TypedCalls, Lists {
   embed: Embed;
   /** A deployment's scheduled dashboard deliveries, their recipients and deliveries history (reference 6). */
   notifications: Notifications;
+  /** The caller's linked git-host account, what it reaches, and deployments connected to its repositories (reference 2.16, 2.20, 5.19-5.22). */
+  gitHost: GitHost;
   /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
@@ -101,6 +104,7 @@ export function createClient(options: ClientOptions): MapiClient {
     dbtSync: createDbtSync(api),
     embed: createEmbed(api),
     notifications: createNotifications(api),
+    gitHost: createGitHost(api),
     ...createDashboards(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),

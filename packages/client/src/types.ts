@@ -62,6 +62,16 @@ export type NotificationRecipientInput = NonNullable<operations['addNotification
 export type NotificationRecipientRef = NonNullable<operations['removeNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
 export type AddNotificationRecipientsResult = Schemas['AddNotificationRecipientsResponse'];
 
+/** The caller's linked git-host account and what it reaches (reference 5.19-5.22). */
+export type GitHostStatus = Schemas['GitHostStatus'];
+export type GitHostInstallation = Schemas['GitHostInstallation'];
+export type GitHostRepository = Schemas['GitHostRepository'];
+export type GitHostBranch = Schemas['GitHostBranch'];
+/** The body of a connect (reference 2.20). */
+export type ConnectGitHostInput = NonNullable<operations['connectGitHost']['requestBody']>['content']['application/json'];
+/** The answer of a pull (reference 2.16). */
+export type PullResult = operations['pullBranch']['responses'][200]['content']['application/json'];
+
 export type Commit = Schemas['Commit'];
 export type Build = Schemas['Build'];
 export type BuildLogLine = Schemas['BuildLogLine'];
