@@ -177,6 +177,24 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       expect((await events('sign-in'))[0]).toMatchObject({ action: 'sign-in', actorUserId: member.userId, credentialKind: 'identity-provider', details: { issuer: idp.issuer, clientId: 'mapi-cli', flow: 'device' } });
     });
 
+    it('the provider’s discovery document is read once for many sign-ins, and again when the settings change', async () => {
+      const before = idp.discoveries();
+      for (let i = 0; i < 3; i++) {
+        const b = browser();
+        await deviceToCallback(b);
+      }
+      expect(idp.discoveries() - before).toBeLessThanOrEqual(1);
+      // Another client secret is another configuration: discovered anew (the sign-in only goes as far as the provider here).
+      const settings = (await t.request({ url: '/api/v1/tenant/identity-provider' })).json<Record<string, unknown>>();
+      const put = (clientSecret: string) =>
+        t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: settings.issuer, clientId: settings.clientId, clientSecret, allowedEmailDomains: settings.allowedEmailDomains } });
+      expect((await put('another-secret')).statusCode).toBe(200);
+      const changed = idp.discoveries();
+      await deviceToCallback(browser());
+      expect(idp.discoveries()).toBe(changed + 1);
+      expect((await put(idp.clientSecret)).statusCode).toBe(200);
+    });
+
     it('a callback is single use: replayed, it is refused and issues nothing', async () => {
       idp.signInAs('dana');
       const b = browser();

@@ -20,6 +20,8 @@ export interface IdpFixture {
   clientId: string;
   clientSecret: string;
   signInAs(sub: string): void;
+  /** How many times the discovery document was read. */
+  discoveries(): number;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,9 @@ export async function startIdp(options: { redirectUri: string; accounts: IdpAcco
     pkce: { required: () => true },
   } as never);
   const callback = provider.callback();
+  let discoveries = 0;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.url === '/.well-known/openid-configuration') discoveries += 1;
     void (async () => {
       if (req.url?.startsWith('/interaction/')) {
         const details = await provider.interactionDetails(req, res);
@@ -70,6 +74,7 @@ export async function startIdp(options: { redirectUri: string; accounts: IdpAcco
     signInAs(sub) {
       current = sub;
     },
+    discoveries: () => discoveries,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -27,7 +27,20 @@ export class ProviderRefused extends Error {}
  * through outbound/, so the address guard, timeouts and redacted logs apply as to every other
  * call. Token requests are never retried (a code works once); discovery is.
  */
-export function relyingParty(outbound: Outbound) {
+/** How long a provider's discovery document (and the keys openid-client fetched with it) is reused. */
+export const DISCOVERY_CACHE_MS = 5 * 60_000;
+
+export function relyingParty(outbound: Outbound, options: { now?: () => number; cacheMs?: number } = {}) {
+  const clock = options.now ?? Date.now;
+  const cacheMs = options.cacheMs ?? DISCOVERY_CACHE_MS;
+  /**
+   * Discovered configurations by everything they were made from (a changed secret or issuer is
+   * another entry): a sign-in costs its two redirects and one token request, not a discovery
+   * each time. Failures are not kept. The provider's new keys are still found: openid-client
+   * fetches the key set again when an ID token names a key it does not have.
+   */
+  const discovered = new Map<string, { config: Promise<oidc.Configuration>; until: number }>();
+
   const customFetch: oidc.CustomFetch = async (url, options) => {
     const method = options.method.toUpperCase() as 'GET' | 'POST';
     const body = options.body === undefined || options.body === null ? undefined : typeof options.body === 'string' ? options.body : options.body instanceof URLSearchParams ? options.body.toString() : undefined;
@@ -35,7 +48,19 @@ export function relyingParty(outbound: Outbound) {
     return new Response(response.status === 204 || response.status === 304 ? null : response.body, { status: response.status, headers: response.headers });
   };
 
-  async function configuration(settings: ProviderSettings): Promise<oidc.Configuration> {
+  function configuration(settings: ProviderSettings): Promise<oidc.Configuration> {
+    const key = JSON.stringify([settings.issuer, settings.clientId, settings.clientSecret, settings.redirectUri]);
+    const at = clock();
+    const cached = discovered.get(key);
+    if (cached && cached.until > at) return cached.config;
+    for (const [k, entry] of discovered) if (entry.until <= at) discovered.delete(k);
+    const config = discover(settings);
+    discovered.set(key, { config, until: at + cacheMs });
+    config.catch(() => discovered.delete(key));
+    return config;
+  }
+
+  async function discover(settings: ProviderSettings): Promise<oidc.Configuration> {
     const issuer = new URL(settings.issuer);
     try {
       return await oidc.discovery(issuer, settings.clientId, { redirect_uris: [settings.redirectUri], response_types: ['code'] }, oidc.ClientSecretBasic(settings.clientSecret), {
