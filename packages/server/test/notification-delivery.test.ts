@@ -105,6 +105,45 @@ describe('notificationAiSummary without a summariser', () => {
   });
 });
 
+describe('recipients who see the same rows', () => {
+  it('share one render: the same user, or embed users with equal contexts (in any key order); everyone else is rendered as themselves, and everyone is mailed', async () => {
+    const smtp = await startSmtp();
+    const mailer = createMailer({ host: '127.0.0.1', port: smtp.port, secure: false, user: null, password: null, from: 'reports@example.com' });
+    try {
+      const viewers: unknown[] = [];
+      const renderer = {
+        renderDashboard: async (request: { viewer: unknown }) => {
+          viewers.push(request.viewer);
+          return { title: 'Weekly', svg: '<svg/>', width: 10, height: 10, data: [], bytes: Buffer.from(`%PDF-1.4 ${viewers.length}`), contentType: 'application/pdf' as const };
+        },
+      } as unknown as Renderer;
+      const embed = (id: number, context: Record<string, unknown>): DeliveryRecipient => ({ id, type: 'EMBED_USER', userId: null, embedUserId: id, email: `e${id}@example.com`, securityContext: null, viewer: { context: context as never }, previousData: null });
+      const recipients: DeliveryRecipient[] = [
+        embed(1, { userId: null, groups: ['eu'], userAttributes: { region: 'EU' }, securityContext: { tenant: 'acme', team: 7 } }),
+        { id: 2, type: 'USER', userId: 5, embedUserId: null, email: 'ann@example.com', securityContext: null, viewer: { userId: 5 }, previousData: null },
+        embed(3, { securityContext: { team: 7, tenant: 'acme' }, userAttributes: { region: 'EU' }, groups: ['eu'], userId: null }),
+        embed(4, { userId: null, groups: ['us'], userAttributes: { region: 'US' }, securityContext: { tenant: 'acme', team: 7 } }),
+        { id: 5, type: 'USER', userId: 6, embedUserId: null, email: 'bo@example.com', securityContext: null, viewer: { userId: 6 }, previousData: null },
+      ];
+      const outcomes: string[] = [];
+      await deliverNotification(
+        { tenant: { id: 1, slug: 'default' }, deploymentId: 1, notificationId: 1, dashboardId: 1, deliveryId: 1, scheduledFor: '2026-07-01T09:00:00.000Z', send: true, format: 'pdf', aiSummary: false, filters: null, timeGrains: null, memberSwitchers: null, recipients, signal: new AbortController().signal, log: async () => {} },
+        { sent: async (id) => void outcomes.push(`sent ${id}`), failed: async (id, e) => void outcomes.push(`failed ${id} ${e}`), skipped: async (id, r) => void outcomes.push(`skipped ${id} ${r}`), rendered: async () => {} },
+        { renderer, mailer, summariser: null, attempts: 1, retryBaseMs: 0 },
+      );
+      // Four viewers: the EU embed context once for recipients 1 and 3, then the user, the US embed user and the other user.
+      expect(viewers).toHaveLength(4);
+      expect(outcomes.sort()).toEqual(['sent 1', 'sent 2', 'sent 3', 'sent 4', 'sent 5']);
+      const attachmentOf = (to: string) => smtp.received.find((m) => m.to.includes(to))!.mail.attachments[0]!.content.toString();
+      expect(attachmentOf('e1@example.com')).toBe(attachmentOf('e3@example.com'));
+      expect(new Set(['e1@example.com', 'ann@example.com', 'e4@example.com', 'bo@example.com'].map(attachmentOf)).size).toBe(4);
+    } finally {
+      mailer.close();
+      await smtp.close();
+    }
+  });
+});
+
 describe.each(DIALECTS)('notification delivery by mail (%s)', (dialect) => {
   let smtp: TestSmtp;
   let summariser: Awaited<ReturnType<typeof startSummariser>>;

@@ -123,6 +123,16 @@ export function attachmentName(title: string, scheduledFor: string, format: 'png
 }
 
 /** Renders the delivery's dashboard for each recipient, as them, and mails it to those it may. */
+/** A value with its object keys in order, so two equal contexts written in another order compare equal. */
+function ordered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(ordered);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, ordered((value as Record<string, unknown>)[key])]));
+}
+
+/** Recipients who see exactly the same rows (one user; embed users with equal contexts) share one render. */
+export const viewerKey = (viewer: Viewer): string => JSON.stringify(ordered(viewer));
+
 export async function deliverNotification(work: DeliveryWork, record: DeliveryRecorder, deps: DeliveryDeps): Promise<DeliveryOutcome> {
   const controls = { filters: work.filters, timeGrains: work.timeGrains, memberSwitchers: work.memberSwitchers } as DashboardControls;
   const mailer = work.send ? deps.mailer : null;
@@ -164,6 +174,25 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
     return true;
   }
 
+  // A render is kept only while a later recipient with the same viewer still needs it.
+  const pendingUses = new Map<string, number>();
+  for (const recipient of work.recipients) {
+    if (recipient.type !== 'SLACK' && recipient.viewer !== null) pendingUses.set(viewerKey(recipient.viewer), (pendingUses.get(viewerKey(recipient.viewer)) ?? 0) + 1);
+  }
+  const renders = new Map<string, Promise<RenderResult>>();
+  const renderFor = (viewer: Viewer): Promise<RenderResult> => {
+    const key = viewerKey(viewer);
+    let render = renders.get(key);
+    if (render === undefined) {
+      render = deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer, format: work.format, ...controls });
+      renders.set(key, render);
+    }
+    const left = (pendingUses.get(key) ?? 1) - 1;
+    pendingUses.set(key, left);
+    if (left <= 0) renders.delete(key);
+    return render;
+  };
+
   // Each recipient rendered as themselves and mailed at once; only mails refused are held for another try.
   let retry: Outgoing[] = [];
   let served = 0;
@@ -180,7 +209,7 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
     }
     let page: RenderResult;
     try {
-      page = await deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer: recipient.viewer, format: work.format, ...controls });
+      page = await renderFor(recipient.viewer);
       rendered += 1;
     } catch (error) {
       // A dashboard that does not render will not render on a second try either.
