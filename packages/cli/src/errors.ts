@@ -94,9 +94,16 @@ function deploymentOf(error: ApiError): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/** The export a request was about (its job id), from the path. */
+function exportJobOf(error: ApiError): string | undefined {
+  const match = /\/dashboard-exports\/([^/?]+)/.exec(error.url ?? '');
+  return match ? decodeURIComponent(match[1] as string) : undefined;
+}
+
 /** What to do next, per status and problem code; the server's detail already says what went wrong. */
 function apiHint(error: ApiError, context: ErrorContext): string | undefined {
   const deployment = deploymentOf(error);
+  const dep = deployment === undefined ? '<deploymentId>' : String(deployment);
   switch (error.status) {
     case 400:
       return error.code === 'NO_DEV_MODE' ? 'This key has no active dev-mode branch: leave out --dev-mode to validate the deploy branch, or name a branch with --branch.' : undefined;
@@ -107,6 +114,9 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         return deployment === undefined
           ? 'This API key is scoped to other deployments. Use a key whose scope includes this deployment, or an unscoped key.'
           : `This API key is scoped to other deployments. Use a key whose scope includes deployment ${deployment} (an admin creates one with \`mapi api-keys create --name ${shellArg(`deployment ${deployment}`)} --deployments ${deployment}\`), or an unscoped key.`;
+      }
+      if (error.code === 'DATA_DOWNLOAD_RESTRICTED') {
+        return 'The account restricts data downloads, so no dashboard can be exported, by anyone. An admin can lift it with PUT /api/v1/tenant/app-config {"restrictDataDownload": false}; scheduled notifications still deliver meanwhile.';
       }
       return 'Your key lacks the access named above. Ask an admin to grant it (a policy on the item, a folder above it or the deployment), or use an admin key.';
     case 404:
@@ -135,6 +145,10 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return 'Check that the URL is the server address, without an /api/v1 suffix.';
         case 'TENANT_NOT_FOUND':
           return 'No tenant answers on this host: check the URL (--url, MAPI_URL or the profile).';
+        case 'DASHBOARD_NOT_FOUND':
+          return `Give the id or the public id of a dashboard published in deployment ${dep}; a workbook's id is not its dashboard's id.`;
+        case 'DASHBOARD_EXPORT_NOT_FOUND':
+          return `Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${dep} <dashboard> --out FILE\` again.`;
         case 'GIT_HOST_NOT_CONFIGURED':
           return "This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see the server's README, Git host).";
         case 'GIT_HOST_NOT_FOUND':
@@ -144,6 +158,8 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
       }
     case 409:
       switch (error.code) {
+        case 'DASHBOARD_EXPORT_RENDERING':
+          return `The export is still rendering: \`mapi dashboards download ${dep} ${shellArg(exportJobOf(error) ?? '<jobId>')} --wait --out FILE\` waits for it.`;
         case 'GIT_HOST_NOT_LINKED':
           return 'Run `mapi git-host status` and open the link URL it prints to link your git-host account.';
         case 'GIT_HOST_REPO_EXISTS':
@@ -153,10 +169,15 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         default:
           return undefined;
       }
+    case 422:
+      return error.code === 'DASHBOARD_EXPORT_FAILED' ? `A failed render is final: start a new one with \`mapi dashboards export ${dep} <dashboard> --out FILE\`.` : undefined;
     case 502:
       if (error.code === 'GIT_HOST_UNAVAILABLE' || error.code === 'UPSTREAM_UNAVAILABLE') return 'The git host could not be reached or refused the server; nothing was changed. Try again later, or ask an admin to check the git-host app.';
       return 'The server failed; the request id above helps its operator find the cause in its logs.';
     case 429:
+      if (error.code === 'DASHBOARD_EXPORT_LIMIT') {
+        return 'As many exports as the server allows (DASHBOARD_EXPORTS_PER_IDENTITY, 3 by default) are already rendering for this identity (you, or the --render-as subject); run the command again once one has finished.';
+      }
       return 'The server is rate limiting this key; wait a minute and run the command again.';
     default:
       return error.status >= 500 ? 'The server failed; the request id above helps its operator find the cause in its logs.' : undefined;

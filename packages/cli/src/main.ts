@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
+import { registerDashboards } from './commands/dashboards.js';
 import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDeployments } from './commands/deployments.js';
@@ -67,6 +68,7 @@ function buildProgram(): Command {
   registerFolders(program);
   registerWorkspace(program);
   registerWorkbooks(program);
+  registerDashboards(program);
   registerReports(program);
   registerMove(program);
   registerDelete(program);

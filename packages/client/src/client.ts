@@ -2,6 +2,7 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
 import { listModelFiles, modelFileHashes, uploadModelFile, type ModelFile, type ModelFilesQuery, type ModelTarget, type RemoteModelFile, type UploadFileInput } from './data-model.js';
+import { createDashboardExports, type DashboardExports } from './dashboard-exports.js';
 import { createDashboards, type Dashboards, type Workbooks } from './dashboards.js';
 import { createEmbedTenants, type EmbedAccessApi, type EmbedTenants } from './embed-tenants.js';
 import { recordOrigin } from './errors.js';
@@ -65,6 +66,8 @@ export interface MapiClient extends TypedCalls, Lists {
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
   dashboards: Dashboards;
+  /** Renders of published dashboards to PNG or PDF: start, follow, download (reference 8.A.1-8.A.3). */
+  dashboardExports: DashboardExports;
   /** Embed tenants, their users, groups and members (reference 4.1-4.13). */
   embedTenants: EmbedTenants;
   /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
@@ -106,6 +109,7 @@ export function createClient(options: ClientOptions): MapiClient {
     notifications: createNotifications(api),
     gitHost: createGitHost(api),
     ...createDashboards(api),
+    dashboardExports: createDashboardExports(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),
     ...createReportPlacements(api),

@@ -30,6 +30,17 @@ export {
   type RemoteModelFile,
   type UploadFileInput,
 } from './data-model.js';
+export {
+  createDashboardExports,
+  dispositionFilename,
+  ExportWaitTimeoutError,
+  isExportFinished,
+  type DashboardExportFile,
+  type DashboardExports,
+  type DownloadExportOptions,
+  type ExportDashboardOptions,
+  type WaitForExportOptions,
+} from './dashboard-exports.js';
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export type {
   EmbedAccess,

@@ -62,6 +62,15 @@ export type NotificationRecipientInput = NonNullable<operations['addNotification
 export type NotificationRecipientRef = NonNullable<operations['removeNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
 export type AddNotificationRecipientsResult = Schemas['AddNotificationRecipientsResponse'];
 
+/** Renders of published dashboards to PNG or PDF (reference 8.A). */
+export type StartDashboardExportInput = NonNullable<operations['startDashboardExport']['requestBody']>['content']['application/json'];
+export type StartDashboardExportResponse = Schemas['StartDashboardExportResponse'];
+export type DashboardExportStatus = Schemas['DashboardExportStatus'];
+export type ExportSubjectInput = Schemas['ExportSubjectInput'];
+export type DashboardFilterInput = Schemas['DashboardFilterInput'];
+export type DashboardTimeGrainInput = Schemas['DashboardTimeGrainInput'];
+export type DashboardMemberSwitcherInput = Schemas['DashboardMemberSwitcherInput'];
+
 /** The caller's linked git-host account and what it reaches (reference 5.19-5.22). */
 export type GitHostStatus = Schemas['GitHostStatus'];
 export type GitHostInstallation = Schemas['GitHostInstallation'];
