@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { securityContextOf } from '../src/areas/data-api/security-context.js';
 import { TenantCache } from '../src/cache/tenant-cache.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS, problem, TestApp } from './harness.js';
@@ -150,5 +151,66 @@ describe.each(DIALECTS)('the caller cache never answers for another tenant (%s)'
     await t.user('VIEWER', { tenantId: acme.tenantId });
     expect(await (await cache.snapshot(t.tenantId)).memo('probe', () => Promise.resolve('after'))).toBe('before');
     expect(await (await cache.snapshot(acme.tenantId)).memo('probe', () => Promise.resolve('after'))).toBe('after');
+  });
+});
+
+/*
+ * The caller's user attributes (what row-level security reads) are cached under the tenant's
+ * `auth_version` like the rest, and triggers bump it: a write that never goes through the service
+ * (an operator's SQL, another application on the same database) reaches the very next request too.
+ */
+describe.each(DIALECTS)('the caller cache sees user attributes written directly in the database (%s)', (dialect) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await TestApp.create(dialect);
+  });
+  afterAll(async () => t?.close());
+
+  it('an attribute or value inserted, changed or deleted by SQL applies to the next request', async () => {
+    const db = () => t.store.db;
+    const { userId } = await t.user('EXPLORER');
+    const cache = new TenantCache(db());
+    // What the data API does on each request: the tenant's snapshot, then the caller's context through it.
+    const attributes = async () => (await securityContextOf(db(), t.tenantId, userId, {}, await cache.snapshot(t.tenantId))).userAttributes;
+    const version = async () => Number((await db().selectFrom('tenants').select('auth_version').where('id', '=', t.tenantId).executeTakeFirstOrThrow()).auth_version);
+    const at = new Date().toISOString();
+    const value = () => db().updateTable('user_attribute_values').where('user_id', '=', userId);
+
+    for (let i = 0; i < 2; i++) expect(await attributes()).toEqual({});
+    const { id } = await db()
+      .insertInto('user_attributes')
+      .values({ tenant_id: t.tenantId, name: 'region', type: 'string', default_value: '"EU"', created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (let i = 0; i < 2; i++) expect(await attributes()).toEqual({ region: 'EU' });
+    await db().insertInto('user_attribute_values').values({ tenant_id: t.tenantId, user_id: userId, attribute_id: id, value: '"US"', updated_at: at }).execute();
+    expect(await attributes()).toEqual({ region: 'US' });
+    await value().set({ value: '"APAC"' }).execute();
+    expect(await attributes()).toEqual({ region: 'APAC' });
+    // An upsert updates the row in place: the update trigger, not the insert one, must see it.
+    await db()
+      .insertInto('user_attribute_values')
+      .values({ tenant_id: t.tenantId, user_id: userId, attribute_id: id, value: '"LATAM"', updated_at: at })
+      .onConflict((oc) => oc.columns(['user_id', 'attribute_id']).doUpdateSet({ value: '"LATAM"' }))
+      .execute();
+    expect(await attributes()).toEqual({ region: 'LATAM' });
+    await db().deleteFrom('user_attribute_values').where('user_id', '=', userId).execute();
+    expect(await attributes()).toEqual({ region: 'EU' });
+    await db().updateTable('user_attributes').set({ default_value: '"Nordics"' }).where('id', '=', id).execute();
+    expect(await attributes()).toEqual({ region: 'Nordics' });
+    await db().updateTable('user_attributes').set({ name: 'area' }).where('id', '=', id).execute();
+    expect(await attributes()).toEqual({ area: 'Nordics' });
+    await db().deleteFrom('user_attributes').where('id', '=', id).execute();
+    expect(await attributes()).toEqual({});
+
+    // A write of nothing a context holds (the time of the last change) keeps the tenant's cache.
+    const { id: kept } = await db()
+      .insertInto('user_attributes')
+      .values({ tenant_id: t.tenantId, name: 'tier', type: 'string', default_value: '"gold"', created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const before = await version();
+    await db().updateTable('user_attributes').set({ updated_at: new Date().toISOString() }).where('id', '=', kept).execute();
+    expect(await version()).toBe(before);
   });
 });

@@ -8,7 +8,7 @@ import type { Executor } from '../db/tables.js';
  * across server processes.
  *
  * Every write to the tables these come from bumps the tenant's `auth_version` in the writer's own
- * transaction (triggers, migration 0005). A request reads the version first, in one indexed
+ * transaction (triggers, migrations 0005 and later). A request reads the version first, in one indexed
  * statement, and is then served only what was loaded under that version: a revoked key, a
  * deactivated user, a changed grant or group takes effect on the very next request, on every
  * process, with no message to miss (a notification would arrive late). Loading after reading the
@@ -102,16 +102,6 @@ export class TenantSnapshot {
   static uncached(tenantId: number): TenantSnapshot {
     return new TenantSnapshot(tenantId, -1, 0);
   }
-}
-
-/**
- * Bumps the tenant's `auth_version` for a write to a table no trigger watches (user attributes and
- * their values, which row-level security reads): call it in the writer's transaction, after its
- * last write, so the tenant row is locked only for the rest of that transaction, as the deferred
- * triggers of the watched tables lock it only at commit.
- */
-export async function bumpAuthVersion(db: Executor, tenantId: number): Promise<void> {
-  await sql`update tenants set auth_version = auth_version + 1 where id = ${tenantId}`.execute(db);
 }
 
 const AUTH_VERSION = prepared(1, (_db, tenantId: number) => sql<{ auth_version: number | string }>`select auth_version from tenants where id = ${tenantId}`);

@@ -16,7 +16,7 @@ function parsed(text: string | null): unknown {
  * values (each attribute's default where the user has none), and the security context their
  * credential carries. With the request's `snapshot`, the user's part is kept under the tenant's
  * `auth_version`, which every write to groups, memberships, attributes and their values bumps
- * (triggers; user-attributes.store.ts): a change applies to the very next query, on every process.
+ * (triggers, migrations 0005 and 0033): a change applies to the very next query, on every process.
  */
 export async function securityContextOf(db: Executor, tenantId: number, userId: number, securityContext: Record<string, unknown>, snapshot?: TenantSnapshot): Promise<SecurityContext> {
   const load = () => userContextOf(db, tenantId, userId);

@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { findUserById } from '../users/users.store.js';
 import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';
-import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf, valuesWritten } from './user-attributes.store.js';
+import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf } from './user-attributes.store.js';
 import { adminLock } from '../users/users.service.js';
 import { serialized } from '../../db/transactions.js';
 
@@ -131,7 +131,6 @@ export const attributeValues = {
       else if (own && !own.has(def.id) && def.default_value !== null && JSON.stringify(value) === def.default_value) continue;
       else await upsertValue(trx, tenantId, userId, def.id, JSON.stringify(value), at);
     }
-    if (options.replace || writes.length > 0) await valuesWritten(trx, tenantId);
   },
 };
 

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { bumpAuthVersion } from '../../cache/tenant-cache.js';
 import type { Executor, UserAttributeRow } from '../../db/tables.js';
 
 export async function listAttributes(db: Executor, tenantId: number): Promise<UserAttributeRow[]> {
@@ -22,19 +21,17 @@ export async function findAttributeByName(db: Executor, tenantId: number, name: 
 
 /*
  * Attributes and their values decide the rows a caller sees through the data API, whose caller
- * cache keeps them under the tenant's `auth_version` (areas/data-api/security-context.ts): every
- * write here bumps it, so a changed value or default applies to the very next query.
+ * cache keeps them under the tenant's `auth_version` (areas/data-api/security-context.ts): the
+ * triggers of migration 0033 bump it on every write to these tables, in the writer's transaction,
+ * so a changed value or default applies to the very next query however it was written.
  */
 
 export async function insertAttribute(db: Executor, row: Omit<UserAttributeRow, 'id'>): Promise<UserAttributeRow> {
-  const inserted = await db.insertInto('user_attributes').values(row).returningAll().executeTakeFirstOrThrow();
-  await bumpAuthVersion(db, row.tenant_id);
-  return inserted;
+  return db.insertInto('user_attributes').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function updateAttribute(db: Executor, tenantId: number, id: number, changes: Partial<Pick<UserAttributeRow, 'name' | 'default_value' | 'updated_at'>>): Promise<void> {
   await db.updateTable('user_attributes').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
-  await bumpAuthVersion(db, tenantId);
 }
 
 export interface ValueRow {
@@ -54,7 +51,6 @@ export async function valuesOf(db: Executor, tenantId: number, userIds: number[]
     .execute();
 }
 
-/** One value written; the caller bumps the tenant's version after its last write (`valuesWritten`). */
 export async function upsertValue(db: Executor, tenantId: number, userId: number, attributeId: number, value: string, at: string): Promise<void> {
   await db
     .insertInto('user_attribute_values')
@@ -63,7 +59,6 @@ export async function upsertValue(db: Executor, tenantId: number, userId: number
     .execute();
 }
 
-/** Values removed; the caller bumps the tenant's version after its last write (`valuesWritten`). */
 export async function deleteValues(db: Executor, tenantId: number, userId: number, attributeIds?: number[]): Promise<void> {
   let query = db.deleteFrom('user_attribute_values').where('tenant_id', '=', tenantId).where('user_id', '=', userId);
   if (attributeIds) {
@@ -71,9 +66,4 @@ export async function deleteValues(db: Executor, tenantId: number, userId: numbe
     query = query.where('attribute_id', 'in', attributeIds);
   }
   await query.execute();
-}
-
-/** After the last value a transaction writes: the data API's cached contexts of the tenant are read again. */
-export async function valuesWritten(db: Executor, tenantId: number): Promise<void> {
-  await bumpAuthVersion(db, tenantId);
 }

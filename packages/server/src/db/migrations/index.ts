@@ -31,6 +31,7 @@ import { deploymentUpstreams } from './0032_deployment_upstreams.js';
 import { gitHost } from './0031_git_host.js';
 import { dashboardExports } from './0028_dashboard_exports.js';
 import { deliveryRenderData } from './0030_delivery_render_data.js';
+import { userAttributeVersions } from './0033_user_attribute_versions.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -71,6 +72,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0030_delivery_render_data': deliveryRenderData(dialect),
         '0031_git_host': gitHost(dialect),
         '0032_deployment_upstreams': deploymentUpstreams(dialect),
+        '0033_user_attribute_versions': userAttributeVersions(dialect),
       };
     },
   };
