@@ -168,7 +168,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
     async download(caller: Caller, deploymentId: number, jobId: string): Promise<{ content: Buffer; contentType: string; extension: string }> {
       const row = await ownExport(caller, deploymentId, jobId);
       const { status, error } = await statusOf(row);
-      if (status === 'failed') throw new ApiError('DASHBOARD_EXPORT_FAILED', `The export failed: ${error ?? 'unknown error'}. Submit a new export.`);
+      if (status === 'failed') throw new ApiError('DASHBOARD_EXPORT_FAILED', `The export failed: ${(error ?? 'unknown error').replace(/\.+$/, '')}. Submit a new export.`);
       if (status !== 'completed' || row.content === null) throw new ApiError('DASHBOARD_EXPORT_RENDERING', `The export is still ${status}; poll GET …/dashboard-exports/${jobId} until it is completed.`, { headers: { 'retry-after': '1' } });
       return { content: Buffer.from(row.content), contentType: row.content_type ?? (row.format === 'pdf' ? 'application/pdf' : 'image/png'), extension: row.format };
     },
