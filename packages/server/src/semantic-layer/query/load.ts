@@ -21,6 +21,13 @@ const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toF
 /** Compiled statements an engine keeps (#compiled); the oldest goes first. */
 const MAX_COMPILED = 500;
 
+/** A compiled query and the parts of its answer that do not depend on the rows. */
+interface Prepared extends CompiledQuery {
+  annotation: ReturnType<typeof annotationOf>;
+  queryJson: string;
+  annotationJson: string;
+}
+
 /** What a runtime is given when its server's configuration says nothing. */
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLimit: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 };
 
@@ -38,7 +45,7 @@ export class QueryEngine {
    * runtime beyond running it. The engine serves one build, so a new build starts with none.
    * Only successes are kept: a refused query is checked again each time.
    */
-  readonly #compiled = new Map<string, CompiledQuery>();
+  readonly #compiled = new Map<string, Prepared>();
 
   constructor(
     artifact: ModelArtifact,
@@ -67,8 +74,8 @@ export class QueryEngine {
    * serialised once, when their size is checked against the limit, and that text is reused.
    */
   async loadText(input: unknown, security: SecurityContext = NOBODY): Promise<string> {
-    const { query, data, annotation } = await this.#run(input, security);
-    return `{"query":${JSON.stringify(query)},"data":${data.json},"annotation":${JSON.stringify(annotation)}}`;
+    const { data, prepared } = await this.#run(input, security);
+    return `{"query":${prepared.queryJson},"data":${data.json},"annotation":${prepared.annotationJson}}`;
   }
 
   async #run(input: unknown, security: SecurityContext) {
@@ -77,7 +84,8 @@ export class QueryEngine {
     // Keyed by the normalised query and the whole context (what compiling reads of the caller): two
     // callers share a statement or an answer only when the policies see them alike.
     const key = JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
-    const { sql, params, columns } = this.#compile(key, query, security);
+    const prepared = this.#prepare(key, query, security);
+    const { sql, params, columns } = prepared;
     const data = await this.#cache.get(
       key,
       async () => {
@@ -93,18 +101,24 @@ export class QueryEngine {
       // The rows and their text are both held.
       (value) => 2 * value.json.length,
     );
-    const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
-    return { query, data, annotation: annotationOf(columns, segments) };
+    return { query, data, annotation: prepared.annotation, prepared };
   }
 
-  /** `compileQuery` of a normalised query, or its earlier result for the same key; the result is shared, so read-only. */
-  #compile(key: string, query: Query, security: SecurityContext): CompiledQuery {
+  /**
+   * `compileQuery` of a normalised query with what the answer says around its rows (the query and
+   * the annotation, as objects and as JSON), or the same from an earlier request with this key;
+   * shared between requests, so read-only.
+   */
+  #prepare(key: string, query: Query, security: SecurityContext): Prepared {
     const known = this.#compiled.get(key);
     if (known) return known;
     const compiled = compileQuery(this.#index, query, this.dataSource.dialect, security);
+    const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
+    const annotation = annotationOf(compiled.columns, segments);
+    const prepared = { ...compiled, annotation, queryJson: JSON.stringify(query), annotationJson: JSON.stringify(annotation) };
     if (this.#compiled.size >= MAX_COMPILED) this.#compiled.delete(this.#compiled.keys().next().value as string);
-    this.#compiled.set(key, compiled);
-    return compiled;
+    this.#compiled.set(key, prepared);
+    return prepared;
   }
 
   /**
