@@ -17,7 +17,9 @@
  *    with the admin key, one request at a time on a kept-alive connection, through the whole path:
  *    client → server (TLS, the caller, the deployment and its pod) → the pod over its IPC channel
  *    (the server runs it; another server process would proxy over HTTP) → the runtime (compile,
- *    execute, rows as JSON) → server → client. p50, p99 and requests per second over
+ *    or reuse the statement it compiled for the same normalised query and caller context; execute,
+ *    rows as JSON) → server → client. Each request runs its statement: the result cache is off
+ *    (QUERY_CACHE_MS=0), as it is for the floor. p50, p99 and requests per second over
  *    samples taken for up to BENCH_LOAD_MS (default 3,000) per query, after untimed ones; then
  *    BENCH_CONCURRENCY (default 4, 0 skips) connections with autocannon for BENCH_SECONDS
  *    (default 3) per query.
@@ -416,7 +418,7 @@ async function main(): Promise<void> {
     }
     log('floor: execution (part 2); compile: part 1; keyed: rows keyed by member and the annotation (results.ts) alone; stringify: JSON.stringify of that answer alone;');
     log('runtime: POST /v1/load to the runtime program alone (dist/semantic-layer/main.js started by this process as the server starts it; loopback HTTP with its secret, no TLS),');
-    log('by turns with the floor and /v1/load; − floor: the runtime\'s own work (HTTP, compile, rows, JSON, its log line); − runtime: the server\'s (TLS, the caller, the deployment and its pod, relaying the answer), less the HTTP round trip its IPC hop to the pod saves');
+    log('by turns with the floor and /v1/load; − floor: the runtime\'s own work (HTTP, the statement compiled once, rows, JSON, its log line); − runtime: the server\'s (TLS, the caller, the deployment and its pod, relaying the answer), less the HTTP round trip its IPC hop to the pod saves');
     if (profileDir) {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));

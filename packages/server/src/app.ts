@@ -254,6 +254,22 @@ function publicOrigin(app: FastifyInstance, configured: string | undefined): URL
   return new URL(typeof address === 'object' && address !== null ? `https://localhost:${address.port}` : 'https://localhost');
 }
 
+/**
+ * `publicOrigin`, built once and again each time the server starts or stops listening (the bound
+ * port is part of the default): it is read on every data-API request and deployment URL, and
+ * asking the socket for its address and parsing a URL each time showed in their profiles.
+ * Callers only read the URL.
+ */
+function publicOriginReader(app: FastifyInstance, configured: string | undefined): () => URL {
+  let known: URL | null = null;
+  const forget = () => {
+    known = null;
+  };
+  app.server.on('listening', forget);
+  app.server.on('close', forget);
+  return () => (known ??= publicOrigin(app, configured));
+}
+
 function runtimeTimings(given: AppOptions['runtime']): Partial<RuntimeOptions> {
   if (!given) return {};
   const { driver: _driver, host: _host, ...timings } = given;
@@ -294,7 +310,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   installTimeouts(app, timeouts);
   installAccessLog(app);
   const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
-  const originOf = tenantOrigin(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) });
+  const publicUrl = publicOriginReader(app, options.publicUrl);
+  const originOf = tenantOrigin(store.db, { baseDomain: options.baseDomain, publicUrl });
   const services = createServices(store, {
     repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
     secrets: options.secrets ?? Secrets.ephemeral(),
@@ -452,7 +469,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
   await app.register(groupsRoutes(services.groups));
-  await app.register(scimRoutes(services.scim, scimBaseUrl(store.db, { baseDomain: options.baseDomain, publicUrl: () => publicOrigin(app, options.publicUrl) })));
+  await app.register(scimRoutes(services.scim, scimBaseUrl(store.db, { baseDomain: options.baseDomain, publicUrl })));
   await app.register(userAttributesRoutes(services.userAttributes));
   await app.register(deploymentsRoutes(services.deployments));
   await app.register(setupRoutes(services.setup, services.environments));

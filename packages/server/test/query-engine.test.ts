@@ -122,6 +122,20 @@ for (const dialect of DIALECTS) {
       expect((await run('2026-01-15')).range).toEqual(['2026-01-15', '2026-01-15']);
     });
 
+    it('asked again once its clock has moved on, the same relative range stands for the new dates', async () => {
+      let now = Date.UTC(2026, 1, 20, 12);
+      const clocked = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 }, () => now);
+      const query = { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'this month' }] };
+      const run = async () => {
+        const answer = await clocked.load(query);
+        return { range: answer.query.timeDimensions[0]!.dateRange, count: (answer.data as Row[])[0]!['orders.count'] };
+      };
+      expect(await run()).toEqual({ range: ['2026-02-01', '2026-02-28'], count: 2 });
+      expect(await run()).toEqual({ range: ['2026-02-01', '2026-02-28'], count: 2 });
+      now = Date.UTC(2026, 0, 15, 12);
+      expect(await run()).toEqual({ range: ['2026-01-01', '2026-01-31'], count: 3 });
+    });
+
     it('the 18 filter operators, with and/or groups; negative operators keep NULLs; measure filters apply to the groups', async () => {
       const count = async (filters: unknown[]) => (await load({ measures: ['orders.count'], filters }))[0]!['orders.count'];
       expect(await count([{ member: 'orders.status', operator: 'equals', value: ['completed', 'cancelled'] }])).toBe(4);

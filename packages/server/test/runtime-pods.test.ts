@@ -49,6 +49,8 @@ for (const dialect of DIALECTS) {
       const cubes = (meta.json() as Json).cubes as Json[];
       expect(cubes.map((c) => [c.name, c.type])).toEqual([['starter_orders', 'cube'], ['starter_orders_view', 'view']]);
       expect(cubes[0]?.measures.map((m: Json) => m.name)).toEqual(['starter_orders.count', 'starter_orders.total_amount']);
+      // Each request the runtime answers leaves a line in the deployment's log.
+      await r.logsWith(id, /^GET \/v1\/meta 200 \d+ ms$/);
       const lines = await r.logsWith(id, 'Ready: the data source answers');
       expect(lines.some((l) => l.includes('Data source: the sample SQLite dataset (starter_orders, 3 rows)'))).toBe(true);
       expect(lines.some((l) => l.startsWith(`Scheduled pod ${pod.name}: runtime 1.1.0, build `))).toBe(true);

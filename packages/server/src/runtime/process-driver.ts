@@ -71,7 +71,11 @@ export function processDriver(options: { entry: string; host: string }): Runtime
         });
       });
       child.on('message', (message: ResponseMessage) => {
-        if (message?.type === 'response') settle(message.id)?.resolve({ status: message.status, body: message.body });
+        if (message?.type !== 'response') return;
+        settle(message.id)?.resolve({ status: message.status, body: message.body });
+        // The request's log line, as if the runtime had printed it; after the answer is on its way.
+        const { log } = message;
+        if (typeof log === 'string') setImmediate(() => events.output('stdout', log.length > MAX_LINE ? `${log.slice(0, MAX_LINE)}…` : log));
       });
       // An IPC write to a runtime that just died must not throw in this process.
       child.on('error', () => undefined);

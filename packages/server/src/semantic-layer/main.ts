@@ -150,7 +150,8 @@ async function start(message: StartMessage): Promise<void> {
   let readyOnce = false;
 
   const handle = dataApi(artifact, engine);
-  const logged = (method: string, path: string, status: number, started: number) => console.log(`${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`);
+  const logLine = (method: string, path: string, status: number, started: number) => `${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`;
+  const logged = (method: string, path: string, status: number, started: number) => console.log(logLine(method, path, status, started));
 
   const server = http.createServer((req, res) => {
     const started = performance.now();
@@ -188,8 +189,8 @@ async function start(message: StartMessage): Promise<void> {
     const started = performance.now();
     const { id, method, path } = message;
     void handle({ method, path, search: message.search ?? '', privateMeta: message.privateMeta === true, security: contextOf(message.security), body: async () => message.body }).then(({ status, text }) => {
-      process.send?.({ type: 'response', id, status, body: text } satisfies ResponseMessage);
-      logged(method, path, status, started);
+      // The log line goes with the answer; the server logs it as if printed (protocol.ts).
+      process.send?.({ type: 'response', id, status, body: text, log: logLine(method, path, status, started) } satisfies ResponseMessage);
     });
   });
   server.keepAliveTimeout = 30_000;

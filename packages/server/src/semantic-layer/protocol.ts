@@ -45,12 +45,18 @@ export interface RequestMessage {
   body?: unknown;
 }
 
-/** The runtime's answer to the RequestMessage of the same `id`: its status and JSON text. */
+/**
+ * The runtime's answer to the RequestMessage of the same `id`: its status and JSON text, and the
+ * request's line for the runtime's log (`POST /v1/load 200 3 ms`), which the server adds to the
+ * log as a line the runtime printed. Sent with the answer rather than printed, it costs neither
+ * process a write and a wake-up of its own per request.
+ */
 export interface ResponseMessage {
   type: 'response';
   id: number;
   status: number;
   body: string;
+  log?: string;
 }
 
 export const SECRET_HEADER = 'x-mapi-runtime-secret';

@@ -1,10 +1,10 @@
 import type { ModelArtifact } from '../../areas/data-model/validator/artifact.js';
 import type { DataSource } from '../data-source.js';
 import { NOBODY, type SecurityContext } from './access.js';
-import { compileQuery } from './compile.js';
+import { compileQuery, type CompiledQuery } from './compile.js';
 import { QueryError } from './errors.js';
 import { ModelIndex } from './members.js';
-import { normaliseQuery, type QueryLimits } from './query.js';
+import { normaliseQuery, type Query, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
 import { annotationOf, rowsOf } from './results.js';
 import { translateSql } from './sql-api.js';
@@ -18,6 +18,16 @@ export interface EngineLimits extends QueryLimits {
 
 const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
 
+/** Compiled statements an engine keeps (#compiled); the oldest goes first. */
+const MAX_COMPILED = 500;
+
+/** A compiled query and the parts of its answer that do not depend on the rows. */
+interface Prepared extends CompiledQuery {
+  annotation: ReturnType<typeof annotationOf>;
+  queryJson: string;
+  annotationJson: string;
+}
+
 /** What a runtime is given when its server's configuration says nothing. */
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLimit: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 };
 
@@ -28,6 +38,14 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLi
 export class QueryEngine {
   readonly #index: ModelIndex;
   readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string }>;
+  /**
+   * Statements compiled before, by the key of the result cache (the normalised query and the
+   * caller's context): a dashboard asks the same few queries again and again, and compiling
+   * (resolving members, policies, joins, writing the SQL) is most of what a cheap query costs the
+   * runtime beyond running it. The engine serves one build, so a new build starts with none.
+   * Only successes are kept: a refused query is checked again each time.
+   */
+  readonly #compiled = new Map<string, Prepared>();
 
   constructor(
     artifact: ModelArtifact,
@@ -56,14 +74,18 @@ export class QueryEngine {
    * serialised once, when their size is checked against the limit, and that text is reused.
    */
   async loadText(input: unknown, security: SecurityContext = NOBODY): Promise<string> {
-    const { query, data, annotation } = await this.#run(input, security);
-    return `{"query":${JSON.stringify(query)},"data":${data.json},"annotation":${JSON.stringify(annotation)}}`;
+    const { data, prepared } = await this.#run(input, security);
+    return `{"query":${prepared.queryJson},"data":${data.json},"annotation":${prepared.annotationJson}}`;
   }
 
   async #run(input: unknown, security: SecurityContext) {
-    const { query, sql, params, columns } = this.compile(input, security);
-    // Keyed by the normalised query and the whole context: two callers share an answer only when the policies see them alike.
+    // Relative date ranges are resolved here, at `now`: the key holds the dates they stand for.
+    const query = normaliseQuery(input, this.limits, this.now());
+    // Keyed by the normalised query and the whole context (what compiling reads of the caller): two
+    // callers share a statement or an answer only when the policies see them alike.
     const key = JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
+    const prepared = this.#prepare(key, query, security);
+    const { sql, params, columns } = prepared;
     const data = await this.#cache.get(
       key,
       async () => {
@@ -79,8 +101,24 @@ export class QueryEngine {
       // The rows and their text are both held.
       (value) => 2 * value.json.length,
     );
+    return { query, data, annotation: prepared.annotation, prepared };
+  }
+
+  /**
+   * `compileQuery` of a normalised query with what the answer says around its rows (the query and
+   * the annotation, as objects and as JSON), or the same from an earlier request with this key;
+   * shared between requests, so read-only.
+   */
+  #prepare(key: string, query: Query, security: SecurityContext): Prepared {
+    const known = this.#compiled.get(key);
+    if (known) return known;
+    const compiled = compileQuery(this.#index, query, this.dataSource.dialect, security);
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
-    return { query, data, annotation: annotationOf(columns, segments) };
+    const annotation = annotationOf(compiled.columns, segments);
+    const prepared = { ...compiled, annotation, queryJson: JSON.stringify(query), annotationJson: JSON.stringify(annotation) };
+    if (this.#compiled.size >= MAX_COMPILED) this.#compiled.delete(this.#compiled.keys().next().value as string);
+    this.#compiled.set(key, prepared);
+    return prepared;
   }
 
   /**
