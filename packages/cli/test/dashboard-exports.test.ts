@@ -30,6 +30,8 @@ describe('export flags and hints', () => {
 
   it('a numeric dashboard is an id, anything else a public id; filters, time grains and render-as pass through', () => {
     expect(exportInput('12', { out: 'a.pdf', filter: [], timeGrain: [] })).toEqual({ format: 'pdf', dashboardId: 12 });
+    expect(exportInput('12', { out: 'a.pdf', print: true, filter: [], timeGrain: [] })).toEqual({ format: 'pdf', dashboardId: 12, layout: 'print' });
+    expect(() => exportInput('12', { out: 'a.png', print: true, filter: [], timeGrain: [] })).toThrow('--print makes A4 pages of a PDF.');
     expect(exportInput('Xk2f9aQ', { format: 'png', filter: ['orders.status=completed', 'customers.region=EU', 'orders.status=open'], timeGrain: ['orders.created_at=week'], renderAs: 'user:ann@example.com' })).toEqual({
       format: 'png',
       dashboardPublicId: 'Xk2f9aQ',

@@ -137,6 +137,20 @@ for (const dialect of DIALECTS) {
       expect(await shop.t.store.db.selectFrom('embed_users').select('id').where('external_id', '=', 'viewer-1').execute()).toEqual([]);
     });
 
+    it('layout print (the reference’s later revision): A4 portrait pages holding the same text; print with png is 400', async () => {
+      const bytes = await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, layout: 'print' }, shop.eu.key), shop.eu.key);
+      const doc = await getDocument({ data: new Uint8Array(bytes), useSystemFonts: false, isEvalSupported: false }).promise;
+      const viewport = (await doc.getPage(1)).getViewport({ scale: 1 });
+      await doc.destroy();
+      expect([Math.round(viewport.width), Math.round(viewport.height)]).toEqual([595, 842]);
+      const text = await pdfText(bytes);
+      expect(text).toContain(DASHBOARD_TITLE);
+      expect(text).toContain('180');
+      const body = problem(await start({ format: 'png', dashboardId: shop.dashboardId, layout: 'print' }), 400, 'VALIDATION_FAILED');
+      expect(body.errors?.map((e: { pointer: string }) => e.pointer)).toEqual(['/body/layout']);
+      problem(await start({ format: 'pdf', dashboardId: shop.dashboardId, layout: 'poster' }), 400, 'VALIDATION_FAILED');
+    });
+
     it('needs MANAGE on the workbook; exactly one dashboard id; a dashboard not in this deployment is 404; bad bodies are 400', async () => {
       const reader = await shop.t.user('EXPLORER');
       await shop.t.grant({ type: 'USER', id: reader.userId }, { type: 'WORKBOOK', id: shop.workbookId }, 'EDIT');

@@ -5,7 +5,9 @@ import { PNG } from 'pngjs';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { chartSvg } from '../src/render/charts.js';
 import { applyControls } from '../src/render/controls.js';
-import { headerHeight } from '../src/render/page.js';
+import { bandSvg, cleanBreaks, headerHeight, pageLayout } from '../src/render/page.js';
+import { printSlices, svgToPdf } from '../src/render/outputs.js';
+import { loadFonts } from '../src/render/fonts.js';
 import type { Renderer, RenderInput } from '../src/render/index.js';
 import { DIALECTS } from './harness.js';
 import { DASHBOARD_TITLE, renderShop, type RenderShop } from './render-fixtures.js';
@@ -34,6 +36,47 @@ function colours(png: PNG): number {
   for (let i = 0; i < png.data.length; i += 4 * 7) seen.add(png.data.readUInt32BE(i));
   return seen.size;
 }
+
+describe('print layout: A4 pages split between widget rows', () => {
+  const layout = pageLayout({});
+  const top = headerHeight(null);
+  const widget = (id: string, y: number, h: number, x = 0, w = 6) => ({ id, position: { x, y, w, h }, content: { kind: 'empty' } as never });
+
+  it('a page may end above a row no widget crosses, never through a widget', () => {
+    // Rows 0-3: a tall widget beside two short ones; row 4 starts clean; rows 6-7 another.
+    const breaks = cleanBreaks(layout, top, [widget('tall', 0, 4), widget('a', 0, 2, 6), widget('b', 2, 2, 6), widget('c', 4, 2), widget('d', 6, 2)]);
+    const rowTop = (y: number) => top + layout.padding[1] + y * (layout.rowHeight + layout.margin[1]) - layout.margin[1] / 2;
+    expect(breaks).toEqual([rowTop(4), rowTop(6)]);
+  });
+
+  it('each printed page holds as much as fits and ends at the last clean break inside it; a widget taller than a page is cut', () => {
+    expect(printSlices(1000, 400, [150, 350, 380, 700])).toEqual([[0, 380], [380, 700], [700, 1000]]);
+    expect(printSlices(1000, 400, [])).toEqual([[0, 400], [400, 800], [800, 1000]]);
+    expect(printSlices(300, 400, [100])).toEqual([[0, 300]]);
+  });
+
+  it('the PDF has A4 pages, each showing its own slice of the page', async () => {
+    const pieces = [
+      { top: 0, bottom: 200, markup: '<text x="24" y="100" font-size="24">First slice</text>' },
+      { top: 1400, bottom: 1600, markup: '<text x="24" y="1500" font-size="24">Second slice</text>' },
+    ];
+    const bytes = await svgToPdf(bandSvg(pieces, 1200, 0, 2000), { width: 1200, height: 2000 }, loadFonts(), 'Tall', { breaks: [1000], pieces });
+    const doc = await getDocument({ data: new Uint8Array(bytes), useSystemFonts: false, isEvalSupported: false }).promise;
+    const pages: string[] = [];
+    for (let i = 1; i <= doc.numPages; i++) {
+      const page = await doc.getPage(i);
+      expect([Math.round(page.getViewport({ scale: 1 }).width), Math.round(page.getViewport({ scale: 1 }).height)]).toEqual([595, 842]);
+      pages.push((await page.getTextContent()).items.map((item) => ('str' in item ? item.str : '')).join(' '));
+    }
+    await doc.destroy();
+    expect(pages).toHaveLength(2);
+    expect(pages[0]).toContain('First slice');
+    // Each page carries only its own slice: nothing hidden under the clip.
+    expect(pages[0]).not.toContain('Second slice');
+    expect(pages[1]).toContain('Second slice');
+    expect(pages[1]).not.toContain('First slice');
+  });
+});
 
 for (const dialect of DIALECTS) {
   describe(`dashboard rendering (${dialect})`, () => {

@@ -25,10 +25,12 @@ const EXPORT_HELP = `
 <dashboard> is the published dashboard's id, or its public id. The format follows --format, else
 the extension of --out (.png or .pdf), else PNG. The render's progress shows on stderr; the file
 is written once it is complete, and an existing file is kept unless --force is given. --out -
-writes the file to stdout (not to a terminal). A failed render exits 1 with its reason.
+writes the file to stdout (not to a terminal). --print makes A4 portrait pages split between
+widget rows, for printing (PDF only). A failed render exits 1 with its reason.
 
 Examples:
   $ mapi dashboards export 3 12 --out weekly.pdf
+  $ mapi dashboards export 3 12 --out weekly.pdf --print
   $ mapi dashboards export 3 12 --format png --out - | convert - -resize 50% small.png
   $ mapi dashboards export 3 12 --out eu.pdf --filter customers.region=EU --time-grain orders.created_at=week
   $ mapi dashboards export 3 12 --no-wait --json
@@ -43,6 +45,7 @@ interface ExportOptions {
   filter: string[];
   timeGrain: string[];
   renderAs?: string;
+  print?: boolean;
   wait?: boolean;
 }
 
@@ -97,6 +100,10 @@ export function exportInput(dashboard: string, options: ExportOptions): StartDas
   if (options.filter.length > 0) input.filters = parseFilters(options.filter);
   if (options.timeGrain.length > 0) input.timeGrains = parseTimeGrains(options.timeGrain);
   if (options.renderAs !== undefined) input.renderAs = parseRenderAs(options.renderAs);
+  if (options.print) {
+    if (input.format !== 'pdf') throw new UsageError('--print makes A4 pages of a PDF.', 'Add --format pdf, or name --out a .pdf file.');
+    input.layout = 'print';
+  }
   return input;
 }
 
@@ -159,6 +166,7 @@ export function registerDashboards(program: Command): void {
     .option('-o, --out <file>', 'the file to write, or - for stdout')
     .option('--format <format>', 'png or pdf (default: from the extension of --out, else png)')
     .option('--force', 'replace --out if it exists')
+    .option('--print', 'A4 portrait pages split between widget rows, instead of one page of the dashboard’s size (PDF only)')
     .option('--filter <member=value>', 'a filter applied to the render (repeatable; one member given twice matches either value)', collect, [])
     .option('--time-grain <member=grain>', 'a time grain, e.g. orders.created_at=week (repeatable)', collect, [])
     .option('--render-as <subject>', "render with someone else's rows (admin): user:<id>, user:<email> or embed:<embedTenant>/<externalId>")

@@ -22591,7 +22591,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description StartDashboardExportInput (reference 8.A.1). */
+        /** @description StartDashboardExportInput (reference 8.A.1, with its later `layout`). */
         requestBody: {
             content: {
                 "application/json": {
@@ -22603,6 +22603,7 @@ export interface operations {
                     timeGrains?: components["schemas"]["DashboardTimeGrainInput"][] | null;
                     memberSwitchers?: components["schemas"]["DashboardMemberSwitcherInput"][] | null;
                     renderAs?: components["schemas"]["ExportSubjectInput"] | null;
+                    layout?: ("screenshot" | "print") | null;
                 };
             };
         };

@@ -2,7 +2,7 @@ import type { Dashboard, DashboardWidget } from '../areas/workspace/content.sche
 import type { DashboardRef } from '../areas/dashboards/published.js';
 import { loadFonts, DEFAULT_FONTS_DIR } from './fonts.js';
 import { svgToPdf, svgToPng } from './outputs.js';
-import { cellOf, headerHeight, pageLayout, pageSvg, type PlacedWidget } from './page.js';
+import { cellOf, headerHeight, pageLayout, pageSvg, type PagePiece, type PlacedWidget } from './page.js';
 import type { DashboardControls, RenderFormat, ReportData, Viewer } from './types.js';
 import { widgetContent, type IsRefusal } from './widgets.js';
 
@@ -30,7 +30,11 @@ export interface RenderInput extends DashboardControls {
   dashboardPublicId?: string;
   viewer: Viewer;
   format: RenderFormat;
+  /** `print`: A4 pages split between widget rows (PDF only); default `screenshot`, one page of the dashboard's size. */
+  layout?: RenderLayout;
 }
+
+export type RenderLayout = 'screenshot' | 'print';
 
 export interface RenderedPage {
   title: string;
@@ -38,6 +42,10 @@ export interface RenderedPage {
   svg: string;
   width: number;
   height: number;
+  /** Where a printed page may end without cutting a widget (SVG pixels). */
+  breaks: number[];
+  /** The page's parts and the bands they take: a printed page draws only its own. */
+  pieces: PagePiece[];
   /** The rows of each widget that ran a report, in the order of the config's widgets. */
   data: Array<{ widgetId: string; reportId: number; rows: ReportData['rows'] }>;
 }
@@ -116,10 +124,10 @@ export function createRenderer(deps: RendererDeps) {
   }
 
   /** Converts a page to the format asked for. */
-  async function convert(page: RenderedPage, format: RenderFormat): Promise<RenderResult> {
+  async function convert(page: RenderedPage, format: RenderFormat, layout: RenderLayout = 'screenshot'): Promise<RenderResult> {
     const fonts = loadFonts(fontsDir);
     if (format === 'png') return { ...page, bytes: await svgToPng(page.svg, fonts), contentType: 'image/png' };
-    return { ...page, bytes: await svgToPdf(page.svg, page, fonts, page.title), contentType: 'application/pdf' };
+    return { ...page, bytes: await svgToPdf(page.svg, page, fonts, page.title, layout === 'print' ? page : null), contentType: 'application/pdf' };
   }
 
   return {
@@ -127,7 +135,7 @@ export function createRenderer(deps: RendererDeps) {
     convert,
     /** The dashboard as PNG or PDF for one viewer; see RenderInput. */
     async renderDashboard(input: RenderInput): Promise<RenderResult> {
-      return convert(await renderPage(input), input.format);
+      return convert(await renderPage(input), input.format, input.layout);
     },
   };
 }

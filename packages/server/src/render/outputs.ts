@@ -4,6 +4,7 @@ import PDFDocument from 'pdfkit';
 import SVGtoPDF from 'svg-to-pdfkit';
 import { Resvg } from '@resvg/resvg-wasm';
 import { FONT_FAMILY, resvgReady, type Fonts } from './fonts.js';
+import { bandSvg, type PagePiece } from './page.js';
 
 /** The page SVG as a PNG of its own size (one SVG pixel, one PNG pixel). */
 export async function svgToPng(svg: string, fonts: Fonts): Promise<Buffer> {
@@ -22,12 +23,37 @@ export async function svgToPng(svg: string, fonts: Fonts): Promise<Buffer> {
   }
 }
 
+/** A4 portrait in points, and the margin kept around a printed page's content. */
+export const A4 = { width: 595.28, height: 841.89, margin: 36 };
+
 /**
- * The page SVG as a one-page PDF of its size (points = SVG pixels). Text stays text, in embedded
- * DejaVu, so the PDF is searchable and its text can be extracted.
+ * The slices of a page `height` SVG pixels tall that printed pages show, `[start, end)` each: as
+ * much as a page holds, ending at the last clean break that fits (cleanBreaks), or cut where the
+ * page is full when a single widget is taller than a page.
  */
-export async function svgToPdf(svg: string, size: { width: number; height: number }, fonts: Fonts, title: string): Promise<Buffer> {
-  const doc = new PDFDocument({ size: [size.width, size.height], margin: 0, autoFirstPage: true, info: { Title: title, Creator: 'mapi' } });
+export function printSlices(height: number, pageHeight: number, breaks: readonly number[]): Array<[number, number]> {
+  const slices: Array<[number, number]> = [];
+  let start = 0;
+  while (start < height) {
+    let end = Math.min(height, start + pageHeight);
+    if (end < height) {
+      const fitting = breaks.filter((b) => b > start && b <= end);
+      if (fitting.length > 0) end = fitting[fitting.length - 1]!;
+    }
+    slices.push([start, end]);
+    start = end;
+  }
+  return slices;
+}
+
+/**
+ * The page SVG as a one-page PDF of its size (points = SVG pixels), or with `print` as A4 portrait
+ * pages: scaled to the printable width and split between widget rows (printSlices). Text stays
+ * text, in embedded DejaVu, so the PDF is searchable and its text can be extracted.
+ */
+export async function svgToPdf(svg: string, size: { width: number; height: number }, fonts: Fonts, title: string, print: { breaks: readonly number[]; pieces: readonly PagePiece[] } | null = null): Promise<Buffer> {
+  const pageSize: [number, number] = print ? [A4.width, A4.height] : [size.width, size.height];
+  const doc = new PDFDocument({ size: pageSize, margin: 0, autoFirstPage: print === null, info: { Title: title, Creator: 'mapi' } });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
   const ended = new Promise<void>((resolve, reject) => {
@@ -36,7 +62,21 @@ export async function svgToPdf(svg: string, size: { width: number; height: numbe
   });
   doc.registerFont('regular', fonts.regular);
   doc.registerFont('bold', fonts.bold);
-  SVGtoPDF(doc, svg, 0, 0, { width: size.width, height: size.height, assumePt: true, fontCallback: (_family: string, bold: boolean) => (bold ? 'bold' : 'regular') });
+  const fontCallback = (_family: string, bold: boolean) => (bold ? 'bold' : 'regular');
+  if (print === null) SVGtoPDF(doc, svg, 0, 0, { width: size.width, height: size.height, assumePt: true, fontCallback });
+  else {
+    const scale = (A4.width - 2 * A4.margin) / size.width;
+    for (const [start, end] of printSlices(size.height, (A4.height - 2 * A4.margin) / scale, print.breaks)) {
+      doc.addPage({ size: pageSize, margin: 0 });
+      // The slice's own SVG (only the pieces that reach into it), clipped to the slice: a widget
+      // taller than a page continues on the next one.
+      doc.save();
+      doc.rect(A4.margin, A4.margin, size.width * scale, (end - start) * scale).clip();
+      // preserveAspectRatio makes svg-to-pdfkit fit the SVG's viewBox to width × height (without it, the SVG's own size is kept).
+      SVGtoPDF(doc, bandSvg(print.pieces, size.width, start, end), A4.margin, A4.margin, { width: size.width * scale, height: (end - start) * scale, preserveAspectRatio: 'xMinYMin meet', assumePt: true, fontCallback });
+      doc.restore();
+    }
+  }
   doc.end();
   await ended;
   return Buffer.concat(chunks);

@@ -192,16 +192,51 @@ function widgetSvg(id: string, cell: Cell, content: WidgetContent): string {
   return `<g data-widget="${escapeXml(id)}">${parts.join('')}</g>`;
 }
 
-/** The whole page: its SVG and size. */
-export function pageSvg(title: string, description: string | null, layout: PageLayout, widgets: PlacedWidget[]): { svg: string; width: number; height: number } {
+/**
+ * Where a printed page may end without cutting a widget: the gaps above each widget's row that no
+ * widget crosses (halfway into the grid's margin), in SVG pixels, ascending.
+ */
+export function cleanBreaks(layout: PageLayout, top: number, widgets: PlacedWidget[]): number[] {
+  const cells = widgets.map((w) => cellOf(layout, top, w.position));
+  // Not above the first row: a page that ends there holds the title alone.
+  const first = Math.min(...cells.map((c) => c.y));
+  const candidates = new Set(cells.map((c) => c.y - layout.margin[1] / 2).filter((y) => y > first));
+  return [...candidates].filter((y) => !cells.some((c) => c.y < y && y < c.y + c.height)).sort((a, b) => a - b);
+}
+
+/** A part of the page (the title band, a widget) and the band of the page it takes, in SVG pixels. */
+export interface PagePiece {
+  top: number;
+  bottom: number;
+  markup: string;
+}
+
+/** The SVG of the band `[start, end)` of a page: only the pieces that reach into it, so nothing hidden rides along. */
+export function bandSvg(pieces: readonly PagePiece[], width: number, start: number, end: number): string {
+  const height = end - start;
+  const shown = pieces.filter((p) => p.bottom > start && p.top < end).map((p) => p.markup);
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 ${start} ${width} ${height}">` +
+    `<rect y="${start}" width="${width}" height="${height}" fill="#f5f7fa"/>${shown.join('')}</svg>`
+  );
+}
+
+/** The whole page: its SVG and size, its pieces, and where a printed page may break (cleanBreaks). */
+export function pageSvg(title: string, description: string | null, layout: PageLayout, widgets: PlacedWidget[]): { svg: string; width: number; height: number; pieces: PagePiece[]; breaks: number[] } {
   const top = headerHeight(description);
   const height = pageHeight(layout, top, widgets);
   const width = layout.width;
   const header = [text(layout.padding[0], 20 + TITLE_SIZE, TITLE_SIZE, fit(title, width - 2 * layout.padding[0], TITLE_SIZE), 'font-weight="bold" fill="#1f2933"')];
   if (description) header.push(text(layout.padding[0], 20 + TITLE_SIZE + 8 + DESCRIPTION_SIZE, DESCRIPTION_SIZE, fit(description, width - 2 * layout.padding[0], DESCRIPTION_SIZE), 'fill="#616e7c"'));
-  const body = widgets.map((w) => widgetSvg(w.id, cellOf(layout, top, w.position), w.content));
+  const pieces: PagePiece[] = [
+    { top: 0, bottom: top, markup: header.join('') },
+    ...widgets.map((w) => {
+      const cell = cellOf(layout, top, w.position);
+      return { top: cell.y, bottom: cell.y + cell.height, markup: widgetSvg(w.id, cell, w.content) };
+    }),
+  ];
   const svg =
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
-    `<title>${escapeXml(title)}</title><rect width="${width}" height="${height}" fill="#f5f7fa"/>${header.join('')}${body.join('')}</svg>`;
-  return { svg, width, height };
+    `<title>${escapeXml(title)}</title><rect width="${width}" height="${height}" fill="#f5f7fa"/>${pieces.map((p) => p.markup).join('')}</svg>`;
+  return { svg, width, height, pieces, breaks: cleanBreaks(layout, top, widgets) };
 }

@@ -1,6 +1,6 @@
 import type { Store } from '../../db/database.js';
 import type { Jobs } from '../../jobs/index.js';
-import type { DashboardControls, RenderFormat, Renderer, Viewer } from '../../render/index.js';
+import type { DashboardControls, RenderFormat, Renderer, RenderLayout, Viewer } from '../../render/index.js';
 import { findExportById, markCompleted, markFailed, markProcessing } from './exports.store.js';
 
 export const EXPORT_JOB = 'dashboard-export';
@@ -12,6 +12,8 @@ export interface ExportJobPayload extends DashboardControls {
   deploymentId: number;
   dashboardId: number;
   format: RenderFormat;
+  /** Absent in jobs queued before layouts existed: screenshot. */
+  layout?: RenderLayout;
   viewer: Viewer;
 }
 
@@ -38,6 +40,7 @@ export function registerExportJob(store: Store, jobs: Jobs, renderer: Renderer, 
           dashboardId: payload.dashboardId,
           viewer: payload.viewer,
           format: payload.format,
+          layout: payload.layout ?? 'screenshot',
           filters: payload.filters ?? null,
           timeGrains: payload.timeGrains ?? null,
           memberSwitchers: payload.memberSwitchers ?? null,

@@ -36,8 +36,9 @@ export const StartDashboardExportInput = Type.Object(
     timeGrains: nullable(Type.Array(ref(DashboardTimeGrainInput), { maxItems: 100 })),
     memberSwitchers: nullable(Type.Array(ref(DashboardMemberSwitcherInput), { maxItems: 100 })),
     renderAs: nullable(ref(ExportSubjectInput)),
+    layout: nullable(Type.Enum(['screenshot', 'print'], { description: '`screenshot` (default): one page of the dashboard’s size. `print`: A4 portrait pages, split between widget rows; PDF only (400 with `png`).' })),
   },
-  { additionalProperties: false, description: 'StartDashboardExportInput (reference 8.A.1).' },
+  { additionalProperties: false, description: 'StartDashboardExportInput (reference 8.A.1, with its later `layout`).' },
 );
 export type StartDashboardExportInput = Static<typeof StartDashboardExportInput>;
 

@@ -95,6 +95,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       const byId = input.dashboardId ?? null;
       const byPublicId = input.dashboardPublicId ?? null;
       if ((byId === null) === (byPublicId === null)) throw invalid('Give exactly one of dashboardId and dashboardPublicId.', byId === null ? '/body/dashboardId' : '/body/dashboardPublicId');
+      if (input.layout === 'print' && input.format !== 'pdf') throw invalid('The print layout makes A4 pages: it needs `format: pdf`.', '/body/layout');
       const context = await openWorkspace(db, caller, deploymentId);
       const dashboard = await findInDeployment(db, tenantId, deploymentId, byId !== null ? { dashboardId: byId } : { publicId: byPublicId! });
       if (!dashboard) throw new ApiError('DASHBOARD_NOT_FOUND', `Dashboard ${byId ?? byPublicId} does not exist in deployment ${deploymentId}.`);
@@ -140,6 +141,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
         deploymentId,
         dashboardId: dashboard.id,
         format: input.format,
+        layout: input.layout ?? 'screenshot',
         viewer: subject.viewer,
         filters: input.filters ?? null,
         timeGrains: input.timeGrains ?? null,
