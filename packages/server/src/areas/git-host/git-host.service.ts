@@ -4,7 +4,7 @@ import { OutboundError, type Outbound } from '../../outbound/index.js';
 import type { Secrets } from '../../secrets/index.js';
 import { decodeCursor, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { hashState, newState } from '../oauth-integrations/oauth-client.js';
+import { claimState, newState } from '../oauth-integrations/oauth-client.js';
 import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
 import { appPrivateKey } from './app-jwt.js';
 import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings, type UserTokens } from './github-client.js';
@@ -168,16 +168,7 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
      * does carry a credential must be that user's. The user's token is stored sealed.
      */
     async callback(tenantId: number, query: GitHostCallbackInput, credentialUserId: number | null): Promise<{ connected: boolean; login: string }> {
-      if (query.state === undefined || query.state === '') throw invalidState('the request has no `state`');
-      const hash = hashState(query.state);
-      const state = await findState(db, tenantId, hash);
-      if (!state) throw invalidState('the `state` is unknown or was already used');
-      if (state.expires_at <= iso()) {
-        await consumeState(db, state.id);
-        throw invalidState(`the \`state\` expired (it lives ${STATE_TTL_MS / 60_000} minutes)`);
-      }
-      if (credentialUserId !== null && credentialUserId !== state.user_id) throw invalidState('the `state` was issued to another user');
-      if (!(await consumeState(db, state.id))) throw invalidState('the `state` was already used');
+      const state = await claimState(query.state, { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) }, { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId }, invalidState);
       if (query.error !== undefined) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host answered \`${query.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100)}\`.`);
       if (query.code === undefined || query.code === '') throw new ApiError('GIT_HOST_LINK_FAILED', 'The git host sent neither a `code` nor an `error`.');
       const user = await db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', state.user_id).executeTakeFirst();

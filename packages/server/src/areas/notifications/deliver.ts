@@ -177,7 +177,9 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
   // A render is kept only while a later recipient with the same viewer still needs it.
   const pendingUses = new Map<string, number>();
   for (const recipient of work.recipients) {
-    if (recipient.type !== 'SLACK' && recipient.viewer !== null) pendingUses.set(viewerKey(recipient.viewer), (pendingUses.get(viewerKey(recipient.viewer)) ?? 0) + 1);
+    if (recipient.type === 'SLACK' || recipient.viewer === null) continue;
+    const key = viewerKey(recipient.viewer);
+    pendingUses.set(key, (pendingUses.get(key) ?? 0) + 1);
   }
   const renders = new Map<string, Promise<RenderResult>>();
   const renderFor = (viewer: Viewer): Promise<RenderResult> => {

@@ -53,6 +53,37 @@ export function hashState(state: string): string {
   return createHash('sha256').update(state).digest('hex');
 }
 
+/** A stored authorization state, as each redirect flow keeps one (hashed, bound to a user, expiring). */
+export interface StoredState {
+  id: number;
+  user_id: number;
+  expires_at: string;
+}
+
+/**
+ * Checks and spends the `state` a provider sent back: known, unexpired (an expired one is spent
+ * too), issued to the request's user when the request carries a credential (otherwise kept, so
+ * its user can still complete), and taken by this request alone. Anything else throws
+ * `invalid(why)`.
+ */
+export async function claimState<S extends StoredState>(
+  raw: string | undefined,
+  store: { find(hash: string): Promise<S | undefined>; consume(id: number): Promise<boolean> },
+  check: { now: string; ttlMs: number; credentialUserId: number | null },
+  invalid: (why: string) => Error,
+): Promise<S> {
+  if (raw === undefined || raw === '') throw invalid('the request has no `state`');
+  const state = await store.find(hashState(raw));
+  if (!state) throw invalid('the `state` is unknown or was already used');
+  if (state.expires_at <= check.now) {
+    await store.consume(state.id);
+    throw invalid(`the \`state\` expired (it lives ${check.ttlMs / 60_000} minutes)`);
+  }
+  if (check.credentialUserId !== null && check.credentialUserId !== state.user_id) throw invalid('the `state` was issued to another user');
+  if (!(await store.consume(state.id))) throw invalid('the `state` was already used');
+  return state;
+}
+
 /** A PKCE verifier (43 characters) and its S256 challenge. */
 export function newPkce(): { verifier: string; challenge: string } {
   const verifier = base64url(randomBytes(32));

@@ -5,7 +5,7 @@ import { exclusive } from '../../db/transactions.js';
 import { OutboundError, type Outbound, type OutboundLog } from '../../outbound/index.js';
 import type { Secrets } from '../../secrets/index.js';
 import { ApiError } from '../../shared/problems.js';
-import { authorizationUrl, exchangeCode, hashState, newPkce, newState, ProviderError, refreshTokens, revokeToken, type TokenSet } from './oauth-client.js';
+import { authorizationUrl, claimState, exchangeCode, newPkce, newState, ProviderError, refreshTokens, revokeToken, type TokenSet } from './oauth-client.js';
 import { clientSettings } from './oauth-integrations.service.js';
 import type { CallbackInput, UserOAuthToken } from './oauth-integrations.schemas.js';
 import { consumeState, deleteExpiredStates, deleteToken, findIntegration, findState, findToken, findTokenById, insertState, listTokens, releaseRefresh, sealedAs, updateToken, upsertToken, type TokenValues } from './oauth-integrations.store.js';
@@ -205,17 +205,7 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
      * user's. The code is exchanged at `tokenUrl` with the PKCE verifier.
      */
     async callback(tenantId: number, query: CallbackInput, credentialUserId: number | null): Promise<{ integrationId: number; status: TokenStatus }> {
-      if (query.state === undefined || query.state === '') throw invalidState('the request has no `state`');
-      const hash = hashState(query.state);
-      const state = await findState(db, tenantId, hash);
-      if (!state) throw invalidState('the `state` is unknown or was already used');
-      if (state.expires_at <= iso()) {
-        await consumeState(db, state.id);
-        throw invalidState(`the \`state\` expired (it lives ${STATE_TTL_MS / 60_000} minutes)`);
-      }
-      // Not consumed: the user who started the flow can still complete it.
-      if (credentialUserId !== null && credentialUserId !== state.user_id) throw invalidState('the `state` was issued to another user');
-      if (!(await consumeState(db, state.id))) throw invalidState('the `state` was already used');
+      const state = await claimState(query.state, { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) }, { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId }, invalidState);
       if (query.error !== undefined) {
         const description = query.error_description === undefined ? '' : ` (${printable(query.error_description, 300)})`;
         throw new ApiError('OAUTH_AUTHORIZATION_FAILED', `The provider answered \`${printable(query.error, 100)}\`${description}.`);
@@ -225,7 +215,7 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
       if (!integration) throw invalidState('the integration was deleted');
       const user = await db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', state.user_id).executeTakeFirst();
       if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
-      const verifier = secrets.open(state.code_verifier, sealedAs.codeVerifier(hash));
+      const verifier = secrets.open(state.code_verifier, sealedAs.codeVerifier(state.state_hash));
       let tokens: TokenSet;
       try {
         tokens = await exchangeCode(outbound, clientSettings(integration, secrets), query.code, verifier);
