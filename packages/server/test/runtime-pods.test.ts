@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DIALECTS, TestApp, problem } from './harness.js';
+import { DEFAULT_RUNTIME_OPTIONS } from '../src/runtime/supervisor.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 
 /*
@@ -30,7 +31,9 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
       outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-outside-'));
-      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources } });
+      // Queries may take 1 s here: a runtime on SQLite answers no liveness check while a statement
+      // runs, so it counts as hung only after that and a second more (ceil(2000 / 300) + 1 = 8 checks).
+      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources, queries: { ...DEFAULT_RUNTIME_OPTIONS.queries, timeoutMs: 1_000 } } });
       r = runtimeProbe(t);
     });
     afterAll(async () => {
@@ -64,15 +67,16 @@ for (const dialect of DIALECTS) {
       await r.logsWith(id, 'The runtime killed by SIGKILL. Restarting in 200 ms (restart 1)');
     });
 
-    it('a runtime that stops answering its liveness checks is killed and restarted', async () => {
+    it('a runtime that stops answering its liveness checks is killed and restarted, once they have failed for longer than a statement may run', async () => {
       const id = await r.create('frozen');
       await r.running(id);
       const pid = r.pidOf(id) as number;
       process.kill(pid, 'SIGSTOP');
       await r.podWhere(id, { status: 'Running', ready: true, restartCount: 1 });
       expect(r.alive(pid)).toBe(false);
-      await r.logsWith(id, 'Killing the runtime: it failed 3 liveness checks in a row');
-      await r.logsWith(id, 'killed after failing 3 liveness checks in a row');
+      await r.logsWith(id, 'Liveness check failed (3 of 8 in a row)');
+      await r.logsWith(id, 'Killing the runtime: it failed 8 liveness checks in a row');
+      await r.logsWith(id, 'killed after failing 8 liveness checks in a row');
     });
 
     it('a runtime that keeps crashing shows CrashLoopBackOff with the error in its logs, values redacted; fixing the variable brings it back (1.12)', async () => {

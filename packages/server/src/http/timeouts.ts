@@ -56,7 +56,8 @@ export function installTimeouts(app: FastifyInstance, timeouts: Timeouts): void 
   });
 
   app.addHook('preParsing', async (request, reply, payload) => {
-    if (!hasBody(request.raw)) return payload;
+    // A body that has already arrived whole (most JSON bodies come in the headers' packet) has nothing left to time.
+    if (!hasBody(request.raw) || request.raw.complete) return payload;
     return timedBody(request, reply.raw, payload, request.routeOptions.config?.bodyTimeoutMs ?? timeouts.bodyMs);
   });
 }

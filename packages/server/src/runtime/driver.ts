@@ -16,6 +16,16 @@ export type PodRequest = Omit<RequestMessage, 'type' | 'id'>;
  * Restarts and back-off stay in the supervisor (the pod's restartPolicy Never), so pods, logs and
  * leases behave the same on both.
  */
+/**
+ * The answer to a `call` whose statement ran longer than the limit, when the runtime stopped
+ * itself to end it (STATEMENT_TIMEOUT_SIGNAL): the query, not the runtime, is at fault.
+ */
+export class StatementTimeout extends Error {
+  constructor(readonly limitMs: number) {
+    super(`The statement ran longer than the ${limitMs} ms a query may take (QUERY_TIMEOUT_MS) and was stopped.`);
+  }
+}
+
 export interface RuntimeDriver {
   readonly name: string;
   start(spec: PodSpec, events: PodEvents): Promise<RunningPod>;
@@ -44,7 +54,8 @@ export interface RunningPod {
   /**
    * Sends a data-API request straight to the pod, past HTTP, where the driver has a channel to it
    * (the process driver: the IPC channel of its child); absent, the request goes to `address`.
-   * Only the process that started the pod holds it. Rejects when the pod ends before it answers.
+   * Only the process that started the pod holds it. Rejects when the pod ends before it answers:
+   * with StatementTimeout for the request whose statement the runtime stopped itself for.
    */
   call?(request: PodRequest): Promise<{ status: number; body: string }>;
   /** The operating-system process id, where there is one (tests kill pods with it). */

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import type { ListeningMessage, ResponseMessage } from '../semantic-layer/protocol.js';
-import type { PodEvents, PodRequest, PodSpec, RunningPod, RuntimeDriver } from './driver.js';
+import { STATEMENT_TIMEOUT_SIGNAL, type ListeningMessage, type ResponseMessage } from '../semantic-layer/protocol.js';
+import { StatementTimeout, type PodEvents, type PodRequest, type PodSpec, type RunningPod, type RuntimeDriver } from './driver.js';
 
 /** Longest line kept from a runtime's output; the rest is cut, so one line cannot fill the log. */
 const MAX_LINE = 4_096;
@@ -65,7 +65,11 @@ export function processDriver(options: { entry: string; host: string }): Runtime
       const exit = new Promise<void>((resolve) => {
         child.once('exit', (code, signal) => {
           ended = true;
-          for (const id of [...calls.keys()]) settle(id)?.reject(new Error('The runtime exited before it answered'));
+          // The runtime runs one statement at a time, in the order the requests came: the one it
+          // stopped itself for is the oldest still waiting. The others may be sent again.
+          const waiting = [...calls.keys()];
+          if (signal === STATEMENT_TIMEOUT_SIGNAL && waiting.length > 0) settle(waiting.shift()!)?.reject(new StatementTimeout(spec.start.queries.timeoutMs));
+          for (const id of waiting) settle(id)?.reject(new Error('The runtime exited before it answered'));
           events.exited(code, signal);
           resolve();
         });

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
-import type { StartMessage } from '../semantic-layer/protocol.js';
+import { STATEMENT_TIMEOUT_SIGNAL, type StartMessage } from '../semantic-layer/protocol.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
 import { LogSink, redact, type PodLogTarget } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
@@ -357,6 +357,12 @@ export class Supervisor {
             if (stream === 'stderr' && line.trim()) pod.lastError = redact(line.trim(), Object.values(pod.env)).slice(0, 1_000);
           },
           exited: (code, signal) => {
+            // It stopped itself to end a statement over QUERY_TIMEOUT_MS (statement-watchdog.ts):
+            // the query was at fault, not the runtime, so it starts again at once.
+            if (signal === STATEMENT_TIMEOUT_SIGNAL && !attempt.killedFor) {
+              void this.#crashed(pod, attempt, `stopped a statement that ran longer than the ${this.options.queries.timeoutMs} ms a query may take (QUERY_TIMEOUT_MS)`, false);
+              return;
+            }
             const why = attempt.killedFor ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
             void this.#crashed(pod, attempt, pod.lastError && !attempt.killedFor ? `${why}: ${pod.lastError}` : why);
           },
@@ -384,10 +390,11 @@ export class Supervisor {
       if (attempt.over || pod.stopped) return;
       if (!live) {
         pod.healthFailures++;
-        this.#log(pod, `Liveness check failed (${pod.healthFailures} of ${options.healthFailures} in a row)`);
-        if (pod.healthFailures >= options.healthFailures) {
-          attempt.killedFor = `killed after failing ${options.healthFailures} liveness checks in a row`;
-          this.#log(pod, `Killing the runtime: it failed ${options.healthFailures} liveness checks in a row`);
+        const allowed = this.#livenessFailuresAllowed(pod);
+        this.#log(pod, `Liveness check failed (${pod.healthFailures} of ${allowed} in a row)`);
+        if (pod.healthFailures >= allowed) {
+          attempt.killedFor = `killed after failing ${allowed} liveness checks in a row`;
+          this.#log(pod, `Killing the runtime: it failed ${allowed} liveness checks in a row`);
           instance.kill('SIGKILL');
           return;
         }
@@ -408,20 +415,36 @@ export class Supervisor {
     pod.timer = setTimeout(() => void check(), 0);
   }
 
-  /** An attempt ended without being asked to: count it and restart after the back-off. */
-  async #crashed(pod: LocalPod, attempt: Attempt, reason: string): Promise<void> {
+  /**
+   * Failed liveness checks in a row before the pod is killed. A runtime on SQLite answers no check
+   * while a statement runs (one thread, no interrupt), and its watchdog ends a statement at
+   * QUERY_TIMEOUT_MS: it is not counted as hung before that, however few checks that takes.
+   */
+  #livenessFailuresAllowed(pod: LocalPod): number {
+    const { healthFailures, healthIntervalMs, queries } = this.options;
+    if (pod.env.DB_TYPE === 'postgres') return healthFailures;
+    // The watchdog looks at most a second after the limit; checks may fail as fast as one per interval.
+    return Math.max(healthFailures, Math.ceil((queries.timeoutMs + 1_000) / healthIntervalMs) + 1);
+  }
+
+  /**
+   * An attempt ended without being asked to: count it and restart after the back-off. One that
+   * `counted` is false for (the runtime stopped itself for a statement over the time limit) starts
+   * again at once and leaves the crash count as it was.
+   */
+  async #crashed(pod: LocalPod, attempt: Attempt, reason: string, counted = true): Promise<void> {
     if (attempt.over) return;
     attempt.over = true;
     if (pod.timer) clearTimeout(pod.timer);
     if (pod.stopped) return;
     attempt.instance?.kill('SIGKILL');
     pod.restarts++;
-    pod.crashes++;
+    if (counted) pod.crashes++;
     pod.ready = false;
     pod.liveSince = null;
-    const delay = Math.min(this.options.backoffBaseMs * 2 ** (pod.crashes - 1), this.options.backoffMaxMs);
-    const looping = pod.crashes >= this.options.crashLoopAfter;
-    this.#log(pod, `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} in ${formatDelay(delay)} (restart ${pod.restarts})`);
+    const delay = counted ? Math.min(this.options.backoffBaseMs * 2 ** (pod.crashes - 1), this.options.backoffMaxMs) : 0;
+    const looping = counted && pod.crashes >= this.options.crashLoopAfter;
+    this.#log(pod, `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} ${delay === 0 ? 'now' : `in ${formatDelay(delay)}`} (restart ${pod.restarts})`);
     try {
       await updateOwned(this.db, pod.rowId, this.options.owner, {
         status: looping ? 'CrashLoopBackOff' : 'Pending',

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { postgresDialect, sqliteDialect, type SqlDialect } from './query/dialect.js';
 import { registerSqliteFunctions } from './query/sqlite-functions.js';
+import type { StatementWatchdog } from './statement-watchdog.js';
 
 /**
  * The data source a runtime queries, chosen by the environment's variables:
@@ -31,25 +32,30 @@ export const SAMPLE_ROWS = [
   { id: 3, status: 'completed', amount: 30 },
 ];
 
-export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000): DataSource {
+/**
+ * `statementTimeoutMs` is PostgreSQL's `statement_timeout`. A SQLite statement cannot be
+ * interrupted; `watchdog`, where given (the runtime gives one), stops the runtime when one runs
+ * longer than that (statement-watchdog.ts).
+ */
+export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: Pick<StatementWatchdog, 'run'>): DataSource {
   const type = env.DB_TYPE;
-  if (type === undefined || type === '') return sample();
-  if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir);
+  if (type === undefined || type === '') return sample(watchdog);
+  if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir, watchdog);
   if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs);
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
-function sample(): DataSource {
+function sample(watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
   const db = new Database(':memory:');
   // The starter model's orders as a table too, for a first model of one's own.
   db.exec('CREATE TABLE starter_orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL, amount INTEGER NOT NULL)');
   const insert = db.prepare('INSERT INTO starter_orders (id, status, amount) VALUES (@id, @status, @amount)');
   for (const row of SAMPLE_ROWS) insert.run(row);
-  return sqliteSource(db, `the sample SQLite dataset (starter_orders, ${SAMPLE_ROWS.length} rows)`);
+  return sqliteSource(db, `the sample SQLite dataset (starter_orders, ${SAMPLE_ROWS.length} rows)`, watchdog);
 }
 
 /** Only a file inside the data-sources directory: never the server's own database, or any other file on the host. */
-function sqliteFile(name: string | undefined, dir: string | null): DataSource {
+function sqliteFile(name: string | undefined, dir: string | null, watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
   if (!name) throw new Error('DB_TYPE=sqlite needs DB_URL, the name of a SQLite file in the data-sources directory.');
   if (dir === null) throw new Error('SQLite data sources are off on this server: it has no data-sources directory (DATASOURCES_DIR).');
   // Real paths on both sides: a symbolic link inside the directory to a file outside it is refused too.
@@ -64,18 +70,19 @@ function sqliteFile(name: string | undefined, dir: string | null): DataSource {
   const inside = path.relative(root, file);
   if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) throw new Error('DB_URL names a file outside the data-sources directory.');
   const db = new Database(file, { readonly: true, fileMustExist: true });
-  return sqliteSource(db, 'SQLite, the file DB_URL names in the data-sources directory');
+  return sqliteSource(db, 'SQLite, the file DB_URL names in the data-sources directory', watchdog);
 }
 
-function sqliteSource(db: Database.Database, describe: string): DataSource {
+function sqliteSource(db: Database.Database, describe: string, watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
   registerSqliteFunctions(db);
+  const guarded = watchdog ?? { run: <T>(statement: () => T) => statement() };
   return {
     describe,
     dialect: sqliteDialect,
     async query(sql, params) {
       // SQLite binds no booleans.
       const bound = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
-      return db.prepare(sql).all(...bound) as Array<Record<string, unknown>>;
+      return guarded.run(() => db.prepare(sql).all(...bound) as Array<Record<string, unknown>>);
     },
     async check() {
       db.prepare('SELECT 1').get();

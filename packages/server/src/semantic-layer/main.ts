@@ -15,6 +15,7 @@ import { openDataSource, type DataSource } from './data-source.js';
 import { metaOf } from './meta.js';
 import { QueryError } from './query/errors.js';
 import { QueryEngine } from './query/load.js';
+import { statementWatchdog } from './statement-watchdog.js';
 import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type RequestMessage, type ResponseMessage, type StartMessage } from './protocol.js';
 import { NOBODY, type SecurityContext } from './query/access.js';
 
@@ -143,7 +144,9 @@ async function start(message: StartMessage): Promise<void> {
     `Runtime ${message.version} starting pod ${message.pod}: build ${message.build.id} of ${message.build.branch} at ${message.build.commit.slice(0, 12)}, ` +
       `${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'}`,
   );
-  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs);
+  // SQLite statements (the sample dataset's too) are timed by a watchdog thread; PostgreSQL times its own.
+  const watchdog = process.env.DB_TYPE === 'postgres' ? undefined : statementWatchdog(message.queries.timeoutMs);
+  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs, watchdog);
   console.log(`Data source: ${dataSource.describe}`);
   const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });

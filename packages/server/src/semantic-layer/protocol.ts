@@ -59,6 +59,13 @@ export interface ResponseMessage {
   log?: string;
 }
 
+/**
+ * The signal a runtime stops itself with when a statement runs longer than QUERY_TIMEOUT_MS and
+ * cannot be interrupted otherwise (statement-watchdog.ts): its server answers the query that was
+ * running with the limit, and starts the runtime again at once, without counting a crash.
+ */
+export const STATEMENT_TIMEOUT_SIGNAL = 'SIGUSR2';
+
 export const SECRET_HEADER = 'x-mapi-runtime-secret';
 /** Set by the proxy when the caller may read private members (the `meta-private` scope). */
 export const PRIVATE_META_HEADER = 'x-mapi-meta-private';

@@ -4,6 +4,7 @@ import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
 import type { EnvironmentKey, Runtime } from '../../runtime/index.js';
+import { StatementTimeout } from '../../runtime/driver.js';
 import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
@@ -160,7 +161,10 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
         try {
           const answer = await target.call({ method: request.method, path: `/v1/${request.path}`, search: request.query, privateMeta, security, ...(request.body === undefined || request.body === null ? {} : { body: request.body }) });
           return { status: answer.status, contentType: JSON_TYPE, body: answer.body };
-        } catch {
+        } catch (error) {
+          // The query ran too long and was stopped: answered as the runtime answers a statement its
+          // data source refuses (PostgreSQL's statement_timeout is such a refusal), not as an outage.
+          if (error instanceof StatementTimeout) return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ error: `${error.message} Add filters, fewer dimensions or a narrower date range.` }) };
           throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
         }
       }
