@@ -4,6 +4,16 @@ import type { RequestMessage, StartMessage } from '../semantic-layer/protocol.js
 export type PodRequest = Omit<RequestMessage, 'type' | 'id'>;
 
 /**
+ * The answer to a `call` whose statement ran longer than the limit, when the runtime stopped
+ * itself to end it (STATEMENT_TIMEOUT_SIGNAL): the query, not the runtime, is at fault.
+ */
+export class StatementTimeout extends Error {
+  constructor(readonly limitMs: number) {
+    super(`The statement ran longer than the ${limitMs} ms a query may take (QUERY_TIMEOUT_MS) and was stopped.`);
+  }
+}
+
+/**
  * How pods are run. The service (supervisor.ts) decides what runs where and when; a driver only
  * starts one pod and reports what it prints and when it ends. `process` (process-driver.ts) is the
  * one driver: a child process per pod on this host.
@@ -16,16 +26,6 @@ export type PodRequest = Omit<RequestMessage, 'type' | 'id'>;
  * Restarts and back-off stay in the supervisor (the pod's restartPolicy Never), so pods, logs and
  * leases behave the same on both.
  */
-/**
- * The answer to a `call` whose statement ran longer than the limit, when the runtime stopped
- * itself to end it (STATEMENT_TIMEOUT_SIGNAL): the query, not the runtime, is at fault.
- */
-export class StatementTimeout extends Error {
-  constructor(readonly limitMs: number) {
-    super(`The statement ran longer than the ${limitMs} ms a query may take (QUERY_TIMEOUT_MS) and was stopped.`);
-  }
-}
-
 export interface RuntimeDriver {
   readonly name: string;
   start(spec: PodSpec, events: PodEvents): Promise<RunningPod>;

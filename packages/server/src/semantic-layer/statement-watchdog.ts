@@ -43,13 +43,19 @@ export function statementWatchdog(limitMs: number): StatementWatchdog {
   const running = new Int32Array(state);
   const clock = new Float64Array(startedAt);
   const tickMs = Math.min(1_000, Math.max(20, Math.floor(limitMs / 10)));
-  const worker = new Worker(WATCHDOG, { eval: true, workerData: { state, startedAt, limitMs, tickMs, signal: STATEMENT_TIMEOUT_SIGNAL } });
-  // The watchdog keeps no runtime alive by itself.
-  worker.unref();
+  // Started with the first statement: a runtime that is never queried costs no thread. The thread
+  // boots beside that statement and reads its start from shared memory, so it is watched too.
+  let worker: Worker | null = null;
+  const watch = () => {
+    worker = new Worker(WATCHDOG, { eval: true, workerData: { state, startedAt, limitMs, tickMs, signal: STATEMENT_TIMEOUT_SIGNAL } });
+    // The watchdog keeps no runtime alive by itself.
+    worker.unref();
+  };
   return {
     run(statement) {
       clock[0] = Date.now();
       Atomics.store(running, 0, 1);
+      if (worker === null) watch();
       try {
         return statement();
       } finally {
@@ -57,7 +63,7 @@ export function statementWatchdog(limitMs: number): StatementWatchdog {
       }
     },
     async stop() {
-      await worker.terminate();
+      await worker?.terminate();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../../shared/random-id.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { DashboardExportRow } from '../../db/tables.js';
@@ -107,7 +107,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
         throw new ApiError('DATA_DOWNLOAD_RESTRICTED', 'Data downloads are restricted for this account (app-config restrictDataDownload), so dashboards cannot be exported.');
       }
       const subject = await subjectOf(caller, deploymentId, dashboard.workbookId, input.renderAs);
-      const publicId = randomBytes(16).toString('base64url');
+      const publicId = randomId(16);
       const expiresAt = iso(EXPORT_TTL_MS);
       // Counting and inserting under the tenant's lock: two submissions cannot both take the last place.
       const row = await serialized(store, lockKey.dashboardExports(tenantId), async (trx) => {

@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { randomId } from '../../shared/random-id.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { Access, DashboardRow, Executor, ReportRow, WorkbookRow } from '../../db/tables.js';
@@ -33,7 +34,7 @@ const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'update', MANAGE: 'ma
 
 /** 128 random bits, base64url: a public id nobody can guess from another. */
 export function newPublicId(): string {
-  return randomBytes(16).toString('base64url');
+  return randomId(16);
 }
 
 function widgetsOf(config: DashboardConfig | DashboardConfigDraft | null): Widget[] {
