@@ -37,7 +37,7 @@ export const SAMPLE_ROWS = [
  * interrupted; `watchdog`, where given (the runtime gives one), stops the runtime when one runs
  * longer than that (statement-watchdog.ts).
  */
-export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: Pick<StatementWatchdog, 'run'>): DataSource {
+export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: StatementWatchdog): DataSource {
   const type = env.DB_TYPE;
   if (type === undefined || type === '') return sample(watchdog);
   if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir, watchdog);
@@ -45,7 +45,7 @@ export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | 
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
-function sample(watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
+function sample(watchdog: StatementWatchdog | undefined): DataSource {
   const db = new Database(':memory:');
   // The starter model's orders as a table too, for a first model of one's own.
   db.exec('CREATE TABLE starter_orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL, amount INTEGER NOT NULL)');
@@ -55,7 +55,7 @@ function sample(watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSourc
 }
 
 /** Only a file inside the data-sources directory: never the server's own database, or any other file on the host. */
-function sqliteFile(name: string | undefined, dir: string | null, watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
+function sqliteFile(name: string | undefined, dir: string | null, watchdog: StatementWatchdog | undefined): DataSource {
   if (!name) throw new Error('DB_TYPE=sqlite needs DB_URL, the name of a SQLite file in the data-sources directory.');
   if (dir === null) throw new Error('SQLite data sources are off on this server: it has no data-sources directory (DATASOURCES_DIR).');
   // Real paths on both sides: a symbolic link inside the directory to a file outside it is refused too.
@@ -73,7 +73,7 @@ function sqliteFile(name: string | undefined, dir: string | null, watchdog: Pick
   return sqliteSource(db, 'SQLite, the file DB_URL names in the data-sources directory', watchdog);
 }
 
-function sqliteSource(db: Database.Database, describe: string, watchdog: Pick<StatementWatchdog, 'run'> | undefined): DataSource {
+function sqliteSource(db: Database.Database, describe: string, watchdog: StatementWatchdog | undefined): DataSource {
   registerSqliteFunctions(db);
   const guarded = watchdog ?? { run: <T>(statement: () => T) => statement() };
   return {

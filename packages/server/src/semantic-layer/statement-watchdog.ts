@@ -18,7 +18,6 @@ import { STATEMENT_TIMEOUT_SIGNAL } from './protocol.js';
 export interface StatementWatchdog {
   /** Runs `statement`, marked as running for the watchdog while it does. */
   run<T>(statement: () => T): T;
-  stop(): Promise<void>;
 }
 
 /** The watchdog thread: `state` holds 1 while a statement runs, `startedAt` that statement's start (ms since the epoch). */
@@ -48,7 +47,7 @@ export function statementWatchdog(limitMs: number): StatementWatchdog {
   let worker: Worker | null = null;
   const watch = () => {
     worker = new Worker(WATCHDOG, { eval: true, workerData: { state, startedAt, limitMs, tickMs, signal: STATEMENT_TIMEOUT_SIGNAL } });
-    // The watchdog keeps no runtime alive by itself.
+    // The watchdog keeps no runtime alive by itself, and ends with it.
     worker.unref();
   };
   return {
@@ -61,9 +60,6 @@ export function statementWatchdog(limitMs: number): StatementWatchdog {
       } finally {
         Atomics.store(running, 0, 0);
       }
-    },
-    async stop() {
-      await worker?.terminate();
     },
   };
 }
