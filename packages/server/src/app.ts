@@ -27,6 +27,7 @@ import { embedDashboardRoutes, embedDashboards, embedSharing } from './areas/emb
 import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
+import { takeoverMessage } from './jobs/index.js';
 import type { OutboundOptions } from './outbound/index.js';
 import type { NotificationMailOptions } from './areas/notifications/deliver.js';
 import { DEFAULT_PYTHON_OPTIONS, PythonSandbox, type PythonSandboxOptions } from './python/sandbox.js';
@@ -315,7 +316,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const services = createServices(store, {
     repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
     secrets: options.secrets ?? Secrets.ephemeral(),
-    ...(options.jobs ? { jobs: options.jobs } : {}),
+    // A job taken back from a dead process is told in the server log too, not only in the job's own.
+    jobs: { ...options.jobs, onTakeover: (takeover) => app.log.warn({ takeover }, takeoverMessage(takeover)) },
     ...(options.oauthTokenRefresh ? { tokenRefresh: options.oauthTokenRefresh } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,

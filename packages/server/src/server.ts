@@ -9,6 +9,7 @@ import { Metrics } from './metrics/metrics.js';
 import { SecretKeyError } from './secrets/index.js';
 import { openSecrets } from './stored-secrets.js';
 import { loadTls } from './tls.js';
+import { ensurePrivateDir } from './shared/private-files.js';
 
 export interface RunningServer {
   app: App;
@@ -48,6 +49,8 @@ export async function startServer(config: Config, print: (line: string) => void 
     const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
     // Where operators put SQLite files that deployments may query (DB_TYPE=sqlite).
     fs.mkdirSync(config.runtime.dataSourcesDir, { recursive: true, mode: 0o700 });
+    // The repositories hold every deployment's model: the server's user alone reads them.
+    ensurePrivateDir(config.repositoriesDir);
     app = await buildApp({
       store,
       secrets,

@@ -25,7 +25,7 @@ import { buildsProduction, type DeployBranchMoved } from './areas/data-model/dep
 import { buildsService } from './areas/data-model/builds.service.js';
 import { validateService } from './areas/data-model/validate.service.js';
 import { uploadsService } from './areas/data-model/uploads.service.js';
-import { createJobs } from './jobs/index.js';
+import { createJobs, type JobsOptions } from './jobs/index.js';
 import { envVarsService } from './areas/env-vars/env-vars.service.js';
 import type { Secrets } from './secrets/index.js';
 import { Signing } from './signing/index.js';
@@ -90,7 +90,7 @@ export const DEFAULT_EXPORTS_PER_IDENTITY = 3;
 export interface ServiceOptions {
   repositoriesDir: string;
   secrets: Secrets;
-  jobs?: { heartbeatMs: number; staleAfterMs: number };
+  jobs?: Pick<JobsOptions, 'heartbeatMs' | 'staleAfterMs' | 'onTakeover'>;
   catalog: Catalog;
   /** The origin of a tenant: deployments are at `<origin>/deployments/<id>`. */
   deploymentUrlOf: DeploymentUrlOf;

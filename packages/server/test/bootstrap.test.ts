@@ -87,6 +87,28 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
     expect(await again.server.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(adminKey)).execute()).toEqual([{ id: row.id }]);
   });
 
+  it('issue 39: the database files are 0600 and the repositories 0700 whatever the umask or the data directory\'s mode, and a start narrows wider ones', async () => {
+    const umask = process.umask(0o022);
+    try {
+      fs.chmodSync(env.dataDir, 0o755);
+      const modeOf = (name: string) => (fs.statSync(path.join(env.dataDir, name)).mode & 0o777).toString(8);
+      const databaseFiles = dialect === 'sqlite' ? ['mapi.sqlite', 'mapi.sqlite-wal', 'mapi.sqlite-shm'] : [];
+      await start();
+      for (const file of databaseFiles) expect([file, modeOf(file)]).toEqual([file, '600']);
+      expect(modeOf('repositories')).toBe('700');
+      await stop();
+
+      // Made wider by hand, or by an earlier version: the next start narrows them again.
+      for (const file of databaseFiles) if (fs.existsSync(path.join(env.dataDir, file))) fs.chmodSync(path.join(env.dataDir, file), 0o644);
+      fs.chmodSync(path.join(env.dataDir, 'repositories'), 0o755);
+      await start();
+      for (const file of databaseFiles) expect([file, modeOf(file)]).toEqual([file, '600']);
+      expect(modeOf('repositories')).toBe('700');
+    } finally {
+      process.umask(umask);
+    }
+  });
+
   it('a new ADMIN_API_KEY rotates the old one: after restart only the new value works', async () => {
     const oldKey = generateApiKey();
     const newKey = generateApiKey();

@@ -44,9 +44,12 @@ for (const dialect of DIALECTS) {
       const building = await status(first, id, (s) => s.lastHash === big && s.status !== 'queued', 'the big build to start');
       expect(building.status).toBe('building');
 
+      const killedPid = first.child.pid;
       const second = await servers.killAndReplace(first);
       const done = await status(second, id, (s) => s.buildJobId === building.buildJobId && (s.status === 'success' || s.status === 'failed'), 'the build to finish after the kill');
       expect(done.status).toBe('success');
+      // Issue 39: the server that took the build over says so in its own log: which job, from which process, at which attempt.
+      expect(second.output()).toMatch(new RegExp(`took back data-model.build job ${building.buildJobId} \\(tenant \\d+\\) from [^,"]*:${killedPid}:[^,"]*, silent since [^,]*, at attempt 1 of \\d+; queued it again`));
       const logs = ok(await second.get(`/api/v1/deployments/${id}/builds/${building.buildJobId}/logs?first=200`, adminKey), 'logs');
       // Both attempts wrote their first line: the killed one and the one that finished.
       expect(logs.items.filter((l: { line: string }) => l.line.startsWith('Building main at')).length).toBe(2);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { createJobs, DEAD_WORKER, type Jobs } from '../src/jobs/index.js';
+import { createJobs, DEAD_WORKER, takeoverMessage, type Jobs, type JobTakeover } from '../src/jobs/index.js';
 import { createTestStore, DIALECTS, type TestStore } from './harness.js';
 import { exited, spawnTs } from './server-env.js';
 
@@ -29,6 +29,7 @@ for (const dialect of DIALECTS) {
     let tenantId: number;
     let child: ChildProcess | undefined;
     const stopped: Jobs[] = [];
+    let killedPid = 0;
 
     beforeEach(async () => {
       store = await createTestStore(dialect);
@@ -65,13 +66,17 @@ for (const dialect of DIALECTS) {
         return record?.state === 'running' && lines.some((l) => l.line === 'started') && record;
       });
       expect(running.attempts).toBe(1);
+      killedPid = child.pid ?? 0;
       child.kill('SIGKILL');
       expect((await exited(child))[1]).toBe('SIGKILL');
       return { api, id: job.id };
     }
 
+    /** What the sweeping worker reported taking back (the server writes these to its log). */
+    let takeovers: JobTakeover[] = [];
     function worker(): Jobs {
-      const jobs = createJobs(store, { heartbeatMs: 250, staleAfterMs: STALE_AFTER_MS, sweepMs: SWEEP_MS, pollMs: 100 });
+      takeovers = [];
+      const jobs = createJobs(store, { heartbeatMs: 250, staleAfterMs: STALE_AFTER_MS, sweepMs: SWEEP_MS, pollMs: 100, onTakeover: (t) => takeovers.push(t) });
       stopped.push(jobs);
       return jobs;
     }
@@ -84,6 +89,9 @@ for (const dialect of DIALECTS) {
       const done = await jobs.waitFor(tenantId, id, { timeoutMs: 15_000 });
       expect(done).toMatchObject({ state: 'failed', attempts: 1, error: DEAD_WORKER });
       expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + SWEEP_MS + 2000);
+      // Issue 39: the takeover is reported with the job, the dead process and the attempt.
+      expect(takeovers).toEqual([expect.objectContaining({ jobId: id, kind: 'hang', tenantId, attempt: 1, maxAttempts: 1, outcome: 'failed', fromOwner: `fixture:${killedPid}` })]);
+      expect(takeoverMessage(takeovers[0]!)).toMatch(new RegExp(`^jobs: took back hang job ${id} \\(tenant ${tenantId}\\) from fixture:${killedPid}, silent since .*, at attempt 1 of 1; failed it`));
     });
 
     it('a job with an attempt left runs again and succeeds', async () => {
@@ -102,6 +110,7 @@ for (const dialect of DIALECTS) {
       await jobs.start();
       const done = await jobs.waitFor(tenantId, id, { timeoutMs: 15_000 });
       expect(done).toMatchObject({ state: 'succeeded', attempts: 2, result: 'done', error: null });
+      expect(takeovers).toEqual([expect.objectContaining({ jobId: id, attempt: 1, maxAttempts: 2, outcome: 'queued', fromOwner: `fixture:${killedPid}` })]);
       expect(attempts).toEqual([2]);
       expect((await jobs.logs(tenantId, id, { limit: 10 })).map((l) => l.line)).toEqual(['started', 'again']);
       expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + SWEEP_MS + 2000);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LogSink, redact } from '../src/runtime/log-sink.js';
+import { LogSink, redact, redactionOf } from '../src/runtime/log-sink.js';
 import { DIALECTS, TestApp } from './harness.js';
 
 /*
@@ -8,9 +8,20 @@ import { DIALECTS, TestApp } from './harness.js';
  */
 
 describe('runtime log redaction', () => {
-  it('replaces every value of 6 characters or more, wherever it appears in the line; shorter values are left alone', () => {
-    expect(redact('connect to postgres://app:s3cr3t-pw@db/x failed (s3cr3t-pw)', ['s3cr3t-pw', 'db', 'x'])).toBe('connect to postgres://app:[REDACTED]@db/x failed ([REDACTED])');
-    expect(redact('nothing here', ['s3cr3t-pw'])).toBe('nothing here');
+  it('issue 39: hides the values of secret variables wherever they appear, and whatever follows their NAME= or NAME:, even when short', () => {
+    const redaction = redactionOf({ DB_PASSWORD: 's3cr3t-pw', API_TOKEN: 'abc', DB_TYPE: 'postgres', DB_URL: 'postgres://app@db.example.com/x' });
+    expect(redact('connect to postgres://app:s3cr3t-pw@db/x failed (s3cr3t-pw)', redaction)).toBe('connect to postgres://app:[REDACTED]@db/x failed ([REDACTED])');
+    expect(redact('using API_TOKEN=abc and "API_TOKEN": "abc"', redaction)).toBe('using API_TOKEN=[REDACTED] and "API_TOKEN": "[REDACTED]"');
+    expect(redact('nothing here', redaction)).toBe('nothing here');
+  });
+
+  it('issue 39: values of variables that are not secrets (they read back in clear) stay readable', () => {
+    const redaction = redactionOf({ DB_TYPE: 'postgres', DB_URL: 'postgres://app@db.example.com/x', CUBEJS_SCHEMA: 'analytics' });
+    expect(redact('DB_TYPE=postgres needs DB_URL (postgres://app@db.example.com/x) in schema analytics', redaction)).toBe('DB_TYPE=postgres needs DB_URL (postgres://app@db.example.com/x) in schema analytics');
+  });
+
+  it("issue 39: the pod's own secret, given beside the variables, is hidden too", () => {
+    expect(redact('secret is 0123456789abcdef', redactionOf({}, ['0123456789abcdef']))).toBe('secret is [REDACTED]');
   });
 });
 
@@ -27,7 +38,7 @@ for (const dialect of DIALECTS) {
       const other = await t.deployment('log bound other');
       const errors: Error[] = [];
       const sink = new LogSink(t.store, { flushMs: 5, keepPerDeployment: 100, onError: (e) => errors.push(e) });
-      const target = { tenantId: t.tenantId, deploymentId, type: 'production' as const, pod: 'production-abcde', secrets: ['hunter2-secret'] };
+      const target = { tenantId: t.tenantId, deploymentId, type: 'production' as const, pod: 'production-abcde', redaction: redactionOf({ DB_PASSWORD: 'hunter2-secret' }) };
       for (let i = 0; i < 350; i++) sink.write(target, `line ${i} hunter2-secret`);
       sink.write({ ...target, deploymentId: other }, 'the other deployment');
       await sink.flush();

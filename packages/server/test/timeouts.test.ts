@@ -148,6 +148,49 @@ describe.each(DIALECTS)('slow clients (%s)', (dialect) => {
     expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
   }, 60_000);
 
+  it('issue 39: connections that never finish the TLS handshake (silent, a partial ClientHello, or gone away) are destroyed within the headers timeout, and their descriptors are released', async () => {
+    const pid = headersServer.child.pid;
+    if (pid === undefined) throw new Error('the server process has no pid');
+    const descriptors = () => fs.readdirSync(`/proc/${pid}/fd`).length;
+    // Settled first: the keep-alive client of earlier tests may still hold a connection.
+    expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
+    const before = descriptors();
+    const target = new URL(headersServer.url);
+    // The first bytes of a TLS 1.2 ClientHello record: a handshake that starts and never ends.
+    const partialHello = Buffer.from('160301020001000200fc0303', 'hex');
+    const open = (first: Buffer | null, leaveAfterMs: number | null) =>
+      new Promise<{ openedAt: number; closedAt: number; byServer: boolean }>((resolve, reject) => {
+        const socket = net.connect(Number(target.port), target.hostname);
+        let openedAt = 0;
+        let byServer = false;
+        socket.on('error', () => undefined);
+        socket.once('end', () => (byServer = true));
+        socket.once('connect', () => {
+          openedAt = Date.now();
+          if (first) socket.write(first);
+          if (leaveAfterMs !== null) setTimeout(() => socket.end(), leaveAfterMs);
+        });
+        socket.once('close', () => resolve({ openedAt, closedAt: Date.now(), byServer }));
+        setTimeout(() => reject(new Error('a silent connection was still open after 20 s')), 20_000).unref();
+      });
+    const clients = [
+      ...Array.from({ length: 150 }, () => open(null, null)),
+      ...Array.from({ length: 50 }, () => open(partialHello, null)),
+      // Clients that go away before the timeout: their sockets must not linger half-closed.
+      ...Array.from({ length: 50 }, () => open(partialHello, 200)),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(descriptors()).toBeGreaterThan(before + 100);
+    const results = await Promise.all(clients);
+    for (const { openedAt, closedAt } of results.slice(0, 200)) expect(closedAt - openedAt).toBeLessThanOrEqual(HEADERS_TIMEOUT_MS + SLACK_MS);
+    expect(results.slice(0, 200).every((r) => r.byServer)).toBe(true);
+    // Every descriptor comes back (a few may belong to the server's own housekeeping meanwhile).
+    const deadline = Date.now() + HEADERS_TIMEOUT_MS + SLACK_MS;
+    while (descriptors() > before + 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(descriptors()).toBeLessThanOrEqual(before + 2);
+    expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
+  }, 60_000);
+
   it('issue 11: headers over the size limit are refused with 431 problem details before any route runs, and the connection closes', async () => {
     const client = await slowClient(headersServer.url, ca, `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'z'.repeat(20_000)}\r\n\r\n`, '', 1_000);
     const { received } = await client.closed;

@@ -21,6 +21,7 @@ import { migrationProvider } from './migrations/index.js';
 import { readDirectly, statementName } from './prepared.js';
 import type { Dialect } from './dialect.js';
 import type { Database, Db } from './tables.js';
+import { ensurePrivateFile } from '../shared/private-files.js';
 
 export type { Dialect };
 
@@ -162,6 +163,7 @@ function switchToWal(sqlite: SQLite.Database): void {
 export function openStore(options: StoreOptions): Store {
   if (options.dialect === 'sqlite') {
     fs.mkdirSync(path.dirname(options.file), { recursive: true });
+    if (options.file !== ':memory:') ensurePrivateFile(options.file, [`${options.file}-wal`, `${options.file}-shm`]);
     const sqlite = new SQLite(options.file);
     // First: another process holding the lock makes us wait rather than fail at once, and
     // switching a fresh file to WAL needs that lock too.

@@ -5,6 +5,7 @@ import { Repository, type Changes } from './repository.js';
 import { runGit } from './run.js';
 import type { Signature } from './objects.js';
 import { PRE_RECEIVE_HOOK } from './push-hook.js';
+import { ensurePrivateDir } from '../shared/private-files.js';
 
 /** Runs `fn` while no other writer of repository `id` runs, in any process (see repository-lock.ts). */
 export type RepositoryLock = <T>(id: number, fn: () => Promise<T>) => Promise<T>;
@@ -53,7 +54,7 @@ export class Repositories {
    * reader or a crash never sees half a repository.
    */
   async create(id: number, initial: InitialCommit | null, defaultBranch: string): Promise<Repository> {
-    await fs.mkdir(this.root, { recursive: true });
+    ensurePrivateDir(this.root);
     const scratch = path.join(this.root, `.new-${id}-${randomUUID()}`);
     try {
       await runGit({ args: ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, scratch] });

@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, PROBLEMS, problemType, type ProblemCode } from '../shared/problems.js';
@@ -110,6 +111,14 @@ const seconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1
  */
 function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A TLS connection whose handshake never finished (silent, or a partial ClientHello, past the
+  // handshake timeout; or a failed handshake) has no channel to answer on: a write to it never
+  // flushes, so end()'s callback would never destroy it and its descriptor would leak in CLOSE-WAIT
+  // once the client went away. It is destroyed at once, unanswered.
+  if (handshakeUnfinished(socket)) {
+    socket.destroy();
+    return;
+  }
   const [code, detail]: [ProblemCode, string] =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? ['REQUEST_TIMEOUT', 'The request headers did not arrive in time; the connection is closed.']
@@ -127,4 +136,9 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(problem)}\r\nConnection: close\r\n\r\n${problem}`,
     () => socket.destroy(),
   );
+}
+
+/** A TLS socket that has not completed its handshake (Node sets `_secureEstablished` once it has). */
+function handshakeUnfinished(socket: Socket): boolean {
+  return socket instanceof TLSSocket && (socket as TLSSocket & { _secureEstablished?: boolean })._secureEstablished !== true;
 }

@@ -37,12 +37,12 @@ import { now } from '../time.js';
 import { sqliteDispatch } from './dispatch.js';
 import { cancelQueued, deleteFinished, findJob, insertJob, listJobs, readLogs, requestCancel, toRecord } from './jobs.store.js';
 import { pgBossDispatch } from './pg-boss-dispatch.js';
-import type { JobKind, Jobs, JobsOptions, JobState } from './types.js';
+import type { JobKind, Jobs, JobsOptions, JobState, JobTakeover } from './types.js';
 import { Changes } from './changes.js';
 import { Worker } from './worker.js';
 
 export { JobAbort } from './types.js';
-export type { JobContext, JobKind, JobLogLine, JobRecord, Jobs, JobsOptions, JobState, ListFilter } from './types.js';
+export type { JobContext, JobKind, JobLogLine, JobRecord, Jobs, JobsOptions, JobState, JobTakeover, ListFilter } from './types.js';
 export { DEAD_WORKER } from './jobs.store.js';
 
 const KIND = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -164,10 +164,17 @@ function settingsOf(options: JobsOptions) {
     stopTimeoutMs: positive('stopTimeoutMs', options.stopTimeoutMs ?? 30_000),
     maxLogLines: positive('maxLogLines', options.maxLogLines ?? 10_000),
     onError: options.onError ?? ((error: unknown) => process.emitWarning(`jobs: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)),
+    onTakeover: options.onTakeover ?? ((t: JobTakeover) => process.emitWarning(takeoverMessage(t))),
   };
 }
 
 function positive(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, not ${value}`);
   return value;
+}
+
+/** One line for an operator: which job, from which process, at which attempt, and what became of it. */
+export function takeoverMessage(t: JobTakeover): string {
+  const became = t.outcome === 'queued' ? 'queued it again' : t.outcome === 'failed' ? 'failed it (no attempt left)' : 'ended it (cancel was asked)';
+  return `jobs: took back ${t.kind} job ${t.jobId} (tenant ${t.tenantId}) from ${t.fromOwner}, silent since ${t.lastHeartbeatAt}, at attempt ${t.attempt} of ${t.maxAttempts}; ${became}`;
 }

@@ -140,4 +140,24 @@ export interface JobsOptions {
   queueSchema?: string;
   /** Errors of the background loops (a failed poll or heartbeat); they are retried on the next turn. */
   onError?: (error: unknown) => void;
+  /** A job taken back from a process whose heartbeat stopped (queued again, or failed when no attempt was left); the server logs it. */
+  onTakeover?: (takeover: JobTakeover) => void;
+}
+
+/** What the stale sweep did with one job of a dead process. */
+export interface JobTakeover {
+  jobId: number;
+  kind: string;
+  tenantId: number;
+  /** The worker (`host:pid:random`) whose heartbeat stopped. */
+  fromOwner: string;
+  /** The attempt that process was running (1 for the first). */
+  attempt: number;
+  maxAttempts: number;
+  /** `queued`: it runs again; `failed`: that was its last attempt. */
+  outcome: 'queued' | 'failed' | 'cancelled';
+  /** The worker that took it back. */
+  byOwner: string;
+  /** When the dead process last beat. */
+  lastHeartbeatAt: string;
 }

@@ -3,7 +3,7 @@ import type { JobRow } from '../db/tables.js';
 import { now } from '../time.js';
 import type { Dispatch } from './dispatch.js';
 import { appendLog, beat, finishFailed, finishSucceeded, lastLogSeq, reclaimStale, staleJobs, type Attempt } from './jobs.store.js';
-import { JobAbort, type JobContext, type JobKind } from './types.js';
+import { JobAbort, type JobContext, type JobKind, type JobTakeover } from './types.js';
 
 export interface WorkerSettings {
   owner: string;
@@ -15,6 +15,7 @@ export interface WorkerSettings {
   stopTimeoutMs: number;
   maxLogLines: number;
   onError: (error: unknown) => void;
+  onTakeover: (takeover: JobTakeover) => void;
 }
 
 /** A log line is cut to this many characters (8 KiB of ASCII): one runaway line cannot fill the table. */
@@ -237,7 +238,20 @@ export class Worker {
       const mine = this.#running.get(stale.id);
       if (mine && stale.owner === this.settings.owner && mine.attempt.attempts === stale.attempts) continue;
       const after = await this.dispatch.queue(stale.kind, (db) => reclaimStale(db, stale, now()));
-      if (after) this.changed(after.id);
+      if (after) {
+        this.changed(after.id);
+        this.settings.onTakeover({
+          jobId: stale.id,
+          kind: stale.kind,
+          tenantId: stale.tenant_id,
+          fromOwner: stale.owner ?? '',
+          attempt: stale.attempts,
+          maxAttempts: stale.max_attempts,
+          outcome: after.state === 'queued' ? 'queued' : after.state === 'cancelled' ? 'cancelled' : 'failed',
+          byOwner: this.settings.owner,
+          lastHeartbeatAt: stale.heartbeat_at ?? '',
+        });
+      }
     }
     this.wake();
   }

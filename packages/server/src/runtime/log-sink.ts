@@ -2,20 +2,50 @@ import type { Insertable } from 'kysely';
 import type { Store } from '../db/database.js';
 import { lockKey, serialized } from '../db/transactions.js';
 import type { RuntimeEnvironmentType, RuntimeLogTable } from '../db/tables.js';
+import { isSecretName } from '../secrets/secret-names.js';
 import { insertLogs, trimLogs } from './runtimes.store.js';
 
-/** Values shorter than this are not looked for in log lines (a `1` would blank every digit). */
-const REDACT_MIN = 6;
+/**
+ * Secret values shorter than this are not looked for anywhere in a line (a `1` would blank every
+ * digit); `NAME=value` still hides them, whatever their length.
+ */
+const REDACT_MIN = 4;
 export const REDACTED = '[REDACTED]';
 
+/** What to keep out of a pod's log lines: its secret variables (by name and by value) and other secret values. */
+export interface Redaction {
+  names: RegExp | null;
+  values: readonly string[];
+}
+
 /**
- * Replaces every environment-variable value of `REDACT_MIN` characters or more in `line` with
- * [REDACTED]: a runtime (or a library in it) that prints a connection string or a token must not
- * put the value into the log table, which is not encrypted.
+ * The redaction for a runtime started with `env`: the values of its secret variables (names with
+ * PASS, SECRET, TOKEN, KEY or CREDENTIAL, the ones that read back masked) wherever they appear,
+ * and whatever follows `NAME=` or `NAME:` for those names; plus `extraValues` (the pod's own
+ * secret). Other variables read back in clear through the API, so their values stay readable in
+ * the log too ("DB_TYPE=postgres needs DB_URL").
  */
-export function redact(line: string, values: readonly string[]): string {
+export function redactionOf(env: Readonly<Record<string, string>>, extraValues: readonly string[] = []): Redaction {
+  const names = Object.keys(env).filter(isSecretName);
+  const values = [...names.map((name) => env[name] ?? ''), ...extraValues].filter((v) => v.length >= REDACT_MIN);
+  // Longest first, so a secret that contains another is replaced whole.
+  values.sort((a, b) => b.length - a.length);
+  const escaped = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return {
+    names: names.length === 0 ? null : new RegExp(`\\b(${escaped.join('|')})(["']?\\s*[=:]\\s*["']?)[^\\s"',;&]+`, 'g'),
+    values,
+  };
+}
+
+/**
+ * Replaces the secrets of `redaction` in `line` with [REDACTED]: a runtime (or a library in it)
+ * that prints a connection string or a token must not put the value into the log table, which
+ * is not encrypted.
+ */
+export function redact(line: string, redaction: Redaction): string {
   let out = line;
-  for (const value of values) if (value.length >= REDACT_MIN && out.includes(value)) out = out.split(value).join(REDACTED);
+  for (const value of redaction.values) if (out.includes(value)) out = out.split(value).join(REDACTED);
+  if (redaction.names) out = out.replace(redaction.names, `$1$2${REDACTED}`);
   return out;
 }
 
@@ -24,8 +54,8 @@ export interface PodLogTarget {
   deploymentId: number;
   type: RuntimeEnvironmentType;
   pod: string;
-  /** Values to keep out of the log. */
-  secrets: readonly string[];
+  /** What to keep out of the log. */
+  redaction: Redaction;
 }
 
 /**
@@ -52,7 +82,7 @@ export class LogSink {
       pod: target.pod,
       container: 'MAIN',
       at: new Date().toISOString(),
-      message: redact(message, target.secrets),
+      message: redact(message, target.redaction),
     });
     if (this.#pending.length >= 500) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.options.flushMs);

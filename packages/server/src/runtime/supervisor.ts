@@ -7,7 +7,7 @@ import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
 import { STATEMENT_TIMEOUT_SIGNAL, type StartMessage } from '../semantic-layer/protocol.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
-import { LogSink, redact, type PodLogTarget } from './log-sink.js';
+import { LogSink, redact, redactionOf, type PodLogTarget, type Redaction } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
 import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
 
@@ -136,8 +136,14 @@ class LocalPod {
   }
 
   logTarget(): PodLogTarget {
-    return { tenantId: this.desired.tenantId, deploymentId: this.desired.deploymentId, type: this.desired.type, pod: this.name, secrets: Object.values(this.env) };
+    // Made again only when the variables or the pod's secret change, not per line.
+    if (this.#redactionFor?.env !== this.env || this.#redactionFor.secret !== this.secret) {
+      this.#redactionFor = { env: this.env, secret: this.secret, redaction: redactionOf(this.env, [this.secret]) };
+    }
+    return { tenantId: this.desired.tenantId, deploymentId: this.desired.deploymentId, type: this.desired.type, pod: this.name, redaction: this.#redactionFor.redaction };
   }
+
+  #redactionFor: { env: Record<string, string>; secret: string; redaction: Redaction } | null = null;
 }
 
 /**
@@ -354,7 +360,7 @@ export class Supervisor {
           output: (stream, line) => {
             this.#log(pod, line);
             // Stored with the pod and shown to callers: redacted like the log line.
-            if (stream === 'stderr' && line.trim()) pod.lastError = redact(line.trim(), Object.values(pod.env)).slice(0, 1_000);
+            if (stream === 'stderr' && line.trim()) pod.lastError = redact(line.trim(), pod.logTarget().redaction).slice(0, 1_000);
           },
           exited: (code, signal) => {
             // It stopped itself to end a statement over QUERY_TIMEOUT_MS (statement-watchdog.ts):

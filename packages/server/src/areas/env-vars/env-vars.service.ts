@@ -8,19 +8,19 @@ import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import type { Secrets } from '../../secrets/index.js';
 import { decodeCursor, pageRequest, toPage, type PageRequest } from '../../shared/pagination.js';
+import { isSecretName } from '../../secrets/secret-names.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import { MASK, type EnvVariableItem, type EnvVariablesListResponse, type SetEnvVariablesInput } from './env-vars.schemas.js';
 import { deleteEnvVar, envVarContext, existingNames, listEnvVars, upsertEnvVars } from './env-vars.store.js';
 
-/** Reference 1.11: these words anywhere in a name hide its value on reads. Case is ignored, so `db_password` is hidden too. */
-const SECRET_NAME = /PASS|SECRET|TOKEN|KEY|CREDENTIAL/i;
 /** Reference 1.12: what a new name must be. */
 const POSIX_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Reference 1.11: a secret's value is hidden on reads (secrets/secret-names.ts says which names are). */
 export function isMasked(name: string): boolean {
-  return SECRET_NAME.test(name);
+  return isSecretName(name);
 }
 
 function afterName(page: PageRequest): string | undefined {
