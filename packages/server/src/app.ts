@@ -536,6 +536,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());
+  // Before the server waits for requests in flight: busy Python runs end now, so their requests
+  // answer at once rather than after PYTHON_TIMEOUT_MS.
+  app.addHook('preClose', async () => {
+    await python.close();
+  });
   app.addHook('onClose', async () => {
     await services.notificationScheduler.stop();
     await services.runtime.close();

@@ -9,6 +9,9 @@ import { AllowList } from './outbound/address-guard.js';
 import { Masked, type SmtpConfig } from './mail/index.js';
 import type { SummariserConfig } from './areas/notifications/summary.js';
 
+/** The longest SHUTDOWN_DRAIN_MS: a stop is forced 30 s after SIGTERM (main.ts), and the store and runtimes still need to close after the drain. */
+const MAX_DRAIN_MS = 25_000;
+
 /** Everything the server reads from its environment, validated once at start-up. */
 export interface Config {
   port: number;
@@ -33,7 +36,7 @@ export interface Config {
   /** Where rate-limit counters live, shared by every process using it; null: each process's memory. */
   redisUrl: string | null;
   /** How long a client may take to send headers, then a body, and keep an idle connection (ms). */
-  timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number };
+  timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number; drainMs: number };
   /** How long a change waits for a busy deployment's lock before it is answered 503 (ms; db/transactions.ts). */
   lockTimeoutMs: number;
   /** How long a deployment's folders must stay unchanged before a server loads its folder tree into memory (ms; cache/folder-trees.ts). */
@@ -162,7 +165,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersMs: milliseconds('HEADERS_TIMEOUT_MS', 10_000),
     bodyMs: milliseconds('BODY_TIMEOUT_MS', 30_000),
     keepAliveMs: milliseconds('KEEP_ALIVE_TIMEOUT_MS', 72_000),
+    drainMs: milliseconds('SHUTDOWN_DRAIN_MS', 10_000),
   };
+  // The drain must end well inside the 30 s after which a stopping process exits regardless (main.ts).
+  if (timeouts.drainMs > MAX_DRAIN_MS) problems.push(`SHUTDOWN_DRAIN_MS must be at most ${MAX_DRAIN_MS} (a stop is forced after 30 s), got "${timeouts.drainMs}"`);
   const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
   const versions = value('RUNTIME_VERSIONS') === null ? DEFAULT_CATALOG.versions : parseVersions(value('RUNTIME_VERSIONS') ?? '');
   if (versions === null) problems.push(`RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`);

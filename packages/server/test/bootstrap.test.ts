@@ -137,7 +137,7 @@ describe('configuration', () => {
   });
 
   it('issue 11: timeouts and limits have safe defaults, and none can be turned off by a zero', () => {
-    expect(loadConfig({})).toMatchObject({ rateLimitPerIpPerMinute: 60, redisUrl: null, timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000 } });
+    expect(loadConfig({})).toMatchObject({ rateLimitPerIpPerMinute: 60, redisUrl: null, timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000, drainMs: 10_000 } });
     expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({ redisUrl: 'rediss://cache.internal:6380/2', timeouts: { bodyMs: 600_000 } });
   });
 

@@ -8,7 +8,7 @@ import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { fastifyTimeoutOptions, installTimeouts } from '../src/http/timeouts.js';
 import { DIALECTS } from './harness.js';
-import { serverEnv, type ServerEnv } from './server-env.js';
+import { exited, serverEnv, type ServerEnv } from './server-env.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
 /* Issue 11, "No lost record, no hung connection": slow clients are cut off, over real TLS sockets. */
@@ -191,6 +191,31 @@ describe.each(DIALECTS)('slow clients (%s)', (dialect) => {
     expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
   }, 60_000);
 
+  it('issue 39: SIGTERM with slow clients connected (trickling headers and bodies past the drain) exits cleanly after SHUTDOWN_DRAIN_MS, far inside the 30 s limit', async () => {
+    const DRAIN_MS = 1_000;
+    // Body and headers timeouts far beyond the drain: only the drain can end these clients.
+    const stopping = await startServerProcess({ ...env.env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', BODY_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) }, env.dataDir);
+    try {
+      const body = `{"name":"${'x'.repeat(200)}"}`;
+      const head = `GET /api/v1/users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${adminKey}\r\nX-Padding: ${'y'.repeat(200)}\r\n\r\n`;
+      const clients = await Promise.all([
+        ...Array.from({ length: 10 }, () => slowClient(stopping.url, ca, postHead(`Bearer ${adminKey}`, body.length), body, 200)),
+        ...Array.from({ length: 10 }, () => slowClient(stopping.url, ca, head.slice(0, 5), head.slice(5), 200)),
+      ]);
+      const signalledAt = Date.now();
+      stopping.child.kill('SIGTERM');
+      const [code, signal] = await exited(stopping.child);
+      const took = Date.now() - signalledAt;
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+      expect(took).toBeGreaterThanOrEqual(DRAIN_MS - 100);
+      expect(took).toBeLessThan(15_000);
+      await Promise.all(clients.map((c) => c.closed));
+      expect(clients.every((c) => !c.isOpen())).toBe(true);
+    } finally {
+      await stopping.stop();
+    }
+  }, 60_000);
+
   it('issue 11: headers over the size limit are refused with 431 problem details before any route runs, and the connection closes', async () => {
     const client = await slowClient(headersServer.url, ca, `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'z'.repeat(20_000)}\r\n\r\n`, '', 1_000);
     const { received } = await client.closed;
@@ -217,9 +242,9 @@ describe.each(DIALECTS)('slow clients (%s)', (dialect) => {
 
 describe('per-route body timeouts', () => {
   it('issue 11: a route that declares a longer body timeout (config.bodyTimeoutMs) gets it; the others keep the server default', async () => {
-    const bare = Fastify(fastifyTimeoutOptions({ headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000 }));
+    const bare = Fastify(fastifyTimeoutOptions({ headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000, drainMs: 1_000 }));
     installErrorHandler(bare);
-    installTimeouts(bare, { headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000 });
+    installTimeouts(bare, { headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000, drainMs: 1_000 });
     bare.post('/upload', { config: { bodyTimeoutMs: 5_000 } }, async (request) => ({ got: request.body }));
     bare.post('/other', async (request) => ({ got: request.body }));
     const url = await bare.listen({ port: 0, host: '127.0.0.1' });

@@ -23,9 +23,15 @@ export interface Timeouts {
   bodyMs: number;
   /** An idle keep-alive connection is closed after this (ms). */
   keepAliveMs: number;
+  /**
+   * On close (SIGTERM), how long requests in flight may go on before every connection still open
+   * is closed (ms): a client trickling a request in, or a handler still waiting, cannot hold a
+   * stop past it.
+   */
+  drainMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000 };
+export const DEFAULT_TIMEOUTS: Timeouts = { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000, drainMs: 10_000 };
 
 /** What Fastify is told at construction; the rest is set on the server by `installTimeouts`. */
 export function fastifyTimeoutOptions(timeouts: Timeouts) {
@@ -54,6 +60,14 @@ export function installTimeouts(app: FastifyInstance, timeouts: Timeouts): void 
   (app.server as { connectionsCheckingInterval?: number }).connectionsCheckingInterval = Math.min(1_000, Math.max(100, Math.floor(timeouts.headersMs / 4)));
   app.addHook('onReady', async () => {
     app.server.requestTimeout = timeouts.headersMs + longestBodyMs;
+  });
+  // Closing waits for requests in flight, and Node counts a request still arriving (a slow body,
+  // slow headers) as one: without a bound, such clients would hold a stop for up to the body
+  // timeout. After the drain, whatever is still open is closed.
+  app.addHook('preClose', async () => {
+    const drain = setTimeout(() => app.server.closeAllConnections(), timeouts.drainMs);
+    drain.unref();
+    app.server.once('close', () => clearTimeout(drain));
   });
 
   app.addHook('preParsing', async (request, reply, payload) => {
