@@ -12,10 +12,42 @@ const addFormats = ((ajvFormats as unknown as { default?: unknown }).default ?? 
  * while path and query parameters are strings on the wire and are coerced to their declared type.
  */
 export function installValidators(app: FastifyInstance, sharedSchemas: object[]): void {
+  const compilers = compilersFor(sharedSchemas);
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const key = `${httpPart}\u0000${JSON.stringify(schema)}`;
+    let validate = compilers.compiled.get(key);
+    if (!validate) {
+      validate = httpPart === 'body' ? compilers.body.compile(boundOpenJson(schema) as object) : compilers.param.compile(schema);
+      compilers.compiled.set(key, validate);
+    }
+    if (httpPart === 'params') return canonicalIntegers(schema, validate, CANONICAL_ID, ID_MESSAGE);
+    return httpPart === 'querystring' ? canonicalIntegers(schema, validate, CANONICAL_INTEGER, INTEGER_MESSAGE) : validate;
+  });
+}
+
+interface Compilers {
+  body: Ajv;
+  param: Ajv;
+  /** Compiled validators by HTTP part and schema text. */
+  compiled: Map<string, ValidateFunction>;
+}
+
+/**
+ * Compiling the validators is most of what building an app costs; every app of a process (the
+ * server has one, a test worker builds many) registers the same shared schemas and routes, so the
+ * compilers and what they compiled are kept per set of shared schemas, for the process's life.
+ * A compiled validator holds no state of the app it was compiled for.
+ */
+const compilersByShared = new Map<string, Compilers>();
+
+function compilersFor(sharedSchemas: object[]): Compilers {
+  const key = JSON.stringify(sharedSchemas);
+  let compilers = compilersByShared.get(key);
+  if (compilers) return compilers;
   const base: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false };
-  const bodyAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
-  const paramAjv = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
-  bodyAjv.addKeyword({
+  const body = addFormats(new Ajv({ ...base, coerceTypes: false }));
+  const param = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
+  body.addKeyword({
     keyword: JSON_DEPTH_KEYWORD,
     schemaType: 'number',
     errors: true,
@@ -26,15 +58,12 @@ export function installValidators(app: FastifyInstance, sharedSchemas: object[])
     },
   });
   for (const schema of sharedSchemas) {
-    bodyAjv.addSchema(boundOpenJson(schema) as object);
-    paramAjv.addSchema(schema);
+    body.addSchema(boundOpenJson(schema) as object);
+    param.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === 'body') return bodyAjv.compile(boundOpenJson(schema) as object);
-    const validate = paramAjv.compile(schema);
-    if (httpPart === 'params') return canonicalIntegers(schema, validate, CANONICAL_ID, ID_MESSAGE);
-    return httpPart === 'querystring' ? canonicalIntegers(schema, validate, CANONICAL_INTEGER, INTEGER_MESSAGE) : validate;
-  });
+  compilers = { body, param, compiled: new Map() };
+  compilersByShared.set(key, compilers);
+  return compilers;
 }
 
 /**
