@@ -157,7 +157,8 @@ export interface AppOptions {
    * absent runs none (tests that do not need pods, API-only processes). Timings default as in
    * runtime/supervisor.ts.
    */
-  runtime?: { driver: 'process' | 'none'; host?: string } & Partial<Omit<RuntimeOptions, 'owner'>>;
+  /** `entry`: the runtime's program (default: the one beside this build, `semantic-layer/main.js`, or `main.ts` from the sources). */
+  runtime?: { driver: 'process' | 'none'; host?: string; entry?: string } & Partial<Omit<RuntimeOptions, 'owner'>>;
   /** The server's own PostgreSQL URL (DATABASE_URL): deployments' DB_URL may not name it. */
   databaseUrl?: string | null;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
@@ -273,7 +274,7 @@ function publicOriginReader(app: FastifyInstance, configured: string | undefined
 
 function runtimeTimings(given: AppOptions['runtime']): Partial<RuntimeOptions> {
   if (!given) return {};
-  const { driver: _driver, host: _host, ...timings } = given;
+  const { driver: _driver, host: _host, entry: _entry, ...timings } = given;
   return Object.fromEntries(Object.entries(timings).filter(([, v]) => v !== undefined));
 }
 
@@ -325,7 +326,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
-      driver: options.runtime?.driver === 'process' ? processDriver({ entry: RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
+      driver: options.runtime?.driver === 'process' ? processDriver({ entry: options.runtime.entry ?? RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
       options: runtimeTimings(options.runtime),
       onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
     },

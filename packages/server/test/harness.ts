@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App, type AppOptions } from '../src/app.js';
@@ -18,6 +19,9 @@ import type { Secrets } from '../src/secrets/index.js';
  * Each store is fresh: a temporary SQLite file, or a PostgreSQL schema of its own, so test files
  * run in parallel without seeing each other's rows.
  */
+/** The runtime's compiled program, built by the global setup (vitest.build.ts) before any test runs. */
+export const COMPILED_RUNTIME = fileURLToPath(new URL('../dist/semantic-layer/main.js', import.meta.url));
+
 export const DIALECTS: Dialect[] = process.env.DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 
 export interface TestStore extends Store {
@@ -113,7 +117,8 @@ export class TestApp {
       ...(options.secrets ? { secrets: options.secrets } : {}),
       startJobs: 'on-first-job',
       ...(options.catalog ? { catalog: options.catalog } : {}),
-      ...(options.runtime ? { runtime: options.runtime } : {}),
+      // Runtimes run compiled (the global setup builds dist/), not through tsx: seconds less per pod start.
+      ...(options.runtime ? { runtime: { entry: COMPILED_RUNTIME, ...options.runtime } } : {}),
       ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.embedExchangePerIpPerMinute !== undefined ? { embedExchangePerIpPerMinute: options.embedExchangePerIpPerMinute } : {}),
