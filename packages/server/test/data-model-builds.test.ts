@@ -100,6 +100,29 @@ for (const dialect of DIALECTS) {
       expect(older.items.map((b: Json) => b.cause)).toEqual(['creation of the deployment']);
     });
 
+    it('an alias bomb or a too-deep YAML file fails its build quickly with the file named; the last good build stays', async () => {
+      const id = await deployment('hostile yaml');
+      const good = await built(id, head(id));
+      let bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+      for (let i = 0, prev = 'a'; i < 9; prev = `b${i}`, i++) bomb += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(',')}]\n`;
+      for (const [path, content, error] of [
+        ['model/bomb.yml', bomb, /^1 error in the data model; the first: model\/bomb\.yml .*YAML aliases expand too far/],
+        ['model/deep.yml', '- '.repeat(400_000), /^1 error in the data model; the first: model\/deep\.yml:1 .*nests deeper than 64 levels/],
+      ] as const) {
+        const started = Date.now();
+        await change(id, [{ path, content }]);
+        const failed = await built(id, head(id));
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(failed).toMatchObject({ status: 'failed', errorText: expect.stringMatching(error) });
+        expect((await ok('GET', `${base(id)}/data-model/validate`)).valid).toBe(false);
+        await change(id, [], [path]);
+        expect((await built(id, head(id))).status).toBe('success');
+      }
+      const history = await ok('GET', `/api/v1/deployments/${id}/builds?first=5`);
+      expect(history.items.map((b: Json) => b.status)).toEqual(['success', 'failed', 'success', 'failed', 'success']);
+      expect(history.items.at(-1).id).toBe(good.buildJobId);
+    });
+
     it('merge-to-default builds production; in deployMode cli neither commits nor merges do', async () => {
       const id = await deployment('cli');
       await built(id, head(id));
