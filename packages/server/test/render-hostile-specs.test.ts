@@ -6,6 +6,7 @@ import { PNG } from 'pngjs';
 import { ChartRefused, chartSvg, MAX_GENERATED_VALUES } from '../src/render/charts.js';
 import { svgToPdf, svgToPng } from '../src/render/outputs.js';
 import { loadFonts } from '../src/render/fonts.js';
+import { pageLayout, pageSvg } from '../src/render/page.js';
 
 /*
  * docs/security.md, "Vega and Vega-Lite specs" and "PDF and PNG rendering": a report's spec is
@@ -66,6 +67,20 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
 });
 
 describe('the page SVG turned into PDF and PNG', () => {
+  it('draws every user string as text: a title, a text widget, a table cell or a KPI cannot add an element', () => {
+    const hostile = '</text></svg><image href="/etc/passwd"/><script>alert(1)</script>\u0007&amp;';
+    const at = { x: 0, y: 0, w: 6, h: 4 };
+    const { svg } = pageSvg(hostile, hostile, pageLayout(undefined), [
+      { id: hostile, position: at, content: { kind: 'text', text: hostile } },
+      { id: 'b', position: { ...at, y: 4 }, content: { kind: 'table', title: hostile, columns: [hostile], rows: [[hostile]] } },
+      { id: 'c', position: { ...at, y: 8 }, content: { kind: 'kpi', title: hostile, value: hostile, label: hostile } },
+    ]);
+    expect(svg).not.toMatch(/<image|<script/);
+    expect(svg).not.toContain(String.fromCharCode(7));
+    expect(svg).toContain('&lt;/text&gt;&lt;/svg&gt;&lt;image href=&quot;/etc/passwd&quot;/&gt;');
+    expect(svg.match(/<\/svg>/g)).toHaveLength(1);
+  });
+
   it('never reads a file named by an <image> in the page: the PDF has no image, the PNG shows none', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'render-image-'));
     try {
