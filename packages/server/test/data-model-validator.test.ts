@@ -137,8 +137,10 @@ describe('data-model validator', () => {
       expect(errorsOf(file('model/ok.yml', `cubes:\n  - name: a\n    sql: "select arr[1], '${'['.repeat(100)}' from t"\n    measures:\n      - { name: c, type: count }\n`))).toEqual([]);
     });
 
-    it('a file over MAX_YAML_BYTES (a push is not held to the files API’s limit)', () => {
-      within(1000, () => expect(onlyError(file('model/big.yml', `x: "${'a'.repeat(1024 * 1024)}"\n`)).message).toBe('The file is 1048582 bytes; a YAML model file may hold at most 1048576.'));
+    it('a file over MAX_MODEL_FILE_BYTES, YAML or JavaScript, read or not (a push is not held to the files API’s limit)', () => {
+      within(1000, () => expect(onlyError(file('model/big.yml', `x: "${'a'.repeat(1024 * 1024)}"\n`)).message).toBe('The file is 1048582 bytes; a model file may hold at most 1048576.'));
+      expect(onlyError(file('model/big.js', `// ${'a'.repeat(1024 * 1024)}`)).message).toBe('The file is 1048579 bytes; a model file may hold at most 1048576.');
+      expect(onlyError({ path: 'model/huge.yml', content: '', unreadBytes: 5e9 }).message).toBe('The file is 5000000000 bytes; a model file may hold at most 1048576.');
     });
 
     it('tags the semantic layer would not read: !!js/function, custom ones', () => {

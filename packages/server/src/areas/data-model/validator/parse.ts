@@ -1,6 +1,6 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { modelError, type ModelError, type Position } from './errors.js';
-import type { ModelFile } from './files.js';
+import { MAX_MODEL_FILE_BYTES, type ModelFile } from './files.js';
 
 /** Where a value sits in a file's data: keys and list indexes from the top, as Ajv's instance paths give them. */
 export type Path = ReadonlyArray<string | number>;
@@ -24,7 +24,7 @@ export interface ParsedFile {
  * (the yaml package's default, named here so it is not lost): aliases of aliases grow
  * exponentially, the "billion laughs".
  */
-export const MAX_YAML_BYTES = 1024 * 1024;
+export const MAX_YAML_BYTES = MAX_MODEL_FILE_BYTES;
 export const MAX_YAML_DEPTH = 64;
 export const MAX_YAML_ALIASES = 100;
 /** Columns of indentation plus compact indicators (`- - -`) on one line: a cheap upper bound of block depth, checked before parsing. */
@@ -38,7 +38,7 @@ const MAX_LINE_NESTING = 4 * MAX_YAML_DEPTH;
  */
 export function parseYamlFile(file: ModelFile): { parsed: ParsedFile | null; errors: ModelError[] } {
   const bytes = Buffer.byteLength(file.content, 'utf8');
-  if (bytes > MAX_YAML_BYTES) return refused(file, `The file is ${bytes} bytes; a YAML model file may hold at most ${MAX_YAML_BYTES}.`);
+  if (bytes > MAX_YAML_BYTES) return refused(file, `The file is ${bytes} bytes; a model file may hold at most ${MAX_YAML_BYTES}.`);
   const nesting = textNesting(file.content);
   if (nesting) return refused(file, `The file nests deeper than ${MAX_YAML_DEPTH} levels, the most a YAML model file may.`, nesting);
   const lineCounter = new LineCounter();
