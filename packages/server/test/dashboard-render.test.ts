@@ -186,7 +186,7 @@ describe('dashboard controls on a report’s query', () => {
 });
 
 describe('a report’s own Vega-Lite spec', () => {
-  it('is drawn over the report’s rows; URLs it names (data, lookups, images) are never fetched', async () => {
+  it('is drawn over the report’s rows; URLs it names (data, images) are never fetched, a lookup of other data is refused', async () => {
     let requests = 0;
     const server = http.createServer((_req, res) => {
       requests++;
@@ -198,7 +198,6 @@ describe('a report’s own Vega-Lite spec', () => {
       const spec = {
         vegaLite: {
           data: { url: `${url}/data.json` },
-          transform: [{ lookup: 'region', from: { data: { url: `${url}/lookup.json` }, key: 'region', fields: ['name'] } }],
           layer: [
             { mark: 'bar', encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' } } },
             { mark: { type: 'image', width: 10, height: 10 }, encoding: { x: { field: 'region', type: 'nominal' }, url: { value: `${url}/logo.png` } } },
@@ -208,6 +207,8 @@ describe('a report’s own Vega-Lite spec', () => {
       const chart = await chartSvg({ rows: [{ region: 'EU', count: 3 }, { region: 'US', count: 1 }], annotation: {} }, spec, 300, 200);
       expect(chart?.svg).toContain('EU');
       expect(chart?.svg).toMatch(/class="mark-rect role-mark/);
+      const lookup = { vegaLite: { ...spec.vegaLite, transform: [{ lookup: 'region', from: { data: { url: `${url}/lookup.json` }, key: 'region', fields: ['name'] } }] } };
+      await expect(chartSvg({ rows: [{ region: 'EU', count: 3 }], annotation: {} }, lookup, 300, 200)).rejects.toThrow(/may not name other data/);
       expect(requests).toBe(0);
     } finally {
       await new Promise((resolve) => server.close(resolve));

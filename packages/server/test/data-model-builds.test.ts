@@ -100,6 +100,44 @@ for (const dialect of DIALECTS) {
       expect(older.items.map((b: Json) => b.cause)).toEqual(['creation of the deployment']);
     });
 
+    it('an alias bomb or a too-deep YAML file fails its build quickly with the file named; the last good build stays', async () => {
+      const id = await deployment('hostile yaml');
+      const good = await built(id, head(id));
+      let bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+      for (let i = 0, prev = 'a'; i < 9; prev = `b${i}`, i++) bomb += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(',')}]\n`;
+      for (const [path, content, error] of [
+        ['model/bomb.yml', bomb, /^1 error in the data model; the first: model\/bomb\.yml .*YAML aliases expand too far/],
+        ['model/deep.yml', '- '.repeat(400_000), /^1 error in the data model; the first: model\/deep\.yml:1 .*nests deeper than 64 levels/],
+      ] as const) {
+        const started = Date.now();
+        await change(id, [{ path, content }]);
+        const failed = await built(id, head(id));
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(failed).toMatchObject({ status: 'failed', errorText: expect.stringMatching(error) });
+        expect((await ok('GET', `${base(id)}/data-model/validate`)).valid).toBe(false);
+        await change(id, [], [path]);
+        expect((await built(id, head(id))).status).toBe('success');
+      }
+      const history = await ok('GET', `/api/v1/deployments/${id}/builds?first=5`);
+      expect(history.items.map((b: Json) => b.status)).toEqual(['success', 'failed', 'success', 'failed', 'success']);
+      expect(history.items.at(-1).id).toBe(good.buildJobId);
+    });
+
+    it('a pushed model file over the limit is an error named by its size and never read (a compressed blob may be huge)', async () => {
+      const id = await deployment('huge blob');
+      await built(id, head(id));
+      const gitDir = dir(id);
+      // What a push leaves: a commit on main whose tree holds a 3 MiB blob (a few KiB in a pack).
+      const blob = execFileSync('git', [`--git-dir=${gitDir}`, 'hash-object', '-w', '--stdin'], { input: `# ${'a'.repeat(3 * 1024 * 1024)}\n`, encoding: 'utf8' }).trim();
+      const listing = git(gitDir, 'ls-tree', 'main^{tree}');
+      const tree = execFileSync('git', [`--git-dir=${gitDir}`, 'mktree'], { input: `${listing}100644 blob ${blob}\thuge.yml\n`, encoding: 'utf8' }).trim();
+      const who = { GIT_AUTHOR_NAME: 'Pat', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' };
+      const commit = execFileSync('git', [`--git-dir=${gitDir}`, 'commit-tree', tree, '-p', head(id), '-m', 'huge'], { encoding: 'utf8', env: { ...process.env, HOME: '/nonexistent', ...who } }).trim();
+      git(gitDir, 'update-ref', 'refs/heads/main', commit);
+      const verdict = await ok('GET', `${base(id)}/data-model/validate`);
+      expect(verdict).toMatchObject({ valid: false, errors: [{ fileName: 'huge.yml', message: `The file is ${3 * 1024 * 1024 + 3} bytes; a model file may hold at most 1048576.` }] });
+    });
+
     it('merge-to-default builds production; in deployMode cli neither commits nor merges do', async () => {
       const id = await deployment('cli');
       await built(id, head(id));

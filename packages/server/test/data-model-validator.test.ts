@@ -109,6 +109,46 @@ describe('data-model validator', () => {
     expect([duplicateKey.line, duplicateKey.column]).toEqual([4, 5]);
   });
 
+  describe('rule: hostile YAML is refused as an error of its file, quickly, with nothing read from it', () => {
+    const within = (ms: number, fn: () => void) => {
+      const started = Date.now();
+      fn();
+      expect(Date.now() - started).toBeLessThan(ms);
+    };
+    let bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+    for (let i = 0, prev = 'a'; i < 9; prev = `b${i}`, i++) bomb += `b${i}: &b${i} [${Array(9).fill(`*${prev}`).join(',')}]\n`;
+
+    it('an alias bomb (billion laughs), also through merge keys, past MAX_YAML_ALIASES', () => {
+      within(1000, () => expect(onlyError(file('model/bomb.yml', bomb)).message).toMatch(/^YAML aliases expand too far .*at most 100 aliases\.$/));
+      let merges = 'a: &a { x: 1 }\n';
+      for (let i = 0, prev = 'a'; i < 30; prev = `m${i}`, i++) merges += `m${i}: &m${i}\n  <<: [*${prev}, *${prev}]\n  k${i}: 1\n`;
+      within(1000, () => expect(onlyError(file('model/merges.yml', merges)).message).toMatch(/^YAML aliases expand too far/));
+      // Aliases a model really uses still work.
+      expect(errorsOf(file('model/ok.yml', 'cubes:\n  - name: a\n    sql_table: a\n    measures:\n      - &c { name: c, type: count }\n      - { <<: *c, name: d }\n'))).toEqual([]);
+    });
+
+    it('a document nested deeper than MAX_YAML_DEPTH, in flow or block style, before the parser sees it', () => {
+      for (const content of ['['.repeat(1_000_000), '- '.repeat(500_000), '{a: '.repeat(200_000), `x: [&a ']]]]' ${'['.repeat(100_000)}`, `x: [ # ]]]]\n ${'['.repeat(100_000)}`]) {
+        within(1000, () => expect(onlyError(file('model/deep.yml', content))).toMatchObject({ fileName: 'model/deep.yml', line: expect.any(Number), message: 'The file nests deeper than 64 levels, the most a YAML model file may.' }));
+      }
+      const seventy = Array.from({ length: 70 }, (_, i) => `${'  '.repeat(i)}k:`).join('\n') + ' 1\n';
+      expect(onlyError(file('model/deep.yml', seventy))).toMatchObject({ line: 65, message: 'The file nests deeper than 64 levels, the most a YAML model file may.' });
+      // Brackets in SQL and quoted text are not nesting.
+      expect(errorsOf(file('model/ok.yml', `cubes:\n  - name: a\n    sql: "select arr[1], '${'['.repeat(100)}' from t"\n    measures:\n      - { name: c, type: count }\n`))).toEqual([]);
+    });
+
+    it('a file over MAX_MODEL_FILE_BYTES, YAML or JavaScript, read or not (a push is not held to the files API’s limit)', () => {
+      within(1000, () => expect(onlyError(file('model/big.yml', `x: "${'a'.repeat(1024 * 1024)}"\n`)).message).toBe('The file is 1048582 bytes; a model file may hold at most 1048576.'));
+      expect(onlyError(file('model/big.js', `// ${'a'.repeat(1024 * 1024)}`)).message).toBe('The file is 1048579 bytes; a model file may hold at most 1048576.');
+      expect(onlyError({ path: 'model/huge.yml', content: '', unreadBytes: 5e9 }).message).toBe('The file is 5000000000 bytes; a model file may hold at most 1048576.');
+    });
+
+    it('tags the semantic layer would not read: !!js/function, custom ones', () => {
+      expect(onlyError(file('model/tags.yml', 'cubes: !!js/function "function () { return process.env }"\n'))).toMatchObject({ line: 1, column: 8, message: 'YAML tag not allowed: Unresolved tag: tag:yaml.org,2002:js/function' });
+      expect(onlyError(file('model/tags.yml', 'cubes:\n  - name: !custom a\n')).message).toBe('YAML tag not allowed: Unresolved tag: !custom');
+    });
+  });
+
   it('rule: a model file is a mapping with cubes and/or views lists at its top level', () => {
     for (const content of ['- name: orders\n', 'services:\n  db:\n    image: postgres\n', 'just text\n']) {
       const error = onlyError(file('model/other.yml', content));

@@ -100,6 +100,34 @@ for (const dialect of DIALECTS) {
       expect(fs.existsSync(path.join(again, 'model/cubes/orders.yml'))).toBe(true);
     });
 
+    it('refuses a pushed tree with a path that leaves it or reaches into .git (receive.fsckObjects), and leaves the branch as it was', async () => {
+      const id = await createDeployment('hostile trees');
+      const dir = await clone(id, adminKey, 'hostile-trees');
+      const before = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
+      fs.writeFileSync(path.join(dir, 'payload'), '#!/bin/sh\necho pwned\n');
+      const blob = (await git(dir, 'hash-object', '-w', 'payload')).stdout.trim();
+      // A tree object written byte by byte: git's own porcelain would never make these entries.
+      const tree = async (entries: Array<[string, string, string]>) => {
+        const body = Buffer.concat(entries.map(([mode, name, sha]) => Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(sha, 'hex')])));
+        const file = path.join(work, `tree-${Math.random().toString(36).slice(2)}`);
+        fs.writeFileSync(file, body);
+        return (await git(dir, 'hash-object', '-t', 'tree', '--literally', '-w', file)).stdout.trim();
+      };
+      const hooks = await tree([['100755', 'pre-receive', blob]]);
+      for (const entries of [
+        [['40000', '.git', await tree([['40000', 'hooks', hooks]])]],
+        [['40000', '.GIT', hooks]],
+        [['100644', '..', blob]],
+        [['100644', 'a/../../x', blob]],
+      ] as Array<Array<[string, string, string]>>) {
+        const commit = (await git(dir, 'commit-tree', await tree(entries), '-p', before, '-m', 'hostile')).stdout.trim();
+        expect(await refused(dir, 'push', '--quiet', 'origin', `${commit}:refs/heads/main`)).toMatch(/fsck|unpack/i);
+      }
+      const listed = (await api('GET', `/build/api/v1/deployments/${id}/commits`)).json() as { items: Array<{ hash: string }> };
+      expect(listed.items[0]?.hash).toBe(before);
+      expect(fs.existsSync(path.join(server.app.services.repositories.repositories.pathOf(id), 'hooks', 'post-update'))).toBe(false);
+    });
+
     it('refuses a push that is not a fast-forward and leaves the branch as it was', async () => {
       const id = await createDeployment('ff only');
       const a = await clone(id, adminKey, 'ff-a');

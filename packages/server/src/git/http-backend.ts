@@ -34,8 +34,37 @@ const HEADER_END = /\r?\n\r?\n/;
  * and push speak to real git, not an imitation. The caller has already authenticated and
  * authorized the request; this only bridges CGI to HTTP.
  */
+/**
+ * The most pack data one push may send, after any Content-Encoding is undone (the route bounds the
+ * body as sent; gzip could carry far more).
+ */
+export const MAX_PUSH_PACK_BYTES = 100 * 1024 * 1024;
+
+/**
+ * What receive-pack checks in every push, set for each `git http-backend` run so it holds for
+ * repositories created before it too. fsckObjects (strict, as receive runs it) refuses malformed
+ * objects and trees whose entries are `.`, `..`, `.git` (in any case or NTFS/HFS spelling) or
+ * hold a `/`: no pushed path leaves the tree or writes into a repository's own directory.
+ * maxInputSize ends a push whose pack is bigger. Passed as GIT_CONFIG_* variables: configuration
+ * no repository file can override, and that no command line shows.
+ */
+const RECEIVE_CONFIG: Array<[string, string]> = [
+  ['receive.fsckObjects', 'true'],
+  ['receive.maxInputSize', String(MAX_PUSH_PACK_BYTES)],
+];
+
+function configEnvironment(config: Array<[string, string]>): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) };
+  config.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
 export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise<SmartHttpResponse> {
   const env = gitEnvironment({
+    ...configEnvironment(RECEIVE_CONFIG),
     GIT_PROJECT_ROOT: root,
     GIT_HTTP_EXPORT_ALL: '1',
     REQUEST_METHOD: request.method,

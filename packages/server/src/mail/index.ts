@@ -54,13 +54,19 @@ export function createMailer(smtp: SmtpConfig): Mailer {
     host: smtp.host,
     port: smtp.port,
     secure: smtp.secure,
+    // With credentials, STARTTLS is required, not just tried: a server (or a man in the middle)
+    // that does not offer it would otherwise get the password in clear text.
+    requireTLS: !smtp.secure && smtp.user !== null,
     pool: true,
     maxConnections: 2,
     ...(smtp.user !== null ? { auth: { user: smtp.user, pass: smtp.password?.reveal() ?? '' } } : {}),
   });
   return {
     async send(mail) {
-      await transport.sendMail({ from: smtp.from, to: mail.to, subject: mail.subject, text: mail.text, attachments: [mail.attachment] });
+      // The recipient goes as one mailbox, never as address-list text for nodemailer to parse: a
+      // stored address like `x,someone@elsewhere` would otherwise be sent to someone@elsewhere.
+      // Subjects and file names are header-encoded by nodemailer (a CR or LF cannot start a header).
+      await transport.sendMail({ from: smtp.from, to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text, attachments: [mail.attachment] });
     },
     close() {
       transport.close();

@@ -73,12 +73,73 @@ function ownSpec(spec: unknown): Record<string, unknown> | undefined {
   return undefined;
 }
 
-// A report's spec may name URLs (data, images): a render reads nothing but the rows it was given.
+// A report's spec may name URLs (data, images, links): a render reads nothing but the rows it was
+// given. `sanitize` answers with no URL rather than rejecting: the SVG renderer reads the answer
+// of a link's sanitize without a catch, so a rejection there is an unhandled rejection that ends
+// the process.
+const NO_URL = 'Charts read only the report’s rows; URLs are not loaded';
 const refusingLoader = {
   ...vega.loader(),
-  load: () => Promise.reject(new Error('Charts read only the report’s rows; URLs are not loaded')),
-  sanitize: () => Promise.reject(new Error('Charts read only the report’s rows; URLs are not loaded')),
+  load: () => Promise.reject(new Error(NO_URL)),
+  sanitize: () => Promise.resolve({ href: '' }),
 } as unknown as ReturnType<typeof vega.loader>;
+
+/** A report's spec that the server will not draw; the widget shows why instead. */
+export class ChartRefused extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'ChartRefused';
+  }
+}
+
+/**
+ * The most values a spec may make Vega generate in one step (expression `sequence`, density
+ * steps, quantile probes). The chart draws the report's rows, so a few thousand is plenty; a
+ * spec asking for millions would fill the heap of the process every render runs in.
+ */
+export const MAX_GENERATED_VALUES = 10_000;
+
+const count = (start: number, stop: number, step: number) => (step === 0 ? Infinity : Math.max(0, Math.ceil((stop - start) / step)));
+
+// Replaces Vega's expression `sequence` (vega-util `range`) for every view of this process: same
+// result, but a bounded length, so `sequence(0, 1e9)` in a calculate or a bin axis is an error of
+// that expression, not an out-of-memory crash.
+vega.expressionFunction('sequence', (...args: number[]) => {
+  const [start, stop, step = 1] = args.length === 1 ? [0, args[0]!] : args;
+  const n = count(Number(start), Number(stop), Number(step));
+  if (!(n <= MAX_GENERATED_VALUES)) throw new Error(`sequence() would make ${n} values; a chart may make at most ${MAX_GENERATED_VALUES}`);
+  return Array.from({ length: n }, (_, i) => Number(start) + i * Number(step));
+});
+
+/**
+ * Refuses what a server-side chart must not do, before Vega-Lite compiles it: read data other
+ * than the report's rows (`data` or `datasets` anywhere below the top, where the rows go: a
+ * `sequence` or `graticule` generator, a URL, a lookup's source) or generate values without a
+ * bound (density steps, quantile probes, imputed key sequences). Iterative: the spec's depth is
+ * bounded at input (MAX_JSON_DEPTH), but no spec should rely on that here.
+ */
+export function checkChartSpec(spec: Record<string, unknown>): void {
+  const stack: unknown[] = [spec];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      stack.push(...(node as unknown[]));
+      continue;
+    }
+    const o = node as Record<string, unknown>;
+    if (node !== spec && ('data' in o || 'datasets' in o)) throw new ChartRefused('A chart draws its report’s rows; a spec may not name other data (data, datasets).');
+    if ('density' in o) {
+      for (const key of ['steps', 'minsteps', 'maxsteps'] as const) {
+        if (typeof o[key] === 'number' && !(o[key] <= MAX_GENERATED_VALUES)) throw new ChartRefused(`density ${key} may be at most ${MAX_GENERATED_VALUES}.`);
+      }
+    }
+    if ('quantile' in o && typeof o.step === 'number' && !(1 / o.step <= MAX_GENERATED_VALUES)) throw new ChartRefused(`quantile step may be no smaller than ${1 / MAX_GENERATED_VALUES}.`);
+    // keyvals as {start, stop, step} is a sequence, in a transform or in an encoding's impute.
+    if (o.keyvals !== undefined && !Array.isArray(o.keyvals)) throw new ChartRefused('impute keyvals must be a list of values, not a generated sequence.');
+    stack.push(...Object.values(o));
+  }
+}
 
 export interface ChartSvg {
   svg: string;
@@ -94,6 +155,7 @@ export async function chartSvg(data: ReportData, spec: unknown, width: number, h
   const chosen = ownSpec(spec) ?? suggestedSpec(data);
   if (!chosen) return null;
   const { data: _data, datasets: _datasets, width: _w, height: _h, $schema: _schema, ...rest } = chosen;
+  checkChartSpec(rest);
   const full = {
     ...rest,
     // Vega marks the rows it reads; the caller's rows stay as the runtime answered them.

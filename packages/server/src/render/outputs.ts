@@ -63,7 +63,11 @@ export async function svgToPdf(svg: string, size: { width: number; height: numbe
   doc.registerFont('regular', fonts.regular);
   doc.registerFont('bold', fonts.bold);
   const fontCallback = (_family: string, bold: boolean) => (bold ? 'bold' : 'regular');
-  if (print === null) SVGtoPDF(doc, svg, 0, 0, { width: size.width, height: size.height, assumePt: true, fontCallback });
+  // svg-to-pdfkit hands an <image>'s href to PDFKit's openImage, which reads a path from disk. The
+  // page draws no images, so none is opened: a link that reached the SVG stays a missing image.
+  const imageCallback = () => '';
+  const warningCallback = () => undefined;
+  if (print === null) SVGtoPDF(doc, svg, 0, 0, { width: size.width, height: size.height, assumePt: true, fontCallback, imageCallback, warningCallback });
   else {
     const scale = (A4.width - 2 * A4.margin) / size.width;
     for (const [start, end] of printSlices(size.height, (A4.height - 2 * A4.margin) / scale, print.breaks)) {
@@ -73,7 +77,7 @@ export async function svgToPdf(svg: string, size: { width: number; height: numbe
       doc.save();
       doc.rect(A4.margin, A4.margin, size.width * scale, (end - start) * scale).clip();
       // preserveAspectRatio makes svg-to-pdfkit fit the SVG's viewBox to width × height (without it, the SVG's own size is kept).
-      SVGtoPDF(doc, bandSvg(print.pieces, size.width, start, end), A4.margin, A4.margin, { width: size.width * scale, height: (end - start) * scale, preserveAspectRatio: 'xMinYMin meet', assumePt: true, fontCallback });
+      SVGtoPDF(doc, bandSvg(print.pieces, size.width, start, end), A4.margin, A4.margin, { width: size.width * scale, height: (end - start) * scale, preserveAspectRatio: 'xMinYMin meet', assumePt: true, fontCallback, imageCallback, warningCallback });
       doc.restore();
     }
   }

@@ -1,5 +1,5 @@
 import type { DashboardWidget, ReportSnapshot } from '../areas/workspace/content.schemas.js';
-import { chartSvg, columnsOf } from './charts.js';
+import { ChartRefused, chartSvg, columnsOf } from './charts.js';
 import { applyControls } from './controls.js';
 import type { Cell, WidgetContent } from './page.js';
 import type { DashboardControls, ReportData } from './types.js';
@@ -99,7 +99,14 @@ export async function widgetContent(widget: DashboardWidget, cell: Cell, snapsho
       const measure = columnsOf(data).find((c) => c.kind === 'measure') ?? columnsOf(data)[0]!;
       return { content: { kind: 'kpi', title, value: formatValue(data.rows[0]![measure.name]), label: measure.title }, data: result };
     }
-    const chart = await chartSvg(data, snapshot.spec, cell.width - 24, cell.height - 24 - (title ? 24 : 0));
+    let chart;
+    try {
+      chart = await chartSvg(data, snapshot.spec, cell.width - 24, cell.height - 24 - (title ? 24 : 0));
+    } catch (error) {
+      // A refused spec is the report author's to fix; the rest of the dashboard still renders.
+      if (error instanceof ChartRefused) return { content: { kind: 'note', title, text: `Chart not drawn: ${error.message}` }, data: result };
+      throw error;
+    }
     return { content: chart ? { kind: 'chart', title, svg: chart.svg } : table(title, data), data: result };
   }
   switch (widget.type) {

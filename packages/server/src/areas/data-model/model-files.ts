@@ -1,5 +1,5 @@
 import type { Repository } from '../../git/repository.js';
-import { isModelFile, type ModelFile } from './validator/index.js';
+import { isModelFile, MAX_MODEL_FILE_BYTES, type ModelFile } from './validator/index.js';
 
 /**
  * The model files of a commit: those below the project root (`deployProjectRoot`, '' for the
@@ -9,6 +9,7 @@ import { isModelFile, type ModelFile } from './validator/index.js';
 export async function modelFilesAt(repo: Repository, commit: string, projectRoot: string): Promise<ModelFile[]> {
   const prefix = projectRoot === '' ? '' : `${projectRoot}/`;
   const entries = (await repo.tree(commit)).filter((e) => e.path.startsWith(prefix) && isModelFile(e.path.slice(prefix.length)));
-  const blobs = await repo.blobs(entries.map((e) => e.sha));
-  return entries.map((e) => ({ path: e.path, content: blobs.get(e.sha)?.toString('utf8') ?? '' }));
+  // A blob over the limit is never read into memory: the validator reports it by its size.
+  const blobs = await repo.blobs(entries.filter((e) => e.size <= MAX_MODEL_FILE_BYTES).map((e) => e.sha));
+  return entries.map((e) => (e.size > MAX_MODEL_FILE_BYTES ? { path: e.path, content: '', unreadBytes: e.size } : { path: e.path, content: blobs.get(e.sha)?.toString('utf8') ?? '' }));
 }

@@ -8,7 +8,19 @@ export const ModelFileSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ModelFile = Static<typeof ModelFileSchema>;
+export type ModelFile = Static<typeof ModelFileSchema> & {
+  /**
+   * The file's size in bytes when its content was not read because it is over MAX_MODEL_FILE_BYTES
+   * (a pushed blob: git reports the size without reading it). The file is then an error.
+   */
+  unreadBytes?: number;
+};
+
+/**
+ * The largest model file read: the files API's limit (MAX_FILE_BYTES), which pushes are held to
+ * here. A blob in a pushed pack may be far bigger than the pack (a compressed run of one byte).
+ */
+export const MAX_MODEL_FILE_BYTES = 1024 * 1024;
 
 export type ModelFileKind = 'yaml' | 'js' | 'template';
 

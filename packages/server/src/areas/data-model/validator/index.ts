@@ -10,8 +10,8 @@
  */
 import { buildArtifact, type ModelArtifact } from './artifact.js';
 import { checkCycles } from './cycles.js';
-import { sortedUnique, type ModelError } from './errors.js';
-import { modelFileKind, type ModelFile } from './files.js';
+import { modelError, sortedUnique, type ModelError } from './errors.js';
+import { MAX_MODEL_FILE_BYTES, modelFileKind, type ModelFile } from './files.js';
 import { checkJsFile } from './js-files.js';
 import { checkMemberLists } from './member-lists.js';
 import type { RawCube, RawModelFile, RawView } from './model-schema.js';
@@ -25,7 +25,7 @@ import { exposeViews } from './views.js';
 
 export type { CompiledCube, CompiledDimension, CompiledJoin, CompiledMeasure, CompiledPreAggregation, CompiledSegment, CompiledView, CompiledViewMember, ModelArtifact, Relationship } from './artifact.js';
 export { ModelErrorSchema, type ModelError } from './errors.js';
-export { isModelFile, ModelFileSchema, type ModelFile } from './files.js';
+export { isModelFile, MAX_MODEL_FILE_BYTES, ModelFileSchema, type ModelFile } from './files.js';
 
 export interface ModelValidation {
   valid: boolean;
@@ -48,6 +48,12 @@ function readFiles(files: ModelFile[], model: Model, report: Report): { read: Re
   let cubesCount = 0;
   const ordered = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   for (const file of ordered) {
+    const bytes = file.unreadBytes ?? Buffer.byteLength(file.content, 'utf8');
+    if (bytes > MAX_MODEL_FILE_BYTES) {
+      model.openWorld = true;
+      report.add([modelError(file.path, `The file is ${bytes} bytes; a model file may hold at most ${MAX_MODEL_FILE_BYTES}.`)]);
+      continue;
+    }
     const kind = modelFileKind(file);
     if (kind !== 'yaml') {
       model.openWorld = true;

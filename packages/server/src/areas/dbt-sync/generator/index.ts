@@ -65,8 +65,16 @@ function matches(model: ManifestNode, selector: ModelSelector): boolean {
   return selector.paths.some((p) => underPath(model, p));
 }
 
+/**
+ * A manifest's text on one comment line: a line break in a `unique_id` would end the comment and
+ * put the rest of it into the file as YAML (a view, an anchor, a key of its own). Each character
+ * that could break the line is written as its \\u escape instead.
+ */
+// eslint-disable-next-line no-control-regex
+const oneLine = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 function fileContent(cube: GeneratedCube): string {
-  const header = `${GENERATED_MARKER} from ${cube.meta.dbt.unique_id}; a re-sync rewrites this file.\n# Write your own cubes outside this folder, or extend this one from a file of your own.\n`;
+  const header = `${GENERATED_MARKER} from ${oneLine(cube.meta.dbt.unique_id)}; a re-sync rewrites this file.\n# Write your own cubes outside this folder, or extend this one from a file of your own.\n`;
   return header + stringify({ cubes: [cube] }, { lineWidth: 0, indent: 2 });
 }
 
