@@ -2,6 +2,7 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { FONT_FAMILY } from './fonts.js';
 import type { ReportData } from './types.js';
+import { expressionInterpreter } from 'vega-interpreter';
 
 /**
  * A report's rows drawn as a chart: a Vega-Lite spec (the report's own `spec.vegaLite`, or one
@@ -167,7 +168,9 @@ export async function chartSvg(data: ReportData, spec: unknown, width: number, h
     config: { font: FONT_FAMILY, view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 11 }, legend: { labelFontSize: 10, titleFontSize: 11 } },
   } as unknown as TopLevelSpec;
   const compiled = compile(full).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none', loader: refusingLoader });
+  // Expressions are parsed to syntax trees and interpreted, never compiled to JavaScript with
+  // `new Function`: a spec's `expr` and signals can only do what the interpreter implements.
+  const view = new vega.View(vega.parse(compiled, undefined, { ast: true }), { renderer: 'none', loader: refusingLoader, expr: expressionInterpreter });
   try {
     const svg = await view.toSVG();
     return { svg, width: view.width(), height: view.height() };
