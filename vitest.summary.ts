@@ -1,7 +1,7 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
- * Ends every run with one plain line, `N passed, N failed` (and `, N skipped` when any were),
+ * Ends every run with the ten slowest files and one plain line, `N passed, N failed` (and `, N skipped` when any were),
  * which CI and humans can read without knowing Vitest's own summary format.
  */
 export default class PlainSummary implements Reporter {
@@ -17,6 +17,18 @@ export default class PlainSummary implements Reporter {
         else skipped++;
       }
       if (module.state() === 'failed' && module.children.size === 0) failed++;
+    }
+    // Where the time goes: each file's import, setup and tests, so the next person sees what to speed up.
+    const slowest = testModules
+      .map((module) => {
+        const d = module.diagnostic();
+        return { file: module.relativeModuleId, seconds: (d.collectDuration + d.setupDuration + d.duration) / 1000, tests: [...module.children.allTests()].length };
+      })
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, 10);
+    if (slowest.length > 1) {
+      process.stdout.write('\nThe ten slowest files (import, setup and tests):\n');
+      for (const { file, seconds, tests } of slowest) process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${String(tests).padStart(5)} tests  ${file}\n`);
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
   }
