@@ -58,7 +58,7 @@ beforeAll(async () => {
   await admin.query(`CREATE DATABASE ${otherDb}`);
   own = await readClusterIdentity(admin);
   await admin.end();
-});
+}, 120_000);
 afterAll(async () => {
   second?.stop();
   const admin = new pg.Client({ connectionString: LOCAL_PG });
@@ -134,15 +134,10 @@ describe('DB_URL targets: where the connection goes', () => {
 
 describe.each(DIALECTS)('a deployment’s data source is never the server’s own PostgreSQL cluster: at write time (%s store)', (dialect) => {
   let t: TestApp;
-  let sockets: TestApp;
   beforeAll(async () => {
     t = await TestApp.create(dialect, { databaseUrl: LOCAL_PG });
-    sockets = await TestApp.create(dialect, { databaseUrl: LOCAL_PG, runtime: { driver: 'none', allowSocketSources: true } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sockets?.close();
-  });
+  }, 120_000);
+  afterAll(async () => t?.close());
 
   const put = (app: TestApp, id: number, vars: Array<{ name: string; value: string }>) => app.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: vars } });
   const stored = (app: TestApp, id: number) => app.store.db.selectFrom('env_vars').select('name').where('deployment_id', '=', id).execute();
@@ -164,13 +159,18 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
       expect(refused.errors?.[0]).toMatchObject({ pointer: '/body/env_variables/1/value', message: expect.stringContaining(message) });
       expect(refused.detail).toContain('DATASOURCES_ALLOW_SOCKETS=true');
     }
-    const allowed = await sockets.deployment('sockets allowed');
-    for (const [, url] of PAST_THE_HOST) {
-      expect(problem(await put(sockets, allowed, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: url }]), 400, 'VALIDATION_FAILED').detail).toContain(OWN_CLUSTER_MESSAGE);
-    }
     expect(await stored(t, id)).toEqual([]);
-    expect(await stored(sockets, allowed)).toEqual([]);
-  });
+    const sockets = await TestApp.create(dialect, { databaseUrl: LOCAL_PG, runtime: { driver: 'none', allowSocketSources: true } });
+    try {
+      const allowed = await sockets.deployment('sockets allowed');
+      for (const [, url] of PAST_THE_HOST) {
+        expect(problem(await put(sockets, allowed, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: url }]), 400, 'VALIDATION_FAILED').detail).toContain(OWN_CLUSTER_MESSAGE);
+      }
+      expect(await stored(sockets, allowed)).toEqual([]);
+    } finally {
+      await sockets.close();
+    }
+  }, 120_000);
 
   it('the variables are checked as they will stand: DB_TYPE=postgres added to a stored DB_URL of the server’s cluster is the 400, pointing at DB_TYPE', async () => {
     const id = await t.deployment('in two writes');
@@ -195,7 +195,7 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
     // Sockets allowed, so every spelling reaches the runtime's comparison (refused otherwise at start: above).
     t = await TestApp.create(dialect, { databaseUrl: LOCAL_PG, runtime: { ...FAST_RUNTIME, allowSocketSources: true } });
     r = runtimeProbe(t);
-  });
+  }, 120_000);
   afterAll(async () => t?.close());
 
   /** Writes the variables straight into the store, past the write's check, as an older server or a restore might have. */
