@@ -230,7 +230,7 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
     expect(lines.join('\n')).not.toContain('refused');
     const down = await r.create('down');
     await store(down, { DB_TYPE: 'postgres', DB_URL: 'postgres://postgres@127.0.0.1:1/warehouse' });
-    await r.logsWith(down, "Data source not yet compared with this server's own database");
+    await r.logsWith(down, 'Data source not checked yet, so no query runs');
     await r.podWhere(down, { status: 'Running', ready: false });
   }, 60_000);
 });

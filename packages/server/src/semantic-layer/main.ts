@@ -152,12 +152,13 @@ async function start(message: StartMessage): Promise<void> {
     console.error(`Runtime refused its data source: ${error.message}`);
     process.exit(1);
   };
-  const guard = { ownCluster: message.ownCluster, allowSockets: message.allowSocketSources, refused };
+  // Absent from a start message (an older server): no own cluster to compare with, no sockets.
+  const guard = { ownCluster: message.ownCluster ?? null, allowSockets: message.allowSocketSources === true, refused };
   const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs, watchdog, guard);
   console.log(`Data source: ${dataSource.describe}`);
   // Compared before the runtime listens. A source that does not answer yet is compared when it first
   // does: until then it is not ready and runs no query (data-source.ts).
-  await dataSource.verify?.().catch((error: Error) => console.error(`Data source not yet compared with this server's own database: ${error.message}`));
+  await dataSource.verify?.().catch((error: Error) => console.error(`Data source not checked yet, so no query runs: ${error.message}`));
   const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
   let readyOnce = false;
