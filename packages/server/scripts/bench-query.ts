@@ -198,7 +198,7 @@ async function bareRuntime(dataSources: string): Promise<{ request(body: unknown
   // Its log, read and dropped, as the server reads it into the deployment's log.
   child.stdout!.on('data', () => undefined);
   child.stderr!.on('data', () => undefined);
-  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources, queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 2 ** 20, cacheTtlMs: 0 } };
+  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources, ownCluster: null, allowSocketSources: false, queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 2 ** 20, cacheTtlMs: 0 } };
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: ListeningMessage) => resolve(m.port));
     child.once('exit', (code) => reject(new Error(`the runtime exited (${code})`)));

@@ -159,7 +159,7 @@ export interface AppOptions {
    */
   /** `entry`: the runtime's program (default: the one beside this build, `semantic-layer/main.js`, or `main.ts` from the sources). */
   runtime?: { driver: 'process' | 'none'; host?: string; entry?: string } & Partial<Omit<RuntimeOptions, 'owner'>>;
-  /** The server's own PostgreSQL URL (DATABASE_URL): deployments' DB_URL may not name it. */
+  /** The server's own PostgreSQL URL (DATABASE_URL): no deployment's data source may be a database of its cluster. */
   databaseUrl?: string | null;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
   jobs?: { heartbeatMs: number; staleAfterMs: number };

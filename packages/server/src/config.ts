@@ -86,6 +86,8 @@ export interface RuntimeConfig {
   logLinesPerDeployment: number;
   /** Where runtimes may open SQLite data sources (DATASOURCES_DIR). */
   dataSourcesDir: string;
+  /** DATASOURCES_ALLOW_SOCKETS: a PostgreSQL DB_URL may name a Unix socket or set host= or hostaddr= (off: the URL's host part only). */
+  allowSocketSources: boolean;
   /** Where the pods' files (workload-identity tokens) are written, a directory per pod: DATA_DIR/pods. */
   podFilesDir: string;
   /** What a query may take and return (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
@@ -117,6 +119,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (raw === null) return fallback;
     if (/^\d+$/.test(raw) && Number(raw) <= max) return Number(raw);
     problems.push(`${name} must be ${hint}, got "${raw}"`);
+    return fallback;
+  };
+
+  const yesNo = (name: string, fallback: boolean, what: string): boolean => {
+    const raw = value(name)?.toLowerCase() ?? null;
+    if (raw === null) return fallback;
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    problems.push(`${name} must be "true" (allow ${what}) or "false", got "${value(name)}"`);
     return fallback;
   };
 
@@ -196,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleMs: milliseconds('RUNTIME_IDLE_MS', 600_000),
     logLinesPerDeployment: wholeNumber('RUNTIME_LOG_LINES', 10_000, 10_000_000, 'a number of lines from 100 to 10000000'),
     dataSourcesDir: path.resolve(value('DATASOURCES_DIR') ?? path.join(value('DATA_DIR') ?? './data', 'datasources')),
+    allowSocketSources: yesNo('DATASOURCES_ALLOW_SOCKETS', false, 'a Unix socket or host=/hostaddr= in DB_URL'),
     podFilesDir: path.resolve(value('DATA_DIR') ?? './data', 'pods'),
     queries: {
       timeoutMs: milliseconds('QUERY_TIMEOUT_MS', 30_000),

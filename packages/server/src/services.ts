@@ -34,6 +34,7 @@ import { DeploymentRepositories } from './areas/data-model/deployment-repositori
 import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 import { Runtime, type RuntimeDriver, type RuntimeOptions } from './runtime/index.js';
+import { ownClusterReader } from './runtime/own-cluster.js';
 import { runtimePlanner } from './areas/deployments/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
@@ -96,7 +97,7 @@ export interface ServiceOptions {
   deploymentUrlOf: DeploymentUrlOf;
   /** Deployments' runtimes: the driver (null: this process runs none) and timings. */
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
-  /** The server's own PostgreSQL database (DATABASE_URL), which no deployment's DB_URL may name. */
+  /** The server's own PostgreSQL database (DATABASE_URL): no deployment's data source may be a database of its cluster. */
   ownDatabaseUrl?: string | null;
   /** The most embed users an account may hold (EMBED_USER_LIMIT); absent: 10,000. */
   embedUserLimit?: number;
@@ -140,7 +141,8 @@ export function createServices(store: Store, options: ServiceOptions) {
   const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
   // Each running environment receives the tenant's workload-identity tokens as files.
   const planner = runtimePlanner(store, options.secrets, options.catalog, workloadFiles(store.db, signing, audit));
-  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, planner, options.runtime?.options, options.runtime?.onError);
+  const ownCluster = ownClusterReader(options.ownDatabaseUrl ?? null);
+  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, planner, { ownCluster, ...options.runtime?.options }, options.runtime?.onError);
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
@@ -249,7 +251,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     workbooks: workbooksService(store),
     reports,
     dashboards: dashboardsService(store),
-    envVars: envVarsService(store, options.secrets, runtimesChanged, options.ownDatabaseUrl ?? null, audit),
+    envVars: envVarsService(store, options.secrets, runtimesChanged, { ownCluster, allowSocketSources: runtime.options.allowSocketSources }, audit),
     runtime,
     pods: podsService(store, runtime),
     dataApi,

@@ -152,6 +152,7 @@ describe('configuration', () => {
       idleMs: 600_000,
       logLinesPerDeployment: 10_000,
       dataSourcesDir: '/srv/mapi/datasources',
+      allowSocketSources: false,
       podFilesDir: '/srv/mapi/pods',
       queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 52_428_800, cacheTtlMs: 10_000 },
     });
@@ -161,6 +162,12 @@ describe('configuration', () => {
     // The server's own database is never a data source.
     expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv/mapi' })).toEqual([expect.stringMatching(/^DATASOURCES_DIR must not hold the server's own database/)]);
     expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv' })).toHaveLength(1);
+  });
+
+  it('DATASOURCES_ALLOW_SOCKETS: off unless "true"; anything but true or false is named', () => {
+    expect(loadConfig({ DATASOURCES_ALLOW_SOCKETS: 'TRUE' }).runtime.allowSocketSources).toBe(true);
+    expect(loadConfig({ DATASOURCES_ALLOW_SOCKETS: 'false' }).runtime.allowSocketSources).toBe(false);
+    expect(problemsOf({ DATASOURCES_ALLOW_SOCKETS: 'yes' })).toEqual(['DATASOURCES_ALLOW_SOCKETS must be "true" (allow a Unix socket or host=/hostaddr= in DB_URL) or "false", got "yes"']);
   });
 
   it('issue 18: Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {

@@ -260,39 +260,6 @@ function asText(rows: unknown[]): string {
   return JSON.stringify(rows, (_k, v: unknown) => (v && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v));
 }
 
-describe('a deployment may not query the server’s own database (issue 15, data sources)', () => {
-  const own = 'postgres://mapi@db.internal:5433/mapi_prod?sslmode=require';
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await TestApp.create('sqlite', { databaseUrl: own });
-  });
-  afterAll(() => t.close());
-
-  it('DB_URL naming it (any user, schema or loopback spelling) is a 400 that changes nothing; another database of the same server is fine', async () => {
-    const deployment = await t.deployment('own database');
-    const put = (value: string) => t.request({ method: 'PUT', url: `/api/v1/deployments/${deployment}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value }] } });
-    for (const value of ['postgres://mapi@db.internal:5433/mapi_prod', 'postgresql://analyst@DB.internal:5433/mapi_prod?options=-c%20search_path%3Dpublic']) {
-      const refused = problem(await put(value), 400, 'VALIDATION_FAILED');
-      expect(refused.detail).toContain("DB_URL names this server's own database");
-      expect(refused.detail).not.toContain('db.internal');
-    }
-    expect((await t.request({ url: `/api/v1/deployments/${deployment}/env-vars` })).json()).toMatchObject({ items: [] });
-    expect((await put('postgres://analyst@db.internal:5433/warehouse')).statusCode).toBe(200);
-    expect((await put('postgres://analyst@db.internal:5432/mapi_prod')).statusCode).toBe(200);
-  });
-});
-
-describe('loopback names are one host for the own-database check', () => {
-  it('localhost, 127.0.0.1 and ::1 name the same server; the default port and user database apply', async () => {
-    const { namesOwnDatabase } = await import('../src/areas/env-vars/own-database.js');
-    expect(namesOwnDatabase('postgres://x@localhost/postgres', 'postgres://postgres@127.0.0.1:5432/postgres')).toBe(true);
-    expect(namesOwnDatabase('postgres://postgres@[::1]:5432', 'postgres://postgres@127.0.0.1:5432/postgres')).toBe(true);
-    expect(namesOwnDatabase('postgres://x@127.0.0.1/other', 'postgres://postgres@127.0.0.1:5432/postgres')).toBe(false);
-    expect(namesOwnDatabase('shop.sqlite', 'postgres://postgres@127.0.0.1:5432/postgres')).toBe(false);
-    expect(namesOwnDatabase('postgres://x@127.0.0.1/postgres', null)).toBe(false);
-  });
-});
-
 describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%s)', (dialect) => {
   it('secret values set over HTTPS appear in no file of DATA_DIR, no log line and no row of any table', async () => {
     const env = await serverEnv(dialect);

@@ -7,6 +7,7 @@ import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
 import { STATEMENT_TIMEOUT_SIGNAL, type StartMessage } from '../semantic-layer/protocol.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
+import type { OwnCluster } from './own-cluster.js';
 import { LogSink, redact, redactionOf, type PodLogTarget, type Redaction } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
 import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
@@ -69,6 +70,10 @@ export interface RuntimeOptions {
   logFlushMs: number;
   /** Where runtimes may open SQLite data sources from; null: nowhere. */
   dataSourcesDir: string | null;
+  /** DATASOURCES_ALLOW_SOCKETS: a PostgreSQL DB_URL may name a Unix socket or set host= or hostaddr=. */
+  allowSocketSources: boolean;
+  /** The server's own PostgreSQL cluster, read for each pod start and handed to the runtime, which refuses a data source that is it. */
+  ownCluster: OwnCluster;
   /** Where pods' files (PodFiles) are written, a directory per pod; null: a temporary directory of this process. */
   podFilesDir: string | null;
   /** What each runtime allows a query (semantic-layer/protocol.ts). */
@@ -91,6 +96,8 @@ export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
   logLinesPerDeployment: 10_000,
   logFlushMs: 250,
   dataSourcesDir: null,
+  allowSocketSources: false,
+  ownCluster: async () => null,
   podFilesDir: null,
   queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 },
 };
@@ -349,12 +356,20 @@ export class Supervisor {
       if (!owned || pod.stopped) return;
       for (const note of notes) this.#log(pod, note);
       if (pod.restarts === 0) this.#log(pod, `Scheduled pod ${pod.name}: runtime ${d.version}, build ${d.buildId} of ${d.branch} (${d.commit.slice(0, 12)})`);
+      // Read for PostgreSQL sources only (a connection each). Unread, the runtime could not tell the
+      // server's own cluster from a warehouse, so it does not start.
+      const ownCluster =
+        loaded.env.DB_TYPE !== 'postgres'
+          ? null
+          : await this.options.ownCluster().catch((error: Error) => {
+              throw new Error(`could not read the identity of this server's own database, which data sources are compared with: ${error.message}`);
+            });
       const instance = await this.driver.start(
         {
           name: pod.name,
           env: loaded.env,
           startTimeoutMs: this.options.startTimeoutMs,
-          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir, queries: this.options.queries },
+          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir, ownCluster, allowSocketSources: this.options.allowSocketSources, queries: this.options.queries },
         },
         {
           output: (stream, line) => {

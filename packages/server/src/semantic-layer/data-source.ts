@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster, type ClusterIdentity } from './cluster-identity.js';
+import { onlyPassword, pgTarget, pinnedSettings } from './pg-target.js';
 import { postgresDialect, sqliteDialect, type SqlDialect } from './query/dialect.js';
 import { registerSqliteFunctions } from './query/sqlite-functions.js';
 import type { StatementWatchdog } from './statement-watchdog.js';
@@ -12,7 +14,8 @@ import type { StatementWatchdog } from './statement-watchdog.js';
  * - `DB_TYPE=sqlite`: the SQLite file `DB_URL`, a name inside the data-sources directory
  *   (DATASOURCES_DIR), opened read-only;
  * - `DB_TYPE=postgres`: `DB_URL` a `postgres://user@host:port/database` URL without a password,
- *   and the password in `DB_PASSWORD` (a name whose value reads back masked).
+ *   and the password in `DB_PASSWORD` (a name whose value reads back masked); never a database of
+ *   the server's own PostgreSQL cluster.
  * Anything else stops the runtime at start, with the reason in its log.
  */
 export interface DataSource {
@@ -23,8 +26,26 @@ export interface DataSource {
   query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Throws when the data source cannot answer (the runtime is then not ready). */
   check(): Promise<void>;
+  /** PostgreSQL: compares the source with the server's own cluster, once; throws OwnClusterRefused when they are one. */
+  verify?(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The data source is the server's own PostgreSQL cluster: the runtime must stop, not serve. */
+export class OwnClusterRefused extends Error {}
+
+/**
+ * What a PostgreSQL data source is held to: the server's own cluster (null: the server has no
+ * PostgreSQL database), whether DB_URL may name sockets or set host=/hostaddr=
+ * (DATASOURCES_ALLOW_SOCKETS), and what to do once the source turns out to be the server's own.
+ */
+export interface PostgresGuard {
+  ownCluster: ClusterIdentity | null;
+  allowSockets: boolean;
+  refused(error: OwnClusterRefused): void;
+}
+
+const NO_GUARD: PostgresGuard = { ownCluster: null, allowSockets: false, refused: () => undefined };
 
 export const SAMPLE_ROWS = [
   { id: 1, status: 'completed', amount: 10 },
@@ -35,13 +56,14 @@ export const SAMPLE_ROWS = [
 /**
  * `statementTimeoutMs` is PostgreSQL's `statement_timeout`. A SQLite statement cannot be
  * interrupted; `watchdog`, where given (the runtime gives one), stops the runtime when one runs
- * longer than that (statement-watchdog.ts).
+ * longer than that (statement-watchdog.ts). `guard` is what a PostgreSQL source is held to: the
+ * runtime gives the server's own cluster; tests that query a source directly give none.
  */
-export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: StatementWatchdog): DataSource {
+export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: StatementWatchdog, guard: PostgresGuard = NO_GUARD): DataSource {
   const type = env.DB_TYPE;
   if (type === undefined || type === '') return sample(watchdog);
   if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir, watchdog);
-  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs);
+  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs, guard);
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
@@ -93,30 +115,56 @@ function sqliteSource(db: Database.Database, describe: string, watchdog: Stateme
   };
 }
 
-function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number): DataSource {
-  if (!url) throw new Error('DB_TYPE=postgres needs DB_URL, such as postgres://analyst@db.example.com:5432/warehouse.');
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new Error('DB_URL is not a URL; it should look like postgres://analyst@db.example.com:5432/warehouse.');
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new Error('DB_URL must be a postgres:// URL.');
-  if (parsed.password) throw new Error('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
-  const pool = new pg.Pool({ connectionString: url, password, max: 4, connectionTimeoutMillis: 2_000, statement_timeout: statementTimeoutMs });
-  // An idle client's error (the server restarted) must not crash the runtime; the next check reports it.
-  pool.on('error', () => undefined);
+/**
+ * PostgreSQL. No statement reaches the source before it is known not to be the server's own
+ * cluster (`guard.ownCluster`; cluster-identity.ts): `check` and `query` wait for that comparison,
+ * made once over the pool, whose connections all go to the address DB_URL's host resolved to
+ * (pg-target.ts). A source that does not answer yet is not ready and is compared once it does; one
+ * that is the server's own is reported to `guard.refused` (the runtime stops) and never queried.
+ */
+function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number, guard: PostgresGuard): DataSource {
+  const target = pgTarget(url, guard.allowSockets);
+  let pool: Promise<pg.Pool> | null = null;
+  const poolOf = () =>
+    (pool ??= pinnedSettings(target).then((settings) => {
+      const created = new pg.Pool({ ...settings, password: onlyPassword(password), max: 4, connectionTimeoutMillis: 2_000, statement_timeout: statementTimeoutMs });
+      // An idle client's error (the server restarted) must not crash the runtime; the next check reports it.
+      created.on('error', () => undefined);
+      return created;
+    })).catch((error: Error) => {
+      // A name that did not resolve is tried again by the next check.
+      pool = null;
+      throw error;
+    });
+  let verified: Promise<pg.Pool> | null = null;
+  const verifiedPool = () =>
+    (verified ??= (async () => {
+      const ready = await poolOf();
+      const own = guard.ownCluster;
+      if (own !== null && sameCluster(own, await readClusterIdentity(ready))) {
+        const refusal = new OwnClusterRefused(OWN_CLUSTER_MESSAGE);
+        guard.refused(refusal);
+        throw refusal;
+      }
+      return ready;
+    })()).catch((error: Error) => {
+      if (!(error instanceof OwnClusterRefused)) verified = null;
+      throw error;
+    });
   return {
     describe: `PostgreSQL at DB_URL${password === undefined ? '' : ', with the password in DB_PASSWORD'}`,
     dialect: postgresDialect,
     async query(sql, params) {
-      return (await pool.query(sql, params)).rows as Array<Record<string, unknown>>;
+      return (await (await verifiedPool()).query(sql, params)).rows as Array<Record<string, unknown>>;
     },
     async check() {
-      await pool.query('SELECT 1');
+      await (await verifiedPool()).query('SELECT 1');
+    },
+    verify: async () => {
+      await verifiedPool();
     },
     async close() {
-      await pool.end();
+      if (pool !== null) await (await pool).end();
     },
   };
 }

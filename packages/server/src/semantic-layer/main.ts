@@ -11,7 +11,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
-import { openDataSource, type DataSource } from './data-source.js';
+import { openDataSource, type DataSource, type OwnClusterRefused } from './data-source.js';
 import { metaOf } from './meta.js';
 import { QueryError } from './query/errors.js';
 import { QueryEngine } from './query/load.js';
@@ -146,8 +146,19 @@ async function start(message: StartMessage): Promise<void> {
   );
   // SQLite statements (the sample dataset's too) are timed by a watchdog thread; PostgreSQL times its own.
   const watchdog = process.env.DB_TYPE === 'postgres' ? undefined : statementWatchdog(message.queries.timeoutMs);
-  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs, watchdog);
+  // A data source found to be the server's own PostgreSQL cluster ends the runtime: its pod shows
+  // the reason and restarts with back-off until DB_URL changes.
+  const refused = (error: OwnClusterRefused) => {
+    console.error(`Runtime refused its data source: ${error.message}`);
+    process.exit(1);
+  };
+  // Absent from a start message (an older server): no own cluster to compare with, no sockets.
+  const guard = { ownCluster: message.ownCluster ?? null, allowSockets: message.allowSocketSources === true, refused };
+  const dataSource: DataSource = openDataSource(process.env, message.dataSourcesDir, message.queries.timeoutMs, watchdog, guard);
   console.log(`Data source: ${dataSource.describe}`);
+  // Compared before the runtime listens. A source that does not answer yet is compared when it first
+  // does: until then it is not ready and runs no query (data-source.ts).
+  await dataSource.verify?.().catch((error: Error) => console.error(`Data source not checked yet, so no query runs: ${error.message}`));
   const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
   let readyOnce = false;

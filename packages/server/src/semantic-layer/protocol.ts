@@ -1,3 +1,4 @@
+import type { ClusterIdentity } from './cluster-identity.js';
 import type { SecurityContext } from './query/access.js';
 
 /**
@@ -18,6 +19,10 @@ export interface StartMessage {
   artifact: string;
   /** Where SQLite data sources may be opened from (DATASOURCES_DIR); null: nowhere. */
   dataSourcesDir: string | null;
+  /** The server's own PostgreSQL cluster, read as the pod starts: no data source may be it. Null: the server has none. */
+  ownCluster: ClusterIdentity | null;
+  /** DATASOURCES_ALLOW_SOCKETS: a PostgreSQL DB_URL may name a Unix socket or set host= or hostaddr=. */
+  allowSocketSources: boolean;
   /** Query limits (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
   queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
 }

@@ -36,7 +36,7 @@ export function envVarsRoutes(service: EnvVarsService): FastifyPluginAsyncTypebo
           tags,
           summary: 'Create or overwrite environment variables by name; the others keep their values (reference 1.12; SecretsManage)',
           description:
-            'All or nothing: 400 `VALIDATION_FAILED`, changing nothing, when a value is the `[ENCRYPTED]` placeholder, when a new name is not a POSIX identifier (a name the deployment already has may be sent as it is), or when a name is listed twice. Answers the first page of the list after the change, masked.',
+            'All or nothing: 400 `VALIDATION_FAILED`, changing nothing, when a value is the `[ENCRYPTED]` placeholder, when a new name is not a POSIX identifier (a name the deployment already has may be sent as it is), when a name is listed twice, or when the variables would make a PostgreSQL data source (`DB_TYPE=postgres`) that is the server’s own PostgreSQL cluster (compared by cluster identity, when the server can reach the source within a few seconds) or whose `DB_URL` names a Unix socket or sets `host=`/`hostaddr=` where the server does not allow it (DATASOURCES_ALLOW_SOCKETS). Answers the first page of the list after the change, masked.',
           params: DeploymentParams,
           body: SetEnvVariablesBody,
           response: { 200: Type.Ref('EnvVariablesListResponse') },

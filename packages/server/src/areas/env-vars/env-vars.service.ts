@@ -1,6 +1,6 @@
 import { isUsageDataPath, USAGE_DATA_DIR } from '../usage-analytics/usage-data.js';
 import type { RuntimesChanged } from '../deployments/deployments.service.js';
-import { namesOwnDatabase } from './own-database.js';
+import { dataSourceRefusal, type DataSourceRules, type DataSourceVariables } from './data-source-check.js';
 import type { Caller } from '../../access/caller.js';
 import type { Audit } from '../../audit/index.js';
 import type { Store } from '../../db/database.js';
@@ -13,7 +13,7 @@ import { ApiError, type FieldError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import { MASK, type EnvVariableItem, type EnvVariablesListResponse, type SetEnvVariablesInput } from './env-vars.schemas.js';
-import { deleteEnvVar, envVarContext, existingNames, listEnvVars, upsertEnvVars } from './env-vars.store.js';
+import { deleteEnvVar, envVarContext, existingNames, listEnvVars, sealedValues, upsertEnvVars } from './env-vars.store.js';
 
 /** Reference 1.12: what a new name must be. */
 const POSIX_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -31,7 +31,7 @@ function afterName(page: PageRequest): string | undefined {
 }
 
 /** Every refusal of a PUT body at once, each naming its variable (never its value). */
-function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<string>, ownDatabaseUrl: string | null): FieldError[] {
+function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<string>): FieldError[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
   items.forEach(({ name, value }, i) => {
@@ -39,7 +39,6 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
     if (seen.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is listed more than once` });
     seen.add(name);
     if (value === MASK) errors.push({ pointer: `${at}/value`, message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it` });
-    if (name === 'DB_URL' && namesOwnDatabase(value, ownDatabaseUrl)) errors.push({ pointer: `${at}/value`, message: 'DB_URL names this server\'s own database, which no deployment may query: point it at your data warehouse' });
     // The accounts' usage data sources (usage-analytics/) are the server's to name, each for its own account only.
     if (name === 'DB_URL' && isUsageDataPath(value)) errors.push({ pointer: `${at}/value`, message: `DB_URL may not name a file under ${USAGE_DATA_DIR}/, where the server keeps the accounts' usage data` });
     if (!POSIX_NAME.test(name) && !existing.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
@@ -47,7 +46,10 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
   return errors;
 }
 
-export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, ownDatabaseUrl: string | null = null, audit?: Audit) {
+const NO_DATA_SOURCE_RULES: DataSourceRules = { ownCluster: async () => null, allowSocketSources: false };
+const DATA_SOURCE_NAMES = ['DB_TYPE', 'DB_URL', 'DB_PASSWORD'] as const;
+
+export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, dataSources: DataSourceRules = NO_DATA_SOURCE_RULES, audit?: Audit) {
   const { db } = store;
 
   async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
@@ -56,6 +58,29 @@ export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: 
     // A masked value is never decrypted: what is not shown is not held in memory either.
     const shown: EnvVariableItem[] = items.map((r) => ({ name: r.name, value: isMasked(r.name) ? MASK : secrets.open(r.value, envVarContext(deploymentId, r.name)) }));
     return { items: shown, data: shown, pageInfo };
+  }
+
+  /**
+   * A write that makes or changes a PostgreSQL data source, checked as it will stand (stored values
+   * for what the body leaves out): a 400 pointing at the item that made it, when it is refused
+   * (data-source-check.ts). Outside the write's lock: it may wait on the network for seconds.
+   */
+  async function dataSourceErrors(tenantId: number, deploymentId: number, items: SetEnvVariablesInput['env_variables']): Promise<FieldError[]> {
+    const sent = items.map((item, i) => ({ ...item, i })).filter((item) => (DATA_SOURCE_NAMES as readonly string[]).includes(item.name));
+    if (sent.length === 0) return [];
+    const vars: DataSourceVariables = {};
+    for (const row of await sealedValues(db, tenantId, deploymentId, [...DATA_SOURCE_NAMES])) {
+      try {
+        vars[row.name as keyof DataSourceVariables] = secrets.open(row.value, envVarContext(deploymentId, row.name));
+      } catch {
+        // A value that does not decrypt here is one the runtime cannot use either: left out.
+      }
+    }
+    for (const { name, value } of sent) vars[name as keyof DataSourceVariables] = value;
+    const refusal = await dataSourceRefusal(vars, vars.DB_PASSWORD, dataSources);
+    if (refusal === null) return [];
+    const blamed = sent.find((item) => item.name === 'DB_URL') ?? sent[0]!;
+    return [{ pointer: `/body/env_variables/${blamed.i}/value`, message: refusal }];
   }
 
   return {
@@ -76,9 +101,10 @@ export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: 
       await authorizeDeployment(db, caller, deploymentId, 'SecretsManage');
       const tenantId = caller.actor.tenantId;
       const items = input.env_variables;
+      const refused = await dataSourceErrors(tenantId, deploymentId, items);
       const answer = await serialized(store, lockKey.envVars(deploymentId), async (trx) => {
         const existing = await existingNames(trx, tenantId, deploymentId, items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name));
-        const errors = bodyErrors(items, existing, ownDatabaseUrl);
+        const errors = [...bodyErrors(items, existing), ...refused];
         if (errors.length > 0) {
           throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });
         }

@@ -34,6 +34,11 @@ export async function existingNames(db: Executor, tenantId: number, deploymentId
   return new Set(rows.map((r) => r.name));
 }
 
+/** The sealed values of those of `names` the deployment has. */
+export async function sealedValues(db: Executor, tenantId: number, deploymentId: number, names: string[]): Promise<Array<{ name: string; value: string }>> {
+  return db.selectFrom('env_vars').select(['name', 'value']).where('tenant_id', '=', tenantId).where('deployment_id', '=', deploymentId).where('name', 'in', names).execute();
+}
+
 /** Creates or overwrites each variable by name, in one statement. */
 export async function upsertEnvVars(db: Executor, tenantId: number, deploymentId: number, values: Array<{ name: string; value: string }>, at: string): Promise<void> {
   await db

@@ -1,0 +1,64 @@
+import pg from 'pg';
+import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster } from '../../semantic-layer/cluster-identity.js';
+import { DataSourceTargetRefused, onlyPassword, pgTarget, pinnedSettings, type PgTarget } from '../../semantic-layer/pg-target.js';
+import type { OwnCluster } from '../../runtime/own-cluster.js';
+
+/** What a deployment's PostgreSQL data source is held to when its variables are written. */
+export interface DataSourceRules {
+  ownCluster: OwnCluster;
+  /** DATASOURCES_ALLOW_SOCKETS. */
+  allowSocketSources: boolean;
+}
+
+/** The variables that choose a data source, as they will be once the write is applied. */
+export interface DataSourceVariables {
+  DB_TYPE?: string;
+  DB_URL?: string;
+  DB_PASSWORD?: string;
+}
+
+/** The whole write-time comparison, DNS included: a slow source must not hold the request. */
+const CHECK_MS = 3_000;
+
+/**
+ * Why these variables may not be stored, or null. The write-time half of the rule that no
+ * deployment queries the server's own PostgreSQL cluster, for a fast 400: a DB_URL leading past its
+ * host part where the server does not allow it is refused, and one reaching a cluster the server can
+ * compare (it connects within a few seconds) is refused when the cluster is its own. A source it
+ * cannot reach now is accepted: the runtime compares again before it runs a query
+ * (semantic-layer/data-source.ts), whatever path the URL was stored by. Other faults of DB_URL (a
+ * password in it, not a URL) are left to the runtime's log, as before.
+ */
+export async function dataSourceRefusal(vars: DataSourceVariables, password: string | undefined, rules: DataSourceRules): Promise<string | null> {
+  if (vars.DB_TYPE !== 'postgres' || vars.DB_URL === undefined) return null;
+  let target: PgTarget;
+  try {
+    target = pgTarget(vars.DB_URL, rules.allowSocketSources);
+  } catch (error) {
+    return error instanceof DataSourceTargetRefused ? error.message : null;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), CHECK_MS);
+  });
+  try {
+    return await Promise.race([ownClusterReached(target, password, rules), late]);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function ownClusterReached(target: PgTarget, password: string | undefined, rules: DataSourceRules): Promise<string | null> {
+  const own = await rules.ownCluster();
+  if (own === null) return null;
+  const client = new pg.Client({ ...(await pinnedSettings(target)), password: onlyPassword(password), connectionTimeoutMillis: 2_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return sameCluster(own, await readClusterIdentity(client)) ? OWN_CLUSTER_MESSAGE : null;
+  } finally {
+    void client.end().catch(() => undefined);
+  }
+}
