@@ -9,6 +9,8 @@ export class DataSourceUrlError extends Error {}
 export class DataSourceTargetRefused extends DataSourceUrlError {}
 
 const EXAMPLE = 'postgres://analyst@db.example.com:5432/warehouse';
+/** Connection parameters whose values are paths of files pg would read on this host. */
+const FILE_PARAMETERS = ['sslcert', 'sslkey', 'sslrootcert', 'sslcrl', 'passfile', 'service', 'servicefile'];
 const ALLOW = 'an operator may allow them with DATASOURCES_ALLOW_SOCKETS=true';
 
 /**
@@ -45,6 +47,10 @@ export function pgTarget(url: string | undefined, allowSockets: boolean): PgTarg
   } catch {
     throw new DataSourceUrlError(`DB_URL's host is not readable; it should look like ${EXAMPLE}.`);
   }
+  // pg reads these files on this host and presents or trusts them in the TLS handshake with
+  // whatever server DB_URL names: a tenant must not pick files of the server's machine.
+  const files = FILE_PARAMETERS.filter((name) => parsed.searchParams.has(name));
+  if (files.length > 0) throw new DataSourceUrlError(`DB_URL sets ${files.map((n) => `${n}=`).join(', ')}, which would read files on this server: remove ${files.length === 1 ? 'it' : 'them'}; sslmode=require (or verify-full against the public certificate authorities) needs no file.`);
   const hostParam = parsed.searchParams.get('host');
   const hostaddr = parsed.searchParams.get('hostaddr');
   const host = hostParam ?? named;
