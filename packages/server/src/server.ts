@@ -35,6 +35,18 @@ export class StartupError extends Error {
  * real listening server.
  */
 export async function startServer(config: Config, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<RunningServer> {
+  // A start that fails (port taken, bad certificate) leaves no data directory it made: the next
+  // start, perhaps with another DATA_DIR, begins from nothing rather than from a half-made one.
+  const freshDataDir = !fs.existsSync(config.dataDir);
+  try {
+    return await start(config, print);
+  } catch (error) {
+    if (freshDataDir) fs.rmSync(config.dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function start(config: Config, print: (line: string) => void): Promise<RunningServer> {
   const tls = await loadTls(config);
   const metrics = config.metrics === null ? null : new Metrics();
   const store = storeFor(config, metrics?.queryLog);

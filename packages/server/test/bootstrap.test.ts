@@ -335,6 +335,21 @@ describe.each(DIALECTS)('first start (%s)', (dialect) => {
     }
   }
 
+  it('issue 31: a failed start leaves no data directory behind when it made it; an existing one stays', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as net.AddressInfo).port);
+      const fresh = path.join(env.dataDir, 'fresh');
+      await expect(startServer(env.config({ DATA_DIR: fresh, PORT: port }), () => undefined)).rejects.toThrow(/already in use/);
+      expect(fs.existsSync(fresh)).toBe(false);
+      await expect(startServer(env.config({ PORT: port }), () => undefined)).rejects.toThrow(/already in use/);
+      expect(fs.existsSync(path.join(env.dataDir, 'tls'))).toBe(true);
+    } finally {
+      taken.close();
+    }
+  });
+
   it('issue 11: a start on a taken port fails in one line naming the port and creates no key; the next start on a free port shows a working key', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
