@@ -26,11 +26,8 @@ export function installPageSerializer(app: FastifyInstance, serializerFor: (sche
     const page = schemas[pageId];
     const itemsRef = (page?.properties?.items as { items?: { $ref?: string } } | undefined)?.items?.$ref;
     if (!page?.properties?.data || !itemsRef) return;
-    const externals = Object.fromEntries(Object.entries(schemas).filter(([id]) => id !== pageId)) as Record<string, Schema>;
-    const writeItems = build({ type: 'array', items: { $ref: itemsRef } }, { schema: externals });
-    const { items: _items, data: _data, ...rest } = page.properties;
-    const writeRest = build({ type: 'object', properties: rest as Record<string, Schema>, required: (page.required ?? []).filter((k) => k !== 'items' && k !== 'data') }, { schema: externals });
     const writePage = (value: { items: unknown[]; data?: unknown } & Record<string, unknown>): string => {
+      const { writeItems, writeRest } = pageWriters(app, pageId, page, itemsRef);
       const items = writeItems(value.items);
       const others = writeRest(value);
       // `others` is an object with at least pageInfo: "{...}" never "{}".
@@ -43,4 +40,35 @@ export function installPageSerializer(app: FastifyInstance, serializerFor: (sche
       return serializerFor(context.schema);
     };
   });
+}
+
+type Write = (data: unknown) => string;
+
+/**
+ * The two writers of a page, built on the route's first answer rather than at start (most routes
+ * of a process are never listed) and kept for the process's life by the shared schemas' text and
+ * the page's id: every app of a process (a test worker builds many) has the same ones.
+ */
+const writersBy = new Map<string, { writeItems: Write; writeRest: Write }>();
+const sharedKeys = new WeakMap<FastifyInstance, string>();
+
+function pageWriters(app: FastifyInstance, pageId: string, page: ObjectSchema, itemsRef: string): { writeItems: Write; writeRest: Write } {
+  const schemas = app.getSchemas() as Record<string, ObjectSchema>;
+  let shared = sharedKeys.get(app);
+  if (shared === undefined) {
+    shared = JSON.stringify(schemas);
+    sharedKeys.set(app, shared);
+  }
+  const key = `${pageId}\u0000${shared}`;
+  let writers = writersBy.get(key);
+  if (!writers) {
+    const externals = Object.fromEntries(Object.entries(schemas).filter(([id]) => id !== pageId)) as Record<string, Schema>;
+    const { items: _items, data: _data, ...rest } = page.properties ?? {};
+    writers = {
+      writeItems: build({ type: 'array', items: { $ref: itemsRef } }, { schema: externals }) as Write,
+      writeRest: build({ type: 'object', properties: rest as Record<string, Schema>, required: (page.required ?? []).filter((k) => k !== 'items' && k !== 'data') }, { schema: externals }) as Write,
+    };
+    writersBy.set(key, writers);
+  }
+  return writers;
 }

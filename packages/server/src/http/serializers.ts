@@ -32,7 +32,12 @@ export function installSerializers(app: FastifyInstance): (schema: unknown) => S
     }
     return serializer;
   };
-  app.setSerializerCompiler(({ schema }) => serializerFor(schema));
+  // Built on a response's first use, not at start: a process answers a few of its hundreds of
+  // routes' statuses, and building them all took much of a start's seconds.
+  app.setSerializerCompiler(({ schema }) => {
+    let serializer: Serializer | undefined;
+    return (data: unknown) => (serializer ??= serializerFor(schema))(data);
+  });
   return serializerFor;
 }
 

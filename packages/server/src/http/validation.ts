@@ -15,11 +15,25 @@ export function installValidators(app: FastifyInstance, sharedSchemas: object[])
   const compilers = compilersFor(sharedSchemas);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const key = `${httpPart}\u0000${JSON.stringify(schema)}`;
-    let validate = compilers.compiled.get(key);
-    if (!validate) {
-      validate = httpPart === 'body' ? compilers.body.compile(boundOpenJson(schema) as object) : compilers.param.compile(schema);
-      compilers.compiled.set(key, validate);
-    }
+    const compile = (): ValidateFunction => {
+      let compiled = compilers.compiled.get(key);
+      if (!compiled) {
+        compiled = httpPart === 'body' ? compilers.body.compile(boundOpenJson(schema) as object) : compilers.param.compile(schema);
+        compilers.compiled.set(key, compiled);
+      }
+      return compiled;
+    };
+    // Compiled on the route's first request, not at start: a process serves a few of its hundreds
+    // of routes, and compiling them all took most of a start's seconds.
+    let compiled: ValidateFunction | undefined = compilers.compiled.get(key);
+    const validate =
+      compiled ??
+      (((data: unknown) => {
+        compiled ??= compile();
+        const valid = compiled(data);
+        validate.errors = compiled.errors;
+        return valid;
+      }) as ValidateFunction);
     if (httpPart === 'params') return canonicalIntegers(schema, validate, CANONICAL_ID, ID_MESSAGE);
     return httpPart === 'querystring' ? canonicalIntegers(schema, validate, CANONICAL_INTEGER, INTEGER_MESSAGE) : validate;
   });

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 
 /**
@@ -239,10 +239,16 @@ export interface RawModelFile {
 }
 
 /**
- * Compiled once, when the module loads: every build and every file validation reuses it.
- * `verbose` keeps each error's schema, so messages can list what a key accepts; `x-expected`
- * is an annotation naming the accepted forms of a union in words.
+ * Compiled once, on first use (a server start that builds no model does not pay for it): every
+ * build and every file validation reuses it. `verbose` keeps each error's schema, so messages can
+ * list what a key accepts; `x-expected` is an annotation naming the accepted forms of a union in words.
  */
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
-ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
-export const validateModelFileContent = ajv.compile<RawModelFile>(ModelFileContentSchema);
+let compiled: ValidateFunction<RawModelFile> | undefined;
+export function modelFileValidator(): ValidateFunction<RawModelFile> {
+  if (!compiled) {
+    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+    ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
+    compiled = ajv.compile<RawModelFile>(ModelFileContentSchema);
+  }
+  return compiled;
+}

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { modelError, type ModelError } from './errors.js';
-import { validateModelFileContent, type RawModelFile } from './model-schema.js';
+import { modelFileValidator, type RawModelFile } from './model-schema.js';
 import { locate, type ParsedFile } from './parse.js';
 import { schemaErrors } from './schema-errors.js';
 
@@ -62,6 +62,7 @@ export function checkStructure(file: ParsedFile): Structure {
     const message = 'A model file must be a mapping with a "cubes:" list, a "views:" list or both at its top level';
     return { content: null, errors: [modelError(file.path, message, locate(file, []))], broken: NOTHING_BROKEN };
   }
+  const validateModelFileContent = modelFileValidator();
   if (validateModelFileContent(value)) return { content: value, errors: [], broken: NOTHING_BROKEN };
   const ajvErrors = validateModelFileContent.errors ?? [];
   return { content: value as RawModelFile, errors: schemaErrors(file, ajvErrors), broken: brokenParts(ajvErrors) };

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 
 /**
@@ -54,8 +54,9 @@ export type Manifest = Static<typeof ManifestSchema>;
 export type ManifestNode = Static<typeof Node>;
 export type ManifestColumn = Static<typeof Column>;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const check = ajv.compile(ManifestSchema);
+/** Compiled on first use: most processes never read a manifest. */
+let compiledCheck: ValidateFunction<Manifest> | undefined;
+const manifestCheck = (): ValidateFunction<Manifest> => (compiledCheck ??= new Ajv({ allErrors: true, strict: false }).compile<Manifest>(ManifestSchema));
 
 /** A part of the manifest that is missing or of the wrong type: `pointer` in JSON Pointer syntax from the manifest's root. */
 export interface ManifestProblem {
@@ -82,6 +83,7 @@ function describe(error: ErrorObject): ManifestProblem {
 
 /** The manifest, or the problems found in the parts the generator reads. */
 export function checkManifest(value: unknown): { manifest: Manifest; problems: [] } | { manifest: null; problems: ManifestProblem[] } {
+  const check = manifestCheck();
   if (check(value)) return { manifest: value, problems: [] };
   const seen = new Set<string>();
   const problems: ManifestProblem[] = [];
