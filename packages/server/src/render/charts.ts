@@ -1,8 +1,7 @@
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type * as Vega from 'vega';
+import type { TopLevelSpec } from 'vega-lite';
 import { FONT_FAMILY } from './fonts.js';
 import type { ReportData } from './types.js';
-import { expressionInterpreter } from 'vega-interpreter';
 
 /**
  * A report's rows drawn as a chart: a Vega-Lite spec (the report's own `spec.vegaLite`, or one
@@ -79,11 +78,29 @@ function ownSpec(spec: unknown): Record<string, unknown> | undefined {
 // of a link's sanitize without a catch, so a rejection there is an unhandled rejection that ends
 // the process.
 const NO_URL = 'Charts read only the report’s rows; URLs are not loaded';
-const refusingLoader = {
-  ...vega.loader(),
-  load: () => Promise.reject(new Error(NO_URL)),
-  sanitize: () => Promise.resolve({ href: '' }),
-} as unknown as ReturnType<typeof vega.loader>;
+
+interface ChartLibraries {
+  vega: typeof Vega;
+  compile: typeof import('vega-lite').compile;
+  expressionInterpreter: typeof import('vega-interpreter').expressionInterpreter;
+  refusingLoader: ReturnType<typeof Vega.loader>;
+}
+let libraries: Promise<ChartLibraries> | undefined;
+
+/** Vega and Vega-Lite, loaded with the process's first chart: most processes draw none, and loading them takes most of a second. */
+function chartLibraries(): Promise<ChartLibraries> {
+  libraries ??= (async () => {
+    const [vega, { compile }, { expressionInterpreter }] = await Promise.all([import('vega'), import('vega-lite'), import('vega-interpreter')]);
+    vega.expressionFunction('sequence', boundedSequence);
+    const refusingLoader = {
+      ...vega.loader(),
+      load: () => Promise.reject(new Error(NO_URL)),
+      sanitize: () => Promise.resolve({ href: '' }),
+    } as unknown as ReturnType<typeof Vega.loader>;
+    return { vega, compile, expressionInterpreter, refusingLoader };
+  })();
+  return libraries;
+}
 
 /** A report's spec that the server will not draw; the widget shows why instead. */
 export class ChartRefused extends Error {
@@ -105,12 +122,12 @@ const count = (start: number, stop: number, step: number) => (step === 0 ? Infin
 // Replaces Vega's expression `sequence` (vega-util `range`) for every view of this process: same
 // result, but a bounded length, so `sequence(0, 1e9)` in a calculate or a bin axis is an error of
 // that expression, not an out-of-memory crash.
-vega.expressionFunction('sequence', (...args: number[]) => {
+function boundedSequence(...args: number[]): number[] {
   const [start, stop, step = 1] = args.length === 1 ? [0, args[0]!] : args;
   const n = count(Number(start), Number(stop), Number(step));
   if (!(n <= MAX_GENERATED_VALUES)) throw new Error(`sequence() would make ${n} values; a chart may make at most ${MAX_GENERATED_VALUES}`);
   return Array.from({ length: n }, (_, i) => Number(start) + i * Number(step));
-});
+}
 
 /**
  * Refuses what a server-side chart must not do, before Vega-Lite compiles it: read data other
@@ -167,6 +184,7 @@ export async function chartSvg(data: ReportData, spec: unknown, width: number, h
     background: 'white',
     config: { font: FONT_FAMILY, view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 11 }, legend: { labelFontSize: 10, titleFontSize: 11 } },
   } as unknown as TopLevelSpec;
+  const { vega, compile, expressionInterpreter, refusingLoader } = await chartLibraries();
   const compiled = compile(full).spec;
   // Expressions are parsed to syntax trees and interpreted, never compiled to JavaScript with
   // `new Function`: a spec's `expr` and signals can only do what the interpreter implements.

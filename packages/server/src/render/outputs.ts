@@ -1,7 +1,5 @@
 // eslint-disable-next-line @typescript-eslint/triple-slash-reference -- the client and CLI test builds reach this file by import, without the server's include list that holds the declaration
 /// <reference path="./svg-to-pdfkit.d.ts" />
-import PDFDocument from 'pdfkit';
-import SVGtoPDF from 'svg-to-pdfkit';
 import { Resvg } from '@resvg/resvg-wasm';
 import { FONT_FAMILY, resvgReady, type Fonts } from './fonts.js';
 import { bandSvg, type PagePiece } from './page.js';
@@ -53,6 +51,8 @@ export function printSlices(height: number, pageHeight: number, breaks: readonly
  */
 export async function svgToPdf(svg: string, size: { width: number; height: number }, fonts: Fonts, title: string, print: { breaks: readonly number[]; pieces: readonly PagePiece[] } | null = null): Promise<Buffer> {
   const pageSize: [number, number] = print ? [A4.width, A4.height] : [size.width, size.height];
+  // Loaded with the process's first PDF: most processes write none.
+  const [{ default: PDFDocument }, { default: SVGtoPDF }] = await Promise.all([import('pdfkit'), import('svg-to-pdfkit')]);
   const doc = new PDFDocument({ size: pageSize, margin: 0, autoFirstPage: print === null, info: { Title: title, Creator: 'mapi' } });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
