@@ -139,7 +139,12 @@ export class PythonSandbox {
     this.closed = true;
     this.idle.splice(0);
     const children = [...this.children];
-    const gone = children.map((child) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))));
+    const gone = children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      // Held by the event loop until it is gone, or a server with nothing else left would exit first.
+      child.ref();
+      return new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    });
     this.killAll();
     await Promise.all(gone);
     process.off('exit', this.killAll);
@@ -214,7 +219,6 @@ export class PythonSandbox {
         reject(new Error(`Python did not load within ${LOAD_TIMEOUT_MS / 1000} s.`));
         child.kill('SIGKILL');
       }, LOAD_TIMEOUT_MS);
-      timer.unref();
       let loaded = false;
       child.on('message', (message: WorkerMessage) => {
         if (!loaded && message.type === 'ready') {
