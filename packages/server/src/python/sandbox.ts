@@ -110,6 +110,8 @@ export class PythonSandbox {
     if (this.closed) throw new Error('The Python sandbox is closed.');
     await this.turn();
     try {
+      // Closed while it waited its turn: no process may start after `close` has killed them all.
+      if (this.closed) throw new Error('The Python sandbox is closed.');
       const pending = this.idle.shift() ?? this.start();
       this.refill();
       return await this.execute(pending, code, JSON.stringify(rows));
