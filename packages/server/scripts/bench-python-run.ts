@@ -1,14 +1,14 @@
 /**
  * `npm run bench:python-run`: what a python-run adds for an empty script (`pass`), on a worker
- * the pool has already loaded: handing it the code and rows, running them, collecting the output,
- * terminating it. Beside its floor measured in the same run: a message round trip to a bare
- * worker thread that has already started. Also printed: how long a worker takes to load Pyodide
+ * process the pool has already loaded: handing it the code and rows, running them, collecting the
+ * output, killing it. Beside its floor measured in the same run: an IPC message round trip to a
+ * bare Node.js process that has already started. Also printed: how long a worker takes to load Pyodide
  * (the pool hides it while runs come no faster than workers load).
  * BENCH_ROUNDS (default 15) timed rounds after 2 untimed ones; medians are printed.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
 import { PythonSandbox } from '../src/python/sandbox.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
@@ -18,17 +18,17 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const ms = (n: number) => `${n < 1 ? n.toFixed(3) : n.toFixed(1)} ms`;
 
 async function floor(): Promise<number[]> {
-  const worker = new Worker("require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m));", { eval: true });
+  const child = fork('-e', ["process.on('message', (m) => process.send(m));"], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const times: number[] = [];
   for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
     const t0 = performance.now();
     await new Promise((resolve) => {
-      worker.once('message', resolve);
-      worker.postMessage({ code: 'pass', rowsJson: '[]' });
+      child.once('message', resolve);
+      child.send({ code: 'pass', rowsJson: '[]' });
     });
     if (round >= WARMUP_ROUNDS) times.push(performance.now() - t0);
   }
-  await worker.terminate();
+  child.kill();
   return times;
 }
 
@@ -59,6 +59,6 @@ async function emptyRuns(): Promise<{ runs: number[]; loads: number[] }> {
 log(`python-run of an empty script: ${ROUNDS} rounds on ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`);
 const bare = await floor();
 const { runs, loads } = await emptyRuns();
-log(`  floor: message round trip to a started worker   median ${ms(median(bare))}`);
+log(`  floor: IPC round trip to a started process     median ${ms(median(bare))}`);
 log(`  python-run of "pass" on a loaded worker         median ${ms(median(runs))}  (${(median(runs) / Math.max(median(bare), 0.001)).toFixed(0)}x the floor)`);
 log(`  loading a worker (Pyodide, ahead of the run)    median ${ms(median(loads))}`);

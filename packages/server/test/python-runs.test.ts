@@ -22,6 +22,8 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
   let reportId: number;
   let failingReportId: number;
   let loopingReportId: number;
+  let escapeReportId: number;
+  let hostDir: string;
   let snapshots: Map<number, number>;
   let eu: string;
   let us: string;
@@ -60,11 +62,23 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     reportId = await ws.report('Customers');
     failingReportId = await ws.report('Failing');
     loopingReportId = await ws.report('Looping');
+    escapeReportId = await ws.report('Escape');
+    // The escape reported in the issue, aimed at a directory of this machine holding a secret.
+    hostDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-python-host-'));
+    fs.writeFileSync(path.join(hostDir, 'secret.key'), 'sekret-key');
+    const escape = [
+      'import sys, os',
+      "M = sys.modules['pyodide_js._api'].public_api._module",
+      "M.FS.root.mount.opts.root = '/'",
+      'M.FS.root.contents.tmp.node_ops = M.NODEFS.node_ops',
+      `output = {'ls': os.listdir(${JSON.stringify(hostDir)}), 'key': open(${JSON.stringify(path.join(hostDir, 'secret.key'))}).read()[:6]}`,
+    ].join('\n');
+    await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: escape }).where('id', '=', escapeReportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'print("started")\nwhile True:\n    pass' }).where('id', '=', loopingReportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: CODE }).where('id', '=', reportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'raise ValueError("no good")' }).where('id', '=', failingReportId).execute();
     const chart = (id: string, report: number, x: number) => ({ id, type: 'CHART', position: { x, y: 0, w: 6, h: 4 }, config: { reportId: report } });
-    const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, body: { config: { widgets: [chart('customers', reportId, 0), chart('failing', failingReportId, 6), chart('looping', loopingReportId, 12)] }, allowEmbed: true } });
+    const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, body: { config: { widgets: [chart('customers', reportId, 0), chart('failing', failingReportId, 6), chart('looping', loopingReportId, 12), chart('escape', escapeReportId, 18)] }, allowEmbed: true } });
     expect(published.statusCode, published.body).toBe(200);
     publicId = (published.json() as Json).publicId as string;
     snapshots = new Map(((published.json() as Json).reportSnapshots as Json[]).map((s) => [s.reportId as number, s.id as number]));
@@ -80,6 +94,7 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
   afterAll(async () => {
     await t?.close();
     if (dataSources) fs.rmSync(dataSources, { recursive: true, force: true });
+    if (hostDir) fs.rmSync(hostDir, { recursive: true, force: true });
   });
 
   it('runs the published code over the rows each embed user may see: two tenants, two answers', async () => {
@@ -116,6 +131,16 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     const res = await run(us, input(loopingReportId));
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ inputRowCount: 1, executionError: 'The analysis ran longer than 3 s and was stopped.', outputData: null });
+  });
+
+  it('the escape from the issue (the runtime’s module through sys.modules, the host file system mounted by assignment) reaches nothing of the host', async () => {
+    const res = await run(eu, input(escapeReportId));
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json() as Json;
+    expect(body).toMatchObject({ outputData: null, stdout: '' });
+    expect(body.executionError).toContain("AttributeError: 'NoneType' object has no attribute 'public_api'");
+    expect(res.body).not.toContain('sekret');
+    expect(res.body).not.toContain('secret.key');
   });
 
   it('403 while Python analysis is off for the account', async () => {

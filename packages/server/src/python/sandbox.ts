@@ -1,21 +1,37 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 
 /*
- * Python runs in Pyodide (CPython compiled to WebAssembly, its standard library only), one worker
- * thread per run. A worker is loaded ahead of time (loading takes seconds), handed one run, and
- * terminated after it, so no run sees another's state. The worker itself
- * (sandbox/python-worker.mjs) takes away everything that leads out of it before it says it is
- * ready; this side enforces the time and memory limits by terminating it.
+ * Python runs in Pyodide (CPython compiled to WebAssembly, its standard library only), one child
+ * process per run. A process is loaded ahead of time (loading takes seconds), handed one run, and
+ * killed after it, so no run sees another's state. The walls, outermost first: the process runs
+ * under Node's permission model (it may read Pyodide's files and its own program, nothing else; no
+ * file writes, no child processes, no workers), with an empty environment and an empty working
+ * directory; inside it (sandbox/python-worker.mjs) every road from Python to JavaScript is taken
+ * away before it says it is ready, and the JavaScript it would lead to holds nothing that leads
+ * out. This side enforces the time and memory limits by killing it.
  */
 
 /** The worker's program: plain JavaScript beside `src` and `dist`, so both find it at the same place. */
-const WORKER_FILE = fileURLToPath(new URL('../../sandbox/python-worker.mjs', import.meta.url));
+export const WORKER_FILE = fileURLToPath(new URL('../../sandbox/python-worker.mjs', import.meta.url));
 
 /** Pyodide's files (the WebAssembly module, the standard library) as its npm package ships them. */
-const PYODIDE_DIR = path.dirname(createRequire(import.meta.url).resolve('pyodide/package.json')) + path.sep;
+export const PYODIDE_DIR = path.dirname(createRequire(import.meta.url).resolve('pyodide/package.json')) + path.sep;
+
+/**
+ * Node's permission model: what the worker process may do. Without an --allow-* flag for them,
+ * file writes, child processes, worker threads, native addons and WASI are refused; file reads
+ * are allowed for Pyodide's directory and the worker's program only. Node 20 calls the switch
+ * --experimental-permission, Node 22 and later --permission.
+ */
+export function permissionFlags(): string[] {
+  const major = Number(process.versions.node.split('.')[0]);
+  return [major >= 22 ? '--permission' : '--experimental-permission', `--allow-fs-read=${PYODIDE_DIR}`, `--allow-fs-read=${WORKER_FILE}`];
+}
 
 export interface PythonSandboxOptions {
   /** Workers kept loaded and waiting for a run (PYTHON_POOL_SIZE); 0: each run loads its own. */
@@ -56,24 +72,34 @@ export interface PythonResult {
 /** How long a worker may take to load Pyodide before it is given up on. */
 const LOAD_TIMEOUT_MS = 60_000;
 
-type WorkerMessage = { type: 'ready' } | { type: 'memory'; bytes: number } | { type: 'done'; stdout: string; stderr: string; executionError: string | null; outputJson: string | null };
+/** How much of a worker process's own stderr is kept: enough to tell why it died (V8's out-of-memory report). */
+const STDERR_TAIL = 4_096;
 
-/** A worker that is loading or loaded, not yet given a run. */
+type WorkerMessage = { type: 'ready' } | { type: 'memory'; bytes: number } | { type: 'done'; stdout: string; stderr: string; executionError: string | null; outputJson: string | null };
+type WorkerEvent = WorkerMessage | { type: 'exit'; outOfMemory: boolean; why: string | null };
+
+/** A worker process that is loading or loaded, not yet given a run. */
 interface Pending {
-  worker: Worker;
+  child: ChildProcess;
   ready: Promise<void>;
   /** What the worker sends next, once it is ready (the run's outcome or a memory report). */
-  next: (handler: (message: WorkerMessage | { type: 'exit'; error: Error | null }) => void) => void;
+  next: (handler: (event: WorkerEvent) => void) => void;
 }
 
 export class PythonSandbox {
   private readonly idle: Pending[] = [];
-  /** Workers running a run now, terminated by `close` too. */
-  private readonly busy = new Set<Worker>();
+  /** Every worker process alive, loading, idle or running: `close` and the server's exit kill them all. */
+  private readonly children = new Set<ChildProcess>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private closed = false;
   private readonly outputLimit: number;
+  /** The workers' working directory: made empty and read-only, so it holds nothing of the server's. */
+  private emptyDir: string | null = null;
+  /** A server that exits without `close` (a crash, process.exit) still takes its workers with it. */
+  private readonly killAll = () => {
+    for (const child of this.children) child.kill('SIGKILL');
+  };
 
   constructor(private readonly options: PythonSandboxOptions) {
     this.outputLimit = options.outputLimit ?? 1_000_000;
@@ -84,6 +110,8 @@ export class PythonSandbox {
     if (this.closed) throw new Error('The Python sandbox is closed.');
     await this.turn();
     try {
+      // Closed while it waited its turn: no process may start after `close` has killed them all.
+      if (this.closed) throw new Error('The Python sandbox is closed.');
       const pending = this.idle.shift() ?? this.start();
       this.refill();
       return await this.execute(pending, code, JSON.stringify(rows));
@@ -103,10 +131,27 @@ export class PythonSandbox {
     await Promise.allSettled(this.idle.map((p) => p.ready));
   }
 
+  /** Process ids of the worker processes alive now (tests check that none outlives `close`). */
+  pids(): number[] {
+    return [...this.children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  /** Kills every worker process at once (busy ones too) and waits for them to be gone. */
   async close(): Promise<void> {
     this.closed = true;
-    const workers = [...this.idle.splice(0).map((p) => p.worker), ...this.busy];
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    this.idle.splice(0);
+    const children = [...this.children];
+    const gone = children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      // Held by the event loop until it is gone, or a server with nothing else left would exit first.
+      child.ref();
+      return new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    });
+    this.killAll();
+    await Promise.all(gone);
+    process.off('exit', this.killAll);
+    if (this.emptyDir) fs.rmSync(this.emptyDir, { recursive: true, force: true });
+    this.emptyDir = null;
   }
 
   private turn(): Promise<void> {
@@ -135,61 +180,83 @@ export class PythonSandbox {
     }
   }
 
+  private workingDir(): string {
+    if (!this.emptyDir) {
+      this.emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-python-'));
+      fs.chmodSync(this.emptyDir, 0o555);
+    }
+    return this.emptyDir;
+  }
+
   private start(): Pending {
-    const memoryMb = this.options.memoryMb;
-    const worker = new Worker(WORKER_FILE, {
-      workerData: { indexURL: PYODIDE_DIR, memoryLimitBytes: memoryMb * 1_048_576, outputLimitBytes: this.outputLimit },
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.min(32, memoryMb), stackSizeMb: 4 },
-      // Pyodide's own messages while it loads are not the run's output (the run's go through its handlers).
-      stdout: true,
-      stderr: true,
+    const { memoryMb, timeoutMs } = this.options;
+    if (this.children.size === 0) process.on('exit', this.killAll);
+    const child = fork(WORKER_FILE, [PYODIDE_DIR, String(memoryMb * 1_048_576), String(this.outputLimit), String(timeoutMs)], {
+      // Only these flags: not the server's own (a loader, an inspector), whatever they are.
+      execArgv: [...permissionFlags(), `--max-old-space-size=${memoryMb}`, '--no-warnings'],
+      // Nothing of the server's: no variables (fork adds only the IPC channel's own), no directory.
       env: {},
+      cwd: this.workingDir(),
+      // Pyodide's messages while it loads are not the run's output (the run's go through its
+      // handlers); stderr is kept in part, to tell a JavaScript heap that ran out from other deaths.
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
     });
-    worker.unref();
-    let handler: ((message: WorkerMessage | { type: 'exit'; error: Error | null }) => void) | null = null;
-    const queued: Array<WorkerMessage | { type: 'exit'; error: Error | null }> = [];
-    const deliver = (message: WorkerMessage | { type: 'exit'; error: Error | null }) => (handler ? handler(message) : queued.push(message));
-    let failed: Error | null = null;
+    this.children.add(child);
+    // An idle pool does not keep the server's event loop alive.
+    child.unref();
+    child.channel?.unref();
+    let stderrTail = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+    });
+    (child.stderr as { unref?: () => void } | null)?.unref?.();
+
+    let handler: ((event: WorkerEvent) => void) | null = null;
+    const queued: WorkerEvent[] = [];
+    const deliver = (event: WorkerEvent) => (handler ? handler(event) : queued.push(event));
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(new Error(`Python did not load within ${LOAD_TIMEOUT_MS / 1000} s.`));
-        void worker.terminate();
+        child.kill('SIGKILL');
       }, LOAD_TIMEOUT_MS);
       let loaded = false;
-      worker.on('message', (message: WorkerMessage) => {
+      child.on('message', (message: WorkerMessage) => {
         if (!loaded && message.type === 'ready') {
           loaded = true;
           clearTimeout(timer);
           resolve();
         } else deliver(message);
       });
-      worker.on('error', (error) => {
-        failed = error;
+      child.on('error', () => {
+        // A process that could not start or be signalled: its exit (or the load timeout) says so.
       });
-      worker.on('exit', () => {
+      child.on('exit', () => {
+        this.children.delete(child);
+        if (this.children.size === 0) process.off('exit', this.killAll);
+      });
+      // 'close' rather than 'exit': its stderr has been read to the end by then.
+      child.on('close', (code, signal) => {
         clearTimeout(timer);
-        if (!loaded) reject(failed ?? new Error('The Python worker stopped while it loaded.'));
-        deliver({ type: 'exit', error: failed });
+        const why = stderrTail.trim().split('\n').filter(Boolean).pop() ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
+        if (!loaded) reject(new Error(`The Python worker stopped while it loaded: ${why}`));
+        deliver({ type: 'exit', outOfMemory: /heap out of memory|Reached heap limit/i.test(stderrTail), why: code === 0 ? null : why });
       });
     });
-    // Drain the worker's own output so it never blocks on a full pipe.
-    worker.stdout.resume();
-    worker.stderr.resume();
     return {
-      worker,
+      child,
       ready,
       next: (h) => {
         handler = h;
-        for (const message of queued.splice(0)) h(message);
+        for (const event of queued.splice(0)) h(event);
       },
     };
   }
 
   private async execute(pending: Pending, code: string, rowsJson: string): Promise<PythonResult> {
     await pending.ready;
-    const { worker } = pending;
-    this.busy.add(worker);
-    worker.once('exit', () => this.busy.delete(worker));
+    const { child } = pending;
     const { timeoutMs, memoryMb } = this.options;
     const stopped = (why: string): PythonResult => ({ stdout: '', stderr: '', executionError: why, outputData: null });
     return new Promise<PythonResult>((resolve) => {
@@ -198,22 +265,23 @@ export class PythonSandbox {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        // Never reused: whatever the code left behind goes with the worker.
-        void worker.terminate();
+        // Never reused: whatever the code left behind goes with the process.
+        child.kill('SIGKILL');
         resolve(result);
       };
       const timer = setTimeout(() => finish(stopped(`The analysis ran longer than ${formatSeconds(timeoutMs)} and was stopped.`)), timeoutMs);
       const tooLarge = stopped(`The analysis used more than ${memoryMb} MB of memory and was stopped.`);
-      pending.next((message) => {
-        if (message.type === 'memory') finish(tooLarge);
-        else if (message.type === 'done') {
-          finish({ stdout: message.stdout, stderr: message.stderr, executionError: message.executionError, outputData: message.outputJson === null ? null : JSON.parse(message.outputJson) });
-        } else if (message.type === 'exit') {
-          const outOfMemory = (message.error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
-          finish(outOfMemory ? tooLarge : stopped(`The Python sandbox stopped unexpectedly${message.error ? `: ${message.error.message}` : ''}.`));
+      pending.next((event) => {
+        if (event.type === 'memory') finish(tooLarge);
+        else if (event.type === 'done') {
+          finish({ stdout: event.stdout, stderr: event.stderr, executionError: event.executionError, outputData: event.outputJson === null ? null : JSON.parse(event.outputJson) });
+        } else if (event.type === 'exit') {
+          finish(event.outOfMemory ? tooLarge : stopped(`The Python sandbox stopped unexpectedly${event.why ? `: ${event.why}` : ''}.`));
         }
       });
-      worker.postMessage({ code, rowsJson });
+      child.send({ code, rowsJson }, (error) => {
+        if (error) finish(stopped(`The Python sandbox stopped unexpectedly: ${error.message}.`));
+      });
     });
   }
 }
