@@ -228,7 +228,8 @@ export interface AppOptions {
   notificationMail?: NotificationMailOptions;
 }
 
-export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder };
+/** `python`: the app's Python sandbox (its runs and workers, for shutdown and tests). */
+export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder; python: PythonSandbox };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Unknown paths under these prefixes still need a credential, so probing them reveals nothing. */
@@ -555,5 +556,5 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await lastUsed.close();
   });
   await app.ready();
-  return Object.assign(app, { services, lastUsed }) as unknown as App;
+  return Object.assign(app, { services, lastUsed, python }) as unknown as App;
 }

@@ -169,4 +169,18 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
   it('a query the runtime refuses is its 400, and no code runs', async () => {
     problem(await run(eu, input(reportId, 'SELECT nothing FROM nowhere')), 400, 'QUERY_REFUSED');
   });
+
+  // Last: it closes the app.
+  it('issue 39: closing the server (SIGTERM) ends a busy run at once: its request answers 503 UNAVAILABLE with Retry-After, not after the run’s time limit, and no worker is left', async () => {
+    const pending = run(us, input(loopingReportId));
+    const deadline = Date.now() + 60_000;
+    while (t.app.python.busy() === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(t.app.python.busy()).toBe(1);
+    await t.app.close();
+    const res = await pending;
+    problem(res, 503, 'UNAVAILABLE');
+    expect(res.headers['retry-after']).toBeDefined();
+    expect(res.json()).toMatchObject({ detail: expect.stringContaining('The server is stopping') });
+    expect(t.app.python.pids()).toEqual([]);
+  });
 });

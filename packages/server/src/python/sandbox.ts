@@ -50,6 +50,14 @@ export interface PythonSandboxOptions {
 
 export const DEFAULT_PYTHON_OPTIONS: PythonSandboxOptions = { poolSize: 2, concurrency: 2, timeoutMs: 10_000, memoryMb: 256, queueLimit: 32 };
 
+/** The sandbox was closed (the server is stopping) before the run could finish; nothing it did is kept. */
+export class SandboxClosedError extends Error {
+  constructor() {
+    super('The Python sandbox is closed.');
+    this.name = 'SandboxClosedError';
+  }
+}
+
 /**
  * Every run slot is taken and the queue is full: a burst is refused at once rather than piling up
  * requests (and their memory) that would only time out in the queue.
@@ -107,14 +115,20 @@ export class PythonSandbox {
 
   /** Runs `code` with `rows` bound to the name `rows`; the run's `output` variable, else its last expression, is the output. */
   async run(code: string, rows: unknown[]): Promise<PythonResult> {
-    if (this.closed) throw new Error('The Python sandbox is closed.');
+    if (this.closed) throw new SandboxClosedError();
     await this.turn();
     try {
       // Closed while it waited its turn: no process may start after `close` has killed them all.
-      if (this.closed) throw new Error('The Python sandbox is closed.');
+      if (this.closed) throw new SandboxClosedError();
       const pending = this.idle.shift() ?? this.start();
       this.refill();
-      return await this.execute(pending, code, JSON.stringify(rows));
+      // Killed by `close` mid-run (or while its worker still loaded): that is the server
+      // stopping, not the code failing.
+      const result = await this.execute(pending, code, JSON.stringify(rows)).catch((error: unknown) => {
+        throw this.closed ? new SandboxClosedError() : error;
+      });
+      if (this.closed) throw new SandboxClosedError();
+      return result;
     } finally {
       this.running -= 1;
       this.waiting.shift()?.();
@@ -129,6 +143,11 @@ export class PythonSandbox {
   /** Resolves once every pooled worker has loaded (the benchmark times runs on loaded workers only). */
   async ready(): Promise<void> {
     await Promise.allSettled(this.idle.map((p) => p.ready));
+  }
+
+  /** Runs that have their turn now (running, or about to start on a worker). */
+  busy(): number {
+    return this.running;
   }
 
   /** Process ids of the worker processes alive now (tests check that none outlives `close`). */

@@ -26,7 +26,7 @@ export function pythonRunsRoutes(runs: PythonRunsService): FastifyPluginAsyncTyp
           params: PublicIdParams,
           body: ref(EmbedPythonFilteredRunInputSchema),
           response: { 200: Type.Ref('PythonAnalysisFilteredRun') },
-          problems: ['DASHBOARD_NOT_FOUND', 'FORBIDDEN', 'PYTHON_ANALYSIS_DISABLED', 'INVALID_OPERATION', 'QUERY_REFUSED', 'RUNTIME_UNAVAILABLE', 'ENVIRONMENT_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'PYTHON_BUSY'],
+          problems: ['DASHBOARD_NOT_FOUND', 'FORBIDDEN', 'PYTHON_ANALYSIS_DISABLED', 'INVALID_OPERATION', 'QUERY_REFUSED', 'RUNTIME_UNAVAILABLE', 'ENVIRONMENT_NOT_FOUND', 'DEPLOYMENT_NOT_FOUND', 'PYTHON_BUSY', 'UNAVAILABLE'],
         },
       },
       async (request) => {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/tables.js';
-import { SandboxBusyError, type PythonSandbox } from '../../python/sandbox.js';
+import { SandboxBusyError, SandboxClosedError, type PythonSandbox } from '../../python/sandbox.js';
 import { ApiError } from '../../shared/problems.js';
 import { embedSettings } from '../account/embed-settings.js';
 import type { DataApiService } from '../data-api/data-api.service.js';
@@ -43,6 +43,9 @@ export function pythonRunsService(db: Db, dashboards: EmbedDashboards, dataApi: 
       const result = await sandbox.run(code, data).catch((error: unknown) => {
         if (error instanceof SandboxBusyError) {
           throw new ApiError('PYTHON_BUSY', `${error.queued} Python runs are waiting already; nothing was run. Try again in a few seconds.`, { headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) } });
+        }
+        if (error instanceof SandboxClosedError) {
+          throw new ApiError('UNAVAILABLE', 'The server is stopping, and the analysis was stopped with it; nothing was kept. Try again in a few seconds.', { headers: { 'retry-after': String(BUSY_RETRY_AFTER_S) } });
         }
         throw error;
       });
