@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import build, { type Schema } from 'fast-json-stringify';
+import { sharedSchemasKey } from './serializers.js';
 
 interface ObjectSchema {
   $id?: string;
@@ -50,18 +51,12 @@ type Write = (data: unknown) => string;
  * the page's id: every app of a process (a test worker builds many) has the same ones.
  */
 const writersBy = new Map<string, { writeItems: Write; writeRest: Write }>();
-const sharedKeys = new WeakMap<FastifyInstance, string>();
 
 function pageWriters(app: FastifyInstance, pageId: string, page: ObjectSchema, itemsRef: string): { writeItems: Write; writeRest: Write } {
-  const schemas = app.getSchemas() as Record<string, ObjectSchema>;
-  let shared = sharedKeys.get(app);
-  if (shared === undefined) {
-    shared = JSON.stringify(schemas);
-    sharedKeys.set(app, shared);
-  }
-  const key = `${pageId}\u0000${shared}`;
+  const key = `${pageId}\u0000${sharedSchemasKey(app)}`;
   let writers = writersBy.get(key);
   if (!writers) {
+    const schemas = app.getSchemas() as Record<string, ObjectSchema>;
     const externals = Object.fromEntries(Object.entries(schemas).filter(([id]) => id !== pageId)) as Record<string, Schema>;
     const { items: _items, data: _data, ...rest } = page.properties ?? {};
     writers = {

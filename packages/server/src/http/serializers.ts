@@ -20,7 +20,7 @@ export function installSerializers(app: FastifyInstance): (schema: unknown) => S
     if (!built) {
       // Read when the first route is compiled: every shared schema is added by then.
       shared = app.getSchemas() as Record<string, Schema>;
-      const sharedKey = JSON.stringify(shared);
+      const sharedKey = sharedSchemasKey(app);
       built = builtByShared.get(sharedKey) ?? new Map<string, Serializer>();
       builtByShared.set(sharedKey, built);
     }
@@ -43,3 +43,18 @@ export function installSerializers(app: FastifyInstance): (schema: unknown) => S
 
 /** Serializers by the shared schemas' text, then by the response schema's text. */
 const builtByShared = new Map<string, Map<string, Serializer>>();
+
+const sharedKeys = new WeakMap<FastifyInstance, string>();
+
+/**
+ * The text of the app's shared schemas, made once per app: what is compiled against them is kept
+ * under it (here and in page-serializer.ts). Read once every shared schema is added.
+ */
+export function sharedSchemasKey(app: FastifyInstance): string {
+  let key = sharedKeys.get(app);
+  if (key === undefined) {
+    key = JSON.stringify(app.getSchemas());
+    sharedKeys.set(app, key);
+  }
+  return key;
+}
