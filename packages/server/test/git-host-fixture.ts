@@ -27,6 +27,8 @@ export interface GitHostFixture {
   revoked: string[];
   /** Refresh grants answered, by user login. */
   refreshed: string[];
+  /** How long a granted refresh's answer is held back after the token was rotated (a slow host). */
+  refreshAnswerDelayMs: number;
   /** Installation tokens minted for the app, each to its installation id. */
   installationTokens: Map<string, number>;
   /** Whether an installation token may use the repository a git request path (`/owner/name.git/…`) names. */
@@ -114,7 +116,9 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
           const next = `${owner.token}-refreshed-${++issued}`;
           byToken.set(next, owner);
           refreshed.push(owner.login);
-          return send(res, 200, tokensFor(owner, next));
+          const answer = tokensFor(owner, next);
+          if (fixture.refreshAnswerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, fixture.refreshAnswerDelayMs));
+          return send(res, 200, answer);
         }
         const user = users.find((u) => u.code === form.get('code'));
         if (!user) return send(res, 200, { error: 'bad_verification_code' });
@@ -164,13 +168,14 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fixture: GitHostFixture = {
     baseUrl: `http://127.0.0.1:${port}`,
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     seen,
     revoked,
     refreshed,
+    refreshAnswerDelayMs: 0,
     installationTokens,
     installationReaches(token, gitPath) {
       const installation = installationById(installationTokens.get(token) ?? -1);
@@ -179,4 +184,5 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return fixture;
 }

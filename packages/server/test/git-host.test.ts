@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealedAs } from '../src/areas/git-host/git-host.store.js';
+import { buildApp } from '../src/app.js';
 import { PUBLIC_ROUTES } from '../src/http/auth.js';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 import { startGitHost, type GitHostFixture, type HostUser } from './git-host-fixture.js';
@@ -309,6 +310,7 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
       clock.offsetMs = 17 * 3600_000;
       const both = await Promise.all([installationsOf(), installationsOf()]);
       expect(both).toEqual([['303'], ['303']]);
+      expect(host.refreshed).toEqual(['carol', 'carol']);
       expect(await installationsOf()).toEqual(['303']);
       // A refresh token the host does not know: link again.
       clock.offsetMs = 26 * 3600_000;
@@ -317,6 +319,30 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
       problem(await call({ url: '/api/v1/git-host/installations', key: developer.key }), 409, 'GIT_HOST_NOT_LINKED');
     } finally {
       clock.offsetMs = 0;
+    }
+  });
+
+  it('two server processes refresh at once: the host takes one refresh, the other waits for its tokens instead of asking to link again', async () => {
+    const second = await buildApp({ store: t.store.reopen(), secrets: t.app.services.secrets, baseDomain: null, tenantCacheMs: 0, startJobs: 'on-first-job', outbound: { allowPrivate: ['127.0.0.1/32'], retryBaseMs: 1 }, now: () => new Date(Date.now() + clock.offsetMs) });
+    try {
+      expect((await link(developer, 'code-carol')).statusCode).toBe(200);
+      const before = host.refreshed.length;
+      clock.offsetMs = 9 * 3600_000;
+      // The winner's answer comes late, so the loser hears its refusal before the new tokens are stored.
+      host.refreshAnswerDelayMs = 300;
+      const headers = { authorization: `Bearer ${developer.key}` };
+      const answers = await Promise.all([
+        t.request({ url: '/api/v1/git-host/installations', key: developer.key }),
+        second.inject({ url: '/api/v1/git-host/installations', headers }),
+      ]);
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200]);
+      expect(answers.map((a) => a.json<Page<{ id: string }>>().items.map((i) => i.id))).toEqual([['303'], ['303']]);
+      // The host rotated the refresh token once for both processes.
+      expect(host.refreshed.length - before).toBe(1);
+    } finally {
+      clock.offsetMs = 0;
+      host.refreshAnswerDelayMs = 0;
+      await second.close();
     }
   });
 

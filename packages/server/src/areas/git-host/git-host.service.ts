@@ -19,6 +19,9 @@ export const GIT_HOST_CALLBACK_PATH = '/api/v1/git-host/callback';
 export const notConfigured = () => new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
 /** A user token is refreshed this long before it expires. */
 const REFRESH_LEAD_MS = 60_000;
+/** How long a refused refresh waits for a concurrent winner's tokens to be stored, and how often it looks. */
+const REFRESH_WAIT_MS = 3_000;
+const REFRESH_WAIT_STEP_MS = 100;
 const linkExpired = () => new ApiError('GIT_HOST_NOT_LINKED', 'Your linked git-host account’s token expired and the host did not renew it: link it again from `linkUrl` of GET /api/v1/git-host/status.');
 export const notLinked = () => new ApiError('GIT_HOST_NOT_LINKED', 'You have not linked your git-host account: open `linkUrl` of GET /api/v1/git-host/status.');
 const invalidState = (why: string) => new ApiError('OAUTH_STATE_INVALID', `The link cannot complete: ${why}. Start again from \`linkUrl\` of GET /api/v1/git-host/status.`);
@@ -84,6 +87,37 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
    * refreshed first (the host rotates refresh tokens; of two refreshes at once the loser takes the
    * winner's tokens). A refresh the host refuses means the user must link again.
    */
+  /** Refreshes in flight in this process, by link id: requests at once share one refresh. */
+  const refreshing = new Map<number, Promise<void>>();
+
+  /**
+   * Refreshes the link's tokens. The host rotates refresh tokens, so of two refreshes at once
+   * (other processes) one is refused: the loser waits a little for the winner to store its tokens
+   * before it calls the link spent, because the winner's answer may still be on its way to the store.
+   */
+  async function refresh(app: GitHostAppRow, client: ReturnType<typeof gitHostClient>, link: GitHostLinkRow, at: Date): Promise<void> {
+    const { tenant_id: tenantId, user_id: userId } = link;
+    if (link.refresh_token === null) throw linkExpired();
+    const used = link.refresh_token;
+    try {
+      const tokens = await client.refresh(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(used, sealedAs.refreshToken(tenantId, userId)), at);
+      await replaceLinkTokens(db, link.id, used, sealTokens(tenantId, userId, tokens), at.toISOString());
+    } catch (error) {
+      if (!(error instanceof HostError && error.status === 400)) hostFailure(error);
+      for (let waited = 0; ; waited += REFRESH_WAIT_STEP_MS) {
+        const again = await findLink(db, tenantId, userId);
+        if (!again) throw notLinked();
+        if (again.refresh_token !== used) return;
+        if (waited >= REFRESH_WAIT_MS) throw linkExpired();
+        await new Promise((resolve) => setTimeout(resolve, REFRESH_WAIT_STEP_MS));
+      }
+    }
+  }
+
+  /**
+   * The caller's client at the host and their token. A token that expires within a minute is
+   * refreshed first; a refresh the host refuses means the user must link again.
+   */
   async function linked(caller: Caller): Promise<{ client: ReturnType<typeof gitHostClient>; token: string }> {
     const { tenantId, userId } = caller.actor;
     const app = await appOf(tenantId);
@@ -92,17 +126,12 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
     if (!link) throw notLinked();
     const at = now();
     if (link.expires_at !== null && Date.parse(link.expires_at) - REFRESH_LEAD_MS <= at.getTime()) {
-      if (link.refresh_token === null) throw linkExpired();
-      const used = link.refresh_token;
-      try {
-        const tokens = await client.refresh(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(used, sealedAs.refreshToken(tenantId, userId)), at);
-        await replaceLinkTokens(db, link.id, used, sealTokens(tenantId, userId, tokens), at.toISOString());
-      } catch (error) {
-        if (!(error instanceof HostError && error.status === 400)) hostFailure(error);
-        // Refused: unless another request refreshed it meanwhile, the link is spent.
-        const again = await findLink(db, tenantId, userId);
-        if (!again || again.refresh_token === used) throw linkExpired();
+      let flight = refreshing.get(link.id);
+      if (!flight) {
+        flight = refresh(app, client, link, at).finally(() => refreshing.delete(link!.id));
+        refreshing.set(link.id, flight);
       }
+      await flight;
       link = await findLink(db, tenantId, userId);
       if (!link) throw notLinked();
     }
