@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { DIALECTS, TestApp } from './harness.js';
+import { STORE_INDEPENDENT, TestApp } from './harness.js';
 
 const ALLOWED = 'https://app.example.com';
 
-describe.each(DIALECTS)('CORS for browser clients [%s]', (dialect) => {
+describe.each(STORE_INDEPENDENT)('CORS for browser clients [%s]', (dialect) => {
   let t: TestApp;
   let plain: TestApp;
   beforeAll(async () => {

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App, type AppOptions } from '../src/app.js';
 import { insertKey } from '../src/areas/api-keys/api-keys.store.js';
@@ -13,16 +12,25 @@ import { insertUser } from '../src/areas/users/users.store.js';
 import { migrate, openStore, type Dialect, type QueryLog, type Store, type StoreOptions } from '../src/db/database.js';
 import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
 import type { Secrets } from '../src/secrets/index.js';
+import { createSchemaSql, sqlOn } from './pg-template.js';
 
 /**
  * Test harness. Every storage test runs on SQLite, and on PostgreSQL when DATABASE_URL is set.
- * Each store is fresh: a temporary SQLite file, or a PostgreSQL schema of its own, so test files
- * run in parallel without seeing each other's rows.
+ * Each store is fresh: a temporary SQLite file, or a PostgreSQL schema of its own (cloned from a
+ * migrated template, pg-template.ts), so test files run in parallel without seeing each other's rows.
  */
 /** The runtime's compiled program, built by the global setup (vitest.build.ts) before any test runs. */
 export const COMPILED_RUNTIME = fileURLToPath(new URL('../dist/semantic-layer/main.js', import.meta.url));
 
 export const DIALECTS: Dialect[] = process.env.DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/**
+ * The store for files whose behaviour cannot depend on it, run on SQLite only: HTTP shapes (CORS,
+ * input hardening, the OpenAPI document, published problem codes, SCIM's URLs, slow clients) and
+ * the CLI, which only calls the API (each operation it calls runs on both stores in the server's
+ * files). The README's Tests section lists them.
+ */
+export const STORE_INDEPENDENT: Dialect[] = ['sqlite'];
 
 export interface TestStore extends Store {
   /** Closes the store and drops its data. */
@@ -52,10 +60,7 @@ export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set');
   const schema = `test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
+  await sqlOn(url, createSchemaSql(schema));
   const store = openStore({ dialect: 'postgres', url, schema, poolSize: 5, ...(log ? { log } : {}) });
   await migrate(store);
   return {
@@ -64,11 +69,8 @@ export async function createTestStore(dialect: Dialect, log?: QueryLog): Promise
     reopen: () => openStore({ dialect: 'postgres', url, schema, poolSize: 5 }),
     async destroy() {
       await store.close();
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
       // The jobs service's pg-boss schema sits beside the store's (jobs/pg-boss-dispatch.ts).
-      await client.query(`drop schema ${schema} cascade; drop schema if exists ${schema}_jobs cascade`);
-      await client.end();
+      await sqlOn(url, `drop schema ${schema} cascade; drop schema if exists ${schema}_jobs cascade`);
     },
   };
 }

@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installBodyRules } from '../src/http/body.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { installInputGuard } from '../src/http/input-guard.js';
-import { DIALECTS, TestApp, problem } from './harness.js';
+import { STORE_INDEPENDENT, TestApp, problem } from './harness.js';
 import { scimError, SCIM, USER_SCHEMA } from './scim-harness.js';
 
 /** Issue 11, "No 500 from client input": request-level checks shared by every route. */
-describe.each(DIALECTS)('input hardening (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
   let t: TestApp;
   let deployment: number;
   const json = { 'content-type': 'application/json' };

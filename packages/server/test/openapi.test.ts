@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
-import { DIALECTS, TestApp, problem } from './harness.js';
+import { STORE_INDEPENDENT, TestApp, problem } from './harness.js';
 
 type Operation = { operationId?: string; security?: unknown[]; responses: Record<string, unknown> };
 
-describe.each(DIALECTS)('OpenAPI document (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('OpenAPI document (%s)', (dialect) => {
   let t: TestApp;
   let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
   beforeAll(async () => {

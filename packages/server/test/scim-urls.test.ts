@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
-import { DIALECTS, TestApp } from './harness.js';
+import { STORE_INDEPENDENT, TestApp } from './harness.js';
 import { GROUP_SCHEMA, ok, SCIM, scim, USER_SCHEMA } from './scim-harness.js';
 import { serverEnv, type ServerEnv } from './server-env.js';
 
@@ -10,7 +10,7 @@ import { serverEnv, type ServerEnv } from './server-env.js';
  * Absolute URLs (SCIM meta.location, Location, $ref; RFC 7644 section 3.1) come from configuration
  * and the tenant's domains, never from the Host header a client sends (issue 11: no unchecked header).
  */
-describe.each(DIALECTS)('SCIM absolute URLs (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('SCIM absolute URLs (%s)', (dialect) => {
   describe('single-tenant mode, a running server with PUBLIC_URL', () => {
     let env: ServerEnv;
     let server: RunningServer;

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { loadConfig, type Config } from '../src/config.js';
 import type { Dialect } from '../src/db/database.js';
+import { createSchemaSql, sqlOn } from './pg-template.js';
 
 /**
  * What a real server process needs: an environment (DATA_DIR, and DATABASE_URL for PostgreSQL,
@@ -33,11 +33,12 @@ export async function serverEnv(dialect: Dialect): Promise<ServerEnv> {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error('DATABASE_URL is not set');
     const schema = `test_${randomBytes(6).toString('hex')}`;
-    await sqlOn(url, `create schema ${schema}`);
+    await sqlOn(url, createSchemaSql(schema));
     const u = new URL(url);
     u.searchParams.set('options', `-c search_path=${schema}`);
     env.DATABASE_URL = u.toString();
-    dropSchema = () => sqlOn(url, `drop schema ${schema} cascade`);
+    // The jobs service's pg-boss schema sits beside the store's (jobs/pg-boss-dispatch.ts).
+    dropSchema = () => sqlOn(url, `drop schema ${schema} cascade; drop schema if exists ${schema}_jobs cascade`);
   }
   return {
     dataDir,
@@ -48,16 +49,6 @@ export async function serverEnv(dialect: Dialect): Promise<ServerEnv> {
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function sqlOn(url: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Starts `script` (a path from the repository root) with exactly `env` (plus PATH): compiled from dist/ for the server's sources, else through tsx. */

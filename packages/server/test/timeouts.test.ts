@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { fastifyTimeoutOptions, installTimeouts } from '../src/http/timeouts.js';
-import { DIALECTS } from './harness.js';
+import { STORE_INDEPENDENT } from './harness.js';
 import { exited, serverEnv, type ServerEnv } from './server-env.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
@@ -73,7 +73,7 @@ function headersOf(answer: string): { status: number; headers: Record<string, st
   return { status: Number(statusLine.split(' ')[1]), headers, body };
 }
 
-describe.each(DIALECTS)('slow clients (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
   const adminKey = generateApiKey();
   let env: ServerEnv;
   /** Short body timeout; headers get the default, so a busy test client is never mistaken for a slow one. */
