@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { QueryError } from '../src/semantic-layer/query/errors.js';
 import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
+import { explicitRange } from '../src/semantic-layer/query/relative-dates.js';
 import { DIALECTS } from './harness.js';
 import { shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
 
@@ -99,27 +100,28 @@ for (const dialect of DIALECTS) {
       };
       const explicit = async (range: [string, string], timezone = 'UTC') => (await run(range, timezone)).count;
       const lastMonth = await run('last month');
-      expect(lastMonth.range).toEqual(['2026-01-01', '2026-01-31']);
+      expect(lastMonth.range).toEqual(explicitRange(['2026-01-01', '2026-01-31']));
       expect(lastMonth.count).toBe(await explicit(['2026-01-01', '2026-01-31']));
       expect(lastMonth.count).toBe(3);
       const thisMonth = await run('This Month');
-      expect(thisMonth.range).toEqual(['2026-02-01', '2026-02-28']);
+      expect(thisMonth.range).toEqual(explicitRange(['2026-02-01', '2026-02-28']));
       expect(thisMonth.count).toBe(2);
-      expect((await run('last 7 days')).range).toEqual(['2026-02-13', '2026-02-19']);
-      expect((await run('last 7 days', 'Asia/Tokyo')).range).toEqual(['2026-02-14', '2026-02-20']);
-      expect((await run('today', 'Asia/Tokyo')).range).toEqual(['2026-02-21', '2026-02-21']);
-      expect((await run('last week')).range).toEqual(['2026-02-09', '2026-02-15']);
-      expect((await run('this quarter')).range).toEqual(['2026-01-01', '2026-03-31']);
-      expect((await run('last 2 quarters')).range).toEqual(['2025-07-01', '2025-12-31']);
-      expect((await run('next year')).range).toEqual(['2027-01-01', '2027-12-31']);
+      expect((await run('last 7 days')).range).toEqual(explicitRange(['2026-02-13', '2026-02-19']));
+      expect((await run('last 7 days', 'Asia/Tokyo')).range).toEqual(explicitRange(['2026-02-14', '2026-02-20']));
+      expect((await run('today', 'Asia/Tokyo')).range).toEqual(explicitRange(['2026-02-21', '2026-02-21']));
+      expect((await run('last week')).range).toEqual(explicitRange(['2026-02-09', '2026-02-15']));
+      expect((await run('this quarter')).range).toEqual(explicitRange(['2026-01-01', '2026-03-31']));
+      expect((await run('last 2 quarters')).range).toEqual(explicitRange(['2025-07-01', '2025-12-31']));
+      expect((await run('next year')).range).toEqual(explicitRange(['2027-01-01', '2027-12-31']));
       const toNow = await run('from 1 month ago to now');
-      expect(toNow.range).toEqual(['2026-01-01', '2026-02-20T23:30:00.000']);
-      expect(toNow.count).toBe(await explicit(['2026-01-01', '2026-02-20T23:30:00.000']));
-      expect((await run('year to date')).range).toEqual(['2026-01-01', '2026-02-20T23:30:00.000']);
+      // As Cube reads it: from the start of the day a month ago to the end of today.
+      expect(toNow.range).toEqual(['2026-01-20T00:00:00.000', '2026-02-20T23:59:59.999']);
+      expect(toNow.count).toBe(await explicit(['2026-01-20', '2026-02-20']));
+      expect((await run('year to date')).range).toEqual(explicitRange(['2026-01-01', '2026-02-20T23:30:00.000']));
       await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last fortnight' }] })).rejects.toThrow(/"last fortnight" is not a range/);
       await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 0 days' }] })).rejects.toThrow(/whole number from 1/);
       // A single date still names that day.
-      expect((await run('2026-01-15')).range).toEqual(['2026-01-15', '2026-01-15']);
+      expect((await run('2026-01-15')).range).toEqual(explicitRange(['2026-01-15', '2026-01-15']));
     });
 
     it('asked again once its clock has moved on, the same relative range stands for the new dates', async () => {
@@ -130,10 +132,10 @@ for (const dialect of DIALECTS) {
         const answer = await clocked.load(query);
         return { range: answer.query.timeDimensions[0]!.dateRange, count: (answer.data as Row[])[0]!['orders.count'] };
       };
-      expect(await run()).toEqual({ range: ['2026-02-01', '2026-02-28'], count: 2 });
-      expect(await run()).toEqual({ range: ['2026-02-01', '2026-02-28'], count: 2 });
+      expect(await run()).toEqual({ range: explicitRange(['2026-02-01', '2026-02-28']), count: 2 });
+      expect(await run()).toEqual({ range: explicitRange(['2026-02-01', '2026-02-28']), count: 2 });
       now = Date.UTC(2026, 0, 15, 12);
-      expect(await run()).toEqual({ range: ['2026-01-01', '2026-01-31'], count: 3 });
+      expect(await run()).toEqual({ range: explicitRange(['2026-01-01', '2026-01-31']), count: 3 });
     });
 
     it('the 18 filter operators, with and/or groups; negative operators keep NULLs; measure filters apply to the groups', async () => {

@@ -59,7 +59,7 @@ for (const dialect of DIALECTS) {
       );
       expect(result.annotation.columns).toEqual({
         status: { member: 'orders.status', kind: 'dimension', title: 'Orders Status', shortTitle: 'Status', type: 'string' },
-        count: { member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'count' },
+        count: { member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'number', drillMembers: [], drillMembersGrouped: { measures: [], dimensions: [] } },
       });
       expect(result.annotation.measures['orders.count']).toMatchObject({ shortTitle: 'Count' });
     });

@@ -56,8 +56,12 @@ for (const dialect of DIALECTS) {
         { 'customers.region': 'US', 'orders.count': 1, 'orders.total_amount': 70 },
         { 'customers.region': null, 'orders.count': 1, 'orders.total_amount': 20 },
       ]);
-      expect(body.query).toMatchObject({ measures: query.measures, dimensions: query.dimensions, limit: 10_000, offset: 0, timezone: 'UTC', filters: [], order: [['orders.count', 'desc'], ['customers.region', 'asc']] });
-      expect(body.annotation.measures['orders.count']).toEqual({ title: 'Orders Count', shortTitle: 'Count', type: 'count' });
+      // Cube's normalised query: `rowLimit` beside `limit`, the order as [{id, desc}], no offset when none was given.
+      expect(body.query).toEqual({ measures: query.measures, dimensions: query.dimensions, timeDimensions: [], limit: 10_000, rowLimit: 10_000, timezone: 'UTC', filters: [], order: [{ id: 'orders.count', desc: true }, { id: 'customers.region', desc: false }] });
+      // Cube's annotation: the data type, the aggregation being meta's `aggType`.
+      expect(body.annotation.measures['orders.count']).toEqual({ title: 'Orders Count', shortTitle: 'Count', type: 'number', drillMembers: [], drillMembersGrouped: { measures: [], dimensions: [] } });
+      expect(body).toMatchObject({ dataSource: 'default', dbType: 'sqlite', external: false, slowQuery: false });
+      expect(Date.parse(body.lastRefreshTime)).toBeGreaterThan(Date.now() - 60_000);
       expect(body.annotation.dimensions['customers.region']).toMatchObject({ shortTitle: 'Region', type: 'string' });
     });
 
@@ -93,13 +97,16 @@ for (const dialect of DIALECTS) {
       const body = res.json() as Json;
       expect(body.data[0]).toEqual({ status: 'completed', count: 3 });
       expect((body.data as Json[]).map((row) => Object.keys(row))).toEqual([['status', 'count'], ['status', 'count'], ['status', 'count']]);
-      expect(body.annotation.columns.count).toEqual({ member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'count' });
+      expect(body.annotation.columns.count).toEqual({ member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'number', drillMembers: [], drillMembersGrouped: { measures: [], dimensions: [] } });
       const join = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: 'SELECT region, count FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1' } });
       expect(join.statusCode).toBe(400);
       expect((join.json() as Json).error).toBe('JOIN is not supported: query a view that joins the cubes.');
       const view = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: 'SELECT region, count FROM sales GROUP BY 1 ORDER BY 2 DESC, 1' } });
       expect((view.json() as Json).data).toEqual([{ region: 'EU', count: 3 }, { region: 'US', count: 1 }, { region: null, count: 1 }]);
-      expect((await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: { measures: ['orders.count'] } } })).statusCode).toBe(400);
+      // A JSON query instead of SQL text is Cube's /v1/sql: the statement it compiles to, nothing run.
+      const compiled = await t.request({ method: 'POST', url: `${base()}/sql`, body: { query: { measures: ['orders.count'] } } });
+      expect(compiled.statusCode, compiled.body).toBe(200);
+      expect((compiled.json() as Json).sql.sql[0]).toMatch(/^SELECT .*count\(/);
     });
 
     it('environment tokens: `sql-runner` runs queries, a `meta`-only token gets 403; a viewer’s token carries no sql-runner', async () => {

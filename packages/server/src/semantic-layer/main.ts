@@ -1,7 +1,7 @@
 /**
  * The runtime: the program each environment of a deployment runs, as a child process of the
  * server process that owns it (runtime/process-driver.ts). It serves the data API of one build
- * (`GET /v1/meta`, queries by `/v1/load` and `POST /v1/sql`) on a loopback port, behind the
+ * (Cube's REST protocol, rest-api.ts) on a loopback port, behind the
  * server's proxy, and answers the owner's health checks: `/healthz` while the process is
  * responsive, `/readyz` while its data source answers too.
  *
@@ -12,9 +12,8 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
 import { openDataSource, type DataSource, type OwnClusterRefused } from './data-source.js';
-import { metaOf } from './meta.js';
-import { QueryError } from './query/errors.js';
 import { QueryEngine } from './query/load.js';
+import { BodyError, parseJson, restApi } from './rest-api.js';
 import { statementWatchdog } from './statement-watchdog.js';
 import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type RequestMessage, type ResponseMessage, type StartMessage } from './protocol.js';
 import { NOBODY, type SecurityContext } from './query/access.js';
@@ -32,7 +31,7 @@ process.once('message', (message: StartMessage) => {
   });
 });
 
-/** An answer already serialised (`QueryEngine.loadText`), sent as it is. */
+/** An answer already serialised (rest-api.ts), sent as it is. */
 class JsonText {
   constructor(readonly text: string) {}
 }
@@ -50,7 +49,6 @@ function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
   return bytes.length === secret.length && timingSafeEqual(bytes, secret);
 }
 
-class BodyError extends Error {}
 
 /** A context as sent, with its parts defaulted: none (no groups, no attributes) for what is missing. */
 function contextOf(value: Partial<SecurityContext> | null | undefined): SecurityContext {
@@ -79,62 +77,7 @@ async function bodyOf(req: http.IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY) throw new BodyError('The query is larger than 1 MiB.');
     chunks.push(chunk);
   }
-  return parse(Buffer.concat(chunks).toString('utf8'));
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new BodyError('The query is not valid JSON.');
-  }
-}
-
-/** A data-API request, whichever way it came (HTTP from the proxy, or the parent's IPC channel). */
-interface DataApiRequest {
-  method: string;
-  /** `/v1/load`, `/v1/sql`, `/v1/meta`. */
-  path: string;
-  /** The query string, without its `?`. */
-  search: string;
-  privateMeta: boolean;
-  security: SecurityContext;
-  /** The JSON body of a POST. */
-  body: () => Promise<unknown>;
-}
-
-/**
- * The data API of one build: `GET /v1/meta`, queries by `/v1/load` (`?query=<JSON>` on GET,
- * `{query}` or the query itself as the POST body) and `POST /v1/sql` (`{query: "<SQL>"}`).
- * Answers are JSON text.
- */
-function dataApi(artifact: ModelArtifact, engine: QueryEngine) {
-  const queryOf = async (request: DataApiRequest): Promise<unknown> => {
-    if (request.method === 'GET') {
-      const text = new URLSearchParams(request.search).get('query');
-      if (text === null) throw new BodyError('GET /v1/load needs ?query= with the query as JSON.');
-      return parse(text);
-    }
-    const body = (await request.body()) as Record<string, unknown> | null;
-    return body !== null && typeof body === 'object' && 'query' in body ? body.query : body;
-  };
-  const ok = (text: string) => ({ status: 200, text });
-  const failed = (status: number, error: string) => ({ status, text: JSON.stringify({ error }) });
-  return async (request: DataApiRequest): Promise<{ status: number; text: string }> => {
-    const { method, path, security } = request;
-    try {
-      if (method === 'GET' && path === '/v1/meta') return ok(JSON.stringify(metaOf(artifact, request.privateMeta, security)));
-      if (path === '/v1/load' && (method === 'GET' || method === 'POST')) return ok(await engine.loadText(await queryOf(request), security));
-      // `{query: "<SQL>"}`: one SELECT over a cube or a view, translated into a query like the above (query/sql-api.ts).
-      if (path === '/v1/sql' && method === 'POST') return ok(JSON.stringify(await engine.sql(await queryOf(request), security)));
-      return failed(404, `${method} ${path} is not part of this runtime's data API.`);
-    } catch (error) {
-      if (error instanceof QueryError) return failed(error.status, error.message);
-      if (error instanceof BodyError) return failed(400, error.message);
-      // The data source refused the compiled statement (a table the model names is missing, a timeout).
-      return failed(400, `The data source refused the query: ${(error as Error).message}`);
-    }
-  };
+  return parseJson(Buffer.concat(chunks).toString('utf8'), 'The body');
 }
 
 async function start(message: StartMessage): Promise<void> {
@@ -163,7 +106,7 @@ async function start(message: StartMessage): Promise<void> {
   const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
   let readyOnce = false;
 
-  const handle = dataApi(artifact, engine);
+  const handle = restApi(artifact, engine, { continueWaitMs: message.queries.continueWaitMs ?? 5_000, dbType: dataSource.dialect.name });
   const logLine = (method: string, path: string, status: number, started: number) => `${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`;
   const logged = (method: string, path: string, status: number, started: number) => console.log(logLine(method, path, status, started));
 

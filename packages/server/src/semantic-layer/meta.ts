@@ -1,15 +1,20 @@
 import type { ModelArtifact, CompiledCube, CompiledView } from '../areas/data-model/validator/artifact.js';
 import type { RawAccessPolicy } from '../areas/data-model/validator/model-schema.js';
 import { allows, matches, type SecurityContext } from './query/access.js';
+import { titled } from './query/members.js';
+import { dataTypeOf } from './query/results.js';
 
-/** A member as the data API's `/v1/meta` lists it: full name `cube.member`. */
+/** A member as the data API's `/v1/meta` lists it, in Cube's shape: full name `cube.member`. */
 export interface MetaMember {
   name: string;
   title: string;
   shortTitle: string;
   description?: string;
-  type: string | null;
+  /** The data type (`number`, `string`, `time`, `boolean`); a measure's aggregation is its `aggType`. */
+  type: string;
+  isVisible: boolean;
   public: boolean;
+  [extra: string]: unknown;
 }
 
 export interface MetaCube {
@@ -17,44 +22,103 @@ export interface MetaCube {
   title: string;
   description?: string;
   type: 'cube' | 'view';
+  isVisible: boolean;
   public: boolean;
+  connectedComponent?: number;
+  meta?: unknown;
   measures: MetaMember[];
   dimensions: MetaMember[];
   segments: MetaMember[];
+  hierarchies: unknown[];
+  folders: Array<{ name: string; members: string[] }>;
 }
 
-const titled = (name: string) => name.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase());
+type Extras = { description?: string; format?: unknown; meta?: unknown };
+const optional = (m: Extras) => ({ ...(m.description ? { description: m.description } : {}), ...(m.format !== undefined ? { format: m.format } : {}), ...(m.meta !== undefined ? { meta: m.meta } : {}) });
 
-function member(owner: string, m: { name: string; title?: string; description?: string; public: boolean }, type: string | null): MetaMember {
+/** Cube's meta member: titles (the owner's title before the member's), data type, visibility; per kind its own keys. */
+function member(owner: { name: string; title: string; public: boolean }, m: Extras & { name: string; title?: string; public: boolean }, kind: 'measure' | 'dimension' | 'segment', type: string | null, extra: Record<string, unknown> = {}): MetaMember {
   const shortTitle = m.title ?? titled(m.name);
-  return { name: `${owner}.${m.name}`, title: `${titled(owner)} ${shortTitle}`, shortTitle, ...(m.description ? { description: m.description } : {}), type, public: m.public };
+  const visible = owner.public && m.public;
+  const name = `${owner.name}.${m.name}`;
+  const base = { name, title: `${owner.title} ${shortTitle}`, shortTitle, ...optional(m) };
+  if (kind === 'segment') return { ...base, type: 'string', isVisible: visible, public: visible };
+  if (kind === 'measure') {
+    const drillMembers = ((extra.drill_members as string[] | undefined) ?? []).map((d) => (d.includes('.') ? d : `${owner.name}.${d}`));
+    return { ...base, cumulativeTotal: false, cumulative: extra.cumulative === true, type: dataTypeOf(type), aggType: type ?? 'number', drillMembers, drillMembersGrouped: { measures: [], dimensions: drillMembers }, isVisible: visible, public: visible };
+  }
+  return { ...base, type: dataTypeOf(type), suggestFilterValues: true, isVisible: visible, public: visible, primaryKey: extra.primaryKey === true, ...(extra.granularities ? { granularities: extra.granularities } : {}) };
 }
 
-function cubeMeta(cube: CompiledCube): MetaCube {
+function cubeMeta(cube: CompiledCube, component: number): MetaCube {
+  const owner = { name: cube.name, title: cube.title ?? titled(cube.name), public: cube.public };
   return {
     name: cube.name,
-    title: cube.title ?? titled(cube.name),
+    title: owner.title,
     ...(cube.description ? { description: cube.description } : {}),
     type: 'cube',
+    isVisible: cube.public,
     public: cube.public,
-    measures: cube.measures.map((m) => member(cube.name, m, m.type)),
-    dimensions: cube.dimensions.map((d) => member(cube.name, d, d.type)),
-    segments: cube.segments.map((s) => member(cube.name, s, null)),
+    connectedComponent: component,
+    ...(cube.meta !== undefined ? { meta: cube.meta } : {}),
+    measures: cube.measures.map((m) => member(owner, m, 'measure', m.type, { drill_members: m.drill_members, cumulative: m.rolling_window !== undefined })),
+    dimensions: cube.dimensions.map((d) =>
+      member(owner, d, 'dimension', d.type, {
+        primaryKey: d.primary_key,
+        ...(d.granularities ? { granularities: (d.granularities as Array<{ name: string; title?: string; interval?: string; offset?: string; origin?: string }>).map((g) => ({ name: g.name, title: g.title ?? titled(g.name), interval: g.interval, ...(g.offset ? { offset: g.offset } : {}), ...(g.origin ? { origin: g.origin } : {}) })) } : {}),
+      }),
+    ),
+    segments: cube.segments.map((s) => member(owner, s, 'segment', null)),
+    hierarchies: (cube.hierarchies ?? []).map((h) => ({ name: `${cube.name}.${h.name}`, title: h.title ?? titled(h.name), levels: h.levels.map((l) => (l.includes('.') ? l : `${cube.name}.${l}`)), public: true })),
+    folders: [],
   };
 }
 
-function viewMeta(view: CompiledView): MetaCube {
-  const of = (kind: 'measure' | 'dimension' | 'segment') => view.members.filter((m) => m.kind === kind).map((m) => member(view.name, { name: m.name, ...(m.title ? { title: m.title } : {}), ...(m.description ? { description: m.description } : {}), public: m.public }, m.type));
+/** A view folder's members as full names; nested folders' members flattened into it (Cube's `folders`). */
+function foldersOf(view: CompiledView): Array<{ name: string; members: string[] }> {
+  type Folder = { name: string; includes: '*' | Array<string | Folder> };
+  const flat = (folder: Folder): string[] =>
+    folder.includes === '*' ? view.members.map((m) => `${view.name}.${m.name}`) : folder.includes.flatMap((item) => (typeof item === 'string' ? [`${view.name}.${item}`] : flat(item)));
+  return ((view.folders ?? []) as Folder[]).map((f) => ({ name: f.name, members: flat(f) }));
+}
+
+function viewMeta(view: CompiledView, component: number | undefined): MetaCube {
+  const owner = { name: view.name, title: view.title ?? titled(view.name), public: view.public };
+  const of = (kind: 'measure' | 'dimension' | 'segment') => view.members.filter((m) => m.kind === kind).map((m) => member(owner, m, kind, m.type));
   return {
     name: view.name,
-    title: view.title ?? titled(view.name),
+    title: owner.title,
     ...(view.description ? { description: view.description } : {}),
     type: 'view',
+    isVisible: view.public,
     public: view.public,
+    ...(component === undefined ? {} : { connectedComponent: component }),
+    ...(view.meta !== undefined ? { meta: view.meta } : {}),
     measures: of('measure'),
     dimensions: of('dimension'),
     segments: of('segment'),
+    hierarchies: [],
+    folders: foldersOf(view),
   };
+}
+
+/** Cubes joined to each other (either way, transitively) share a number, as Cube's `connectedComponent`. */
+function components(artifact: ModelArtifact): Map<string, number> {
+  const parent = new Map<string, string>(artifact.cubes.map((c) => [c.name, c.name]));
+  const find = (name: string): string => {
+    let at = name;
+    while (parent.get(at) !== at) at = parent.get(at)!;
+    return at;
+  };
+  for (const cube of artifact.cubes) for (const join of cube.joins) if (parent.has(join.name)) parent.set(find(join.name), find(cube.name));
+  const numbers = new Map<string, number>();
+  const out = new Map<string, number>();
+  for (const cube of artifact.cubes) {
+    const root = find(cube.name);
+    if (!numbers.has(root)) numbers.set(root, numbers.size + 1);
+    out.set(cube.name, numbers.get(root)!);
+  }
+  return out;
 }
 
 /**
@@ -77,7 +141,13 @@ export function metaOf(artifact: ModelArtifact, includePrivate: boolean, securit
   const behind = new Map<string, string>();
   for (const view of artifact.views) for (const m of view.members) if (m.member) behind.set(`${view.name}.${m.name}`, m.member);
   const visible: MetaCube[] = [];
-  for (const c of [...artifact.cubes.map(cubeMeta), ...artifact.views.map(viewMeta)]) {
+  const component = components(artifact);
+  // A view is in the component of the cube its members come from first.
+  const viewComponent = (view: CompiledView) => {
+    const first = view.members.find((m) => m.member)?.member;
+    return first ? component.get(first.slice(0, first.indexOf('.'))) : undefined;
+  };
+  for (const c of [...artifact.cubes.map((cube) => cubeMeta(cube, component.get(cube.name)!)), ...artifact.views.map((view) => viewMeta(view, viewComponent(view)))]) {
     if (!includePrivate && !c.public) continue;
     // Nothing of a cube or view none of whose policies applies to the caller.
     const own = policies.get(c.name);

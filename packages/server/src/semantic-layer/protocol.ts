@@ -23,8 +23,8 @@ export interface StartMessage {
   ownCluster: ClusterIdentity | null;
   /** DATASOURCES_ALLOW_SOCKETS: a PostgreSQL DB_URL may name a Unix socket or set host= or hostaddr=. */
   allowSocketSources: boolean;
-  /** Query limits (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
-  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
+  /** Query limits (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS, QUERY_CONTINUE_WAIT_MS). */
+  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number; continueWaitMs?: number };
 }
 
 export interface ListeningMessage {

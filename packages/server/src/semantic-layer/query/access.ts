@@ -1,7 +1,7 @@
 import type { RawAccessPolicy, RawPolicyFilter } from '../../areas/data-model/validator/model-schema.js';
 import { QueryError } from './errors.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
-import type { Filter, MemberFilter, Operator } from './query.js';
+import { CUBE_OPERATORS, type Filter, type MemberFilter } from './query.js';
 
 /**
  * Who is asking, as the server's proxy vouches for it (never from the request body): the user's
@@ -16,15 +16,6 @@ export interface SecurityContext {
 }
 
 export const NOBODY: SecurityContext = { userId: null, groups: [], userAttributes: {}, securityContext: {} };
-
-/** The model language's policy operators, as the query's. */
-const OPERATORS: Record<string, Operator | undefined> = {
-  equals: 'equals', notEquals: 'not_equals', in: 'equals', notIn: 'not_equals',
-  contains: 'contains', notContains: 'not_contains', startsWith: 'starts_with', notStartsWith: 'not_starts_with',
-  endsWith: 'ends_with', notEndsWith: 'not_ends_with', gt: 'greater_than', gte: 'greater_than_or_equal',
-  lt: 'less_than', lte: 'less_than_or_equal', set: 'is_not_null', notSet: 'is_null', inDateRange: 'between',
-  onTheDate: 'equals', beforeDate: 'less_than', beforeOrOnDate: 'less_than_or_equal', afterDate: 'greater_than', afterOrOnDate: 'greater_than_or_equal',
-};
 
 const TEMPLATE = /\{\s*(securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z0-9_.]+)\s*\}/g;
 const WHOLE = /^\{\s*(securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z0-9_.]+)\s*\}$/;
@@ -71,7 +62,9 @@ function policyFilter(owner: string, raw: RawPolicyFilter, security: SecurityCon
       return kept.length === 0 ? false : { or: kept };
     }
   }
-  const operator = OPERATORS[raw.operator ?? 'equals'];
+  // The model language's operators are Cube's, with Cube's meaning (query.ts).
+  const spelled = raw.operator ?? 'equals';
+  const operator = Object.prototype.hasOwnProperty.call(CUBE_OPERATORS, spelled) ? CUBE_OPERATORS[spelled as keyof typeof CUBE_OPERATORS] : null;
   if (!raw.member || !operator) throw new QueryError(`An access policy of ${owner} has a filter the runtime cannot apply (${raw.operator ?? 'no member'}); the query is refused rather than run without it.`);
   const member = raw.member.includes('.') ? raw.member : `${owner}.${raw.member}`;
   const values: unknown[] = [];
@@ -80,10 +73,11 @@ function policyFilter(owner: string, raw: RawPolicyFilter, security: SecurityCon
     if (filled === undefined) return false;
     values.push(...filled);
   }
-  const filter: MemberFilter = { member, operator };
+  const filter: MemberFilter = { member, operator, spelled };
   if (operator !== 'is_null' && operator !== 'is_not_null') {
     if (values.length === 0) return false;
-    filter.value = operator === 'between' || operator === 'equals' || operator === 'not_equals' || operator.includes('contains') || operator.includes('with') ? values : values[0];
+    // onTheDate names one day: from its start to its end.
+    filter.value = spelled === 'onTheDate' && values.length === 1 ? [values[0], values[0]] : values;
   }
   return filter;
 }

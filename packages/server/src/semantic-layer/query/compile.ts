@@ -20,6 +20,8 @@ export interface CompiledQuery {
   sql: string;
   params: unknown[];
   columns: OutputColumn[];
+  /** The order the rows come in (the query's, or the default), by member. */
+  order: Array<[string, 'asc' | 'desc']>;
 }
 
 /** Aggregations whose result a repeated row changes: these need de-duplication across one-to-many joins. */
@@ -45,7 +47,7 @@ function leaves(f: Filter): MemberFilter[] {
  * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
  * count or a sum is never inflated by the join. Every value from the query is bound.
  */
-export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY): CompiledQuery {
+export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean } = {}): CompiledQuery {
   const params: unknown[] = [];
   const bind = (value: unknown) => {
     params.push(value);
@@ -212,13 +214,13 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measureColumns.map((m) => m.column)];
   const select = [...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`), ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`)];
-  const orderSql = orderBy(query, columns, grouped.length > 0);
-  const sql =
-    `SELECT ${select.join(', ')} FROM (${combined}) AS q` +
-    (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '') +
-    (orderSql ? ` ORDER BY ${orderSql}` : '') +
-    ` LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`;
-  return { sql, params, columns };
+  const rows = `SELECT ${select.join(', ')} FROM (${combined}) AS q` + (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '');
+  const order = orderOf(query, columns, grouped.length > 0);
+  // Cube's `total`: the rows the query has without its order, limit and offset.
+  if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
+  const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');
+  const sql = rows + (orderSql ? ` ORDER BY ${orderSql}` : '') + ` LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`;
+  return { sql, params, columns, order: order.map(({ name, direction }) => [name, direction]) };
 }
 
 function filterTree(f: Filter, leaf: (f: MemberFilter) => string): string {
@@ -268,21 +270,18 @@ function rowKey(renderer: Renderer, cube: CompiledCube): string {
  * first dimension. NULLs sort as PostgreSQL sorts them by default (last ascending, first
  * descending), written out so SQLite sorts them the same.
  */
-function orderBy(query: Query, columns: OutputColumn[], hasTime: boolean): string {
-  const find = (name: string) => columns.find((c) => c.keys.includes(name));
+function orderOf(query: Query, columns: OutputColumn[], hasTime: boolean): Array<{ name: string; column: OutputColumn; direction: 'asc' | 'desc' }> {
   if (query.order.length > 0) {
-    return query.order
-      .map(([name, direction]) => {
-        const column = find(name);
-        if (!column) throw new QueryError(`order: ${name} is not among the query's measures, dimensions or time dimensions.`);
-        return `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`;
-      })
-      .join(', ');
+    return query.order.map(([name, direction]) => {
+      const column = columns.find((c) => c.keys.includes(name));
+      if (!column) throw new QueryError(`order: ${name} is not among the query's measures, dimensions or time dimensions.`);
+      return { name, column, direction };
+    });
   }
   const time = hasTime ? columns.find((c) => c.granularity !== undefined) : undefined;
-  if (time) return `${quote(time.alias)} ASC NULLS LAST`;
+  if (time) return [{ name: time.keys[0]!, column: time, direction: 'asc' }];
   const measure = columns.find((c) => c.member.kind === 'measure');
-  if (measure) return `${quote(measure.alias)} DESC NULLS FIRST`;
+  if (measure) return [{ name: measure.keys[0]!, column: measure, direction: 'desc' }];
   const first = columns[0];
-  return first ? `${quote(first.alias)} ASC NULLS LAST` : '';
+  return first ? [{ name: first.keys[0]!, column: first, direction: 'asc' }] : [];
 }

@@ -73,14 +73,35 @@ export function filterSql(expr: string, type: string | null, f: MemberFilter, ct
     case 'equals':
     case 'not_equals': {
       need('some');
+      // A null among the values is the member being NULL (Cube's reading): equals matches those
+      // rows too, and not_equals then leaves them out.
+      const present = values.filter((v) => v !== null);
+      const withNull = present.length < values.length;
       let condition: string;
-      if (isTime) {
+      if (present.length === 0) {
+        condition = '';
+      } else if (isTime) {
         // A date names its whole day.
-        condition = values.map((v) => (hasTime(String(v)) ? `${left} = ${param(v)}` : `(${left} >= ${param(v)} AND ${left} <= ${param(v, true)})`)).join(' OR ');
+        condition = present.map((v) => (hasTime(String(v)) ? `${left} = ${param(v)}` : `(${left} >= ${param(v)} AND ${left} <= ${param(v, true)})`)).join(' OR ');
       } else {
-        condition = values.length === 1 ? `${expr} = ${param(values[0])}` : `${expr} IN (${values.map((v) => param(v)).join(', ')})`;
+        condition = present.length === 1 ? `${expr} = ${param(present[0])}` : `${expr} IN (${present.map((v) => param(v)).join(', ')})`;
       }
-      return f.operator === 'equals' ? `(${condition})` : orNull(`NOT (${condition})`);
+      if (f.operator === 'equals') return withNull ? (condition ? `(${condition} OR ${expr} IS NULL)` : `(${expr} IS NULL)`) : `(${condition})`;
+      if (!withNull) return orNull(`NOT (${condition})`);
+      return condition ? `(NOT (${condition}) AND ${expr} IS NOT NULL)` : `(${expr} IS NOT NULL)`;
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      // Cube's comparisons (and its beforeDate, afterDate, ...): a date-only value is the start of its day.
+      need('one');
+      const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.operator];
+      return `(${left} ${op} ${param(values[0])})`;
+    }
+    case 'not_between': {
+      need('two');
+      return `(${left} < ${param(values[0])} OR ${left} > ${param(values[1], true)})`;
     }
     case 'greater_than':
     case 'greater_than_or_equal':

@@ -6,6 +6,7 @@ import { QueryError } from './errors.js';
 import { ModelIndex } from './members.js';
 import { normaliseQuery, type Query, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
+import { cubeQuery, type CubeQuery } from './cube-query.js';
 import { annotationOf, rowsOf } from './results.js';
 import { translateSql } from './sql-api.js';
 
@@ -22,10 +23,23 @@ const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toF
 const MAX_COMPILED = 500;
 
 /** A compiled query and the parts of its answer that do not depend on the rows. */
-interface Prepared extends CompiledQuery {
+export interface Prepared extends CompiledQuery {
   annotation: ReturnType<typeof annotationOf>;
+  /** The normalised query as the answer shows it (Cube's form, cube-query.ts). */
+  echo: CubeQuery;
   queryJson: string;
   annotationJson: string;
+}
+
+/** What one query answers: its rows (and their JSON text), when they were read, and the count without limit when asked. */
+export interface Answer {
+  query: Query;
+  prepared: Prepared;
+  rows: Array<Record<string, unknown>>;
+  json: string;
+  /** When the rows were read from the data source (the result cache may serve them later). */
+  refreshedAt: number;
+  total?: number;
 }
 
 /** What a runtime is given when its server's configuration says nothing. */
@@ -37,7 +51,7 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLi
  */
 export class QueryEngine {
   readonly #index: ModelIndex;
-  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string }>;
+  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string; at: number }>;
   /**
    * Statements compiled before, by the key of the result cache (the normalised query and the
    * caller's context): a dashboard asks the same few queries again and again, and compiling
@@ -58,50 +72,76 @@ export class QueryEngine {
     this.#cache = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 64 * 1_048_576 });
   }
 
-  /** The SQL a query compiles to, without running it (`/v1/sql`-style inspection and tests). */
+  /** A query as the engine runs it: checked, defaults filled in, relative dates resolved at this moment. */
+  normalise(input: unknown): Query {
+    return normaliseQuery(input, this.limits, this.now());
+  }
+
+  /** The SQL a normalised query compiles to for a caller, without running it (`/v1/sql`, `/v1/dry-run`). */
+  plan(query: Query, security: SecurityContext = NOBODY): Prepared {
+    return this.#prepare(this.#key(query, security), query, security);
+  }
+
+  /** The SQL a query compiles to, without running it (tests). */
   compile(input: unknown, security: SecurityContext = NOBODY) {
-    const query = normaliseQuery(input, this.limits, this.now());
+    const query = this.normalise(input);
     return { query, ...compileQuery(this.#index, query, this.dataSource.dialect, security) };
   }
 
+  /** The model type of a member (`count`, `sum`, `string`, `time`, ...), for describing columns. */
+  typeOf(member: string): string | null {
+    return this.#index.resolve(member, 'measure-or-dimension', 'columns').type;
+  }
+
+  /** One query's answer as objects: the normalised query, the rows, the annotation (and `total` when asked). */
   async load(input: unknown, security: SecurityContext = NOBODY) {
-    const { query, data, annotation } = await this.#run(input, security);
-    return { query, data: data.rows, annotation };
+    const answer = await this.answer(this.normalise(input), security);
+    return { query: answer.query, data: answer.rows, annotation: answer.prepared.annotation, ...(answer.total === undefined ? {} : { total: answer.total }) };
+  }
+
+  // Keyed by the normalised query and the whole context (what compiling reads of the caller): two
+  // callers share a statement or an answer only when the policies see them alike.
+  #key(query: Query, security: SecurityContext): string {
+    return JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
   }
 
   /**
-   * `/v1/load`'s answer as JSON text, the same as `JSON.stringify(await load(...))`: the rows are
-   * serialised once, when their size is checked against the limit, and that text is reused.
+   * Runs a normalised query as the caller: rows from the result cache or the data source (a
+   * `renewQuery` reads past the cache), and with `total` the count of rows the query has without
+   * its limit and offset, run beside it.
    */
-  async loadText(input: unknown, security: SecurityContext = NOBODY): Promise<string> {
-    const { data, prepared } = await this.#run(input, security);
-    return `{"query":${prepared.queryJson},"data":${data.json},"annotation":${prepared.annotationJson}}`;
-  }
-
-  async #run(input: unknown, security: SecurityContext) {
-    // Relative date ranges are resolved here, at `now`: the key holds the dates they stand for.
-    const query = normaliseQuery(input, this.limits, this.now());
-    // Keyed by the normalised query and the whole context (what compiling reads of the caller): two
-    // callers share a statement or an answer only when the policies see them alike.
-    const key = JSON.stringify([query, security.groups, security.userAttributes, security.securityContext]);
+  async answer(query: Query, security: SecurityContext = NOBODY): Promise<Answer> {
+    // Relative date ranges were resolved when the query was normalised: the key holds the dates they stand for.
+    const key = this.#key(query, security);
     const prepared = this.#prepare(key, query, security);
     const { sql, params, columns } = prepared;
-    const data = await this.#cache.get(
-      key,
-      async () => {
-        const rows = rowsOf(await this.dataSource.query(sql, params), columns);
-        const json = JSON.stringify(rows);
-        // UTF-16 units bound the UTF-8 size from below: count the bytes only near the limit.
-        const bytes = json.length * 3 <= this.limits.maxResultBytes ? json.length : Buffer.byteLength(json);
-        if (bytes > this.limits.maxResultBytes) {
-          throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
-        }
-        return { rows, json };
-      },
-      // The rows and their text are both held.
-      (value) => 2 * value.json.length,
-    );
-    return { query, data, annotation: prepared.annotation, prepared };
+    const read = async () => {
+      const rows = rowsOf(await this.dataSource.query(sql, params), columns);
+      const json = JSON.stringify(rows);
+      // UTF-16 units bound the UTF-8 size from below: count the bytes only near the limit.
+      const bytes = json.length * 3 <= this.limits.maxResultBytes ? json.length : Buffer.byteLength(json);
+      if (bytes > this.limits.maxResultBytes) {
+        throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
+      }
+      return { rows, json, at: Date.now() };
+    };
+    // The rows and their text are both held.
+    const sizeOf = (value: { json: string }) => 2 * value.json.length;
+    const counted = query.total ? this.#total(key, query, security) : undefined;
+    // Both are awaited before either failure is reported: a rejected count is never left unhandled.
+    const [data, total] = await Promise.all([this.#cache.get(key, read, sizeOf, query.renewQuery), counted]);
+    return { query, prepared, rows: data.rows, json: data.json, refreshedAt: data.at, ...(total === undefined ? {} : { total }) };
+  }
+
+  /** The rows a query has without its limit and offset (Cube's `total`), cached like an answer. */
+  async #total(key: string, query: Query, security: SecurityContext): Promise<number> {
+    const { sql, params } = compileQuery(this.#index, query, this.dataSource.dialect, security, { total: true });
+    const read = async () => {
+      const [row] = await this.dataSource.query(sql, params);
+      return { rows: [{ total: Number(row?.total_count ?? 0) }], json: '', at: Date.now() };
+    };
+    const data = await this.#cache.get(`total:${key}`, read, () => 64, query.renewQuery);
+    return data.rows[0]!.total as number;
   }
 
   /**
@@ -115,7 +155,8 @@ export class QueryEngine {
     const compiled = compileQuery(this.#index, query, this.dataSource.dialect, security);
     const segments = query.segments.map((s) => this.#index.resolve(s, 'segment', 'segments'));
     const annotation = annotationOf(compiled.columns, segments);
-    const prepared = { ...compiled, annotation, queryJson: JSON.stringify(query), annotationJson: JSON.stringify(annotation) };
+    const echo = cubeQuery(query);
+    const prepared = { ...compiled, annotation, echo, queryJson: JSON.stringify(echo), annotationJson: JSON.stringify(annotation) };
     if (this.#compiled.size >= MAX_COMPILED) this.#compiled.delete(this.#compiled.keys().next().value as string);
     this.#compiled.set(key, prepared);
     return prepared;

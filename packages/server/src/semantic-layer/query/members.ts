@@ -17,7 +17,14 @@ export interface ResolvedMember {
   type: string | null;
 }
 
-const titled = (name: string) => name.replace(/_/g, ' ').replace(/^\w/, (c) => c.toUpperCase());
+/** A title from a name as Cube makes one: words split at `_` and case changes, each capitalised (`line_items` → `Line Items`). */
+export const titled = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[_\s]+/)
+    .filter((w) => w !== '')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join(' ');
 
 /** The build's cubes and views, indexed for the compiler. */
 export class ModelIndex {

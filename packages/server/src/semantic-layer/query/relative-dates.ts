@@ -13,7 +13,7 @@ import { truncateWall, wallTime } from './time-zones.js';
  * - `last N days|weeks|months|quarters|years`: the N whole units before the current one (today
  *   not included, as a report of "the last 7 days" is usually read on complete days);
  * - `next N ...`: the N whole units after the current one;
- * - `from N units ago to now`: from the start of that unit N units back up to and including now;
+ * - `from N units ago to now`: whole days, from the day N units back to the end of today (Cube's reading);
  * - `week|month|quarter|year to date`: from the start of the current unit up to and including now.
  */
 
@@ -30,12 +30,18 @@ interface Day {
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 const dateText = (d: Day) => `${pad(d.year, 4)}-${pad(d.month)}-${pad(d.day)}`;
 
-/** `d` moved by `n` units (months and larger keep day 1, which every start of such a unit is). */
+/** `d` moved by `n` calendar units. */
 function shift(d: Day, unit: Unit, n: number): Day {
   const date = new Date(Date.UTC(d.year, d.month - 1, d.day));
   if (unit === 'day') date.setUTCDate(date.getUTCDate() + n);
   else if (unit === 'week') date.setUTCDate(date.getUTCDate() + 7 * n);
-  else date.setUTCMonth(date.getUTCMonth() + n * (unit === 'month' ? 1 : unit === 'quarter' ? 3 : 12));
+  else {
+    // A day past the end of the month it lands in is that month's last day (31 March less a month is 28 February).
+    date.setUTCDate(1);
+    date.setUTCMonth(date.getUTCMonth() + n * (unit === 'month' ? 1 : unit === 'quarter' ? 3 : 12));
+    const last = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate();
+    date.setUTCDate(Math.min(d.day, last));
+  }
   return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate() };
 }
 
@@ -87,12 +93,25 @@ export function resolveRelativeRange(phrase: string, now: number, timezone: stri
   }
   m = /^from (\d+) ([a-z]+) ago to now$/.exec(text);
   if (m && unitOf(m[2]!)) {
+    // As Cube reads it: whole days, from the day N units back to the end of today.
     const n = count(m[1]!, phrase);
-    return [dateText(shift(startOf(today, unitOf(m[2]!)!), unitOf(m[2]!)!, -n)), nowText];
+    return [dateText(shift(today, unitOf(m[2]!)!, -n)), dateText(today)];
   }
   m = /^([a-z]+) to date$/.exec(text);
   if (m && unitOf(m[1]!) && m[1] !== 'day') return [dateText(startOf(today, unitOf(m[1]!)!)), nowText];
   throw new QueryError(
     `dateRange "${phrase}" is not a range this engine reads: give ["start", "end"] dates, or one of today, yesterday, this|last|next week|month|quarter|year, last|next N days|weeks|months|quarters|years, from N days ago to now, month to date.`,
   );
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A range with both ends as wall times to the millisecond, as Cube writes them in a normalised
+ * query: a date-only start is the start of its day, a date-only end the last millisecond of its
+ * day (`["2026-01-01", "2026-01-31"]` → `["2026-01-01T00:00:00.000", "2026-01-31T23:59:59.999"]`).
+ * Other values stay as given.
+ */
+export function explicitRange([from, to]: [string, string]): [string, string] {
+  return [DATE_ONLY.test(from) ? `${from}T00:00:00.000` : from, DATE_ONLY.test(to) ? `${to}T23:59:59.999` : to];
 }

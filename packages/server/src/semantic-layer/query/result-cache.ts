@@ -10,12 +10,15 @@ export class ResultCache<T> {
 
   constructor(private readonly options: { ttlMs: number; maxEntries: number; maxBytes: number }) {}
 
-  /** The cached answer for `key`, or `compute()`'s (shared by concurrent callers; a failure is not kept). */
-  async get(key: string, compute: () => Promise<T>, sizeOf: (value: T) => number): Promise<T> {
+  /**
+   * The cached answer for `key`, or `compute()`'s (shared by concurrent callers; a failure is not
+   * kept). `renew`: compute afresh even when an answer is cached, and keep the new one.
+   */
+  async get(key: string, compute: () => Promise<T>, sizeOf: (value: T) => number, renew = false): Promise<T> {
     if (this.options.ttlMs <= 0) return compute();
     const now = Date.now();
     const hit = this.#entries.get(key);
-    if (hit && now - hit.at < this.options.ttlMs) return hit.value;
+    if (hit && !renew && now - hit.at < this.options.ttlMs) return hit.value;
     if (hit) this.#drop(key);
     const value = compute();
     const entry = { at: now, value, bytes: 0 };
