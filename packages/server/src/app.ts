@@ -52,6 +52,7 @@ import { policySchemas } from './areas/policies/policies.schemas.js';
 import { scimRoutes } from './areas/scim/scim.routes.js';
 import { scimSchemas } from './areas/scim/scim.schemas.js';
 import { scimProblemDialect } from './areas/scim/scim.errors.js';
+import { dataApiProblemDialect } from './areas/data-api/data-api.errors.js';
 import { scimBaseUrl } from './areas/scim/scim.base-url.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { DEFAULT_CATALOG, type Catalog } from './areas/deployments/catalog.js';
@@ -393,7 +394,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   for (const schema of schemas) app.addSchema(schema);
   const serializerFor = installSerializers(app);
   installValidators(app, schemas);
-  installErrorHandler(app, [scimProblemDialect], { strictProblemCodes: options.strictProblemCodes ?? false });
+  installErrorHandler(app, [scimProblemDialect, dataApiProblemDialect], { strictProblemCodes: options.strictProblemCodes ?? false });
   installNotFound(app);
   await installOpenApi(app);
   installBodyRules(app);

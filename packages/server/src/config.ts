@@ -90,8 +90,8 @@ export interface RuntimeConfig {
   allowSocketSources: boolean;
   /** Where the pods' files (workload-identity tokens) are written, a directory per pod: DATA_DIR/pods. */
   podFilesDir: string;
-  /** What a query may take and return (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS). */
-  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number };
+  /** What a query may take and return (QUERY_TIMEOUT_MS, QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES, QUERY_CACHE_MS, QUERY_CONTINUE_WAIT_MS). */
+  queries: { timeoutMs: number; maxRows: number; maxResultBytes: number; cacheTtlMs: number; continueWaitMs: number };
 }
 
 export class ConfigError extends Error {
@@ -213,6 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRows: wholeNumber('QUERY_MAX_ROWS', 50_000, 1_000_000, 'a number of rows from 1 to 1000000'),
       maxResultBytes: wholeNumber('QUERY_MAX_RESULT_BYTES', 50 * 1_048_576, 1_073_741_824, 'a number of bytes up to 1073741824'),
       cacheTtlMs: wholeNumber('QUERY_CACHE_MS', 10_000, 3_600_000, 'a number of milliseconds from 0 (no cache) to 3600000'),
+      // Cube's "Continue wait": a data-API request answers this after so long, and the client asks again.
+      continueWaitMs: milliseconds('QUERY_CONTINUE_WAIT_MS', 5_000),
     },
   };
   if (runtime.queries.maxRows < 1) problems.push('QUERY_MAX_ROWS must be a number of rows from 1 to 1000000, got "0"');

@@ -88,7 +88,11 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     expect(new Set(finished.map((r) => r.notification_id)).size).toBe(COUNT);
     expect(new Set(finished.map((r) => r.scheduled_for))).toEqual(new Set([occurrence]));
     for (const row of finished) expect(row).toMatchObject({ status: 'succeeded', message: null });
-    const jobs = await store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute();
+    // A job is marked done just after its handler has finished the delivery: wait for that too.
+    const jobs = await until(
+      () => store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute(),
+      (rows) => rows.length >= COUNT && rows.every((j) => j.state !== 'running' && j.state !== 'queued'),
+    );
     expect(jobs).toHaveLength(COUNT);
     expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId))).toEqual(new Set(finished.map((r) => r.id)));
     expect(jobs.every((j) => j.state === 'succeeded')).toBe(true);

@@ -99,7 +99,7 @@ export const DEFAULT_RUNTIME_OPTIONS: Omit<RuntimeOptions, 'owner'> = {
   allowSocketSources: false,
   ownCluster: async () => null,
   podFilesDir: null,
-  queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 },
+  queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000, continueWaitMs: 5_000 },
 };
 
 const keyOf = (k: { deploymentId: number; environmentId: string }) => `${k.deploymentId}/${k.environmentId}`;

@@ -214,13 +214,18 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
    */
   async function execute(env: DataApiEnvironment, grant: DataApiGrant, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
     const sql = 'sql' in request;
-    const answer = await service.forward(env, grant, { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${env.row.id}-${Date.now()}` });
+    const forward = { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${env.row.id}-${Date.now()}` };
+    let answer: Awaited<ReturnType<DataApiService['forward']>>;
     let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      throw new ApiError('QUERY_REFUSED', 'The runtime answered something other than JSON.');
-    }
+    // A query still running answers Cube's "Continue wait"; asked again, the request joins the same run.
+    do {
+      answer = await service.forward(env, grant, forward);
+      try {
+        body = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        throw new ApiError('QUERY_REFUSED', 'The runtime answered something other than JSON.');
+      }
+    } while (answer.status === 200 && body.error === 'Continue wait');
     if (answer.status === 403) throw new ApiError('FORBIDDEN', String(body.error ?? 'The query uses members your access policies exclude.'));
     if (answer.status !== 200) throw new ApiError('QUERY_REFUSED', String(body.error ?? `The runtime answered ${answer.status}.`));
     return { data: (body.data as Array<Record<string, unknown>>) ?? [], annotation: (body.annotation as Record<string, unknown>) ?? {} };
