@@ -51,6 +51,23 @@ for (const dialect of DIALECTS) {
     });
     afterAll(() => shop.close());
 
+    it('issue 32: a dimension that refers to a joined cube’s member brings that join, so a policy on it restricts orders-only queries, also through a view', async () => {
+      // orders.customer_region is `{customers.region}`; the policy filters on it; the query names orders only.
+      const model = SECURED_MODEL.replace(
+        '      - { name: amount, sql: amount, type: number }\n    measures:\n      - { name: count, type: count }\n      - { name: total_amount, sql: amount, type: sum }\n    access_policy:\n      - group: "*"\n        member_level:\n          excludes: [amount, total_amount]\n        row_level:\n          filters:\n            - { member: customers.region,',
+        '      - { name: amount, sql: amount, type: number }\n      - { name: customer_region, sql: "{customers.region}", type: string }\n    measures:\n      - { name: count, type: count }\n      - { name: total_amount, sql: amount, type: sum }\n    access_policy:\n      - group: "*"\n        member_level:\n          excludes: [amount, total_amount]\n        row_level:\n          filters:\n            - { member: customer_region,',
+      );
+      expect(model).not.toBe(SECURED_MODEL);
+      const joined = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const countAs = async (security: SecurityContext, measure: string) => (await joined.load({ measures: [measure] }, security)).data[0]![measure];
+      expect(await countAs(EU, 'orders.count')).toBe(permitted('EU').length);
+      expect(await countAs(US, 'orders.count')).toBe(permitted('US').length);
+      expect(await countAs(EU, 'regional.count')).toBe(permitted('EU').filter((o) => o.status !== 'cancelled').length);
+      // Queried as a dimension, the member joins customers too.
+      const byRegion = await joined.load({ measures: ['orders.count'], dimensions: ['orders.customer_region'] }, user('EU', { groups: ['finance'], securityContext: { region: 'EU' } }));
+      expect(byRegion.data.map((row) => row['orders.customer_region'])).toContain('EU');
+    });
+
     it('two users with different attribute values run the same query and each gets only their rows', async () => {
       expect(await count(EU)).toBe(3);
       expect(await count(US)).toBe(1);

@@ -6,7 +6,7 @@ import { filterSql } from './filters.js';
 import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
 import type { Filter, MemberFilter, Query } from './query.js';
-import { Renderer } from './render.js';
+import { referencedCubes, Renderer } from './render.js';
 
 /** One column of the compiled query's result, and the keys it fills in each row. */
 export interface OutputColumn {
@@ -76,10 +76,12 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));
   }
 
-  // Joins: every cube a member lives in; a view's members bring their join paths.
+  // Joins: every cube a member lives in, and every cube its SQL refers to (`{customers.region}` in
+  // a dimension of orders joins customers, as in Cube); a view's members bring their join paths.
   const all = [...used, ...policyMembers.values()];
   const viewMembers = all.filter((m) => m.joinPath !== null);
-  const plan = planJoins(index, all.map((m) => m.cube), viewMembers.map((m) => m.joinPath!));
+  const cubes = all.flatMap((m) => [m.cube, ...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })]);
+  const plan = planJoins(index, cubes, viewMembers.map((m) => m.joinPath!));
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
   const cubeOf = (name: string): CompiledCube => index.cube(name);
   const renderer = new Renderer(index, (cube) => (joined.has(cube) ? cube : undefined));

@@ -120,3 +120,52 @@ export class Renderer {
     return `(CASE ${whens}${spec.else ? ` ELSE ${label(spec.else.label)}` : ''} END)`;
   }
 }
+
+/**
+ * The cubes a member's SQL reaches through its references (`{customers.region}`, `{amount}` that
+ * itself reads another cube, `{line_items}`), beside its own: a query that uses the member joins
+ * them, as Cube does. Context references (`{securityContext...}`) and unknown names are left to
+ * the renderer, which refuses them with their reason.
+ */
+export function referencedCubes(index: ModelIndex, cube: CompiledCube, member: { sql?: string | null; filters?: string[]; case?: unknown }): Set<string> {
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (sql: string, at: CompiledCube, depth: number) => {
+    if (depth > MAX_DEPTH) return;
+    for (const match of sql.matchAll(BRACED)) {
+      const text = match[1]!.trim();
+      if (!DOTTED.test(text)) continue;
+      const parts = text.split('.');
+      if (CONTEXT.has(parts[0]!)) continue;
+      let target: CompiledCube | undefined;
+      let name: string | undefined;
+      if (parts[0] === 'CUBE') [target, name] = [at, parts[1]];
+      else if (parts.length === 1 && index.own(at, parts[0]!)) [target, name] = [at, parts[0]];
+      else [target, name] = [index.cubes.get(parts[0]!), parts[1]];
+      if (!target) continue;
+      found.add(target.name);
+      if (name === undefined) continue;
+      const key = `${target.name}.${name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const own = index.own(target, name);
+      if (own) for (const text of sqlOf(own.member)) walk(text, target, depth + 1);
+    }
+  };
+  for (const text of sqlOf(member)) walk(text, cube, 0);
+  found.delete(cube.name);
+  return found;
+}
+
+/** Every SQL text of a member: its `sql`, its measure `filters`, its `case` conditions and labels. */
+function sqlOf(member: { sql?: string | null; filters?: string[]; case?: unknown }): string[] {
+  const texts: string[] = [];
+  if (typeof member.sql === 'string') texts.push(member.sql);
+  for (const f of member.filters ?? []) texts.push(f);
+  const spec = member.case as { when?: Array<{ sql: string; label: unknown }>; else?: { label: unknown } } | undefined;
+  for (const w of spec?.when ?? []) {
+    texts.push(w.sql);
+    if (typeof w.label === 'object' && w.label !== null && 'sql' in w.label) texts.push(String((w.label as { sql: unknown }).sql));
+  }
+  return texts;
+}
