@@ -133,14 +133,19 @@ for (const dialect of DIALECTS) {
       await r.logsWith(id, 'Data source: SQLite, the file DB_URL names in the data-sources directory');
       fs.writeFileSync(path.join(outside, 'secret.sqlite'), '');
       fs.symlinkSync(path.join(outside, 'secret.sqlite'), path.join(dataSources, 'link.sqlite'));
-      for (const [name, message] of [['../secret.sqlite', 'names no file in'], [path.join(outside, 'secret.sqlite'), 'names a file outside'], ['link.sqlite', 'names a file outside']] as const) {
-        const since = await r.mark(id);
-        await setVars(id, { DB_URL: name });
-        await r.logsWith(id, `Runtime failed to start: DB_URL ${message} the data-sources directory.`, since);
-      }
-      await setVars(id, { DB_TYPE: 'postgres', DB_URL: 'postgres://someone:hunter22@127.0.0.1:1/warehouse' });
-      await r.logsWith(id, 'Runtime failed to start: DB_URL holds a password: put it in DB_PASSWORD');
-      await setVars(id, { DB_URL: 'postgres://someone@127.0.0.1:1/warehouse', DB_PASSWORD: 'hunter22' });
+      // Written paths that leave the directory are refused when written (issue 32), and nothing changes.
+      const refusedWrite = async (vars: Record<string, string>, message: string) => {
+        const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
+        expect(problem(res, 400, 'VALIDATION_FAILED').errors[0].message).toContain(message);
+      };
+      for (const name of ['../secret.sqlite', path.join(outside, 'secret.sqlite')]) await refusedWrite({ DB_URL: name }, 'DB_URL names a file outside the data-sources directory');
+      expect((await r.pods(id))[0]).toMatchObject({ name: onFile.name });
+      // A symbolic link inside that leads outside is a name like any other until the runtime opens it.
+      const since = await r.mark(id);
+      await setVars(id, { DB_URL: 'link.sqlite' });
+      await r.logsWith(id, 'Runtime failed to start: DB_URL names a file outside the data-sources directory.', since);
+      await refusedWrite({ DB_TYPE: 'postgres', DB_URL: 'postgres://someone:hunter22@127.0.0.1:1/warehouse' }, 'DB_URL holds a password: put it in DB_PASSWORD');
+      await setVars(id, { DB_TYPE: 'postgres', DB_URL: 'postgres://someone@127.0.0.1:1/warehouse', DB_PASSWORD: 'hunter22' });
       // Nothing listens on port 1: the runtime runs (it answers its liveness checks) but is not ready.
       const down = await vi.waitFor(async () => {
         const pod = (await r.pods(id))[0] as Json;

@@ -40,7 +40,7 @@ export function pgTarget(url: string | undefined, allowSockets: boolean): PgTarg
     throw new DataSourceUrlError(`DB_URL is not a URL; it should look like ${EXAMPLE}.`);
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new DataSourceUrlError('DB_URL must be a postgres:// URL.');
-  if (parsed.password) throw new DataSourceUrlError('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
+  if (parsed.password || parsed.searchParams.has('password')) throw new DataSourceUrlError('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
   let named: string;
   try {
     named = decodeURIComponent(parsed.hostname).replace(/^\[(.+)\]$/, '$1');

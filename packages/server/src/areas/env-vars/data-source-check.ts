@@ -1,6 +1,7 @@
+import path from 'node:path';
 import pg from 'pg';
 import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster } from '../../semantic-layer/cluster-identity.js';
-import { DataSourceTargetRefused, onlyPassword, pgTarget, pinnedSettings, type PgTarget } from '../../semantic-layer/pg-target.js';
+import { DataSourceTargetRefused, DataSourceUrlError, onlyPassword, pgTarget, pinnedSettings, type PgTarget } from '../../semantic-layer/pg-target.js';
 import type { OwnCluster } from '../../runtime/own-cluster.js';
 
 /** What a deployment's PostgreSQL data source is held to when its variables are written. */
@@ -26,16 +27,19 @@ const CHECK_MS = 3_000;
  * host part where the server does not allow it is refused, and one reaching a cluster the server can
  * compare (it connects within a few seconds) is refused when the cluster is its own. A source it
  * cannot reach now is accepted: the runtime compares again before it runs a query
- * (semantic-layer/data-source.ts), whatever path the URL was stored by. Other faults of DB_URL (a
- * password in it, not a URL) are left to the runtime's log, as before.
+ * (semantic-layer/data-source.ts), whatever path the URL was stored by. A DB_URL the runtime could
+ * not use at all (a password in it, not a postgres:// URL; a SQLite path outside the data-sources
+ * directory) is refused too.
  */
 export async function dataSourceRefusal(vars: DataSourceVariables, password: string | undefined, rules: DataSourceRules): Promise<string | null> {
+  if (vars.DB_TYPE === 'sqlite' && vars.DB_URL !== undefined) return sqliteRefusal(vars.DB_URL);
   if (vars.DB_TYPE !== 'postgres' || vars.DB_URL === undefined) return null;
   let target: PgTarget;
   try {
     target = pgTarget(vars.DB_URL, rules.allowSocketSources);
   } catch (error) {
-    return error instanceof DataSourceTargetRefused ? error.message : null;
+    // A URL the runtime could not use (a password in it, not a postgres:// URL, a socket) is refused now, not later as a crash.
+    return error instanceof DataSourceTargetRefused || error instanceof DataSourceUrlError ? error.message : null;
   }
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => {
@@ -48,6 +52,18 @@ export async function dataSourceRefusal(vars: DataSourceVariables, password: str
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A SQLite DB_URL names a file inside the data-sources directory (DATASOURCES_DIR): an absolute
+ * path or one that climbs out with `..` is refused as written. The runtime checks again with the
+ * real paths (a symbolic link inside that leads outside), since the file may not exist yet.
+ */
+function sqliteRefusal(name: string): string | null {
+  if (name === '' || path.isAbsolute(name) || /^[A-Za-z]:/.test(name) || path.normalize(name).split(/[\\/]/).includes('..')) {
+    return 'DB_URL names a file outside the data-sources directory: give the name of a SQLite file in it (DATASOURCES_DIR), such as shop.sqlite.';
+  }
+  return null;
 }
 
 async function ownClusterReached(target: PgTarget, password: string | undefined, rules: DataSourceRules): Promise<string | null> {
