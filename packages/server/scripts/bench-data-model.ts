@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import { parse } from 'yaml';
 import { blobHash, createClient, unwrap, type MapiClient, type PushResult } from '../../client/src/node.js';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
-import { validateModel, type ModelFile } from '../src/areas/data-model/validator/index.js';
+import { validateModel, type ModelFile } from '../src/model/index.js';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 

@@ -11,7 +11,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { checkManifest, generateCubes } from '../src/areas/dbt-sync/generator/index.js';
-import { validateModel } from '../src/areas/data-model/validator/index.js';
+import { validateModel } from '../src/model/index.js';
 import { SyncThread } from '../src/areas/dbt-sync/worker/thread.js';
 import { largeManifest } from '../test/dbt-fixtures.js';
 

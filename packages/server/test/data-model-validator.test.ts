@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { STARTER_MODEL, STARTER_MODEL_PATH } from '../src/areas/data-model/starter-model.js';
-import { isModelFile, validateModel, type ModelError, type ModelFile } from '../src/areas/data-model/validator/index.js';
+import { isModelFile, validateModel, type ModelError, type ModelFile } from '../src/model/index.js';
 
 /**
  * The data-model validator: each rule the semantic layer enforces has a test with a small model

@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import { checkManifest, generateCubes, NothingSelected, type GeneratedCube, type Manifest, type ModelSelector } from '../src/areas/dbt-sync/generator/index.js';
 import { snakeCase } from '../src/areas/dbt-sync/generator/names.js';
 import { dimensionType } from '../src/areas/dbt-sync/generator/types.js';
-import { validateModel } from '../src/areas/data-model/validator/index.js';
+import { validateModel } from '../src/model/index.js';
 import { largeManifest, largeModels, manifestOf, shopManifest, type FixtureModel } from './dbt-fixtures.js';
 
 const ALL: ModelSelector = { paths: [], tags: [], names: [] };

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { ModelArtifact } from '../src/areas/data-model/validator/artifact.js';
-import { validateModel } from '../src/areas/data-model/validator/index.js';
+import type { ModelArtifact } from '../src/model/artifact.js';
+import { validateModel } from '../src/model/index.js';
 import { openDataSource, type DataSource } from '../src/semantic-layer/data-source.js';
 
 /**

@@ -136,7 +136,7 @@ for (const dialect of DIALECTS) {
       // Written paths that leave the directory are refused when written (issue 32), and nothing changes.
       const refusedWrite = async (vars: Record<string, string>, message: string) => {
         const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
-        expect(problem(res, 400, 'VALIDATION_FAILED').errors[0].message).toContain(message);
+        expect(problem(res, 400, 'VALIDATION_FAILED').errors?.[0]?.message).toContain(message);
       };
       for (const name of ['../secret.sqlite', path.join(outside, 'secret.sqlite')]) await refusedWrite({ DB_URL: name }, 'DB_URL names a file outside the data-sources directory');
       expect((await r.pods(id))[0]).toMatchObject({ name: onFile.name });

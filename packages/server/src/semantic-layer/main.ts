@@ -10,7 +10,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
+import type { ModelArtifact } from '../model/artifact.js';
 import { openDataSource, type DataSource, type OwnClusterRefused } from './data-source.js';
 import { QueryEngine } from './query/load.js';
 import { BodyError, parseJson, restApi } from './rest-api.js';

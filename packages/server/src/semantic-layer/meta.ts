@@ -1,5 +1,5 @@
-import type { ModelArtifact, CompiledCube, CompiledView } from '../areas/data-model/validator/artifact.js';
-import type { RawAccessPolicy } from '../areas/data-model/validator/model-schema.js';
+import type { ModelArtifact, CompiledCube, CompiledView } from '../model/artifact.js';
+import type { RawAccessPolicy } from '../model/model-schema.js';
 import { allows, matches, type SecurityContext } from './query/access.js';
 import { titled } from './query/members.js';
 import { dataTypeOf } from './query/results.js';

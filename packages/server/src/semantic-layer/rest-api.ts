@@ -1,4 +1,4 @@
-import type { ModelArtifact } from '../areas/data-model/validator/artifact.js';
+import type { ModelArtifact } from '../model/artifact.js';
 import { metaOf } from './meta.js';
 import type { SecurityContext } from './query/access.js';
 import { cubeQuery, type CubeQuery } from './query/cube-query.js';

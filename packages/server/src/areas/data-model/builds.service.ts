@@ -9,7 +9,7 @@ import { authorizeDeployment } from '../deployments/deployment-access.js';
 import { failUnfinished, findBuild, findBuildById, insertBuild, latestBuild, listBuilds, updateBuild } from './builds.store.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { modelFilesAt } from './model-files.js';
-import { validateModel } from './validator/index.js';
+import { validateModel } from '../../model/index.js';
 
 export const BUILD_JOB = 'data-model.build';
 /** A build that runs longer than this is stopped and failed. */

@@ -1,5 +1,5 @@
 import type { Repository } from '../../git/repository.js';
-import { isModelFile, MAX_MODEL_FILE_BYTES, type ModelFile } from './validator/index.js';
+import { isModelFile, MAX_MODEL_FILE_BYTES, type ModelFile } from '../../model/index.js';
 
 /**
  * The model files of a commit: those below the project root (`deployProjectRoot`, '' for the

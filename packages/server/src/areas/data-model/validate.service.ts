@@ -7,7 +7,7 @@ import { findSession } from './branches.store.js';
 import { modeOf } from './builds.service.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { modelFilesAt } from './model-files.js';
-import { validateModel } from './validator/index.js';
+import { validateModel } from '../../model/index.js';
 import type { ValidationResponse } from './builds.schemas.js';
 
 

@@ -1,6 +1,6 @@
 import type { Repository } from '../../git/repository.js';
 import { modelFilesAt } from '../data-model/model-files.js';
-import { isModelFile, type ModelError, type ModelFile } from '../data-model/validator/index.js';
+import { isModelFile, type ModelError, type ModelFile } from '../../model/index.js';
 import { isGenerated, type GeneratedFile } from './generator/index.js';
 
 /** What a sync changes on top of the deploy branch, and whether the model it makes is valid. */

@@ -1,4 +1,4 @@
-import type { RawAccessPolicy, RawPolicyFilter } from '../../areas/data-model/validator/model-schema.js';
+import type { RawAccessPolicy, RawPolicyFilter } from '../../model/model-schema.js';
 import { QueryError } from './errors.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
 import { CUBE_OPERATORS, type Filter, type MemberFilter } from './query.js';

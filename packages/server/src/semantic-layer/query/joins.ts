@@ -1,4 +1,4 @@
-import type { Relationship } from '../../areas/data-model/validator/artifact.js';
+import type { Relationship } from '../../model/artifact.js';
 import { QueryError } from './errors.js';
 import type { ModelIndex } from './members.js';
 

@@ -1,4 +1,4 @@
-import type { ModelArtifact } from '../../areas/data-model/validator/artifact.js';
+import type { ModelArtifact } from '../../model/artifact.js';
 import type { DataSource } from '../data-source.js';
 import { NOBODY, type SecurityContext } from './access.js';
 import { compileQuery, type CompiledQuery } from './compile.js';

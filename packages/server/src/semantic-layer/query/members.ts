@@ -1,4 +1,4 @@
-import type { CompiledCube, CompiledDimension, CompiledMeasure, CompiledSegment, ModelArtifact } from '../../areas/data-model/validator/artifact.js';
+import type { CompiledCube, CompiledDimension, CompiledMeasure, CompiledSegment, ModelArtifact } from '../../model/artifact.js';
 import { QueryError } from './errors.js';
 
 export type MemberKind = 'measure' | 'dimension' | 'segment';

@@ -1,4 +1,4 @@
-import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../areas/data-model/validator/artifact.js';
+import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../model/artifact.js';
 import { quote } from './dialect.js';
 import { QueryError } from './errors.js';
 import type { ModelIndex } from './members.js';

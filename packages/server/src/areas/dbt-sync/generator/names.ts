@@ -1,4 +1,4 @@
-import { IDENTIFIER } from '../../data-model/validator/model-schema.js';
+import { IDENTIFIER } from '../../../model/model-schema.js';
 
 const identifier = new RegExp(IDENTIFIER);
 

@@ -1,4 +1,4 @@
-import type { ModelError, ModelFile } from '../../data-model/validator/index.js';
+import type { ModelError, ModelFile } from '../../../model/index.js';
 import type { GeneratedFile, Generation, ModelSelector } from '../generator/index.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { ModelError, ModelFile } from '../../data-model/validator/index.js';
+import type { ModelError, ModelFile } from '../../../model/index.js';
 import type { ModelSelector } from '../generator/index.js';
 import { SyncFailure } from '../progress.js';
 import type { ParsedManifest, WorkerGeneration, WorkRequest, WorkResponse, WorkResult } from './protocol.js';

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { validateModel } from '../../data-model/validator/index.js';
+import { validateModel } from '../../../model/index.js';
 import { checkManifest, generateCubes, NothingSelected, type Manifest } from '../generator/index.js';
 import type { WorkRequest, WorkResponse, WorkResult } from './protocol.js';
 
