@@ -847,29 +847,24 @@ describe('data-model validator', () => {
     expect(result.artifact!.cubes[0]!.dimensions.map((d) => [d.name, d.type, d.primary_key])).toEqual([['id', 'number', true], ['amount', 'number', false]]);
   });
 
-  it('rule: .js model files are syntax-checked only, never run, and open the model to cubes they may define', () => {
+  it('rule (issue 32): .js model files are refused with a clear error (never run); a syntax error is reported as such; a join to a cube they would define is not an unknown cube', () => {
     const broken = onlyError(file('model/cubes/legacy.js', 'cube(`legacy`, {\n  sql: `SELECT 1`,\n  measures: { count: { type: `count` } \n});\n'));
     expect(broken).toEqual({ message: "JavaScript syntax error: Unexpected token ')'", fileName: 'model/cubes/legacy.js', line: 4, column: 2 });
-
-    // Module syntax is part of the model language's JavaScript files; it is not a syntax error.
-    const module = "import { shared } from './shared';\nexport const x = 1;\nexport default shared;\ncube(`m`, { sql: `SELECT 1`, extends: shared });\n";
-    expect(errorsOf(file('model/cubes/m.js', module))).toEqual([]);
-    const brokenModule = onlyError(file('model/cubes/m.js', `${module}const = 2;\n`));
-    expect(brokenModule).toMatchObject({ line: 5, column: 7 });
-
-    // Compiling is all: running this file would throw.
-    expect(errorsOf(file('model/cubes/throws.js', 'throw new Error("ran");\n'))).toEqual([]);
-
-    // A join to a cube defined in JavaScript is not an unknown cube; an unknown member of a YAML cube still is.
+    const legacy = onlyError(file('model/cubes/legacy.js', 'cube(`legacy`, { sql: `SELECT 1`, measures: { count: { type: `count` } } });\n'));
+    expect(legacy).toMatchObject({ fileName: 'model/cubes/legacy.js', line: 1, column: 1 });
+    expect(legacy.message).toMatch(/^JavaScript model files \(cube\(\.\.\.\), view\(\.\.\.\)\) are not supported: write the model in YAML/);
+    // Never run: a file that would throw is refused the same way, not run.
+    expect(onlyError(file('model/cubes/throws.js', 'throw new Error("ran");\n')).message).toMatch(/^JavaScript model files/);
+    // The refusal alone: a join to a cube the file would define is not reported as unknown too.
     const withJs = validateModel([file('model/cubes/orders.yml', ORDERS.replace('{customers.id}', '{customers.id} AND {CUBE.sttus} = 1')), file('model/cubes/customers.js', 'cube(`customers`, { sql_table: `customers` });\n')]);
-    expect(withJs.errors.map((e) => e.message)).toEqual(['Join "customers" of cube "orders" refers to unknown member "sttus" of cube "orders" in {CUBE.sttus}; did you mean "status"?']);
-    expect(withJs.cubesCount).toBe(1);
+    expect(withJs.valid).toBe(false);
+    expect(withJs.errors.map((e) => e.message.slice(0, 40))).toEqual(['Join "customers" of cube "orders" refers', 'JavaScript model files (cube(...), view('].sort());
   });
 
-  it('rule: YAML files with Jinja templates are rendered by the runtime, so they are not read here', () => {
+  it('rule (issue 32): YAML files with Jinja templates are refused with a clear error, the plain files still checked', () => {
     const template = 'cubes:\n{% for n in range(3) %}\n  - name: t_{{ n }}\n    sql_table: t{{ n }}\n{% endfor %}\n';
     const result = validateModel([file('model/cubes/generated.yml', template), file('model/cubes/orders.yml', ORDERS)]);
-    expect(result.errors).toEqual([]);
+    expect(result.errors).toEqual([{ message: 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.', fileName: 'model/cubes/generated.yml', line: 1, column: 1 }]);
     expect(result.cubesCount).toBe(1);
   });
 

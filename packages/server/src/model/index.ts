@@ -23,6 +23,10 @@ import { checkStructure, type Broken } from './structure.js';
 import { entityOf, register, resolveExtends, type Model } from './symbols.js';
 import { exposeViews } from './views.js';
 
+const JS_UNSUPPORTED =
+  'JavaScript model files (cube(...), view(...)) are not supported: write the model in YAML (cubes: and views: in .yml files), which this platform compiles; the JavaScript would have to run to define its cubes.';
+const TEMPLATE_UNSUPPORTED = 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.';
+
 export type { CompiledCube, CompiledDimension, CompiledJoin, CompiledMeasure, CompiledPreAggregation, CompiledSegment, CompiledView, CompiledViewMember, ModelArtifact, Relationship } from './artifact.js';
 export { ModelErrorSchema, type ModelError } from './errors.js';
 export { isModelFile, MAX_MODEL_FILE_BYTES, ModelFileSchema, type ModelFile } from './files.js';
@@ -56,8 +60,11 @@ function readFiles(files: ModelFile[], model: Model, report: Report): { read: Re
     }
     const kind = modelFileKind(file);
     if (kind !== 'yaml') {
+      // The runtime compiles YAML cubes and views only: a model written in JavaScript, or YAML
+      // rendered from a Jinja template, would build and then lack the cubes it defines.
       model.openWorld = true;
-      if (kind === 'js') report.add(checkJsFile(file));
+      const syntax = kind === 'js' ? checkJsFile(file) : [];
+      report.add(syntax.length > 0 ? syntax : [modelError(file.path, kind === 'js' ? JS_UNSUPPORTED : TEMPLATE_UNSUPPORTED, { line: 1, column: 1 })]);
       continue;
     }
     const { parsed, errors } = parseYamlFile(file);
