@@ -60,6 +60,7 @@ import { SECRET_HEADER, type ListeningMessage, type StartMessage } from '../src/
 import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { annotationOf, rowsOf } from '../src/semantic-layer/query/results.js';
 import { registerSqliteFunctions } from '../src/semantic-layer/query/sqlite-functions.js';
+import { sqliteParams } from '../src/semantic-layer/query/dialect.js';
 import { DDL, SHOP_MODEL, shopArtifact } from '../test/query-fixtures.js';
 import { breakdown, type Window } from './bench/profile-breakdown.js';
 import { client, freePort, median, percentile, sleep, waitFor, type Client, type Json } from './bench/https-client.js';
@@ -368,7 +369,7 @@ async function main(): Promise<void> {
     const measured: Measured[] = [];
     for (const { label, query, sql, params, columns } of compiled) {
       // Through the server: checked once against the floor's rows.
-      const floorRows = floorDb.prepare(sql).all(...params) as Array<Record<string, unknown>>;
+      const floorRows = floorDb.prepare(sql).all(sqliteParams(params)) as Array<Record<string, unknown>>;
       const first = await a.json('POST', loadUrl, { query });
       if (first.status !== 200) throw new Error(`${label}: /v1/load answered ${first.status} ${JSON.stringify(first.body)}`);
       const rows = (first.body.data as Json[]).length;
@@ -379,7 +380,7 @@ async function main(): Promise<void> {
       const from = process.hrtime.bigint();
       const [floor = [], alone = [], load = []] = await byTurns(
         [
-          () => floorDb.prepare(sql).all(...params),
+          () => floorDb.prepare(sql).all(sqliteParams(params)),
           async () => {
             if ((await direct.request(body)) !== 200) failed++;
           },
@@ -398,7 +399,7 @@ async function main(): Promise<void> {
       const floorRates: number[] = [];
       const loadRates: number[] = [];
       for (let block = 0; block < SECONDS; block++) {
-        floorRates.push(backToBack(() => floorDb.prepare(sql).all(...params), blockMs));
+        floorRates.push(backToBack(() => floorDb.prepare(sql).all(sqliteParams(params)), blockMs));
         const loads = await concurrently(async (connection) => (await callers[connection]!.request('POST', loadUrl, body)).status === 200, CONCURRENCY, blockMs);
         if (loads.failed > 0) throw new Error(`${label}: ${loads.failed} requests to /v1/load failed`);
         loadRates.push(loads.perSecond);

@@ -3,7 +3,7 @@ import { QueryError } from '../src/semantic-layer/query/errors.js';
 import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { explicitRange } from '../src/semantic-layer/query/relative-dates.js';
 import { DIALECTS } from './harness.js';
-import { shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
+import { CUSTOMERS, LINE_ITEMS, ORDERS, shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
 
 /*
  * Issue 15, "Queries": JSON queries over cubes and views compiled to SQL for each data source:
@@ -35,6 +35,21 @@ for (const dialect of DIALECTS) {
     it('aggregates measures: count, sum, avg, max, count_distinct, a filtered count and a number measure over others', async () => {
       const [row] = await load({ measures: ['orders.count', 'orders.total_amount', 'orders.average_amount', 'orders.largest', 'orders.customers_count', 'orders.completed_count', 'orders.amount_per_order'] });
       expect(row).toEqual({ 'orders.count': 5, 'orders.total_amount': 270, 'orders.average_amount': 54, 'orders.largest': 100, 'orders.customers_count': 3, 'orders.completed_count': 3, 'orders.amount_per_order': 54 });
+    });
+
+    it('measures that aggregate in separate groups (one-to-many), with a filter, bind its value in each group: on SQLite too', async () => {
+      const rows = await load({ measures: ['orders.count', 'line_items.quantity'], dimensions: ['customers.region'], filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }], order: { 'customers.region': 'asc' } });
+      const regionOf = new Map(CUSTOMERS.map(([id, , region]) => [id, region]));
+      const completed = ORDERS.filter(([, , status]) => status === 'completed');
+      const expected = new Map<unknown, { count: number; quantity: number | null }>();
+      for (const [id, customer] of completed) {
+        const region = regionOf.get(customer as number) ?? null;
+        const entry = expected.get(region) ?? { count: 0, quantity: null };
+        entry.count += 1;
+        for (const [, order, , quantity] of LINE_ITEMS) if (order === id) entry.quantity = (entry.quantity ?? 0) + (quantity as number);
+        expected.set(region, entry);
+      }
+      expect(rows).toEqual(['EU', 'US', null].map((region) => ({ 'customers.region': region, 'orders.count': expected.get(region)!.count, 'line_items.quantity': expected.get(region)!.quantity })));
     });
 
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {

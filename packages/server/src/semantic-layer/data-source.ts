@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster, type ClusterIdentity } from './cluster-identity.js';
 import { onlyPassword, pgTarget, pinnedSettings } from './pg-target.js';
-import { postgresDialect, sqliteDialect, type SqlDialect } from './query/dialect.js';
+import { postgresDialect, sqliteDialect, sqliteParams, type SqlDialect } from './query/dialect.js';
 import { registerSqliteFunctions } from './query/sqlite-functions.js';
 import type { StatementWatchdog } from './statement-watchdog.js';
 
@@ -102,9 +102,10 @@ function sqliteSource(db: Database.Database, describe: string, watchdog: Stateme
     describe,
     dialect: sqliteDialect,
     async query(sql, params) {
-      // SQLite binds no booleans.
-      const bound = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p));
-      return guarded.run(() => db.prepare(sql).all(...bound) as Array<Record<string, unknown>>);
+      return guarded.run(() => {
+        const statement = db.prepare(sql);
+        return (params.length === 0 ? statement.all() : statement.all(sqliteParams(params))) as Array<Record<string, unknown>>;
+      });
     },
     async check() {
       db.prepare('SELECT 1').get();

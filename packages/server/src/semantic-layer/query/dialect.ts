@@ -40,7 +40,9 @@ export const postgresDialect: SqlDialect = {
  */
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
-  placeholder: () => '?',
+  // Numbered, not `?`: a statement may use a parameter twice (the WHERE of each stacked group), and
+  // `?` would need it bound again at each place. The data source binds them by name (sqliteParams).
+  placeholder: (i) => `@p${i}`,
   truncate: (expr, granularity, timeZone) => `mapi_trunc(${expr}, '${granularity}', ${literalZone(timeZone)})`,
   instant: (expr) => `mapi_instant(${expr})`,
   instantParam: (p) => `mapi_instant(${p})`,
@@ -53,4 +55,11 @@ export const sqliteDialect: SqlDialect = {
 function literalZone(timeZone: string): string {
   if (!/^[A-Za-z0-9_+\-/]+$/.test(timeZone)) throw new Error(`Not a time zone: ${timeZone}`);
   return `'${timeZone}'`;
+}
+
+/** Parameters as SQLite's numbered placeholders (`@p1`, ...) take them: by name; booleans as 1 and 0, which SQLite stores. */
+export function sqliteParams(params: unknown[]): Record<string, unknown> {
+  const named: Record<string, unknown> = {};
+  params.forEach((p, i) => (named[`p${i + 1}`] = typeof p === 'boolean' ? (p ? 1 : 0) : p));
+  return named;
 }
