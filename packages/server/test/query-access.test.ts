@@ -68,6 +68,45 @@ for (const dialect of DIALECTS) {
       expect(byRegion.data.map((row) => row['orders.customer_region'])).toContain('EU');
     });
 
+    it('issue 32: {SECURITY_CONTEXT.x.filter(...)}, {securityContext.x} and {FILTER_PARAMS...} in model SQL read the caller and the query, their values bound', async () => {
+      const model = `cubes:
+  - name: scoped
+    sql: "SELECT o.* FROM orders o LEFT JOIN customers c ON c.id = o.customer_id WHERE {SECURITY_CONTEXT.region.filter('c.region')} AND {FILTER_PARAMS.scoped.status.filter('o.status')}"
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: status, sql: status, type: string }
+      - { name: mine, sql: "CASE WHEN {CUBE}.status = {securityContext.status} THEN 'yes' ELSE 'no' END", type: string }
+    measures:
+      - { name: count, type: count }
+`;
+      const scoped = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const withContext = (securityContext: Record<string, unknown>) => user(null, { securityContext });
+      const countAs = async (securityContext: Record<string, unknown>, extra: Record<string, unknown> = {}) => (await scoped.load({ measures: ['scoped.count'], ...extra }, withContext(securityContext))).data[0]!['scoped.count'];
+      const regionOf = new Map(CUSTOMERS.map(([id, , r]) => [id, r]));
+      const inRegions = (regions: unknown[]) => ORDERS.filter(([, customer]) => regions.includes(regionOf.get(customer as number))).length;
+      expect(await countAs({ region: 'EU' })).toBe(inRegions(['EU']));
+      expect(await countAs({ region: ['EU', 'US'] })).toBe(inRegions(['EU', 'US']));
+      // No value in the context: that condition holds for every row (Cube's reading).
+      expect(await countAs({})).toBe(ORDERS.length);
+      // A value is bound, never written into the statement.
+      expect(await countAs({ region: "EU' OR '1'='1" })).toBe(0);
+      const compiled = scoped.compile({ measures: ['scoped.count'], filters: [{ member: 'scoped.status', operator: 'equals', values: ['completed'] }] }, withContext({ region: "EU' OR '1'='1" }));
+      expect(compiled.sql).not.toContain("OR '1'='1");
+      expect(compiled.params).toContain("EU' OR '1'='1");
+      // The query's filter on scoped.status is also written inside the cube's SQL; none there is 1 = 1.
+      expect(compiled.sql).toMatch(/WHERE c\.region = \S+ AND \(o\.status = \S+\)/);
+      expect(scoped.compile({ measures: ['scoped.count'] }, withContext({ region: 'EU' })).sql).toMatch(/WHERE c\.region = \S+ AND 1 = 1/);
+      expect(await countAs({ region: 'EU' }, { filters: [{ member: 'scoped.status', operator: 'equals', values: ['completed'] }] })).toBe(
+        ORDERS.filter(([, customer, status]) => regionOf.get(customer as number) === 'EU' && status === 'completed').length,
+      );
+      // {securityContext.status} as a value in a dimension.
+      const mine = await scoped.load({ measures: ['scoped.count'], dimensions: ['scoped.mine'], order: { 'scoped.mine': 'asc' } }, withContext({ status: 'cancelled' }));
+      expect(mine.data).toEqual([
+        { 'scoped.mine': 'no', 'scoped.count': ORDERS.filter(([, , status]) => status !== 'cancelled').length },
+        { 'scoped.mine': 'yes', 'scoped.count': ORDERS.filter(([, , status]) => status === 'cancelled').length },
+      ]);
+    });
+
     it('two users with different attribute values run the same query and each gets only their rows', async () => {
       expect(await count(EU)).toBe(3);
       expect(await count(US)).toBe(1);

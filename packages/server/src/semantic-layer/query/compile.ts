@@ -6,7 +6,7 @@ import { filterSql } from './filters.js';
 import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
 import type { Filter, MemberFilter, Query } from './query.js';
-import { referencedCubes, Renderer } from './render.js';
+import { referencedCubes, Renderer, type RenderContext } from './render.js';
 
 /** One column of the compiled query's result, and the keys it fills in each row. */
 export interface OutputColumn {
@@ -84,7 +84,27 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const plan = planJoins(index, cubes, viewMembers.map((m) => m.joinPath!));
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
   const cubeOf = (name: string): CompiledCube => index.cube(name);
-  const renderer = new Renderer(index, (cube) => (joined.has(cube) ? cube : undefined));
+  // Model SQL may read the caller's context and the query's filters on a member (render.ts).
+  const filterCtx = { dialect, bind, timezone: query.timezone };
+  const context: RenderContext = {
+    bind,
+    security,
+    filterParams: (member, expr) => {
+      const conditions: string[] = [];
+      const visit = (f: Filter) => {
+        if ('and' in f) return f.and.forEach(visit);
+        if ('or' in f) return;
+        const m = filterMembers.get(f.member);
+        if (m && `${m.cube}.${m.member.name}` === member) conditions.push(filterSql(expr, m.type, f, filterCtx));
+      };
+      query.filters.forEach(visit);
+      for (const { td, member: m } of timeDimensions) {
+        if (td.dateRange && `${m.cube}.${m.member.name}` === member) conditions.push(filterSql(expr, 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, filterCtx));
+      }
+      return conditions.length === 0 ? null : conditions.join(' AND ');
+    },
+  };
+  const renderer = new Renderer(index, (cube) => (joined.has(cube) ? cube : undefined), undefined, context);
 
   let from = `${renderer.table(cubeOf(plan.root))} AS ${quote(plan.root)}`;
   for (const step of plan.steps) from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
@@ -141,10 +161,15 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     if (AGGREGATES.has(measure.type)) return `q.${quote(baseOf(cube, measure).alias)}`;
     // number, string, time, boolean: an expression over other measures, or over the cube's rows with its own aggregates.
     let refersToMeasures = false;
-    const over = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m) => {
-      refersToMeasures = true;
-      return outerMeasure(c, m, depth + 1);
-    });
+    const over = new Renderer(
+      index,
+      (c) => (joined.has(c) ? c : undefined),
+      (c, m) => {
+        refersToMeasures = true;
+        return outerMeasure(c, m, depth + 1);
+      },
+      context,
+    );
     const sql = measure.sql === null ? null : over.expand(measure.sql, cubeOf(cube), 0);
     if (sql === null) throw new QueryError(`Measure ${cube}.${measure.name} has no SQL.`);
     if (refersToMeasures) return `(${sql})`;

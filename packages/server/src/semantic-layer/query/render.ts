@@ -1,6 +1,7 @@
 import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../model/artifact.js';
 import { quote } from './dialect.js';
 import { QueryError } from './errors.js';
+import type { SecurityContext } from './access.js';
 import type { ModelIndex } from './members.js';
 
 const BRACED = /\$?\{([^{}]*)\}/g;
@@ -8,6 +9,28 @@ const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const CONTEXT = new Set(['FILTER_PARAMS', 'FILTER_GROUP', 'SECURITY_CONTEXT', 'COMPILE_CONTEXT', 'SQL_UTILS', 'securityContext', 'security_context', 'userAttributes', 'user_attributes']);
 const MAX_DEPTH = 24;
 const BARE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** What model SQL may read of the query and its caller: `{SECURITY_CONTEXT...}`, `{FILTER_PARAMS...}`. */
+export interface RenderContext {
+  /** Binds a value; answers its placeholder. Every value from the caller's context goes through here. */
+  bind(value: unknown): string;
+  security: SecurityContext;
+  /** The query's filters on the cube member `member`, written over the SQL `expr`; null when it has none. */
+  filterParams(member: string, expr: string): string | null;
+}
+
+const SECURITY = /^(SECURITY_CONTEXT|securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*?)(?:\.(filter|unsafeValue)\(\s*(?:(['"])([^'"]*)\4)?\s*\))?$/;
+const FILTER_PARAMS = /^FILTER_PARAMS\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\.filter\(\s*(['"])([^'"]*)\3\s*\)$/;
+
+/** The value at a dotted path of an object; undefined where there is none. */
+function valueAt(root: Record<string, unknown>, path: string): unknown {
+  let at: unknown = root;
+  for (const part of path.split('.')) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.prototype.hasOwnProperty.call(at, part)) return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
+}
 
 /**
  * Writes the model's SQL expressions for one query: `{CUBE}` becomes the cube's alias in the
@@ -24,6 +47,8 @@ export class Renderer {
     private readonly measureRef: (cube: string, measure: CompiledMeasure) => string = (cube, m) => {
       throw new QueryError(`The model refers to measure ${cube}.${m.name} where only dimensions can be used.`);
     },
+    /** The query and its caller, for context references; without it they are refused. */
+    private readonly context?: RenderContext,
   ) {}
 
   /** The cube's table: `sql_table` as written, or its `sql` as a subquery. */
@@ -72,6 +97,13 @@ export class Renderer {
     if (depth > MAX_DEPTH) throw new QueryError(`The SQL of cube ${cube.name} refers to itself through its members.`);
     return sql.replace(BRACED, (whole, inner: string) => {
       const text = inner.trim();
+      const contextual = this.context && this.#contextual(text, cube, depth);
+      if (contextual !== undefined) return contextual;
+      if (CONTEXT.has(text.split(/[.(\s]/)[0]!)) {
+        throw new QueryError(
+          `The model uses {${text}} in cube ${cube.name}, which queries cannot use: the forms are {SECURITY_CONTEXT.x.filter('column')}, {securityContext.x}, {userAttributes.x} and {FILTER_PARAMS.cube.member.filter('column')}.`,
+        );
+      }
       if (!DOTTED.test(text)) return whole;
       const parts = text.split('.');
       if (CONTEXT.has(parts[0]!)) throw new QueryError(`The model uses {${text}} in cube ${cube.name}, which queries cannot use yet.`);
@@ -89,6 +121,41 @@ export class Renderer {
       if (!other) throw new QueryError(`The SQL of cube ${cube.name} refers to {${text}}: no cube ${parts[0]}.`);
       return this.#member(other, parts.slice(1), depth, whole);
     });
+  }
+
+  /**
+   * A reference to the caller's context or the query's filters, as Cube writes them in model SQL:
+   * `{SECURITY_CONTEXT.tenant.filter('tenant_id')}` (`tenant_id = <value>`, `IN` for a list, `1 = 1`
+   * when the context has no value), `{securityContext.tenant}` or `.unsafeValue()` (the value; NULL
+   * when missing), `{userAttributes.region}`, and `{FILTER_PARAMS.orders.created_at.filter('created_at')}`
+   * (the query's filters on that member over the given SQL, `1 = 1` when it has none). Values are
+   * always bound, never written into the SQL. Undefined for any other reference.
+   */
+  #contextual(text: string, cube: CompiledCube, depth: number): string | undefined {
+    const context = this.context!;
+    const security = SECURITY.exec(text);
+    if (security) {
+      const [, source, path, method, , column] = security;
+      const root = source!.toLowerCase().startsWith('user') ? context.security.userAttributes : context.security.securityContext;
+      const value = valueAt(root, path!);
+      const values = Array.isArray(value) ? value : [value];
+      if (values.some((v) => v !== null && v !== undefined && typeof v === 'object')) throw new QueryError(`The model uses {${text}} in cube ${cube.name}, and the caller's value there is not plain.`);
+      if (method === 'filter') {
+        if (column === undefined || column.trim() === '') throw new QueryError(`The model uses {${text}} in cube ${cube.name}: filter() needs the column, as in filter('tenant_id').`);
+        if (value === undefined || value === null) return '1 = 1';
+        const target = this.expand(column, cube, depth + 1);
+        return values.length === 1 ? `${target} = ${context.bind(values[0])}` : `${target} IN (${values.map((v) => context.bind(v)).join(', ')})`;
+      }
+      if (value === undefined || value === null) return 'NULL';
+      return values.map((v) => context.bind(v)).join(', ');
+    }
+    const params = FILTER_PARAMS.exec(text);
+    if (params) {
+      const [, owner, member, , expr] = params;
+      if (!this.index.cubes.has(owner!)) throw new QueryError(`The model uses {${text}} in cube ${cube.name}: no cube ${owner}.`);
+      return context.filterParams(`${owner}.${member}`, this.expand(expr!, cube, depth + 1)) ?? '1 = 1';
+    }
+    return undefined;
   }
 
   #alias(cube: string): string {
