@@ -3,7 +3,7 @@ import { QueryError } from '../src/semantic-layer/query/errors.js';
 import { DEFAULT_ENGINE_LIMITS, QueryEngine } from '../src/semantic-layer/query/load.js';
 import { explicitRange } from '../src/semantic-layer/query/relative-dates.js';
 import { DIALECTS } from './harness.js';
-import { CUSTOMERS, LINE_ITEMS, ORDERS, shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
+import { CUSTOMERS, LINE_ITEMS, ORDERS, SHOP_MODEL, shopArtifact, shopSource, type ShopSource } from './query-fixtures.js';
 
 /*
  * Issue 15, "Queries": JSON queries over cubes and views compiled to SQL for each data source:
@@ -50,6 +50,47 @@ for (const dialect of DIALECTS) {
         expected.set(region, entry);
       }
       expect(rows).toEqual(['EU', 'US', null].map((region) => ({ 'customers.region': region, 'orders.count': expected.get(region)!.count, 'line_items.quantity': expected.get(region)!.quantity })));
+    });
+
+    it('issue 32: rolling windows as Cube computes them: trailing N days and unbounded per bucket of the series, empty buckets kept, leading and offset start, in the query’s time zone', async () => {
+      const model = SHOP_MODEL.replace(
+        '      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }',
+        `      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }
+      - { name: count_3d, type: count, rolling_window: { trailing: 3 day } }
+      - { name: running_amount, sql: amount, type: sum, rolling_window: { trailing: unbounded } }
+      - { name: next_2d, type: count, rolling_window: { trailing: unbounded, leading: 2 day, offset: start } }`,
+      );
+      expect(model).not.toBe(SHOP_MODEL);
+      const rolling = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const times = ORDERS.map(([, , , amount, at]) => ({ amount: amount as number, at: Date.parse(at as string) }));
+      const day = (d: string) => Date.parse(`${d}T00:00:00Z`);
+      const DAY = 86_400_000;
+      const days = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05'];
+      const answer = await rolling.load({ measures: ['orders.count_3d', 'orders.running_amount', 'orders.next_2d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-01', '2026-01-05'] }] });
+      expect(answer.data).toEqual(
+        days.map((d) => {
+          const start = day(d);
+          const end = start + DAY - 1;
+          return {
+            'orders.created_at.day': `${d}T00:00:00.000`,
+            'orders.created_at': `${d}T00:00:00.000`,
+            // (end - 3 days, end]
+            'orders.count_3d': times.filter((o) => o.at > end - 3 * DAY && o.at <= end).length,
+            // everything up to the bucket's end, before the range too
+            'orders.running_amount': times.filter((o) => o.at <= end).reduce((sum, o) => sum + o.amount, 0) || null,
+            // offset start: everything before start + 2 days
+            'orders.next_2d': times.filter((o) => o.at < start + 2 * DAY).length,
+          };
+        }),
+      );
+      // Without a granularity the date range is one bucket; without a date range it is refused, as in Cube.
+      const whole = await rolling.load({ measures: ['orders.running_amount'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }] });
+      expect(whole.data).toEqual([{ 'orders.running_amount': times.filter((o) => o.at <= day('2026-02-01') - 1).reduce((sum, o) => sum + o.amount, 0) }]);
+      await expect(rolling.load({ measures: ['orders.count_3d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }] })).rejects.toThrow(/give the time dimension orders.created_at a dateRange/);
+      // In a time zone ahead of UTC, the days are Tokyo's.
+      const tokyo = await rolling.load({ measures: ['orders.count_3d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-02', '2026-01-02'] }], timezone: 'Asia/Tokyo' });
+      const tokyoEnd = day('2026-01-03') - 9 * 3_600_000 - 1;
+      expect(tokyo.data).toEqual([{ 'orders.created_at.day': '2026-01-02T00:00:00.000', 'orders.created_at': '2026-01-02T00:00:00.000', 'orders.count_3d': times.filter((o) => o.at > tokyoEnd - 3 * DAY && o.at <= tokyoEnd).length }]);
     });
 
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {

@@ -7,6 +7,7 @@ import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
 import type { Filter, MemberFilter, Query } from './query.js';
 import { referencedCubes, Renderer, type RenderContext } from './render.js';
+import { rollingBuckets, type Bucket, type RollingWindow } from './rolling.js';
 
 /** One column of the compiled query's result, and the keys it fills in each row. */
 export interface OutputColumn {
@@ -28,6 +29,8 @@ export interface CompiledQuery {
 const REPEAT_SENSITIVE = new Set(['count', 'sum', 'avg']);
 const AGGREGATES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max']);
 const UNSUPPORTED = new Set(['rank', 'running_total']);
+/** Aggregates whose result is a number whatever they aggregate. */
+const NUMERIC_AGGREGATES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg']);
 
 const isGroup = (f: Filter): f is { and: Filter[] } | { or: Filter[] } => 'and' in f || 'or' in f;
 function leaves(f: Filter): MemberFilter[] {
@@ -124,8 +127,12 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   // WHERE: segments, date ranges, and filters over dimensions; filters over measures apply to the result.
   const where: string[] = segments.map((s) => renderer.segment(cubeOf(s.cube), (s.member as { sql: string }).sql));
   const ctx = { dialect, bind, timezone: query.timezone };
+  // Each date range's condition, by its time dimension: a rolling window reads past it (rolling.ts).
+  const rangeAt = new Map<unknown, number>();
   for (const { td, member } of timeDimensions) {
-    if (td.dateRange) where.push(filterSql(dimensionSql(member), 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, ctx));
+    if (!td.dateRange) continue;
+    rangeAt.set(td, where.length);
+    where.push(filterSql(dimensionSql(member), 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, ctx));
   }
   for (const f of rowFilters) {
     where.push(isNoRows(f) ? '1 = 0' : filterTree(f, (leaf) => filterSql(dimensionSql(policyMembers.get(leaf.member)!), policyMembers.get(leaf.member)!.type, leaf, ctx)));
@@ -157,7 +164,9 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   };
   const outerMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
     if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
-    if (UNSUPPORTED.has(measure.type) || measure.rolling_window || measure.multi_stage) throw new QueryError(`Measure ${cube}.${measure.name} (${measure.rolling_window ? 'rolling window' : measure.multi_stage ? 'multi-stage' : measure.type}) is not supported by queries yet.`);
+    if (UNSUPPORTED.has(measure.type) || measure.multi_stage || (measure.rolling_window && !AGGREGATES.has(measure.type))) {
+      throw new QueryError(`Measure ${cube}.${measure.name} (${measure.multi_stage ? 'multi-stage' : measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`);
+    }
     if (AGGREGATES.has(measure.type)) return `q.${quote(baseOf(cube, measure).alias)}`;
     // number, string, time, boolean: an expression over other measures, or over the cube's rows with its own aggregates.
     let refersToMeasures = false;
@@ -190,8 +199,15 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   // Groups: the measures that aggregate over the joined rows as they are, and one per cube whose rows the joins repeat.
   const groups = new Map<string, Base[]>();
+  // A rolling window over the query's time dimension (by granularity, else its date range as one bucket).
+  const rollingOver = grouped.length > 0 ? grouped : timeDimensions.filter((t) => t.td.dateRange);
   for (const base of bases.values()) {
     const repeated = REPEAT_SENSITIVE.has(base.measure.type) && multiplies(plan, base.cube);
+    if (base.measure.rolling_window && rollingOver.length > 0) {
+      if (repeated) throw new QueryError(`Measure ${base.key} has a rolling window and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`);
+      groups.set(`rolling:${base.key}`, [base]);
+      continue;
+    }
     if (!AGGREGATES.has(base.measure.type) && multiplies(plan, base.cube)) {
       throw new QueryError(`Measure ${base.key} aggregates in its own SQL and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`);
     }
@@ -202,8 +218,48 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const dims = groupColumns.map((g, i) => `${g.sql} AS ${quote(`g${i}`)}`);
   const groupBy = groupColumns.length > 0 ? ` GROUP BY ${groupColumns.map((_, i) => i + 1).join(', ')}` : '';
   const whereSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  /**
+   * A rolling-window measure's group: the time series (rolling.ts) LEFT JOINed to the query's rows
+   * (every condition but its time dimension's date range) inside each bucket's window, aggregated
+   * per bucket and dimension values; a bucket without rows still has its row.
+   */
+  const rollingGroup = (base: Base): string => {
+    if (rollingOver.length > 1) throw new QueryError(`Measure ${base.key} has a rolling window: the query may group by one time dimension only.`);
+    const [{ td, member }] = rollingOver as [(typeof rollingOver)[number]];
+    if (!td.dateRange) throw new QueryError(`Measure ${base.key} has a rolling window: give the time dimension ${td.dimension} a dateRange (time series queries without one aren't supported, as in Cube).`);
+    const buckets = rollingBuckets(td.dateRange, td.granularity, query.timezone, base.measure.rolling_window as RollingWindow, base.key);
+    const [first] = buckets as [Bucket];
+    const series = buckets
+      .map((b) => {
+        const columns = [
+          ...(b.label === null ? [] : [`${bind(b.label)} AS ${quote('label')}`]),
+          `${b.lower ? dialect.instantParam(bind(b.lower.at)) : 'NULL'} AS ${quote('lo')}`,
+          `${b.upper ? dialect.instantParam(bind(b.upper.at)) : 'NULL'} AS ${quote('hi')}`,
+        ];
+        return `SELECT ${columns.join(', ')}`;
+      })
+      .join(' UNION ALL ');
+    const range = rangeAt.get(td);
+    // The window replaces the date range's condition; it stays written, always true, so that every
+    // bound parameter appears in the statement (PostgreSQL must see each one to type it).
+    const rest = where.map((condition, i) => (i === range ? `(${condition} OR 1 = 1)` : condition));
+    const cube = cubeOf(base.cube);
+    const inner = [...dimensions.map((m, i) => `${dimensionSql(m)} AS ${quote(`d${i}`)}`), `${dialect.instant(dimensionSql(member))} AS ${quote('t')}`, `${rowValue(renderer, cube, base.measure)} AS ${quote('v')}`];
+    const window = [
+      ...(first.lower ? [`${quote('f')}.${quote('t')} ${first.lower.inclusive ? '>=' : '>'} ${quote('w')}.${quote('lo')}`] : []),
+      ...(first.upper ? [`${quote('f')}.${quote('t')} ${first.upper.inclusive ? '<=' : '<'} ${quote('w')}.${quote('hi')}`] : []),
+    ];
+    const value = `${quote('f')}.${quote('v')}`;
+    const aggregated = base.measure.type === 'count' ? `count(${value})` : base.measure.type.startsWith('count_distinct') ? `count(DISTINCT ${value})` : `${base.measure.type}(${value})`;
+    const columns = [...dimensions.map((_, i) => `${quote('f')}.${quote(`d${i}`)} AS ${quote(`g${i}`)}`), ...(first.label === null ? [] : [`${quote('w')}.${quote('label')} AS ${quote(`g${dimensions.length}`)}`]), `${aggregated} AS ${quote(base.alias)}`];
+    return `SELECT ${columns.join(', ')} FROM (${series}) AS ${quote('w')} LEFT JOIN (SELECT ${inner.join(', ')} FROM ${from}${rest.length > 0 ? ` WHERE ${rest.join(' AND ')}` : ''}) AS ${quote('f')} ON ${window.join(' AND ') || '1 = 1'}${groupBy}`;
+  };
   const groupSql: string[] = [];
   for (const [cubeName, list] of groups) {
+    if (cubeName.startsWith('rolling:')) {
+      groupSql.push(rollingGroup(list[0]!));
+      continue;
+    }
     const cube = cubeName === '' ? null : cubeOf(cubeName);
     if (cube === null) {
       const aggs = list.map((b) => `${aggregate(renderer, cubeOf(b.cube), b.measure)} AS ${quote(b.alias)}`);
@@ -232,7 +288,10 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     const allBases = groupLists.flat();
     const branches = groupSql.map((sql, i) => {
       const own = new Set(groupLists[i]!.map((b) => b.alias));
-      const cols = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => (own.has(b.alias) ? quote(b.alias) : `NULL AS ${quote(b.alias)}`))];
+      // PostgreSQL types a chain of UNIONs pair by pair: two untyped NULLs of a column become text,
+      // which a third branch's count cannot join; numeric aggregates' NULLs are typed (dialect.ts).
+      const nullOf = (b: Base) => (NUMERIC_AGGREGATES.has(b.measure.type) ? dialect.numericNull : 'NULL');
+      const cols = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => (own.has(b.alias) ? quote(b.alias) : `${nullOf(b)} AS ${quote(b.alias)}`))];
       return `SELECT ${cols.join(', ')} FROM (${sql}) AS ${quote(`s${i}`)}`;
     });
     const select = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => `max(${quote(b.alias)}) AS ${quote(b.alias)}`)];

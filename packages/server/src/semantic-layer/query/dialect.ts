@@ -19,6 +19,8 @@ export interface SqlDialect {
   ilike(expr: string, pattern: string): string;
   /** Case-sensitive LIKE, with the same escapes. */
   like(expr: string, pattern: string): string;
+  /** A NULL that unions with any numeric aggregate (count, sum, avg). */
+  readonly numericNull: string;
 }
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
@@ -32,6 +34,7 @@ export const postgresDialect: SqlDialect = {
   instantParam: (p) => `(${p})::timestamptz`,
   ilike: (expr, pattern) => `CAST(${expr} AS TEXT) ILIKE ${pattern}`,
   like: (expr, pattern) => `CAST(${expr} AS TEXT) LIKE ${pattern}`,
+  numericNull: 'CAST(NULL AS NUMERIC)',
 };
 
 /**
@@ -49,6 +52,7 @@ export const sqliteDialect: SqlDialect = {
   ilike: (expr, pattern) => `lower(${expr}) LIKE lower(${pattern}) ESCAPE '\\'`,
   // SQLite's LIKE ignores ASCII case; mapi_like (sqlite-functions.ts) does not.
   like: (expr, pattern) => `mapi_like(${expr}, ${pattern})`,
+  numericNull: 'NULL',
 };
 
 /** A time zone is checked against the runtime's zone database before it is written as a literal. */
