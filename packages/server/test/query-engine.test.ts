@@ -93,6 +93,41 @@ for (const dialect of DIALECTS) {
       expect(tokyo.data).toEqual([{ 'orders.created_at.day': '2026-01-02T00:00:00.000', 'orders.created_at': '2026-01-02T00:00:00.000', 'orders.count_3d': times.filter((o) => o.at > tokyoEnd - 3 * DAY && o.at <= tokyoEnd).length }]);
     });
 
+    it('issue 32: sub_query dimensions: a measure of a joined cube per row of the dimension’s cube, groupable and filterable, without joining that cube into the query', async () => {
+      const model = `cubes:
+  - name: customers
+    sql_table: customers
+    joins:
+      - { name: orders, relationship: one_to_many, sql: "{CUBE}.id = {orders.customer_id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: region, sql: region, type: string }
+      - { name: orders_count, sql: "{orders.count}", type: number, sub_query: true }
+      - { name: spent, sql: "{orders.total_amount}", type: number, sub_query: true }
+    measures:
+      - { name: count, type: count }
+  - name: orders
+    sql_table: orders
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: customer_id, sql: customer_id, type: number }
+    measures:
+      - { name: count, type: count }
+      - { name: total_amount, sql: amount, type: sum }
+`;
+      const sub = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const ordersOf = (customer: unknown) => ORDERS.filter(([, c]) => c === customer);
+      const rows = await sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.spent'], order: { 'customers.id': 'asc' } });
+      expect(rows.data).toEqual(CUSTOMERS.map(([id]) => ({ 'customers.id': id, 'customers.orders_count': ordersOf(id).length, 'customers.spent': ordersOf(id).reduce((sum, o) => sum + (o[3] as number), 0) || null })));
+      // Grouped by it, the customers are counted once each (orders are not joined into the query).
+      const byCount = await sub.load({ measures: ['customers.count'], dimensions: ['customers.orders_count'], order: { 'customers.orders_count': 'asc' } });
+      const histogram = new Map<number, number>();
+      for (const [id] of CUSTOMERS) histogram.set(ordersOf(id).length, (histogram.get(ordersOf(id).length) ?? 0) + 1);
+      expect(byCount.data).toEqual([...histogram].sort(([a], [b]) => a - b).map(([n, customers]) => ({ 'customers.orders_count': n, 'customers.count': customers })));
+      const filtered = await sub.load({ measures: ['customers.count'], filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['2'] }] });
+      expect(filtered.data).toEqual([{ 'customers.count': CUSTOMERS.filter(([id]) => ordersOf(id).length >= 2).length }]);
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },

@@ -83,15 +83,18 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   // a dimension of orders joins customers, as in Cube); a view's members bring their join paths.
   const all = [...used, ...policyMembers.values()];
   const viewMembers = all.filter((m) => m.joinPath !== null);
-  const cubes = all.flatMap((m) => [m.cube, ...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })]);
+  // (A sub_query dimension's references are joined inside its own subquery, not here.)
+  const cubes = all.flatMap((m) => [m.cube, ...((m.member as CompiledDimension).sub_query ? [] : referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null }))]);
   const plan = planJoins(index, cubes, viewMembers.map((m) => m.joinPath!));
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
   const cubeOf = (name: string): CompiledCube => index.cube(name);
   // Model SQL may read the caller's context and the query's filters on a member (render.ts).
   const filterCtx = { dialect, bind, timezone: query.timezone };
+  const subQueries = new Map<string, string>();
   const context: RenderContext = {
     bind,
     security,
+    subQuery: (cube, dimension) => subQueries.get(`${cube}.${dimension}`),
     filterParams: (member, expr) => {
       const conditions: string[] = [];
       const visit = (f: Filter) => {
@@ -111,6 +114,18 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   let from = `${renderer.table(cubeOf(plan.root))} AS ${quote(plan.root)}`;
   for (const step of plan.steps) from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
+  // `sub_query` dimensions: each a subquery per row of its cube, joined by the cube's primary key.
+  for (const m of all) {
+    const dimension = m.member as CompiledDimension;
+    const key = `${m.cube}.${dimension.name}`;
+    if (m.kind !== 'dimension' || !dimension.sub_query || subQueries.has(key)) continue;
+    const alias = `sq_${subQueries.size}`;
+    const cube = cubeOf(m.cube);
+    const pk = cube.dimensions.find((d) => d.primary_key);
+    if (!pk) throw new QueryError(`Dimension ${key} is a subquery dimension: cube ${m.cube} needs a primary key to join it by.`);
+    from += ` LEFT JOIN (${subQuerySql(index, cube, dimension, context)}) AS ${quote(alias)} ON ${quote(alias)}.${quote('pk')} = ${renderer.dimension(cube, pk)}`;
+    subQueries.set(key, `${quote(alias)}.${quote('val')}`);
+  }
 
   const dimensionSql = (m: ResolvedMember) => renderer.dimension(cubeOf(m.cube), m.member as CompiledDimension);
 
@@ -370,4 +385,25 @@ function orderOf(query: Query, columns: OutputColumn[], hasTime: boolean): Array
   if (measure) return [{ name: measure.keys[0]!, column: measure, direction: 'desc' }];
   const first = columns[0];
   return first ? [{ name: first.keys[0]!, column: first, direction: 'asc' }] : [];
+}
+
+/**
+ * A `sub_query` dimension's subquery: per primary key of its cube, the dimension's SQL with the
+ * measures it refers to aggregated over the rows joined to that key (Cube's subquery dimensions:
+ * `sql: "{orders.count}"` on customers is each customer's order count), joined along the model's
+ * joins from the dimension's cube.
+ */
+function subQuerySql(index: ModelIndex, cube: CompiledCube, dimension: CompiledDimension, context: RenderContext): string {
+  if (dimension.sql === null) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension without SQL.`);
+  // Answering without the query's filters would give other numbers than Cube: refused, not ignored.
+  if (dimension.propagate_filters_to_sub_query) throw new QueryError(`Dimension ${cube.name}.${dimension.name} sets propagate_filters_to_sub_query, which queries do not support yet.`);
+  const referenced = referencedCubes(index, cube, dimension);
+  const plan = planJoins(index, [cube.name, ...referenced], []);
+  const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
+  const aliasOf = (name: string) => (joined.has(name) ? name : undefined);
+  const inner: Renderer = new Renderer(index, aliasOf, (owner, measure): string => aggregate(inner, index.cube(owner), measure), context);
+  let from = `${inner.table(index.cube(plan.root))} AS ${quote(plan.root)}`;
+  for (const step of plan.steps) from += ` LEFT JOIN ${inner.table(index.cube(step.far))} AS ${quote(step.far)} ON ${inner.join(index.cube(step.edge.from), step.edge.sql)}`;
+  const pk = cube.dimensions.find((d) => d.primary_key)!;
+  return `SELECT ${inner.dimension(cube, pk)} AS ${quote('pk')}, (${inner.expand(dimension.sql, cube, 0)}) AS ${quote('val')} FROM ${from} GROUP BY 1`;
 }

@@ -17,6 +17,8 @@ export interface RenderContext {
   security: SecurityContext;
   /** The query's filters on the cube member `member`, written over the SQL `expr`; null when it has none. */
   filterParams(member: string, expr: string): string | null;
+  /** A `sub_query` dimension's column in the query (its subquery joined by the compiler); undefined where it has none. */
+  subQuery?(cube: string, dimension: string): string | undefined;
 }
 
 const SECURITY = /^(SECURITY_CONTEXT|securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*?)(?:\.(filter|unsafeValue)\(\s*(?:(['"])([^'"]*)\4)?\s*\))?$/;
@@ -61,7 +63,11 @@ export class Renderer {
   dimension(cube: CompiledCube, dimension: CompiledDimension, depth = 0): string {
     if (dimension.case) return this.#case(cube, dimension, depth);
     if (dimension.sql === null) throw new QueryError(`Dimension ${cube.name}.${dimension.name} has no SQL that queries can use yet.`);
-    if (dimension.sub_query) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension, which queries cannot use yet.`);
+    if (dimension.sub_query) {
+      const column = this.context?.subQuery?.(cube.name, dimension.name);
+      if (column === undefined) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension, which can only be used as a member of the query (not from another member's SQL).`);
+      return column;
+    }
     return `(${this.#column(dimension.sql, cube, depth)})`;
   }
 
