@@ -128,6 +128,21 @@ for (const dialect of DIALECTS) {
       expect(filtered.data).toEqual([{ 'customers.count': CUSTOMERS.filter(([id]) => ordersOf(id).length >= 2).length }]);
     });
 
+    it('issue 32: ungrouped queries answer the rows themselves with each measure’s value per row, and need every joined cube’s primary key; order: [] asks for no order', async () => {
+      const rows = await load({ dimensions: ['orders.id', 'orders.status'], measures: ['orders.count', 'orders.total_amount', 'orders.completed_count'], ungrouped: true, order: { 'orders.id': 'asc' } });
+      expect(rows).toEqual(
+        ORDERS.map(([id, , status, amount]) => ({ 'orders.id': id, 'orders.status': status, 'orders.count': 1, 'orders.total_amount': amount, 'orders.completed_count': status === 'completed' ? 1 : 0 })),
+      );
+      // A filter on a measure is a condition on its value in each row.
+      const big = await load({ dimensions: ['orders.id'], measures: ['orders.total_amount'], filters: [{ member: 'orders.total_amount', operator: 'gte', values: ['70'] }], ungrouped: true, order: { 'orders.id': 'asc' } });
+      expect(big.map((r) => r['orders.id'])).toEqual(ORDERS.filter(([, , , amount]) => (amount as number) >= 70).map(([id]) => id));
+      await refused({ dimensions: ['orders.status'], measures: ['orders.count'], ungrouped: true }, /primary key of every cube it reads among its dimensions: add orders\.id/);
+      await refused({ dimensions: ['orders.id', 'customers.region'], ungrouped: true }, /add customers\.id/);
+      // order: [] opts out of the default order: no ORDER BY is written.
+      expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'], order: [] }).sql).not.toContain('ORDER BY');
+      expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'] }).sql).toContain('ORDER BY');
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },

@@ -160,6 +160,57 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     else where.push(filterTree(f, (leaf) => filterSql(dimensionSql(filterMembers.get(leaf.member)!), filterMembers.get(leaf.member)!.type, leaf, ctx)));
   }
 
+  if (query.ungrouped) return ungroupedQuery();
+
+  /**
+   * Cube's `ungrouped` query: the joined rows themselves, no GROUP BY: dimensions as they are, a
+   * measure as its value on each row (a `count` is 1, or 0 where its SQL or filters do not hold),
+   * filters on measures over those values. The primary key of every cube the query joins must be
+   * among its dimensions, as Cube requires, so that no row stands for several.
+   */
+  function ungroupedQuery(): CompiledQuery {
+    const named = new Set(dimensions.map((m) => `${m.cube}.${m.member.name}`));
+    for (const cube of joined) {
+      const key = cubeOf(cube).dimensions.find((d) => d.primary_key);
+      if (key && !named.has(`${cube}.${key.name}`)) throw new QueryError(`An ungrouped query needs the primary key of every cube it reads among its dimensions: add ${cube}.${key.name}.`);
+    }
+    const rowMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
+      if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
+      if (UNSUPPORTED.has(measure.type) || measure.multi_stage || measure.rolling_window) throw new QueryError(`Measure ${cube}.${measure.name} cannot be read row by row in an ungrouped query.`);
+      const owner = cubeOf(cube);
+      if (AGGREGATES.has(measure.type)) {
+        const conditions = renderer.measureFilters(owner, measure);
+        const input = renderer.measureInput(owner, measure);
+        if (measure.type === 'count') {
+          const holds = [...(input === null ? [] : [`${input} IS NOT NULL`]), ...conditions];
+          return holds.length === 0 ? '1' : `(CASE WHEN ${holds.join(' AND ')} THEN 1 ELSE 0 END)`;
+        }
+        if (input === null) throw new QueryError(`Measure ${cube}.${measure.name} (${measure.type}) has no SQL.`);
+        return conditions.length > 0 ? `(CASE WHEN ${conditions.join(' AND ')} THEN ${input} END)` : input;
+      }
+      const over: Renderer = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m): string => rowMeasure(c, m, depth + 1), context);
+      if (measure.sql === null) throw new QueryError(`Measure ${cube}.${measure.name} has no SQL.`);
+      return `(${over.expand(measure.sql, owner, 0)})`;
+    };
+    const selected = [...groupColumns.map((g) => g.sql), ...measures.map((m) => rowMeasure(m.cube, m.member as CompiledMeasure))];
+    const rowWhere = [
+      ...where,
+      ...measureFilters.map((f) =>
+        filterTree(f, (leaf) => {
+          const m = filterMembers.get(leaf.member)!;
+          const type = m.type === 'string' || m.type === 'time' || m.type === 'boolean' ? m.type : 'number';
+          return filterSql(rowMeasure(m.cube, m.member as CompiledMeasure), type, leaf, ctx);
+        }),
+      ),
+    ];
+    const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measures.map((m, i) => ({ alias: `c${groupColumns.length + i}`, keys: [m.name], member: m }))];
+    const rows = `SELECT ${selected.map((sql, i) => `${sql} AS ${quote(`c${i}`)}`).join(', ')} FROM ${from}${rowWhere.length > 0 ? ` WHERE ${rowWhere.join(' AND ')}` : ''}`;
+    if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
+    const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);
+    const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');
+    return { sql: `SELECT * FROM (${rows}) AS q${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`, params, columns, order: order.map(({ name, direction }) => [name, direction]) };
+  }
+
   // Measures: base aggregations placed in groups, derived ones (`number` over other measures) computed on top.
   interface Base {
     key: string;
@@ -316,7 +367,8 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measureColumns.map((m) => m.column)];
   const select = [...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`), ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`)];
   const rows = `SELECT ${select.join(', ')} FROM (${combined}) AS q` + (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '');
-  const order = orderOf(query, columns, grouped.length > 0);
+  // `order: []` asks for no order at all (Cube's opt-out of its default order).
+  const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);
   // Cube's `total`: the rows the query has without its order, limit and offset.
   if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
   const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');

@@ -15,6 +15,7 @@ export interface CubeQuery {
   offset?: number;
   total?: boolean;
   renewQuery?: boolean;
+  ungrouped?: boolean;
   timezone: string;
 }
 
@@ -40,12 +41,13 @@ export function cubeQuery(query: Query): CubeQuery {
     ...(query.segments.length > 0 ? { segments: query.segments } : {}),
     timeDimensions: query.timeDimensions.map((td) => ({ dimension: td.dimension, ...(td.granularity ? { granularity: td.granularity } : {}), ...(td.dateRange ? { dateRange: td.dateRange } : {}) })),
     filters: query.filters.map(cubeFilter),
-    ...(query.order.length > 0 ? { order: query.order.map(([id, direction]) => ({ id, desc: direction === 'desc' })) } : {}),
+    ...(query.defaultOrder ? {} : { order: query.order.map(([id, direction]) => ({ id, desc: direction === 'desc' })) }),
     limit: query.limit,
     rowLimit: query.limit,
     ...(query.offset > 0 ? { offset: query.offset } : {}),
     ...(query.total ? { total: true } : {}),
     ...(query.renewQuery ? { renewQuery: true } : {}),
+    ...(query.ungrouped ? { ungrouped: true } : {}),
     timezone: query.timezone,
   };
 }

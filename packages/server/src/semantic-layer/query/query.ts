@@ -63,6 +63,10 @@ export interface Query {
   total: boolean;
   /** Cube's `renewQuery`: read past the result cache. */
   renewQuery: boolean;
+  /** Cube's `ungrouped`: the rows themselves, no aggregation (compile.ts). */
+  ungrouped: boolean;
+  /** No `order` was given: Cube's default order applies (`order: []` asks for none). */
+  defaultOrder: boolean;
 }
 
 export interface QueryLimits {
@@ -98,7 +102,6 @@ function known(input: Record<string, unknown>, allowed: readonly string[], where
 export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.now()): Query {
   if (!isObject(input)) throw new QueryError('The query must be a JSON object.');
   known(input, ['measures', 'dimensions', 'timeDimensions', 'filters', 'segments', 'order', 'limit', 'offset', 'timezone', 'total', 'renewQuery', 'ungrouped'], 'The query');
-  if (input.ungrouped === true) throw new QueryError('ungrouped queries are not supported: every query aggregates.');
   const timezone = input.timezone === undefined || input.timezone === null ? 'UTC' : input.timezone;
   if (typeof timezone !== 'string' || !isTimeZone(timezone)) throw new QueryError(`timezone ${JSON.stringify(timezone)} is not an IANA time zone such as "Europe/Berlin".`);
   const limit = input.limit === undefined || input.limit === null ? limits.defaultLimit : input.limit;
@@ -138,7 +141,7 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
   if (!Array.isArray(filters)) throw new QueryError('filters must be a list.');
   const timeDimensions = input.timeDimensions === undefined || input.timeDimensions === null ? [] : input.timeDimensions;
   if (!Array.isArray(timeDimensions) || timeDimensions.length > 20) throw new QueryError('timeDimensions must be a list of at most 20.');
-  for (const flag of ['total', 'renewQuery'] as const) if (input[flag] !== undefined && input[flag] !== null && typeof input[flag] !== 'boolean') throw new QueryError(`${flag} must be true or false.`);
+  for (const flag of ['total', 'renewQuery', 'ungrouped'] as const) if (input[flag] !== undefined && input[flag] !== null && typeof input[flag] !== 'boolean') throw new QueryError(`${flag} must be true or false.`);
   // `cube.created_at.month` among the dimensions is that time dimension by month (Cube's shorthand).
   const dimensions: string[] = [];
   const byGranularity: TimeDimension[] = [];
@@ -159,6 +162,8 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
     timezone,
     total: input.total === true,
     renewQuery: input.renewQuery === true,
+    ungrouped: input.ungrouped === true,
+    defaultOrder: input.order === undefined || input.order === null,
   };
 }
 

@@ -428,7 +428,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     }),
     filters,
     segments: unique(segments),
-    order,
+    // Without ORDER BY, the default order (as Cube's SQL API gives grouped queries).
+    ...(order.length > 0 ? { order } : {}),
     timezone: 'UTC',
     ...(limit === undefined ? {} : { limit }),
     ...(offset === undefined ? {} : { offset }),
