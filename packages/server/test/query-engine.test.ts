@@ -143,6 +143,21 @@ for (const dialect of DIALECTS) {
       expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'] }).sql).toContain('ORDER BY');
     });
 
+    it('issue 32: a cube’s refresh_key `every` is how long its answers are reused; others keep QUERY_CACHE_MS; renewQuery reads past the cache', async () => {
+      const model = SHOP_MODEL.replace('  - name: line_items\n    sql_table: line_items\n', '  - name: line_items\n    sql_table: line_items\n    refresh_key: { every: 1 second }\n');
+      expect(model).not.toBe(SHOP_MODEL);
+      const cached = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 60_000 });
+      const at = async (measure: string, extra: Record<string, unknown> = {}) => (await cached.answer(cached.normalise({ measures: [measure], ...extra }))).refreshedAt;
+      const orders = await at('orders.count');
+      const items = await at('line_items.count');
+      expect(await at('line_items.count')).toBe(items);
+      // Read again once its second has passed.
+      await vi.waitFor(async () => expect(await at('line_items.count')).toBeGreaterThan(items), { timeout: 10_000, interval: 100 });
+      // The cube without a refresh key still answers from the cache kept since.
+      expect(await at('orders.count')).toBe(orders);
+      expect(await at('orders.count', { renewQuery: true })).toBeGreaterThan(orders);
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },

@@ -23,6 +23,8 @@ export interface CompiledQuery {
   columns: OutputColumn[];
   /** The order the rows come in (the query's, or the default), by member. */
   order: Array<[string, 'asc' | 'desc']>;
+  /** The cubes the statement reads (for their refresh keys). */
+  cubes?: string[];
 }
 
 /** Aggregations whose result a repeated row changes: these need de-duplication across one-to-many joins. */
@@ -208,7 +210,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
     const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);
     const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');
-    return { sql: `SELECT * FROM (${rows}) AS q${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`, params, columns, order: order.map(({ name, direction }) => [name, direction]) };
+    return { sql: `SELECT * FROM (${rows}) AS q${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`, params, columns, order: order.map(({ name, direction }) => [name, direction]), cubes: [...joined] };
   }
 
   // Measures: base aggregations placed in groups, derived ones (`number` over other measures) computed on top.
@@ -373,7 +375,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
   const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');
   const sql = rows + (orderSql ? ` ORDER BY ${orderSql}` : '') + ` LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`;
-  return { sql, params, columns, order: order.map(({ name, direction }) => [name, direction]) };
+  return { sql, params, columns, order: order.map(({ name, direction }) => [name, direction]), cubes: [...joined] };
 }
 
 function filterTree(f: Filter, leaf: (f: MemberFilter) => string): string {

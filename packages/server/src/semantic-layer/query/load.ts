@@ -19,6 +19,19 @@ export interface EngineLimits extends QueryLimits {
 
 const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
 
+/** How often a refresh key's SQL is asked again when it has no `every` (Cube's default). */
+const DEFAULT_REFRESH_CHECK_MS = 10_000;
+/** How long an answer over a cube with a refresh-key SQL lives at most (it is replaced as soon as the value changes). */
+const SQL_REFRESH_KEY_TTL_MS = 3_600_000;
+
+/** A refresh key's `every` (`30 seconds`, `1 hour`, `1 day`) in milliseconds; undefined for none or a cron expression. */
+export function everyMs(every: string | undefined): number | undefined {
+  const m = every === undefined ? null : /^\s*(\d{1,6})\s*(second|minute|hour|day|week)s?\s*$/i.exec(every);
+  if (!m) return undefined;
+  const unit = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }[m[2]!.toLowerCase() as 'second'];
+  return Number(m[1]) * unit;
+}
+
 /** Compiled statements an engine keeps (#compiled); the oldest goes first. */
 const MAX_COMPILED = 500;
 
@@ -52,6 +65,8 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLi
 export class QueryEngine {
   readonly #index: ModelIndex;
   readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string; at: number }>;
+  /** The values of the cubes' refresh-key SQL, by cube and SQL. */
+  readonly #refreshValues: ResultCache<{ rows: Array<Record<string, unknown>>; json: string; at: number }>;
   /**
    * Statements compiled before, by the key of the result cache (the normalised query and the
    * caller's context): a dashboard asks the same few queries again and again, and compiling
@@ -70,6 +85,7 @@ export class QueryEngine {
   ) {
     this.#index = new ModelIndex(artifact);
     this.#cache = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 64 * 1_048_576 });
+    this.#refreshValues = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 1_048_576 });
   }
 
   /** A query as the engine runs it: checked, defaults filled in, relative dates resolved at this moment. */
@@ -112,8 +128,12 @@ export class QueryEngine {
    */
   async answer(query: Query, security: SecurityContext = NOBODY): Promise<Answer> {
     // Relative date ranges were resolved when the query was normalised: the key holds the dates they stand for.
-    const key = this.#key(query, security);
-    const prepared = this.#prepare(key, query, security);
+    const compiledKey = this.#key(query, security);
+    const prepared = this.#prepare(compiledKey, query, security);
+    // The cubes' refresh keys: an answer lives as long as their `every` says, and one whose
+    // refresh-key SQL answers something new is not reused (Cube's refresh_key).
+    const refresh = await this.#refreshOf(prepared.cubes ?? []);
+    const key = refresh.values.length > 0 ? `${compiledKey}|${JSON.stringify(refresh.values)}` : compiledKey;
     const { sql, params, columns } = prepared;
     const read = async () => {
       const rows = rowsOf(await this.dataSource.query(sql, params), columns);
@@ -127,20 +147,46 @@ export class QueryEngine {
     };
     // The rows and their text are both held.
     const sizeOf = (value: { json: string }) => 2 * value.json.length;
-    const counted = query.total ? this.#total(key, query, security) : undefined;
+    const counted = query.total ? this.#total(key, query, security, refresh.ttlMs) : undefined;
     // Both are awaited before either failure is reported: a rejected count is never left unhandled.
-    const [data, total] = await Promise.all([this.#cache.get(key, read, sizeOf, query.renewQuery), counted]);
+    const [data, total] = await Promise.all([this.#cache.get(key, read, sizeOf, query.renewQuery, refresh.ttlMs), counted]);
     return { query, prepared, rows: data.rows, json: data.json, refreshedAt: data.at, ...(total === undefined ? {} : { total }) };
   }
 
+  /**
+   * What the refresh keys of `cubes` say of an answer over them: how long it lives (the shortest
+   * `every`; undefined: QUERY_CACHE_MS), and the current values of their refresh-key SQL, each
+   * asked again at most once per its `every` (10 s without one).
+   */
+  async #refreshOf(cubes: string[]): Promise<{ ttlMs: number | undefined; values: unknown[] }> {
+    let ttlMs: number | undefined;
+    const values: unknown[] = [];
+    // Nothing is kept (QUERY_CACHE_MS=0): nothing to check.
+    if (this.limits.cacheTtlMs <= 0) return { ttlMs, values };
+    for (const name of cubes) {
+      const refreshKey = this.#index.cubes.get(name)?.refresh_key as { every?: string; sql?: string } | undefined;
+      if (!refreshKey) continue;
+      const every = everyMs(refreshKey.every);
+      if (every !== undefined) ttlMs = Math.min(ttlMs ?? every, every);
+      if (refreshKey.sql) {
+        const sql = refreshKey.sql;
+        const checked = await this.#refreshValues.get(`${name}|${sql}`, async () => ({ rows: await this.dataSource.query(sql, []), json: '', at: Date.now() }), () => 256, false, every ?? DEFAULT_REFRESH_CHECK_MS);
+        values.push(checked.rows);
+        // Answers then live until the value changes (bounded by the cache's size), unless `every` says less.
+        ttlMs ??= SQL_REFRESH_KEY_TTL_MS;
+      }
+    }
+    return { ttlMs, values };
+  }
+
   /** The rows a query has without its limit and offset (Cube's `total`), cached like an answer. */
-  async #total(key: string, query: Query, security: SecurityContext): Promise<number> {
+  async #total(key: string, query: Query, security: SecurityContext, ttlMs: number | undefined): Promise<number> {
     const { sql, params } = compileQuery(this.#index, query, this.dataSource.dialect, security, { total: true });
     const read = async () => {
       const [row] = await this.dataSource.query(sql, params);
       return { rows: [{ total: Number(row?.total_count ?? 0) }], json: '', at: Date.now() };
     };
-    const data = await this.#cache.get(`total:${key}`, read, () => 64, query.renewQuery);
+    const data = await this.#cache.get(`total:${key}`, read, () => 64, query.renewQuery, ttlMs);
     return data.rows[0]!.total as number;
   }
 

@@ -5,23 +5,24 @@
  * entries and by the bytes of the results it holds.
  */
 export class ResultCache<T> {
-  readonly #entries = new Map<string, { at: number; value: Promise<T>; bytes: number }>();
+  readonly #entries = new Map<string, { at: number; value: Promise<T>; bytes: number; ttlMs?: number }>();
   #bytes = 0;
 
   constructor(private readonly options: { ttlMs: number; maxEntries: number; maxBytes: number }) {}
 
   /**
    * The cached answer for `key`, or `compute()`'s (shared by concurrent callers; a failure is not
-   * kept). `renew`: compute afresh even when an answer is cached, and keep the new one.
+   * kept). `renew`: compute afresh even when an answer is cached, and keep the new one. `ttlMs`:
+   * how long this answer is kept (the cube's refresh key), else the cache's.
    */
-  async get(key: string, compute: () => Promise<T>, sizeOf: (value: T) => number, renew = false): Promise<T> {
+  async get(key: string, compute: () => Promise<T>, sizeOf: (value: T) => number, renew = false, ttlMs = this.options.ttlMs): Promise<T> {
     if (this.options.ttlMs <= 0) return compute();
     const now = Date.now();
     const hit = this.#entries.get(key);
-    if (hit && !renew && now - hit.at < this.options.ttlMs) return hit.value;
+    if (hit && !renew && now - hit.at < (hit.ttlMs ?? this.options.ttlMs)) return hit.value;
     if (hit) this.#drop(key);
     const value = compute();
-    const entry = { at: now, value, bytes: 0 };
+    const entry = { at: now, value, bytes: 0, ttlMs };
     this.#entries.set(key, entry);
     try {
       const result = await value;
