@@ -58,7 +58,8 @@ for (const dialect of DIALECTS) {
         `      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }
       - { name: count_3d, type: count, rolling_window: { trailing: 3 day } }
       - { name: running_amount, sql: amount, type: sum, rolling_window: { trailing: unbounded } }
-      - { name: next_2d, type: count, rolling_window: { trailing: unbounded, leading: 2 day, offset: start } }`,
+      - { name: next_2d, type: count, rolling_window: { trailing: unbounded, leading: 2 day, offset: start } }
+      - { name: month_to_date, sql: amount, type: sum, rolling_window: { type: to_date, granularity: month } }`,
       );
       expect(model).not.toBe(SHOP_MODEL);
       const rolling = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
@@ -81,6 +82,15 @@ for (const dialect of DIALECTS) {
             // offset start: everything before start + 2 days
             'orders.next_2d': times.filter((o) => o.at < start + 2 * DAY).length,
           };
+        }),
+      );
+      // Period to date: from the start of each bucket's month to its end.
+      const mtd = await rolling.load({ measures: ['orders.month_to_date'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-26', '2026-02-15'] }] });
+      expect(mtd.data.map((row) => row['orders.month_to_date'])).toEqual(
+        ['2026-01-26', '2026-02-02', '2026-02-09'].map((monday) => {
+          const end = day(monday) + 7 * DAY - 1;
+          const monthStart = Date.UTC(new Date(end).getUTCFullYear(), new Date(end).getUTCMonth(), 1);
+          return times.filter((o) => o.at >= monthStart && o.at <= end).reduce((sum, o) => sum + o.amount, 0) || null;
         }),
       );
       // Without a granularity the date range is one bucket; without a date range it is refused, as in Cube.

@@ -18,10 +18,16 @@ import { formatWall, instantOf, parseWall, truncateWall } from './time-zones.js'
  */
 
 export interface RollingWindow {
+  /** `fixed` (trailing/leading), or period to date: `to_date` with a `granularity`, or `year_to_date`, `quarter_to_date`, `month_to_date`. */
+  type?: string;
   trailing?: string;
   leading?: string;
   offset?: 'start' | 'end';
+  granularity?: string;
 }
+
+const TO_DATE: Record<string, Granularity> = { year_to_date: 'year', quarter_to_date: 'quarter', month_to_date: 'month' };
+const GRANULARITY_NAMES: readonly Granularity[] = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
 
 type Wall = NonNullable<ReturnType<typeof parseWall>>;
 type Unit = Granularity;
@@ -86,8 +92,12 @@ export function rollingBuckets(range: [string, string], granularity: Granularity
   const leading = interval(window.leading, measure);
   const offset = window.offset ?? 'end';
   const iso = (w: Wall) => new Date(instantOf(w, timeZone)).toISOString();
+  // Period to date: from the start of the period (year, quarter, ...) the bucket's end is in, to that end.
+  const toDate = window.type === 'to_date' ? (window.granularity as Granularity | undefined) : window.type ? TO_DATE[window.type] : undefined;
+  if (window.type === 'to_date' && (toDate === undefined || !GRANULARITY_NAMES.includes(toDate))) throw new QueryError(`The rolling window of ${measure} is to_date: give it a granularity such as year, quarter or month.`);
   const bucket = (start: Wall, end: Wall, label: string | null, wholeRange: boolean): Bucket => {
     const out: Bucket = { label };
+    if (toDate) return { label, lower: { at: iso(truncateWall(end, toDate)), inclusive: true }, upper: { at: iso(end), inclusive: true } };
     if (trailing !== 'unbounded') {
       const base = wholeRange || offset === 'start' ? start : end;
       out.lower = { at: iso(trailing ? shiftWall(base, trailing.unit, -trailing.count) : base), inclusive: offset === 'start' };
