@@ -168,6 +168,60 @@ for (const dialect of DIALECTS) {
       expect(await at('orders.count', { renewQuery: true })).toBeGreaterThan(orders);
     });
 
+    it('issue 32: multi-stage measures: a grand total and a share of it (group_by: []), a total by one dimension (group_by), by all but one (reduce_by), a nested average (add_group_by), a rank', async () => {
+      const model = SHOP_MODEL.replace(
+        '      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }',
+        `      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }
+      - { name: amount_all, multi_stage: true, sql: "{total_amount}", type: sum, group_by: [] }
+      - { name: share, multi_stage: true, sql: "1.0 * {total_amount} / NULLIF({amount_all}, 0)", type: number }
+      - { name: amount_by_status, multi_stage: true, sql: "{total_amount}", type: sum, group_by: [status] }
+      - { name: amount_without_region, multi_stage: true, sql: "{total_amount}", type: sum, reduce_by: [customers.region] }
+      - { name: average_customer_amount, multi_stage: true, sql: "{total_amount}", type: avg, add_group_by: [customer_id] }
+      - { name: amount_rank, multi_stage: true, type: rank, order_by: [{ sql: "{total_amount}", dir: desc }], reduce_by: [customers.region] }`,
+      ).replace('      - { name: amount, sql: amount, type: number }\n', '      - { name: amount, sql: amount, type: number }\n      - { name: customer_id, sql: customer_id, type: number }\n');
+      expect(model).not.toBe(SHOP_MODEL);
+      const staged = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const regionOf = new Map(CUSTOMERS.map(([id, , region]) => [id, region]));
+      const orders = ORDERS.map(([id, customer, status, amount]) => ({ id, customer, status: status as string, amount: amount as number, region: (regionOf.get(customer as number) as string | undefined) ?? null }));
+      const sum = (list: typeof orders) => list.reduce((total, o) => total + o.amount, 0);
+      const all = sum(orders);
+
+      const byStatus = await staged.load({ measures: ['orders.total_amount', 'orders.amount_all', 'orders.share'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } });
+      expect(byStatus.data).toEqual(
+        [...new Set(orders.map((o) => o.status))].sort().map((status) => {
+          const amount = sum(orders.filter((o) => o.status === status));
+          return { 'orders.status': status, 'orders.total_amount': amount, 'orders.amount_all': all, 'orders.share': amount / all };
+        }),
+      );
+      // Filters apply in both stages: the total is of the filtered rows.
+      const completed = await staged.load({ measures: ['orders.amount_all'], dimensions: ['orders.status'], filters: [{ member: 'orders.status', operator: 'notEquals', values: ['cancelled'] }] });
+      expect(new Set(completed.data.map((r) => r['orders.amount_all']))).toEqual(new Set([sum(orders.filter((o) => o.status !== 'cancelled'))]));
+
+      const twoDims = await staged.load({ measures: ['orders.total_amount', 'orders.amount_by_status', 'orders.amount_without_region', 'orders.amount_rank'], dimensions: ['orders.status', 'customers.region'] });
+      const cell = (status: string, region: unknown) => sum(orders.filter((o) => o.status === status && o.region === region));
+      for (const row of twoDims.data) {
+        const status = row['orders.status'] as string;
+        const region = row['customers.region'];
+        expect(row['orders.total_amount']).toBe(cell(status, region));
+        expect(row['orders.amount_by_status']).toBe(sum(orders.filter((o) => o.status === status)));
+        expect(row['orders.amount_without_region']).toBe(sum(orders.filter((o) => o.status === status)));
+        // Rank within the status, by amount descending (ties share a rank).
+        const peers = [...new Set(orders.filter((o) => o.status === status).map((o) => o.region))].map((r) => cell(status, r));
+        expect(row['orders.amount_rank']).toBe(1 + peers.filter((amount) => amount > cell(status, region)).length);
+      }
+      expect(twoDims.data).toHaveLength(new Set(orders.map((o) => `${o.status}|${o.region}`)).size);
+
+      // add_group_by: the average over customers of each customer's amount, per region.
+      const nested = await staged.load({ measures: ['orders.average_customer_amount'], dimensions: ['customers.region'], order: { 'customers.region': 'asc' } });
+      expect(nested.data).toEqual(
+        ['EU', 'US', null].map((region) => {
+          const customers = [...new Set(orders.filter((o) => o.region === region).map((o) => o.customer))];
+          const perCustomer = customers.map((c) => sum(orders.filter((o) => o.customer === c)));
+          return { 'customers.region': region, 'orders.average_customer_amount': perCustomer.reduce((a, b) => a + b, 0) / perCustomer.length };
+        }),
+      );
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },

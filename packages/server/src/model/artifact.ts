@@ -27,6 +27,13 @@ export interface CompiledMeasure extends Described {
   rolling_window?: RawMeasure['rolling_window'];
   drill_members?: string[];
   multi_stage?: boolean;
+  /** Multi-stage: the dimensions (`cube.member`) the inner stage groups by only, without, or besides the query's. */
+  group_by?: string[];
+  reduce_by?: string[];
+  add_group_by?: string[];
+  /** A `rank` measure's order. */
+  order_by?: RawMeasure['order_by'];
+  time_shift?: RawMeasure['time_shift'];
 }
 
 export interface CompiledDimension extends Described {
@@ -170,6 +177,8 @@ function compileMember(model: Model, scope: EntitySymbol, member: MemberSymbol):
       ...described(raw, isPublic(raw)), type: raw.type, sql: raw.sql ?? null, format: raw.format,
       filters: raw.filters?.map((filter) => filter.sql), rolling_window: raw.rolling_window,
       drill_members: raw.drill_members?.map((name) => qualified(model, scope, name)), multi_stage: raw.multi_stage,
+      group_by: raw.group_by?.map((name) => qualified(model, scope, name)), reduce_by: raw.reduce_by?.map((name) => qualified(model, scope, name)),
+      add_group_by: raw.add_group_by?.map((name) => qualified(model, scope, name)), order_by: raw.order_by, time_shift: raw.time_shift,
     });
   }
   const raw = member.raw as RawDimension;

@@ -6,7 +6,7 @@ import { filterSql } from './filters.js';
 import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
 import type { Filter, MemberFilter, Query } from './query.js';
-import { referencedCubes, Renderer, type RenderContext } from './render.js';
+import { referencedCubes, referencedMeasures, Renderer, type RenderContext } from './render.js';
 import { rollingBuckets, type Bucket, type RollingWindow } from './rolling.js';
 
 /** One column of the compiled query's result, and the keys it fills in each row. */
@@ -30,7 +30,7 @@ export interface CompiledQuery {
 /** Aggregations whose result a repeated row changes: these need de-duplication across one-to-many joins. */
 const REPEAT_SENSITIVE = new Set(['count', 'sum', 'avg']);
 const AGGREGATES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max']);
-const UNSUPPORTED = new Set(['rank', 'running_total']);
+const UNSUPPORTED = new Set(['running_total']);
 /** Aggregates whose result is a number whatever they aggregate. */
 const NUMERIC_AGGREGATES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg']);
 
@@ -52,8 +52,9 @@ function leaves(f: Filter): MemberFilter[] {
  * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
  * count or a sum is never inflated by the join. Every value from the query is bound.
  */
-export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean } = {}): CompiledQuery {
-  const params: unknown[] = [];
+export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean; params?: unknown[] } = {}): CompiledQuery {
+  // A multi-stage measure's inner query is compiled into the same statement: it shares the parameters.
+  const params: unknown[] = options.params ?? [];
   const bind = (value: unknown) => {
     params.push(value);
     return dialect.placeholder(params.length);
@@ -232,8 +233,11 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   };
   const outerMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
     if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
-    if (UNSUPPORTED.has(measure.type) || measure.multi_stage || (measure.rolling_window && !AGGREGATES.has(measure.type))) {
-      throw new QueryError(`Measure ${cube}.${measure.name} (${measure.multi_stage ? 'multi-stage' : measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`);
+    if (measure.type === 'rank') return rankOf(cube, measure, depth);
+    if (measure.multi_stage && measure.time_shift) throw new QueryError(`Measure ${cube}.${measure.name} (multi-stage with time_shift) is not supported by queries yet.`);
+    if (measure.multi_stage && AGGREGATES.has(measure.type)) return stageOf(cube, measure);
+    if (UNSUPPORTED.has(measure.type) || (measure.rolling_window && !AGGREGATES.has(measure.type))) {
+      throw new QueryError(`Measure ${cube}.${measure.name} (${measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`);
     }
     if (AGGREGATES.has(measure.type)) return `q.${quote(baseOf(cube, measure).alias)}`;
     // number, string, time, boolean: an expression over other measures, or over the cube's rows with its own aggregates.
@@ -252,6 +256,67 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     if (refersToMeasures) return `(${sql})`;
     return `q.${quote(baseOf(cube, measure).alias)}`;
   };
+  /** Whether a grouping column is named (by its cube member or its own name) in a multi-stage list. */
+  const listed = (list: string[] | undefined, member: ResolvedMember) => (list ?? []).some((name) => name === member.name || name === `${member.cube}.${member.member.name}`);
+  /**
+   * A `rank` measure (Cube's multi-stage ranking): rank() over the query's rows, ordered by its
+   * `order_by` (over measures), within the groups of the query's dimensions less its `reduce_by`.
+   */
+  function rankOf(cube: string, measure: CompiledMeasure, depth: number): string {
+    const over = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m): string => outerMeasure(c, m, depth + 1), context);
+    const order = (measure.order_by ?? []).map((o) => `${over.expand(o.sql, cubeOf(cube), 0)} ${o.dir === 'asc' ? 'ASC' : 'DESC'}`);
+    if (order.length === 0) throw new QueryError(`Measure ${cube}.${measure.name} is a rank: give it order_by, such as [{sql: "{revenue}", dir: desc}].`);
+    const partition = groupColumns.map((g, i) => ({ g, i })).filter(({ g }) => !listed(measure.reduce_by, g.column.member)).map(({ i }) => `q.${quote(`g${i}`)}`);
+    return `rank() OVER (${partition.length > 0 ? `PARTITION BY ${partition.join(', ')} ` : ''}ORDER BY ${order.join(', ')})`;
+  }
+  /** Joins of multi-stage subqueries to the grouped rows `q`, and their aliases by measure. */
+  const stageJoins: string[] = [];
+  const stageAliases = new Map<string, string>();
+  /**
+   * A multi-stage measure (Cube's `multi_stage: true` with `group_by`, `reduce_by` or
+   * `add_group_by`): an inner query of the measures its SQL refers to, grouped by the query's
+   * dimensions kept by those lists (`group_by`: only the listed; `reduce_by`: all but the listed;
+   * `add_group_by`: all and the listed), with the query's filters; the measure's own aggregation of
+   * its SQL over those rows, by the kept dimensions; joined to the query's rows by them.
+   */
+  function stageOf(cube: string, measure: CompiledMeasure): string {
+    const key = `${cube}.${measure.name}`;
+    const known = stageAliases.get(key);
+    if (known) return known;
+    if (measure.sql === null) throw new QueryError(`Measure ${key} is multi-stage: give it SQL over the measures it aggregates, such as "{revenue}".`);
+    const keeps = (member: ResolvedMember) => (measure.group_by ? listed(measure.group_by, member) : measure.reduce_by ? !listed(measure.reduce_by, member) : true);
+    const keptDimensions = dimensions.filter(keeps);
+    const keptTimes = grouped.filter(({ member }) => keeps(member));
+    const inner: Query = {
+      ...query,
+      measures: referencedMeasures(index, cubeOf(cube), measure.sql),
+      dimensions: [...keptDimensions.map((m) => m.name), ...(measure.add_group_by ?? [])],
+      // Date ranges stay as filters; a granularity only where the time dimension is kept.
+      timeDimensions: query.timeDimensions.flatMap((td) => (keptTimes.some((t) => t.td === td) ? [td] : td.dateRange ? [{ dimension: td.dimension, dateRange: td.dateRange }] : [])),
+      order: [],
+      defaultOrder: false,
+      limit: 2_147_483_647,
+      offset: 0,
+      total: false,
+      ungrouped: false,
+    };
+    if (inner.measures.length === 0) throw new QueryError(`Measure ${key} is multi-stage: its SQL must refer to the measures it aggregates, such as "{revenue}".`);
+    const compiled = compileQuery(index, inner, dialect, security, { params });
+    const innerColumn = (name: string) => `${quote('i')}.${quote(compiled.columns.find((c) => c.keys.includes(name))!.alias)}`;
+    const kept = groupColumns.map((g, i) => ({ g, i })).filter(({ g }) => keptDimensions.includes(g.column.member) || keptTimes.some((t) => t.member === g.column.member && g.column.granularity === t.td.granularity));
+    // Its SQL is over measures only (each a column of the inner rows); the alias is never written.
+    const over = new Renderer(index, (c) => c, (c, m): string => innerColumn(`${c}.${m.name}`), context);
+    const value = over.expand(measure.sql, cubeOf(cube), 0);
+    const aggregated = measure.type === 'count_distinct' || measure.type === 'count_distinct_approx' ? `count(DISTINCT ${value})` : `${measure.type}(${value})`;
+    const alias = `ms${stageJoins.length}`;
+    const keys = kept.map(({ g }, j) => `${innerColumn(g.column.keys[0]!)} AS ${quote(`k${j}`)}`);
+    const stage = `SELECT ${[...keys, `${aggregated} AS ${quote('v')}`].join(', ')} FROM (${compiled.sql}) AS ${quote('i')}${kept.length > 0 ? ` GROUP BY ${kept.map((_, j) => j + 1).join(', ')}` : ''}`;
+    const on = kept.map(({ i }, j) => dialect.sameValue(`q.${quote(`g${i}`)}`, `${quote(alias)}.${quote(`k${j}`)}`));
+    stageJoins.push(` LEFT JOIN (${stage}) AS ${quote(alias)} ON ${on.join(' AND ') || '1 = 1'}`);
+    const column = `${quote(alias)}.${quote('v')}`;
+    stageAliases.set(key, column);
+    return column;
+  }
   const measureColumns: Array<{ sql: string; column: OutputColumn }> = measures.map((m, i) => ({
     sql: outerMeasure(m.cube, m.member as CompiledMeasure),
     column: { alias: `c${groupColumns.length + i}`, keys: [m.name], member: m },
@@ -368,7 +433,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measureColumns.map((m) => m.column)];
   const select = [...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`), ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`)];
-  const rows = `SELECT ${select.join(', ')} FROM (${combined}) AS q` + (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '');
+  const rows = `SELECT ${select.join(', ')} FROM (${combined}) AS q${stageJoins.join('')}` + (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '');
   // `order: []` asks for no order at all (Cube's opt-out of its default order).
   const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);
   // Cube's `total`: the rows the query has without its order, limit and offset.

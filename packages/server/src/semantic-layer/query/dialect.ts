@@ -21,6 +21,8 @@ export interface SqlDialect {
   like(expr: string, pattern: string): string;
   /** A NULL that unions with any numeric aggregate (count, sum, avg). */
   readonly numericNull: string;
+  /** `a` and `b` are equal, or both NULL. */
+  sameValue(a: string, b: string): string;
 }
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
@@ -35,6 +37,7 @@ export const postgresDialect: SqlDialect = {
   ilike: (expr, pattern) => `CAST(${expr} AS TEXT) ILIKE ${pattern}`,
   like: (expr, pattern) => `CAST(${expr} AS TEXT) LIKE ${pattern}`,
   numericNull: 'CAST(NULL AS NUMERIC)',
+  sameValue: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
 };
 
 /**
@@ -53,6 +56,7 @@ export const sqliteDialect: SqlDialect = {
   // SQLite's LIKE ignores ASCII case; mapi_like (sqlite-functions.ts) does not.
   like: (expr, pattern) => `mapi_like(${expr}, ${pattern})`,
   numericNull: 'NULL',
+  sameValue: (a, b) => `${a} IS ${b}`,
 };
 
 /** A time zone is checked against the runtime's zone database before it is written as a literal. */

@@ -242,3 +242,17 @@ function sqlOf(member: { sql?: string | null; filters?: string[]; case?: unknown
   }
   return texts;
 }
+
+/** The measures (`cube.member`) a measure's SQL refers to directly: `{revenue}`, `{CUBE.revenue}`, `{orders.revenue}`. */
+export function referencedMeasures(index: ModelIndex, cube: CompiledCube, sql: string): string[] {
+  const found: string[] = [];
+  for (const match of sql.matchAll(BRACED)) {
+    const text = match[1]!.trim();
+    if (!DOTTED.test(text)) continue;
+    const parts = text.split('.');
+    const [owner, name] = parts[0] === 'CUBE' ? [cube, parts[1]] : parts.length === 1 ? [cube, parts[0]] : [index.cubes.get(parts[0]!), parts[1]];
+    if (!owner || name === undefined) continue;
+    if (index.own(owner, name)?.kind === 'measure' && !found.includes(`${owner.name}.${name}`)) found.push(`${owner.name}.${name}`);
+  }
+  return found;
+}

@@ -1,6 +1,6 @@
 import type { OutputColumn } from './compile.js';
 
-const NUMERIC_MEASURES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max', 'number']);
+const NUMERIC_MEASURES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max', 'number', 'rank']);
 
 /** A time value as `2026-01-31T09:30:00.000` in UTC; text that is not a time stays as it is. */
 function cubeTime(value: unknown): unknown {
