@@ -177,7 +177,9 @@ for (const dialect of DIALECTS) {
       - { name: amount_by_status, multi_stage: true, sql: "{total_amount}", type: sum, group_by: [status] }
       - { name: amount_without_region, multi_stage: true, sql: "{total_amount}", type: sum, reduce_by: [customers.region] }
       - { name: average_customer_amount, multi_stage: true, sql: "{total_amount}", type: avg, add_group_by: [customer_id] }
-      - { name: amount_rank, multi_stage: true, type: rank, order_by: [{ sql: "{total_amount}", dir: desc }], reduce_by: [customers.region] }`,
+      - { name: amount_rank, multi_stage: true, type: rank, order_by: [{ sql: "{total_amount}", dir: desc }], reduce_by: [customers.region] }
+      - { name: prior_month_amount, multi_stage: true, sql: "{total_amount}", type: sum, time_shift: [{ time_dimension: created_at, interval: 1 month, type: prior }] }
+      - { name: next_month_count, multi_stage: true, sql: "{count}", type: sum, time_shift: [{ interval: 1 month, type: next }] }`,
       ).replace('      - { name: amount, sql: amount, type: number }\n', '      - { name: amount, sql: amount, type: number }\n      - { name: customer_id, sql: customer_id, type: number }\n');
       expect(model).not.toBe(SHOP_MODEL);
       const staged = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
@@ -210,6 +212,25 @@ for (const dialect of DIALECTS) {
         expect(row['orders.amount_rank']).toBe(1 + peers.filter((amount) => amount > cell(status, region)).length);
       }
       expect(twoDims.data).toHaveLength(new Set(orders.map((o) => `${o.status}|${o.region}`)).size);
+
+      // time_shift: each month meets its prior (or next) month's value; the range is shifted with it.
+      const monthOf = (at: unknown) => String(at).slice(0, 7);
+      const shifted = await staged.load({ measures: ['orders.total_amount', 'orders.prior_month_amount', 'orders.next_month_count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2026-01-01', '2026-02-28'] }] });
+      expect(shifted.data).toEqual(
+        ['2026-01', '2026-02'].map((month) => {
+          const [year, m] = month.split('-').map(Number) as [number, number];
+          const previous = new Date(Date.UTC(year, m - 2, 1)).toISOString().slice(0, 7);
+          const next = new Date(Date.UTC(year, m, 1)).toISOString().slice(0, 7);
+          const of = (which: string) => ORDERS.filter(([, , , , at]) => monthOf(at) === which);
+          return {
+            'orders.created_at.month': `${month}-01T00:00:00.000`,
+            'orders.created_at': `${month}-01T00:00:00.000`,
+            'orders.total_amount': of(month).reduce((t, o) => t + (o[3] as number), 0),
+            'orders.prior_month_amount': of(previous).reduce((t, o) => t + (o[3] as number), 0) || null,
+            'orders.next_month_count': of(next).length || null,
+          };
+        }),
+      );
 
       // add_group_by: the average over customers of each customer's amount, per region.
       const nested = await staged.load({ measures: ['orders.average_customer_amount'], dimensions: ['customers.region'], order: { 'customers.region': 'asc' } });

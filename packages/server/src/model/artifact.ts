@@ -178,7 +178,8 @@ function compileMember(model: Model, scope: EntitySymbol, member: MemberSymbol):
       filters: raw.filters?.map((filter) => filter.sql), rolling_window: raw.rolling_window,
       drill_members: raw.drill_members?.map((name) => qualified(model, scope, name)), multi_stage: raw.multi_stage,
       group_by: raw.group_by?.map((name) => qualified(model, scope, name)), reduce_by: raw.reduce_by?.map((name) => qualified(model, scope, name)),
-      add_group_by: raw.add_group_by?.map((name) => qualified(model, scope, name)), order_by: raw.order_by, time_shift: raw.time_shift,
+      add_group_by: raw.add_group_by?.map((name) => qualified(model, scope, name)), order_by: raw.order_by,
+      time_shift: raw.time_shift?.map((shift) => (shift.time_dimension === undefined ? shift : { ...shift, time_dimension: qualified(model, scope, shift.time_dimension) })),
     });
   }
   const raw = member.raw as RawDimension;

@@ -5,9 +5,10 @@ import { applyAccess, isNoRows, NOBODY, type SecurityContext } from './access.js
 import { filterSql } from './filters.js';
 import { multiplies, planJoins } from './joins.js';
 import type { ModelIndex, ResolvedMember } from './members.js';
-import type { Filter, MemberFilter, Query } from './query.js';
+import type { Filter, MemberFilter, Query, TimeDimension } from './query.js';
 import { referencedCubes, referencedMeasures, Renderer, type RenderContext } from './render.js';
-import { rollingBuckets, type Bucket, type RollingWindow } from './rolling.js';
+import { rollingBuckets, shiftWall, type Bucket, type RollingWindow } from './rolling.js';
+import { formatWall, parseWall } from './time-zones.js';
 
 /** One column of the compiled query's result, and the keys it fills in each row. */
 export interface OutputColumn {
@@ -137,7 +138,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   dimensions.forEach((m, i) => groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m } }));
   grouped.forEach(({ td, member }, i) =>
     groupColumns.push({
-      sql: dialect.truncate(dimensionSql(member), td.granularity!, query.timezone),
+      sql: dialect.truncate(td.shift ? dialect.shift(dimensionSql(member), td.shift.count, td.shift.unit, query.timezone) : dimensionSql(member), td.granularity!, query.timezone),
       column: { alias: `t${i}`, keys: [`${td.dimension}.${td.granularity}`, td.dimension], member, granularity: td.granularity! },
     }),
   );
@@ -234,7 +235,6 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   const outerMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
     if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
     if (measure.type === 'rank') return rankOf(cube, measure, depth);
-    if (measure.multi_stage && measure.time_shift) throw new QueryError(`Measure ${cube}.${measure.name} (multi-stage with time_shift) is not supported by queries yet.`);
     if (measure.multi_stage && AGGREGATES.has(measure.type)) return stageOf(cube, measure);
     if (UNSUPPORTED.has(measure.type) || (measure.rolling_window && !AGGREGATES.has(measure.type))) {
       throw new QueryError(`Measure ${cube}.${measure.name} (${measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`);
@@ -301,6 +301,21 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
       ungrouped: false,
     };
     if (inner.measures.length === 0) throw new QueryError(`Measure ${key} is multi-stage: its SQL must refer to the measures it aggregates, such as "{revenue}".`);
+    // time_shift: the inner rows are those of the shifted date range, each grouped at the time it
+    // shifts to, so that a row of the query meets the value of its prior (or next) period.
+    for (const shift of (measure.time_shift ?? []) as Array<{ time_dimension?: string; interval?: string; type?: 'prior' | 'next' }>) {
+      const m = /^\s*(\d{1,6})\s*(second|minute|hour|day|week|month|quarter|year)s?\s*$/i.exec(shift.interval ?? '');
+      if (!m) throw new QueryError(`Measure ${key} has a time_shift whose interval "${shift.interval ?? ''}" is not a number of units such as "1 year".`);
+      const count = Number(m[1]) * (shift.type === 'next' ? -1 : 1);
+      const unit = m[2]!.toLowerCase() as Granularity;
+      const applies = (td: TimeDimension) => {
+        if (shift.time_dimension === undefined) return true;
+        const member = timeDimensions.find((t) => t.td.dimension === td.dimension)?.member;
+        // `cube.member` (as builds write it), or the member's own name in its cube.
+        return member !== undefined && (listed([shift.time_dimension], member) || shift.time_dimension === member.member.name);
+      };
+      inner.timeDimensions = inner.timeDimensions.map((td) => (applies(td) ? { ...td, ...(td.dateRange ? { dateRange: shiftRange(td.dateRange, -count, unit) } : {}), shift: { count, unit } } : td));
+    }
     const compiled = compileQuery(index, inner, dialect, security, { params });
     const innerColumn = (name: string) => `${quote('i')}.${quote(compiled.columns.find((c) => c.keys.includes(name))!.alias)}`;
     const kept = groupColumns.map((g, i) => ({ g, i })).filter(({ g }) => keptDimensions.includes(g.column.member) || keptTimes.some((t) => t.member === g.column.member && g.column.granularity === t.td.granularity));
@@ -525,4 +540,14 @@ function subQuerySql(index: ModelIndex, cube: CompiledCube, dimension: CompiledD
   for (const step of plan.steps) from += ` LEFT JOIN ${inner.table(index.cube(step.far))} AS ${quote(step.far)} ON ${inner.join(index.cube(step.edge.from), step.edge.sql)}`;
   const pk = cube.dimensions.find((d) => d.primary_key)!;
   return `SELECT ${inner.dimension(cube, pk)} AS ${quote('pk')}, (${inner.expand(dimension.sql, cube, 0)}) AS ${quote('val')} FROM ${from} GROUP BY 1`;
+}
+
+/** A date range moved by `count` units of wall time. */
+function shiftRange(range: [string, string], count: number, unit: Granularity): [string, string] {
+  const move = (text: string) => {
+    const wall = parseWall(text);
+    if (!wall) throw new QueryError(`The date range ${JSON.stringify(range)} cannot be shifted: its ends are not dates or times.`);
+    return formatWall(shiftWall(wall, unit, count));
+  };
+  return [move(range[0]), move(range[1])];
 }

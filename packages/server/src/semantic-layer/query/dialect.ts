@@ -23,6 +23,8 @@ export interface SqlDialect {
   readonly numericNull: string;
   /** `a` and `b` are equal, or both NULL. */
   sameValue(a: string, b: string): string;
+  /** The time `expr` moved by `count` units of wall time in `timeZone` (a multi-stage time shift); `count` and `unit` are checked by the caller. */
+  shift(expr: string, count: number, unit: Granularity, timeZone: string): string;
 }
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
@@ -38,6 +40,7 @@ export const postgresDialect: SqlDialect = {
   like: (expr, pattern) => `CAST(${expr} AS TEXT) LIKE ${pattern}`,
   numericNull: 'CAST(NULL AS NUMERIC)',
   sameValue: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
+  shift: (expr, count, unit, timeZone) => `(((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)} + interval '${checkedCount(count)} ${unit}') AT TIME ZONE ${literalZone(timeZone)})`,
 };
 
 /**
@@ -57,7 +60,14 @@ export const sqliteDialect: SqlDialect = {
   like: (expr, pattern) => `mapi_like(${expr}, ${pattern})`,
   numericNull: 'NULL',
   sameValue: (a, b) => `${a} IS ${b}`,
+  shift: (expr, count, unit, timeZone) => `mapi_shift(${expr}, ${checkedCount(count)}, '${unit}', ${literalZone(timeZone)})`,
 };
+
+/** A shift's count is a whole number before it is written as a literal. */
+function checkedCount(count: number): number {
+  if (!Number.isSafeInteger(count)) throw new Error(`Not a whole number: ${count}`);
+  return count;
+}
 
 /** A time zone is checked against the runtime's zone database before it is written as a literal. */
 function literalZone(timeZone: string): string {

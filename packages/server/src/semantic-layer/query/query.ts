@@ -46,6 +46,8 @@ export interface TimeDimension {
   dimension: string;
   granularity?: Granularity;
   dateRange?: [string, string];
+  /** Set by the compiler only (a multi-stage time shift): group by the time moved by this much. */
+  shift?: { count: number; unit: Granularity };
 }
 
 /** A query as `/v1/load` takes it, normalised: every list present, the order explicit. */

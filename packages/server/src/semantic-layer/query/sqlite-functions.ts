@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { GRANULARITIES, type Granularity } from './dialect.js';
-import { formatWall, storedInstant, truncateWall, wallTime } from './time-zones.js';
+import { shiftWall } from './rolling.js';
+import { formatWall, instantOf, storedInstant, truncateWall, wallTime } from './time-zones.js';
 
 /** A LIKE pattern (`%`, `_`, `\` escaping them) as a regular expression. */
 function likeToRegExp(pattern: string): RegExp {
@@ -19,6 +20,12 @@ function likeToRegExp(pattern: string): RegExp {
 export function registerSqliteFunctions(db: Database.Database): void {
   db.function('mapi_like', { deterministic: true }, (value: unknown, pattern: unknown) => (value === null || pattern === null ? null : likeToRegExp(String(pattern)).test(String(value)) ? 1 : 0));
   db.function('mapi_instant', { deterministic: true }, (value: unknown) => storedInstant(value));
+  // A time moved by whole units of wall time in a zone (a multi-stage time shift), as an instant (ms).
+  db.function('mapi_shift', { deterministic: true }, (value: unknown, count: unknown, unit: unknown, timeZone: unknown) => {
+    const ms = storedInstant(value);
+    if (ms === null || typeof count !== 'number' || !GRANULARITIES.includes(unit as Granularity)) return null;
+    return instantOf(shiftWall(wallTime(ms, String(timeZone)), unit as Granularity, count), String(timeZone));
+  });
   db.function('mapi_trunc', { deterministic: true }, (value: unknown, granularity: unknown, timeZone: unknown) => {
     const ms = storedInstant(value);
     if (ms === null || !GRANULARITIES.includes(granularity as Granularity)) return null;
