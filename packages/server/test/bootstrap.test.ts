@@ -154,7 +154,7 @@ describe('configuration', () => {
       dataSourcesDir: '/srv/mapi/datasources',
       allowSocketSources: false,
       podFilesDir: '/srv/mapi/pods',
-      queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 52_428_800, cacheTtlMs: 10_000 },
+      queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 52_428_800, cacheTtlMs: 10_000, continueWaitMs: 5_000 },
     });
     expect(problemsOf({ RUNTIME_DRIVER: 'docker' })).toEqual([expect.stringMatching(/^RUNTIME_DRIVER must be "process"/)]);
     expect(problemsOf({ RUNTIME_TICK_MS: '5000', RUNTIME_LEASE_MS: '10000' })).toEqual([expect.stringMatching(/^RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS/)]);

@@ -107,6 +107,46 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it('security (issue 32): a cube read only through another cube’s member SQL still applies its row-level policy; a subquery dimension over a cube with policies is refused', async () => {
+      const model = `cubes:
+  - name: customers
+    sql_table: customers
+    joins:
+      - { name: orders, relationship: one_to_many, sql: "{CUBE}.id = {orders.customer_id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: region, sql: region, type: string }
+      - { name: orders_count, sql: "{orders.count}", type: number, sub_query: true }
+    access_policy:
+      - group: "*"
+        row_level:
+          filters:
+            - { member: region, operator: equals, values: ["{ userAttributes.region }"] }
+  - name: orders
+    sql_table: orders
+    joins:
+      - { name: customers, relationship: many_to_one, sql: "{CUBE}.customer_id = {customers.id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: customer_id, sql: customer_id, type: number }
+      - { name: customer_region, sql: "{customers.region}", type: string }
+    measures:
+      - { name: count, type: count }
+    access_policy:
+      - group: "*"
+        row_level:
+          filters:
+            - { member: id, operator: gt, values: ["0"] }
+`;
+      const guarded = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const regions = await guarded.load({ measures: ['orders.count'], dimensions: ['orders.customer_region'] }, EU);
+      expect(regions.data).toEqual([{ 'orders.customer_region': 'EU', 'orders.count': permitted('EU').length }]);
+      const error = await guarded.load({ measures: [], dimensions: ['customers.id', 'customers.orders_count'] }, EU).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(QueryError);
+      expect((error as QueryError).status).toBe(403);
+      expect((error as Error).message).toMatch(/subquery dimension over cube orders, whose access policies/);
+    });
+
     it('two users with different attribute values run the same query and each gets only their rows', async () => {
       expect(await count(EU)).toBe(3);
       expect(await count(US)).toBe(1);

@@ -117,7 +117,7 @@ export interface AccessDecision {
  * `allow_all`, lets every row through. Through a view, the view's policies and those of the
  * cubes behind its members all apply: access is never wider than either grants.
  */
-export function applyAccess(index: ModelIndex, members: ResolvedMember[], security: SecurityContext): AccessDecision {
+export function applyAccess(index: ModelIndex, members: ResolvedMember[], security: SecurityContext, referenced: Iterable<string> = []): AccessDecision {
   const byOwner = new Map<string, { policies: RawAccessPolicy[]; names: Set<string> }>();
   const note = (owner: string, policies: RawAccessPolicy[] | undefined, name: string) => {
     if (!policies || policies.length === 0) return;
@@ -131,6 +131,12 @@ export function applyAccess(index: ModelIndex, members: ResolvedMember[], securi
     const view = index.view(owner);
     if (view) note(owner, view.access_policy as RawAccessPolicy[] | undefined, local);
     note(m.cube, index.cube(m.cube).access_policy as RawAccessPolicy[] | undefined, m.member.name);
+  }
+  // Cubes the query reads only because a member's SQL refers to them (`{customers.region}` in a
+  // dimension of orders): their rows are read, so their row-level policies hold too.
+  for (const cube of referenced) {
+    const policies = index.cube(cube).access_policy as RawAccessPolicy[] | undefined;
+    if (policies && policies.length > 0 && !byOwner.has(cube)) byOwner.set(cube, { policies, names: new Set() });
   }
   const rowFilters: Filter[] = [];
   const hidden: string[] = [];

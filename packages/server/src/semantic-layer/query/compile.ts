@@ -77,7 +77,8 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   // The model's access policies: members the caller may not use are refused (403), and its row
   // filters join the query's conditions below, ANDed with the client's.
   const used = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
-  const { rowFilters } = applyAccess(index, used, security);
+  const referencedByUsed = new Set(used.flatMap((m) => ((m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })])));
+  const { rowFilters } = applyAccess(index, used, security, referencedByUsed);
   const policyMembers = new Map<string, ResolvedMember>();
   for (const f of rowFilters.filter((r) => !isNoRows(r)).flatMap(leaves)) {
     policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));
@@ -532,6 +533,11 @@ function subQuerySql(index: ModelIndex, cube: CompiledCube, dimension: CompiledD
   // Answering without the query's filters would give other numbers than Cube: refused, not ignored.
   if (dimension.propagate_filters_to_sub_query) throw new QueryError(`Dimension ${cube.name}.${dimension.name} sets propagate_filters_to_sub_query, which queries do not support yet.`);
   const referenced = referencedCubes(index, cube, dimension);
+  // The subquery is written here, not compiled as a query: a cube it reads whose row-level policies
+  // would apply is refused rather than read whole.
+  for (const name of referenced) {
+    if ((index.cube(name).access_policy ?? []).length > 0) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension over cube ${name}, whose access policies queries cannot apply inside a subquery yet.`, 403);
+  }
   const plan = planJoins(index, [cube.name, ...referenced], []);
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
   const aliasOf = (name: string) => (joined.has(name) ? name : undefined);
