@@ -75,6 +75,7 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
       databaseUrl: config.databaseUrl,
       catalog: config.catalog,
       https: { key: tls.key, cert: tls.cert },
+      sqlApi: config.sqlApi,
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitPerIpPerMinute: config.rateLimitPerIpPerMinute,
@@ -98,6 +99,8 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
     if (metrics !== null && config.metrics !== null) metricsListener = await listenForMetrics(app, metrics, config.metrics);
     await announceAdminKey(store, boot, config, print);
     if (metricsListener !== null) app.log.info(`metrics listening on ${metricsListener.url}`);
+    const sql = app.sqlApi?.address();
+    if (sql) app.log.info(`SQL API (PostgreSQL protocol) listening on ${sql.host}:${sql.port}`);
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
     const running = app;
     const runningMetrics = metricsListener;

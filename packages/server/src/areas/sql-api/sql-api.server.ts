@@ -1,0 +1,361 @@
+import net from 'node:net';
+import { PostgresConnection } from 'pg-gateway';
+import { Catalogs, type Catalog, type MetaCube } from './sql-api.catalog.js';
+import { backend, readBind, readExecute, readMessage, readParse, readQuery, readTarget, type Bind, type Message, type Parse } from './sql-api.protocol.js';
+import { SqlError, type SqlApiService, type SqlResult, type SqlSession } from './sql-api.service.js';
+import { bindParameters, classify, parameterCount, splitStatements, type StatementKind } from './sql-api.sql.js';
+
+/** The PostgreSQL version the catalog is (PGlite's), told to clients at start-up. */
+export const SERVER_VERSION = '17.5';
+
+export interface SqlApiListenerOptions {
+  port: number;
+  host: string;
+  /** The server's certificate: SSL is offered when present (sslmode=require and stricter work). */
+  tls: { key: Buffer; cert: Buffer } | null;
+  /** Connections open at once, over every tenant (SQL_API_MAX_CONNECTIONS). */
+  maxConnections?: number;
+  /** The longest statement text taken (bytes). */
+  maxSqlBytes?: number;
+  /** Catalogs kept in memory while no connection uses them. */
+  maxCatalogs?: number;
+  log: { warn(fields: object, message: string): void; debug(fields: object, message: string): void };
+}
+
+export interface SqlApiListener {
+  listen(): Promise<void>;
+  /** Where it listens, once listening. */
+  address(): { host: string; port: number } | null;
+  close(): Promise<void>;
+}
+
+const MAX_SQL_BYTES = 100 * 1024;
+
+interface Statement {
+  parse: Parse;
+  kind: StatementKind;
+}
+interface Portal {
+  statement: Statement;
+  bind: Bind;
+  /** Run once, on Describe or Execute: what Describe sends and what Execute sends. */
+  result?: { describe: Buffer[]; execute: Buffer[] };
+}
+
+const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read-only statements (SELECT over cubes and views, catalog reads, SHOW, SET); ${what} is not run.`);
+
+/**
+ * The SQL API's listener: the PostgreSQL protocol on its own port (pg-gateway reads start-up, SSL
+ * and the cleartext password); each connection is one environment's, its queries answered by the
+ * runtime (cubes and views) or by the model's catalog (pg_catalog, information_schema, SHOW).
+ */
+export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOptions): SqlApiListener {
+  const maxSql = options.maxSqlBytes ?? MAX_SQL_BYTES;
+  const catalogs = new Catalogs(options.maxCatalogs ?? 4);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    connection(socket);
+  });
+  server.maxConnections = options.maxConnections ?? 100;
+
+  function connection(socket: net.Socket): void {
+    let session: SqlSession | null = null;
+    let model: Promise<{ catalog: Catalog; meta: MetaCube[] | null; tables: Set<string> | null }> | null = null;
+    const statements = new Map<string, Statement>();
+    const portals = new Map<string, Portal>();
+    let failed = false;
+
+    const conn = new PostgresConnection(socket, {
+      serverVersion: SERVER_VERSION,
+      authMode: 'cleartextPassword',
+      ...(options.tls ? { tls: options.tls } : {}),
+      async validateCredentials(credentials, state) {
+        if (credentials.authMode !== 'cleartextPassword') return false;
+        const params = state.clientInfo?.parameters;
+        try {
+          session = await service.login(credentials.user, params?.database ?? credentials.user, credentials.password);
+        } catch (error) {
+          options.log.warn({ err: error }, 'SQL API sign-in failed');
+          session = null;
+        }
+        return session !== null;
+      },
+      onAuthenticated(state) {
+        const user = state.clientInfo?.parameters.user ?? '';
+        for (const [name, value] of [
+          ['server_encoding', 'UTF8'],
+          ['client_encoding', 'UTF8'],
+          ['DateStyle', 'ISO, MDY'],
+          ['IntervalStyle', 'postgres'],
+          ['TimeZone', 'UTC'],
+          ['integer_datetimes', 'on'],
+          ['standard_conforming_strings', 'on'],
+          ['is_superuser', 'off'],
+          ['session_authorization', user],
+          ['application_name', state.clientInfo?.parameters.application_name ?? ''],
+        ] as const) {
+          send(backend.parameterStatus(name, value));
+        }
+      },
+      async onMessage(data, state) {
+        if (!state.isAuthenticated || session === null) return false;
+        try {
+          await handle(readMessage(data), session);
+        } catch (error) {
+          options.log.warn({ err: error }, 'SQL API message failed');
+          send(backend.error('XX000', 'The SQL API could not handle the message.'));
+          send(backend.ready());
+        }
+        return true;
+      },
+    });
+
+    socket.on('close', () => {
+      if (model) void model.then(({ catalog }) => catalogs.release(catalog), () => undefined);
+    });
+
+    function send(data: Buffer): void {
+      if (!conn.socket.destroyed) conn.socket.write(data);
+    }
+
+    function modelOf(s: SqlSession) {
+      model ??= (async () => {
+        const meta = await service.meta(s);
+        const catalog = await catalogs.acquire(`${s.tenant.id}:${s.env.row.id}:${s.env.environmentId}`, meta ?? []);
+        const tables = meta === null ? null : new Set(meta.map((c) => c.name.toLowerCase()));
+        return { catalog, meta, tables };
+      })();
+      const pending = model;
+      pending.catch(() => {
+        if (model === pending) model = null;
+      });
+      return pending;
+    }
+
+    const refusal = (error: unknown): Buffer => {
+      if (error instanceof SqlError) return backend.error(error.sqlState, error.message);
+      options.log.warn({ err: error }, 'SQL API statement failed');
+      return backend.error('XX000', error instanceof Error ? error.message : String(error));
+    };
+
+    const tooLong = (sql: string) => Buffer.byteLength(sql, 'utf8') > maxSql;
+
+    async function dataResult(s: SqlSession, sql: string): Promise<SqlResult> {
+      const { meta } = await modelOf(s);
+      return service.query(s, sql, meta);
+    }
+
+    async function handle(m: Message, s: SqlSession): Promise<void> {
+      if (m.type === 'X') {
+        conn.socket.end();
+        return;
+      }
+      if (m.type === 'S') {
+        failed = false;
+        send(backend.ready());
+        return;
+      }
+      if (m.type === 'Q') {
+        await simpleQuery(readQuery(m), s);
+        send(backend.ready());
+        return;
+      }
+      if (m.type === 'H') return;
+      if (failed) return;
+      try {
+        await extended(m, s);
+      } catch (error) {
+        failed = true;
+        send(refusal(error));
+      }
+    }
+
+    async function simpleQuery(sql: string, s: SqlSession): Promise<void> {
+      if (tooLong(sql)) {
+        send(backend.error('54000', `The statement is longer than ${maxSql} bytes.`));
+        return;
+      }
+      const list = splitStatements(sql);
+      if (list.length === 0) {
+        send(backend.emptyQuery());
+        return;
+      }
+      for (const statement of list) {
+        try {
+          const { tables } = await modelOf(s);
+          const kind = classify(statement, tables);
+          if (kind.kind === 'session') send(backend.commandComplete(kind.tag));
+          else if (kind.kind === 'refused') throw READ_ONLY(kind.reason);
+          else if (kind.kind === 'catalog') {
+            const answer = await (await modelOf(s)).catalog.query(statement);
+            for (const msg of answer) send(backend.raw(msg));
+            if (answer.some((msg) => msg.type === 'E')) return;
+          } else if (kind.kind === 'data') {
+            const result = await dataResult(s, statement);
+            send(backend.rowDescription(result.fields));
+            for (const row of result.rows) send(backend.dataRow(row));
+            send(backend.commandComplete(result.tag));
+          }
+        } catch (error) {
+          send(refusal(error));
+          return;
+        }
+      }
+    }
+
+    function textParams(bind: Bind): Array<string | null> {
+      return bind.params.map((p, i) => {
+        if (p === null) return null;
+        const format = bind.paramFormats.length === 1 ? bind.paramFormats[0] : (bind.paramFormats[i] ?? 0);
+        if (format !== 0) throw new SqlError('0A000', 'Binary parameters are not supported on queries over cubes and views: send them in text format.');
+        return p.toString('utf8');
+      });
+    }
+
+    async function run(portal: Portal, s: SqlSession): Promise<{ describe: Buffer[]; execute: Buffer[] }> {
+      if (portal.result) return portal.result;
+      const { statement, bind } = portal;
+      const kind = statement.kind;
+      let result: { describe: Buffer[]; execute: Buffer[] };
+      if (kind.kind === 'empty') result = { describe: [backend.noData()], execute: [backend.emptyQuery()] };
+      else if (kind.kind === 'session') result = { describe: [backend.noData()], execute: [backend.commandComplete(kind.tag)] };
+      else if (kind.kind === 'refused') throw READ_ONLY(kind.reason);
+      else if (kind.kind === 'catalog') {
+        const answer = await (await modelOf(s)).catalog.execute(statement.parse, bind);
+        const error = answer.find((msg) => msg.type === 'E');
+        if (error) throw Object.assign(new Error('catalog'), { raw: error });
+        result = { describe: answer.filter((msg) => msg.type === 'T' || msg.type === 'n').map(backend.raw), execute: answer.filter((msg) => msg.type === 'D' || msg.type === 'C' || msg.type === 'I').map(backend.raw) };
+      } else {
+        const sql = bindParameters(statement.parse.sql, textParams(bind), statement.parse.paramTypes);
+        const data = await dataResult(s, sql);
+        result = { describe: [backend.rowDescription(data.fields)], execute: [...data.rows.map(backend.dataRow), backend.commandComplete(data.tag)] };
+      }
+      portal.result = result;
+      return result;
+    }
+
+    async function extended(m: Message, s: SqlSession): Promise<void> {
+      switch (m.type) {
+        case 'P': {
+          const parse = readParse(m);
+          if (tooLong(parse.sql)) throw new SqlError('54000', `The statement is longer than ${maxSql} bytes.`);
+          const list = splitStatements(parse.sql);
+          if (list.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement');
+          const { tables } = await modelOf(s);
+          statements.set(parse.name, { parse, kind: classify(parse.sql, tables) });
+          send(backend.parseComplete());
+          return;
+        }
+        case 'B': {
+          const bind = readBind(m);
+          const statement = statements.get(bind.statement);
+          if (!statement) throw new SqlError('26000', `prepared statement "${bind.statement}" does not exist`);
+          portals.set(bind.portal, { statement, bind });
+          send(backend.bindComplete());
+          return;
+        }
+        case 'D': {
+          const { kind, name } = readTarget(m);
+          if (kind === 'P') {
+            const portal = portals.get(name);
+            if (!portal) throw new SqlError('34000', `portal "${name}" does not exist`);
+            for (const msg of (await runOrRaw(portal, s)).describe) send(msg);
+            return;
+          }
+          const statement = statements.get(name);
+          if (!statement) throw new SqlError('26000', `prepared statement "${name}" does not exist`);
+          await describeStatement(statement, s);
+          return;
+        }
+        case 'E': {
+          const { portal: name } = readExecute(m);
+          const portal = portals.get(name);
+          if (!portal) throw new SqlError('34000', `portal "${name}" does not exist`);
+          for (const msg of (await runOrRaw(portal, s)).execute) send(msg);
+          // An unnamed portal runs once; asked again it answers nothing more.
+          portal.result = { describe: portal.result?.describe ?? [], execute: [backend.commandComplete('SELECT 0')] };
+          return;
+        }
+        case 'C': {
+          const { kind, name } = readTarget(m);
+          if (kind === 'S') statements.delete(name);
+          else portals.delete(name);
+          send(backend.closeComplete());
+          return;
+        }
+        default:
+          throw new SqlError('0A000', `The SQL API does not take protocol message "${m.type}".`);
+      }
+    }
+
+    async function runOrRaw(portal: Portal, s: SqlSession) {
+      try {
+        return await run(portal, s);
+      } catch (error) {
+        const raw = (error as { raw?: Message }).raw;
+        if (raw) {
+          failed = true;
+          send(backend.raw(raw));
+          return { describe: [], execute: [] };
+        }
+        throw error;
+      }
+    }
+
+    async function describeStatement(statement: Statement, s: SqlSession): Promise<void> {
+      const { kind, parse } = statement;
+      if (kind.kind === 'catalog') {
+        const answer = await (await modelOf(s)).catalog.describe(parse);
+        const error = answer.find((msg) => msg.type === 'E');
+        if (error) {
+          failed = true;
+          send(backend.raw(error));
+          return;
+        }
+        for (const msg of answer) if (msg.type === 't' || msg.type === 'T' || msg.type === 'n') send(backend.raw(msg));
+        return;
+      }
+      if (kind.kind !== 'data') {
+        if (kind.kind === 'refused') throw READ_ONLY(kind.reason);
+        send(backend.parameterDescription([]));
+        send(backend.noData());
+        return;
+      }
+      const count = parameterCount(parse.sql);
+      const types = Array.from({ length: count }, (_, i) => parse.paramTypes[i] || 25);
+      send(backend.parameterDescription(types));
+      // The columns of the query run with every parameter NULL: known only from the runtime's answer.
+      try {
+        const data = await dataResult(s, bindParameters(parse.sql, types.map(() => null), parse.paramTypes));
+        send(backend.rowDescription(data.fields));
+      } catch {
+        send(backend.noData());
+      }
+    }
+  }
+
+  return {
+    listen: () =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, options.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
+    address() {
+      const a = server.address();
+      return a !== null && typeof a === 'object' ? { host: a.address, port: a.port } : null;
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      await catalogs.close();
+    },
+  };
+}
