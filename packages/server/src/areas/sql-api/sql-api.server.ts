@@ -99,16 +99,28 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
         ] as const) {
           send(backend.parameterStatus(name, value));
         }
+        // From here on the connection reads its own messages, one at a time and in order: the
+        // library's reader may re-enter while an answer is awaited.
+        let pending: Buffer = Buffer.alloc(0);
+        conn.detach().on('data', (chunk: Buffer) => {
+          pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+          while (pending.length >= 5) {
+            const length = pending.readInt32BE(1);
+            if (length < 4 || length > maxSql + 65_536) {
+              send(backend.error('08P01', 'invalid message length', 'FATAL'));
+              conn.socket.destroy();
+              return;
+            }
+            if (pending.length < 1 + length) break;
+            enqueue(Buffer.from(pending.subarray(0, 1 + length)));
+            pending = pending.subarray(1 + length);
+          }
+        });
       },
-      async onMessage(data, state) {
+      onMessage(data, state) {
+        // Messages pipelined behind the password, read before the socket was taken over below.
         if (!state.isAuthenticated || session === null) return false;
-        try {
-          await handle(readMessage(data), session);
-        } catch (error) {
-          options.log.warn({ err: error }, 'SQL API message failed');
-          send(backend.error('XX000', 'The SQL API could not handle the message.'));
-          send(backend.ready());
-        }
+        enqueue(Buffer.from(data));
         return true;
       },
     });
@@ -116,6 +128,20 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
     socket.on('close', () => {
       if (model) void model.then(({ catalog }) => catalogs.release(catalog), () => undefined);
     });
+
+    let queue: Promise<void> = Promise.resolve();
+    function enqueue(data: Buffer): void {
+      queue = queue.then(async () => {
+        if (session === null || conn.socket.destroyed) return;
+        try {
+          await handle(readMessage(data), session);
+        } catch (error) {
+          options.log.warn({ err: error }, 'SQL API message failed');
+          send(backend.error('XX000', 'The SQL API could not handle the message.'));
+          send(backend.ready());
+        }
+      });
+    }
 
     function send(data: Buffer): void {
       if (!conn.socket.destroyed) conn.socket.write(data);

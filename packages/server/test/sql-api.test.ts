@@ -1,0 +1,153 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, TestApp } from './harness.js';
+import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
+import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
+
+/*
+ * The SQL API (docs/sql-api.md): a deployment's cubes and views over the PostgreSQL protocol, driven
+ * by Debian's psql and by the `pg` client, against a running runtime on the shop's SQLite file.
+ */
+
+type Json = Record<string, any>;
+const run = promisify(execFile);
+
+for (const dialect of DIALECTS) {
+  describe(`the SQL API over the PostgreSQL protocol (${dialect})`, () => {
+    let t: TestApp;
+    let dataSources: string;
+    let shop: number;
+    let secured: number;
+    let port: number;
+
+    /** A deployment running `model` on the shop's SQLite file. */
+    const deploy = async (r: ReturnType<typeof runtimeProbe>, name: string, model: string, cubes: string) => {
+      const id = await r.create(name);
+      const first = await r.running(id);
+      const build = `/build/api/v1/deployments/${id}`;
+      expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
+      expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: model }] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: name, exitDevMode: true } })).statusCode).toBe(200);
+      await r.replaced(id, first.name);
+      await r.logsWith(id, cubes);
+      return id;
+    };
+
+    beforeAll(async () => {
+      dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
+      writeShopSqlite(dataSources);
+      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources }, sqlApi: { port: 0, host: '127.0.0.1' } });
+      port = t.app.sqlApi!.address()!.port;
+      const r = runtimeProbe(t);
+      shop = await deploy(r, 'shop', SHOP_MODEL, '8 cubes and 2 views');
+      secured = await deploy(r, 'secured shop', SECURED_MODEL, '4 cubes and 2 views');
+    });
+    afterAll(async () => {
+      await t?.close();
+      fs.rmSync(dataSources, { recursive: true, force: true });
+    });
+
+    /** psql's answer to `command` (-At: unaligned, tuples only, unless `table`). */
+    const psql = async (database: string, password: string, command: string, flags = ['-At']) => {
+      const { stdout } = await run('/usr/bin/psql', ['-X', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'analyst', '-d', database, ...flags, '-c', command], {
+        env: { PATH: process.env.PATH ?? '', PGPASSWORD: password, PGSSLMODE: 'prefer', PGCONNECT_TIMEOUT: '10' },
+      });
+      return stdout;
+    };
+    /** A `pg` client signed in as `password` on `database`. */
+    const client = async (database: string, password: string) => {
+      const c = new pg.Client({ host: '127.0.0.1', port, user: 'analyst', database, password });
+      await c.connect();
+      return c;
+    };
+
+    it('the environments list gives the SQL credentials of each environment', async () => {
+      const res = await t.request({ url: `/api/v1/deployments/${shop}/environments` });
+      expect(res.statusCode, res.body).toBe(200);
+      const production = ((res.json() as Json).items as Json[]).find((e) => e.id === 'production')!;
+      expect(production.api_credentials).toContainEqual({ type: 'sql', version: 1, host: 'localhost', port, database: String(shop) });
+    });
+
+    it('psql connects with an API key, lists the cubes and views with \\dt and describes one with \\d', async () => {
+      expect(await psql(String(shop), t.admin.key, 'SELECT current_schema()')).toBe('public\n');
+      const tables = (await psql(String(shop), t.admin.key, '\\dt')).trim().split('\n');
+      expect(tables.map((line) => line.split('|')[1])).toEqual(['a', 'b', 'c', 'customers', 'd', 'line_items', 'orders', 'sales', 'starter_orders', 'starter_orders_view']);
+      const orders = await psql(String(shop), t.admin.key, '\\d orders');
+      expect(orders.trim().split('\n').map((line) => line.split('|').slice(0, 2).join(' '))).toEqual(
+        expect.arrayContaining(['status text', 'amount numeric', 'created_at timestamp without time zone', 'count bigint', 'total_amount numeric']),
+      );
+    });
+
+    it('psql runs queries over cubes and views: filters, grouping, ordering, a view', async () => {
+      expect(await psql(String(shop), t.admin.key, "SELECT status, count FROM orders WHERE status <> 'cancelled' GROUP BY 1 ORDER BY 2 DESC, 1")).toBe('completed|3\nprocessing|1\n');
+      expect(await psql(String(shop), t.admin.key, 'SELECT region, count, total_amount FROM sales GROUP BY 1 ORDER BY 2 DESC, 1')).toBe('EU|3|180\nUS|1|70\n|1|20\n');
+      // Aligned output: the column headers are the SELECT's names.
+      expect(await psql(String(shop), t.admin.key, 'SELECT count FROM orders', [])).toMatch(/^\s*count\s*\n-+\n\s*5\n\(1 row\)/);
+    });
+
+    it('the pg client: catalog queries, typed columns, and parameters bound through the extended protocol', async () => {
+      const c = await client(String(shop), t.admin.key);
+      try {
+        const version = await c.query('SELECT version() AS v');
+        expect(version.rows[0].v).toMatch(/^PostgreSQL /);
+        await c.query("SET application_name = 'bi tool'");
+        const listed = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
+        expect(listed.rows.map((row) => row.table_name)).toEqual(['a', 'b', 'c', 'customers', 'd', 'line_items', 'orders', 'sales', 'starter_orders', 'starter_orders_view']);
+        const columns = await c.query('SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', ['sales']);
+        expect(columns.rows).toEqual(expect.arrayContaining([{ column_name: 'region', data_type: 'text' }, { column_name: 'count', data_type: 'bigint' }]));
+        // Counts are int8 (pg gives strings for them), sums numeric.
+        const grouped = await c.query('SELECT region, count, total_amount FROM sales WHERE region = $1 GROUP BY 1', ['EU']);
+        expect(grouped.fields.map((f) => [f.name, f.dataTypeID])).toEqual([['region', 25], ['count', 20], ['total_amount', 1700]]);
+        expect(grouped.rows).toEqual([{ region: 'EU', count: '3', total_amount: '180' }]);
+        const numbers = await c.query('SELECT status, count FROM orders WHERE amount >= $1 GROUP BY 1 ORDER BY 1', [70]);
+        expect(numbers.rows).toEqual([{ status: 'completed', count: '2' }]);
+        // A parameter is one value: quotes inside it stay inside it.
+        const smuggled = await c.query('SELECT count FROM orders WHERE status = $1', ["completed' OR '1'='1"]);
+        expect(smuggled.rows).toEqual([{ count: '0' }]);
+        // Outside the subset: an error naming the clause, and the connection still answers.
+        await expect(c.query('SELECT region, count FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1')).rejects.toMatchObject({ code: '42000', message: 'JOIN is not supported: query a view that joins the cubes.' });
+        await expect(c.query('DROP TABLE orders')).rejects.toMatchObject({ code: '25006' });
+        expect((await c.query('SELECT count FROM orders')).rows).toEqual([{ count: '5' }]);
+      } finally {
+        await c.end();
+      }
+    });
+
+    it('a restricted user sees only their rows, and not the members a policy hides', async () => {
+      expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string' } })).statusCode).toBe(201);
+      const who = await t.user('EXPLORER');
+      expect((await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${who.userId}`, body: { values: { region: 'US' } } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: '/api/v1/policies', body: { principal: { type: 'USER', id: who.userId }, resource: { type: 'DEPLOYMENT', id: secured }, access: 'VIEW' } })).statusCode).toBe(201);
+      expect(await psql(String(secured), who.key, 'SELECT name, count FROM customers GROUP BY 1 ORDER BY 1')).toBe('Bo|1\n');
+      expect(await psql(String(secured), t.admin.key, 'SELECT count FROM orders')).toBe('0\n');
+      // The catalog shows only the members the caller may query.
+      const columns = await psql(String(secured), who.key, "SELECT column_name FROM information_schema.columns WHERE table_name = 'orders' ORDER BY 1");
+      expect(columns.split('\n')).not.toContain('total_amount');
+      const c = await client(String(secured), who.key);
+      try {
+        await expect(c.query('SELECT total_amount FROM orders')).rejects.toMatchObject({ code: expect.stringMatching(/^42/) });
+      } finally {
+        await c.end();
+      }
+      // An environment token with a security context, minted for the production environment.
+      const minted = await t.request({ method: 'POST', url: `/api/v1/deployments/${shop}/environments/production/tokens`, body: { security_context: {}, scopes: ['meta', 'sql-runner'] } });
+      expect(minted.statusCode, minted.body).toBeLessThan(300);
+      const token = ((minted.json() as Json).data as Json).token as string;
+      expect(await psql(`${shop}/production`, token, 'SELECT count FROM orders')).toBe('5\n');
+    });
+
+    it('a wrong password, or a database that names no deployment, is refused with 28P01', async () => {
+      const refused = (database: string, password: string) => client(database, password);
+      await expect(refused(String(shop), 'not-a-token')).rejects.toMatchObject({ code: '28P01' });
+      await expect(refused(String(shop), `mapi_${'x'.repeat(40)}`)).rejects.toMatchObject({ code: '28P01' });
+      await expect(refused('999999', t.admin.key)).rejects.toMatchObject({ code: '28P01' });
+      await expect(psql(String(shop), 'wrong', 'SELECT 1')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed') });
+    });
+  });
+}
