@@ -1,13 +1,17 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, TestApp } from './harness.js';
+import { bindParameters, classify } from '../src/areas/sql-api/sql-api.sql.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { DIALECTS, STORE_INDEPENDENT, TestApp } from './harness.js';
 import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
+import { keyIn, serverEnv, type ServerEnv } from './server-env.js';
 
 /*
  * The SQL API (docs/sql-api.md): a deployment's cubes and views over the PostgreSQL protocol, driven
@@ -151,3 +155,81 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('the SQL API reads statements before running them', () => {
+  it('a bound value is one literal, whatever it holds; a $n inside a string is left alone', () => {
+    expect(bindParameters("SELECT count FROM orders WHERE status = $1 AND note = '$1'", ["x' OR '1'='1"], [0])).toBe("SELECT count FROM orders WHERE status =  'x'' OR ''1''=''1'  AND note = '$1'");
+    expect(bindParameters('SELECT count FROM orders WHERE amount >= $1 AND status IS $2', ['70', null], [0, 0])).toBe('SELECT count FROM orders WHERE amount >=  70  AND status IS  NULL ');
+    // A numeric-looking value of a text parameter stays a string.
+    expect(bindParameters('SELECT 1 WHERE a = $1', ['70'], [25])).toBe("SELECT 1 WHERE a =  '70' ");
+    expect(() => bindParameters('SELECT $2', ['a'], [0])).toThrow('there is no parameter $2');
+  });
+
+  it('cubes and views go to the runtime, catalogs to the catalog, session commands are answered, writes refused', () => {
+    const tables = new Set(['orders', 'sales']);
+    expect(classify('SELECT count FROM orders', tables)).toEqual({ kind: 'data' });
+    expect(classify('select * from public."sales" s', tables)).toEqual({ kind: 'data' });
+    expect(classify("SELECT relname FROM pg_catalog.pg_class WHERE relname = 'orders'", tables)).toEqual({ kind: 'catalog' });
+    expect(classify('SHOW search_path', tables)).toEqual({ kind: 'catalog' });
+    expect(classify("SET extra_float_digits = 3", tables)).toEqual({ kind: 'session', tag: 'SET' });
+    expect(classify('DELETE FROM orders', tables)).toEqual({ kind: 'refused', reason: 'DELETE' });
+  });
+});
+
+describe('the SQL API of a started server: SSL with the server certificate, a cap on connections', () => {
+  for (const dialect of STORE_INDEPENDENT) {
+    let env: ServerEnv;
+    let running: RunningServer;
+    let port: number;
+    let key: string;
+    let deployment: number;
+
+    beforeAll(async () => {
+      env = await serverEnv(dialect);
+      // A free port for SQL_API_PORT (0 there means off).
+      port = await new Promise<number>((resolve) => {
+        const probe = net.createServer().listen(0, '127.0.0.1', () => {
+          const { port: free } = probe.address() as net.AddressInfo;
+          probe.close(() => resolve(free));
+        });
+      });
+      let printed = '';
+      running = await startServer(env.config({ SQL_API_PORT: String(port), SQL_API_MAX_CONNECTIONS: '2' }), (line) => (printed += `${line}\n`));
+      key = keyIn(printed);
+      const tenant = await running.store.db.selectFrom('tenants').select('id').executeTakeFirstOrThrow();
+      const at = new Date().toISOString();
+      deployment = (await running.store.db.insertInto('deployments').values({ tenant_id: tenant.id, name: 'tls', settings: '{}', created_by: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow()).id;
+    });
+    afterAll(async () => {
+      await running?.close();
+      await env?.destroy();
+    });
+
+    const psql = (password: string, sslmode: string, command: string) =>
+      run('/usr/bin/psql', ['-X', '-At', '-h', '127.0.0.1', '-p', String(port), '-U', 'analyst', '-d', String(deployment), '-c', command], {
+        env: { PATH: process.env.PATH ?? '', PGPASSWORD: password, PGSSLMODE: sslmode, PGCONNECT_TIMEOUT: '10' },
+      });
+
+    it('psql with sslmode=require connects over TLS; a wrong password is still refused', async () => {
+      const { stdout } = await psql(key, 'require', '\\conninfo');
+      expect(stdout).toMatch(/SSL connection \(protocol: TLSv1\.[23]/);
+      await expect(psql('wrong', 'require', '\\conninfo')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed for user "analyst"') });
+    });
+
+    it('past SQL_API_MAX_CONNECTIONS a client is told there are too many (53300)', async () => {
+      const open = async () => {
+        const c = new pg.Client({ host: '127.0.0.1', port, user: 'analyst', database: String(deployment), password: key });
+        await c.connect();
+        return c;
+      };
+      const first = await open();
+      const second = await open();
+      try {
+        await expect(open()).rejects.toMatchObject({ code: '53300' });
+      } finally {
+        await first.end();
+        await second.end();
+      }
+    });
+  }
+});

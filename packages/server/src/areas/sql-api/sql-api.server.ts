@@ -52,14 +52,24 @@ const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read
 export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOptions): SqlApiListener {
   const maxSql = options.maxSqlBytes ?? MAX_SQL_BYTES;
   const catalogs = new Catalogs(options.maxCatalogs ?? 4);
+  /** The connections counted against the cap, and every socket (refused ones too), closed with the listener. */
   const sockets = new Set<net.Socket>();
+  const everyone = new Set<net.Socket>();
+  const maxConnections = options.maxConnections ?? 100;
   const server = net.createServer((socket) => {
+    socket.on('error', () => socket.destroy());
+    everyone.add(socket);
+    socket.on('close', () => everyone.delete(socket));
+    // Refused as PostgreSQL refuses it, so the client says why; closed whether or not it hangs up.
+    if (sockets.size >= maxConnections) {
+      socket.end(backend.error('53300', 'sorry, too many clients already', 'FATAL'));
+      setTimeout(() => socket.destroy(), 1000).unref();
+      return;
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
     connection(socket);
   });
-  server.maxConnections = options.maxConnections ?? 100;
 
   function connection(socket: net.Socket): void {
     let session: SqlSession | null = null;
@@ -379,7 +389,7 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
+        for (const socket of everyone) socket.destroy();
       });
       await catalogs.close();
     },

@@ -22,9 +22,13 @@ function tokens(sql: string): Token[] {
       let depth = 1;
       i += 2;
       while (i < sql.length && depth > 0) {
-        if (sql[i] === '/' && sql[i + 1] === '*') (depth += 1), (i += 2);
-        else if (sql[i] === '*' && sql[i + 1] === '/') (depth -= 1), (i += 2);
-        else i += 1;
+        if (sql[i] === '/' && sql[i + 1] === '*') {
+          depth += 1;
+          i += 2;
+        } else if (sql[i] === '*' && sql[i + 1] === '/') {
+          depth -= 1;
+          i += 2;
+        } else i += 1;
       }
       out.push({ kind: 'space', text: sql.slice(start, i), start, end: i });
     } else if (/\s/.test(c)) {
