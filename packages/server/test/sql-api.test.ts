@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
 import { bindParameters, classify } from '../src/areas/sql-api/sql-api.sql.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { DIALECTS, STORE_INDEPENDENT, TestApp } from './harness.js';
@@ -86,6 +87,8 @@ for (const dialect of DIALECTS) {
       expect(orders.trim().split('\n').map((line) => line.split('|').slice(0, 2).join(' '))).toEqual(
         expect.arrayContaining(['status text', 'amount numeric', 'created_at timestamp without time zone', 'count bigint', 'total_amount numeric']),
       );
+      expect(await psql(String(shop), t.admin.key, '\\dn')).toContain('public|');
+
     });
 
     it('psql runs queries over cubes and views: filters, grouping, ordering, a view', async () => {
@@ -100,6 +103,8 @@ for (const dialect of DIALECTS) {
       try {
         const version = await c.query('SELECT version() AS v');
         expect(version.rows[0].v).toMatch(/^PostgreSQL /);
+        // The version announced at start-up is the catalog's: clients pick their catalog queries by it.
+        expect((await c.query('SHOW server_version')).rows[0].server_version).toBe(SERVER_VERSION);
         await c.query("SET application_name = 'bi tool'");
         const listed = await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
         expect(listed.rows.map((row) => row.table_name)).toEqual(['a', 'b', 'c', 'customers', 'd', 'line_items', 'orders', 'sales', 'starter_orders', 'starter_orders_view']);

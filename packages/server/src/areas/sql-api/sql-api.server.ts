@@ -5,8 +5,8 @@ import { backend, readBind, readExecute, readMessage, readParse, readQuery, read
 import { SqlError, type SqlApiService, type SqlResult, type SqlSession } from './sql-api.service.js';
 import { bindParameters, classify, parameterCount, splitStatements, type StatementKind } from './sql-api.sql.js';
 
-/** The PostgreSQL version the catalog is (PGlite's), told to clients at start-up. */
-export const SERVER_VERSION = '17.5';
+/** The PostgreSQL version the catalog is (PGlite 0.6's), told to clients at start-up; a test checks they agree. */
+export const SERVER_VERSION = '19.0';
 
 export interface SqlApiListenerOptions {
   port: number;
