@@ -177,7 +177,7 @@ export interface AppOptions {
   https?: { key: string | Buffer; cert: string | Buffer } | null;
   /**
    * The SQL API (docs/sql-api.md): the PostgreSQL protocol on its own port (SQL_API_PORT; 0 picks
-   * one), SSL offered with the HTTPS certificate. Absent or null: off.
+   * one), SSL offered with the HTTPS certificate; `app.sqlApi.listen()` opens it. Absent or null: off.
    */
   sqlApi?: { port: number; host: string; maxConnections?: number } | null;
   /** How often coalesced `lastUsedAt` values are written (ms). */
@@ -559,9 +559,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
     });
     const tls = options.https ? { key: Buffer.from(options.https.key), cert: Buffer.from(options.https.cert) } : null;
+    // Listening is the starter's (server.ts, tests), after the HTTP port, as for that port.
     sqlApi = sqlApiListener(sqlService, { ...options.sqlApi, tls, log: app.log });
-    const listener = sqlApi;
-    app.addHook('onReady', async () => listener.listen());
   }
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());

@@ -130,6 +130,7 @@ export class TestApp {
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
       ...(options.sqlApi ? { sqlApi: options.sqlApi } : {}),
     });
+    await app.sqlApi?.listen();
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }
 

@@ -221,6 +221,12 @@ describe('the SQL API of a started server: SSL with the server certificate, a ca
       await expect(psql('wrong', 'require', '\\conninfo')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed for user "analyst"') });
     });
 
+    it('a SQL port already taken stops the start with a message naming SQL_API_PORT', async () => {
+      const fresh = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-sql-')), 'data');
+      await expect(startServer(env.config({ DATA_DIR: fresh, SQL_API_PORT: String(port) }), () => undefined)).rejects.toThrow(`port ${port} on 127.0.0.1 (SQL_API_PORT) is already in use`);
+      expect(fs.existsSync(fresh)).toBe(false);
+    });
+
     it('past SQL_API_MAX_CONNECTIONS a client is told there are too many (53300)', async () => {
       const open = async () => {
         const c = new pg.Client({ host: '127.0.0.1', port, user: 'analyst', database: String(deployment), password: key });

@@ -19,6 +19,8 @@ export interface SqlApiListenerOptions {
   maxSqlBytes?: number;
   /** Catalogs kept in memory while no connection uses them. */
   maxCatalogs?: number;
+  /** How long a connection may take to sign in before it is closed (ms; default 30 s), so idle sockets do not hold the cap. */
+  signInTimeoutMs?: number;
   log: { warn(fields: object, message: string): void; debug(fields: object, message: string): void };
 }
 
@@ -68,10 +70,13 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
     }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    connection(socket);
+    const signIn = setTimeout(() => socket.destroy(), options.signInTimeoutMs ?? 30_000);
+    signIn.unref();
+    socket.on('close', () => clearTimeout(signIn));
+    connection(socket, () => clearTimeout(signIn));
   });
 
-  function connection(socket: net.Socket): void {
+  function connection(socket: net.Socket, signedIn: () => void): void {
     let session: SqlSession | null = null;
     let model: Promise<{ catalog: Catalog; meta: MetaCube[] | null; tables: Set<string> | null }> | null = null;
     const statements = new Map<string, Statement>();
@@ -94,6 +99,7 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
         return session !== null;
       },
       onAuthenticated(state) {
+        signedIn();
         const user = state.clientInfo?.parameters.user ?? '';
         for (const [name, value] of [
           ['server_encoding', 'UTF8'],
