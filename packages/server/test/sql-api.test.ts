@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
-import { bindParameters, classify } from '../src/areas/sql-api/sql-api.sql.js';
+import { bindParameters, classify, normalize } from '../src/areas/sql-api/sql-api.sql.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { DIALECTS, STORE_INDEPENDENT, TestApp } from './harness.js';
 import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
@@ -123,6 +123,13 @@ for (const dialect of DIALECTS) {
         await expect(c.query('SELECT region, count FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1')).rejects.toMatchObject({ code: '42000', message: 'JOIN is not supported: query a view that joins the cubes.' });
         await expect(c.query('DROP TABLE orders')).rejects.toMatchObject({ code: '25006' });
         expect((await c.query('SELECT count FROM orders')).rows).toEqual([{ count: '5' }]);
+        // As BI tools write it: the schema named, columns qualified, SELECT *.
+        const qualified = await c.query('SELECT "public"."sales"."region" AS "region", "public"."sales"."count" AS "count" FROM "public"."sales" GROUP BY 1 ORDER BY 1 LIMIT 2000');
+        expect(qualified.rows).toEqual([{ region: 'EU', count: '3' }, { region: 'US', count: '1' }, { region: null, count: '1' }]);
+        // SELECT * lists the dimensions, a row per distinct combination.
+        const star = await c.query('SELECT * FROM public.customers ORDER BY id LIMIT 2');
+        expect(star.fields.map((f) => f.name)).toEqual(['id', 'name', 'region']);
+        expect(star.rows).toEqual([{ id: '1', name: 'Ada', region: 'EU' }, { id: '2', name: 'Bo', region: 'US' }]);
       } finally {
         await c.end();
       }
@@ -168,6 +175,15 @@ describe('the SQL API reads statements before running them', () => {
     // A numeric-looking value of a text parameter stays a string.
     expect(bindParameters('SELECT 1 WHERE a = $1', ['70'], [25])).toBe("SELECT 1 WHERE a =  '70' ");
     expect(() => bindParameters('SELECT $2', ['a'], [0])).toThrow('there is no parameter $2');
+  });
+
+  it('as BI tools write it: the public schema dropped, SELECT * listing the dimensions, grouped', () => {
+    const columns = new Map([['orders', ['id', 'status']]]);
+    expect(normalize('SELECT "public"."orders"."status" FROM "public"."orders" GROUP BY 1', columns)).toBe('SELECT "orders"."status" FROM "orders" GROUP BY 1');
+    expect(normalize("SELECT * FROM public.orders WHERE status = 'public.x' ORDER BY 1 LIMIT 2", columns)).toBe(`SELECT "id", "status" FROM orders WHERE status = 'public.x'  GROUP BY 1, 2 ORDER BY 1 LIMIT 2`);
+    expect(normalize('SELECT * FROM orders -- all;', columns)).toBe('SELECT "id", "status" FROM orders -- all;\n GROUP BY 1, 2 ');
+    expect(normalize('SELECT * FROM orders;', columns)).toBe('SELECT "id", "status" FROM orders\n GROUP BY 1, 2 ');
+    expect(normalize('SELECT * FROM elsewhere', columns)).toBe('SELECT * FROM elsewhere');
   });
 
   it('cubes and views go to the runtime, catalogs to the catalog, session commands are answered, writes refused', () => {

@@ -27,21 +27,26 @@ export function pgType(member: { type: string; aggType?: string | undefined }, m
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** A cube's or view's columns: its dimensions, then its measures, by their names in it, with their PostgreSQL types. */
+export function catalogColumns(cube: MetaCube): Array<[string, string]> {
+  const columns = new Map<string, string>();
+  for (const [list, measure] of [
+    [cube.dimensions ?? [], false],
+    [cube.measures ?? [], true],
+  ] as const) {
+    for (const m of list) {
+      const local = m.name.slice(m.name.indexOf('.') + 1);
+      if (!columns.has(local)) columns.set(local, pgType(m, measure).name);
+    }
+  }
+  return [...columns];
+}
+
 /** The DDL of the model's tables: one empty table per cube and view, a column per measure and dimension. */
 export function catalogDdl(cubes: MetaCube[]): string {
   const statements: string[] = [];
   for (const cube of cubes) {
-    const columns = new Map<string, string>();
-    for (const [list, measure] of [
-      [cube.dimensions ?? [], false],
-      [cube.measures ?? [], true],
-    ] as const) {
-      for (const m of list) {
-        const local = m.name.slice(m.name.indexOf('.') + 1);
-        if (!columns.has(local)) columns.set(local, pgType(m, measure).name);
-      }
-    }
-    const cols = [...columns].map(([name, type]) => `${ident(name)} ${type}`).join(', ');
+    const cols = catalogColumns(cube).map(([name, type]) => `${ident(name)} ${type}`).join(', ');
     statements.push(`CREATE TABLE public.${ident(cube.name)} (${cols})`);
     if (cube.type === 'view') statements.push(`COMMENT ON TABLE public.${ident(cube.name)} IS 'view'`);
   }

@@ -3,8 +3,9 @@ import type { Store } from '../../db/database.js';
 import { ApiError } from '../../shared/problems.js';
 import type { DataApiEnvironment, DataApiGrant, DataApiService } from '../data-api/data-api.service.js';
 import { DEFAULT_TENANT_SLUG } from '../tenants/tenants.service.js';
-import { pgType, type MetaCube } from './sql-api.catalog.js';
+import { catalogColumns, pgType, type MetaCube } from './sql-api.catalog.js';
 import type { Field } from './sql-api.protocol.js';
+import { normalize } from './sql-api.sql.js';
 import { branchName, tenantBySlug } from './sql-api.store.js';
 
 /** Who a connection is: the environment its database names and what its password grants there. */
@@ -132,7 +133,9 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
 
     /** A SELECT over cubes and views, run by the runtime: columns typed from its annotation, values as text. */
     async query(session: SqlSession, sql: string, meta: MetaCube[] | null): Promise<SqlResult> {
-      const { status, body } = await ask(session, { method: 'POST', path: 'sql', body: { query: sql } });
+      // `SELECT *` lists the dimensions: a row per distinct combination, no measure to group.
+      const tableColumns = new Map((meta ?? []).map((cube) => [cube.name.toLowerCase(), catalogColumns({ ...cube, measures: [] }).map(([name]) => name)]));
+      const { status, body } = await ask(session, { method: 'POST', path: 'sql', body: { query: normalize(sql, tableColumns) } });
       if (status === 403) throw new SqlError('42501', String(body.error ?? 'The query uses members your access policies exclude.'));
       if (status !== 200) throw new SqlError(status === 400 ? '42000' : '58000', String(body.error ?? `The runtime answered ${status}.`));
       const data = (body.data as Array<Record<string, unknown>> | undefined) ?? [];

@@ -188,3 +188,58 @@ export function bindParameters(sql: string, values: Array<string | null>, types:
   }
   return out;
 }
+
+/**
+ * A query over a cube or view as BI tools write it, in the runtime's subset: the `public` schema
+ * named (`"public"."orders"`, `"public"."orders"."status"`) is dropped, and `SELECT *` lists the
+ * table's columns (`columns`: each table's, the caller's choice of them). Tokens are removed or put in place
+ * of `*`; nothing else of the text changes.
+ */
+export function normalize(sql: string, columns: ReadonlyMap<string, string[]>): string {
+  const list = tokens(sql);
+  const solid = list.map((t, i) => ({ t, i })).filter(({ t }) => t.kind !== 'space');
+  const drop = new Set<number>();
+  for (let k = 0; k + 2 < solid.length; k++) {
+    const [a, dot, b] = [solid[k]!, solid[k + 1]!, solid[k + 2]!];
+    const isPublic = (a.t.kind === 'word' && a.t.text.toLowerCase() === 'public') || (a.t.kind === 'quoted' && a.t.text === '"public"');
+    const previous = solid[k - 1];
+    if (isPublic && dot.t.text === '.' && (b.t.kind === 'word' || b.t.kind === 'quoted') && previous?.t.text !== '.') {
+      drop.add(a.i);
+      drop.add(dot.i);
+    }
+  }
+  let star: number | null = null;
+  let expansion = '';
+  let groupAt: number | null = null;
+  let grouping = '';
+  if (solid[0]?.t.kind === 'word' && solid[0].t.text.toUpperCase() === 'SELECT' && solid[1]?.t.text === '*' && solid[2]?.t.kind === 'word' && solid[2].t.text.toUpperCase() === 'FROM') {
+    const names = relations(list.filter((_, i) => !drop.has(i)));
+    const table = names.length === 1 && names[0]![0] === null ? columns.get(names[0]![1]) : undefined;
+    if (table && table.length > 0) {
+      star = solid[1].i;
+      expansion = table.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
+      // Every selected dimension is grouped by (the runtime's rule): GROUP BY 1, 2, ... before
+      // ORDER BY, LIMIT or OFFSET at the top level, unless the statement groups already.
+      let depth = 0;
+      let grouped = false;
+      for (const { t, i } of solid.slice(3)) {
+        if (t.text === '(') depth += 1;
+        else if (t.text === ')') depth -= 1;
+        else if (depth === 0 && t.kind === 'word' && /^group$/i.test(t.text)) grouped = true;
+        else if (depth === 0 && t.kind === 'word' && groupAt === null && /^(order|limit|offset|fetch)$/i.test(t.text)) groupAt = i;
+      }
+      if (!grouped) {
+        grouping = ` GROUP BY ${table.map((_, n) => n + 1).join(', ')} `;
+        if (groupAt === null) {
+          // At the end: after a newline (a trailing -- comment ends there), and before no `;`.
+          groupAt = list.length;
+          grouping = `\n${grouping}`;
+          const last = solid[solid.length - 1]!;
+          if (last.t.text === ';') drop.add(last.i);
+        }
+      } else groupAt = null;
+    }
+  }
+  const out = list.map((t, i) => (drop.has(i) ? '' : i === star ? expansion : i === groupAt ? `${grouping}${t.text}` : t.text)).join('');
+  return groupAt === list.length ? `${out}${grouping}` : out;
+}
