@@ -260,3 +260,35 @@ describe('the SQL API of a started server: SSL with the server certificate, a ca
     });
   }
 });
+
+for (const dialect of DIALECTS) {
+  describe(`the SQL API with tenants on BASE_DOMAIN (${dialect})`, () => {
+    let t: TestApp;
+    let acme: { tenantId: number; admin: { key: string } };
+    let deployment: number;
+    beforeAll(async () => {
+      t = await TestApp.create(dialect, { baseDomain: 'mapi.test', sqlApi: { port: 0, host: '127.0.0.1' } });
+      acme = await t.tenant('acme');
+      deployment = await t.deployment('acme analytics', { tenantId: acme.tenantId });
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    const conninfo = (user: string, password: string) =>
+      run('/usr/bin/psql', ['-X', '-At', '-h', '127.0.0.1', '-p', String(t.app.sqlApi!.address()!.port), '-U', user, '-d', String(deployment), '-c', '\\conninfo'], {
+        env: { PATH: process.env.PATH ?? '', PGPASSWORD: password, PGSSLMODE: 'disable', PGCONNECT_TIMEOUT: '10' },
+      });
+
+    it('the user name `name@<tenant-slug>` names the tenant; without it, or with another tenant, the password is refused', async () => {
+      expect((await conninfo('bob@acme', acme.admin.key)).stdout).toContain('as user "bob@acme"');
+      for (const user of ['bob', 'bob@default', 'bob@nowhere']) {
+        await expect(conninfo(user, acme.admin.key)).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed') });
+      }
+      // The environments list gives the tenant's host and the SQL port.
+      const listed = await t.request({ url: `/api/v1/deployments/${deployment}/environments`, key: acme.admin.key, host: 'acme.mapi.test' });
+      expect(listed.statusCode, listed.body).toBe(200);
+      expect(((listed.json() as Json).items as Json[])[0]!.api_credentials).toContainEqual({ type: 'sql', version: 1, host: 'acme.mapi.test', port: t.app.sqlApi!.address()!.port, database: String(deployment) });
+    });
+  });
+}
