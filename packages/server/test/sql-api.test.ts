@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
-import { bindParameters, classify, normalize } from '../src/areas/sql-api/sql-api.sql.js';
+import { bindParameters, classify, normalize, splitStatements } from '../src/areas/sql-api/sql-api.sql.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { DIALECTS, STORE_INDEPENDENT, TestApp } from './harness.js';
 import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
@@ -194,6 +194,7 @@ describe('the SQL API reads statements before running them', () => {
     expect(classify('SHOW search_path', tables)).toEqual({ kind: 'catalog' });
     expect(classify("SET extra_float_digits = 3", tables)).toEqual({ kind: 'session', tag: 'SET' });
     expect(classify('DELETE FROM orders', tables)).toEqual({ kind: 'refused', reason: 'DELETE' });
+    expect(splitStatements("SELECT $a1$ ; $b$ $a1$; SELECT ';' -- ;\n; /* ; */")).toEqual(["SELECT $a1$ ; $b$ $a1$", "SELECT ';' -- ;"]);
   });
 });
 

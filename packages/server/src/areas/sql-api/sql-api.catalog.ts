@@ -91,9 +91,12 @@ export class Catalog {
     });
   }
 
-  /** A statement of the simple protocol. */
+  /**
+   * A statement of the simple protocol, run through the extended one: PostgreSQL parses it as one
+   * statement or refuses it, so nothing can follow it in the wrapper's transaction.
+   */
   query(sql: string): Promise<Message[]> {
-    return this.wrapped([frontend.query(sql)]);
+    return this.execute({ name: '', sql, paramTypes: [] }, { portal: '', statement: '', paramFormats: [], params: [], resultFormats: [] });
   }
 
   /** A statement's parameters and columns (ParameterDescription, then RowDescription or NoData), or its ErrorResponse. */

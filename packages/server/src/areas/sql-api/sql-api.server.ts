@@ -227,8 +227,9 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       }
       for (const statement of list) {
         try {
-          const { tables } = await modelOf(s);
-          const kind = classify(statement, tables);
+          // Session commands and refusals need no model (nor a runtime that is up).
+          const first = classify(statement, null);
+          const kind = first.kind === 'data' || first.kind === 'catalog' ? classify(statement, (await modelOf(s)).tables) : first;
           if (kind.kind === 'session') send(backend.commandComplete(kind.tag));
           else if (kind.kind === 'refused') throw READ_ONLY(kind.reason);
           else if (kind.kind === 'catalog') {
@@ -286,8 +287,8 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
           if (tooLong(parse.sql)) throw new SqlError('54000', `The statement is longer than ${maxSql} bytes.`);
           const list = splitStatements(parse.sql);
           if (list.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement');
-          const { tables } = await modelOf(s);
-          statements.set(parse.name, { parse, kind: classify(parse.sql, tables) });
+          const first = classify(parse.sql, null);
+          statements.set(parse.name, { parse, kind: first.kind === 'data' || first.kind === 'catalog' ? classify(parse.sql, (await modelOf(s)).tables) : first });
           send(backend.parseComplete());
           return;
         }

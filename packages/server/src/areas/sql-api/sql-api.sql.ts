@@ -8,6 +8,9 @@
 
 type Token = { kind: 'word' | 'quoted' | 'string' | 'param' | 'symbol' | 'space'; text: string; start: number; end: number };
 
+/** A dollar quote's tag, as PostgreSQL's lexer reads it: `$$`, `$tag$`, `$tag_1$`. */
+const DOLLAR_TAG = /^\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/;
+
 function tokens(sql: string): Token[] {
   const out: Token[] = [];
   let i = 0;
@@ -58,8 +61,8 @@ function tokens(sql: string): Token[] {
       i += 1;
       while (i < sql.length && /[0-9]/.test(sql[i]!)) i += 1;
       out.push({ kind: 'param', text: sql.slice(start, i), start, end: i });
-    } else if (c === '$' && /^\$[A-Za-z_]*\$/.test(sql.slice(i))) {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i))![0];
+    } else if (c === '$' && DOLLAR_TAG.test(sql.slice(i, i + 256))) {
+      const tag = DOLLAR_TAG.exec(sql.slice(i, i + 256))![0];
       const close = sql.indexOf(tag, i + tag.length);
       i = close === -1 ? sql.length : close + tag.length;
       out.push({ kind: 'string', text: sql.slice(start, i), start, end: i });
