@@ -249,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Unset or 0 means off: the SQL API listens only where an operator opens its port.
   const sqlApiPort = value('SQL_API_PORT') === null ? 0 : wholeNumber('SQL_API_PORT', 0, 65535, 'an integer from 1 to 65535 (0 or unset: no SQL API)');
   const sqlApiMax = value('SQL_API_MAX_CONNECTIONS') === null ? 100 : wholeNumber('SQL_API_MAX_CONNECTIONS', 100, 100_000, 'a whole number of connections from 1 to 100000');
+  if (sqlApiMax === 0) problems.push('SQL_API_MAX_CONNECTIONS must be a whole number of connections from 1 to 100000, got 0 (unset SQL_API_PORT to turn the SQL API off)');
   if (sqlApiPort !== 0 && sqlApiPort === port && (value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {
     problems.push(`SQL_API_PORT must differ from PORT (${port}): the SQL API has a listener of its own`);
   }
@@ -324,7 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
-    sqlApi: sqlApiPort === 0 ? null : { port: sqlApiPort, host: value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1', maxConnections: Math.max(1, sqlApiMax) },
+    sqlApi: sqlApiPort === 0 ? null : { port: sqlApiPort, host: value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1', maxConnections: sqlApiMax },
     secretKeys,
     outbound,
     python,

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
 import { bindParameters, classify, normalize, splitStatements } from '../src/areas/sql-api/sql-api.sql.js';
+import { loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { DIALECTS, STORE_INDEPENDENT, TestApp } from './harness.js';
 import { SECURED_MODEL, SHOP_MODEL, writeShopSqlite } from './query-fixtures.js';
@@ -167,6 +168,17 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('the SQL API configuration', () => {
+  it('SQL_API_PORT unset or 0 is off; a port of its own with SQL_API_HOST and SQL_API_MAX_CONNECTIONS; never PORT', () => {
+    expect(loadConfig({}).sqlApi).toBeNull();
+    expect(loadConfig({ SQL_API_PORT: '0' }).sqlApi).toBeNull();
+    expect(loadConfig({ SQL_API_PORT: '5433', HOST: '0.0.0.0' }).sqlApi).toEqual({ port: 5433, host: '0.0.0.0', maxConnections: 100 });
+    expect(loadConfig({ SQL_API_PORT: '5433', SQL_API_HOST: '10.0.0.5', SQL_API_MAX_CONNECTIONS: '20' }).sqlApi).toEqual({ port: 5433, host: '10.0.0.5', maxConnections: 20 });
+    expect(() => loadConfig({ PORT: '8443', SQL_API_PORT: '8443' })).toThrow('SQL_API_PORT must differ from PORT (8443)');
+    expect(() => loadConfig({ SQL_API_PORT: '5433', SQL_API_MAX_CONNECTIONS: '0' })).toThrow('SQL_API_MAX_CONNECTIONS must be a whole number');
+  });
+});
 
 describe('the SQL API reads statements before running them', () => {
   it('a bound value is one literal, whatever it holds; a $n inside a string is left alone', () => {
