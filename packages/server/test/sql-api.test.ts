@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { parse, serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
 import { bindParameters, classify, normalize, splitStatements } from '../src/areas/sql-api/sql-api.sql.js';
@@ -133,6 +134,40 @@ for (const dialect of DIALECTS) {
         expect(star.rows).toEqual([{ id: '1', name: 'Ada', region: 'EU' }, { id: '2', name: 'Bo', region: 'US' }]);
       } finally {
         await c.end();
+      }
+    });
+
+    it('a row limit on Execute (a driver\'s fetch size) sends the rows in parts, PortalSuspended between them', async () => {
+      const socket = net.connect(port, '127.0.0.1');
+      const seen: Array<{ name: string; fields?: unknown[] }> = [];
+      const waiting: Array<{ name: string; count: number; resolve: () => void }> = [];
+      const count = (name: string) => seen.filter((m) => m.name === name).length;
+      void parse(socket, (message) => {
+        seen.push(message as never);
+        for (const w of [...waiting]) {
+          if (count(w.name) < w.count) continue;
+          waiting.splice(waiting.indexOf(w), 1);
+          w.resolve();
+        }
+      });
+      /** Resolves once `name` has arrived `times` times in all. */
+      const arrived = (name: string, times = 1) => new Promise<void>((resolve) => (count(name) >= times ? resolve() : waiting.push({ name, count: times, resolve })));
+      try {
+        socket.write(serialize.startup({ user: 'analyst', database: String(shop) }));
+        await arrived('authenticationCleartextPassword');
+        socket.write(serialize.password(t.admin.key));
+        await arrived('readyForQuery');
+        socket.write(Buffer.concat([serialize.parse({ text: 'SELECT status, count FROM orders GROUP BY 1 ORDER BY 1' }), serialize.bind({}), serialize.describe({ type: 'P' }), serialize.execute({ rows: 2 }), serialize.flush()]));
+        await arrived('portalSuspended');
+        expect(count('dataRow')).toBe(2);
+        socket.write(Buffer.concat([serialize.execute({ rows: 2 }), serialize.sync()]));
+        await arrived('readyForQuery', 2);
+        expect(seen.filter((m) => m.name === 'dataRow').map((m) => m.fields)).toEqual([['cancelled', '1'], ['completed', '3'], ['processing', '1']]);
+        expect(seen.map((m) => m.name).slice(-3)).toEqual(['dataRow', 'commandComplete', 'readyForQuery']);
+      } finally {
+        const closed = new Promise((resolve) => socket.once('close', resolve));
+        socket.end(serialize.end());
+        await closed;
       }
     });
 

@@ -165,6 +165,7 @@ export const backend = {
   bindComplete: () => message('2'),
   closeComplete: () => message('3'),
   noData: () => message('n'),
+  portalSuspended: () => message('s'),
   emptyQuery: () => message('I'),
   ready: (status: 'I' | 'T' | 'E' = 'I') => message('Z', Buffer.from(status, 'latin1')),
   parameterStatus: (name: string, value: string) => message('S', cstr(name), cstr(value)),

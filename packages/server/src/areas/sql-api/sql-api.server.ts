@@ -37,11 +37,17 @@ interface Statement {
   parse: Parse;
   kind: StatementKind;
 }
+interface PortalResult {
+  describe: Buffer[];
+  rows: Buffer[];
+  tail: Buffer[];
+  sent: number;
+}
 interface Portal {
   statement: Statement;
   bind: Bind;
-  /** Run once, on Describe or Execute: what Describe sends and what Execute sends. */
-  result?: { describe: Buffer[]; execute: Buffer[] };
+  /** Run once, on Describe or Execute: what Describe sends, the rows Execute sends (`sent` so far), and what ends them. */
+  result?: PortalResult;
 }
 
 const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read-only statements (SELECT over cubes and views, catalog reads, SHOW, SET); ${what} is not run.`);
@@ -258,23 +264,28 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       });
     }
 
-    async function run(portal: Portal, s: SqlSession): Promise<{ describe: Buffer[]; execute: Buffer[] }> {
+    async function run(portal: Portal, s: SqlSession): Promise<PortalResult> {
       if (portal.result) return portal.result;
       const { statement, bind } = portal;
       const kind = statement.kind;
-      let result: { describe: Buffer[]; execute: Buffer[] };
-      if (kind.kind === 'empty') result = { describe: [backend.noData()], execute: [backend.emptyQuery()] };
-      else if (kind.kind === 'session') result = { describe: [backend.noData()], execute: [backend.commandComplete(kind.tag)] };
+      let result: PortalResult;
+      if (kind.kind === 'empty') result = { describe: [backend.noData()], rows: [], tail: [backend.emptyQuery()], sent: 0 };
+      else if (kind.kind === 'session') result = { describe: [backend.noData()], rows: [], tail: [backend.commandComplete(kind.tag)], sent: 0 };
       else if (kind.kind === 'refused') throw READ_ONLY(kind.reason);
       else if (kind.kind === 'catalog') {
         const answer = await (await modelOf(s)).catalog.execute(statement.parse, bind);
         const error = answer.find((msg) => msg.type === 'E');
         if (error) throw Object.assign(new Error('catalog'), { raw: error });
-        result = { describe: answer.filter((msg) => msg.type === 'T' || msg.type === 'n').map(backend.raw), execute: answer.filter((msg) => msg.type === 'D' || msg.type === 'C' || msg.type === 'I').map(backend.raw) };
+        result = {
+          describe: answer.filter((msg) => msg.type === 'T' || msg.type === 'n').map(backend.raw),
+          rows: answer.filter((msg) => msg.type === 'D').map(backend.raw),
+          tail: answer.filter((msg) => msg.type === 'C' || msg.type === 'I').map(backend.raw),
+          sent: 0,
+        };
       } else {
         const sql = bindParameters(statement.parse.sql, textParams(bind), statement.parse.paramTypes);
         const data = await dataResult(s, sql);
-        result = { describe: [backend.rowDescription(data.fields)], execute: [...data.rows.map(backend.dataRow), backend.commandComplete(data.tag)] };
+        result = { describe: [backend.rowDescription(data.fields)], rows: data.rows.map(backend.dataRow), tail: [backend.commandComplete(data.tag)], sent: 0 };
       }
       portal.result = result;
       return result;
@@ -305,7 +316,7 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
           if (kind === 'P') {
             const portal = portals.get(name);
             if (!portal) throw new SqlError('34000', `portal "${name}" does not exist`);
-            for (const msg of (await runOrRaw(portal, s)).describe) send(msg);
+            for (const msg of (await runOrRaw(portal, s))?.describe ?? []) send(msg);
             return;
           }
           const statement = statements.get(name);
@@ -314,12 +325,18 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
           return;
         }
         case 'E': {
-          const { portal: name } = readExecute(m);
+          const { portal: name, maxRows } = readExecute(m);
           const portal = portals.get(name);
           if (!portal) throw new SqlError('34000', `portal "${name}" does not exist`);
-          for (const msg of (await runOrRaw(portal, s)).execute) send(msg);
-          // An unnamed portal runs once; asked again it answers nothing more.
-          portal.result = { describe: portal.result?.describe ?? [], execute: [backend.commandComplete('SELECT 0')] };
+          const result = await runOrRaw(portal, s);
+          if (result === null) return;
+          // With a row limit (a driver's fetch size), the rows come in parts: PortalSuspended until the last.
+          const end = maxRows > 0 ? Math.min(result.rows.length, result.sent + maxRows) : result.rows.length;
+          for (const row of result.rows.slice(result.sent, end)) send(row);
+          const more = end < result.rows.length;
+          result.sent = end;
+          if (more) send(backend.portalSuspended());
+          else for (const msg of result.tail) send(msg);
           return;
         }
         case 'C': {
@@ -334,7 +351,8 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       }
     }
 
-    async function runOrRaw(portal: Portal, s: SqlSession) {
+    /** The portal's result; null when the catalog refused it (its ErrorResponse sent as it is). */
+    async function runOrRaw(portal: Portal, s: SqlSession): Promise<PortalResult | null> {
       try {
         return await run(portal, s);
       } catch (error) {
@@ -342,7 +360,7 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
         if (raw) {
           failed = true;
           send(backend.raw(raw));
-          return { describe: [], execute: [] };
+          return null;
         }
         throw error;
       }
