@@ -3,7 +3,7 @@ import { PostgresConnection } from 'pg-gateway';
 import { Catalogs, type Catalog, type MetaCube } from './sql-api.catalog.js';
 import { backend, readBind, readExecute, readMessage, readParse, readQuery, readTarget, type Bind, type Message, type Parse } from './sql-api.protocol.js';
 import { SqlError, type SqlApiService, type SqlResult, type SqlSession } from './sql-api.service.js';
-import { bindParameters, classify, parameterCount, splitStatements, type StatementKind } from './sql-api.sql.js';
+import { BindError, bindParameters, classify, parameterCount, splitStatements, type StatementKind } from './sql-api.sql.js';
 
 /** The PostgreSQL version the catalog is (PGlite 0.6's), told to clients at start-up; a test checks they agree. */
 export const SERVER_VERSION = '19.0';
@@ -152,15 +152,22 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
     });
 
     let queue: Promise<void> = Promise.resolve();
+    let queued = 0;
     function enqueue(data: Buffer): void {
+      // A client that sends faster than it is answered is read no further until the queue drains.
+      queued += 1;
+      if (queued > 256) conn.socket.pause();
       queue = queue.then(async () => {
-        if (session === null || conn.socket.destroyed) return;
         try {
+          if (session === null || conn.socket.destroyed) return;
           await handle(readMessage(data), session);
         } catch (error) {
           options.log.warn({ err: error }, 'SQL API message failed');
           send(backend.error('XX000', 'The SQL API could not handle the message.'));
           send(backend.ready());
+        } finally {
+          queued -= 1;
+          if (queued <= 16 && conn.socket.isPaused()) conn.socket.resume();
         }
       });
     }
@@ -185,8 +192,10 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
 
     const refusal = (error: unknown): Buffer => {
       if (error instanceof SqlError) return backend.error(error.sqlState, error.message);
+      // Parameters that do not bind are the client's to fix; anything else is not told.
+      if (error instanceof BindError) return backend.error(error.message.startsWith('there is no') ? '08P01' : '22021', error.message);
       options.log.warn({ err: error }, 'SQL API statement failed');
-      return backend.error('XX000', error instanceof Error ? error.message : String(error));
+      return backend.error('XX000', 'The SQL API could not run the statement; the server log says why.');
     };
 
     const tooLong = (sql: string) => Buffer.byteLength(sql, 'utf8') > maxSql;

@@ -162,6 +162,14 @@ export function parameterCount(sql: string): number {
   return max;
 }
 
+/** A bound value that cannot be written into the statement (no such `$n`, a NUL character). */
+export class BindError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BindError';
+  }
+}
+
 const NUMERIC_TYPES = new Set([20, 21, 23, 700, 701, 1700]);
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
@@ -170,7 +178,7 @@ export function literal(value: string | null, type: number): string {
   if (value === null) return 'NULL';
   if ((NUMERIC_TYPES.has(type) || type === 0) && NUMBER.test(value.trim())) return value.trim();
   if (type === 16 && /^(t|true|f|false)$/i.test(value.trim())) return /^t/i.test(value.trim()) ? 'TRUE' : 'FALSE';
-  if (value.includes('\0')) throw new Error('a parameter holds a NUL character');
+  if (value.includes('\0')) throw new BindError('a parameter holds a NUL character');
   return `'${value.replace(/'/g, "''")}'`;
 }
 
@@ -186,7 +194,7 @@ export function bindParameters(sql: string, values: Array<string | null>, types:
       continue;
     }
     const n = Number(t.text.slice(1));
-    if (n < 1 || n > values.length) throw new Error(`there is no parameter $${n}`);
+    if (n < 1 || n > values.length) throw new BindError(`there is no parameter $${n}`);
     out += ` ${literal(values[n - 1]!, types[n - 1] ?? 0)} `;
   }
   return out;
