@@ -124,6 +124,9 @@ for (const dialect of DIALECTS) {
         // Outside the subset: an error naming the clause, and the connection still answers.
         await expect(c.query('SELECT region, count FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1')).rejects.toMatchObject({ code: '42000', message: 'JOIN is not supported: query a view that joins the cubes.' });
         await expect(c.query('DROP TABLE orders')).rejects.toMatchObject({ code: '25006' });
+        // The catalog's own errors come as PostgreSQL sends them; a $n without a value is refused.
+        await expect(c.query('SELECT * FROM pg_catalog.pg_nothing')).rejects.toMatchObject({ code: '42P01', message: 'relation "pg_catalog.pg_nothing" does not exist' });
+        await expect(c.query('SELECT count FROM orders WHERE status = $2', ['completed'])).rejects.toMatchObject({ code: '08P01', message: 'there is no parameter $2' });
         expect((await c.query('SELECT count FROM orders')).rows).toEqual([{ count: '5' }]);
         // As BI tools write it: the schema named, columns qualified, SELECT *.
         const qualified = await c.query('SELECT "public"."sales"."region" AS "region", "public"."sales"."count" AS "count" FROM "public"."sales" GROUP BY 1 ORDER BY 1 LIMIT 2000');
