@@ -140,6 +140,26 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('connections of one environment answer at once, each its own statements, over the catalog they share', async () => {
+      const clients = await Promise.all([client(String(shop), t.admin.key), client(String(shop), t.admin.key), client(String(shop), t.admin.key)]);
+      try {
+        const answers = await Promise.all(
+          clients.map(async (c, n) => {
+            const tables = await c.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
+            const data = await c.query('SELECT status, count FROM orders GROUP BY 1 HAVING count >= $1 ORDER BY 1', [n + 1]);
+            return [tables.rows[0].n, data.rows.map((row) => row.status)];
+          }),
+        );
+        expect(answers).toEqual([
+          [10, ['cancelled', 'completed', 'processing']],
+          [10, ['completed']],
+          [10, ['completed']],
+        ]);
+      } finally {
+        await Promise.all(clients.map((c) => c.end()));
+      }
+    });
+
     it('a row limit on Execute (a driver\'s fetch size) sends the rows in parts, PortalSuspended between them', async () => {
       const socket = net.connect(port, '127.0.0.1');
       const seen: Array<{ name: string; fields?: unknown[] }> = [];
