@@ -179,7 +179,7 @@ export interface AppOptions {
    * The SQL API (docs/sql-api.md): the PostgreSQL protocol on its own port (SQL_API_PORT; 0 picks
    * one), SSL offered with the HTTPS certificate; `app.sqlApi.listen()` opens it. Absent or null: off.
    */
-  sqlApi?: { port: number; host: string; maxConnections?: number } | null;
+  sqlApi?: { port: number; host: string; maxConnections?: number; maxCatalogs?: number } | null;
   /** How often coalesced `lastUsedAt` values are written (ms). */
   lastUsedFlushMs?: number;
   /** How long a Host -> tenant answer is cached (ms). */

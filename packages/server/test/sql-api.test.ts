@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { parse, serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Catalogs, CatalogsFull } from '../src/areas/sql-api/sql-api.catalog.js';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
 import { bindParameters, classify, normalize, splitStatements } from '../src/areas/sql-api/sql-api.sql.js';
 import { loadConfig } from '../src/config.js';
@@ -231,10 +232,31 @@ describe('the SQL API configuration', () => {
   it('SQL_API_PORT unset or 0 is off; a port of its own with SQL_API_HOST and SQL_API_MAX_CONNECTIONS; never PORT', () => {
     expect(loadConfig({}).sqlApi).toBeNull();
     expect(loadConfig({ SQL_API_PORT: '0' }).sqlApi).toBeNull();
-    expect(loadConfig({ SQL_API_PORT: '5433', HOST: '0.0.0.0' }).sqlApi).toEqual({ port: 5433, host: '0.0.0.0', maxConnections: 100 });
-    expect(loadConfig({ SQL_API_PORT: '5433', SQL_API_HOST: '10.0.0.5', SQL_API_MAX_CONNECTIONS: '20' }).sqlApi).toEqual({ port: 5433, host: '10.0.0.5', maxConnections: 20 });
+    expect(loadConfig({ SQL_API_PORT: '5433', HOST: '0.0.0.0' }).sqlApi).toEqual({ port: 5433, host: '0.0.0.0', maxConnections: 100, maxCatalogs: 16 });
+    expect(loadConfig({ SQL_API_PORT: '5433', SQL_API_HOST: '10.0.0.5', SQL_API_MAX_CONNECTIONS: '20', SQL_API_MAX_CATALOGS: '2' }).sqlApi).toEqual({ port: 5433, host: '10.0.0.5', maxConnections: 20, maxCatalogs: 2 });
     expect(() => loadConfig({ PORT: '8443', SQL_API_PORT: '8443' })).toThrow('SQL_API_PORT must differ from PORT (8443)');
     expect(() => loadConfig({ SQL_API_PORT: '5433', SQL_API_MAX_CONNECTIONS: '0' })).toThrow('SQL_API_MAX_CONNECTIONS must be a whole number');
+  });
+});
+
+describe('the SQL API\'s catalogs', () => {
+  it('one per model in use, the idle ones closed past their number; past the most, a new one is refused until one is free', async () => {
+    const catalogs = new Catalogs(0, 1);
+    const shop = [{ name: 'orders', type: 'cube', measures: [{ name: 'orders.count', type: 'number', aggType: 'count' }], dimensions: [{ name: 'orders.status', type: 'string' }] }];
+    try {
+      const first = await catalogs.acquire('1:1:production', shop);
+      const answer = await first.query("SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'orders'");
+      expect(answer.filter((m) => m.type === 'D').map((m) => m.body.toString('utf8'))).toEqual([expect.stringContaining('status text, count bigint')]);
+      // Read-only: a write inside a catalog read is refused by the catalog itself.
+      const write = await first.query('WITH gone AS (DELETE FROM orders RETURNING 1) SELECT count(*) FROM gone');
+      expect(write.find((m) => m.type === 'E')?.body.toString('utf8')).toContain('read-only transaction');
+      await expect(catalogs.acquire('1:2:production', [])).rejects.toBeInstanceOf(CatalogsFull);
+      catalogs.release(first);
+      const second = await catalogs.acquire('1:2:production', []);
+      expect((await second.query('SELECT count(*) FROM pg_tables WHERE schemaname = \'public\'')).filter((m) => m.type === 'D').map((m) => m.body.subarray(6).toString('utf8'))).toEqual(['0']);
+    } finally {
+      await catalogs.close();
+    }
   });
 });
 

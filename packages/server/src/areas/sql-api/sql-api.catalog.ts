@@ -114,16 +114,32 @@ export class Catalog {
   }
 }
 
-/** The catalogs of the models in use, by model shape; those no connection uses are closed past `max`. */
+/** Every catalog the server may hold is in use: a new one would take memory nobody gave it. */
+export class CatalogsFull extends Error {
+  constructor(max: number) {
+    super(`The SQL API holds the catalogs of ${max} models in use, its most; retry when a connection to another deployment or environment has closed.`);
+    this.name = 'CatalogsFull';
+  }
+}
+
+/**
+ * The catalogs of the models in use, by model shape (each a PGlite of about 250 MB): past `maxIdle`,
+ * those no connection uses are closed, oldest first; no more than `maxOpen` are ever open.
+ */
 export class Catalogs {
   private readonly open = new Map<string, Promise<Catalog>>();
-  constructor(private readonly max = 4) {}
+  constructor(
+    private readonly maxIdle = 4,
+    private readonly maxOpen = 16,
+  ) {}
 
   async acquire(scope: string, cubes: MetaCube[]): Promise<Catalog> {
     const ddl = catalogDdl(cubes);
     const key = `${scope}:${createHash('sha256').update(ddl).digest('hex')}`;
     let pending = this.open.get(key);
     if (!pending) {
+      if (this.open.size >= this.maxOpen) await this.evict(this.maxOpen - 1);
+      if (this.open.size >= this.maxOpen) throw new CatalogsFull(this.maxOpen);
       pending = create(key, ddl);
       this.open.set(key, pending);
       pending.catch(() => this.open.delete(key));
@@ -131,7 +147,7 @@ export class Catalogs {
     const catalog = await pending;
     catalog.users += 1;
     catalog.lastUsed = Date.now();
-    await this.evict();
+    await this.evict(this.maxIdle);
     return catalog;
   }
 
@@ -140,11 +156,12 @@ export class Catalogs {
     catalog.lastUsed = Date.now();
   }
 
-  private async evict(): Promise<void> {
-    if (this.open.size <= this.max) return;
+  /** Closes catalogs no connection uses, oldest first, until at most `keep` are open. */
+  private async evict(keep: number): Promise<void> {
+    if (this.open.size <= keep) return;
     const settled = await Promise.all([...this.open.values()].map((p) => p.catch(() => null)));
     const idle = settled.filter((c): c is Catalog => c !== null && c.users === 0).sort((a, b) => a.lastUsed - b.lastUsed);
-    for (const catalog of idle.slice(0, this.open.size - this.max)) {
+    for (const catalog of idle.slice(0, this.open.size - keep)) {
       this.open.delete(catalog.key);
       await catalog.close().catch(() => undefined);
     }
