@@ -375,6 +375,11 @@ for (const dialect of DIALECTS) {
 
     it('the user name `name@<tenant-slug>` names the tenant; without it, or with another tenant, the password is refused', async () => {
       expect((await conninfo('bob@acme', acme.admin.key)).stdout).toContain('as user "bob@acme"');
+      // A client with no database field names the deployment as the user.
+      const asUser = await run('/usr/bin/psql', ['-X', '-At', '-h', '127.0.0.1', '-p', String(t.app.sqlApi!.address()!.port), '-U', `${deployment}@acme`, '-d', 'analytics', '-c', '\\conninfo'], {
+        env: { PATH: process.env.PATH ?? '', PGPASSWORD: acme.admin.key, PGSSLMODE: 'disable' },
+      });
+      expect(asUser.stdout).toContain(`as user "${deployment}@acme"`);
       for (const user of ['bob', 'bob@default', 'bob@nowhere']) {
         await expect(conninfo(user, acme.admin.key)).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed') });
       }

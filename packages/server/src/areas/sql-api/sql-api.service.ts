@@ -95,7 +95,8 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
   return {
     /** The session a start-up's user, database and password open; null when they do not (the client gets 28P01). */
     async login(user: string, database: string, password: string): Promise<SqlSession | null> {
-      const target = parseDatabase(database);
+      // The database names the deployment; a client that names none there may name it as the user (`12`, `12/staging-3@acme`).
+      const target = parseDatabase(database) ?? parseDatabase(user.includes('@') && options.baseDomain !== null ? user.slice(0, user.lastIndexOf('@')) : user);
       if (target === null || password === '') return null;
       const tenant = await tenantOf(user);
       if (tenant === null) return null;
