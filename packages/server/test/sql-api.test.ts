@@ -216,6 +216,10 @@ for (const dialect of DIALECTS) {
       expect(minted.statusCode, minted.body).toBeLessThan(300);
       const token = ((minted.json() as Json).data as Json).token as string;
       expect(await psql(`${shop}/production`, token, 'SELECT count FROM orders')).toBe('5\n');
+      // A deployment token (POST /api/v1/deployments/{id}/token) opens its production environment, and no other deployment.
+      const deploymentToken = ((await t.request({ method: 'POST', url: `/api/v1/deployments/${shop}/token` })).json() as Json).platformApiToken as string;
+      expect(await psql(String(shop), deploymentToken, 'SELECT count FROM orders')).toBe('5\n');
+      await expect(psql(String(secured), deploymentToken, 'SELECT 1')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed') });
     });
 
     it('a wrong password, or a database that names no deployment, is refused with 28P01', async () => {
