@@ -331,6 +331,11 @@ describe('the SQL API of a started server: SSL with the server certificate, a ca
     it('psql with sslmode=require connects over TLS; a wrong password is still refused', async () => {
       const { stdout } = await psql(key, 'require', '\\conninfo');
       expect(stdout).toMatch(/SSL connection \(protocol: TLSv1\.[23]/);
+      // The self-signed certificate verifies for localhost, as the docs tell developers to check it.
+      const verified = await run('/usr/bin/psql', ['-X', '-At', '-h', 'localhost', '-p', String(port), '-U', 'analyst', '-d', String(deployment), '-c', '\\conninfo'], {
+        env: { PATH: process.env.PATH ?? '', PGPASSWORD: key, PGSSLMODE: 'verify-full', PGSSLROOTCERT: path.join(env.dataDir, 'tls', 'localhost.crt'), PGCONNECT_TIMEOUT: '10' },
+      });
+      expect(verified.stdout).toContain('SSL connection');
       await expect(psql('wrong', 'require', '\\conninfo')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed for user "analyst"') });
     });
 
