@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { parse, serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Catalogs, CatalogsFull } from '../src/areas/sql-api/sql-api.catalog.js';
+import { CatalogTimeout, Catalogs, CatalogsFull } from '../src/areas/sql-api/sql-api.catalog.js';
 import { SERVER_VERSION } from '../src/areas/sql-api/sql-api.server.js';
 import { bindParameters, classify, normalize, splitStatements } from '../src/areas/sql-api/sql-api.sql.js';
 import { loadConfig } from '../src/config.js';
@@ -258,6 +258,30 @@ describe('the SQL API\'s catalogs', () => {
       catalogs.release(first);
       const second = await catalogs.acquire('1:2:production', []);
       expect((await second.query('SELECT count(*) FROM pg_tables WHERE schemaname = \'public\'')).filter((m) => m.type === 'D').map((m) => m.body.subarray(6).toString('utf8'))).toEqual(['0']);
+    } finally {
+      await catalogs.close();
+    }
+  });
+});
+
+describe('the SQL API\'s catalog statements run on a thread of their own', () => {
+  it('one past its time is stopped with 57014 while the server keeps answering, and the catalog is made again', async () => {
+    const catalogs = new Catalogs(0, 1, 500);
+    try {
+      const catalog = await catalogs.acquire('1:1:production', []);
+      const started = Date.now();
+      let ticks = 0;
+      const ticking = setInterval(() => (ticks += 1), 20);
+      await expect(catalog.query('SELECT pg_sleep(30)')).rejects.toBeInstanceOf(CatalogTimeout);
+      clearInterval(ticking);
+      // Stopped at its time, not at the sleep's end; this thread's timers ran all along.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(ticks).toBeGreaterThan(5);
+      expect(catalog.broken).toBe(true);
+      catalogs.release(catalog);
+      const again = await catalogs.acquire('1:1:production', []);
+      expect(again).not.toBe(catalog);
+      expect((await again.query('SELECT 1')).some((m) => m.type === 'D')).toBe(true);
     } finally {
       await catalogs.close();
     }

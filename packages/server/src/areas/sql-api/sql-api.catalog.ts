@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PGlite } from '@electric-sql/pglite';
+import { Worker } from 'node:worker_threads';
 import { frontend, splitMessages, type Bind, type Message, type Parse } from './sql-api.protocol.js';
 
 /** A member of the model, as `/v1/meta` lists it. */
@@ -53,25 +53,81 @@ export function catalogDdl(cubes: MetaCube[]): string {
   return statements.join(';\n');
 }
 
-/** What a catalog statement answered, message by message (ReadyForQuery and the wrapper's own left out). */
-export interface CatalogAnswer {
-  messages: Message[];
+/** The worker's file: compiled JavaScript beside this module, or its TypeScript source (tests, through tsx). */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const WORKER = new URL(FROM_SOURCE ? './sql-api.catalog-worker.ts' : './sql-api.catalog-worker.js', import.meta.url);
+
+function spawn(ddl: string): Worker {
+  if (!FROM_SOURCE) return new Worker(WORKER, { workerData: { ddl } });
+  // Node 20 does not apply --import loaders to worker threads: the source is loaded through tsx's API.
+  const href = JSON.stringify(WORKER.href);
+  return new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${href}, ${href}))`, { eval: true, workerData: { ddl } });
+}
+
+/** A catalog statement ran past its time: its thread was stopped (SQLSTATE 57014). */
+export class CatalogTimeout extends Error {
+  constructor(ms: number) {
+    super(`canceling statement due to statement timeout (catalog statements may run ${ms} ms)`);
+    this.name = 'CatalogTimeout';
+  }
 }
 
 /**
- * The model's catalog in an in-process PostgreSQL (PGlite): empty tables with the model's columns,
- * so pg_catalog and information_schema answer as PostgreSQL does. One per model shape, shared by
- * its connections; each statement runs alone, in a read-only transaction rolled back at once, so
- * nothing one connection does is seen by another.
+ * The model's catalog in an in-process PostgreSQL (PGlite, on a worker thread of its own): empty
+ * tables with the model's columns, so pg_catalog and information_schema answer as PostgreSQL does.
+ * One per model shape, shared by its connections; each statement runs alone, in a read-only
+ * transaction rolled back at once, so nothing one connection does is seen by another. A statement
+ * past `timeoutMs` stops the thread: the catalog is then `broken`, and the next use makes another.
  */
 export class Catalog {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly pending = new Map<number, { resolve: (output: Uint8Array) => void; reject: (error: Error) => void }>();
+  private next = 1;
   users = 0;
   lastUsed = Date.now();
-  constructor(
+  broken = false;
+
+  private constructor(
     readonly key: string,
-    private readonly db: PGlite,
-  ) {}
+    private readonly worker: Worker,
+    private readonly timeoutMs: number,
+  ) {
+    worker.on('message', (answer: { id: number; output?: Uint8Array; error?: string }) => {
+      const waiting = this.pending.get(answer.id);
+      if (!waiting) return;
+      this.pending.delete(answer.id);
+      if (answer.output) waiting.resolve(answer.output);
+      else waiting.reject(new Error(answer.error ?? 'the catalog answered nothing'));
+    });
+    const died = (error: Error) => {
+      this.broken = true;
+      for (const waiting of this.pending.values()) waiting.reject(error);
+      this.pending.clear();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`the catalog's thread exited (${code})`)));
+  }
+
+  static open(key: string, ddl: string, timeoutMs: number): Promise<Catalog> {
+    const worker = spawn(ddl);
+    return new Promise((resolve, reject) => {
+      const failed = (error: Error) => {
+        void worker.terminate();
+        reject(error);
+      };
+      const exited = (code: number) => reject(new Error(`the catalog's thread exited (${code}) before it started`));
+      worker.once('error', failed);
+      worker.once('exit', exited);
+      worker.once('message', (first: { ready: boolean; error?: string }) => {
+        worker.off('error', failed);
+        worker.off('exit', exited);
+        if (!first.ready) return failed(new Error(`the catalog did not start: ${first.error ?? 'no reason given'}`));
+        // Idle, the thread does not keep the process alive.
+        worker.unref();
+        resolve(new Catalog(key, worker, timeoutMs));
+      });
+    });
+  }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
@@ -79,15 +135,24 @@ export class Catalog {
     return run;
   }
 
-  private async wrapped(messages: Buffer[]): Promise<Message[]> {
+  private wrapped(messages: Buffer[]): Promise<Message[]> {
     return this.exclusive(async () => {
-      await this.db.execProtocolRaw(frontend.query('BEGIN READ ONLY'));
-      try {
-        const out = await this.db.execProtocolRaw(Buffer.concat(messages));
-        return splitMessages(out).filter((m) => m.type !== 'Z' && m.type !== '1' && m.type !== '2');
-      } finally {
-        await this.db.execProtocolRaw(frontend.query('ROLLBACK'));
-      }
+      if (this.broken) throw new Error('the catalog was stopped');
+      const id = this.next++;
+      const output = await new Promise<Uint8Array>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(id);
+          this.broken = true;
+          void this.worker.terminate();
+          reject(new CatalogTimeout(this.timeoutMs));
+        }, this.timeoutMs);
+        this.pending.set(id, {
+          resolve: (answer) => (clearTimeout(timer), resolve(answer)),
+          reject: (error) => (clearTimeout(timer), reject(error)),
+        });
+        this.worker.postMessage({ id, payload: Buffer.concat(messages) });
+      });
+      return splitMessages(output).filter((m) => m.type !== 'Z' && m.type !== '1' && m.type !== '2');
     });
   }
 
@@ -109,8 +174,9 @@ export class Catalog {
     return this.wrapped([frontend.parse({ ...parse, name: '' }), frontend.bind({ ...bind, portal: '', statement: '' }), frontend.describe('P', ''), frontend.execute(''), frontend.sync()]);
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    this.broken = true;
+    await this.worker.terminate();
   }
 }
 
@@ -131,16 +197,22 @@ export class Catalogs {
   constructor(
     private readonly maxIdle = 4,
     private readonly maxOpen = 16,
+    private readonly timeoutMs = 10_000,
   ) {}
 
   async acquire(scope: string, cubes: MetaCube[]): Promise<Catalog> {
     const ddl = catalogDdl(cubes);
     const key = `${scope}:${createHash('sha256').update(ddl).digest('hex')}`;
     let pending = this.open.get(key);
+    // A catalog stopped mid-statement is replaced.
+    if (pending && (await pending.catch(() => null))?.broken) {
+      this.open.delete(key);
+      pending = undefined;
+    }
     if (!pending) {
       if (this.open.size >= this.maxOpen) await this.evict(this.maxOpen - 1);
       if (this.open.size >= this.maxOpen) throw new CatalogsFull(this.maxOpen);
-      pending = create(key, ddl);
+      pending = Catalog.open(key, ddl, this.timeoutMs);
       this.open.set(key, pending);
       pending.catch(() => this.open.delete(key));
     }
@@ -172,11 +244,4 @@ export class Catalogs {
     this.open.clear();
     for (const pending of all) await (await pending.catch(() => null))?.close().catch(() => undefined);
   }
-}
-
-async function create(key: string, ddl: string): Promise<Catalog> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create();
-  if (ddl !== '') await db.exec(ddl);
-  return new Catalog(key, db);
 }

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { PostgresConnection } from 'pg-gateway';
-import { Catalogs, CatalogsFull, type Catalog, type MetaCube } from './sql-api.catalog.js';
+import { CatalogTimeout, Catalogs, CatalogsFull, type Catalog, type MetaCube } from './sql-api.catalog.js';
 import { backend, readBind, readExecute, readMessage, readParse, readQuery, readTarget, type Bind, type Message, type Parse } from './sql-api.protocol.js';
 import { SqlError, type SqlApiService, type SqlResult, type SqlSession } from './sql-api.service.js';
 import { BindError, bindParameters, classify, parameterCount, splitStatements, type StatementKind } from './sql-api.sql.js';
@@ -20,6 +20,8 @@ export interface SqlApiListenerOptions {
   /** Catalogs kept in memory while no connection uses them (default 4), and open at most (default 16). */
   maxIdleCatalogs?: number;
   maxCatalogs?: number;
+  /** How long a catalog statement may run before its thread is stopped (ms; default 10 s). */
+  catalogTimeoutMs?: number;
   /** How long a connection may take to sign in before it is closed (ms; default 30 s), so idle sockets do not hold the cap. */
   signInTimeoutMs?: number;
   log: { warn(fields: object, message: string): void; debug(fields: object, message: string): void };
@@ -60,7 +62,7 @@ const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read
  */
 export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOptions): SqlApiListener {
   const maxSql = options.maxSqlBytes ?? MAX_SQL_BYTES;
-  const catalogs = new Catalogs(options.maxIdleCatalogs ?? 4, options.maxCatalogs ?? 16);
+  const catalogs = new Catalogs(options.maxIdleCatalogs ?? 4, options.maxCatalogs ?? 16, options.catalogTimeoutMs ?? 10_000);
   /** The connections counted against the cap, and every socket (refused ones too), closed with the listener. */
   const sockets = new Set<net.Socket>();
   const everyone = new Set<net.Socket>();
@@ -177,7 +179,16 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       if (!conn.socket.destroyed) conn.socket.write(data);
     }
 
-    function modelOf(s: SqlSession) {
+    /** The connection's model and catalog; a catalog stopped since (a statement past its time) is replaced. */
+    async function modelOf(s: SqlSession) {
+      const current = await loadModel(s);
+      if (!current.catalog.broken) return current;
+      catalogs.release(current.catalog);
+      if (model !== null && (await model.catch(() => null)) === current) model = null;
+      return loadModel(s);
+    }
+
+    function loadModel(s: SqlSession) {
       model ??= (async () => {
         const meta = await service.meta(s);
         const catalog = await catalogs.acquire(`${s.tenant.id}:${s.env.row.id}:${s.env.environmentId}`, meta ?? []);
@@ -195,6 +206,7 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       if (error instanceof SqlError) return backend.error(error.sqlState, error.message);
       // Parameters that do not bind are the client's to fix; anything else is not told.
       if (error instanceof CatalogsFull) return backend.error('53000', error.message);
+      if (error instanceof CatalogTimeout) return backend.error('57014', error.message);
       if (error instanceof BindError) return backend.error(error.message.startsWith('there is no') ? '08P01' : '22021', error.message);
       options.log.warn({ err: error }, 'SQL API statement failed');
       return backend.error('XX000', 'The SQL API could not run the statement; the server log says why.');
