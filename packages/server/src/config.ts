@@ -61,7 +61,7 @@ export interface Config {
   metrics: { port: number; host: string } | null;
   /**
    * The SQL API's PostgreSQL listener (SQL_API_PORT, SQL_API_HOST default HOST, SQL_API_MAX_CONNECTIONS
-   * default 100, SQL_API_MAX_CATALOGS default 16: models' catalogs open at once); null: off (SQL_API_PORT unset or 0).
+   * default 100, SQL_API_MAX_CATALOGS default 8: models' catalogs open at once); null: off (SQL_API_PORT unset or 0).
    */
   sqlApi: { port: number; host: string; maxConnections: number; maxCatalogs: number } | null;
   /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
@@ -252,7 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Unset or 0 means off: the SQL API listens only where an operator opens its port.
   const sqlApiPort = value('SQL_API_PORT') === null ? 0 : wholeNumber('SQL_API_PORT', 0, 65535, 'an integer from 1 to 65535 (0 or unset: no SQL API)');
   const sqlApiMax = value('SQL_API_MAX_CONNECTIONS') === null ? 100 : wholeNumber('SQL_API_MAX_CONNECTIONS', 100, 100_000, 'a whole number of connections from 1 to 100000');
-  const sqlApiCatalogs = value('SQL_API_MAX_CATALOGS') === null ? 16 : wholeNumber('SQL_API_MAX_CATALOGS', 16, 10_000, 'a whole number of catalogs from 1 to 10000');
+  const sqlApiCatalogs = value('SQL_API_MAX_CATALOGS') === null ? 8 : wholeNumber('SQL_API_MAX_CATALOGS', 8, 10_000, 'a whole number of catalogs from 1 to 10000');
   if (sqlApiCatalogs === 0) problems.push('SQL_API_MAX_CATALOGS must be a whole number of catalogs from 1 to 10000, got 0');
   if (sqlApiMax === 0) problems.push('SQL_API_MAX_CONNECTIONS must be a whole number of connections from 1 to 100000, got 0 (unset SQL_API_PORT to turn the SQL API off)');
   if (sqlApiPort !== 0 && sqlApiPort === port && (value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {

@@ -236,7 +236,7 @@ describe('the SQL API configuration', () => {
   it('SQL_API_PORT unset or 0 is off; a port of its own with SQL_API_HOST and SQL_API_MAX_CONNECTIONS; never PORT', () => {
     expect(loadConfig({}).sqlApi).toBeNull();
     expect(loadConfig({ SQL_API_PORT: '0' }).sqlApi).toBeNull();
-    expect(loadConfig({ SQL_API_PORT: '5433', HOST: '0.0.0.0' }).sqlApi).toEqual({ port: 5433, host: '0.0.0.0', maxConnections: 100, maxCatalogs: 16 });
+    expect(loadConfig({ SQL_API_PORT: '5433', HOST: '0.0.0.0' }).sqlApi).toEqual({ port: 5433, host: '0.0.0.0', maxConnections: 100, maxCatalogs: 8 });
     expect(loadConfig({ SQL_API_PORT: '5433', SQL_API_HOST: '10.0.0.5', SQL_API_MAX_CONNECTIONS: '20', SQL_API_MAX_CATALOGS: '2' }).sqlApi).toEqual({ port: 5433, host: '10.0.0.5', maxConnections: 20, maxCatalogs: 2 });
     expect(() => loadConfig({ PORT: '8443', SQL_API_PORT: '8443' })).toThrow('SQL_API_PORT must differ from PORT (8443)');
     expect(() => loadConfig({ SQL_API_PORT: '5433', SQL_API_MAX_CONNECTIONS: '0' })).toThrow('SQL_API_MAX_CONNECTIONS must be a whole number');

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 
 /**
  * A model's catalog (sql-api.catalog.ts) in a thread of its own: PGlite runs PostgreSQL in
@@ -9,7 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
  * Asked `{id, payload}` (frontend messages), it runs them in a read-only transaction rolled back at
  * once and answers `{id, output}` (the backend messages), or `{id, error}`.
  */
-const { ddl } = workerData as { ddl: string };
+const { ddl, pgliteWasmModule, initdbWasmModule } = workerData as { ddl: string } & Required<Pick<PGliteOptions, 'pgliteWasmModule' | 'initdbWasmModule'>>;
 const port = parentPort!;
 
 const BEGIN = query('BEGIN READ ONLY');
@@ -25,7 +25,9 @@ function query(sql: string): Uint8Array {
 }
 
 try {
-  const db = await PGlite.create();
+  // The WebAssembly the server compiled once: instantiated here, not compiled again.
+  // The catalog holds no rows: PostgreSQL's default 128 MB of shared buffers would be memory for nothing.
+  const db = await PGlite.create({ pgliteWasmModule, initdbWasmModule, postgresqlconf: ['shared_buffers = 8MB'] });
   if (ddl !== '') await db.exec(ddl);
   port.on('message', (request: { id: number; payload: Uint8Array }) => {
     void (async () => {

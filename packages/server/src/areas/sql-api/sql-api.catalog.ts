@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { frontend, splitMessages, type Bind, type Message, type Parse } from './sql-api.protocol.js';
 
@@ -57,11 +60,30 @@ export function catalogDdl(cubes: MetaCube[]): string {
 const FROM_SOURCE = import.meta.url.endsWith('.ts');
 const WORKER = new URL(FROM_SOURCE ? './sql-api.catalog-worker.ts' : './sql-api.catalog-worker.js', import.meta.url);
 
-function spawn(ddl: string): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER, { workerData: { ddl } });
+/**
+ * PGlite's WebAssembly, compiled once per process and shared by every catalog's thread, which then
+ * instantiates it rather than compiling it again (seconds of CPU each).
+ */
+let compiled: Promise<{ pgliteWasmModule: WasmModule; initdbWasmModule: WasmModule }> | null = null;
+/** A compiled WebAssembly.Module (the server's TypeScript settings carry no WebAssembly types). */
+type WasmModule = object;
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
+function wasmModules() {
+  compiled ??= (async () => {
+    const dir = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    const [pglite, initdb] = await Promise.all([fs.readFile(path.join(dir, 'pglite.wasm')), fs.readFile(path.join(dir, 'initdb.wasm'))]);
+    return { pgliteWasmModule: await wasm.compile(pglite), initdbWasmModule: await wasm.compile(initdb) };
+  })();
+  compiled.catch(() => (compiled = null));
+  return compiled;
+}
+
+async function spawn(ddl: string): Promise<Worker> {
+  const workerData = { ddl, ...(await wasmModules()) };
+  if (!FROM_SOURCE) return new Worker(WORKER, { workerData });
   // Node 20 does not apply --import loaders to worker threads: the source is loaded through tsx's API.
   const href = JSON.stringify(WORKER.href);
-  return new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${href}, ${href}))`, { eval: true, workerData: { ddl } });
+  return new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${href}, ${href}))`, { eval: true, workerData });
 }
 
 /** A catalog statement ran past its time: its thread was stopped (SQLSTATE 57014). */
@@ -108,8 +130,8 @@ export class Catalog {
     worker.on('exit', (code) => died(new Error(`the catalog's thread exited (${code})`)));
   }
 
-  static open(key: string, ddl: string, timeoutMs: number): Promise<Catalog> {
-    const worker = spawn(ddl);
+  static async open(key: string, ddl: string, timeoutMs: number): Promise<Catalog> {
+    const worker = await spawn(ddl);
     return new Promise((resolve, reject) => {
       const failed = (error: Error) => {
         void worker.terminate();
@@ -189,14 +211,14 @@ export class CatalogsFull extends Error {
 }
 
 /**
- * The catalogs of the models in use, by model shape (each a PGlite of about 250 MB): past `maxIdle`,
+ * The catalogs of the models in use, by model shape (each a PGlite of about 450 MB): past `maxIdle`,
  * those no connection uses are closed, oldest first; no more than `maxOpen` are ever open.
  */
 export class Catalogs {
   private readonly open = new Map<string, Promise<Catalog>>();
   constructor(
-    private readonly maxIdle = 4,
-    private readonly maxOpen = 16,
+    private readonly maxIdle = 2,
+    private readonly maxOpen = 8,
     private readonly timeoutMs = 10_000,
   ) {}
 

@@ -17,7 +17,7 @@ export interface SqlApiListenerOptions {
   maxConnections?: number;
   /** The longest statement text taken (bytes). */
   maxSqlBytes?: number;
-  /** Catalogs kept in memory while no connection uses them (default 4), and open at most (default 16). */
+  /** Catalogs kept in memory while no connection uses them (default 2), and open at most (default 8). */
   maxIdleCatalogs?: number;
   maxCatalogs?: number;
   /** How long a catalog statement may run before its thread is stopped (ms; default 10 s). */
@@ -62,7 +62,7 @@ const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read
  */
 export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOptions): SqlApiListener {
   const maxSql = options.maxSqlBytes ?? MAX_SQL_BYTES;
-  const catalogs = new Catalogs(options.maxIdleCatalogs ?? 4, options.maxCatalogs ?? 16, options.catalogTimeoutMs ?? 10_000);
+  const catalogs = new Catalogs(options.maxIdleCatalogs ?? 2, options.maxCatalogs ?? 8, options.catalogTimeoutMs ?? 10_000);
   /** The connections counted against the cap, and every socket (refused ones too), closed with the listener. */
   const sockets = new Set<net.Socket>();
   const everyone = new Set<net.Socket>();
