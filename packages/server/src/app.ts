@@ -89,6 +89,8 @@ import { dbtSyncRoutes } from './areas/dbt-sync/runs.routes.js';
 import { dbtSyncRunSchemas } from './areas/dbt-sync/runs.schemas.js';
 import type { Store } from './db/database.js';
 import { checkKeyScope } from './access/key-scope.js';
+import { sqlApiListener, type SqlApiListener } from './areas/sql-api/sql-api.server.js';
+import { sqlApiService } from './areas/sql-api/sql-api.service.js';
 import { authenticator, checkPublicRoute } from './http/auth.js';
 import { FolderTrees } from './cache/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
@@ -173,6 +175,11 @@ export interface AppOptions {
   baseDomain: string | null;
   logger?: FastifyServerOptions['logger'];
   https?: { key: string | Buffer; cert: string | Buffer } | null;
+  /**
+   * The SQL API (docs/sql-api.md): the PostgreSQL protocol on its own port (SQL_API_PORT; 0 picks
+   * one), SSL offered with the HTTPS certificate; `app.sqlApi.listen()` opens it. Absent or null: off.
+   */
+  sqlApi?: { port: number; host: string; maxConnections?: number; maxCatalogs?: number } | null;
   /** How often coalesced `lastUsedAt` values are written (ms). */
   lastUsedFlushMs?: number;
   /** How long a Host -> tenant answer is cached (ms). */
@@ -230,7 +237,7 @@ export interface AppOptions {
 }
 
 /** `python`: the app's Python sandbox (its runs and workers, for shutdown and tests). */
-export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder; python: PythonSandbox };
+export type App = FastifyInstance & { services: Services; lastUsed: LastUsedRecorder; python: PythonSandbox; sqlApi: SqlApiListener | null };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Unknown paths under these prefixes still need a credential, so probing them reveals nothing. */
@@ -316,6 +323,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const ownRepositories = options.repositoriesDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-repositories-')) : null;
   const publicUrl = publicOriginReader(app, options.publicUrl);
   const originOf = tenantOrigin(store.db, { baseDomain: options.baseDomain, publicUrl });
+  let sqlApi: SqlApiListener | null = null;
   const services = createServices(store, {
     repositoriesDir: options.repositoriesDir ?? ownRepositories ?? '',
     secrets: options.secrets ?? Secrets.ephemeral(),
@@ -324,6 +332,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.oauthTokenRefresh ? { tokenRefresh: options.oauthTokenRefresh } : {}),
     catalog: options.catalog ?? DEFAULT_CATALOG,
     deploymentUrlOf: originOf,
+    sqlApiPort: () => sqlApi?.address()?.port ?? null,
     onError: (error, what) => app.log.error({ err: error }, what),
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
@@ -537,6 +546,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Notifications' due-time loop runs with the worker (tests drive it with `tick()` instead).
     app.addHook('onReady', async () => services.notificationScheduler.start());
   }
+  if (options.sqlApi) {
+    const sqlService = sqlApiService(store, services.dataApi, {
+      baseDomain: options.baseDomain,
+      // An API key as the password: checked as the REST routes check it, scope included.
+      authenticateKey: async (tenant, key, deploymentId) => {
+        const request = { headers: { authorization: `Bearer ${key}` }, routeOptions: { config: {} }, url: '/sql-api' } as unknown as FastifyRequest;
+        const { actor, snapshot } = await authenticate(request, tenant);
+        checkKeyScope(actor.scope, { deploymentId });
+        const access = new AccessContext(store.db, actor.tenantId, { userId: actor.userId, role: actor.role }, actor.scope, snapshot);
+        return { actor, tenant, access, log: app.log, snapshot, folderTrees };
+      },
+    });
+    const tls = options.https ? { key: Buffer.from(options.https.key), cert: Buffer.from(options.https.cert) } : null;
+    // Listening is the starter's (server.ts, tests), after the HTTP port, as for that port.
+    sqlApi = sqlApiListener(sqlService, { ...options.sqlApi, tls, log: app.log });
+  }
   // Pods start once the app is ready, and stop (handing their environments to other processes) as it closes.
   app.addHook('onReady', async () => services.runtime.start());
   // Before the server waits for requests in flight: busy Python runs end now, so their requests
@@ -545,6 +570,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await python.close();
   });
   app.addHook('onClose', async () => {
+    await sqlApi?.close();
     await services.notificationScheduler.stop();
     await services.runtime.close();
     await services.tokenRefresh.stop();
@@ -557,5 +583,5 @@ export async function buildApp(options: AppOptions): Promise<App> {
     await lastUsed.close();
   });
   await app.ready();
-  return Object.assign(app, { services, lastUsed, python }) as unknown as App;
+  return Object.assign(app, { services, lastUsed, python, sqlApi }) as unknown as App;
 }

@@ -59,6 +59,11 @@ export interface Config {
   runtime: RuntimeConfig;
   /** The Prometheus endpoint's own plain-HTTP listener; null: no metrics are served. */
   metrics: { port: number; host: string } | null;
+  /**
+   * The SQL API's PostgreSQL listener (SQL_API_PORT, SQL_API_HOST default HOST, SQL_API_MAX_CONNECTIONS
+   * default 100, SQL_API_MAX_CATALOGS default 8: models' catalogs open at once); null: off (SQL_API_PORT unset or 0).
+   */
+  sqlApi: { port: number; host: string; maxConnections: number; maxCatalogs: number } | null;
   /** The keys values are encrypted with at rest (secrets/): given, in a file, or made once in DATA_DIR. */
   secretKeys: SecretKeySource;
   /** Calls to other servers (outbound/): private ranges and hosts still allowed (OUTBOUND_ALLOW_PRIVATE), and one attempt's time limit. */
@@ -244,6 +249,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`METRICS_PORT must differ from PORT (${port}): metrics are served on a listener of their own`);
   }
 
+  // Unset or 0 means off: the SQL API listens only where an operator opens its port.
+  const sqlApiPort = value('SQL_API_PORT') === null ? 0 : wholeNumber('SQL_API_PORT', 0, 65535, 'an integer from 1 to 65535 (0 or unset: no SQL API)');
+  const sqlApiMax = value('SQL_API_MAX_CONNECTIONS') === null ? 100 : wholeNumber('SQL_API_MAX_CONNECTIONS', 100, 100_000, 'a whole number of connections from 1 to 100000');
+  const sqlApiCatalogs = value('SQL_API_MAX_CATALOGS') === null ? 8 : wholeNumber('SQL_API_MAX_CATALOGS', 8, 10_000, 'a whole number of catalogs from 1 to 10000');
+  if (sqlApiCatalogs === 0) problems.push('SQL_API_MAX_CATALOGS must be a whole number of catalogs from 1 to 10000, got 0');
+  if (sqlApiMax === 0) problems.push('SQL_API_MAX_CONNECTIONS must be a whole number of connections from 1 to 100000, got 0 (unset SQL_API_PORT to turn the SQL API off)');
+  if (sqlApiPort !== 0 && sqlApiPort === port && (value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {
+    problems.push(`SQL_API_PORT must differ from PORT (${port}): the SQL API has a listener of its own`);
+  }
+
   const secretKeys = secretKeySource(value, env, problems);
 
   // Off by default: a URL an admin configures must not reach the server's own network.
@@ -315,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
+    sqlApi: sqlApiPort === 0 ? null : { port: sqlApiPort, host: value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1', maxConnections: sqlApiMax, maxCatalogs: sqlApiCatalogs },
     secretKeys,
     outbound,
     python,

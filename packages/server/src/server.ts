@@ -75,6 +75,7 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
       databaseUrl: config.databaseUrl,
       catalog: config.catalog,
       https: { key: tls.key, cert: tls.cert },
+      sqlApi: config.sqlApi,
       logger: { level: config.logLevel },
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitPerIpPerMinute: config.rateLimitPerIpPerMinute,
@@ -95,9 +96,12 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
     if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);
     if (boot.adminWarning) app.log.warn(boot.adminWarning);
     const address = await listen(app, config);
+    await listenSql(app, config);
     if (metrics !== null && config.metrics !== null) metricsListener = await listenForMetrics(app, metrics, config.metrics);
     await announceAdminKey(store, boot, config, print);
     if (metricsListener !== null) app.log.info(`metrics listening on ${metricsListener.url}`);
+    const sql = app.sqlApi?.address();
+    if (sql) app.log.info(`SQL API (PostgreSQL protocol) listening on ${sql.host}:${sql.port}`);
     app.log.info({ tls: tls.source, store: store.dialect }, `mapi listening on ${address}`);
     const running = app;
     const runningMetrics = metricsListener;
@@ -132,6 +136,20 @@ async function listen(app: App, config: Config): Promise<string> {
     }
     if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
     if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all).`, { cause: error });
+    throw error;
+  }
+}
+
+async function listenSql(app: App, config: Config): Promise<void> {
+  if (app.sqlApi === null || config.sqlApi === null) return;
+  try {
+    await app.sqlApi.listen();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = `port ${config.sqlApi.port} on ${config.sqlApi.host}`;
+    if (code === 'EADDRINUSE') throw new StartupError(`${where} (SQL_API_PORT) is already in use: stop what listens there, or set SQL_API_PORT to a free port different from PORT.`, { cause: error });
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set SQL_API_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`SQL_API_HOST ${config.sqlApi.host} is not an address of this machine: set SQL_API_HOST to one of its addresses.`, { cause: error });
     throw error;
   }
 }

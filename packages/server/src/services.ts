@@ -95,6 +95,8 @@ export interface ServiceOptions {
   catalog: Catalog;
   /** The origin of a tenant: deployments are at `<origin>/deployments/<id>`. */
   deploymentUrlOf: DeploymentUrlOf;
+  /** Where the SQL API listens (SQL_API_PORT), once it does; null or absent: it is off. */
+  sqlApiPort?: () => number | null;
   /** Deployments' runtimes: the driver (null: this process runs none) and timings. */
   runtime?: { driver: RuntimeDriver | null; options?: Partial<RuntimeOptions>; onError?: (error: Error, what: string) => void };
   /** The server's own PostgreSQL database (DATABASE_URL): no deployment's data source may be a database of its cluster. */
@@ -244,7 +246,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     groups: groupsService(store),
     deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
     setup: setupService(store, options.deploymentUrlOf),
-    environments: environmentsService(store, options.deploymentUrlOf),
+    environments: environmentsService(store, options.deploymentUrlOf, options.sqlApiPort ?? (() => null)),
     policies: policiesService(store),
     folders: foldersService(store),
     workspace: workspaceService(store),

@@ -101,7 +101,7 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; python?: AppOptions['python']; now?: AppOptions['now']; notificationMail?: AppOptions['notificationMail']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number } = {},
+    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; python?: AppOptions['python']; now?: AppOptions['now']; notificationMail?: AppOptions['notificationMail']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number; sqlApi?: AppOptions['sqlApi'] } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -128,7 +128,9 @@ export class TestApp {
       ...(options.outbound ? { outbound: options.outbound } : {}),
       ...(options.python ? { python: options.python } : {}),
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
+      ...(options.sqlApi ? { sqlApi: options.sqlApi } : {}),
     });
+    await app.sqlApi?.listen();
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });
   }
 

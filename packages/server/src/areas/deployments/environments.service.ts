@@ -12,7 +12,7 @@ export interface DeploymentEnvironment {
   type: EnvironmentType;
   branch: string | null;
   user: string | null;
-  api_credentials: Array<{ type: 'rest' | 'sql'; version: number; url?: string | null }>;
+  api_credentials: Array<{ type: 'rest' | 'sql'; version: number; url?: string | null; host?: string; port?: number; database?: string }>;
 }
 
 /** The data API of an environment: production at the deployment's URL, a branch's below `dev-mode/<branch>` (reference 2.14). */
@@ -59,18 +59,24 @@ export async function findEnvironment(db: Executor, row: DeploymentRow, deployme
  * A deployment's environments (reference 1.17): one production; a staging environment per shared
  * branch whose staging flag is on (2.14); a development environment per credential in dev mode,
  * on its dev-… branch, named by its user's email. Each has the REST credentials of its data API;
- * the SQL credentials come with the query engine.
+ * with the SQL API on (SQL_API_PORT), its PostgreSQL credentials too: the host of the tenant's URL,
+ * the SQL port, and the database naming the deployment and environment (docs/sql-api.md).
  */
-export function environmentsService(store: Store, urlOf: DeploymentUrlOf) {
+export function environmentsService(store: Store, urlOf: DeploymentUrlOf, sqlApiPort: () => number | null = () => null) {
   const { db } = store;
   return {
     async list(caller: Caller, id: number, input: { type?: EnvironmentType; first?: number; after?: string; offset?: number; limit?: number }) {
       const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
-      const url = deploymentPath(await urlOf(caller.tenant), row.id);
-      const rest = (branch: string | null) => [{ type: 'rest' as const, version: 1, url: dataApiUrl(url, branch) }];
-      const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null) }];
+      const origin = await urlOf(caller.tenant);
+      const url = deploymentPath(origin, row.id);
+      const port = sqlApiPort();
+      const rest = (branch: string | null, environmentId: string): DeploymentEnvironment['api_credentials'] => [
+        { type: 'rest' as const, version: 1, url: dataApiUrl(url, branch) },
+        ...(port === null ? [] : [{ type: 'sql' as const, version: 1, host: new URL(origin).hostname, port, database: environmentId === 'production' ? String(row.id) : `${row.id}/${environmentId}` }]),
+      ];
+      const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null, 'production') }];
       const staging = await db.selectFrom('branches').select(['id', 'name']).where('deployment_id', '=', row.id).where('staging_enabled', '=', 1).orderBy('id').execute();
-      for (const branch of staging) all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name) });
+      for (const branch of staging) all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, `staging-${branch.id}`) });
       const developing = await db
         .selectFrom('dev_sessions as s')
         .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
@@ -80,7 +86,7 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf) {
         .where('s.deployment_id', '=', row.id)
         .orderBy('b.id')
         .execute();
-      for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch) });
+      for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch, `development-${dev.branchId}`) });
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
       const window = positionalWindow(input);
       const { items, pageInfo } = positionalPage(listed, window);
