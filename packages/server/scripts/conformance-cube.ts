@@ -42,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
+import { STARTER_MODEL_PATH } from '../src/areas/data-model/starter-model.js';
 import { datasetStatements, ORDERS, SCHEMA } from './conformance-cube/dataset.js';
 import { corpus, type CorpusQuery } from './conformance-cube/queries.js';
 import { client, freePort, median, percentile, sleep, waitFor, type Json } from './bench/https-client.js';
@@ -108,15 +109,15 @@ async function dropDataset(): Promise<void> {
 
 /** A POST of JSON over a kept-alive connection with a raw Authorization value. */
 function poster(agent: http.Agent | https.Agent, base: string) {
-  return (url: string, authorization: string, body: unknown): Promise<Answer> => {
-    const payload = JSON.stringify(body);
+  return (url: string, authorization: string, body: unknown, method = 'POST'): Promise<Answer> => {
+    const payload = body === undefined ? '' : JSON.stringify(body);
     const started = performance.now();
     const target = new URL(url, base);
     const lib = target.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = lib.request(
         target,
-        { method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } },
+        { method, agent, headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -278,6 +279,18 @@ export function compare(item: CorpusQuery, cube: Answer, ours: Answer): Verdict 
   return { agreed: true };
 }
 
+/** /v1/meta as a comparable list: each cube and view with its type and title, and its members with their types, titles and visibility. */
+export function metaShape(body: Json): string[] {
+  const lines: string[] = [];
+  for (const cube of (body.cubes as Json[] | undefined) ?? []) {
+    lines.push(`${cube.name} ${cube.type ?? 'cube'} "${cube.title}"`);
+    for (const kind of ['measures', 'dimensions', 'segments'] as const) {
+      for (const m of (cube[kind] as Json[] | undefined) ?? []) lines.push(`  ${kind} ${m.name} ${m.type ?? ''} "${m.title}" "${m.shortTitle}"${m.isVisible === false ? ' hidden' : ''}`);
+    }
+  }
+  return lines.sort();
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -328,6 +341,9 @@ async function main(): Promise<void> {
     const base = `https://localhost:${port}`;
     const ca = fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
     const api = client(base, ca, adminKey);
+    const ourAgent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
+    agents.push(ourAgent);
+    const ourPost = poster(ourAgent, base);
     await waitFor(async () => ((await api.request('GET', '/healthz')).status === 200 ? true : undefined), 'the server', 60_000);
     const expectOk = async (answer: Promise<{ status: number; body: Json }>, what: string): Promise<Json> => {
       const { status, body } = await answer;
@@ -340,6 +356,9 @@ async function main(): Promise<void> {
     await expectOk(api.json('POST', `${build}/dev-mode`), 'entering dev mode');
     const files = fs.readdirSync(modelDir).filter((f) => f.endsWith('.yml')).map((f) => ({ path: `model/${f === 'views.yml' ? 'views' : 'cubes'}/${f}`, content: fs.readFileSync(path.join(modelDir, f), 'utf8') }));
     await expectOk(api.json('PUT', `${build}/data-model/files`, { files }), 'writing the model');
+    // Without the starter model a new deployment comes with: the same cubes and views as Cube's.
+    const removed = await ourPost(`${build}/data-model/files`, `Bearer ${adminKey}`, { files: [{ path: STARTER_MODEL_PATH }] }, 'DELETE');
+    if (removed.status > 299) throw new Error(`removing the starter model: ${removed.status} ${JSON.stringify(removed.body)}`);
     await expectOk(api.json('POST', `${build}/commit`, { message: 'The conformance corpus', exitDevMode: true }), 'committing the model');
     const ourTokens = new Map<string, string>();
     for (const caller of CALLERS) {
@@ -347,9 +366,6 @@ async function main(): Promise<void> {
       ourTokens.set(caller.name, (body.data as Json).token as string);
     }
     api.close();
-    const ourAgent = new https.Agent({ keepAlive: true, maxSockets: 1, ca });
-    agents.push(ourAgent);
-    const ourPost = poster(ourAgent, base);
     const ourLoad = `/deployments/${id}/data-api/v1/load`;
     let lastAnswer: Answer | undefined;
     await waitFor(async () => {
@@ -372,6 +388,18 @@ async function main(): Promise<void> {
     sample();
     const idle = { cube: rss.cube.at(-1), runtime: rss.runtime.at(-1), server: rss.server.at(-1) };
     sampler = setInterval(sample, 500);
+
+    // /v1/meta per caller: the cubes and views, their members and types.
+    const metaResults: Array<{ caller: string; agreed: boolean; onlyCube: string[]; onlyOurs: string[] }> = [];
+    for (const caller of CALLERS) {
+      const c = await cubePost('/cubejs-api/v1/meta', cubeTokens.get(caller.name)!, undefined, 'GET');
+      const o = await ourPost(`/deployments/${id}/data-api/v1/meta`, ourTokens.get(caller.name)!, undefined, 'GET');
+      const cs = metaShape(c.body);
+      const os_ = metaShape(o.body);
+      const onlyCube = cs.filter((l) => !os_.includes(l));
+      const onlyOurs = os_.filter((l) => !cs.includes(l));
+      metaResults.push({ caller: caller.name, agreed: c.status === o.status && onlyCube.length === 0 && onlyOurs.length === 0, onlyCube, onlyOurs });
+    }
 
     // The corpus, each query as each caller, the two engines by turns (which goes first alternates).
     const results: Array<{ item: CorpusQuery; caller: string; cube: Answer; ours: Answer; verdict: Verdict }> = [];
@@ -410,6 +438,8 @@ async function main(): Promise<void> {
     log(`${'feature'.padEnd(28)}${'queries'.padStart(8)}${'runs'.padStart(7)}${'agreed'.padStart(8)}${'%'.padStart(8)}`);
     for (const t of table) log(`${t.feature.padEnd(28)}${String(t.queries).padStart(8)}${String(t.runs).padStart(7)}${String(t.agreed).padStart(8)}${t.percent.toFixed(1).padStart(8)}`);
     log(`${'all'.padEnd(28)}${String(items.length).padStart(8)}${String(results.length).padStart(7)}${String(totalAgreed).padStart(8)}${((100 * totalAgreed) / results.length).toFixed(1).padStart(8)}`);
+    log(`/v1/meta (cubes, views, members, their types, titles and visibility): ${metaResults.filter((m) => m.agreed).length} of ${metaResults.length} callers agree`);
+    for (const m of metaResults.filter((x) => !x.agreed)) log(`  ${m.caller}: only in Cube's: ${m.onlyCube.slice(0, 8).join('; ') || '-'}; only in ours: ${m.onlyOurs.slice(0, 8).join('; ') || '-'}`);
     // Agreement is not vacuous: how many agreed runs had rows, had none, or were refused by both.
     const agreedRuns = results.filter((r) => r.verdict.agreed);
     const withRows = agreedRuns.filter((r) => r.verdict.reason === undefined && ((r.cube.body.results as Json[])[0]?.data as Json[] | undefined)?.length).length;
@@ -458,7 +488,7 @@ async function main(): Promise<void> {
       ours: summarise(r.ours),
     }));
     fs.mkdirSync(cacheDir, { recursive: true });
-    fs.writeFileSync(reportFile, JSON.stringify({ cubeVersion: cubeVersion(), node: process.version, runs: results.length, agreed: totalAgreed, table, latency, memory, disagreements }, null, 2));
+    fs.writeFileSync(reportFile, JSON.stringify({ cubeVersion: cubeVersion(), node: process.version, runs: results.length, agreed: totalAgreed, table, meta: metaResults, latency, memory, disagreements }, null, 2));
     log('');
     log(`${disagreements.length} disagreements (every one, with both answers, in ${path.relative(root, reportFile)}); the first of each query:`);
     const seen = new Set<string>();

@@ -237,6 +237,23 @@ export function corpus(): CorpusQuery[] {
   add('nulls', { measures: ['orders.count'], dimensions: ['orders.note'], filters: [{ member: 'orders.note', operator: 'notContains', values: ['x'] }] });
   add('nulls', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.shipped_at', granularity: 'year' }] });
 
+  // Ungrouped queries, several granularities of one dimension, numbers given as numbers, views with segments and policies.
+  add('more', { dimensions: ['orders.id', 'orders.status', 'orders.amount'], ungrouped: true, filters: [{ member: 'orders.id', operator: 'lte', values: ['10'] }], order: { 'orders.id': 'asc' } }, true);
+  add('more', { measures: ['orders.total_amount'], dimensions: ['orders.id'], ungrouped: true, filters: [{ member: 'orders.id', operator: 'lte', values: ['10'] }], order: { 'orders.id': 'asc' } }, true);
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-03-31'] }, { dimension: 'orders.created_at', granularity: 'week' }] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'equals', values: [100.5, 42] }] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.customer_id', operator: 'notEquals', values: [1, 2, 3] }] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'customers.name', operator: 'contains', values: ['ADA', 'zoë'] }] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'customers.name', operator: 'equals', values: ['ada 1', 'Ada 1'] }] });
+  add('more', { measures: ['customer_orders.count'], dimensions: ['customer_orders.customers_region'], filters: [{ member: 'customer_orders.customers_region', operator: 'notSet' }] });
+  add('more', { measures: ['sales.revenue'], dimensions: ['sales.category'], timeDimensions: [{ dimension: 'sales.created_at', granularity: 'year' }], order: [['sales.created_at', 'asc'], ['sales.category', 'asc']] }, true);
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }], limit: 5 });
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], limit: 3 });
+  add('more', { measures: ['orders.count', 'customers.count'], dimensions: ['customers.region', 'orders.status'], order: [['customers.region', 'asc'], ['orders.status', 'asc']] }, true);
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.shipped_at', granularity: 'month', dateRange: ['2025-12-01', '2026-01-31'] }], timezone: 'America/New_York' });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2025-03-30T00:00:00.000', '2025-03-30T02:59:59.999'] }], timezone: 'Europe/Berlin' });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'beforeDate', values: ['2025-11-02T01:30:00'] }, { member: 'orders.created_at', operator: 'afterDate', values: ['2025-11-01T23:00:00'] }], timezone: 'America/New_York' });
+
   // Requests both should refuse.
   add('errors', { measures: ['orders.nope'] });
   add('errors', { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'like', values: ['x'] }] });
