@@ -254,6 +254,23 @@ export function corpus(): CorpusQuery[] {
   add('more', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2025-03-30T00:00:00.000', '2025-03-30T02:59:59.999'] }], timezone: 'Europe/Berlin' });
   add('more', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'beforeDate', values: ['2025-11-02T01:30:00'] }, { member: 'orders.created_at', operator: 'afterDate', values: ['2025-11-01T23:00:00'] }], timezone: 'America/New_York' });
 
+  add('more', { measures: ['orders.count'], dimensions: ['orders.customer_region'] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.customer_region', operator: 'equals', values: ['EU'] }] });
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'hour', dateRange: '2025-03-30' }], timezone: 'Europe/Berlin' });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'equals', values: ['2025-03-30T00:30:00.000'] }] });
+  add('more', { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'gt', values: ['d'] }] });
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.count', operator: 'equals', values: ['60'] }] });
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.total_amount', operator: 'set' }] });
+  add('more', { dimensions: ['orders.id'], order: { 'orders.id': 'asc' }, offset: 590 }, true);
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc' } }, true);
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.status', operator: 'equals', values: [null] }] });
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2025-01-01', '2025-01-31'] }], order: { 'orders.created_at': 'asc' } });
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-15T12:00:00', '2025-03-15T12:00:00'] }] });
+  add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2025-03-31', '2025-03-29'] }] });
+  add('more', { dimensions: ['returns.id'] });
+  add('more', { measures: ['orders.count'], limit: 60000 });
+  add('more', { measures: ['customers.count'], dimensions: ['customers.region'], filters: [{ member: 'customers.region', operator: 'equals', values: ['US', 'EU'] }], segments: ['customers.vips'] });
+
   // Requests both should refuse.
   add('errors', { measures: ['orders.nope'] });
   add('errors', { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'like', values: ['x'] }] });
