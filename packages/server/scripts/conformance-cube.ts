@@ -495,7 +495,7 @@ async function main(): Promise<void> {
       ours: summarise(r.ours),
     }));
     fs.mkdirSync(cacheDir, { recursive: true });
-    fs.writeFileSync(reportFile, JSON.stringify({ cubeVersion: cubeVersion(), node: process.version, runs: results.length, agreed: totalAgreed, table, meta: metaResults, latency, latencyFirstCaller: { cube: { p50: median(firstCube), p95: percentile(firstCube, 95) }, ours: { p50: median(firstOurs), p95: percentile(firstOurs, 95) } }, memory, disagreements }, null, 2));
+    fs.writeFileSync(reportFile, JSON.stringify({ cubeVersion: cubeVersion(), node: process.version, total: results.length, agreed: totalAgreed, table, runs: results.map((r) => ({ id: r.item.id, caller: r.caller, agreed: r.verdict.agreed, cube: outcome(r.cube), ours: outcome(r.ours) })), meta: metaResults, latency, latencyFirstCaller: { cube: { p50: median(firstCube), p95: percentile(firstCube, 95) }, ours: { p50: median(firstOurs), p95: percentile(firstOurs, 95) } }, memory, disagreements }, null, 2));
     log('');
     log(`${disagreements.length} disagreements (every one, with both answers, in ${path.relative(root, reportFile)}); the first of each query:`);
     const seen = new Set<string>();
@@ -525,6 +525,13 @@ async function main(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
     if (process.env.CONFORMANCE_KEEP !== '1') await dropDataset();
   }
+}
+
+/** An answer in a word: its status and row counts, or its error. */
+function outcome(answer: Answer): string {
+  const error = errorOf(answer);
+  if (error !== undefined) return `${answer.status} ${error.slice(0, 120)}`;
+  return `${answer.status} rows ${(answer.body.results as Json[]).map((r) => (r.data as Json[] | undefined)?.length ?? 0).join('+')}`;
 }
 
 /** An answer as the report keeps it: its status, error or first rows. */

@@ -8,8 +8,10 @@
  * Without the native module (its download is skipped on install), three of its entry points are
  * replaced here, in the required modules, before Cube is loaded: the logger setup (a no-op), the
  * Jinja engine factory (a stub: the corpus has no Jinja), and the result wrappers' getFinalResult
- * (the rows keyed by member and the answer as JSON, in JavaScript, as Cube's earlier JavaScript
- * `transformData` did). CUBEJS_TESSERACT_SQL_PLANNER=false selects the JavaScript SQL planner.
+ * (the rows keyed by member and the answer as JSON, in JavaScript, following the rules of Cube's
+ * native transform, rust/cubeorchestrator/src/query_result_transform.rs: requested members must be
+ * in the annotation, times as UTC wall time to the millisecond, the bare name of a time dimension
+ * unless the dimension itself is among the query's dimensions). CUBEJS_TESSERACT_SQL_PLANNER=false selects the JavaScript SQL planner.
  */
 const path = require('node:path');
 const dir = process.env.CUBE_CORE_DIR;
@@ -36,6 +38,18 @@ function transformValue(value, type) {
 
 function transformRows(td, rows) {
   const { aliasToMemberNameMap: aliases, annotation, query, queryType } = td;
+  // As the native transform does: a member missing from the annotation is hidden. With rows, the
+  // members of the result's columns are checked; without, the query's members and time dimensions.
+  const list = rows || [];
+  const requested = list.length > 0
+    ? Object.keys(list[0]).map((alias) => aliases[alias] || alias)
+    : [...(query.measures || []), ...(query.dimensions || []), ...(query.timeDimensions || []).map((t) => t.dimension)];
+  for (const m of requested) {
+    const name = typeof m === 'string' ? m : m && m.name;
+    if (name && !annotation[name]) {
+      throw new Error(`You requested hidden member: '${name}'. Please make it visible using \`public: true\`. Please note primaryKey fields are \`public: false\` by default: https://cube.dev/docs/schema/reference/joins#setting-a-primary-key.`);
+    }
+  }
   const plain = new Set([...(query.dimensions || [])]);
   return (rows || []).map((row) => {
     const out = {};
