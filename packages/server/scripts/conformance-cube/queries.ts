@@ -271,6 +271,21 @@ export function corpus(): CorpusQuery[] {
   add('more', { measures: ['orders.count'], limit: 60000 });
   add('more', { measures: ['customers.count'], dimensions: ['customers.region'], filters: [{ member: 'customers.region', operator: 'equals', values: ['US', 'EU'] }], segments: ['customers.vips'] });
 
+  // Beyond the basics: custom granularities, rolling windows, a count over a column, half-hour time zones.
+  add('advanced', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'fiscal_year' }] });
+  add('advanced', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'half_hour', dateRange: ['2025-03-30', '2025-03-30'] }], timezone: 'Europe/Berlin' });
+  add('advanced', { measures: ['orders.rolling_count_7d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2025-03-25', '2025-04-05'] }] });
+  add('advanced', { measures: ['orders.running_total'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-12-31'] }] });
+  add('advanced', { measures: ['orders.shipped_count', 'orders.count'], dimensions: ['orders.status'] });
+  for (const timezone of ['Asia/Kolkata', 'Australia/Lord_Howe', 'Asia/Kathmandu']) {
+    add('advanced', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'hour', dateRange: ['2025-03-30', '2025-03-30'] }], timezone });
+    add('advanced', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2025-03-28', '2025-04-08'] }], timezone });
+  }
+  add('advanced', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ or: [{ member: 'orders.count', operator: 'gt', values: ['50'] }, { member: 'orders.status', operator: 'equals', values: ['cancelled'] }] }] });
+  add('advanced', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2025-03-30'] }] });
+  add('advanced', { measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'equals', values: ['abc'] }] });
+  add('advanced', { measures: ['customer_orders.count'], dimensions: ['customer_orders.customers_name'], filters: [{ member: 'customer_orders.customers_name', operator: 'startsWith', values: ['A'] }], order: { 'customer_orders.customers_name': 'asc' } }, true);
+
   // Requests both should refuse.
   add('errors', { measures: ['orders.nope'] });
   add('errors', { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'like', values: ['x'] }] });
