@@ -295,6 +295,11 @@ for (const dialect of DIALECTS) {
       const inRange = async (timezone: string) => (await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }], timezone }))[0]!['orders.count'];
       expect(await inRange('UTC')).toBe(3);
       expect(await inRange('America/New_York')).toBe(4);
+      // Asked both as a dimension and with a granularity, the bare key keeps the dimension's own value, as in Cube.
+      const both = await load({ dimensions: ['orders.created_at'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'year' }], order: { 'orders.created_at': 'asc' }, limit: 1 });
+      expect(both[0]!['orders.created_at.year']).toBe('2026-01-01T00:00:00.000');
+      expect(both[0]!['orders.created_at']).not.toBe('2026-01-01T00:00:00.000');
+      expect(both[0]!['orders.created_at']).toMatch(/^2026-01-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
     });
 
     it('resolves relative date ranges ("this month", "last 7 days", "from 1 month ago to now") at the engine’s clock in the query’s time zone, and answers with the dates it used', async () => {

@@ -25,14 +25,20 @@ function valueOf(value: unknown, column: OutputColumn): unknown {
   return value;
 }
 
-/** Rows keyed by member name (`orders.count`; a time dimension both as `orders.created_at.day` and `orders.created_at`). */
+/**
+ * Rows keyed by member name (`orders.count`; a time dimension both as `orders.created_at.day` and
+ * `orders.created_at`, the bare key only when the dimension itself is not among the query's
+ * dimensions, whose value it would otherwise overwrite, as in Cube).
+ */
 export function rowsOf(rows: Array<Record<string, unknown>>, columns: OutputColumn[]): Array<Record<string, unknown>> {
+  const plain = new Set(columns.filter((c) => !c.granularity).map((c) => c.keys[0]));
+  const keysOf = columns.map((c) => (c.granularity ? c.keys.filter((key, i) => i === 0 || !plain.has(key)) : c.keys));
   return rows.map((row) => {
     const out: Record<string, unknown> = {};
-    for (const column of columns) {
+    columns.forEach((column, c) => {
       const value = valueOf(row[column.alias], column);
-      for (const key of column.keys) out[key] = value;
-    }
+      for (const key of keysOf[c]!) out[key] = value;
+    });
     return out;
   });
 }
