@@ -106,7 +106,7 @@ for (const dialect of DIALECTS) {
       fs.rmSync(dataSources, { recursive: true, force: true });
     });
 
-    it('meta(): cubes with Cube’s member shapes: measures typed number with their aggType, primary keys hidden, titles word by word', async () => {
+    it('meta(): cubes with Cube’s member shapes: measures typed number with their aggType, primary keys hidden, titles as Cube writes them', async () => {
       const meta = await admin.meta();
       const orders = meta.meta.cubes.find((c) => c.name === 'orders')!;
       expect(orders).toMatchObject({ type: 'cube', title: 'Orders', public: true, isVisible: true });
@@ -114,7 +114,7 @@ for (const dialect of DIALECTS) {
       expect(count).toMatchObject({ type: 'number', aggType: 'count', title: 'Orders Count', shortTitle: 'Count', drillMembers: ['orders.id', 'orders.status'], isVisible: true });
       expect(orders.measures.find((m) => m.name === 'orders.total_amount')).toMatchObject({ type: 'number', aggType: 'sum', title: 'Orders Total Amount', format: 'currency' });
       expect(orders.dimensions.map((d) => d.name)).toEqual(['orders.status', 'orders.amount', 'orders.created_at']);
-      expect(meta.resolveMember('orders.created_at', 'dimensions')).toMatchObject({ type: 'time', title: 'Orders Created At' });
+      expect(meta.resolveMember('orders.created_at', 'dimensions')).toMatchObject({ type: 'time', title: 'Orders Created at' });
     });
 
     it('load(): the client’s multi query answers a ResultSet whose pivots hold the rows; the restricted token sees its region only', async () => {

@@ -243,6 +243,21 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('issue 32 (found by conformance:cube): empty filter groups say nothing, limit 0 is no rows, an order by a measure not selected orders by it, an unknown one is left out, a date-filtered time dimension reads in the query’s zone', async () => {
+      expect(await load({ measures: ['orders.count'], filters: [{ and: [] }, { or: [{ and: [] }] }] })).toEqual([{ 'orders.count': ORDERS.length }]);
+      expect(await load({ dimensions: ['orders.status'], limit: 0 })).toEqual([]);
+      const byAmount = await load({ dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.nope': 'asc' } });
+      const totals = new Map<string, number>();
+      for (const [, , status, amount] of ORDERS) totals.set(status as string, (totals.get(status as string) ?? 0) + (amount as number));
+      expect(byAmount).toEqual([...totals].sort((a, b) => b[1] - a[1]).map(([status]) => ({ 'orders.status': status })));
+      // Filtered by date in Asia/Tokyo, the times read in Tokyo; unfiltered, in UTC.
+      const tokyo = await load({ dimensions: ['orders.id', 'orders.created_at'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2026-01-02', '2026-01-02'] }], timezone: 'Asia/Tokyo', order: { 'orders.id': 'asc' } });
+      const inTokyo = (at: string) => new Date(Date.parse(at) + 9 * 3_600_000).toISOString().slice(0, 23);
+      expect(tokyo).toEqual(ORDERS.filter(([, , , , at]) => inTokyo(at as string).startsWith('2026-01-02')).map(([id, , , , at]) => ({ 'orders.id': id, 'orders.created_at': inTokyo(at as string) })));
+      const utc = await load({ dimensions: ['orders.id', 'orders.created_at'], timezone: 'Asia/Tokyo', order: { 'orders.id': 'asc' }, limit: 1 });
+      expect(utc).toEqual([{ 'orders.id': ORDERS[0]![0], 'orders.created_at': new Date(Date.parse(ORDERS[0]![4] as string)).toISOString().slice(0, 23) }]);
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },
@@ -328,6 +343,8 @@ for (const dialect of DIALECTS) {
       // As Cube reads it: from the start of the day a month ago to the end of today.
       expect(toNow.range).toEqual(['2026-01-20T00:00:00.000', '2026-02-20T23:59:59.999']);
       expect(toNow.count).toBe(await explicit(['2026-01-20', '2026-02-20']));
+      expect((await run('from 30 days ago to 10 days ago')).range).toEqual(['2026-01-21T00:00:00.000', '2026-02-10T23:59:59.999']);
+      expect((await run('from yesterday to tomorrow')).range).toEqual(['2026-02-19T00:00:00.000', '2026-02-21T23:59:59.999']);
       expect((await run('year to date')).range).toEqual(explicitRange(['2026-01-01', '2026-02-20T23:30:00.000']));
       await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last fortnight' }] })).rejects.toThrow(/"last fortnight" is not a range/);
       await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 0 days' }] })).rejects.toThrow(/whole number from 1/);
@@ -415,7 +432,7 @@ for (const dialect of DIALECTS) {
       await refused({ dimensions: ['customers.region', 'line_items.product'] }, /No join path from cube customers to cube line_items/);
       await refused({ measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'greater_than', value: 'lots' }] }, /needs numbers; "lots" is not one/);
       await refused({ measures: ['orders.count'], timezone: 'Mars/Olympus' }, /not an IANA time zone/);
-      await refused({ measures: ['orders.count'], limit: 50_001 }, /limit must be an integer from 1 to 50000/);
+      await refused({ measures: ['orders.count'], limit: 50_001 }, /limit must be an integer from 0 to 50000/);
       await refused({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.status', granularity: 'day' }] }, /not a time dimension/);
       await refused({ measures: ['orders.count'], filters: [{ or: [{ member: 'orders.count', operator: 'greater_than', value: 1 }, { member: 'orders.status', operator: 'equals', value: 'x' }] }] }, /may not mix measures and dimensions/);
       await refused({}, /at least one measure, dimension/);

@@ -236,7 +236,7 @@ for (const dialect of DIALECTS) {
         ['SELECT status FROM orders GROUP BY 1 ORDER BY 3', /ORDER BY 3: the SELECT has columns 1 to 1/],
         ['SELECT status FROM orders GROUP BY 1 ORDER BY status NULLS FIRST', /NULLS FIRST/],
         ['SELECT count FROM orders LIMIT 10 + 1', /LIMIT/],
-        ['SELECT count FROM orders LIMIT 100000', /limit must be an integer from 1 to 50000/],
+        ['SELECT count FROM orders LIMIT 100000', /limit must be an integer from 0 to 50000/],
         ['SELECT count FROM orders WHERE status = $1', /not a literal/],
         ['SELECT count FROM orders WHERE', /does not parse \(line 1, column 31\): Expected .*\.\.\. but end of input found/],
         ['SELECT count FROM orders WHERE completed = true', /WHERE: completed is a segment, a condition of its own/],

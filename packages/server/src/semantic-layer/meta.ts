@@ -10,8 +10,8 @@ export interface MetaMember {
   title: string;
   shortTitle: string;
   description?: string;
-  /** The data type (`number`, `string`, `time`, `boolean`); a measure's aggregation is its `aggType`. */
-  type: string;
+  /** The data type (`number`, `string`, `time`, `boolean`); a measure's aggregation is its `aggType`; none for a segment. */
+  type?: string;
   isVisible: boolean;
   public: boolean;
   [extra: string]: unknown;
@@ -42,7 +42,8 @@ function member(owner: { name: string; title: string; public: boolean }, m: Extr
   const visible = owner.public && m.public;
   const name = `${owner.name}.${m.name}`;
   const base = { name, title: `${owner.title} ${shortTitle}`, shortTitle, ...optional(m) };
-  if (kind === 'segment') return { ...base, type: 'string', isVisible: visible, public: visible };
+  // Segments have no type in Cube's meta.
+  if (kind === 'segment') return { ...base, isVisible: visible, public: visible } as MetaMember;
   if (kind === 'measure') {
     const drillMembers = ((extra.drill_members as string[] | undefined) ?? []).map((d) => (d.includes('.') ? d : `${owner.name}.${d}`));
     return { ...base, cumulativeTotal: false, cumulative: extra.cumulative === true, type: dataTypeOf(type), aggType: type ?? 'number', drillMembers, drillMembersGrouped: { measures: [], dimensions: drillMembers }, isVisible: visible, public: visible };

@@ -16,7 +16,13 @@ export interface OutputColumn {
   keys: string[];
   member: ResolvedMember;
   granularity?: Granularity;
+  /** A time dimension's values as wall time in this zone (Cube: when the query's time zone filters it by date). */
+  localZone?: string;
+  /** A measure computed only to order the rows by (it fills no key). */
+  orderKey?: string;
 }
+
+const DATE_OPERATORS = new Set(['inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate']);
 
 export interface CompiledQuery {
   sql: string;
@@ -62,6 +68,20 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   };
 
   const measures = query.measures.map((m) => index.resolve(m, 'measure', 'measures'));
+  // A measure the query orders by without selecting it is computed for the order alone (Cube orders
+  // by it too); any other name in the order that the query does not select is left out, as in Cube.
+  const selected = new Set([...query.measures, ...query.dimensions, ...query.timeDimensions.flatMap((td) => (td.granularity ? [`${td.dimension}.${td.granularity}`, td.dimension] : []))]);
+  const orderOnly = query.order
+    .map(([name]) => name)
+    .filter((name) => !selected.has(name))
+    .flatMap((name) => {
+      try {
+        const m = index.resolve(name, 'measure-or-dimension', 'order');
+        return m.kind === 'measure' ? [m] : [];
+      } catch {
+        return [];
+      }
+    });
   const dimensions = query.dimensions.map((d) => index.resolve(d, 'dimension', 'dimensions'));
   const segments = query.segments.map((s) => index.resolve(s, 'segment', 'segments'));
   const timeDimensions = query.timeDimensions.map((td, i) => {
@@ -76,7 +96,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   // The model's access policies: members the caller may not use are refused (403), and its row
   // filters join the query's conditions below, ANDed with the client's.
-  const used = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
+  const used = [...measures, ...orderOnly, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
   const referencedByUsed = new Set(used.flatMap((m) => ((m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })])));
   const { rowFilters } = applyAccess(index, used, security, referencedByUsed);
   const policyMembers = new Map<string, ResolvedMember>();
@@ -136,7 +156,13 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   // The grouping columns: dimensions, then time dimensions truncated in the query's time zone.
   const groupColumns: Array<{ sql: string; column: OutputColumn }> = [];
-  dimensions.forEach((m, i) => groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m } }));
+  // Cube applies the query's time zone to a time dimension among the dimensions only where the
+  // query filters it by date (a date operator, or a date range of the same dimension).
+  const dateFiltered = (m: ResolvedMember) =>
+    query.filters.flatMap(leaves).some((f) => f.member === m.name && DATE_OPERATORS.has(f.spelled ?? '')) || query.timeDimensions.some((td) => td.dimension === m.name && td.dateRange !== undefined);
+  dimensions.forEach((m, i) =>
+    groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m, ...(m.type === 'time' && query.timezone !== 'UTC' && dateFiltered(m) ? { localZone: query.timezone } : {}) } }),
+  );
   grouped.forEach(({ td, member }, i) =>
     groupColumns.push({
       sql: dialect.truncate(td.shift ? dialect.shift(dimensionSql(member), td.shift.count, td.shift.unit, query.timezone) : dimensionSql(member), td.granularity!, query.timezone),
@@ -333,9 +359,10 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     stageAliases.set(key, column);
     return column;
   }
-  const measureColumns: Array<{ sql: string; column: OutputColumn }> = measures.map((m, i) => ({
+  const measureColumns: Array<{ sql: string; column: OutputColumn }> = [...measures, ...orderOnly].map((m, i) => ({
     sql: outerMeasure(m.cube, m.member as CompiledMeasure),
-    column: { alias: `c${groupColumns.length + i}`, keys: [m.name], member: m },
+    // An order-only measure fills no key of the rows.
+    column: { alias: `c${groupColumns.length + i}`, keys: i < measures.length ? [m.name] : [], member: m, ...(i < measures.length ? {} : { orderKey: m.name }) },
   }));
   const having = measureFilters.map((f) =>
     filterTree(f, (leaf) => {
@@ -508,10 +535,9 @@ function rowKey(renderer: Renderer, cube: CompiledCube): string {
  */
 function orderOf(query: Query, columns: OutputColumn[], hasTime: boolean): Array<{ name: string; column: OutputColumn; direction: 'asc' | 'desc' }> {
   if (query.order.length > 0) {
-    return query.order.map(([name, direction]) => {
-      const column = columns.find((c) => c.keys.includes(name));
-      if (!column) throw new QueryError(`order: ${name} is not among the query's measures, dimensions or time dimensions.`);
-      return { name, column, direction };
+    return query.order.flatMap(([name, direction]) => {
+      const column = columns.find((c) => c.keys.includes(name) || c.orderKey === name);
+      return column ? [{ name, column, direction }] : [];
     });
   }
   const time = hasTime ? columns.find((c) => c.granularity !== undefined) : undefined;

@@ -17,13 +17,19 @@ export interface ResolvedMember {
   type: string | null;
 }
 
-/** A title from a name as Cube makes one: words split at `_` and case changes, each capitalised (`line_items` → `Line Items`). */
+/** Words a title leaves in lower case after its first word (as Cube's titles, made by `inflection.titleize`, do). */
+const SMALL_WORDS = new Set(['and', 'or', 'nor', 'a', 'an', 'the', 'so', 'but', 'to', 'of', 'at', 'by', 'from', 'into', 'on', 'onto', 'off', 'out', 'in', 'over', 'with', 'for']);
+
+/**
+ * A title from a name as Cube makes one: words split at `_` and case changes, each capitalised but
+ * the small ones (`created_at` → `Created at`), and `id` as `ID` (`customer_id` → `Customer ID`).
+ */
 export const titled = (name: string) =>
   name
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .split(/[_\s]+/)
     .filter((w) => w !== '')
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .map((w, i) => (w.toLowerCase() === 'id' ? 'ID' : i > 0 && SMALL_WORDS.has(w.toLowerCase()) ? w.toLowerCase() : w[0]!.toUpperCase() + w.slice(1)))
     .join(' ');
 
 /** The build's cubes and views, indexed for the compiler. */

@@ -107,11 +107,13 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
   const timezone = input.timezone === undefined || input.timezone === null ? 'UTC' : input.timezone;
   if (typeof timezone !== 'string' || !isTimeZone(timezone)) throw new QueryError(`timezone ${JSON.stringify(timezone)} is not an IANA time zone such as "Europe/Berlin".`);
   const limit = input.limit === undefined || input.limit === null ? limits.defaultLimit : input.limit;
-  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > limits.maxLimit) throw new QueryError(`limit must be an integer from 1 to ${limits.maxLimit}.`);
+  // 0 is allowed, as in Cube: no rows.
+  if (!Number.isInteger(limit) || (limit as number) < 0 || (limit as number) > limits.maxLimit) throw new QueryError(`limit must be an integer from 0 to ${limits.maxLimit}.`);
   const offset = input.offset === undefined || input.offset === null ? 0 : input.offset;
   if (!Number.isInteger(offset) || (offset as number) < 0 || (offset as number) > 10_000_000) throw new QueryError('offset must be an integer from 0 to 10000000.');
   let count = 0;
-  const filter = (value: unknown, depth: number, at: string): Filter => {
+  // An empty `and`/`or` group says nothing and is dropped (as Cube answers it); null stands for one.
+  const filter = (value: unknown, depth: number, at: string): Filter | null => {
     if (!isObject(value)) throw new QueryError(`${at} must be an object.`);
     if (++count > MAX_FILTERS) throw new QueryError(`A query may hold at most ${MAX_FILTERS} filters.`);
     if (depth > MAX_FILTER_DEPTH) throw new QueryError(`Filters may nest at most ${MAX_FILTER_DEPTH} groups deep.`);
@@ -119,8 +121,9 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
       if (group in value) {
         known(value, [group], at);
         const list = value[group];
-        if (!Array.isArray(list) || list.length === 0) throw new QueryError(`${at}.${group} must be a non-empty list of filters.`);
-        return { [group]: list.map((f, i) => filter(f, depth + 1, `${at}.${group}[${i}]`)) } as Filter;
+        if (!Array.isArray(list)) throw new QueryError(`${at}.${group} must be a list of filters.`);
+        const kept = list.map((f, i) => filter(f, depth + 1, `${at}.${group}[${i}]`)).filter((f): f is Filter => f !== null);
+        return kept.length === 0 ? null : ({ [group]: kept } as Filter);
       }
     }
     known(value, ['member', 'dimension', 'operator', 'value', 'values', 'caseSensitive', 'startInclusive', 'endInclusive'], at);
@@ -157,7 +160,7 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
     dimensions,
     segments: names(input.segments, 'segments'),
     timeDimensions: [...timeDimensions.map((td, i) => timeDimension(td, `timeDimensions[${i}]`, now, timezone)), ...byGranularity],
-    filters: filters.map((f, i) => filter(f, 0, `filters[${i}]`)),
+    filters: filters.map((f, i) => filter(f, 0, `filters[${i}]`)).filter((f): f is Filter => f !== null),
     order: order(input.order),
     limit: limit as number,
     offset: offset as number,

@@ -13,7 +13,8 @@ import { truncateWall, wallTime } from './time-zones.js';
  * - `last N days|weeks|months|quarters|years`: the N whole units before the current one (today
  *   not included, as a report of "the last 7 days" is usually read on complete days);
  * - `next N ...`: the N whole units after the current one;
- * - `from N units ago to now`: whole days, from the day N units back to the end of today (Cube's reading);
+ * - `from X to Y`, each `now`, `today`, `yesterday`, `tomorrow`, `N units ago`, `N units from now` or a
+ *   date: whole days, from the start of X's day to the end of Y's (Cube's reading);
  * - `week|month|quarter|year to date`: from the start of the current unit up to and including now.
  */
 
@@ -69,6 +70,17 @@ function count(text: string, phrase: string): number {
   return n;
 }
 
+/** The day a term of `from ... to ...` names: `now`, `today`, `yesterday`, `tomorrow`, `N units ago`, `N units from now`, or a date. */
+function dayOf(term: string, today: Day, phrase: string): Day | undefined {
+  if (term === 'now' || term === 'today') return today;
+  if (term === 'yesterday') return shift(today, 'day', -1);
+  if (term === 'tomorrow') return shift(today, 'day', 1);
+  const m = /^(\d+) ([a-z]+) (ago|from now)$/.exec(term);
+  if (m && unitOf(m[2]!)) return shift(today, unitOf(m[2]!)!, (m[3] === 'ago' ? -1 : 1) * count(m[1]!, phrase));
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(term);
+  return date ? { year: Number(date[1]), month: Number(date[2]), day: Number(date[3]) } : undefined;
+}
+
 /**
  * The absolute `[start, end]` a relative phrase names at `now` in `timezone`: dates for whole
  * units, the current wall time (to the millisecond) as the end of a "to now"/"to date" range.
@@ -91,11 +103,12 @@ export function resolveRelativeRange(phrase: string, now: number, timezone: stri
     const n = count(m[2]!, phrase);
     return units(today, unitOf(m[3]!)!, m[1] === 'last' ? -n : 1, n);
   }
-  m = /^from (\d+) ([a-z]+) ago to now$/.exec(text);
-  if (m && unitOf(m[2]!)) {
-    // As Cube reads it: whole days, from the day N units back to the end of today.
-    const n = count(m[1]!, phrase);
-    return [dateText(shift(today, unitOf(m[2]!)!, -n)), dateText(today)];
+  m = /^from (.+) to (.+)$/.exec(text);
+  if (m) {
+    // As Cube reads it: whole days, from the start of the first day to the end of the second.
+    const from = dayOf(m[1]!, today, phrase);
+    const to = dayOf(m[2]!, today, phrase);
+    if (from && to) return [dateText(from), dateText(to)];
   }
   m = /^([a-z]+) to date$/.exec(text);
   if (m && unitOf(m[1]!) && m[1] !== 'day') return [dateText(startOf(today, unitOf(m[1]!)!)), nowText];

@@ -1,12 +1,13 @@
+import { formatWall, wallTime } from './time-zones.js';
 import type { OutputColumn } from './compile.js';
 
 const NUMERIC_MEASURES = new Set(['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max', 'number', 'rank']);
 
-/** A time value as `2026-01-31T09:30:00.000` in UTC; text that is not a time stays as it is. */
-function cubeTime(value: unknown): unknown {
+/** A time value as `2026-01-31T09:30:00.000` in UTC (or as wall time in `zone`); text that is not a time stays as it is. */
+function cubeTime(value: unknown, zone?: string): unknown {
   const date = value instanceof Date ? value : typeof value === 'number' ? new Date(value) : typeof value === 'string' ? new Date(/(Z|[+-]\d\d:?\d\d)$/.test(value) || !/\d[T ]\d/.test(value) ? value.replace(' ', 'T') : `${value.replace(' ', 'T')}Z`) : null;
   if (date === null || Number.isNaN(date.getTime())) return value;
-  return date.toISOString().slice(0, 23);
+  return zone ? formatWall(wallTime(date.getTime(), zone)) : date.toISOString().slice(0, 23);
 }
 
 /** A data source's value as JSON: numbers for numeric members (PostgreSQL sends bigint and numeric as text), text for times. */
@@ -18,7 +19,7 @@ function valueOf(value: unknown, column: OutputColumn): unknown {
     return Number.isFinite(n) ? n : String(value);
   }
   // Times as Cube sends them: UTC wall time to the millisecond, without a zone (truncated times already are).
-  if (column.member.type === 'time' && !column.granularity) return cubeTime(value);
+  if (column.member.type === 'time' && !column.granularity) return cubeTime(value, column.localZone);
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'bigint') return Number(value);
   if (column.member.type === 'boolean' && typeof value === 'number') return value !== 0;
@@ -62,6 +63,8 @@ export function annotationOf(columns: OutputColumn[], segments: Array<{ name: st
   const annotation = { measures: {} as Record<string, object>, dimensions: {} as Record<string, object>, segments: {} as Record<string, object>, timeDimensions: {} as Record<string, object> };
   const plain = new Set(columns.filter((c) => !c.granularity).map((c) => c.keys[0]));
   for (const column of columns) {
+    // A measure computed only for the order is not part of the answer.
+    if (column.keys.length === 0) continue;
     const member = column.member.member as Described;
     const described = {
       title: column.member.title,
