@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { DIALECTS } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, tempDir, type CliResult, type TestServer } from './helpers.js';
 
@@ -40,7 +40,7 @@ function paste(command: string, env: Record<string, string>, cwd = REPO_ROOT): P
   return completion(child);
 }
 
-describe.each(STORE_INDEPENDENT)('issue 11: errors and hints against a server (%s)', (dialect) => {
+describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dialect) => {
   let server: TestServer;
   let deploymentA: number;
   let deploymentB: number;

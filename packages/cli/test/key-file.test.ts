@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { DIALECTS } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -13,7 +13,7 @@ const posix = process.platform !== 'win32';
 
 afterAll(removeTempDirs);
 
-describe.each(STORE_INDEPENDENT)('issue 11: mapi api-keys create --output (%s)', (dialect) => {
+describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect) => {
   let server: TestServer;
 
   beforeAll(async () => {

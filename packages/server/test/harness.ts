@@ -26,9 +26,8 @@ export const DIALECTS: Dialect[] = process.env.DATABASE_URL ? ['sqlite', 'postgr
 
 /**
  * The store for files whose behaviour cannot depend on it, run on SQLite only: HTTP shapes (CORS,
- * input hardening, the OpenAPI document, published problem codes, SCIM's URLs, slow clients) and
- * the CLI, which only calls the API (each operation it calls runs on both stores in the server's
- * files). The README's Tests section lists them.
+ * input hardening, the OpenAPI document, published problem codes, SCIM's URLs, slow clients).
+ * The README's Tests section lists them.
  */
 export const STORE_INDEPENDENT: Dialect[] = ['sqlite'];
 
