@@ -258,6 +258,37 @@ for (const dialect of DIALECTS) {
       expect(utc).toEqual([{ 'orders.id': ORDERS[0]![0], 'orders.created_at': new Date(Date.parse(ORDERS[0]![4] as string)).toISOString().slice(0, 23) }]);
     });
 
+    it('issue 32: custom granularities a time dimension defines (an interval, an offset, an origin) group the rows into their buckets in the query’s zone; an unknown one is refused naming those it has', async () => {
+      const model = SHOP_MODEL.replace(
+        '      - { name: created_at, sql: created_at, type: time }',
+        `      - name: created_at
+        sql: created_at
+        type: time
+        granularities:
+          - { name: half_day, interval: 12 hours }
+          - { name: fiscal_month, interval: 1 month, offset: 1 month }
+          - { name: fortnight, interval: 2 weeks, origin: "2025-12-29" }`,
+      );
+      expect(model).not.toBe(SHOP_MODEL);
+      const custom = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const buckets = async (granularity: string, timezone = 'UTC') => (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity }], timezone })).data.map((row) => [row[`orders.created_at.${granularity}`], row['orders.count']]);
+      const count = (label: (at: number) => string) => {
+        const out = new Map<string, number>();
+        for (const [, , , , at] of ORDERS) out.set(label(Date.parse(at as string)), (out.get(label(Date.parse(at as string))) ?? 0) + 1);
+        return [...out].sort(([a], [b]) => (a < b ? -1 : 1));
+      };
+      const iso = (ms: number) => new Date(ms).toISOString().slice(0, 23);
+      expect(await buckets('half_day')).toEqual(count((at) => iso(Math.floor(at / 43_200_000) * 43_200_000)));
+      // Tokyo's half days start at 00:00 and 12:00 Tokyo time.
+      expect(await buckets('half_day', 'Asia/Tokyo')).toEqual(count((at) => iso(Math.floor((at + 9 * 3_600_000) / 43_200_000) * 43_200_000)));
+      expect(await buckets('fiscal_month')).toEqual(count((at) => iso(Date.UTC(new Date(at).getUTCFullYear(), new Date(at).getUTCMonth(), 1))));
+      const origin = Date.UTC(2025, 11, 29);
+      expect(await buckets('fortnight')).toEqual(count((at) => iso(origin + Math.floor((at - origin) / (14 * 86_400_000)) * 14 * 86_400_000)));
+      const annotation = (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'fortnight' }] })).annotation;
+      expect(annotation.timeDimensions['orders.created_at.fortnight']).toMatchObject({ granularity: { name: 'fortnight', title: 'Fortnight', interval: '2 week' } });
+      await refused({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'decade' }] }, /has no granularity "decade"/);
+    });
+
     it('groups by dimensions, ordered by the first measure descending by default; order, limit and offset as given', async () => {
       expect(await load({ measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] })).toEqual([
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190 },

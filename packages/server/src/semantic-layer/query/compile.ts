@@ -1,5 +1,6 @@
 import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../model/artifact.js';
-import { quote, type Granularity, type SqlDialect } from './dialect.js';
+import { GRANULARITIES, quote, type CustomGranularity, type Granularity, type SqlDialect } from './dialect.js';
+import { customGranularity } from './custom-granularity.js';
 import { QueryError } from './errors.js';
 import { applyAccess, isNoRows, NOBODY, type SecurityContext } from './access.js';
 import { filterSql } from './filters.js';
@@ -15,7 +16,9 @@ export interface OutputColumn {
   alias: string;
   keys: string[];
   member: ResolvedMember;
-  granularity?: Granularity;
+  granularity?: string;
+  /** The granularity the dimension defines, when it is not a built-in one. */
+  custom?: CustomGranularity;
   /** A time dimension's values as wall time in this zone (Cube: when the query's time zone filters it by date). */
   localZone?: string;
   /** A measure computed only to order the rows by (it fills no key). */
@@ -163,12 +166,14 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   dimensions.forEach((m, i) =>
     groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m, ...(m.type === 'time' && query.timezone !== 'UTC' && dateFiltered(m) ? { localZone: query.timezone } : {}) } }),
   );
-  grouped.forEach(({ td, member }, i) =>
+  grouped.forEach(({ td, member }, i) => {
+    const time = td.shift ? dialect.shift(dimensionSql(member), td.shift.count, td.shift.unit, query.timezone) : dimensionSql(member);
+    const custom = customGranularity(member.member as CompiledDimension, td.granularity!, td.dimension);
     groupColumns.push({
-      sql: dialect.truncate(td.shift ? dialect.shift(dimensionSql(member), td.shift.count, td.shift.unit, query.timezone) : dimensionSql(member), td.granularity!, query.timezone),
-      column: { alias: `t${i}`, keys: [`${td.dimension}.${td.granularity}`, td.dimension], member, granularity: td.granularity! },
-    }),
-  );
+      sql: custom ? dialect.truncateCustom(time, custom, query.timezone) : dialect.truncate(time, td.granularity as Granularity, query.timezone),
+      column: { alias: `t${i}`, keys: [`${td.dimension}.${td.granularity}`, td.dimension], member, granularity: td.granularity!, ...(custom ? { custom } : {}) },
+    });
+  });
 
   // WHERE: segments, date ranges, and filters over dimensions; filters over measures apply to the result.
   const where: string[] = segments.map((s) => renderer.segment(cubeOf(s.cube), (s.member as { sql: string }).sql));
@@ -403,7 +408,8 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     if (rollingOver.length > 1) throw new QueryError(`Measure ${base.key} has a rolling window: the query may group by one time dimension only.`);
     const [{ td, member }] = rollingOver as [(typeof rollingOver)[number]];
     if (!td.dateRange) throw new QueryError(`Measure ${base.key} has a rolling window: give the time dimension ${td.dimension} a dateRange (time series queries without one aren't supported, as in Cube).`);
-    const buckets = rollingBuckets(td.dateRange, td.granularity, query.timezone, base.measure.rolling_window as RollingWindow, base.key);
+    if (td.granularity && !GRANULARITIES.includes(td.granularity as Granularity)) throw new QueryError(`Measure ${base.key} has a rolling window, which queries cannot yet read by the custom granularity ${td.granularity}.`);
+    const buckets = rollingBuckets(td.dateRange, td.granularity as Granularity | undefined, query.timezone, base.measure.rolling_window as RollingWindow, base.key);
     const [first] = buckets as [Bucket];
     const series = buckets
       .map((b) => {

@@ -25,7 +25,22 @@ export interface SqlDialect {
   sameValue(a: string, b: string): string;
   /** The time `expr` moved by `count` units of wall time in `timeZone` (a multi-stage time shift); `count` and `unit` are checked by the caller. */
   shift(expr: string, count: number, unit: Granularity, timeZone: string): string;
+  /** The local wall time of `expr` truncated to a custom granularity (buckets of `count` units from `origin`), as `truncate` writes it. */
+  truncateCustom(expr: string, custom: CustomGranularity, timeZone: string): string;
 }
+
+/**
+ * A granularity a time dimension defines (`granularities`): buckets of `count` units starting at
+ * `origin` (a wall time, `YYYY-MM-DDTHH:MM:SS.mmm`), 1970-01-01 moved by the `offset` unless given.
+ */
+export interface CustomGranularity {
+  name: string;
+  count: number;
+  unit: Granularity;
+  origin: string;
+}
+
+const MONTHS: Partial<Record<Granularity, number>> = { month: 1, quarter: 3, year: 12 };
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
@@ -41,6 +56,17 @@ export const postgresDialect: SqlDialect = {
   numericNull: 'CAST(NULL AS NUMERIC)',
   sameValue: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
   shift: (expr, count, unit, timeZone) => `(((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)} + interval '${checkedCount(count)} ${unit}') AT TIME ZONE ${literalZone(timeZone)})`,
+  truncateCustom: (expr, custom, timeZone) => {
+    const local = `((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)})`;
+    const origin = `timestamp '${checkedOrigin(custom.origin)}'`;
+    const months = MONTHS[custom.unit];
+    // Months vary in length: count them from the origin (a month's start); other units are fixed, for date_bin.
+    const start =
+      months === undefined
+        ? `date_bin(interval '${checkedCount(custom.count)} ${custom.unit}', ${local}, ${origin})`
+        : `(${origin} + make_interval(months => (floor(((extract(year from ${local}) - extract(year from ${origin})) * 12 + extract(month from ${local}) - extract(month from ${origin})) / ${checkedCount(custom.count * months)}) * ${checkedCount(custom.count * months)})::int))`;
+    return `to_char(${start}, 'YYYY-MM-DD"T"HH24:MI:SS.MS')`;
+  },
 };
 
 /**
@@ -61,12 +87,19 @@ export const sqliteDialect: SqlDialect = {
   numericNull: 'NULL',
   sameValue: (a, b) => `${a} IS ${b}`,
   shift: (expr, count, unit, timeZone) => `mapi_shift(${expr}, ${checkedCount(count)}, '${unit}', ${literalZone(timeZone)})`,
+  truncateCustom: (expr, custom, timeZone) => `mapi_trunc_custom(${expr}, ${checkedCount(custom.count)}, '${custom.unit}', '${checkedOrigin(custom.origin)}', ${literalZone(timeZone)})`,
 };
 
 /** A shift's count is a whole number before it is written as a literal. */
 function checkedCount(count: number): number {
   if (!Number.isSafeInteger(count)) throw new Error(`Not a whole number: ${count}`);
   return count;
+}
+
+/** An origin is a wall time of digits before it is written as a literal. */
+function checkedOrigin(origin: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/.test(origin)) throw new Error(`Not a wall time: ${origin}`);
+  return origin.replace('T', ' ');
 }
 
 /** A time zone is checked against the runtime's zone database before it is written as a literal. */

@@ -44,7 +44,8 @@ export type Filter = MemberFilter | { and: Filter[] } | { or: Filter[] };
 
 export interface TimeDimension {
   dimension: string;
-  granularity?: Granularity;
+  /** A built-in granularity, or the name of one the dimension defines (`granularities`, checked by the compiler). */
+  granularity?: string;
   dateRange?: [string, string];
   /** Set by the compiler only (a multi-stage time shift): group by the time moved by this much. */
   shift?: { count: number; unit: Granularity };
@@ -209,8 +210,10 @@ function timeDimension(value: unknown, at: string, now: number, timezone: string
   if (typeof value.dimension !== 'string') throw new QueryError(`${at}.dimension must be a time dimension name.`);
   const td: TimeDimension = { dimension: value.dimension };
   if (value.granularity !== undefined && value.granularity !== null) {
-    if (!GRANULARITIES.includes(value.granularity as Granularity)) throw new QueryError(`${at}.granularity must be one of ${GRANULARITIES.join(', ')}.`);
-    td.granularity = value.granularity as Granularity;
+    if (typeof value.granularity !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(value.granularity)) {
+      throw new QueryError(`${at}.granularity must be one of ${GRANULARITIES.join(', ')}, or a granularity the dimension defines.`);
+    }
+    td.granularity = value.granularity;
   }
   if (value.dateRange !== undefined && value.dateRange !== null) {
     // One date (a string that is not a phrase, or a list of one) is that whole day, as in Cube.

@@ -1,3 +1,4 @@
+import { titled } from './members.js';
 import { formatWall, wallTime } from './time-zones.js';
 import type { OutputColumn } from './compile.js';
 
@@ -76,7 +77,9 @@ export function annotationOf(columns: OutputColumn[], segments: Array<{ name: st
     };
     if (column.granularity) {
       const [withGranularity, bare] = column.keys as [string, string];
-      const granularity = { name: column.granularity, title: GRANULARITY_TITLES[column.granularity] ?? column.granularity, interval: `1 ${column.granularity}` };
+      const granularity = column.custom
+        ? { name: column.custom.name, title: titled(column.custom.name), interval: `${column.custom.count} ${column.custom.unit}`, origin: column.custom.origin }
+        : { name: column.granularity, title: GRANULARITY_TITLES[column.granularity] ?? column.granularity, interval: `1 ${column.granularity}` };
       annotation.timeDimensions[withGranularity] = { ...described, granularity };
       // The bare key too, unless the dimension itself is among the query's dimensions.
       if (!plain.has(bare)) annotation.timeDimensions[bare] = described;

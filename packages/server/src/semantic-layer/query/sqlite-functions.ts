@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { GRANULARITIES, type Granularity } from './dialect.js';
 import { shiftWall } from './rolling.js';
-import { formatWall, instantOf, storedInstant, truncateWall, wallTime } from './time-zones.js';
+import { customBucket } from './custom-granularity.js';
+import { formatWall, instantOf, parseWall, storedInstant, truncateWall, wallTime } from './time-zones.js';
 
 /** A LIKE pattern (`%`, `_`, `\` escaping them) as a regular expression. */
 function likeToRegExp(pattern: string): RegExp {
@@ -25,6 +26,13 @@ export function registerSqliteFunctions(db: Database.Database): void {
     const ms = storedInstant(value);
     if (ms === null || typeof count !== 'number' || !GRANULARITIES.includes(unit as Granularity)) return null;
     return instantOf(shiftWall(wallTime(ms, String(timeZone)), unit as Granularity, count), String(timeZone));
+  });
+  // A custom granularity's bucket (dialect.ts CustomGranularity): counted in months from the origin, else in fixed lengths.
+  db.function('mapi_trunc_custom', { deterministic: true }, (value: unknown, count: unknown, unit: unknown, origin: unknown, timeZone: unknown) => {
+    const ms = storedInstant(value);
+    const start = parseWall(String(origin));
+    if (ms === null || typeof count !== 'number' || !GRANULARITIES.includes(unit as Granularity) || !start) return null;
+    return formatWall(customBucket(wallTime(ms, String(timeZone)), count, unit as Granularity, start));
   });
   db.function('mapi_trunc', { deterministic: true }, (value: unknown, granularity: unknown, timeZone: unknown) => {
     const ms = storedInstant(value);
