@@ -64,6 +64,7 @@ import { sqliteParams } from '../src/semantic-layer/query/dialect.js';
 import { DDL, SHOP_MODEL, shopArtifact } from '../test/query-fixtures.js';
 import { breakdown, type Window } from './bench/profile-breakdown.js';
 import { client, freePort, median, percentile, sleep, waitFor, type Client, type Json } from './bench/https-client.js';
+import { seededRandom } from './bench/seeded-random.js';
 
 const COMPILES = Number(process.env.BENCH_COMPILES ?? 2_000);
 const COMPILE_WARMUP = 200;
@@ -113,17 +114,6 @@ const QUERIES: Array<{ label: string; query: Json }> = [
   { label: '10,000 rows (per order)', query: { measures: ['orders.total_amount'], dimensions: ['orders.id', 'orders.status'], order: { 'orders.id': 'asc' } } },
 ];
 
-/** A seeded generator (mulberry32): the same rows in every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The shop's tables (the fixture's DDL) at size, in `dir/shop.sqlite`. */
 function writeDataset(dir: string): { bytes: number; ms: number } {
   const started = performance.now();
@@ -132,7 +122,7 @@ function writeDataset(dir: string): { bytes: number; ms: number } {
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
   for (const statement of DDL) db.exec(statement);
-  const next = random(15);
+  const next = seededRandom(15);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
   const names = ['Ada', 'Alan', 'Anna', 'Bo', 'Cy', 'Dee', 'Eve', 'Finn', 'Grace', 'Hal', 'Ivy', 'Joe', 'Kim', 'Lin', 'Max', 'Ned', 'Olga', 'Pia', 'Quinn', 'Rui'];
   const regions = ['EU', 'US', 'APAC', 'LATAM', 'MEA'];

@@ -6,18 +6,9 @@
  * Europe/Berlin (2025-03-30, 2025-10-26) and America/New_York (2025-03-09, 2025-11-02), around
  * midnight UTC and at year ends, and an empty table (returns).
  */
-export const SCHEMA = 'cube_conformance';
+import { seededRandom } from '../bench/seeded-random.js';
 
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const SCHEMA = 'cube_conformance';
 
 const literal = (value: unknown): string => {
   if (value === null || value === undefined) return 'NULL';
@@ -51,7 +42,7 @@ const HOT_SPOTS = [
 ];
 
 export function datasetStatements(): string[] {
-  const next = random(20251026);
+  const next = seededRandom(20251026);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
   const maybe = <T>(value: T, nullShare: number): T | null => (next() < nullShare ? null : value);
   const iso = (ms: number) => new Date(ms).toISOString();

@@ -20,14 +20,19 @@ export const NOBODY: SecurityContext = { userId: null, groups: [], userAttribute
 const TEMPLATE = /\{\s*(securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z0-9_.]+)\s*\}/g;
 const WHOLE = /^\{\s*(securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z0-9_.]+)\s*\}$/;
 
-/** A value the caller's context holds at `path`; undefined when it holds none. */
-function lookup(security: SecurityContext, source: string, path: string): unknown {
-  let at: unknown = source.startsWith('security') ? security.securityContext : security.userAttributes;
+/** The value at a dotted path of an object (own properties only); undefined where there is none. */
+export function valueAt(root: unknown, path: string): unknown {
+  let at = root;
   for (const part of path.split('.')) {
     if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.prototype.hasOwnProperty.call(at, part)) return undefined;
     at = (at as Record<string, unknown>)[part];
   }
   return at;
+}
+
+/** A value the caller's context holds at `path`; undefined when it holds none. */
+function lookup(security: SecurityContext, source: string, path: string): unknown {
+  return valueAt(source.startsWith('security') ? security.securityContext : security.userAttributes, path);
 }
 
 /** A policy value with its `{ securityContext.x }` and `{ userAttributes.y }` filled in; undefined when one is missing. */

@@ -1,5 +1,5 @@
 import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../model/artifact.js';
-import { GRANULARITIES, quote, type CustomGranularity, type Granularity, type SqlDialect } from './dialect.js';
+import { GRANULARITIES, parseInterval, quote, type CustomGranularity, type Granularity, type SqlDialect } from './dialect.js';
 import { customGranularity } from './custom-granularity.js';
 import { QueryError } from './errors.js';
 import { applyAccess, isNoRows, NOBODY, type SecurityContext } from './access.js';
@@ -336,10 +336,10 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     // time_shift: the inner rows are those of the shifted date range, each grouped at the time it
     // shifts to, so that a row of the query meets the value of its prior (or next) period.
     for (const shift of (measure.time_shift ?? []) as Array<{ time_dimension?: string; interval?: string; type?: 'prior' | 'next' }>) {
-      const m = /^\s*(\d{1,6})\s*(second|minute|hour|day|week|month|quarter|year)s?\s*$/i.exec(shift.interval ?? '');
-      if (!m) throw new QueryError(`Measure ${key} has a time_shift whose interval "${shift.interval ?? ''}" is not a number of units such as "1 year".`);
-      const count = Number(m[1]) * (shift.type === 'next' ? -1 : 1);
-      const unit = m[2]!.toLowerCase() as Granularity;
+      const interval = parseInterval(shift.interval);
+      if (!interval || interval.count < 0) throw new QueryError(`Measure ${key} has a time_shift whose interval "${shift.interval ?? ''}" is not a number of units such as "1 year".`);
+      const count = interval.count * (shift.type === 'next' ? -1 : 1);
+      const { unit } = interval;
       const applies = (td: TimeDimension) => {
         if (shift.time_dimension === undefined) return true;
         const member = timeDimensions.find((t) => t.td.dimension === td.dimension)?.member;

@@ -1,5 +1,5 @@
 import type { CompiledDimension } from '../../model/index.js';
-import { GRANULARITIES, type CustomGranularity, type Granularity } from './dialect.js';
+import { GRANULARITIES, parseInterval, UNIT_MONTHS, UNIT_MS, type CustomGranularity, type Granularity } from './dialect.js';
 import { QueryError } from './errors.js';
 import { shiftWall } from './rolling.js';
 import { formatWall, parseWall } from './time-zones.js';
@@ -12,9 +12,6 @@ import { formatWall, parseWall } from './time-zones.js';
 
 type Wall = NonNullable<ReturnType<typeof parseWall>>;
 
-const INTERVAL = /^\s*(-?\d{1,6})\s*(second|minute|hour|day|week|month|quarter|year)s?\s*$/i;
-const FIXED_MS: Partial<Record<Granularity, number>> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
-const MONTHS: Partial<Record<Granularity, number>> = { month: 1, quarter: 3, year: 12 };
 
 const asUtc = (w: Wall) => Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms);
 
@@ -23,9 +20,9 @@ export function customGranularity(dimension: CompiledDimension, name: string, ow
   if (GRANULARITIES.includes(name as Granularity)) return undefined;
   const spec = ((dimension.granularities ?? []) as Array<{ name: string; interval?: string; offset?: string; origin?: string }>).find((g) => g.name === name);
   if (!spec) throw new QueryError(`${owner} has no granularity "${name}": use one of ${GRANULARITIES.join(', ')}${(dimension.granularities ?? []).length > 0 ? `, ${(dimension.granularities as Array<{ name: string }>).map((g) => g.name).join(', ')}` : ''}.`);
-  const interval = INTERVAL.exec(spec.interval ?? '');
-  if (!interval || Number(interval[1]) < 1) throw new QueryError(`The granularity ${name} of ${owner} needs an interval such as "30 minutes" or "1 year".`);
-  const unit = interval[2]!.toLowerCase() as Granularity;
+  const interval = parseInterval(spec.interval);
+  if (!interval || interval.count < 1) throw new QueryError(`The granularity ${name} of ${owner} needs an interval such as "30 minutes" or "1 year".`);
+  const { unit } = interval;
   let origin: Wall | undefined;
   if (spec.origin !== undefined) {
     origin = parseWall(spec.origin);
@@ -33,26 +30,26 @@ export function customGranularity(dimension: CompiledDimension, name: string, ow
   } else {
     origin = { year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0, ms: 0 };
     if (spec.offset !== undefined) {
-      const offset = INTERVAL.exec(spec.offset);
+      const offset = parseInterval(spec.offset);
       if (!offset) throw new QueryError(`The granularity ${name} of ${owner} has an offset "${spec.offset}" that is not a number of units.`);
-      origin = shiftWall(origin, offset[2]!.toLowerCase() as Granularity, Number(offset[1]));
+      origin = shiftWall(origin, offset.unit, offset.count);
     }
   }
-  if (MONTHS[unit] !== undefined && (origin.day !== 1 || origin.hour !== 0 || origin.minute !== 0 || origin.second !== 0 || origin.ms !== 0)) {
+  if (UNIT_MONTHS[unit] !== undefined && (origin.day !== 1 || origin.hour !== 0 || origin.minute !== 0 || origin.second !== 0 || origin.ms !== 0)) {
     throw new QueryError(`The granularity ${name} of ${owner} counts months: its origin must be the start of a month.`);
   }
-  return { name, count: Number(interval[1]), unit, origin: formatWall(origin) };
+  return { name, count: interval.count, unit, origin: formatWall(origin) };
 }
 
 /** The start of the bucket of `wall` (both wall times in the query's zone). */
 export function customBucket(wall: Wall, count: number, unit: Granularity, origin: Wall): Wall {
-  const months = MONTHS[unit];
+  const months = UNIT_MONTHS[unit];
   if (months !== undefined) {
     const n = count * months;
     const since = (wall.year - origin.year) * 12 + (wall.month - origin.month);
     return shiftWall(origin, 'month', Math.floor(since / n) * n);
   }
-  const length = count * FIXED_MS[unit]!;
+  const length = count * UNIT_MS[unit]!;
   const start = asUtc(origin) + Math.floor((asUtc(wall) - asUtc(origin)) / length) * length;
   const d = new Date(start);
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };

@@ -5,6 +5,25 @@
 export type Granularity = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
 export const GRANULARITIES: readonly Granularity[] = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'];
 
+/** An interval of the model language (`7 day`, `30 minutes`, `1 year`, `-1 month`): a whole number of units. */
+export interface Interval {
+  count: number;
+  unit: Granularity;
+}
+
+const INTERVAL = /^\s*(-?\d{1,6})\s*(second|minute|hour|day|week|month|quarter|year)s?\s*$/i;
+
+/** The interval `text` names; undefined when it is not one (the caller says why in its terms). */
+export function parseInterval(text: string | undefined): Interval | undefined {
+  const m = text === undefined ? null : INTERVAL.exec(text);
+  return m ? { count: Number(m[1]), unit: m[2]!.toLowerCase() as Granularity } : undefined;
+}
+
+/** Units of a fixed length, in milliseconds; months, quarters and years vary and are counted in months. */
+export const UNIT_MS: Partial<Record<Granularity, number>> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
+export const UNIT_MONTHS: Partial<Record<Granularity, number>> = { month: 1, quarter: 3, year: 12 };
+
+
 export interface SqlDialect {
   readonly name: 'postgres' | 'sqlite';
   /** The placeholder of the `index`-th parameter (1-based). */
@@ -40,7 +59,7 @@ export interface CustomGranularity {
   origin: string;
 }
 
-const MONTHS: Partial<Record<Granularity, number>> = { month: 1, quarter: 3, year: 12 };
+
 
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
@@ -59,7 +78,7 @@ export const postgresDialect: SqlDialect = {
   truncateCustom: (expr, custom, timeZone) => {
     const local = `((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)})`;
     const origin = `timestamp '${checkedOrigin(custom.origin)}'`;
-    const months = MONTHS[custom.unit];
+    const months = UNIT_MONTHS[custom.unit];
     // Months vary in length: count them from the origin (a month's start); other units are fixed, for date_bin.
     const start =
       months === undefined

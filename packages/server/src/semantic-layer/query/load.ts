@@ -7,6 +7,7 @@ import { ModelIndex } from './members.js';
 import { normaliseQuery, type Query, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
 import { cubeQuery, type CubeQuery } from './cube-query.js';
+import { parseInterval, UNIT_MS } from './dialect.js';
 import { annotationOf, rowsOf } from './results.js';
 import { translateSql } from './sql-api.js';
 
@@ -26,10 +27,9 @@ const SQL_REFRESH_KEY_TTL_MS = 3_600_000;
 
 /** A refresh key's `every` (`30 seconds`, `1 hour`, `1 day`) in milliseconds; undefined for none or a cron expression. */
 export function everyMs(every: string | undefined): number | undefined {
-  const m = every === undefined ? null : /^\s*(\d{1,6})\s*(second|minute|hour|day|week)s?\s*$/i.exec(every);
-  if (!m) return undefined;
-  const unit = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }[m[2]!.toLowerCase() as 'second'];
-  return Number(m[1]) * unit;
+  const interval = parseInterval(every);
+  const unit = interval && interval.count >= 0 ? UNIT_MS[interval.unit] : undefined;
+  return unit === undefined ? undefined : interval!.count * unit;
 }
 
 /** Compiled statements an engine keeps (#compiled); the oldest goes first. */

@@ -1,7 +1,7 @@
 import type { CompiledCube, CompiledDimension, CompiledMeasure } from '../../model/artifact.js';
 import { quote } from './dialect.js';
 import { QueryError } from './errors.js';
-import type { SecurityContext } from './access.js';
+import { valueAt, type SecurityContext } from './access.js';
 import type { ModelIndex } from './members.js';
 
 const BRACED = /\$?\{([^{}]*)\}/g;
@@ -23,16 +23,6 @@ export interface RenderContext {
 
 const SECURITY = /^(SECURITY_CONTEXT|securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*?)(?:\.(filter|unsafeValue)\(\s*(?:(['"])([^'"]*)\4)?\s*\))?$/;
 const FILTER_PARAMS = /^FILTER_PARAMS\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\.filter\(\s*(['"])([^'"]*)\3\s*\)$/;
-
-/** The value at a dotted path of an object; undefined where there is none. */
-function valueAt(root: Record<string, unknown>, path: string): unknown {
-  let at: unknown = root;
-  for (const part of path.split('.')) {
-    if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.prototype.hasOwnProperty.call(at, part)) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
-}
 
 /**
  * Writes the model's SQL expressions for one query: `{CUBE}` becomes the cube's alias in the

@@ -1,4 +1,4 @@
-import type { Granularity } from './dialect.js';
+import { parseInterval, UNIT_MONTHS, UNIT_MS, type Granularity, type Interval } from './dialect.js';
 import { QueryError } from './errors.js';
 import { formatWall, instantOf, parseWall, truncateWall } from './time-zones.js';
 
@@ -35,32 +35,24 @@ type Unit = Granularity;
 /** The most buckets a query's time series may have: each is three bound values. */
 export const MAX_BUCKETS = 5_000;
 
-interface Interval {
-  count: number;
-  unit: Unit;
-}
-
-const INTERVAL = /^(\d{1,6})\s*(second|minute|hour|day|week|month|quarter|year)s?$/;
-
 function interval(text: string | undefined, measure: string): Interval | 'unbounded' | undefined {
   if (text === undefined) return undefined;
-  const value = text.trim().toLowerCase();
-  if (value === 'unbounded') return 'unbounded';
-  const m = INTERVAL.exec(value);
-  if (!m) throw new QueryError(`The rolling window of ${measure} has an interval "${text}" the engine does not read: write it as "7 day", "1 month" or "unbounded".`);
-  return { count: Number(m[1]), unit: m[2] as Unit };
+  if (text.trim().toLowerCase() === 'unbounded') return 'unbounded';
+  const parsed = parseInterval(text);
+  if (!parsed || parsed.count < 0) throw new QueryError(`The rolling window of ${measure} has an interval "${text}" the engine does not read: write it as "7 day", "1 month" or "unbounded".`);
+  return parsed;
 }
 
 /** A wall time moved by `n` units in calendar terms (a month from 31 January is the last day of February). */
 export function shiftWall(w: Wall, unit: Unit, n: number): Wall {
-  if (unit === 'month' || unit === 'quarter' || unit === 'year') {
-    const months = n * (unit === 'month' ? 1 : unit === 'quarter' ? 3 : 12);
+  const perUnit = UNIT_MONTHS[unit];
+  if (perUnit !== undefined) {
+    const months = n * perUnit;
     const first = new Date(Date.UTC(w.year, w.month - 1 + months, 1));
     const last = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
     return { ...w, year: first.getUTCFullYear(), month: first.getUTCMonth() + 1, day: Math.min(w.day, last) };
   }
-  const ms = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 }[unit];
-  const d = new Date(Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms) + n * ms);
+  const d = new Date(Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms) + n * UNIT_MS[unit]!);
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
 }
 
