@@ -189,16 +189,23 @@ export function writeShopSqlite(dir: string, name = 'shop.sqlite'): void {
 
 export interface ShopSource {
   source: DataSource;
+  /** Changes the shop's rows, as its owner would (the runtime's own connection is read-only on SQLite). */
+  run(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The shop as a data source of `dialect`: a SQLite file, or a PostgreSQL schema of its own (times as timestamptz). */
-export async function shopSource(dialect: 'sqlite' | 'postgres'): Promise<ShopSource> {
+export async function shopSource(dialect: 'sqlite' | 'postgres', env: Record<string, string> = {}): Promise<ShopSource> {
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-shop-'));
     writeShopSqlite(dir);
-    const source = openDataSource({ DB_TYPE: 'sqlite', DB_URL: 'shop.sqlite' }, dir);
-    return { source, close: async () => { await source.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    const source = openDataSource({ ...env, DB_TYPE: 'sqlite', DB_URL: 'shop.sqlite' }, dir);
+    const run = async (sql: string) => {
+      const db = new Database(path.join(dir, 'shop.sqlite'));
+      db.exec(sql);
+      db.close();
+    };
+    return { source, run, close: async () => { await source.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
   }
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set');
@@ -216,11 +223,15 @@ export async function shopSource(dialect: 'sqlite' | 'postgres'): Promise<ShopSo
   await insert('line_items', LINE_ITEMS);
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${schema}`);
-  const source = openDataSource({ DB_TYPE: 'postgres', DB_URL: u.toString() }, null);
+  const source = openDataSource({ ...env, DB_TYPE: 'postgres', DB_URL: u.toString() }, null);
   return {
     source,
+    async run(sql) {
+      await admin.query(sql);
+    },
     async close() {
       await source.close();
+      if (env.PRE_AGGREGATIONS_SCHEMA) await admin.query(`DROP SCHEMA IF EXISTS ${env.PRE_AGGREGATIONS_SCHEMA} CASCADE`);
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
       await admin.end();
     },

@@ -86,6 +86,54 @@ for (const dialect of DIALECTS) {
       expect(await dimensions(await mint('tokens-for-meta-sync', ['meta-private']))).toEqual(['notes.id', 'notes.secret_score']);
     });
 
+    it('pre-aggregations: the runtime builds a rollup when it starts, lists its state at /v1/pre-aggregations, and answers matching queries from it', async () => {
+      const id = await r.create('rollups');
+      await r.running(id);
+      const before = (await r.pods(id))[0] as Json;
+      await t.request({ method: 'POST', url: `${build(id)}/dev-mode` });
+      const model = [
+        'cubes:',
+        '  - name: shop',
+        '    sql_table: starter_orders',
+        '    dimensions:',
+        '      - { name: id, sql: id, type: number, primary_key: true }',
+        '      - { name: status, sql: status, type: string }',
+        '    measures:',
+        '      - { name: count, type: count }',
+        '      - { name: amount, sql: amount, type: sum }',
+        '    pre_aggregations:',
+        '      - { name: by_status, measures: [count, amount], dimensions: [status] }',
+        '',
+      ].join('\n');
+      expect((await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: model }] } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'POST', url: `${build(id)}/commit`, body: { message: 'rollup', exitDevMode: true } })).statusCode).toBe(200);
+      await r.replaced(id, before.name);
+      const path = `/deployments/${id}/data-api/v1`;
+      const state = async () => {
+        const res = await t.request({ url: `${path}/pre-aggregations` });
+        expect(res.statusCode, res.body).toBe(200);
+        return ((res.json() as Json).preAggregations as Json[]).find((p) => p.id === 'shop.by_status')!;
+      };
+      await vi.waitFor(async () => expect((await state()).status).toBe('ready'), { timeout: 20_000, interval: 50 });
+      const { table, rows, timezone } = await state();
+      expect({ rows, timezone }).toEqual({ rows: 2, timezone: 'UTC' });
+      const query = encodeURIComponent(JSON.stringify({ measures: ['shop.count', 'shop.amount'], dimensions: ['shop.status'], order: { 'shop.status': 'asc' } }));
+      const loaded = await t.request({ url: `${path}/load?query=${query}` });
+      expect(loaded.statusCode, loaded.body).toBe(200);
+      const answer = loaded.json() as Json;
+      expect(Object.keys(answer.usedPreAggregations)).toEqual([table]);
+      expect(answer.data).toEqual([
+        { 'shop.status': 'completed', 'shop.count': 2, 'shop.amount': 40 },
+        { 'shop.status': 'processing', 'shop.count': 1, 'shop.amount': 20 },
+      ]);
+      // A token that runs queries but lacks meta-private does not see the tables.
+      const token = ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: {}, scopes: ['meta', 'sql-runner'] } })).json() as Json).data.token as string;
+      expect((await t.request({ url: `${path}/load?query=${query}`, key: null, headers: { authorization: token } })).statusCode).toBe(200);
+      const refused = await t.request({ url: `${path}/pre-aggregations`, key: null, headers: { authorization: token } });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.body).toMatch(/meta-private/);
+    });
+
     it('REST credentials: an API key with DeploymentRead reads it; without access 403; a key scoped elsewhere 403', async () => {
       const id = await r.create('rest');
       await r.running(id);

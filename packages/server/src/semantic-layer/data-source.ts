@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster, type ClusterIdentity } from './cluster-identity.js';
 import { onlyPassword, pgTarget, pinnedSettings } from './pg-target.js';
-import { postgresDialect, sqliteDialect, sqliteParams, type SqlDialect } from './query/dialect.js';
+import { postgresDialect, quote, sqliteDialect, sqliteParams, type SqlDialect } from './query/dialect.js';
 import { registerSqliteFunctions } from './query/sqlite-functions.js';
 import type { StatementWatchdog } from './statement-watchdog.js';
 
@@ -28,8 +30,30 @@ export interface DataSource {
   check(): Promise<void>;
   /** PostgreSQL: compares the source with the server's own cluster, once; throws OwnClusterRefused when they are one. */
   verify?(): Promise<void>;
+  /** Where pre-aggregation tables are built (query/pre-aggregation-tables.ts). */
+  preAggregations: PreAggregationStorage;
   close(): Promise<void>;
 }
+
+/**
+ * Pre-aggregation tables beside a source's own: on PostgreSQL a schema of the source database
+ * (`PRE_AGGREGATIONS_SCHEMA`, default `prod_pre_aggregations`, as Cube names it), which several
+ * runtimes of one environment share; on SQLite, whose files are opened read-only, a database file
+ * of the runtime's own attached to the source's connection as `pre_aggregations`.
+ */
+export interface PreAggregationStorage {
+  /** What tells this source from another whose statements read alike (in table names' hashes): its URL or file. */
+  scope: string;
+  /** A table's name as statements over the source write it. */
+  qualified(table: string): string;
+  /** Builds `table` from a statement's rows, whole or not at all; answers its row count. */
+  create(table: string, sql: string, params: unknown[]): Promise<number>;
+  /** The tables whose names begin with `prefix`. */
+  list(prefix: string): Promise<string[]>;
+  drop(table: string): Promise<void>;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** The data source is the server's own PostgreSQL cluster: the runtime must stop, not serve. */
 export class OwnClusterRefused extends Error {}
@@ -63,7 +87,11 @@ export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | 
   const type = env.DB_TYPE;
   if (type === undefined || type === '') return sample(watchdog);
   if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir, watchdog);
-  if (type === 'postgres') return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs, guard);
+  if (type === 'postgres') {
+    const schema = env.PRE_AGGREGATIONS_SCHEMA || 'prod_pre_aggregations';
+    if (!SCHEMA_NAME.test(schema)) throw new Error('PRE_AGGREGATIONS_SCHEMA must be a schema name: letters, digits and _, not starting with a digit, at most 63.');
+    return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs, guard, schema);
+  }
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
 }
 
@@ -98,20 +126,59 @@ function sqliteFile(name: string | undefined, dir: string | null, watchdog: Stat
 function sqliteSource(db: Database.Database, describe: string, watchdog: StatementWatchdog | undefined): DataSource {
   registerSqliteFunctions(db);
   const guarded = watchdog ?? { run: <T>(statement: () => T) => statement() };
+  const run = (sql: string, params: unknown[]) =>
+    guarded.run(() => {
+      const statement = db.prepare(sql);
+      return { rows: (params.length === 0 ? statement.all() : statement.all(sqliteParams(params))) as Array<Record<string, unknown>>, columns: statement.columns().map((c) => c.name) };
+    });
+  // Pre-aggregations: a file of the runtime's own, written through a connection of its own (the
+  // source's is read-only), attached to the source's connection, where queries read it.
+  let tables: Database.Database | null = null;
+  const file = path.join(os.tmpdir(), `pre-aggregations-${process.pid}-${randomUUID()}.sqlite`);
+  const tablesDb = () => {
+    if (tables === null) {
+      tables = new Database(file);
+      tables.pragma('journal_mode = WAL');
+      db.prepare('ATTACH DATABASE ? AS pre_aggregations').run(file);
+    }
+    return tables;
+  };
   return {
     describe,
     dialect: sqliteDialect,
     async query(sql, params) {
-      return guarded.run(() => {
-        const statement = db.prepare(sql);
-        return (params.length === 0 ? statement.all() : statement.all(sqliteParams(params))) as Array<Record<string, unknown>>;
-      });
+      return run(sql, params).rows;
     },
     async check() {
       db.prepare('SELECT 1').get();
     },
+    preAggregations: {
+      scope: describe,
+      qualified: (table) => `${quote('pre_aggregations')}.${quote(table)}`,
+      async create(table, sql, params) {
+        const target = tablesDb();
+        const { rows, columns } = run(sql, params);
+        target.transaction(() => {
+          target.exec(`CREATE TABLE ${quote(table)} (${columns.map((c) => quote(c)).join(', ')})`);
+          const insert = target.prepare(`INSERT INTO ${quote(table)} VALUES (${columns.map(() => '?').join(', ')})`);
+          for (const row of rows) insert.run(columns.map((c) => (typeof row[c] === 'boolean' ? Number(row[c]) : row[c])));
+        })();
+        return rows.length;
+      },
+      async list(prefix) {
+        const names = tablesDb().prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+        return names.filter((name) => name.startsWith(prefix));
+      },
+      async drop(table) {
+        tablesDb().exec(`DROP TABLE IF EXISTS ${quote(table)}`);
+      },
+    },
     async close() {
       db.close();
+      if (tables !== null) {
+        (tables as Database.Database).close();
+        for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
+      }
     },
   };
 }
@@ -123,7 +190,7 @@ function sqliteSource(db: Database.Database, describe: string, watchdog: Stateme
  * (pg-target.ts). A source that does not answer yet is not ready and is compared once it does; one
  * that is the server's own is reported to `guard.refused` (the runtime stops) and never queried.
  */
-function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number, guard: PostgresGuard): DataSource {
+function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number, guard: PostgresGuard, schema = 'prod_pre_aggregations'): DataSource {
   const target = pgTarget(url, guard.allowSockets);
   let pool: Promise<pg.Pool> | null = null;
   const poolOf = () =>
@@ -164,8 +231,43 @@ function postgres(url: string | undefined, password: string | undefined, stateme
     verify: async () => {
       await verifiedPool();
     },
+    preAggregations: {
+      // Two sources that differ only in their search_path write alike statements.
+      scope: `${url ?? ''}|${schema}`,
+      qualified: (table) => `${quote(schema)}.${quote(table)}`,
+      async create(table, sql, params) {
+        const pool = await verifiedPool();
+        // CREATE TABLE AS takes no parameters: the build statement's (its LIMIT, values the model
+        // writes) are written in as literals. None comes from a caller: a build reads no query.
+        const text = sql.replace(/\$(\d+)\b/g, (_, n: string) => literal(params[Number(n) - 1]));
+        await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`);
+        // One statement: the table appears whole, or not at all.
+        await pool.query(`CREATE TABLE ${quote(schema)}.${quote(table)} AS ${text}`);
+        const [row] = (await pool.query(`SELECT count(*) AS n FROM ${quote(schema)}.${quote(table)}`)).rows as Array<{ n: string }>;
+        return Number(row?.n ?? 0);
+      },
+      async list(prefix) {
+        const { rows } = await (await verifiedPool()).query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND left(table_name, length($2)) = $2', [schema, prefix]);
+        return (rows as Array<{ table_name: string }>).map((r) => r.table_name);
+      },
+      async drop(table) {
+        await (await verifiedPool()).query(`DROP TABLE IF EXISTS ${quote(schema)}.${quote(table)}`);
+      },
+    },
     async close() {
       if (pool !== null) await (await pool).end();
     },
   };
+}
+
+/** A value as a PostgreSQL literal. */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error('A build parameter is not a finite number.');
+    return String(value);
+  }
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'bigint') return value.toString();
+  return pg.escapeLiteral(value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : JSON.stringify(value));
 }

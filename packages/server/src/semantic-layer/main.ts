@@ -103,7 +103,9 @@ async function start(message: StartMessage): Promise<void> {
   // does: until then it is not ready and runs no query (data-source.ts).
   await dataSource.verify?.().catch((error: Error) => console.error(`Data source not checked yet, so no query runs: ${error.message}`));
   const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
-  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs });
+  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs }, Date.now, (line) => console.log(line));
+  // Cube's scheduled refresh: every pre-aggregation built in UTC from the start, in the background.
+  engine.preAggregations.scheduleAll();
   let readyOnce = false;
 
   const handle = restApi(artifact, engine, { continueWaitMs: message.queries.continueWaitMs ?? 5_000, dbType: dataSource.dialect.name });

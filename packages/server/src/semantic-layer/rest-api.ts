@@ -139,9 +139,13 @@ function resultText(answer: Answer, dbType: string, extraRows?: (rows: Array<Rec
   const { prepared } = answer;
   const data = extraRows ? JSON.stringify(extraRows(answer.rows)) : answer.json;
   const total = answer.total === undefined ? '' : `,"total":${answer.total}`;
+  // Cube's record of the pre-aggregation tables the rows were read from.
+  const used = answer.usedPreAggregations
+    ? `,"usedPreAggregations":${JSON.stringify(Object.fromEntries(answer.usedPreAggregations.map((u) => [u.table, { targetTableName: u.table, refreshKeyValues: u.refreshValue === null ? [] : [JSON.parse(u.refreshValue) as unknown], lastUpdatedAt: u.builtAt }])))}`
+    : '';
   return (
     `{"query":${prepared.queryJson},"lastRefreshTime":"${new Date(answer.refreshedAt).toISOString()}","annotation":${prepared.annotationJson},` +
-    `"dataSource":"default","dbType":${JSON.stringify(dbType)},"extDbType":"cubestore","external":false,"slowQuery":false${total},"data":${data}}`
+    `"dataSource":"default","dbType":${JSON.stringify(dbType)},"extDbType":"cubestore","external":false,"slowQuery":false${total}${used},"data":${data}}`
   );
 }
 
@@ -291,6 +295,11 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
       }
       if (readable && path === '/v1/dry-run') return await dryRun(request);
       if (method === 'POST' && path === '/v1/cubesql') return await cubeSql(request);
+      // This product's extension: each pre-aggregation's table and its state, for tokens that see the model whole.
+      if (method === 'GET' && path === '/v1/pre-aggregations') {
+        if (!request.privateMeta) return failed(403, 'Listing pre-aggregations needs a token with the meta-private scope (or an API key).');
+        return { status: 200, text: JSON.stringify({ preAggregations: engine.preAggregations.state() }) };
+      }
       return failed(404, `${method} ${path} is not part of this runtime's data API.`);
     } catch (error) {
       if (error instanceof QueryError) return error.status === 400 ? failed(400, error.message, 'UserError') : failed(error.status, error.message);

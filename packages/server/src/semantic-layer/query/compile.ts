@@ -62,7 +62,7 @@ function leaves(f: Filter): MemberFilter[] {
  * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
  * count or a sum is never inflated by the join. Every value from the query is bound.
  */
-export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean; params?: unknown[] } = {}): CompiledQuery {
+export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean; params?: unknown[]; unrestricted?: boolean } = {}): CompiledQuery {
   // A multi-stage measure's inner query is compiled into the same statement: it shares the parameters.
   const params: unknown[] = options.params ?? [];
   const bind = (value: unknown) => {
@@ -101,7 +101,8 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   // filters join the query's conditions below, ANDed with the client's.
   const used = [...measures, ...orderOnly, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
   const referencedByUsed = new Set(used.flatMap((m) => ((m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })])));
-  const { rowFilters } = applyAccess(index, used, security, referencedByUsed);
+  // A pre-aggregation is built as no caller (pre-aggregation-tables.ts): each caller's row filters apply when it is read.
+  const { rowFilters } = options.unrestricted ? { rowFilters: [] } : applyAccess(index, used, security, referencedByUsed);
   const policyMembers = new Map<string, ResolvedMember>();
   for (const f of rowFilters.filter((r) => !isNoRows(r)).flatMap(leaves)) {
     policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));

@@ -7,7 +7,8 @@ import { ModelIndex } from './members.js';
 import { normaliseQuery, type Query, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
 import { cubeQuery, type CubeQuery } from './cube-query.js';
-import { parseInterval, UNIT_MS } from './dialect.js';
+import { everyMs } from './refresh-keys.js';
+import { PreAggregationTables, type UsedPreAggregation } from './pre-aggregation-tables.js';
 import { annotationOf, rowsOf } from './results.js';
 import { translateSql } from './sql-api.js';
 
@@ -24,13 +25,6 @@ const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toF
 const DEFAULT_REFRESH_CHECK_MS = 10_000;
 /** How long an answer over a cube with a refresh-key SQL lives at most (it is replaced as soon as the value changes). */
 const SQL_REFRESH_KEY_TTL_MS = 3_600_000;
-
-/** A refresh key's `every` (`30 seconds`, `1 hour`, `1 day`) in milliseconds; undefined for none or a cron expression. */
-export function everyMs(every: string | undefined): number | undefined {
-  const interval = parseInterval(every);
-  const unit = interval && interval.count >= 0 ? UNIT_MS[interval.unit] : undefined;
-  return unit === undefined ? undefined : interval!.count * unit;
-}
 
 /** Compiled statements an engine keeps (#compiled); the oldest goes first. */
 const MAX_COMPILED = 500;
@@ -53,7 +47,11 @@ export interface Answer {
   /** When the rows were read from the data source (the result cache may serve them later). */
   refreshedAt: number;
   total?: number;
+  /** The pre-aggregations the rows were read from (Cube's `usedPreAggregations`). */
+  usedPreAggregations?: UsedPreAggregation[];
 }
+
+type Cached = { rows: Array<Record<string, unknown>>; json: string; at: number; used?: UsedPreAggregation[] };
 
 /** What a runtime is given when its server's configuration says nothing. */
 export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLimit: 50_000, maxResultBytes: 50 * 1_048_576, cacheTtlMs: 10_000 };
@@ -64,7 +62,9 @@ export const DEFAULT_ENGINE_LIMITS: EngineLimits = { defaultLimit: 10_000, maxLi
  */
 export class QueryEngine {
   readonly #index: ModelIndex;
-  readonly #cache: ResultCache<{ rows: Array<Record<string, unknown>>; json: string; at: number }>;
+  readonly #cache: ResultCache<Cached>;
+  /** The build's pre-aggregations: tables in the source that answer matching queries. */
+  readonly preAggregations: PreAggregationTables;
   /** The values of the cubes' refresh-key SQL, by cube and SQL. */
   readonly #refreshValues: ResultCache<{ rows: Array<Record<string, unknown>>; json: string; at: number }>;
   /**
@@ -82,8 +82,10 @@ export class QueryEngine {
     private readonly limits: EngineLimits,
     /** The clock relative date ranges are resolved against. */
     private readonly now: () => number = Date.now,
+    log?: (line: string) => void,
   ) {
     this.#index = new ModelIndex(artifact);
+    this.preAggregations = new PreAggregationTables(artifact, this.#index, dataSource, log);
     this.#cache = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 64 * 1_048_576 });
     this.#refreshValues = new ResultCache({ ttlMs: limits.cacheTtlMs, maxEntries: 1_000, maxBytes: 1_048_576 });
   }
@@ -134,23 +136,39 @@ export class QueryEngine {
     // refresh-key SQL answers something new is not reused (Cube's refresh_key).
     const refresh = await this.#refreshOf(prepared.cubes ?? []);
     const key = refresh.values.length > 0 ? `${compiledKey}|${JSON.stringify(refresh.values)}` : compiledKey;
-    const { sql, params, columns } = prepared;
-    const read = async () => {
-      const rows = rowsOf(await this.dataSource.query(sql, params), columns);
+    const { columns } = prepared;
+    const read = async (): Promise<Cached> => {
+      // A pre-aggregation that matches answers instead of the source (its first build is waited for).
+      const rewritten = this.preAggregations.defined ? await this.preAggregations.rewrite(query, security) : null;
+      let raw: Array<Record<string, unknown>>;
+      let used: UsedPreAggregation[] | undefined;
+      if (rewritten) {
+        try {
+          raw = await this.dataSource.query(rewritten.sql, rewritten.params);
+          used = rewritten.used;
+        } catch {
+          // Its table is gone (dropped by another runtime of the environment): the source answers, the table is built again.
+          this.preAggregations.lost(rewritten.used);
+          raw = await this.dataSource.query(prepared.sql, prepared.params);
+        }
+      } else {
+        raw = await this.dataSource.query(prepared.sql, prepared.params);
+      }
+      const rows = rowsOf(raw, columns);
       const json = JSON.stringify(rows);
       // UTF-16 units bound the UTF-8 size from below: count the bytes only near the limit.
       const bytes = json.length * 3 <= this.limits.maxResultBytes ? json.length : Buffer.byteLength(json);
       if (bytes > this.limits.maxResultBytes) {
         throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
       }
-      return { rows, json, at: Date.now() };
+      return { rows, json, at: Date.now(), ...(used ? { used } : {}) };
     };
     // The rows and their text are both held.
     const sizeOf = (value: { json: string }) => 2 * value.json.length;
     const counted = query.total ? this.#total(key, query, security, refresh.ttlMs) : undefined;
     // Both are awaited before either failure is reported: a rejected count is never left unhandled.
     const [data, total] = await Promise.all([this.#cache.get(key, read, sizeOf, query.renewQuery, refresh.ttlMs), counted]);
-    return { query, prepared, rows: data.rows, json: data.json, refreshedAt: data.at, ...(total === undefined ? {} : { total }) };
+    return { query, prepared, rows: data.rows, json: data.json, refreshedAt: data.at, ...(total === undefined ? {} : { total }), ...(data.used ? { usedPreAggregations: data.used } : {}) };
   }
 
   /**

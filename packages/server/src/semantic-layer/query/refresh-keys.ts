@@ -1,0 +1,8 @@
+import { parseInterval, UNIT_MS } from './dialect.js';
+
+/** A refresh key's `every` (`30 seconds`, `1 hour`, `1 day`) in milliseconds; undefined for none or a cron expression. */
+export function everyMs(every: string | undefined): number | undefined {
+  const interval = parseInterval(every);
+  const unit = interval && interval.count >= 0 ? UNIT_MS[interval.unit] : undefined;
+  return unit === undefined ? undefined : interval!.count * unit;
+}
