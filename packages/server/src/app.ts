@@ -35,8 +35,11 @@ import { pythonRunsRoutes } from './areas/python-analysis/python-runs.routes.js'
 import { pythonRunSchemas } from './areas/python-analysis/python-runs.schemas.js';
 import { pythonRunsService } from './areas/python-analysis/python-runs.service.js';
 import { PythonRunCache } from './areas/python-analysis/run-cache.js';
-import { isApiKeyFormat } from './areas/api-keys/key-format.js';
-import { isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
+import { hashApiKey, hashesEqual, isApiKeyFormat } from './areas/api-keys/key-format.js';
+import { findLiveKeyByHash } from './areas/api-keys/api-keys.store.js';
+import { EMBED_TOKEN_TYPE } from './areas/embed-sessions/embed-claims.js';
+import { hashOf } from './areas/oauth/oauth.adapter.js';
+import { findLiveAccessToken, isAccessTokenFormat } from './areas/oauth/access-tokens.store.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
 import { RUNTIME_ENTRY } from './semantic-layer/entry.js';
 import { groupsRoutes } from './areas/groups/groups.routes.js';
@@ -92,7 +95,7 @@ import { checkKeyScope } from './access/key-scope.js';
 import { sqlApiListener, type SqlApiListener } from './areas/sql-api/sql-api.server.js';
 import { sqlApiService } from './areas/sql-api/sql-api.service.js';
 import { authenticator, checkPublicRoute } from './http/auth.js';
-import { FolderTrees } from './cache/folder-trees.js';
+import { FolderTrees } from './areas/workspace/folder-trees.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
 import { installSerializers } from './http/serializers.js';
@@ -111,6 +114,8 @@ import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
 import { refuseRepeatedHost, tenantResolver } from './http/tenant.js';
+import { findTenantByHost, findTenantBySlug } from './areas/tenants/tenants.store.js';
+import { DEFAULT_TENANT_SLUG } from './areas/tenants/tenants.service.js';
 import { installCors } from './http/cors.js';
 import { installValidators } from './http/validation.js';
 import { installRequestMetrics } from './metrics/http-hooks.js';
@@ -349,10 +354,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
-  const resolveTenant = tenantResolver(store.db, options.baseDomain, options.tenantCacheMs);
+  const resolveTenant = tenantResolver(
+    { byHost: (host) => findTenantByHost(store.db, host), bySlug: (slug) => findTenantBySlug(store.db, slug), byDefault: () => findTenantBySlug(store.db, DEFAULT_TENANT_SLUG) },
+    options.baseDomain,
+    options.tenantCacheMs,
+  );
   const tenantCache = new TenantCache(store.db);
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
-  const authenticate = authenticator(store.db, lastUsed, tenantCache);
+  const authenticate = authenticator(
+    {
+      apiKeys: { isFormat: isApiKeyFormat, hash: hashApiKey, find: (tenantId, hash) => findLiveKeyByHash(store.db, tenantId, hash), equal: hashesEqual, touch: (id, at) => lastUsed.touch(id, at) },
+      accessTokens: { isFormat: isAccessTokenFormat, cacheKey: hashOf, find: (tenantId, token) => findLiveAccessToken(store.db, tenantId, token) },
+      embedTokenType: EMBED_TOKEN_TYPE,
+    },
+    tenantCache,
+  );
 
   const schemas = [
     ...sharedSchemas,

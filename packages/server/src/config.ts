@@ -39,7 +39,7 @@ export interface Config {
   timeouts: { headersMs: number; bodyMs: number; keepAliveMs: number; drainMs: number };
   /** How long a change waits for a busy deployment's lock before it is answered 503 (ms; db/transactions.ts). */
   lockTimeoutMs: number;
-  /** How long a deployment's folders must stay unchanged before a server loads its folder tree into memory (ms; cache/folder-trees.ts). */
+  /** How long a deployment's folders must stay unchanged before a server loads its folder tree into memory (ms; areas/workspace/folder-trees.ts). */
   folderTreeSettleMs: number;
   /** The most embed users an account may hold, across its embed tenants (EMBED_USER_LIMIT; reference 4.0). */
   embedUserLimit: number;

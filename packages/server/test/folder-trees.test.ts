@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { chainsOf } from '../src/areas/workspace/tree.store.js';
-import { FolderTrees } from '../src/cache/folder-trees.js';
+import { FolderTrees } from '../src/areas/workspace/folder-trees.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS, TestApp } from './harness.js';
 import { serverEnv, type ServerEnv } from './server-env.js';
@@ -11,7 +11,7 @@ import { WorkspaceFixtures } from './workspace-fixtures.js';
 
 /*
  * The folder paths of views and lists come from each deployment's folder tree in memory when it
- * is valid (cache/folder-trees.ts), and must be exactly what SQL would give: the issue's "Do not
+ * is valid (areas/workspace/folder-trees.ts), and must be exactly what SQL would give: the issue's "Do not
  * trade correctness for speed" and "Caches are per tenant and can never answer for another
  * tenant".
  */

@@ -1,5 +1,4 @@
 import type { Role } from '../db/tables.js';
-import type { FolderTrees } from '../cache/folder-trees.js';
 import type { TenantSnapshot } from '../cache/tenant-cache.js';
 import type { AccessContext } from './access.js';
 
@@ -26,7 +25,11 @@ export interface RequestLog {
   error(details: object, message: string): void;
 }
 
-/** What a service method receives about its caller: identity, a per-request access checker, and the request's logger. */
+/**
+ * What a service method receives about its caller: identity, a per-request access checker, and the
+ * request's logger. An area that hangs a per-request service of its own on it declares the field
+ * beside that service (module augmentation, as areas/workspace/folder-trees.ts does).
+ */
 export interface Caller {
   actor: Actor;
   /** The tenant the request's host named (the actor's): for the absolute URLs a response holds. */
@@ -35,8 +38,6 @@ export interface Caller {
   log: RequestLog;
   /** The tenant's cached lookups, valid for this request (cache/tenant-cache.ts). */
   snapshot: TenantSnapshot;
-  /** The deployments' folder trees, for the paths views show (cache/folder-trees.ts). */
-  folderTrees: FolderTrees;
   /** The request's id (`x-request-id`), for the audit log; absent outside a request. */
   requestId?: string;
 }

@@ -1,15 +1,35 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../access/caller.js';
 import type { TenantCache, TenantSnapshot } from '../cache/tenant-cache.js';
-import type { Db } from '../db/tables.js';
-import { findLiveKeyByHash } from '../areas/api-keys/api-keys.store.js';
-import { hashApiKey, hashesEqual, isApiKeyFormat } from '../areas/api-keys/key-format.js';
-import type { LastUsedRecorder } from '../areas/api-keys/last-used.js';
+import type { Role } from '../db/tables.js';
 import { ApiError } from '../shared/problems.js';
-import { EMBED_TOKEN_TYPE } from '../areas/embed-sessions/embed-claims.js';
 import type { Tenant } from './tenant.js';
-import { findLiveAccessToken, isAccessTokenFormat } from '../areas/oauth/access-tokens.store.js';
-import { hashOf } from '../areas/oauth/oauth.adapter.js';
+
+/**
+ * How each kind of credential is told apart and looked up, given by the areas that issue them
+ * (api-keys, oauth, embed-sessions) at the composition root: this module decides who is calling
+ * and knows no area.
+ */
+export interface CredentialCheckers {
+  apiKeys: {
+    isFormat(token: string): boolean;
+    hash(token: string): string;
+    /** The live key with this hash and its active user, or none. */
+    find(tenantId: number, hash: string): Promise<{ key: { id: number; key_hash: string; expires_at: string | null; deployment_ids: string | null }; user: { id: number; email: string; role: Role } } | undefined>;
+    /** Constant-time comparison of two hashes. */
+    equal(a: string, b: string): boolean;
+    /** Records the key's use (written in batches). */
+    touch(keyId: number, at: string): void;
+  };
+  accessTokens: {
+    isFormat(token: string): boolean;
+    /** What the tenant cache keeps a token's lookup under (never the token itself). */
+    cacheKey(token: string): string;
+    find(tenantId: number, token: string): Promise<{ user: { id: number; email: string; role: Role }; expiresAt: string; credentialId: number; scope: number[] | null } | undefined>;
+  };
+  /** The `typ` of embed tokens' JWT header, to say why one is refused where it does not open. */
+  embedTokenType: string;
+}
 
 
 /**
@@ -86,13 +106,13 @@ export function isEmbedPath(url: string): boolean {
   return /^\/api\/v1\/(embed|embed-tenants)(\/|$)/.test(decodedPath(url));
 }
 
-/** Whether a bearer value is an embed token (a JWT whose header says `embed+jwt`), to say why it is refused where it does not open. */
-function isEmbedToken(token: string): boolean {
+/** Whether a bearer value is an embed token (a JWT whose header has its `typ`), to say why it is refused where it does not open. */
+function isEmbedToken(token: string, type: string): boolean {
   const dot = token.indexOf('.');
   if (dot <= 0) return false;
   try {
     const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { typ?: unknown };
-    return header.typ === EMBED_TOKEN_TYPE;
+    return header.typ === type;
   } catch {
     return false;
   }
@@ -138,7 +158,8 @@ export interface Authenticated {
   snapshot: TenantSnapshot;
 }
 
-export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantCache) {
+export function authenticator(credentials: CredentialCheckers, cache: TenantCache) {
+  const { apiKeys, accessTokens: tokens } = credentials;
   return async function authenticate(request: FastifyRequest, tenant: Tenant): Promise<Authenticated> {
     const header = request.headers.authorization;
     const basic = request.routeOptions.config?.credential === 'basic';
@@ -167,9 +188,9 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
   };
 
   async function verify(token: string, tenant: Tenant, { basic, accessTokens }: { basic: boolean; accessTokens: boolean }): Promise<Authenticated> {
-    if (accessTokens && isAccessTokenFormat(token)) return verifyAccessToken(token, tenant);
-    if (!isApiKeyFormat(token)) {
-      if (isEmbedToken(token)) {
+    if (accessTokens && tokens.isFormat(token)) return verifyAccessToken(token, tenant);
+    if (!apiKeys.isFormat(token)) {
+      if (isEmbedToken(token, credentials.embedTokenType)) {
         throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run), GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
       }
       throw unauthenticated(
@@ -180,23 +201,23 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
         basic,
       );
     }
-    const hash = hashApiKey(token);
+    const hash = apiKeys.hash(token);
     // Cached per tenant and validated by the tenant's auth version (cache/tenant-cache.ts): a
     // revoked key or a deactivated owner is refused on the very next request, on every process.
     const snapshot = await cache.snapshot(tenant.id);
     const cacheKey = `key:${hash}`;
-    const found = await snapshot.memo(cacheKey, () => findLiveKeyByHash(db, tenant.id, hash));
+    const found = await snapshot.memo(cacheKey, () => apiKeys.find(tenant.id, hash));
     if (!found) snapshot.forget(cacheKey);
     // The lookup is by hash, so timing reveals nothing about stored keys; the explicit
     // constant-time comparison guards against any future lookup that is not exact.
-    if (!found || !hashesEqual(found.key.key_hash, hash)) {
+    if (!found || !apiKeys.equal(found.key.key_hash, hash)) {
       throw unauthenticated('The API key is not valid: unknown, revoked, or its user is deactivated.', 'invalid_token', basic);
     }
     const at = new Date().toISOString();
     if (found.key.expires_at !== null && found.key.expires_at <= at) {
       throw unauthenticated(`The API key expired at ${found.key.expires_at}; create a new one.`, 'invalid_token', basic);
     }
-    lastUsed.touch(found.key.id, at);
+    apiKeys.touch(found.key.id, at);
     const actor: Actor = {
       tenantId: tenant.id,
       userId: found.user.id,
@@ -217,8 +238,8 @@ export function authenticator(db: Db, lastUsed: LastUsedRecorder, cache: TenantC
    */
   async function verifyAccessToken(token: string, tenant: Tenant): Promise<Authenticated> {
     const snapshot = await cache.snapshot(tenant.id);
-    const cacheKey = `oauth:${hashOf(token)}`;
-    const found = await snapshot.memo(cacheKey, () => findLiveAccessToken(db, tenant.id, token));
+    const cacheKey = `oauth:${tokens.cacheKey(token)}`;
+    const found = await snapshot.memo(cacheKey, () => tokens.find(tenant.id, token));
     if (!found) {
       snapshot.forget(cacheKey);
       throw unauthenticated('The access token is not valid: unknown, expired, revoked, or its user is deactivated.', 'invalid_token');

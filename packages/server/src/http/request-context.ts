@@ -1,5 +1,4 @@
 import type { Caller } from '../access/caller.js';
-import type { EmbedPrincipal } from '../areas/embed-sessions/embed-sessions.service.js';
 import type { Tenant } from './tenant.js';
 
 declare module 'fastify' {
@@ -8,11 +7,6 @@ declare module 'fastify' {
     tenant: Tenant;
     /** The authenticated caller; set for every route that is not public. */
     caller: Caller;
-    /**
-     * The embed token's principal, on the routes that take one (`config.credential: 'embed'`, and
-     * the data API); null otherwise. Such a request has no `caller`: an embed user is no API key's user.
-     */
-    embed: EmbedPrincipal | null;
   }
   interface FastifyContextConfig {
     /** Routes that answer without a credential or tenant (health checks). */

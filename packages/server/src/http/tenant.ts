@@ -1,7 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Db, TenantRow } from '../db/tables.js';
-import { findTenantByHost, findTenantBySlug } from '../areas/tenants/tenants.store.js';
-import { DEFAULT_TENANT_SLUG } from '../areas/tenants/tenants.service.js';
+import type { TenantRow } from '../db/tables.js';
 import { ApiError } from '../shared/problems.js';
 
 export interface Tenant {
@@ -32,27 +30,36 @@ export function hostOf(request: FastifyRequest): string {
   return raw.replace(/:\d+$/, '').replace(/\.$/, '');
 }
 
+/** The tenants' lookups, given by the tenants area. */
+export interface TenantLookup {
+  /** The tenant a custom domain is mapped to. */
+  byHost(host: string): Promise<TenantRow | undefined>;
+  bySlug(slug: string): Promise<TenantRow | undefined>;
+  /** The default tenant, which answers on any host when there is no BASE_DOMAIN. */
+  byDefault(): Promise<TenantRow | undefined>;
+}
+
 /**
  * Finds the tenant a Host header names: a custom domain mapped to a tenant first, then
  * `<slug>.<BASE_DOMAIN>`; without BASE_DOMAIN the default tenant answers on any host.
  * Answers are cached briefly: tenants are created by an operator command in another process,
  * so a new host is served within seconds without a lookup on every request.
  */
-export function tenantResolver(db: Db, baseDomain: string | null, ttlMs = 5000) {
+export function tenantResolver(tenants: TenantLookup, baseDomain: string | null, ttlMs = 5000) {
   const cache = new Map<string, { tenant: Tenant | null; until: number }>();
 
   async function lookup(host: string): Promise<Tenant | null> {
-    const mapped = await findTenantByHost(db, host);
+    const mapped = await tenants.byHost(host);
     if (mapped) return pick(mapped);
     if (baseDomain === null) {
-      const fallback = await findTenantBySlug(db, DEFAULT_TENANT_SLUG);
+      const fallback = await tenants.byDefault();
       return fallback ? pick(fallback) : null;
     }
     const suffix = `.${baseDomain}`;
     if (!host.endsWith(suffix)) return null;
     const slug = host.slice(0, -suffix.length);
     if (slug.includes('.')) return null;
-    const bySlug = await findTenantBySlug(db, slug);
+    const bySlug = await tenants.bySlug(slug);
     return bySlug ? pick(bySlug) : null;
   }
 

@@ -1,9 +1,7 @@
-import type { Dashboard, DashboardWidget } from '../areas/workspace/content.schemas.js';
-import type { DashboardRef } from '../areas/dashboards/published.js';
 import { loadFonts, DEFAULT_FONTS_DIR } from './fonts.js';
 import { svgToPdf, svgToPng } from './outputs.js';
 import { cellOf, headerHeight, pageLayout, pageSvg, type PagePiece, type PlacedWidget } from './page.js';
-import type { DashboardControls, RenderFormat, ReportData, Viewer } from './types.js';
+import type { Dashboard, DashboardControls, DashboardRef, DashboardWidget, RenderFormat, ReportData, Viewer } from './types.js';
 import { widgetContent, type IsRefusal } from './widgets.js';
 
 export type { DashboardControls, DashboardFilter, DashboardMemberSwitcher, DashboardTimeGrain, RenderFormat, ReportData, Viewer } from './types.js';

@@ -40,3 +40,32 @@ export interface ReportData {
 }
 
 export type RenderFormat = 'png' | 'pdf';
+
+/** Which published dashboard: by its workbook, its id or its public id. */
+export type DashboardRef = { workbookId: number } | { dashboardId: number } | { publicId: string };
+
+/** A widget as the renderer reads it (the workspace's DashboardWidget is one). */
+export interface DashboardWidget {
+  id: string;
+  type: string;
+  position: { x: number; y: number; w: number; h: number };
+  config?: unknown;
+}
+
+/** A report's frozen snapshot in a published version, as the renderer reads it. */
+export interface ReportSnapshot {
+  reportId: number;
+  name?: string | null;
+  title?: string | null;
+  sqlQuery?: string | null;
+  kind?: string | null;
+  spec?: unknown;
+}
+
+/** A published dashboard as the renderer reads it; the dashboards area gives it (RendererDeps.findPublished). */
+export interface Dashboard {
+  title?: string | null;
+  description?: string | null;
+  config: { title?: string | null; description?: string | null; layout?: unknown; widgets?: DashboardWidget[] | null };
+  reportSnapshots: ReportSnapshot[];
+}

@@ -1,8 +1,7 @@
-import type { DashboardWidget, ReportSnapshot } from '../areas/workspace/content.schemas.js';
 import { ChartRefused, chartSvg, columnsOf } from './charts.js';
 import { applyControls } from './controls.js';
 import type { Cell, WidgetContent } from './page.js';
-import type { DashboardControls, ReportData } from './types.js';
+import type { DashboardControls, DashboardWidget, ReportData, ReportSnapshot } from './types.js';
 
 /**
  * What each widget of a published dashboard shows. A widget with a report (`config.reportId`)

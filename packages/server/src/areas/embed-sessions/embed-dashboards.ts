@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { AccessContext } from '../../access/access.js';
 import type { Caller } from '../../access/caller.js';
 import { TenantSnapshot } from '../../cache/tenant-cache.js';
-import type { FolderTrees } from '../../cache/folder-trees.js';
+import type { FolderTrees } from '../workspace/folder-trees.js';
 import type { Db } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { findPublishedByPublicId } from '../dashboards/published.js';

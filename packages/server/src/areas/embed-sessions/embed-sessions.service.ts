@@ -24,6 +24,16 @@ export const DEFAULT_EMBED_TENANT = 'default';
 /** Reference 4.15: a session id must be exchanged within 5 minutes. */
 export const SESSION_SECONDS = 300;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The embed token's principal, on the routes that take one (`config.credential: 'embed'`, and
+     * the data API); null otherwise. Such a request has no `caller`: an embed user is no API key's user.
+     */
+    embed: EmbedPrincipal | null;
+  }
+}
+
 /** Who an embed token speaks for, once verified (http/auth.ts hands it to the routes that take one). */
 export interface EmbedPrincipal {
   tenantId: number;

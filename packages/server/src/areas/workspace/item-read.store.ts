@@ -23,7 +23,7 @@ const CONTAINER = { FOLDER: 'parent_id', WORKBOOK: 'folder_id', REPORT: 'folder_
  * and the view then read the same chain, and a GET costs one round trip whatever the item's depth.
  * The chain comes back as one JSON array of [id, name, created_by, depth], nearest folder first,
  * unless the deployment's folder tree is at `unlessVersion`: the statement reads that version too,
- * and at it skips its walk, for the tree held in memory to answer (cache/folder-trees.ts).
+ * and at it skips its walk, for the tree held in memory to answer (areas/workspace/folder-trees.ts).
  */
 function readOne(dialect: Dialect, type: ItemType) {
   const table = sql.table(TABLE[type]);

@@ -62,7 +62,7 @@ export async function loadViewContext(
   };
   const subjects = items.map((i) => ('row' in i ? subjectOf(i) : i));
   const missing = subjects.map((i) => i.folderId).filter((id): id is number => id !== null && !known.has(id));
-  // From the deployment's folder tree in memory when it is valid (cache/folder-trees.ts), else from SQL.
+  // From the deployment's folder tree in memory when it is valid (areas/workspace/folder-trees.ts), else from SQL.
   const paths = new Map([...known, ...(await read(() => caller.folderTrees.chains(db, scope, missing), new Map<number, FolderChain>()))]);
   const ownerIds = [...new Set(subjects.map((i) => i.createdBy).filter((id): id is number => id !== null))];
   const ownerRows = await read(

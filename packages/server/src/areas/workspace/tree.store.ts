@@ -61,7 +61,7 @@ export function treeVersion(deploymentId: unknown): RawBuilder<number | string> 
 /**
  * The deployment's folder tree version (migration 0008) and, unless it is `unlessVersion`, the
  * chains of `folderIds`, in one statement, so from one snapshot: at that version the walk finds no
- * folder to start from and costs nothing (cache/folder-trees.ts then answers from memory).
+ * folder to start from and costs nothing (folder-trees.ts then answers from memory).
  */
 export async function chainsUnlessAt(
   db: Executor,

@@ -4,7 +4,7 @@ import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tab
 import { ApiError, notFound } from '../../shared/problems.js';
 import { findDeployment } from '../deployments/deployments.store.js';
 import type { Dialect } from '../../db/dialect.js';
-import { walk } from '../../cache/folder-trees.js';
+import { walk } from './folder-trees.js';
 import { readItem, type ItemRead } from './item-read.store.js';
 import { favoriteKey, type ViewOptions } from './item-view.js';
 import { containerOf, type StoredItem } from './items.store.js';

@@ -5,7 +5,7 @@ import { columnsFor } from './columns.js';
 /**
  * `folder_tree_versions`: a counter per deployment that every change to its folder tree bumps (a
  * folder created, deleted, moved, renamed, or given another owner: what a folder path shows), in
- * the writer's own transaction. The in-memory folder trees (cache/folder-trees.ts) are valid for
+ * the writer's own transaction. The in-memory folder trees (areas/workspace/folder-trees.ts) are valid for
  * exactly one value of it, on every server process.
  *
  * Triggers rather than calls in the services, as for `auth_version` (migration 0005): no write

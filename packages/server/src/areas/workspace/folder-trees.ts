@@ -1,8 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { prepared } from '../db/prepared.js';
-import type { Executor } from '../db/tables.js';
-import { chainsOf, chainsUnlessAt, MAX_FOLDER_DEPTH, treeVersion, type FolderChain, type WorkspaceScope } from '../areas/workspace/tree.store.js';
+import { prepared } from '../../db/prepared.js';
+import type { Executor } from '../../db/tables.js';
+import { chainsOf, chainsUnlessAt, MAX_FOLDER_DEPTH, treeVersion, type FolderChain, type WorkspaceScope } from './tree.store.js';
+
+
+// The workspace's per-request service rides on the caller: declared here, beside what it is, so
+// the shared Caller knows nothing of folders (the composition root sets it).
+declare module '../../access/caller.js' {
+  interface Caller {
+    /** The deployments' folder trees, for the paths views show. */
+    folderTrees: FolderTrees;
+  }
+}
 
 /** One folder as a path shows it: where it hangs, its name, who created it (for access). */
 interface FolderNode {
