@@ -22,6 +22,10 @@ import { filesService } from './areas/data-model/files.service.js';
 import { devModeService } from './areas/data-model/dev-mode.service.js';
 import { branchesService } from './areas/data-model/branches.service.js';
 import { buildsProduction, type DeployBranchMoved } from './areas/data-model/deploy-events.js';
+import { authorOf } from './areas/data-model/authors.js';
+import { hasSuccessfulBuild } from './areas/data-model/builds.store.js';
+import { deletePoliciesOn } from './areas/policies/policies.store.js';
+import { deleteItemPoliciesOf } from './areas/workspace/items.store.js';
 import { buildsService } from './areas/data-model/builds.service.js';
 import { validateService } from './areas/data-model/validate.service.js';
 import { uploadsService } from './areas/data-model/uploads.service.js';
@@ -35,7 +39,7 @@ import { Repositories } from './git/repositories.js';
 import { exclusive, lockKey } from './db/transactions.js';
 import { Runtime, type RuntimeDriver, type RuntimeOptions } from './runtime/index.js';
 import { ownClusterReader } from './runtime/own-cluster.js';
-import { runtimePlanner } from './areas/deployments/runtime-plan.js';
+import { runtimePlanner } from './areas/env-vars/runtime-plan.js';
 import { podsService } from './areas/deployments/pods.service.js';
 import { dataApiService } from './areas/data-api/data-api.service.js';
 import { reportRunsService } from './areas/reports/report-runs.js';
@@ -244,8 +248,17 @@ export function createServices(store: Store, options: ServiceOptions) {
     userAttributes: userAttributesService(store),
     oidcTokenConfigs: oidcTokenConfigsService(store),
     groups: groupsService(store),
-    deployments: deploymentsService(store, repositories, deployBranchMoved, options.catalog, options.deploymentUrlOf, runtimesChanged),
-    setup: setupService(store, options.deploymentUrlOf),
+    deployments: deploymentsService(
+      store,
+      { create: async (row, actor) => repositories.create(row, await authorOf(store.db, actor)), open: (row) => repositories.open(row), remove: (id) => repositories.remove(id) },
+      deployBranchMoved,
+      options.catalog,
+      options.deploymentUrlOf,
+      runtimesChanged,
+      // The policies granted on it, and its items', go with it.
+      [(trx, tenantId, id) => deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id }), (trx, tenantId, id) => deleteItemPoliciesOf(trx, tenantId, id)],
+    ),
+    setup: setupService(store, options.deploymentUrlOf, hasSuccessfulBuild),
     environments: environmentsService(store, options.deploymentUrlOf, options.sqlApiPort ?? (() => null)),
     policies: policiesService(store),
     folders: foldersService(store),

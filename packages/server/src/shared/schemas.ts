@@ -51,6 +51,8 @@ export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null
 };
 
 export const DeploymentParams = Type.Object({ deploymentId: Id });
+/** A workbook's path parameters, which the workbooks' and the dashboards' routes share. */
+export const WorkbookParams = Type.Object({ ...DeploymentParams.properties, workbookId: Id });
 
 export const PageInfoSchema = Type.Object(
   {

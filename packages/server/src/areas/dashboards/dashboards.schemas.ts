@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Id, Nullable, PageQuery, ref } from '../../shared/schemas.js';
 import { DashboardConfig, DashboardConfigDraft, DashboardConfigDraftInput } from '../workspace/content.schemas.js';
-import { WorkbookParams } from '../workbooks/workbooks.schemas.js';
+import { WorkbookParams } from '../../shared/schemas.js';
 
 export { WorkbookParams };
 

@@ -14,7 +14,7 @@ import type { HashesInput, RemoveFilesInput, RenameFilesInput, TreeInput, Update
 import { MAX_FILE_BYTES } from './data-model.schemas.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { compareNodes, filesIn, nest, type TreeNode } from './file-tree.js';
-import { normalizeModelPath } from './paths.js';
+import { normalizeModelPath } from '../../shared/model-paths.js';
 import { lastUploadCommit } from './uploads.store.js';
 
 /** A change to the pending files of a dev branch: new content, or null to delete. */

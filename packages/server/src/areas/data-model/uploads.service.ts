@@ -14,7 +14,7 @@ import type { BuildsService } from './builds.service.js';
 import { MAX_FILE_BYTES } from './data-model.schemas.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { uploadTarget } from './files.service.js';
-import { normalizeModelPath } from './paths.js';
+import { normalizeModelPath } from '../../shared/model-paths.js';
 import { UPLOAD_TTL_MS, type FinishUploadInput, type UploadQueryInput } from './uploads.schemas.js';
 import { deleteExpiredUploads, dropUploadedFiles, findUpload, finishUpload, insertUpload, recordUploadedFile, uploadedFiles } from './uploads.store.js';
 

@@ -5,7 +5,7 @@ import { isValidBranchName } from '../../git/refs.js';
 import { ApiError } from '../../shared/problems.js';
 import type { Secrets } from '../../secrets/index.js';
 import { now } from '../../time.js';
-import { normalizeModelPath } from '../data-model/paths.js';
+import { normalizeModelPath } from '../../shared/model-paths.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';
 import type { DbtSyncSelector, DbtSyncSettings, PutDbtSyncSettingsInput } from './settings.schemas.js';
 import { findSettings, saveSettings, tokenSealedAs, type SettingsValues } from './settings.store.js';

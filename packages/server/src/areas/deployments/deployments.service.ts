@@ -8,12 +8,9 @@ import { decodeCursor, encodeCursor, legacyPage, pageRequest, positionalPage, po
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
 import { now } from '../../time.js';
-import { authorOf } from '../data-model/authors.js';
-import type { DeployBranchMoved } from '../data-model/deploy-events.js';
-import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
-import { normalizeProjectRoot } from '../data-model/paths.js';
-import { deletePoliciesOn } from '../policies/policies.store.js';
-import { deleteItemPoliciesOf } from '../workspace/items.store.js';
+import { normalizeProjectRoot } from '../../shared/model-paths.js';
+import type { Actor } from '../../access/caller.js';
+import type { Executor } from '../../db/tables.js';
 import { newestIn, type Catalog, type RegionEntry } from './catalog.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { applySettings, currentVersion, settingsOf } from './deployment-settings.js';
@@ -78,7 +75,34 @@ function nameTaken(name: string): ApiError {
  */
 export type RuntimesChanged = () => Promise<void>;
 
-export function deploymentsService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, catalog: Catalog, urlOf: DeploymentUrlOf, runtimesChanged: RuntimesChanged = async () => undefined) {
+/** Tells the builds that a deploy branch moved (the data-model area's, given at the composition root). */
+export type DeployBranchMoved = (row: DeploymentRow, commit: string, cause: string) => Promise<void>;
+
+/** A deployment's git repository as deployments use it: its branches' heads. */
+export interface DeploymentRepository {
+  head(branch: string): Promise<string | null>;
+}
+
+/** The deployments' repositories (the data-model area's, given at the composition root). */
+export interface DeploymentRepositoryHost {
+  /** Creates the deployment's repository, its first commit by `actor`. */
+  create(row: DeploymentRow, actor: Actor): Promise<DeploymentRepository>;
+  open(row: DeploymentRow): Promise<DeploymentRepository>;
+  remove(id: number): Promise<void>;
+}
+
+/** What other areas delete with a deployment, in its transaction (the policies granted on it, its items'). */
+export type DeploymentDeleted = (trx: Executor, tenantId: number, deploymentId: number) => Promise<void>;
+
+export function deploymentsService(
+  store: Store,
+  repositories: DeploymentRepositoryHost,
+  deployBranchMoved: DeployBranchMoved,
+  catalog: Catalog,
+  urlOf: DeploymentUrlOf,
+  runtimesChanged: RuntimesChanged = async () => undefined,
+  onDelete: DeploymentDeleted[] = [],
+) {
   const { db } = store;
 
 
@@ -136,7 +160,7 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
       await recordVersion(db, actor.tenantId, currentVersion(row, catalog), row.release_channel, at);
       let head: string | null;
       try {
-        head = await (await repositories.create(row, await authorOf(db, actor))).head(row.deploy_branch_name);
+        head = await (await repositories.create(row, actor)).head(row.deploy_branch_name);
       } catch (error) {
         // No deployment without its repository.
         await deleteDeployment(db, actor.tenantId, row.id);
@@ -237,8 +261,7 @@ export function deploymentsService(store: Store, repositories: DeploymentReposit
       const tenantId = caller.actor.tenantId;
       // The lock keeps a policy being granted on this deployment from outliving it.
       await serialized(store, lockKey.deployment(id), async (trx) => {
-        await deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id });
-        await deleteItemPoliciesOf(trx, tenantId, id);
+        for (const deleted of onDelete) await deleted(trx, tenantId, id);
         await deleteDeployment(trx, tenantId, id);
       });
       // Its pods stop before the answer (on this process; others notice the rows gone within a tick).

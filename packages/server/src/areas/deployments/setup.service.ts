@@ -1,10 +1,10 @@
+import type { Executor } from '../../db/tables.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { CreationStep } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { hasSuccessfulBuild } from '../data-model/builds.store.js';
 import { stepRefusal } from './creation-steps.js';
 import { authorizeDeployment } from './deployment-access.js';
 import type { Deployment } from './deployments.schemas.js';
@@ -12,7 +12,10 @@ import { toDeployment, type DeploymentUrlOf } from './deployments.service.js';
 import { findDeployment, updateDeployment } from './deployments.store.js';
 
 /** The setup wizard (reference 1.13, 1.14; `DeploymentUpdate`): its moves are in creation-steps.ts. */
-export function setupService(store: Store, urlOf: DeploymentUrlOf) {
+/** Whether a branch of the deployment has a successful build (the builds', given at the composition root). */
+export type HasSuccessfulBuild = (db: Executor, deploymentId: number, branch: string) => Promise<boolean>;
+
+export function setupService(store: Store, urlOf: DeploymentUrlOf, hasSuccessfulBuild: HasSuccessfulBuild) {
   const { db } = store;
 
   async function moveTo(caller: Caller, id: number, step: CreationStep, check: boolean): Promise<Deployment> {

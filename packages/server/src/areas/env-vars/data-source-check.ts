@@ -4,6 +4,15 @@ import { OWN_CLUSTER_MESSAGE, readClusterIdentity, sameCluster } from '../../sem
 import { DataSourceTargetRefused, DataSourceUrlError, onlyPassword, pgTarget, pinnedSettings, type PgTarget } from '../../semantic-layer/pg-target.js';
 import type { OwnCluster } from '../../runtime/own-cluster.js';
 
+/** The directory of the accounts' usage data sources (areas/usage-analytics), inside the data-sources directory that runtimes may open: no deployment's DB_URL may name it. */
+export const USAGE_DATA_DIR = 'usage-analytics';
+
+/** Whether a DB_URL names something in the usage data directory, however it is spelled (`./`, `a/../`, backslashes). */
+export function isUsageDataPath(value: string): boolean {
+  const normal = path.posix.normalize(value.trim().replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/^\/+/, '');
+  return normal === USAGE_DATA_DIR || normal.startsWith(`${USAGE_DATA_DIR}/`);
+}
+
 /** What a deployment's PostgreSQL data source is held to when its variables are written. */
 export interface DataSourceRules {
   ownCluster: OwnCluster;

@@ -1,4 +1,4 @@
-import { isUsageDataPath, USAGE_DATA_DIR } from '../usage-analytics/usage-data.js';
+import { isUsageDataPath, USAGE_DATA_DIR } from './data-source-check.js';
 import type { RuntimesChanged } from '../deployments/deployments.service.js';
 import { dataSourceRefusal, type DataSourceRules, type DataSourceVariables } from './data-source-check.js';
 import type { Caller } from '../../access/caller.js';

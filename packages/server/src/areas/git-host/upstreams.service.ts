@@ -10,7 +10,7 @@ import { authorOf } from '../data-model/authors.js';
 import { isPersonalBranch } from '../data-model/branch-targets.js';
 import type { DeployBranchMoved } from '../data-model/deploy-events.js';
 import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
-import { normalizeProjectRoot } from '../data-model/paths.js';
+import { normalizeProjectRoot } from '../../shared/model-paths.js';
 import { STARTER_MODEL, STARTER_MODEL_PATH } from '../data-model/starter-model.js';
 import { upstreamRef, type Upstream } from '../data-model/upstream.js';
 import { authorizeDeployment } from '../deployments/deployment-access.js';

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Caller } from '../../access/caller.js';
 import { ApiError } from '../../shared/problems.js';
-import type { DataApiService } from '../data-api/data-api.service.js';
 import type { Report } from './reports.schemas.js';
 import type { ReportsService } from './reports.service.js';
 
@@ -11,7 +10,12 @@ import type { ReportsService } from './reports.service.js';
  * its `spec` (`{query: {...}}`) through `/v1/load`, as the caller, on the deployment's production
  * runtime. The one call that refreshes, exports, deliveries and embedded dashboards build on.
  */
-export function reportRunsService(reports: ReportsService, dataApi: DataApiService) {
+/** Runs a query on a deployment's production runtime as the caller: the data API's, given at the composition root. */
+export interface QueryRunner {
+  run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }>;
+}
+
+export function reportRunsService(reports: ReportsService, dataApi: QueryRunner) {
   /** Runs a report already read (with VIEW checked) by the caller: its query as it stands. */
   async function runContent(caller: Caller, deploymentId: number, report: Pick<Report, 'id' | 'sqlQuery' | 'spec'>) {
     if (report.sqlQuery) return dataApi.run(caller, deploymentId, { sql: report.sqlQuery });

@@ -2,19 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Executor } from '../../db/tables.js';
+import { USAGE_DATA_DIR } from '../env-vars/data-source-check.js';
+
+export { USAGE_DATA_DIR };
 
 /** Events that committed out of id order (PostgreSQL hands out ids before commit) are caught by looking back this far. */
 const LOOK_BACK_MS = 10 * 60_000;
 const BATCH = 5_000;
-
-/** The directory of usage data sources, inside the data-sources directory that runtimes may open. */
-export const USAGE_DATA_DIR = 'usage-analytics';
-
-/** Whether a DB_URL names something in the usage data directory, however it is spelled (`./`, `a/../`, backslashes). */
-export function isUsageDataPath(value: string): boolean {
-  const normal = path.posix.normalize(value.trim().replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/^\/+/, '');
-  return normal === USAGE_DATA_DIR || normal.startsWith(`${USAGE_DATA_DIR}/`);
-}
 
 /**
  * Brings the tenant's usage data source up to date: the SQLite file `file` (inside the

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DeploymentParams, Id, Nullable, ref } from '../../shared/schemas.js';
+import { DeploymentParams, Id, Nullable, ref, WorkbookParams } from '../../shared/schemas.js';
 import { DashboardConfigInput } from '../workspace/content.schemas.js';
 import { ItemName } from '../workspace/workspace.schemas.js';
 
@@ -15,7 +15,7 @@ export const Slug = Type.String({
   description: 'Unique per deployment: 1 to 100 characters of lowercase letters, digits and hyphens, starting with a letter or digit.',
 });
 
-export const WorkbookParams = Type.Object({ ...DeploymentParams.properties, workbookId: Id });
+export { WorkbookParams };
 export const WorkbookSlugParams = Type.Object({ ...DeploymentParams.properties, slug: Slug });
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());

@@ -1,4 +1,4 @@
-import { ApiError } from '../../shared/problems.js';
+import { ApiError } from './problems.js';
 
 /** The longest repository path accepted (git itself allows 4096 on most systems; a model path never needs it). */
 export const MAX_PATH_LENGTH = 1024;

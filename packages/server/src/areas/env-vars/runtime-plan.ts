@@ -3,9 +3,9 @@ import type { DeploymentRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import type { DesiredRuntime, Planner, PodFiles } from '../../runtime/index.js';
 import type { EnvironmentKey } from '../../runtime/runtimes.store.js';
-import { envVarContext } from '../env-vars/env-vars.store.js';
-import type { Catalog } from './catalog.js';
-import { currentVersion } from './deployment-settings.js';
+import { envVarContext } from './env-vars.store.js';
+import type { Catalog } from '../deployments/catalog.js';
+import { currentVersion } from '../deployments/deployment-settings.js';
 
 type VersionFields = Pick<DeploymentRow, 'release_channel' | 'release_channel_version'>;
 
