@@ -147,6 +147,60 @@ for (const dialect of DIALECTS) {
       expect((error as Error).message).toMatch(/subquery dimension over cube orders, whose access policies/);
     });
 
+    it('security: propagate_filters_to_sub_query: a subquery over its own cube’s policy meets only the rows the caller sees; one whose propagated filters read a cube with policies is refused', async () => {
+      const model = `cubes:
+  - name: customers
+    sql_table: customers
+    joins:
+      - { name: orders, relationship: one_to_many, sql: "{CUBE}.id = {orders.customer_id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: region, sql: region, type: string }
+      - { name: orders_count, sql: "{orders.count}", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+    measures:
+      - { name: count, type: count }
+    access_policy:
+      - group: "*"
+        row_level:
+          filters:
+            - { member: region, operator: equals, values: ["{ userAttributes.region }"] }
+  - name: orders
+    sql_table: orders
+    joins:
+      - { name: customers, relationship: many_to_one, sql: "{CUBE}.customer_id = {customers.id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true }
+      - { name: customer_id, sql: customer_id, type: number }
+      - { name: status, sql: status, type: string }
+      - { name: customers_count, sql: "{customers.count}", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+      - { name: own_count, sql: "{orders.count}", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+    measures:
+      - { name: count, type: count }
+`;
+      const guarded = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      const completed = { member: 'orders.status', operator: 'equals', values: ['completed'] };
+      // The customers the caller sees, each with its completed orders counted inside the subquery.
+      for (const [caller, region] of [[EU, 'EU'], [US, 'US']] as const) {
+        const answer = await guarded.load({ dimensions: ['customers.id', 'customers.orders_count'], filters: [completed], order: { 'customers.id': 'asc' } }, caller);
+        const mine = CUSTOMERS.filter(([id, , r]) => r === region && ORDERS.some(([, c, status]) => c === id && status === 'completed')).map(([id]) => id);
+        expect(answer.data).toEqual(mine.map((id) => ({ 'customers.id': id, 'customers.orders_count': ORDERS.filter(([, c, status]) => c === id && status === 'completed').length })));
+      }
+      // A subquery over orders alone (no policies), the query's filter on orders propagated: allowed.
+      const own = await guarded.load({ dimensions: ['orders.id', 'orders.own_count'], filters: [completed], order: { 'orders.id': 'asc' } }, EU);
+      expect(own.data).toEqual(ORDERS.filter(([, , status]) => status === 'completed').map(([id]) => ({ 'orders.id': id, 'orders.own_count': 1 })));
+      // A propagated filter on customers, or a measure of customers, would read customers inside
+      // the subquery past their policy: refused, before anything runs.
+      for (const query of [
+        { dimensions: ['orders.id', 'orders.own_count'], filters: [{ member: 'customers.region', operator: 'equals', values: ['US'] }] },
+        { dimensions: ['orders.id', 'orders.customers_count'] },
+      ]) {
+        const error = await guarded.load(query, EU).then(() => null, (e: unknown) => e);
+        expect(error).toBeInstanceOf(QueryError);
+        expect((error as QueryError).status).toBe(403);
+        expect((error as Error).message).toMatch(/subquery dimension over cube customers, whose access policies/);
+      }
+    });
+
     it('two users with different attribute values run the same query and each gets only their rows', async () => {
       expect(await count(EU)).toBe(3);
       expect(await count(US)).toBe(1);

@@ -138,6 +138,98 @@ for (const dialect of DIALECTS) {
       expect(filtered.data).toEqual([{ 'customers.count': CUSTOMERS.filter(([id]) => ordersOf(id).length >= 2).length }]);
     });
 
+    it('propagate_filters_to_sub_query: the query’s top-level dimension filters, segments and date ranges hold inside the subquery (not and/or groups, measure filters or filters on subquery dimensions); its joins de-duplicate; values bound', async () => {
+      const model = `cubes:
+  - name: customers
+    sql_table: customers
+    joins:
+      - { name: orders, relationship: one_to_many, sql: "{CUBE}.id = {orders.customer_id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true, public: true }
+      - { name: region, sql: region, type: string }
+      - { name: orders_count, sql: "{orders.count}", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+      - { name: all_orders, sql: "{orders.count}", type: number, sub_query: true }
+      - { name: average, sql: "1.0 * {orders.total_amount} / NULLIF({orders.count}, 0)", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+      - { name: quantity, sql: "{line_items.quantity}", type: number, sub_query: true, propagate_filters_to_sub_query: true }
+    measures:
+      - { name: count, type: count }
+  - name: orders
+    sql_table: orders
+    joins:
+      - { name: line_items, relationship: one_to_many, sql: "{CUBE}.id = {line_items.order_id}" }
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true, public: true }
+      - { name: customer_id, sql: customer_id, type: number }
+      - { name: status, sql: status, type: string }
+      - { name: amount, sql: amount, type: number }
+      - { name: created_at, sql: created_at, type: time }
+    measures:
+      - { name: count, type: count }
+      - { name: total_amount, sql: amount, type: sum }
+    segments:
+      - { name: completed, sql: "{CUBE}.status = 'completed'" }
+  - name: line_items
+    sql_table: line_items
+    dimensions:
+      - { name: id, sql: id, type: number, primary_key: true, public: true }
+      - { name: order_id, sql: order_id, type: number }
+      - { name: product, sql: product, type: string }
+    measures:
+      - { name: quantity, sql: quantity, type: sum }
+`;
+      const sub = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
+      type Order = { id: number; customer: number | null; status: string; amount: number; at: string };
+      const orders: Order[] = ORDERS.map(([id, customer, status, amount, at]) => ({ id: id as number, customer: customer as number | null, status: status as string, amount: amount as number, at: at as string }));
+      /** Per customer the query's rows have: the customer, its order count over `inner` (NULL without one, as Cube's subquery), over all its orders. */
+      const expected = (customers: number[], inner: (o: Order) => boolean) =>
+        customers.map((id) => ({ 'customers.id': id, 'customers.orders_count': orders.filter((o) => o.customer === id && inner(o)).length || null, 'customers.all_orders': orders.filter((o) => o.customer === id).length || null }));
+      const q = (extra: Record<string, unknown>) => sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.all_orders'], order: { 'customers.id': 'asc' }, ...extra }).then((r) => r.data);
+      const completed = (o: Order) => o.status === 'completed';
+      const customersWith = (pick: (o: Order) => boolean) => [...new Set(orders.filter(pick).map((o) => o.customer).filter((c): c is number => c !== null))].sort();
+
+      // A filter on the joined cube's dimension: the subquery counts the completed orders only.
+      expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] })).toEqual(expected(customersWith(completed), completed));
+      // A segment, likewise.
+      expect(await q({ segments: ['orders.completed'] })).toEqual(expected(customersWith(completed), completed));
+      // A time dimension's date range (in the query's zone), without a granularity.
+      const january = (o: Order) => o.at >= '2026-01-02' && o.at < '2026-02-01';
+      expect(await q({ timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-02', '2026-01-31'] }] })).toEqual(expected(customersWith(january), january));
+      // A filter on the dimension's own cube: the subquery reads those customers' orders.
+      expect(await q({ filters: [{ member: 'customers.region', operator: 'equals', values: ['EU'] }] })).toEqual(expected(CUSTOMERS.filter(([, , r]) => r === 'EU').map(([id]) => id as number), () => true));
+      // An or-group is not propagated (Cube passes its top-level filters only): every order is counted.
+      const either = { or: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }, { member: 'orders.amount', operator: 'gt', values: ['1000'] }] };
+      expect(await q({ filters: [either] })).toEqual(expected(customersWith(completed), () => true));
+      // A filter on a subquery dimension filters the query, not the subquery.
+      expect(await q({ filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['1'] }, { member: 'orders.status', operator: 'equals', values: ['completed'] }] })).toEqual(expected(customersWith(completed), completed));
+      // Without filters, the subquery counts every order; a customer without one has NULL.
+      expect(await q({})).toEqual(expected(CUSTOMERS.map(([id]) => id as number), () => true));
+
+      // An expression over two measures of the subquery.
+      const avg = await sub.load({ dimensions: ['customers.id', 'customers.average'], filters: [{ member: 'orders.status', operator: 'notEquals', values: ['processing'] }], order: { 'customers.id': 'asc' } });
+      expect(avg.data).toEqual(
+        customersWith((o) => o.status !== 'processing').map((id) => {
+          const own = orders.filter((o) => o.customer === id && o.status !== 'processing');
+          return { 'customers.id': id, 'customers.average': own.reduce((sum, o) => sum + o.amount, 0) / own.length };
+        }),
+      );
+      // A filter on a cube joined one-to-many from the measure's cube: the orders are counted once each.
+      const penOrInk = new Set(LINE_ITEMS.filter(([, , p]) => p === 'pen' || p === 'ink').map(([, order]) => order));
+      const items = await sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.quantity'], filters: [{ member: 'line_items.product', operator: 'equals', values: ['pen', 'ink'] }], order: { 'customers.id': 'asc' } });
+      expect(items.data).toEqual(
+        customersWith((o) => penOrInk.has(o.id)).map((id) => ({
+          'customers.id': id,
+          'customers.orders_count': orders.filter((o) => o.customer === id && penOrInk.has(o.id)).length,
+          'customers.quantity': LINE_ITEMS.filter(([, order, p]) => (p === 'pen' || p === 'ink') && orders.find((o) => o.id === order)?.customer === id).reduce((sum, l) => sum + (l[3] as number), 0),
+        })),
+      );
+      // Values are bound in the subquery as in the query: text that looks like SQL stays text.
+      const hostile = "completed' OR '1'='1";
+      const compiled = sub.compile({ dimensions: ['customers.id', 'customers.orders_count'], filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }] });
+      expect(compiled.sql).not.toContain('OR \'1\'');
+      expect(compiled.params.filter((p) => p === hostile)).toHaveLength(2);
+      expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }] })).toEqual([]);
+    });
+
     it('issue 32: ungrouped queries answer the rows themselves with each measure’s value per row, and need every joined cube’s primary key; order: [] asks for no order', async () => {
       const rows = await load({ dimensions: ['orders.id', 'orders.status'], measures: ['orders.count', 'orders.total_amount', 'orders.completed_count'], ungrouped: true, order: { 'orders.id': 'asc' } });
       expect(rows).toEqual(
@@ -243,13 +335,18 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('issue 32 (found by conformance:cube): empty filter groups say nothing, limit 0 is no rows, an order by a measure not selected orders by it, an unknown one is left out, a date-filtered time dimension reads in the query’s zone', async () => {
+    it('issue 32 (found by conformance:cube): empty filter groups say nothing, limit 0 is no rows, an order by a measure not selected or an unknown member is left out (no ORDER BY, as Cube), a date-filtered time dimension reads in the query’s zone', async () => {
       expect(await load({ measures: ['orders.count'], filters: [{ and: [] }, { or: [{ and: [] }] }] })).toEqual([{ 'orders.count': ORDERS.length }]);
       expect(await load({ dimensions: ['orders.status'], limit: 0 })).toEqual([]);
-      const byAmount = await load({ dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.nope': 'asc' } });
-      const totals = new Map<string, number>();
-      for (const [, , status, amount] of ORDERS) totals.set(status as string, (totals.get(status as string) ?? 0) + (amount as number));
-      expect(byAmount).toEqual([...totals].sort((a, b) => b[1] - a[1]).map(([status]) => ({ 'orders.status': status })));
+      // An order by a measure the query does not select, or by an unknown member, is left out as
+      // Cube's SQL leaves it out: with nothing left, no ORDER BY at all (Cube's /v1/sql writes none).
+      const byAmount = { dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.nope': 'asc' } };
+      expect(engine.compile(byAmount).sql).not.toContain('ORDER BY');
+      expect(engine.compile(byAmount).sql).not.toContain('sum(');
+      const statuses = (await load(byAmount)).map((row) => row['orders.status']);
+      expect(statuses.sort()).toEqual([...new Set(ORDERS.map(([, , status]) => status as string))].sort());
+      // Beside a selected one, only the selected one orders.
+      expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.count': 'asc' } }).sql).toMatch(/ORDER BY "c1" ASC NULLS LAST LIMIT/);
       // Filtered by date in Asia/Tokyo, the times read in Tokyo; unfiltered, in UTC.
       const tokyo = await load({ dimensions: ['orders.id', 'orders.created_at'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2026-01-02', '2026-01-02'] }], timezone: 'Asia/Tokyo', order: { 'orders.id': 'asc' } });
       const inTokyo = (at: string) => new Date(Date.parse(at) + 9 * 3_600_000).toISOString().slice(0, 23);

@@ -262,7 +262,8 @@ export function corpus(): CorpusQuery[] {
   add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.count', operator: 'equals', values: ['60'] }] });
   add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.total_amount', operator: 'set' }] });
   add('more', { dimensions: ['orders.id'], order: { 'orders.id': 'asc' }, offset: 590 }, true);
-  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc' } }, true);
+  // Ordered by a measure it does not select: Cube's SQL has no ORDER BY (the name is left out), so the rows are compared as a set.
+  add('more', { measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc' } });
   add('more', { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.status', operator: 'equals', values: [null] }] });
   add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2025-01-01', '2025-01-31'] }], order: { 'orders.created_at': 'asc' } });
   add('more', { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-15T12:00:00', '2025-03-15T12:00:00'] }] });
@@ -285,6 +286,24 @@ export function corpus(): CorpusQuery[] {
   add('advanced', { measures: ['orders.count'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2025-03-30'] }] });
   add('advanced', { measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'equals', values: ['abc'] }] });
   add('advanced', { measures: ['customer_orders.count'], dimensions: ['customer_orders.customers_name'], filters: [{ member: 'customer_orders.customers_name', operator: 'startsWith', values: ['A'] }], order: { 'customer_orders.customers_name': 'asc' } }, true);
+
+  // Subquery dimensions (customers.orders_count, filtered_amount, items_bought and orders.item_count
+  // propagate the query's filters into their subquery; customers.lifetime_amount does not).
+  const byCustomer = (extra: CubeQuery, dimensions = ['customers.orders_count', 'customers.lifetime_amount']) => ({ dimensions: ['customers.id', ...dimensions], order: { 'customers.id': 'asc' }, ...extra });
+  add('sub_query', byCustomer({}), true);
+  add('sub_query', byCustomer({ filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] }), true);
+  add('sub_query', byCustomer({ filters: [{ member: 'orders.amount', operator: 'gt', values: ['100'] }, { member: 'customers.region', operator: 'equals', values: ['EU', 'US'] }] }, ['customers.orders_count', 'customers.filtered_amount', 'customers.lifetime_amount']), true);
+  // A date range (the granularity is Cube's quirk's doing: an empty answer to a query whose time dimension has no
+  // granularity is refused by Cube as "hidden member"; see docs/conformance-cube.md).
+  add('sub_query', { ...byCustomer({ timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-01-01', '2025-06-30'] }], timezone: 'Europe/Berlin' }, ['customers.orders_count', 'customers.filtered_amount']), order: [['customers.id', 'asc'], ['orders.created_at.month', 'asc']] }, true);
+  add('sub_query', byCustomer({ segments: ['orders.completed'] }), true);
+  add('sub_query', byCustomer({ segments: ['customers.vips'], filters: [{ member: 'orders.is_gift', operator: 'equals', values: ['true'] }] }), true);
+  add('sub_query', byCustomer({ filters: [{ or: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }, { member: 'orders.amount', operator: 'gt', values: ['100000'] }] }] }), true);
+  add('sub_query', byCustomer({ filters: [{ member: 'products.category', operator: 'equals', values: ['Books', 'books'] }] }, ['customers.items_bought', 'customers.orders_count']), true);
+  add('sub_query', { dimensions: ['orders.id', 'orders.item_count'], filters: [{ member: 'products.category', operator: 'equals', values: ['Books'] }, { member: 'orders.id', operator: 'lte', values: ['60'] }], order: { 'orders.id': 'asc' } }, true);
+  add('sub_query', { measures: ['customers.count'], dimensions: ['customers.orders_count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] });
+  add('sub_query', { measures: ['customers.count'], filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['10'] }] });
+  add('sub_query', { measures: ['orders.count'], dimensions: ['customers.orders_count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'quarter', dateRange: ['2025-01-01', '2025-12-31'] }], timezone: 'America/New_York' });
 
   // Requests both should refuse.
   add('errors', { measures: ['orders.nope'] });

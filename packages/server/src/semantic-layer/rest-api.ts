@@ -159,7 +159,35 @@ function columnType(type: string | null | undefined, kind: string): string {
   return 'String';
 }
 
+/**
+ * The members `/v1/meta` hides from a caller without private access: those of cubes and views
+ * that are not public, and those not public themselves (a primary key is private unless it says
+ * `public: true`).
+ */
+function hiddenMembers(artifact: ModelArtifact): Set<string> {
+  const hidden = new Set<string>();
+  for (const cube of artifact.cubes) for (const m of [...cube.measures, ...cube.dimensions]) if (!cube.public || !m.public) hidden.add(`${cube.name}.${m.name}`);
+  for (const view of artifact.views) for (const m of view.members) if (!view.public || !m.public) hidden.add(`${view.name}.${m.name}`);
+  return hidden;
+}
+
+/**
+ * Cube's rule for hidden members: a member `/v1/meta` hides from the caller may not be among a
+ * loaded result's columns (a measure, a dimension, a time dimension with a granularity); it may
+ * still filter, order or bound a date range. Cube lifts the rule where its meta shows hidden members
+ * (dev mode, the playground's secret); here, for callers whose meta shows them (`meta-private`).
+ * Unknown names are left to the compiler, which names them.
+ */
+function refuseHidden(query: Query, hidden: Set<string>): void {
+  const columns = [...query.measures, ...query.dimensions, ...query.timeDimensions.filter((td) => td.granularity !== undefined).map((td) => td.dimension)];
+  const found = columns.find((name) => hidden.has(name));
+  if (found !== undefined) {
+    throw new QueryError(`You requested hidden member: '${found}'. Please make it visible using \`public: true\`. Please note primaryKey fields are \`public: false\` by default: https://cube.dev/docs/schema/reference/joins#setting-a-primary-key.`);
+  }
+}
+
 export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: RestOptions) {
+  const hidden = hiddenMembers(artifact);
   /** Runs that outlived the request that started them, by request; the client's next ask takes them. */
   const runs = new Map<string, { promise: Promise<string>; done: boolean }>();
 
@@ -200,6 +228,7 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
     const { queryType, inputs } = expand(queryParam(params));
     if (queryType !== 'regularQuery' && !multi) throw new QueryError(`'${queryType}' query type is not supported by the client.Please update the client.`);
     const queries = inputs.map((input) => engine.normalise(input));
+    if (!request.privateMeta) for (const query of queries) refuseHidden(query, hidden);
     const granularity = queryType === 'blendingQuery' ? checkBlending(queries) : undefined;
     const key = JSON.stringify([multi, queries, request.security]);
     const text = await withinWait(key, async () => {

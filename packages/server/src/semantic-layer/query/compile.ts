@@ -21,8 +21,6 @@ export interface OutputColumn {
   custom?: CustomGranularity;
   /** A time dimension's values as wall time in this zone (Cube: when the query's time zone filters it by date). */
   localZone?: string;
-  /** A measure computed only to order the rows by (it fills no key). */
-  orderKey?: string;
 }
 
 const DATE_OPERATORS = new Set(['inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate', 'afterDate', 'afterOrOnDate']);
@@ -62,7 +60,14 @@ function leaves(f: Filter): MemberFilter[] {
  * join) aggregate in a group of their own over rows made distinct by the cube's primary key, so a
  * count or a sum is never inflated by the join. Every value from the query is bound.
  */
-export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialect, security: SecurityContext = NOBODY, options: { total?: boolean; params?: unknown[]; unrestricted?: boolean } = {}): CompiledQuery {
+export function compileQuery(
+  index: ModelIndex,
+  query: Query,
+  dialect: SqlDialect,
+  security: SecurityContext = NOBODY,
+  /** `access: false`: the model's access policies are not applied (a subquery, whose caller checks the cubes it reads; a pre-aggregation's build). */
+  options: { total?: boolean; params?: unknown[]; access?: false } = {},
+): CompiledQuery {
   // A multi-stage measure's inner query is compiled into the same statement: it shares the parameters.
   const params: unknown[] = options.params ?? [];
   const bind = (value: unknown) => {
@@ -71,20 +76,6 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   };
 
   const measures = query.measures.map((m) => index.resolve(m, 'measure', 'measures'));
-  // A measure the query orders by without selecting it is computed for the order alone (Cube orders
-  // by it too); any other name in the order that the query does not select is left out, as in Cube.
-  const selected = new Set([...query.measures, ...query.dimensions, ...query.timeDimensions.flatMap((td) => (td.granularity ? [`${td.dimension}.${td.granularity}`, td.dimension] : []))]);
-  const orderOnly = query.order
-    .map(([name]) => name)
-    .filter((name) => !selected.has(name))
-    .flatMap((name) => {
-      try {
-        const m = index.resolve(name, 'measure-or-dimension', 'order');
-        return m.kind === 'measure' ? [m] : [];
-      } catch {
-        return [];
-      }
-    });
   const dimensions = query.dimensions.map((d) => index.resolve(d, 'dimension', 'dimensions'));
   const segments = query.segments.map((s) => index.resolve(s, 'segment', 'segments'));
   const timeDimensions = query.timeDimensions.map((td, i) => {
@@ -99,10 +90,10 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
 
   // The model's access policies: members the caller may not use are refused (403), and its row
   // filters join the query's conditions below, ANDed with the client's.
-  const used = [...measures, ...orderOnly, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
+  const used = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
   const referencedByUsed = new Set(used.flatMap((m) => ((m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })])));
-  // A pre-aggregation is built as no caller (pre-aggregation-tables.ts): each caller's row filters apply when it is read.
-  const { rowFilters } = options.unrestricted ? { rowFilters: [] } : applyAccess(index, used, security, referencedByUsed);
+  // Not applied to a subquery (its caller checks the cubes it reads) or a pre-aggregation's build (each caller's row filters apply when it is read).
+  const { rowFilters } = options.access === false ? { rowFilters: [] } : applyAccess(index, used, security, referencedByUsed);
   const policyMembers = new Map<string, ResolvedMember>();
   for (const f of rowFilters.filter((r) => !isNoRows(r)).flatMap(leaves)) {
     policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));
@@ -141,6 +132,55 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
   };
   const renderer = new Renderer(index, (cube) => (joined.has(cube) ? cube : undefined), undefined, context);
 
+  /**
+   * A `sub_query` dimension's subquery, as Cube writes it (BaseQuery's subQueryJoin): a query of its
+   * own whose measures are those the dimension's SQL refers to, by its cube's primary key, and whose
+   * column is that SQL over them (`{orders.count}` on customers: each customer's order count). Its
+   * joins are those of that query (rooted, as Cube roots them, at the first measure's cube: a
+   * customer without orders has NULL, not 0). With `propagate_filters_to_sub_query`, the query's
+   * filters hold inside it too, as in Cube: its top-level filters on dimensions (not and/or groups,
+   * nor filters on subquery dimensions), its segments and its time dimensions' date ranges, the
+   * cubes they name joined in it; their values bound as everywhere else.
+   */
+  function subQuerySql(cube: CompiledCube, dimension: CompiledDimension, pk: CompiledDimension): string {
+    const key = `${cube.name}.${dimension.name}`;
+    if (dimension.sql === null) throw new QueryError(`Dimension ${key} is a subquery dimension without SQL.`);
+    const referenced = referencedMeasures(index, cube, dimension.sql);
+    if (referenced.length === 0) throw new QueryError(`Dimension ${key} is a subquery dimension: its SQL must refer to the measures it reads, such as "{orders.count}".`);
+    const isSubQuery = (name: string) => {
+      const m = index.resolve(name, 'measure-or-dimension', 'filters');
+      return m.kind === 'dimension' && (m.member as CompiledDimension).sub_query === true;
+    };
+    const propagate = dimension.propagate_filters_to_sub_query === true;
+    const inner: Query = {
+      ...query,
+      measures: referenced,
+      dimensions: [`${cube.name}.${pk.name}`],
+      filters: propagate ? query.filters.filter((f) => !isGroup(f) && filterMembers.get(f.member)!.kind === 'dimension' && !isSubQuery(f.member)) : [],
+      segments: propagate ? query.segments : [],
+      timeDimensions: propagate ? query.timeDimensions.flatMap((td) => (td.dateRange && !isSubQuery(td.dimension) ? [{ dimension: td.dimension, dateRange: td.dateRange }] : [])) : [],
+      order: [],
+      defaultOrder: false,
+      limit: 2_147_483_647,
+      offset: 0,
+      total: false,
+      ungrouped: false,
+    };
+    // The subquery reads its cubes whole: the query's own row filters hold for the dimension's cube
+    // (its rows meet the subquery by primary key), but no other cube's policies would; a subquery
+    // that reads a cube with access policies is refused rather than read past them.
+    const compiled = compileQuery(index, inner, dialect, security, { params, access: false });
+    for (const name of compiled.cubes ?? []) {
+      if (name !== cube.name && (index.cube(name).access_policy ?? []).length > 0) {
+        throw new QueryError(`Dimension ${key} is a subquery dimension over cube ${name}, whose access policies queries cannot apply inside a subquery yet.`, 403);
+      }
+    }
+    const column = (name: string) => `${quote('i')}.${quote(compiled.columns.find((c) => c.keys.includes(name))!.alias)}`;
+    // Its SQL is over measures (each a column of the subquery's rows); the alias is never written.
+    const over = new Renderer(index, (c) => c, (c, m): string => column(`${c}.${m.name}`), context);
+    return `SELECT ${column(`${cube.name}.${pk.name}`)} AS ${quote('pk')}, (${over.expand(dimension.sql, cube, 0)}) AS ${quote('val')} FROM (${compiled.sql}) AS ${quote('i')}`;
+  }
+
   let from = `${renderer.table(cubeOf(plan.root))} AS ${quote(plan.root)}`;
   for (const step of plan.steps) from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
   // `sub_query` dimensions: each a subquery per row of its cube, joined by the cube's primary key.
@@ -152,7 +192,7 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     const cube = cubeOf(m.cube);
     const pk = cube.dimensions.find((d) => d.primary_key);
     if (!pk) throw new QueryError(`Dimension ${key} is a subquery dimension: cube ${m.cube} needs a primary key to join it by.`);
-    from += ` LEFT JOIN (${subQuerySql(index, cube, dimension, context)}) AS ${quote(alias)} ON ${quote(alias)}.${quote('pk')} = ${renderer.dimension(cube, pk)}`;
+    from += ` LEFT JOIN (${subQuerySql(cube, dimension, pk)}) AS ${quote(alias)} ON ${quote(alias)}.${quote('pk')} = ${renderer.dimension(cube, pk)}`;
     subQueries.set(key, `${quote(alias)}.${quote('val')}`);
   }
 
@@ -365,10 +405,9 @@ export function compileQuery(index: ModelIndex, query: Query, dialect: SqlDialec
     stageAliases.set(key, column);
     return column;
   }
-  const measureColumns: Array<{ sql: string; column: OutputColumn }> = [...measures, ...orderOnly].map((m, i) => ({
+  const measureColumns: Array<{ sql: string; column: OutputColumn }> = measures.map((m, i) => ({
     sql: outerMeasure(m.cube, m.member as CompiledMeasure),
-    // An order-only measure fills no key of the rows.
-    column: { alias: `c${groupColumns.length + i}`, keys: i < measures.length ? [m.name] : [], member: m, ...(i < measures.length ? {} : { orderKey: m.name }) },
+    column: { alias: `c${groupColumns.length + i}`, keys: [m.name], member: m },
   }));
   const having = measureFilters.map((f) =>
     filterTree(f, (leaf) => {
@@ -537,13 +576,14 @@ function rowKey(renderer: Renderer, cube: CompiledCube): string {
 
 /**
  * The query's order, or the default: time ascending, else the first measure descending, else the
- * first dimension. NULLs sort as PostgreSQL sorts them by default (last ascending, first
+ * first dimension. A name in the order that the query does not select (a measure, a dimension, an
+ * unknown one) is left out, as Cube's SQL leaves it out: no ORDER BY at all when none is left. NULLs sort as PostgreSQL sorts them by default (last ascending, first
  * descending), written out so SQLite sorts them the same.
  */
 function orderOf(query: Query, columns: OutputColumn[], hasTime: boolean): Array<{ name: string; column: OutputColumn; direction: 'asc' | 'desc' }> {
   if (query.order.length > 0) {
     return query.order.flatMap(([name, direction]) => {
-      const column = columns.find((c) => c.keys.includes(name) || c.orderKey === name);
+      const column = columns.find((c) => c.keys.includes(name));
       return column ? [{ name, column, direction }] : [];
     });
   }
@@ -553,32 +593,6 @@ function orderOf(query: Query, columns: OutputColumn[], hasTime: boolean): Array
   if (measure) return [{ name: measure.keys[0]!, column: measure, direction: 'desc' }];
   const first = columns[0];
   return first ? [{ name: first.keys[0]!, column: first, direction: 'asc' }] : [];
-}
-
-/**
- * A `sub_query` dimension's subquery: per primary key of its cube, the dimension's SQL with the
- * measures it refers to aggregated over the rows joined to that key (Cube's subquery dimensions:
- * `sql: "{orders.count}"` on customers is each customer's order count), joined along the model's
- * joins from the dimension's cube.
- */
-function subQuerySql(index: ModelIndex, cube: CompiledCube, dimension: CompiledDimension, context: RenderContext): string {
-  if (dimension.sql === null) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension without SQL.`);
-  // Answering without the query's filters would give other numbers than Cube: refused, not ignored.
-  if (dimension.propagate_filters_to_sub_query) throw new QueryError(`Dimension ${cube.name}.${dimension.name} sets propagate_filters_to_sub_query, which queries do not support yet.`);
-  const referenced = referencedCubes(index, cube, dimension);
-  // The subquery is written here, not compiled as a query: a cube it reads whose row-level policies
-  // would apply is refused rather than read whole.
-  for (const name of referenced) {
-    if ((index.cube(name).access_policy ?? []).length > 0) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension over cube ${name}, whose access policies queries cannot apply inside a subquery yet.`, 403);
-  }
-  const plan = planJoins(index, [cube.name, ...referenced], []);
-  const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
-  const aliasOf = (name: string) => (joined.has(name) ? name : undefined);
-  const inner: Renderer = new Renderer(index, aliasOf, (owner, measure): string => aggregate(inner, index.cube(owner), measure), context);
-  let from = `${inner.table(index.cube(plan.root))} AS ${quote(plan.root)}`;
-  for (const step of plan.steps) from += ` LEFT JOIN ${inner.table(index.cube(step.far))} AS ${quote(step.far)} ON ${inner.join(index.cube(step.edge.from), step.edge.sql)}`;
-  const pk = cube.dimensions.find((d) => d.primary_key)!;
-  return `SELECT ${inner.dimension(cube, pk)} AS ${quote('pk')}, (${inner.expand(dimension.sql, cube, 0)}) AS ${quote('val')} FROM ${from} GROUP BY 1`;
 }
 
 /** A date range moved by `count` units of wall time. */

@@ -17,20 +17,71 @@ export interface ResolvedMember {
   type: string | null;
 }
 
-/** Words a title leaves in lower case after its first word (as Cube's titles, made by `inflection.titleize`, do). */
+/** Words a title leaves in lower case (inflection's `non_titlecased_words`); the first word of a title is capitalised all the same. */
 const SMALL_WORDS = new Set(['and', 'or', 'nor', 'a', 'an', 'the', 'so', 'but', 'to', 'of', 'at', 'by', 'from', 'into', 'on', 'onto', 'off', 'out', 'in', 'over', 'with', 'for']);
 
 /**
- * A title from a name as Cube makes one: words split at `_` and case changes, each capitalised but
- * the small ones (`created_at` → `Created at`), and `id` as `ID` (`customer_id` → `Customer ID`).
+ * A name in PascalCase as the `camelcase` package (6.x, `pascalCase: true`) writes it, which Cube's
+ * titles start from: words split at `_`, `.`, `-` and spaces and at case changes, each capitalised,
+ * and a letter after digits upper-cased (`count_7d` → `Count7D`).
  */
-export const titled = (name: string) =>
-  name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .split(/[_\s]+/)
-    .filter((w) => w !== '')
-    .map((w, i) => (w.toLowerCase() === 'id' ? 'ID' : i > 0 && SMALL_WORDS.has(w.toLowerCase()) ? w.toLowerCase() : w[0]!.toUpperCase() + w.slice(1)))
+function pascalCase(input: string): string {
+  let text = input.trim();
+  if (text.length === 0) return '';
+  if (text.length === 1) return text.toUpperCase();
+  if (text !== text.toLowerCase()) {
+    // A boundary before an upper-case letter after a lower-case one, and before the last of a run of capitals followed by a lower-case letter.
+    let lastLower = false;
+    let lastUpper = false;
+    let lastLastUpper = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i]!;
+      if (lastLower && /\p{Lu}/u.test(c)) {
+        text = `${text.slice(0, i)}-${text.slice(i)}`;
+        lastLower = false;
+        lastLastUpper = lastUpper;
+        lastUpper = true;
+        i++;
+      } else if (lastUpper && lastLastUpper && /\p{Ll}/u.test(c)) {
+        text = `${text.slice(0, i - 1)}-${text.slice(i - 1)}`;
+        lastLastUpper = lastUpper;
+        lastUpper = false;
+        lastLower = true;
+      } else {
+        lastLower = c.toLowerCase() === c && c.toUpperCase() !== c;
+        lastLastUpper = lastUpper;
+        lastUpper = c.toUpperCase() === c && c.toLowerCase() !== c;
+      }
+    }
+  }
+  text = text.replace(/^[_.\- ]+/, '').toLowerCase();
+  text = text.charAt(0).toUpperCase() + text.slice(1);
+  return text.replace(/[_.\- ]+([\p{Alpha}\p{N}_]|$)/gu, (_, next: string) => next.toUpperCase()).replace(/\d+([\p{Alpha}\p{N}_]|$)/gu, (m) => m.toUpperCase());
+}
+
+/**
+ * A title from a name exactly as Cube makes one (its schema compiler's `titleize`: the name in
+ * PascalCase, then `inflection.underscore` and `inflection.titleize`, then `Id` as `ID`):
+ * `created_at` → `Created at`, `customer_id` → `Customer ID`, `rolling_count_7d` → `Rolling Count7 D`.
+ */
+export const titled = (name: string): string => {
+  const underscored = pascalCase(name)
+    .split('::')
+    .map((part) => part.replace(/([A-Z])/g, '_$1').replace(/^_/, ''))
+    .join('/')
+    .toLowerCase();
+  const words = underscored
+    .replace(/_/g, ' ')
+    .split(' ')
+    .map((word) =>
+      word
+        .split('-')
+        .map((w) => (SMALL_WORDS.has(w) ? w : w.charAt(0).toUpperCase() + w.slice(1)))
+        .join('-'),
+    )
     .join(' ');
+  return (words.charAt(0).toUpperCase() + words.slice(1)).replace(/\bId(s?)\b/g, (_, plural: string) => `ID${plural}`);
+};
 
 /** The build's cubes and views, indexed for the compiler. */
 export class ModelIndex {

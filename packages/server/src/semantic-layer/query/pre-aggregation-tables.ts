@@ -249,7 +249,7 @@ export class PreAggregationTables {
       const renderer = new Renderer(this.index, (c) => (c === cube.name ? c : undefined));
       return { sql: `SELECT * FROM ${renderer.table(cube)} AS ${quote(cube.name)}`, params: [], columns: new Map() };
     }
-    const compiled = compileQuery(this.index, rollupBuildQuery(def, timezone), this.dataSource.dialect, undefined, { unrestricted: true });
+    const compiled = compileQuery(this.index, rollupBuildQuery(def, timezone), this.dataSource.dialect, undefined, { access: false });
     const columns: RollupColumns = new Map(compiled.columns.map((c) => [c.keys[0]!, { alias: c.alias, type: c.member.type }]));
     return { sql: compiled.sql, params: compiled.params, columns };
   }

@@ -64,8 +64,6 @@ export function annotationOf(columns: OutputColumn[], segments: Array<{ name: st
   const annotation = { measures: {} as Record<string, object>, dimensions: {} as Record<string, object>, segments: {} as Record<string, object>, timeDimensions: {} as Record<string, object> };
   const plain = new Set(columns.filter((c) => !c.granularity).map((c) => c.keys[0]));
   for (const column of columns) {
-    // A measure computed only for the order is not part of the answer.
-    if (column.keys.length === 0) continue;
     const member = column.member.member as Described;
     const described = {
       title: column.member.title,
