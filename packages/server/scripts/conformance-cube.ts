@@ -352,7 +352,7 @@ async function main(): Promise<void> {
     };
     const id = (await expectOk(api.json('POST', '/build/api/v1/deployments', { name: 'cube conformance' }), 'creating the deployment')).id as number;
     const build = `/build/api/v1/deployments/${id}`;
-    await expectOk(api.json('PUT', `/api/v1/deployments/${id}/env-vars`, { env_variables: [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: PG_URL }] }), 'setting its variables');
+    await expectOk(api.json('PUT', `/api/v1/deployments/${id}/env-vars`, { env_variables: [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: PG_URL }, { name: 'PRE_AGGREGATIONS_SCHEMA', value: 'mapi_pre_aggregations' }] }), 'setting its variables');
     await expectOk(api.json('POST', `${build}/dev-mode`), 'entering dev mode');
     const files = fs.readdirSync(modelDir).filter((f) => f.endsWith('.yml')).map((f) => ({ path: `model/${f === 'views.yml' ? 'views' : 'cubes'}/${f}`, content: fs.readFileSync(path.join(modelDir, f), 'utf8') }));
     await expectOk(api.json('PUT', `${build}/data-model/files`, { files }), 'writing the model');
@@ -445,6 +445,10 @@ async function main(): Promise<void> {
     const withRows = agreedRuns.filter((r) => r.verdict.reason === undefined && ((r.cube.body.results as Json[])[0]?.data as Json[] | undefined)?.length).length;
     const refused = agreedRuns.filter((r) => r.verdict.reason === 'both refuse').length;
     log(`agreed runs: ${withRows} with rows, ${agreedRuns.length - withRows - refused} with none, ${refused} refused by both`);
+    // Which runs each engine read from a pre-aggregation (Cube's usedPreAggregations, in both answers).
+    const usedPreAggregation = (a: Answer) => ((a.body.results as Json[] | undefined) ?? []).some((r) => Object.keys((r.usedPreAggregations as Json | undefined) ?? {}).length > 0);
+    const fromRollups = results.filter((r) => usedPreAggregation(r.cube) || usedPreAggregation(r.ours));
+    log(`runs answered from a pre-aggregation: Cube ${fromRollups.filter((r) => usedPreAggregation(r.cube)).length}, ours ${fromRollups.filter((r) => usedPreAggregation(r.ours)).length}, both ${fromRollups.filter((r) => usedPreAggregation(r.cube) && usedPreAggregation(r.ours)).length} (${[...new Set(fromRollups.map((r) => r.item.id))].join(', ')})`);
     log('');
     log('agreement per caller');
     for (const caller of CALLERS) {

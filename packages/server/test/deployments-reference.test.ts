@@ -40,7 +40,7 @@ for (const dialect of DIALECTS) {
         deployBranchMergeAllowed: true,
         deployProjectRoot: '',
         isPlatformSqlEnabled: true,
-        isSupportPreAggregations: false,
+        isSupportPreAggregations: true,
         releaseChannelVersion: '1.1.0',
         releaseChannelVersionHold: false,
         platformImageVersion: 'mapi/runtime:v1.1.0',

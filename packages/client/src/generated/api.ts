@@ -2972,7 +2972,7 @@ export interface components {
             deployProjectRoot: string;
             /** @description Always true: the SQL API over cubes and views is part of every runtime. */
             isPlatformSqlEnabled: boolean;
-            /** @description Always false: no pre-aggregation store runs here yet. */
+            /** @description Always true: a model's rollup and original_sql pre-aggregations are built into its data source (external: false). */
             isSupportPreAggregations: boolean;
             autoDomain?: string | null;
             customDomain?: string | null;

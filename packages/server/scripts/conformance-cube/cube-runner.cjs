@@ -85,6 +85,10 @@ native.ResultMultiWrapper.prototype.getFinalResult = async function getFinalResu
 process.env.CUBEJS_TESSERACT_SQL_PLANNER = 'false';
 process.env.CUBEJS_TELEMETRY = 'false';
 process.env.CUBEJS_DB_TYPE = 'postgres';
+// An API instance builds the pre-aggregations its queries match (as in development), into the
+// source database (`external: false`), in a schema of its own.
+process.env.CUBEJS_PRE_AGGREGATIONS_BUILDER = 'true';
+process.env.CUBEJS_PRE_AGGREGATIONS_SCHEMA = 'cube_pre_aggregations';
 const { CubejsServerCore } = req('@cubejs-backend/server-core');
 const { PostgresDriver } = req('@cubejs-backend/postgres-driver');
 const express = req('express');

@@ -305,6 +305,19 @@ export function corpus(): CorpusQuery[] {
   add('sub_query', { measures: ['customers.count'], filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['10'] }] });
   add('sub_query', { measures: ['orders.count'], dimensions: ['customers.orders_count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'quarter', dateRange: ['2025-01-01', '2025-12-31'] }], timezone: 'America/New_York' });
 
+  // Pre-aggregations (model/rollups.yml): answered from the rollup where it matches, else from the source.
+  const facts = 'order_facts';
+  add('pre-aggregations', { measures: [`${facts}.count`, `${facts}.total_amount`], dimensions: [`${facts}.status`] });
+  add('pre-aggregations', { measures: [`${facts}.count`, `${facts}.max_amount`], dimensions: ['customers.region'] });
+  add('pre-aggregations', { measures: [`${facts}.total_amount`, `${facts}.max_amount`], timeDimensions: [{ dimension: `${facts}.created_at`, granularity: 'month', dateRange: ['2025-01-01', '2025-06-30'] }] });
+  add('pre-aggregations', { measures: [`${facts}.count`], timeDimensions: [{ dimension: `${facts}.created_at`, granularity: 'week', dateRange: ['2025-03-03', '2025-04-27'] }], timezone: 'Europe/Berlin' });
+  add('pre-aggregations', { measures: [`${facts}.count`, `${facts}.total_amount`], timeDimensions: [{ dimension: `${facts}.created_at`, granularity: 'day', dateRange: ['2025-03-28', '2025-04-02'] }], timezone: 'America/New_York' });
+  add('pre-aggregations', { measures: [`${facts}.average_amount`], dimensions: [`${facts}.status`, 'customers.region'], timeDimensions: [{ dimension: `${facts}.created_at`, granularity: 'day', dateRange: ['2025-03-01', '2025-03-31'] }] });
+  add('pre-aggregations', { measures: [`${facts}.average_amount`], dimensions: [`${facts}.status`] });
+  add('pre-aggregations', { measures: [`${facts}.count`], filters: [{ member: `${facts}.status`, operator: 'equals', values: ['completed'] }, { member: `${facts}.amount`, operator: 'gt', values: ['100'] }] });
+  add('pre-aggregations', { measures: [`${facts}.count`, `${facts}.total_amount`], filters: [{ member: `${facts}.count`, operator: 'gt', values: ['3'] }], dimensions: [`${facts}.status`], order: { [`${facts}.total_amount`]: 'desc' }, limit: 3 });
+  add('pre-aggregations', { measures: [`${facts}.count`], timeDimensions: [{ dimension: `${facts}.created_at`, dateRange: ['2025-01-01T12:00:00', '2025-02-15T06:00:00'] }] });
+
   // Requests both should refuse.
   add('errors', { measures: ['orders.nope'] });
   add('errors', { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'like', values: ['x'] }] });

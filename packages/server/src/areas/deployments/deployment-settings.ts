@@ -38,7 +38,7 @@ export function settingsOf(row: DeploymentRow, deploymentUrl: string, catalog: C
     deployBranchMergeAllowed: row.deploy_branch_merge_allowed === 1,
     deployProjectRoot: row.deploy_project_root,
     isPlatformSqlEnabled: true,
-    isSupportPreAggregations: false,
+    isSupportPreAggregations: true,
     autoDomain: null,
     customDomain: row.custom_domain,
     region: row.region,

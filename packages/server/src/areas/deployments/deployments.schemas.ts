@@ -65,7 +65,7 @@ export const DeploymentSettingsSchema = Type.Object(
     deployBranchMergeAllowed: Type.Boolean(),
     deployProjectRoot: Type.String(),
     isPlatformSqlEnabled: Type.Boolean({ description: 'Always true: the SQL API over cubes and views is part of every runtime.' }),
-    isSupportPreAggregations: Type.Boolean({ description: 'Always false: no pre-aggregation store runs here yet.' }),
+    isSupportPreAggregations: Type.Boolean({ description: 'Always true: a model\'s rollup and original_sql pre-aggregations are built into its data source (external: false).' }),
     autoDomain: Maybe(Type.String()),
     customDomain: Maybe(Type.String()),
     region: Maybe(Type.String()),
