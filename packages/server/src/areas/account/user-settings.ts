@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import type { UserSettings, UserSettingsInput } from './app-config.schemas.js';
 
 async function read(db: Executor, tenantId: number, userId: number): Promise<UserSettings> {

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Id, ref } from '../../shared/schemas.js';
-import { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainInput } from '../dashboards/controls.schemas.js';
+import { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainInput } from '../dashboards/index.js';
 
 const nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 

@@ -1,10 +1,10 @@
 import type { Executor, ReportRow, WorkbookRow } from '../../db/tables.js';
 import { now } from '../../time.js';
-import { insertReport } from '../reports/reports.store.js';
-import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/content.schemas.js';
-import { parseJson } from '../workspace/item-view.js';
-import { findItem } from '../workspace/items.store.js';
-import { requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { insertReport } from '../reports/index.js';
+import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
+import { parseJson } from '../workspace/index.js';
+import { findItem } from '../workspace/index.js';
+import { requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
 import { newPublicId, reportIdOf, reportIdsOf, writePublication } from './dashboards.service.js';
 import { findPublishedByWorkbook, snapshotContent, type SnapshotContent } from './published.js';
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Id, Nullable, PageQuery, ref } from '../../shared/schemas.js';
-import { DashboardConfig, DashboardConfigDraft, DashboardConfigDraftInput } from '../workspace/content.schemas.js';
+import { DashboardConfig, DashboardConfigDraft, DashboardConfigDraftInput } from '../workspace/index.js';
 import { WorkbookParams } from '../../shared/schemas.js';
 
 export { WorkbookParams };

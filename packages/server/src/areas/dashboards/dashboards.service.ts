@@ -8,10 +8,10 @@ import { afterId, encodeCursor, pageRequest } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
 import { now } from '../../time.js';
-import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type DashboardConfigDraft } from '../workspace/content.schemas.js';
-import { parseJson } from '../workspace/item-view.js';
-import { findItem, type StoredItem } from '../workspace/items.store.js';
-import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type DashboardConfigDraft } from '../workspace/index.js';
+import { parseJson } from '../workspace/index.js';
+import { findItem, type StoredItem } from '../workspace/index.js';
+import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
 import type { PublishInput, SaveDraftInput, VersionsInput } from './dashboards.schemas.js';
 import {
   archivePublished,

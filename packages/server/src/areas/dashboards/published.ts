@@ -1,7 +1,7 @@
 import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Executor, ReportRow } from '../../db/tables.js';
 import { now } from '../../time.js';
-import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type ReportSnapshot } from '../workspace/content.schemas.js';
-import { parseJson } from '../workspace/item-view.js';
+import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type ReportSnapshot } from '../workspace/index.js';
+import { parseJson } from '../workspace/index.js';
 import { findDashboardByPublicId, findDashboardByWorkbook, findPublishedVersion, snapshotsOf, updateAllowEmbed } from './dashboards.store.js';
 
 /*

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Id } from '../../shared/schemas.js';
 import type { Tenant } from '../../http/tenant.js';
-import { EMBED_TOKEN_TYPE } from '../embed-sessions/embed-claims.js';
-import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
+import { EMBED_TOKEN_TYPE } from '../embed-sessions/index.js';
+import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import { unauthenticated, type DataApiEnvironment, type DataApiGrant, type DataApiService } from './data-api.service.js';
 
 /** The `typ` of a JWT's header, without verifying anything (the verifier of that kind does). */

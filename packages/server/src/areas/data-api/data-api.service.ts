@@ -9,17 +9,17 @@ import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER } from '../../seman
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
-import type { BuildsService } from '../data-model/builds.service.js';
-import { hasSuccessfulBuild, latestBuild } from '../data-model/builds.store.js';
-import type { DeploymentRepositories } from '../data-model/deployment-repositories.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
-import { findDeployment } from '../deployments/deployments.store.js';
-import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments.service.js';
-import { dataApiUrl } from '../deployments/environments.service.js';
-import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/tokens.service.js';
+import type { BuildsService } from '../data-model/index.js';
+import { hasSuccessfulBuild, latestBuild } from '../data-model/index.js';
+import type { DeploymentRepositories } from '../data-model/index.js';
+import { authorizeDeployment } from '../deployments/index.js';
+import { findDeployment } from '../deployments/index.js';
+import { deploymentPath, type DeploymentUrlOf } from '../deployments/index.js';
+import { dataApiUrl } from '../deployments/index.js';
+import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/index.js';
 import { encodeSecurity, securityContextOf } from './security-context.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
-import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
+import type { EmbedPrincipal } from '../embed-sessions/index.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {

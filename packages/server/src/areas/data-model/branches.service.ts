@@ -6,7 +6,7 @@ import { RefMovedError, type Repository } from '../../git/repository.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, draftRef, isPersonalBranch, namedOrActive } from './branch-targets.js';
 import { branchRows, findBranch, findBranchById, forgetBranch, insertBranch, setSession, setStaging } from './branches.store.js';

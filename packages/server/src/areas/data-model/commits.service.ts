@@ -4,7 +4,7 @@ import { GitError } from '../../git/run.js';
 import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import type { Commit, CommitsInput } from './commits.schemas.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 

@@ -5,7 +5,7 @@ import type { DeploymentRow } from '../../db/tables.js';
  * from it (except in `deployMode: cli`, where only uploads deploy; reference 2.0). The builds of
  * this area listen; the callers only report.
  */
-export type { DeployBranchMoved } from '../deployments/deployments.service.js';
+export type { DeployBranchMoved } from '../deployments/index.js';
 
 /** Whether a move of `branch` should build production. */
 export function buildsProduction(row: DeploymentRow, branch: string): boolean {

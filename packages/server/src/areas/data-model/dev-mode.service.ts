@@ -5,7 +5,7 @@ import type { DeploymentRow } from '../../db/tables.js';
 import type { Signature } from '../../git/objects.js';
 import { RefMovedError, type Repository } from '../../git/repository.js';
 import { ApiError } from '../../shared/problems.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, draftRef, isPersonalBranch } from './branch-targets.js';
 import { endSession, findBranch, findFork, findSession, insertBranch, setSession } from './branches.store.js';

@@ -6,7 +6,7 @@ import { RefMovedError, type Repository, type TreeEntry } from '../../git/reposi
 import { decodeCursor, encodeCursor, pageRequest } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchFiles, draftRef, isPersonalBranch, writableBranch } from './branch-targets.js';
 import { findSession } from './branches.store.js';

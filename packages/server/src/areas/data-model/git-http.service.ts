@@ -4,7 +4,7 @@ import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
 import { serveSmartHttp, type SmartHttpResponse } from '../../git/http-backend.js';
 import { ApiError } from '../../shared/problems.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { devBranchesOf } from './branches.store.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 

@@ -6,7 +6,7 @@ import { blobSha } from '../../git/objects.js';
 import { RefMovedError } from '../../git/repository.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, isPersonalBranch } from './branch-targets.js';
 import { findBranch } from './branches.store.js';

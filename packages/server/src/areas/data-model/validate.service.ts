@@ -1,7 +1,7 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { ApiError } from '../../shared/problems.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { branchFiles, isPersonalBranch } from './branch-targets.js';
 import { findSession } from './branches.store.js';
 import { modeOf } from './builds.service.js';

@@ -1,5 +1,5 @@
 import type { Repository } from '../../git/repository.js';
-import { modelFilesAt } from '../data-model/model-files.js';
+import { modelFilesAt } from '../data-model/index.js';
 import { isModelFile, type ModelError, type ModelFile } from '../../model/index.js';
 import { isGenerated, type GeneratedFile } from './generator/index.js';
 

@@ -6,7 +6,7 @@ import { ApiError } from '../../shared/problems.js';
 import type { Secrets } from '../../secrets/index.js';
 import { now } from '../../time.js';
 import { normalizeModelPath } from '../../shared/model-paths.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import type { DbtSyncSelector, DbtSyncSettings, PutDbtSyncSettingsInput } from './settings.schemas.js';
 import { findSettings, saveSettings, tokenSealedAs, type SettingsValues } from './settings.store.js';
 

@@ -3,16 +3,16 @@ import { Type } from 'typebox';
 import { AccessContext } from '../../access/access.js';
 import type { Caller } from '../../access/caller.js';
 import { TenantSnapshot } from '../../cache/tenant-cache.js';
-import type { FolderTrees } from '../workspace/folder-trees.js';
+import type { FolderTrees } from '../workspace/index.js';
 import type { Db } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
-import { findPublishedByPublicId } from '../dashboards/published.js';
-import { embedShareOf } from '../embed-tenants/dashboard-embed.js';
-import { PublicIdParams } from '../dashboards/dashboards.schemas.js';
-import type { Dashboard } from '../workspace/content.schemas.js';
-import { findItem } from '../workspace/items.store.js';
-import { openWorkspace, requireItemAccess } from '../workspace/workspace-context.js';
-import { findUserById } from '../users/users.store.js';
+import { findPublishedByPublicId } from '../dashboards/index.js';
+import { embedShareOf } from '../embed-tenants/index.js';
+import { PublicIdParams } from '../dashboards/index.js';
+import type { Dashboard } from '../workspace/index.js';
+import { findItem } from '../workspace/index.js';
+import { openWorkspace, requireItemAccess } from '../workspace/index.js';
+import { findUserById } from '../users/index.js';
 import type { EmbedPrincipal } from './embed-sessions.service.js';
 
 /**

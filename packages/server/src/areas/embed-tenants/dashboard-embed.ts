@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/tables.js';
-import { findByWorkbook, setAllowEmbed } from '../dashboards/published.js';
+import { findByWorkbook, setAllowEmbed } from '../dashboards/index.js';
 import { findAllEmbedUsersGroup, reachableWorkbooks, tenantSystemGroup } from './embed-access.store.js';
 import { findEmbedTenant } from './tenants.store.js';
 

@@ -5,9 +5,9 @@ import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { loadViewContext, toWorkbookShape } from '../workspace/item-view.js';
-import { findItem, type StoredItem } from '../workspace/items.store.js';
-import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/workspace-context.js';
+import { loadViewContext, toWorkbookShape } from '../workspace/index.js';
+import { findItem, type StoredItem } from '../workspace/index.js';
+import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
 import type { DashboardEmbedSwitch } from './dashboard-embed.js';
 import type { EmbedAccessResponse, FolderEmbedAccess, TenantWorkbooksInput, UpdateFolderEmbedAccessInput } from './embed-access.schemas.js';
 import {

@@ -2,8 +2,8 @@ import type { EmbedTenantRow, EmbedUserRow, Executor } from '../../db/tables.js'
 import { lockKey, lockWithin } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { listAttributes } from '../user-attributes/user-attributes.store.js';
-import { matchesType, type AttributeValue } from '../user-attributes/user-attributes.service.js';
+import { listAttributes } from '../user-attributes/index.js';
+import { matchesType, type AttributeValue } from '../user-attributes/index.js';
 import type { EmbedUser, EmbedUserProfile } from './embed-tenants.schemas.js';
 import {
   attributeValuesOf,

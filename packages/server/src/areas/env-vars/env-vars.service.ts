@@ -1,5 +1,5 @@
 import { isUsageDataPath, USAGE_DATA_DIR } from './data-source-check.js';
-import type { RuntimesChanged } from '../deployments/deployments.service.js';
+import type { RuntimesChanged } from '../deployments/index.js';
 import { dataSourceRefusal, type DataSourceRules, type DataSourceVariables } from './data-source-check.js';
 import type { Caller } from '../../access/caller.js';
 import type { Audit } from '../../audit/index.js';
@@ -11,7 +11,7 @@ import { decodeCursor, pageRequest, toPage, type PageRequest } from '../../share
 import { isSecretName } from '../../secrets/secret-names.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import { MASK, type EnvVariableItem, type EnvVariablesListResponse, type SetEnvVariablesInput } from './env-vars.schemas.js';
 import { deleteEnvVar, envVarContext, existingNames, listEnvVars, sealedValues, upsertEnvVars } from './env-vars.store.js';
 

@@ -4,8 +4,8 @@ import type { Secrets } from '../../secrets/index.js';
 import type { DesiredRuntime, Planner, PodFiles } from '../../runtime/index.js';
 import type { EnvironmentKey } from '../../runtime/runtimes.store.js';
 import { envVarContext } from './env-vars.store.js';
-import type { Catalog } from '../deployments/catalog.js';
-import { currentVersion } from '../deployments/deployment-settings.js';
+import type { Catalog } from '../deployments/index.js';
+import { currentVersion } from '../deployments/index.js';
 
 type VersionFields = Pick<DeploymentRow, 'release_channel' | 'release_channel_version'>;
 

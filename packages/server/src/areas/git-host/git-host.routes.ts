@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { CallbackDeps } from '../oauth-integrations/oauth-integrations.routes.js';
+import type { CallbackDeps } from '../oauth-integrations/index.js';
 import { BranchesQuery, ConnectGitHostBody, GitHostCallbackQuery, InstallationParams, ListQuery, PutGitHostAppBody, RepositoryParams } from './git-host.schemas.js';
 import type { GitHostService } from './git-host.service.js';
 import type { UpstreamsService } from './upstreams.service.js';

@@ -6,7 +6,7 @@ import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { existingUserIds } from '../users/users.store.js';
+import { existingUserIds } from '../users/index.js';
 import type { CreateGroupInput, Group, GroupDetail, ListGroupsInput, UpdateGroupInput } from './groups.schemas.js';
 import {
   addMembers,

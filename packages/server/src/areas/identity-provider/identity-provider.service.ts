@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Db, IdentityProviderRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import { ApiError } from '../../shared/problems.js';
-import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
+import { urlProblem } from '../oauth-integrations/index.js';
 import type { IdentityProvider, PutIdentityProviderInput } from './identity-provider.schemas.js';
 import { deleteIdentityProvider, findIdentityProvider, sealedAs, upsertIdentityProvider } from './identity-provider.store.js';
 

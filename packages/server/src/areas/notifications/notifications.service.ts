@@ -4,8 +4,8 @@ import type { DeploymentRow, Executor, NotificationDeliveryRecipientRow, Notific
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { findDashboardByPublicId } from '../dashboards/dashboards.store.js';
-import { findDeployment } from '../deployments/deployments.store.js';
+import { findDashboardByPublicId } from '../dashboards/index.js';
+import { findDeployment } from '../deployments/index.js';
 import type { FieldError } from './recipients.js';
 import { addRecipients, checkRecipients, removeKeys, toRecipient } from './recipients.js';
 import type {
@@ -25,10 +25,10 @@ import type {
 import { deleteNotification, findNotification, insertNotification, listNotifications, listRecipients, updateNotification, type NotificationChanges, type NotificationFilter } from './notifications.store.js';
 import { deliveryRecipients, listDeliveries } from './deliveries.store.js';
 import { canonicalTimeZone, checkSchedule, cronOf, describeSchedule, fieldsOf, nextOccurrence, type ScheduleFields, type ScheduleType } from './schedule.js';
-import { findUserByEmail } from '../users/users.store.js';
-import { findEmbedTenant } from '../embed-tenants/tenants.store.js';
-import { findEmbedUserByExternalId } from '../embed-tenants/users.store.js';
-import { normalizeExternalId } from '../embed-tenants/names.js';
+import { findUserByEmail } from '../users/index.js';
+import { findEmbedTenant } from '../embed-tenants/index.js';
+import { findEmbedUserByExternalId } from '../embed-tenants/index.js';
+import { normalizeExternalId } from '../embed-tenants/index.js';
 
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 const nullablePage = (input: { first?: number | null; after?: string | null }) => pageRequest({ first: input.first ?? undefined, after: input.after ?? undefined });

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/tables.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
-import { tenantGroupContextName, tenantSystemGroupName } from '../embed-tenants/names.js';
+import { tenantGroupContextName, tenantSystemGroupName } from '../embed-tenants/index.js';
 
 /**
  * The row-level context an embed recipient's render runs with, as their embed session would:

@@ -1,11 +1,11 @@
 import type { Executor } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
-import { normalizeExternalId, SYNTHETIC_EMAIL_DOMAIN } from '../embed-tenants/names.js';
-import { globalGroupNamesOf, attributeValuesOf } from '../embed-tenants/memberships.store.js';
-import { provisionEmbedUser } from '../embed-tenants/provision.js';
-import { findEmbedTenant } from '../embed-tenants/tenants.store.js';
-import { findEmbedUserByExternalId } from '../embed-tenants/users.store.js';
-import { findUserByEmail, findUserById } from '../users/users.store.js';
+import { normalizeExternalId, SYNTHETIC_EMAIL_DOMAIN } from '../embed-tenants/index.js';
+import { globalGroupNamesOf, attributeValuesOf } from '../embed-tenants/index.js';
+import { provisionEmbedUser } from '../embed-tenants/index.js';
+import { findEmbedTenant } from '../embed-tenants/index.js';
+import { findEmbedUserByExternalId } from '../embed-tenants/index.js';
+import { findUserByEmail, findUserById } from '../users/index.js';
 import type { NotificationRecipient, RecipientInput, RemoveRecipientInput } from './notifications.schemas.js';
 import { deleteRecipientsByKeys, insertRecipient, recipientsByKeys, recipientViewsByIds, setRecipientSecurityContext, type RecipientView } from './notifications.store.js';
 

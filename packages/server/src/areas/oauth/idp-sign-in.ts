@@ -3,10 +3,10 @@ import * as oidc from 'openid-client';
 import type { Audit } from '../../audit/index.js';
 import type { Db } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
-import { findUserByEmail } from '../users/users.store.js';
-import { consumeSignIn, deleteExpiredSignIns, findIdentityProvider, findSignIn, insertSignIn, sealedAs } from '../identity-provider/identity-provider.store.js';
-import { domainsOf, IDP_CALLBACK_PATH } from '../identity-provider/identity-provider.service.js';
-import { ProviderRefused, ProviderUnavailable, type ProviderSettings, type RelyingParty } from '../identity-provider/relying-party.js';
+import { findUserByEmail } from '../users/index.js';
+import { consumeSignIn, deleteExpiredSignIns, findIdentityProvider, findSignIn, insertSignIn, sealedAs } from '../identity-provider/index.js';
+import { domainsOf, IDP_CALLBACK_PATH } from '../identity-provider/index.js';
+import { ProviderRefused, ProviderUnavailable, type ProviderSettings, type RelyingParty } from '../identity-provider/index.js';
 import { hashOf } from './oauth.adapter.js';
 
 /** How long a browser may stay at the identity provider before its sign-in can no longer complete. */

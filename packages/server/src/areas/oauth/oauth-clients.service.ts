@@ -3,9 +3,9 @@ import type { Caller } from '../../access/caller.js';
 import type { Db, OAuthModelRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import { ApiError, notFound, type FieldError } from '../../shared/problems.js';
-import { urlProblem } from '../oauth-integrations/oauth-integrations.service.js';
-import { existingDeploymentIds } from '../deployments/deployments.store.js';
-import { findUserById } from '../users/users.store.js';
+import { urlProblem } from '../oauth-integrations/index.js';
+import { existingDeploymentIds } from '../deployments/index.js';
+import { findUserById } from '../users/index.js';
 import { hashOf, oauthSecretContext } from './oauth.adapter.js';
 import type { CreatedOAuthClient, CreateOAuthClientInput, OAuthClient } from './oauth-clients.schemas.js';
 

@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Tenant } from '../../http/tenant.js';
 import type { OAuthProviders } from './oauth.provider.js';
 import { ApiError } from '../../shared/problems.js';
-import { IDP_CALLBACK_PATH } from '../identity-provider/identity-provider.service.js';
+import { IDP_CALLBACK_PATH } from '../identity-provider/index.js';
 import { SIGN_IN_TTL_MS, SignInRefused, type IdpSignIn } from './idp-sign-in.js';
 import { bindingCookie, bindingCookieName, consentedScope, consentPage, cookieOf, grantConsent, otherBrowserPage, sameBrowser, UID } from './oauth.interaction.js';
 import { escapeHtml, page } from './oauth.pages.js';

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Id, Nullable, PageOf, PageQuery, Timestamp } from '../../shared/schemas.js';
-import { AccessLevel } from '../deployments/deployments.schemas.js';
+import { AccessLevel } from '../deployments/index.js';
 
 const PrincipalType = Type.Enum(['USER', 'GROUP']);
 const ResourceType = Type.Enum(['DEPLOYMENT', 'FOLDER', 'WORKBOOK', 'REPORT']);

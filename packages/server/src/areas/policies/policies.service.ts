@@ -6,11 +6,11 @@ import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { findDeployment } from '../deployments/deployments.store.js';
-import { findUserById } from '../users/users.store.js';
+import { findDeployment } from '../deployments/index.js';
+import { findUserById } from '../users/index.js';
 import type { CreatePolicyInput, ListPoliciesInput, Policy } from './policies.schemas.js';
-import { findGroup } from '../groups/groups.store.js';
-import { deploymentOfItem } from '../workspace/items.store.js';
+import { findGroup } from '../groups/index.js';
+import { deploymentOfItem } from '../workspace/index.js';
 import { deletePolicy, findPolicyFor, insertPolicy, listPolicies } from './policies.store.js';
 
 export function toPolicy(row: PolicyRow): Policy {

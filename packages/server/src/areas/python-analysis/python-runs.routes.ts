@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ApiError } from '../../shared/problems.js';
 import { ref } from '../../shared/schemas.js';
-import { PublicIdParams } from '../dashboards/dashboards.schemas.js';
+import { PublicIdParams } from '../dashboards/index.js';
 import { EmbedPythonFilteredRunInputSchema } from './python-runs.schemas.js';
 import type { PythonRunsService } from './python-runs.service.js';
 

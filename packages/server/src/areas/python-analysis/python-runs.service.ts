@@ -1,10 +1,10 @@
 import type { Db } from '../../db/tables.js';
 import { SandboxBusyError, SandboxClosedError, type PythonSandbox } from '../../python/sandbox.js';
 import { ApiError } from '../../shared/problems.js';
-import { embedSettings } from '../account/embed-settings.js';
-import type { DataApiService } from '../data-api/data-api.service.js';
-import type { EmbedDashboards } from '../embed-sessions/embed-dashboards.js';
-import type { EmbedPrincipal } from '../embed-sessions/embed-sessions.service.js';
+import { embedSettings } from '../account/index.js';
+import type { DataApiService } from '../data-api/index.js';
+import type { EmbedDashboards } from '../embed-sessions/index.js';
+import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import { PythonRunCache } from './run-cache.js';
 import type { EmbedPythonFilteredRunInput, PythonAnalysisFilteredRun } from './python-runs.schemas.js';
 

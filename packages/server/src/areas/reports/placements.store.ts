@@ -1,5 +1,5 @@
 import type { Executor, ReportRow } from '../../db/tables.js';
-import type { WorkspaceScope } from '../workspace/tree.store.js';
+import type { WorkspaceScope } from '../workspace/index.js';
 
 export async function findReport(db: Executor, scope: WorkspaceScope, id: number): Promise<ReportRow | undefined> {
   return db.selectFrom('reports').selectAll().where('tenant_id', '=', scope.tenantId).where('deployment_id', '=', scope.deploymentId).where('id', '=', id).executeTakeFirst();

@@ -1,9 +1,9 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { LegacyPageOf, type LegacyPage, type LegacyPagination } from '../../shared/pagination.js';
 import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
-import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/content.schemas.js';
+import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/index.js';
 import { ReportPlacementSchema } from './placements.schemas.js';
-import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/workspace.schemas.js';
+import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/index.js';
 
 /**
  * A report's public id: its stable key within a deployment, for scripts that upsert. 1 to 64

@@ -1,8 +1,8 @@
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../../db/database.js';
 import type { Database, Executor, ReportRow } from '../../db/tables.js';
-import { nameSearch, type NameSearch } from '../workspace/listing.store.js';
-import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/tree.store.js';
+import { nameSearch, type NameSearch } from '../workspace/index.js';
+import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/index.js';
 
 export type NewReport = Omit<ReportRow, 'id'>;
 export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;

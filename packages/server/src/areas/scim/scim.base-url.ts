@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/tables.js';
-import { tenantOrigin, type PublicUrls } from '../tenants/tenant-origin.js';
+import { tenantOrigin, type PublicUrls } from '../tenants/index.js';
 import { SCIM_PREFIX } from './scim.errors.js';
 
 export type { PublicUrls };

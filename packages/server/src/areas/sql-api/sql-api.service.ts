@@ -1,8 +1,8 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import { ApiError } from '../../shared/problems.js';
-import type { DataApiEnvironment, DataApiGrant, DataApiService } from '../data-api/data-api.service.js';
-import { DEFAULT_TENANT_SLUG } from '../tenants/tenants.service.js';
+import type { DataApiEnvironment, DataApiGrant, DataApiService } from '../data-api/index.js';
+import { DEFAULT_TENANT_SLUG } from '../tenants/index.js';
 import { catalogColumns, pgType, type MetaCube } from './sql-api.catalog.js';
 import type { Field } from './sql-api.protocol.js';
 import { normalize } from './sql-api.sql.js';

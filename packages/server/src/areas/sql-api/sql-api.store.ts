@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/tables.js';
-import { findTenantBySlug } from '../tenants/tenants.store.js';
+import { findTenantBySlug } from '../tenants/index.js';
 
 /** The tenant a slug names. */
 export async function tenantBySlug(db: Executor, slug: string): Promise<{ id: number; slug: string } | null> {

@@ -3,9 +3,9 @@ import { serialized } from '../../db/transactions.js';
 import type { Executor, KeySource, TenantRow, UserRow } from '../../db/tables.js';
 import { DOMAIN_NAME, EMAIL, SLUG } from '../../formats.js';
 import { now } from '../../time.js';
-import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom, tenantHasKeys } from '../api-keys/api-keys.store.js';
-import { generateApiKey, hashApiKey } from '../api-keys/key-format.js';
-import { findUserByEmail, insertUser } from '../users/users.store.js';
+import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom, tenantHasKeys } from '../api-keys/index.js';
+import { generateApiKey, hashApiKey } from '../api-keys/index.js';
+import { findUserByEmail, insertUser } from '../users/index.js';
 import { findHost, findTenantBySlug, insertHost, insertTenant, listTenants } from './tenants.store.js';
 
 /** The tenant that answers on any host when BASE_DOMAIN is unset. */

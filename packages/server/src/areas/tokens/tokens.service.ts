@@ -7,9 +7,9 @@ import type { Secrets } from '../../secrets/index.js';
 import type { Signing } from '../../signing/index.js';
 import { positionalPageInfo, positionalWindow } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { authorizeDeployment } from '../deployments/deployment-access.js';
-import { deploymentPath, type DeploymentUrlOf } from '../deployments/deployments.service.js';
-import { findEnvironment, type EnvironmentRef } from '../deployments/environments.service.js';
+import { authorizeDeployment } from '../deployments/index.js';
+import { deploymentPath, type DeploymentUrlOf } from '../deployments/index.js';
+import { findEnvironment, type EnvironmentRef } from '../deployments/index.js';
 import {
   DEPLOYMENT_TOKEN_MAX_SECONDS,
   ENVIRONMENT_TOKEN_MAX_SECONDS,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Executor } from '../../db/tables.js';
-import { USAGE_DATA_DIR } from '../env-vars/data-source-check.js';
+import { USAGE_DATA_DIR } from '../env-vars/index.js';
 
 export { USAGE_DATA_DIR };
 

@@ -4,10 +4,10 @@ import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { findUserById } from '../users/users.store.js';
+import { findUserById } from '../users/index.js';
 import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';
 import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf } from './user-attributes.store.js';
-import { adminLock } from '../users/users.service.js';
+import { adminLock } from '../users/index.js';
 import { serialized } from '../../db/transactions.js';
 
 export type AttributeValue = string | number | boolean | string[];

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DeploymentParams, Id, Nullable, ref, WorkbookParams } from '../../shared/schemas.js';
-import { DashboardConfigInput } from '../workspace/content.schemas.js';
-import { ItemName } from '../workspace/workspace.schemas.js';
+import { DashboardConfigInput } from '../workspace/index.js';
+import { ItemName } from '../workspace/index.js';
 
 /**
  * A workbook's slug: its stable, human-readable key within a deployment, for scripts that upsert.

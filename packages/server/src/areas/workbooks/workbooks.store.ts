@@ -1,5 +1,5 @@
 import type { Executor, WorkbookRow } from '../../db/tables.js';
-import type { WorkspaceScope } from '../workspace/tree.store.js';
+import type { WorkspaceScope } from '../workspace/index.js';
 
 export type NewWorkbook = Omit<WorkbookRow, 'id'>;
 export type WorkbookChanges = Partial<Pick<WorkbookRow, 'name' | 'meta' | 'calculated_fields' | 'dashboard_draft'>> & { updated_at: string };

@@ -4,7 +4,7 @@ import type { Audit } from '../../audit/index.js';
 import type { Executor, OidcTokenConfigRow } from '../../db/tables.js';
 import type { PodFiles } from '../../runtime/index.js';
 import type { Signing } from '../../signing/index.js';
-import { tenantSettingsFromColumn } from '../account/tenant-settings.js';
+import { tenantSettingsFromColumn } from '../account/index.js';
 import { enabledConfigsOfDeployments, type DeploymentConfigRow } from './oidc-token-configs.store.js';
 import { claimsOf, subjectOf, WORKLOAD_TOKEN_RENEW_MS, WORKLOAD_TOKEN_SECONDS } from './workload-tokens.js';
 

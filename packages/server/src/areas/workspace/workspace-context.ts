@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import { atLeast, effectiveAccess, type AccessTarget, type GrantIndex, type ResourceRef } from '../../access/levels.js';
 import type { Access, Db, DeploymentRow, Executor, ItemType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { findDeployment } from '../deployments/deployments.store.js';
+import { findDeployment } from '../deployments/index.js';
 import type { Dialect } from '../../db/dialect.js';
 import { walk } from './folder-trees.js';
 import { readItem, type ItemRead } from './item-read.store.js';

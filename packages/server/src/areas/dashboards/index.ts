@@ -1,0 +1,9 @@
+/**
+ * The dashboards area's public entry: what other areas may use of it. Everything else in the folder
+ * is the area's own (npm run cycles enforces it).
+ */
+export { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainInput } from './controls.schemas.js';
+export { copyDashboards } from './copy.js';
+export { PublicIdParams } from './dashboards.schemas.js';
+export { findDashboardByPublicId } from './dashboards.store.js';
+export { findByWorkbook, findInDeployment, findPublishedByPublicId, setAllowEmbed } from './published.js';

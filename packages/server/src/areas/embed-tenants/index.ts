@@ -1,0 +1,10 @@
+/**
+ * The embed-tenants area's public entry: what other areas may use of it. Everything else in the folder
+ * is the area's own (npm run cycles enforces it).
+ */
+export { embedShareOf } from './dashboard-embed.js';
+export { attributeValuesOf, globalGroupNamesOf } from './memberships.store.js';
+export { SYNTHETIC_EMAIL_DOMAIN, normalizeExternalId, tenantGroupContextName, tenantSystemGroupName } from './names.js';
+export { confirmEmbedUserCap, provisionEmbedUser } from './provision.js';
+export { findEmbedTenant } from './tenants.store.js';
+export { existingEmbedUserId, findEmbedUserByExternalId } from './users.store.js';
