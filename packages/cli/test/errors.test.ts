@@ -40,7 +40,7 @@ function paste(command: string, env: Record<string, string>, cwd = REPO_ROOT): P
   return completion(child);
 }
 
-describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dialect) => {
+describe.each(DIALECTS)('errors from a server are printed once, with hints that work when pasted (%s)', (dialect) => {
   let server: TestServer;
   let deploymentA: number;
   let deploymentB: number;
@@ -55,7 +55,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     await server?.stop();
   });
 
-  it('issue 11: a validation error prints the server message once, without a doubled prefix', async () => {
+  it('a validation error prints the server message once, without a doubled prefix', async () => {
     const env = isolatedEnv(serverVars(server));
     const result = await runCli(['folders', 'create', String(deploymentA), 'x'.repeat(300)], { env });
     expect(result.code, show(result)).toBe(1);
@@ -65,7 +65,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     expect(result.stderr).toMatch(/request id: \S+/);
   });
 
-  it('issue 11: hints after a 404 and a key-scope 403 name commands that work when pasted', async () => {
+  it('hints after a 404 and a key-scope 403 name commands that work when pasted', async () => {
     const admin = isolatedEnv(serverVars(server));
     const scoped = (await server.post('/api/v1/api-keys', { name: 'only A', deploymentIds: [deploymentA] })).body.key as string;
     const [missingParent, outOfScope] = await Promise.all([
@@ -87,7 +87,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     expect(retried.code, show(retried)).toBe(0);
   });
 
-  it('issue 11: hints for a JSON object on stdin and a URL with an /api/v1 suffix work when pasted', async () => {
+  it('hints for a JSON object on stdin and a URL with an /api/v1 suffix work when pasted', async () => {
     const admin = isolatedEnv(serverVars(server));
     await server.workbook(deploymentA, 'Root workbook');
     const [piped, suffixed] = await Promise.all([
@@ -111,7 +111,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     expect(fixed.stdout).toContain('Errors A');
   });
 
-  it('issue 11: login --token-stdin reads the token from standard input, and the hint without a token works when pasted', async () => {
+  it('login --token-stdin reads the token from standard input, and the hint without a token works when pasted', async () => {
     const env = isolatedEnv();
     const noToken = await runCli(['login', '--url', server.url, '--ca-cert', server.caFile], { env });
     expect(noToken.code, show(noToken)).toBe(1);
@@ -129,7 +129,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     expect(saved.profiles.default.token).toBe(server.key);
   });
 
-  it('issue 11: a refused token in a named profile points at `mapi login --profile NAME`, not at the default profile', async () => {
+  it('a refused token in a named profile points at `mapi login --profile NAME`, not at the default profile', async () => {
     const env = isolatedEnv();
     const login = await runCli(['--profile', 'staging', 'login', '--url', server.url, '--ca-cert', server.caFile, '--token-stdin'], { env, input: server.key });
     expect(login.code, show(login)).toBe(0);
@@ -147,7 +147,7 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
     expect(hintCommands(refused.stderr)).toEqual(['mapi login --profile staging']);
   });
 
-  it('issue 11: counts are singular for one: "1 item", "1 request", "1 item failed"', async () => {
+  it('counts are singular for one: "1 item", "1 request", "1 item failed"', async () => {
     const env = isolatedEnv(serverVars(server));
     const [target, wbOne, wbTwo, wbThree] = [
       await server.folder(deploymentA, 'Plural target'),
@@ -174,8 +174,8 @@ describe.each(DIALECTS)('issue 11: errors and hints against a server (%s)', (dia
   });
 });
 
-describe('issue 11: an unreachable server', () => {
-  it('issue 11: a closed port gets one "cannot be reached" line while retrying, then a final error naming the URL and what to check', async () => {
+describe('an unreachable server is reported once while retrying, then named with what to check', () => {
+  it('a closed port gets one "cannot be reached" line while retrying, then a final error naming the URL and what to check', async () => {
     const url = `https://127.0.0.1:${await closedPort()}`;
     const result = await runCli(['deployments', 'list'], { env: isolatedEnv({ MAPI_URL: url, MAPI_TOKEN: 'mapi_notarealkeynotarealkeynotarealkeynotar' }) });
     expect(result.code, show(result)).toBe(1);
@@ -188,7 +188,7 @@ describe('issue 11: an unreachable server', () => {
     ]);
   });
 
-  it('issue 11: the "cannot be reached" line comes after the first failed attempt, while the next one is still under way', async () => {
+  it('the "cannot be reached" line comes after the first failed attempt, while the next one is still under way', async () => {
     // The first connection is cut at once; the second is held open, so the CLI cannot finish until
     // the test lets it: whatever it printed by then, it printed while retrying.
     const held: net.Socket[] = [];
@@ -224,8 +224,8 @@ describe('issue 11: an unreachable server', () => {
   });
 });
 
-describe('issue 11: usage errors are caught before any request', () => {
-  it('issue 11: an empty or malformed slug or id is a usage error (exit 1) and nothing is sent', async () => {
+describe('usage errors are caught before any request', () => {
+  it('an empty or malformed slug or id is a usage error (exit 1) and nothing is sent', async () => {
     const env = isolatedEnv({ MAPI_URL: `https://127.0.0.1:${await closedPort()}`, MAPI_TOKEN: 'mapi_notarealkeynotarealkeynotarealkeynotar' });
     const cases: Array<[string[], string]> = [
       [['workbooks', 'put', '1', '', '--name', 'x'], 'slug must be 1 to 100 lowercase letters, digits and hyphens, starting with a letter or digit, got "".'],

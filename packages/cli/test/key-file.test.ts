@@ -13,7 +13,7 @@ const posix = process.platform !== 'win32';
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect) => {
+describe.each(DIALECTS)('mapi api-keys create --output keeps the key in a private file and never overwrites one by accident (%s)', (dialect) => {
   let server: TestServer;
 
   beforeAll(async () => {
@@ -30,7 +30,7 @@ describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect
     return (answer.body as { items: { name: string }[] }).items.map((k) => k.name);
   }
 
-  it('issue 11: --output writes the key alone to a 0600 file in a new 0700 directory, and prints no secret', async () => {
+  it('--output writes the key alone to a 0600 file in a new 0700 directory, and prints no secret', async () => {
     const env = isolatedEnv(serverVars(server));
     const file = path.join(tempDir(), '.mapi', 'script.key');
     const [text, json] = await Promise.all([
@@ -61,7 +61,7 @@ describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect
     expect(whoami.code, show(whoami)).toBe(0);
   });
 
-  it('issue 11: an existing file is refused before any key is made; --force replaces it and makes it 0600', async () => {
+  it('an existing file is refused before any key is made; --force replaces it and makes it 0600', async () => {
     const env = isolatedEnv(serverVars(server));
     const file = path.join(tempDir(), 'existing.key');
     fs.writeFileSync(file, 'keep me\n', { mode: 0o644 });
@@ -80,7 +80,7 @@ describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect
     if (posix) expect(mode(file)).toBe(0o600);
   });
 
-  it('issue 11: a file that cannot be written, --force without --output and a refused request leave no key and no file', async () => {
+  it('a file that cannot be written, --force without --output and a refused request leave no key and no file', async () => {
     const env = isolatedEnv(serverVars(server));
     const blocker = path.join(tempDir(), 'a-file');
     fs.writeFileSync(blocker, '');
@@ -104,8 +104,8 @@ describe.each(DIALECTS)('issue 11: mapi api-keys create --output (%s)', (dialect
   });
 });
 
-describe('issue 11: the five-minute path keeps its key file out of git', () => {
-  it('issue 11: the key file the README writes is covered by .gitignore', () => {
+describe('the five-minute path keeps its key file out of git', () => {
+  it('the key file the README writes is covered by .gitignore', () => {
     const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
     const written = /mapi api-keys create .*--output (\S+)/.exec(readme)?.[1];
     expect(written, 'the README writes the script key with --output').toBeDefined();

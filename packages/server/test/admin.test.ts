@@ -29,14 +29,14 @@ function expectOneLineReason(run: Finished, reason: RegExp, code: number): void 
   expect(run.stderr, shown).not.toMatch(/\b(Type|Reference|Aggregate)?Error:|node:internal/);
 }
 
-describe('admin script errors (issue 11)', () => {
+describe('admin script errors exit non-zero with a one-line reason', () => {
   let env: ServerEnv;
   beforeAll(async () => {
     env = await serverEnv('sqlite');
   });
   afterAll(async () => env?.destroy());
 
-  it('issue 11: bad arguments, an unknown command and an unknown tenant exit non-zero with a one-line reason', async () => {
+  it('bad arguments, an unknown command and an unknown tenant exit non-zero with a one-line reason', async () => {
     const [missing, unknownOption, unknownCommand, none, unknownTenant] = await Promise.all([
       runTs(ADMIN, ['tenant', 'create'], env.env),
       runTs(ADMIN, ['tenant', 'create', 'acme', '--colour', 'red'], env.env),
@@ -75,7 +75,7 @@ describe('admin script errors (issue 11)', () => {
     expect(lifted.stdout).toContain('Tenant regional may use every region (local, eu-west).');
   });
 
-  it('issue 11: an unreachable database, an unusable DATA_DIR and a bad setting exit non-zero with a one-line reason', async () => {
+  it('an unreachable database, an unusable DATA_DIR and a bad setting exit non-zero with a one-line reason', async () => {
     const port = await closedPort();
     const [unreachable, unusable, badSetting] = await Promise.all([
       runTs(ADMIN, ['tenant', 'list'], { ...env.env, DATABASE_URL: `postgres://mapi:secret-password@127.0.0.1:${port}/mapi` }),

@@ -87,7 +87,7 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
     expect(await again.server.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(adminKey)).execute()).toEqual([{ id: row.id }]);
   });
 
-  it('issue 39: the database files are 0600 and the repositories 0700 whatever the umask or the data directory\'s mode, and a start narrows wider ones', async () => {
+  it('the database files are 0600 and the repositories 0700 whatever the umask or the data directory\'s mode, and a start narrows wider ones', async () => {
     const umask = process.umask(0o022);
     try {
       fs.chmodSync(env.dataDir, 0o755);
@@ -136,12 +136,12 @@ describe('configuration', () => {
     expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({ port: 0, baseDomain: 'mapi.example.com' });
   });
 
-  it('issue 11: timeouts and limits have safe defaults, and none can be turned off by a zero', () => {
+  it('timeouts and limits have safe defaults, and none can be turned off by a zero', () => {
     expect(loadConfig({})).toMatchObject({ rateLimitPerIpPerMinute: 60, redisUrl: null, timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000, drainMs: 10_000 } });
     expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({ redisUrl: 'rediss://cache.internal:6380/2', timeouts: { bodyMs: 600_000 } });
   });
 
-  it('issue 14: runtimes default to child processes on loopback with the documented timings; bad values are named', () => {
+  it('runtimes default to child processes on loopback with the documented timings; bad values are named', () => {
     expect(loadConfig({ DATA_DIR: '/srv/mapi' }).runtime).toEqual({
       driver: 'process',
       host: '127.0.0.1',
@@ -170,7 +170,7 @@ describe('configuration', () => {
     expect(problemsOf({ DATASOURCES_ALLOW_SOCKETS: 'yes' })).toEqual(['DATASOURCES_ALLOW_SOCKETS must be "true" (allow a Unix socket or host=/hostaddr= in DB_URL) or "false", got "yes"']);
   });
 
-  it('issue 18: Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {
+  it('Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {
     expect(loadConfig({}).python).toEqual({ poolSize: 2, concurrency: 2, queueLimit: 32, timeoutMs: 10_000, memoryMb: 256, cacheMs: 60_000 });
     expect(loadConfig({ PYTHON_POOL_SIZE: '0', PYTHON_TIMEOUT_MS: '2000', PYTHON_MEMORY_MB: '512', PYTHON_CACHE_MS: '0' }).python).toMatchObject({ poolSize: 0, timeoutMs: 2_000, memoryMb: 512, cacheMs: 0 });
     expect(problemsOf({ PYTHON_MEMORY_MB: '16' })).toEqual([expect.stringMatching(/^PYTHON_MEMORY_MB must be a number of megabytes from 64/)]);
@@ -282,7 +282,7 @@ if (DIALECTS.includes('postgres')) {
 }
 
 describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
-  it('issue 11: an expired only admin key is reported as none usable, and no new key is made behind the operator', async () => {
+  it('an expired only admin key is reported as none usable, and no new key is made behind the operator', async () => {
     const store = await createTestStore(dialect);
     try {
       const first = await bootstrapDefaultTenant(store, 'admin@localhost', null);
@@ -335,7 +335,7 @@ describe.each(DIALECTS)('first start (%s)', (dialect) => {
     }
   }
 
-  it('issue 31: a failed start leaves no data directory behind when it made it; an existing one stays', async () => {
+  it('a failed start leaves no data directory behind when it made it; an existing one stays', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {
@@ -350,7 +350,7 @@ describe.each(DIALECTS)('first start (%s)', (dialect) => {
     }
   });
 
-  it('issue 11: a start on a taken port fails in one line naming the port and creates no key; the next start on a free port shows a working key', async () => {
+  it('a start on a taken port fails in one line naming the port and creates no key; the next start on a free port shows a working key', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {
@@ -378,7 +378,7 @@ describe.each(DIALECTS)('first start (%s)', (dialect) => {
     expect(await keyCount()).toBe(1);
   }, 120_000);
 
-  it('issue 11: a start with a certificate that does not match its key fails naming both files, before any key is made', async () => {
+  it('a start with a certificate that does not match its key fails naming both files, before any key is made', async () => {
     const fresh = await serverEnv(dialect);
     try {
       const [one, other] = await Promise.all([selfSignedLocalhost(), selfSignedLocalhost()]);
@@ -420,7 +420,7 @@ describe.each(DIALECTS)('no usable admin key (%s)', (dialect) => {
 
   const me = (server: RunningServer, key: string) => server.app.inject({ url: '/api/v1/users/me', headers: { authorization: `Bearer ${key}` } });
 
-  it('issue 11: after every admin key is revoked, a start prints no new key but how to make one, and doing so works', async () => {
+  it('after every admin key is revoked, a start prints no new key but how to make one, and doing so works', async () => {
     const first = await start();
     const original = keyIn(first.text);
     await first.server.store.db.updateTable('api_keys').set({ revoked_at: new Date().toISOString() }).execute();
@@ -438,7 +438,7 @@ describe.each(DIALECTS)('no usable admin key (%s)', (dialect) => {
     expect((await me(fixed.server, made)).statusCode).toBe(200);
   }, 120_000);
 
-  it('issue 11: when the ADMIN_EMAIL admin is deactivated, the hint says to name another admin email, and doing so works', async () => {
+  it('when the ADMIN_EMAIL admin is deactivated, the hint says to name another admin email, and doing so works', async () => {
     const first = await start();
     await first.server.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).execute();
 

@@ -847,7 +847,7 @@ describe('data-model validator', () => {
     expect(result.artifact!.cubes[0]!.dimensions.map((d) => [d.name, d.type, d.primary_key])).toEqual([['id', 'number', true], ['amount', 'number', false]]);
   });
 
-  it('rule (issue 32): .js model files are refused with a clear error (never run); a syntax error is reported as such; a join to a cube they would define is not an unknown cube', () => {
+  it('rule: .js model files are refused with a clear error (never run); a syntax error is reported as such; a join to a cube they would define is not an unknown cube', () => {
     const broken = onlyError(file('model/cubes/legacy.js', 'cube(`legacy`, {\n  sql: `SELECT 1`,\n  measures: { count: { type: `count` } \n});\n'));
     expect(broken).toEqual({ message: "JavaScript syntax error: Unexpected token ')'", fileName: 'model/cubes/legacy.js', line: 4, column: 2 });
     const legacy = onlyError(file('model/cubes/legacy.js', 'cube(`legacy`, { sql: `SELECT 1`, measures: { count: { type: `count` } } });\n'));
@@ -861,7 +861,7 @@ describe('data-model validator', () => {
     expect(withJs.errors.map((e) => e.message.slice(0, 40))).toEqual(['Join "customers" of cube "orders" refers', 'JavaScript model files (cube(...), view('].sort());
   });
 
-  it('rule (issue 32): YAML files with Jinja templates are refused with a clear error, the plain files still checked', () => {
+  it('rule: YAML files with Jinja templates are refused with a clear error, the plain files still checked', () => {
     const template = 'cubes:\n{% for n in range(3) %}\n  - name: t_{{ n }}\n    sql_table: t{{ n }}\n{% endfor %}\n';
     const result = validateModel([file('model/cubes/generated.yml', template), file('model/cubes/orders.yml', ORDERS)]);
     expect(result.errors).toEqual([{ message: 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.', fileName: 'model/cubes/generated.yml', line: 1, column: 1 }]);

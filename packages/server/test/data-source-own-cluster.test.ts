@@ -109,7 +109,7 @@ describe('DB_URL targets: where the connection goes', () => {
     expect(() => openDataSource({ DB_TYPE: 'postgres', DB_URL: PAST_THE_HOST[0]![1] }, null)).toThrow('DB_URL names a Unix socket');
   });
 
-  it('issue 39: parameters that name files of this host (sslcert=, sslkey=, sslrootcert=, …) are refused, allowed sockets or not', () => {
+  it('parameters that name files of this host (sslcert=, sslkey=, sslrootcert=, …) are refused, allowed sockets or not', () => {
     for (const parameter of ['sslcert', 'sslkey', 'sslrootcert', 'sslcrl', 'passfile']) {
       const url = `postgres://analyst@db.example.invalid/warehouse?sslmode=require&${parameter}=/work/data/secret.key`;
       for (const allowSockets of [false, true]) expect(() => pgTarget(url, allowSockets)).toThrow(`DB_URL sets ${parameter}=, which would read files on this server`);

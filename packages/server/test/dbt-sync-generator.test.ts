@@ -28,7 +28,7 @@ const dimension = (c: GeneratedCube, name: string) => c.dimensions.find((d) => d
 describe('dbt-sync generator: the shop manifest', () => {
   const { files, stats } = generate(shopManifest());
 
-  it('writes one YAML file per model under the output path, in path order (spec: issue 19, one file per cube)', () => {
+  it('writes one YAML file per model under the output path, one cube per file, in path order', () => {
     expect(files.map((f) => f.path)).toEqual([`${OUT}/customers.yml`, `${OUT}/orders.yml`, `${OUT}/payments.yml`, `${OUT}/stg_orders.yml`]);
     expect(stats).toEqual({ models: 4, sources: 1, macros: 3, dbtVersion: '1.9.4', manifestGeneratedAt: '2026-08-17T12:00:00.000000Z' });
   });

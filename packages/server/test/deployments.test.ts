@@ -242,7 +242,7 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
   });
 
   describe('list', () => {
-    it('pages through every deployment for an admin, in id order, with legacy data, and count and totalCount the total (issue 11)', async () => {
+    it('pages through every deployment for an admin, in id order, with legacy data, and count and totalCount the total', async () => {
       for (let i = 0; i < 5; i++) await t.deployment(`bulk-${i}`);
       const all = await t.store.db.selectFrom('deployments').select('id').where('tenant_id', '=', t.tenantId).orderBy('id').execute();
       const listed = await listAll(t.admin.key, 3);

@@ -136,7 +136,7 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
   });
 
   describe('GET /folders', () => {
-    it('pages through every folder by cursor without gaps or repeats, with the deprecated data, and count and totalCount the total (issue 11)', async () => {
+    it('pages through every folder by cursor without gaps or repeats, with the deprecated data, and count and totalCount the total', async () => {
       const own = await t.deployment('paging');
       const pw = new WorkspaceFixtures(t, own);
       const made: number[] = [];

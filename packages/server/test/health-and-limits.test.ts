@@ -37,7 +37,7 @@ async function app(store: Store, options: Partial<AppOptions> = {}): Promise<App
 const asKey = (key: string) => ({ authorization: `Bearer ${key}` });
 
 describe.each(DIALECTS)('health probes (%s)', (dialect) => {
-  it('issue 11: /healthz and /readyz answer without a credential, never mention keys, and are never rate-limited', async () => {
+  it('/healthz and /readyz answer without a credential, never mention keys, and are never rate-limited', async () => {
     const { store } = await storeWithAdmin(dialect);
     const api = await app(store, { rateLimitPerMinute: 2, rateLimitPerIpPerMinute: 2 });
     for (const url of ['/healthz', '/readyz']) {
@@ -53,7 +53,7 @@ describe.each(DIALECTS)('health probes (%s)', (dialect) => {
     expect((await api.inject({ url: '/readyz', headers: asKey(`mapi_${'x'.repeat(40)}`) })).statusCode).toBe(200);
   });
 
-  it('issue 11: /readyz answers 503 problem details when the database does not answer, /healthz still 200', async () => {
+  it('/readyz answers 503 problem details when the database does not answer, /healthz still 200', async () => {
     const { store } = await storeWithAdmin(dialect);
     const detached = store.reopen();
     const api = await app(detached);
@@ -69,7 +69,7 @@ describe.each(DIALECTS)('health probes (%s)', (dialect) => {
 });
 
 if (DIALECTS.includes('postgres')) {
-  it('issue 11: /readyz is 503 when PostgreSQL cannot be reached at all', async () => {
+  it('/readyz is 503 when PostgreSQL cannot be reached at all', async () => {
     const unreachable = openStore({ dialect: 'postgres', url: 'postgres://postgres@127.0.0.1:1/test' });
     cleanups.push(() => unreachable.close());
     const api = await app(unreachable);
@@ -93,7 +93,7 @@ describe('per-address budgets of public routes', () => {
     return bare;
   }
 
-  it('issue 11: a public route counts per client address, by its own declared budget or the default one, and 429 says retry when', async () => {
+  it('a public route counts per client address, by its own declared budget or the default one, and 429 says retry when', async () => {
     const bare = await publicApp(3);
     const from = (remoteAddress: string, method: 'GET' | 'POST', url: string) => bare.inject({ method, url, remoteAddress });
     expect((await from('10.0.0.1', 'POST', '/token')).statusCode).toBe(200);
@@ -111,7 +111,7 @@ describe('per-address budgets of public routes', () => {
     for (let i = 0; i < 10; i++) expect((await from('10.0.0.1', 'GET', '/probe')).statusCode).toBe(200);
   });
 
-  it('issue 11: RATE_LIMIT_PER_IP_PER_MINUTE=0 leaves undeclared public routes unlimited, declared ones keep their budget', async () => {
+  it('RATE_LIMIT_PER_IP_PER_MINUTE=0 leaves undeclared public routes unlimited, declared ones keep their budget', async () => {
     const bare = await publicApp(0);
     for (let i = 0; i < 5; i++) expect((await bare.inject({ url: '/discovery' })).statusCode).toBe(200);
     await bare.inject({ method: 'POST', url: '/token' });
@@ -121,7 +121,7 @@ describe('per-address budgets of public routes', () => {
 });
 
 describe.each(DIALECTS)('rate limits shared through Redis (%s)', (dialect) => {
-  it('issue 11: two app instances with REDIS_URL share one budget per key: a key at its limit on one is refused on the other', async () => {
+  it('two app instances with REDIS_URL share one budget per key: a key at its limit on one is refused on the other', async () => {
     const { store, adminKey } = await storeWithAdmin(dialect);
     const prefix = `mapi-test:${randomBytes(6).toString('hex')}:`;
     const options = { rateLimitPerMinute: 3, redisUrl: REDIS_URL, redisKeyPrefix: prefix };
@@ -146,7 +146,7 @@ describe.each(DIALECTS)('rate limits shared through Redis (%s)', (dialect) => {
     expect((await me(two, second)).statusCode).toBe(200);
   });
 
-  it('issue 11: an unreachable Redis does not take the API down: requests pass unlimited and the outage is logged once', async () => {
+  it('an unreachable Redis does not take the API down: requests pass unlimited and the outage is logged once', async () => {
     const { store, adminKey } = await storeWithAdmin(dialect);
     const logged: string[] = [];
     const api = await app(store, {

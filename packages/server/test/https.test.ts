@@ -217,7 +217,7 @@ describe('TLS material', () => {
     expect(fs.readdirSync(path.join(dataDir, 'fresh', 'tls')).sort()).toEqual(['localhost.crt', 'localhost.key']);
   });
 
-  it('issue 11: the generated private key is 0600 in a 0700 directory, tightened again if loosened, in a path git ignores', async () => {
+  it('the generated private key is 0600 in a 0700 directory, tightened again if loosened, in a path git ignores', async () => {
     const dir = path.join(dataDir, 'modes');
     const mode = (file: string) => fs.statSync(file).mode & 0o777;
     const tlsDir = path.join(dir, 'tls');

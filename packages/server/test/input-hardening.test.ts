@@ -25,8 +25,8 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  describe('issue 11: JSON nesting is bounded', () => {
-    it('issue 11: free-form fields nest at most 32 levels; deeper is a 400 naming the field, and nothing is stored', async () => {
+  describe('JSON nesting is bounded', () => {
+    it('free-form fields nest at most 32 levels; deeper is a 400 naming the field, and nothing is stored', async () => {
       const ok = await raw('PUT', workbook('deep-ok'), `{"name":"ok","meta":${nested(32)}}`);
       expect(ok.statusCode).toBe(201);
       const cases: Array<[string, string, string]> = [
@@ -46,7 +46,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       }
     });
 
-    it('issue 11: undeclared fields a dashboard keeps are open JSON too, bounded the same way', async () => {
+    it('undeclared fields a dashboard keeps are open JSON too, bounded the same way', async () => {
       const widget = { id: 'w1', type: 'TEXT', position: { x: 0, y: 0, w: 1, h: 1 } };
       const draft = (extra: string) => `{"name":"d","dashboardDraft":{"widgets":[${JSON.stringify(widget).slice(0, -1)},"future":${extra}}]}}`;
       expect((await raw('PUT', workbook('dash-ok'), draft(nested(3)))).statusCode).toBe(201);
@@ -54,7 +54,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect(problem(res, 400, 'VALIDATION_FAILED').errors?.map((e) => e.pointer)).toEqual(['/body/dashboardDraft/widgets/0/future']);
     });
 
-    it('issue 11: a body of 100,000 nested arrays or objects is a 400, and the server keeps answering', async () => {
+    it('a body of 100,000 nested arrays or objects is a 400, and the server keeps answering', async () => {
       for (const body of ['['.repeat(100_000) + ']'.repeat(100_000), `{"name":"x","meta":${nested(100_000)}}`]) {
         const res = await raw('PUT', workbook('abyss'), body);
         problem(res, 400, 'VALIDATION_FAILED');
@@ -62,22 +62,22 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect((await t.request({ url: '/api/v1/user-attributes' })).statusCode).toBe(200);
     });
 
-    it('issue 11: SCIM bodies are bounded too, answered in SCIM\'s error schema', async () => {
+    it('SCIM bodies are bounded too, answered in SCIM\'s error schema', async () => {
       const body = `{"schemas":["${USER_SCHEMA}"],"userName":"deep@example.com","name":${nested(100)}}`;
       const res = await t.request({ method: 'POST', url: `${SCIM}/Users`, body, headers: { 'content-type': 'application/scim+json' } });
       expect(scimError(res, 400).detail).toContain('/body/name');
     });
   });
 
-  describe('issue 11: NUL and lone surrogates', () => {
-    it('issue 11: a NUL character in a body string, at any depth, is a 400 naming the field, on both stores', async () => {
+  describe('NUL characters, lone surrogates and numbers past a 64-bit float are refused with a 400 naming them', () => {
+    it('a NUL character in a body string, at any depth, is a 400 naming the field, on both stores', async () => {
       const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'a\u0000b' } });
       expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/name', message: 'must not contain a NUL character (\\u0000)' }]);
       const deep = await raw('PUT', workbook('nul'), '{"name":"w","meta":{"list":[1,{"note":"x\\u0000"}]}}');
       expect(problem(deep, 400, 'VALIDATION_FAILED').errors?.map((e) => e.pointer)).toEqual(['/body/meta/list/1/note']);
     });
 
-    it('issue 11: object keys count as strings, and lone surrogates are refused the same way', async () => {
+    it('object keys count as strings, and lone surrogates are refused the same way', async () => {
       const key = await raw('PUT', workbook('nul-key'), '{"name":"w","meta":{"a\\u0000b":1}}');
       expect(problem(key, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/meta/a\u0000b');
       for (const lone of ['\\ud800', '\\udc00x', 'x\\ud83d']) {
@@ -88,7 +88,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect((await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'rocket \ud83d\ude80' } })).statusCode).toBe(201);
     });
 
-    it('issue 11: a number beyond a 64-bit float (1e400, read as Infinity) is a 400 naming it, and nothing is stored', async () => {
+    it('a number beyond a 64-bit float (1e400, read as Infinity) is a 400 naming it, and nothing is stored', async () => {
       const body = '{"name":"r","periodComparisons":[{"measure":"m","timeDimension":"t","offset":{"amount":1e400,"unit":"day"}}]}';
       const res = await raw('PUT', report('infinite'), body);
       expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/periodComparisons/0/offset/amount', message: 'must be a finite number (it is beyond what a 64-bit float holds)' }]);
@@ -97,7 +97,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect((await t.request({ url: `/api/v1/deployments/${deployment}/reports?first=200` })).json().items.map((r: { name: string }) => r.name)).not.toContain('r');
     });
 
-    it('issue 11: a NUL in the query or a path segment is a 400 naming it', async () => {
+    it('a NUL in the query or a path segment is a 400 naming it', async () => {
       const query = await t.request({ url: `/api/v1/deployments/${deployment}/workspace?search=a%00b` });
       expect(problem(query, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/query/search', message: 'must not contain a NUL character (\\u0000)' }]);
       const path = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deployment}/workbooks/by-slug/a%00b`, body: { name: 'x' } });
@@ -105,33 +105,33 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
     });
   });
 
-  describe('issue 11: bodies the parser cannot read', () => {
+  describe('bodies the parser cannot read are answered with a problem and a code, in the route\'s error schema', () => {
     const url = () => `/api/v1/deployments/${deployment}/folders`;
 
-    it('issue 11: bad JSON and an empty JSON body are problem+json 400 with a code', async () => {
+    it('bad JSON and an empty JSON body are problem+json 400 with a code', async () => {
       problem(await raw('POST', url(), '{"name":'), 400, 'MALFORMED_JSON');
       problem(await raw('POST', url(), ''), 400, 'MALFORMED_JSON');
     });
 
-    it('issue 11: a charset other than UTF-8 is a 400; utf-8 in any spelling is read', async () => {
+    it('a charset other than UTF-8 is a 400; utf-8 in any spelling is read', async () => {
       const latin = await raw('POST', url(), '{"name":"x"}', { 'content-type': 'application/json; charset=iso-8859-1' });
       expect(problem(latin, 400, 'MALFORMED_JSON').detail).toContain('iso-8859-1');
       problem(await raw('POST', url(), '{"name":"x"}', { 'content-type': 'application/json; charset=utf-16' }), 400, 'MALFORMED_JSON');
       expect((await raw('POST', url(), '{"name":"utf8"}', { 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(201);
     });
 
-    it('issue 11: text/plain and form data are 415 problem+json', async () => {
+    it('text/plain and form data are 415 problem+json', async () => {
       problem(await raw('POST', url(), '{"name":"x"}', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       problem(await raw('POST', url(), 'name=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('issue 11: a route whose body is optional accepts an empty one with a JSON content type', async () => {
+    it('a route whose body is optional accepts an empty one with a JSON content type', async () => {
       const created = await t.request({ method: 'PUT', url: workbook('to-copy'), body: { name: 'to copy' } });
       const res = await raw('POST', `/api/v1/deployments/${deployment}/workbooks/${created.json().id}/duplicate`, '');
       expect(res.statusCode).toBe(200);
     });
 
-    it('issue 11: SCIM keeps its own error schema for bad JSON and text/plain, and takes both JSON media types', async () => {
+    it('SCIM keeps its own error schema for bad JSON and text/plain, and takes both JSON media types', async () => {
       const send = (body: string, type: string) => t.request({ method: 'POST', url: `${SCIM}/Users`, body, headers: { 'content-type': type } });
       scimError(await send('{"schemas":', 'application/scim+json'), 400, 'invalidSyntax');
       scimError(await send('{"userName":"x"}', 'text/plain'), 415);
@@ -141,14 +141,14 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       }
     });
 
-    it('issue 11: the 413 states the route\'s limit', async () => {
+    it('the 413 states the route\'s limit', async () => {
       const res = await t.request({ method: 'POST', url: url(), body: { name: 'x'.repeat(1024 * 1024) } });
       expect(problem(res, 413, 'PAYLOAD_TOO_LARGE').detail).toBe("The request body exceeds this operation's limit of 1 MiB.");
     });
   });
 
-  describe('issue 11: integer path ids are strict', () => {
-    it('issue 11: 1.0, 01, +1, " 1", 1e0, 0, -1, 0x1 and 2^53 are 400 naming the parameter, and act on nothing', async () => {
+  describe('integer path ids are strict', () => {
+    it('1.0, 01, +1, " 1", 1e0, 0, -1, 0x1 and 2^53 are 400 naming the parameter, and act on nothing', async () => {
       const folder = (await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'kept' } })).json().id as number;
       for (const spelled of [`${folder}.0`, `0${folder}`, `+${folder}`, `%20${folder}`, `${folder}e0`, '0', '-1', `0x${folder.toString(16)}`, '9007199254740992', '99999999999999999999']) {
         const res = await t.request({ method: 'DELETE', url: `/api/v1/deployments/${deployment}/folders/${spelled}` });
@@ -160,7 +160,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect(both.errors?.map((e) => e.pointer).sort()).toEqual(['/path/deploymentId', '/path/folderId']);
     });
 
-    it('issue 11: integer query parameters are strict too: ids, page sizes and SCIM paging', async () => {
+    it('integer query parameters are strict too: ids, page sizes and SCIM paging', async () => {
       const admin = t.admin.userId;
       expect((await t.request({ url: `/api/v1/api-keys?userId=${admin}` })).statusCode).toBe(200);
       for (const spelled of [`${admin}.0`, `${admin}e0`, `0${admin}`, `%2B${admin}`, `${admin}%20`, '%0A%09']) {
@@ -177,7 +177,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect((await t.request({ url: '/api/scim/v2/Users?startIndex=1&count=0' })).statusCode).toBe(200);
     });
 
-    it('issue 11: a key scoped to a deployment gets no further with another spelling of its id', async () => {
+    it('a key scoped to a deployment gets no further with another spelling of its id', async () => {
       const owner = await t.user('ADMIN');
       const scoped = await t.key(owner.userId, { deploymentIds: [deployment] });
       expect((await t.request({ url: `/api/v1/deployments/${deployment}`, key: scoped })).statusCode).toBe(200);
@@ -189,7 +189,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
     });
   });
 
-  describe('issue 11: Host header', () => {
+  describe('the Host header must be given once', () => {
     /** Sends `request` as raw bytes (no client library would send two Host headers) and returns the answer. */
     async function rawHttp(request: string): Promise<{ status: number; text: string }> {
       const address = t.app.server.address() as AddressInfo;
@@ -209,7 +209,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
     });
 
-    it('issue 11: two Host headers are refused with 400, on API routes, unknown routes and SCIM routes', async () => {
+    it('two Host headers are refused with 400, on API routes, unknown routes and SCIM routes', async () => {
       const twice = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\nHost: other.example\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`;
       for (const path of ['/api/v1/user-attributes', '/api/v1/no-such-route']) {
         const { status, text } = await rawHttp(twice(path));
@@ -230,7 +230,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
  * Routes to come (uploads, git over HTTPS, large manifests) declare their own limit and media
  * types. No route of the API does yet, so this app has one, on the same body plumbing.
  */
-describe('issue 11: per-route body limits and content types', () => {
+describe('each route can declare its own body limit and content types', () => {
   const app = Fastify({ bodyLimit: 1024 * 1024 });
   beforeAll(async () => {
     installErrorHandler(app);
@@ -247,7 +247,7 @@ describe('issue 11: per-route body limits and content types', () => {
   });
   afterAll(async () => app.close());
 
-  it('issue 11: a route takes a body up to its own limit, and the 413 states that limit', async () => {
+  it('a route takes a body up to its own limit, and the 413 states that limit', async () => {
     const upload = (size: number) => app.inject({ method: 'POST', url: '/upload', payload: Buffer.alloc(size), headers: { 'content-type': 'application/octet-stream' } });
     expect((await upload(1024 * 1024 + 1)).json()).toEqual({ bytes: 1024 * 1024 + 1 });
     const over = await upload(2 * 1024 * 1024 + 1);
@@ -257,7 +257,7 @@ describe('issue 11: per-route body limits and content types', () => {
     expect(small.json()).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE', detail: "The request body exceeds this operation's limit of 512 bytes." });
   });
 
-  it('issue 11: a route that declares its media types refuses others with 415, JSON included; routes that declare none take JSON only', async () => {
+  it('a route that declares its media types refuses others with 415, JSON included; routes that declare none take JSON only', async () => {
     const json = await app.inject({ method: 'POST', url: '/upload', payload: { a: 1 } });
     expect(json.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Content-Type application/json is not accepted here; send application/octet-stream.' });
     const bytes = await app.inject({ method: 'POST', url: '/json', payload: Buffer.alloc(4), headers: { 'content-type': 'application/octet-stream' } });

@@ -45,7 +45,7 @@ async function tinyApp(strict: boolean) {
   return { app, logged };
 }
 
-describe('strict problem codes (issue 11, Publish the error codes)', () => {
+describe('strict problem codes hold a route to the codes its document lists', () => {
   it('a route answering a code it declares keeps its status and code', async () => {
     const { app } = await tinyApp(true);
     problem(await app.inject({ url: '/things/FOLDER_NOT_FOUND' }), 404, 'FOLDER_NOT_FOUND');

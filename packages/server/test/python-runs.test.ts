@@ -171,7 +171,7 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
   });
 
   // Last: it closes the app.
-  it('issue 39: closing the server (SIGTERM) ends a busy run at once: its request answers 503 UNAVAILABLE with Retry-After, not after the run’s time limit, and no worker is left', async () => {
+  it('closing the server (SIGTERM) ends a busy run at once: its request answers 503 UNAVAILABLE with Retry-After, not after the run’s time limit, and no worker is left', async () => {
     const pending = run(us, input(loopingReportId));
     const deadline = Date.now() + 60_000;
     while (t.app.python.busy() === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -51,7 +51,7 @@ for (const dialect of DIALECTS) {
     });
     afterAll(() => shop.close());
 
-    it('issue 32: a dimension that refers to a joined cube’s member brings that join, so a policy on it restricts orders-only queries, also through a view', async () => {
+    it('a dimension that refers to a joined cube’s member brings that join, so a policy on it restricts orders-only queries, also through a view', async () => {
       // orders.customer_region is `{customers.region}`; the policy filters on it; the query names orders only.
       const model = SECURED_MODEL.replace(
         '      - { name: amount, sql: amount, type: number }\n    measures:\n      - { name: count, type: count }\n      - { name: total_amount, sql: amount, type: sum }\n    access_policy:\n      - group: "*"\n        member_level:\n          excludes: [amount, total_amount]\n        row_level:\n          filters:\n            - { member: customers.region,',
@@ -68,7 +68,7 @@ for (const dialect of DIALECTS) {
       expect(byRegion.data.map((row) => row['orders.customer_region'])).toContain('EU');
     });
 
-    it('issue 32: {SECURITY_CONTEXT.x.filter(...)}, {securityContext.x} and {FILTER_PARAMS...} in model SQL read the caller and the query, their values bound', async () => {
+    it('{SECURITY_CONTEXT.x.filter(...)}, {securityContext.x} and {FILTER_PARAMS...} in model SQL read the caller and the query, their values bound', async () => {
       const model = `cubes:
   - name: scoped
     sql: "SELECT o.* FROM orders o LEFT JOIN customers c ON c.id = o.customer_id WHERE {SECURITY_CONTEXT.region.filter('c.region')} AND {FILTER_PARAMS.scoped.status.filter('o.status')}"
@@ -107,7 +107,7 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
-    it('security (issue 32): a cube read only through another cube’s member SQL still applies its row-level policy; a subquery dimension over a cube with policies is refused', async () => {
+    it('security: a cube read only through another cube’s member SQL still applies its row-level policy; a subquery dimension over a cube with policies is refused', async () => {
       const model = `cubes:
   - name: customers
     sql_table: customers

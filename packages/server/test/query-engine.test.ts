@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
       expect(rows).toEqual(['EU', 'US', null].map((region) => ({ 'customers.region': region, 'orders.count': expected.get(region)!.count, 'line_items.quantity': expected.get(region)!.quantity })));
     });
 
-    it('issue 32: rolling windows as Cube computes them: trailing N days and unbounded per bucket of the series, empty buckets kept, leading and offset start, in the query’s time zone', async () => {
+    it('rolling windows as Cube computes them: trailing N days and unbounded per bucket of the series, empty buckets kept, leading and offset start, in the query’s time zone', async () => {
       const model = SHOP_MODEL.replace(
         '      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }',
         `      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }
@@ -103,7 +103,7 @@ for (const dialect of DIALECTS) {
       expect(tokyo.data).toEqual([{ 'orders.created_at.day': '2026-01-02T00:00:00.000', 'orders.created_at': '2026-01-02T00:00:00.000', 'orders.count_3d': times.filter((o) => o.at > tokyoEnd - 3 * DAY && o.at <= tokyoEnd).length }]);
     });
 
-    it('issue 32: sub_query dimensions: a measure of a joined cube per row of the dimension’s cube, groupable and filterable, without joining that cube into the query', async () => {
+    it('sub_query dimensions: a measure of a joined cube per row of the dimension’s cube, groupable and filterable, without joining that cube into the query', async () => {
       const model = `cubes:
   - name: customers
     sql_table: customers
@@ -230,7 +230,7 @@ for (const dialect of DIALECTS) {
       expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }] })).toEqual([]);
     });
 
-    it('issue 32: ungrouped queries answer the rows themselves with each measure’s value per row, and need every joined cube’s primary key; order: [] asks for no order', async () => {
+    it('ungrouped queries answer the rows themselves with each measure’s value per row, and need every joined cube’s primary key; order: [] asks for no order', async () => {
       const rows = await load({ dimensions: ['orders.id', 'orders.status'], measures: ['orders.count', 'orders.total_amount', 'orders.completed_count'], ungrouped: true, order: { 'orders.id': 'asc' } });
       expect(rows).toEqual(
         ORDERS.map(([id, , status, amount]) => ({ 'orders.id': id, 'orders.status': status, 'orders.count': 1, 'orders.total_amount': amount, 'orders.completed_count': status === 'completed' ? 1 : 0 })),
@@ -245,7 +245,7 @@ for (const dialect of DIALECTS) {
       expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'] }).sql).toContain('ORDER BY');
     });
 
-    it('issue 32: a cube’s refresh_key `every` is how long its answers are reused; others keep QUERY_CACHE_MS; renewQuery reads past the cache', async () => {
+    it('a cube’s refresh_key `every` is how long its answers are reused; others keep QUERY_CACHE_MS; renewQuery reads past the cache', async () => {
       const model = SHOP_MODEL.replace('  - name: line_items\n    sql_table: line_items\n', '  - name: line_items\n    sql_table: line_items\n    refresh_key: { every: 1 second }\n');
       expect(model).not.toBe(SHOP_MODEL);
       const cached = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 60_000 });
@@ -260,7 +260,7 @@ for (const dialect of DIALECTS) {
       expect(await at('orders.count', { renewQuery: true })).toBeGreaterThan(orders);
     });
 
-    it('issue 32: multi-stage measures: a grand total and a share of it (group_by: []), a total by one dimension (group_by), by all but one (reduce_by), a nested average (add_group_by), a rank', async () => {
+    it('multi-stage measures: a grand total and a share of it (group_by: []), a total by one dimension (group_by), by all but one (reduce_by), a nested average (add_group_by), a rank', async () => {
       const model = SHOP_MODEL.replace(
         '      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }',
         `      - { name: amount_per_order, sql: "{total_amount} / {count}", type: number }
@@ -335,7 +335,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    it('issue 32 (found by conformance:cube): empty filter groups say nothing, limit 0 is no rows, an order by a measure not selected or an unknown member is left out (no ORDER BY, as Cube), a date-filtered time dimension reads in the query’s zone', async () => {
+    it('empty filter groups say nothing, limit 0 is no rows, an order by a measure not selected or an unknown member is left out (no ORDER BY, as Cube), a date-filtered time dimension reads in the query’s zone', async () => {
       expect(await load({ measures: ['orders.count'], filters: [{ and: [] }, { or: [{ and: [] }] }] })).toEqual([{ 'orders.count': ORDERS.length }]);
       expect(await load({ dimensions: ['orders.status'], limit: 0 })).toEqual([]);
       // An order by a measure the query does not select, or by an unknown member, is left out as
@@ -355,7 +355,7 @@ for (const dialect of DIALECTS) {
       expect(utc).toEqual([{ 'orders.id': ORDERS[0]![0], 'orders.created_at': new Date(Date.parse(ORDERS[0]![4] as string)).toISOString().slice(0, 23) }]);
     });
 
-    it('issue 32: custom granularities a time dimension defines (an interval, an offset, an origin) group the rows into their buckets in the query’s zone; an unknown one is refused naming those it has', async () => {
+    it('custom granularities a time dimension defines (an interval, an offset, an origin) group the rows into their buckets in the query’s zone; an unknown one is refused naming those it has', async () => {
       const model = SHOP_MODEL.replace(
         '      - { name: created_at, sql: created_at, type: time }',
         `      - name: created_at

@@ -307,7 +307,7 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
       problem(await list({ kind: 'pie' }, undefined, d), 400, 'VALIDATION_FAILED');
     });
 
-    it('issue 11, reference shapes 0.3: deprecated data, count (the total), totalCount and pagination {total, offset, limit} sit beside items and pageInfo', async () => {
+    it('each page carries the deprecated data, count (the total), totalCount and pagination {total, offset, limit} beside items and pageInfo', async () => {
       const whole = await page({ first: 200, sortBy: 'name' }, undefined, d);
       const total = whole.items.length;
       expect(total).toBeGreaterThan(4);

@@ -8,19 +8,19 @@ import { DIALECTS, TestApp } from './harness.js';
  */
 
 describe('runtime log redaction', () => {
-  it('issue 39: hides the values of secret variables wherever they appear, and whatever follows their NAME= or NAME:, even when short', () => {
+  it('hides the values of secret variables wherever they appear, and whatever follows their NAME= or NAME:, even when short', () => {
     const redaction = redactionOf({ DB_PASSWORD: 's3cr3t-pw', API_TOKEN: 'abc', DB_TYPE: 'postgres', DB_URL: 'postgres://app@db.example.com/x' });
     expect(redact('connect to postgres://app:s3cr3t-pw@db/x failed (s3cr3t-pw)', redaction)).toBe('connect to postgres://app:[REDACTED]@db/x failed ([REDACTED])');
     expect(redact('using API_TOKEN=abc and "API_TOKEN": "abc"', redaction)).toBe('using API_TOKEN=[REDACTED] and "API_TOKEN": "[REDACTED]"');
     expect(redact('nothing here', redaction)).toBe('nothing here');
   });
 
-  it('issue 39: values of variables that are not secrets (they read back in clear) stay readable', () => {
+  it('values of variables that are not secrets (they read back in clear) stay readable', () => {
     const redaction = redactionOf({ DB_TYPE: 'postgres', DB_URL: 'postgres://app@db.example.com/x', CUBEJS_SCHEMA: 'analytics' });
     expect(redact('DB_TYPE=postgres needs DB_URL (postgres://app@db.example.com/x) in schema analytics', redaction)).toBe('DB_TYPE=postgres needs DB_URL (postgres://app@db.example.com/x) in schema analytics');
   });
 
-  it("issue 39: the pod's own secret, given beside the variables, is hidden too", () => {
+  it("the pod's own secret, given beside the variables, is hidden too", () => {
     expect(redact('secret is 0123456789abcdef', redactionOf({}, ['0123456789abcdef']))).toBe('secret is [REDACTED]');
   });
 });

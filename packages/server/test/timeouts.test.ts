@@ -105,7 +105,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
       '',
     ].join('\r\n');
 
-  it('issue 11: 200 connections that trickle a body one byte at a time are all cut off within the body timeout, and the server keeps answering', async () => {
+  it('200 connections that trickle a body one byte at a time are all cut off within the body timeout, and the server keeps answering', async () => {
     const body = `{"name":"${'x'.repeat(200)}"}`;
     const clients = await Promise.all(Array.from({ length: 200 }, () => slowClient(server.url, ca, postHead(`Bearer ${adminKey}`, body.length), body, 200)));
 
@@ -134,7 +134,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
     expect(keys.body.items).toHaveLength(1);
   }, 60_000);
 
-  it('issue 11: connections that send their headers slowly are cut off within the headers timeout with a 408 problem', async () => {
+  it('connections that send their headers slowly are cut off within the headers timeout with a 408 problem', async () => {
     const head = `GET /api/v1/users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${adminKey}\r\nX-Padding: ${'y'.repeat(100)}\r\n\r\n`;
     const startedAt = Date.now();
     const clients = await Promise.all(Array.from({ length: 20 }, () => slowClient(headersServer.url, ca, head.slice(0, 5), head.slice(5), 100)));
@@ -148,7 +148,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
     expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
   }, 60_000);
 
-  it('issue 39: connections that never finish the TLS handshake (silent, a partial ClientHello, or gone away) are destroyed within the headers timeout, and their descriptors are released', async () => {
+  it('connections that never finish the TLS handshake (silent, a partial ClientHello, or gone away) are destroyed within the headers timeout, and their descriptors are released', async () => {
     const pid = headersServer.child.pid;
     if (pid === undefined) throw new Error('the server process has no pid');
     const descriptors = () => fs.readdirSync(`/proc/${pid}/fd`).length;
@@ -191,7 +191,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
     expect((await headersServer.get('/healthz', adminKey)).status).toBe(200);
   }, 60_000);
 
-  it('issue 39: SIGTERM with slow clients connected (trickling headers and bodies past the drain) exits cleanly after SHUTDOWN_DRAIN_MS, far inside the 30 s limit', async () => {
+  it('SIGTERM with slow clients connected (trickling headers and bodies past the drain) exits cleanly after SHUTDOWN_DRAIN_MS, far inside the 30 s limit', async () => {
     const DRAIN_MS = 1_000;
     // Body and headers timeouts far beyond the drain: only the drain can end these clients.
     const stopping = await startServerProcess({ ...env.env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', BODY_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) }, env.dataDir);
@@ -216,7 +216,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
     }
   }, 60_000);
 
-  it('issue 11: headers over the size limit are refused with 431 problem details before any route runs, and the connection closes', async () => {
+  it('headers over the size limit are refused with 431 problem details before any route runs, and the connection closes', async () => {
     const client = await slowClient(headersServer.url, ca, `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'z'.repeat(20_000)}\r\n\r\n`, '', 1_000);
     const { received } = await client.closed;
     const answer = headersOf(received);
@@ -228,7 +228,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
   it.each([
     ['a bad key', `Bearer mapi_${'A'.repeat(40)}`],
     ['no credential', null],
-  ])('issue 11: a 401 decided from the headers (%s) answers at once and closes, without waiting for the announced body', async (_case, authorization) => {
+  ])('a 401 decided from the headers (%s) answers at once and closes, without waiting for the announced body', async (_case, authorization) => {
     const client = await slowClient(server.url, ca, postHead(authorization, 1_000_000), '', 1_000);
     const { at, received } = await client.closed;
     // Well before the body timeout, which would otherwise end it with a 408.
@@ -241,7 +241,7 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
 });
 
 describe('per-route body timeouts', () => {
-  it('issue 11: a route that declares a longer body timeout (config.bodyTimeoutMs) gets it; the others keep the server default', async () => {
+  it('a route that declares a longer body timeout (config.bodyTimeoutMs) gets it; the others keep the server default', async () => {
     const bare = Fastify(fastifyTimeoutOptions({ headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000, drainMs: 1_000 }));
     installErrorHandler(bare);
     installTimeouts(bare, { headersMs: 5_000, bodyMs: 500, keepAliveMs: 5_000, drainMs: 1_000 });

@@ -53,7 +53,7 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
       .catch((error: unknown) => error);
   }
 
-  it('issue 11: each named unique index is recognised from the error of a write it refused', async () => {
+  it('each named unique index is recognised from the error of a write it refused', async () => {
     for (const [index, { table, id }] of rows) expect(violatedUniqueIndex(await duplicate(table, id)), index).toBe(index);
     expect(violatedUniqueIndex(new Error('UNIQUE constraint failed: index'))).toBeUndefined();
     // A second config of one cloud under another name: only the one-per-cloud index refuses it.
@@ -64,7 +64,7 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
     expect(violatedUniqueIndex(second)).toBe('oidc_token_configs_one_per_cloud');
   });
 
-  it('issue 11: a write refused by the named index gets the given 409; any other failure passes through unchanged', async () => {
+  it('a write refused by the named index gets the given 409; any other failure passes through unchanged', async () => {
     const { table, id } = rows.get('workbooks_slug')!;
     const taken = () => new ApiError('WORKBOOK_SLUG_TAKEN', 'taken');
     await expect(mapUniqueViolation({ workbooks_slug: taken }, () => duplicate(table, id).then((e) => Promise.reject(e)))).rejects.toMatchObject({

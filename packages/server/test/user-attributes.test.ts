@@ -147,7 +147,7 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
     });
   });
 
-  describe('issue 11: names that Object.prototype also has', () => {
+  describe('names that Object.prototype also has work like any other name', () => {
     const NAMES = ['toString', 'valueOf', 'constructor', 'hasOwnProperty', 'isPrototypeOf'];
     let own: TestApp;
     beforeAll(async () => {
@@ -159,7 +159,7 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
     });
     afterAll(async () => own?.close());
 
-    it('issue 11: toString, valueOf, constructor and hasOwnProperty work like any name in GET and POST /user-attribute-values (200, never 500)', async () => {
+    it('toString, valueOf, constructor and hasOwnProperty work like any name in GET and POST /user-attribute-values (200, never 500)', async () => {
       const user = await own.user('EXPLORER');
       const url = `/api/v1/user-attribute-values/${user.userId}`;
       const initial = await own.request({ url });
@@ -175,7 +175,7 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       expect((await own.request({ url })).json().values[0]).toMatchObject({ name: 'toString', value: 'a', isDefault: false });
     });
 
-    it('issue 11: the definition routes take them too, and __proto__ is not a name (it must start with a letter)', async () => {
+    it('the definition routes take them too, and __proto__ is not a name (it must start with a letter)', async () => {
       const list = await own.request({ url: '/api/v1/user-attributes' });
       expect(list.json().items.map((a: { name: string }) => a.name)).toEqual(NAMES);
       const id = list.json().items[0].id as number;

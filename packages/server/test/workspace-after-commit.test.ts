@@ -67,7 +67,7 @@ describe.each(DIALECTS)('a write whose response cannot be fully read after it co
   /** The error lines logged for the request that answered `res`. */
   const loggedFor = (res: { headers: Record<string, unknown> }) => lines.filter((l) => l.level >= 50 && l.reqId === res.headers['x-request-id']);
 
-  it('issue 11: a bulk move whose rendering fails still returns 200 with its moved and failed entries (spec rules 1 and 4), and the tree shows the moves', async () => {
+  it('a bulk move whose rendering fails still returns 200 with its moved and failed entries (spec rules 1 and 4), and the tree shows the moves', async () => {
     const [top, dest] = await w.chain(2, 'archive');
     const folder = await w.folder('q1', null, author);
     const book = await w.workbook('revenue', null, author);
@@ -117,7 +117,7 @@ describe.each(DIALECTS)('a write whose response cannot be fully read after it co
     expect(inDest.find((e) => e.id === book && e.type === 'WORKBOOK')?.isFavorite).toBe(true);
   });
 
-  it('issue 11: an item whose stored content cannot be read is answered without that content; the rest of the batch keeps theirs', async () => {
+  it('an item whose stored content cannot be read is answered without that content; the rest of the batch keeps theirs', async () => {
     const dest = await w.folder('broken-dest');
     const broken = await w.workbook('broken', null, author);
     const fine = await w.workbook('fine', null, author);
@@ -153,7 +153,7 @@ describe.each(DIALECTS)('a write whose response cannot be fully read after it co
     expect(loggedFor(single)[0]?.committed).toEqual([`WORKBOOK:${broken}`]);
   });
 
-  it('issue 11: creates, renames, upserts and duplicates whose rendering fails still answer with what they stored, logged', async () => {
+  it('creates, renames, upserts and duplicates whose rendering fails still answer with what they stored, logged', async () => {
     const base = `/api/v1/deployments/${d}`;
     const parent = await w.folder('made-under');
     const answers = await withoutFavorites(async () => ({

@@ -247,7 +247,7 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
       expect(dest).toBeGreaterThan(0);
     });
 
-    it('a body that is not a JSON object is 400; a body that is not JSON at all is 415 (issue 11)', async () => {
+    it('a body that is not a JSON object is 400; a body that is not JSON at all is 415', async () => {
       problem(await t.request({ method: 'POST', url: url(), body: '{"items": [', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
       problem(await t.request({ method: 'POST', url: url(), body: 'items', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       problem(await t.request({ method: 'POST', url: url(), body: '[]', headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_FAILED');

@@ -30,18 +30,18 @@ describe.each(DIALECTS)('lists of one folder’s contents (%s)', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  it('issue 11: a folder id that does not exist is 404 FOLDER_NOT_FOUND on the workspace, folders and reports lists', async () => {
+  it('a folder id that does not exist is 404 FOLDER_NOT_FOUND on the workspace, folders and reports lists', async () => {
     for (const url of lists(999_999)) {
       const body = problem(await t.request({ url }), 404, 'FOLDER_NOT_FOUND');
       expect(body.detail, url).toBe(`Folder 999999 does not exist in deployment ${d}.`);
     }
   });
 
-  it('issue 11: a folder of another deployment counts as not existing: 404', async () => {
+  it('a folder of another deployment counts as not existing: 404', async () => {
     for (const url of lists(foreign)) problem(await t.request({ url }), 404, 'FOLDER_NOT_FOUND');
   });
 
-  it('issue 11: an existing empty folder, and the root, are an empty 200 with a total of 0', async () => {
+  it('an existing empty folder, and the root, are an empty 200 with a total of 0', async () => {
     for (const url of lists(empty)) {
       const res = await t.request({ url });
       expect(res.statusCode, url).toBe(200);
@@ -50,7 +50,7 @@ describe.each(DIALECTS)('lists of one folder’s contents (%s)', (dialect) => {
     for (const url of lists('root')) expect((await t.request({ url })).statusCode, url).toBe(200);
   });
 
-  it('issue 11: a cursor past the end of an existing folder is an empty page, not a 404', async () => {
+  it('a cursor past the end of an existing folder is an empty page, not a 404', async () => {
     const full = await w.folder('full');
     await w.workbook('only', full);
     const first = (await t.request({ url: `/api/v1/deployments/${d}/workspace?folderId=${full}&first=1` })).json() as { pageInfo: { endCursor: string } };
@@ -59,7 +59,7 @@ describe.each(DIALECTS)('lists of one folder’s contents (%s)', (dialect) => {
     expect(res.json()).toMatchObject({ items: [], count: 1 });
   });
 
-  it('issue 11: a folder the caller may not see is listed like any other, with only what they may see inside it (the item routes answer 403 for it, not 404)', async () => {
+  it('a folder the caller may not see is listed like any other, with only what they may see inside it (the item routes answer 403 for it, not 404)', async () => {
     const hidden = await w.folder('hidden');
     await w.folder('hidden child', hidden);
     const granted = await w.report('granted inside', hidden);
