@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
 import type { Db } from '../db/tables.js';
 import type { Secrets } from '../secrets/index.js';
@@ -11,6 +10,7 @@ import type { OwnCluster } from './own-cluster.js';
 import { LogSink, redact, redactionOf, type PodLogTarget, type Redaction } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
 import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
+import { randomToken } from '../shared/tokens.js';
 
 /** One environment that should run now, as the area that plans runtimes sees it. */
 export interface DesiredRuntime extends EnvironmentKey {
@@ -337,7 +337,7 @@ export class Supervisor {
       // The files' variables win over the deployment's own: they name files only this process writes.
       loaded.env = { ...loaded.env, ...(await this.#writeFiles(pod.name, d.files, pod)) };
       pod.env = loaded.env;
-      pod.secret = randomBytes(32).toString('base64url');
+      pod.secret = randomToken(32);
       const at = new Date().toISOString();
       const owned = await updateOwned(this.db, pod.rowId, this.options.owner, {
         pod: pod.name,

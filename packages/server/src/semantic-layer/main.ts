@@ -8,9 +8,9 @@
  * It exits when its server goes away (the IPC channel closes), so a server killed with kill -9
  * leaves no runtime behind. Everything it prints is its log.
  */
-import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { ModelArtifact } from '../model/artifact.js';
+import { sameSecret } from '../shared/tokens.js';
 import { openDataSource, type DataSource, type OwnClusterRefused } from './data-source.js';
 import { QueryEngine } from './query/load.js';
 import { BodyError, parseJson, restApi } from './rest-api.js';
@@ -45,8 +45,7 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
   const given = req.headers[SECRET_HEADER];
   if (typeof given !== 'string') return false;
-  const bytes = Buffer.from(given);
-  return bytes.length === secret.length && timingSafeEqual(bytes, secret);
+  return sameSecret(Buffer.from(given), secret);
 }
 
 

@@ -1,4 +1,5 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { sameSecret, tokenHash } from '../../shared/tokens.js';
 
 /**
  * API keys are `mapi_` + 40 characters of [A-Za-z0-9] (about 238 bits). The fixed prefix lets
@@ -20,7 +21,7 @@ export function generateApiKey(): string {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return tokenHash(key);
 }
 
 /** The part of a key that may be shown after creation, so a user can tell keys apart. */
@@ -29,7 +30,5 @@ export function displayPrefix(key: string): string {
 }
 
 export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
+  return sameSecret(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, UploadRow } from '../../db/tables.js';
@@ -17,6 +16,7 @@ import { uploadTarget } from './files.service.js';
 import { normalizeModelPath } from '../../shared/model-paths.js';
 import { UPLOAD_TTL_MS, type FinishUploadInput, type UploadQueryInput } from './uploads.schemas.js';
 import { deleteExpiredUploads, dropUploadedFiles, findUpload, finishUpload, insertUpload, recordUploadedFile, uploadedFiles } from './uploads.store.js';
+import { randomToken } from '../../shared/tokens.js';
 
 function uploadNotFound(id: string, why = 'unknown, finished, expired, or started by another credential'): ApiError {
   return new ApiError('UPLOAD_NOT_FOUND', `Upload transaction ${JSON.stringify(id)} is not open (${why}); start a new one.`);
@@ -62,7 +62,7 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
       if ((await (await repositories.open(row)).head(branch)) === null) throw branchNotFound(row.id, branch);
       const at = new Date();
       await deleteExpiredUploads(db, at.toISOString());
-      const id = randomBytes(18).toString('base64url');
+      const id = randomToken(18);
       await insertUpload(db, {
         id,
         tenant_id: row.tenant_id,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Store } from '../../db/database.js';
@@ -14,6 +14,7 @@ import { findUserByEmail } from '../users/index.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
 import { insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
+import { randomToken, tokenHash } from '../../shared/tokens.js';
 
 /**
  * The embed tenant of a session that names none (reference 4.15: "the default is the current
@@ -41,7 +42,7 @@ export interface EmbedPrincipal {
   claims: EmbedClaims;
 }
 
-const hashOf = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex');
+const hashOf = (sessionId: string) => tokenHash(sessionId);
 
 function invalid(detail: string, pointer: string): ApiError {
   const errors: FieldError[] = [{ pointer, message: detail }];
@@ -138,7 +139,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
 
       const settings: Record<string, boolean | string> = {};
       for (const [name, value] of Object.entries(input.settings ?? {})) if (value !== null && value !== undefined) settings[name] = value;
-      const sessionId = randomBytes(16).toString('hex');
+      const sessionId = randomToken(16, 'hex');
       const at = now();
       const base = {
         tenant_id: actor.tenantId,

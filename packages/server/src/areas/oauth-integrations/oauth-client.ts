@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Outbound } from '../../outbound/index.js';
+import { randomToken, tokenHash } from '../../shared/tokens.js';
 
 /**
  * The client side of OAuth 2.0 (RFC 6749, PKCE RFC 7636, revocation RFC 7009) for generic
@@ -41,16 +41,15 @@ export class ProviderError extends Error {
   }
 }
 
-const base64url = (bytes: Buffer) => bytes.toString('base64url');
 
 /** A fresh `state` (256 bits) and its SHA-256, which is all the store keeps. */
 export function newState(): { state: string; hash: string } {
-  const state = base64url(randomBytes(32));
+  const state = randomToken(32);
   return { state, hash: hashState(state) };
 }
 
 export function hashState(state: string): string {
-  return createHash('sha256').update(state).digest('hex');
+  return tokenHash(state);
 }
 
 /** A stored authorization state, as each redirect flow keeps one (hashed, bound to a user, expiring). */
@@ -86,8 +85,8 @@ export async function claimState<S extends StoredState>(
 
 /** A PKCE verifier (43 characters) and its S256 challenge. */
 export function newPkce(): { verifier: string; challenge: string } {
-  const verifier = base64url(randomBytes(32));
-  return { verifier, challenge: base64url(createHash('sha256').update(verifier).digest()) };
+  const verifier = randomToken(32);
+  return { verifier, challenge: tokenHash(verifier, 'base64url') };
 }
 
 const RESERVED = new Set(['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method']);

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Audit } from '../../audit/index.js';
 import type { Db } from '../../db/tables.js';
@@ -8,6 +7,7 @@ import { consumeSignIn, deleteExpiredSignIns, findIdentityProvider, findSignIn, 
 import { domainsOf, IDP_CALLBACK_PATH } from '../identity-provider/index.js';
 import { ProviderRefused, ProviderUnavailable, type ProviderSettings, type RelyingParty } from '../identity-provider/index.js';
 import { hashOf } from './oauth.adapter.js';
+import { randomToken } from '../../shared/tokens.js';
 
 /** How long a browser may stay at the identity provider before its sign-in can no longer complete. */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
@@ -74,7 +74,7 @@ export function idpSignIn(deps: { db: Db; secrets: Secrets; relyingParty: Relyin
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();
       const codeVerifier = oidc.randomPKCECodeVerifier();
-      const binding = randomBytes(32).toString('base64url');
+      const binding = randomToken(32);
       const at = now();
       const location = await relyingParty.authorizationUrl(settings, { state, nonce, codeVerifier }).catch((error: unknown) => {
         if (error instanceof ProviderUnavailable || error instanceof ProviderRefused) throw new SignInRefused('provider_unavailable', 'The identity provider could not be reached. Try again later, or ask an admin to check its settings.', 502);

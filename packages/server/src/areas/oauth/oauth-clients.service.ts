@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Db, OAuthModelRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
@@ -8,6 +7,7 @@ import { existingDeploymentIds } from '../deployments/index.js';
 import { findUserById } from '../users/index.js';
 import { hashOf, oauthSecretContext } from './oauth.adapter.js';
 import type { CreatedOAuthClient, CreateOAuthClientInput, OAuthClient } from './oauth-clients.schemas.js';
+import { randomToken } from '../../shared/tokens.js';
 
 function invalid(errors: FieldError[]): never {
   throw new ApiError('VALIDATION_FAILED', `Nothing was registered: ${errors.map((e) => `${e.pointer.replace('/body/', '')} ${e.message}`).join('; ')}.`, { errors });
@@ -51,8 +51,8 @@ function toClient(row: Pick<OAuthModelRow, 'id' | 'payload'>): OAuthClient {
 export function oauthClientsService(db: Db, secrets: Secrets) {
   /** Stores a client with a fresh id and, unless it is a public app, a fresh secret (sealed). */
   async function insertClient(actor: Caller['actor'], fields: Omit<ClientPayload, 'client_id' | 'mapi_created_at' | 'mapi_created_by'> & Record<string, unknown>): Promise<CreatedOAuthClient> {
-    const clientId = `mapi-client-${randomBytes(12).toString('base64url')}`;
-    const clientSecret = fields.token_endpoint_auth_method === 'none' ? undefined : randomBytes(32).toString('base64url');
+    const clientId = `mapi-client-${randomToken(12)}`;
+    const clientSecret = fields.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
     const createdAt = new Date().toISOString();
     const payload = { client_id: clientId, ...fields, mapi_created_at: createdAt, mapi_created_by: actor.userId };
     const keyHash = hashOf(clientId);

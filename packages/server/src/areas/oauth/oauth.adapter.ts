@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Executor } from '../../db/tables.js';
 import type { SecretColumn, Secrets } from '../../secrets/index.js';
+import { tokenHash } from '../../shared/tokens.js';
 
 /** SHA-256, base64url: how every id, grant id and user code is stored (never the value itself). */
 export function hashOf(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('base64url');
+  return tokenHash(value, 'base64url');
 }
 
 /** The context a stored secret (a client's, the provider's keys) is sealed with: moved to another row or tenant, it does not decrypt. */

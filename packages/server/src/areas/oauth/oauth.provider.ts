@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -9,6 +8,7 @@ import { CLI_CLIENT_ID } from './access-tokens.store.js';
 import { DbAdapter, hashOf, oauthSecretContext } from './oauth.adapter.js';
 import { devicePages, escapeHtml, page } from './oauth.pages.js';
 import { DEPLOYMENTS_PARAM, grantableScope, requestedDeployments } from './deployment-scope.js';
+import { randomToken } from '../../shared/tokens.js';
 
 function requestedScope(ctx: KoaContextWithOIDC): string | undefined {
   const scope = (ctx.oidc.body as { scope?: unknown } | undefined)?.scope;
@@ -169,8 +169,8 @@ export class OAuthProviders {
     let row = await read();
     if (!row?.secret) {
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-      const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
-      const fresh: ProviderKeys = { cookieKeys: [randomBytes(32).toString('base64url')], jwk };
+      const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomToken(8, 'hex') };
+      const fresh: ProviderKeys = { cookieKeys: [randomToken(32)], jwk };
       await this.db
         .insertInto('oauth_models')
         .values({
