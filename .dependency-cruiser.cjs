@@ -1,3 +1,4 @@
+/* global module */
 /**
  * The server's dependency rules (`npm run cycles`): code flows one way, from the composition root
  * (app.ts, services.ts and the entry points) into areas, and from areas into shared code. Shared

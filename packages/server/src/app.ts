@@ -314,7 +314,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // Errors raised before routing (an undecodable URL) get the same problem details as the rest.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
-      return sendProblem(request, reply, 'VALIDATION_FAILED', `The request URL is malformed: ${error.message}`);
+      // A reply is thenable; this handler's result is not awaited.
+      void sendProblem(request, reply, 'VALIDATION_FAILED', `The request URL is malformed: ${error.message}`);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -59,7 +59,8 @@ export function installBodyRules(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // Routes whose body is optional take an empty one; elsewhere it is MALFORMED_JSON.
     if (body.length === 0 && request.routeOptions.config?.optionalBody) return done(null, undefined);
-    json(request, body as string, done);
+    // Fastify's parser answers through `done`; what it returns is not awaited.
+    void json(request, body as string, done);
   });
 
   app.addHook('preParsing', async (request) => {
