@@ -150,7 +150,7 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         case 'DASHBOARD_EXPORT_NOT_FOUND':
           return `Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${dep} <dashboard> --out FILE\` again.`;
         case 'GIT_HOST_NOT_CONFIGURED':
-          return "This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see the server's README, Git host).";
+          return "This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see docs/api/git-host.md).";
         case 'GIT_HOST_NOT_FOUND':
           return 'Your linked account does not reach it: `mapi git-host installations` and `mapi git-host repositories <installationId>` show what it reaches.';
         default:

@@ -7,7 +7,7 @@ import { runTs } from '../../server/test/server-env.js';
 import { unwrap } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
-/** The README's TypeScript step runs this example as a user would: through the package's own entry. */
+/** Step 5 of the README's five-minute path runs this example as a user would: through the package's own entry. */
 describe.each(DIALECTS)('examples/reorganise.ts [%s]', (dialect) => {
   let server: TestServer;
   let caFile: string;

@@ -1,12 +1,14 @@
 /**
  * `npm run conformance:scim`: runs the identity providers' own SCIM test material against this
  * server. Each suite gets a server of its own on a fresh SQLite store over HTTPS:
- *   - Okta's "SCIM 2.0 SPEC Test" (../shared/conformance/scim), after provisioning the one user
+ *   - Okta's "SCIM 2.0 SPEC Test", after provisioning the one user
  *     its first step reads; every step must pass.
  *   - Microsoft's SCIM reference Postman collection, through newman, on an empty SCIM store. Its
  *     failures are compared with KNOWN_DIFFERENCES, the behaviours of that reference server that
  *     RFC 7644 does not require (each with the section that allows ours); any other failure fails.
  * Prints each suite's pass/fail counts; exits 1 when Okta fails or an unexplained failure appears.
+ * The material is third-party and not in this repository: SCIM_CONFORMANCE_DIR names the directory
+ * holding it (MATERIAL_FILES; docs/maintainers/conformance.md says where each file comes from).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +21,9 @@ import { startServer, type RunningServer } from '../src/server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');
-const material = path.resolve(repoRoot, '../shared/conformance/scim');
+const material = path.resolve(process.env.SCIM_CONFORMANCE_DIR ?? path.join(repoRoot, '..', 'shared', 'conformance', 'scim'));
+/** What the run needs in SCIM_CONFORMANCE_DIR. */
+const MATERIAL_FILES = ['okta-scim20-spec-test.json', 'run-okta-spec-test.mjs', 'microsoft-scim-reference.postman.json'];
 
 /** Microsoft collection assertions that fail on purpose, keyed "request name / assertion name". */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
@@ -136,6 +140,12 @@ async function microsoft(): Promise<{ passed: number; failed: number; failures: 
   } finally {
     await stop(fresh);
   }
+}
+
+const missing = MATERIAL_FILES.filter((file) => !fs.existsSync(path.join(material, file)));
+if (missing.length > 0) {
+  process.stderr.write(`The SCIM conformance material is not in ${material} (missing: ${missing.join(', ')}). Set SCIM_CONFORMANCE_DIR to the directory holding it; docs/maintainers/conformance.md lists the files.\n`);
+  process.exit(2);
 }
 
 const oktaResult = await okta();

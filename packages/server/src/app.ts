@@ -113,6 +113,7 @@ import { DEFAULT_TIMEOUTS, fastifyTimeoutOptions, installTimeouts, type Timeouts
 import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
+import { referenceRoutes } from './http/reference.routes.js';
 import { refuseRepeatedHost, tenantResolver } from './http/tenant.js';
 import { findTenantByHost, findTenantBySlug } from './areas/tenants/tenants.store.js';
 import { DEFAULT_TENANT_SLUG } from './areas/tenants/tenants.service.js';
@@ -497,6 +498,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(jwksRoutes(services.signing, resolveTenant, workloadIssuer));
   await app.register(oauthMount(services.oauthProviders, resolveTenant, services.oauthSignIn));
   await app.register(specRoutes);
+  await app.register(referenceRoutes);
   await app.register(apiKeysRoutes(services.apiKeys));
   await app.register(usersRoutes(services.users));
   await app.register(groupsRoutes(services.groups));

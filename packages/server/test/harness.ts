@@ -27,7 +27,7 @@ export const DIALECTS: Dialect[] = process.env.DATABASE_URL ? ['sqlite', 'postgr
 /**
  * The store for files whose behaviour cannot depend on it, run on SQLite only: HTTP shapes (CORS,
  * input hardening, the OpenAPI document, published problem codes, SCIM's URLs, slow clients).
- * The README's Tests section lists them.
+ * docs/maintainers/tests.md lists them.
  */
 export const STORE_INDEPENDENT: Dialect[] = ['sqlite'];
 

@@ -147,7 +147,7 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
     });
   });
 
-  describe('referential integrity of group members (README: SCIM)', () => {
+  describe('referential integrity of group members (docs/api/scim.md)', () => {
     it('RFC 7643 section 4.2: a member naming no User of this service is 400 invalidValue on POST, PUT and PATCH, and nothing changes', async () => {
       const a = await provisionUser(t);
       const group = await provisionGroup(t, 'Integrity', [a.id]);

@@ -1805,7 +1805,7 @@ export interface paths {
         put?: never;
         /**
          * Create an OIDC token config (reference 5.15; admin only)
-         * @description One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see the README, "Workload identity").
+         * @description One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see docs/api/workload-identity.md).
          */
         post: operations["createOidcTokenConfig"];
         delete?: never;

@@ -68,6 +68,11 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured'
   // Where the tenant's identity provider sends the browser back; the single-use state and a
   // browser-binding cookie name the sign-in.
   ['GET /oauth/idp/callback', 30],
+  // The API reference page and its scripts (http/reference.routes.ts): static files; the document
+  // they render, GET /api/v1/spec, still takes a credential.
+  ['GET /api/v1/reference', 'default'],
+  ['GET /api/v1/reference/reference.js', 'default'],
+  ['GET /api/v1/reference/redoc.standalone.js', 'default'],
 ]);
 
 /** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */

@@ -11,7 +11,7 @@ export type { DashboardControls, DashboardFilter, DashboardMemberSwitcher, Dashb
  * version, its widgets in their grid cells, each report's rows fetched from the deployment's
  * runtime as that viewer (their row-level security) with the given controls applied, charts
  * drawn as Vega-Lite → SVG, the page as one SVG, then PNG (resvg, WebAssembly) or PDF (pdfkit).
- * No browser: see the README for the measured reason.
+ * No browser: see docs/decisions/no-headless-browser.md for the measured reason.
  *
  * The renderer checks no access: its callers (exports, notifications) decide who may render
  * what, and as whom.

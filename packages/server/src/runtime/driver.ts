@@ -18,7 +18,7 @@ export class StatementTimeout extends Error {
  * starts one pod and reports what it prints and when it ends. `process` (process-driver.ts) is the
  * one driver: a child process per pod on this host.
  *
- * A Kubernetes driver would map onto the same interface (see the README, "Runtime"): `start` creates
+ * A Kubernetes driver would map onto the same interface (see docs/api/runtimes.md, "A Kubernetes driver"): `start` creates
  * a Pod (one container, the runtime image of `start.version`, the environment's variables from a
  * Secret, the start message as a mounted file) and resolves with its Service address once the pod
  * is Running; `output` follows the container's log stream; `exited` is a container termination

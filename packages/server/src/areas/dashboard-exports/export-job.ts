@@ -17,7 +17,7 @@ export interface ExportJobPayload extends DashboardControls {
   viewer: Viewer;
 }
 
-/** A render is quick (see the README's figures); a stuck runtime must not hold a worker for long. */
+/** A render is quick (see docs/performance.md, Dashboard renders); a stuck runtime must not hold a worker for long. */
 const RENDER_TIMEOUT_MS = 120_000;
 
 /**

@@ -50,7 +50,7 @@ export class HostError extends Error {
   }
 }
 
-/** The most pages of 100 read from one list: lists longer than this are cut (README, Git host). */
+/** The most pages of 100 read from one list: lists longer than this are cut (docs/api/git-host.md). */
 export const MAX_PAGES = 20;
 const PER_PAGE = 100;
 

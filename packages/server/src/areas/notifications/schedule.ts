@@ -27,7 +27,7 @@ export interface ScheduleFields {
   timezone: string;
 }
 
-/** The fields each type needs, beyond the ones of the type before it (decision in README). */
+/** The fields each type needs, beyond the ones of the type before it (docs/decisions/notifications.md). */
 const REQUIRED: Record<ScheduleType, Array<keyof ScheduleFields>> = {
   HOURLY: ['minute'],
   DAILY: ['minute', 'hour'],

@@ -4,7 +4,7 @@ import { deploymentsOf } from './deployment-scope.js';
 
 /** What a client registered for machine use acts as: stored in its `Client` payload. */
 export interface ClientIdentity {
-  /** The user whose permissions the client's tokens carry (see README, OAuth). */
+  /** The user whose permissions the client's tokens carry (see docs/api/oauth.md). */
   mapi_user_id: number;
   /** Deployments its tokens may target; null: all of them. */
   mapi_deployment_ids: number[] | null;

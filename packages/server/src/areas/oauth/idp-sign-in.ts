@@ -37,7 +37,7 @@ interface Tenant {
 }
 
 /**
- * Sign-in through the tenant's identity provider (README, Identity provider): the browser is sent
+ * Sign-in through the tenant's identity provider (docs/api/oauth.md, Identity provider): the browser is sent
  * to the provider with authorization code + PKCE (S256), a `state` and a `nonce`; the callback
  * takes the state out (single use, 10 minutes, bound to the tenant, to the interaction it was
  * started for and to the browser by a cookie), exchanges the code through outbound/, and matches

@@ -15,7 +15,7 @@ function requestedScope(ctx: KoaContextWithOIDC): string | undefined {
   return typeof scope === 'string' ? scope : undefined;
 }
 
-/** Token lifetimes, in seconds (README, OAuth). */
+/** Token lifetimes, in seconds (docs/api/oauth.md). */
 export const TTL = {
   AccessToken: 3600,
   ClientCredentials: 3600,

@@ -5,7 +5,7 @@ import { ApproveDeviceBody } from './oauth.schemas.js';
 import type { OAuthClientsService } from './oauth-clients.service.js';
 import { CreateOAuthClientBody, OAuthClientParams } from './oauth-clients.schemas.js';
 
-/** Extension routes of the authorization server that take a credential (README, OAuth). */
+/** Extension routes of the authorization server that take a credential (docs/api/oauth.md). */
 export function oauthRoutes(service: OAuthService, clients: OAuthClientsService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(

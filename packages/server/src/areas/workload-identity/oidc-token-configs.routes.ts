@@ -32,7 +32,7 @@ export function oidcTokenConfigsRoutes(service: OidcTokenConfigsService): Fastif
           tags,
           summary: 'Create an OIDC token config (reference 5.15; admin only)',
           description:
-            'One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see the README, "Workload identity").',
+            'One config per cloud (`AWS`, `GCP`, `Azure`), any number of `Custom`. AWS gets the audience `sts.amazonaws.com`, Azure `api://AzureADTokenExchange`; GCP takes its workload-identity provider and Custom its audience as `customAudience`. Every running deployment environment receives the token as a file, renewed before its hour ends (see docs/api/workload-identity.md).',
           body: ref(CreateOidcTokenConfigBody),
           response: { 200: Type.Ref('OidcTokenConfig') },
           problems: [...WRITE, 'OIDC_TOKEN_CONFIG_EXISTS'],

@@ -4,7 +4,7 @@ import { columnsFor } from './columns.js';
 
 /**
  * The tenant's own identity provider (OIDC), through which its users sign in to the
- * authorization server (README, Identity provider), and the sign-ins in flight there: the
+ * authorization server (docs/api/oauth.md, Identity provider), and the sign-ins in flight there: the
  * browser has been sent to the provider and has not come back yet.
  */
 export function identityProviders(dialect: Dialect): Migration {

@@ -3,7 +3,7 @@ import type { Dialect } from '../dialect.js';
 import { columnsFor } from './columns.js';
 
 /**
- * The tenant's git-host app (README, Git host), each user's linked account on that host, and the
+ * The tenant's git-host app (docs/api/git-host.md), each user's linked account on that host, and the
  * link authorizations in flight (the user was sent to the host and has not come back yet).
  */
 export function gitHost(dialect: Dialect): Migration {
