@@ -1,5 +1,6 @@
 import type { ModelArtifact } from '../model/artifact.js';
 import { metaOf } from './meta.js';
+import { QUERY_TIMEOUT_TYPE, timeoutMessage } from './protocol.js';
 import type { SecurityContext } from './query/access.js';
 import { cubeQuery, type CubeQuery } from './query/cube-query.js';
 import { QueryError } from './query/errors.js';
@@ -51,7 +52,16 @@ export interface RestOptions {
   continueWaitMs: number;
   /** The data source's kind, as `dbType` of a result (`postgres`, `sqlite`). */
   dbType: string;
+  /**
+   * QUERY_MAX_RESULT_BYTES for a whole answer: the engine holds each query to it, and a request of
+   * several (a list, compared ranges) is held to it too, as the sum of its results' rows.
+   */
+  maxResultBytes?: number;
+  /** QUERY_TIMEOUT_MS, to name it when the data source stops a statement at it (PostgreSQL's 57014). */
+  timeoutMs?: number;
 }
+
+const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
 
 type QueryType = 'regularQuery' | 'compareDateRangeQuery' | 'blendingQuery';
 
@@ -200,6 +210,14 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
     const key = JSON.stringify([multi, queries, request.security]);
     const text = await withinWait(key, async () => {
       const answers = await Promise.all(queries.map((query) => engine.answer(query, request.security)));
+      if (answers.length > 1 && options.maxResultBytes !== undefined) {
+        // Each answer is within the limit (the engine's check); together they may not be either.
+        const chars = answers.reduce((n, a) => n + a.json.length, 0);
+        const bytes = chars * 3 <= options.maxResultBytes ? chars : answers.reduce((n, a) => n + Buffer.byteLength(a.json), 0);
+        if (bytes > options.maxResultBytes) {
+          throw new QueryError(`The ${answers.length} results are ${size(bytes)} in all, more than the ${size(options.maxResultBytes)} a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit.`);
+        }
+      }
       const results = answers.map((answer) => {
         // Rows of a compared range say which range; blended rows carry their time as `time.<granularity>`.
         if (queryType === 'compareDateRangeQuery') {
@@ -295,7 +313,9 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
     } catch (error) {
       if (error instanceof QueryError) return error.status === 400 ? failed(400, error.message, 'UserError') : failed(error.status, error.message);
       if (error instanceof BodyError) return failed(400, error.message, 'UserError');
-      // The data source refused the compiled statement (a table the model names is missing, a timeout).
+      // PostgreSQL stopped the statement at its statement_timeout, QUERY_TIMEOUT_MS.
+      if ((error as { code?: unknown }).code === '57014') return failed(400, timeoutMessage(options.timeoutMs), QUERY_TIMEOUT_TYPE);
+      // The data source refused the compiled statement (a table the model names is missing).
       return failed(400, `The data source refused the query: ${(error as Error).message}`);
     }
   };
