@@ -344,6 +344,13 @@ async function sqliteSource(dir: string): Promise<Omit<Source, 'deploymentId' | 
 /** The shop in a PostgreSQL cluster of its own that logs every statement it is sent. */
 async function postgresSource(): Promise<Omit<Source, 'deploymentId' | 'tokens'>> {
   const cluster = await startSecondCluster({ log_statement: 'all', log_min_error_statement: 'error' });
+  // A run stopped with Ctrl-C leaves no PostgreSQL behind.
+  const interrupted = (signal: NodeJS.Signals) => {
+    cluster.stop();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const admin = new pg.Client({ connectionString: cluster.url });
   await admin.connect();
   for (const statement of DDL) await admin.query(statement.replace('created_at TEXT', 'created_at TIMESTAMPTZ'));
@@ -391,7 +398,9 @@ async function postgresSource(): Promise<Omit<Source, 'deploymentId' | 'tokens'>
       return `${tables.rows[0].t as string} ${sums.join(',')}`;
     },
     async close() {
-      await admin.end();
+      process.off('SIGINT', interrupted);
+      process.off('SIGTERM', interrupted);
+      await admin.end().catch(() => undefined);
       cluster.stop();
     },
   };
