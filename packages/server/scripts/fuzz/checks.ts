@@ -29,7 +29,8 @@ export type FindingKind =
   | 'media-type-not-refused'
   | 'hostile-in-sql'
   | 'limit-exceeded'
-  | 'source-changed';
+  | 'source-changed'
+  | 'source-refused';
 
 export interface Finding {
   kind: FindingKind;

@@ -30,11 +30,13 @@ import type { Report } from './report.js';
  * environment token (raw and after `Bearer`), an API key, a token without `sql-runner`, another
  * deployment's token, a tampered one, garbage and none.
  *
- * Checks: no 5xx; statuses 200/400/401/403/404 (413/415 for the bodies that ask for them); every
- * refusal a JSON body with Cube's `error`; nothing 2xx for a credential that may not have it; every
- * answer within the runtime's limits (rows, result bytes); no hostile value in the text of a
- * statement: the SQL `/v1/sql` answers, every statement PostgreSQL logged, and after the run both
- * data sources as they were (the SQLite file byte for byte, PostgreSQL's tables by checksum).
+ * Checks: no 5xx; statuses 200/400/401/403/404 (405/413/415 where asked for); every refusal a
+ * JSON body with Cube's `error`, and none the data source's own (a statement it refused: the
+ * engine ran what it should have refused, or compiled what the source does not take); nothing
+ * 2xx for a credential that may not have it; every answer within the runtime's limits (rows,
+ * result bytes); no hostile value in the text of a statement: the SQL `/v1/sql` answers, every
+ * statement PostgreSQL logged, and after the run both data sources as they were (the SQLite file
+ * byte for byte, PostgreSQL's tables by checksum).
  */
 
 /** Every hostile string carries this, so a statement that holds one is found by a plain search. */
@@ -627,6 +629,9 @@ export function checkAnswer(op: DataOperation, plan: DataPlan, asSql: boolean, r
     }
     const error = (parsed as { error?: unknown } | null)?.error;
     if (typeof error !== 'string' || error.length === 0) out.push({ kind: 'error-shape', detail: `${status} no error`, message: `no {error} member: ${body.slice(0, 200)}` });
+    // A statement the data source refused: the engine ran what it should have refused (naming the
+    // field), or compiled something the source does not take.
+    else if (error.startsWith('The data source refused the query')) out.push({ kind: 'source-refused', detail: error.replace(/\d+/g, 'N').slice(0, 80), message: error.slice(0, 300) });
     return out;
   }
   // 200: what the credential may have, and within the limits.

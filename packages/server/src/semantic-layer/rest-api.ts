@@ -81,11 +81,38 @@ export function parseJson(text: string, what = 'The query'): unknown {
   }
 }
 
+/**
+ * Refuses a NUL character anywhere in `value`, naming where: no data source takes one (PostgreSQL
+ * refuses the parameter, SQLite cuts the text), so it is the query's fault, said before it runs.
+ * The server refuses one in a JSON body; a query string (`?query=`, `%00` or `\u0000`) gets here.
+ */
+function refuseNul(value: unknown, name: string): void {
+  const stack: Array<[unknown, string]> = [[value, name]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) throw new QueryError(`${path} holds a NUL character (U+0000), which a query may not hold.`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+    } else if (isObject(v)) {
+      for (const [k, item] of Object.entries(v)) {
+        if (k.includes('\u0000')) throw new QueryError(`${path} has a key that holds a NUL character (U+0000), which a query may not hold.`);
+        stack.push([item, `${path}.${k}`]);
+      }
+    }
+  }
+}
+
 /** The request's parameters, from the query string (GET) or the JSON body (POST); JSON-encoded values decoded. */
 async function paramsOf(request: DataApiRequest): Promise<Record<string, unknown>> {
-  if (request.method === 'GET') return Object.fromEntries(new URLSearchParams(request.search));
+  if (request.method === 'GET') {
+    const params = Object.fromEntries(new URLSearchParams(request.search));
+    for (const [key, value] of Object.entries(params)) refuseNul(value, key);
+    return params;
+  }
   const body = await request.body();
   if (!isObject(body)) throw new BodyError('The body must be a JSON object such as {"query": {...}}.');
+  for (const [key, value] of Object.entries(body)) refuseNul(value, key);
   return body;
 }
 
@@ -94,7 +121,11 @@ function queryParam(params: Record<string, unknown>): unknown {
   if (params.query === undefined && ('measures' in params || 'dimensions' in params || 'timeDimensions' in params)) return params;
   const raw = params.query;
   if (raw === undefined || raw === null || raw === 'undefined' || raw === '') throw new QueryError('Query param is required');
-  return typeof raw === 'string' ? parseJson(raw, 'The query param') : raw;
+  if (typeof raw !== 'string') return raw;
+  const parsed = parseJson(raw, 'The query param');
+  // `\u0000` written as an escape in the JSON text.
+  refuseNul(parsed, 'query');
+  return parsed;
 }
 
 /**
