@@ -81,5 +81,23 @@ for (const dialect of DIALECTS) {
         { numRuns: 300, seed: 32 },
       );
     });
+
+    it('a NUL character in a query string (`\\u0000` in its JSON, or `%00` as it is) is a 400 naming where, before anything runs; so is one in SQL over cubes', async () => {
+      const ask = (method: string, path: string, search: string, body?: unknown) => handle({ method, path, search, privateMeta: false, security: NOBODY, body: async () => body });
+      statements.length = 0;
+      // JSON.stringify writes the NUL as the escape `\u0000`; the second spelling puts the character itself in the text.
+      const escaped = JSON.stringify({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['completed', 'a\u0000b'] }] });
+      const raw = escaped.replace('\\u0000', '\u0000');
+      for (const path of ['/v1/load', '/v1/sql', '/v1/dry-run']) {
+        for (const [text, where] of [[escaped, 'query.filters[0].values[1]'], [raw, 'query']]) {
+          const answer = await ask('GET', path, `query=${encodeURIComponent(text!)}`);
+          expect(answer.status, answer.text).toBe(400);
+          expect(JSON.parse(answer.text)).toEqual({ type: 'UserError', error: `${where} holds a NUL character (U+0000), which a query may not hold.` });
+        }
+      }
+      const sql = await ask('POST', '/v1/cubesql', '', { query: "SELECT count FROM orders WHERE status = 'a\u0000b'" });
+      expect(JSON.parse(sql.text)).toEqual({ type: 'UserError', error: 'query holds a NUL character (U+0000), which a query may not hold.' });
+      expect(statements).toEqual([]);
+    });
   });
 }

@@ -23,9 +23,10 @@ async function freePort(): Promise<number> {
 /**
  * A throwaway PostgreSQL cluster of its own (initdb, trust auth, user postgres) on a free loopback
  * port: a data source that is not the server's cluster, on the same host. PostgreSQL refuses to
- * run as root, so as root it runs as the postgres user.
+ * run as root, so as root it runs as the postgres user. `settings` are passed as `-c name=value`
+ * (the fuzzer's `log_statement=all`); `log` is the file the server logs to.
  */
-export async function startSecondCluster(): Promise<{ url: string; port: number; stop(): void }> {
+export async function startSecondCluster(settings: Record<string, string> = {}): Promise<{ url: string; port: number; log: string; stop(): void }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-pg-'));
   const data = path.join(dir, 'data');
   const asPostgres = (command: string, args: string[]) => {
@@ -35,10 +36,12 @@ export async function startSecondCluster(): Promise<{ url: string; port: number;
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
   asPostgres(`${BIN}/initdb`, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join('');
+  asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`, 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    log: path.join(dir, 'log'),
     stop() {
       try {
         asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-m', 'immediate', '-w', 'stop']);
@@ -48,3 +51,6 @@ export async function startSecondCluster(): Promise<{ url: string; port: number;
     },
   };
 }
+
+/** Whether this host has the PostgreSQL 15 binaries startSecondCluster runs. */
+export const canStartSecondCluster = (): boolean => fs.existsSync(`${BIN}/initdb`) && fs.existsSync(`${BIN}/pg_ctl`);

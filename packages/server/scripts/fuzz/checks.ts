@@ -26,7 +26,11 @@ export type FindingKind =
   | 'scope-bypass'
   | 'timeout'
   | 'uncaught-exception'
-  | 'media-type-not-refused';
+  | 'media-type-not-refused'
+  | 'hostile-in-sql'
+  | 'limit-exceeded'
+  | 'source-changed'
+  | 'source-refused';
 
 export interface Finding {
   kind: FindingKind;

@@ -110,6 +110,7 @@ export class Report {
     out(`Invalid parameters accepted: ${this.total('invalid-param-accepted')}; foreign ids accepted: ${this.total('foreign-id-accepted')}`);
     out(`Response-schema mismatches: ${this.total('response-schema')}; error-shape mismatches: ${this.total('error-shape')}; undocumented codes: ${this.total('undocumented-code')}; content types: ${this.total('content-type')}`);
     out(`Unauthenticated accepted: ${this.total('unauthenticated-accepted')}; scope bypasses: ${this.total('scope-bypass')}`);
+    out(`Data API: hostile values in SQL text: ${this.total('hostile-in-sql')}; answers past a limit: ${this.total('limit-exceeded')}; data sources changed: ${this.total('source-changed')}; statements the source refused: ${this.total('source-refused')}`);
     out('');
     if (this.findings.size === 0) {
       out(`No findings (seed ${seed}).`);

@@ -68,6 +68,20 @@ export function poolRefArb(pool: PoolName, asString = false): fc.Arbitrary<PoolR
 /** Open JSON (a schema that says nothing), small and well-formed. */
 export const openJson: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 3 }).map((v) => (typeof v === 'string' ? v.replace(/\0/g, '') : v));
 
+/**
+ * Strings matching an anchored pattern. fast-check generates from a regular expression without
+ * lookarounds: those (a hostname's `(?=.{1,253}$)`) are left out of the generator, and what it
+ * generates is kept only when the whole pattern matches.
+ */
+function matching(source: string): fc.Arbitrary<string> {
+  const generator = source.replace(/\(\?<?[=!](?:[^()\\]|\\.)*\)/g, '');
+  try {
+    return fc.stringMatching(new RegExp(generator, 'u'));
+  } catch {
+    return fc.string({ minLength: 1, maxLength: 64, unit: 'grapheme-ascii' });
+  }
+}
+
 function stringArb(schema: Record<string, any>): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = Math.min(schema.maxLength ?? 40, Math.max(min, 40));
@@ -85,7 +99,7 @@ function stringArb(schema: Record<string, any>): fc.Arbitrary<string> {
   if (typeof schema.pattern === 'string') {
     const pattern = new RegExp(schema.pattern, 'u');
     const anchored = schema.pattern.startsWith('^');
-    const base = anchored ? fc.stringMatching(pattern) : fc.string({ minLength: Math.max(1, min), maxLength: max, unit: 'grapheme-ascii' });
+    const base = anchored ? matching(schema.pattern) : fc.string({ minLength: Math.max(1, min), maxLength: max, unit: 'grapheme-ascii' });
     return base.map((s) => s.slice(0, schema.maxLength ?? 255).replace(/\0/g, '')).filter((s) => pattern.test(s) && fits(s));
   }
   const unit = fc.oneof({ weight: 4, arbitrary: fc.constant<'grapheme-ascii'>('grapheme-ascii') }, { weight: 1, arbitrary: fc.constant<'grapheme'>('grapheme') });

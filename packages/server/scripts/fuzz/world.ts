@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.js';
 import { generateApiKey } from '../../src/areas/api-keys/key-format.js';
@@ -70,6 +73,7 @@ export class World {
     readonly store: TestStore,
     readonly tenantId: number,
     readonly dialect: Dialect,
+    private readonly dataSources: string,
   ) {}
 
   static async create(dialect: Dialect, log: (line: string) => void): Promise<World> {
@@ -90,8 +94,11 @@ export class World {
         }
       },
     };
-    const app = await buildApp({ store, baseDomain: null, tenantCacheMs: 0, rateLimitPerMinute: 0, corsOrigins: [], logger: { level: 'error', stream } });
-    const world = new World(app, store, boot.tenant.id, dialect);
+    // A data-sources directory, as a server configured for usage analytics has (DATASOURCES_DIR);
+    // no runtimes: deployments made by the traffic run none.
+    const dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-fuzz-world-'));
+    const app = await buildApp({ store, baseDomain: null, tenantCacheMs: 0, rateLimitPerMinute: 0, corsOrigins: [], logger: { level: 'error', stream }, runtime: { driver: 'none', dataSourcesDir: dataSources } });
+    const world = new World(app, store, boot.tenant.id, dialect, dataSources);
     holder.world = world;
     world.credentials.set('admin', { key: adminKey, userId: boot.admin.id, role: 'ADMIN' });
     await world.seed(log);
@@ -101,6 +108,7 @@ export class World {
   async close(): Promise<void> {
     await this.app.close();
     await this.store.destroy();
+    fs.rmSync(this.dataSources, { recursive: true, force: true });
   }
 
   /** A request as the seeding admin (or `as`), failing loudly: the seed must hold. */

@@ -107,7 +107,7 @@ async function start(message: StartMessage): Promise<void> {
   engine.preAggregations.scheduleAll();
   let readyOnce = false;
 
-  const handle = restApi(artifact, engine, { continueWaitMs: message.queries.continueWaitMs ?? 5_000, dbType: dataSource.dialect.name });
+  const handle = restApi(artifact, engine, { continueWaitMs: message.queries.continueWaitMs ?? 5_000, dbType: dataSource.dialect.name, maxResultBytes, timeoutMs: message.queries.timeoutMs });
   const logLine = (method: string, path: string, status: number, started: number) => `${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`;
   const logged = (method: string, path: string, status: number, started: number) => console.log(logLine(method, path, status, started));
 

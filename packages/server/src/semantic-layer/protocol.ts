@@ -71,6 +71,17 @@ export interface ResponseMessage {
  */
 export const STATEMENT_TIMEOUT_SIGNAL = 'SIGUSR2';
 
+/**
+ * The refusal of a statement stopped at QUERY_TIMEOUT_MS, whichever stopped it (the watchdog of a
+ * SQLite source, PostgreSQL's statement_timeout): 400 `{type, error}`, this `type`, which the SQL
+ * API answers with PostgreSQL's own SQLSTATE for it, 57014.
+ */
+export const QUERY_TIMEOUT_TYPE = 'QueryTimeout';
+
+export function timeoutMessage(limitMs: number | undefined): string {
+  return `The statement ran longer than the ${limitMs === undefined ? 'time' : `${limitMs} ms`} a query may take (QUERY_TIMEOUT_MS) and was stopped. Add filters, fewer dimensions or a narrower date range.`;
+}
+
 export const SECRET_HEADER = 'x-mapi-runtime-secret';
 /** Set by the proxy when the caller may read private members (the `meta-private` scope). */
 export const PRIVATE_META_HEADER = 'x-mapi-meta-private';

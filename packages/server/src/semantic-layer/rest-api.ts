@@ -1,5 +1,6 @@
 import type { ModelArtifact } from '../model/artifact.js';
 import { metaOf } from './meta.js';
+import { QUERY_TIMEOUT_TYPE, timeoutMessage } from './protocol.js';
 import type { SecurityContext } from './query/access.js';
 import { cubeQuery, type CubeQuery } from './query/cube-query.js';
 import { QueryError } from './query/errors.js';
@@ -51,7 +52,16 @@ export interface RestOptions {
   continueWaitMs: number;
   /** The data source's kind, as `dbType` of a result (`postgres`, `sqlite`). */
   dbType: string;
+  /**
+   * QUERY_MAX_RESULT_BYTES for a whole answer: the engine holds each query to it, and a request of
+   * several (a list, compared ranges) is held to it too, as the sum of its results' rows.
+   */
+  maxResultBytes?: number;
+  /** QUERY_TIMEOUT_MS, to name it when the data source stops a statement at it (PostgreSQL's 57014). */
+  timeoutMs?: number;
 }
+
+const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
 
 type QueryType = 'regularQuery' | 'compareDateRangeQuery' | 'blendingQuery';
 
@@ -71,11 +81,38 @@ export function parseJson(text: string, what = 'The query'): unknown {
   }
 }
 
+/**
+ * Refuses a NUL character anywhere in `value`, naming where: no data source takes one (PostgreSQL
+ * refuses the parameter, SQLite cuts the text), so it is the query's fault, said before it runs.
+ * The server refuses one in a JSON body; a query string (`?query=`, `%00` or `\u0000`) gets here.
+ */
+function refuseNul(value: unknown, name: string): void {
+  const stack: Array<[unknown, string]> = [[value, name]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) throw new QueryError(`${path} holds a NUL character (U+0000), which a query may not hold.`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+    } else if (isObject(v)) {
+      for (const [k, item] of Object.entries(v)) {
+        if (k.includes('\u0000')) throw new QueryError(`${path} has a key that holds a NUL character (U+0000), which a query may not hold.`);
+        stack.push([item, `${path}.${k}`]);
+      }
+    }
+  }
+}
+
 /** The request's parameters, from the query string (GET) or the JSON body (POST); JSON-encoded values decoded. */
 async function paramsOf(request: DataApiRequest): Promise<Record<string, unknown>> {
-  if (request.method === 'GET') return Object.fromEntries(new URLSearchParams(request.search));
+  if (request.method === 'GET') {
+    const params = Object.fromEntries(new URLSearchParams(request.search));
+    for (const [key, value] of Object.entries(params)) refuseNul(value, key);
+    return params;
+  }
   const body = await request.body();
   if (!isObject(body)) throw new BodyError('The body must be a JSON object such as {"query": {...}}.');
+  for (const [key, value] of Object.entries(body)) refuseNul(value, key);
   return body;
 }
 
@@ -84,7 +121,11 @@ function queryParam(params: Record<string, unknown>): unknown {
   if (params.query === undefined && ('measures' in params || 'dimensions' in params || 'timeDimensions' in params)) return params;
   const raw = params.query;
   if (raw === undefined || raw === null || raw === 'undefined' || raw === '') throw new QueryError('Query param is required');
-  return typeof raw === 'string' ? parseJson(raw, 'The query param') : raw;
+  if (typeof raw !== 'string') return raw;
+  const parsed = parseJson(raw, 'The query param');
+  // `\u0000` written as an escape in the JSON text.
+  refuseNul(parsed, 'query');
+  return parsed;
 }
 
 /**
@@ -233,6 +274,14 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
     const key = JSON.stringify([multi, queries, request.security]);
     const text = await withinWait(key, async () => {
       const answers = await Promise.all(queries.map((query) => engine.answer(query, request.security)));
+      if (answers.length > 1 && options.maxResultBytes !== undefined) {
+        // Each answer is within the limit (the engine's check); together they may not be either.
+        const chars = answers.reduce((n, a) => n + a.json.length, 0);
+        const bytes = chars * 3 <= options.maxResultBytes ? chars : answers.reduce((n, a) => n + Buffer.byteLength(a.json), 0);
+        if (bytes > options.maxResultBytes) {
+          throw new QueryError(`The ${answers.length} results are ${size(bytes)} in all, more than the ${size(options.maxResultBytes)} a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit.`);
+        }
+      }
       const results = answers.map((answer) => {
         // Rows of a compared range say which range; blended rows carry their time as `time.<granularity>`.
         if (queryType === 'compareDateRangeQuery') {
@@ -333,7 +382,9 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
     } catch (error) {
       if (error instanceof QueryError) return error.status === 400 ? failed(400, error.message, 'UserError') : failed(error.status, error.message);
       if (error instanceof BodyError) return failed(400, error.message, 'UserError');
-      // The data source refused the compiled statement (a table the model names is missing, a timeout).
+      // PostgreSQL stopped the statement at its statement_timeout, QUERY_TIMEOUT_MS.
+      if ((error as { code?: unknown }).code === '57014') return failed(400, timeoutMessage(options.timeoutMs), QUERY_TIMEOUT_TYPE);
+      // The data source refused the compiled statement (a table the model names is missing).
       return failed(400, `The data source refused the query: ${(error as Error).message}`);
     }
   };

@@ -5,7 +5,7 @@ import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
 import type { EnvironmentKey, Runtime } from '../../runtime/index.js';
 import { StatementTimeout } from '../../runtime/driver.js';
-import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER } from '../../semantic-layer/protocol.js';
+import { PRIVATE_META_HEADER, QUERY_TIMEOUT_TYPE, SECRET_HEADER, SECURITY_HEADER, timeoutMessage } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
@@ -164,7 +164,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
         } catch (error) {
           // The query ran too long and was stopped: answered as the runtime answers a statement its
           // data source refuses (PostgreSQL's statement_timeout is such a refusal), not as an outage.
-          if (error instanceof StatementTimeout) return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ error: `${error.message} Add filters, fewer dimensions or a narrower date range.` }) };
+          if (error instanceof StatementTimeout) return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ type: QUERY_TIMEOUT_TYPE, error: timeoutMessage(error.limitMs) }) };
           throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
         }
       }

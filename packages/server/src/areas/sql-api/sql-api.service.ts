@@ -1,5 +1,6 @@
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
+import { QUERY_TIMEOUT_TYPE } from '../../semantic-layer/protocol.js';
 import { ApiError } from '../../shared/problems.js';
 import type { DataApiEnvironment, DataApiGrant, DataApiService } from '../data-api/index.js';
 import { DEFAULT_TENANT_SLUG } from '../tenants/index.js';
@@ -138,6 +139,8 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
       const tableColumns = new Map((meta ?? []).map((cube) => [cube.name.toLowerCase(), catalogColumns({ ...cube, measures: [] }).map(([name]) => name)]));
       const { status, body } = await ask(session, { method: 'POST', path: 'sql', body: { query: normalize(sql, tableColumns) } });
       if (status === 403) throw new SqlError('42501', String(body.error ?? 'The query uses members your access policies exclude.'));
+      // A statement stopped at QUERY_TIMEOUT_MS is PostgreSQL's query_canceled, as its own statement_timeout is.
+      if (status === 400 && body.type === QUERY_TIMEOUT_TYPE) throw new SqlError('57014', String(body.error));
       if (status !== 200) throw new SqlError(status === 400 ? '42000' : '58000', String(body.error ?? `The runtime answered ${status}.`));
       const data = (body.data as Array<Record<string, unknown>> | undefined) ?? [];
       const columns = ((body.annotation as { columns?: Record<string, { member?: string; kind?: string; type?: string }> } | undefined)?.columns ?? {}) as Record<string, { member?: string; kind?: string; type?: string }>;
