@@ -293,12 +293,11 @@ for (const dialect of DIALECTS) {
 
       it('/v1/sql of a JSON query and /v1/dry-run run nothing: the slow query is answered at once, the runtime untouched', async () => {
         const before = await r.running(id);
-        const started = Date.now();
         const sql = await post('sql', { query: { measures: ['slow.count'] } });
         expect(sql.statusCode, sql.body).toBe(200);
         expect((sql.json() as Json).sql.sql[0]).toMatch(/^SELECT /);
         expect((await get('dry-run', { measures: ['slow.count'] })).statusCode).toBe(200);
-        expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+        // Had either run the statement, the watchdog would have stopped the runtime (a restart).
         expect((await r.running(id)).restartCount).toBe(before.restartCount);
       });
     });
