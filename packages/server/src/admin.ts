@@ -8,7 +8,8 @@ import { migrate, storeFor, type Store } from './db/database.js';
 import { generateKeyText, reencryptAll, SecretKeyError, Secrets, SecretsError, loadSecretKeys } from './secrets/index.js';
 import { openSecrets, SECRET_COLUMNS } from './stored-secrets.js';
 import { Signing } from './signing/index.js';
-import { findTenantBySlug } from './areas/tenants/tenants.store.js';
+import { findTenantBySlug, setTenantRegions } from './areas/tenants/tenants.store.js';
+import { findActiveUserIdByEmail } from './areas/users/users.store.js';
 import { tenantOrigin } from './areas/tenants/tenant-origin.js';
 import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { approveDeviceCode } from './areas/oauth/oauth.service.js';
@@ -244,7 +245,7 @@ async function tenantRegionsCommand(ctx: Context, { values, positionals }: Parse
   if (unknown.length > 0 || list?.length === 0) throw new UsageError(`Regions must be some of ${offered.join(', ')} (REGIONS); got ${unknown.join(', ') || 'none'}.`);
   const tenant = await findTenantBySlug(ctx.store.db, slug);
   if (!tenant) throw new TenantError(`Tenant "${slug}" does not exist.`);
-  await ctx.store.db.updateTable('tenants').set({ regions: list === null ? null : JSON.stringify(list) }).where('id', '=', tenant.id).execute();
+  await setTenantRegions(ctx.store.db, tenant.id, list === null ? null : JSON.stringify(list));
   ctx.out(list === null ? `Tenant ${slug} may use every region (${offered.join(', ')}).` : `Tenant ${slug} may use ${list.join(', ')}.`);
 }
 
@@ -288,7 +289,7 @@ async function approveDevice(ctx: Context, { values, positionals }: Parsed): Pro
   const slug = typeof values.tenant === 'string' ? values.tenant : DEFAULT_TENANT_SLUG;
   const tenant = await findTenantBySlug(ctx.store.db, slug);
   if (!tenant) throw new TenantError(`No tenant "${slug}"; "npm run admin -- tenant list" lists them.`);
-  const user = await ctx.store.db.selectFrom('users').select('id').where('tenant_id', '=', tenant.id).where('email', '=', email).where('deactivated_at', 'is', null).executeTakeFirst();
+  const user = await findActiveUserIdByEmail(ctx.store.db, tenant.id, email);
   if (!user) throw new TenantError(`No active user "${email}" in tenant "${slug}".`);
   const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
   const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);

@@ -54,6 +54,11 @@ export async function unownedLive(db: Executor, at: string): Promise<Array<Pick<
     .execute();
 }
 
+/** The environments another process holds a live lease on at `at`. */
+export async function leasedElsewhere(db: Executor, owner: string, at: string): Promise<Array<{ deployment_id: number; environment_id: string }>> {
+  return db.selectFrom('runtimes').select(['deployment_id', 'environment_id']).where('owner', '<>', owner).where('lease_expires_at', '>=', at).execute();
+}
+
 export async function markTerminated(db: Executor, ids: number[], at: string): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable('runtimes').set({ status: 'Terminated' satisfies PodStatus, ready: 0, address: null, secret: null, owner: null, lease_expires_at: null, updated_at: at }).where('id', 'in', ids).execute();

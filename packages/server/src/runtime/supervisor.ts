@@ -9,7 +9,7 @@ import type { RunningPod, RuntimeDriver } from './driver.js';
 import type { OwnCluster } from './own-cluster.js';
 import { LogSink, redact, redactionOf, type PodLogTarget, type Redaction } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
-import { claimRuntime, ensureRuntime, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
+import { claimRuntime, ensureRuntime, leasedElsewhere, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
 import { randomToken } from '../shared/tokens.js';
 
 /** One environment that should run now, as the area that plans runtimes sees it. */
@@ -298,7 +298,7 @@ export class Supervisor {
     }
     await markTerminated(db, stopped, at);
     const heldElsewhere = new Set(
-      (await db.selectFrom('runtimes').select(['deployment_id', 'environment_id']).where('owner', '<>', options.owner).where('lease_expires_at', '>=', at).execute()).map((r) =>
+      (await leasedElsewhere(db, options.owner, at)).map((r) =>
         keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id }),
       ),
     );

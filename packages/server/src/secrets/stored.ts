@@ -1,6 +1,15 @@
-import { sql, type Kysely } from 'kysely';
 import { SecretKeyError } from './keys.js';
 import { Secrets, SecretsError } from './secrets.js';
+import {
+  countWithPrefix,
+  deleteSecretKey,
+  insertSecretKeyUnlessPresent,
+  listSecretKeyIds,
+  listSecretKeys,
+  replaceSealedValue,
+  sealedRowsAfter,
+  type AnyDb,
+} from './secret-keys.store.js';
 
 /**
  * What the service knows of the database: its own table `secret_keys` (one row per key that may
@@ -22,20 +31,12 @@ export interface SecretColumn {
 const CHECK_TEXT = 'mapi secret key check';
 const CHECK_CONTEXT = 'secret-key-check';
 
-// The service's table is not among the areas' types: it is reached through an untyped handle.
-type AnyDb = Kysely<any>;
-
 /** How many values of `columns` are sealed with `keyId`. */
 async function countUnder(db: AnyDb, columns: readonly SecretColumn[], keyId: string): Promise<number> {
   const prefix = Secrets.prefixOf(keyId);
   let total = 0;
   for (const c of columns) {
-    const row = await db
-      .selectFrom(c.table)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where(sql`substr(${sql.ref(c.value)}, 1, ${prefix.length})`, '=', prefix)
-      .executeTakeFirst();
-    total += Number(row?.n ?? 0);
+    total += await countWithPrefix(db, c.table, c.value, prefix);
   }
   return total;
 }
@@ -46,7 +47,7 @@ async function countUnder(db: AnyDb, columns: readonly SecretColumn[], keyId: st
  * forgotten); the current key is recorded. Throws SecretKeyError saying what to fix.
  */
 export async function checkSecretKeys(db: AnyDb, secrets: Secrets, columns: readonly SecretColumn[]): Promise<void> {
-  const rows = (await db.selectFrom('secret_keys').select(['id', 'check_value']).execute()) as Array<{ id: string; check_value: string }>;
+  const rows = await listSecretKeys(db);
   for (const row of rows) {
     if (secrets.hasKey(row.id)) {
       let opened: string | null = null;
@@ -65,7 +66,7 @@ export async function checkSecretKeys(db: AnyDb, secrets: Secrets, columns: read
     }
     const count = await countUnder(db, columns, row.id);
     if (count === 0) {
-      await db.deleteFrom('secret_keys').where('id', '=', row.id).execute();
+      await deleteSecretKey(db, row.id);
       continue;
     }
     throw new SecretKeyError(
@@ -74,11 +75,7 @@ export async function checkSecretKeys(db: AnyDb, secrets: Secrets, columns: read
     );
   }
   if (!rows.some((r) => r.id === secrets.currentKeyId)) {
-    await db
-      .insertInto('secret_keys')
-      .values({ id: secrets.currentKeyId, check_value: secrets.seal(CHECK_TEXT, CHECK_CONTEXT), created_at: new Date().toISOString() })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await insertSecretKeyUnlessPresent(db, secrets.currentKeyId, secrets.seal(CHECK_TEXT, CHECK_CONTEXT), new Date().toISOString());
   }
 }
 
@@ -103,15 +100,7 @@ export async function reencryptAll(db: AnyDb, secrets: Secrets, columns: readonl
     const line = { column: `${c.table}.${c.value}`, total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 };
     let after = 0;
     for (;;) {
-      const rows = (await db
-        .selectFrom(c.table)
-        .select([c.id, c.value, ...c.contextColumns])
-        .where(c.id, '>', after)
-        // A nullable column (a pod's secret while it runs) holds nothing to re-encrypt when null.
-        .where(c.value, 'is not', null)
-        .orderBy(c.id)
-        .limit(batch)
-        .execute()) as Array<Record<string, unknown>>;
+      const rows = await sealedRowsAfter(db, c.table, c.id, c.value, c.contextColumns, after, batch);
       for (const row of rows) {
         line.total++;
         const stored = String(row[c.value]);
@@ -126,13 +115,7 @@ export async function reencryptAll(db: AnyDb, secrets: Secrets, columns: readonl
         } catch (error) {
           throw new SecretsError((error as SecretsError).reason ?? 'undecryptable', `${line.column} row ${String(row[c.id])}: ${(error as Error).message}`);
         }
-        const result = await db
-          .updateTable(c.table)
-          .set({ [c.value]: secrets.seal(plaintext, context) })
-          .where(c.id, '=', row[c.id])
-          .where(c.value, '=', stored)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 1) line.reencrypted++;
+        if (await replaceSealedValue(db, c.table, c.id, c.value, row[c.id], stored, secrets.seal(plaintext, context))) line.reencrypted++;
         else line.changedMeanwhile++;
       }
       const last = rows[rows.length - 1];
@@ -141,13 +124,13 @@ export async function reencryptAll(db: AnyDb, secrets: Secrets, columns: readonl
     }
     report.columns.push(line);
   }
-  const known = (await db.selectFrom('secret_keys').select('id').execute()) as Array<{ id: string }>;
+  const known = await listSecretKeyIds(db);
   for (const { id } of known) {
     if (id === secrets.currentKeyId) continue;
     const count = await countUnder(db, columns, id);
     if (count > 0) report.remaining.push({ keyId: id, count });
     else {
-      await db.deleteFrom('secret_keys').where('id', '=', id).execute();
+      await deleteSecretKey(db, id);
       report.retired.push(id);
     }
   }

@@ -28,6 +28,11 @@ export async function liveKeys(db: Executor, tenantId: number, purpose: string, 
   return rows.sort((a, b) => Number(a.retired_at !== null) - Number(b.retired_at !== null));
 }
 
+/** Deletes the tenant's keys of `purpose` that expired by `at`. */
+export async function deleteExpiredKeys(db: Executor, tenantId: number, purpose: string, at: string): Promise<void> {
+  await db.deleteFrom('signing_keys').where('tenant_id', '=', tenantId).where('purpose', '=', purpose).where('expires_at', '<=', at).execute();
+}
+
 export async function insertKey(db: Executor, row: Omit<SigningKeyRow, 'id'>): Promise<void> {
   await db.insertInto('signing_keys').values(row).execute();
 }

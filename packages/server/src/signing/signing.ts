@@ -3,7 +3,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPa
 import type { Store } from '../db/database.js';
 import { lockKey, serialized } from '../db/transactions.js';
 import type { Secrets } from '../secrets/index.js';
-import { insertKey, liveKeys, retireKey, signingKeyContext } from './signing-keys.store.js';
+import { deleteExpiredKeys, insertKey, liveKeys, retireKey, signingKeyContext } from './signing-keys.store.js';
 
 /**
  * ES256 for what this platform verifies itself or its customers' code verifies; RS256 for workload
@@ -184,7 +184,7 @@ export class Signing {
     const now = this.#now();
     const overlapUntil = new Date(now.getTime() + MAX_TOKEN_LIFETIME_SECONDS * 1000 + CACHE_MS).toISOString();
     const retiredKid = await serialized(this.#store, lockKey.signingKeys(tenant.id), async (trx) => {
-      await trx.deleteFrom('signing_keys').where('tenant_id', '=', tenant.id).where('purpose', '=', purpose).where('expires_at', '<=', now.toISOString()).execute();
+      await deleteExpiredKeys(trx, tenant.id, purpose, now.toISOString());
       const retired = await retireKey(trx, tenant.id, purpose, now.toISOString(), overlapUntil);
       await insertKey(trx, made);
       return retired ?? null;

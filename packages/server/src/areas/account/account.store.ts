@@ -1,6 +1,19 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/tables.js';
 
+/** The user's default deployment, when they have settings. */
+export async function findUserSettings(db: Executor, tenantId: number, userId: number): Promise<{ default_deployment_id: number | null } | undefined> {
+  return db.selectFrom('user_settings').select('default_deployment_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function upsertUserSettings(db: Executor, tenantId: number, userId: number, defaultDeploymentId: number | null, at: string): Promise<void> {
+  await db
+    .insertInto('user_settings')
+    .values({ user_id: userId, tenant_id: tenantId, default_deployment_id: defaultDeploymentId, updated_at: at })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ default_deployment_id: defaultDeploymentId, updated_at: at }))
+    .execute();
+}
+
 export type SettingsColumn = 'embed_settings' | 'account_settings';
 
 /** The JSON object an admin stored in `column` (only the keys they set), or an empty object. */

@@ -5,9 +5,10 @@ import { ApiError } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import type { UserSettings, UserSettingsInput } from './app-config.schemas.js';
+import { findUserSettings, upsertUserSettings } from './account.store.js';
 
 async function read(db: Executor, tenantId: number, userId: number): Promise<UserSettings> {
-  const row = await db.selectFrom('user_settings').select('default_deployment_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+  const row = await findUserSettings(db, tenantId, userId);
   return { defaultDeploymentId: row?.default_deployment_id ?? null };
 }
 
@@ -31,11 +32,7 @@ export function userSettingsService(store: Store) {
         await authorizeDeployment(db, caller, id, 'DeploymentRead');
       }
       const at = now();
-      await db
-        .insertInto('user_settings')
-        .values({ user_id: userId, tenant_id: tenantId, default_deployment_id: id, updated_at: at })
-        .onConflict((oc) => oc.column('user_id').doUpdateSet({ default_deployment_id: id, updated_at: at }))
-        .execute();
+      await upsertUserSettings(db, tenantId, userId, id, at);
       return read(db, tenantId, userId);
     },
   };

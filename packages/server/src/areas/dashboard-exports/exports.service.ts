@@ -9,7 +9,7 @@ import { ApiError } from '../../shared/problems.js';
 import { restrictDataDownload } from '../account/index.js';
 import { findInDeployment } from '../dashboards/index.js';
 import { embedShareOf } from '../embed-tenants/index.js';
-import { findUserByEmail } from '../users/index.js';
+import { findUserByEmail, findUserById } from '../users/index.js';
 import { findItem } from '../workspace/index.js';
 import { openWorkspace, requireItemAccess } from '../workspace/index.js';
 import { EXPORT_JOB, type ExportJobPayload } from './export-job.js';
@@ -50,7 +50,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       if ((renderAs.userId ?? null) === null && (renderAs.email ?? null) === null) throw invalid('renderAs of type USER needs a userId or an email.', '/body/renderAs');
       const user =
         renderAs.userId !== null && renderAs.userId !== undefined
-          ? await db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('id', '=', renderAs.userId).executeTakeFirst()
+          ? await findUserById(db, tenantId, renderAs.userId)
           : await findUserByEmail(db, tenantId, renderAs.email!);
       if (!user || user.deactivated_at !== null) throw new ApiError('USER_NOT_FOUND', `The user to render as (${renderAs.userId ?? renderAs.email}) does not exist or is deactivated.`);
       return { viewer: { userId: user.id }, identity: `user:${user.id}` };

@@ -6,6 +6,7 @@ import { parseJson } from '../workspace/index.js';
 import { findItem } from '../workspace/index.js';
 import { requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
 import { newPublicId, reportIdOf, reportIdsOf, writePublication } from './dashboards.service.js';
+import { findWorkbook, setWorkbookDraft } from './dashboards.store.js';
 import { findPublishedByWorkbook, snapshotContent, type SnapshotContent } from './published.js';
 
 type Config = DashboardConfig | DashboardConfigDraft;
@@ -82,12 +83,7 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
     if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content)).id);
   }
   if (draft !== null) {
-    await trx
-      .updateTable('workbooks')
-      .set({ dashboard_draft: JSON.stringify(repointed(draft, copies)) })
-      .where('tenant_id', '=', context.scope.tenantId)
-      .where('id', '=', copy.id)
-      .execute();
+    await setWorkbookDraft(trx, context.scope.tenantId, copy.id, JSON.stringify(repointed(draft, copies)));
   }
   if (published) {
     await writePublication(trx, copy, {
@@ -99,5 +95,5 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
       userId: context.caller.actor.userId,
     });
   }
-  return trx.selectFrom('workbooks').selectAll().where('tenant_id', '=', context.scope.tenantId).where('id', '=', copy.id).executeTakeFirstOrThrow();
+  return findWorkbook(trx, context.scope.tenantId, copy.id);
 }

@@ -22,6 +22,8 @@ import {
   insertVersion,
   lastVersionNumber,
   listVersions,
+  saveWorkbookDraft,
+  setWorkbookPublication,
   snapshotsOf,
   updateAllowEmbed,
 } from './dashboards.store.js';
@@ -198,12 +200,7 @@ export async function writePublication(
     options.snapshots.map((s, position) => ({ tenant_id: tenantId, version_id: version.id, position, report_id: s.reportId, content: JSON.stringify(s.content) })),
   );
   const published = toDashboard(dashboard, version, snapshots);
-  await trx
-    .updateTable('workbooks')
-    .set({ dashboard_published: JSON.stringify(options.config), published_dashboard: JSON.stringify(published), updated_at: at })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', workbook.id)
-    .execute();
+  await setWorkbookPublication(trx, tenantId, workbook.id, JSON.stringify(options.config), JSON.stringify(published), at);
   return published;
 }
 
@@ -220,13 +217,7 @@ export function dashboardsService(store: Store) {
         const workbook = await authorizedWorkbook(trx, context, workbookId, 'EDIT');
         const stored = draft === null ? null : JSON.stringify(draft);
         if (stored === workbook.dashboard_draft) return workbook;
-        return trx
-          .updateTable('workbooks')
-          .set({ dashboard_draft: stored, updated_at: now() })
-          .where('tenant_id', '=', context.scope.tenantId)
-          .where('id', '=', workbookId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        return saveWorkbookDraft(trx, context.scope.tenantId, workbookId, stored, now());
       });
       return {
         dashboardDraft: normalizeDashboardConfig(parseJson(row.dashboard_draft)) as DashboardConfigDraft | null,

@@ -1,4 +1,4 @@
-import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Executor } from '../../db/tables.js';
+import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Executor, WorkbookRow } from '../../db/tables.js';
 
 /*
  * The dashboards tables (migration 0016). Every read is bounded by the tenant; a dashboard's
@@ -12,6 +12,10 @@ export type NewReportSnapshot = Omit<DashboardReportSnapshotRow, 'id'>;
 
 export async function findDashboardByWorkbook(db: Executor, tenantId: number, workbookId: number): Promise<DashboardRow | undefined> {
   return db.selectFrom('dashboards').selectAll().where('tenant_id', '=', tenantId).where('workbook_id', '=', workbookId).executeTakeFirst();
+}
+
+export async function findDashboardById(db: Executor, tenantId: number, id: number): Promise<DashboardRow | undefined> {
+  return db.selectFrom('dashboards').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findDashboardByPublicId(db: Executor, tenantId: number, publicId: string): Promise<DashboardRow | undefined> {
@@ -103,4 +107,37 @@ export async function snapshotsOf(db: Executor, tenantId: number, versionIds: nu
     .execute();
   for (const row of rows) byVersion.get(row.version_id)?.push(row);
   return byVersion;
+}
+
+/*
+ * The dashboard columns of a workbook's row: its draft (`dashboard_draft`), the config last
+ * published (`dashboard_published`) and the published dashboard (`published_dashboard`, JSON).
+ */
+
+export async function findWorkbook(db: Executor, tenantId: number, workbookId: number): Promise<WorkbookRow> {
+  return db.selectFrom('workbooks').selectAll().where('tenant_id', '=', tenantId).where('id', '=', workbookId).executeTakeFirstOrThrow();
+}
+
+/** Sets the workbook's draft and `updated_at`; answers the row as stored. */
+export async function saveWorkbookDraft(db: Executor, tenantId: number, workbookId: number, draft: string | null, at: string): Promise<WorkbookRow> {
+  return db.updateTable('workbooks').set({ dashboard_draft: draft, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Sets the workbook's draft only (a copy's, re-pointed), leaving `updated_at`. */
+export async function setWorkbookDraft(db: Executor, tenantId: number, workbookId: number, draft: string): Promise<void> {
+  await db.updateTable('workbooks').set({ dashboard_draft: draft }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).execute();
+}
+
+/** Records a publication on the workbook: the config published and the published dashboard. */
+export async function setWorkbookPublication(db: Executor, tenantId: number, workbookId: number, config: string, published: string, at: string): Promise<void> {
+  await db.updateTable('workbooks').set({ dashboard_published: config, published_dashboard: published, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).execute();
+}
+
+export async function findWorkbookPublishedDashboard(db: Executor, tenantId: number, workbookId: number): Promise<string | null | undefined> {
+  const workbook = await db.selectFrom('workbooks').select('published_dashboard').where('tenant_id', '=', tenantId).where('id', '=', workbookId).executeTakeFirst();
+  return workbook?.published_dashboard;
+}
+
+export async function setWorkbookPublishedDashboard(db: Executor, tenantId: number, workbookId: number, published: string): Promise<void> {
+  await db.updateTable('workbooks').set({ published_dashboard: published }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).execute();
 }

@@ -5,5 +5,5 @@
 export { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainInput } from './controls.schemas.js';
 export { copyDashboards } from './copy.js';
 export { PublicIdParams } from './dashboards.schemas.js';
-export { findDashboardByPublicId } from './dashboards.store.js';
+export { findDashboardById, findDashboardByPublicId } from './dashboards.store.js';
 export { findByWorkbook, findInDeployment, findPublishedByPublicId, setAllowEmbed } from './published.js';

@@ -2,7 +2,16 @@ import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Exe
 import { now } from '../../time.js';
 import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
-import { findDashboardByPublicId, findDashboardByWorkbook, findPublishedVersion, snapshotsOf, updateAllowEmbed } from './dashboards.store.js';
+import {
+  findDashboardById,
+  findDashboardByPublicId,
+  findDashboardByWorkbook,
+  findPublishedVersion,
+  findWorkbookPublishedDashboard,
+  setWorkbookPublishedDashboard,
+  snapshotsOf,
+  updateAllowEmbed,
+} from './dashboards.store.js';
 
 /*
  * Published dashboards as the rest of the server reads them: the API shapes built from the rows,
@@ -135,15 +144,10 @@ export async function setAllowEmbed(db: Executor, tenantId: number, workbookId: 
 
 /** The workbook's `published_dashboard` JSON with `allowEmbed` set, when it holds one. */
 async function syncWorkbookAllowEmbed(db: Executor, tenantId: number, workbookId: number, allowEmbed: boolean): Promise<void> {
-  const workbook = await db.selectFrom('workbooks').select('published_dashboard').where('tenant_id', '=', tenantId).where('id', '=', workbookId).executeTakeFirst();
-  if (!workbook?.published_dashboard) return;
-  const published = JSON.parse(workbook.published_dashboard) as Dashboard;
-  await db
-    .updateTable('workbooks')
-    .set({ published_dashboard: JSON.stringify({ ...published, allowEmbed }) })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', workbookId)
-    .execute();
+  const stored = await findWorkbookPublishedDashboard(db, tenantId, workbookId);
+  if (!stored) return;
+  const published = JSON.parse(stored) as Dashboard;
+  await setWorkbookPublishedDashboard(db, tenantId, workbookId, JSON.stringify({ ...published, allowEmbed }));
 }
 
 /** Which dashboard: by its workbook, its id or its public id. */
@@ -156,7 +160,7 @@ export async function findInDeployment(db: Executor, tenantId: number, deploymen
       ? await findDashboardByWorkbook(db, tenantId, ref.workbookId)
       : 'publicId' in ref
         ? await findDashboardByPublicId(db, tenantId, ref.publicId)
-        : await db.selectFrom('dashboards').selectAll().where('tenant_id', '=', tenantId).where('id', '=', ref.dashboardId).executeTakeFirst();
+        : await findDashboardById(db, tenantId, ref.dashboardId);
   return row && row.deployment_id === deploymentId ? toInfo(row) : undefined;
 }
 

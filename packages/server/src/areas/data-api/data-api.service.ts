@@ -17,6 +17,7 @@ import { findDeployment } from '../deployments/index.js';
 import { deploymentPath, type DeploymentUrlOf } from '../deployments/index.js';
 import { dataApiUrl } from '../deployments/index.js';
 import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/index.js';
+import { findBranch } from './data-api.store.js';
 import { encodeSecurity, securityContextOf } from './security-context.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
@@ -82,7 +83,7 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
   async function environmentOf(row: DeploymentRow, tenant: { id: number; slug: string }, branch: string | null): Promise<DataApiEnvironment> {
     const base = deploymentPath(await urlOf(tenant), row.id);
     if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
-    const found = await db.selectFrom('branches').select(['id', 'owner_key_id']).where('deployment_id', '=', row.id).where('name', '=', branch).executeTakeFirst();
+    const found = await findBranch(db, row.id, branch);
     if (!found || branch === row.deploy_branch_name) {
       throw new ApiError('ENVIRONMENT_NOT_FOUND', branch === row.deploy_branch_name ? `The deploy branch is served at ${dataApiUrl(base, null)}.` : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`);
     }

@@ -1,6 +1,7 @@
 import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Executor } from '../../db/tables.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
+import { attributeValuesOf, groupNamesOf } from './data-api.store.js';
 
 function parsed(text: string | null): unknown {
   if (text === null) return null;
@@ -26,20 +27,8 @@ export async function securityContextOf(db: Executor, tenantId: number, userId: 
 
 /** The user's groups and attribute values; shared by the requests of one cache version, so read-only. */
 async function userContextOf(db: Executor, tenantId: number, userId: number): Promise<Pick<SecurityContext, 'groups' | 'userAttributes'>> {
-  const groups = await db
-    .selectFrom('group_members as m')
-    .innerJoin('groups as g', 'g.id', 'm.group_id')
-    .select('g.name')
-    .where('m.tenant_id', '=', tenantId)
-    .where('m.user_id', '=', userId)
-    .orderBy('g.name')
-    .execute();
-  const attributes = await db
-    .selectFrom('user_attributes as a')
-    .leftJoin('user_attribute_values as v', (join) => join.onRef('v.attribute_id', '=', 'a.id').on('v.user_id', '=', userId))
-    .select(['a.name', 'a.default_value', 'v.value'])
-    .where('a.tenant_id', '=', tenantId)
-    .execute();
+  const groups = await groupNamesOf(db, tenantId, userId);
+  const attributes = await attributeValuesOf(db, tenantId, userId);
   const userAttributes: Record<string, unknown> = {};
   for (const a of attributes) {
     const value = parsed(a.value ?? a.default_value);

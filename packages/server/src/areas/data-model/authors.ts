@@ -1,10 +1,11 @@
 import type { Actor } from '../../access/caller.js';
 import type { Executor } from '../../db/tables.js';
 import type { Signature } from '../../git/objects.js';
+import { findUserNameAndEmail } from '../users/index.js';
 
 /** The calling user as a commit's author: their first name (or email) and email. */
 export async function authorOf(db: Executor, actor: Actor): Promise<Signature> {
-  const user = await db.selectFrom('users').select(['first_name', 'email']).where('tenant_id', '=', actor.tenantId).where('id', '=', actor.userId).executeTakeFirst();
+  const user = await findUserNameAndEmail(db, actor.tenantId, actor.userId);
   const email = user?.email ?? actor.email;
   return { name: user?.first_name?.trim() || email, email };
 }

@@ -15,6 +15,7 @@ import type { Stage, SyncStats } from './runs.schemas.js';
 import { findRunById, updateRunning } from './runs.store.js';
 import type { WorkerGeneration } from './worker/protocol.js';
 import { SyncThread } from './worker/thread.js';
+import { findUserNameAndEmail } from '../users/index.js';
 
 export const SYNC_JOB = 'dbt-sync.run';
 /** A sync running longer than this is stopped and failed. */
@@ -44,7 +45,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 async function authorOfRun(store: Store, run: DbtSyncRunRow) {
   if (run.user_id === null) return SERVER_AUTHOR;
-  const user = await store.db.selectFrom('users').select(['first_name', 'email']).where('tenant_id', '=', run.tenant_id).where('id', '=', run.user_id).executeTakeFirst();
+  const user = await findUserNameAndEmail(store.db, run.tenant_id, run.user_id);
   return user ? { name: user.first_name?.trim() || user.email, email: user.email } : SERVER_AUTHOR;
 }
 

@@ -20,6 +20,7 @@ import {
   deleteDeployment,
   findDeployment,
   findDeploymentByName,
+  findTenantRegions,
   insertDeployment,
   listDeployments,
   recordVersion,
@@ -108,9 +109,9 @@ export function deploymentsService(
 
   /** The regions this tenant may use: the configured ones, limited by the tenant's own list when it has one (`admin tenant regions`). */
   async function regionsOf(tenantId: number): Promise<RegionEntry[]> {
-    const row = await db.selectFrom('tenants').select('regions').where('id', '=', tenantId).executeTakeFirst();
-    if (!row?.regions) return catalog.regions;
-    const allowed = new Set(JSON.parse(row.regions) as string[]);
+    const regions = await findTenantRegions(db, tenantId);
+    if (!regions) return catalog.regions;
+    const allowed = new Set(JSON.parse(regions) as string[]);
     return catalog.regions.filter((r) => allowed.has(r.name));
   }
 

@@ -7,6 +7,12 @@ export async function findDeployment(db: Executor, tenantId: number, id: number)
 }
 
 /** Which of `ids` are deployments of this tenant. */
+/** The tenant's own list of regions (JSON), when `admin tenant regions` gave it one. */
+export async function findTenantRegions(db: Executor, tenantId: number): Promise<string | null | undefined> {
+  const row = await db.selectFrom('tenants').select('regions').where('id', '=', tenantId).executeTakeFirst();
+  return row?.regions;
+}
+
 export async function existingDeploymentIds(db: Executor, tenantId: number, ids: number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
   const rows = await db.selectFrom('deployments').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();

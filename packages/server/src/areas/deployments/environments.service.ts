@@ -4,6 +4,7 @@ import { positionalPage, positionalWindow } from '../../shared/pagination.js';
 import type { DeploymentRow, Executor } from '../../db/tables.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
+import { findDevelopmentBranch, findStagingBranch, listDevelopmentBranches, listStagingBranches } from './environments.store.js';
 
 export type EnvironmentType = 'production' | 'staging' | 'development';
 
@@ -42,16 +43,7 @@ export async function findEnvironment(db: Executor, row: DeploymentRow, deployme
   const type = match[1] as 'staging' | 'development';
   const branchId = Number(match[2]);
   if (!Number.isSafeInteger(branchId)) return undefined;
-  const branch =
-    type === 'staging'
-      ? await db.selectFrom('branches').select('name').where('deployment_id', '=', row.id).where('id', '=', branchId).where('staging_enabled', '=', 1).executeTakeFirst()
-      : await db
-          .selectFrom('dev_sessions as s')
-          .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
-          .select('b.name as name')
-          .where('s.deployment_id', '=', row.id)
-          .where('b.id', '=', branchId)
-          .executeTakeFirst();
+  const branch = type === 'staging' ? await findStagingBranch(db, row.id, branchId) : await findDevelopmentBranch(db, row.id, branchId);
   return branch === undefined ? undefined : { id: environmentId, type, branch: branch.name, dataApiUrl: dataApiUrl(deploymentUrl, branch.name) };
 }
 
@@ -75,17 +67,9 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf, sqlApi
         ...(port === null ? [] : [{ type: 'sql' as const, version: 1, host: new URL(origin).hostname, port, database: environmentId === 'production' ? String(row.id) : `${row.id}/${environmentId}` }]),
       ];
       const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null, 'production') }];
-      const staging = await db.selectFrom('branches').select(['id', 'name']).where('deployment_id', '=', row.id).where('staging_enabled', '=', 1).orderBy('id').execute();
+      const staging = await listStagingBranches(db, row.id);
       for (const branch of staging) all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, `staging-${branch.id}`) });
-      const developing = await db
-        .selectFrom('dev_sessions as s')
-        .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
-        .innerJoin('api_keys as k', 'k.id', 's.key_id')
-        .innerJoin('users as u', 'u.id', 'k.user_id')
-        .select(['b.id as branchId', 'b.name as branch', 'u.email as email'])
-        .where('s.deployment_id', '=', row.id)
-        .orderBy('b.id')
-        .execute();
+      const developing = await listDevelopmentBranches(db, row.id);
       for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch, `development-${dev.branchId}`) });
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
       const window = positionalWindow(input);

@@ -13,7 +13,7 @@ import type { DeploymentUrlOf } from '../deployments/index.js';
 import { findUserByEmail } from '../users/index.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
-import { insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
+import { findBranch, findDevSessionOn, findLiveRuntimeOf, insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
 import { randomToken, tokenHash } from '../../shared/tokens.js';
 
 /**
@@ -82,12 +82,12 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
   /** Reference 4.15: the deploy branch (or none) is production; another branch must exist and be served now. */
   async function resolveBranch(row: DeploymentRow, name: string | null | undefined): Promise<string | null> {
     if (name === null || name === undefined || name === row.deploy_branch_name) return null;
-    const branch = await db.selectFrom('branches').select(['id', 'owner_key_id', 'staging_enabled']).where('deployment_id', '=', row.id).where('name', '=', name).executeTakeFirst();
+    const branch = await findBranch(db, row.id, name);
     if (!branch) throw new ApiError('BRANCH_NOT_FOUND', `Deployment ${row.id} has no branch ${JSON.stringify(name)}.`);
     if (branch.owner_key_id === null && branch.staging_enabled === 1) return name;
     // Served while someone has it open: a dev-mode session on it, or its environment running now.
-    const open = await db.selectFrom('dev_sessions').select('key_id').where('deployment_id', '=', row.id).where('branch_name', '=', name).executeTakeFirst();
-    const running = await db.selectFrom('runtimes').select('id').where('deployment_id', '=', row.id).where('branch_name', '=', name).where('status', 'in', ['Running', 'Pending']).executeTakeFirst();
+    const open = await findDevSessionOn(db, row.id, name);
+    const running = await findLiveRuntimeOf(db, row.id, name);
     if (open || running) return name;
     throw new ApiError(
       'BRANCH_NOT_SERVED',

@@ -42,3 +42,18 @@ export async function sweepSessions(db: Executor, tenantId: number, at: string):
     .where((eb) => eb.or([eb.and([eb('exchanged_at', 'is', null), eb('expires_at', '<=', at)]), eb('token_expires_at', '<=', at)]))
     .execute();
 }
+
+/** A branch of the deployment by name: whose dev-mode branch it is, and its staging flag. */
+export async function findBranch(db: Executor, deploymentId: number, name: string): Promise<{ id: number; owner_key_id: number | null; staging_enabled: number } | undefined> {
+  return db.selectFrom('branches').select(['id', 'owner_key_id', 'staging_enabled']).where('deployment_id', '=', deploymentId).where('name', '=', name).executeTakeFirst();
+}
+
+/** Whether a dev-mode session is open on the branch. */
+export async function findDevSessionOn(db: Executor, deploymentId: number, branch: string): Promise<{ key_id: number } | undefined> {
+  return db.selectFrom('dev_sessions').select('key_id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).executeTakeFirst();
+}
+
+/** A runtime of the branch running or starting now. */
+export async function findLiveRuntimeOf(db: Executor, deploymentId: number, branch: string): Promise<{ id: number } | undefined> {
+  return db.selectFrom('runtimes').select('id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('status', 'in', ['Running', 'Pending']).executeTakeFirst();
+}

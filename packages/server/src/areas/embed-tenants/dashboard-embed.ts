@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/tables.js';
 import { findByWorkbook, setAllowEmbed } from '../dashboards/index.js';
 import { findAllEmbedUsersGroup, reachableWorkbooks, tenantSystemGroup } from './embed-access.store.js';
-import { findEmbedTenant } from './tenants.store.js';
+import { findEmbedTenant } from './embed-tenants.store.js';
 
 /**
  * The published dashboard's `allowEmbed` switch, as embed access reads and writes it (3.4, 3.5).

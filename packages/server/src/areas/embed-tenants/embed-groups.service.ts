@@ -19,11 +19,11 @@ import {
   removeMembers,
   setGroupDescription,
   type EmbedGroupWithCount,
-} from './groups.store.js';
+} from './embed-groups.store.js';
 import { addMemberships } from './memberships.store.js';
 import { SYSTEM_PREFIX, normalizeExternalId } from './names.js';
 import { createBareEmbedUsers, toEmbedUser } from './provision.js';
-import { findEmbedUsersByExternalIds, findEmbedUsersByIds } from './users.store.js';
+import { findEmbedUsersByExternalIds, findEmbedUsersByIds } from './embed-users.store.js';
 
 function toEmbedGroup(row: EmbedGroupWithCount): EmbedGroup {
   return { id: row.id, name: row.name, description: row.description, userCount: row.user_count };

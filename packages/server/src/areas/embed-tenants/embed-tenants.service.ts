@@ -7,8 +7,8 @@ import { ApiError } from '../../shared/problems.js';
 import type { EmbedSearchInput, EmbedTenant, EmbedUser, ProvisionEmbedUserInput } from './embed-tenants.schemas.js';
 import { isEmbedTenantName, normalizeExternalId } from './names.js';
 import { canonicalEmbedTenantName, provisionEmbedUser, toEmbedUser, type ProvisionedEmbedUser, type ProvisionEmbedUserRequest } from './provision.js';
-import { deleteEmbedTenant, findEmbedTenant, listEmbedTenants, type EmbedTenantWithCount } from './tenants.store.js';
-import { listEmbedUsers } from './users.store.js';
+import { deleteEmbedTenant, findEmbedTenant, listEmbedTenants, type EmbedTenantWithCount } from './embed-tenants.store.js';
+import { listEmbedUsers } from './embed-users.store.js';
 
 export interface EmbedPeopleOptions {
   /** The account-wide cap on embed users (EMBED_USER_LIMIT). */

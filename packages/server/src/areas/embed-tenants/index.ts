@@ -6,5 +6,5 @@ export { embedShareOf } from './dashboard-embed.js';
 export { attributeValuesOf, globalGroupNamesOf } from './memberships.store.js';
 export { SYNTHETIC_EMAIL_DOMAIN, normalizeExternalId, tenantGroupContextName, tenantSystemGroupName } from './names.js';
 export { confirmEmbedUserCap, provisionEmbedUser } from './provision.js';
-export { findEmbedTenant } from './tenants.store.js';
-export { existingEmbedUserId, findEmbedUserByExternalId } from './users.store.js';
+export { findEmbedTenant } from './embed-tenants.store.js';
+export { existingEmbedUserId, findEmbedUserByExternalId } from './embed-users.store.js';

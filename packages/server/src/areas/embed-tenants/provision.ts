@@ -17,7 +17,7 @@ import {
   upsertAttributeValue,
 } from './memberships.store.js';
 import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail, tenantGroupContextName, tenantSystemGroupName } from './names.js';
-import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './tenants.store.js';
+import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './embed-tenants.store.js';
 import {
   countAccountEmbedUsers,
   findEmbedUserByExternalId,
@@ -26,7 +26,7 @@ import {
   insertEmbedUsers,
   updateEmbedUser,
   type EmbedUserChanges,
-} from './users.store.js';
+} from './embed-users.store.js';
 
 /**
  * What provisioning (4.4, 4.5, 4.12) and a session (4.15) ask for. Left out (undefined) or null

@@ -10,6 +10,7 @@ import { appPrivateKey } from './app-jwt.js';
 import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings, type UserTokens } from './github-client.js';
 import type { GitHostApp, GitHostCallbackInput, PutGitHostAppInput } from './git-host.schemas.js';
 import { consumeState, deleteExpiredStates, deleteLink, findApp, findLink, findState, insertState, replaceLinkTokens, saveApp, saveLink, sealedAs, type LinkTokens } from './git-host.store.js';
+import { findUserDeactivation } from '../users/index.js';
 
 /** How long a link authorization can complete. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -200,7 +201,7 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
       const state = await claimState(query.state, { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) }, { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId }, invalidState);
       if (query.error !== undefined) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host answered \`${query.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100)}\`.`);
       if (query.code === undefined || query.code === '') throw new ApiError('GIT_HOST_LINK_FAILED', 'The git host sent neither a `code` nor an `error`.');
-      const user = await db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', state.user_id).executeTakeFirst();
+      const user = await findUserDeactivation(db, tenantId, state.user_id);
       if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
       const app = await appOf(tenantId);
       const client = gitHostClient(outbound, settingsOf(app));

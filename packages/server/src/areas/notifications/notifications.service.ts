@@ -4,7 +4,7 @@ import type { DeploymentRow, Executor, NotificationDeliveryRecipientRow, Notific
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { findDashboardByPublicId } from '../dashboards/index.js';
+import { findDashboardById, findDashboardByPublicId } from '../dashboards/index.js';
 import { findDeployment } from '../deployments/index.js';
 import type { FieldError } from './recipients.js';
 import { addRecipients, checkRecipients, removeKeys, toRecipient } from './recipients.js';
@@ -204,7 +204,7 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       });
       checkFilters(input.filters, '/body/filters');
       const dashboard = byId
-        ? await db.selectFrom('dashboards').selectAll().where('tenant_id', '=', tenantId).where('id', '=', input.dashboardId as number).executeTakeFirst()
+        ? await findDashboardById(db, tenantId, input.dashboardId as number)
         : await findDashboardByPublicId(db, tenantId, input.dashboardPublicId as string);
       if (!dashboard || dashboard.deployment_id !== deployment.id) {
         throw new ApiError('DASHBOARD_NOT_FOUND', `Deployment ${deployment.id} has no published dashboard ${byId ? input.dashboardId : JSON.stringify(input.dashboardPublicId)}.`);

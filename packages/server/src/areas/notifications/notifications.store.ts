@@ -12,6 +12,21 @@ export async function insertNotification(db: Executor, values: NewNotification):
   return db.insertInto('notifications').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A notification by its id alone (the scheduler's, whose delivery names it). */
+export async function findNotificationById(db: Executor, id: number): Promise<NotificationRow | undefined> {
+  return db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** An embed user of the embed tenant, by id. */
+export async function findEmbedUserInTenant(db: Executor, tenantId: number, embedTenantId: number, id: number): Promise<{ id: number } | undefined> {
+  return db.selectFrom('embed_users').select('id').where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The tenant a delivery runs for: its id and slug. */
+export async function findTenantOf(db: Executor, tenantId: number): Promise<{ id: number; slug: string }> {
+  return db.selectFrom('tenants').select(['id', 'slug']).where('id', '=', tenantId).executeTakeFirstOrThrow();
+}
+
 export async function findNotification(db: Executor, tenantId: number, deploymentId: number, id: number): Promise<NotificationRow | undefined> {
   return db.selectFrom('notifications').selectAll().where('tenant_id', '=', tenantId).where('deployment_id', '=', deploymentId).where('id', '=', id).executeTakeFirst();
 }

@@ -7,7 +7,7 @@ import { findEmbedTenant } from '../embed-tenants/index.js';
 import { findEmbedUserByExternalId } from '../embed-tenants/index.js';
 import { findUserByEmail, findUserById } from '../users/index.js';
 import type { NotificationRecipient, RecipientInput, RemoveRecipientInput } from './notifications.schemas.js';
-import { deleteRecipientsByKeys, insertRecipient, recipientsByKeys, recipientViewsByIds, setRecipientSecurityContext, type RecipientView } from './notifications.store.js';
+import { deleteRecipientsByKeys, findEmbedUserInTenant, insertRecipient, recipientsByKeys, recipientViewsByIds, setRecipientSecurityContext, type RecipientView } from './notifications.store.js';
 
 /*
  * A notification's recipients (reference 6.6-6.8). Adding is checked whole before anything is
@@ -187,7 +187,7 @@ export async function removeKeys(trx: Executor, tenantId: number, notificationId
     }
     const embedTenant = await findEmbedTenant(trx, tenantId, entry.embedTenantName.toLowerCase());
     if (!embedTenant) continue;
-    const user = await trx.selectFrom('embed_users').select('id').where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenant.id).where('id', '=', id).executeTakeFirst();
+    const user = await findEmbedUserInTenant(trx, tenantId, embedTenant.id, id);
     if (user) keys.push(`embed-user:${user.id}`);
   }
   if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', 'Some recipients to remove are not named correctly; nothing was removed.', { errors });

@@ -18,7 +18,7 @@ import {
   setDeliveryJob,
   startDelivery,
 } from './deliveries.store.js';
-import { allRecipients } from './notifications.store.js';
+import { allRecipients, findNotificationById, findTenantOf } from './notifications.store.js';
 import { catchUp } from './schedule.js';
 
 export const DELIVERY_JOB = 'notification-delivery';
@@ -177,9 +177,9 @@ export class NotificationScheduler {
     const { db } = this.store;
     const delivery = await startDelivery(db, ctx.payload.deliveryId, ctx.id);
     if (!delivery) return { status: 'taken' };
-    const notification = await db.selectFrom('notifications').selectAll().where('id', '=', delivery.notification_id).executeTakeFirst();
+    const notification = await findNotificationById(db, delivery.notification_id);
     if (!notification) return { status: 'deleted' };
-    const tenant = await db.selectFrom('tenants').select(['id', 'slug']).where('id', '=', delivery.tenant_id).executeTakeFirstOrThrow();
+    const tenant = await findTenantOf(db, delivery.tenant_id);
     const rows = await deliveryRecipients(db, [delivery.id]);
     const contexts = new Map((await allRecipients(db, delivery.tenant_id, notification.id)).map((r) => [`${r.user_id}:${r.embed_user_id}`, r.security_context]));
     const securityContextOf = (r: { user_id: number | null; embed_user_id: number | null }) => {

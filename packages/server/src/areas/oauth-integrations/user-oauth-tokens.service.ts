@@ -9,6 +9,7 @@ import { authorizationUrl, claimState, exchangeCode, newPkce, newState, Provider
 import { clientSettings } from './oauth-integrations.service.js';
 import type { CallbackInput, UserOAuthToken } from './oauth-integrations.schemas.js';
 import { consumeState, deleteExpiredStates, deleteToken, findIntegration, findState, findToken, findTokenById, insertState, listTokens, releaseRefresh, sealedAs, updateToken, upsertToken, type TokenValues } from './oauth-integrations.store.js';
+import { findUserDeactivation } from '../users/index.js';
 
 /** How long a `state` can complete its authorization. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -213,7 +214,7 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
       if (query.code === undefined || query.code === '') throw new ApiError('OAUTH_AUTHORIZATION_FAILED', 'The provider sent neither a `code` nor an `error`.');
       const integration = await findIntegration(db, tenantId, state.integration_id);
       if (!integration) throw invalidState('the integration was deleted');
-      const user = await db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', state.user_id).executeTakeFirst();
+      const user = await findUserDeactivation(db, tenantId, state.user_id);
       if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
       const verifier = secrets.open(state.code_verifier, sealedAs.codeVerifier(state.state_hash));
       let tokens: TokenSet;

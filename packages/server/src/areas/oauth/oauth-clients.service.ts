@@ -6,6 +6,7 @@ import { urlProblem } from '../oauth-integrations/index.js';
 import { existingDeploymentIds } from '../deployments/index.js';
 import { findUserById } from '../users/index.js';
 import { hashOf, oauthSecretContext } from './oauth.adapter.js';
+import { deleteOAuthClient, findOAuthClient, insertOAuthClient, listOAuthClients } from './oauth-models.store.js';
 import type { CreatedOAuthClient, CreateOAuthClientInput, OAuthClient } from './oauth-clients.schemas.js';
 import { randomToken } from '../../shared/tokens.js';
 
@@ -56,22 +57,8 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
     const createdAt = new Date().toISOString();
     const payload = { client_id: clientId, ...fields, mapi_created_at: createdAt, mapi_created_by: actor.userId };
     const keyHash = hashOf(clientId);
-    const row = await db
-      .insertInto('oauth_models')
-      .values({
-        tenant_id: actor.tenantId,
-        model: 'Client',
-        key_hash: keyHash,
-        payload: JSON.stringify(payload),
-        secret: clientSecret === undefined ? null : secrets.seal(clientSecret, oauthSecretContext(actor.tenantId, keyHash)),
-        created_at: createdAt,
-        expires_at: null,
-        grant_hash: null,
-        user_code_hash: null,
-        uid: null,
-      })
-      .returning(['id', 'payload'])
-      .executeTakeFirstOrThrow();
+    const sealed = clientSecret === undefined ? null : secrets.seal(clientSecret, oauthSecretContext(actor.tenantId, keyHash));
+    const row = await insertOAuthClient(db, actor.tenantId, keyHash, JSON.stringify(payload), sealed, createdAt);
     return { ...toClient(row), ...(clientSecret === undefined ? {} : { clientSecret }) };
   }
 
@@ -105,7 +92,6 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
     });
   }
 
-  const clients = (tenantId: number) => db.selectFrom('oauth_models').select(['id', 'payload']).where('tenant_id', '=', tenantId).where('model', '=', 'Client');
   return {
     async create({ actor, access }: Caller, input: CreateOAuthClientInput): Promise<CreatedOAuthClient> {
       access.requireAccountAdmin('register an OAuth client');
@@ -140,20 +126,18 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
 
     async list({ actor, access }: Caller): Promise<{ items: OAuthClient[] }> {
       access.requireAdmin('list OAuth clients');
-      const rows = await clients(actor.tenantId).orderBy('id').execute();
+      const rows = await listOAuthClients(db, actor.tenantId);
       return { items: rows.map(toClient) };
     },
 
     /** Deleting a client ends its tokens on the next request (the delete bumps the auth version). */
     async remove({ actor, access }: Caller, id: number): Promise<void> {
       access.requireAccountAdmin('delete an OAuth client');
-      const row = await clients(actor.tenantId).where('id', '=', id).executeTakeFirst();
+      const row = await findOAuthClient(db, actor.tenantId, id);
       if (!row) throw notFound('OAUTH_CLIENT_NOT_FOUND', 'OAuth client', id);
       const clientId = (JSON.parse(row.payload) as ClientPayload).client_id;
       await db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('oauth_models').where('id', '=', row.id).execute();
-        // Its client-credentials tokens are useless without it; removed now rather than left to expire.
-        await trx.deleteFrom('oauth_models').where('tenant_id', '=', actor.tenantId).where('model', '=', 'ClientCredentials').where('payload', 'like', `%"clientId":${JSON.stringify(clientId)}%`).execute();
+        await deleteOAuthClient(trx, actor.tenantId, row.id, clientId);
       });
     },
   };

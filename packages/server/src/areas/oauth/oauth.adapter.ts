@@ -2,6 +2,7 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Executor } from '../../db/tables.js';
 import type { SecretColumn, Secrets } from '../../secrets/index.js';
 import { tokenHash } from '../../shared/tokens.js';
+import { deleteExpiredOAuthModels, deleteOAuthModel, deleteOAuthModelsOfGrant, findLiveOAuthModel, replaceOAuthModelPayload, upsertOAuthModel } from './oauth-models.store.js';
 
 /** SHA-256, base64url: how every id, grant id and user code is stored (never the value itself). */
 export function hashOf(value: string): string {
@@ -60,27 +61,23 @@ export class DbAdapter implements Adapter {
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       expires_at: expiresIn ? new Date(now.getTime() + expiresIn * 1000).toISOString() : null,
     };
-    await this.db
-      .insertInto('oauth_models')
-      .values({ tenant_id: this.tenantId, model: this.model, key_hash: keyHash, created_at: now.toISOString(), secret: null, ...row })
-      .onConflict((oc) => oc.columns(['tenant_id', 'model', 'key_hash']).doUpdateSet(row))
-      .execute();
+    await upsertOAuthModel(this.db, this.tenantId, this.model, keyHash, now.toISOString(), row);
     // Expired rows bump no auth version (migration 0022), so the clean-up empties no cache.
-    if (++writes % CLEAN_EVERY === 0) await this.db.deleteFrom('oauth_models').where('expires_at', '<', now.toISOString()).execute();
+    if (++writes % CLEAN_EVERY === 0) await deleteExpiredOAuthModels(this.db, now.toISOString());
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    const row = await this.#live().where('key_hash', '=', hashOf(id)).executeTakeFirst();
+    const row = await this.#live('key_hash', hashOf(id));
     return row ? this.#payload(row, id) : undefined;
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
-    const row = await this.#live().where('user_code_hash', '=', hashOf(userCode)).executeTakeFirst();
+    const row = await this.#live('user_code_hash', hashOf(userCode));
     return row ? this.#payload(row) : undefined;
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-    const row = await this.#live().where('uid', '=', uid).executeTakeFirst();
+    const row = await this.#live('uid', uid);
     return row ? this.#payload(row) : undefined;
   }
 
@@ -90,34 +87,24 @@ export class DbAdapter implements Adapter {
    */
   async consume(id: string): Promise<void> {
     const keyHash = hashOf(id);
-    const row = await this.#live().where('key_hash', '=', keyHash).executeTakeFirst();
+    const row = await this.#live('key_hash', keyHash);
     if (!row) return;
     const payload = JSON.parse(row.payload) as AdapterPayload;
     if (payload.consumed) throw new this.InvalidGrant('grant request is invalid');
-    const result = await this.db
-      .updateTable('oauth_models')
-      .set({ payload: JSON.stringify({ ...payload, consumed: Math.floor(Date.now() / 1000) }) })
-      .where('id', '=', row.id)
-      .where('payload', '=', row.payload)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new this.InvalidGrant('grant request is invalid');
+    const replaced = await replaceOAuthModelPayload(this.db, row.id, row.payload, JSON.stringify({ ...payload, consumed: Math.floor(Date.now() / 1000) }));
+    if (!replaced) throw new this.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {
-    await this.db.deleteFrom('oauth_models').where('tenant_id', '=', this.tenantId).where('model', '=', this.model).where('key_hash', '=', hashOf(id)).execute();
+    await deleteOAuthModel(this.db, this.tenantId, this.model, hashOf(id));
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
-    await this.db.deleteFrom('oauth_models').where('tenant_id', '=', this.tenantId).where('model', '=', this.model).where('grant_hash', '=', hashOf(grantId)).execute();
+    await deleteOAuthModelsOfGrant(this.db, this.tenantId, this.model, hashOf(grantId));
   }
 
-  #live() {
-    return this.db
-      .selectFrom('oauth_models')
-      .select(['id', 'key_hash', 'payload', 'secret', 'expires_at'])
-      .where('tenant_id', '=', this.tenantId)
-      .where('model', '=', this.model)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date().toISOString())]));
+  #live(by: 'key_hash' | 'user_code_hash' | 'uid', value: string) {
+    return findLiveOAuthModel(this.db, this.tenantId, this.model, by, value);
   }
 
   #payload(row: { key_hash: string; payload: string; secret: string | null }, id?: string): AdapterPayload {

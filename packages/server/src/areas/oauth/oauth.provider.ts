@@ -6,6 +6,7 @@ import type { Db } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import { CLI_CLIENT_ID } from './access-tokens.store.js';
 import { DbAdapter, hashOf, oauthSecretContext } from './oauth.adapter.js';
+import { findActiveUser, findProviderKeys, insertProviderKeysUnlessPresent } from './oauth-models.store.js';
 import { devicePages, escapeHtml, page } from './oauth.pages.js';
 import { DEPLOYMENTS_PARAM, grantableScope, requestedDeployments } from './deployment-scope.js';
 import { randomToken } from '../../shared/tokens.js';
@@ -103,7 +104,7 @@ export class OAuthProviders {
       // An account is an active user of this tenant; a deactivated one can neither approve nor refresh.
       async findAccount(_ctx, sub) {
         if (!/^[1-9][0-9]*$/.test(sub)) return undefined;
-        const user = await db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenant.id).where('id', '=', Number(sub)).where('deactivated_at', 'is', null).executeTakeFirst();
+        const user = await findActiveUser(db, tenant.id, Number(sub));
         if (!user) return undefined;
         return { accountId: sub, claims: () => ({ sub, email: user.email, email_verified: true }) };
       },
@@ -164,29 +165,13 @@ export class OAuthProviders {
    */
   async #keys(tenantId: number): Promise<ProviderKeys> {
     const keyHash = hashOf(PROVIDER_KEYS);
-    const read = () =>
-      this.db.selectFrom('oauth_models').select('secret').where('tenant_id', '=', tenantId).where('model', '=', 'ProviderKeys').where('key_hash', '=', keyHash).executeTakeFirst();
+    const read = () => findProviderKeys(this.db, tenantId, keyHash);
     let row = await read();
     if (!row?.secret) {
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
       const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomToken(8, 'hex') };
       const fresh: ProviderKeys = { cookieKeys: [randomToken(32)], jwk };
-      await this.db
-        .insertInto('oauth_models')
-        .values({
-          tenant_id: tenantId,
-          model: 'ProviderKeys',
-          key_hash: keyHash,
-          payload: '{}',
-          secret: this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)),
-          created_at: new Date().toISOString(),
-          expires_at: null,
-          grant_hash: null,
-          user_code_hash: null,
-          uid: null,
-        })
-        .onConflict((oc) => oc.columns(['tenant_id', 'model', 'key_hash']).doNothing())
-        .execute();
+      await insertProviderKeysUnlessPresent(this.db, tenantId, keyHash, this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)), new Date().toISOString());
       row = await read();
     }
     return JSON.parse(this.secrets.open(row!.secret!, oauthSecretContext(tenantId, keyHash))) as ProviderKeys;

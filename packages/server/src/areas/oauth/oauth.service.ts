@@ -2,6 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Db } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
 import { deploymentsOf, grantableScope } from './deployment-scope.js';
+import { findActiveUser } from './oauth-models.store.js';
 import type { OAuthProviders } from './oauth.provider.js';
 import type { ApproveDeviceInput, DeviceApproval } from './oauth.schemas.js';
 
@@ -29,7 +30,7 @@ export type OAuthService = ReturnType<typeof oauthService>;
 
 /** Shared by the admin route and the operator command (`npm run admin -- approve-device`). */
 export async function approveDeviceCode(db: Db, providers: OAuthProviders, tenant: { id: number; slug: string }, userCode: string, userId: number): Promise<DeviceApproval> {
-  const user = await db.selectFrom('users').select('id').where('tenant_id', '=', tenant.id).where('id', '=', userId).where('deactivated_at', 'is', null).executeTakeFirst();
+  const user = await findActiveUser(db, tenant.id, userId);
   if (!user) throw new ApiError('USER_NOT_FOUND', `No active user ${userId} in this tenant.`);
   const provider = await providers.forTenant(tenant);
   const code = await provider.DeviceCode.findByUserCode(normalizeUserCode(userCode));

@@ -8,6 +8,11 @@ export async function findTenantBySlug(db: Executor, slug: string): Promise<Tena
   return db.selectFrom('tenants').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 
+/** Limits the tenant to these regions (JSON list), or to none of its own (null: every configured region). */
+export async function setTenantRegions(db: Executor, tenantId: number, regions: string | null): Promise<void> {
+  await db.updateTable('tenants').set({ regions }).where('id', '=', tenantId).execute();
+}
+
 export async function findTenantByHost(db: Executor, host: string): Promise<TenantRow | undefined> {
   return db
     .selectFrom('tenant_hosts')

@@ -3,6 +3,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Executor } from '../../db/tables.js';
 import { USAGE_DATA_DIR } from '../env-vars/index.js';
+import { usageEventsAfter } from './usage-analytics.store.js';
 
 export { USAGE_DATA_DIR };
 
@@ -44,15 +45,7 @@ export async function syncUsageData(db: Executor, tenantId: number, dir: string,
     });
     let after = 0;
     for (;;) {
-      const rows = await db
-        .selectFrom('audit_events')
-        .select(['id', 'occurred_at', 'action', 'actor_user_id', 'actor_email', 'credential_kind', 'method', 'route', 'status'])
-        .where('tenant_id', '=', tenantId)
-        .where('id', '>', after)
-        .where((eb) => eb.or([eb('id', '>', last), eb('occurred_at', '>=', since)]))
-        .orderBy('id')
-        .limit(BATCH)
-        .execute();
+      const rows = await usageEventsAfter(db, tenantId, after, last, since, BATCH);
       if (rows.length === 0) break;
       write(rows.map((row) => ({ ...row, id: Number(row.id) })));
       after = Number(rows[rows.length - 1]!.id);

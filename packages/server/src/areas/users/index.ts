@@ -3,4 +3,4 @@
  * is the area's own (npm run cycles enforces it).
  */
 export { adminLock, userWrites, withEmailConflict } from './users.service.js';
-export { existingUserIds, findUserByEmail, findUserById, insertUser } from './users.store.js';
+export { existingUserIds, findUserByEmail, findUserById, findUserDeactivation, findUserNameAndEmail, insertUser } from './users.store.js';

@@ -6,6 +6,21 @@ export async function findUserById(db: Executor, tenantId: number, id: number): 
 }
 
 /** Emails compare case-insensitively, matching the unique index on lower(email). */
+/** An active (not deactivated) user by email, as stored (no normalization). */
+export async function findActiveUserIdByEmail(db: Executor, tenantId: number, email: string): Promise<{ id: number } | undefined> {
+  return db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('email', '=', email).where('deactivated_at', 'is', null).executeTakeFirst();
+}
+
+/** The user's first name and email: what a commit they make carries as its author. */
+export async function findUserNameAndEmail(db: Executor, tenantId: number, id: number): Promise<{ first_name: string | null; email: string } | undefined> {
+  return db.selectFrom('users').select(['first_name', 'email']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** When the user was deactivated (null: active); undefined when there is no such user. */
+export async function findUserDeactivation(db: Executor, tenantId: number, id: number): Promise<{ deactivated_at: string | null } | undefined> {
+  return db.selectFrom('users').select('deactivated_at').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
 export async function findUserByEmail(db: Executor, tenantId: number, email: string): Promise<UserRow | undefined> {
   return db
     .selectFrom('users')

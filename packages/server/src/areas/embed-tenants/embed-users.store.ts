@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { EmbedUserRow, EmbedUserTable, Executor } from '../../db/tables.js';
-import { containsPattern } from './tenants.store.js';
+import { containsPattern } from './embed-tenants.store.js';
 
 /**
  * `lock`: on PostgreSQL the row stays locked for update until the transaction ends, so that
