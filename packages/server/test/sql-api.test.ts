@@ -220,7 +220,8 @@ for (const dialect of DIALECTS) {
       const deploymentToken = ((await t.request({ method: 'POST', url: `/api/v1/deployments/${shop}/token` })).json() as Json).platformApiToken as string;
       expect(await psql(String(shop), deploymentToken, 'SELECT count FROM orders')).toBe('5\n');
       await expect(psql(String(secured), deploymentToken, 'SELECT 1')).rejects.toMatchObject({ stderr: expect.stringContaining('password authentication failed') });
-    });
+      // Each caller's catalog is a PostgreSQL of its own (PGlite) made on first use: four here, slow on a busy machine.
+    }, 90_000);
 
     it('a wrong password, or a database that names no deployment, is refused with 28P01', async () => {
       const refused = (database: string, password: string) => client(database, password);
