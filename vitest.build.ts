@@ -14,7 +14,10 @@ import { prepareTemplate } from './packages/server/test/pg-template.js';
  */
 export default async function setup(project: TestProject): Promise<() => void> {
   const root = import.meta.dirname;
-  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'packages/server', 'packages/client', 'packages/cli'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b', 'packages/server', 'packages/client', 'packages/cli'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-pg-template-'));
   const url = process.env.DATABASE_URL;
   project.provide('pgTemplateFile', url ? await prepareTemplate(url, dir) : null);

@@ -22,13 +22,18 @@ export default class PlainSummary implements Reporter {
     const slowest = testModules
       .map((module) => {
         const d = module.diagnostic();
-        return { file: module.relativeModuleId, seconds: (d.collectDuration + d.setupDuration + d.duration) / 1000, tests: [...module.children.allTests()].length };
+        return {
+          file: module.relativeModuleId,
+          seconds: (d.collectDuration + d.setupDuration + d.duration) / 1000,
+          tests: [...module.children.allTests()].length,
+        };
       })
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 10);
     if (slowest.length > 1) {
       process.stdout.write('\nThe ten slowest files (import, setup and tests):\n');
-      for (const { file, seconds, tests } of slowest) process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${String(tests).padStart(5)} tests  ${file}\n`);
+      for (const { file, seconds, tests } of slowest)
+        process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${String(tests).padStart(5)} tests  ${file}\n`);
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
   }

@@ -7,7 +7,8 @@ import { createProgress, type ProgressReporter } from './progress.js';
 export function parseChunkSize(value: string | undefined): number {
   if (value === undefined) return MAX_CHUNK_SIZE;
   const size = Number(value);
-  if (!/^\d+$/.test(value) || size < 1 || size > MAX_CHUNK_SIZE) throw new UsageError(`--chunk-size must be a whole number from 1 to ${MAX_CHUNK_SIZE}, got "${value}".`);
+  if (!/^\d+$/.test(value) || size < 1 || size > MAX_CHUNK_SIZE)
+    throw new UsageError(`--chunk-size must be a whole number from 1 to ${MAX_CHUNK_SIZE}, got "${value}".`);
   return size;
 }
 
@@ -45,7 +46,12 @@ function interruptedCode(signal: StopSignal | undefined): number {
  * hides the cursor and turns off line wrapping until it is stopped: exiting without that leaves
  * the terminal so.
  */
-export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: BulkOptions) => Promise<R>, chunkSize: number, progress: ProgressReporter = createProgress(verb)): Promise<JobOutcome<R>> {
+export async function runJob<R>(
+  verb: 'moved' | 'deleted',
+  start: (options: BulkOptions) => Promise<R>,
+  chunkSize: number,
+  progress: ProgressReporter = createProgress(verb),
+): Promise<JobOutcome<R>> {
   const controller = new AbortController();
   let signal: StopSignal | undefined;
   const onSignal = (name: NodeJS.Signals) => {
@@ -74,7 +80,14 @@ export async function runJob<R>(verb: 'moved' | 'deleted', start: (options: Bulk
     const stopped = error as BulkInterruptedError & { result: R };
     // A request that failed after a signal arrived is still the news: its error is kept.
     const cause = stopped.name === 'AbortError' ? undefined : (stopped.cause ?? stopped);
-    return { result: stopped.result, pending: stopped.pending, unconfirmed: stopped.unconfirmed, interrupted: signal !== undefined, ...(signal ? { signal } : {}), ...(cause ? { error: cause } : {}) };
+    return {
+      result: stopped.result,
+      pending: stopped.pending,
+      unconfirmed: stopped.unconfirmed,
+      interrupted: signal !== undefined,
+      ...(signal ? { signal } : {}),
+      ...(cause ? { error: cause } : {}),
+    };
   } finally {
     progress.stop();
     process.off('SIGINT', onSignal);
@@ -97,7 +110,9 @@ export function writeFailuresAndPending(failed: readonly WorkspaceBulkFailure[],
     writeTable(FAILED_COLUMNS, failed, '');
   }
   if (unconfirmed.length > 0) {
-    write(`\n${plural(unconfirmed.length, 'item')} in the request that failed, possibly applied (\`mapi folders tree ${deploymentId} --items\` shows where each item is): ${unconfirmed.map(formatItemRef).join(' ')}`);
+    write(
+      `\n${plural(unconfirmed.length, 'item')} in the request that failed, possibly applied (\`mapi folders tree ${deploymentId} --items\` shows where each item is): ${unconfirmed.map(formatItemRef).join(' ')}`,
+    );
   }
   if (pending.length > 0) {
     write(`\n${plural(pending.length, 'item')} not sent: ${pending.map(formatItemRef).join(' ')}`);

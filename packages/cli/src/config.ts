@@ -48,8 +48,14 @@ function pick(flag: string | undefined, environment: string | undefined, profile
  */
 export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   // An empty flag is a mistake (an unset shell variable, say), not a request for the next source.
-  for (const [name, value] of [['--url', flags.url], ['--token', flags.token], ['--ca-cert', flags.caCert], ['--profile', flags.profile]] as const) {
-    if (value !== undefined && value.trim() === '') throw new UsageError(`${name} is empty.`, `Leave ${name} out to use the environment or the profile, or give it a value.`);
+  for (const [name, value] of [
+    ['--url', flags.url],
+    ['--token', flags.token],
+    ['--ca-cert', flags.caCert],
+    ['--profile', flags.profile],
+  ] as const) {
+    if (value !== undefined && value.trim() === '')
+      throw new UsageError(`${name} is empty.`, `Leave ${name} out to use the environment or the profile, or give it a value.`);
   }
   const profileName = flags.profile || env.MAPI_PROFILE || DEFAULT_PROFILE;
   const profilePath = configPath(env);
@@ -81,7 +87,8 @@ function urlPlace(source: UrlSource, profileName: string): { from: string; fix: 
     case 'profile':
       return {
         from: `saved in profile "${profileName}"`,
-        fix: (url) => `run \`mapi login${profileName === DEFAULT_PROFILE ? '' : ` --profile ${shellArg(profileName)}`} --url ${shellArg(url)}\` to save it there`,
+        fix: (url) =>
+          `run \`mapi login${profileName === DEFAULT_PROFILE ? '' : ` --profile ${shellArg(profileName)}`} --url ${shellArg(url)}\` to save it there`,
       };
     case 'prompt':
       return { from: 'as typed', fix: (url) => `answer ${url}` };
@@ -112,7 +119,10 @@ export function checkUrl(url: string, source: UrlSource, profileName = DEFAULT_P
     throw new UsageError(`"${url}" (${place.from}) is an http:// URL, but the server only speaks HTTPS.`, `Use https://: ${place.fix(address)}.`);
   }
   if (suffix.test(parsed.pathname)) {
-    throw new UsageError(`"${url}" (${place.from}) ends with /api/v1, which every request path already starts with.`, `Drop the /api/v1 suffix: ${place.fix(address)}.`);
+    throw new UsageError(
+      `"${url}" (${place.from}) ends with /api/v1, which every request path already starts with.`,
+      `Drop the /api/v1 suffix: ${place.fix(address)}.`,
+    );
   }
   if (parsed.search || parsed.hash) {
     throw new UsageError(`"${url}" (${place.from}) carries a query or fragment.`, `Give only the server address: ${place.fix(address)}.`);
@@ -125,7 +135,10 @@ export function readCaCert(setting: Setting): string {
     return fs.readFileSync(path.resolve(setting.value), 'utf8');
   } catch (error) {
     const where = setting.source === 'flag' ? '--ca-cert' : setting.source === 'environment' ? 'MAPI_CA_CERT' : 'the profile';
-    throw new UsageError(`Cannot read the CA certificate ${setting.value} (from ${where}): ${(error as Error).message}`, 'Pass the path of a PEM file with --ca-cert or MAPI_CA_CERT.');
+    throw new UsageError(
+      `Cannot read the CA certificate ${setting.value} (from ${where}): ${(error as Error).message}`,
+      'Pass the path of a PEM file with --ca-cert or MAPI_CA_CERT.',
+    );
   }
 }
 
@@ -151,11 +164,17 @@ export function connect(config: ResolvedConfig): MapiClient {
   if ((!config.url || !config.token) && !config.profile && config.profileName !== DEFAULT_PROFILE) {
     // Naming a profile that does not exist is most likely a typo: say so rather than "no URL".
     const known = config.knownProfiles.length > 0 ? ` Known profiles: ${config.knownProfiles.join(', ')}.` : '';
-    throw new UsageError(`No profile "${config.profileName}" in ${config.profilePath}.`, `Create it with \`mapi login --profile ${shellArg(config.profileName)}\`.${known}`);
+    throw new UsageError(
+      `No profile "${config.profileName}" in ${config.profilePath}.`,
+      `Create it with \`mapi login --profile ${shellArg(config.profileName)}\`.${known}`,
+    );
   }
   const login = config.profileName === DEFAULT_PROFILE ? 'mapi login' : `mapi login --profile ${shellArg(config.profileName)}`;
   if (!config.url) {
-    throw new UsageError('No server URL is set.', `Run \`${login}\`, set MAPI_URL, or pass --url with the server address (e.g. --url https://mapi.example.com).`);
+    throw new UsageError(
+      'No server URL is set.',
+      `Run \`${login}\`, set MAPI_URL, or pass --url with the server address (e.g. --url https://mapi.example.com).`,
+    );
   }
   if (!config.token) {
     throw new UsageError('No API token is set.', `Run \`${login}\`, or set MAPI_TOKEN to an API key (mapi_...).`);

@@ -50,7 +50,17 @@ const CERTIFICATE_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-export const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET']);
+export const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
 
 /** The first error code along the `cause` chain: fetch wraps the socket error ("fetch failed"). */
 export function errorCode(error: unknown): string | undefined {
@@ -106,7 +116,9 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
   const dep = deployment === undefined ? '<deploymentId>' : String(deployment);
   switch (error.status) {
     case 400:
-      return error.code === 'NO_DEV_MODE' ? 'This key has no active dev-mode branch: leave out --dev-mode to validate the deploy branch, or name a branch with --branch.' : undefined;
+      return error.code === 'NO_DEV_MODE'
+        ? 'This key has no active dev-mode branch: leave out --dev-mode to validate the deploy branch, or name a branch with --branch.'
+        : undefined;
     case 401:
       return tokenHint(context);
     case 403:
@@ -125,7 +137,9 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return '`mapi deployments list` shows the deployments you can see.';
         case 'FOLDER_NOT_FOUND':
         case 'DESTINATION_NOT_FOUND':
-          return deployment === undefined ? '`mapi folders tree` shows the folders of a deployment and their ids.' : `\`mapi folders tree ${deployment}\` shows the folders and their ids.`;
+          return deployment === undefined
+            ? '`mapi folders tree` shows the folders of a deployment and their ids.'
+            : `\`mapi folders tree ${deployment}\` shows the folders and their ids.`;
         case 'WORKBOOK_NOT_FOUND':
         case 'REPORT_NOT_FOUND':
           return deployment === undefined
@@ -150,7 +164,7 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         case 'DASHBOARD_EXPORT_NOT_FOUND':
           return `Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${dep} <dashboard> --out FILE\` again.`;
         case 'GIT_HOST_NOT_CONFIGURED':
-          return "This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see docs/api/git-host.md).";
+          return 'This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see docs/api/git-host.md).';
         case 'GIT_HOST_NOT_FOUND':
           return 'Your linked account does not reach it: `mapi git-host installations` and `mapi git-host repositories <installationId>` show what it reaches.';
         default:
@@ -165,14 +179,19 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         case 'GIT_HOST_REPO_EXISTS':
           return 'Leave out --new to connect the existing repository, or choose another name.';
         case 'UPSTREAM_DIVERGED':
-          return deployment === undefined ? 'Pull the branch from the connected repository first, then send again.' : `Pull first (\`mapi git-host pull ${deployment} <branch>\`), then send again.`;
+          return deployment === undefined
+            ? 'Pull the branch from the connected repository first, then send again.'
+            : `Pull first (\`mapi git-host pull ${deployment} <branch>\`), then send again.`;
         default:
           return undefined;
       }
     case 422:
-      return error.code === 'DASHBOARD_EXPORT_FAILED' ? `A failed render is final: start a new one with \`mapi dashboards export ${dep} <dashboard> --out FILE\`.` : undefined;
+      return error.code === 'DASHBOARD_EXPORT_FAILED'
+        ? `A failed render is final: start a new one with \`mapi dashboards export ${dep} <dashboard> --out FILE\`.`
+        : undefined;
     case 502:
-      if (error.code === 'GIT_HOST_UNAVAILABLE' || error.code === 'UPSTREAM_UNAVAILABLE') return 'The git host could not be reached or refused the server; nothing was changed. Try again later, or ask an admin to check the git-host app.';
+      if (error.code === 'GIT_HOST_UNAVAILABLE' || error.code === 'UPSTREAM_UNAVAILABLE')
+        return 'The git host could not be reached or refused the server; nothing was changed. Try again later, or ask an admin to check the git-host app.';
       return 'The server failed; the request id above helps its operator find the cause in its logs.';
     case 429:
       if (error.code === 'DASHBOARD_EXPORT_LIMIT') {
@@ -234,7 +253,7 @@ export function describeError(error: unknown, context: ErrorContext = {}): strin
   if (code && CERTIFICATE_CODES.has(code)) {
     const ca =
       context.caSource === undefined
-        ? 'Pass --ca-cert with the PEM file of the CA that signed the server certificate, or set MAPI_CA_CERT to it. For a self-signed server that is its own certificate: `--ca-cert data/tls/localhost.crt` from the server\'s directory with the default DATA_DIR.'
+        ? "Pass --ca-cert with the PEM file of the CA that signed the server certificate, or set MAPI_CA_CERT to it. For a self-signed server that is its own certificate: `--ca-cert data/tls/localhost.crt` from the server's directory with the default DATA_DIR."
         : `The CA certificate given (${context.caSource === 'flag' ? '--ca-cert' : context.caSource === 'environment' ? 'MAPI_CA_CERT' : 'in the profile'}) did not verify the server certificate; pass the right one with --ca-cert or MAPI_CA_CERT.`;
     return [`error: the certificate of${where} is not trusted (${code}: ${innermostMessage(error)})`, `hint: ${ca}`];
   }

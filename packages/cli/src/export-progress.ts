@@ -26,7 +26,10 @@ export function createExportProgress(stream: NodeJS.WriteStream = process.stderr
       stop() {},
     };
   }
-  const bar = new cliProgress.SingleBar({ stream, format: '{bar} {percentage}% | {state}', hideCursor: true, clearOnComplete: false, barsize: 30 }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream, format: '{bar} {percentage}% | {state}', hideCursor: true, clearOnComplete: false, barsize: 30 },
+    cliProgress.Presets.shades_classic,
+  );
   let started = false;
   let stopped = false;
   return {

@@ -120,7 +120,10 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,99}$/;
 /** A workbook slug, checked as the server checks it, so a mistake is caught before any request. */
 export function parseSlug(value: string): string {
   if (!SLUG.test(value)) {
-    throw new UsageError(`slug must be 1 to 100 lowercase letters, digits and hyphens, starting with a letter or digit, got "${value}".`, 'For example: q3-revenue.');
+    throw new UsageError(
+      `slug must be 1 to 100 lowercase letters, digits and hyphens, starting with a letter or digit, got "${value}".`,
+      'For example: q3-revenue.',
+    );
   }
   return value;
 }

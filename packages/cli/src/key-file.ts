@@ -34,7 +34,10 @@ export function reserveKeyFile(target: string, force: boolean): KeyFile {
     // 'wx': never follows a symlink planted at that name, and the file is private from its first byte.
     fd = fs.openSync(temporary, 'wx', 0o600);
   } catch (error) {
-    throw new UsageError(`Cannot write the key to ${file}: ${(error as Error).message}; the key was not created.`, 'Choose a file in a directory you can write to.');
+    throw new UsageError(
+      `Cannot write the key to ${file}: ${(error as Error).message}; the key was not created.`,
+      'Choose a file in a directory you can write to.',
+    );
   }
   const discard = () => {
     try {

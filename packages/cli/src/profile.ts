@@ -104,7 +104,9 @@ export function saveProfile(file: string, name: string, profile: Profile): void 
     // whose permissions are not ours to change. The 0600 file keeps the token private either way.
     if (fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined) fs.chmodSync(dir, 0o700);
     else if (isWritableByOthers(dir)) {
-      process.stderr.write(`warning: users other than you may write to ${dir}, so they could replace or delete ${path.basename(file)}; consider \`chmod go-w ${shellArg(dir)}\` or another MAPI_CONFIG_DIR.\n`);
+      process.stderr.write(
+        `warning: users other than you may write to ${dir}, so they could replace or delete ${path.basename(file)}; consider \`chmod go-w ${shellArg(dir)}\` or another MAPI_CONFIG_DIR.\n`,
+      );
     }
     fs.writeFileSync(temporary, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
     fs.chmodSync(temporary, 0o600);

@@ -46,7 +46,12 @@ export function createProgress(verb: 'moved' | 'deleted' | 'provisioned' | 'adde
   );
   let started = false;
   let stopped = false;
-  const payload = (p: BulkProgress) => ({ applied: p.moved, failed: p.failed, requestsText: plural(p.requests, 'request'), skippedText: p.skipped > 0 ? ` | skipped ${p.skipped}` : '' });
+  const payload = (p: BulkProgress) => ({
+    applied: p.moved,
+    failed: p.failed,
+    requestsText: plural(p.requests, 'request'),
+    skippedText: p.skipped > 0 ? ` | skipped ${p.skipped}` : '',
+  });
   return {
     update(p) {
       if (stopped) return;

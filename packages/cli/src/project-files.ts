@@ -87,7 +87,8 @@ export async function writeProject(root: string, files: readonly { path: string;
     const target = targets[i] as string;
     const parent = path.dirname(target);
     await fs.promises.mkdir(parent, { recursive: true });
-    if (!isInside(realRoot, await fs.promises.realpath(parent))) throw new UsageError(`Refusing to write ${JSON.stringify(file.path)}: ${path.relative(root, parent)} is a link out of the directory.`);
+    if (!isInside(realRoot, await fs.promises.realpath(parent)))
+      throw new UsageError(`Refusing to write ${JSON.stringify(file.path)}: ${path.relative(root, parent)} is a link out of the directory.`);
     const existing = await fs.promises.lstat(target).catch(() => undefined);
     if (existing?.isSymbolicLink()) throw new UsageError(`Refusing to write ${JSON.stringify(file.path)}: it is a symbolic link here.`);
     if (existing?.isDirectory()) throw new UsageError(`Cannot write ${JSON.stringify(file.path)}: a directory of that name exists.`);

@@ -18,13 +18,25 @@ export function refreshingSession(client: MapiClient, options: { file: string; n
     if (current.tokenExpiresAt !== undefined && Date.parse(current.tokenExpiresAt) - MARGIN_MS > Date.now()) return current.token;
     refreshing ??= (async () => {
       try {
-        const tokens = await refreshTokens({ baseUrl: current.url, refreshToken: current.refreshToken ?? '', ...(options.ca ? { fetch: fetchTrusting(options.ca) } : {}) });
-        current = { ...current, token: tokens.accessToken, tokenExpiresAt: tokens.expiresAt, ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}) };
+        const tokens = await refreshTokens({
+          baseUrl: current.url,
+          refreshToken: current.refreshToken ?? '',
+          ...(options.ca ? { fetch: fetchTrusting(options.ca) } : {}),
+        });
+        current = {
+          ...current,
+          token: tokens.accessToken,
+          tokenExpiresAt: tokens.expiresAt,
+          ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+        };
         saveProfile(options.file, options.name, current);
         return current.token;
       } catch (error) {
         const again = options.name === 'default' ? 'mapi login --device' : `mapi login --device --profile ${options.name}`;
-        throw new UsageError(`The sign-in saved in profile "${options.name}" could not be refreshed: ${(error as Error).message}.`, `Sign in again with \`${again}\`.`);
+        throw new UsageError(
+          `The sign-in saved in profile "${options.name}" could not be refreshed: ${(error as Error).message}.`,
+          `Sign in again with \`${again}\`.`,
+        );
       } finally {
         refreshing = null;
       }

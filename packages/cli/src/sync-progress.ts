@@ -30,7 +30,10 @@ export function createSyncProgress(stream: NodeJS.WriteStream = process.stderr):
       stop() {},
     };
   }
-  const bar = new cliProgress.SingleBar({ stream, format: '{bar} {percentage}% | {stage} {message}', hideCursor: true, clearOnComplete: false, barsize: 30 }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream, format: '{bar} {percentage}% | {stage} {message}', hideCursor: true, clearOnComplete: false, barsize: 30 },
+    cliProgress.Presets.shades_classic,
+  );
   let started = false;
   let stopped = false;
   return {

@@ -12,8 +12,20 @@ describe('audit options', () => {
     for (const bad of ['0', '1.5', '-3', 'ten', '']) expect(() => parseLimit(bad)).toThrow(/from 1 to 100000/);
     expect(parseInstant('2026-11-26', '--since')).toBe('2026-11-26T00:00:00.000Z');
     expect(() => parseInstant('yesterday', '--since')).toThrow(/--since must be a date/);
-    const base = { id: 1, occurredAt: '2026-11-26T00:00:00.000Z', actorUserId: 1, actorEmail: 'a@example.com', credentialKind: 'api-key', credentialId: '1', status: 200, requestId: 'r', details: {} };
-    expect(describeEvent({ ...base, action: 'request', method: 'PUT', route: '/api/v1/deployments/:deploymentId/env-vars', target: { deploymentId: 3 } })).toBe('PUT /api/v1/deployments/:deploymentId/env-vars deploymentId=3');
+    const base = {
+      id: 1,
+      occurredAt: '2026-11-26T00:00:00.000Z',
+      actorUserId: 1,
+      actorEmail: 'a@example.com',
+      credentialKind: 'api-key',
+      credentialId: '1',
+      status: 200,
+      requestId: 'r',
+      details: {},
+    };
+    expect(describeEvent({ ...base, action: 'request', method: 'PUT', route: '/api/v1/deployments/:deploymentId/env-vars', target: { deploymentId: 3 } })).toBe(
+      'PUT /api/v1/deployments/:deploymentId/env-vars deploymentId=3',
+    );
     expect(describeEvent({ ...base, action: 'env-vars.read', method: null, route: null, target: { deploymentId: 3 } })).toBe('env-vars.read deploymentId=3');
   });
 });

@@ -32,7 +32,14 @@ describe('export flags and hints', () => {
     expect(exportInput('12', { out: 'a.pdf', filter: [], timeGrain: [] })).toEqual({ format: 'pdf', dashboardId: 12 });
     expect(exportInput('12', { out: 'a.pdf', print: true, filter: [], timeGrain: [] })).toEqual({ format: 'pdf', dashboardId: 12, layout: 'print' });
     expect(() => exportInput('12', { out: 'a.png', print: true, filter: [], timeGrain: [] })).toThrow('--print makes A4 pages of a PDF.');
-    expect(exportInput('Xk2f9aQ', { format: 'png', filter: ['orders.status=completed', 'customers.region=EU', 'orders.status=open'], timeGrain: ['orders.created_at=week'], renderAs: 'user:ann@example.com' })).toEqual({
+    expect(
+      exportInput('Xk2f9aQ', {
+        format: 'png',
+        filter: ['orders.status=completed', 'customers.region=EU', 'orders.status=open'],
+        timeGrain: ['orders.created_at=week'],
+        renderAs: 'user:ann@example.com',
+      }),
+    ).toEqual({
       format: 'png',
       dashboardPublicId: 'Xk2f9aQ',
       filters: [
@@ -74,7 +81,10 @@ describe.each(DIALECTS)('mapi dashboards (%s)', (dialect) => {
     d = await server.deployment(`exports ${dialect}`);
     const workbook = await server.workbook(d, 'Weekly');
     // Text only: it renders without a running runtime.
-    const config = { title: 'Weekly numbers', widgets: [{ id: 'note', type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 3 }, config: { text: 'Sales are up.' } }] };
+    const config = {
+      title: 'Weekly numbers',
+      widgets: [{ id: 'note', type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 3 }, config: { text: 'Sales are up.' } }],
+    };
     const published = await server.post(`/api/v1/deployments/${d}/workbooks/${workbook}/publish`, { config });
     expect(published.status, published.text).toBe(200);
     ({ id: dashboardId, publicId } = published.body as { id: number; publicId: string });
@@ -132,7 +142,9 @@ describe.each(DIALECTS)('mapi dashboards (%s)', (dialect) => {
     const unknown = await runCli(['dashboards', 'export-status', String(d), 'no-such-job'], { env });
     expect(unknown.code, show(unknown)).toBe(1);
     expect(unknown.stderr).toContain('error: 404');
-    expect(unknown.stderr).toContain(`hint: Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${d} <dashboard> --out FILE\` again.`);
+    expect(unknown.stderr).toContain(
+      `hint: Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${d} <dashboard> --out FILE\` again.`,
+    );
   });
 
   it('while the account restricts data downloads, export exits 1 with the restriction and what lifts it', async () => {

@@ -15,16 +15,40 @@ describe('dbt-sync options and lines', () => {
     const file = path.join(dir, 'manifest.json');
     fs.writeFileSync(file, JSON.stringify({ metadata: {}, nodes: {} }));
     expect(startInput({})).toEqual({});
-    expect(startInput({ manifest: file, ref: 'main', branch: 'review/x', files: true })).toEqual({ source: 'manifest', manifest: { metadata: {}, nodes: {} }, ref: 'main', branchName: 'review/x', output: 'files' });
+    expect(startInput({ manifest: file, ref: 'main', branch: 'review/x', files: true })).toEqual({
+      source: 'manifest',
+      manifest: { metadata: {}, nodes: {} },
+      ref: 'main',
+      branchName: 'review/x',
+      output: 'files',
+    });
     fs.writeFileSync(file, 'not json');
     expect(() => startInput({ manifest: file })).toThrow(/is not JSON/);
     expect(() => startInput({ manifest: path.join(dir, 'missing.json') })).toThrow(/cannot be read/);
   });
 
   it('a log entry prints time, level, phase, message and duration; progress prints stage, percent and message', () => {
-    expect(formatEntry({ timestamp: '2026-01-01T00:00:00.000Z', level: 'info', stream: 'system', message: 'Read the manifest', phase: 'read-manifest', durationMs: 12 })).toBe('2026-01-01T00:00:00.000Z info  [read-manifest] Read the manifest (12 ms)');
-    expect(formatEntry({ timestamp: '2026-01-01T00:00:00.000Z', level: 'error', stream: 'system', message: 'boom', phase: null, durationMs: null })).toBe('2026-01-01T00:00:00.000Z error boom');
-    expect(syncProgressLine({ syncJobId: 'x', status: 'PROCESSING_MANIFEST', progress: { stage: 'PROCESSING_MANIFEST', percentComplete: 25, message: 'Processing the manifest' }, updatedAt: '' })).toBe('PROCESSING_MANIFEST 25% Processing the manifest');
+    expect(
+      formatEntry({
+        timestamp: '2026-01-01T00:00:00.000Z',
+        level: 'info',
+        stream: 'system',
+        message: 'Read the manifest',
+        phase: 'read-manifest',
+        durationMs: 12,
+      }),
+    ).toBe('2026-01-01T00:00:00.000Z info  [read-manifest] Read the manifest (12 ms)');
+    expect(formatEntry({ timestamp: '2026-01-01T00:00:00.000Z', level: 'error', stream: 'system', message: 'boom', phase: null, durationMs: null })).toBe(
+      '2026-01-01T00:00:00.000Z error boom',
+    );
+    expect(
+      syncProgressLine({
+        syncJobId: 'x',
+        status: 'PROCESSING_MANIFEST',
+        progress: { stage: 'PROCESSING_MANIFEST', percentComplete: 25, message: 'Processing the manifest' },
+        updatedAt: '',
+      }),
+    ).toBe('PROCESSING_MANIFEST 25% Processing the manifest');
   });
 });
 
@@ -68,7 +92,12 @@ describe.each(DIALECTS)('mapi dbt-sync (%s)', (dialect) => {
     const files = await runCli(['dbt-sync', 'start', String(d), '--manifest', manifestFile, '--files', '--json'], { env });
     expect(files.code, show(files)).toBe(0);
     const parsed = JSON.parse(files.stdout) as Array<{ path: string; content: string }>;
-    expect(parsed.map((f) => f.path)).toEqual(['model/cubes/dbt/customers.yml', 'model/cubes/dbt/orders.yml', 'model/cubes/dbt/payments.yml', 'model/cubes/dbt/stg_orders.yml']);
+    expect(parsed.map((f) => f.path)).toEqual([
+      'model/cubes/dbt/customers.yml',
+      'model/cubes/dbt/orders.yml',
+      'model/cubes/dbt/payments.yml',
+      'model/cubes/dbt/stg_orders.yml',
+    ]);
 
     const failed = await runCli(['dbt-sync', 'start', String(d)], { env });
     expect(failed.code, show(failed)).toBe(1);

@@ -37,7 +37,10 @@ describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
     expect(one.code, show(one)).toBe(0);
     expect(JSON.parse(one.stdout)).toMatchObject({ externalId: 'user-1', email: 'ana@acme.test', firstName: 'Ana' });
 
-    const imported = await runCli(['embed', 'users', 'import', 'acme', '-'], { env, input: 'user-2\n{"externalId":"user-3","groups":["no-such-group"]}\nuser-4\n' });
+    const imported = await runCli(['embed', 'users', 'import', 'acme', '-'], {
+      env,
+      input: 'user-2\n{"externalId":"user-3","groups":["no-such-group"]}\nuser-4\n',
+    });
     expect(imported.code, show(imported)).toBe(2);
     expect(imported.stdout).toContain('Provisioned 2 of 3 users');
     expect(imported.stdout).toMatch(/user-3\s+400\s+Groups with names "no-such-group" not found/);
@@ -50,7 +53,6 @@ describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
   });
 
   it('lists tenants as a table and users with --search', async () => {
-
     const tenants = await runCli(['embed', 'tenants', 'list'], { env });
     expect(tenants.code, show(tenants)).toBe(0);
     expect(tenants.stdout).toMatch(/^ID\s+NAME\s+DISPLAY NAME\s+USERS\s+CREATED\n/);
@@ -58,7 +60,6 @@ describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
 
     const users = await runCli(['embed', 'users', 'list', 'acme', '--search', 'user-', '--json'], { env });
     expect((JSON.parse(users.stdout) as Array<{ externalId: string }>).map((u) => u.externalId).sort()).toEqual(['user-1', 'user-2', 'user-4']);
-
   });
 
   let groupId = '';
@@ -71,7 +72,6 @@ describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
     expect((JSON.parse(added.stdout) as { addedMembers: unknown[] }).addedMembers).toHaveLength(2);
     const members = await runCli(['embed', 'groups', 'members', 'acme', groupId, '--json'], { env });
     expect((JSON.parse(members.stdout) as Array<{ externalId: string }>).map((u) => u.externalId)).toEqual(['user-2', 'user-1']);
-
   });
 
   it('refuses to delete a group while it has members (exit 1); removes them, then deletes it', async () => {
@@ -84,7 +84,6 @@ describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
   });
 
   it('deletes a tenant only by its canonical name', async () => {
-
     const refused = await runCli(['embed', 'tenants', 'delete', 'ACME'], { env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('canonical lowercase');

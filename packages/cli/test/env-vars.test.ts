@@ -47,7 +47,9 @@ describe.each(DIALECTS)('mapi env-vars (%s)', (dialect) => {
     expect(table.stdout).toMatch(/^NAME\s+VALUE\n/);
     const removed = await runCli(['env-vars', 'delete', String(d), 'WAREHOUSE_HOST'], { env });
     expect(removed.code, show(removed)).toBe(0);
-    expect(JSON.parse((await runCli(['env-vars', 'list', String(d), '--json'], { env })).stdout)).toEqual([{ name: 'WAREHOUSE_PASSWORD', value: '[ENCRYPTED]' }]);
+    expect(JSON.parse((await runCli(['env-vars', 'list', String(d), '--json'], { env })).stdout)).toEqual([
+      { name: 'WAREHOUSE_PASSWORD', value: '[ENCRYPTED]' },
+    ]);
     const unknown = await runCli(['env-vars', 'delete', String(d), 'NOPE'], { env });
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('404');

@@ -5,7 +5,19 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
-import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, tempDir, type CliResult, type TestServer } from './helpers.js';
+import {
+  completion,
+  isolatedEnv,
+  removeTempDirs,
+  runCli,
+  serverVars,
+  show,
+  spawnCli,
+  startTestServer,
+  tempDir,
+  type CliResult,
+  type TestServer,
+} from './helpers.js';
 
 /** Issue 11: error messages, the hints they carry, an unreachable server, usage errors and counts. */
 
@@ -35,7 +47,11 @@ function mapiOnPath(): string {
 
 /** Runs a hint as a user pasting it into a POSIX shell would. */
 function paste(command: string, env: Record<string, string>, cwd = REPO_ROOT): Promise<CliResult> {
-  const child = spawn('/bin/sh', ['-c', command], { cwd, env: { ...env, PATH: `${mapiOnPath()}:${env.PATH ?? process.env.PATH}` }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', command], {
+    cwd,
+    env: { ...env, PATH: `${mapiOnPath()}:${env.PATH ?? process.env.PATH}` },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin.end();
   return completion(child);
 }

@@ -22,7 +22,12 @@ describe('git-host arguments', () => {
     expect(parseRepository('acme/models')).toEqual({ owner: 'acme', repo: 'models' });
     for (const bad of ['models', 'acme/models/x', 'acme/', 'ac me/models']) expect(() => parseRepository(bad)).toThrow(/is not a repository: give owner\/name/);
     expect(connectInput('101', 'models', {})).toEqual({ installationId: 101, name: 'models' });
-    expect(connectInput('101', 'models', { branch: 'release', root: 'analytics' })).toEqual({ installationId: 101, name: 'models', deployBranchName: 'release', deployProjectRoot: 'analytics' });
+    expect(connectInput('101', 'models', { branch: 'release', root: 'analytics' })).toEqual({
+      installationId: 101,
+      name: 'models',
+      deployBranchName: 'release',
+      deployProjectRoot: 'analytics',
+    });
     expect(connectInput('101', 'fresh', { new: true })).toEqual({ installationId: 101, name: 'fresh', isNewRepo: true, private: true });
     expect(connectInput('101', 'fresh', { new: true, public: true })).toEqual({ installationId: 101, name: 'fresh', isNewRepo: true, private: false });
     expect(() => connectInput('101', 'models', { public: true })).toThrow(/--public applies only with --new/);
@@ -44,17 +49,30 @@ describe.each(DIALECTS)('mapi git-host (%s)', (dialect) => {
   beforeAll(async () => {
     git = await startGitServer((token, path) => host.installationReaches(token, path));
     upstream = await git.createRepo('acme/models.git');
-    await upstream.commit({ ref: 'refs/heads/main', expectedHead: null, changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]), author, message: 'The model' });
+    await upstream.commit({
+      ref: 'refs/heads/main',
+      expectedHead: null,
+      changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]),
+      author,
+      message: 'The model',
+    });
     host = await startGitHost(
       [
         {
           login: 'alice',
           code: 'code-alice',
           token: 'host-token-alice-cli',
-          installations: [{ id: 101, account: 'acme', repositories: [{ id: 7, name: 'models', owner: 'acme', defaultBranch: 'main', branches: ['main', 'release'] }] }],
+          installations: [
+            { id: 101, account: 'acme', repositories: [{ id: 7, name: 'models', owner: 'acme', defaultBranch: 'main', branches: ['main', 'release'] }] },
+          ],
         },
       ],
-      { clientId: 'Iv1.cli', clientSecret: CLIENT_SECRET, app: { id: APP_ID, publicKey: keys.publicKey }, git: { origin: git.origin, create: async (owner, name) => void (await git.createRepo(`${owner}/${name}.git`)) } },
+      {
+        clientId: 'Iv1.cli',
+        clientSecret: CLIENT_SECRET,
+        app: { id: APP_ID, publicKey: keys.publicKey },
+        git: { origin: git.origin, create: async (owner, name) => void (await git.createRepo(`${owner}/${name}.git`)) },
+      },
     );
     server = await startTestServer(dialect, { OUTBOUND_ALLOW_PRIVATE: '127.0.0.1/32', OUTBOUND_CA_FILE: git.caFile });
     env = isolatedEnv(serverVars(server));
@@ -72,7 +90,15 @@ describe.each(DIALECTS)('mapi git-host (%s)', (dialect) => {
     expect(missing.stderr).toContain('error: 404 No git-host app is configured for this account');
     expect(missing.stderr).toContain('hint: This account has no git-host app yet');
 
-    const app = await server.put('/api/v1/tenant/git-host-app', { apiBaseUrl: host.baseUrl, webBaseUrl: host.baseUrl, appId: APP_ID, appSlug: 'mapi-models', clientId: host.clientId, clientSecret: CLIENT_SECRET, privateKey });
+    const app = await server.put('/api/v1/tenant/git-host-app', {
+      apiBaseUrl: host.baseUrl,
+      webBaseUrl: host.baseUrl,
+      appId: APP_ID,
+      appSlug: 'mapi-models',
+      clientId: host.clientId,
+      clientSecret: CLIENT_SECRET,
+      privateKey,
+    });
     expect(app.status, app.text).toBe(200);
     const status = await mapi('git-host', 'status');
     expect(status.code, show(status)).toBe(0);
@@ -116,13 +142,21 @@ describe.each(DIALECTS)('mapi git-host (%s)', (dialect) => {
     const d = await server.deployment(`git-host ${dialect}`);
     const connected = await mapi('git-host', 'connect', String(d), '101', 'models');
     expect(connected.code, show(connected)).toBe(0);
-    expect(connected.stdout).toContain(`Deployment ${d} (git-host ${dialect}) is connected to repository models of installation 101; production builds from the repository's default branch.`);
+    expect(connected.stdout).toContain(
+      `Deployment ${d} (git-host ${dialect}) is connected to repository models of installation 101; production builds from the repository's default branch.`,
+    );
     expect((await server.get(`/api/v1/deployments/${d}/settings`)).body).toMatchObject({ deployBranchName: 'main' });
 
     const nothing = await mapi('git-host', 'pull', String(d), 'main');
     expect(nothing.code, show(nothing)).toBe(0);
     expect(nothing.stdout).toContain('Pulled main: nothing new');
-    await upstream.commit({ ref: 'refs/heads/main', expectedHead: await upstream.head('main'), changes: new Map([['NOTES.md', '# notes\n']]), author, message: 'Notes' });
+    await upstream.commit({
+      ref: 'refs/heads/main',
+      expectedHead: await upstream.head('main'),
+      changes: new Map([['NOTES.md', '# notes\n']]),
+      author,
+      message: 'Notes',
+    });
     const moved = await mapi('git-host', 'pull', String(d), 'main', '--json');
     expect(moved.code, show(moved)).toBe(0);
     expect(JSON.parse(moved.stdout)).toEqual({ buildTriggered: true });

@@ -200,7 +200,11 @@ describe('usage errors and dry runs need no server', () => {
     const profileEnv = isolatedEnv({ MAPI_TOKEN: 'mapi_notarealkeynotarealkeynotarealkeynotar' });
     const dir = profileEnv.MAPI_CONFIG_DIR as string;
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ profiles: { staging: { url: 'https://127.0.0.1:59999/build/api/v1/', token: 'mapi_x' } } }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(dir, 'config.json'),
+      JSON.stringify({ profiles: { staging: { url: 'https://127.0.0.1:59999/build/api/v1/', token: 'mapi_x' } } }),
+      { mode: 0o600 },
+    );
     const [suffixFromEnv, httpFromFlag, suffixFromProfile, httpAtLogin] = await Promise.all([
       runCli(['deployments', 'list'], { env: { ...unreachable, MAPI_URL: 'https://127.0.0.1:59999/api/v1' } }),
       runCli(['--url', 'http://127.0.0.1:59999', 'deployments', 'list'], { env: unreachable }),

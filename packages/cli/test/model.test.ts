@@ -55,15 +55,19 @@ describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
     await server?.stop();
   });
 
-  const hashes = async (deploymentId: number) => (await server.get(`/build/api/v1/deployments/${deploymentId}/data-model/file-hashes`)).body as Record<string, { hash: string }>;
-  const commits = async (deploymentId: number) => (await server.get(`/build/api/v1/deployments/${deploymentId}/commits?first=5`)).body.items as { hash: string; message: string; parentHashes: string[] }[];
+  const hashes = async (deploymentId: number) =>
+    (await server.get(`/build/api/v1/deployments/${deploymentId}/data-model/file-hashes`)).body as Record<string, { hash: string }>;
+  const commits = async (deploymentId: number) =>
+    (await server.get(`/build/api/v1/deployments/${deploymentId}/commits?first=5`)).body.items as { hash: string; message: string; parentHashes: string[] }[];
 
   it('push sends the project (hidden files and node_modules left out) as one commit, replacing the starter model, and waits for the build', async () => {
     const before = (await commits(d))[0];
     const pushed = await runCli(['model', 'push', String(d), project, '--message', 'First push'], { env });
     expect(pushed.code, show(pushed)).toBe(0);
     const bytes = Object.values(PROJECT).reduce((sum, c) => sum + Buffer.byteLength(c), 0);
-    expect(pushed.stdout).toContain(`Sent 3 of 3 files (${bytes} bytes) to deployment ${d} ("Model ${dialect}"), 0 unchanged, removed 1 file missing here (model/cubes/starter.yml).`);
+    expect(pushed.stdout).toContain(
+      `Sent 3 of 3 files (${bytes} bytes) to deployment ${d} ("Model ${dialect}"), 0 unchanged, removed 1 file missing here (model/cubes/starter.yml).`,
+    );
     expect(pushed.stdout).toMatch(/^Build \d+ of [0-9a-f]{12} on branch main: success \(2 cubes\)\.$/m);
     // Not a terminal: progress as lines on stderr, ending with the total.
     expect(pushed.stderr).toMatch(/^sent 3\/3 files, .+ of .+$/m);
@@ -81,7 +85,14 @@ describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
     // --json: nothing but the result; no progress, no notes.
     expect(pushed.stderr).toBe('');
     const result = JSON.parse(pushed.stdout);
-    expect(result).toMatchObject({ deploymentId: d, sent: ['model/cubes/orders.yml'], bytesSent: Buffer.byteLength(cube('orders', 'Orders, renamed')), unchanged: 2, removed: [], files: 3 });
+    expect(result).toMatchObject({
+      deploymentId: d,
+      sent: ['model/cubes/orders.yml'],
+      bytesSent: Buffer.byteLength(cube('orders', 'Orders, renamed')),
+      unchanged: 2,
+      removed: [],
+      files: 3,
+    });
     expect(result.build).toMatchObject({ status: 'success', commit: result.lastHash, cubesCount: 2 });
     const [head] = await commits(d);
     expect(head?.hash).toBe(result.lastHash);
@@ -95,12 +106,18 @@ describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
     expect(pulled.stdout).toBe(`Wrote 3 files from deployment ${d} to ${target}.\n`);
     const copy = await readProject(target);
     const original = await readProject(project);
-    expect(copy.files.map((f) => [f.path, Buffer.from(f.content).toString('utf8')])).toEqual(original.files.map((f) => [f.path, Buffer.from(f.content).toString('utf8')]));
+    expect(copy.files.map((f) => [f.path, Buffer.from(f.content).toString('utf8')])).toEqual(
+      original.files.map((f) => [f.path, Buffer.from(f.content).toString('utf8')]),
+    );
 
     const json = await runCli(['--json', 'model', 'pull', String(d), target, '--branch', 'main'], { env });
     expect(json.code, show(json)).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ deploymentId: d, branchName: 'main', dir: target, notUtf8: [] });
-    expect(JSON.parse(json.stdout).files.map((f: { path: string }) => f.path).sort()).toEqual(Object.keys(PROJECT).sort());
+    expect(
+      JSON.parse(json.stdout)
+        .files.map((f: { path: string }) => f.path)
+        .sort(),
+    ).toEqual(Object.keys(PROJECT).sort());
   });
 
   it('status prints the latest build of the branch: success, as a table or JSON', async () => {
@@ -149,7 +166,7 @@ describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
     expect(Object.keys(await hashes(d)).sort()).toEqual(Object.keys(PROJECT).sort());
   });
 
-  it('--project-root puts the files below the deployment\'s deployProjectRoot and prunes only there', async () => {
+  it("--project-root puts the files below the deployment's deployProjectRoot and prunes only there", async () => {
     const rooted = await server.deployment(`Rooted ${dialect}`);
     const settings = await server.put(`/api/v1/deployments/${rooted}`, { deployProjectRoot: 'analytics' });
     expect(settings.status, settings.text).toBe(200);

@@ -9,7 +9,12 @@ describe('recipient arguments', () => {
   it('reads user:<id>, user:<email> and embed:<tenant>/<externalId>[=<email>]; removals name ids', () => {
     expect(parseRecipient('user:12')).toEqual({ type: 'USER', userId: 12 });
     expect(parseRecipient('user:ann@example.com')).toEqual({ type: 'USER', email: 'ann@example.com' });
-    expect(parseRecipient('embed:acme/u-1=bo@acme.example')).toEqual({ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-1', email: 'bo@acme.example' });
+    expect(parseRecipient('embed:acme/u-1=bo@acme.example')).toEqual({
+      type: 'EMBED_USER',
+      embedTenantName: 'acme',
+      externalId: 'u-1',
+      email: 'bo@acme.example',
+    });
     expect(parseRecipient('embed:acme/cy@acme.example')).toEqual({ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'cy@acme.example' });
     expect(() => parseRecipient('slack:C1')).toThrow(/not a recipient/);
     expect(() => parseRecipient('embed:acme')).toThrow(/not a recipient/);
@@ -39,7 +44,24 @@ describe.each(DIALECTS)('mapi notifications (%s)', (dialect) => {
 
   it('creates, lists, updates, adds and removes recipients, shows deliveries, deletes', async () => {
     const cli = (args: string[]) => runCli(args, { env });
-    const created = await cli(['notifications', 'create', String(d), '--dashboard', String(dashboardId), '--type', 'weekly', '--minute', '0', '--hour', '9', '--day-of-week', '1', '--timezone', 'Europe/Berlin', '--json']);
+    const created = await cli([
+      'notifications',
+      'create',
+      String(d),
+      '--dashboard',
+      String(dashboardId),
+      '--type',
+      'weekly',
+      '--minute',
+      '0',
+      '--hour',
+      '9',
+      '--day-of-week',
+      '1',
+      '--timezone',
+      'Europe/Berlin',
+      '--json',
+    ]);
     expect(created.code, show(created)).toBe(0);
     const n = JSON.parse(created.stdout);
     expect(n).toMatchObject({ cronExpression: '0 9 * * 1', humanReadableSchedule: 'Every Monday at 09:00 (Europe/Berlin)', isEnabled: true });
@@ -65,7 +87,9 @@ describe.each(DIALECTS)('mapi notifications (%s)', (dialect) => {
     expect(recipients.map((r) => r.type)).toEqual(['EMBED_USER', 'USER']);
     const removed = await cli(['notifications', 'remove', String(d), String(n.id), `embed:acme/${recipients[0]?.embedUserId}`]);
     expect(removed.code, show(removed)).toBe(0);
-    expect(JSON.parse((await cli(['notifications', 'recipients', String(d), String(n.id), '--json'])).stdout).map((r: { type: string }) => r.type)).toEqual(['USER']);
+    expect(JSON.parse((await cli(['notifications', 'recipients', String(d), String(n.id), '--json'])).stdout).map((r: { type: string }) => r.type)).toEqual([
+      'USER',
+    ]);
 
     const deliveries = await cli(['notifications', 'deliveries', String(d), String(n.id)]);
     expect(deliveries.stdout).toContain('No deliveries yet.');

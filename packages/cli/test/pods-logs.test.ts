@@ -53,7 +53,11 @@ describe.each(DIALECTS)('mapi pods and mapi logs (%s)', (dialect) => {
   });
 
   it('pods: a table of NAME STATUS READY RESTARTS TYPE, or the pods as JSON', async () => {
-    const [table, json, missing] = await Promise.all([runCli(['pods', String(d)], { env }), runCli(['pods', String(d), '--json'], { env }), runCli(['pods', '987654'], { env })]);
+    const [table, json, missing] = await Promise.all([
+      runCli(['pods', String(d)], { env }),
+      runCli(['pods', String(d), '--json'], { env }),
+      runCli(['pods', '987654'], { env }),
+    ]);
     expect(table.code, show(table)).toBe(0);
     const [header, row, ...rest] = table.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^NAME\s+STATUS\s+READY\s+RESTARTS\s+TYPE$/);
@@ -80,7 +84,10 @@ describe.each(DIALECTS)('mapi pods and mapi logs (%s)', (dialect) => {
     for (const line of lines) expect(line).toMatch(LINE);
     expect(lines.some((l) => l.includes(` ${podName} Scheduled pod ${podName}`))).toBe(true);
     expect(two.stdout.trimEnd().split('\n')).toEqual(lines.slice(-2));
-    const objects = json.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { pod: string; date: string; message: string });
+    const objects = json.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { pod: string; date: string; message: string });
     expect(objects.map((o) => `${o.date} ${o.pod} ${o.message}`)).toEqual(lines);
     expect(dev.stdout).toBe('');
     expect(dev.stderr).toContain('No log lines match yet.');
@@ -90,7 +97,10 @@ describe.each(DIALECTS)('mapi pods and mapi logs (%s)', (dialect) => {
   });
 
   it('logs: bad options exit 1 before any request', async () => {
-    const [lines, source] = await Promise.all([runCli(['logs', String(d), '--lines', '500'], { env }), runCli(['logs', String(d), '--source', 'staging'], { env })]);
+    const [lines, source] = await Promise.all([
+      runCli(['logs', String(d), '--lines', '500'], { env }),
+      runCli(['logs', String(d), '--source', 'staging'], { env }),
+    ]);
     expect(lines.code, show(lines)).toBe(1);
     expect(lines.stderr).toContain('--lines must be a whole number from 1 to 200, got "500".');
     expect(source.code, show(source)).toBe(1);

@@ -24,8 +24,17 @@ describe.each(DIALECTS)('mapi reports commands (%s)', (dialect) => {
     expect(empty.code, show(empty)).toBe(0);
     expect(empty.stdout).toContain(`Report ${report} is placed in no spreadsheet.`);
 
-    for (const [placementId, location] of [['sheet-1', 'Sales!B2:F9'], ['sheet-2', "'Q1 plan'!A1"]]) {
-      const res = await server.put(`/api/v1/deployments/${d}/reports/${report}/connect-workbook`, { placementId, externalWorkbookId: 'doc-1', workbookName: 'Plan', resultLocation: location, host: 'GOOGLE_SHEETS' });
+    for (const [placementId, location] of [
+      ['sheet-1', 'Sales!B2:F9'],
+      ['sheet-2', "'Q1 plan'!A1"],
+    ]) {
+      const res = await server.put(`/api/v1/deployments/${d}/reports/${report}/connect-workbook`, {
+        placementId,
+        externalWorkbookId: 'doc-1',
+        workbookName: 'Plan',
+        resultLocation: location,
+        host: 'GOOGLE_SHEETS',
+      });
       expect(res.status, res.text).toBe(200);
     }
     const table = await runCli(['reports', 'placements', String(d), String(report)], { env });

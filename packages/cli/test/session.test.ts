@@ -124,7 +124,11 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
       runCli(['whoami', '--json', '--token', server.key], { env: { ...env, MAPI_URL: server.url, MAPI_TOKEN: unknownKey } }),
     ]);
     expect(envUrlProfileToken.code, show(envUrlProfileToken)).toBe(0);
-    expect(JSON.parse(envUrlProfileToken.stdout)).toMatchObject({ user: { email: 'admin@localhost' }, url: server.url, sources: { url: 'environment', token: 'profile', caCert: 'profile' } });
+    expect(JSON.parse(envUrlProfileToken.stdout)).toMatchObject({
+      user: { email: 'admin@localhost' },
+      url: server.url,
+      sources: { url: 'environment', token: 'profile', caCert: 'profile' },
+    });
 
     expect(envTokenBeatsProfile.code, show(envTokenBeatsProfile)).toBe(1);
     expect(envTokenBeatsProfile.stderr).toContain('401');
@@ -137,7 +141,10 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
 
   it('an untrusted certificate and an unknown profile exit 1 with the setting to use', async () => {
     const { MAPI_CA_CERT: _ca, ...noCa } = serverVars(server);
-    const [untrusted, noProfile] = await Promise.all([runCli(['deployments', 'list'], { env: isolatedEnv(noCa) }), runCli(['--profile', 'staging', 'deployments', 'list'])]);
+    const [untrusted, noProfile] = await Promise.all([
+      runCli(['deployments', 'list'], { env: isolatedEnv(noCa) }),
+      runCli(['--profile', 'staging', 'deployments', 'list']),
+    ]);
     expect(untrusted.code, show(untrusted)).toBe(1);
     expect(untrusted.stderr).toContain('is not trusted');
     expect(untrusted.stderr).toContain('--ca-cert');
@@ -232,7 +239,10 @@ describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
     const revoked = await runCli(['api-keys', 'revoke', String(id)], { env });
     expect(revoked.code, show(revoked)).toBe(0);
     expect(revoked.stdout).toContain(`Revoked API key ${id}.`);
-    const [refused, all] = await Promise.all([runCli(['deployments', 'list'], { env: { ...env, MAPI_TOKEN: key } }), runCli(['api-keys', 'list', '--all', '--json'], { env })]);
+    const [refused, all] = await Promise.all([
+      runCli(['deployments', 'list'], { env: { ...env, MAPI_TOKEN: key } }),
+      runCli(['api-keys', 'list', '--all', '--json'], { env }),
+    ]);
     expect(refused.code, show(refused)).toBe(1);
     expect(refused.stderr).toContain('401');
     const entry = JSON.parse(all.stdout).find((k: { id: number }) => k.id === id);

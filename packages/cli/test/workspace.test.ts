@@ -40,7 +40,11 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
 
     const tree = await runCli(['folders', 'tree', String(d)], { env });
     expect(tree.code, show(tree)).toBe(0);
-    expect(tree.stdout).toBe([`deployment ${d} (workspace root)`, `├── Archive  folder:${archiveId}`, `└── Finance  folder:${financeId}`, `    └── Q1 2026  folder:${q1.id}`, ''].join('\n'));
+    expect(tree.stdout).toBe(
+      [`deployment ${d} (workspace root)`, `├── Archive  folder:${archiveId}`, `└── Finance  folder:${financeId}`, `    └── Q1 2026  folder:${q1.id}`, ''].join(
+        '\n',
+      ),
+    );
 
     const duplicate = await runCli(['folders', 'create', String(d), 'Finance'], { env });
     expect(duplicate.code, show(duplicate)).toBe(1);
@@ -77,7 +81,9 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const beside = await runCli(['workbooks', 'duplicate', String(d), String(source)], { env });
     expect(beside.code, show(beside)).toBe(0);
     const copyId = Number(/\(workbook:(\d+),/.exec(beside.stdout)?.[1]);
-    expect(beside.stdout).toMatch(new RegExp(`^Copied workbook:${source} to "Copy of Pipeline" \\(workbook:${copyId}, slug [a-z0-9-]+-copy\\) in Copies here\\.\n$`));
+    expect(beside.stdout).toMatch(
+      new RegExp(`^Copied workbook:${source} to "Copy of Pipeline" \\(workbook:${copyId}, slug [a-z0-9-]+-copy\\) in Copies here\\.\n$`),
+    );
     expect(ids(await server.listing(d, folder))).toEqual([`workbook:${source}`, `workbook:${copyId}`].sort());
 
     const toRoot = await runCli(['workbooks', 'duplicate', String(d), String(source), '--folder', 'root', '--name', 'Pipeline (root)', '--json'], { env });
@@ -126,11 +132,19 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
 
   it('move reads items from stdin: TYPE:ID lines (with comments), or a JSON array of objects and strings', async () => {
     const target = await server.folder(d, 'Target stdin');
-    const [a, b, c, e] = await Promise.all([server.workbook(d, 'Stdin a'), server.workbook(d, 'Stdin b'), server.report(d, 'Stdin c'), server.workbook(d, 'Stdin e')]);
+    const [a, b, c, e] = await Promise.all([
+      server.workbook(d, 'Stdin a'),
+      server.workbook(d, 'Stdin b'),
+      server.report(d, 'Stdin c'),
+      server.workbook(d, 'Stdin e'),
+    ]);
     const lines = await runCli(['move', String(d), '--to', String(target), '-'], { env, input: `# from a file\nworkbook:${a}\n\n  report:${c}  \n` });
     expect(lines.code, show(lines)).toBe(0);
     expect(lines.stdout).toContain(`Moved 2 items to folder ${target}`);
-    const json = await runCli(['move', String(d), '--to', String(target), `workbook:${e}`, '-'], { env, input: JSON.stringify([{ type: 'WORKBOOK', id: b }, `workbook:${a}`]) });
+    const json = await runCli(['move', String(d), '--to', String(target), `workbook:${e}`, '-'], {
+      env,
+      input: JSON.stringify([{ type: 'WORKBOOK', id: b }, `workbook:${a}`]),
+    });
     expect(json.code, show(json)).toBe(0);
     expect(json.stdout).toContain(`Moved 3 items to folder ${target}`);
     expect(ids(await server.listing(d, target))).toEqual([`report:${c}`, `workbook:${a}`, `workbook:${b}`, `workbook:${e}`].sort());
@@ -142,7 +156,10 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const child = await server.folder(d, 'Child partial', parent);
     const good = await server.workbook(d, 'Partial good');
     // Order: good, missing, folder into its own descendant, good folder; chunks of 2 -> 2 requests.
-    const result = await runCli(['move', String(d), '--to', String(child), `workbook:${good}`, 'workbook:999999', `folder:${parent}`, `folder:${target}`, '--chunk-size', '2'], { env });
+    const result = await runCli(
+      ['move', String(d), '--to', String(child), `workbook:${good}`, 'workbook:999999', `folder:${parent}`, `folder:${target}`, '--chunk-size', '2'],
+      { env },
+    );
     expect(result.code, show(result)).toBe(2);
     const out = result.stdout.split('\n');
     expect(out[0]).toBe(`Moved 2 of 4 items to folder ${child} in deployment ${d} (2 requests).`);
@@ -182,10 +199,14 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const outer = await server.folder(d, 'Keep outer');
     const inner = await server.folder(d, 'Keep inner', outer);
     const deep = await server.workbook(d, 'Keep deep', inner);
-    const result = await runCli(['move', String(d), '--to', String(target), `folder:${outer}`, `folder:${inner}`, `workbook:${deep}`, '--keep-subtrees'], { env });
+    const result = await runCli(['move', String(d), '--to', String(target), `folder:${outer}`, `folder:${inner}`, `workbook:${deep}`, '--keep-subtrees'], {
+      env,
+    });
     expect(result.code, show(result)).toBe(0);
     // Everything sent was applied: the two items inside the moved folder count as travelled, not as failed.
-    expect(result.stdout.split('\n')[0]).toBe(`Moved 1 item to folder ${target} in deployment ${d} (1 request); 2 more travelled inside a moved folder (--keep-subtrees).`);
+    expect(result.stdout.split('\n')[0]).toBe(
+      `Moved 1 item to folder ${target} in deployment ${d} (1 request); 2 more travelled inside a moved folder (--keep-subtrees).`,
+    );
     expect(result.stdout).toContain('Not sent themselves, as they travelled inside a moved folder:');
     expect(result.stdout).toMatch(new RegExp(`folder:${inner}\\s+folder:${outer}`));
     expect(result.stdout).toMatch(new RegExp(`workbook:${deep}\\s+folder:${outer}`));
@@ -255,7 +276,10 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const target = await server.folder(d, 'Target interrupted');
     const workbooks: number[] = [];
     for (let i = 0; i < 40; i++) workbooks.push(await server.workbook(d, `Interrupted ${i}`));
-    const child = spawnCli(['move', String(d), '--to', String(target), '-', '--chunk-size', '1', '--json'], { env, input: workbooks.map((id) => `workbook:${id}`).join('\n') });
+    const child = spawnCli(['move', String(d), '--to', String(target), '-', '--chunk-size', '1', '--json'], {
+      env,
+      input: workbooks.map((id) => `workbook:${id}`).join('\n'),
+    });
     // Interrupt once the first request has been answered: the handler is installed by then.
     let seen = '';
     child.stderr?.on('data', (chunk: string | Buffer) => {
@@ -278,7 +302,10 @@ describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
     const target = await server.folder(d, 'Target terminated');
     const workbooks: number[] = [];
     for (let i = 0; i < 20; i++) workbooks.push(await server.workbook(d, `Terminated ${i}`));
-    const child = spawnCli(['move', String(d), '--to', String(target), '-', '--chunk-size', '1'], { env, input: workbooks.map((id) => `workbook:${id}`).join('\n') });
+    const child = spawnCli(['move', String(d), '--to', String(target), '-', '--chunk-size', '1'], {
+      env,
+      input: workbooks.map((id) => `workbook:${id}`).join('\n'),
+    });
     let seen = '';
     child.stderr?.on('data', (chunk: string | Buffer) => {
       if (seen.includes('moved 1/')) return;

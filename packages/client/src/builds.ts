@@ -60,10 +60,19 @@ export interface Commits {
 const sized = <Q extends { first?: number }>(query: Q | undefined) => ({ ...query, first: query?.first ?? DEFAULT_PAGE_SIZE });
 const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
 
-async function findBuild(api: RawClient, deploymentId: number, commit: string, branchName: string | undefined, signal: AbortSignal | undefined): Promise<Build | undefined> {
+async function findBuild(
+  api: RawClient,
+  deploymentId: number,
+  commit: string,
+  branchName: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Build | undefined> {
   // The build is queued before the upload's answer, so it is among the newest few.
   const page = unwrap(
-    await api.GET('/api/v1/deployments/{deploymentId}/builds', { params: { path: { deploymentId }, query: { first: 20, ...(branchName !== undefined ? { branchName } : {}) } }, ...withSignal(signal) }),
+    await api.GET('/api/v1/deployments/{deploymentId}/builds', {
+      params: { path: { deploymentId }, query: { first: 20, ...(branchName !== undefined ? { branchName } : {}) } },
+      ...withSignal(signal),
+    }),
   );
   return page.items.find((build) => build.commit === commit);
 }
@@ -80,7 +89,12 @@ async function waitForBuild(api: RawClient, deploymentId: number, commit: string
     build =
       build === undefined
         ? await findBuild(api, deploymentId, commit, options.branchName, signal)
-        : unwrap(await api.GET('/api/v1/deployments/{deploymentId}/builds/{buildId}', { params: { path: { deploymentId, buildId: build.id } }, ...withSignal(signal) }));
+        : unwrap(
+            await api.GET('/api/v1/deployments/{deploymentId}/builds/{buildId}', {
+              params: { path: { deploymentId, buildId: build.id } },
+              ...withSignal(signal),
+            }),
+          );
     if (build !== undefined) {
       options.onUpdate?.(build);
       if (isFinished(build)) return build;
@@ -95,16 +109,35 @@ export function createBuilds(api: RawClient): { builds: Builds; commits: Commits
   return {
     builds: {
       list: (deploymentId, query, { signal } = {}) =>
-        paginate(async (after) => unwrap(await api.GET('/api/v1/deployments/{deploymentId}/builds', { params: { path: { deploymentId }, query: { ...sized(query), after } }, ...withSignal(signal) }))),
+        paginate(async (after) =>
+          unwrap(
+            await api.GET('/api/v1/deployments/{deploymentId}/builds', {
+              params: { path: { deploymentId }, query: { ...sized(query), after } },
+              ...withSignal(signal),
+            }),
+          ),
+        ),
       logs: (deploymentId, buildId, { signal } = {}) =>
         paginate(async (after) =>
-          unwrap(await api.GET('/api/v1/deployments/{deploymentId}/builds/{buildId}/logs', { params: { path: { deploymentId, buildId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+          unwrap(
+            await api.GET('/api/v1/deployments/{deploymentId}/builds/{buildId}/logs', {
+              params: { path: { deploymentId, buildId }, query: { first: DEFAULT_PAGE_SIZE, after } },
+              ...withSignal(signal),
+            }),
+          ),
         ),
       waitFor: (deploymentId, commit, options) => waitForBuild(api, deploymentId, commit, options),
     },
     commits: {
       list: (deploymentId, query, { signal } = {}) =>
-        paginate(async (after) => unwrap(await api.GET('/build/api/v1/deployments/{deploymentId}/commits', { params: { path: { deploymentId }, query: { ...sized(query), after } }, ...withSignal(signal) }))),
+        paginate(async (after) =>
+          unwrap(
+            await api.GET('/build/api/v1/deployments/{deploymentId}/commits', {
+              params: { path: { deploymentId }, query: { ...sized(query), after } },
+              ...withSignal(signal),
+            }),
+          ),
+        ),
     },
   };
 }

@@ -145,7 +145,14 @@ async function runChunks<R extends Tally>(
 ): Promise<void> {
   const size = chunkSizeOf(options.chunkSize);
   const report = () => {
-    const p: BulkProgress = { total: counters.total, done: counters.done, moved: counters.applied, failed: result.failed.length, skipped: counters.skipped, requests: result.requests };
+    const p: BulkProgress = {
+      total: counters.total,
+      done: counters.done,
+      moved: counters.applied,
+      failed: result.failed.length,
+      skipped: counters.skipped,
+      requests: result.requests,
+    };
     options.onProgress?.(isDelete ? { ...p, deleted: counters.applied } : p);
   };
   if (counters.done === 0 && result.requests === 0) report();
@@ -166,14 +173,23 @@ async function runChunks<R extends Tally>(
   }
 }
 
-export async function bulkMove(api: RawClient, lists: Lists, deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options: BulkMoveOptions = {}): Promise<BulkMoveResult> {
+export async function bulkMove(
+  api: RawClient,
+  lists: Lists,
+  deploymentId: number,
+  items: Iterable<ItemRef>,
+  folderId: number | null,
+  options: BulkMoveOptions = {},
+): Promise<BulkMoveResult> {
   chunkSizeOf(options.chunkSize);
   const refs = distinctRefs(items);
   const result: BulkMoveResult = { moved: [], failed: [], skipped: [], requests: 0 };
   const movedFolders = new Set<number>();
   const send = async (chunk: ItemRef[]) => {
     // The signal is not passed on: a request in flight must complete, or we could not say what it applied.
-    const data = unwrapBulk(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-move', { params: { path: { deploymentId } }, body: { items: chunk, folderId } }));
+    const data = unwrapBulk(
+      await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-move', { params: { path: { deploymentId } }, body: { items: chunk, folderId } }),
+    );
     result.moved.push(...data.moved);
     result.failed.push(...data.failed);
     for (const item of data.moved) if (item.type === 'FOLDER') movedFolders.add(item.id);
@@ -254,11 +270,20 @@ export async function bulkDelete(api: RawClient, deploymentId: number, items: It
   chunkSizeOf(options.chunkSize);
   const refs = distinctRefs(items);
   const result: BulkDeleteResult = { deleted: [], failed: [], requests: 0 };
-  await runChunks(refs, options, result, { total: refs.length, done: 0, applied: 0, skipped: 0 }, async (chunk) => {
-    const data = unwrapBulk(await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-delete', { params: { path: { deploymentId } }, body: { items: chunk } }));
-    result.deleted.push(...data.deleted);
-    result.failed.push(...data.failed);
-    return data.deleted.length;
-  }, true);
+  await runChunks(
+    refs,
+    options,
+    result,
+    { total: refs.length, done: 0, applied: 0, skipped: 0 },
+    async (chunk) => {
+      const data = unwrapBulk(
+        await api.POST('/api/v1/deployments/{deploymentId}/workspace/bulk-delete', { params: { path: { deploymentId } }, body: { items: chunk } }),
+      );
+      result.deleted.push(...data.deleted);
+      result.failed.push(...data.failed);
+      return data.deleted.length;
+    },
+    true,
+  );
   return result;
 }

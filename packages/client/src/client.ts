@@ -1,7 +1,16 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
-import { listModelFiles, modelFileHashes, uploadModelFile, type ModelFile, type ModelFilesQuery, type ModelTarget, type RemoteModelFile, type UploadFileInput } from './data-model.js';
+import {
+  listModelFiles,
+  modelFileHashes,
+  uploadModelFile,
+  type ModelFile,
+  type ModelFilesQuery,
+  type ModelTarget,
+  type RemoteModelFile,
+  type UploadFileInput,
+} from './data-model.js';
 import { createDashboardExports, type DashboardExports } from './dashboard-exports.js';
 import { createDashboards, type Dashboards, type Workbooks } from './dashboards.js';
 import { createEmbedTenants, type EmbedAccessApi, type EmbedTenants } from './embed-tenants.js';
@@ -86,7 +95,8 @@ export interface MapiClient extends TypedCalls, Lists {
 
 export function createClient(options: ClientOptions): MapiClient {
   const baseUrl = checkBaseUrl(options.baseUrl);
-  if (typeof options.token !== 'string' || options.token.trim() === '') throw new TypeError('token is required: an API key, sent as Authorization: Bearer <token>.');
+  if (typeof options.token !== 'string' || options.token.trim() === '')
+    throw new TypeError('token is required: an API key, sent as Authorization: Bearer <token>.');
   // Looked up per call, not captured: a page may replace fetch after the client is made.
   const transport = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const send = withRetries(async (request) => {
@@ -147,6 +157,7 @@ function checkBaseUrl(raw: string): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`baseUrl "${raw}" must be an https:// URL.`);
   if (url.search || url.hash) throw new TypeError(`baseUrl "${raw}" must not carry a query or fragment.`);
   const base = url.toString().replace(/\/+$/, '');
-  if (/\/(build\/)?api\/v1$/.test(base)) throw new TypeError(`baseUrl "${raw}" must be the tenant host without /api/v1, e.g. "${base.replace(/\/(build\/)?api\/v1$/, '')}".`);
+  if (/\/(build\/)?api\/v1$/.test(base))
+    throw new TypeError(`baseUrl "${raw}" must be the tenant host without /api/v1, e.g. "${base.replace(/\/(build\/)?api\/v1$/, '')}".`);
   return base;
 }

@@ -127,7 +127,11 @@ export function createDashboardExports(api: RawClient): DashboardExports {
     });
     const body = unwrap(answer) as unknown as ArrayBuffer;
     const { headers } = answer.response;
-    return { bytes: new Uint8Array(body), contentType: headers.get('content-type') ?? 'application/octet-stream', filename: dispositionFilename(headers.get('content-disposition')) };
+    return {
+      bytes: new Uint8Array(body),
+      contentType: headers.get('content-type') ?? 'application/octet-stream',
+      filename: dispositionFilename(headers.get('content-disposition')),
+    };
   };
 
   return {

@@ -20,7 +20,12 @@ export interface DuplicateWorkbookOptions {
 /** A workbook's dashboard: its draft, its publications (reference 8.G.1-8.G.3). */
 export interface Workbooks {
   /** Saves the draft (null clears it); widgets without an id get one. Needs EDIT on the workbook. */
-  saveDraft(deploymentId: number, workbookId: number, draft: DashboardConfigDraftInput | null, options?: { signal?: AbortSignal }): Promise<DashboardDraftResult>;
+  saveDraft(
+    deploymentId: number,
+    workbookId: number,
+    draft: DashboardConfigDraftInput | null,
+    options?: { signal?: AbortSignal },
+  ): Promise<DashboardDraftResult>;
   /**
    * Publishes `input.config`, or the saved draft when it is left out, as the next version; answers
    * the new version. A config with `FIELD` widgets or widgets without ids is a 400 ApiError.
@@ -44,9 +49,21 @@ export function createDashboards(api: RawClient): { workbooks: Workbooks; dashbo
   return {
     workbooks: {
       saveDraft: async (deploymentId, workbookId, draft, { signal } = {}) =>
-        unwrap(await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard', { params: workbookPath(deploymentId, workbookId), body: { dashboardDraft: draft }, ...withSignal(signal) })),
+        unwrap(
+          await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard', {
+            params: workbookPath(deploymentId, workbookId),
+            body: { dashboardDraft: draft },
+            ...withSignal(signal),
+          }),
+        ),
       publish: async (deploymentId, workbookId, input = {}, { signal } = {}) =>
-        unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/publish', { params: workbookPath(deploymentId, workbookId), body: input, ...withSignal(signal) })),
+        unwrap(
+          await api.POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/publish', {
+            params: workbookPath(deploymentId, workbookId),
+            body: input,
+            ...withSignal(signal),
+          }),
+        ),
       dashboardVersions: (deploymentId, workbookId, { signal } = {}) =>
         paginate(async (after) =>
           unwrap(
@@ -57,7 +74,13 @@ export function createDashboards(api: RawClient): { workbooks: Workbooks; dashbo
           ),
         ),
       duplicate: async (deploymentId, workbookId, { signal, ...body } = {}) =>
-        unwrap(await api.POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/duplicate', { params: workbookPath(deploymentId, workbookId), body, ...withSignal(signal) })),
+        unwrap(
+          await api.POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/duplicate', {
+            params: workbookPath(deploymentId, workbookId),
+            body,
+            ...withSignal(signal),
+          }),
+        ),
     },
     dashboards: {
       setAllowEmbed: async (publicId, allowEmbed, { signal } = {}) =>

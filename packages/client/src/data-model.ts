@@ -70,7 +70,10 @@ export function targetQuery(target: ModelTarget): { branchName?: string; useDepl
 /** Path → blob hash of every file of the target branch (reference 2.5), as a Map so no path can clash with an object's own keys. */
 export async function modelFileHashes(api: RawClient, deploymentId: number, target: ModelTarget = {}, signal?: AbortSignal): Promise<Map<string, string>> {
   const hashes = unwrap(
-    await api.GET('/build/api/v1/deployments/{deploymentId}/data-model/file-hashes', { params: { path: { deploymentId }, query: targetQuery(target) }, ...(signal ? { signal } : {}) }),
+    await api.GET('/build/api/v1/deployments/{deploymentId}/data-model/file-hashes', {
+      params: { path: { deploymentId }, query: targetQuery(target) },
+      ...(signal ? { signal } : {}),
+    }),
   );
   return new Map(Object.entries(hashes).map(([path, { hash }]) => [path, hash]));
 }
@@ -103,7 +106,10 @@ export async function listModelFiles(api: RawClient, deploymentId: number, query
   // No `first`: the server then answers with the whole tree at once.
   const tree = unwrap(
     await api.GET('/build/api/v1/deployments/{deploymentId}/data-model/files', {
-      params: { path: { deploymentId }, query: { ...(query.branchName !== undefined ? { branchName: query.branchName } : {}), ...(query.withContent ? { withContent: true } : {}) } },
+      params: {
+        path: { deploymentId },
+        query: { ...(query.branchName !== undefined ? { branchName: query.branchName } : {}), ...(query.withContent ? { withContent: true } : {}) },
+      },
       ...(signal ? { signal } : {}),
     }),
   );
@@ -123,7 +129,13 @@ export interface UploadFileInput {
  * fields `transaction` and `fileName` before the `file` part. Safe to repeat (the same path sent
  * again replaces the earlier one), so the client retries it like a GET.
  */
-export async function uploadModelFile(api: RawClient, deploymentId: number, input: UploadFileInput, target: ModelTarget = {}, signal?: AbortSignal): Promise<void> {
+export async function uploadModelFile(
+  api: RawClient,
+  deploymentId: number,
+  input: UploadFileInput,
+  target: ModelTarget = {},
+  signal?: AbortSignal,
+): Promise<void> {
   const form = new FormData();
   form.append('transaction', input.transaction);
   form.append('fileName', input.path);

@@ -55,7 +55,8 @@ export function createDbtSync(api: RawClient): DbtSync {
   const status = async (deploymentId: number, syncJobId: string, { signal }: { signal?: AbortSignal } = {}) =>
     unwrap(await api.GET(BASE, { params: { path: { deploymentId, syncJobId } }, ...withSignal(signal) }));
   return {
-    start: async (deploymentId, input = {}, { signal } = {}) => unwrap(await api.POST('/api/v1/deployments/{deploymentId}/dbt-sync', { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
+    start: async (deploymentId, input = {}, { signal } = {}) =>
+      unwrap(await api.POST('/api/v1/deployments/{deploymentId}/dbt-sync', { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
     status,
     async waitFor(deploymentId, syncJobId, options = {}) {
       const { signal } = options;
@@ -73,17 +74,33 @@ export function createDbtSync(api: RawClient): DbtSync {
         interval = Math.min(maxInterval, Math.round(interval * 1.5));
       }
     },
-    cancel: async (deploymentId, syncJobId, { signal } = {}) => unwrap(await api.DELETE(BASE, { params: { path: { deploymentId, syncJobId } }, ...withSignal(signal) })),
-    result: async (deploymentId, syncJobId, { signal } = {}) => unwrap(await api.GET(`${BASE}/result`, { params: { path: { deploymentId, syncJobId } }, ...withSignal(signal) })),
+    cancel: async (deploymentId, syncJobId, { signal } = {}) =>
+      unwrap(await api.DELETE(BASE, { params: { path: { deploymentId, syncJobId } }, ...withSignal(signal) })),
+    result: async (deploymentId, syncJobId, { signal } = {}) =>
+      unwrap(await api.GET(`${BASE}/result`, { params: { path: { deploymentId, syncJobId } }, ...withSignal(signal) })),
     history: (deploymentId, query, { signal } = {}) =>
       paginate(async (after) =>
-        unwrap(await api.GET('/api/v1/deployments/{deploymentId}/dbt-sync', { params: { path: { deploymentId }, query: { ...query, first: query?.first ?? DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET('/api/v1/deployments/{deploymentId}/dbt-sync', {
+            params: { path: { deploymentId }, query: { ...query, first: query?.first ?? DEFAULT_PAGE_SIZE, after } },
+            ...withSignal(signal),
+          }),
+        ),
       ),
     logs: (deploymentId, syncJobId, { signal } = {}) =>
-      paginate(async (after) => unwrap(await api.GET(`${BASE}/logs`, { params: { path: { deploymentId, syncJobId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
+      paginate(async (after) =>
+        unwrap(
+          await api.GET(`${BASE}/logs`, { params: { path: { deploymentId, syncJobId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }),
+        ),
+      ),
     generatedFiles: (deploymentId, syncJobId, { signal } = {}) =>
       paginate(async (after) =>
-        unwrap(await api.GET(`${BASE}/generated-files`, { params: { path: { deploymentId, syncJobId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET(`${BASE}/generated-files`, {
+            params: { path: { deploymentId, syncJobId }, query: { first: DEFAULT_PAGE_SIZE, after } },
+            ...withSignal(signal),
+          }),
+        ),
       ),
   };
 }

@@ -59,7 +59,11 @@ function endpoint(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/oauth${path}`;
 }
 
-async function postForm(options: { baseUrl: string; fetch?: typeof globalThis.fetch }, path: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postForm(
+  options: { baseUrl: string; fetch?: typeof globalThis.fetch },
+  path: string,
+  form: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const send = options.fetch ?? ((input: string, init?: RequestInit) => globalThis.fetch(input, init));
   const response = await send(endpoint(options.baseUrl, path), {
     method: 'POST',
@@ -135,8 +139,17 @@ export async function startDeviceSignIn(options: DeviceFlowOptions): Promise<Dev
 }
 
 /** New tokens for a refresh token; the old refresh token is spent (rotation): keep the new one. */
-export async function refreshTokens(options: { baseUrl: string; fetch?: typeof globalThis.fetch; refreshToken: string; clientId?: string }): Promise<OAuthTokens> {
-  const res = await postForm(options, '/token', { grant_type: 'refresh_token', refresh_token: options.refreshToken, client_id: options.clientId ?? DEVICE_CLIENT_ID });
+export async function refreshTokens(options: {
+  baseUrl: string;
+  fetch?: typeof globalThis.fetch;
+  refreshToken: string;
+  clientId?: string;
+}): Promise<OAuthTokens> {
+  const res = await postForm(options, '/token', {
+    grant_type: 'refresh_token',
+    refresh_token: options.refreshToken,
+    client_id: options.clientId ?? DEVICE_CLIENT_ID,
+  });
   if (res.status !== 200) throw oauthError(res.status, res.body);
   return tokensFrom(res.body);
 }

@@ -97,13 +97,20 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
   return {
     embedTenants: {
       list: (query = {}, { signal } = {}) =>
-        paginate(async (after) => unwrap(await api.GET('/api/v1/embed-tenants', { params: { query: { ...query, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
+        paginate(async (after) =>
+          unwrap(await api.GET('/api/v1/embed-tenants', { params: { query: { ...query, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+        ),
       delete: async (name, { signal } = {}) => {
         unwrap(await api.DELETE('/api/v1/embed-tenants/{embedTenantName}', { params: { path: tenant(name) }, ...withSignal(signal) }));
       },
       users: (name, query = {}, { signal } = {}) =>
         paginate(async (after) =>
-          unwrap(await api.GET('/api/v1/embed-tenants/{embedTenantName}/users', { params: { path: tenant(name), query: { ...query, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+          unwrap(
+            await api.GET('/api/v1/embed-tenants/{embedTenantName}/users', {
+              params: { path: tenant(name), query: { ...query, first: DEFAULT_PAGE_SIZE, after } },
+              ...withSignal(signal),
+            }),
+          ),
         ),
       provisionUser: async (name, input, { signal } = {}) =>
         unwrap(await api.POST('/api/v1/embed-tenants/{embedTenantName}/user', { params: { path: tenant(name) }, body: input, ...withSignal(signal) })),
@@ -114,7 +121,9 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
         onProgress?.(progressOf(total, 0, 0, 0, 0));
         for (const batch of batches) {
           signal?.throwIfAborted();
-          const answer = unwrap(await api.POST('/api/v1/embed-tenants/{embedTenantName}/users', { params: { path: tenant(name) }, body: { users: batch }, ...withSignal(signal) }));
+          const answer = unwrap(
+            await api.POST('/api/v1/embed-tenants/{embedTenantName}/users', { params: { path: tenant(name) }, body: { users: batch }, ...withSignal(signal) }),
+          );
           result.succeeded.push(...answer.succeeded);
           result.failed.push(...answer.failed);
           result.requests += 1;
@@ -124,20 +133,36 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
       },
       groups: (name, { signal } = {}) =>
         paginate(async (after) =>
-          unwrap(await api.GET('/api/v1/embed-tenants/{embedTenantName}/groups', { params: { path: tenant(name), query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+          unwrap(
+            await api.GET('/api/v1/embed-tenants/{embedTenantName}/groups', {
+              params: { path: tenant(name), query: { first: DEFAULT_PAGE_SIZE, after } },
+              ...withSignal(signal),
+            }),
+          ),
         ),
       createGroup: async (name, body, { signal } = {}) =>
         unwrap(await api.POST('/api/v1/embed-tenants/{embedTenantName}/groups', { params: { path: tenant(name) }, body, ...withSignal(signal) })),
       getGroup: async (name, id, { signal } = {}) =>
         unwrap(await api.GET('/api/v1/embed-tenants/{embedTenantName}/groups/{id}', { params: { path: group(name, id) }, ...withSignal(signal) })),
       updateGroup: async (name, id, description, { signal } = {}) =>
-        unwrap(await api.PATCH('/api/v1/embed-tenants/{embedTenantName}/groups/{id}', { params: { path: group(name, id) }, body: { description }, ...withSignal(signal) })),
+        unwrap(
+          await api.PATCH('/api/v1/embed-tenants/{embedTenantName}/groups/{id}', {
+            params: { path: group(name, id) },
+            body: { description },
+            ...withSignal(signal),
+          }),
+        ),
       deleteGroup: async (name, id, { signal } = {}) => {
         unwrap(await api.DELETE('/api/v1/embed-tenants/{embedTenantName}/groups/{id}', { params: { path: group(name, id) }, ...withSignal(signal) }));
       },
       members: (name, id, { signal } = {}) =>
         paginate(async (after) =>
-          unwrap(await api.GET('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', { params: { path: group(name, id), query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+          unwrap(
+            await api.GET('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', {
+              params: { path: group(name, id), query: { first: DEFAULT_PAGE_SIZE, after } },
+              ...withSignal(signal),
+            }),
+          ),
         ),
       async addMembers(name, id, members, { onProgress, signal } = {}) {
         const batches = chunks(members, 1000);
@@ -147,7 +172,13 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
         onProgress?.(progressOf(total, 0, 0, 0, 0));
         for (const batch of batches) {
           signal?.throwIfAborted();
-          const answer = unwrap(await api.POST('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', { params: { path: group(name, id) }, body: { members: batch }, ...withSignal(signal) }));
+          const answer = unwrap(
+            await api.POST('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', {
+              params: { path: group(name, id) },
+              body: { members: batch },
+              ...withSignal(signal),
+            }),
+          );
           result.addedMembers.push(...answer.addedMembers);
           result.unchangedMembers.push(...answer.unchangedMembers);
           result.requests += 1;
@@ -164,7 +195,13 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
         onProgress?.(progressOf(total, 0, 0, 0, 0));
         for (const batch of batches) {
           signal?.throwIfAborted();
-          unwrap(await api.DELETE('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', { params: { path: group(name, id) }, body: { members: batch }, ...withSignal(signal) }));
+          unwrap(
+            await api.DELETE('/api/v1/embed-tenants/{embedTenantName}/groups/{id}/users', {
+              params: { path: group(name, id) },
+              body: { members: batch },
+              ...withSignal(signal),
+            }),
+          );
           requests += 1;
           done += batch.length;
           onProgress?.(progressOf(total, done, done, 0, requests));
@@ -174,13 +211,35 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
     },
     embedAccess: {
       getWorkbook: async (deploymentId, workbookId, { signal } = {}) =>
-        unwrap(await api.GET('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', { params: { path: { deploymentId, workbookId } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
+            params: { path: { deploymentId, workbookId } },
+            ...withSignal(signal),
+          }),
+        ),
       updateWorkbook: async (deploymentId, workbookId, input, { signal } = {}) =>
-        unwrap(await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', { params: { path: { deploymentId, workbookId } }, body: input, ...withSignal(signal) })),
+        unwrap(
+          await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
+            params: { path: { deploymentId, workbookId } },
+            body: input,
+            ...withSignal(signal),
+          }),
+        ),
       getFolder: async (deploymentId, folderId, { signal } = {}) =>
-        unwrap(await api.GET('/api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access', { params: { path: { deploymentId, folderId } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET('/api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access', {
+            params: { path: { deploymentId, folderId } },
+            ...withSignal(signal),
+          }),
+        ),
       updateFolder: async (deploymentId, folderId, input, { signal } = {}) =>
-        unwrap(await api.PUT('/api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access', { params: { path: { deploymentId, folderId } }, body: input, ...withSignal(signal) })),
+        unwrap(
+          await api.PUT('/api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access', {
+            params: { path: { deploymentId, folderId } },
+            body: input,
+            ...withSignal(signal),
+          }),
+        ),
       workbooks: (deploymentId, name, query = {}, { signal } = {}) =>
         paginate(async (after) =>
           unwrap(

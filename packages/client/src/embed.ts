@@ -24,7 +24,8 @@ export interface Embed {
 
 export function createEmbed(api: RawClient): Embed {
   return {
-    generateSession: async (input, { signal } = {}) => unwrap(await api.POST('/api/v1/embed/generate-session', { body: input, ...withSignal(signal) })).sessionId,
+    generateSession: async (input, { signal } = {}) =>
+      unwrap(await api.POST('/api/v1/embed/generate-session', { body: input, ...withSignal(signal) })).sessionId,
     exchange: async (sessionId, { signal } = {}) => unwrap(await api.POST('/api/v1/embed/session/token', { body: { sessionId }, ...withSignal(signal) })).token,
     revoke: async (sessionId, { signal } = {}) => {
       unwrap(await api.POST('/api/v1/embed/session/revoke', { body: { sessionId }, ...withSignal(signal) }));
@@ -37,7 +38,11 @@ export function createEmbed(api: RawClient): Embed {
  * Answers the token; throws an Error carrying the status when the id is refused (401: unknown,
  * used, revoked or older than 5 minutes; 429: too many exchanges from this address).
  */
-export async function exchangeEmbedSession(baseUrl: string, sessionId: string, options: { fetch?: typeof globalThis.fetch; signal?: AbortSignal } = {}): Promise<string> {
+export async function exchangeEmbedSession(
+  baseUrl: string,
+  sessionId: string,
+  options: { fetch?: typeof globalThis.fetch; signal?: AbortSignal } = {},
+): Promise<string> {
   const send = options.fetch ?? ((...args: Parameters<typeof globalThis.fetch>) => globalThis.fetch(...args));
   const response = await send(`${baseUrl.replace(/\/+$/, '')}/api/v1/embed/session/token`, {
     method: 'POST',

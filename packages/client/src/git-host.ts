@@ -36,20 +36,34 @@ export function createGitHost(api: RawClient): GitHost {
       unwrap(await api.DELETE('/api/v1/git-host/link', { ...withSignal(signal) }));
     },
     installations: ({ signal } = {}) =>
-      paginate(async (after) => unwrap(await api.GET('/api/v1/git-host/installations', { params: { query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
+      paginate(async (after) =>
+        unwrap(await api.GET('/api/v1/git-host/installations', { params: { query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+      ),
     repositories: (installationId, { signal } = {}) =>
       paginate(async (after) =>
-        unwrap(await api.GET('/api/v1/git-host/installations/{installationId}/repositories', { params: { path: { installationId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET('/api/v1/git-host/installations/{installationId}/repositories', {
+            params: { path: { installationId }, query: { first: DEFAULT_PAGE_SIZE, after } },
+            ...withSignal(signal),
+          }),
+        ),
       ),
     branches: (owner, repo, installationId, { signal } = {}) =>
       paginate(async (after) =>
         unwrap(
-          await api.GET('/api/v1/git-host/repositories/{owner}/{repo}/branches', { params: { path: { owner, repo }, query: { installationId, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }),
+          await api.GET('/api/v1/git-host/repositories/{owner}/{repo}/branches', {
+            params: { path: { owner, repo }, query: { installationId, first: DEFAULT_PAGE_SIZE, after } },
+            ...withSignal(signal),
+          }),
         ),
       ),
     connect: async (deploymentId, input, { signal } = {}) =>
-      unwrap(await api.POST('/build/api/v1/deployments/{deploymentId}/git-host/connect', { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
+      unwrap(
+        await api.POST('/build/api/v1/deployments/{deploymentId}/git-host/connect', { params: { path: { deploymentId } }, body: input, ...withSignal(signal) }),
+      ),
     pull: async (deploymentId, branchName, { signal } = {}) =>
-      unwrap(await api.POST('/build/api/v1/deployments/{deploymentId}/pull', { params: { path: { deploymentId } }, body: { branchName }, ...withSignal(signal) })),
+      unwrap(
+        await api.POST('/build/api/v1/deployments/{deploymentId}/pull', { params: { path: { deploymentId } }, body: { branchName }, ...withSignal(signal) }),
+      ),
   };
 }

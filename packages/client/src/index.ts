@@ -5,7 +5,16 @@
  */
 export { createClient, type ClientOptions, type DataModel, type MapiClient } from './client.js';
 export { ApiError, unwrap } from './errors.js';
-export { DEVICE_CLIENT_ID, OAuthError, refreshTokens, revokeToken, startDeviceSignIn, type DeviceFlowOptions, type DeviceSignIn, type OAuthTokens } from './device-flow.js';
+export {
+  DEVICE_CLIENT_ID,
+  OAuthError,
+  refreshTokens,
+  revokeToken,
+  startDeviceSignIn,
+  type DeviceFlowOptions,
+  type DeviceSignIn,
+  type OAuthTokens,
+} from './device-flow.js';
 export {
   BulkInterruptedError,
   MAX_CHUNK_SIZE,

@@ -30,7 +30,12 @@ export interface Notifications {
   /** Newest first. */
   recipients(deploymentId: number, id: number, options?: ListOptions): AsyncIterable<NotificationRecipient>;
   /** Any number of recipients, sent 1,000 to a request; the results are merged. Idempotent. */
-  addRecipients(deploymentId: number, id: number, recipients: readonly NotificationRecipientInput[], options?: { signal?: AbortSignal }): Promise<AddNotificationRecipientsResult>;
+  addRecipients(
+    deploymentId: number,
+    id: number,
+    recipients: readonly NotificationRecipientInput[],
+    options?: { signal?: AbortSignal },
+  ): Promise<AddNotificationRecipientsResult>;
   /** Any number, 1,000 to a request; ones not subscribed are skipped. */
   removeRecipients(deploymentId: number, id: number, recipients: readonly NotificationRecipientRef[], options?: { signal?: AbortSignal }): Promise<void>;
   /** The deliveries history (an extension), newest first, with each recipient's state. */
@@ -50,19 +55,29 @@ function chunks<T>(items: readonly T[]): T[][] {
 export function createNotifications(api: RawClient): Notifications {
   return {
     list: (deploymentId, query, { signal } = {}) =>
-      paginate(async (after) => unwrap(await api.GET(LIST, { params: { path: { deploymentId }, query: { ...query, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
-    create: async (deploymentId, input, { signal } = {}) => unwrap(await api.POST(LIST, { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
+      paginate(async (after) =>
+        unwrap(await api.GET(LIST, { params: { path: { deploymentId }, query: { ...query, first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+      ),
+    create: async (deploymentId, input, { signal } = {}) =>
+      unwrap(await api.POST(LIST, { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
     get: async (deploymentId, id, { signal } = {}) => unwrap(await api.GET(ONE, { params: { path: { deploymentId, id } }, ...withSignal(signal) })),
-    update: async (deploymentId, id, input, { signal } = {}) => unwrap(await api.PUT(ONE, { params: { path: { deploymentId, id } }, body: input, ...withSignal(signal) })),
+    update: async (deploymentId, id, input, { signal } = {}) =>
+      unwrap(await api.PUT(ONE, { params: { path: { deploymentId, id } }, body: input, ...withSignal(signal) })),
     async delete(deploymentId, id, { signal } = {}) {
       unwrap(await api.DELETE(ONE, { params: { path: { deploymentId, id } }, ...withSignal(signal) }));
     },
     recipients: (deploymentId, id, { signal } = {}) =>
-      paginate(async (after) => unwrap(await api.GET(`${ONE}/recipients`, { params: { path: { deploymentId, id }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
+      paginate(async (after) =>
+        unwrap(
+          await api.GET(`${ONE}/recipients`, { params: { path: { deploymentId, id }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }),
+        ),
+      ),
     async addRecipients(deploymentId, id, recipients, { signal } = {}) {
       const merged: AddNotificationRecipientsResult = { createdRecipients: [], updatedRecipients: [], unchangedRecipients: [] };
       for (const chunk of chunks(recipients)) {
-        const result = unwrap(await api.POST(`${ONE}/recipients`, { params: { path: { deploymentId, id } }, body: { recipients: chunk }, ...withSignal(signal) }));
+        const result = unwrap(
+          await api.POST(`${ONE}/recipients`, { params: { path: { deploymentId, id } }, body: { recipients: chunk }, ...withSignal(signal) }),
+        );
         merged.createdRecipients.push(...result.createdRecipients);
         merged.updatedRecipients.push(...result.updatedRecipients);
         merged.unchangedRecipients.push(...result.unchangedRecipients);
@@ -70,9 +85,14 @@ export function createNotifications(api: RawClient): Notifications {
       return merged;
     },
     async removeRecipients(deploymentId, id, recipients, { signal } = {}) {
-      for (const chunk of chunks(recipients)) unwrap(await api.DELETE(`${ONE}/recipients`, { params: { path: { deploymentId, id } }, body: { recipients: chunk }, ...withSignal(signal) }));
+      for (const chunk of chunks(recipients))
+        unwrap(await api.DELETE(`${ONE}/recipients`, { params: { path: { deploymentId, id } }, body: { recipients: chunk }, ...withSignal(signal) }));
     },
     deliveries: (deploymentId, id, { signal } = {}) =>
-      paginate(async (after) => unwrap(await api.GET(`${ONE}/deliveries`, { params: { path: { deploymentId, id }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }))),
+      paginate(async (after) =>
+        unwrap(
+          await api.GET(`${ONE}/deliveries`, { params: { path: { deploymentId, id }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }),
+        ),
+      ),
   };
 }

@@ -43,12 +43,14 @@ export function createOAuth(api: RawClient): { oauthIntegrations: OAuthIntegrati
     },
     userOAuthTokens: {
       list: async (options) => unwrap(await api.GET('/api/v1/user-oauth-tokens', withSignal(options))),
-      get: async (integrationId, options) => unwrap(await api.GET('/api/v1/user-oauth-tokens/{integrationId}', { ...byIntegration(integrationId), ...withSignal(options) })),
+      get: async (integrationId, options) =>
+        unwrap(await api.GET('/api/v1/user-oauth-tokens/{integrationId}', { ...byIntegration(integrationId), ...withSignal(options) })),
       remove: async (integrationId, options) => {
         unwrap(await api.DELETE('/api/v1/user-oauth-tokens/{integrationId}', { ...byIntegration(integrationId), ...withSignal(options) }));
       },
       initiate: async (integrationId, options) =>
-        unwrap(await api.POST('/api/v1/user-oauth-tokens/{integrationId}/initiate', { ...byIntegration(integrationId), ...withSignal(options) })).authorizationUrl,
+        unwrap(await api.POST('/api/v1/user-oauth-tokens/{integrationId}/initiate', { ...byIntegration(integrationId), ...withSignal(options) }))
+          .authorizationUrl,
     },
   };
 }

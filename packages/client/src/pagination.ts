@@ -51,7 +51,7 @@ export async function* paginate<T>(fetchPage: (after: string | undefined) => Pro
 
 /** Offset paging, for the one ordering whose rows move under a cursor. */
 async function* paginateByOffset<T>(start: number, fetchPage: (offset: number) => Promise<Page<T>>): AsyncGenerator<T, void, undefined> {
-  for (let offset = start; ; ) {
+  for (let offset = start; ;) {
     const page = await fetchPage(offset);
     yield* page.items;
     if (!page.pageInfo.hasNextPage || page.items.length === 0) return;
@@ -85,27 +85,42 @@ export interface Lists {
 
 export function createLists(api: RawClient): Lists {
   return {
-    deployments: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/deployments', { params: { query: { ...sized(query), after } }, signal }))) },
+    deployments: {
+      list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/deployments', { params: { query: { ...sized(query), after } }, signal }))),
+    },
     folders: {
       list(deploymentId, { parentId, ...query } = {}, { signal } = {}) {
         const filter = { parentId: folderParam(parentId) };
         const path = { deploymentId };
-        return paginate((after) => data(api.GET('/api/v1/deployments/{deploymentId}/folders', { params: { path, query: { ...sized(query), ...filter, after } }, signal })));
+        return paginate((after) =>
+          data(api.GET('/api/v1/deployments/{deploymentId}/folders', { params: { path, query: { ...sized(query), ...filter, after } }, signal })),
+        );
       },
     },
     workspace: {
       list(deploymentId, { folderId, types, ...query } = {}, { signal } = {}) {
         const filter = { folderId: folderParam(folderId), types: Array.isArray(types) ? types.join(',') : types };
         const path = { deploymentId };
-        return paginate((after) => data(api.GET('/api/v1/deployments/{deploymentId}/workspace', { params: { path, query: { ...sized(query), ...filter, after } }, signal })));
+        return paginate((after) =>
+          data(api.GET('/api/v1/deployments/{deploymentId}/workspace', { params: { path, query: { ...sized(query), ...filter, after } }, signal })),
+        );
       },
     },
     reports: { list: (deploymentId, query, options) => listReports(api, deploymentId, sized(query), options) },
     users: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/users', { params: { query: { ...sized(query), after } }, signal }))) },
-    groups: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/groups', { params: { query: { ...sized(query), after } }, signal }))) },
-    apiKeys: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/api-keys', { params: { query: { ...sized(query), after } }, signal }))) },
-    policies: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/policies', { params: { query: { ...sized(query), after } }, signal }))) },
-    auditEvents: { list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/tenant/audit-events', { params: { query: { ...sized(query), after } }, signal }))) },
+    groups: {
+      list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/groups', { params: { query: { ...sized(query), after } }, signal }))),
+    },
+    apiKeys: {
+      list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/api-keys', { params: { query: { ...sized(query), after } }, signal }))),
+    },
+    policies: {
+      list: (query, { signal } = {}) => paginate((after) => data(api.GET('/api/v1/policies', { params: { query: { ...sized(query), after } }, signal }))),
+    },
+    auditEvents: {
+      list: (query, { signal } = {}) =>
+        paginate((after) => data(api.GET('/api/v1/tenant/audit-events', { params: { query: { ...sized(query), after } }, signal }))),
+    },
   };
 }
 

@@ -29,11 +29,29 @@ export function createReportPlacements(api: RawClient): { reportPlacements: Repo
   return {
     reportPlacements: {
       connect: async (deploymentId, reportId, input, options) =>
-        unwrap(await api.PUT('/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook', { params: path(deploymentId, reportId), body: input, ...withSignal(options) })),
+        unwrap(
+          await api.PUT('/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook', {
+            params: path(deploymentId, reportId),
+            body: input,
+            ...withSignal(options),
+          }),
+        ),
       disconnect: async (deploymentId, reportId, target, options) =>
-        unwrap(await api.DELETE('/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook', { params: path(deploymentId, reportId), body: target, ...withSignal(options) })),
+        unwrap(
+          await api.DELETE('/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook', {
+            params: path(deploymentId, reportId),
+            body: target,
+            ...withSignal(options),
+          }),
+        ),
       refresh: async (deploymentId, reportId, target, options) =>
-        unwrap(await api.PUT('/api/v1/deployments/{deploymentId}/reports/{reportId}/refresh', { params: path(deploymentId, reportId), body: target, ...withSignal(options) })),
+        unwrap(
+          await api.PUT('/api/v1/deployments/{deploymentId}/reports/{reportId}/refresh', {
+            params: path(deploymentId, reportId),
+            body: target,
+            ...withSignal(options),
+          }),
+        ),
       find: (report, placementId) => report.externalWorkbookPlacements.find((p) => p.id === placementId),
     },
   };

@@ -86,14 +86,20 @@ export function createPods(api: RawClient): { pods: Pods; logs: Logs } {
       list: async (deploymentId, { signal } = {}) => {
         const pods: DeploymentPod[] = [];
         const pages = paginate(async (after) =>
-          unwrap(await api.GET('/api/v1/deployments/{deploymentId}/pods', { params: { path: { deploymentId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+          unwrap(
+            await api.GET('/api/v1/deployments/{deploymentId}/pods', {
+              params: { path: { deploymentId }, query: { first: DEFAULT_PAGE_SIZE, after } },
+              ...withSignal(signal),
+            }),
+          ),
         );
         for await (const pod of pages) pods.push(pod);
         return pods;
       },
     },
     logs: {
-      tail: async (deploymentId, options = {}) => (await logsPage(api, deploymentId, options, options.first ?? DEFAULT_PAGE_SIZE, undefined, options.signal)).items,
+      tail: async (deploymentId, options = {}) =>
+        (await logsPage(api, deploymentId, options, options.first ?? DEFAULT_PAGE_SIZE, undefined, options.signal)).items,
       follow: (deploymentId, options = {}) => followLogs(api, deploymentId, options),
     },
   };

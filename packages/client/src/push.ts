@@ -1,4 +1,14 @@
-import { blobHash, bytesOf, MAX_MODEL_FILE_BYTES, modelFileHashes, modelPathProblem, targetQuery, uploadModelFile, type ModelFile, type ModelTarget } from './data-model.js';
+import {
+  blobHash,
+  bytesOf,
+  MAX_MODEL_FILE_BYTES,
+  modelFileHashes,
+  modelPathProblem,
+  targetQuery,
+  uploadModelFile,
+  type ModelFile,
+  type ModelTarget,
+} from './data-model.js';
 import { unwrap } from './errors.js';
 import type { RawClient } from './pagination.js';
 import { abortReason, backoff, retryAfterMs, sleep } from './retry.js';
@@ -73,14 +83,17 @@ async function prepare(files: Iterable<ModelFile>): Promise<Prepared[]> {
     }),
   );
   if (tooLarge.length > 0) {
-    throw new RangeError(`${tooLarge.length === 1 ? 'A file is' : `${tooLarge.length} files are`} larger than ${MAX_MODEL_FILE_BYTES} bytes, the most a data-model file may hold: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', …' : ''}.`);
+    throw new RangeError(
+      `${tooLarge.length === 1 ? 'A file is' : `${tooLarge.length} files are`} larger than ${MAX_MODEL_FILE_BYTES} bytes, the most a data-model file may hold: ${tooLarge.slice(0, 5).join(', ')}${tooLarge.length > 5 ? ', …' : ''}.`,
+    );
   }
   return prepared.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 function concurrencyOf(value: number | undefined): number {
   if (value === undefined) return DEFAULT_CONCURRENCY;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_CONCURRENCY) throw new RangeError(`concurrency must be an integer from 1 to ${MAX_CONCURRENCY}, got ${value}.`);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_CONCURRENCY)
+    throw new RangeError(`concurrency must be an integer from 1 to ${MAX_CONCURRENCY}, got ${value}.`);
   return value;
 }
 
@@ -89,7 +102,12 @@ function concurrencyOf(value: number | undefined): number {
  * flight and starts no more; it is thrown once every started one has settled, so nothing runs on
  * after the caller has its answer.
  */
-async function sendAll<T>(items: readonly T[], concurrency: number, signal: AbortSignal | undefined, send: (item: T, signal: AbortSignal) => Promise<void>): Promise<void> {
+async function sendAll<T>(
+  items: readonly T[],
+  concurrency: number,
+  signal: AbortSignal | undefined,
+  send: (item: T, signal: AbortSignal) => Promise<void>,
+): Promise<void> {
   const stop = new AbortController();
   const combined = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
   let next = 0;
@@ -113,11 +131,20 @@ async function sendAll<T>(items: readonly T[], concurrency: number, signal: Abor
   if (failure !== undefined) throw failure.error;
 }
 
-async function finishUpload(api: RawClient, deploymentId: number, target: ModelTarget, body: { transaction: { id: string }; files: Record<string, string>; autoRemoveFiles?: boolean; commitMessage?: string }, signal: AbortSignal | undefined): Promise<string | null> {
+async function finishUpload(
+  api: RawClient,
+  deploymentId: number,
+  target: ModelTarget,
+  body: { transaction: { id: string }; files: Record<string, string>; autoRemoveFiles?: boolean; commitMessage?: string },
+  signal: AbortSignal | undefined,
+): Promise<string | null> {
   for (let attempt = 0; ; attempt++) {
     if (signal?.aborted) throw abortReason(signal);
     // No signal on the request itself: once sent it must be answered, or nobody could tell whether it committed.
-    const answer = await api.POST('/build/api/v1/deployments/{deploymentId}/data-model/upload/finish', { params: { path: { deploymentId }, query: targetQuery(target) }, body });
+    const answer = await api.POST('/build/api/v1/deployments/{deploymentId}/data-model/upload/finish', {
+      params: { path: { deploymentId }, query: targetQuery(target) },
+      body,
+    });
     if (answer.response.ok) return unwrap(answer).lastHash;
     const code = (answer.error as { code?: string } | undefined)?.code;
     // A 429 is refused before any work; BRANCH_MOVED says the commit was not written and the transaction stays open.
@@ -148,7 +175,10 @@ export async function pushModel(api: RawClient, deploymentId: number, files: Ite
   const concurrency = concurrencyOf(options.concurrency);
   const { signal } = options;
   const local = await prepare(files);
-  const target: ModelTarget = { ...(options.branchName !== undefined ? { branchName: options.branchName } : {}), ...(options.useDeployProjectRoot ? { useDeployProjectRoot: true } : {}) };
+  const target: ModelTarget = {
+    ...(options.branchName !== undefined ? { branchName: options.branchName } : {}),
+    ...(options.useDeployProjectRoot ? { useDeployProjectRoot: true } : {}),
+  };
   const remote = await modelFileHashes(api, deploymentId, target, signal);
   const changed = local.filter((file) => remote.get(file.path) !== file.hash);
   const localPaths = new Set(local.map((f) => f.path));
@@ -156,7 +186,10 @@ export async function pushModel(api: RawClient, deploymentId: number, files: Ite
 
   if (signal?.aborted) throw abortReason(signal);
   const started = unwrap(
-    await api.POST('/build/api/v1/deployments/{deploymentId}/data-model/upload/start', { params: { path: { deploymentId }, query: targetQuery(target) }, ...(signal ? { signal } : {}) }),
+    await api.POST('/build/api/v1/deployments/{deploymentId}/data-model/upload/start', {
+      params: { path: { deploymentId }, query: targetQuery(target) },
+      ...(signal ? { signal } : {}),
+    }),
   );
   const transactionId = started.transaction.id;
 
@@ -186,5 +219,14 @@ export async function pushModel(api: RawClient, deploymentId: number, files: Ite
     },
     signal,
   );
-  return { transactionId, deploymentName: started.deploymentName, lastHash, files: local.length, sent, bytesSent: progress.bytesSent, unchanged: local.length - changed.length, removed };
+  return {
+    transactionId,
+    deploymentName: started.deploymentName,
+    lastHash,
+    files: local.length,
+    sent,
+    bytesSent: progress.bytesSent,
+    unchanged: local.length - changed.length,
+    removed,
+  };
 }

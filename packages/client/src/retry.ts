@@ -141,7 +141,14 @@ function parseHttpDate(text: string, now = Date.now()): number | null {
   } else {
     return null;
   }
-  const written = [fields.year, MONTHS.indexOf(fields.month), Number(fields.day), ...fields.time.map(Number)] as [number, number, number, number, number, number];
+  const written = [fields.year, MONTHS.indexOf(fields.month), Number(fields.day), ...fields.time.map(Number)] as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const at = new Date(Date.UTC(...written));
   // Date.UTC rolls 31 Feb over into March and 24:00 into the next day: accept only dates that stay as written.
   const readBack = [at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()];

@@ -25,7 +25,9 @@ export async function planSubtrees(lists: Lists, deploymentId: number, refs: Ite
   const above = (start: number | null) => batchFoldersOnChain(start, parentOf, batchFolders);
 
   const needsContainers = refs.some((r) => r.type !== 'FOLDER');
-  const containerOf = needsContainers ? await containersInSubtrees(lists, deploymentId, parentOf, (start) => above(start).length > 0, signal) : new Map<string, number>();
+  const containerOf = needsContainers
+    ? await containersInSubtrees(lists, deploymentId, parentOf, (start) => above(start).length > 0, signal)
+    : new Map<string, number>();
 
   for (const ref of refs) {
     const start = ref.type === 'FOLDER' ? (parentOf.get(ref.id) ?? null) : (containerOf.get(formatItemRef(ref)) ?? null);

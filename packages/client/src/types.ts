@@ -58,8 +58,12 @@ export type NotificationRecipient = Schemas['NotificationRecipient'];
 export type NotificationDelivery = Schemas['NotificationDelivery'];
 export type CreateNotificationInput = NonNullable<operations['createNotification']['requestBody']>['content']['application/json'];
 export type UpdateNotificationInput = NonNullable<operations['updateNotification']['requestBody']>['content']['application/json'];
-export type NotificationRecipientInput = NonNullable<operations['addNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
-export type NotificationRecipientRef = NonNullable<operations['removeNotificationRecipients']['requestBody']>['content']['application/json']['recipients'][number];
+export type NotificationRecipientInput = NonNullable<
+  operations['addNotificationRecipients']['requestBody']
+>['content']['application/json']['recipients'][number];
+export type NotificationRecipientRef = NonNullable<
+  operations['removeNotificationRecipients']['requestBody']
+>['content']['application/json']['recipients'][number];
 export type AddNotificationRecipientsResult = Schemas['AddNotificationRecipientsResponse'];
 
 /** Renders of published dashboards to PNG or PDF (reference 8.A). */

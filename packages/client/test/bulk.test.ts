@@ -28,9 +28,15 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
       // Three failures in each chunk of 100: a folder into its own descendant (or itself), an item
       // that does not exist, an item of another deployment.
       const failing: Array<[number, ItemRef, number]> = [
-        [10, folderRef(top1), 400], [50, workbookRef(900_001), 404], [90, foreign[0] as ItemRef, 404],
-        [120, folderRef(top2), 400], [150, foreign[1] as ItemRef, 404], [199, reportRef(900_002), 404],
-        [210, folderRef(dest), 400], [230, folderRef(900_003), 404], [249, foreign[2] as ItemRef, 404],
+        [10, folderRef(top1), 400],
+        [50, workbookRef(900_001), 404],
+        [90, foreign[0] as ItemRef, 404],
+        [120, folderRef(top2), 400],
+        [150, foreign[1] as ItemRef, 404],
+        [199, reportRef(900_002), 404],
+        [210, folderRef(dest), 400],
+        [230, folderRef(900_003), 404],
+        [249, foreign[2] as ItemRef, 404],
       ];
       const distinct = [...movable];
       for (const [at, ref] of failing) distinct.splice(at, 0, ref);
@@ -99,7 +105,15 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
       limited.use({
         onRequest: ({ request }) => {
           if (!request.url.endsWith('/workspace/bulk-move') || ++bulkRequests !== 2) return undefined;
-          const problem = { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'Slow down.', code: 'RATE_LIMITED', message: 'Slow down.', requestId: 'r-1' };
+          const problem = {
+            type: 'about:blank',
+            title: 'Too Many Requests',
+            status: 429,
+            detail: 'Slow down.',
+            code: 'RATE_LIMITED',
+            message: 'Slow down.',
+            requestId: 'r-1',
+          };
           return new Response(JSON.stringify(problem), { status: 429, headers: { 'content-type': 'application/problem+json', 'retry-after': '3600' } });
         },
       });
@@ -173,8 +187,18 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
         expect(progress.at(-1)).toEqual({ total: 2, done: 2, moved: 2, failed: 0, skipped: 6, requests: 1 });
 
         const tree = await ws.tree();
-        expect(Object.fromEntries([t.p, t.s1, t.s1a, t.s2].map((id) => [id, tree.get(`folder:${id}`)]))).toEqual({ [t.p]: t.d, [t.s1]: t.p, [t.s1a]: t.s1, [t.s2]: t.p });
-        expect([tree.get(`workbook:${t.w1}`), tree.get(`workbook:${t.w2}`), tree.get(`report:${t.r1}`), tree.get(`workbook:${t.x}`)]).toEqual([t.p, t.s1a, t.s2, t.d]);
+        expect(Object.fromEntries([t.p, t.s1, t.s1a, t.s2].map((id) => [id, tree.get(`folder:${id}`)]))).toEqual({
+          [t.p]: t.d,
+          [t.s1]: t.p,
+          [t.s1a]: t.s1,
+          [t.s2]: t.p,
+        });
+        expect([tree.get(`workbook:${t.w1}`), tree.get(`workbook:${t.w2}`), tree.get(`report:${t.r1}`), tree.get(`workbook:${t.x}`)]).toEqual([
+          t.p,
+          t.s1a,
+          t.s2,
+          t.d,
+        ]);
       });
 
       it('sends the contents itself when their folder cannot move, so nothing listed is left behind unreported', async () => {
@@ -205,7 +229,9 @@ describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
       it('names the outermost folder that moved when nested selected folders all move', async () => {
         const ws = await Workspace.create(client);
         const t = await subtree(ws);
-        const result = await client.bulkMove(ws.deploymentId, [folderRef(t.s1a), folderRef(t.s1), workbookRef(t.w2), folderRef(t.p)], t.d, { keepSubtrees: true });
+        const result = await client.bulkMove(ws.deploymentId, [folderRef(t.s1a), folderRef(t.s1), workbookRef(t.w2), folderRef(t.p)], t.d, {
+          keepSubtrees: true,
+        });
         expect(result.moved.map(key)).toEqual([`folder:${t.p}`]);
         expect(result.skipped).toEqual([
           { type: 'FOLDER', id: t.s1a, ancestorFolderId: t.p },

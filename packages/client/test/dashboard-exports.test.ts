@@ -29,7 +29,9 @@ describe.each(DIALECTS)('dashboard export helpers (%s)', (dialect) => {
     client = server.client();
     ws = await Workspace.create(client);
     // Text only: it renders without a running runtime.
-    const published = await client.workbooks.publish(ws.deploymentId, await ws.workbook(), { config: { title: 'Weekly numbers', widgets: [{ id: 'note', type: 'TEXT', position, config: { text: 'Sales are up.' } }] } });
+    const published = await client.workbooks.publish(ws.deploymentId, await ws.workbook(), {
+      config: { title: 'Weekly numbers', widgets: [{ id: 'note', type: 'TEXT', position, config: { text: 'Sales are up.' } }] },
+    });
     dashboardId = published.id;
     publicId = published.publicId;
   });
@@ -37,7 +39,11 @@ describe.each(DIALECTS)('dashboard export helpers (%s)', (dialect) => {
 
   it('export renders a PNG by id and answers its bytes, type and name; start, waitFor and download give a PDF by public id', async () => {
     const started: string[] = [];
-    const png = await client.dashboardExports.export(ws.deploymentId, { format: 'png', dashboardId }, { filename: 'weekly numbers', onStart: (s) => started.push(s.jobId) });
+    const png = await client.dashboardExports.export(
+      ws.deploymentId,
+      { format: 'png', dashboardId },
+      { filename: 'weekly numbers', onStart: (s) => started.push(s.jobId) },
+    );
     expect(started).toEqual([png.jobId]);
     expect(png.contentType).toBe('image/png');
     expect(png.filename).toBe('weekly numbers.png');
@@ -71,7 +77,10 @@ describe.each(DIALECTS)('dashboard export helpers (%s)', (dialect) => {
   it('while the account restricts data downloads, start is a 403 DATA_DOWNLOAD_RESTRICTED ApiError', async () => {
     unwrap(await client.PUT('/api/v1/tenant/app-config', { body: { restrictDataDownload: true } }));
     try {
-      await expect(client.dashboardExports.export(ws.deploymentId, { format: 'pdf', dashboardId })).rejects.toMatchObject({ status: 403, code: 'DATA_DOWNLOAD_RESTRICTED' });
+      await expect(client.dashboardExports.export(ws.deploymentId, { format: 'pdf', dashboardId })).rejects.toMatchObject({
+        status: 403,
+        code: 'DATA_DOWNLOAD_RESTRICTED',
+      });
     } finally {
       unwrap(await client.PUT('/api/v1/tenant/app-config', { body: { restrictDataDownload: null } }));
     }

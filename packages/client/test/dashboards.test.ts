@@ -42,7 +42,9 @@ describe.each(DIALECTS)('dashboard helpers (%s)', (dialect) => {
 
   it('a FIELD widget in a publish is an ApiError naming it; an unknown public id is 404', async () => {
     const wb = await ws.workbook();
-    const refused = await client.workbooks.publish(ws.deploymentId, wb, { config: { widgets: [{ id: 'field-1', type: 'FIELD', position }] } }).catch((e: unknown) => e);
+    const refused = await client.workbooks
+      .publish(ws.deploymentId, wb, { config: { widgets: [{ id: 'field-1', type: 'FIELD', position }] } })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', detail: expect.stringContaining('"field-1"') });
     await expect(client.dashboards.setAllowEmbed('no-such-dashboard', true)).rejects.toMatchObject({ status: 404, code: 'DASHBOARD_NOT_FOUND' });

@@ -94,7 +94,10 @@ describe.each(DIALECTS)('data-model uploads (%s)', (dialect) => {
     const progress: PushProgress[] = [];
     const again = await client.dataModel.push(d, changed, { onProgress: (p) => progress.push(p) });
     expect(again).toMatchObject({ sent: ['model/cubes/orders.yml'], unchanged: 2, removed: [], bytesSent: Buffer.byteLength(changed[0]?.content as string) });
-    expect(progress.map((p) => [p.done, p.total, p.path])).toEqual([[0, 1, undefined], [1, 1, 'model/cubes/orders.yml']]);
+    expect(progress.map((p) => [p.done, p.total, p.path])).toEqual([
+      [0, 1, undefined],
+      [1, 1, 'model/cubes/orders.yml'],
+    ]);
     expect(proxy.count('POST', uploadPath(d, 'file'))).toBe(1);
     expect((await head(d)).hash).toBe(again.lastHash);
 
@@ -118,7 +121,8 @@ describe.each(DIALECTS)('data-model uploads (%s)', (dialect) => {
 
   it('finish is sent again after BRANCH_MOVED (nothing happened), never after an answer the server may have acted on', async () => {
     const d = await createDeployment(direct);
-    proxy.rule = ({ method, path }, n) => (method === 'POST' && path === uploadPath(d, 'finish') && n === 0 ? { status: 409, code: 'BRANCH_MOVED' } : 'forward');
+    proxy.rule = ({ method, path }, n) =>
+      method === 'POST' && path === uploadPath(d, 'finish') && n === 0 ? { status: 409, code: 'BRANCH_MOVED' } : 'forward';
     const moved = await client.dataModel.push(d, PROJECT);
     expect(proxy.count('POST', uploadPath(d, 'finish'))).toBe(2);
     expect((await head(d)).hash).toBe(moved.lastHash);
@@ -160,7 +164,10 @@ describe.each(DIALECTS)('data-model uploads (%s)', (dialect) => {
 
   it('waitFor returns a failed build of a broken model; its log names the file and line', async () => {
     const d = await createDeployment(direct);
-    const broken = { path: 'model/cubes/broken.yml', content: 'cubes:\n  - name: broken\n    sql_table: t\n    measures:\n      - name: total\n        type: summ\n' };
+    const broken = {
+      path: 'model/cubes/broken.yml',
+      content: 'cubes:\n  - name: broken\n    sql_table: t\n    measures:\n      - name: total\n        type: summ\n',
+    };
     const result = await client.dataModel.push(d, [broken]);
     const updates: string[] = [];
     const build = await client.builds.waitFor(d, result.lastHash as string, { onUpdate: (b) => updates.push(b.status) });

@@ -60,7 +60,9 @@ describe.each(DIALECTS)('embed helpers (%s)', (dialect) => {
     const folder = await ws.folder();
     const inside = await ws.workbook(folder);
     const direct = await ws.workbook();
-    expect(await client.embedAccess.updateWorkbook(d, direct, { embedTenantName: 'client-acme', action: 'read' })).toMatchObject({ tenants: [{ embedTenantName: 'client-acme', action: 'read' }] });
+    expect(await client.embedAccess.updateWorkbook(d, direct, { embedTenantName: 'client-acme', action: 'read' })).toMatchObject({
+      tenants: [{ embedTenantName: 'client-acme', action: 'read' }],
+    });
     expect(await client.embedAccess.updateFolder(d, folder, { allEmbedUsers: true, action: 'read' })).toMatchObject({ allEmbedUsers: { enabled: true } });
     expect((await client.embedAccess.getWorkbook(d, direct)).allowEmbed).toBe(false);
     expect((await collect(client.embedAccess.workbooks(d, 'client-acme'))).map((w) => w.id)).toEqual([inside, direct].sort((a, b) => a - b));

@@ -37,7 +37,8 @@ describe.each(DIALECTS)('embed sessions through the client (%s)', (dialect) => {
     const ca = server.ca;
     const { Agent, fetch: undiciFetch } = await import('undici');
     const dispatcher = new Agent({ connect: { ca } });
-    const fetchWithCa = ((input: RequestInfo | URL, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof globalThis.fetch;
+    const fetchWithCa = ((input: RequestInfo | URL, init?: RequestInit) =>
+      undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof globalThis.fetch;
     const live = await admin.embed.generateSession({ deploymentId, externalId: 'page-user' });
     expect(await exchangeEmbedSession(server.url, live, { fetch: fetchWithCa })).toMatch(/^ey/);
     const revoked = await admin.embed.generateSession({ deploymentId, externalId: 'page-user' });

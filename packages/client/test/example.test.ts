@@ -25,7 +25,12 @@ describe.each(DIALECTS)('examples/reorganise.ts [%s]', (dialect) => {
     const w = await Workspace.create(server.client());
     const elsewhere = await w.folder('Old place');
     const put = async (slug: string, name: string, folderId: number | null) =>
-      unwrap(await w.client.PUT('/api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}', { params: { path: { deploymentId: w.deploymentId, slug } }, body: { name, folderId } })).id;
+      unwrap(
+        await w.client.PUT('/api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}', {
+          params: { path: { deploymentId: w.deploymentId, slug } },
+          body: { name, folderId },
+        }),
+      ).id;
     const q1 = await put('q1', 'Revenue q1', null);
     const q2 = await put('q2', 'Revenue q2', elsewhere);
     const other = await put('costs', 'Costs', null);

@@ -64,7 +64,13 @@ export class FaultyProxy {
       // Drain the body first: answering before reading it can reset the connection instead.
       req.resume();
       req.once('end', () => {
-        const body = JSON.stringify({ type: 'about:blank', title: 'Injected by the test proxy', status: fault.status, detail: `Proxy answered ${fault.status}.`, code: fault.code ?? 'PROXY_FAULT' });
+        const body = JSON.stringify({
+          type: 'about:blank',
+          title: 'Injected by the test proxy',
+          status: fault.status,
+          detail: `Proxy answered ${fault.status}.`,
+          code: fault.code ?? 'PROXY_FAULT',
+        });
         res.writeHead(fault.status, { 'content-type': 'application/problem+json', ...fault.headers }).end(body);
       });
       return;

@@ -11,7 +11,11 @@ describe('generated types', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-client-types-'));
     try {
       const fresh = path.join(dir, 'api.ts');
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(ROOT, 'packages/server/openapi.json'), '--output', fresh], { cwd: ROOT, stdio: 'pipe' });
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js'), path.join(ROOT, 'packages/server/openapi.json'), '--output', fresh],
+        { cwd: ROOT, stdio: 'pipe' },
+      );
       const committed = fs.readFileSync(path.join(ROOT, 'packages/client/src/generated/api.ts'));
       // A failure here means the document changed without `npm run openapi` (which regenerates both).
       expect(committed.equals(fs.readFileSync(fresh)), 'src/generated/api.ts is stale: run `npm run openapi`').toBe(true);

@@ -39,8 +39,21 @@ describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
   beforeAll(async () => {
     git = await startGitServer((token, path) => host.installationReaches(token, path));
     upstream = await git.createRepo('acme/models.git');
-    const first = await upstream.commit({ ref: 'refs/heads/main', expectedHead: null, changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]), author, message: 'The model' });
-    await upstream.commit({ ref: 'refs/heads/release', expectedHead: null, parent: first, changes: new Map([['RELEASE.md', '# release\n']]), author, message: 'Release' });
+    const first = await upstream.commit({
+      ref: 'refs/heads/main',
+      expectedHead: null,
+      changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]),
+      author,
+      message: 'The model',
+    });
+    await upstream.commit({
+      ref: 'refs/heads/release',
+      expectedHead: null,
+      parent: first,
+      changes: new Map([['RELEASE.md', '# release\n']]),
+      author,
+      message: 'Release',
+    });
     host = await startGitHost(
       [
         {
@@ -53,7 +66,12 @@ describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
           ],
         },
       ],
-      { clientId: 'Iv1.client', clientSecret: CLIENT_SECRET, app: { id: APP_ID, publicKey: keys.publicKey }, git: { origin: git.origin, create: async (owner, name) => void (await git.createRepo(`${owner}/${name}.git`)) } },
+      {
+        clientId: 'Iv1.client',
+        clientSecret: CLIENT_SECRET,
+        app: { id: APP_ID, publicKey: keys.publicKey },
+        git: { origin: git.origin, create: async (owner, name) => void (await git.createRepo(`${owner}/${name}.git`)) },
+      },
     );
     server = await startTestServer(dialect, { env: { OUTBOUND_ALLOW_PRIVATE: '127.0.0.1/32', OUTBOUND_CA_FILE: git.caFile } });
     client = server.client();
@@ -70,7 +88,15 @@ describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
 
     unwrap(
       await client.PUT('/api/v1/tenant/git-host-app', {
-        body: { apiBaseUrl: host.baseUrl, webBaseUrl: host.baseUrl, appId: APP_ID, appSlug: 'mapi-models', clientId: host.clientId, clientSecret: CLIENT_SECRET, privateKey },
+        body: {
+          apiBaseUrl: host.baseUrl,
+          webBaseUrl: host.baseUrl,
+          appId: APP_ID,
+          appSlug: 'mapi-models',
+          clientId: host.clientId,
+          clientSecret: CLIENT_SECRET,
+          privateKey,
+        },
       }),
     );
     const status = await client.gitHost.status();
@@ -81,7 +107,10 @@ describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
 
   it('after linking: connected, and installations, repositories and branches list what the account reaches', async () => {
     const state = new URL((await client.gitHost.status()).linkUrl).searchParams.get('state') ?? '';
-    expect(unwrap(await client.GET('/api/v1/git-host/callback', { params: { query: { state, code: 'code-alice' } } }))).toEqual({ connected: true, login: 'alice' });
+    expect(unwrap(await client.GET('/api/v1/git-host/callback', { params: { query: { state, code: 'code-alice' } } }))).toEqual({
+      connected: true,
+      login: 'alice',
+    });
     expect(await client.gitHost.status()).toMatchObject({ connected: true });
 
     const installations = [];
@@ -106,15 +135,26 @@ describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
     const d = await createDeployment(client);
     const deployment = await client.gitHost.connect(d, { installationId: 101, name: 'models', deployBranchName: 'release' });
     expect(deployment).toMatchObject({ id: d });
-    expect(unwrap(await client.GET('/api/v1/deployments/{deploymentId}/settings', { params: { path: { deploymentId: d } } }))).toMatchObject({ deployBranchName: 'release' });
+    expect(unwrap(await client.GET('/api/v1/deployments/{deploymentId}/settings', { params: { path: { deploymentId: d } } }))).toMatchObject({
+      deployBranchName: 'release',
+    });
     expect((await client.dataModel.files(d, { branchName: 'release' })).map((f) => f.path).sort()).toEqual(['RELEASE.md', STARTER_MODEL_PATH]);
 
     expect(await client.gitHost.pull(d, 'release')).toEqual({ buildTriggered: false });
-    await upstream.commit({ ref: 'refs/heads/release', expectedHead: await upstream.head('release'), changes: new Map([['NOTES.md', '# notes\n']]), author, message: 'Notes' });
+    await upstream.commit({
+      ref: 'refs/heads/release',
+      expectedHead: await upstream.head('release'),
+      changes: new Map([['NOTES.md', '# notes\n']]),
+      author,
+      message: 'Notes',
+    });
     expect(await client.gitHost.pull(d, 'release')).toEqual({ buildTriggered: true });
     expect((await client.dataModel.files(d, { branchName: 'release' })).map((f) => f.path)).toContain('NOTES.md');
 
-    expect(await failure(client.gitHost.connect(d, { installationId: 101, name: 'models', isNewRepo: true }))).toMatchObject({ status: 409, code: 'GIT_HOST_REPO_EXISTS' });
+    expect(await failure(client.gitHost.connect(d, { installationId: 101, name: 'models', isNewRepo: true }))).toMatchObject({
+      status: 409,
+      code: 'GIT_HOST_REPO_EXISTS',
+    });
   });
 
   it('unlink forgets the link and revokes the token at the host; a second unlink is 409', async () => {

@@ -31,7 +31,15 @@ describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
     // Issue 11, Publish the error codes: `code` is typed with exactly what the operation documents.
     expectTypeOf<NonNullable<typeof result.error>['code']>().toEqualTypeOf<ProblemCodeOf<'getDeployment'>>();
     expectTypeOf<ProblemCodeOf<'getDeployment'>>().toEqualTypeOf<
-      'VALIDATION_FAILED' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'KEY_SCOPE_FORBIDDEN' | 'TENANT_NOT_FOUND' | 'DEPLOYMENT_NOT_FOUND' | 'RATE_LIMITED' | 'INTERNAL' | 'UNAVAILABLE'
+      | 'VALIDATION_FAILED'
+      | 'UNAUTHENTICATED'
+      | 'FORBIDDEN'
+      | 'KEY_SCOPE_FORBIDDEN'
+      | 'TENANT_NOT_FOUND'
+      | 'DEPLOYMENT_NOT_FOUND'
+      | 'RATE_LIMITED'
+      | 'INTERNAL'
+      | 'UNAVAILABLE'
     >();
     if (result.error?.status === 404) expectTypeOf(result.error.code).toEqualTypeOf<'TENANT_NOT_FOUND' | 'DEPLOYMENT_NOT_FOUND'>();
     expect(result.error).toMatchObject({ status: 404, code: 'DEPLOYMENT_NOT_FOUND' });
@@ -56,7 +64,10 @@ describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
 
   it('carries each invalid field of a 400 validation error, and the request id the caller sent', async () => {
     const client = server.client({ headers: { 'X-Request-Id': 'trace-validation-1' } });
-    const result = await client.POST('/api/v1/deployments/{deploymentId}/folders', { params: { path: { deploymentId: ws.deploymentId } }, body: { name: '', parentId: 0 } });
+    const result = await client.POST('/api/v1/deployments/{deploymentId}/folders', {
+      params: { path: { deploymentId: ws.deploymentId } },
+      body: { name: '', parentId: 0 },
+    });
     const error = catchError(() => unwrap(result));
     expect(error).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', title: 'The request is not valid', method: 'POST', requestId: 'trace-validation-1' });
     expect(error.errors?.map((e) => e.pointer).sort()).toEqual(['/body/name', '/body/parentId']);
@@ -81,7 +92,9 @@ describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
 
   it('takes a base URL with a trailing slash, and refuses one that ends in /api/v1', async () => {
     const client = server.client({ baseUrl: `${server.url}/` });
-    const typed: Folder = unwrap(await client.POST('/api/v1/deployments/{deploymentId}/folders', { params: { path: { deploymentId: ws.deploymentId } }, body: { name: 'slash' } }));
+    const typed: Folder = unwrap(
+      await client.POST('/api/v1/deployments/{deploymentId}/folders', { params: { path: { deploymentId: ws.deploymentId } }, body: { name: 'slash' } }),
+    );
     expect(typed).toMatchObject({ name: 'slash', parentId: null, deploymentId: ws.deploymentId });
     expect(() => server.client({ baseUrl: `${server.url}/api/v1` })).toThrow(/without \/api\/v1/);
     expect(() => server.client({ token: ' ' })).toThrow(TypeError);

@@ -19,16 +19,36 @@ describe.each(DIALECTS)('notification helpers (%s)', (dialect) => {
   it('creates, reads, lists, updates and deletes; adds more than 1,000 recipients in chunks and removes them', { timeout: 90_000 }, async () => {
     const d = ws.deploymentId;
     const published = await client.workbooks.publish(d, await ws.workbook(), { config: { widgets: [] } });
-    const made = await client.notifications.create(d, { scheduleType: 'WEEKLY', minute: 0, hour: 9, dayOfWeek: 1, timezone: 'Europe/Berlin', dashboardPublicId: published.publicId });
-    expect(made).toMatchObject({ dashboardId: published.id, cronExpression: '0 9 * * 1', humanReadableSchedule: 'Every Monday at 09:00 (Europe/Berlin)', notificationFormat: 'png', isEnabled: true });
+    const made = await client.notifications.create(d, {
+      scheduleType: 'WEEKLY',
+      minute: 0,
+      hour: 9,
+      dayOfWeek: 1,
+      timezone: 'Europe/Berlin',
+      dashboardPublicId: published.publicId,
+    });
+    expect(made).toMatchObject({
+      dashboardId: published.id,
+      cronExpression: '0 9 * * 1',
+      humanReadableSchedule: 'Every Monday at 09:00 (Europe/Berlin)',
+      notificationFormat: 'png',
+      isEnabled: true,
+    });
     expect(await client.notifications.get(d, made.id)).toEqual(made);
-    const updated = await client.notifications.update(d, made.id, { isEnabled: false, filters: [{ member: 'orders.status', operator: 'equals', value: 'open' }] });
+    const updated = await client.notifications.update(d, made.id, {
+      isEnabled: false,
+      filters: [{ member: 'orders.status', operator: 'equals', value: 'open' }],
+    });
     expect(updated).toMatchObject({ isEnabled: false, nextRunAt: null, filters: [{ member: 'orders.status', operator: 'equals', value: 'open' }] });
     const listed: Notification[] = [];
     for await (const n of client.notifications.list(d, { dashboardId: published.id })) listed.push(n);
     expect(listed.map((n) => n.id)).toEqual([made.id]);
 
-    const recipients = Array.from({ length: 1001 }, (_, i) => ({ type: 'EMBED_USER' as const, embedTenantName: 'clients', externalId: `person-${i}@clients.example` }));
+    const recipients = Array.from({ length: 1001 }, (_, i) => ({
+      type: 'EMBED_USER' as const,
+      embedTenantName: 'clients',
+      externalId: `person-${i}@clients.example`,
+    }));
     const added = await client.notifications.addRecipients(d, made.id, recipients);
     expect(added.createdRecipients).toHaveLength(1001);
     const again = await client.notifications.addRecipients(d, made.id, recipients.slice(0, 3));
@@ -36,7 +56,11 @@ describe.each(DIALECTS)('notification helpers (%s)', (dialect) => {
     const read: NotificationRecipient[] = [];
     for await (const r of client.notifications.recipients(d, made.id)) read.push(r);
     expect(read).toHaveLength(1001);
-    await client.notifications.removeRecipients(d, made.id, read.map((r) => ({ type: 'EMBED_USER' as const, id: r.embedUserId as number, embedTenantName: 'clients' })));
+    await client.notifications.removeRecipients(
+      d,
+      made.id,
+      read.map((r) => ({ type: 'EMBED_USER' as const, id: r.embedUserId as number, embedTenantName: 'clients' })),
+    );
     const left: NotificationRecipient[] = [];
     for await (const r of client.notifications.recipients(d, made.id)) left.push(r);
     expect(left).toEqual([]);

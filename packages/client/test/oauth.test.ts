@@ -25,7 +25,15 @@ describe.each(DIALECTS)('OAuth integration and token helpers (%s)', (dialect) =>
   });
 
   it('creates, reads, replaces and deletes integrations; never returns the client secret', async () => {
-    const input = { name: 'Warehouse', type: 'generic', authUrl: idp.authUrl, tokenUrl: idp.tokenUrl, clientId: idp.clientId, clientSecret: idp.clientSecret, redirectUri: REDIRECT_URI };
+    const input = {
+      name: 'Warehouse',
+      type: 'generic',
+      authUrl: idp.authUrl,
+      tokenUrl: idp.tokenUrl,
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      redirectUri: REDIRECT_URI,
+    };
     const made = await admin.oauthIntegrations.create(input);
     expect(made).toMatchObject({ name: 'Warehouse', scopes: null, config: null });
     expect(JSON.stringify(made)).not.toContain(idp.clientSecret);

@@ -61,11 +61,7 @@ describe.each(DIALECTS)('list iterators (%s)', (dialect) => {
     const workbooks = [await ws.workbook(folder, 'b-wb-1'), await ws.workbook(folder, 'c-wb-2'), await ws.workbook(folder, 'd-wb-3')];
     const reports = [await ws.report(folder, 'e-rp-1'), await ws.report(folder, 'f-rp-2')];
     const entries = await collect(admin.workspace.list(ws.deploymentId, { folderId: folder, first: 2, sortBy: 'name' }));
-    expect(entries.map((e) => [e.type, e.id])).toEqual([
-      ['FOLDER', sub],
-      ...workbooks.map((id) => ['WORKBOOK', id]),
-      ...reports.map((id) => ['REPORT', id]),
-    ]);
+    expect(entries.map((e) => [e.type, e.id])).toEqual([['FOLDER', sub], ...workbooks.map((id) => ['WORKBOOK', id]), ...reports.map((id) => ['REPORT', id])]);
     const onlyReports = await collect(admin.workspace.list(ws.deploymentId, { folderId: folder, first: 1, types: ['REPORT'] }));
     expect(onlyReports.map((e) => e.id)).toEqual(reports);
     const asText = await collect(admin.workspace.list(ws.deploymentId, { folderId: folder, first: 2, types: 'WORKBOOK,REPORT', sortOrder: 'desc' }));
@@ -80,7 +76,12 @@ describe.each(DIALECTS)('list iterators (%s)', (dialect) => {
     expect(byCreation.map((r) => r.id)).toEqual(ids);
 
     // Viewing reports 3, then 1 puts them first in lastViewedAt order; never-viewed ones come last.
-    for (const id of [ids[2], ids[0]]) unwrap(await admin.GET('/api/v1/deployments/{deploymentId}/reports/{reportId}', { params: { path: { deploymentId: ws.deploymentId, reportId: id as number } } }));
+    for (const id of [ids[2], ids[0]])
+      unwrap(
+        await admin.GET('/api/v1/deployments/{deploymentId}/reports/{reportId}', {
+          params: { path: { deploymentId: ws.deploymentId, reportId: id as number } },
+        }),
+      );
     const { client, queries } = recording(server);
     const byViews = await collect(client.reports.list(ws.deploymentId, { folderId: folder, first: 2, sortBy: 'lastViewedAt' }));
     expect(byViews.slice(0, 2).map((r) => r.id)).toEqual([ids[0], ids[2]]);
@@ -90,7 +91,8 @@ describe.each(DIALECTS)('list iterators (%s)', (dialect) => {
 
   it('users, groups, API keys and policies: every item across pages', async () => {
     const users = [];
-    for (let i = 0; i < 4; i++) users.push(unwrap(await admin.POST('/api/v1/users', { body: { email: `${uniqueName('user')}@example.com`, role: 'VIEWER' } })).id);
+    for (let i = 0; i < 4; i++)
+      users.push(unwrap(await admin.POST('/api/v1/users', { body: { email: `${uniqueName('user')}@example.com`, role: 'VIEWER' } })).id);
     const groups = [];
     for (let i = 0; i < 3; i++) groups.push(unwrap(await admin.POST('/api/v1/groups', { body: { name: uniqueName('group') } })).id);
     const keys = [];

@@ -20,8 +20,20 @@ describe.each(DIALECTS)('report placement helpers (%s)', (dialect) => {
     const d = ws.deploymentId;
     const report = await ws.report();
     const resultChecksum = { v: 1, chunks: [{ from: 0, hash: 'abc' }] };
-    const placed = await client.reportPlacements.connect(d, report, { placementId: 'sheet-1', externalWorkbookId: 'doc', resultLocation: 'Sales!B2:F9', host: 'EXCEL', resultChecksum });
-    expect(client.reportPlacements.find(placed, 'sheet-1')).toMatchObject({ workbookId: 'doc', host: 'EXCEL', queryChecksum: placed.currentQueryChecksum, syncStatus: 'UP_TO_DATE', resultChecksum });
+    const placed = await client.reportPlacements.connect(d, report, {
+      placementId: 'sheet-1',
+      externalWorkbookId: 'doc',
+      resultLocation: 'Sales!B2:F9',
+      host: 'EXCEL',
+      resultChecksum,
+    });
+    expect(client.reportPlacements.find(placed, 'sheet-1')).toMatchObject({
+      workbookId: 'doc',
+      host: 'EXCEL',
+      queryChecksum: placed.currentQueryChecksum,
+      syncStatus: 'UP_TO_DATE',
+      resultChecksum,
+    });
     expect(client.reportPlacements.find(placed, 'other')).toBeUndefined();
     const removed = await client.reportPlacements.disconnect(d, report, { externalWorkbookId: 'doc', sheetName: 'Sales', anchorCell: 'B2' });
     expect(removed.externalWorkbookPlacements).toEqual([]);

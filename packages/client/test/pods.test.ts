@@ -34,7 +34,9 @@ describe.each(DIALECTS)('pods and runtime logs (%s)', (dialect) => {
     const client = server.client();
     client.use({ onRequest: ({ request }) => void queries.push(new URL(request.url).searchParams) });
     const pods = await client.pods.list(d);
-    expect(pods).toEqual([{ name: expect.stringMatching(/^production-[a-z0-9]{5}$/), containers: ['MAIN'], ready: true, restartCount: 0, status: 'Running', type: 'production' }]);
+    expect(pods).toEqual([
+      { name: expect.stringMatching(/^production-[a-z0-9]{5}$/), containers: ['MAIN'], ready: true, restartCount: 0, status: 'Running', type: 'production' },
+    ]);
     expect(queries.map((q) => q.get('first'))).toEqual(['200']);
     await expect(admin.pods.list(987654)).rejects.toMatchObject({ status: 404, code: 'DEPLOYMENT_NOT_FOUND' });
   });
@@ -68,7 +70,12 @@ describe.each(DIALECTS)('pods and runtime logs (%s)', (dialect) => {
     })();
     await vi.waitFor(() => expect(seen.length).toBeGreaterThanOrEqual(3), WAIT);
 
-    unwrap(await admin.PUT('/api/v1/deployments/{deploymentId}/env-vars', { params: { path: { deploymentId: id } }, body: { env_variables: [{ name: 'X', value: '1' }] } }));
+    unwrap(
+      await admin.PUT('/api/v1/deployments/{deploymentId}/env-vars', {
+        params: { path: { deploymentId: id } },
+        body: { env_variables: [{ name: 'X', value: '1' }] },
+      }),
+    );
     await vi.waitFor(() => expect(seen.map((l) => l.message).join('\n')).toContain('environment variables changed: X (added)'), WAIT);
     controller.abort();
     await expect(following).resolves.toBeUndefined();

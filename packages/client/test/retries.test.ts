@@ -30,7 +30,19 @@ describe('retryAfterMs', () => {
   });
 
   it('returns null, for the usual backoff, when the header is absent or not one of those forms', () => {
-    for (const junk of ['1.5', '-1', '+3', '1e3', 'soon', '', '2015-10-21T07:28:30Z', '21 Oct 2015 07:28:30 GMT', 'Wed, 21 Oct 2015 07:28:30 UTC', 'Wed, 31 Feb 2015 07:28:30 GMT', 'Wed, 21 Oct 2015 24:00:00 GMT']) {
+    for (const junk of [
+      '1.5',
+      '-1',
+      '+3',
+      '1e3',
+      'soon',
+      '',
+      '2015-10-21T07:28:30Z',
+      '21 Oct 2015 07:28:30 GMT',
+      'Wed, 21 Oct 2015 07:28:30 UTC',
+      'Wed, 31 Feb 2015 07:28:30 GMT',
+      'Wed, 21 Oct 2015 24:00:00 GMT',
+    ]) {
       expect(retryAfterMs(junk, now), JSON.stringify(junk)).toBeNull();
     }
     expect(retryAfterMs(null, now)).toBeNull();
@@ -142,7 +154,8 @@ describe.each(DIALECTS)('retries (%s)', (dialect) => {
     const items = [workbookRef(await ws.workbook()), workbookRef(await ws.workbook()), workbookRef(await ws.workbook())];
     const path = `/api/v1/deployments/${ws.deploymentId}/workspace/bulk-move`;
     // Second chunk: the server applies it but the client sees a 502; the retry is then rate limited.
-    proxy.rule = (req, n) => (req.path !== path ? 'forward' : n === 1 ? 'forward-then-502' : n === 2 ? { status: 429, headers: { 'retry-after': '3600' } } : 'forward');
+    proxy.rule = (req, n) =>
+      req.path !== path ? 'forward' : n === 1 ? 'forward-then-502' : n === 2 ? { status: 429, headers: { 'retry-after': '3600' } } : 'forward';
     const failure = await client.bulkMove(ws.deploymentId, items, dest, { chunkSize: 1 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BulkInterruptedError);
     const stopped = failure as BulkInterruptedError;

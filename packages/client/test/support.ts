@@ -23,7 +23,15 @@ export interface TestServer {
 }
 
 /** Pods that start, restart and report within a second or two (reference 1.9-1.10 tests). */
-export const FAST_RUNTIME = { driver: 'process', tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 } as const;
+export const FAST_RUNTIME = {
+  driver: 'process',
+  tickMs: 200,
+  leaseMs: 1_000,
+  healthIntervalMs: 300,
+  healthTimeoutMs: 500,
+  backoffBaseMs: 200,
+  logFlushMs: 20,
+} as const;
 
 export interface TestServerOptions {
   /** Runs deployments' pods (off otherwise, as in the server's tests): these timings. */
@@ -91,12 +99,19 @@ export class Workspace {
   }
 
   async workbook(folderId: number | null = null, slug = uniqueName('workbook')): Promise<number> {
-    return unwrap(await this.client.PUT('/api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}', { params: { path: { ...this.path, slug } }, body: { name: slug, folderId } })).id;
+    return unwrap(
+      await this.client.PUT('/api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}', {
+        params: { path: { ...this.path, slug } },
+        body: { name: slug, folderId },
+      }),
+    ).id;
   }
 
   async report(folderId: number | null = null, publicId = uniqueName('report'), kind: ReportKind = 'table'): Promise<number> {
     const body = { name: publicId, folderId, kind };
-    return unwrap(await this.client.PUT('/api/v1/deployments/{deploymentId}/reports/by-public-id/{publicId}', { params: { path: { ...this.path, publicId } }, body })).id;
+    return unwrap(
+      await this.client.PUT('/api/v1/deployments/{deploymentId}/reports/by-public-id/{publicId}', { params: { path: { ...this.path, publicId } }, body }),
+    ).id;
   }
 
   /** `count` items made `parallel` at a time; ids in creation order. */

@@ -50,7 +50,11 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
  * moved at most once per direction, so no move is a no-op.
  */
 function plan(seeded: Seeded, count: number): Round[] {
-  const pools: Record<ItemType, number[]> = { FOLDER: shuffle([...seeded.levels[9]!]), WORKBOOK: shuffle([...seeded.workbooks]), REPORT: shuffle([...seeded.reports]) };
+  const pools: Record<ItemType, number[]> = {
+    FOLDER: shuffle([...seeded.levels[9]!]),
+    WORKBOOK: shuffle([...seeded.workbooks]),
+    REPORT: shuffle([...seeded.reports]),
+  };
   const destinations = [...seeded.levels[0]!, ...seeded.levels[1]!];
   return Array.from({ length: count }, () => {
     const items = shuffle(MIX.flatMap(([type, n]) => pools[type].splice(0, n).map((id) => ({ type, id }))));
@@ -151,7 +155,9 @@ async function main() {
     const seedStart = performance.now();
     const seeded = await seed(store, tenant.id, deployment.id, ITEMS_PER_TYPE);
     const key = await explorer(store, tenant.id, seeded.levels[0]!);
-    log(`seeded ${seeded.levels.flat().length} folders (${seeded.levels.length} levels), ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
+    log(
+      `seeded ${seeded.levels.flat().length} folders (${seeded.levels.length} levels), ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
+    );
 
     client = poster(server.url, fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8'), key);
     const file = path.join(dataDir, 'mapi.sqlite');
@@ -231,10 +237,17 @@ async function main() {
     const perRound = MIX.reduce((n, [, count]) => n + count, 0);
     const rows = [stats('HTTP bulk move', http, perRound), stats('floor (1 tx/item)', floor, perRound), stats('former floor', builder, perRound)];
     log('');
-    log(`bench:bulk-move  dialect=${store.dialect}  node=${process.version}  cores=${os.availableParallelism()}  rounds=${ROUNDS} (+${WARMUP} warm-up) x ${perRound} items (20 folders, 40 workbooks, 40 reports)`);
+    log(
+      `bench:bulk-move  dialect=${store.dialect}  node=${process.version}  cores=${os.availableParallelism()}  rounds=${ROUNDS} (+${WARMUP} warm-up) x ${perRound} items (20 folders, 40 workbooks, 40 reports)`,
+    );
     log(`${'path'.padEnd(20)}${'items/s'.padStart(10)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}`);
-    for (const r of rows) log(`${r.label.padEnd(20)}${r.itemsPerSecond.toFixed(0).padStart(10)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}`);
-    log(`ratio HTTP/floor: ${(rows[0]!.mean / rows[1]!.mean).toFixed(2)}x on mean time per 100 items (= items/s), ${(rows[0]!.p50 / rows[1]!.p50).toFixed(2)}x on p50`);
+    for (const r of rows)
+      log(
+        `${r.label.padEnd(20)}${r.itemsPerSecond.toFixed(0).padStart(10)}${r.p50.toFixed(2).padStart(10)}${r.p99.toFixed(2).padStart(10)}${r.mean.toFixed(2).padStart(10)}`,
+      );
+    log(
+      `ratio HTTP/floor: ${(rows[0]!.mean / rows[1]!.mean).toFixed(2)}x on mean time per 100 items (= items/s), ${(rows[0]!.p50 / rows[1]!.p50).toFixed(2)}x on p50`,
+    );
     log(
       `(former floor, the same transactions through the query builder on the server's own store, as this benchmark measured before: HTTP/former floor ${(rows[0]!.mean / rows[2]!.mean).toFixed(2)}x on mean, ${(rows[0]!.p50 / rows[2]!.p50).toFixed(2)}x on p50)`,
     );
@@ -246,7 +259,9 @@ async function main() {
     log(`  ${'statement'.padEnd(44)}${'per item'.padStart(10)}${'µs/item'.padStart(10)}`);
     for (const [kind, count, micros] of tally.perItem(items)) log(`  ${kind.padEnd(44)}${count.toFixed(2).padStart(10)}${micros.toFixed(1).padStart(10)}`);
     const { millis: databaseMillis, roundTrips } = tally.inDatabase;
-    log(`  ${'in the database (pipelined statements overlap)'.padEnd(44)}${(roundTrips / items).toFixed(2).padStart(10)}${us(databaseMillis)}   <- round trips`);
+    log(
+      `  ${'in the database (pipelined statements overlap)'.padEnd(44)}${(roundTrips / items).toFixed(2).padStart(10)}${us(databaseMillis)}   <- round trips`,
+    );
     log(`  ${'server work outside statements'.padEnd(44)}${''.padStart(10)}${us(inProcess - databaseMillis)}`);
     log(`  ${'total'.padEnd(44)}${(tally.statements / items).toFixed(2).padStart(10)}${us(inProcess)}   <- statements`);
     const fus = (ms: number) => ((ms * 1000) / items).toFixed(1);

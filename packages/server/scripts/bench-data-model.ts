@@ -35,7 +35,10 @@ const PUSH_FILES = 1000;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function cubeFile(i: number): ModelFile {
-  const join = i === 0 ? '' : `
+  const join =
+    i === 0
+      ? ''
+      : `
     joins:
       - name: cube_${i - 1}
         relationship: many_to_one
@@ -138,19 +141,26 @@ function measure(files: ModelFile[]): { parse: number; validate: number } {
 }
 
 function validation(): void {
-  log(`bench:data-model  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}  ${ROUNDS} rounds after ${WARMUP_ROUNDS} untimed`);
-  log(`${'model'.padEnd(26)}${'files'.padStart(7)}${'bytes'.padStart(11)}${'parse ms'.padStart(11)}${'validate ms'.padStart(14)}${'validate/parse'.padStart(16)}`);
+  log(
+    `bench:data-model  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}  ${ROUNDS} rounds after ${WARMUP_ROUNDS} untimed`,
+  );
+  log(
+    `${'model'.padEnd(26)}${'files'.padStart(7)}${'bytes'.padStart(11)}${'parse ms'.padStart(11)}${'validate ms'.padStart(14)}${'validate/parse'.padStart(16)}`,
+  );
   let worst = 0;
   for (const cubes of SIZES) {
     const files = model(cubes);
     const result = validateModel(files);
-    if (!result.valid || result.cubesCount !== cubes) throw new Error(`the generated model should be valid with ${cubes} cubes: ${JSON.stringify(result.errors.slice(0, 3))}`);
+    if (!result.valid || result.cubesCount !== cubes)
+      throw new Error(`the generated model should be valid with ${cubes} cubes: ${JSON.stringify(result.errors.slice(0, 3))}`);
     const bytes = files.reduce((sum, file) => sum + Buffer.byteLength(file.content), 0);
     const { parse: parseMs, validate: validateMs } = measure(files);
     const ratio = validateMs / parseMs;
     worst = Math.max(worst, ratio);
     const label = `${cubes} cubes, ${cubes / 10} views`;
-    log(`${label.padEnd(26)}${String(files.length).padStart(7)}${String(bytes).padStart(11)}${parseMs.toFixed(1).padStart(11)}${validateMs.toFixed(1).padStart(14)}${`${ratio.toFixed(2)}x`.padStart(16)}`);
+    log(
+      `${label.padEnd(26)}${String(files.length).padStart(7)}${String(bytes).padStart(11)}${parseMs.toFixed(1).padStart(11)}${validateMs.toFixed(1).padStart(14)}${`${ratio.toFixed(2)}x`.padStart(16)}`,
+    );
   }
   log(`medians; parse = the yaml package's parse() of every file, the floor; target: validate within ${TARGET_RATIO}x of parse`);
   log(worst <= TARGET_RATIO ? `within target (worst ${worst.toFixed(2)}x)` : `OVER TARGET: worst ${worst.toFixed(2)}x`);
@@ -198,7 +208,14 @@ async function pushes(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-data-model-'));
   const token = generateApiKey();
   try {
-    const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, REPOSITORIES_DIR: path.join(dataDir, 'repositories'), ADMIN_API_KEY: token, RATE_LIMIT_PER_MINUTE: '0' });
+    const config = loadConfig({
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      REPOSITORIES_DIR: path.join(dataDir, 'repositories'),
+      ADMIN_API_KEY: token,
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
     const server = await startServer(config, () => undefined);
     try {
       const ca = fs.readFileSync(path.join(dataDir, 'tls', 'localhost.crt'), 'utf8');
@@ -207,19 +224,30 @@ async function pushes(): Promise<void> {
       const files = Array.from({ length: PUSH_FILES }, (_, i) => cubeFile(i));
       const first = await timedPush(client, deploymentId, files);
       const changedAt = PUSH_FILES / 2;
-      const changed = files.map((file, i) => (i === changedAt ? { ...file, content: file.content.replace(`title: Cube ${i}`, `title: Cube ${i}, renamed`) } : file));
+      const changed = files.map((file, i) =>
+        i === changedAt ? { ...file, content: file.content.replace(`title: Cube ${i}`, `title: Cube ${i}, renamed`) } : file,
+      );
       const second = await timedPush(client, deploymentId, changed);
       if (second.result.sent.length !== 1 || second.result.sent[0] !== changed[changedAt]?.path) {
         throw new Error(`the second push should send exactly ${changed[changedAt]?.path}, sent ${second.result.sent.length} files`);
       }
-      const diff = median([await diffFloor(client, deploymentId, changed), await diffFloor(client, deploymentId, changed), await diffFloor(client, deploymentId, changed)]);
+      const diff = median([
+        await diffFloor(client, deploymentId, changed),
+        await diffFloor(client, deploymentId, changed),
+        await diffFloor(client, deploymentId, changed),
+      ]);
       const blobs = (sent: ModelFile[]) => median([blobFloor(dataDir, sent), blobFloor(dataDir, sent), blobFloor(dataDir, sent)]);
       const floors = [diff + blobs(files), diff + blobs([changed[changedAt] as ModelFile])];
 
       log('');
       log(`push: client.dataModel.push over HTTPS to a server in this process (SQLite, repositories in a temporary directory), ${PUSH_FILES} cube files`);
-      log(`${'push'.padEnd(26)}${'files'.padStart(7)}${'sent'.padStart(7)}${'bytes sent'.padStart(12)}${'push ms'.padStart(10)}${'floor ms'.padStart(10)}${'push/floor'.padStart(12)}${'build ms'.padStart(10)}`);
-      const rows = [['first (starter model only)', first], ['second (1 file changed)', second]] as const;
+      log(
+        `${'push'.padEnd(26)}${'files'.padStart(7)}${'sent'.padStart(7)}${'bytes sent'.padStart(12)}${'push ms'.padStart(10)}${'floor ms'.padStart(10)}${'push/floor'.padStart(12)}${'build ms'.padStart(10)}`,
+      );
+      const rows = [
+        ['first (starter model only)', first],
+        ['second (1 file changed)', second],
+      ] as const;
       rows.forEach(([label, timed], i) => {
         const { result } = timed;
         const floor = floors[i] as number;
@@ -227,7 +255,9 @@ async function pushes(): Promise<void> {
           `${label.padEnd(26)}${String(result.files).padStart(7)}${String(result.sent.length).padStart(7)}${String(result.bytesSent).padStart(12)}${timed.pushMs.toFixed(1).padStart(10)}${floor.toFixed(1).padStart(10)}${`${(timed.pushMs / floor).toFixed(1)}x`.padStart(12)}${timed.buildMs.toFixed(1).padStart(10)}`,
         );
       });
-      log(`push ms: from the start to the commit; build ms: from the commit to the build's success. floor: hash the ${PUSH_FILES} local files and read file-hashes (${diff.toFixed(1)} ms), plus git writing the files sent as blobs in one process (medians of 3)`);
+      log(
+        `push ms: from the start to the commit; build ms: from the commit to the build's success. floor: hash the ${PUSH_FILES} local files and read file-hashes (${diff.toFixed(1)} ms), plus git writing the files sent as blobs in one process (medians of 3)`,
+      );
       await server.close();
     } catch (error) {
       await server.close().catch(() => undefined);

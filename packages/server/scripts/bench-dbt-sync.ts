@@ -24,7 +24,14 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 const text = JSON.stringify(largeManifest(MODELS));
 const selector = { paths: [], tags: [], names: [] };
-const timings = { floor: [] as number[], parse: [] as number[], check: [] as number[], generate: [] as number[], validate: [] as number[], total: [] as number[] };
+const timings = {
+  floor: [] as number[],
+  parse: [] as number[],
+  check: [] as number[],
+  generate: [] as number[],
+  validate: [] as number[],
+  total: [] as number[],
+};
 let cubes = 0;
 let bytes = 0;
 
@@ -57,11 +64,15 @@ for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
 
 const floor = median(timings.floor);
 const total = median(timings.total);
-log(`dbt-sync: ${MODELS}-model manifest (${(text.length / 1024 / 1024).toFixed(1)} MiB) → ${cubes} cube files (${(bytes / 1024 / 1024).toFixed(1)} MiB), validated`);
+log(
+  `dbt-sync: ${MODELS}-model manifest (${(text.length / 1024 / 1024).toFixed(1)} MiB) → ${cubes} cube files (${(bytes / 1024 / 1024).toFixed(1)} MiB), validated`,
+);
 log(`machine: ${os.cpus()[0]?.model ?? 'unknown CPU'} x${os.cpus().length}, Node ${process.version}; ${ROUNDS} rounds, medians`);
 log(`  floor (JSON.parse of the manifest): ${ms(floor)}`);
 log(`  manifest to validated files:        ${ms(total)}  (${(total / floor).toFixed(1)}x the floor)`);
-log(`    parse ${ms(median(timings.parse))}, check ${ms(median(timings.check))}, generate ${ms(median(timings.generate))}, validate ${ms(median(timings.validate))}`);
+log(
+  `    parse ${ms(median(timings.parse))}, check ${ms(median(timings.check))}, generate ${ms(median(timings.generate))}, validate ${ms(median(timings.validate))}`,
+);
 
 // As a sync runs it, on the worker thread; the event loop is sampled meanwhile.
 const threaded: number[] = [];
@@ -87,4 +98,6 @@ for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round += 1) {
   threaded.push(elapsed);
   stalls.push(longest);
 }
-log(`  on the sync's worker thread:        ${ms(median(threaded))}  (${(median(threaded) / floor).toFixed(1)}x the floor); the event loop's longest wait meanwhile ${ms(median(stalls))} (sampled every 5 ms)`);
+log(
+  `  on the sync's worker thread:        ${ms(median(threaded))}  (${(median(threaded) / floor).toFixed(1)}x the floor); the event loop's longest wait meanwhile ${ms(median(stalls))} (sampled every 5 ms)`,
+);

@@ -85,16 +85,22 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-
 /** Representative queries over the shop model. */
 const QUERIES: Array<{ label: string; query: Json }> = [
   { label: 'count', query: { measures: ['orders.count'] } },
   { label: 'group by a dimension', query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'] } },
-  { label: 'join many-to-one', query: { measures: ['orders.count', 'orders.average_amount'], dimensions: ['customers.region'], order: { 'orders.count': 'desc' } } },
+  {
+    label: 'join many-to-one',
+    query: { measures: ['orders.count', 'orders.average_amount'], dimensions: ['customers.region'], order: { 'orders.count': 'desc' } },
+  },
   { label: 'join one-to-many', query: { measures: ['orders.count', 'orders.total_amount', 'line_items.quantity'], dimensions: ['orders.status'] } },
   {
     label: 'month in a time zone',
-    query: { measures: ['orders.count', 'orders.total_amount'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2024-07-01', '2025-06-30'] }], timezone: 'America/New_York' },
+    query: {
+      measures: ['orders.count', 'orders.total_amount'],
+      timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2024-07-01', '2025-06-30'] }],
+      timezone: 'America/New_York',
+    },
   },
   {
     label: 'filters and an or-group',
@@ -103,14 +109,22 @@ const QUERIES: Array<{ label: string; query: Json }> = [
       dimensions: ['customers.region', 'orders.size'],
       filters: [
         { member: 'orders.status', operator: 'equals', value: ['completed', 'processing'] },
-        { or: [{ member: 'orders.amount', operator: 'greater_than', value: 150 }, { member: 'customers.name', operator: 'starts_with', value: 'A' }] },
+        {
+          or: [
+            { member: 'orders.amount', operator: 'greater_than', value: 150 },
+            { member: 'customers.name', operator: 'starts_with', value: 'A' },
+          ],
+        },
         { member: 'orders.created_at', operator: 'greater_than_or_equal', value: '2025-01-01' },
       ],
     },
   },
   { label: 'view', query: { measures: ['sales.count', 'sales.total_amount'], dimensions: ['sales.region', 'sales.status'] } },
   // At and over the target's row count: the answer's size starts to weigh.
-  { label: '1,000 rows (per customer)', query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['customers.id', 'customers.name'], order: { 'customers.id': 'asc' } } },
+  {
+    label: '1,000 rows (per customer)',
+    query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['customers.id', 'customers.name'], order: { 'customers.id': 'asc' } },
+  },
   { label: '10,000 rows (per order)', query: { measures: ['orders.total_amount'], dimensions: ['orders.id', 'orders.status'], order: { 'orders.id': 'asc' } } },
 ];
 
@@ -124,7 +138,28 @@ function writeDataset(dir: string): { bytes: number; ms: number } {
   for (const statement of DDL) db.exec(statement);
   const next = seededRandom(15);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
-  const names = ['Ada', 'Alan', 'Anna', 'Bo', 'Cy', 'Dee', 'Eve', 'Finn', 'Grace', 'Hal', 'Ivy', 'Joe', 'Kim', 'Lin', 'Max', 'Ned', 'Olga', 'Pia', 'Quinn', 'Rui'];
+  const names = [
+    'Ada',
+    'Alan',
+    'Anna',
+    'Bo',
+    'Cy',
+    'Dee',
+    'Eve',
+    'Finn',
+    'Grace',
+    'Hal',
+    'Ivy',
+    'Joe',
+    'Kim',
+    'Lin',
+    'Max',
+    'Ned',
+    'Olga',
+    'Pia',
+    'Quinn',
+    'Rui',
+  ];
   const regions = ['EU', 'US', 'APAC', 'LATAM', 'MEA'];
   const statuses = ['completed', 'completed', 'completed', 'processing', 'cancelled', 'returned'];
   const products = Array.from({ length: 50 }, (_, i) => `product ${i + 1}`);
@@ -138,12 +173,20 @@ function writeDataset(dir: string): { bytes: number; ms: number } {
     const times = Array.from({ length: ORDERS }, () => from + Math.floor(next() * span)).sort((a, b) => a - b);
     const order = db.prepare('INSERT INTO orders VALUES (?, ?, ?, ?, ?)');
     for (let id = 1; id <= ORDERS; id++) {
-      order.run(id, next() < 0.01 ? null : 1 + Math.floor(next() * CUSTOMERS), pick(statuses), 5 + Math.floor(next() * 196), new Date(times[id - 1]!).toISOString().replace('.000Z', 'Z'));
+      order.run(
+        id,
+        next() < 0.01 ? null : 1 + Math.floor(next() * CUSTOMERS),
+        pick(statuses),
+        5 + Math.floor(next() * 196),
+        new Date(times[id - 1]!).toISOString().replace('.000Z', 'Z'),
+      );
     }
     const item = db.prepare('INSERT INTO line_items VALUES (?, ?, ?, ?)');
     for (let id = 1; id <= LINE_ITEMS; id++) item.run(id, 1 + Math.floor(next() * ORDERS), pick(products), 1 + Math.floor(next() * 5));
   })();
-  db.exec('CREATE INDEX orders_customer_id ON orders (customer_id); CREATE INDEX orders_created_at ON orders (created_at); CREATE INDEX line_items_order_id ON line_items (order_id); ANALYZE');
+  db.exec(
+    'CREATE INDEX orders_customer_id ON orders (customer_id); CREATE INDEX orders_created_at ON orders (created_at); CREATE INDEX line_items_order_id ON line_items (order_id); ANALYZE',
+  );
   db.close();
   return { bytes: fs.statSync(file).size, ms: performance.now() - started };
 }
@@ -185,11 +228,27 @@ async function byTurns(runs: Array<() => unknown>, options: { warmupMs: number; 
 /** The runtime program on its own, started as the server starts it (protocol.ts), called over loopback HTTP with its secret: no TLS, no server, no proxy. */
 async function bareRuntime(dataSources: string): Promise<{ request(body: unknown): Promise<number>; close(): Promise<void> }> {
   const secret = randomBytes(24).toString('hex');
-  const child = fork(path.join(root, 'packages/server/dist/semantic-layer/main.js'), [], { env: { DB_TYPE: 'sqlite', DB_URL: FILE }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'json' });
+  const child = fork(path.join(root, 'packages/server/dist/semantic-layer/main.js'), [], {
+    env: { DB_TYPE: 'sqlite', DB_URL: FILE },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'json',
+  });
   // Its log, read and dropped, as the server reads it into the deployment's log.
   child.stdout!.on('data', () => undefined);
   child.stderr!.on('data', () => undefined);
-  const start: StartMessage = { type: 'start', pod: 'bench-0', host: '127.0.0.1', secret, version: 'bench', build: { id: 1, branch: 'main', commit: '0'.repeat(40) }, artifact: JSON.stringify(shopArtifact()), dataSourcesDir: dataSources, ownCluster: null, allowSocketSources: false, queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 2 ** 20, cacheTtlMs: 0 } };
+  const start: StartMessage = {
+    type: 'start',
+    pod: 'bench-0',
+    host: '127.0.0.1',
+    secret,
+    version: 'bench',
+    build: { id: 1, branch: 'main', commit: '0'.repeat(40) },
+    artifact: JSON.stringify(shopArtifact()),
+    dataSourcesDir: dataSources,
+    ownCluster: null,
+    allowSocketSources: false,
+    queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 50 * 2 ** 20, cacheTtlMs: 0 },
+  };
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: ListeningMessage) => resolve(m.port));
     child.once('exit', (code) => reject(new Error(`the runtime exited (${code})`)));
@@ -200,10 +259,20 @@ async function bareRuntime(dataSources: string): Promise<{ request(body: unknown
     request(body) {
       const payload = JSON.stringify(body);
       return new Promise((resolve, reject) => {
-        const req = http.request({ host: '127.0.0.1', port, path: '/v1/load', method: 'POST', agent, headers: { [SECRET_HEADER]: secret, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } }, (res) => {
-          res.on('data', () => undefined);
-          res.once('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/v1/load',
+            method: 'POST',
+            agent,
+            headers: { [SECRET_HEADER]: secret, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
+          },
+          (res) => {
+            res.on('data', () => undefined);
+            res.once('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('error', reject);
         req.end(payload);
       });
@@ -227,7 +296,15 @@ async function expectOk(answer: Promise<{ status: number; body: Json }>, what: s
 async function shopDeployment(api: Client): Promise<number> {
   const id = (await expectOk(api.json('POST', '/build/api/v1/deployments', { name: 'bench query' }), 'creating the deployment')).id as number;
   const build = `/build/api/v1/deployments/${id}`;
-  await expectOk(api.json('PUT', `/api/v1/deployments/${id}/env-vars`, { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: FILE }] }), 'setting its variables');
+  await expectOk(
+    api.json('PUT', `/api/v1/deployments/${id}/env-vars`, {
+      env_variables: [
+        { name: 'DB_TYPE', value: 'sqlite' },
+        { name: 'DB_URL', value: FILE },
+      ],
+    }),
+    'setting its variables',
+  );
   await expectOk(api.json('POST', `${build}/dev-mode`), 'entering dev mode');
   await expectOk(api.json('PUT', `${build}/data-model/files`, { files: [{ path: 'model/cubes/shop.yml', content: SHOP_MODEL }] }), 'writing the model');
   await expectOk(api.json('POST', `${build}/commit`, { message: 'The shop', exitDevMode: true }), 'committing the model');
@@ -292,7 +369,9 @@ async function main(): Promise<void> {
   fs.mkdirSync(dataSources);
   const dataset = writeDataset(dataSources);
   log(`bench:query  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}`);
-  log(`dataset: the shop at size, ${CUSTOMERS.toLocaleString('en')} customers, ${ORDERS.toLocaleString('en')} orders over 2024-2025, ${LINE_ITEMS.toLocaleString('en')} line items; SQLite, ${(dataset.bytes / 2 ** 20).toFixed(1)} MiB, written in ${(dataset.ms / 1000).toFixed(1)} s`);
+  log(
+    `dataset: the shop at size, ${CUSTOMERS.toLocaleString('en')} customers, ${ORDERS.toLocaleString('en')} orders over 2024-2025, ${LINE_ITEMS.toLocaleString('en')} line items; SQLite, ${(dataset.bytes / 2 ** 20).toFixed(1)} MiB, written in ${(dataset.ms / 1000).toFixed(1)} s`,
+  );
 
   // In this process: the engine over the same file (for compiling), and the file again as the floor's connection.
   const source = openDataSource({ DB_TYPE: 'sqlite', DB_URL: FILE }, dataSources);
@@ -320,12 +399,26 @@ async function main(): Promise<void> {
 
   const adminKey = generateApiKey();
   const port = await freePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, DATASOURCES_DIR: dataSources, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '', QUERY_CACHE_MS: '0' };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    DATASOURCES_DIR: dataSources,
+    ADMIN_API_KEY: adminKey,
+    RATE_LIMIT_PER_MINUTE: '0',
+    RUNTIME_DRIVER: 'process',
+    DATABASE_URL: '',
+    QUERY_CACHE_MS: '0',
+  };
   for (const name of Object.keys(env)) if (name.startsWith('RUNTIME_') && name !== 'RUNTIME_DRIVER') delete env[name];
   delete env.LOG_LEVEL;
   const profileDir = process.env.BENCH_PROFILE ? path.resolve(process.env.BENCH_PROFILE) : undefined;
   const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
-  const server = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), path.join(root, 'packages/server/dist/main.js')], { env, stdio: ['ignore', logFile, logFile] });
+  const server = spawn(
+    process.execPath,
+    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), path.join(root, 'packages/server/dist/main.js')],
+    { env, stdio: ['ignore', logFile, logFile] },
+  );
   const windows: Window[] = [];
   let api: Client | undefined;
   let callers: Client[] = [];
@@ -342,7 +435,9 @@ async function main(): Promise<void> {
     await waitFor(async () => ((await a.request('GET', '/healthz')).status === 200 ? true : undefined), 'the server', 60_000);
     const setupStarted = performance.now();
     const id = await shopDeployment(api);
-    log(`server: dist/main.js, SQLite, RUNTIME_DRIVER=process; deployment ${id} running the shop model on the dataset ${((performance.now() - setupStarted) / 1000).toFixed(1)} s after its creation`);
+    log(
+      `server: dist/main.js, SQLite, RUNTIME_DRIVER=process; deployment ${id} running the shop model on the dataset ${((performance.now() - setupStarted) / 1000).toFixed(1)} s after its creation`,
+    );
     const direct = await bareRuntime(dataSources);
     runtime = direct;
     await sleep(1_000);
@@ -351,7 +446,11 @@ async function main(): Promise<void> {
     // The round trip without a query: the runtime refuses a query that is not an object at once.
     const refused = await a.request('POST', loadUrl, { query: [] });
     if (refused.status !== 400) throw new Error(`a refused query answered ${refused.status} ${refused.text}`);
-    const [hopDirect = [], hop = []] = await byTurns([() => direct.request({ query: [] }), () => a.request('POST', loadUrl, { query: [] })], { warmupMs: 1_000, budgetMs: LOAD_MS, max: 2_000 });
+    const [hopDirect = [], hop = []] = await byTurns([() => direct.request({ query: [] }), () => a.request('POST', loadUrl, { query: [] })], {
+      warmupMs: 1_000,
+      budgetMs: LOAD_MS,
+      max: 2_000,
+    });
     // The same caller and deployment read, without the proxy: the management API's deployment.
     const readUrl = `/api/v1/deployments/${id}`;
     const read = await sample(() => a.request('GET', readUrl), { warmupMs: 500, budgetMs: LOAD_MS, max: 2_000 });
@@ -390,7 +489,11 @@ async function main(): Promise<void> {
       const loadRates: number[] = [];
       for (let block = 0; block < SECONDS; block++) {
         floorRates.push(backToBack(() => floorDb.prepare(sql).all(sqliteParams(params)), blockMs));
-        const loads = await concurrently(async (connection) => (await callers[connection]!.request('POST', loadUrl, body)).status === 200, CONCURRENCY, blockMs);
+        const loads = await concurrently(
+          async (connection) => (await callers[connection]!.request('POST', loadUrl, body)).status === 200,
+          CONCURRENCY,
+          blockMs,
+        );
         if (loads.failed > 0) throw new Error(`${label}: ${loads.failed} requests to /v1/load failed`);
         loadRates.push(loads.perSecond);
       }
@@ -398,7 +501,11 @@ async function main(): Promise<void> {
       const throughput = { floor: mean(floorRates), load: mean(loadRates) };
       // The runtime's own work beyond execution, measured alone: rows keyed by member, then the answer as JSON.
       let answer: unknown;
-      const keyed = await sample(() => (answer = { query, data: rowsOf(floorRows, columns), annotation: annotationOf(columns, []) }), { warmupMs: 100, budgetMs: 300, max: 300 });
+      const keyed = await sample(() => (answer = { query, data: rowsOf(floorRows, columns), annotation: annotationOf(columns, []) }), {
+        warmupMs: 100,
+        budgetMs: 300,
+        max: 300,
+      });
       let text = '';
       const stringify = await sample(() => (text = JSON.stringify(answer)), { warmupMs: 100, budgetMs: 300, max: 300 });
       measured.push({
@@ -419,7 +526,19 @@ async function main(): Promise<void> {
     log(`1-2. compile time, and /v1/load beside the floor: the same compiled SQL run on the file with better-sqlite3 in this process`);
     log(`${''.padEnd(46)}${'throughput (the target)'.padEnd(43)}latency, one request at a time`);
     log(
-      ['query'.padEnd(28), 'rows'.padStart(6), 'compile µs'.padStart(11), `floor/s`.padStart(10), `load/s c=${CONCURRENCY}`.padStart(12), 'ratio'.padStart(7), '  target'.padEnd(10), 'floor ms'.padStart(10), 'load p50'.padStart(9), 'p99'.padStart(8), 'ratio'.padStart(7)].join(''),
+      [
+        'query'.padEnd(28),
+        'rows'.padStart(6),
+        'compile µs'.padStart(11),
+        `floor/s`.padStart(10),
+        `load/s c=${CONCURRENCY}`.padStart(12),
+        'ratio'.padStart(7),
+        '  target'.padEnd(10),
+        'floor ms'.padStart(10),
+        'load p50'.padStart(9),
+        'p99'.padStart(8),
+        'ratio'.padStart(7),
+      ].join(''),
     );
     const ratioOf = (m: Measured) => m.throughput.floor / Math.max(1e-9, m.throughput.load);
     for (const m of measured) {
@@ -445,9 +564,15 @@ async function main(): Promise<void> {
     const met = eligible.filter((m) => ratioOf(m) <= TARGET_RATIO).length;
     const latencyMet = eligible.filter((m) => m.load.p50 / m.floor <= TARGET_RATIO).length;
     log(`compile: median of ${COMPILES} QueryEngine.compile() calls in this process.`);
-    log(`throughput: floor/s, the compiled statement prepared and run back to back on one connection in this process; load/s, POST /deployments/<id>/data-api/v1/load over HTTPS with the admin key from ${CONCURRENCY} kept-alive connections, each sending its next request when its last is answered; by turns in ${SECONDS} blocks of each (1 s, or ten one-at-a-time requests if longer), the last requests of a block answered before the next; ratio: floor/s / load/s.`);
-    log(`latency: one request at a time on a kept-alive connection, by turns with the floor's statement (floor ms, the server idle), for ~${LOAD_MS / 1000} s per query; ratio: load p50 / floor p50.`);
-    log(`target: /v1/load throughput within ${TARGET_RATIO}x of the floor's for queries returning fewer than ${TARGET_ROWS.toLocaleString('en')} rows: met by ${met} of ${eligible.length}. (One request at a time, p50 within ${TARGET_RATIO}x: ${latencyMet} of ${eligible.length}.)`);
+    log(
+      `throughput: floor/s, the compiled statement prepared and run back to back on one connection in this process; load/s, POST /deployments/<id>/data-api/v1/load over HTTPS with the admin key from ${CONCURRENCY} kept-alive connections, each sending its next request when its last is answered; by turns in ${SECONDS} blocks of each (1 s, or ten one-at-a-time requests if longer), the last requests of a block answered before the next; ratio: floor/s / load/s.`,
+    );
+    log(
+      `latency: one request at a time on a kept-alive connection, by turns with the floor's statement (floor ms, the server idle), for ~${LOAD_MS / 1000} s per query; ratio: load p50 / floor p50.`,
+    );
+    log(
+      `target: /v1/load throughput within ${TARGET_RATIO}x of the floor's for queries returning fewer than ${TARGET_ROWS.toLocaleString('en')} rows: met by ${met} of ${eligible.length}. (One request at a time, p50 within ${TARGET_RATIO}x: ${latencyMet} of ${eligible.length}.)`,
+    );
 
     log('');
     log('3. where the time goes, per request (p50s in ms, each part measured alone)');
@@ -455,16 +580,24 @@ async function main(): Promise<void> {
       `a query the runtime refuses at once (a 400 of ${Buffer.byteLength(refused.text)} bytes): through the server ${ms(median(hop))} ms (p99 ${ms(percentile(hop, 99))}); ` +
         `to the runtime alone ${ms(median(hopDirect))} ms; a deployment read on the management API (the same caller and TLS, no proxy) ${ms(median(read))} ms`,
     );
-    log(`${'query'.padEnd(28)}${'floor'.padStart(8)}${'compile'.padStart(9)}${'keyed'.padStart(8)}${'stringify'.padStart(11)}${'KiB'.padStart(8)}${'runtime'.padStart(10)}${'− floor'.padStart(9)}${'load p50'.padStart(10)}${'− runtime'.padStart(11)}`);
+    log(
+      `${'query'.padEnd(28)}${'floor'.padStart(8)}${'compile'.padStart(9)}${'keyed'.padStart(8)}${'stringify'.padStart(11)}${'KiB'.padStart(8)}${'runtime'.padStart(10)}${'− floor'.padStart(9)}${'load p50'.padStart(10)}${'− runtime'.padStart(11)}`,
+    );
     for (const m of measured) {
       log(
         `${m.label.padEnd(28)}${ms(m.floor).padStart(8)}${ms(m.compileUs / 1000).padStart(9)}${ms(m.keyed).padStart(8)}${ms(m.stringify).padStart(11)}${(m.bytes / 1024).toFixed(1).padStart(8)}` +
           `${ms(m.direct).padStart(10)}${ms(m.direct - m.floor).padStart(9)}${ms(m.load.p50).padStart(10)}${ms(m.load.p50 - m.direct).padStart(11)}`,
       );
     }
-    log('floor: execution (part 2); compile: part 1; keyed: rows keyed by member and the annotation (results.ts) alone; stringify: JSON.stringify of that answer alone;');
-    log('runtime: POST /v1/load to the runtime program alone (dist/semantic-layer/main.js started by this process as the server starts it; loopback HTTP with its secret, no TLS),');
-    log('by turns with the floor and /v1/load; − floor: the runtime\'s own work (HTTP, the statement compiled once, rows, JSON, its log line); − runtime: the server\'s (TLS, the caller, the deployment and its pod, relaying the answer), less the HTTP round trip its IPC hop to the pod saves');
+    log(
+      'floor: execution (part 2); compile: part 1; keyed: rows keyed by member and the annotation (results.ts) alone; stringify: JSON.stringify of that answer alone;',
+    );
+    log(
+      'runtime: POST /v1/load to the runtime program alone (dist/semantic-layer/main.js started by this process as the server starts it; loopback HTTP with its secret, no TLS),',
+    );
+    log(
+      "by turns with the floor and /v1/load; − floor: the runtime's own work (HTTP, the statement compiled once, rows, JSON, its log line); − runtime: the server's (TLS, the caller, the deployment and its pod, relaying the answer), less the HTTP round trip its IPC hop to the pod saves",
+    );
     if (profileDir) {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));

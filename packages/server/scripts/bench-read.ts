@@ -67,7 +67,9 @@ function get(base: string, url: string, ca: string, key: string): Promise<{ stat
     const request = https.get(new URL(url, base), { ca, agent: false, headers: { authorization: `Bearer ${key}` } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
+      response.once('end', () =>
+        resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }),
+      );
     });
     request.on('error', reject);
   });
@@ -100,10 +102,23 @@ async function load(base: string, url: string, key: string | null, seconds: numb
 /** 1,000 users provisioned by an identity provider, for the SCIM list (which shows only those). */
 async function seedUsers(store: Store, tenantId: number): Promise<void> {
   const at = stamp();
-  const rows = Array.from({ length: SCIM_USERS }, (_, i) => ({ tenant_id: tenantId, email: `user${i}@bench.example`, first_name: `User ${i}`, role: 'VIEWER' as const, deactivated_at: null, created_at: at, updated_at: at }));
+  const rows = Array.from({ length: SCIM_USERS }, (_, i) => ({
+    tenant_id: tenantId,
+    email: `user${i}@bench.example`,
+    first_name: `User ${i}`,
+    role: 'VIEWER' as const,
+    deactivated_at: null,
+    created_at: at,
+    updated_at: at,
+  }));
   for (let i = 0; i < rows.length; i += 500) {
-    const ids = await store.db.insertInto('users').values(rows.slice(i, i + 500)).returning('id').execute();
-    const document = (n: number) => JSON.stringify({ externalId: `ext-${n}`, name: { givenName: `User ${n}`, familyName: 'Bench' }, displayName: `User ${n} Bench` });
+    const ids = await store.db
+      .insertInto('users')
+      .values(rows.slice(i, i + 500))
+      .returning('id')
+      .execute();
+    const document = (n: number) =>
+      JSON.stringify({ externalId: `ext-${n}`, name: { givenName: `User ${n}`, familyName: 'Bench' }, displayName: `User ${n} Bench` });
     await store.db
       .insertInto('scim_users')
       .values(ids.map(({ id }, j) => ({ user_id: id, tenant_id: tenantId, document: document(i + j), created_at: at })))
@@ -119,7 +134,9 @@ async function deploymentWith(store: Store, tenantId: number, name: string, item
     .executeTakeFirstOrThrow();
   const started = performance.now();
   const seeded = await seed(store, tenantId, deployment.id, itemsPerType);
-  log(`seeded deployment ${deployment.id} "${name}": ${seeded.levels.flat().length} folders, ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `seeded deployment ${deployment.id} "${name}": ${seeded.levels.flat().length} folders, ${seeded.workbooks.length} workbooks, ${seeded.reports.length} reports in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return { id: deployment.id, seeded };
 }
 
@@ -143,7 +160,14 @@ async function main() {
   const schema = await temporarySchema(process.env.DATABASE_URL);
   const adminKey = generateApiKey();
   const port = await freePort();
-  const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '100000000', DATABASE_URL: schema?.url ?? '' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    DATABASE_URL: schema?.url ?? '',
+  };
   delete (env as Record<string, string | undefined>).LOG_LEVEL;
   const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_PROFILE)}`] : [];
@@ -171,7 +195,11 @@ async function main() {
     const rssAfterSeed = rssMiB(server);
 
     // Items deep in the tree (level 10), so a view walks the longest ancestry; a level-9 folder's page.
-    const pick = (d: { seeded: Awaited<ReturnType<typeof seed>> }) => ({ workbook: d.seeded.workbooks[d.seeded.workbooks.length - 1]!, report: d.seeded.reports[d.seeded.reports.length - 1]!, folder: d.seeded.levels[8]![0]! });
+    const pick = (d: { seeded: Awaited<ReturnType<typeof seed>> }) => ({
+      workbook: d.seeded.workbooks[d.seeded.workbooks.length - 1]!,
+      report: d.seeded.reports[d.seeded.reports.length - 1]!,
+      folder: d.seeded.levels[8]![0]!,
+    });
     const p = pick(primary);
     let list = targets(primary.id, p.workbook, p.report, p.folder);
     if (large) {
@@ -197,7 +225,10 @@ async function main() {
     }
     const routesFile = path.join(dataDir, 'floor-routes.json');
     fs.writeFileSync(routesFile, JSON.stringify({ cert: ca, key: fs.readFileSync(path.join(dataDir, 'tls', 'localhost.key'), 'utf8'), routes }));
-    floor = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'bench/floor-server.ts'), routesFile], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    floor = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'bench/floor-server.ts'), routesFile], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const floorPort = await new Promise<number>((resolve, reject) => {
       floor!.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
       floor!.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
@@ -205,8 +236,12 @@ async function main() {
     const floorBase = `https://localhost:${floorPort}`;
 
     log('');
-    log(`bench:read  dialect=${schema ? 'postgres' : 'sqlite'}  node=${process.version}  cores=${os.availableParallelism()}  ${CONNECTIONS} connections, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, TLS`);
-    log(`${'target'.padEnd(30)}${'bytes'.padStart(8)}${'API req/s'.padStart(11)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'floor req/s'.padStart(13)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'API/floor'.padStart(11)}`);
+    log(
+      `bench:read  dialect=${schema ? 'postgres' : 'sqlite'}  node=${process.version}  cores=${os.availableParallelism()}  ${CONNECTIONS} connections, ${SECONDS} s per target after ${WARMUP_SECONDS} s warm-up, TLS`,
+    );
+    log(
+      `${'target'.padEnd(30)}${'bytes'.padStart(8)}${'API req/s'.padStart(11)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'floor req/s'.padStart(13)}${'p50'.padStart(6)}${'p99'.padStart(6)}${'API/floor'.padStart(11)}`,
+    );
     const measured: Array<{ target: Target; api: Measure; bare: Measure }> = [];
     for (const [index, target] of list.entries()) {
       await load(base, target.url, adminKey, WARMUP_SECONDS);
@@ -221,7 +256,8 @@ async function main() {
         `${target.label.padEnd(30)}${String(routes[index]!.bytes).padStart(8)}${api.rps.toFixed(0).padStart(11)}${String(api.p50).padStart(6)}${String(api.p99).padStart(6)}` +
           `${bare.rps.toFixed(0).padStart(13)}${String(bare.p50).padStart(6)}${String(bare.p99).padStart(6)}${`${(ratio * 100).toFixed(1)}%`.padStart(11)}`,
       );
-      if (api.non2xx > 0 || bare.non2xx > 0) log(`  warning: ${api.non2xx} API and ${bare.non2xx} floor requests were not 2xx, failed or timed out (autocannon gives up after 10 s)`);
+      if (api.non2xx > 0 || bare.non2xx > 0)
+        log(`  warning: ${api.non2xx} API and ${bare.non2xx} floor requests were not 2xx, failed or timed out (autocannon gives up after 10 s)`);
     }
     log(`latencies in ms; API/floor is the API's req/s as a share of the floor's`);
     for (const large of measured.filter((m) => m.target.compareTo !== undefined)) {

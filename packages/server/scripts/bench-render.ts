@@ -62,7 +62,9 @@ try {
 
   const page = await renderer.renderPage(input);
   const rows = [
-    await timed(`data: ${queries.length} report queries, concurrently`, () => Promise.all(queries.map((q) => dataApi.runAs(tenant, shop.deploymentId, grant, q)))),
+    await timed(`data: ${queries.length} report queries, concurrently`, () =>
+      Promise.all(queries.map((q) => dataApi.runAs(tenant, shop.deploymentId, grant, q))),
+    ),
     await timed('page: data + charts + layout (SVG)', () => renderer.renderPage(input)),
     await timed('PNG end to end', () => renderer.renderDashboard({ ...input, format: 'png' })),
     await timed('PDF end to end', () => renderer.renderDashboard({ ...input, format: 'pdf' })),
@@ -71,14 +73,21 @@ try {
   ];
 
   const cpu = execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2; nproc"]).toString().trim().split('\n');
-  const size = (dir: string) => execFileSync('du', ['-sk', path.join(root, 'node_modules', dir)]).toString().split('\t')[0];
-  console.log(`Dashboard "${page.title}": ${widgets.length} widgets, page ${cold.width}×${cold.height}; ${RENDERS} renders each; Node ${process.version}; ${cpu[0]?.trim()} (${cpu[1]} cores)`);
+  const size = (dir: string) =>
+    execFileSync('du', ['-sk', path.join(root, 'node_modules', dir)])
+      .toString()
+      .split('\t')[0];
+  console.log(
+    `Dashboard "${page.title}": ${widgets.length} widgets, page ${cold.width}×${cold.height}; ${RENDERS} renders each; Node ${process.version}; ${cpu[0]?.trim()} (${cpu[1]} cores)`,
+  );
   console.log(`first render of the process: PNG ${coldPng.toFixed(0)} ms, then PDF ${coldPdf.toFixed(0)} ms`);
   console.log('');
   console.log(`${'stage'.padEnd(46)}${'p50 ms'.padStart(10)}${'p90 ms'.padStart(10)}`);
   for (const row of rows) console.log(`${row.label.padEnd(46)}${row.p50.toFixed(1).padStart(10)}${row.p90.toFixed(1).padStart(10)}`);
   console.log('');
-  console.log(`installed size of the pipeline (kB): vega ${size('vega')}, vega-lite ${size('vega-lite')}, @resvg/resvg-wasm ${size('@resvg/resvg-wasm')}, pdfkit ${size('pdfkit')}, svg-to-pdfkit ${size('svg-to-pdfkit')}`);
+  console.log(
+    `installed size of the pipeline (kB): vega ${size('vega')}, vega-lite ${size('vega-lite')}, @resvg/resvg-wasm ${size('@resvg/resvg-wasm')}, pdfkit ${size('pdfkit')}, svg-to-pdfkit ${size('svg-to-pdfkit')}`,
+  );
 } finally {
   await shop.close();
 }

@@ -75,7 +75,8 @@ function runtimePids(serverPid: number): number[] {
 
 /** The floor of a runtime's start and memory: a bare Node.js process that listens on a port and says so over IPC. */
 async function bareProcess(): Promise<{ startMs: number; rss: number; child: ChildProcess }> {
-  const code = "require('node:http').createServer((q, s) => s.end()).listen(0, '127.0.0.1', function () { process.send({ type: 'listening', port: this.address().port }); }); process.on('disconnect', () => process.exit(0));";
+  const code =
+    "require('node:http').createServer((q, s) => s.end()).listen(0, '127.0.0.1', function () { process.send({ type: 'listening', port: this.address().port }); }); process.on('disconnect', () => process.exit(0));";
   const started = performance.now();
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
@@ -103,21 +104,31 @@ async function createDeployment(api: Client, name: string, timed: boolean): Prom
   const createdMs = performance.now() - started;
   let builtMs = Number.NaN;
   if (timed) {
-    builtMs = await waitFor(async () => {
-      const builds = (await api.json('GET', `/api/v1/deployments/${id}/builds`)).body.items as Json[] | undefined;
-      const build = builds?.[0];
-      if (build?.status === 'failed') throw new Error(`the starter build of ${id} failed`);
-      return build?.status === 'success' ? performance.now() - started : undefined;
-    }, `the starter build of deployment ${id}`, 120_000, POLL_MS);
+    builtMs = await waitFor(
+      async () => {
+        const builds = (await api.json('GET', `/api/v1/deployments/${id}/builds`)).body.items as Json[] | undefined;
+        const build = builds?.[0];
+        if (build?.status === 'failed') throw new Error(`the starter build of ${id} failed`);
+        return build?.status === 'success' ? performance.now() - started : undefined;
+      },
+      `the starter build of deployment ${id}`,
+      120_000,
+      POLL_MS,
+    );
   }
   return { id, createdMs, builtMs, runningMs: timed ? await running(api, id, started) : Number.NaN };
 }
 
 function running(api: Client, id: number, since: number): Promise<number> {
-  return waitFor(async () => {
-    const [pod] = (await api.json('GET', `/api/v1/deployments/${id}/pods`)).body.items as Json[];
-    return pod?.status === 'Running' && pod.ready === true ? performance.now() - since : undefined;
-  }, `the pod of deployment ${id}`, 120_000, POLL_MS);
+  return waitFor(
+    async () => {
+      const [pod] = (await api.json('GET', `/api/v1/deployments/${id}/pods`)).body.items as Json[];
+      return pod?.status === 'Running' && pod.ready === true ? performance.now() - since : undefined;
+    },
+    `the pod of deployment ${id}`,
+    120_000,
+    POLL_MS,
+  );
 }
 
 /** Sequential requests, each timed alone: p50 and p99 in ms. */
@@ -138,7 +149,15 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-bench-runtime-'));
   const adminKey = generateApiKey();
   const port = await freePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '' };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+    RATE_LIMIT_PER_MINUTE: '0',
+    RUNTIME_DRIVER: 'process',
+    DATABASE_URL: '',
+  };
   for (const name of Object.keys(env)) if (name.startsWith('RUNTIME_') && name !== 'RUNTIME_DRIVER') delete env[name];
   delete env.LOG_LEVEL;
   const logFile = fs.openSync(path.join(dataDir, 'server.log'), 'a');
@@ -152,7 +171,9 @@ async function main(): Promise<void> {
     const a = api;
     await waitFor(async () => ((await a.request('GET', '/healthz')).status === 200 ? true : undefined), 'the server', 60_000, 100);
     const idleServerRss = rssMiB(serverPid);
-    log(`bench:runtime  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}  memory=${Math.round(os.totalmem() / 2 ** 20)} MiB`);
+    log(
+      `bench:runtime  node=${process.version}  cores=${os.availableParallelism()}  ${os.cpus()[0]?.model ?? ''}  memory=${Math.round(os.totalmem() / 2 ** 20)} MiB`,
+    );
     log('server: dist/main.js, SQLite, RUNTIME_DRIVER=process, default timings (tick 2 s, health checks every 5 s)');
 
     // Floors: a bare Node.js process's start and RSS, median of the same number of starts.
@@ -177,12 +198,16 @@ async function main(): Promise<void> {
     log(`1. start: POST /build/api/v1/deployments to a Running, ready pod, ${STARTS} deployments one after the other`);
     log(`${'deployment'.padEnd(14)}${'POST ms'.padStart(10)}${'built ms'.padStart(10)}${'Running ms'.padStart(12)}${'built→Running'.padStart(15)}`);
     const startRow = (label: string, s: Omit<Started, 'id'>) =>
-      log(`${label.padEnd(14)}${s.createdMs.toFixed(0).padStart(10)}${s.builtMs.toFixed(0).padStart(10)}${s.runningMs.toFixed(0).padStart(12)}${(s.runningMs - s.builtMs).toFixed(0).padStart(15)}`);
+      log(
+        `${label.padEnd(14)}${s.createdMs.toFixed(0).padStart(10)}${s.builtMs.toFixed(0).padStart(10)}${s.runningMs.toFixed(0).padStart(12)}${(s.runningMs - s.builtMs).toFixed(0).padStart(15)}`,
+      );
     for (const s of starts) startRow(String(s.id), s);
     startRow('median', { createdMs: median(starts.map((s) => s.createdMs)), builtMs: median(starts.map((s) => s.builtMs)), runningMs: startMedian });
-    log('ms from the POST; built: the starter build succeeded; Running: the pod Running and ready (the median row is each column\'s median)');
-    log('built→Running includes the wait for the supervisor\'s next tick (every 2 s), when the pod is started');
-    log(`floor: fork a bare Node.js process until it listens and says so over IPC, median ${floorStart.toFixed(0)} ms; start/floor ${(startMedian / floorStart).toFixed(1)}x`);
+    log("ms from the POST; built: the starter build succeeded; Running: the pod Running and ready (the median row is each column's median)");
+    log("built→Running includes the wait for the supervisor's next tick (every 2 s), when the pod is started");
+    log(
+      `floor: fork a bare Node.js process until it listens and says so over IPC, median ${floorStart.toFixed(0)} ms; start/floor ${(startMedian / floorStart).toFixed(1)}x`,
+    );
 
     // 2. Memory per runtime.
     await sleep(SETTLE_MS);
@@ -191,13 +216,19 @@ async function main(): Promise<void> {
     const floorRss = median(bares.map((b) => b.rss));
     log('');
     log(`2. memory: VmRSS of each runtime process (${rss.length} running the starter model)`);
-    log(`runtime median ${median(rss).toFixed(1)} MiB (min ${Math.min(...rss).toFixed(1)}, max ${Math.max(...rss).toFixed(1)}); floor: a bare Node.js process listening on a port ${floorRss.toFixed(1)} MiB; runtime/floor ${(median(rss) / floorRss).toFixed(1)}x`);
+    log(
+      `runtime median ${median(rss).toFixed(1)} MiB (min ${Math.min(...rss).toFixed(1)}, max ${Math.max(...rss).toFixed(1)}); floor: a bare Node.js process listening on a port ${floorRss.toFixed(1)} MiB; runtime/floor ${(median(rss) / floorRss).toFixed(1)}x`,
+    );
     log(`server process: ${idleServerRss.toFixed(1)} MiB before any deployment, ${rssMiB(serverPid).toFixed(1)} MiB with ${rss.length} runtimes`);
 
     // 3. Capacity: the API's latency as runtimes are added.
     log('');
-    log(`3. capacity: GET /api/v1/deployments/<first>/pods, ${REQUESTS} sequential requests per row after ${WARMUP_REQUESTS} untimed; target: p50 within ${TARGET_RATIO}x of the floor's`);
-    log(`${'runtimes'.padEnd(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'p50/floor'.padStart(11)}${'p99/floor'.padStart(11)}${'runtimes MiB'.padStart(14)}${'server MiB'.padStart(12)}${'available MiB'.padStart(15)}${'step s'.padStart(9)}`);
+    log(
+      `3. capacity: GET /api/v1/deployments/<first>/pods, ${REQUESTS} sequential requests per row after ${WARMUP_REQUESTS} untimed; target: p50 within ${TARGET_RATIO}x of the floor's`,
+    );
+    log(
+      `${'runtimes'.padEnd(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'p50/floor'.padStart(11)}${'p99/floor'.padStart(11)}${'runtimes MiB'.padStart(14)}${'server MiB'.padStart(12)}${'available MiB'.padStart(15)}${'step s'.padStart(9)}`,
+    );
     const total = (values: number[]) => values.reduce((sum, v) => sum + v, 0);
     const row = (count: number, l: { p50: number; p99: number }, stepSeconds: number | null) => {
       const sizes = rssOf();
@@ -237,7 +268,9 @@ async function main(): Promise<void> {
         break;
       }
     }
-    log(`floor: the first row, the API idle with one runtime (measured before the other starts of part 1). step s: adding the row's deployments (one POST after another) until all their pods are Running; rows measured ${SETTLE_MS / 1000} s after`);
+    log(
+      `floor: the first row, the API idle with one runtime (measured before the other starts of part 1). step s: adding the row's deployments (one POST after another) until all their pods are Running; rows measured ${SETTLE_MS / 1000} s after`,
+    );
     log(`held ${held} runtimes with p50 within ${TARGET_RATIO}x of the floor (stopped by ${stoppedBy})`);
   } finally {
     api?.close();

@@ -117,7 +117,14 @@ function poster(agent: http.Agent | https.Agent, base: string) {
     return new Promise((resolve, reject) => {
       const req = lib.request(
         target,
-        { method, agent, headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
+        {
+          method,
+          agent,
+          headers: {
+            authorization,
+            ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -157,7 +164,15 @@ async function startCube(secret: string): Promise<{ child: ChildProcess; port: n
   // Cube reads schemaPath relative to its working directory.
   const child = fork(path.join(here, 'conformance-cube', 'cube-runner.cjs'), [], {
     cwd: path.dirname(modelDir),
-    env: { ...process.env, CUBE_CORE_DIR: cubeDir, CUBE_SCHEMA_PATH: path.basename(modelDir), CUBE_API_SECRET: secret, CUBE_PORT: String(port), CUBE_LOG: '1', NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      CUBE_CORE_DIR: cubeDir,
+      CUBE_SCHEMA_PATH: path.basename(modelDir),
+      CUBE_API_SECRET: secret,
+      CUBE_PORT: String(port),
+      CUBE_LOG: '1',
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', out, out, 'ipc'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -285,7 +300,8 @@ export function metaShape(body: Json): string[] {
   for (const cube of (body.cubes as Json[] | undefined) ?? []) {
     lines.push(`${cube.name} ${cube.type ?? 'cube'} "${cube.title}"`);
     for (const kind of ['measures', 'dimensions', 'segments'] as const) {
-      for (const m of (cube[kind] as Json[] | undefined) ?? []) lines.push(`  ${kind} ${m.name} ${m.type ?? ''} "${m.title}" "${m.shortTitle}"${m.isVisible === false ? ' hidden' : ''}`);
+      for (const m of (cube[kind] as Json[] | undefined) ?? [])
+        lines.push(`  ${kind} ${m.name} ${m.type ?? ''} "${m.title}" "${m.shortTitle}"${m.isVisible === false ? ' hidden' : ''}`);
     }
   }
   return lines.sort();
@@ -299,7 +315,9 @@ async function main(): Promise<void> {
   execFileSync('npx', ['tsc', '-b', 'packages/server'], { cwd: root, stdio: 'inherit' });
   const only = process.env.CONFORMANCE_ONLY ? new RegExp(process.env.CONFORMANCE_ONLY) : null;
   const items = corpus().filter((q) => only === null || only.test(q.feature) || only.test(q.id));
-  log(`conformance:cube  node=${process.version}  cores=${os.availableParallelism()}  Cube Core ${cubeVersion()}  ${items.length} queries x ${CALLERS.length} callers`);
+  log(
+    `conformance:cube  node=${process.version}  cores=${os.availableParallelism()}  Cube Core ${cubeVersion()}  ${items.length} queries x ${CALLERS.length} callers`,
+  );
 
   await writeDataset();
   log(`dataset: schema ${SCHEMA} at ${PG_URL.replace(/\/\/[^@]*@/, '//')}`);
@@ -320,18 +338,31 @@ async function main(): Promise<void> {
     const cubePost = poster(cubeAgent, `http://127.0.0.1:${cube.port}`);
     const cubeTokens = new Map<string, string>();
     const key = new TextEncoder().encode(cubeSecret);
-    for (const caller of CALLERS) cubeTokens.set(caller.name, await new SignJWT(caller.context).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('2h').sign(key));
+    for (const caller of CALLERS)
+      cubeTokens.set(caller.name, await new SignJWT(caller.context).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('2h').sign(key));
     const cubeLoad = '/cubejs-api/v1/load';
-    await waitFor(async () => {
-      const answer = await load(cubePost, cubeLoad, cubeTokens.get('all')!, { measures: ['orders.count'] });
-      return Number((answer.body.results as Json[] | undefined)?.[0]?.data?.[0]?.['orders.count']) === ORDERS ? true : undefined;
-    }, 'Cube Core answering', 120_000);
+    await waitFor(
+      async () => {
+        const answer = await load(cubePost, cubeLoad, cubeTokens.get('all')!, { measures: ['orders.count'] });
+        return Number((answer.body.results as Json[] | undefined)?.[0]?.data?.[0]?.['orders.count']) === ORDERS ? true : undefined;
+      },
+      'Cube Core answering',
+      120_000,
+    );
     log(`Cube Core: answering ${((performance.now() - cubeStarted) / 1000).toFixed(1)} s after its start (pid ${cube.child.pid})`);
 
     // This server, its store on SQLite (no DATABASE_URL), so the local PostgreSQL is not its own cluster.
     const adminKey = generateApiKey();
     const port = await freePort();
-    const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATA_DIR: dataDir, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', RUNTIME_DRIVER: 'process', DATABASE_URL: '' };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: adminKey,
+      RATE_LIMIT_PER_MINUTE: '0',
+      RUNTIME_DRIVER: 'process',
+      DATABASE_URL: '',
+    };
     for (const name of Object.keys(env)) if (name.startsWith('RUNTIME_') && name !== 'RUNTIME_DRIVER') delete env[name];
     delete env.LOG_LEVEL;
     const serverLog = fs.openSync(path.join(dataDir, 'server.log'), 'a');
@@ -352,9 +383,21 @@ async function main(): Promise<void> {
     };
     const id = (await expectOk(api.json('POST', '/build/api/v1/deployments', { name: 'cube conformance' }), 'creating the deployment')).id as number;
     const build = `/build/api/v1/deployments/${id}`;
-    await expectOk(api.json('PUT', `/api/v1/deployments/${id}/env-vars`, { env_variables: [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: PG_URL }, { name: 'PRE_AGGREGATIONS_SCHEMA', value: 'mapi_pre_aggregations' }] }), 'setting its variables');
+    await expectOk(
+      api.json('PUT', `/api/v1/deployments/${id}/env-vars`, {
+        env_variables: [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: PG_URL },
+          { name: 'PRE_AGGREGATIONS_SCHEMA', value: 'mapi_pre_aggregations' },
+        ],
+      }),
+      'setting its variables',
+    );
     await expectOk(api.json('POST', `${build}/dev-mode`), 'entering dev mode');
-    const files = fs.readdirSync(modelDir).filter((f) => f.endsWith('.yml')).map((f) => ({ path: `model/${f === 'views.yml' ? 'views' : 'cubes'}/${f}`, content: fs.readFileSync(path.join(modelDir, f), 'utf8') }));
+    const files = fs
+      .readdirSync(modelDir)
+      .filter((f) => f.endsWith('.yml'))
+      .map((f) => ({ path: `model/${f === 'views.yml' ? 'views' : 'cubes'}/${f}`, content: fs.readFileSync(path.join(modelDir, f), 'utf8') }));
     await expectOk(api.json('PUT', `${build}/data-model/files`, { files }), 'writing the model');
     // Without the starter model a new deployment comes with: the same cubes and views as Cube's.
     const removed = await ourPost(`${build}/data-model/files`, `Bearer ${adminKey}`, { files: [{ path: STARTER_MODEL_PATH }] }, 'DELETE');
@@ -362,27 +405,38 @@ async function main(): Promise<void> {
     await expectOk(api.json('POST', `${build}/commit`, { message: 'The conformance corpus', exitDevMode: true }), 'committing the model');
     const ourTokens = new Map<string, string>();
     for (const caller of CALLERS) {
-      const body = await expectOk(api.json('POST', `/api/v1/deployments/${id}/environments/production/tokens`, { security_context: caller.context, scopes: ['meta', 'sql-runner'] }), `minting the token of ${caller.name}`);
+      const body = await expectOk(
+        api.json('POST', `/api/v1/deployments/${id}/environments/production/tokens`, { security_context: caller.context, scopes: ['meta', 'sql-runner'] }),
+        `minting the token of ${caller.name}`,
+      );
       ourTokens.set(caller.name, (body.data as Json).token as string);
     }
     api.close();
     const ourLoad = `/deployments/${id}/data-api/v1/load`;
     let lastAnswer: Answer | undefined;
-    await waitFor(async () => {
-      lastAnswer = await load(ourPost, ourLoad, ourTokens.get('all')!, { measures: ['orders.count'] });
-      return Number((lastAnswer.body.results as Json[] | undefined)?.[0]?.data?.[0]?.['orders.count']) === ORDERS ? true : undefined;
-    }, 'our runtime answering', 120_000).catch((error: unknown) => {
+    await waitFor(
+      async () => {
+        lastAnswer = await load(ourPost, ourLoad, ourTokens.get('all')!, { measures: ['orders.count'] });
+        return Number((lastAnswer.body.results as Json[] | undefined)?.[0]?.data?.[0]?.['orders.count']) === ORDERS ? true : undefined;
+      },
+      'our runtime answering',
+      120_000,
+    ).catch((error: unknown) => {
       throw new Error(`${String(error)}; last answer ${JSON.stringify(lastAnswer?.body).slice(0, 500)}`);
     });
     const runtimePids = childrenOf(server.pid!);
-    log(`ours: dist/main.js (pid ${server.pid}), deployment ${id} answering ${((performance.now() - ourStarted) / 1000).toFixed(1)} s after the server's start; runtime pid ${runtimePids.join(', ') || '?'}`);
+    log(
+      `ours: dist/main.js (pid ${server.pid}), deployment ${id} answering ${((performance.now() - ourStarted) / 1000).toFixed(1)} s after the server's start; runtime pid ${runtimePids.join(', ') || '?'}`,
+    );
 
     const sample = () => {
       const c = rssMiB(cube?.child.pid);
       if (c !== undefined) rss.cube.push(c);
       const s = rssMiB(server?.pid);
       if (s !== undefined) rss.server.push(s);
-      const r = childrenOf(server!.pid!).map(rssMiB).filter((v): v is number => v !== undefined);
+      const r = childrenOf(server!.pid!)
+        .map(rssMiB)
+        .filter((v): v is number => v !== undefined);
       if (r.length > 0) rss.runtime.push(r.reduce((a, b) => a + b, 0));
     };
     sample();
@@ -436,19 +490,32 @@ async function main(): Promise<void> {
     log('');
     log('agreement per feature (runs = queries x callers)');
     log(`${'feature'.padEnd(28)}${'queries'.padStart(8)}${'runs'.padStart(7)}${'agreed'.padStart(8)}${'%'.padStart(8)}`);
-    for (const t of table) log(`${t.feature.padEnd(28)}${String(t.queries).padStart(8)}${String(t.runs).padStart(7)}${String(t.agreed).padStart(8)}${t.percent.toFixed(1).padStart(8)}`);
-    log(`${'all'.padEnd(28)}${String(items.length).padStart(8)}${String(results.length).padStart(7)}${String(totalAgreed).padStart(8)}${((100 * totalAgreed) / results.length).toFixed(1).padStart(8)}`);
-    log(`/v1/meta (cubes, views, members, their types, titles and visibility): ${metaResults.filter((m) => m.agreed).length} of ${metaResults.length} callers agree`);
-    for (const m of metaResults.filter((x) => !x.agreed)) log(`  ${m.caller}: only in Cube's: ${m.onlyCube.slice(0, 8).join('; ') || '-'}; only in ours: ${m.onlyOurs.slice(0, 8).join('; ') || '-'}`);
+    for (const t of table)
+      log(
+        `${t.feature.padEnd(28)}${String(t.queries).padStart(8)}${String(t.runs).padStart(7)}${String(t.agreed).padStart(8)}${t.percent.toFixed(1).padStart(8)}`,
+      );
+    log(
+      `${'all'.padEnd(28)}${String(items.length).padStart(8)}${String(results.length).padStart(7)}${String(totalAgreed).padStart(8)}${((100 * totalAgreed) / results.length).toFixed(1).padStart(8)}`,
+    );
+    log(
+      `/v1/meta (cubes, views, members, their types, titles and visibility): ${metaResults.filter((m) => m.agreed).length} of ${metaResults.length} callers agree`,
+    );
+    for (const m of metaResults.filter((x) => !x.agreed))
+      log(`  ${m.caller}: only in Cube's: ${m.onlyCube.slice(0, 8).join('; ') || '-'}; only in ours: ${m.onlyOurs.slice(0, 8).join('; ') || '-'}`);
     // Agreement is not vacuous: how many agreed runs had rows, had none, or were refused by both.
     const agreedRuns = results.filter((r) => r.verdict.agreed);
-    const withRows = agreedRuns.filter((r) => r.verdict.reason === undefined && ((r.cube.body.results as Json[])[0]?.data as Json[] | undefined)?.length).length;
+    const withRows = agreedRuns.filter(
+      (r) => r.verdict.reason === undefined && ((r.cube.body.results as Json[])[0]?.data as Json[] | undefined)?.length,
+    ).length;
     const refused = agreedRuns.filter((r) => r.verdict.reason === 'both refuse').length;
     log(`agreed runs: ${withRows} with rows, ${agreedRuns.length - withRows - refused} with none, ${refused} refused by both`);
     // Which runs each engine read from a pre-aggregation (Cube's usedPreAggregations, in both answers).
-    const usedPreAggregation = (a: Answer) => ((a.body.results as Json[] | undefined) ?? []).some((r) => Object.keys((r.usedPreAggregations as Json | undefined) ?? {}).length > 0);
+    const usedPreAggregation = (a: Answer) =>
+      ((a.body.results as Json[] | undefined) ?? []).some((r) => Object.keys((r.usedPreAggregations as Json | undefined) ?? {}).length > 0);
     const fromRollups = results.filter((r) => usedPreAggregation(r.cube) || usedPreAggregation(r.ours));
-    log(`runs answered from a pre-aggregation: Cube ${fromRollups.filter((r) => usedPreAggregation(r.cube)).length}, ours ${fromRollups.filter((r) => usedPreAggregation(r.ours)).length}, both ${fromRollups.filter((r) => usedPreAggregation(r.cube) && usedPreAggregation(r.ours)).length} (${[...new Set(fromRollups.map((r) => r.item.id))].join(', ')})`);
+    log(
+      `runs answered from a pre-aggregation: Cube ${fromRollups.filter((r) => usedPreAggregation(r.cube)).length}, ours ${fromRollups.filter((r) => usedPreAggregation(r.ours)).length}, both ${fromRollups.filter((r) => usedPreAggregation(r.cube) && usedPreAggregation(r.ours)).length} (${[...new Set(fromRollups.map((r) => r.item.id))].join(', ')})`,
+    );
     log('');
     log('agreement per caller');
     for (const caller of CALLERS) {
@@ -476,38 +543,80 @@ async function main(): Promise<void> {
     log('latency per feature, ms (client-timed, one request at a time, the engines by turns; ratio = ours / Cube)');
     log(`${'feature'.padEnd(28)}${'Cube p50'.padStart(9)}${'p95'.padStart(8)}${'ours p50'.padStart(10)}${'p95'.padStart(8)}${'p50 ratio'.padStart(11)}`);
     const f1 = (v: number) => v.toFixed(1);
-    for (const l of latency) log(`${l.feature.padEnd(28)}${f1(l.cube.p50).padStart(9)}${f1(l.cube.p95).padStart(8)}${f1(l.ours.p50).padStart(10)}${f1(l.ours.p95).padStart(8)}${`${(l.ours.p50 / l.cube.p50).toFixed(2)}x`.padStart(11)}`);
-    log(`${'all'.padEnd(28)}${f1(median(allCube)).padStart(9)}${f1(percentile(allCube, 95)).padStart(8)}${f1(median(allOurs)).padStart(10)}${f1(percentile(allOurs, 95)).padStart(8)}${`${(median(allOurs) / median(allCube)).toFixed(2)}x`.padStart(11)}`);
-    log(`${'first caller only (cold)'.padEnd(28)}${f1(median(firstCube)).padStart(9)}${f1(percentile(firstCube, 95)).padStart(8)}${f1(median(firstOurs)).padStart(10)}${f1(percentile(firstOurs, 95)).padStart(8)}${`${(median(firstOurs) / median(firstCube)).toFixed(2)}x`.padStart(11)}`);
+    for (const l of latency)
+      log(
+        `${l.feature.padEnd(28)}${f1(l.cube.p50).padStart(9)}${f1(l.cube.p95).padStart(8)}${f1(l.ours.p50).padStart(10)}${f1(l.ours.p95).padStart(8)}${`${(l.ours.p50 / l.cube.p50).toFixed(2)}x`.padStart(11)}`,
+      );
+    log(
+      `${'all'.padEnd(28)}${f1(median(allCube)).padStart(9)}${f1(percentile(allCube, 95)).padStart(8)}${f1(median(allOurs)).padStart(10)}${f1(percentile(allOurs, 95)).padStart(8)}${`${(median(allOurs) / median(allCube)).toFixed(2)}x`.padStart(11)}`,
+    );
+    log(
+      `${'first caller only (cold)'.padEnd(28)}${f1(median(firstCube)).padStart(9)}${f1(percentile(firstCube, 95)).padStart(8)}${f1(median(firstOurs)).padStart(10)}${f1(percentile(firstOurs, 95)).padStart(8)}${`${(median(firstOurs) / median(firstCube)).toFixed(2)}x`.padStart(11)}`,
+    );
     const mem = (values: number[]) => ({ median: values.length ? median(values) : NaN, max: values.length ? Math.max(...values) : NaN });
     const memory = { idle, cube: mem(rss.cube), runtime: mem(rss.runtime), server: mem(rss.server), samples: rss.cube.length };
     log('');
-    log(`memory (RSS, MiB; ${memory.samples} samples every 0.5 s through the run): idle before the corpus: Cube ${idle.cube?.toFixed(0)}, our runtime ${idle.runtime?.toFixed(0)} (server ${idle.server?.toFixed(0)})`);
+    log(
+      `memory (RSS, MiB; ${memory.samples} samples every 0.5 s through the run): idle before the corpus: Cube ${idle.cube?.toFixed(0)}, our runtime ${idle.runtime?.toFixed(0)} (server ${idle.server?.toFixed(0)})`,
+    );
     log(`  Cube Core process: median ${memory.cube.median.toFixed(0)}, max ${memory.cube.max.toFixed(0)}`);
-    log(`  our runtime process: median ${memory.runtime.median.toFixed(0)}, max ${memory.runtime.max.toFixed(0)}  (ratio to Cube ${(memory.runtime.median / memory.cube.median).toFixed(2)}x)`);
-    log(`  our server process beside it: median ${memory.server.median.toFixed(0)}, max ${memory.server.max.toFixed(0)}  (runtime + server to Cube ${((memory.runtime.median + memory.server.median) / memory.cube.median).toFixed(2)}x)`);
+    log(
+      `  our runtime process: median ${memory.runtime.median.toFixed(0)}, max ${memory.runtime.max.toFixed(0)}  (ratio to Cube ${(memory.runtime.median / memory.cube.median).toFixed(2)}x)`,
+    );
+    log(
+      `  our server process beside it: median ${memory.server.median.toFixed(0)}, max ${memory.server.max.toFixed(0)}  (runtime + server to Cube ${((memory.runtime.median + memory.server.median) / memory.cube.median).toFixed(2)}x)`,
+    );
 
     // The disagreements.
-    const disagreements = results.filter((r) => !r.verdict.agreed).map((r) => ({
-      id: r.item.id,
-      feature: r.item.feature,
-      caller: r.caller,
-      query: r.item.query,
-      reason: r.verdict.reason,
-      firstDifference: r.verdict.firstDifference,
-      cube: summarise(r.cube),
-      ours: summarise(r.ours),
-    }));
+    const disagreements = results
+      .filter((r) => !r.verdict.agreed)
+      .map((r) => ({
+        id: r.item.id,
+        feature: r.item.feature,
+        caller: r.caller,
+        query: r.item.query,
+        reason: r.verdict.reason,
+        firstDifference: r.verdict.firstDifference,
+        cube: summarise(r.cube),
+        ours: summarise(r.ours),
+      }));
     fs.mkdirSync(cacheDir, { recursive: true });
-    fs.writeFileSync(reportFile, JSON.stringify({ cubeVersion: cubeVersion(), node: process.version, total: results.length, agreed: totalAgreed, table, runs: results.map((r) => ({ id: r.item.id, caller: r.caller, agreed: r.verdict.agreed, cube: outcome(r.cube), ours: outcome(r.ours) })), meta: metaResults, latency, latencyFirstCaller: { cube: { p50: median(firstCube), p95: percentile(firstCube, 95) }, ours: { p50: median(firstOurs), p95: percentile(firstOurs, 95) } }, memory, disagreements }, null, 2));
+    fs.writeFileSync(
+      reportFile,
+      JSON.stringify(
+        {
+          cubeVersion: cubeVersion(),
+          node: process.version,
+          total: results.length,
+          agreed: totalAgreed,
+          table,
+          runs: results.map((r) => ({ id: r.item.id, caller: r.caller, agreed: r.verdict.agreed, cube: outcome(r.cube), ours: outcome(r.ours) })),
+          meta: metaResults,
+          latency,
+          latencyFirstCaller: {
+            cube: { p50: median(firstCube), p95: percentile(firstCube, 95) },
+            ours: { p50: median(firstOurs), p95: percentile(firstOurs, 95) },
+          },
+          memory,
+          disagreements,
+        },
+        null,
+        2,
+      ),
+    );
     log('');
     log(`${disagreements.length} disagreements (every one, with both answers, in ${path.relative(root, reportFile)}); the first of each query:`);
     const seen = new Set<string>();
     for (const d of disagreements) {
       if (seen.has(d.id)) continue;
       seen.add(d.id);
-      const callers = disagreements.filter((x) => x.id === d.id).map((x) => x.caller).join(',');
-      log(`  ${d.id} [${callers}] ${d.reason}${d.firstDifference ? `: Cube ${JSON.stringify(d.firstDifference.cube)} / ours ${JSON.stringify(d.firstDifference.ours)}` : ''}`);
+      const callers = disagreements
+        .filter((x) => x.id === d.id)
+        .map((x) => x.caller)
+        .join(',');
+      log(
+        `  ${d.id} [${callers}] ${d.reason}${d.firstDifference ? `: Cube ${JSON.stringify(d.firstDifference.cube)} / ours ${JSON.stringify(d.firstDifference.ours)}` : ''}`,
+      );
       log(`      ${JSON.stringify(d.query)}`);
     }
     log('');
@@ -544,7 +653,11 @@ function summarise(answer: Answer): Json {
   if (error !== undefined) return { status: answer.status, error: error.slice(0, 1000) };
   return {
     status: answer.status,
-    results: (answer.body.results as Json[]).map((r) => ({ rows: (r.data as Json[] | undefined)?.length ?? 0, total: r.total, data: ((r.data as Json[] | undefined) ?? []).slice(0, 20) })),
+    results: (answer.body.results as Json[]).map((r) => ({
+      rows: (r.data as Json[] | undefined)?.length ?? 0,
+      total: r.total,
+      data: ((r.data as Json[] | undefined) ?? []).slice(0, 20),
+    })),
   };
 }
 

@@ -28,9 +28,9 @@ const MATERIAL_FILES = ['okta-scim20-spec-test.json', 'run-okta-spec-test.mjs', 
 /** Microsoft collection assertions that fail on purpose, keyed "request name / assertion name". */
 export const KNOWN_DIFFERENCES: Record<string, string> = {
   'Get empty Users / Status code is 200':
-    'The request goes to /users in lower case (the collection\'s path parts differ from its raw URL); RFC 7644 section 3.2 names the endpoint /Users and URL paths are case-sensitive (RFC 3986 section 6.2.2.1), so it is 404.',
+    "The request goes to /users in lower case (the collection's path parts differ from its raw URL); RFC 7644 section 3.2 names the endpoint /Users and URL paths are case-sensitive (RFC 3986 section 6.2.2.1), so it is 404.",
   'Get ServiceProviderConfig / Status code is 200':
-    'The collection asks for /serviceConfiguration, that server\'s own alias; RFC 7644 section 4 names the endpoint /ServiceProviderConfig, which this server serves.',
+    "The collection asks for /serviceConfiguration, that server's own alias; RFC 7644 section 4 names the endpoint /ServiceProviderConfig, which this server serves.",
   'Get ServiceProviderConfig / Pach supported is true': 'Same request as above: /serviceConfiguration is not an RFC 7644 endpoint (section 4).',
   'Patch user omalley new username / Status code is 204':
     'RFC 7644 section 3.5.2 allows 200 with the resource or 204; this server answers 200 with the resource, so the client sees the result and its new version.',
@@ -91,9 +91,13 @@ async function okta(): Promise<{ passed: number; failed: number; output: string 
       active: true,
     });
     if (seeded !== 201) throw new Error(`seeding the Okta user answered ${seeded}`);
-    const result = await run(process.execPath, [path.join(material, 'run-okta-spec-test.mjs'), path.join(material, 'okta-scim20-spec-test.json'), fresh.base, `Bearer ${fresh.key}`], {
-      NODE_EXTRA_CA_CERTS: fresh.cert,
-    });
+    const result = await run(
+      process.execPath,
+      [path.join(material, 'run-okta-spec-test.mjs'), path.join(material, 'okta-scim20-spec-test.json'), fresh.base, `Bearer ${fresh.key}`],
+      {
+        NODE_EXTRA_CA_CERTS: fresh.cert,
+      },
+    );
     const summary = /(\d+) passed, (\d+) failed/.exec(result.output);
     return { passed: Number(summary?.[1] ?? 0), failed: summary ? Number(summary[2]) : 1, output: result.output };
   } finally {
@@ -106,10 +110,14 @@ async function fetchWithCa(fresh: Fresh, method: string, pathName: string, body:
   const { request } = await import('node:https');
   const url = new URL(`${fresh.base}${pathName}`);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, ca: fs.readFileSync(fresh.cert), headers: { authorization: `Bearer ${fresh.key}`, 'content-type': 'application/scim+json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { method, ca: fs.readFileSync(fresh.cert), headers: { authorization: `Bearer ${fresh.key}`, 'content-type': 'application/scim+json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -125,14 +133,43 @@ async function microsoft(): Promise<{ passed: number; failed: number; failures: 
   const report = path.join(fresh.dir, 'newman.json');
   try {
     const port = new URL(fresh.base).port;
-    const folders = ['Endpoint tests', 'User tests', 'Group tests', 'ComplexAttribute tests', 'User tests with garbage', 'Group tests with garbage', 'Teardown garbage'];
+    const folders = [
+      'Endpoint tests',
+      'User tests',
+      'Group tests',
+      'ComplexAttribute tests',
+      'User tests with garbage',
+      'Group tests with garbage',
+      'Teardown garbage',
+    ];
     const newman = path.join(repoRoot, 'node_modules', '.bin', 'newman');
-    const args = ['run', path.join(material, 'microsoft-scim-reference.postman.json'), '--env-var', 'Protocol=https', '--env-var', 'Server=127.0.0.1', '--env-var', `Port=:${port}`,
-      '--env-var', 'Api=api/scim/v2', '--env-var', `token=${fresh.key}`, '--ssl-extra-ca-certs', fresh.cert, ...folders.flatMap((f) => ['--folder', f]),
-      '--reporters', 'json', '--reporter-json-export', report];
+    const args = [
+      'run',
+      path.join(material, 'microsoft-scim-reference.postman.json'),
+      '--env-var',
+      'Protocol=https',
+      '--env-var',
+      'Server=127.0.0.1',
+      '--env-var',
+      `Port=:${port}`,
+      '--env-var',
+      'Api=api/scim/v2',
+      '--env-var',
+      `token=${fresh.key}`,
+      '--ssl-extra-ca-certs',
+      fresh.cert,
+      ...folders.flatMap((f) => ['--folder', f]),
+      '--reporters',
+      'json',
+      '--reporter-json-export',
+      report,
+    ];
     await run(newman, args, {});
     const json = JSON.parse(fs.readFileSync(report, 'utf8')) as {
-      run: { stats: { assertions: { total: number; failed: number } }; failures: Array<{ source?: { name?: string }; error: { test?: string; message: string } }> };
+      run: {
+        stats: { assertions: { total: number; failed: number } };
+        failures: Array<{ source?: { name?: string }; error: { test?: string; message: string } }>;
+      };
     };
     const { total, failed } = json.run.stats.assertions;
     const failures = json.run.failures.map((f) => ({ name: `${f.source?.name ?? '?'} / ${f.error.test ?? '?'}`, reason: f.error.message }));
@@ -144,12 +181,20 @@ async function microsoft(): Promise<{ passed: number; failed: number; failures: 
 
 const missing = MATERIAL_FILES.filter((file) => !fs.existsSync(path.join(material, file)));
 if (missing.length > 0) {
-  process.stderr.write(`The SCIM conformance material is not in ${material} (missing: ${missing.join(', ')}). Set SCIM_CONFORMANCE_DIR to the directory holding it; docs/maintainers/conformance.md lists the files.\n`);
+  process.stderr.write(
+    `The SCIM conformance material is not in ${material} (missing: ${missing.join(', ')}). Set SCIM_CONFORMANCE_DIR to the directory holding it; docs/maintainers/conformance.md lists the files.\n`,
+  );
   process.exit(2);
 }
 
 const oktaResult = await okta();
-process.stdout.write(oktaResult.output.split('\n').filter((l) => l.startsWith('FAIL') || l.startsWith('     ')).map((l) => `${l}\n`).join(''));
+process.stdout.write(
+  oktaResult.output
+    .split('\n')
+    .filter((l) => l.startsWith('FAIL') || l.startsWith('     '))
+    .map((l) => `${l}\n`)
+    .join(''),
+);
 process.stdout.write(`Okta SCIM 2.0 SPEC test: ${oktaResult.passed} passed, ${oktaResult.failed} failed\n`);
 
 const ms = await microsoft();
@@ -158,5 +203,7 @@ for (const f of ms.failures) {
   const why = KNOWN_DIFFERENCES[f.name];
   process.stdout.write(`${why ? 'expected' : 'UNEXPECTED'}  ${f.name}: ${f.reason}${why ? `\n            ${why}` : ''}\n`);
 }
-process.stdout.write(`Microsoft SCIM reference collection: ${ms.passed} passed, ${ms.failed} failed (${ms.failed - unexplained.length} justified, ${unexplained.length} unexplained)\n`);
+process.stdout.write(
+  `Microsoft SCIM reference collection: ${ms.passed} passed, ${ms.failed} failed (${ms.failed - unexplained.length} justified, ${unexplained.length} unexplained)\n`,
+);
 process.exit(oktaResult.failed === 0 && unexplained.length === 0 ? 0 : 1);

@@ -80,4 +80,6 @@ if (violations.length > 0 || loops.length > 0) {
   console.log(`\n${violations.length} rule violations and ${loops.length} folder loops in ${modules} modules.`);
   process.exit(1);
 }
-console.log(`No circular imports, no shared code importing an area, no area reaching into another, no folder loops (${modules} modules, ${edges.size} folders).`);
+console.log(
+  `No circular imports, no shared code importing an area, no area reaching into another, no folder loops (${modules} modules, ${edges.size} folders).`,
+);

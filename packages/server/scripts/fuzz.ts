@@ -60,7 +60,8 @@ const BATCH = 64;
 const TIMEOUT_MS = 30_000;
 
 if (!Number.isSafeInteger(REQUESTS) || REQUESTS < 1) throw new Error(`FUZZ_REQUESTS must be a positive whole number, not ${option('requests')}`);
-if (DATA_API_REQUESTS !== undefined && (!Number.isSafeInteger(DATA_API_REQUESTS) || DATA_API_REQUESTS < 0)) throw new Error(`FUZZ_DATA_API_REQUESTS must be a whole number, not ${option('data-api-requests')}`);
+if (DATA_API_REQUESTS !== undefined && (!Number.isSafeInteger(DATA_API_REQUESTS) || DATA_API_REQUESTS < 0))
+  throw new Error(`FUZZ_DATA_API_REQUESTS must be a whole number, not ${option('data-api-requests')}`);
 if (!Number.isSafeInteger(SEED)) throw new Error(`FUZZ_SEED must be a whole number, not ${option('seed')}`);
 if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error(`FUZZ_STORE must be sqlite or postgres, not ${STORE}`);
 if (STORE === 'postgres' && !process.env.DATABASE_URL) throw new Error('FUZZ_STORE=postgres needs DATABASE_URL');
@@ -94,9 +95,12 @@ async function main() {
   const managementSelected = operationsOf(committed, makeResolver(committed)).some((o) => matches(o.id, `${o.method} ${o.path}`));
   const dataOps = DATA_OPERATIONS.filter((o) => matches(o.id, dataOperationPath(o)));
   if (!managementSelected && dataOps.length === 0) throw new Error(`no operation matches /${ONLY}/`);
-  const dataRequests = dataOps.length === 0 ? 0 : !managementSelected ? REQUESTS : Math.min(REQUESTS - 1, DATA_API_REQUESTS ?? Math.max(dataOps.length, Math.round(REQUESTS / 4)));
+  const dataRequests =
+    dataOps.length === 0 ? 0 : !managementSelected ? REQUESTS : Math.min(REQUESTS - 1, DATA_API_REQUESTS ?? Math.max(dataOps.length, Math.round(REQUESTS / 4)));
   const managementRequests = REQUESTS - dataRequests;
-  log(`fuzz: ${REQUESTS} requests on ${STORE}, seed ${SEED}${ONLY ? `, operations matching /${ONLY}/` : ''} (replay with FUZZ_SEED=${SEED}): ${managementRequests} to the management API, ${dataRequests} to the data API`);
+  log(
+    `fuzz: ${REQUESTS} requests on ${STORE}, seed ${SEED}${ONLY ? `, operations matching /${ONLY}/` : ''} (replay with FUZZ_SEED=${SEED}): ${managementRequests} to the management API, ${dataRequests} to the data API`,
+  );
   const report = new Report();
   const phases: string[] = [];
 
@@ -108,10 +112,27 @@ async function main() {
   const abandoned: Array<{ at: number; index: number; op: string; built: Built; credential: string; status: number }> = [];
   process.on('uncaughtException', (error: Error & { code?: string }) => {
     const now = performance.now();
-    const frame = error.stack?.split('\n').find((l) => l.includes('/src/'))?.trim() ?? '';
+    const frame =
+      error.stack
+        ?.split('\n')
+        .find((l) => l.includes('/src/'))
+        ?.trim() ?? '';
     const finding: Finding = { kind: 'uncaught-exception', detail: `${error.code ?? error.name}`, message: `${error.message} ${frame}`.slice(0, 300) };
-    const guess = abandoned.reduce<(typeof abandoned)[number] | undefined>((best, a) => (!best || Math.abs(now - a.at - 30_000) < Math.abs(now - best.at - 30_000) ? a : best), undefined);
-    const built: Built = guess?.built ?? { method: '-', url: `(raised outside any request; the last one sent was #${lastRequest} of the ${phase} phase)`, headers: {}, payload: undefined, invalidParams: [], foreignParams: [], routerRefuses: false, deploymentId: undefined, body: undefined };
+    const guess = abandoned.reduce<(typeof abandoned)[number] | undefined>(
+      (best, a) => (!best || Math.abs(now - a.at - 30_000) < Math.abs(now - best.at - 30_000) ? a : best),
+      undefined,
+    );
+    const built: Built = guess?.built ?? {
+      method: '-',
+      url: `(raised outside any request; the last one sent was #${lastRequest} of the ${phase} phase)`,
+      headers: {},
+      payload: undefined,
+      invalidParams: [],
+      foreignParams: [],
+      routerRefuses: false,
+      deploymentId: undefined,
+      body: undefined,
+    };
     const after = guess ? `raised ${((now - guess.at) / 1000).toFixed(1)} s after this answer to ${guess.op}, the likeliest cause` : '';
     if (report.add('(process)', finding, built, guess?.credential ?? '-', guess?.status ?? 0, after, error.stack?.slice(0, 300), guess?.index ?? lastRequest)) {
       log(`  new finding after request ${lastRequest} (${phase}): [uncaught-exception] ${error.message}`);
@@ -134,7 +155,10 @@ async function main() {
       const components = document.components?.schemas ?? {};
       const ctx: GenContext = {
         resolve,
-        mapKeys: (property) => (property === 'values' ? fc.oneof(fc.constantFrom(...ATTRIBUTE_NAMES), fc.constantFrom(...world.attributeNames()), fc.constant('noSuchAttribute')) : undefined),
+        mapKeys: (property) =>
+          property === 'values'
+            ? fc.oneof(fc.constantFrom(...ATTRIBUTE_NAMES), fc.constantFrom(...world.attributeNames()), fc.constant('noSuchAttribute'))
+            : undefined,
       };
       const plans = new Plans(
         ops.map((op) => planArb(op, ctx)),
@@ -155,13 +179,27 @@ async function main() {
         let timer: NodeJS.Timeout | undefined;
         const sent = performance.now();
         const answer = await Promise.race([
-          world.app.inject({ method: built.method as 'GET', url: built.url, headers: built.headers, ...(built.payload === undefined ? {} : { payload: built.payload }) }),
+          world.app.inject({
+            method: built.method as 'GET',
+            url: built.url,
+            headers: built.headers,
+            ...(built.payload === undefined ? {} : { payload: built.payload }),
+          }),
           new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), TIMEOUT_MS))),
         ]);
         clearTimeout(timer);
         if (answer === 'timeout') {
           report.count(op.id, 0);
-          report.add(op.id, { kind: 'timeout', detail: 'no answer', message: `no answer within ${TIMEOUT_MS / 1000} s` }, built, plan.credential, 0, '', undefined, i);
+          report.add(
+            op.id,
+            { kind: 'timeout', detail: 'no answer', message: `no answer within ${TIMEOUT_MS / 1000} s` },
+            built,
+            plan.credential,
+            0,
+            '',
+            undefined,
+            i,
+          );
           continue;
         }
         report.count(op.id, answer.statusCode, performance.now() - sent);
@@ -172,7 +210,11 @@ async function main() {
         const findings: Finding[] = check(op, built, plan.credential, answer, validators, components);
         const scoped = plan.credential === 'scopedDeveloper' || plan.credential === 'scopedAdmin';
         if (scoped && answer.statusCode < 300 && built.deploymentId !== undefined && built.deploymentId !== world.scopedDeployment) {
-          findings.push({ kind: 'scope-bypass', detail: plan.credential, message: `a key scoped to deployment ${world.scopedDeployment} was answered 2xx for deployment ${built.deploymentId}` });
+          findings.push({
+            kind: 'scope-bypass',
+            detail: plan.credential,
+            message: `a key scoped to deployment ${world.scopedDeployment} was answered 2xx for deployment ${built.deploymentId}`,
+          });
         }
         for (const finding of findings) {
           if (report.add(op.id, finding, built, plan.credential, answer.statusCode, answer.body, world.lastLoggedError, i)) {
@@ -190,7 +232,7 @@ async function main() {
         if (i % 500 === 499) await world.refresh();
         if (i % 10_000 === 9_999) {
           const seconds = (performance.now() - fuzzStart) / 1000;
-          log(`  ${i + 1} requests, ${(((i + 1) / seconds) | 0)} a second, ${report.distinct} distinct findings`);
+          log(`  ${i + 1} requests, ${((i + 1) / seconds) | 0} a second, ${report.distinct} distinct findings`);
         }
       }
       const seconds = (performance.now() - fuzzStart) / 1000;
@@ -201,7 +243,9 @@ async function main() {
         log(`waiting ${Math.ceil((31_000 - (performance.now() - lastAbandoned)) / 1000)} s for timers of unread bodies…`);
         await new Promise((resolve) => setTimeout(resolve, 31_000 - (performance.now() - lastAbandoned)));
       }
-      phases.push(`${managementRequests} requests over ${ops.length} operations in ${seconds.toFixed(1)} s (${((managementRequests / seconds) | 0)} a second, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU)`);
+      phases.push(
+        `${managementRequests} requests over ${ops.length} operations in ${seconds.toFixed(1)} s (${(managementRequests / seconds) | 0} a second, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU)`,
+      );
     } finally {
       await world.close();
     }
@@ -214,13 +258,17 @@ async function main() {
     const started = performance.now();
     const world = await DataApiWorld.create(STORE, log);
     try {
-      log(`data-API phase ready in ${((performance.now() - started) / 1000).toFixed(1)} s: ${dataOps.length} routes on ${world.sources.map((s) => s.kind).join(' and ')}`);
+      log(
+        `data-API phase ready in ${((performance.now() - started) / 1000).toFixed(1)} s: ${dataOps.length} routes on ${world.sources.map((s) => s.kind).join(' and ')}`,
+      );
       const fuzzStart = performance.now();
       const cpuStart = process.cpuUsage();
       await runDataApiPhase(world, dataOps, dataRequests, SEED, report, log, TIMEOUT_MS, (i) => (lastRequest = i));
       const seconds = (performance.now() - fuzzStart) / 1000;
       const cpu = process.cpuUsage(cpuStart);
-      phases.push(`${dataRequests} data-API requests over ${dataOps.length} routes in ${seconds.toFixed(1)} s (${((dataRequests / seconds) | 0)} a second, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)`);
+      phases.push(
+        `${dataRequests} data-API requests over ${dataOps.length} routes in ${seconds.toFixed(1)} s (${(dataRequests / seconds) | 0} a second, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s of CPU in this process)`,
+      );
     } finally {
       await world.close();
     }

@@ -219,7 +219,9 @@ async function tenantCreate(ctx: Context, { values, positionals }: Parsed): Prom
   });
   const hosts = tenantHosts(made.tenant, made.domains, ctx.config.baseDomain);
   ctx.out(`Created tenant ${made.tenant.slug} (id ${made.tenant.id}, name "${made.tenant.name}")`);
-  ctx.out(`Hosts: ${hosts.length > 0 ? hosts.join(', ') : `(none: add one with "npm run admin -- tenant add-domain ${made.tenant.slug} HOST", or set BASE_DOMAIN)`}`);
+  ctx.out(
+    `Hosts: ${hosts.length > 0 ? hosts.join(', ') : `(none: add one with "npm run admin -- tenant add-domain ${made.tenant.slug} HOST", or set BASE_DOMAIN)`}`,
+  );
   ctx.out(`Admin: ${made.admin.email}`);
   ctx.out('');
   ctx.out('Admin API key (shown once; store it now):');
@@ -238,11 +240,18 @@ async function tenantList(ctx: Context): Promise<void> {
 async function tenantRegionsCommand(ctx: Context, { values, positionals }: Parsed): Promise<void> {
   const slug = positionals[0] ?? '';
   const all = values.all === true;
-  const list = typeof values.regions === 'string' ? values.regions.split(',').map((r) => r.trim()).filter(Boolean) : null;
+  const list =
+    typeof values.regions === 'string'
+      ? values.regions
+          .split(',')
+          .map((r) => r.trim())
+          .filter(Boolean)
+      : null;
   if (all === (list !== null)) throw new UsageError('Give --regions NAMES or --all, one of them.');
   const offered = ctx.config.catalog.regions.map((r) => r.name);
   const unknown = (list ?? []).filter((r) => !offered.includes(r));
-  if (unknown.length > 0 || list?.length === 0) throw new UsageError(`Regions must be some of ${offered.join(', ')} (REGIONS); got ${unknown.join(', ') || 'none'}.`);
+  if (unknown.length > 0 || list?.length === 0)
+    throw new UsageError(`Regions must be some of ${offered.join(', ')} (REGIONS); got ${unknown.join(', ') || 'none'}.`);
   const tenant = await findTenantBySlug(ctx.store.db, slug);
   if (!tenant) throw new TenantError(`Tenant "${slug}" does not exist.`);
   await setTenantRegions(ctx.store.db, tenant.id, list === null ? null : JSON.stringify(list));
@@ -264,7 +273,10 @@ async function secretsReencrypt(ctx: Context): Promise<void> {
     ctx.out(`${c.column}: ${c.total} value(s); ${c.reencrypted} re-encrypted under key "${current}", ${c.alreadyCurrent} already under it${meanwhile}`);
   }
   if (report.retired.length > 0) ctx.out(`No value is left under key(s) ${report.retired.map((id) => `"${id}"`).join(', ')}: the database forgot them.`);
-  for (const r of report.remaining) ctx.out(`Key "${r.keyId}" still encrypts ${r.count} value(s), written meanwhile by a server without the new key first: restart it with the new configuration and run this again.`);
+  for (const r of report.remaining)
+    ctx.out(
+      `Key "${r.keyId}" still encrypts ${r.count} value(s), written meanwhile by a server without the new key first: restart it with the new configuration and run this again.`,
+    );
   if (report.remaining.length === 0) ctx.out(`Every stored secret is under key "${current}"; other keys (${loaded.origin}) may now be removed.`);
 }
 
@@ -279,8 +291,14 @@ async function signingRotate(ctx: Context, { values }: Parsed): Promise<void> {
   const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
   const signing = new Signing(ctx.store, { secrets, issuerOf: tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl }) });
   const { kid, retiredKid } = await signing.rotate({ id: tenant.id, slug: tenant.slug }, purpose);
-  ctx.out(`Tenant ${slug} now signs ${purpose === 'embed' ? 'embed tokens' : purpose === 'workload' ? 'workload-identity tokens' : 'its tokens'} with key ${kid}.`);
-  ctx.out(retiredKid === null ? 'It had no key before.' : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`);
+  ctx.out(
+    `Tenant ${slug} now signs ${purpose === 'embed' ? 'embed tokens' : purpose === 'workload' ? 'workload-identity tokens' : 'its tokens'} with key ${kid}.`,
+  );
+  ctx.out(
+    retiredKid === null
+      ? 'It had no key before.'
+      : `Key ${retiredKid} verifies the tokens it signed until they expire, within a day; servers pick the new key up within a minute.`,
+  );
 }
 
 async function approveDevice(ctx: Context, { values, positionals }: Parsed): Promise<void> {
@@ -320,7 +338,8 @@ function findCommand(argv: string[]): { name: string; command: Command | undefin
   const name = words.join(' ');
   // A one-word command (`approve-device <code>`) takes its first argument for a second word.
   const first = words[0] ?? '';
-  if (!Object.hasOwn(COMMANDS, name) && words.length === 2 && Object.hasOwn(COMMANDS, first)) return { name: first, command: COMMANDS[first], rest: argv.slice(1) };
+  if (!Object.hasOwn(COMMANDS, name) && words.length === 2 && Object.hasOwn(COMMANDS, first))
+    return { name: first, command: COMMANDS[first], rest: argv.slice(1) };
   // Own keys only: `admin constructor` is an unknown command, not Object's constructor.
   return { name, command: Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined, rest: argv.slice(words.length) };
 }
@@ -375,7 +394,9 @@ function databasePlace(config: Config): string {
 }
 
 function databaseError(config: Config, error: unknown): DatabaseError {
-  const check = config.databaseUrl ? 'check DATABASE_URL and that PostgreSQL is running and accepts connections' : 'check that DATA_DIR is a directory you can write to';
+  const check = config.databaseUrl
+    ? 'check DATABASE_URL and that PostgreSQL is running and accepts connections'
+    : 'check that DATA_DIR is a directory you can write to';
   return new DatabaseError(`Cannot ${config.databaseUrl ? 'reach' : 'open'} ${databasePlace(config)}: ${reason(error)}; ${check}.`);
 }
 

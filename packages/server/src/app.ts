@@ -344,7 +344,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     runtime: {
-      driver: options.runtime?.driver === 'process' ? processDriver({ entry: options.runtime.entry ?? RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' }) : null,
+      driver:
+        options.runtime?.driver === 'process'
+          ? processDriver({ entry: options.runtime.entry ?? RUNTIME_ENTRY, host: options.runtime.host ?? '127.0.0.1' })
+          : null,
       options: runtimeTimings(options.runtime),
       onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
     },
@@ -357,7 +360,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
   const resolveTenant = tenantResolver(
-    { byHost: (host) => findTenantByHost(store.db, host), bySlug: (slug) => findTenantBySlug(store.db, slug), byDefault: () => findTenantBySlug(store.db, DEFAULT_TENANT_SLUG) },
+    {
+      byHost: (host) => findTenantByHost(store.db, host),
+      bySlug: (slug) => findTenantBySlug(store.db, slug),
+      byDefault: () => findTenantBySlug(store.db, DEFAULT_TENANT_SLUG),
+    },
     options.baseDomain,
     options.tenantCacheMs,
   );
@@ -365,7 +372,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(
     {
-      apiKeys: { isFormat: isApiKeyFormat, hash: hashApiKey, find: (tenantId, hash) => findLiveKeyByHash(store.db, tenantId, hash), equal: hashesEqual, touch: (id, at) => lastUsed.touch(id, at) },
+      apiKeys: {
+        isFormat: isApiKeyFormat,
+        hash: hashApiKey,
+        find: (tenantId, hash) => findLiveKeyByHash(store.db, tenantId, hash),
+        equal: hashesEqual,
+        touch: (id, at) => lastUsed.touch(id, at),
+      },
       accessTokens: { isFormat: isAccessTokenFormat, cacheKey: hashOf, find: (tenantId, token) => findLiveAccessToken(store.db, tenantId, token) },
       embedTokenType: EMBED_TOKEN_TYPE,
     },
@@ -447,9 +460,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
       if (request.routeOptions.config?.credential === 'data-api') {
         const token = dataApiToken(request.headers.authorization);
         if (token === undefined) {
-          throw new ApiError('UNAUTHENTICATED', 'Send a data-API token as `Authorization: <token>` or `Authorization: Bearer <token>`, or an API key as `Bearer <key>`.', {
-            headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
-          });
+          throw new ApiError(
+            'UNAUTHENTICATED',
+            'Send a data-API token as `Authorization: <token>` or `Authorization: Bearer <token>`, or an API key as `Bearer <key>`.',
+            {
+              headers: { 'www-authenticate': 'Bearer realm="mapi-data-api"' },
+            },
+          );
         }
         // A data-API token or an embed token (JWTs) is verified by its route, against the
         // environment it addresses; an API key or an OAuth access token is a REST credential like
@@ -491,7 +508,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // seen by every process on its next request, and unauthenticated discovery traffic costs one statement.
   const workloadIssuer: WorkloadIssuer = async (tenant) => {
     if (!(await tenantSettings(store.db, tenant.id, await tenantCache.snapshot(tenant.id))).oidcEnabled) {
-      throw new ApiError('ROUTE_NOT_FOUND', 'This tenant is not an OIDC issuer: an admin turns workload identity on with PUT /api/v1/tenant/settings {"oidcEnabled": true}.');
+      throw new ApiError(
+        'ROUTE_NOT_FOUND',
+        'This tenant is not an OIDC issuer: an admin turns workload identity on with PUT /api/v1/tenant/settings {"oidcEnabled": true}.',
+      );
     }
     return originOf(tenant);
   };
@@ -521,7 +541,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(envVarsRoutes(services.envVars));
   await app.register(tokensRoutes(services.tokens));
   await app.register(podsRoutes(services.pods));
-  await app.register(dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))));
+  await app.register(
+    dataApiRoutes(services.dataApi, async (tenant, token) => services.embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id))),
+  );
   await app.register(reportRunsRoutes(services.reportRuns));
   await app.register(placementsRoutes(services.placements));
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
@@ -530,8 +552,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const dashboardsForEmbeds = embedDashboards(store.db, folderTrees, embedSharing(store.db));
   await app.register(embedDashboardRoutes(dashboardsForEmbeds));
   const python = new PythonSandbox(options.python ?? DEFAULT_PYTHON_OPTIONS);
-  await app.register(pythonRunsRoutes(pythonRunsService(store.db, dashboardsForEmbeds, services.dataApi, python, new PythonRunCache(options.python?.cacheMs ?? 60_000))));
-  await app.register(embedSessionsRoutes(services.embedSessions, { signing: services.signing, resolveTenant, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }));
+  await app.register(
+    pythonRunsRoutes(pythonRunsService(store.db, dashboardsForEmbeds, services.dataApi, python, new PythonRunCache(options.python?.cacheMs ?? 60_000))),
+  );
+  await app.register(
+    embedSessionsRoutes(services.embedSessions, {
+      signing: services.signing,
+      resolveTenant,
+      exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120,
+    }),
+  );
   await app.register(embedTenantsRoutes(services.embedTenants));
   await app.register(embedGroupsRoutes(services.embedGroups));
   await app.register(embedAccessRoutes(services.embedAccess));

@@ -167,7 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitPerIpPerMinute = wholeNumber('RATE_LIMIT_PER_IP_PER_MINUTE', 60, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const embedExchangePerIpPerMinute = wholeNumber('EMBED_EXCHANGE_PER_IP_PER_MINUTE', 120, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const redisUrl = value('REDIS_URL');
-  if (redisUrl !== null && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL (leave it unset to count in each process)');
+  if (redisUrl !== null && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
+    problems.push('REDIS_URL must be a redis:// or rediss:// URL (leave it unset to count in each process)');
 
   // No timeout can be turned off: a client that never finishes its request would hold its connection forever.
   const milliseconds = (name: string, fallback: number) => {
@@ -183,12 +184,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     drainMs: milliseconds('SHUTDOWN_DRAIN_MS', 10_000),
   };
   // The drain must end well inside the 30 s after which a stopping process exits regardless (main.ts).
-  if (timeouts.drainMs > MAX_DRAIN_MS) problems.push(`SHUTDOWN_DRAIN_MS must be at most ${MAX_DRAIN_MS} (a stop is forced after 30 s), got "${timeouts.drainMs}"`);
+  if (timeouts.drainMs > MAX_DRAIN_MS)
+    problems.push(`SHUTDOWN_DRAIN_MS must be at most ${MAX_DRAIN_MS} (a stop is forced after 30 s), got "${timeouts.drainMs}"`);
   const lockTimeoutMs = milliseconds('LOCK_TIMEOUT_MS', 5_000);
   const versions = value('RUNTIME_VERSIONS') === null ? DEFAULT_CATALOG.versions : parseVersions(value('RUNTIME_VERSIONS') ?? '');
-  if (versions === null) problems.push(`RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`);
+  if (versions === null)
+    problems.push(
+      `RUNTIME_VERSIONS must list each release channel's versions, oldest first, as "release=1.0.0,1.1.0;latest=1.2.0", got "${value('RUNTIME_VERSIONS')}"`,
+    );
   const regions = value('REGIONS') === null ? DEFAULT_CATALOG.regions : parseRegions(value('REGIONS') ?? '');
-  if (regions === null) problems.push(`REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`);
+  if (regions === null)
+    problems.push(
+      `REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`,
+    );
   const notificationsTickMs = milliseconds('NOTIFICATIONS_TICK_MS', 10_000);
   const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
   const oauthTokenRefresh = {
@@ -196,9 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leadMs: milliseconds('OAUTH_TOKEN_REFRESH_LEAD_MS', 300_000),
     retryMs: milliseconds('OAUTH_TOKEN_REFRESH_RETRY_MS', 300_000),
   };
-  if (jobs.staleAfterMs < 2 * jobs.heartbeatMs) problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
+  if (jobs.staleAfterMs < 2 * jobs.heartbeatMs)
+    problems.push(`JOBS_STALE_AFTER_MS must be at least twice JOBS_HEARTBEAT_MS (${jobs.heartbeatMs}), got "${jobs.staleAfterMs}"`);
   const runtimeDriver = value('RUNTIME_DRIVER') ?? 'process';
-  if (runtimeDriver !== 'process' && runtimeDriver !== 'none') problems.push(`RUNTIME_DRIVER must be "process" (run deployments' runtimes as child processes) or "none" (this process runs none), got "${runtimeDriver}"`);
+  if (runtimeDriver !== 'process' && runtimeDriver !== 'none')
+    problems.push(`RUNTIME_DRIVER must be "process" (run deployments' runtimes as child processes) or "none" (this process runs none), got "${runtimeDriver}"`);
   const runtimeHost = value('RUNTIME_HOST') ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:-]+$/.test(runtimeHost)) problems.push(`RUNTIME_HOST must be an address to listen on, such as "127.0.0.1", got "${runtimeHost}"`);
   const runtime: RuntimeConfig = {
@@ -225,15 +235,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (runtime.queries.maxRows < 1) problems.push('QUERY_MAX_ROWS must be a number of rows from 1 to 1000000, got "0"');
   // The server's own SQLite database must never be reachable as a deployment's data source.
   const ownDatabase = path.resolve(value('DATA_DIR') ?? './data', 'mapi.sqlite');
-  if (!path.relative(runtime.dataSourcesDir, ownDatabase).startsWith('..')) problems.push(`DATASOURCES_DIR must not hold the server's own database (${ownDatabase}): give it a directory of its own, such as DATA_DIR/datasources`);
-  if (runtime.leaseMs < 3 * runtime.tickMs) problems.push(`RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS (${runtime.tickMs}), got "${runtime.leaseMs}"`);
-  if (runtime.logLinesPerDeployment < 100) problems.push(`RUNTIME_LOG_LINES must be a number of lines from 100 to 10000000, got "${runtime.logLinesPerDeployment}"`);
+  if (!path.relative(runtime.dataSourcesDir, ownDatabase).startsWith('..'))
+    problems.push(`DATASOURCES_DIR must not hold the server's own database (${ownDatabase}): give it a directory of its own, such as DATA_DIR/datasources`);
+  if (runtime.leaseMs < 3 * runtime.tickMs)
+    problems.push(`RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS (${runtime.tickMs}), got "${runtime.leaseMs}"`);
+  if (runtime.logLinesPerDeployment < 100)
+    problems.push(`RUNTIME_LOG_LINES must be a number of lines from 100 to 10000000, got "${runtime.logLinesPerDeployment}"`);
   const folderTreeSettleMs = wholeNumber('FOLDER_TREE_SETTLE_MS', 1_000, 86_400_000, 'a number of milliseconds from 0 to 86400000');
   const embedUserLimit = wholeNumber('EMBED_USER_LIMIT', DEFAULT_EMBED_USER_LIMIT, 100_000_000, 'a number of embed users from 0 to 100000000');
 
-  const corsOrigins = (value('CORS_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  const corsOrigins = (value('CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
   for (const origin of corsOrigins) {
-    if (origin !== '*' && !ORIGIN.test(origin)) problems.push(`CORS_ORIGINS must list origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"; got "${origin}"`);
+    if (origin !== '*' && !ORIGIN.test(origin))
+      problems.push(`CORS_ORIGINS must list origins such as "https://app.example.com" (scheme, host, optional port; no path), or "*"; got "${origin}"`);
   }
 
   const publicUrl = value('PUBLIC_URL');
@@ -242,19 +259,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 
   // Unset means off; metrics cover every tenant, so they are never served on the API port.
-  const metricsPort = value('METRICS_PORT') === null ? null : wholeNumber('METRICS_PORT', 0, 65535, 'an integer from 0 to 65535 (leave it unset to serve no metrics)');
+  const metricsPort =
+    value('METRICS_PORT') === null ? null : wholeNumber('METRICS_PORT', 0, 65535, 'an integer from 0 to 65535 (leave it unset to serve no metrics)');
   const metricsHost = value('METRICS_HOST');
-  if (metricsHost !== null && metricsPort === null) problems.push('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics, or unset METRICS_HOST');
+  if (metricsHost !== null && metricsPort === null)
+    problems.push('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve metrics, or unset METRICS_HOST');
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port && (metricsHost ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {
     problems.push(`METRICS_PORT must differ from PORT (${port}): metrics are served on a listener of their own`);
   }
 
   // Unset or 0 means off: the SQL API listens only where an operator opens its port.
   const sqlApiPort = value('SQL_API_PORT') === null ? 0 : wholeNumber('SQL_API_PORT', 0, 65535, 'an integer from 1 to 65535 (0 or unset: no SQL API)');
-  const sqlApiMax = value('SQL_API_MAX_CONNECTIONS') === null ? 100 : wholeNumber('SQL_API_MAX_CONNECTIONS', 100, 100_000, 'a whole number of connections from 1 to 100000');
-  const sqlApiCatalogs = value('SQL_API_MAX_CATALOGS') === null ? 8 : wholeNumber('SQL_API_MAX_CATALOGS', 8, 10_000, 'a whole number of catalogs from 1 to 10000');
+  const sqlApiMax =
+    value('SQL_API_MAX_CONNECTIONS') === null ? 100 : wholeNumber('SQL_API_MAX_CONNECTIONS', 100, 100_000, 'a whole number of connections from 1 to 100000');
+  const sqlApiCatalogs =
+    value('SQL_API_MAX_CATALOGS') === null ? 8 : wholeNumber('SQL_API_MAX_CATALOGS', 8, 10_000, 'a whole number of catalogs from 1 to 10000');
   if (sqlApiCatalogs === 0) problems.push('SQL_API_MAX_CATALOGS must be a whole number of catalogs from 1 to 10000, got 0');
-  if (sqlApiMax === 0) problems.push('SQL_API_MAX_CONNECTIONS must be a whole number of connections from 1 to 100000, got 0 (unset SQL_API_PORT to turn the SQL API off)');
+  if (sqlApiMax === 0)
+    problems.push('SQL_API_MAX_CONNECTIONS must be a whole number of connections from 1 to 100000, got 0 (unset SQL_API_PORT to turn the SQL API off)');
   if (sqlApiPort !== 0 && sqlApiPort === port && (value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1') === (value('HOST') ?? '127.0.0.1')) {
     problems.push(`SQL_API_PORT must differ from PORT (${port}): the SQL API has a listener of its own`);
   }
@@ -262,7 +284,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const secretKeys = secretKeySource(value, env, problems);
 
   // Off by default: a URL an admin configures must not reach the server's own network.
-  const allowPrivate = (value('OUTBOUND_ALLOW_PRIVATE') ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const allowPrivate = (value('OUTBOUND_ALLOW_PRIVATE') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   for (const entry of allowPrivate) {
     const problem = AllowList.problemOf(entry);
     if (problem !== null) problems.push(`OUTBOUND_ALLOW_PRIVATE: ${problem}`);
@@ -295,7 +320,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const summaryKey = value('NOTIFICATION_SUMMARY_API_KEY');
   let summariser: SummariserConfig | null = null;
   if (summaryUrl !== null) {
-    if (!/^https?:\/\/[^\s]+$/.test(summaryUrl)) problems.push(`NOTIFICATION_SUMMARY_URL must be an http(s) URL of a chat-completions endpoint, got "${summaryUrl}"`);
+    if (!/^https?:\/\/[^\s]+$/.test(summaryUrl))
+      problems.push(`NOTIFICATION_SUMMARY_URL must be an http(s) URL of a chat-completions endpoint, got "${summaryUrl}"`);
     if (summaryKey === null) problems.push('NOTIFICATION_SUMMARY_URL needs NOTIFICATION_SUMMARY_API_KEY');
     summariser = { url: summaryUrl, apiKey: new Masked(summaryKey ?? ''), model: value('NOTIFICATION_SUMMARY_MODEL') ?? 'gpt-4o-mini' };
   } else if (summaryKey !== null) problems.push('NOTIFICATION_SUMMARY_API_KEY needs NOTIFICATION_SUMMARY_URL');
@@ -330,7 +356,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     metrics: metricsPort === null ? null : { port: metricsPort, host: metricsHost ?? '127.0.0.1' },
-    sqlApi: sqlApiPort === 0 ? null : { port: sqlApiPort, host: value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1', maxConnections: sqlApiMax, maxCatalogs: sqlApiCatalogs },
+    sqlApi:
+      sqlApiPort === 0
+        ? null
+        : { port: sqlApiPort, host: value('SQL_API_HOST') ?? value('HOST') ?? '127.0.0.1', maxConnections: sqlApiMax, maxCatalogs: sqlApiCatalogs },
     secretKeys,
     outbound,
     python,
@@ -342,10 +371,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** SMTP_HOST turns mail on; the rest have defaults (port 587, or 465 with SMTP_SECURE=true; From: ADMIN_EMAIL). */
-function smtpConfig(value: (name: string) => string | null, wholeNumber: (name: string, fallback: number, max: number, hint: string) => number, adminEmail: string, problems: string[]): SmtpConfig | null {
+function smtpConfig(
+  value: (name: string) => string | null,
+  wholeNumber: (name: string, fallback: number, max: number, hint: string) => number,
+  adminEmail: string,
+  problems: string[],
+): SmtpConfig | null {
   const host = value('SMTP_HOST');
   const secureRaw = value('SMTP_SECURE')?.toLowerCase() ?? 'false';
-  if (secureRaw !== 'true' && secureRaw !== 'false') problems.push(`SMTP_SECURE must be "true" (TLS from the start, usually port 465) or "false" (STARTTLS when offered), got "${secureRaw}"`);
+  if (secureRaw !== 'true' && secureRaw !== 'false')
+    problems.push(`SMTP_SECURE must be "true" (TLS from the start, usually port 465) or "false" (STARTTLS when offered), got "${secureRaw}"`);
   const secure = secureRaw === 'true';
   const port = wholeNumber('SMTP_PORT', secure ? 465 : 587, 65535, 'a port from 1 to 65535');
   const user = value('SMTP_USER');
@@ -398,7 +433,15 @@ function isPublicOrigin(raw: string): boolean {
   } catch {
     return false;
   }
-  return url.protocol === 'https:' && url.username === '' && url.password === '' && url.search === '' && url.hash === '' && (url.pathname === '/' || url.pathname === '') && HOST_NAME.test(url.hostname);
+  return (
+    url.protocol === 'https:' &&
+    url.username === '' &&
+    url.password === '' &&
+    url.search === '' &&
+    url.hash === '' &&
+    (url.pathname === '/' || url.pathname === '') &&
+    HOST_NAME.test(url.hostname)
+  );
 }
 
 function fileHoldsPem(file: string): boolean {

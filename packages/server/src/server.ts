@@ -92,7 +92,8 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
       render: config.render,
       notificationMail: { smtp: config.smtp, ...config.notificationSends, summariser: config.summariser },
     });
-    if (boot.configuredKeyRevoked) app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
+    if (boot.configuredKeyRevoked)
+      app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');
     if (boot.rotatedKeys > 0) app.log.info(`ADMIN_API_KEY changed: revoked ${boot.rotatedKeys} earlier value(s)`);
     if (boot.adminWarning) app.log.warn(boot.adminWarning);
     const address = await listen(app, config);
@@ -134,8 +135,10 @@ async function listen(app: App, config: Config): Promise<string> {
     if (code === 'EADDRINUSE') {
       throw new StartupError(`${where} is already in use: stop what listens there, or set PORT to a free port (PORT=0 picks one).`, { cause: error });
     }
-    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
-    if (code === 'EADDRNOTAVAIL') throw new StartupError(`HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all).`, { cause: error });
+    if (code === 'EACCES')
+      throw new StartupError(`not allowed to listen on ${where}: set PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`HOST ${config.host} is not an address of this machine: set HOST to one of its addresses (0.0.0.0 for all).`, { cause: error });
     throw error;
   }
 }
@@ -147,9 +150,16 @@ async function listenSql(app: App, config: Config): Promise<void> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const where = `port ${config.sqlApi.port} on ${config.sqlApi.host}`;
-    if (code === 'EADDRINUSE') throw new StartupError(`${where} (SQL_API_PORT) is already in use: stop what listens there, or set SQL_API_PORT to a free port different from PORT.`, { cause: error });
-    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set SQL_API_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
-    if (code === 'EADDRNOTAVAIL') throw new StartupError(`SQL_API_HOST ${config.sqlApi.host} is not an address of this machine: set SQL_API_HOST to one of its addresses.`, { cause: error });
+    if (code === 'EADDRINUSE')
+      throw new StartupError(`${where} (SQL_API_PORT) is already in use: stop what listens there, or set SQL_API_PORT to a free port different from PORT.`, {
+        cause: error,
+      });
+    if (code === 'EACCES')
+      throw new StartupError(`not allowed to listen on ${where}: set SQL_API_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`SQL_API_HOST ${config.sqlApi.host} is not an address of this machine: set SQL_API_HOST to one of its addresses.`, {
+        cause: error,
+      });
     throw error;
   }
 }
@@ -160,9 +170,14 @@ async function listenForMetrics(app: App, metrics: Metrics, at: { port: number; 
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const where = `port ${at.port} on ${at.host}`;
-    if (code === 'EADDRINUSE') throw new StartupError(`${where} (METRICS_PORT) is already in use: stop what listens there, or set METRICS_PORT to a free port different from PORT.`, { cause: error });
-    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${where}: set METRICS_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
-    if (code === 'EADDRNOTAVAIL') throw new StartupError(`METRICS_HOST ${at.host} is not an address of this machine: set METRICS_HOST to one of its addresses.`, { cause: error });
+    if (code === 'EADDRINUSE')
+      throw new StartupError(`${where} (METRICS_PORT) is already in use: stop what listens there, or set METRICS_PORT to a free port different from PORT.`, {
+        cause: error,
+      });
+    if (code === 'EACCES')
+      throw new StartupError(`not allowed to listen on ${where}: set METRICS_PORT to 1024 or above, or run with the right to bind it.`, { cause: error });
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartupError(`METRICS_HOST ${at.host} is not an address of this machine: set METRICS_HOST to one of its addresses.`, { cause: error });
     throw error;
   }
 }
@@ -173,7 +188,9 @@ async function announceAdminKey(store: Store, boot: BootstrapResult, config: Con
     const key = await issueFirstAdminKey(store, boot.tenant.id, boot.admin.id);
     // Null: another process starting at the same time made (and printed) it.
     if (key === null) return;
-    print(['', `Admin API key for ${boot.admin.email} (shown once; store it now):`, '', `  ${key}`, '', 'Use it as: Authorization: Bearer <key>', ''].join('\n'));
+    print(
+      ['', `Admin API key for ${boot.admin.email} (shown once; store it now):`, '', `  ${key}`, '', 'Use it as: Authorization: Bearer <key>', ''].join('\n'),
+    );
     return;
   }
   if (boot.adminKeys === 'usable' || config.adminApiKey !== null) return;

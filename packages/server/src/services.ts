@@ -148,7 +148,14 @@ export function createServices(store: Store, options: ServiceOptions) {
   // Each running environment receives the tenant's workload-identity tokens as files.
   const planner = runtimePlanner(store, options.secrets, options.catalog, workloadFiles(store.db, signing, audit));
   const ownCluster = ownClusterReader(options.ownDatabaseUrl ?? null);
-  const runtime = new Runtime(store, options.secrets, options.runtime?.driver ?? null, planner, { ownCluster, ...options.runtime?.options }, options.runtime?.onError);
+  const runtime = new Runtime(
+    store,
+    options.secrets,
+    options.runtime?.driver ?? null,
+    planner,
+    { ownCluster, ...options.runtime?.options },
+    options.runtime?.onError,
+  );
   const runtimesChanged = () => runtime.reconcile();
   const dataApi = dataApiService(store, signing, runtime, builds, repositories, options.deploymentUrlOf);
   const reports = reportsService(store);
@@ -158,7 +165,16 @@ export function createServices(store: Store, options: ServiceOptions) {
   const outbound = new Outbound({ ...options.outbound, ...(options.log ? { log: options.log } : {}) });
   // A deployment connected to a repository of the git host pulls from it and pushes to it.
   const gitHost = gitHostService(store.db, options.secrets, outbound, options.deploymentUrlOf, now);
-  const upstreams = upstreamsService({ db: store.db, secrets: options.secrets, outbound, repositories, deployBranchMoved, originOf: options.deploymentUrlOf, now, linked: gitHost.linked });
+  const upstreams = upstreamsService({
+    db: store.db,
+    secrets: options.secrets,
+    outbound,
+    repositories,
+    deployBranchMoved,
+    originOf: options.deploymentUrlOf,
+    now,
+    linked: gitHost.linked,
+  });
   // Dashboards rendered to PNG and PDF (exports, and each notification recipient), each query as its viewer.
   const renderer = createRenderer({
     findPublished: (tenantId, deploymentId, ref) => findPublishedInDeployment(store.db, tenantId, deploymentId, ref),
@@ -250,7 +266,11 @@ export function createServices(store: Store, options: ServiceOptions) {
     groups: groupsService(store),
     deployments: deploymentsService(
       store,
-      { create: async (row, actor) => repositories.create(row, await authorOf(store.db, actor)), open: (row) => repositories.open(row), remove: (id) => repositories.remove(id) },
+      {
+        create: async (row, actor) => repositories.create(row, await authorOf(store.db, actor)),
+        open: (row) => repositories.open(row),
+        remove: (id) => repositories.remove(id),
+      },
       deployBranchMoved,
       options.catalog,
       options.deploymentUrlOf,
@@ -276,10 +296,18 @@ export function createServices(store: Store, options: ServiceOptions) {
     dbtSyncSettings,
     dbtSync: dbtSyncService(store, repositories, jobs, dbtSyncSettings, outbound),
     embedSettings: embedSettingsService(store),
-    embedSessions: embedSessionsService(store, { signing, urlOf: options.deploymentUrlOf, settings: (tenantId) => embedSettings(store.db, tenantId), now, embedUserLimit: embedPeople.userLimit }),
+    embedSessions: embedSessionsService(store, {
+      signing,
+      urlOf: options.deploymentUrlOf,
+      settings: (tenantId) => embedSettings(store.db, tenantId),
+      now,
+      embedUserLimit: embedPeople.userLimit,
+    }),
     embedTenants: embedTenantsService(store, embedPeople),
     embedGroups: embedGroupsService(store, embedPeople),
-    tenantSettings: tenantSettingsService(store, (trx, caller, enabled) => audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx)),
+    tenantSettings: tenantSettingsService(store, (trx, caller, enabled) =>
+      audit.recordAlways(caller, { action: enabled ? 'audit-log.enabled' : 'audit-log.disabled' }, trx),
+    ),
     auditEvents: auditEventsService(audit),
     appConfig: appConfigService(store),
     userSettings: userSettingsService(store),

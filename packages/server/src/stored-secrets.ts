@@ -15,7 +15,17 @@ import { checkSecretKeys, loadSecretKeys, Secrets, type SecretColumn, type Secre
  * under keys that are no longer configured in them, and `secrets re-encrypt` walks them all; an
  * area that stores a new kind of secret adds its column here.
  */
-export const SECRET_COLUMNS: readonly SecretColumn[] = [envVarSecretColumn, signingKeySecretColumn, environmentTokenSecretColumn, runtimeSecretColumn, ...oauthSecretColumns, oauthSecretColumn, ...identityProviderSecretColumns, dbtSyncSecretColumn, ...gitHostSecretColumns];
+export const SECRET_COLUMNS: readonly SecretColumn[] = [
+  envVarSecretColumn,
+  signingKeySecretColumn,
+  environmentTokenSecretColumn,
+  runtimeSecretColumn,
+  ...oauthSecretColumns,
+  oauthSecretColumn,
+  ...identityProviderSecretColumns,
+  dbtSyncSecretColumn,
+  ...gitHostSecretColumns,
+];
 
 /** The configured keys, checked against the store's values (throws SecretKeyError saying what to fix). */
 export async function openSecrets(store: Store, source: SecretKeySource): Promise<Secrets> {

@@ -68,7 +68,10 @@ async function writeAtomically(file: string, content: string, mode: number): Pro
 
 /** A key kept from an earlier version, or copied in with looser modes, is tightened on start. */
 async function restrict(dir: string, keyFile: string): Promise<void> {
-  for (const [file, mode] of [[dir, SECRET_DIR_MODE], [keyFile, SECRET_FILE_MODE]] as const) {
+  for (const [file, mode] of [
+    [dir, SECRET_DIR_MODE],
+    [keyFile, SECRET_FILE_MODE],
+  ] as const) {
     const stat = await fs.stat(file);
     if ((stat.mode & 0o777) !== mode) await fs.chmod(file, mode);
   }

@@ -24,7 +24,10 @@ describe.each(DIALECTS)('the access log (%s)', (dialect) => {
     lines.length = 0;
     const ok = await t.request({ url: '/api/v1/users/me' });
     const refused = await t.request({ url: '/api/v1/users/me', key: null });
-    for (const [res, status] of [[ok, 200], [refused, 401]] as const) {
+    for (const [res, status] of [
+      [ok, 200],
+      [refused, 401],
+    ] as const) {
       expect(res.statusCode).toBe(status);
       const own = lines.filter((l) => l.reqId === res.headers['x-request-id']);
       expect(own, JSON.stringify(lines)).toHaveLength(1);

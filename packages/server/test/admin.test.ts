@@ -83,7 +83,13 @@ describe('admin script errors exit non-zero with a one-line reason', () => {
       runTs(ADMIN, ['tenant', 'list'], { DATA_DIR: `${ADMIN}/data` }),
       runTs(ADMIN, ['tenant', 'list'], { ...env.env, PORT: 'eighty', RATE_LIMIT_PER_MINUTE: 'lots' }),
     ]);
-    expectOneLineReason(unreachable, new RegExp(`^Cannot reach the database at postgres://mapi@127\\.0\\.0\\.1:${port}/mapi \\(DATABASE_URL\\): .*ECONNREFUSED.*; check DATABASE_URL and that PostgreSQL is running`), 1);
+    expectOneLineReason(
+      unreachable,
+      new RegExp(
+        `^Cannot reach the database at postgres://mapi@127\\.0\\.0\\.1:${port}/mapi \\(DATABASE_URL\\): .*ECONNREFUSED.*; check DATABASE_URL and that PostgreSQL is running`,
+      ),
+      1,
+    );
     expect(unreachable.stderr.trimEnd().split('\n')).toHaveLength(1);
     // The password in DATABASE_URL is not repeated on a terminal or in a CI log.
     expect(unreachable.stderr).not.toContain('secret-password');

@@ -93,7 +93,13 @@ describe.each(DIALECTS)('API keys and authentication (%s)', (dialect) => {
       const inScope = await t.deployment('in-json');
       const outOfScope = await t.deployment('out-json');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [inScope] });
-      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${outOfScope}`, key: scoped, body: '{"name":', headers: { 'content-type': 'application/json' } });
+      const res = await t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${outOfScope}`,
+        key: scoped,
+        body: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      });
       problem(res, 403, 'KEY_SCOPE_FORBIDDEN');
     });
 
@@ -106,7 +112,11 @@ describe.each(DIALECTS)('API keys and authentication (%s)', (dialect) => {
         { method: 'PUT' as const, url: `/api/v1/users/${user.userId}`, body: { role: 'ADMIN' } },
         { method: 'POST' as const, url: '/api/v1/users', body: { email: 'scoped-made@example.com', role: 'ADMIN' } },
         { method: 'POST' as const, url: `/api/v1/groups/${group}/members`, body: { userIds: [user.userId] } },
-        { method: 'POST' as const, url: '/api/v1/policies', body: { principal: { type: 'USER', id: user.userId }, resource: { type: 'DEPLOYMENT', id: inScope }, access: 'MANAGE' } },
+        {
+          method: 'POST' as const,
+          url: '/api/v1/policies',
+          body: { principal: { type: 'USER', id: user.userId }, resource: { type: 'DEPLOYMENT', id: inScope }, access: 'MANAGE' },
+        },
         { method: 'POST' as const, url: '/build/api/v1/deployments/', body: { name: 'from a scoped key' } },
       ];
       for (const attempt of attempts) problem(await t.request({ ...attempt, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
@@ -119,7 +129,11 @@ describe.each(DIALECTS)('API keys and authentication (%s)', (dialect) => {
       const b = await t.deployment('b');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [a] });
       problem(await t.request({ method: 'POST', url: '/api/v1/api-keys', key: scoped, body: { name: 'wider' } }), 403, 'KEY_SCOPE_FORBIDDEN');
-      problem(await t.request({ method: 'POST', url: '/api/v1/api-keys', key: scoped, body: { name: 'other', deploymentIds: [b] } }), 403, 'KEY_SCOPE_FORBIDDEN');
+      problem(
+        await t.request({ method: 'POST', url: '/api/v1/api-keys', key: scoped, body: { name: 'other', deploymentIds: [b] } }),
+        403,
+        'KEY_SCOPE_FORBIDDEN',
+      );
       const narrower = await t.request({ method: 'POST', url: '/api/v1/api-keys', key: scoped, body: { name: 'same', deploymentIds: [a] } });
       expect(narrower.statusCode).toBe(201);
       expect(narrower.json().deploymentIds).toEqual([a]);

@@ -23,7 +23,15 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
         sheetsAgentChatEnabled: false,
         appTheme: null,
         creatorMode: null,
-        embedding: { allowAi: null, enableDashboardComments: null, showAiWidgets: null, showDashboardChat: null, showWorkbookChat: null, locale: null, timezone: null },
+        embedding: {
+          allowAi: null,
+          enableDashboardComments: null,
+          showAiWidgets: null,
+          showDashboardChat: null,
+          showWorkbookChat: null,
+          locale: null,
+          timezone: null,
+        },
         sheetsUi: null,
         timezoneSettings: null,
       });
@@ -34,9 +42,21 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
     });
 
     it('gives the embed settings as `embedding`, without the extension keys, and the time zone as timezoneSettings', async () => {
-      await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { allowAi: true, locale: 'de-DE', timezone: 'Europe/Berlin', allowedOrigins: ['https://x.example.com'], enabled: false } });
+      await t.request({
+        method: 'PUT',
+        url: '/api/v1/tenant/embed-settings',
+        body: { allowAi: true, locale: 'de-DE', timezone: 'Europe/Berlin', allowedOrigins: ['https://x.example.com'], enabled: false },
+      });
       const config = (await t.request({ url: '/api/v1/app-config', key: viewer.key })).json();
-      expect(config.embedding).toEqual({ allowAi: true, enableDashboardComments: null, showAiWidgets: null, showDashboardChat: null, showWorkbookChat: null, locale: 'de-DE', timezone: 'Europe/Berlin' });
+      expect(config.embedding).toEqual({
+        allowAi: true,
+        enableDashboardComments: null,
+        showAiWidgets: null,
+        showDashboardChat: null,
+        showWorkbookChat: null,
+        locale: 'de-DE',
+        timezone: 'Europe/Berlin',
+      });
       expect(config.timezoneSettings).toEqual({ enabled: true, allowUserOverride: null, timezone: 'Europe/Berlin' });
       // Another tenant sees its own.
       const theirs = (await t.request({ url: '/api/v1/app-config', key: other.admin.key, host: 'other.example.test' })).json();
@@ -46,7 +66,8 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
     it('shows a change at once on another server process sharing the store', async () => {
       const second = await buildApp({ store: t.store, baseDomain: null, tenantCacheMs: 0 });
       try {
-        const read = async () => (await second.inject({ url: '/api/v1/app-config', headers: { authorization: `Bearer ${viewer.key}` } })).json().embedding.showWorkbookChat;
+        const read = async () =>
+          (await second.inject({ url: '/api/v1/app-config', headers: { authorization: `Bearer ${viewer.key}` } })).json().embedding.showWorkbookChat;
         await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { showWorkbookChat: true } });
         expect(await read()).toBe(true);
         await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { showWorkbookChat: false } });
@@ -67,7 +88,9 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
       expect((await t.request({ url: '/api/v1/users/me/settings' })).json()).toEqual({ defaultDeploymentId: deploymentId });
       expect((await t.request({ url: '/api/v1/users/me/settings', key: viewer.key })).json()).toEqual({ defaultDeploymentId: null });
       expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: {} })).json()).toEqual({ defaultDeploymentId: deploymentId });
-      expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: null } })).json()).toEqual({ defaultDeploymentId: null });
+      expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: null } })).json()).toEqual({
+        defaultDeploymentId: null,
+      });
     });
 
     it('refuses an unknown deployment (404), another tenant’s (404), one the caller cannot see (403) and one outside the key’s scope (403)', async () => {
@@ -78,8 +101,14 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
       problem(await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: mine }, key: viewer.key }), 403, 'FORBIDDEN');
       const elsewhere = await t.deployment('default-scope');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [elsewhere] });
-      problem(await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: mine }, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
-      expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: elsewhere }, key: scoped })).statusCode).toBe(200);
+      problem(
+        await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: mine }, key: scoped }),
+        403,
+        'KEY_SCOPE_FORBIDDEN',
+      );
+      expect((await t.request({ method: 'PATCH', url: '/api/v1/users/me/settings', body: { defaultDeploymentId: elsewhere }, key: scoped })).statusCode).toBe(
+        200,
+      );
     });
 
     it('refuses unknown keys and bad ids with 400', async () => {

@@ -39,14 +39,24 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  const setAudit = async (on: boolean) => expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: on } })).statusCode).toBe(200);
+  const setAudit = async (on: boolean) =>
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: on } })).statusCode).toBe(200);
   const events = async (query = ''): Promise<Page> => {
     const res = await t.request({ url: `${EVENTS}${query}` });
     expect(res.statusCode, res.body).toBe(200);
     return res.json() as Page;
   };
   const newest = async () => (await events('?first=1')).items[0]!;
-  const countAll = async () => Number((await t.store.db.selectFrom('audit_events').select((eb) => eb.fn.countAll().as('n')).where('tenant_id', '=', t.tenantId).executeTakeFirstOrThrow()).n);
+  const countAll = async () =>
+    Number(
+      (
+        await t.store.db
+          .selectFrom('audit_events')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('tenant_id', '=', t.tenantId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const createGroup = (key?: string) => t.request({ method: 'POST', url: '/api/v1/groups', body: { name: unique('g') }, ...(key ? { key } : {}) });
 
   it('records nothing while the audit log is off (the default)', async () => {
@@ -62,7 +72,12 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
     const switched = (await events('?action=audit-log.enabled')).items[0]!;
     expect(switched).toMatchObject({ action: 'audit-log.enabled', actorUserId: t.admin.userId });
 
-    const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'REGION', value: 'eu' }] }, headers: { 'x-request-id': 'audit-request-1' } });
+    const res = await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/env-vars`,
+      body: { env_variables: [{ name: 'REGION', value: 'eu' }] },
+      headers: { 'x-request-id': 'audit-request-1' },
+    });
     expect(res.statusCode).toBe(200);
     const keyRow = await t.store.db.selectFrom('api_keys').select('id').where('user_id', '=', t.admin.userId).executeTakeFirstOrThrow();
     const event = await newest();
@@ -99,23 +114,47 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
   it('records env-var reads and data-API token issuance as events of their own, without values or tokens', async () => {
     await setAudit(true);
     const secret = 'hunter2-value-never-logged';
-    await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'DB_PASSWORD', value: secret }, { name: 'PLAIN_VALUE', value: secret }] } });
+    await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/env-vars`,
+      body: {
+        env_variables: [
+          { name: 'DB_PASSWORD', value: secret },
+          { name: 'PLAIN_VALUE', value: secret },
+        ],
+      },
+    });
     const read = await t.request({ url: `/api/v1/deployments/${deploymentId}/env-vars` });
     expect(read.body).toContain(secret);
-    expect(await newest()).toMatchObject({ action: 'env-vars.read', target: { deploymentId }, actorUserId: t.admin.userId, method: null, route: null, details: { count: expect.any(Number) } });
+    expect(await newest()).toMatchObject({
+      action: 'env-vars.read',
+      target: { deploymentId },
+      actorUserId: t.admin.userId,
+      method: null,
+      route: null,
+      details: { count: expect.any(Number) },
+    });
 
     const minted = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/token` });
     expect(minted.statusCode, minted.body).toBe(200);
     const token = (minted.json() as { platformApiToken: string }).platformApiToken;
     const issued = (await events('?action=token.issued')).items[0]!;
-    expect(issued).toMatchObject({ action: 'token.issued', target: { deploymentId, environmentId: 'production' }, details: { kind: 'deployment+jwt', jti: expect.any(String), expiresAt: expect.any(String) } });
+    expect(issued).toMatchObject({
+      action: 'token.issued',
+      target: { deploymentId, environmentId: 'production' },
+      details: { kind: 'deployment+jwt', jti: expect.any(String), expiresAt: expect.any(String) },
+    });
 
-    const env = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/environments/production/tokens`, body: { security_context: {}, scopes: ['meta'] } });
+    const env = await t.request({
+      method: 'POST',
+      url: `/api/v1/deployments/${deploymentId}/environments/production/tokens`,
+      body: { security_context: {}, scopes: ['meta'] },
+    });
     expect(env.statusCode, env.body).toBe(200);
     const envToken = (env.json() as { data: { token: string } }).data.token;
     expect((await events('?action=token.issued')).items[0]).toMatchObject({ details: { kind: 'environment+jwt', scopes: 'meta' } });
 
-    const everything = JSON.stringify((await t.store.db.selectFrom('audit_events').selectAll().execute()));
+    const everything = JSON.stringify(await t.store.db.selectFrom('audit_events').selectAll().execute());
     expect(everything).not.toContain(secret);
     expect(everything).not.toContain(token);
     expect(everything).not.toContain(envToken);
@@ -160,7 +199,9 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
     expect((await events('?action=request&method=PUT&first=200')).items.every((e) => e.method === 'PUT' && e.action === 'request')).toBe(true);
     const latest = await newest();
     expect((await events(`?since=${encodeURIComponent(latest.occurredAt)}`)).items.map((e) => e.id)).toContain(latest.id);
-    expect((await events(`?until=${encodeURIComponent(new Date(Date.parse(latest.occurredAt) - 60_000).toISOString())}`)).items.map((e) => e.id)).not.toContain(latest.id);
+    expect((await events(`?until=${encodeURIComponent(new Date(Date.parse(latest.occurredAt) - 60_000).toISOString())}`)).items.map((e) => e.id)).not.toContain(
+      latest.id,
+    );
     problem(await t.request({ url: `${EVENTS}?since=yesterday` }), 400, 'VALIDATION_FAILED');
     problem(await t.request({ url: `${EVENTS}?method=GET` }), 400, 'VALIDATION_FAILED');
   });
@@ -180,7 +221,12 @@ describe.each(DIALECTS)('audit log (%s)', (dialect) => {
     await audit.recordFor(t.tenantId, actor, { action: 'sign-in', details: { method: 'oidc' } });
     expect(await countAll()).toBe(before);
     await setAudit(true);
-    await audit.recordFor(t.tenantId, actor, { action: 'sign-in', target: { sessionId: 'abc-secret-session' }, details: { method: 'oidc', idToken: 'eyJ-secret', password: 'pw-secret' } }, { requestId: 'sign-in-1' });
+    await audit.recordFor(
+      t.tenantId,
+      actor,
+      { action: 'sign-in', target: { sessionId: 'abc-secret-session' }, details: { method: 'oidc', idToken: 'eyJ-secret', password: 'pw-secret' } },
+      { requestId: 'sign-in-1' },
+    );
     const event = await newest();
     expect(event).toMatchObject({ action: 'sign-in', actorUserId: developer.userId, credentialKind: 'oidc', requestId: 'sign-in-1' });
     expect(event.target).toEqual({ sessionId: '[REDACTED]' });

@@ -17,7 +17,14 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 async function counts(store: Store) {
   const count = async (table: 'tenants' | 'users' | 'api_keys') =>
-    Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await store.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return { tenants: await count('tenants'), users: await count('users'), keys: await count('api_keys') };
 }
 
@@ -44,8 +51,7 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
     running = null;
   }
 
-  const listKeys = (server: RunningServer, key: string) =>
-    server.app.inject({ url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
+  const listKeys = (server: RunningServer, key: string) => server.app.inject({ url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
 
   it('without ADMIN_API_KEY: generates an admin key, prints it once, and a second start prints nothing', async () => {
     const first = await start();
@@ -87,7 +93,7 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
     expect(await again.server.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(adminKey)).execute()).toEqual([{ id: row.id }]);
   });
 
-  it('the database files are 0600 and the repositories 0700 whatever the umask or the data directory\'s mode, and a start narrows wider ones', async () => {
+  it("the database files are 0600 and the repositories 0700 whatever the umask or the data directory's mode, and a start narrows wider ones", async () => {
     const umask = process.umask(0o022);
     try {
       fs.chmodSync(env.dataDir, 0o755);
@@ -132,13 +138,32 @@ describe('configuration', () => {
   };
 
   it('has working defaults', () => {
-    expect(loadConfig({})).toMatchObject({ port: 8443, host: '127.0.0.1', databaseUrl: null, adminApiKey: null, baseDomain: null, logLevel: 'info', adminEmail: 'admin@localhost', rateLimitPerMinute: 1200 });
-    expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({ port: 0, baseDomain: 'mapi.example.com' });
+    expect(loadConfig({})).toMatchObject({
+      port: 8443,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      adminApiKey: null,
+      baseDomain: null,
+      logLevel: 'info',
+      adminEmail: 'admin@localhost',
+      rateLimitPerMinute: 1200,
+    });
+    expect(loadConfig({ PORT: '0', BASE_DOMAIN: ' Mapi.Example.COM ', ADMIN_API_KEY: 'mapi_' + 'a'.repeat(40) })).toMatchObject({
+      port: 0,
+      baseDomain: 'mapi.example.com',
+    });
   });
 
   it('timeouts and limits have safe defaults, and none can be turned off by a zero', () => {
-    expect(loadConfig({})).toMatchObject({ rateLimitPerIpPerMinute: 60, redisUrl: null, timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000, drainMs: 10_000 } });
-    expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({ redisUrl: 'rediss://cache.internal:6380/2', timeouts: { bodyMs: 600_000 } });
+    expect(loadConfig({})).toMatchObject({
+      rateLimitPerIpPerMinute: 60,
+      redisUrl: null,
+      timeouts: { headersMs: 10_000, bodyMs: 30_000, keepAliveMs: 72_000, drainMs: 10_000 },
+    });
+    expect(loadConfig({ REDIS_URL: 'rediss://cache.internal:6380/2', BODY_TIMEOUT_MS: '600000' })).toMatchObject({
+      redisUrl: 'rediss://cache.internal:6380/2',
+      timeouts: { bodyMs: 600_000 },
+    });
   });
 
   it('runtimes default to child processes on loopback with the documented timings; bad values are named', () => {
@@ -157,22 +182,33 @@ describe('configuration', () => {
       queries: { timeoutMs: 30_000, maxRows: 50_000, maxResultBytes: 52_428_800, cacheTtlMs: 10_000, continueWaitMs: 5_000 },
     });
     expect(problemsOf({ RUNTIME_DRIVER: 'docker' })).toEqual([expect.stringMatching(/^RUNTIME_DRIVER must be "process"/)]);
-    expect(problemsOf({ RUNTIME_TICK_MS: '5000', RUNTIME_LEASE_MS: '10000' })).toEqual([expect.stringMatching(/^RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS/)]);
+    expect(problemsOf({ RUNTIME_TICK_MS: '5000', RUNTIME_LEASE_MS: '10000' })).toEqual([
+      expect.stringMatching(/^RUNTIME_LEASE_MS must be at least three times RUNTIME_TICK_MS/),
+    ]);
     expect(problemsOf({ RUNTIME_LOG_LINES: '10' })).toEqual([expect.stringMatching(/^RUNTIME_LOG_LINES must be/)]);
     // The server's own database is never a data source.
-    expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv/mapi' })).toEqual([expect.stringMatching(/^DATASOURCES_DIR must not hold the server's own database/)]);
+    expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv/mapi' })).toEqual([
+      expect.stringMatching(/^DATASOURCES_DIR must not hold the server's own database/),
+    ]);
     expect(problemsOf({ DATA_DIR: '/srv/mapi', DATASOURCES_DIR: '/srv' })).toHaveLength(1);
   });
 
   it('DATASOURCES_ALLOW_SOCKETS: off unless "true"; anything but true or false is named', () => {
     expect(loadConfig({ DATASOURCES_ALLOW_SOCKETS: 'TRUE' }).runtime.allowSocketSources).toBe(true);
     expect(loadConfig({ DATASOURCES_ALLOW_SOCKETS: 'false' }).runtime.allowSocketSources).toBe(false);
-    expect(problemsOf({ DATASOURCES_ALLOW_SOCKETS: 'yes' })).toEqual(['DATASOURCES_ALLOW_SOCKETS must be "true" (allow a Unix socket or host=/hostaddr= in DB_URL) or "false", got "yes"']);
+    expect(problemsOf({ DATASOURCES_ALLOW_SOCKETS: 'yes' })).toEqual([
+      'DATASOURCES_ALLOW_SOCKETS must be "true" (allow a Unix socket or host=/hostaddr= in DB_URL) or "false", got "yes"',
+    ]);
   });
 
   it('Python analysis runs within a time and a memory limit, from a small pool; bad values are named', () => {
     expect(loadConfig({}).python).toEqual({ poolSize: 2, concurrency: 2, queueLimit: 32, timeoutMs: 10_000, memoryMb: 256, cacheMs: 60_000 });
-    expect(loadConfig({ PYTHON_POOL_SIZE: '0', PYTHON_TIMEOUT_MS: '2000', PYTHON_MEMORY_MB: '512', PYTHON_CACHE_MS: '0' }).python).toMatchObject({ poolSize: 0, timeoutMs: 2_000, memoryMb: 512, cacheMs: 0 });
+    expect(loadConfig({ PYTHON_POOL_SIZE: '0', PYTHON_TIMEOUT_MS: '2000', PYTHON_MEMORY_MB: '512', PYTHON_CACHE_MS: '0' }).python).toMatchObject({
+      poolSize: 0,
+      timeoutMs: 2_000,
+      memoryMb: 512,
+      cacheMs: 0,
+    });
     expect(problemsOf({ PYTHON_MEMORY_MB: '16' })).toEqual([expect.stringMatching(/^PYTHON_MEMORY_MB must be a number of megabytes from 64/)]);
     expect(problemsOf({ PYTHON_CONCURRENCY: '0' })).toEqual([expect.stringMatching(/^PYTHON_CONCURRENCY must be/)]);
     expect(problemsOf({ PYTHON_QUEUE_LIMIT: 'lots' })).toEqual([expect.stringMatching(/^PYTHON_QUEUE_LIMIT must be a number of waiting runs/)]);
@@ -289,7 +325,10 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
       expect(first.adminKeys).toBe('first-start');
       expect(await issueFirstAdminKey(store, first.tenant.id, first.admin.id)).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
       expect((await bootstrapDefaultTenant(store, 'admin@localhost', null)).adminKeys).toBe('usable');
-      await store.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).execute();
+      await store.db
+        .updateTable('api_keys')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .execute();
       const second = await bootstrapDefaultTenant(store, 'admin@localhost', null);
       expect(second.adminKeys).toBe('none-usable');
       expect(await issueFirstAdminKey(store, second.tenant.id, second.admin.id)).toBeNull();
@@ -307,7 +346,15 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
       const { insertUser } = await import('../src/areas/users/users.store.js');
       const at = new Date().toISOString();
       const tenant = await store.db.selectFrom('tenants').select('id').executeTakeFirstOrThrow();
-      const viewer = await insertUser(store.db, { tenant_id: tenant.id, email: 'viewer@example.com', first_name: null, role: 'VIEWER', deactivated_at: null, created_at: at, updated_at: at });
+      const viewer = await insertUser(store.db, {
+        tenant_id: tenant.id,
+        email: 'viewer@example.com',
+        first_name: null,
+        role: 'VIEWER',
+        deactivated_at: null,
+        created_at: at,
+        updated_at: at,
+      });
       const theirs = generateApiKey();
       await insertKey(store.db, { tenantId: tenant.id, userId: viewer.id, name: 'theirs', key: theirs, source: 'api', createdAt: at });
       const before = await counts(store);
@@ -385,7 +432,9 @@ describe.each(DIALECTS)('first start (%s)', (dialect) => {
       fs.writeFileSync(path.join(fresh.dataDir, 'one.crt'), one.cert);
       fs.writeFileSync(path.join(fresh.dataDir, 'other.key'), other.key);
       const config = fresh.config({ TLS_CERT: path.join(fresh.dataDir, 'one.crt'), TLS_KEY: path.join(fresh.dataDir, 'other.key') });
-      await expect(startServer(config, () => undefined)).rejects.toThrow(/^TLS_CERT \(.*one\.crt\) and TLS_KEY \(.*other\.key\) are not a usable certificate and private key/);
+      await expect(startServer(config, () => undefined)).rejects.toThrow(
+        /^TLS_CERT \(.*one\.crt\) and TLS_KEY \(.*other\.key\) are not a usable certificate and private key/,
+      );
       const store = storeFor(fresh.config());
       try {
         await migrate(store);

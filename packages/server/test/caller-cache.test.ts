@@ -68,7 +68,14 @@ describe.each(DIALECTS)('the caller cache answers the very next request after a 
   it('a policy granted or removed on one process applies to the next request on the other', async () => {
     // Twice: the second answer comes from B's cache of the key and the (empty) grants.
     for (let i = 0; i < 2; i++) expect((await b.get(workbookUrl, key)).status).toBe(403);
-    const policy = ok(await a.post('/api/v1/policies', { principal: { type: 'USER', id: userId }, resource: { type: 'DEPLOYMENT', id: deploymentId }, access: 'VIEW' }, adminKey), 201);
+    const policy = ok(
+      await a.post(
+        '/api/v1/policies',
+        { principal: { type: 'USER', id: userId }, resource: { type: 'DEPLOYMENT', id: deploymentId }, access: 'VIEW' },
+        adminKey,
+      ),
+      201,
+    );
     for (let i = 0; i < 2; i++) ok(await b.get(workbookUrl, key));
     ok(await a.del(`/api/v1/policies/${policy.id}`, adminKey), 204);
     expect((await b.get(workbookUrl, key)).status).toBe(403);
@@ -76,7 +83,14 @@ describe.each(DIALECTS)('the caller cache answers the very next request after a 
 
   it('a group membership added or removed on one process applies to the next request on the other', async () => {
     const group = ok(await a.post('/api/v1/groups', { name: 'cached readers' }, adminKey), 201);
-    ok(await a.post('/api/v1/policies', { principal: { type: 'GROUP', id: group.id }, resource: { type: 'DEPLOYMENT', id: deploymentId }, access: 'VIEW' }, adminKey), 201);
+    ok(
+      await a.post(
+        '/api/v1/policies',
+        { principal: { type: 'GROUP', id: group.id }, resource: { type: 'DEPLOYMENT', id: deploymentId }, access: 'VIEW' },
+        adminKey,
+      ),
+      201,
+    );
     for (let i = 0; i < 2; i++) expect((await b.get(workbookUrl, key)).status).toBe(403);
     ok(await a.post(`/api/v1/groups/${group.id}/members`, { userIds: [userId] }, adminKey));
     for (let i = 0; i < 2; i++) ok(await b.get(workbookUrl, key));
@@ -172,7 +186,8 @@ describe.each(DIALECTS)('the caller cache sees user attributes written directly 
     const cache = new TenantCache(db());
     // What the data API does on each request: the tenant's snapshot, then the caller's context through it.
     const attributes = async () => (await securityContextOf(db(), t.tenantId, userId, {}, await cache.snapshot(t.tenantId))).userAttributes;
-    const version = async () => Number((await db().selectFrom('tenants').select('auth_version').where('id', '=', t.tenantId).executeTakeFirstOrThrow()).auth_version);
+    const version = async () =>
+      Number((await db().selectFrom('tenants').select('auth_version').where('id', '=', t.tenantId).executeTakeFirstOrThrow()).auth_version);
     const at = new Date().toISOString();
     const value = () => db().updateTable('user_attribute_values').where('user_id', '=', userId);
 
@@ -183,7 +198,10 @@ describe.each(DIALECTS)('the caller cache sees user attributes written directly 
       .returning('id')
       .executeTakeFirstOrThrow();
     for (let i = 0; i < 2; i++) expect(await attributes()).toEqual({ region: 'EU' });
-    await db().insertInto('user_attribute_values').values({ tenant_id: t.tenantId, user_id: userId, attribute_id: id, value: '"US"', updated_at: at }).execute();
+    await db()
+      .insertInto('user_attribute_values')
+      .values({ tenant_id: t.tenantId, user_id: userId, attribute_id: id, value: '"US"', updated_at: at })
+      .execute();
     expect(await attributes()).toEqual({ region: 'US' });
     await value().set({ value: '"APAC"' }).execute();
     expect(await attributes()).toEqual({ region: 'APAC' });

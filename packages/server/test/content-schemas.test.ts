@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  contentSchemas,
-  normalizeDashboard,
-  normalizeDashboardConfig,
-  type Dashboard,
-  type DashboardConfig,
-} from '../src/areas/workspace/content.schemas.js';
+import { contentSchemas, normalizeDashboard, normalizeDashboardConfig, type Dashboard, type DashboardConfig } from '../src/areas/workspace/content.schemas.js';
 import { fieldErrors, installValidators } from '../src/http/validation.js';
 
 type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };

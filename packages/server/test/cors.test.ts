@@ -68,7 +68,10 @@ describe.each(STORE_INDEPENDENT)('CORS for browser clients [%s]', (dialect) => {
 
 describe('CORS_ORIGINS configuration', () => {
   it('reads a comma-separated list of origins, or *', () => {
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:5173',
+    ]);
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
     expect(loadConfig({}).corsOrigins).toEqual([]);
   });

@@ -42,7 +42,14 @@ describe.runIf(process.env.DATABASE_URL)('Continue wait (postgres data source)',
       void (async () => {
         let text = '';
         for await (const chunk of req) text += String(chunk);
-        const answer = await handle({ method: req.method ?? 'GET', path: url.pathname.replace(/^\/cubejs-api/, ''), search: url.search.slice(1), privateMeta: false, security: NOBODY, body: async () => JSON.parse(text) });
+        const answer = await handle({
+          method: req.method ?? 'GET',
+          path: url.pathname.replace(/^\/cubejs-api/, ''),
+          search: url.search.slice(1),
+          privateMeta: false,
+          security: NOBODY,
+          body: async () => JSON.parse(text),
+        });
         seen.push(answer.text);
         res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.text);
       })();
@@ -70,7 +77,10 @@ describe.runIf(process.env.DATABASE_URL)('Continue wait (postgres data source)',
 
   it('Cube’s client polls through Continue wait to the answer', async () => {
     seen.length = 0;
-    const resultSet = await cube('token', { apiUrl: `${origin}/cubejs-api/v1` }).load({ measures: ['slow.count'], filters: [{ member: 'slow.id', operator: 'gt', values: ['2'] }] });
+    const resultSet = await cube('token', { apiUrl: `${origin}/cubejs-api/v1` }).load({
+      measures: ['slow.count'],
+      filters: [{ member: 'slow.id', operator: 'gt', values: ['2'] }],
+    });
     expect(resultSet.tablePivot()).toEqual([{ 'slow.count': 3 }]);
     expect(seen.filter((text) => text === '{"error":"Continue wait"}').length).toBeGreaterThan(0);
   });

@@ -14,10 +14,10 @@ import { LINE_ITEMS, SHOP_MODEL, shopArtifact, shopSource, type ShopSource } fro
  */
 
 // line_items.id becomes a primary key without `public: true`; line_items.product private.
-const MODEL = SHOP_MODEL.replace("  - name: line_items\n    sql_table: line_items\n    dimensions:\n      - { name: id, sql: id, type: number, primary_key: true, public: true }\n", '  - name: line_items\n    sql_table: line_items\n    dimensions:\n      - { name: id, sql: id, type: number, primary_key: true }\n').replace(
-  '      - { name: product, sql: product, type: string }',
-  '      - { name: product, sql: product, type: string, public: false }',
-);
+const MODEL = SHOP_MODEL.replace(
+  '  - name: line_items\n    sql_table: line_items\n    dimensions:\n      - { name: id, sql: id, type: number, primary_key: true, public: true }\n',
+  '  - name: line_items\n    sql_table: line_items\n    dimensions:\n      - { name: id, sql: id, type: number, primary_key: true }\n',
+).replace('      - { name: product, sql: product, type: string }', '      - { name: product, sql: product, type: string, public: false }');
 
 for (const dialect of DIALECTS) {
   describe(`hidden members in /v1/load (${dialect})`, () => {
@@ -32,20 +32,38 @@ for (const dialect of DIALECTS) {
       expect(MODEL).not.toBe(SHOP_MODEL);
       expect(MODEL).not.toContain('{ name: product, sql: product, type: string }');
       shop = await shopSource(dialect);
-      handle = restApi(shopArtifact(MODEL), new QueryEngine(shopArtifact(MODEL), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 }), { continueWaitMs: 10_000, dbType: dialect });
+      handle = restApi(shopArtifact(MODEL), new QueryEngine(shopArtifact(MODEL), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 }), {
+        continueWaitMs: 10_000,
+        dbType: dialect,
+      });
     });
     afterAll(() => shop.close());
 
     it('a hidden member among the measures, dimensions or time dimensions is refused in Cube’s words; as a filter or an order it is not', async () => {
-      for (const query of [{ dimensions: ['line_items.id'] }, { measures: ['line_items.count'], dimensions: ['line_items.product'] }, [{ dimensions: ['line_items.id'] }]]) {
+      for (const query of [
+        { dimensions: ['line_items.id'] },
+        { measures: ['line_items.count'], dimensions: ['line_items.product'] },
+        [{ dimensions: ['line_items.id'] }],
+      ]) {
         const answer = await load(query);
         expect(answer.status).toBe(400);
         expect(answer.body.type).toBe('UserError');
-        expect(answer.body.error).toMatch(/^You requested hidden member: 'line_items\.(id|product)'\. Please make it visible using `public: true`\. Please note primaryKey fields are `public: false` by default/);
+        expect(answer.body.error).toMatch(
+          /^You requested hidden member: 'line_items\.(id|product)'\. Please make it visible using `public: true`\. Please note primaryKey fields are `public: false` by default/,
+        );
       }
-      const filtered = await load({ measures: ['line_items.quantity'], filters: [{ member: 'line_items.product', operator: 'equals', values: ['pen'] }, { member: 'line_items.id', operator: 'gt', values: ['0'] }], order: { 'line_items.id': 'asc' } });
+      const filtered = await load({
+        measures: ['line_items.quantity'],
+        filters: [
+          { member: 'line_items.product', operator: 'equals', values: ['pen'] },
+          { member: 'line_items.id', operator: 'gt', values: ['0'] },
+        ],
+        order: { 'line_items.id': 'asc' },
+      });
       expect(filtered.status).toBe(200);
-      expect(filtered.body.data).toEqual([{ 'line_items.quantity': LINE_ITEMS.filter(([, , p]) => p === 'pen').reduce((sum, l) => sum + (l[3] as number), 0) }]);
+      expect(filtered.body.data).toEqual([
+        { 'line_items.quantity': LINE_ITEMS.filter(([, , p]) => p === 'pen').reduce((sum, l) => sum + (l[3] as number), 0) },
+      ]);
       // An unknown member is the compiler's to name, not hidden.
       expect((await load({ dimensions: ['line_items.nope'] })).body.error).toMatch(/no member "nope"/);
       // A public primary key (orders.id says `public: true`) is a column like any other.

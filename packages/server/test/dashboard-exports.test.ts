@@ -80,7 +80,11 @@ for (const dialect of DIALECTS) {
       const body = res.json() as Json;
       expect(Object.keys(body).sort()).toEqual(['expiresAt', 'jobId']);
       expect(Date.parse(body.expiresAt as string)).toBe(clock + 5 * 60_000);
-      expect(await statusWhere(body.jobId as string, shop.eu.key, { status: 'completed' })).toEqual({ status: 'completed', progress: 100, contentType: 'image/png' });
+      expect(await statusWhere(body.jobId as string, shop.eu.key, { status: 'completed' })).toEqual({
+        status: 'completed',
+        progress: 100,
+        contentType: 'image/png',
+      });
       const file = await download(body.jobId as string, shop.eu.key);
       expect(file.headers['content-type']).toBe('image/png');
       expect(file.headers['content-disposition']).toMatch(/^attachment; filename="dashboard\.png"/);
@@ -95,17 +99,29 @@ for (const dialect of DIALECTS) {
       expect(eu).toContain(DASHBOARD_TITLE);
       expect(eu).toContain('180');
       expect(eu).toContain('Ada');
-      const us = await pdfText(await completed(await started({ format: 'pdf', dashboardPublicId: shop.publicId, filters: [{ member: 'orders.status', operator: 'equals', value: ['completed'] }] }, shop.us.key), shop.us.key));
+      const us = await pdfText(
+        await completed(
+          await started(
+            { format: 'pdf', dashboardPublicId: shop.publicId, filters: [{ member: 'orders.status', operator: 'equals', value: ['completed'] }] },
+            shop.us.key,
+          ),
+          shop.us.key,
+        ),
+      );
       expect(us).toContain('Bo');
       expect(us).not.toContain('Ada');
       expect(us).toContain('orders.status equals completed');
     });
 
     it('renderAs (admin): another user’s rows, found by id or by email whatever its case; unknown or deactivated users are 404', async () => {
-      const asUs = await pdfText(await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', email: shop.us.email.toUpperCase() } })));
+      const asUs = await pdfText(
+        await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', email: shop.us.email.toUpperCase() } })),
+      );
       expect(asUs).toContain('Bo');
       expect(asUs).not.toContain('Ada');
-      const asEu = await pdfText(await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.eu.userId } })));
+      const asEu = await pdfText(
+        await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.eu.userId } })),
+      );
       expect(asEu).toContain('Ada');
       problem(await start({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.us.userId } }, shop.eu.key), 403, 'FORBIDDEN');
       problem(await start({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: 987_654 } }), 404, 'USER_NOT_FOUND');
@@ -119,15 +135,28 @@ for (const dialect of DIALECTS) {
     it('renderAs an embed user: 403 while the workbook is not shared with their embed tenant; 400 without an externalId', async () => {
       const subject = { type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-1', userAttributes: [{ name: 'region', value: 'US' }] };
       problem(await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: subject }), 403, 'FORBIDDEN');
-      problem(await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: { type: 'EMBED_USER', embedTenantName: 'acme' } }), 400, 'VALIDATION_FAILED');
+      problem(
+        await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: { type: 'EMBED_USER', embedTenantName: 'acme' } }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('renderAs an embed user of a tenant the workbook is shared with: the render uses the attributes sent, for this render only', async () => {
       const provision = await shop.t.request({ method: 'POST', url: '/api/v1/embed-tenants/globex/user', body: { externalId: 'seed' } });
       expect(provision.statusCode, provision.body).toBe(200);
-      const share = await shop.t.request({ method: 'PUT', url: `/api/v1/deployments/${shop.deploymentId}/workbooks/${shop.workbookId}/embed-access`, body: { embedTenantName: 'globex', action: 'read' } });
+      const share = await shop.t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${shop.deploymentId}/workbooks/${shop.workbookId}/embed-access`,
+        body: { embedTenantName: 'globex', action: 'read' },
+      });
       expect(share.statusCode, share.body).toBe(200);
-      const subject = (region: string) => ({ type: 'EMBED_USER', embedTenantName: 'Globex', externalId: 'viewer-1', userAttributes: [{ name: 'region', value: region }] });
+      const subject = (region: string) => ({
+        type: 'EMBED_USER',
+        embedTenantName: 'Globex',
+        externalId: 'viewer-1',
+        userAttributes: [{ name: 'region', value: region }],
+      });
       const us = await pdfText(await completed(await started({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: subject('US') })));
       expect(us).toContain('Bo');
       expect(us).not.toContain('Ada');
@@ -158,12 +187,24 @@ for (const dialect of DIALECTS) {
       problem(await start({ format: 'png' }), 400, 'VALIDATION_FAILED');
       problem(await start({ format: 'png', dashboardId: shop.dashboardId, dashboardPublicId: shop.publicId }), 400, 'VALIDATION_FAILED');
       problem(await start({ format: 'jpeg', dashboardId: shop.dashboardId }), 400, 'VALIDATION_FAILED');
-      problem(await start({ format: 'png', dashboardId: shop.dashboardId, filters: [{ member: 'status', operator: 'equals', value: 'x' }] }), 400, 'VALIDATION_FAILED');
+      problem(
+        await start({ format: 'png', dashboardId: shop.dashboardId, filters: [{ member: 'status', operator: 'equals', value: 'x' }] }),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(await start({ format: 'png', dashboardId: 987_654 }), 404, 'DASHBOARD_NOT_FOUND');
       problem(await start({ format: 'png', dashboardPublicId: 'no-such-dashboard' }), 404, 'DASHBOARD_NOT_FOUND');
       const other = await shop.t.deployment('other');
-      problem(await shop.t.request({ method: 'POST', url: `/api/v1/deployments/${other}/dashboard-exports`, body: { format: 'png', dashboardId: shop.dashboardId } }), 404, 'DASHBOARD_NOT_FOUND');
-      problem(await shop.t.request({ method: 'POST', url: '/api/v1/deployments/987654/dashboard-exports', body: { format: 'png', dashboardId: shop.dashboardId } }), 404, 'DEPLOYMENT_NOT_FOUND');
+      problem(
+        await shop.t.request({ method: 'POST', url: `/api/v1/deployments/${other}/dashboard-exports`, body: { format: 'png', dashboardId: shop.dashboardId } }),
+        404,
+        'DASHBOARD_NOT_FOUND',
+      );
+      problem(
+        await shop.t.request({ method: 'POST', url: '/api/v1/deployments/987654/dashboard-exports', body: { format: 'png', dashboardId: shop.dashboardId } }),
+        404,
+        'DEPLOYMENT_NOT_FOUND',
+      );
     });
 
     it('a job is visible to its submitter only: anyone else, an admin included, gets 404 on its status and download', async () => {
@@ -197,7 +238,11 @@ for (const dialect of DIALECTS) {
       renderer.renderDashboard = () => Promise.reject(new Error('The production runtime stopped answering.'));
       try {
         const jobId = await started({ format: 'png', dashboardId: shop.dashboardId }, shop.eu.key);
-        expect(await statusWhere(jobId, shop.eu.key, { status: 'failed' })).toEqual({ status: 'failed', progress: null, error: 'The production runtime stopped answering.' });
+        expect(await statusWhere(jobId, shop.eu.key, { status: 'failed' })).toEqual({
+          status: 'failed',
+          progress: null,
+          error: 'The production runtime stopped answering.',
+        });
         expect(problem(await download(jobId, shop.eu.key), 422, 'DASHBOARD_EXPORT_FAILED').detail).toContain('stopped answering');
       } finally {
         renderer.renderDashboard = original;
@@ -213,7 +258,11 @@ for (const dialect of DIALECTS) {
         problem(refused, 429, 'DASHBOARD_EXPORT_LIMIT');
         expect(refused.headers['retry-after']).toBeDefined();
         // The limit counts whom the render is as: an admin rendering as the EU analyst is refused too.
-        problem(await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.eu.userId } }), 429, 'DASHBOARD_EXPORT_LIMIT');
+        problem(
+          await start({ format: 'png', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.eu.userId } }),
+          429,
+          'DASHBOARD_EXPORT_LIMIT',
+        );
         jobs.push(await started({ format: 'png', dashboardId: shop.dashboardId }, shop.us.key));
       } finally {
         release();
@@ -237,7 +286,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('403 while restrictDataDownload is on (set by admins on PUT /api/v1/tenant/app-config), for renders as others too', async () => {
-      problem(await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', key: shop.eu.key, body: { restrictDataDownload: true } }), 403, 'FORBIDDEN');
+      problem(
+        await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', key: shop.eu.key, body: { restrictDataDownload: true } }),
+        403,
+        'FORBIDDEN',
+      );
       problem(await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { restrictDataDownload: 'yes' } }), 400, 'VALIDATION_FAILED');
       const on = await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { restrictDataDownload: true } });
       expect(on.statusCode, on.body).toBe(200);
@@ -245,7 +298,11 @@ for (const dialect of DIALECTS) {
       expect(((await shop.t.request({ url: '/api/v1/app-config', key: shop.eu.key })).json() as Json).restrictDataDownload).toBe(true);
       try {
         problem(await start({ format: 'png', dashboardId: shop.dashboardId }, shop.eu.key), 403, 'DATA_DOWNLOAD_RESTRICTED');
-        problem(await start({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.us.userId } }), 403, 'DATA_DOWNLOAD_RESTRICTED');
+        problem(
+          await start({ format: 'pdf', dashboardId: shop.dashboardId, renderAs: { type: 'USER', userId: shop.us.userId } }),
+          403,
+          'DATA_DOWNLOAD_RESTRICTED',
+        );
       } finally {
         const off = await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { restrictDataDownload: null } });
         expect((off.json() as Json).restrictDataDownload).toBe(false);

@@ -50,8 +50,16 @@ describe('print layout: A4 pages split between widget rows', () => {
   });
 
   it('each printed page holds as much as fits and ends at the last clean break inside it; a widget taller than a page is cut', () => {
-    expect(printSlices(1000, 400, [150, 350, 380, 700])).toEqual([[0, 380], [380, 700], [700, 1000]]);
-    expect(printSlices(1000, 400, [])).toEqual([[0, 400], [400, 800], [800, 1000]]);
+    expect(printSlices(1000, 400, [150, 350, 380, 700])).toEqual([
+      [0, 380],
+      [380, 700],
+      [700, 1000],
+    ]);
+    expect(printSlices(1000, 400, [])).toEqual([
+      [0, 400],
+      [400, 800],
+      [800, 1000],
+    ]);
     expect(printSlices(300, 400, [100])).toEqual([[0, 300]]);
   });
 
@@ -167,10 +175,18 @@ for (const dialect of DIALECTS) {
 
 describe('dashboard controls on a report’s query', () => {
   it('leaves reports of other sources alone, and never changes the stored query', () => {
-    const query = { measures: ['orders.count'], dimensions: ['orders.status'], order: [['orders.status', 'asc']], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }] };
+    const query = {
+      measures: ['orders.count'],
+      dimensions: ['orders.status'],
+      order: [['orders.status', 'asc']],
+      timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }],
+    };
     const copy = structuredClone(query);
     const out = applyControls(query, {
-      filters: [{ member: 'customers.region', operator: 'equals', value: ['EU'] }, { member: 'orders.status', operator: 'is_not_null' }],
+      filters: [
+        { member: 'customers.region', operator: 'equals', value: ['EU'] },
+        { member: 'orders.status', operator: 'is_not_null' },
+      ],
       timeGrains: [{ member: 'orders.created_at', grain: 'week' }],
       memberSwitchers: [{ member: 'orders.status', selected: 'size' }],
     });
@@ -204,10 +220,23 @@ describe('a report’s own Vega-Lite spec', () => {
           ],
         },
       };
-      const chart = await chartSvg({ rows: [{ region: 'EU', count: 3 }, { region: 'US', count: 1 }], annotation: {} }, spec, 300, 200);
+      const chart = await chartSvg(
+        {
+          rows: [
+            { region: 'EU', count: 3 },
+            { region: 'US', count: 1 },
+          ],
+          annotation: {},
+        },
+        spec,
+        300,
+        200,
+      );
       expect(chart?.svg).toContain('EU');
       expect(chart?.svg).toMatch(/class="mark-rect role-mark/);
-      const lookup = { vegaLite: { ...spec.vegaLite, transform: [{ lookup: 'region', from: { data: { url: `${url}/lookup.json` }, key: 'region', fields: ['name'] } }] } };
+      const lookup = {
+        vegaLite: { ...spec.vegaLite, transform: [{ lookup: 'region', from: { data: { url: `${url}/lookup.json` }, key: 'region', fields: ['name'] } }] },
+      };
       await expect(chartSvg({ rows: [{ region: 'EU', count: 3 }], annotation: {} }, lookup, 300, 200)).rejects.toThrow(/may not name other data/);
       expect(requests).toBe(0);
     } finally {

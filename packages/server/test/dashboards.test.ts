@@ -58,13 +58,19 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     t.request({ method: 'PUT', url: url(`/workbooks/${workbookId}/dashboard`, d), body: { dashboardDraft }, ...(key ? { key } : {}) });
   const publish = (workbookId: number, body?: unknown, key?: string, d = deploymentId) =>
     t.request({ method: 'POST', url: url(`/workbooks/${workbookId}/publish`, d), ...(body === undefined ? {} : { body }), ...(key ? { key } : {}) });
-  const versions = (workbookId: number, query = '', key?: string) => t.request({ url: url(`/workbooks/${workbookId}/dashboard/versions${query}`), ...(key ? { key } : {}) });
+  const versions = (workbookId: number, query = '', key?: string) =>
+    t.request({ url: url(`/workbooks/${workbookId}/dashboard/versions${query}`), ...(key ? { key } : {}) });
   const getWorkbook = (workbookId: number) => t.request({ url: url(`/workbooks/${workbookId}`) });
-  const patchEmbed = (publicId: string, body: unknown, key?: string) => t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${publicId}`, body, ...(key ? { key } : {}) });
+  const patchEmbed = (publicId: string, body: unknown, key?: string) =>
+    t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${publicId}`, body, ...(key ? { key } : {}) });
   const workbook = (name = `wb-${++seq}`, folderId: number | null = null) => ws.workbook(name, folderId);
   const report = async (name: string, sql = 'select 1') => {
     const id = await ws.report(name);
-    await t.store.db.updateTable('reports').set({ sql_query: sql, title: `${name} title` }).where('id', '=', id).execute();
+    await t.store.db
+      .updateTable('reports')
+      .set({ sql_query: sql, title: `${name} title` })
+      .where('id', '=', id)
+      .execute();
     return id;
   };
   const published = async (workbookId: number, body: unknown): Promise<Dashboard> => {
@@ -114,10 +120,25 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       const r2 = await report('Count');
       const config = { title: 'Sales', widgets: [chart('c1', r1), text('t1'), chart('c2', r2), chart('c3', r1)] };
       const d = await published(wb, { workbookId: wb, config });
-      expect(d).toMatchObject({ deploymentId, workbookId: wb, status: 'published', allowEmbed: false, versionNumber: 1, title: 'Sales', createdBy: t.admin.userId, config });
+      expect(d).toMatchObject({
+        deploymentId,
+        workbookId: wb,
+        status: 'published',
+        allowEmbed: false,
+        versionNumber: 1,
+        title: 'Sales',
+        createdBy: t.admin.userId,
+        config,
+      });
       expect(d.publicId).toMatch(/^[A-Za-z0-9_-]{22}$/);
       expect(d.reportSnapshots.map((s) => s.reportId)).toEqual([r1, r2]);
-      expect(d.reportSnapshots[0]).toMatchObject({ reportId: r1, versionNumber: 1, name: 'Revenue', title: 'Revenue title', sqlQuery: 'select sum(amount) from orders' });
+      expect(d.reportSnapshots[0]).toMatchObject({
+        reportId: r1,
+        versionNumber: 1,
+        name: 'Revenue',
+        title: 'Revenue title',
+        sqlQuery: 'select sum(amount) from orders',
+      });
       const shown = (await getWorkbook(wb)).json();
       expect(shown.dashboardPublished).toEqual(config);
       expect(shown.publishedDashboard).toEqual(d);
@@ -149,7 +170,9 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
 
     it('widget ids are required (at most 128 characters, unique) in a published config', async () => {
       const wb = await workbook();
-      expect(problem(await publish(wb, { config: { widgets: [text('a'), text()] } }), 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/config/widgets/1/id', message: 'is required to publish' }]);
+      expect(problem(await publish(wb, { config: { widgets: [text('a'), text()] } }), 400, 'VALIDATION_FAILED').errors).toEqual([
+        { pointer: '/body/config/widgets/1/id', message: 'is required to publish' },
+      ]);
       problem(await publish(wb, { config: { widgets: [text('y'.repeat(129))] } }), 400, 'VALIDATION_FAILED');
       problem(await publish(wb, { config: { widgets: [text('a'), text('a')] } }), 400, 'VALIDATION_FAILED');
       expect((await published(wb, { config: { widgets: [text('y'.repeat(128))] } })).versionNumber).toBe(1);
@@ -203,7 +226,9 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     it('a widget showing a report that does not exist in the deployment is a 400 naming the widget', async () => {
       const wb = await workbook();
       const elsewhere = await new WorkspaceFixtures(t, await t.deployment('other-reports')).report('Elsewhere');
-      expect(problem(await publish(wb, { config: { widgets: [chart('w9', elsewhere)] } }), 400, 'VALIDATION_FAILED').detail).toMatch(/Widget "w9" shows report \d+, which does not exist/);
+      expect(problem(await publish(wb, { config: { widgets: [chart('w9', elsewhere)] } }), 400, 'VALIDATION_FAILED').detail).toMatch(
+        /Widget "w9" shows report \d+, which does not exist/,
+      );
     });
 
     it('deleting a published workbook deletes its dashboard, versions and snapshots', async () => {
@@ -232,7 +257,10 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       let after: string | null = null;
       let pages = 0;
       do {
-        const page = (await versions(wb, `?first=2${after ? `&after=${after}` : ''}`)).json() as { items: Dashboard[]; pageInfo: { endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean } };
+        const page = (await versions(wb, `?first=2${after ? `&after=${after}` : ''}`)).json() as {
+          items: Dashboard[];
+          pageInfo: { endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+        };
         expect(page.pageInfo.hasPreviousPage).toBe(after !== null);
         seen.push(...page.items.map((v) => v.versionNumber));
         after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
@@ -299,7 +327,12 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     it('accepts `Authorization: Api-Key <key>` as well as Bearer (reference 0.1); other REST routes keep Bearer only', async () => {
       const wb = await workbook();
       const d = await published(wb, { config: { widgets: [] } });
-      const res = await t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${d.publicId}`, body: { allowEmbed: true }, headers: { authorization: `Api-Key ${t.admin.key}` } });
+      const res = await t.request({
+        method: 'PATCH',
+        url: `/api/v1/embed/dashboard/${d.publicId}`,
+        body: { allowEmbed: true },
+        headers: { authorization: `Api-Key ${t.admin.key}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
       problem(await t.request({ url: url(`/workbooks/${wb}`), headers: { authorization: `Api-Key ${t.admin.key}` } }), 401, 'UNAUTHENTICATED');
     });
@@ -378,7 +411,12 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
 
     it('a workbook never published is copied without a dashboard; a report deleted since publishing is copied from its snapshot', async () => {
       const plain = await workbook('Plain');
-      expect((await duplicate(plain)).json()).toMatchObject({ name: 'Copy of Plain', publishedDashboard: null, dashboardPublished: null, dashboardDraft: null });
+      expect((await duplicate(plain)).json()).toMatchObject({
+        name: 'Copy of Plain',
+        publishedDashboard: null,
+        dashboardPublished: null,
+        dashboardDraft: null,
+      });
       const wb = await workbook('Orphaned');
       const r = await report('Deleted later', 'select 3');
       await published(wb, { config: { widgets: [chart('c', r)] } });
@@ -407,7 +445,9 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: readable }, 'VIEW');
       await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: writable }, 'EDIT');
       // No EDIT on the root yet: the fallback is refused, and nothing is created.
-      expect(problem(await duplicate(inReadable, undefined, user.key), 403, 'FORBIDDEN').detail).toMatch(new RegExp(`beside the source with EDIT on folder ${readable}, otherwise to the workspace root`));
+      expect(problem(await duplicate(inReadable, undefined, user.key), 403, 'FORBIDDEN').detail).toMatch(
+        new RegExp(`beside the source with EDIT on folder ${readable}, otherwise to the workspace root`),
+      );
       expect((await duplicate(inWritable, undefined, user.key)).json()).toMatchObject({ folderId: writable, name: 'Copy of In writable' });
       expect((await duplicate(inReadable, { folderId: writable }, user.key)).json()).toMatchObject({ folderId: writable });
       // A source at the root: its copy goes to the root, which needs EDIT on the deployment.
@@ -458,7 +498,14 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       expect(found).toEqual(v2);
       expect(await findPublishedByPublicId(t.store.db, t.tenantId + 1000, v2.publicId)).toBeUndefined();
       expect(await findPublishedByPublicId(t.store.db, t.tenantId, 'nope')).toBeUndefined();
-      expect(await findByWorkbook(t.store.db, t.tenantId, wb)).toEqual({ id: v2.id, publicId: v2.publicId, tenantId: t.tenantId, deploymentId, workbookId: wb, allowEmbed: false });
+      expect(await findByWorkbook(t.store.db, t.tenantId, wb)).toEqual({
+        id: v2.id,
+        publicId: v2.publicId,
+        tenantId: t.tenantId,
+        deploymentId,
+        workbookId: wb,
+        allowEmbed: false,
+      });
       expect(await setAllowEmbed(t.store.db, t.tenantId, wb, true)).toMatchObject({ publicId: v2.publicId, allowEmbed: true });
       expect((await findPublishedByPublicId(t.store.db, t.tenantId, v2.publicId))?.allowEmbed).toBe(true);
       expect((await getWorkbook(wb)).json().publishedDashboard.allowEmbed).toBe(true);

@@ -87,11 +87,20 @@ for (const dialect of DIALECTS) {
         await c.end();
       }
     };
-    const wireError = (sql: string) => overWire((c) => c.query(sql).then(() => null, (e: pg.DatabaseError) => ({ code: e.code, message: e.message })));
+    const wireError = (sql: string) =>
+      overWire((c) =>
+        c.query(sql).then(
+          () => null,
+          (e: pg.DatabaseError) => ({ code: e.code, message: e.message }),
+        ),
+      );
 
     beforeAll(async () => {
       t = await TestApp.create(dialect, {
-        runtime: { ...FAST_RUNTIME, queries: { ...DEFAULT_RUNTIME_OPTIONS.queries, maxRows: MAX_ROWS, maxResultBytes: MAX_BYTES, timeoutMs: TIMEOUT_MS, cacheTtlMs: 0 } },
+        runtime: {
+          ...FAST_RUNTIME,
+          queries: { ...DEFAULT_RUNTIME_OPTIONS.queries, maxRows: MAX_ROWS, maxResultBytes: MAX_BYTES, timeoutMs: TIMEOUT_MS, cacheTtlMs: 0 },
+        },
         sqlApi: { port: 0, host: '127.0.0.1' },
       });
       port = t.app.sqlApi!.address()!.port;
@@ -100,8 +109,13 @@ for (const dialect of DIALECTS) {
       const first = await r.running(id);
       const build = `/build/api/v1/deployments/${id}`;
       expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
-      expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/limits.yml', content: MODEL }] } })).statusCode).toBe(200);
-      expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'Generated rows and a slow cube', exitDevMode: true } })).statusCode).toBe(200);
+      expect(
+        (await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/limits.yml', content: MODEL }] } }))
+          .statusCode,
+      ).toBe(200);
+      expect(
+        (await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'Generated rows and a slow cube', exitDevMode: true } })).statusCode,
+      ).toBe(200);
       await r.replaced(id, first.name);
       await r.logsWith(id, '3 cubes and 1 view');
       if (canStartSecondCluster()) {
@@ -109,10 +123,16 @@ for (const dialect of DIALECTS) {
         onPostgres = await r.create('limits on postgres');
         const firstPg = await r.running(onPostgres);
         const buildPg = `/build/api/v1/deployments/${onPostgres}`;
-        const vars = [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: warehouse.url }];
+        const vars = [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: warehouse.url },
+        ];
         expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${onPostgres}/env-vars`, body: { env_variables: vars } })).statusCode).toBe(200);
         expect((await t.request({ method: 'POST', url: `${buildPg}/dev-mode` })).statusCode).toBe(200);
-        expect((await t.request({ method: 'PUT', url: `${buildPg}/data-model/files`, body: { files: [{ path: 'model/cubes/sleepy.yml', content: PG_MODEL }] } })).statusCode).toBe(200);
+        expect(
+          (await t.request({ method: 'PUT', url: `${buildPg}/data-model/files`, body: { files: [{ path: 'model/cubes/sleepy.yml', content: PG_MODEL }] } }))
+            .statusCode,
+        ).toBe(200);
         expect((await t.request({ method: 'POST', url: `${buildPg}/commit`, body: { message: 'A sleepy cube', exitDevMode: true } })).statusCode).toBe(200);
         await r.replaced(onPostgres, firstPg.name);
         await r.logsWith(onPostgres, '3 cubes and 1 view');
@@ -140,7 +160,13 @@ for (const dialect of DIALECTS) {
           expect(res.statusCode, res.body).toBe(400);
           expect(res.json()).toEqual({ type: 'UserError', error: rowLimitError });
         }
-        const multi = await post('load', { queryType: 'multi', query: [{ ...rowsQuery, dimensions: ['numbers.n'], limit: 5 }, { ...rowsQuery, limit: MAX_ROWS + 1 }] });
+        const multi = await post('load', {
+          queryType: 'multi',
+          query: [
+            { ...rowsQuery, dimensions: ['numbers.n'], limit: 5 },
+            { ...rowsQuery, limit: MAX_ROWS + 1 },
+          ],
+        });
         expect(multi.statusCode, multi.body).toBe(400);
         expect((multi.json() as Json).error).toBe(rowLimitError);
       });
@@ -166,7 +192,10 @@ for (const dialect of DIALECTS) {
         const sql = await post('sql', { query: 'SELECT n FROM numbers GROUP BY 1 ORDER BY n' });
         expect(sql.statusCode, sql.body).toBe(200);
         expect((sql.json() as Json).data).toHaveLength(MAX_ROWS);
-        for (const res of [await post('cubesql', { query: `SELECT n FROM numbers GROUP BY 1 LIMIT ${MAX_ROWS + 1}` }), await post('sql', { query: `SELECT n FROM numbers GROUP BY 1 LIMIT ${MAX_ROWS + 1}` })]) {
+        for (const res of [
+          await post('cubesql', { query: `SELECT n FROM numbers GROUP BY 1 LIMIT ${MAX_ROWS + 1}` }),
+          await post('sql', { query: `SELECT n FROM numbers GROUP BY 1 LIMIT ${MAX_ROWS + 1}` }),
+        ]) {
           expect(res.statusCode, res.body).toBe(400);
           expect((res.json() as Json).error).toBe(rowLimitError);
         }
@@ -197,24 +226,51 @@ for (const dialect of DIALECTS) {
 
       it('/v1/load of several queries (compared ranges, a list): each under the limit, together over it, is a 400 naming the limit for the whole answer', async () => {
         // Twelve hourly rows of about 100 bytes: one under the limit, two over it.
-        const day = (d: string) => ({ measures: ['numbers.count'], timeDimensions: [{ dimension: 'numbers.at', granularity: 'hour', dateRange: [`${d}T00:00:00`, `${d}T11:59:59`] }], order: { 'numbers.at': 'asc' } });
+        const day = (d: string) => ({
+          measures: ['numbers.count'],
+          timeDimensions: [{ dimension: 'numbers.at', granularity: 'hour', dateRange: [`${d}T00:00:00`, `${d}T11:59:59`] }],
+          order: { 'numbers.at': 'asc' },
+        });
         const one = await post('load', { query: day('2026-01-01') });
         expect(one.statusCode, one.body).toBe(200);
         const bytes = bytesOf((one.json() as Json).data);
         expect(bytes).toBeLessThan(MAX_BYTES);
         expect(bytes * 2).toBeGreaterThan(MAX_BYTES);
-        const together = /^The 2 results are \d+(\.\d)? KiB in all, more than the 2\.0 KiB a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit\.$/;
+        const together =
+          /^The 2 results are \d+(\.\d)? KiB in all, more than the 2\.0 KiB a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit\.$/;
         const { dateRange: _range, ...td } = day('2026-01-01').timeDimensions[0]!;
-        const compared = await post('load', { queryType: 'multi', query: { ...day('2026-01-01'), timeDimensions: [{ ...td, compareDateRange: [['2026-01-01T00:00:00', '2026-01-01T11:59:59'], ['2026-01-02T00:00:00', '2026-01-02T11:59:59']] }] } });
+        const compared = await post('load', {
+          queryType: 'multi',
+          query: {
+            ...day('2026-01-01'),
+            timeDimensions: [
+              {
+                ...td,
+                compareDateRange: [
+                  ['2026-01-01T00:00:00', '2026-01-01T11:59:59'],
+                  ['2026-01-02T00:00:00', '2026-01-02T11:59:59'],
+                ],
+              },
+            ],
+          },
+        });
         expect(compared.statusCode, compared.body).toBe(400);
         expect((compared.json() as Json).error).toMatch(together);
         const blended = await get('load', [day('2026-01-01'), day('2026-01-02')]);
         expect(blended.statusCode, blended.body).toBe(400);
         // Without queryType=multi a list is refused before anything runs; with it, the sum is what counts.
-        const multi = await t.request({ url: `${base()}/load?queryType=multi&query=${encodeURIComponent(JSON.stringify([day('2026-01-01'), day('2026-01-02')]))}` });
+        const multi = await t.request({
+          url: `${base()}/load?queryType=multi&query=${encodeURIComponent(JSON.stringify([day('2026-01-01'), day('2026-01-02')]))}`,
+        });
         expect(multi.statusCode, multi.body).toBe(400);
         expect((multi.json() as Json).error).toMatch(together);
-        const fits = await post('load', { queryType: 'multi', query: [{ ...day('2026-01-01'), limit: 5 }, { ...day('2026-01-02'), limit: 5 }] });
+        const fits = await post('load', {
+          queryType: 'multi',
+          query: [
+            { ...day('2026-01-01'), limit: 5 },
+            { ...day('2026-01-02'), limit: 5 },
+          ],
+        });
         expect(fits.statusCode, fits.body).toBe(200);
         expect((fits.json() as Json).results).toHaveLength(2);
       });
@@ -267,29 +323,45 @@ for (const dialect of DIALECTS) {
 
       it('the SQL port: the statement is stopped with 57014 (query_canceled, as PostgreSQL stops one at its statement_timeout), and the session goes on', async () => {
         await overWire(async (c) => {
-          const error = await stopped(() => c.query('SELECT count FROM slow').then(() => null, (e: pg.DatabaseError) => e));
+          const error = await stopped(() =>
+            c.query('SELECT count FROM slow').then(
+              () => null,
+              (e: pg.DatabaseError) => e,
+            ),
+          );
           expect({ code: error?.code, message: error?.message }).toEqual({ code: '57014', message: TIMEOUT_ERROR });
           expect((await c.query('SELECT count FROM starter_orders')).rows).toEqual([{ count: '3' }]);
         });
       }, 60_000);
 
-      it.runIf(canStartSecondCluster())('a PostgreSQL data source stops the statement itself (statement_timeout): /v1/load, /v1/cubesql and /v1/sql with SQL answer the same 400, the SQL port 57014', async () => {
-        const before = await r.running(onPostgres);
-        for (const [route, query] of [['load', { measures: ['sleepy.count'] }], ['cubesql', 'SELECT count FROM sleepy'], ['sql', 'SELECT count FROM sleepy']] as const) {
-          const started = Date.now();
-          const res = await post(route, { query }, onPostgres);
-          expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
-          expect(res.statusCode, res.body).toBe(400);
-          expect(res.json()).toEqual({ type: 'QueryTimeout', error: TIMEOUT_ERROR });
-        }
-        await overWire(async (c) => {
-          const error = await c.query('SELECT count FROM sleepy').then(() => null, (e: pg.DatabaseError) => e);
-          expect({ code: error?.code, message: error?.message }).toEqual({ code: '57014', message: TIMEOUT_ERROR });
-          expect((await c.query('SELECT count FROM awake')).rows).toEqual([{ count: '1' }]);
-        }, onPostgres);
-        // The source ended the statement: the runtime was never stopped.
-        expect((await r.running(onPostgres)).restartCount).toBe(before.restartCount);
-      }, 60_000);
+      it.runIf(canStartSecondCluster())(
+        'a PostgreSQL data source stops the statement itself (statement_timeout): /v1/load, /v1/cubesql and /v1/sql with SQL answer the same 400, the SQL port 57014',
+        async () => {
+          const before = await r.running(onPostgres);
+          for (const [route, query] of [
+            ['load', { measures: ['sleepy.count'] }],
+            ['cubesql', 'SELECT count FROM sleepy'],
+            ['sql', 'SELECT count FROM sleepy'],
+          ] as const) {
+            const started = Date.now();
+            const res = await post(route, { query }, onPostgres);
+            expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+            expect(res.statusCode, res.body).toBe(400);
+            expect(res.json()).toEqual({ type: 'QueryTimeout', error: TIMEOUT_ERROR });
+          }
+          await overWire(async (c) => {
+            const error = await c.query('SELECT count FROM sleepy').then(
+              () => null,
+              (e: pg.DatabaseError) => e,
+            );
+            expect({ code: error?.code, message: error?.message }).toEqual({ code: '57014', message: TIMEOUT_ERROR });
+            expect((await c.query('SELECT count FROM awake')).rows).toEqual([{ count: '1' }]);
+          }, onPostgres);
+          // The source ended the statement: the runtime was never stopped.
+          expect((await r.running(onPostgres)).restartCount).toBe(before.restartCount);
+        },
+        60_000,
+      );
 
       it('/v1/sql of a JSON query and /v1/dry-run run nothing: the slow query is answered at once, the runtime untouched', async () => {
         const before = await r.running(id);

@@ -29,7 +29,8 @@ for (const dialect of DIALECTS) {
   describe(`a server killed during a build (${dialect})`, () => {
     const servers = killedServers(dialect);
     const { adminKey, ok } = servers;
-    const status = (server: ServerProcess, id: number, done: (s: Record<string, any>) => boolean, what: string) => servers.until(server, `/api/v1/deployments/${id}/build-status`, done, what);
+    const status = (server: ServerProcess, id: number, done: (s: Record<string, any>) => boolean, what: string) =>
+      servers.until(server, `/api/v1/deployments/${id}/build-status`, done, what);
 
     it('kill -9 mid-build: the next process runs the build again and it succeeds; it is never left building', async () => {
       const first = servers.first();
@@ -39,17 +40,32 @@ for (const dialect of DIALECTS) {
       // The big model lands on a shared branch with git itself, then is merged through the API.
       const repo = new Repository(path.join(servers.env().dataDir, 'repositories', `${id}.git`));
       const base = await repo.head('big');
-      const big = await repo.commit({ ref: 'refs/heads/big', expectedHead: base, changes: bigModel(), author: { name: 'Big', email: 'big@example.com' }, message: 'A big model' });
+      const big = await repo.commit({
+        ref: 'refs/heads/big',
+        expectedHead: base,
+        changes: bigModel(),
+        author: { name: 'Big', email: 'big@example.com' },
+        message: 'A big model',
+      });
       ok(await first.post(`/build/api/v1/deployments/${id}/merge-to-default`, { branchName: 'big', message: 'Ship the big model' }, adminKey), 'merge');
       const building = await status(first, id, (s) => s.lastHash === big && s.status !== 'queued', 'the big build to start');
       expect(building.status).toBe('building');
 
       const killedPid = first.child.pid;
       const second = await servers.killAndReplace(first);
-      const done = await status(second, id, (s) => s.buildJobId === building.buildJobId && (s.status === 'success' || s.status === 'failed'), 'the build to finish after the kill');
+      const done = await status(
+        second,
+        id,
+        (s) => s.buildJobId === building.buildJobId && (s.status === 'success' || s.status === 'failed'),
+        'the build to finish after the kill',
+      );
       expect(done.status).toBe('success');
       // Issue 39: the server that took the build over says so in its own log: which job, from which process, at which attempt.
-      expect(second.output()).toMatch(new RegExp(`took back data-model.build job ${building.buildJobId} \\(tenant \\d+\\) from [^,"]*:${killedPid}:[^,"]*, silent since [^,]*, at attempt 1 of \\d+; queued it again`));
+      expect(second.output()).toMatch(
+        new RegExp(
+          `took back data-model.build job ${building.buildJobId} \\(tenant \\d+\\) from [^,"]*:${killedPid}:[^,"]*, silent since [^,]*, at attempt 1 of \\d+; queued it again`,
+        ),
+      );
       const logs = ok(await second.get(`/api/v1/deployments/${id}/builds/${building.buildJobId}/logs?first=200`, adminKey), 'logs');
       // Both attempts wrote their first line: the killed one and the one that finished.
       expect(logs.items.filter((l: { line: string }) => l.line.startsWith('Building main at')).length).toBe(2);

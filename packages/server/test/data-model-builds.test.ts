@@ -11,7 +11,8 @@ import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
  * branch builds whenever it moves (not in deployMode cli); validate gives the same verdict.
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
 type Json = Record<string, any>;
 const FINAL = new Set(['success', 'failed']);
 
@@ -64,28 +65,57 @@ for (const dialect of DIALECTS) {
     it('a new deployment’s first build compiles the starter model, with commit, tree, timing and log lines', async () => {
       const id = await deployment('first build');
       const status = await built(id, head(id));
-      expect(status).toMatchObject({ deploymentId: id, branchName: 'main', mode: 'production', status: 'success', errorText: null, filesHash: git(dir(id), 'rev-parse', 'main^{tree}').trim() });
+      expect(status).toMatchObject({
+        deploymentId: id,
+        branchName: 'main',
+        mode: 'production',
+        status: 'success',
+        errorText: null,
+        filesHash: git(dir(id), 'rev-parse', 'main^{tree}').trim(),
+      });
       expect(Number.isInteger(status.buildJobId)).toBe(true);
       const build = await ok('GET', `/api/v1/deployments/${id}/builds/${status.buildJobId}`);
       expect(build).toMatchObject({ id: status.buildJobId, status: 'success', commit: head(id), cubesCount: 1, cause: 'creation of the deployment' });
       expect(Date.parse(build.finishedAt)).toBeGreaterThanOrEqual(Date.parse(build.startedAt));
       const logs = await ok('GET', `/api/v1/deployments/${id}/builds/${status.buildJobId}/logs`);
-      expect(logs.items.map((l: Json) => l.line)).toEqual([`Building main at ${head(id)}`, 'Read 1 model file', expect.stringMatching(/^Compiled 1 cube and 1 view in \d+ ms$/)]);
+      expect(logs.items.map((l: Json) => l.line)).toEqual([
+        `Building main at ${head(id)}`,
+        'Read 1 model file',
+        expect.stringMatching(/^Compiled 1 cube and 1 view in \d+ ms$/),
+      ]);
       const firstLine = await ok('GET', `/api/v1/deployments/${id}/builds/${status.buildJobId}/logs?first=1`);
-      expect((await ok('GET', `/api/v1/deployments/${id}/builds/${status.buildJobId}/logs?first=5&after=${firstLine.pageInfo.endCursor}`)).items).toHaveLength(2);
+      expect((await ok('GET', `/api/v1/deployments/${id}/builds/${status.buildJobId}/logs?first=5&after=${firstLine.pageInfo.endCursor}`)).items).toHaveLength(
+        2,
+      );
     });
 
     it('reports a branch nothing has built as building with “Branch is not active”, and an unknown branch with “Bad branch”', async () => {
       const id = await deployment('statuses');
       await ok('POST', `${base(id)}/branches`, { name: 'feature' });
-      expect(await ok('GET', `/api/v1/deployments/${id}/build-status?branchName=feature`)).toMatchObject({ branchName: 'feature', mode: 'dev_mode', status: 'building', errorText: 'Branch is not active', buildJobId: null, lastHash: head(id, 'feature') });
-      expect(await ok('GET', `/api/v1/deployments/${id}/build-status?branchName=nope`)).toMatchObject({ status: 'failed', errorText: 'Bad branch', lastHash: null });
+      expect(await ok('GET', `/api/v1/deployments/${id}/build-status?branchName=feature`)).toMatchObject({
+        branchName: 'feature',
+        mode: 'dev_mode',
+        status: 'building',
+        errorText: 'Branch is not active',
+        buildJobId: null,
+        lastHash: head(id, 'feature'),
+      });
+      expect(await ok('GET', `/api/v1/deployments/${id}/build-status?branchName=nope`)).toMatchObject({
+        status: 'failed',
+        errorText: 'Bad branch',
+        lastHash: null,
+      });
     });
 
     it('builds production whenever the deploy branch moves; a broken model fails with the file and line, in the status and the log', async () => {
       const id = await deployment('rebuilds');
       await built(id, head(id));
-      await change(id, [{ path: 'model/cubes/broken.yml', content: 'cubes:\n  - name: broken\n    sql_table: t\n    measures:\n      - name: total\n        type: summ\n        sql: amount\n' }]);
+      await change(id, [
+        {
+          path: 'model/cubes/broken.yml',
+          content: 'cubes:\n  - name: broken\n    sql_table: t\n    measures:\n      - name: total\n        type: summ\n        sql: amount\n',
+        },
+      ]);
       const failed = await built(id, head(id));
       expect(failed.status).toBe('failed');
       expect(failed.errorText).toMatch(/^1 error in the data model; the first: model\/cubes\/broken\.yml:6 .*summ/);
@@ -128,14 +158,23 @@ for (const dialect of DIALECTS) {
       await built(id, head(id));
       const gitDir = dir(id);
       // What a push leaves: a commit on main whose tree holds a 3 MiB blob (a few KiB in a pack).
-      const blob = execFileSync('git', [`--git-dir=${gitDir}`, 'hash-object', '-w', '--stdin'], { input: `# ${'a'.repeat(3 * 1024 * 1024)}\n`, encoding: 'utf8' }).trim();
+      const blob = execFileSync('git', [`--git-dir=${gitDir}`, 'hash-object', '-w', '--stdin'], {
+        input: `# ${'a'.repeat(3 * 1024 * 1024)}\n`,
+        encoding: 'utf8',
+      }).trim();
       const listing = git(gitDir, 'ls-tree', 'main^{tree}');
       const tree = execFileSync('git', [`--git-dir=${gitDir}`, 'mktree'], { input: `${listing}100644 blob ${blob}\thuge.yml\n`, encoding: 'utf8' }).trim();
       const who = { GIT_AUTHOR_NAME: 'Pat', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat', GIT_COMMITTER_EMAIL: 'pat@example.com' };
-      const commit = execFileSync('git', [`--git-dir=${gitDir}`, 'commit-tree', tree, '-p', head(id), '-m', 'huge'], { encoding: 'utf8', env: { ...process.env, HOME: '/nonexistent', ...who } }).trim();
+      const commit = execFileSync('git', [`--git-dir=${gitDir}`, 'commit-tree', tree, '-p', head(id), '-m', 'huge'], {
+        encoding: 'utf8',
+        env: { ...process.env, HOME: '/nonexistent', ...who },
+      }).trim();
       git(gitDir, 'update-ref', 'refs/heads/main', commit);
       const verdict = await ok('GET', `${base(id)}/data-model/validate`);
-      expect(verdict).toMatchObject({ valid: false, errors: [{ fileName: 'huge.yml', message: `The file is ${3 * 1024 * 1024 + 3} bytes; a model file may hold at most 1048576.` }] });
+      expect(verdict).toMatchObject({
+        valid: false,
+        errors: [{ fileName: 'huge.yml', message: `The file is ${3 * 1024 * 1024 + 3} bytes; a model file may hold at most 1048576.` }],
+      });
     });
 
     it('merge-to-default builds production; in deployMode cli neither commits nor merges do', async () => {
@@ -155,7 +194,12 @@ for (const dialect of DIALECTS) {
 
     it('builds only the files below deployProjectRoot', async () => {
       const id = await deployment('root');
-      await change(id, [{ path: 'analytics/cubes/orders.yml', content: 'cubes:\n  - name: orders\n    sql_table: orders\n    measures:\n      - name: count\n        type: count\n' }]);
+      await change(id, [
+        {
+          path: 'analytics/cubes/orders.yml',
+          content: 'cubes:\n  - name: orders\n    sql_table: orders\n    measures:\n      - name: count\n        type: count\n',
+        },
+      ]);
       expect((await built(id, head(id))).status).toBe('success');
       expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body: { deployProjectRoot: 'analytics' } })).statusCode).toBe(200);
       // Outside the root: never read.
@@ -173,7 +217,11 @@ for (const dialect of DIALECTS) {
       try {
         const build = await queuedBuild(id, 'test');
         // What the jobs service's sweep leaves when the process running the last attempt died.
-        await t.store.db.updateTable('jobs').set({ state: 'failed', error: DEAD_WORKER, finished_at: new Date().toISOString() }).where('id', '=', build.job_id ?? 0).execute();
+        await t.store.db
+          .updateTable('jobs')
+          .set({ state: 'failed', error: DEAD_WORKER, finished_at: new Date().toISOString() })
+          .where('id', '=', build.job_id ?? 0)
+          .execute();
         await t.store.db.updateTable('builds').set({ status: 'building' }).where('id', '=', build.id).execute();
         expect(await ok('GET', `/api/v1/deployments/${id}/build-status`)).toMatchObject({ buildJobId: build.id, status: 'failed', errorText: DEAD_WORKER });
       } finally {
@@ -189,7 +237,11 @@ for (const dialect of DIALECTS) {
       try {
         build = await queuedBuild(id, 'rerun');
         // What the sweep leaves when the process running the first attempt died: queued again, one attempt spent, the build half done.
-        await t.store.db.updateTable('jobs').set({ attempts: 1 }).where('id', '=', build.job_id ?? 0).execute();
+        await t.store.db
+          .updateTable('jobs')
+          .set({ attempts: 1 })
+          .where('id', '=', build.job_id ?? 0)
+          .execute();
         await t.store.db.updateTable('builds').set({ status: 'building', started_at: new Date().toISOString() }).where('id', '=', build.id).execute();
       } finally {
         await t.app.services.jobs.start();
@@ -202,9 +254,24 @@ for (const dialect of DIALECTS) {
     describe('validate (2.19)', () => {
       it('validates the deploy branch by default, and the dev-mode branch with its pending changes; an invalid model is a 200 with its errors', async () => {
         const id = await deployment('validate');
-        expect(await ok('GET', `${base(id)}/data-model/validate`)).toEqual({ deploymentId: id, branchName: 'main', mode: 'production', valid: true, errors: [], cubesCount: 1 });
+        expect(await ok('GET', `${base(id)}/data-model/validate`)).toEqual({
+          deploymentId: id,
+          branchName: 'main',
+          mode: 'production',
+          valid: true,
+          errors: [],
+          cubesCount: 1,
+        });
         const { branchName } = await ok('POST', `${base(id)}/dev-mode`);
-        await ok('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'model/cubes/bad.yml', content: 'cubes:\n  - name: bad\n    sql_table: t\n    joins:\n      - name: missing\n        sql: "{CUBE}.id = {missing.id}"\n        relationship: many_to_one\n' }] });
+        await ok('PUT', `${base(id)}/data-model/files`, {
+          files: [
+            {
+              path: 'model/cubes/bad.yml',
+              content:
+                'cubes:\n  - name: bad\n    sql_table: t\n    joins:\n      - name: missing\n        sql: "{CUBE}.id = {missing.id}"\n        relationship: many_to_one\n',
+            },
+          ],
+        });
         const verdict = await ok('GET', `${base(id)}/data-model/validate?devMode=true`);
         expect(verdict).toMatchObject({ deploymentId: id, branchName, mode: 'dev_mode', valid: false, cubesCount: 2 });
         expect(verdict.errors[0]).toMatchObject({ fileName: 'model/cubes/bad.yml', line: 5 });

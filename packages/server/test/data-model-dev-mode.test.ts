@@ -12,7 +12,8 @@ import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
  * branches and real merges. The repository is read with git itself.
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
 const STARTER = 'model/cubes/starter.yml';
 type Json = Record<string, any>;
 
@@ -23,7 +24,8 @@ for (const dialect of DIALECTS) {
     let dev: Caller;
     const base = (id: number) => `/build/api/v1/deployments/${id}`;
     const dir = (id: number) => path.join(repositoriesDir, `${id}.git`);
-    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, key: string = dev.key) => t.request({ method, url, key, ...(body === undefined ? {} : { body }) });
+    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, key: string = dev.key) =>
+      t.request({ method, url, key, ...(body === undefined ? {} : { body }) });
     const ok = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, key?: string): Promise<Json> => {
       const res = await call(method, url, body, key);
       if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
@@ -95,10 +97,18 @@ for (const dialect of DIALECTS) {
       it('writes only to a dev-… branch: none active is 400, the deploy branch is 400 naming it, another credential’s dev branch is 403', async () => {
         const id = await deployment('write targets');
         problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }] }), 400, 'NO_DEV_MODE');
-        const refused = problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }], branchName: 'main' }), 400, 'NOT_A_DEV_BRANCH');
+        const refused = problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }], branchName: 'main' }),
+          400,
+          'NOT_A_DEV_BRANCH',
+        );
         expect(refused.detail).toContain('"main" is not a dev-mode branch');
         const theirs = await ok('POST', `${base(id)}/dev-mode`, undefined, await newKey());
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }], branchName: theirs.branchName }), 403, 'FORBIDDEN');
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }], branchName: theirs.branchName }),
+          403,
+          'FORBIDDEN',
+        );
         expect(files(id, 'main')).toEqual([STARTER]);
       });
 
@@ -122,7 +132,9 @@ for (const dialect of DIALECTS) {
         const committed = await ok('GET', `${base(id)}/data-model/file-hashes`);
         expect(Object.keys(committed)).toEqual([STARTER]);
         const live = await ok('GET', `${base(id)}/data-model/file-hashes?live=true`);
-        expect(live['model/cubes/orders.yml']).toEqual({ hash: execFileSync('git', ['hash-object', '--stdin'], { input: 'cubes: []\n', encoding: 'utf8' }).trim() });
+        expect(live['model/cubes/orders.yml']).toEqual({
+          hash: execFileSync('git', ['hash-object', '--stdin'], { input: 'cubes: []\n', encoding: 'utf8' }).trim(),
+        });
       });
 
       it('keeps pending changes across a restart of the server', async () => {
@@ -141,7 +153,12 @@ for (const dialect of DIALECTS) {
       it('deletes and renames pending files; an unknown source is 404, a taken target 409, and a refused request changes nothing', async () => {
         const id = await deployment('edits');
         await ok('POST', `${base(id)}/dev-mode`);
-        await ok('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a: 1\n' }, { path: 'b.yml', content: 'b: 1\n' }] });
+        await ok('PUT', `${base(id)}/data-model/files`, {
+          files: [
+            { path: 'a.yml', content: 'a: 1\n' },
+            { path: 'b.yml', content: 'b: 1\n' },
+          ],
+        });
         await ok('POST', `${base(id)}/data-model/files/rename`, { files: [{ path: 'a.yml', newPath: 'model/a2.yml' }] });
         problem(await call('POST', `${base(id)}/data-model/files/rename`, { files: [{ path: 'b.yml', newPath: 'model/a2.yml' }] }), 409, 'FILE_EXISTS');
         problem(await call('POST', `${base(id)}/data-model/files/rename`, { files: [{ path: 'nope.yml', newPath: 'x.yml' }] }), 404, 'FILE_NOT_FOUND');
@@ -150,8 +167,18 @@ for (const dialect of DIALECTS) {
         expect(Object.keys(hashes).sort()).toEqual(['b.yml', STARTER, 'model/a2.yml'].sort());
         await ok('DELETE', `${base(id)}/data-model/files`, { files: [{ path: 'b.yml' }] });
         // A swap keeps both files.
-        await ok('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'x.yml', content: 'x\n' }, { path: 'y.yml', content: 'y\n' }] });
-        await ok('POST', `${base(id)}/data-model/files/rename`, { files: [{ path: 'x.yml', newPath: 'y.yml' }, { path: 'y.yml', newPath: 'x.yml' }] });
+        await ok('PUT', `${base(id)}/data-model/files`, {
+          files: [
+            { path: 'x.yml', content: 'x\n' },
+            { path: 'y.yml', content: 'y\n' },
+          ],
+        });
+        await ok('POST', `${base(id)}/data-model/files/rename`, {
+          files: [
+            { path: 'x.yml', newPath: 'y.yml' },
+            { path: 'y.yml', newPath: 'x.yml' },
+          ],
+        });
         hashes = await ok('GET', `${base(id)}/data-model/file-hashes?live=true`);
         expect(Object.keys(hashes).sort()).toEqual([STARTER, 'model/a2.yml', 'x.yml', 'y.yml'].sort());
         const tree = await ok('GET', `${base(id)}/data-model/files?withContent=true`);
@@ -162,15 +189,49 @@ for (const dialect of DIALECTS) {
         const id = await deployment('paths');
         await ok('POST', `${base(id)}/dev-mode`);
         for (const bad of ['../up.yml', '/abs.yml', 'a/../../b.yml', '.git/config', 'a\\b.yml', 'a//b.yml', 'nul\u0000.yml', 'a/./b.yml', 'dir/']) {
-          const res = problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'fine.yml', content: 'f' }, { path: bad, content: 'x' }] }), 400, 'VALIDATION_FAILED');
+          const res = problem(
+            await call('PUT', `${base(id)}/data-model/files`, {
+              files: [
+                { path: 'fine.yml', content: 'f' },
+                { path: bad, content: 'x' },
+              ],
+            }),
+            400,
+            'VALIDATION_FAILED',
+          );
           expect(res.errors?.[0]?.pointer).toBe('/body/files/1/path');
         }
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'a.yml', content: 'a' }, { path: 'a.yml', content: 'b' }] }), 400, 'VALIDATION_FAILED');
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'big.yml', content: 'x'.repeat(1024 * 1024 + 1) }] }), 413, 'PAYLOAD_TOO_LARGE');
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'model', content: 'a file where a directory is' }] }), 400, 'VALIDATION_FAILED');
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: `${STARTER}/below.yml`, content: 'below a file' }] }), 400, 'VALIDATION_FAILED');
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, {
+            files: [
+              { path: 'a.yml', content: 'a' },
+              { path: 'a.yml', content: 'b' },
+            ],
+          }),
+          400,
+          'VALIDATION_FAILED',
+        );
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'big.yml', content: 'x'.repeat(1024 * 1024 + 1) }] }),
+          413,
+          'PAYLOAD_TOO_LARGE',
+        );
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: 'model', content: 'a file where a directory is' }] }),
+          400,
+          'VALIDATION_FAILED',
+        );
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: [{ path: `${STARTER}/below.yml`, content: 'below a file' }] }),
+          400,
+          'VALIDATION_FAILED',
+        );
         expect(Object.keys(await ok('GET', `${base(id)}/data-model/file-hashes?live=true`))).toEqual([STARTER]);
-        problem(await call('PUT', `${base(id)}/data-model/files`, { files: Array.from({ length: 1001 }, (_, i) => ({ path: `f${i}.yml`, content: '' })) }), 400, 'VALIDATION_FAILED');
+        problem(
+          await call('PUT', `${base(id)}/data-model/files`, { files: Array.from({ length: 1001 }, (_, i) => ({ path: `f${i}.yml`, content: '' })) }),
+          400,
+          'VALIDATION_FAILED',
+        );
       });
 
       it('pages through the top-level nodes of the tree only (2.1)', async () => {
@@ -295,7 +356,10 @@ for (const dialect of DIALECTS) {
       it('switches the staging environment of shared branches only (2.14)', async () => {
         const id = await deployment('staging');
         await ok('POST', `${base(id)}/branches`, { name: 'stage' });
-        expect((await ok('PUT', `${base(id)}/branches/staging-environment`, { enabled: true, branchName: 'stage' })).data).toMatchObject({ name: 'stage', isStagingEnvironmentEnabled: true });
+        expect((await ok('PUT', `${base(id)}/branches/staging-environment`, { enabled: true, branchName: 'stage' })).data).toMatchObject({
+          name: 'stage',
+          isStagingEnvironmentEnabled: true,
+        });
         const listed = await ok('GET', `${base(id)}/branches`);
         expect(listed.items.find((b: Json) => b.name === 'stage').isStagingEnvironmentEnabled).toBe(true);
         const branchId = listed.items.find((b: Json) => b.name === 'stage').id;
@@ -331,7 +395,10 @@ for (const dialect of DIALECTS) {
         expect(await ok('POST', `${base(id)}/merge`, { branchName: 'feature', squashCommits: true })).toEqual({ merged: true, branchDeleted: false });
         expect(show(id, 'main', 'f.yml')).toBe('f\n');
         expect(git(dir(id), 'log', '-1', '--format=%P|%s', 'main').trim()).toMatch(/^[0-9a-f]{40}\|Merge feature into main$/);
-        expect(await ok('POST', `${base(id)}/merge`, { branchName: 'feature', deleteBranch: true, switchToParentBranch: true })).toEqual({ merged: false, branchDeleted: true });
+        expect(await ok('POST', `${base(id)}/merge`, { branchName: 'feature', deleteBranch: true, switchToParentBranch: true })).toEqual({
+          merged: false,
+          branchDeleted: true,
+        });
         expect(git(dir(id), 'for-each-ref', 'refs/heads/feature').trim()).toBe('');
       });
 
@@ -343,7 +410,9 @@ for (const dialect of DIALECTS) {
         await ok('POST', `${base(id)}/commit`, { exitDevMode: true });
         const heads = [head(id, 'main'), head(id, 'feature')];
         expect(problem(await call('POST', `${base(id)}/merge`, { branchName: 'feature' }), 409, 'MERGE_CONFLICT').conflicts).toEqual([STARTER]);
-        expect(problem(await call('POST', `${base(id)}/merge-to-default`, { branchName: 'feature', message: 'm' }), 409, 'MERGE_CONFLICT').conflicts).toEqual([STARTER]);
+        expect(problem(await call('POST', `${base(id)}/merge-to-default`, { branchName: 'feature', message: 'm' }), 409, 'MERGE_CONFLICT').conflicts).toEqual([
+          STARTER,
+        ]);
         expect([head(id, 'main'), head(id, 'feature')]).toEqual(heads);
         expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body: { deployBranchMergeAllowed: false } })).statusCode).toBe(200);
         problem(await call('POST', `${base(id)}/merge-to-default`, { branchName: 'feature', message: 'm' }), 403, 'FORBIDDEN');
@@ -358,7 +427,10 @@ for (const dialect of DIALECTS) {
         expect(await ok('POST', `${base(id)}/merge-to-default`, { branchName: 'feature', message: 'Ship g' })).toEqual({ merged: true, branchDeleted: false });
         expect(show(id, 'main', 'g.yml')).toBe('g\n');
         expect(files(id, 'feature')).toContain('g.yml');
-        expect(await ok('POST', `${base(id)}/merge-to-default`, { branchName: 'side', message: 'nothing', removeBranchAfterMerge: true })).toEqual({ merged: false, branchDeleted: true });
+        expect(await ok('POST', `${base(id)}/merge-to-default`, { branchName: 'side', message: 'nothing', removeBranchAfterMerge: true })).toEqual({
+          merged: false,
+          branchDeleted: true,
+        });
         problem(await call('POST', `${base(id)}/merge-to-default`, { branchName: 'main', message: 'self' }), 400, 'INVALID_BRANCH');
       });
     });

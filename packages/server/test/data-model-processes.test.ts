@@ -13,7 +13,12 @@ import { startServerProcess, type HttpAnswer, type ServerProcess } from './serve
  * store is served by one process, DESIGN.md; this is the shared-database setup.)
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' }, maxBuffer: 64 * 1024 * 1024 });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
 const COMMITS_PER_PROCESS = 100;
 
 for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
@@ -53,7 +58,14 @@ for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
       await Promise.all(
         writers.map(async (w) => {
           for (let i = 0; i < COMMITS_PER_PROCESS; i++) {
-            expectOk(await w.server.put(`/build/api/v1/deployments/${id}/data-model/files`, { files: [{ path: `model/${w.label}/${i}.yml`, content: `cubes: [] # ${w.label} ${i}\n` }] }, w.key), `write ${w.label} ${i}`);
+            expectOk(
+              await w.server.put(
+                `/build/api/v1/deployments/${id}/data-model/files`,
+                { files: [{ path: `model/${w.label}/${i}.yml`, content: `cubes: [] # ${w.label} ${i}\n` }] },
+                w.key,
+              ),
+              `write ${w.label} ${i}`,
+            );
             expectOk(await w.server.post(`/build/api/v1/deployments/${id}/commit`, { message: `${w.label} ${i}` }, w.key), `commit ${w.label} ${i}`);
           }
         }),

@@ -12,7 +12,8 @@ import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
  * Repositories are read here with git itself.
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
 
 for (const dialect of DIALECTS) {
   describe(`deployment repositories (${dialect})`, () => {
@@ -23,7 +24,8 @@ for (const dialect of DIALECTS) {
       expect(res.statusCode).toBe(200);
       return (res.json() as { id: number }).id;
     };
-    const commits = (id: number, query = '', key?: string | null) => t.request({ url: `/build/api/v1/deployments/${id}/commits${query}`, ...(key !== undefined ? { key } : {}) });
+    const commits = (id: number, query = '', key?: string | null) =>
+      t.request({ url: `/build/api/v1/deployments/${id}/commits${query}`, ...(key !== undefined ? { key } : {}) });
     const put = (id: number, body: unknown, key?: string) => t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body, ...(key ? { key } : {}) });
     const settings = async (id: number) => (await t.request({ url: `/api/v1/deployments/${id}/settings` })).json() as Record<string, unknown>;
 
@@ -61,7 +63,13 @@ for (const dialect of DIALECTS) {
       const id = await create('history');
       const repo = new Repository(dirOf(id));
       for (let i = 1; i <= 4; i++) {
-        await repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map([[`model/f${i}.yml`, `n: ${i}\n`]]), author: { name: `Dev ${i}`, email: `dev${i}@example.com` }, message: `Change ${i}` });
+        await repo.commit({
+          ref: 'refs/heads/main',
+          expectedHead: await repo.head('main'),
+          changes: new Map([[`model/f${i}.yml`, `n: ${i}\n`]]),
+          author: { name: `Dev ${i}`, email: `dev${i}@example.com` },
+          message: `Change ${i}`,
+        });
       }
       const first = await commits(id, '?first=2');
       expect(first.statusCode).toBe(200);
@@ -72,7 +80,13 @@ for (const dialect of DIALECTS) {
       expect(Date.parse(String(page1.items[0]?.authoredAt))).not.toBeNaN();
       expect(page1.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
       // A commit made between pages does not shift the pages after the first.
-      await repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map([['model/late.yml', 'x\n']]), author: { name: 'Late', email: 'late@example.com' }, message: 'Late' });
+      await repo.commit({
+        ref: 'refs/heads/main',
+        expectedHead: await repo.head('main'),
+        changes: new Map([['model/late.yml', 'x\n']]),
+        author: { name: 'Late', email: 'late@example.com' },
+        message: 'Late',
+      });
       const page2 = (await commits(id, `?first=2&after=${page1.pageInfo.endCursor}`)).json() as typeof page1;
       expect(page2.items.map((c) => c.message)).toEqual(['Change 2', 'Change 1']);
       expect(page2.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
@@ -120,20 +134,39 @@ for (const dialect of DIALECTS) {
     describe('deploy settings (reference 1.0, 1.4, 1.6)', () => {
       it('have the reference’s defaults', async () => {
         const id = await create('defaults');
-        expect(await settings(id)).toMatchObject({ deployBranchName: 'main', deployBranchReadOnly: false, deployBranchMergeAllowed: true, deployProjectRoot: '', deployMode: 'git' });
+        expect(await settings(id)).toMatchObject({
+          deployBranchName: 'main',
+          deployBranchReadOnly: false,
+          deployBranchMergeAllowed: true,
+          deployProjectRoot: '',
+          deployMode: 'git',
+        });
       });
 
       it('are merged by PUT: keys left out or null are kept, the rest are stored', async () => {
         const id = await create('merged');
         expect((await put(id, { deployBranchReadOnly: true, deployMode: 'cli' })).statusCode).toBe(200);
         expect((await put(id, { deployBranchMergeAllowed: false, deployProjectRoot: '/analytics/', deployMode: null })).statusCode).toBe(200);
-        expect(await settings(id)).toMatchObject({ deployBranchName: 'main', deployBranchReadOnly: true, deployBranchMergeAllowed: false, deployProjectRoot: 'analytics', deployMode: 'cli' });
+        expect(await settings(id)).toMatchObject({
+          deployBranchName: 'main',
+          deployBranchReadOnly: true,
+          deployBranchMergeAllowed: false,
+          deployProjectRoot: 'analytics',
+          deployMode: 'cli',
+        });
       });
 
       it('take a deploy branch that exists in the repository, and refuse one that does not, changing nothing', async () => {
         const id = await create('branches');
         const repo = new Repository(dirOf(id));
-        await repo.commit({ ref: 'refs/heads/release', expectedHead: null, parent: await repo.head('main'), changes: new Map(), author: { name: 'R', email: 'r@example.com' }, message: 'Release branch' });
+        await repo.commit({
+          ref: 'refs/heads/release',
+          expectedHead: null,
+          parent: await repo.head('main'),
+          changes: new Map(),
+          author: { name: 'R', email: 'r@example.com' },
+          message: 'Release branch',
+        });
         const refused = problem(await put(id, { deployBranchName: 'nope', deployBranchReadOnly: true }), 400, 'VALIDATION_FAILED');
         expect(refused.errors?.[0]?.pointer).toBe('/body/deployBranchName');
         problem(await put(id, { deployBranchName: 'a..b' }), 400, 'VALIDATION_FAILED');

@@ -8,7 +8,8 @@ import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
  * the manifest of the whole project; one atomic commit, pruning unless told not to, one build.
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
 const STARTER = 'model/cubes/starter.yml';
 type Json = Record<string, any>;
 
@@ -16,9 +17,12 @@ type Json = Record<string, any>;
 function multipart(fields: Record<string, string>, file?: { name: string; content: string | Buffer }) {
   const boundary = `----mapi${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  for (const [name, value] of Object.entries(fields))
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    );
     parts.push(Buffer.isBuffer(file.content) ? file.content : Buffer.from(file.content));
     parts.push(Buffer.from('\r\n'));
   }
@@ -34,7 +38,8 @@ for (const dialect of DIALECTS) {
     const dir = (id: number) => t.app.services.repositories.repositories.pathOf(id);
     const head = (id: number, branch = 'main') => git(dir(id), 'rev-parse', `refs/heads/${branch}`).trim();
     const files = (id: number, rev = 'main') => git(dir(id), 'ls-tree', '-r', '--name-only', rev).trim().split('\n').filter(Boolean).sort();
-    const call = (method: 'GET' | 'POST', url: string, body?: unknown, key = dev.key) => t.request({ method, url, key, ...(body === undefined ? {} : { body }) });
+    const call = (method: 'GET' | 'POST', url: string, body?: unknown, key = dev.key) =>
+      t.request({ method, url, key, ...(body === undefined ? {} : { body }) });
     const ok = async (method: 'GET' | 'POST', url: string, body?: unknown, key = dev.key): Promise<Json> => {
       const res = await call(method, url, body, key);
       if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
@@ -42,7 +47,12 @@ for (const dialect of DIALECTS) {
     };
     const send = (id: number, transaction: string, fileName: string, content: string | Buffer, key = dev.key, query = '') => {
       const form = multipart({ transaction, fileName }, { name: fileName.split('/').pop() ?? 'f', content });
-      return t.app.inject({ method: 'POST', url: `${base(id)}/upload/file${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType }, payload: form.body });
+      return t.app.inject({
+        method: 'POST',
+        url: `${base(id)}/upload/file${query}`,
+        headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
+        payload: form.body,
+      });
     };
     const deployment = async (name: string) => {
       const id = ((await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body: { name } })).json() as { id: number }).id;
@@ -75,7 +85,10 @@ for (const dialect of DIALECTS) {
 
     it('sends only the files that differ, commits the whole project in one commit by the caller, prunes what is gone, and starts one build', async () => {
       const id = await deployment('upload');
-      const project = { 'model/cubes/orders.yml': 'cubes:\n  - name: orders\n    sql_table: orders\n    measures:\n      - name: count\n        type: count\n', 'README.md': '# model\n' };
+      const project = {
+        'model/cubes/orders.yml': 'cubes:\n  - name: orders\n    sql_table: orders\n    measures:\n      - name: count\n        type: count\n',
+        'README.md': '# model\n',
+      };
       const before = head(id);
       const first = await deploy(id, project, { finish: { commitMessage: 'First deploy' } });
       expect(first.sent.sort()).toEqual(['README.md', 'model/cubes/orders.yml']);
@@ -135,7 +148,9 @@ for (const dialect of DIALECTS) {
       expect(done.lastHash).toBe(head(id, branchName));
       expect(head(id)).toBe(mainBefore);
       expect(((await ok('GET', `/api/v1/deployments/${id}/builds`)).items as Json[])[0]).toMatchObject({ branchName, mode: 'dev_mode' });
-      await ok('POST', `/build/api/v1/deployments/${id}/dev-mode`).then(() => t.request({ method: 'DELETE', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key }));
+      await ok('POST', `/build/api/v1/deployments/${id}/dev-mode`).then(() =>
+        t.request({ method: 'DELETE', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key }),
+      );
       expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, body: { deployBranchReadOnly: true } })).statusCode).toBe(200);
       problem(await call('POST', `${base(id)}/upload/start`), 403, 'FORBIDDEN');
     });
@@ -156,7 +171,16 @@ for (const dialect of DIALECTS) {
       problem(await send(id, transaction.id, '../escape.yml', 'x'), 400, 'VALIDATION_FAILED');
       problem(await send(id, transaction.id, 'big.yml', Buffer.alloc(1024 * 1024 + 1, 97)), 413, 'PAYLOAD_TOO_LARGE');
       const form = multipart({ transaction: transaction.id });
-      problem(await t.app.inject({ method: 'POST', url: `${base(id)}/upload/file`, headers: { authorization: `Bearer ${dev.key}`, 'content-type': form.contentType }, payload: form.body }), 400, 'VALIDATION_FAILED');
+      problem(
+        await t.app.inject({
+          method: 'POST',
+          url: `${base(id)}/upload/file`,
+          headers: { authorization: `Bearer ${dev.key}`, 'content-type': form.contentType },
+          payload: form.body,
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(await call('POST', `${base(id)}/upload/finish`, { transaction, files: { '/abs.yml': blobSha('x') } }), 400, 'VALIDATION_FAILED');
     });
 

@@ -88,23 +88,27 @@ describe('data-model validator', () => {
   });
 
   it('rule: YAML syntax errors carry the line and column the parser gives', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
           title: "unterminated
-    `));
+    `),
+    );
     expect(error.fileName).toBe('model/cubes/test.yml');
     expect(error.message).toMatch(/^YAML syntax error: Missing closing "quote/);
     expect(error.line).toBe(5);
     expect(error.column).toBe(1);
 
-    const duplicateKey = onlyError(cubesFile(`
+    const duplicateKey = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
           sql_table: orders_v2
-    `));
+    `),
+    );
     expect(duplicateKey.message).toBe('YAML syntax error: Map keys must be unique');
     expect([duplicateKey.line, duplicateKey.column]).toEqual([4, 5]);
   });
@@ -124,27 +128,62 @@ describe('data-model validator', () => {
       for (let i = 0, prev = 'a'; i < 30; prev = `m${i}`, i++) merges += `m${i}: &m${i}\n  <<: [*${prev}, *${prev}]\n  k${i}: 1\n`;
       within(1000, () => expect(onlyError(file('model/merges.yml', merges)).message).toMatch(/^YAML aliases expand too far/));
       // Aliases a model really uses still work.
-      expect(errorsOf(file('model/ok.yml', 'cubes:\n  - name: a\n    sql_table: a\n    measures:\n      - &c { name: c, type: count }\n      - { <<: *c, name: d }\n'))).toEqual([]);
+      expect(
+        errorsOf(
+          file('model/ok.yml', 'cubes:\n  - name: a\n    sql_table: a\n    measures:\n      - &c { name: c, type: count }\n      - { <<: *c, name: d }\n'),
+        ),
+      ).toEqual([]);
     });
 
     it('a document nested deeper than MAX_YAML_DEPTH, in flow or block style, before the parser sees it', () => {
-      for (const content of ['['.repeat(1_000_000), '- '.repeat(500_000), '{a: '.repeat(200_000), `x: [&a ']]]]' ${'['.repeat(100_000)}`, `x: [ # ]]]]\n ${'['.repeat(100_000)}`]) {
-        within(1000, () => expect(onlyError(file('model/deep.yml', content))).toMatchObject({ fileName: 'model/deep.yml', line: expect.any(Number), message: 'The file nests deeper than 64 levels, the most a YAML model file may.' }));
+      for (const content of [
+        '['.repeat(1_000_000),
+        '- '.repeat(500_000),
+        '{a: '.repeat(200_000),
+        `x: [&a ']]]]' ${'['.repeat(100_000)}`,
+        `x: [ # ]]]]\n ${'['.repeat(100_000)}`,
+      ]) {
+        within(1000, () =>
+          expect(onlyError(file('model/deep.yml', content))).toMatchObject({
+            fileName: 'model/deep.yml',
+            line: expect.any(Number),
+            message: 'The file nests deeper than 64 levels, the most a YAML model file may.',
+          }),
+        );
       }
       const seventy = Array.from({ length: 70 }, (_, i) => `${'  '.repeat(i)}k:`).join('\n') + ' 1\n';
-      expect(onlyError(file('model/deep.yml', seventy))).toMatchObject({ line: 65, message: 'The file nests deeper than 64 levels, the most a YAML model file may.' });
+      expect(onlyError(file('model/deep.yml', seventy))).toMatchObject({
+        line: 65,
+        message: 'The file nests deeper than 64 levels, the most a YAML model file may.',
+      });
       // Brackets in SQL and quoted text are not nesting.
-      expect(errorsOf(file('model/ok.yml', `cubes:\n  - name: a\n    sql: "select arr[1], '${'['.repeat(100)}' from t"\n    measures:\n      - { name: c, type: count }\n`))).toEqual([]);
+      expect(
+        errorsOf(
+          file('model/ok.yml', `cubes:\n  - name: a\n    sql: "select arr[1], '${'['.repeat(100)}' from t"\n    measures:\n      - { name: c, type: count }\n`),
+        ),
+      ).toEqual([]);
     });
 
     it('a file over MAX_MODEL_FILE_BYTES, YAML or JavaScript, read or not (a push is not held to the files API’s limit)', () => {
-      within(1000, () => expect(onlyError(file('model/big.yml', `x: "${'a'.repeat(1024 * 1024)}"\n`)).message).toBe('The file is 1048582 bytes; a model file may hold at most 1048576.'));
-      expect(onlyError(file('model/big.js', `// ${'a'.repeat(1024 * 1024)}`)).message).toBe('The file is 1048579 bytes; a model file may hold at most 1048576.');
-      expect(onlyError({ path: 'model/huge.yml', content: '', unreadBytes: 5e9 }).message).toBe('The file is 5000000000 bytes; a model file may hold at most 1048576.');
+      within(1000, () =>
+        expect(onlyError(file('model/big.yml', `x: "${'a'.repeat(1024 * 1024)}"\n`)).message).toBe(
+          'The file is 1048582 bytes; a model file may hold at most 1048576.',
+        ),
+      );
+      expect(onlyError(file('model/big.js', `// ${'a'.repeat(1024 * 1024)}`)).message).toBe(
+        'The file is 1048579 bytes; a model file may hold at most 1048576.',
+      );
+      expect(onlyError({ path: 'model/huge.yml', content: '', unreadBytes: 5e9 }).message).toBe(
+        'The file is 5000000000 bytes; a model file may hold at most 1048576.',
+      );
     });
 
     it('tags the semantic layer would not read: !!js/function, custom ones', () => {
-      expect(onlyError(file('model/tags.yml', 'cubes: !!js/function "function () { return process.env }"\n'))).toMatchObject({ line: 1, column: 8, message: 'YAML tag not allowed: Unresolved tag: tag:yaml.org,2002:js/function' });
+      expect(onlyError(file('model/tags.yml', 'cubes: !!js/function "function () { return process.env }"\n'))).toMatchObject({
+        line: 1,
+        column: 8,
+        message: 'YAML tag not allowed: Unresolved tag: tag:yaml.org,2002:js/function',
+      });
       expect(onlyError(file('model/tags.yml', 'cubes:\n  - name: !custom a\n')).message).toBe('YAML tag not allowed: Unresolved tag: !custom');
     });
   });
@@ -152,7 +191,12 @@ describe('data-model validator', () => {
   it('rule: a model file is a mapping with cubes and/or views lists at its top level', () => {
     for (const content of ['- name: orders\n', 'services:\n  db:\n    image: postgres\n', 'just text\n']) {
       const error = onlyError(file('model/other.yml', content));
-      expect(error).toEqual({ message: 'A model file must be a mapping with a "cubes:" list, a "views:" list or both at its top level', fileName: 'model/other.yml', line: 1, column: 1 });
+      expect(error).toEqual({
+        message: 'A model file must be a mapping with a "cubes:" list, a "views:" list or both at its top level',
+        fileName: 'model/other.yml',
+        line: 1,
+        column: 1,
+      });
     }
     const notAList = onlyError(file('model/cubes/x.yml', 'cubes:\n  name: orders\n'));
     expect(notAList).toMatchObject({ message: 'Model file: "cubes" must be a list', line: 2, column: 3 });
@@ -161,7 +205,8 @@ describe('data-model validator', () => {
   });
 
   it('rule: unknown keys in cubes and members are errors, with the likely key suggested', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -176,16 +221,28 @@ describe('data-model validator', () => {
               sql: status
               type: string
               primaryKey: false
-    `));
+    `),
+    );
     expect(errors).toEqual([
       { message: 'Cube "orders" has unknown key "refresh_keys"; did you mean "refresh_key"?', fileName: 'model/cubes/test.yml', line: 4, column: 5 },
-      { message: 'Cube "orders": dimension "id" has unknown key "primay_key"; did you mean "primary_key"?', fileName: 'model/cubes/test.yml', line: 10, column: 9 },
-      { message: 'Cube "orders": dimension "status" has unknown key "primaryKey"; did you mean "primary_key"?', fileName: 'model/cubes/test.yml', line: 14, column: 9 },
+      {
+        message: 'Cube "orders": dimension "id" has unknown key "primay_key"; did you mean "primary_key"?',
+        fileName: 'model/cubes/test.yml',
+        line: 10,
+        column: 9,
+      },
+      {
+        message: 'Cube "orders": dimension "status" has unknown key "primaryKey"; did you mean "primary_key"?',
+        fileName: 'model/cubes/test.yml',
+        line: 14,
+        column: 9,
+      },
     ]);
   });
 
   it('rule: the documented vocabulary of members is accepted', () => {
-    const result = validateModel([cubesFile(`
+    const result = validateModel([
+      cubesFile(`
       cubes:
         - name: events
           sql_table: events
@@ -243,22 +300,26 @@ describe('data-model validator', () => {
               sql: "PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY size)"
               type: number_agg
               format: "$,.2f"
-    `)]);
+    `),
+    ]);
     expect(result.errors).toEqual([]);
   });
 
   it('rule: cube names are identifiers', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: 2orders
           sql_table: orders
-    `));
+    `),
+    );
     expect(error.message).toBe('Cube "2orders": "name" "2orders" is not a name of letters, digits and underscores, not starting with a digit');
     expect([error.line, error.column]).toEqual([2, 11]);
   });
 
   it('rule: a cube needs sql_table or sql, not both, unless it extends another', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: nothing
           title: No table
@@ -267,7 +328,8 @@ describe('data-model validator', () => {
           sql_table: t
         - name: child
           extends: both
-    `));
+    `),
+    );
     expect(errors.map((e) => [e.message, e.line, e.column])).toEqual([
       ['Cube "nothing" needs "sql_table" or "sql"', 2, 5],
       ['Cube "both" has both "sql" and "sql_table"; use one of them', 6, 5],
@@ -275,7 +337,8 @@ describe('data-model validator', () => {
   });
 
   it('rule: measure types are those of the model language', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -283,19 +346,35 @@ describe('data-model validator', () => {
             - name: total
               sql: amount
               type: summ
-    `));
+    `),
+    );
     expect(error.message).toBe(
       'Cube "orders": measure "total" has unknown type "summ"; expected one of count, count_distinct, count_distinct_approx, sum, avg, min, max, number, number_agg, string, time, boolean, running_total, rank; did you mean "sum"?',
     );
     expect([error.fileName, error.line, error.column]).toEqual(['model/cubes/test.yml', 7, 15]);
 
-    const types = ['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max', 'number', 'number_agg', 'string', 'time', 'boolean', 'running_total'];
+    const types = [
+      'count',
+      'count_distinct',
+      'count_distinct_approx',
+      'sum',
+      'avg',
+      'min',
+      'max',
+      'number',
+      'number_agg',
+      'string',
+      'time',
+      'boolean',
+      'running_total',
+    ];
     const measures = types.map((type) => `      - name: m_${type}\n        sql: amount\n        type: ${type}`).join('\n');
     expect(errorsOf(file('model/all.yml', `cubes:\n  - name: orders\n    sql_table: orders\n    measures:\n${measures}\n`))).toEqual([]);
   });
 
   it('rule: measures other than count need sql', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -304,12 +383,14 @@ describe('data-model validator', () => {
               type: count
             - name: total
               type: sum
-    `));
+    `),
+    );
     expect(error).toEqual({ message: 'Cube "orders": measure "total" of type "sum" needs "sql"', fileName: 'model/cubes/test.yml', line: 7, column: 9 });
   });
 
   it('rule: dimension types are those of the model language, and geo takes latitude and longitude instead of sql', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: shops
           sql_table: shops
@@ -327,14 +408,16 @@ describe('data-model validator', () => {
               type: date
             - name: name
               type: string
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '5:9 Cube "shops": dimension "location" of type "geo" needs "latitude" and "longitude", each with its own "sql"',
       '10:9 Cube "shops": dimension "place" of type "geo" takes "latitude" and "longitude" instead of "sql"',
       '15:15 Cube "shops": dimension "opened" has unknown type "date"; expected one of string, number, time, boolean, geo, switch',
       '16:9 Cube "shops": dimension "name" of type "string" needs "sql"',
     ]);
-    const geo = validateModel([cubesFile(`
+    const geo = validateModel([
+      cubesFile(`
       cubes:
         - name: shops
           sql_table: shops
@@ -343,13 +426,15 @@ describe('data-model validator', () => {
               type: geo
               latitude: { sql: lat }
               longitude: { sql: lng }
-    `)]);
+    `),
+    ]);
     expect(geo.errors).toEqual([]);
     expect(geo.artifact!.cubes[0]!.dimensions[0]).toMatchObject({ name: 'location', type: 'geo', sql: null, latitude: 'lat', longitude: 'lng' });
   });
 
   it('rule: primary_key is a boolean on dimensions only', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -362,7 +447,8 @@ describe('data-model validator', () => {
             - name: count
               type: count
               primary_key: true
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '8:22 Cube "orders": dimension "id": "primary_key" must be true or false',
       '12:9 Cube "orders": measure "count" has unknown key "primary_key"',
@@ -405,24 +491,29 @@ describe('data-model validator', () => {
     ]);
 
     const error = onlyError(file('model/cubes/abcd.yml', aliases.replace('has_many', 'many_to_many')));
-    expect(error.message).toBe('Join "c" of cube "a" has unknown relationship "many_to_many"; expected one of one_to_one, one_to_many, many_to_one (or has_one, has_many, belongs_to)');
+    expect(error.message).toBe(
+      'Join "c" of cube "a" has unknown relationship "many_to_many"; expected one of one_to_one, one_to_many, many_to_one (or has_one, has_many, belongs_to)',
+    );
     expect([error.line, error.column]).toEqual([9, 23]);
   });
 
   it('rule: joins need a name, sql and a relationship', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: a
           sql_table: a
           joins:
             - name: a
               sql: "1 = 1"
-    `));
+    `),
+    );
     expect(error).toMatchObject({ message: 'Join "a" of cube "a" is missing "relationship"', line: 5, column: 9 });
   });
 
   it('rule: segments need sql, and their references resolve', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -434,7 +525,8 @@ describe('data-model validator', () => {
             - name: empty
             - name: done
               sql: "{CUBE.state} = 'done'"
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '9:9 Cube "orders": segment "empty" is missing "sql"',
       '11:15 Cube "orders": segment "done" refers to unknown member "state" of cube "orders" in {CUBE.state}; did you mean "status"?',
@@ -445,7 +537,9 @@ describe('data-model validator', () => {
     const errors = errorsOf(
       ordersFile(),
       customersFile(),
-      file('model/cubes/rollups.yml', yaml(`
+      file(
+        'model/cubes/rollups.yml',
+        yaml(`
         cubes:
           - name: order_rollups
             extends: orders
@@ -461,7 +555,8 @@ describe('data-model validator', () => {
               - name: joined
                 type: rollup_join
                 rollups: [main, customers.missing]
-      `)),
+      `),
+      ),
     );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '6:53 Cube "order_rollups": pre-aggregation "main" refers to unknown member "stats" of cube "order_rollups" in measures; did you mean "status"?',
@@ -473,7 +568,8 @@ describe('data-model validator', () => {
   });
 
   it('rule: access policies name a role or group, and the members they include, exclude and filter on resolve', () => {
-    const errors = errorsOf(cubesFile(`
+    const errors = errorsOf(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -502,7 +598,8 @@ describe('data-model validator', () => {
             - role: admin
               row_level:
                 allow_all: true
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '14:30 Cube "orders": access policy 1 refers to unknown member "regoin" of cube "orders" in member_level includes; did you mean "region"?',
       '21:27 Cube "orders": access policy 1 refers to unknown member "country" of cube "orders" in row_level filters',
@@ -510,7 +607,7 @@ describe('data-model validator', () => {
     ]);
   });
 
-  it('rule: cube and view names are unique across files, and a view may not take a cube\'s name', () => {
+  it("rule: cube and view names are unique across files, and a view may not take a cube's name", () => {
     const errors = errorsOf(
       ordersFile(),
       customersFile(),
@@ -518,13 +615,25 @@ describe('data-model validator', () => {
       file('model/views/orders.yml', 'views:\n  - name: orders\n    cubes:\n      - join_path: orders\n        includes: "*"\n'),
     );
     expect(errors).toEqual([
-      { message: 'Cube "orders" has the same name as another cube in model/cubes/orders.yml (line 2); cube and view names must be unique', fileName: 'model/cubes/orders_again.yml', line: 2, column: 11 },
-      { message: 'View "orders" has the same name as a cube in model/cubes/orders.yml (line 2); cube and view names must be unique', fileName: 'model/views/orders.yml', line: 2, column: 11 },
+      {
+        message: 'Cube "orders" has the same name as another cube in model/cubes/orders.yml (line 2); cube and view names must be unique',
+        fileName: 'model/cubes/orders_again.yml',
+        line: 2,
+        column: 11,
+      },
+      {
+        message: 'View "orders" has the same name as a cube in model/cubes/orders.yml (line 2); cube and view names must be unique',
+        fileName: 'model/views/orders.yml',
+        line: 2,
+        column: 11,
+      },
     ]);
   });
 
   it('rule: member names are unique within a cube, as are join and pre-aggregation names', () => {
-    const errors = errorsOf(customersFile(), cubesFile(`
+    const errors = errorsOf(
+      customersFile(),
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -549,7 +658,8 @@ describe('data-model validator', () => {
             - name: main
               type: original_sql
             - name: main
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '8:15 Cube "orders" has two joins to "customers"',
       '16:15 Cube "orders" has two members named "status" (a dimension and a measure); dimensions, measures and segments of one cube need distinct names',
@@ -559,7 +669,9 @@ describe('data-model validator', () => {
   });
 
   it('rule: references in sql resolve: {CUBE}.column is raw, {member}, {CUBE.member} and {cube.member} name members', () => {
-    const fine = validateModel([customersFile(), cubesFile(`
+    const fine = validateModel([
+      customersFile(),
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -581,10 +693,13 @@ describe('data-model validator', () => {
             - name: json_literal
               sql: "MAX(payload->>'{\\"a\\": 1}') || '{1,2}' || {FILTER_PARAMS.orders.amount.filter('x')}"
               type: string
-    `)]);
+    `),
+    ]);
     expect(fine.errors).toEqual([]);
 
-    const errors = errorsOf(customersFile(), cubesFile(`
+    const errors = errorsOf(
+      customersFile(),
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -595,7 +710,8 @@ describe('data-model validator', () => {
             - name: ratio
               sql: "{CUBE.totl} / {customers.cnt} + {customer.count}"
               type: number
-    `));
+    `),
+    );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '6:15 Cube "orders": measure "total" refers to unknown member "amount" of cube "orders" in {amount}',
       '9:15 Cube "orders": measure "ratio" refers to unknown member "totl" of cube "orders" in {CUBE.totl}; did you mean "total"?',
@@ -606,11 +722,21 @@ describe('data-model validator', () => {
 
   it('rule: join targets must exist', () => {
     const missingTarget = onlyError(customersFile(), file('model/cubes/orders.yml', ORDERS.replace('- name: customers', '- name: customer')));
-    expect(missingTarget).toEqual({ message: 'Join "customer" of cube "orders" refers to unknown cube "customer"; did you mean "customers"?', fileName: 'model/cubes/orders.yml', line: 5, column: 15 });
+    expect(missingTarget).toEqual({
+      message: 'Join "customer" of cube "orders" refers to unknown cube "customer"; did you mean "customers"?',
+      fileName: 'model/cubes/orders.yml',
+      line: 5,
+      column: 15,
+    });
 
     const errors = errorsOf(customersFile(), file('model/cubes/orders.yml', ORDERS.replace('{customers.id}', '{customer.id}')));
     expect(errors).toEqual([
-      { message: 'Join "customers" of cube "orders" refers to unknown cube "customer" in {customer.id}; did you mean "customers"?', fileName: 'model/cubes/orders.yml', line: 7, column: 36 },
+      {
+        message: 'Join "customers" of cube "orders" refers to unknown cube "customer" in {customer.id}; did you mean "customers"?',
+        fileName: 'model/cubes/orders.yml',
+        line: 7,
+        column: 36,
+      },
     ]);
   });
 
@@ -618,7 +744,9 @@ describe('data-model validator', () => {
     const errors = errorsOf(
       ordersFile(),
       customersFile(),
-      file('model/views/v.yml', yaml(`
+      file(
+        'model/views/v.yml',
+        yaml(`
         views:
           - name: v
             cubes:
@@ -628,7 +756,8 @@ describe('data-model validator', () => {
                 includes: [status]
               - join_path: ordrs
                 includes: "*"
-      `)),
+      `),
+      ),
     );
     expect(errors).toEqual([
       { message: 'View "v": cubes entry "customers.orders": cube "customers" has no join to "orders"', fileName: 'model/views/v.yml', line: 6, column: 30 },
@@ -640,7 +769,9 @@ describe('data-model validator', () => {
     const errors = errorsOf(
       ordersFile(),
       customersFile(),
-      file('model/views/v.yml', yaml(`
+      file(
+        'model/views/v.yml',
+        yaml(`
         views:
           - name: v
             cubes:
@@ -649,7 +780,8 @@ describe('data-model validator', () => {
               - join_path: orders
                 includes: "*"
                 excludes: [id, stauts]
-      `)),
+      `),
+      ),
     );
     expect(errors.map((e) => `${e.line}:${e.column} ${e.message}`)).toEqual([
       '5:20 View "v": cubes entry "orders.customers" includes unknown member "nmae" of cube "customers"; did you mean "name"?',
@@ -693,7 +825,7 @@ describe('data-model validator', () => {
     });
   });
 
-  it('rule: a view\'s own members read cube members through {cube.member}', () => {
+  it("rule: a view's own members read cube members through {cube.member}", () => {
     const view = yaml(`
       views:
         - name: v
@@ -713,11 +845,17 @@ describe('data-model validator', () => {
       '11:15 View "v": measure "broken" refers to unknown member "totl" of cube "orders" in {orders.totl}; did you mean "total"?',
     ]);
     const result = validateModel([ordersFile(), customersFile(), file('model/views/v.yml', view.replace('{orders.totl}', '{orders.total}'))]);
-    expect(result.artifact!.views[0]!.members.find((m) => m.name === 'average')).toMatchObject({ member: null, join_path: null, sql: '{orders.total} / {count}', type: 'number' });
+    expect(result.artifact!.views[0]!.members.find((m) => m.name === 'average')).toMatchObject({
+      member: null,
+      join_path: null,
+      sql: '{orders.total} / {count}',
+      type: 'number',
+    });
   });
 
   it('rule: no circular member references', () => {
-    const error = onlyError(cubesFile(`
+    const error = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -734,10 +872,17 @@ describe('data-model validator', () => {
             - name: d
               sql: "{a}"
               type: number
-    `));
-    expect(error).toEqual({ message: 'Circular reference: orders.a -> orders.b -> orders.c -> orders.a', fileName: 'model/cubes/test.yml', line: 6, column: 14 });
+    `),
+    );
+    expect(error).toEqual({
+      message: 'Circular reference: orders.a -> orders.b -> orders.c -> orders.a',
+      fileName: 'model/cubes/test.yml',
+      line: 6,
+      column: 14,
+    });
 
-    const self = onlyError(cubesFile(`
+    const self = onlyError(
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -745,7 +890,8 @@ describe('data-model validator', () => {
             - name: total
               sql: "{total} + 1"
               type: number
-    `));
+    `),
+    );
     expect(self.message).toBe('Circular reference: orders.total -> orders.total');
   });
 
@@ -787,14 +933,19 @@ describe('data-model validator', () => {
     expect(result.errors).toEqual([]);
     const pageViews = result.artifact!.cubes.find((c) => c.name === 'page_views')!;
     expect(pageViews.sql_table).toBe('events');
-    expect(pageViews.dimensions.map((d) => [d.name, d.sql])).toEqual([['id', 'id'], ['kind', "'page_view'"], ['path', 'path']]);
+    expect(pageViews.dimensions.map((d) => [d.name, d.sql])).toEqual([
+      ['id', 'id'],
+      ['kind', "'page_view'"],
+      ['path', 'path'],
+    ]);
     expect(pageViews.measures.map((m) => m.name)).toEqual(['count', 'per_customer']);
     expect(pageViews.joins.map((j) => j.name)).toEqual(['customers']);
 
     const unknownParent = onlyError(customersFile(), file('model/cubes/events.yml', model.replace('extends: base_events', 'extends: base_event')));
     expect(unknownParent).toMatchObject({ message: 'Cube "page_views" extends unknown cube "base_event"', line: 20, column: 14 });
 
-    const loop = errorsOf(cubesFile(`
+    const loop = errorsOf(
+      cubesFile(`
       cubes:
         - name: a
           extends: c
@@ -802,7 +953,8 @@ describe('data-model validator', () => {
           extends: a
         - name: c
           extends: b
-    `));
+    `),
+    );
     expect(loop).toEqual([{ message: 'Circular extends: a -> c -> b -> a', fileName: 'model/cubes/test.yml', line: 3, column: 14 }]);
   });
 
@@ -831,8 +983,9 @@ describe('data-model validator', () => {
     expect(result.artifact!.views.find((v) => v.name === 'sales')!.members.map((m) => m.member)).toEqual(['orders.status', 'orders.count', 'customers.city']);
   });
 
-  it('reads YAML anchors and merge keys, as the semantic layer\'s YAML reader does', () => {
-    const result = validateModel([cubesFile(`
+  it("reads YAML anchors and merge keys, as the semantic layer's YAML reader does", () => {
+    const result = validateModel([
+      cubesFile(`
       cubes:
         - name: orders
           sql_table: orders
@@ -842,9 +995,13 @@ describe('data-model validator', () => {
               name: amount
               sql: amount
               primary_key: false
-    `)]);
+    `),
+    ]);
     expect(result.errors).toEqual([]);
-    expect(result.artifact!.cubes[0]!.dimensions.map((d) => [d.name, d.type, d.primary_key])).toEqual([['id', 'number', true], ['amount', 'number', false]]);
+    expect(result.artifact!.cubes[0]!.dimensions.map((d) => [d.name, d.type, d.primary_key])).toEqual([
+      ['id', 'number', true],
+      ['amount', 'number', false],
+    ]);
   });
 
   it('rule: .js model files are refused with a clear error (never run); a syntax error is reported as such; a join to a cube they would define is not an unknown cube', () => {
@@ -856,15 +1013,27 @@ describe('data-model validator', () => {
     // Never run: a file that would throw is refused the same way, not run.
     expect(onlyError(file('model/cubes/throws.js', 'throw new Error("ran");\n')).message).toMatch(/^JavaScript model files/);
     // The refusal alone: a join to a cube the file would define is not reported as unknown too.
-    const withJs = validateModel([file('model/cubes/orders.yml', ORDERS.replace('{customers.id}', '{customers.id} AND {CUBE.sttus} = 1')), file('model/cubes/customers.js', 'cube(`customers`, { sql_table: `customers` });\n')]);
+    const withJs = validateModel([
+      file('model/cubes/orders.yml', ORDERS.replace('{customers.id}', '{customers.id} AND {CUBE.sttus} = 1')),
+      file('model/cubes/customers.js', 'cube(`customers`, { sql_table: `customers` });\n'),
+    ]);
     expect(withJs.valid).toBe(false);
-    expect(withJs.errors.map((e) => e.message.slice(0, 40))).toEqual(['Join "customers" of cube "orders" refers', 'JavaScript model files (cube(...), view('].sort());
+    expect(withJs.errors.map((e) => e.message.slice(0, 40))).toEqual(
+      ['Join "customers" of cube "orders" refers', 'JavaScript model files (cube(...), view('].sort(),
+    );
   });
 
   it('rule: YAML files with Jinja templates are refused with a clear error, the plain files still checked', () => {
     const template = 'cubes:\n{% for n in range(3) %}\n  - name: t_{{ n }}\n    sql_table: t{{ n }}\n{% endfor %}\n';
     const result = validateModel([file('model/cubes/generated.yml', template), file('model/cubes/orders.yml', ORDERS)]);
-    expect(result.errors).toEqual([{ message: 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.', fileName: 'model/cubes/generated.yml', line: 1, column: 1 }]);
+    expect(result.errors).toEqual([
+      {
+        message: 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.',
+        fileName: 'model/cubes/generated.yml',
+        line: 1,
+        column: 1,
+      },
+    ]);
     expect(result.cubesCount).toBe(1);
   });
 
@@ -885,7 +1054,11 @@ describe('data-model validator', () => {
       'Cube "other" refers to unknown member "nothing" of cube "orders" in {orders.nothing}',
     ]);
     // A cube whose lists are not lists is known by name only: nothing is concluded about its members.
-    const opaque = errorsOf(ordersFile(), file('model/cubes/customers.yml', 'cubes:\n  - name: customers\n    sql_table: customers\n    dimensions: id\n'), other);
+    const opaque = errorsOf(
+      ordersFile(),
+      file('model/cubes/customers.yml', 'cubes:\n  - name: customers\n    sql_table: customers\n    dimensions: id\n'),
+      other,
+    );
     expect(opaque.map((e) => e.message)).toEqual([
       'Cube "customers": "dimensions" must be a list',
       'Cube "other" refers to unknown member "nothing" of cube "orders" in {orders.nothing}',
@@ -989,7 +1162,11 @@ describe('data-model validator', () => {
                     operator: notEquals
                     values: [deleted]
     `);
-    const result = validateModel([file('model/cubes/orders.yml', orders), customersFile(), file('model/views/sales.yml', views), file('README.md', '# not a model')].filter((f) => isModelFile(f.path)));
+    const result = validateModel(
+      [file('model/cubes/orders.yml', orders), customersFile(), file('model/views/sales.yml', views), file('README.md', '# not a model')].filter((f) =>
+        isModelFile(f.path),
+      ),
+    );
     expect(result.errors).toEqual([]);
     expect(result.valid).toBe(true);
     expect(result.cubesCount).toBe(2);
@@ -1023,8 +1200,18 @@ describe('data-model validator', () => {
   });
 
   it('knows which files of a repository are model files', () => {
-    for (const path of ['model/cubes/orders.yml', 'model/views/sales.yaml', 'schema/Orders.js', 'orders.yml', 'model/cubes/ORDERS.YML']) expect(isModelFile(path), path).toBe(true);
-    for (const path of ['README.md', 'model/README.md', '.github/workflows/ci.yml', 'node_modules/x/index.js', 'cube.js', 'model/data.json', 'model/.hidden.yml']) expect(isModelFile(path), path).toBe(false);
+    for (const path of ['model/cubes/orders.yml', 'model/views/sales.yaml', 'schema/Orders.js', 'orders.yml', 'model/cubes/ORDERS.YML'])
+      expect(isModelFile(path), path).toBe(true);
+    for (const path of [
+      'README.md',
+      'model/README.md',
+      '.github/workflows/ci.yml',
+      'node_modules/x/index.js',
+      'cube.js',
+      'model/data.json',
+      'model/.hidden.yml',
+    ])
+      expect(isModelFile(path), path).toBe(false);
   });
 
   it('the starter model validates, and every name in it starts with starter_', () => {

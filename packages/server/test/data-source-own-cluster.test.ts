@@ -112,7 +112,8 @@ describe('DB_URL targets: where the connection goes', () => {
   it('parameters that name files of this host (sslcert=, sslkey=, sslrootcert=, …) are refused, allowed sockets or not', () => {
     for (const parameter of ['sslcert', 'sslkey', 'sslrootcert', 'sslcrl', 'passfile']) {
       const url = `postgres://analyst@db.example.invalid/warehouse?sslmode=require&${parameter}=/work/data/secret.key`;
-      for (const allowSockets of [false, true]) expect(() => pgTarget(url, allowSockets)).toThrow(`DB_URL sets ${parameter}=, which would read files on this server`);
+      for (const allowSockets of [false, true])
+        expect(() => pgTarget(url, allowSockets)).toThrow(`DB_URL sets ${parameter}=, which would read files on this server`);
     }
     expect(() => pgTarget('postgres://analyst@db.example.invalid/warehouse?sslmode=require', false)).not.toThrow();
   });
@@ -147,13 +148,21 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
   }, 120_000);
   afterAll(async () => t?.close());
 
-  const put = (app: TestApp, id: number, vars: Array<{ name: string; value: string }>) => app.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: vars } });
+  const put = (app: TestApp, id: number, vars: Array<{ name: string; value: string }>) =>
+    app.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: vars } });
   const stored = (app: TestApp, id: number) => app.store.db.selectFrom('env_vars').select('name').where('deployment_id', '=', id).execute();
 
   it('every spelling of the server’s own cluster, and another database of it, is a 400 pointing at DB_URL that stores nothing', async () => {
     const id = await t.deployment('own cluster');
     for (const [what, url] of SAME_CLUSTER) {
-      const refused = problem(await put(t, id, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: url }]), 400, 'VALIDATION_FAILED');
+      const refused = problem(
+        await put(t, id, [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: url },
+        ]),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(refused.detail, what).toContain("DB_URL reaches this server's own PostgreSQL cluster");
       expect(refused.errors).toEqual([{ pointer: '/body/env_variables/1/value', message: OWN_CLUSTER_MESSAGE }]);
     }
@@ -163,7 +172,14 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
   it('a Unix socket, host= and hostaddr= are a 400 naming DATASOURCES_ALLOW_SOCKETS; where allowed, they are compared and the server’s own cluster is still a 400', async () => {
     const id = await t.deployment('past the host');
     for (const [, url, message] of PAST_THE_HOST) {
-      const refused = problem(await put(t, id, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: url }]), 400, 'VALIDATION_FAILED');
+      const refused = problem(
+        await put(t, id, [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: url },
+        ]),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(refused.errors?.[0]).toMatchObject({ pointer: '/body/env_variables/1/value', message: expect.stringContaining(message) });
       expect(refused.detail).toContain('DATASOURCES_ALLOW_SOCKETS=true');
     }
@@ -172,7 +188,16 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
     try {
       const allowed = await sockets.deployment('sockets allowed');
       for (const [, url] of PAST_THE_HOST) {
-        expect(problem(await put(sockets, allowed, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: url }]), 400, 'VALIDATION_FAILED').detail).toContain(OWN_CLUSTER_MESSAGE);
+        expect(
+          problem(
+            await put(sockets, allowed, [
+              { name: 'DB_TYPE', value: 'postgres' },
+              { name: 'DB_URL', value: url },
+            ]),
+            400,
+            'VALIDATION_FAILED',
+          ).detail,
+        ).toContain(OWN_CLUSTER_MESSAGE);
       }
       expect(await stored(sockets, allowed)).toEqual([]);
     } finally {
@@ -190,9 +215,24 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
 
   it('another cluster is accepted, and so is a source the server cannot reach now (the runtime compares it before any query)', async () => {
     const id = await t.deployment('warehouse');
-    expect((await put(t, id, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: second.url }])).statusCode).toBe(200);
+    expect(
+      (
+        await put(t, id, [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: second.url },
+        ])
+      ).statusCode,
+    ).toBe(200);
     const down = await t.deployment('down');
-    expect((await put(t, down, [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: 'postgres://analyst@127.0.0.1:1/warehouse' }, { name: 'DB_PASSWORD', value: 'pw' }])).statusCode).toBe(200);
+    expect(
+      (
+        await put(t, down, [
+          { name: 'DB_TYPE', value: 'postgres' },
+          { name: 'DB_URL', value: 'postgres://analyst@127.0.0.1:1/warehouse' },
+          { name: 'DB_PASSWORD', value: 'pw' },
+        ])
+      ).statusCode,
+    ).toBe(200);
   });
 });
 
@@ -220,7 +260,10 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
         const id = await r.create(`own ${i}`);
         await store(id, { DB_TYPE: 'postgres', DB_URL: url });
         const lines = await r.logsWith(id, `Runtime refused its data source: ${OWN_CLUSTER_MESSAGE}`);
-        expect(lines.some((l) => l.startsWith('Listening on')), what).toBe(false);
+        expect(
+          lines.some((l) => l.startsWith('Listening on')),
+          what,
+        ).toBe(false);
         await r.podWhere(id, { status: 'CrashLoopBackOff', ready: false });
         const unavailable = problem(await t.request({ url: `/deployments/${id}/data-api/v1/meta` }), 503, 'RUNTIME_UNAVAILABLE');
         expect(unavailable.detail, what).toContain(OWN_CLUSTER_MESSAGE);
@@ -232,7 +275,20 @@ describe.each(DIALECTS)('a deployment’s data source is never the server’s ow
 
   it('a source that does not answer at start is not ready and runs no query until it can be compared; another cluster runs and is ready', async () => {
     const id = await r.create('warehouse');
-    expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'postgres' }, { name: 'DB_URL', value: second.url }] } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'PUT',
+          url: `/api/v1/deployments/${id}/env-vars`,
+          body: {
+            env_variables: [
+              { name: 'DB_TYPE', value: 'postgres' },
+              { name: 'DB_URL', value: second.url },
+            ],
+          },
+        })
+      ).statusCode,
+    ).toBe(200);
     await r.podWhere(id, { status: 'Running', ready: true });
     const lines = await r.logsWith(id, 'Ready: the data source answers');
     expect(lines.join('\n')).not.toContain('refused');

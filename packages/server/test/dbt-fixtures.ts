@@ -54,11 +54,26 @@ function modelNode(model: FixtureModel, pkg: string) {
     fqn: [pkg, ...model.path.replace(/\.sql$/, '').split('/')],
     alias: model.name,
     checksum: { name: 'sha256', checksum: hash(id).repeat(6) },
-    config: { enabled: model.enabled ?? true, alias: null, schema: null, database: null, tags, meta: {}, group: null, materialized: 'table', on_schema_change: 'ignore', contract: { enforced: false, alias_types: true }, access: 'protected' },
+    config: {
+      enabled: model.enabled ?? true,
+      alias: null,
+      schema: null,
+      database: null,
+      tags,
+      meta: {},
+      group: null,
+      materialized: 'table',
+      on_schema_change: 'ignore',
+      contract: { enforced: false, alias_types: true },
+      access: 'protected',
+    },
     tags,
     description: model.description ?? '',
     columns: Object.fromEntries(
-      model.columns.map((c) => [c.name, { name: c.name, description: c.description ?? '', meta: {}, data_type: c.data_type ?? null, constraints: [], quote: null, tags: [], granularity: null }]),
+      model.columns.map((c) => [
+        c.name,
+        { name: c.name, description: c.description ?? '', meta: {}, data_type: c.data_type ?? null, constraints: [], quote: null, tags: [], granularity: null },
+      ]),
     ),
     meta: {},
     group: null,
@@ -143,7 +158,21 @@ export function manifestOf(models: FixtureModel[], options: { pkg?: string; sour
   const sources = Object.fromEntries(
     Array.from({ length: options.sources ?? 1 }, (_, i) => {
       const id = `source.${pkg}.raw.table_${i}`;
-      return [id, { database: 'raw', schema: 'public', name: `table_${i}`, resource_type: 'source', package_name: pkg, unique_id: id, source_name: 'raw', identifier: `table_${i}`, columns: {}, relation_name: `"raw"."public"."table_${i}"` }];
+      return [
+        id,
+        {
+          database: 'raw',
+          schema: 'public',
+          name: `table_${i}`,
+          resource_type: 'source',
+          package_name: pkg,
+          unique_id: id,
+          source_name: 'raw',
+          identifier: `table_${i}`,
+          columns: {},
+          relation_name: `"raw"."public"."table_${i}"`,
+        },
+      ];
     }),
   );
   const macros = Object.fromEntries(
@@ -237,7 +266,10 @@ export function shopModels(): FixtureModel[] {
       name: 'stg_orders',
       path: 'staging/stg_orders.sql',
       tags: ['staging'],
-      columns: [{ name: 'id', data_type: 'integer' }, { name: 'user_id', data_type: 'integer' }],
+      columns: [
+        { name: 'id', data_type: 'integer' },
+        { name: 'user_id', data_type: 'integer' },
+      ],
     },
   ];
 }
@@ -272,7 +304,12 @@ export function largeModels(count = 500): FixtureModel[] {
       relationships.push({ column: `${parent}_id`, to: parent, field: 'id' });
     }
     const extra = 6 + Math.floor(next() * 19);
-    for (let c = 0; c < extra; c += 1) columns.push({ name: `col_${c}`, data_type: TYPES[Math.floor(next() * TYPES.length)] ?? 'text', description: next() < 0.5 ? `Column ${c} of ${name}.` : '' });
+    for (let c = 0; c < extra; c += 1)
+      columns.push({
+        name: `col_${c}`,
+        data_type: TYPES[Math.floor(next() * TYPES.length)] ?? 'text',
+        description: next() < 0.5 ? `Column ${c} of ${name}.` : '',
+      });
     models.push({
       name,
       path: `${TAGS[i % TAGS.length]}/${name}.sql`,

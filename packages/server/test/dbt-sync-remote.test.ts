@@ -24,9 +24,32 @@ describe.each(DIALECTS)('dbt-sync from a repository by URL (%s)', (dialect) => {
   beforeAll(async () => {
     git = await startGitServer(TOKEN);
     const author = { name: 'Data team', email: 'data@example.com' };
-    const main = await git.repo.commit({ ref: 'refs/heads/main', expectedHead: null, changes: new Map([['target/manifest.json', JSON.stringify(shopManifest())]]), author, message: 'compiled' });
-    await git.repo.commit({ ref: 'refs/heads/uncompiled', expectedHead: null, parent: main, changes: new Map([['target/manifest.json', null], ['models/orders.sql', 'select 1']]), author, message: 'no manifest' });
-    await git.repo.commit({ ref: 'refs/heads/release', expectedHead: null, parent: main, changes: new Map([['target/manifest.json', JSON.stringify(manifestOf(shopModels().slice(0, 1)))]]), author, message: 'one model' });
+    const main = await git.repo.commit({
+      ref: 'refs/heads/main',
+      expectedHead: null,
+      changes: new Map([['target/manifest.json', JSON.stringify(shopManifest())]]),
+      author,
+      message: 'compiled',
+    });
+    await git.repo.commit({
+      ref: 'refs/heads/uncompiled',
+      expectedHead: null,
+      parent: main,
+      changes: new Map([
+        ['target/manifest.json', null],
+        ['models/orders.sql', 'select 1'],
+      ]),
+      author,
+      message: 'no manifest',
+    });
+    await git.repo.commit({
+      ref: 'refs/heads/release',
+      expectedHead: null,
+      parent: main,
+      changes: new Map([['target/manifest.json', JSON.stringify(manifestOf(shopModels().slice(0, 1)))]]),
+      author,
+      message: 'one model',
+    });
     const logger = { level: 'trace', stream: { write: (line: string) => void logged.push(line) } };
     t = await TestApp.create(dialect, { logger, outbound: { allowPrivate: ['127.0.0.1'], caFile: git.caFile } });
     guarded = await TestApp.create(dialect, { logger, outbound: { caFile: git.caFile } });
@@ -67,8 +90,16 @@ describe.each(DIALECTS)('dbt-sync from a repository by URL (%s)', (dialect) => {
     expect(row.repository_token).not.toContain(TOKEN);
 
     // Another path on the same origin keeps the token; another origin drops it; null removes it.
-    expect((await putSettings(t, id, { repository: { type: 'url', url: git.url.replace('shop.git', 'other.git') } })).json().repository).toEqual({ type: 'url', url: git.url.replace('shop.git', 'other.git'), hasToken: true });
-    expect((await putSettings(t, id, { repository: { type: 'url', url: 'https://git.example.com/shop.git' } })).json().repository).toEqual({ type: 'url', url: 'https://git.example.com/shop.git', hasToken: false });
+    expect((await putSettings(t, id, { repository: { type: 'url', url: git.url.replace('shop.git', 'other.git') } })).json().repository).toEqual({
+      type: 'url',
+      url: git.url.replace('shop.git', 'other.git'),
+      hasToken: true,
+    });
+    expect((await putSettings(t, id, { repository: { type: 'url', url: 'https://git.example.com/shop.git' } })).json().repository).toEqual({
+      type: 'url',
+      url: 'https://git.example.com/shop.git',
+      hasToken: false,
+    });
     await putSettings(t, id, { repository: { type: 'url', url: git.url, token: TOKEN } });
     expect((await putSettings(t, id, { repository: { type: 'url', url: git.url, token: null } })).json().repository.hasToken).toBe(false);
 
@@ -140,7 +171,9 @@ describe.each(DIALECTS)('dbt-sync from a repository by URL (%s)', (dialect) => {
     const seen = git.requests.length;
     const { status, logs } = await sync(guarded, id);
     expect(status.status).toBe('FAILED');
-    expect(status.error).toMatch(/^The transformation repository was not called: https:\/\/127\.0\.0\.1:\d+\/shop\.git is a private address this server does not call \(OUTBOUND_ALLOW_PRIVATE allows one\)/);
+    expect(status.error).toMatch(
+      /^The transformation repository was not called: https:\/\/127\.0\.0\.1:\d+\/shop\.git is a private address this server does not call \(OUTBOUND_ALLOW_PRIVATE allows one\)/,
+    );
     expect(logs.at(-1)).toMatchObject({ level: 'error', message: status.error });
     expect(git.requests.length).toBe(seen);
   });

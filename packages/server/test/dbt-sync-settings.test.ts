@@ -29,11 +29,25 @@ describe.each(DIALECTS)('dbt-sync settings (%s)', (dialect) => {
 
   it('a PUT merges: keys left out keep their values, a selector list given replaces that list, ref null goes back to the deploy branch', async () => {
     const id = await t.deployment('merge');
-    let res = await put(id, { ref: 'release/v2', manifestPath: './dbt/target/manifest.json', outputPath: 'model/cubes/generated/', selector: { tags: ['finance'], paths: ['models/marts/'] } });
+    let res = await put(id, {
+      ref: 'release/v2',
+      manifestPath: './dbt/target/manifest.json',
+      outputPath: 'model/cubes/generated/',
+      selector: { tags: ['finance'], paths: ['models/marts/'] },
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ ref: 'release/v2', manifestPath: 'dbt/target/manifest.json', outputPath: 'model/cubes/generated', selector: { paths: ['models/marts'], tags: ['finance'], names: [] } });
+    expect(res.json()).toMatchObject({
+      ref: 'release/v2',
+      manifestPath: 'dbt/target/manifest.json',
+      outputPath: 'model/cubes/generated',
+      selector: { paths: ['models/marts'], tags: ['finance'], names: [] },
+    });
     res = await put(id, { selector: { names: ['orders'] } });
-    expect(res.json()).toMatchObject({ ref: 'release/v2', manifestPath: 'dbt/target/manifest.json', selector: { paths: ['models/marts'], tags: ['finance'], names: ['orders'] } });
+    expect(res.json()).toMatchObject({
+      ref: 'release/v2',
+      manifestPath: 'dbt/target/manifest.json',
+      selector: { paths: ['models/marts'], tags: ['finance'], names: ['orders'] },
+    });
     res = await put(id, { ref: null });
     expect(res.json()).toMatchObject({ ref: null, outputPath: 'model/cubes/generated' });
     expect((await get(id)).json()).toEqual(res.json());
@@ -44,7 +58,11 @@ describe.each(DIALECTS)('dbt-sync settings (%s)', (dialect) => {
     const id = await t.deployment('bad');
     await put(id, { outputPath: 'model/cubes/mine' });
     const before = (await get(id)).json();
-    const body = problem(await put(id, { manifestPath: '../secrets.json', outputPath: '.git/hooks', ref: 'bad..ref', selector: { tags: ['x'] } }), 400, 'VALIDATION_FAILED');
+    const body = problem(
+      await put(id, { manifestPath: '../secrets.json', outputPath: '.git/hooks', ref: 'bad..ref', selector: { tags: ['x'] } }),
+      400,
+      'VALIDATION_FAILED',
+    );
     expect(body.errors?.map((e) => e.pointer).sort()).toEqual(['/body/manifestPath', '/body/outputPath', '/body/ref']);
     problem(await put(id, { repository: { type: 'url' } }), 400, 'VALIDATION_FAILED');
     problem(await put(id, { unknown: 1 }), 400, 'VALIDATION_FAILED');

@@ -29,7 +29,8 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     return started;
   }
   const poll = async (id: number, syncJobId: string) => (await get(`${base(id)}/${syncJobId}`)).json();
-  const history = async (id: number, query = '') => (await get(`${base(id)}${query}`)).json() as { items: Array<Record<string, any>>; pageInfo: Record<string, unknown> };
+  const history = async (id: number, query = '') =>
+    (await get(`${base(id)}${query}`)).json() as { items: Array<Record<string, any>>; pageInfo: Record<string, unknown> };
   const logs = async (id: number, syncJobId: string) => (await get(`${base(id)}/${syncJobId}/logs`)).json().items as Array<Record<string, any>>;
   const files = async (r: Repository, ref: string) => {
     const head = await r.head(ref);
@@ -53,7 +54,11 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     expect(started.branchName).toMatch(BRANCH);
     expect(started.workflowId).toMatch(/^\d+$/);
 
-    expect(await poll(id, started.syncJobId)).toMatchObject({ syncJobId: started.syncJobId, status: 'COMPLETED', progress: { stage: 'COMPLETED', percentComplete: 100 } });
+    expect(await poll(id, started.syncJobId)).toMatchObject({
+      syncJobId: started.syncJobId,
+      status: 'COMPLETED',
+      progress: { stage: 'COMPLETED', percentComplete: 100 },
+    });
     const [run] = (await history(id)).items;
     expect(run).toMatchObject({
       syncJobId: started.syncJobId,
@@ -71,11 +76,22 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     });
     expect(Number.isInteger(run?.durationMs)).toBe(true);
     expect(typeof run?.completedAt).toBe('string');
-    expect(run?.phases.map((p: { phase: string; outcome: string }) => `${p.phase}:${p.outcome}`)).toEqual(['read-manifest:ok', 'parse-manifest:ok', 'generate-cubes:ok', 'validate:ok', 'write-files:ok']);
+    expect(run?.phases.map((p: { phase: string; outcome: string }) => `${p.phase}:${p.outcome}`)).toEqual([
+      'read-manifest:ok',
+      'parse-manifest:ok',
+      'generate-cubes:ok',
+      'validate:ok',
+      'write-files:ok',
+    ]);
 
     // The branch: the deploy branch's files plus the generated ones, in one commit on top of main.
     const onBranch = (await files(r, started.branchName))!;
-    expect([...onBranch.keys()].filter((p) => p.startsWith(OUT)).sort()).toEqual([`${OUT}/customers.yml`, `${OUT}/orders.yml`, `${OUT}/payments.yml`, `${OUT}/stg_orders.yml`]);
+    expect([...onBranch.keys()].filter((p) => p.startsWith(OUT)).sort()).toEqual([
+      `${OUT}/customers.yml`,
+      `${OUT}/orders.yml`,
+      `${OUT}/payments.yml`,
+      `${OUT}/stg_orders.yml`,
+    ]);
     expect(onBranch.get('model/cubes/starter.yml')).toBeDefined();
     const [commit] = await r.log(started.branchName, 0, 1);
     expect(commit?.parents).toEqual([mainBefore]);
@@ -83,11 +99,19 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     const branches = (await get(`/build/api/v1/deployments/${id}/branches`)).json().items as Array<{ name: string; parentBranch: string | null }>;
     expect(branches).toContainEqual(expect.objectContaining({ name: started.branchName, parentBranch: 'main' }));
     // The model on the branch validates as a build would.
-    expect((await get(`/build/api/v1/deployments/${id}/data-model/validate?branchName=${encodeURIComponent(started.branchName)}`)).json()).toMatchObject({ valid: true, cubesCount: 5 });
+    expect((await get(`/build/api/v1/deployments/${id}/data-model/validate?branchName=${encodeURIComponent(started.branchName)}`)).json()).toMatchObject({
+      valid: true,
+      cubesCount: 5,
+    });
 
     const result = (await get(`${base(id)}/${started.syncJobId}/result`)).json();
     expect(result).toMatchObject({ syncJobId: started.syncJobId, cubeCount: 4, manifestStats: { models: 4, sources: 1, macros: 3 } });
-    expect(result.generatedFiles).toEqual([{ path: `${OUT}/customers.yml` }, { path: `${OUT}/orders.yml` }, { path: `${OUT}/payments.yml` }, { path: `${OUT}/stg_orders.yml` }]);
+    expect(result.generatedFiles).toEqual([
+      { path: `${OUT}/customers.yml` },
+      { path: `${OUT}/orders.yml` },
+      { path: `${OUT}/payments.yml` },
+      { path: `${OUT}/stg_orders.yml` },
+    ]);
     expect(result.durationMs).toBe(run?.durationMs);
 
     const lines = await logs(id, started.syncJobId);
@@ -112,9 +136,18 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     // A ref and a manifest path from the settings.
     const r = await repo(id);
     await t.app.services.repositories.write(await row(id), async (w) => {
-      await w.commit({ ref: 'refs/heads/release', expectedHead: null, parent: await w.head('main'), changes: new Map([['dbt/target/manifest.json', JSON.stringify(manifestOf(shopModels().slice(0, 1)))]]), author: { name: 'Dev', email: 'dev@example.com' }, message: 'release' });
+      await w.commit({
+        ref: 'refs/heads/release',
+        expectedHead: null,
+        parent: await w.head('main'),
+        changes: new Map([['dbt/target/manifest.json', JSON.stringify(manifestOf(shopModels().slice(0, 1)))]]),
+        author: { name: 'Dev', email: 'dev@example.com' },
+        message: 'release',
+      });
     });
-    expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/dbt-sync-settings`, body: { manifestPath: 'dbt/target/manifest.json' } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/dbt-sync-settings`, body: { manifestPath: 'dbt/target/manifest.json' } })).statusCode,
+    ).toBe(200);
     const release = await sync(id, { ref: 'release' });
     expect(release.branchName).toMatch(/^dbt-sync\/release-\d{14}-[0-9a-f]{8}$/);
     expect([...(await files(r, release.branchName))!.keys()].filter((p) => p.startsWith(OUT))).toEqual([`${OUT}/customers.yml`]);
@@ -127,7 +160,12 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     expect(status).toMatchObject({ status: 'FAILED', progress: { stage: 'FAILED' } });
     expect(status.error).toMatch(/A compiled manifest is required: there is no target\/manifest\.json on main/);
     expect(status.error).toMatch(/never runs dbt/);
-    expect((await history(id)).items[0]).toMatchObject({ status: 'FAILED', failedPhase: 'read-manifest', lastStage: 'INITIALIZING', errorMessage: status.error });
+    expect((await history(id)).items[0]).toMatchObject({
+      status: 'FAILED',
+      failedPhase: 'read-manifest',
+      lastStage: 'INITIALIZING',
+      errorMessage: status.error,
+    });
     expect(await (await repo(id)).head(started.branchName)).toBeNull();
     expect((await logs(id, started.syncJobId)).at(-1)).toMatchObject({ level: 'error', phase: 'read-manifest', message: status.error });
     problem(await get(`${base(id)}/${started.syncJobId}/result`), 409, 'DBT_SYNC_NOT_COMPLETED');
@@ -140,7 +178,8 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     const r = await repo(id);
     // Ship the first sync, and add a hand-written cube in the output folder.
     const shipped = (await files(r, first.branchName))!;
-    const hand = 'cubes:\n  - name: hand_written\n    sql_table: t\n    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n';
+    const hand =
+      'cubes:\n  - name: hand_written\n    sql_table: t\n    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n';
     await commitOnMain(id, new Map([...[...shipped].filter(([p]) => p.startsWith(OUT)), [`${OUT}/hand.yml`, hand]]));
     const mainHead = await r.head('main');
 
@@ -218,7 +257,11 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
     const branched = await sync(id, { source: 'manifest', manifest: shopManifest() });
     problem(await get(`${base(id)}/${branched.syncJobId}/generated-files`), 404, 'DBT_SYNC_FILES_NOT_FOUND');
     // An hour after the run, they are gone.
-    await t.store.db.updateTable('dbt_sync_runs').set({ files_expire_at: new Date(Date.now() - 1000).toISOString() }).where('public_id', '=', started.syncJobId).execute();
+    await t.store.db
+      .updateTable('dbt_sync_runs')
+      .set({ files_expire_at: new Date(Date.now() - 1000).toISOString() })
+      .where('public_id', '=', started.syncJobId)
+      .execute();
     problem(await get(`${base(id)}/${started.syncJobId}/generated-files`), 404, 'DBT_SYNC_FILES_NOT_FOUND');
     expect((await t.store.db.selectFrom('dbt_sync_runs').select('files').where('public_id', '=', started.syncJobId).executeTakeFirst())?.files).toBeNull();
     problem(await get(`${base(id)}/not-a-sync/generated-files`), 404, 'DBT_SYNC_NOT_FOUND');
@@ -327,7 +370,11 @@ describe.each(DIALECTS)('dbt-sync runs (%s)', (dialect) => {
       const started = (await start(id, { source: 'manifest', manifest: shopManifest() })).json() as { syncJobId: string; workflowId: string };
       await paused;
       // What a sweeper writes for a job whose process stopped beating (jobs service, kill -9 rule).
-      await t.store.db.updateTable('jobs').set({ state: 'failed', error: 'The process running this job stopped', finished_at: new Date().toISOString(), heartbeat_at: null }).where('id', '=', Number(started.workflowId)).execute();
+      await t.store.db
+        .updateTable('jobs')
+        .set({ state: 'failed', error: 'The process running this job stopped', finished_at: new Date().toISOString(), heartbeat_at: null })
+        .where('id', '=', Number(started.workflowId))
+        .execute();
       const status = await poll(id, started.syncJobId);
       expect(status).toMatchObject({ status: 'FAILED' });
       expect(status.error).toMatch(/The server running this sync stopped before it ended/);

@@ -37,7 +37,8 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
   async function mint(body: unknown, key?: string, env = 'production', path = 'tokens') {
     const res = await t.request({ method: 'POST', url: envUrl(env, path), body, ...(key ? { key } : {}) });
     expect(res.statusCode, res.body).toBe(200);
-    return (res.json() as { data: { token: string; security_context: Record<string, unknown>; scopes: string[]; created_at: string; expires_at: string } }).data;
+    return (res.json() as { data: { token: string; security_context: Record<string, unknown>; scopes: string[]; created_at: string; expires_at: string } })
+      .data;
   }
 
   describe('POST /api/v1/deployments/{id}/token (reference 1.16)', () => {
@@ -46,13 +47,26 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
       expect(res.statusCode, res.body).toBe(200);
       const { platformApiToken } = res.json() as { platformApiToken: string };
       const claims = await verified(platformApiToken, dataApi);
-      expect(claims).toMatchObject({ iss: ORIGIN, aud: dataApi, sub: `user:${t.admin.userId}`, deployment_id: deploymentId, environment_id: 'production', branch: 'main', user_id: t.admin.userId, email: t.admin.email });
+      expect(claims).toMatchObject({
+        iss: ORIGIN,
+        aud: dataApi,
+        sub: `user:${t.admin.userId}`,
+        deployment_id: deploymentId,
+        environment_id: 'production',
+        branch: 'main',
+        user_id: t.admin.userId,
+        email: t.admin.email,
+      });
       expect(claims.exp! - claims.iat!).toBe(86_400);
       expect(decodeProtectedHeader(platformApiToken)).toMatchObject({ alg: 'ES256', typ: 'deployment+jwt' });
     });
 
     it('expiresIn: 60 to 86400 seconds, null for the default; outside: 400', async () => {
-      for (const [expiresIn, lifetime] of [[60, 60], [86_400, 86_400], [null, 86_400]] as const) {
+      for (const [expiresIn, lifetime] of [
+        [60, 60],
+        [86_400, 86_400],
+        [null, 86_400],
+      ] as const) {
         const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/token`, body: { expiresIn } });
         expect(res.statusCode, res.body).toBe(200);
         const claims = decodeJwt((res.json() as { platformApiToken: string }).platformApiToken);
@@ -79,11 +93,21 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
 
   describe('POST …/environments/{environmentId}/tokens (reference 1.19)', () => {
     it('signs only meta and sql-runner, drops a `scope` claim, and answers what it signed; an hour by default', async () => {
-      const data = await mint({ security_context: { tenant: 'acme', scope: 'admin', nested: { a: 1 } }, scopes: ['meta', 'sql-runner', 'admin', 'meta-private'] });
+      const data = await mint({
+        security_context: { tenant: 'acme', scope: 'admin', nested: { a: 1 } },
+        scopes: ['meta', 'sql-runner', 'admin', 'meta-private'],
+      });
       expect(data.scopes).toEqual(['meta', 'sql-runner']);
       expect(data.security_context).toEqual({ tenant: 'acme', nested: { a: 1 } });
       const claims = await verified(data.token, dataApi);
-      expect(claims).toMatchObject({ deployment_id: deploymentId, environment_id: 'production', branch: 'main', user_id: t.admin.userId, scopes: ['meta', 'sql-runner'], security_context: { tenant: 'acme', nested: { a: 1 } } });
+      expect(claims).toMatchObject({
+        deployment_id: deploymentId,
+        environment_id: 'production',
+        branch: 'main',
+        user_id: t.admin.userId,
+        scopes: ['meta', 'sql-runner'],
+        security_context: { tenant: 'acme', nested: { a: 1 } },
+      });
       expect(claims).not.toHaveProperty('scope');
       expect(claims.exp! - claims.iat!).toBe(3_600);
       expect(new Date(data.expires_at).getTime()).toBe(claims.exp! * 1000);
@@ -92,11 +116,21 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
     });
 
     it('expires_in 1 to 3600 (null: 3600); outside, or a missing or null security_context: 400', async () => {
-      for (const [expiresIn, lifetime] of [[1, 1], [3_600, 3_600], [null, 3_600]] as const) {
+      for (const [expiresIn, lifetime] of [
+        [1, 1],
+        [3_600, 3_600],
+        [null, 3_600],
+      ] as const) {
         const claims = decodeJwt((await mint({ security_context: {}, expires_in: expiresIn })).token);
         expect(claims.exp! - claims.iat!).toBe(lifetime);
       }
-      for (const body of [{ security_context: {}, expires_in: 0 }, { security_context: {}, expires_in: 3_601 }, { security_context: null }, {}, { security_context: [] }]) {
+      for (const body of [
+        { security_context: {}, expires_in: 0 },
+        { security_context: {}, expires_in: 3_601 },
+        { security_context: null },
+        {},
+        { security_context: [] },
+      ]) {
         problem(await t.request({ method: 'POST', url: envUrl(), body }), 400, 'VALIDATION_FAILED');
       }
     });
@@ -121,7 +155,15 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
       const at = new Date().toISOString();
       const branch = await t.store.db
         .insertInto('branches')
-        .values({ tenant_id: t.tenantId, deployment_id: deploymentId, name: 'feature', parent_name: 'main', owner_key_id: null, staging_enabled: 0, created_at: at })
+        .values({
+          tenant_id: t.tenantId,
+          deployment_id: deploymentId,
+          name: 'feature',
+          parent_name: 'main',
+          owner_key_id: null,
+          staging_enabled: 0,
+          created_at: at,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       // Only while its staging environment is on.
@@ -136,7 +178,11 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
     it('no access: 403; a key scoped elsewhere: 403; another tenant’s deployment: 404', async () => {
       const theirs = await t.deployment('theirs', { tenantId: (await t.tenant('tokens-env-other')).tenantId });
       for (const path of ['tokens', 'tokens-for-meta-sync']) {
-        problem(await t.request({ method: 'POST', url: `/api/v1/deployments/${theirs}/environments/production/${path}`, body: { security_context: {} } }), 404, 'DEPLOYMENT_NOT_FOUND');
+        problem(
+          await t.request({ method: 'POST', url: `/api/v1/deployments/${theirs}/environments/production/${path}`, body: { security_context: {} } }),
+          404,
+          'DEPLOYMENT_NOT_FOUND',
+        );
       }
       problem(await t.request({ url: `/api/v1/deployments/${theirs}/environments/production/tokens` }), 404, 'DEPLOYMENT_NOT_FOUND');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [theirs] });
@@ -155,7 +201,12 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
       expect(data.security_context).toEqual({ tenant: 'acme' });
       expect(await verified(data.token, dataApi)).toMatchObject({ scopes: ['meta', 'meta-private'] });
       // A viewer holds SchemaRead (VIEW), but not EDIT: its security context is dropped.
-      const viewed = await mint({ security_context: { tenant: 'acme' }, scopes: ['meta-private', 'sql-runner'] }, viewer.key, 'production', 'tokens-for-meta-sync');
+      const viewed = await mint(
+        { security_context: { tenant: 'acme' }, scopes: ['meta-private', 'sql-runner'] },
+        viewer.key,
+        'production',
+        'tokens-for-meta-sync',
+      );
       expect(viewed.scopes).toEqual(['meta', 'meta-private']);
       expect(viewed.security_context).toEqual({});
     });
@@ -174,7 +225,12 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
       expect((await t.request({ method: 'POST', url, body: { security_context: {} }, key: viewer.key })).statusCode).toBe(200);
       const res = await t.request({ url });
       expect(res.statusCode, res.body).toBe(200);
-      const page = res.json() as { items: Array<{ token: string; security_context: unknown; created_at: string; expires_at: string }>; data: unknown[]; pageInfo: { hasNextPage: boolean }; pagination: { total: number } };
+      const page = res.json() as {
+        items: Array<{ token: string; security_context: unknown; created_at: string; expires_at: string }>;
+        data: unknown[];
+        pageInfo: { hasNextPage: boolean };
+        pagination: { total: number };
+      };
       expect(page.items.map((i) => i.token)).toEqual([...mine].reverse());
       expect(page.items[0]).toMatchObject({ security_context: { n: 2 }, scopes: ['meta'] });
       expect(page.data).toEqual(page.items);
@@ -182,7 +238,10 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
       const theirs = (await t.request({ url, key: viewer.key })).json() as { items: Array<{ security_context: unknown }> };
       expect(theirs.items).toHaveLength(1);
       // Pages: first/after and the deprecated offset/limit.
-      const first = (await t.request({ url: `${url}?first=1` })).json() as { items: Array<{ token: string }>; pageInfo: { endCursor: string; hasNextPage: boolean } };
+      const first = (await t.request({ url: `${url}?first=1` })).json() as {
+        items: Array<{ token: string }>;
+        pageInfo: { endCursor: string; hasNextPage: boolean };
+      };
       expect(first.items.map((i) => i.token)).toEqual([mine[1]]);
       expect(first.pageInfo.hasNextPage).toBe(true);
       const next = (await t.request({ url: `${url}?first=1&after=${first.pageInfo.endCursor}` })).json() as { items: Array<{ token: string }> };
@@ -212,14 +271,25 @@ describe.each(DIALECTS)('deployment and environment tokens (%s)', (dialect) => {
         };
       };
       // Oldest first: 3 expired of the admin, 5 live of the admin, then 995 of another user.
-      const rows = [...[1, 2, 3].map((n) => row(t.admin.userId, 100 + n, new Date(now - 1_000).toISOString())), ...[1, 2, 3, 4, 5].map((n) => row(t.admin.userId, n)), ...Array.from({ length: 995 }, (_, n) => row(other.userId, n))];
-      for (let i = 0; i < rows.length; i += 200) await t.store.db.insertInto('environment_tokens').values(rows.slice(i, i + 200)).execute();
+      const rows = [
+        ...[1, 2, 3].map((n) => row(t.admin.userId, 100 + n, new Date(now - 1_000).toISOString())),
+        ...[1, 2, 3, 4, 5].map((n) => row(t.admin.userId, n)),
+        ...Array.from({ length: 995 }, (_, n) => row(other.userId, n)),
+      ];
+      for (let i = 0; i < rows.length; i += 200)
+        await t.store.db
+          .insertInto('environment_tokens')
+          .values(rows.slice(i, i + 200))
+          .execute();
       const url = `/api/v1/deployments/${capped}/environments/production/tokens`;
-      const total = async () => ((await t.request({ url })).json() as { pagination: { total: number }; items: Array<{ token: string }> });
+      const total = async () => (await t.request({ url })).json() as { pagination: { total: number }; items: Array<{ token: string }> };
       let page = await total();
       expect(page.pagination.total).toBe(5);
       expect(page.items.map((i) => i.token)).toEqual([5, 4, 3, 2, 1].map((n) => `token-${t.admin.userId}-${n}`));
-      await t.store.db.insertInto('environment_tokens').values([row(other.userId, 1000), row(other.userId, 1001)]).execute();
+      await t.store.db
+        .insertInto('environment_tokens')
+        .values([row(other.userId, 1000), row(other.userId, 1001)])
+        .execute();
       page = await total();
       expect(page.pagination.total).toBe(3);
       expect(page.items.map((i) => i.token)).toEqual([5, 4, 3].map((n) => `token-${t.admin.userId}-${n}`));

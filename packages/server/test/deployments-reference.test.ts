@@ -52,10 +52,22 @@ for (const dialect of DIALECTS) {
 
     it('PUT merges: fields left out or null keep their values; templateVariables merge key by key; the answer is the settings after it (reference 1.4)', async () => {
       const { id } = await create({ name: 'merging' });
-      const first = await put(id, { templateVariables: { a: 1, b: { c: 2 } }, launchpadTabs: ['x', 'y'], defaultLaunchpadViewGroup: 'g', customDomain: 'Data.Example.com', template: 'simpleCluster' });
+      const first = await put(id, {
+        templateVariables: { a: 1, b: { c: 2 } },
+        launchpadTabs: ['x', 'y'],
+        defaultLaunchpadViewGroup: 'g',
+        customDomain: 'Data.Example.com',
+        template: 'simpleCluster',
+      });
       expect(first.statusCode, first.body).toBe(200);
       const second = (await put(id, { templateVariables: { b: { d: 3 }, e: 4 }, template: null, launchpadTabs: null })).json() as Json;
-      expect(second).toMatchObject({ templateVariables: { a: 1, b: { c: 2, d: 3 }, e: 4 }, launchpadTabs: ['x', 'y'], defaultLaunchpadViewGroup: 'g', customDomain: 'data.example.com', template: 'simpleCluster' });
+      expect(second).toMatchObject({
+        templateVariables: { a: 1, b: { c: 2, d: 3 }, e: 4 },
+        launchpadTabs: ['x', 'y'],
+        defaultLaunchpadViewGroup: 'g',
+        customDomain: 'data.example.com',
+        template: 'simpleCluster',
+      });
       expect((await put(id, { templateVariables: { a: null } })).json().templateVariables).toEqual({ b: { c: 2, d: 3 }, e: 4 });
       const csps = { enabled: true, storageProvider: 's3', s3Bucket: 'pre-aggs', s3Region: 'eu-west-1' };
       expect((await put(id, { cspsConfig: csps })).json().cspsConfig).toEqual(csps);
@@ -102,11 +114,23 @@ for (const dialect of DIALECTS) {
     });
 
     it('a tenant limited to some regions sees only those, and creating or moving a deployment elsewhere is 400 (reference 1.15)', async () => {
-      const other = await TestApp.create(dialect, { catalog: { versions: { release: ['1.0.0'], latest: ['1.1.0'] }, regions: [{ id: 1, name: 'local', title: 'local', provider: 'platform' }, { id: 2, name: 'eu-west', title: 'eu-west', provider: 'platform' }] } });
+      const other = await TestApp.create(dialect, {
+        catalog: {
+          versions: { release: ['1.0.0'], latest: ['1.1.0'] },
+          regions: [
+            { id: 1, name: 'local', title: 'local', provider: 'platform' },
+            { id: 2, name: 'eu-west', title: 'eu-west', provider: 'platform' },
+          ],
+        },
+      });
       try {
         const req = (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) => other.request({ method, url, ...(body === undefined ? {} : { body }) });
         expect(((await req('GET', '/api/v1/regions')).json() as Json).data.map((r: Json) => r.name)).toEqual(['local', 'eu-west']);
-        await other.store.db.updateTable('tenants').set({ regions: JSON.stringify(['eu-west']) }).where('id', '=', other.tenantId).execute();
+        await other.store.db
+          .updateTable('tenants')
+          .set({ regions: JSON.stringify(['eu-west']) })
+          .where('id', '=', other.tenantId)
+          .execute();
         expect(((await req('GET', '/api/v1/regions')).json() as Json).data.map((r: Json) => r.name)).toEqual(['eu-west']);
         const made = (await req('POST', '/build/api/v1/deployments/', { name: 'regional' })).json() as Json;
         expect(((await req('GET', `/api/v1/deployments/${made.id}/settings`)).json() as Json).region).toBe('eu-west');
@@ -145,16 +169,32 @@ for (const dialect of DIALECTS) {
 
     it('the setup wizard moves along the documented transitions; ready needs a successful production build; reset goes back to project (reference 1.13, 1.14)', async () => {
       const { id } = await create({ name: 'wizard' });
-      const advance = (creationStep: string, key?: string) => t.request({ method: 'POST', url: `/api/v1/deployments/${id}/creation-step/advance`, body: { creationStep }, ...(key ? { key } : {}) });
+      const advance = (creationStep: string, key?: string) =>
+        t.request({ method: 'POST', url: `/api/v1/deployments/${id}/creation-step/advance`, body: { creationStep }, ...(key ? { key } : {}) });
       expect((await advance('upload')).json()).toMatchObject({ id, creationStep: 'upload' });
-      expect(problem(await advance('ready'), 409, 'CREATION_STEP_REFUSED').detail).toContain('From the step upload the wizard goes on to project, databases, schema');
+      expect(problem(await advance('ready'), 409, 'CREATION_STEP_REFUSED').detail).toContain(
+        'From the step upload the wizard goes on to project, databases, schema',
+      );
       expect((await advance('upload')).json().creationStep).toBe('upload');
       expect((await advance('databases')).json().creationStep).toBe('databases');
       // No successful production build yet (the starter build may still be queued): the refusal names it.
       await t.store.db.deleteFrom('builds').where('deployment_id', '=', id).execute();
       expect(problem(await advance('ready'), 409, 'CREATION_STEP_REFUSED').detail).toContain('production has no successful build');
       const at = new Date().toISOString();
-      await t.store.db.insertInto('builds').values({ tenant_id: t.tenantId, deployment_id: id, branch_name: 'main', mode: 'production', commit_sha: '0'.repeat(40), status: 'success', cause: 'test', created_at: at, updated_at: at }).execute();
+      await t.store.db
+        .insertInto('builds')
+        .values({
+          tenant_id: t.tenantId,
+          deployment_id: id,
+          branch_name: 'main',
+          mode: 'production',
+          commit_sha: '0'.repeat(40),
+          status: 'success',
+          cause: 'test',
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
       expect((await advance('ready')).json().creationStep).toBe('ready');
       problem(await advance('upload'), 409, 'CREATION_STEP_REFUSED');
       problem(await advance('finished'), 400, 'VALIDATION_FAILED');
@@ -171,17 +211,45 @@ for (const dialect of DIALECTS) {
       await t.grant({ type: 'USER', id: dev.userId }, { type: 'DEPLOYMENT', id }, 'EDIT');
       await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/branches`, body: { name: 'stage/eu' } });
       await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/branches`, body: { name: 'quiet' } });
-      expect((await t.request({ method: 'PUT', url: `/build/api/v1/deployments/${id}/branches/staging-environment`, body: { enabled: true, branchName: 'stage/eu' } })).statusCode).toBe(200);
+      expect(
+        (
+          await t.request({
+            method: 'PUT',
+            url: `/build/api/v1/deployments/${id}/branches/staging-environment`,
+            body: { enabled: true, branchName: 'stage/eu' },
+          })
+        ).statusCode,
+      ).toBe(200);
       const devBranch = (await t.request({ method: 'POST', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key })).json().branchName as string;
       const all = (await t.request({ url: `/api/v1/deployments/${id}/environments` })).json() as Json;
       expect(all.items).toEqual([
-        { id: 'production', type: 'production', branch: 'main', user: null, api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/data-api/v1` }] },
-        { id: expect.stringMatching(/^staging-\d+$/), type: 'staging', branch: 'stage/eu', user: null, api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/stage%2Feu/data-api/v1` }] },
-        { id: expect.stringMatching(/^development-\d+$/), type: 'development', branch: devBranch, user: 'dana@example.com', api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/${devBranch}/data-api/v1` }] },
+        {
+          id: 'production',
+          type: 'production',
+          branch: 'main',
+          user: null,
+          api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/data-api/v1` }],
+        },
+        {
+          id: expect.stringMatching(/^staging-\d+$/),
+          type: 'staging',
+          branch: 'stage/eu',
+          user: null,
+          api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/stage%2Feu/data-api/v1` }],
+        },
+        {
+          id: expect.stringMatching(/^development-\d+$/),
+          type: 'development',
+          branch: devBranch,
+          user: 'dana@example.com',
+          api_credentials: [{ type: 'rest', version: 1, url: `${deploymentUrl}/dev-mode/${devBranch}/data-api/v1` }],
+        },
       ]);
       expect(all.data).toEqual(all.items);
       expect(all.pagination).toEqual({ total: 3, offset: 0, limit: 100 });
-      expect(((await t.request({ url: `/api/v1/deployments/${id}/environments?type=staging` })).json() as Json).items.map((e: Json) => e.branch)).toEqual(['stage/eu']);
+      expect(((await t.request({ url: `/api/v1/deployments/${id}/environments?type=staging` })).json() as Json).items.map((e: Json) => e.branch)).toEqual([
+        'stage/eu',
+      ]);
       const second = (await t.request({ url: `/api/v1/deployments/${id}/environments?offset=1&limit=1` })).json() as Json;
       expect(second.items.map((e: Json) => e.type)).toEqual(['staging']);
       await t.request({ method: 'DELETE', url: `/build/api/v1/deployments/${id}/dev-mode`, key: dev.key });

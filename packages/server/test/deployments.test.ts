@@ -23,7 +23,13 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
   const settings = (id: number, key?: string) => t.request({ url: `/api/v1/deployments/${id}/settings`, key });
   /** The free-form settings (an extension kept for earlier clients), beside the reference's settings every deployment has. */
   const freeForm = (body: Record<string, unknown>) => {
-    expect(body).toMatchObject({ deployBranchName: 'main', deployBranchReadOnly: false, deployBranchMergeAllowed: true, deployProjectRoot: '', deployMode: 'git' });
+    expect(body).toMatchObject({
+      deployBranchName: 'main',
+      deployBranchReadOnly: false,
+      deployBranchMergeAllowed: true,
+      deployProjectRoot: '',
+      deployMode: 'git',
+    });
     return body.settings as Record<string, unknown>;
   };
 
@@ -71,12 +77,33 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
     });
 
     it('takes the reference’s CreateDeploymentInput, and refuses a region that is not offered', async () => {
-      const body = { name: 'full input', cloudProvider: 'platform', isManaged: false, region: 'local', targetPlatform: 'process', creationStep: 'databases', creationMethod: 'upload', deployMode: 'cli' };
+      const body = {
+        name: 'full input',
+        cloudProvider: 'platform',
+        isManaged: false,
+        region: 'local',
+        targetPlatform: 'process',
+        creationStep: 'databases',
+        creationMethod: 'upload',
+        deployMode: 'cli',
+      };
       const res = await t.request({ method: 'POST', url: '/build/api/v1/deployments', body });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({ name: 'full input', creationStep: 'databases' });
-      expect((await settings(res.json().id)).json()).toMatchObject({ cloudProvider: 'platform', isManaged: false, region: 'local', targetPlatform: 'process', creationStep: 'databases', creationMethod: 'upload', deployMode: 'cli' });
-      problem(await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { ...body, name: 'elsewhere', region: 'mars' } }), 400, 'VALIDATION_FAILED');
+      expect((await settings(res.json().id)).json()).toMatchObject({
+        cloudProvider: 'platform',
+        isManaged: false,
+        region: 'local',
+        targetPlatform: 'process',
+        creationStep: 'databases',
+        creationMethod: 'upload',
+        deployMode: 'cli',
+      });
+      problem(
+        await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { ...body, name: 'elsewhere', region: 'mars' } }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('keeps deployment names unique in the account, whatever their case (409)', async () => {
@@ -93,7 +120,9 @@ describe.each(DIALECTS)('deployments (%s)', (dialect) => {
 
     it('lets a DEVELOPER create one (DeploymentCreate), and refuses an EXPLORER and a VIEWER with 403', async () => {
       const dev = await t.user('DEVELOPER');
-      expect((await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body: { name: 'by a developer' }, key: dev.key })).json().access).toBe('MANAGE');
+      expect((await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body: { name: 'by a developer' }, key: dev.key })).json().access).toBe(
+        'MANAGE',
+      );
       for (const role of ['EXPLORER', 'VIEWER'] as const) {
         const user = await t.user(role);
         problem(await t.request({ method: 'POST', url: '/build/api/v1/deployments/', body: { name: `by ${role}` }, key: user.key }), 403, 'FORBIDDEN');

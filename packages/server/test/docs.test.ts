@@ -14,7 +14,10 @@ const SRC = path.join(ROOT, 'packages/server/src');
 const CONFIGURATION_DOC = 'docs/operator/configuration.md';
 
 /** The config module reads its variables through these helpers, or `env` itself. */
-const CONFIG_READS = [/\b(?:value|wholeNumber|milliseconds|yesNo)\(\s*'([A-Z][A-Z0-9_]*)'/g, /\benv(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g];
+const CONFIG_READS = [
+  /\b(?:value|wholeNumber|milliseconds|yesNo)\(\s*'([A-Z][A-Z0-9_]*)'/g,
+  /\benv(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g,
+];
 const PROCESS_ENV = /\bprocess\.env(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g;
 
 function sourceFiles(dir: string): string[] {
@@ -72,7 +75,10 @@ function anchors(markdown: string): Set<string> {
   const text = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
   for (const [, heading] of text.matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$/gm)) {
     const plain = (heading ?? '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
-    const slug = plain.toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-');
+    const slug = plain
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+      .replace(/ /g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     result.add(count === 0 ? slug : `${slug}-${count}`);
@@ -121,7 +127,17 @@ describe('documentation', () => {
   it('finds the variables the server reads', () => {
     const variables = serverVariables();
     // A guard for the extraction itself: should its patterns stop matching, the next test would pass on nothing.
-    for (const known of ['PORT', 'DATABASE_URL', 'TLS_CERT', 'MAPI_SECRET_KEY', 'NODE_ENV', 'SMTP_HOST', 'SQL_API_MAX_CATALOGS', 'QUERY_CONTINUE_WAIT_MS', 'PATH']) {
+    for (const known of [
+      'PORT',
+      'DATABASE_URL',
+      'TLS_CERT',
+      'MAPI_SECRET_KEY',
+      'NODE_ENV',
+      'SMTP_HOST',
+      'SQL_API_MAX_CATALOGS',
+      'QUERY_CONTINUE_WAIT_MS',
+      'PATH',
+    ]) {
       expect(variables).toContain(known);
     }
     expect(variables.length).toBeGreaterThan(70);
@@ -149,8 +165,15 @@ describe('documentation', () => {
       fs.mkdirSync(path.join(root, 'docs'));
       fs.writeFileSync(path.join(root, 'README.md'), '# Project\n');
       const file = path.join(root, 'docs', 'page.md');
-      fs.writeFileSync(file, '# A page\n\n## Its part\n\n[ok](#its-part) [ok](../README.md#project) [gone](missing.md) [no heading](#nowhere) [out](../../shared/DESIGN.md) `[code](not-a-link.md)`\n\n```\n[fenced](not-a-link-either.md)\n```\n');
-      expect(brokenLinks([file], root).map((b) => `${b.link}: ${b.problem}`)).toEqual(['missing.md: no such file', '#nowhere: no heading #nowhere in docs/page.md', '../../shared/DESIGN.md: points outside the repository']);
+      fs.writeFileSync(
+        file,
+        '# A page\n\n## Its part\n\n[ok](#its-part) [ok](../README.md#project) [gone](missing.md) [no heading](#nowhere) [out](../../shared/DESIGN.md) `[code](not-a-link.md)`\n\n```\n[fenced](not-a-link-either.md)\n```\n',
+      );
+      expect(brokenLinks([file], root).map((b) => `${b.link}: ${b.problem}`)).toEqual([
+        'missing.md: no such file',
+        '#nowhere: no heading #nowhere in docs/page.md',
+        '../../shared/DESIGN.md: points outside the repository',
+      ]);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

@@ -35,26 +35,36 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
   const folderUrl = (id: number) => `/api/v1/deployments/${deploymentId}/folders/${id}/embed-access`;
   const put = (url: string, body: unknown, key?: string) => t.request({ method: 'PUT', url, body, ...(key ? { key } : {}) });
   const reach = async (name: string, source?: string, query = '') => {
-    const res = await t.request({ url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks?${source ? `accessSource=${source}&` : ''}${query}` });
+    const res = await t.request({
+      url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks?${source ? `accessSource=${source}&` : ''}${query}`,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    return (res.json() as { items: Array<{ id: number; name: string }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } });
+    return res.json() as { items: Array<{ id: number; name: string }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
   };
   /** Publishes the workbook's dashboard through the dashboards routes (8.G.2, 8.G.3); returns its public id. */
   const publish = async (workbookId: number): Promise<string> => {
     const widget = { type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 4 }, config: { text: 'hello' } };
-    const draft = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/dashboard`, body: { dashboardDraft: { title: 'Embedded', widgets: [widget] } } });
+    const draft = await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/dashboard`,
+      body: { dashboardDraft: { title: 'Embedded', widgets: [widget] } },
+    });
     expect(draft.statusCode, draft.body).toBe(200);
     const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish` });
     expect(res.statusCode, res.body).toBe(200);
     return (res.json() as { publicId: string }).publicId;
   };
 
-  describe('read and change a workbook\'s embed access (3.4, 3.5)', () => {
+  describe("read and change a workbook's embed access (3.4, 3.5)", () => {
     it('starts with nothing shared and allowEmbed false', async () => {
       const workbookId = await items.workbook(`fresh-${seq}`);
       const res = await t.request({ url: workbookUrl(workbookId) });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toEqual({ allowEmbed: false, allEmbedUsers: { enabled: false, action: 'none', groupId: expect.toSatisfy((v: unknown) => v === null || typeof v === 'number') }, tenants: [] });
+      expect(res.json()).toEqual({
+        allowEmbed: false,
+        allEmbedUsers: { enabled: false, action: 'none', groupId: expect.toSatisfy((v: unknown) => v === null || typeof v === 'number') },
+        tenants: [],
+      });
     });
 
     it('shares with an embed tenant (its system group) and removes the share; sharing twice is harmless', async () => {
@@ -114,7 +124,7 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       expect(both.json()).toMatchObject({ allowEmbed: false, tenants: [{ embedTenantName: name, action: 'read' }] });
     });
 
-    it('is 404 for an unknown workbook, one of another deployment, and another account\'s', async () => {
+    it("is 404 for an unknown workbook, one of another deployment, and another account's", async () => {
       const elsewhere = await t.deployment('embed-access-elsewhere');
       const workbookId = await items.workbook(`here-${seq}`);
       problem(await t.request({ url: workbookUrl(999999) }), 404, 'WORKBOOK_NOT_FOUND');
@@ -151,7 +161,9 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       await put(workbookUrl(both), { embedTenantName: name, action: 'read' });
       await put(workbookUrl(forAll), { allEmbedUsers: true, action: 'read' });
       await put(workbookUrl(theirs), { embedTenantName: otherTenant, action: 'read' });
-      expect((await put(folderUrl(top), { embedTenantName: name, action: 'read' })).json().tenants).toEqual([{ embedTenantName: name, groupId: expect.any(Number), action: 'read' }]);
+      expect((await put(folderUrl(top), { embedTenantName: name, action: 'read' })).json().tenants).toEqual([
+        { embedTenantName: name, groupId: expect.any(Number), action: 'read' },
+      ]);
 
       const ids = async (source?: string) => (await reach(name, source)).items.map((w) => w.id);
       expect(await ids('tenant')).toEqual([direct, both]);
@@ -176,7 +188,11 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       const workbookId = await items.workbook(`moving-${seq}`, plain);
       await put(folderUrl(shared), { allEmbedUsers: true, action: 'read' });
       expect((await reach(name, 'folder')).items.map((w) => w.id)).not.toContain(workbookId);
-      const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, body: { type: 'WORKBOOK', id: workbookId, folderId: shared } });
+      const moved = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${deploymentId}/workspace/move`,
+        body: { type: 'WORKBOOK', id: workbookId, folderId: shared },
+      });
       expect([200, 204], moved.body).toContain(moved.statusCode);
       expect((await reach(name, 'folder')).items.map((w) => w.id)).toContain(workbookId);
       await put(folderUrl(shared), { allEmbedUsers: true, action: 'none' });
@@ -203,14 +219,32 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       const workbookId = await items.workbook(`doomed-wb-${seq}`);
       await put(folderUrl(folder), { embedTenantName: name, action: 'read' });
       await put(workbookUrl(workbookId), { embedTenantName: name, action: 'read' });
-      const count = async () => Number((await t.store.db.selectFrom('embed_shares').select((eb) => eb.fn.countAll<number>().as('n')).where((eb) => eb.or([eb('workbook_id', '=', workbookId), eb('folder_id', '=', folder)])).executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await t.store.db
+              .selectFrom('embed_shares')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where((eb) => eb.or([eb('workbook_id', '=', workbookId), eb('folder_id', '=', folder)]))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       expect(await count()).toBe(2);
       expect((await t.request({ method: 'DELETE', url: `/api/v1/embed-tenants/${name}` })).statusCode).toBe(204);
       expect(await count()).toBe(0);
       const again = await embedTenant();
       await put(workbookUrl(workbookId), { embedTenantName: again, action: 'read' });
       await put(folderUrl(folder), { embedTenantName: again, action: 'read' });
-      const deleted = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/bulk-delete`, body: { items: [{ type: 'WORKBOOK', id: workbookId }, { type: 'FOLDER', id: folder }] } });
+      const deleted = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${deploymentId}/workspace/bulk-delete`,
+        body: {
+          items: [
+            { type: 'WORKBOOK', id: workbookId },
+            { type: 'FOLDER', id: folder },
+          ],
+        },
+      });
       expect(deleted.json().failed, deleted.body).toEqual([]);
       expect(await count()).toBe(0);
     });
@@ -219,7 +253,15 @@ describe.each(DIALECTS)('embed access (%s)', (dialect) => {
       const name = await embedTenant();
       problem(await t.request({ url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks`, key: explorer.key }), 403, 'FORBIDDEN');
       problem(await t.request({ url: `/api/v1/deployments/${deploymentId}/embed-tenants/${uniqueTenant()}/workbooks` }), 404, 'EMBED_TENANT_NOT_FOUND');
-      problem(await t.request({ url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks`, key: other.admin.key, host: 'embed-access-other.example.test' }), 404, 'DEPLOYMENT_NOT_FOUND');
+      problem(
+        await t.request({
+          url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks`,
+          key: other.admin.key,
+          host: 'embed-access-other.example.test',
+        }),
+        404,
+        'DEPLOYMENT_NOT_FOUND',
+      );
       problem(await t.request({ url: `/api/v1/deployments/${deploymentId}/embed-tenants/${name}/workbooks?accessSource=everyone` }), 400, 'VALIDATION_FAILED');
     });
   });

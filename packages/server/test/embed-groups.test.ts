@@ -34,7 +34,11 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
   /** An embed tenant with the given users (external ids). */
   const tenantWith = async (...externalIds: string[]) => {
     const name = uniqueTenant();
-    const res = await t.request({ method: 'POST', url: `/api/v1/embed-tenants/${name}/users`, body: { users: (externalIds.length ? externalIds : ['seed']).map((externalId) => ({ externalId })) } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/embed-tenants/${name}/users`,
+      body: { users: (externalIds.length ? externalIds : ['seed']).map((externalId) => ({ externalId })) },
+    });
     expect(res.statusCode, res.body).toBe(200);
     return { name, users: res.json().succeeded as EmbedUser[] };
   };
@@ -86,7 +90,12 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
       const first = await makeGroup(name, 'first');
       const second = await makeGroup(name, 'second');
       const third = await makeGroup(name, 'third');
-      await members(name, second.id, 'POST', users.map((u) => ({ embedUserId: u.id })));
+      await members(
+        name,
+        second.id,
+        'POST',
+        users.map((u) => ({ embedUserId: u.id })),
+      );
       const res = await t.request({ url: groupsUrl(name) });
       const page = res.json() as Page<EmbedGroup>;
       expect(page.items.map((g) => [g.name, g.userCount])).toEqual([
@@ -170,7 +179,11 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
       await t.group(`Global-${name}`);
       await makeGroup(name, 'one');
       const two = await makeGroup(name, 'two');
-      await t.request({ method: 'POST', url: `/api/v1/embed-tenants/${name}/user`, body: { externalId: 'kim', groups: [`Global-${name}`], tenantGroups: ['one'] } });
+      await t.request({
+        method: 'POST',
+        url: `/api/v1/embed-tenants/${name}/user`,
+        body: { externalId: 'kim', groups: [`Global-${name}`], tenantGroups: ['one'] },
+      });
       await members(name, two.id, 'POST', [{ externalId: 'kim' }]);
       const rows = await t.store.db
         .selectFrom('embed_group_members')
@@ -181,7 +194,12 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
         .orderBy('embed_groups.name')
         .execute();
       expect(rows.map((r) => r.name)).toEqual(['one', 'two']);
-      const global = await t.store.db.selectFrom('embed_user_groups').innerJoin('groups', 'groups.id', 'embed_user_groups.group_id').select('groups.name').where('groups.name', '=', `Global-${name}`).execute();
+      const global = await t.store.db
+        .selectFrom('embed_user_groups')
+        .innerJoin('groups', 'groups.id', 'embed_user_groups.group_id')
+        .select('groups.name')
+        .where('groups.name', '=', `Global-${name}`)
+        .execute();
       expect(global).toHaveLength(1);
     });
 
@@ -204,7 +222,16 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
       problem(await members(name, group.id, 'POST', [{}]), 400, 'VALIDATION_FAILED');
       problem(await members(name, group.id, 'POST', [{ externalId: null, embedUserId: null }]), 400, 'VALIDATION_FAILED');
       problem(await members(name, group.id, 'POST', []), 400, 'VALIDATION_FAILED');
-      problem(await members(name, group.id, 'POST', Array.from({ length: 1001 }, (_, i) => ({ externalId: `u${i}` }))), 400, 'VALIDATION_FAILED');
+      problem(
+        await members(
+          name,
+          group.id,
+          'POST',
+          Array.from({ length: 1001 }, (_, i) => ({ externalId: `u${i}` })),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(await members(name, group.id, 'POST', [{ externalId: 'fresh' }, { embedUserId: 999999 }]), 404, 'EMBED_USER_NOT_FOUND');
       expect((await memberList(name, group.id)).items).toEqual([]);
       expect((await t.request({ url: `/api/v1/embed-tenants/${name}/users?search=fresh` })).json().items).toEqual([]);
@@ -216,7 +243,12 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
     it('takes 1000 entries at once', async () => {
       const { name } = await tenantWith();
       const group = await makeGroup(name, 'big');
-      const res = await members(name, group.id, 'POST', Array.from({ length: 1000 }, (_, i) => ({ externalId: `bulk-${i}` })));
+      const res = await members(
+        name,
+        group.id,
+        'POST',
+        Array.from({ length: 1000 }, (_, i) => ({ externalId: `bulk-${i}` })),
+      );
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().addedMembers).toHaveLength(1000);
       expect((await t.request({ url: `${groupsUrl(name)}/${group.id}` })).json().userCount).toBe(1000);
@@ -227,9 +259,16 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
       try {
         await capped.request({ method: 'POST', url: '/api/v1/embed-tenants/cap/user', body: { externalId: 'one' } });
         const group = (await capped.request({ method: 'POST', url: '/api/v1/embed-tenants/cap/groups', body: { name: 'g' } })).json() as EmbedGroup;
-        const res = await capped.request({ method: 'POST', url: `/api/v1/embed-tenants/cap/groups/${group.id}/users`, body: { members: [{ externalId: 'one' }, { externalId: 'two' }, { externalId: 'three' }] } });
+        const res = await capped.request({
+          method: 'POST',
+          url: `/api/v1/embed-tenants/cap/groups/${group.id}/users`,
+          body: { members: [{ externalId: 'one' }, { externalId: 'two' }, { externalId: 'three' }] },
+        });
         problem(res, 429, 'EMBED_USER_LIMIT');
-        const count = await capped.store.db.selectFrom('embed_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const count = await capped.store.db
+          .selectFrom('embed_users')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         expect(Number(count.n)).toBe(1);
         expect(await capped.store.db.selectFrom('embed_group_members').selectAll().execute()).toEqual([]);
       } finally {
@@ -237,12 +276,22 @@ describe.each(DIALECTS)('embed groups and members (%s)', (dialect) => {
       }
     });
 
-    it('removes only this group\'s memberships; idempotent; an unknown external id is never provisioned', async () => {
+    it("removes only this group's memberships; idempotent; an unknown external id is never provisioned", async () => {
       const { name, users } = await tenantWith('r1', 'r2');
       const a = await makeGroup(name, 'a');
       const b = await makeGroup(name, 'b');
-      await members(name, a.id, 'POST', users.map((u) => ({ embedUserId: u.id })));
-      await members(name, b.id, 'POST', users.map((u) => ({ embedUserId: u.id })));
+      await members(
+        name,
+        a.id,
+        'POST',
+        users.map((u) => ({ embedUserId: u.id })),
+      );
+      await members(
+        name,
+        b.id,
+        'POST',
+        users.map((u) => ({ embedUserId: u.id })),
+      );
       const res = await members(name, a.id, 'DELETE', [{ externalId: 'R1' }, { externalId: 'ghost' }, { embedUserId: 999999 }]);
       expect(res.statusCode, res.body).toBe(204);
       expect((await memberList(name, a.id)).items.map((u) => u.externalId)).toEqual(['r2']);

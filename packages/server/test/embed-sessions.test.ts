@@ -32,7 +32,11 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     otherDeploymentId = await t.deployment('elsewhere');
     await t.group('Analysts');
     await t.group('Managers');
-    for (const [name, type, defaultValue] of [['region', 'string', null], ['level', 'number', 1], ['regions', 'string-list', null]] as const) {
+    for (const [name, type, defaultValue] of [
+      ['region', 'string', null],
+      ['level', 'number', 1],
+      ['regions', 'string-list', null],
+    ] as const) {
       const res = await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name, type, ...(defaultValue === null ? {} : { defaultValue }) } });
       expect(res.statusCode, res.body).toBe(201);
     }
@@ -58,7 +62,8 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     return (res.json() as { sessionId: string }).sessionId;
   }
   const exchange = (id: string) => t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, body: { sessionId: id } });
-  const revoke = (id: string, key?: string) => t.request({ method: 'POST', url: '/api/v1/embed/session/revoke', body: { sessionId: id }, ...(key === undefined ? {} : { key }) });
+  const revoke = (id: string, key?: string) =>
+    t.request({ method: 'POST', url: '/api/v1/embed/session/revoke', body: { sessionId: id }, ...(key === undefined ? {} : { key }) });
   async function token(body?: Record<string, unknown>): Promise<string> {
     const res = await exchange(await sessionId(body));
     expect(res.statusCode, res.body).toBe(200);
@@ -75,7 +80,8 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     return jwtVerify(jwt, createLocalJWKSet(await embedKeys()), { issuer: ISSUER, audience: AUDIENCE, currentDate: new Date(clock.at) });
   }
   /** A route that takes the embed token: its data API (no build here, so a good token gets 503, a refused one 401). */
-  const useToken = (jwt: string, app: App = t.app) => app.inject({ method: 'GET', url: `/deployments/${deploymentId}/data-api/v1/meta`, headers: { authorization: `Bearer ${jwt}` } });
+  const useToken = (jwt: string, app: App = t.app) =>
+    app.inject({ method: 'GET', url: `/deployments/${deploymentId}/data-api/v1/meta`, headers: { authorization: `Bearer ${jwt}` } });
 
   describe('generate-session', () => {
     it('answers a session id of 32 lowercase hex characters, different each time', async () => {
@@ -91,7 +97,10 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
         email: 'Viewer7@Customer.example',
         embedTenantName: 'acme-corp',
         groups: ['analysts'],
-        userAttributes: [{ name: 'region', value: 'EU' }, { name: 'regions', value: ['EU', 'US'] }],
+        userAttributes: [
+          { name: 'region', value: 'EU' },
+          { name: 'regions', value: ['EU', 'US'] },
+        ],
         securityContext: { customer_id: 42 },
         settings: { allowAi: false, showDashboardChat: null, locale: 'de-DE' },
         groupDefinitions: [{ name: 'ignored', description: null }],
@@ -127,14 +136,28 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     it('an internalId session names the account user and carries no groups or attributes of its own', async () => {
       const user = await t.user('EXPLORER');
       const { payload } = await verified(await token({ internalId: user.email.toUpperCase() }));
-      expect(payload).toMatchObject({ sub: `user:${user.userId}`, embed_tenant: null, embed_user: { external_id: null, user_id: user.userId }, groups: [], tenant_groups: [], user_attributes: {} });
+      expect(payload).toMatchObject({
+        sub: `user:${user.userId}`,
+        embed_tenant: null,
+        embed_user: { external_id: null, user_id: user.userId },
+        groups: [],
+        tenant_groups: [],
+        user_attributes: {},
+      });
     });
 
     it('creates or updates the external user in its embed tenant (created on demand; `default` when none is named), before the first exchange', async () => {
-      await sessionId({ externalId: 'listed-user', embedTenantName: 'made-by-session', email: 'Listed@Customer.example', userProfile: { displayName: 'Listed' } });
+      await sessionId({
+        externalId: 'listed-user',
+        embedTenantName: 'made-by-session',
+        email: 'Listed@Customer.example',
+        userProfile: { displayName: 'Listed' },
+      });
       const users = await t.request({ url: '/api/v1/embed-tenants/made-by-session/users' });
       expect(users.statusCode, users.body).toBe(200);
-      expect((users.json() as { items: unknown[] }).items).toEqual([expect.objectContaining({ externalId: 'listed-user', email: 'listed@customer.example', firstName: 'Listed' })]);
+      expect((users.json() as { items: unknown[] }).items).toEqual([
+        expect.objectContaining({ externalId: 'listed-user', email: 'listed@customer.example', firstName: 'Listed' }),
+      ]);
       const { payload } = await verified(await token({ externalId: 'no-tenant-named' }));
       expect(payload).toMatchObject({ embed_tenant: 'default', sub: 'embed-user:default:no-tenant-named', tenant_groups: ['system:tenant:default'] });
     });
@@ -151,7 +174,8 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       const capped = await TestApp.create(dialect, { embedUserLimit: 1 });
       try {
         const d = await capped.deployment('capped');
-        const generateOn = (externalId: string) => capped.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId: d, externalId } });
+        const generateOn = (externalId: string) =>
+          capped.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId: d, externalId } });
         expect((await generateOn('first')).statusCode).toBe(200);
         problem(await generateOn('second'), 429, 'EMBED_USER_LIMIT');
         // The user already there keeps getting sessions.
@@ -169,14 +193,27 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
           return (JSON.parse(res.body) as { sessionId: string }).sessionId;
         });
       await sessionId({ externalId: 'busy-viewer', groups: ['Analysts'] });
-      const same = ids(await Promise.all(Array.from({ length: 50 }, () => generate({ externalId: 'busy-viewer', groups: ['Analysts'], userAttributes: [{ name: 'region', value: 'emea' }] }))));
+      const same = ids(
+        await Promise.all(
+          Array.from({ length: 50 }, () => generate({ externalId: 'busy-viewer', groups: ['Analysts'], userAttributes: [{ name: 'region', value: 'emea' }] })),
+        ),
+      );
       expect(new Set(same).size).toBe(50);
-      const fresh = ids(await Promise.all(Array.from({ length: 50 }, (_, i) => generate({ externalId: `burst-${i}`, embedTenantName: 'burst', groups: ['Analysts'] }))));
+      const fresh = ids(
+        await Promise.all(Array.from({ length: 50 }, (_, i) => generate({ externalId: `burst-${i}`, embedTenantName: 'burst', groups: ['Analysts'] }))),
+      );
       expect(new Set(fresh).size).toBe(50);
-      const users = await t.store.db.selectFrom('embed_users').innerJoin('embed_tenants', 'embed_tenants.id', 'embed_users.embed_tenant_id').select('embed_users.external_id').where('embed_tenants.name', '=', 'burst').execute();
+      const users = await t.store.db
+        .selectFrom('embed_users')
+        .innerJoin('embed_tenants', 'embed_tenants.id', 'embed_users.embed_tenant_id')
+        .select('embed_users.external_id')
+        .where('embed_tenants.name', '=', 'burst')
+        .execute();
       expect(users).toHaveLength(50);
       // Each session names its own user.
-      const claims = await Promise.all(fresh.slice(0, 5).map(async (id) => (await verified(await (async () => (await exchange(id)).json().token as string)())).payload));
+      const claims = await Promise.all(
+        fresh.slice(0, 5).map(async (id) => (await verified(await (async () => (await exchange(id)).json().token as string)())).payload),
+      );
       expect(new Set(claims.map((c) => (c.embed_user as { external_id: string }).external_id)).size).toBe(5);
     });
 
@@ -229,22 +266,65 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     });
 
     it('user attributes: unknown names, duplicates and type clashes are 400 and nothing is written', async () => {
-      const sessions = async () => (await t.store.db.selectFrom('embed_sessions').select('id').execute()).length + (await t.store.db.selectFrom('embed_users').select('id').execute()).length;
+      const sessions = async () =>
+        (await t.store.db.selectFrom('embed_sessions').select('id').execute()).length +
+        (await t.store.db.selectFrom('embed_users').select('id').execute()).length;
       const before = await sessions();
-      expect(problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'shoe_size', value: 42 }] }), 400, 'USER_ATTRIBUTES_NOT_FOUND').detail).toContain('User attributes not found');
-      problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'Region', value: 'US' }] }), 400, 'VALIDATION_FAILED');
-      expect(problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'region', value: 'EU' }, { name: 'level', value: 'high' }] }), 400, 'VALIDATION_FAILED').detail).toContain('cannot change');
+      expect(
+        problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'shoe_size', value: 42 }] }), 400, 'USER_ATTRIBUTES_NOT_FOUND').detail,
+      ).toContain('User attributes not found');
+      problem(
+        await generate({
+          externalId: 'fresh-user',
+          userAttributes: [
+            { name: 'region', value: 'EU' },
+            { name: 'Region', value: 'US' },
+          ],
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect(
+        problem(
+          await generate({
+            externalId: 'fresh-user',
+            userAttributes: [
+              { name: 'region', value: 'EU' },
+              { name: 'level', value: 'high' },
+            ],
+          }),
+          400,
+          'VALIDATION_FAILED',
+        ).detail,
+      ).toContain('cannot change');
       problem(await generate({ externalId: 'fresh-user', userAttributes: [{ name: 'regions', value: [1, 2] }] }), 400, 'VALIDATION_FAILED');
       expect(await sessions()).toBe(before);
       // Values persist per user: a later session without them keeps them; null clears one (its default applies again).
-      const attributesOf = async (body: Record<string, unknown>) => (await verified(await token({ externalId: 'attributed', ...body }))).payload.user_attributes;
-      expect(await attributesOf({ userAttributes: [{ name: 'region', value: 'EU' }, { name: 'level', value: 3 }] })).toEqual({ region: 'EU', level: 3 });
+      const attributesOf = async (body: Record<string, unknown>) =>
+        (await verified(await token({ externalId: 'attributed', ...body }))).payload.user_attributes;
+      expect(
+        await attributesOf({
+          userAttributes: [
+            { name: 'region', value: 'EU' },
+            { name: 'level', value: 3 },
+          ],
+        }),
+      ).toEqual({ region: 'EU', level: 3 });
       expect(await attributesOf({})).toEqual({ region: 'EU', level: 3 });
-      expect(await attributesOf({ userAttributes: [{ name: 'region', value: null }, { name: 'level', value: null }] })).toEqual({ level: 1 });
+      expect(
+        await attributesOf({
+          userAttributes: [
+            { name: 'region', value: null },
+            { name: 'level', value: null },
+          ],
+        }),
+      ).toEqual({ level: 1 });
     });
 
     it('creator mode is not offered: creatorMode true, tenantGroups and the definitions are 400', async () => {
-      expect(problem(await generate({ externalId: 'viewer-1', creatorMode: true }), 400, 'CREATOR_MODE_UNAVAILABLE').detail).toContain('Creator mode is not offered');
+      expect(problem(await generate({ externalId: 'viewer-1', creatorMode: true }), 400, 'CREATOR_MODE_UNAVAILABLE').detail).toContain(
+        'Creator mode is not offered',
+      );
       problem(await generate({ externalId: 'viewer-1', embedTenantName: 'acme', tenantGroups: ['x'] }), 400, 'CREATOR_MODE_UNAVAILABLE');
       problem(await generate({ externalId: 'viewer-1', tenantGroupDefinitions: [{ name: 'x' }] }), 400, 'CREATOR_MODE_UNAVAILABLE');
       problem(await generate({ externalId: 'viewer-1', userAttributeDefinitions: [{ name: 'x', type: 'string' }] }), 400, 'CREATOR_MODE_UNAVAILABLE');
@@ -259,7 +339,10 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
 
     it('resolves branchName now: the deploy branch is production, an unknown branch 404, a branch nothing serves 400, a staging branch its own', async () => {
       const at = new Date().toISOString();
-      await t.store.db.insertInto('branches').values({ tenant_id: t.tenantId, deployment_id: deploymentId, name: 'feature', parent_name: 'main', owner_key_id: null, created_at: at }).execute();
+      await t.store.db
+        .insertInto('branches')
+        .values({ tenant_id: t.tenantId, deployment_id: deploymentId, name: 'feature', parent_name: 'main', owner_key_id: null, created_at: at })
+        .execute();
       expect((await verified(await token({ externalId: 'viewer-1', branchName: 'main' }))).payload.branch).toBeNull();
       problem(await generate({ externalId: 'viewer-1', branchName: 'nope' }), 404, 'BRANCH_NOT_FOUND');
       problem(await generate({ externalId: 'viewer-1', branchName: 'feature' }), 400, 'BRANCH_NOT_SERVED');
@@ -268,7 +351,17 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     });
 
     it('access: an admin key (Bearer or Api-Key); a non-admin key 403, a key scoped elsewhere 403, another tenant’s deployment 404', async () => {
-      expect((await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', key: null, headers: { authorization: `Api-Key ${t.admin.key}` }, body: { deploymentId, externalId: 'viewer-1' } })).statusCode).toBe(200);
+      expect(
+        (
+          await t.request({
+            method: 'POST',
+            url: '/api/v1/embed/generate-session',
+            key: null,
+            headers: { authorization: `Api-Key ${t.admin.key}` },
+            body: { deploymentId, externalId: 'viewer-1' },
+          })
+        ).statusCode,
+      ).toBe(200);
       for (const role of ['VIEWER', 'EXPLORER'] as const) {
         const user = await t.user(role);
         await t.grant({ type: 'USER', id: user.userId }, { type: 'DEPLOYMENT', id: deploymentId }, 'MANAGE');
@@ -279,7 +372,11 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       const other = await t.tenant('embed-other');
       const theirs = await t.deployment('theirs', { tenantId: other.tenantId });
       problem(await generate({ externalId: 'viewer-1', deploymentId: theirs }), 404, 'DEPLOYMENT_NOT_FOUND');
-      problem(await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', key: null, body: { deploymentId, externalId: 'viewer-1' } }), 401, 'UNAUTHENTICATED');
+      problem(
+        await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', key: null, body: { deploymentId, externalId: 'viewer-1' } }),
+        401,
+        'UNAUTHENTICATED',
+      );
       // Api-Key is an embed-route scheme only.
       problem(await t.request({ url: '/api/v1/deployments', key: null, headers: { authorization: `Api-Key ${t.admin.key}` } }), 401, 'UNAUTHENTICATED');
     });
@@ -323,7 +420,11 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       problem(await exchange('not-a-session'), 401, 'UNAUTHENTICATED');
       const other = await t.tenant('embed-exchange-other', ['embed-other.example.com']);
       const id = await sessionId();
-      problem(await t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, host: 'embed-other.example.com', body: { sessionId: id } }), 401, 'UNAUTHENTICATED');
+      problem(
+        await t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, host: 'embed-other.example.com', body: { sessionId: id } }),
+        401,
+        'UNAUTHENTICATED',
+      );
       expect(other.tenantId).not.toBe(t.tenantId);
       expect((await exchange(id)).statusCode).toBe(200);
     });
@@ -349,7 +450,14 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
     });
 
     it('after the exchange, the token is refused on its next request, on every server process (another app over the same store)', async () => {
-      const second = await buildApp({ store: t.store.reopen(), secrets: t.app.services.secrets, baseDomain: null, tenantCacheMs: 0, startJobs: 'on-first-job', now: () => new Date(clock.at) });
+      const second = await buildApp({
+        store: t.store.reopen(),
+        secrets: t.app.services.secrets,
+        baseDomain: null,
+        tenantCacheMs: 0,
+        startJobs: 'on-first-job',
+        now: () => new Date(clock.at),
+      });
       try {
         const id = await sessionId();
         const jwt = ((await exchange(id)).json() as { token: string }).token;
@@ -378,7 +486,9 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       expect(tenantKeys.keys.map((k) => k.kid)).not.toContain(kid);
       await expect(jwtVerify(jwt, createLocalJWKSet(tenantKeys), { issuer: ISSUER })).rejects.toThrow();
       // What the tenant signs for its data APIs never verifies as an embed token.
-      const dataToken = (await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/token`, body: {} })).json() as { platformApiToken: string };
+      const dataToken = (await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/token`, body: {} })).json() as {
+        platformApiToken: string;
+      };
       await expect(jwtVerify(dataToken.platformApiToken, createLocalJWKSet(await embedKeys()))).rejects.toThrow();
     });
 
@@ -399,7 +509,12 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
 
   describe('CORS on the embed routes follows the tenant’s allowedOrigins alone', () => {
     const preflight = (app: TestApp, origin: string, url = '/api/v1/embed/session/token') =>
-      app.request({ method: 'OPTIONS', url, key: null, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+      app.request({
+        method: 'OPTIONS',
+        url,
+        key: null,
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      });
 
     it('answers a preflight from an allowed origin, and none from a refused one, even one the server-wide setting allows', async () => {
       const wide = await TestApp.create(dialect, { corsOrigins: ['https://everyone.example.com'] });
@@ -412,7 +527,9 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
         expect(refused.headers['access-control-allow-origin']).toBeUndefined();
         expect((await preflight(wide, 'https://evil.example.net', '/api/v1/embed/generate-session')).headers['access-control-allow-origin']).toBeUndefined();
         // The other routes keep the server-wide setting, and never answer the embed origins.
-        expect((await preflight(wide, 'https://everyone.example.com', '/api/v1/deployments')).headers['access-control-allow-origin']).toBe('https://everyone.example.com');
+        expect((await preflight(wide, 'https://everyone.example.com', '/api/v1/deployments')).headers['access-control-allow-origin']).toBe(
+          'https://everyone.example.com',
+        );
         expect((await preflight(wide, 'https://customer.example.com', '/api/v1/deployments')).headers['access-control-allow-origin']).toBeUndefined();
       } finally {
         await wide.close();
@@ -460,7 +577,13 @@ describe.each(DIALECTS)('embed sessions on two server processes over one store [
     store = storeFor({ databaseUrl: env.env.DATABASE_URL ?? null, dataDir: env.dataDir });
     const at = new Date().toISOString();
     const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
-    deploymentId = (await store.db.insertInto('deployments').values({ tenant_id: tenant.id, name: 'embedded', settings: '{}', created_by: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow()).id;
+    deploymentId = (
+      await store.db
+        .insertInto('deployments')
+        .values({ tenant_id: tenant.id, name: 'embedded', settings: '{}', created_by: null, created_at: at, updated_at: at })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   });
   afterAll(async () => {
     await Promise.allSettled([a?.stop(), b?.stop()]);
@@ -478,7 +601,9 @@ describe.each(DIALECTS)('embed sessions on two server processes over one store [
     // Generated one after another (the race under test is the exchange's).
     const ids: string[] = [];
     for (let i = 0; i < 50; i++) ids.push(await sessionId(i % 2 === 0 ? a : b));
-    const answers = await Promise.all(ids.flatMap((id) => [a.post('/api/v1/embed/session/token', { sessionId: id }, ''), b.post('/api/v1/embed/session/token', { sessionId: id }, '')]));
+    const answers = await Promise.all(
+      ids.flatMap((id) => [a.post('/api/v1/embed/session/token', { sessionId: id }, ''), b.post('/api/v1/embed/session/token', { sessionId: id }, '')]),
+    );
     for (let i = 0; i < ids.length; i++) {
       expect([answers[2 * i]!.status, answers[2 * i + 1]!.status].sort(), answers[2 * i]!.text).toEqual([200, 401]);
     }

@@ -17,7 +17,19 @@ describe.each(DIALECTS)('embed settings (%s)', (dialect) => {
   afterAll(async () => t?.close());
 
   const put = (body: unknown, key?: string) => t.request({ method: 'PUT', url: URL, body, ...(key ? { key } : {}) });
-  const reset = () => put({ allowAi: null, enableDashboardComments: null, showAiWidgets: null, showDashboardChat: null, showWorkbookChat: null, locale: null, timezone: null, enabled: null, allowedOrigins: null, pythonAnalysisEnabled: null });
+  const reset = () =>
+    put({
+      allowAi: null,
+      enableDashboardComments: null,
+      showAiWidgets: null,
+      showDashboardChat: null,
+      showWorkbookChat: null,
+      locale: null,
+      timezone: null,
+      enabled: null,
+      allowedOrigins: null,
+      pythonAnalysisEnabled: null,
+    });
 
   it('starts with the defaults: reference fields not set, embedding on, no origins, Python analysis off', async () => {
     const res = await t.request({ url: URL });

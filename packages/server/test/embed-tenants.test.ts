@@ -206,19 +206,51 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
         [`level${seq}`, 'number', '1'],
         [`tags${seq}`, 'string-list', null],
       ] as const) {
-        await t.store.db.insertInto('user_attributes').values({ tenant_id: t.tenantId, name: attr, type, default_value: def, created_at: at, updated_at: at }).execute();
+        await t.store.db
+          .insertInto('user_attributes')
+          .values({ tenant_id: t.tenantId, name: attr, type, default_value: def, created_at: at, updated_at: at })
+          .execute();
       }
       const [region, level, tags] = [`region${seq}`, `level${seq}`, `tags${seq}`];
-      const made = await direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: region, value: 'eu' }, { name: tags, value: ['a', 'b'] }] });
+      const made = await direct({
+        embedTenantName: name,
+        externalId: 'h',
+        userAttributes: [
+          { name: region, value: 'eu' },
+          { name: tags, value: ['a', 'b'] },
+        ],
+      });
       expect(made.userAttributes).toMatchObject({ [region]: 'eu', [level]: 1, [tags]: ['a', 'b'] });
       const kept = await direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: level, value: 5 }] });
       expect(kept.userAttributes).toMatchObject({ [region]: 'eu', [level]: 5 });
       const cleared = await direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: region, value: null }] });
       expect(cleared.userAttributes[region]).toBeUndefined();
 
-      await expect(direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: level, value: 2 }, { name: level.toUpperCase(), value: 3 }] })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
-      await expect(direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: 'nope', value: 'x' }] })).rejects.toMatchObject({ status: 400, code: 'USER_ATTRIBUTES_NOT_FOUND', detail: expect.stringContaining('User attributes not found') });
-      await expect(direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: level, value: 9 }, { name: region, value: 7 }] })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+      await expect(
+        direct({
+          embedTenantName: name,
+          externalId: 'h',
+          userAttributes: [
+            { name: level, value: 2 },
+            { name: level.toUpperCase(), value: 3 },
+          ],
+        }),
+      ).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+      await expect(direct({ embedTenantName: name, externalId: 'h', userAttributes: [{ name: 'nope', value: 'x' }] })).rejects.toMatchObject({
+        status: 400,
+        code: 'USER_ATTRIBUTES_NOT_FOUND',
+        detail: expect.stringContaining('User attributes not found'),
+      });
+      await expect(
+        direct({
+          embedTenantName: name,
+          externalId: 'h',
+          userAttributes: [
+            { name: level, value: 9 },
+            { name: region, value: 7 },
+          ],
+        }),
+      ).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
       // Nothing of the refused calls was written: level is still 5.
       expect((await direct({ embedTenantName: name, externalId: 'h' })).userAttributes[level]).toBe(5);
     });
@@ -228,7 +260,8 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
     it('counts embed users across every embed tenant of the account; past it 429 per entry; updates still pass; other accounts unaffected', async () => {
       const capped = await TestApp.create(dialect, { embedUserLimit: 3 });
       try {
-        const go = (tenant: string, externalId: string) => capped.request({ method: 'POST', url: `/api/v1/embed-tenants/${tenant}/user`, body: { externalId } });
+        const go = (tenant: string, externalId: string) =>
+          capped.request({ method: 'POST', url: `/api/v1/embed-tenants/${tenant}/user`, body: { externalId } });
         expect((await go('one', 'a')).statusCode).toBe(200);
         expect((await go('one', 'b')).statusCode).toBe(200);
         expect((await go('two', 'c')).statusCode).toBe(200);
@@ -236,7 +269,11 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
         expect(body.detail).toContain('EMBED_USER_LIMIT');
         // Updating an existing user is not a new one.
         expect((await go('one', 'A')).statusCode).toBe(200);
-        const res = await capped.request({ method: 'POST', url: '/api/v1/embed-tenants/two/users', body: { users: [{ externalId: 'c' }, { externalId: 'e' }, { externalId: 'f' }] } });
+        const res = await capped.request({
+          method: 'POST',
+          url: '/api/v1/embed-tenants/two/users',
+          body: { users: [{ externalId: 'c' }, { externalId: 'e' }, { externalId: 'f' }] },
+        });
         expect(res.statusCode).toBe(200);
         expect(res.json().succeeded.map((u: EmbedUser) => u.externalId)).toEqual(['c']);
         expect(res.json().failed.map((f: { externalId: string; error: { status: number } }) => [f.externalId, f.error.status])).toEqual([
@@ -248,7 +285,13 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
         expect((await go('two', 'd')).statusCode).toBe(200);
         // Another account counts its own.
         const theirs = await capped.tenant('capped-other', ['capped-other.example.test']);
-        const r = await capped.request({ method: 'POST', url: '/api/v1/embed-tenants/one/user', body: { externalId: 'z' }, key: theirs.admin.key, host: 'capped-other.example.test' });
+        const r = await capped.request({
+          method: 'POST',
+          url: '/api/v1/embed-tenants/one/user',
+          body: { externalId: 'z' },
+          key: theirs.admin.key,
+          host: 'capped-other.example.test',
+        });
         expect(r.statusCode).toBe(200);
       } finally {
         await capped.close();
@@ -259,11 +302,16 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
       const capped = await TestApp.create(dialect, { embedUserLimit: 5 });
       try {
         const results = await Promise.all(
-          Array.from({ length: 12 }, (_, i) => capped.request({ method: 'POST', url: `/api/v1/embed-tenants/race${i % 3}x/user`, body: { externalId: `u${i}` } })),
+          Array.from({ length: 12 }, (_, i) =>
+            capped.request({ method: 'POST', url: `/api/v1/embed-tenants/race${i % 3}x/user`, body: { externalId: `u${i}` } }),
+          ),
         );
         expect(results.filter((r) => r.statusCode === 200)).toHaveLength(5);
         expect(results.filter((r) => r.statusCode === 429)).toHaveLength(7);
-        const count = await capped.store.db.selectFrom('embed_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const count = await capped.store.db
+          .selectFrom('embed_users')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         expect(Number(count.n)).toBe(5);
       } finally {
         await capped.close();
@@ -305,9 +353,19 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
     it('takes 1-100 entries; more or none is a bad request that changes nothing', async () => {
       const name = uniqueTenant();
       problem(await bulk(name, []), 400, 'VALIDATION_FAILED');
-      problem(await bulk(name, Array.from({ length: 101 }, (_, i) => ({ externalId: `u${i}` }))), 400, 'VALIDATION_FAILED');
+      problem(
+        await bulk(
+          name,
+          Array.from({ length: 101 }, (_, i) => ({ externalId: `u${i}` })),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect((await tenants(`?search=${name}`)).items).toEqual([]);
-      const res = await bulk(name, Array.from({ length: 100 }, (_, i) => ({ externalId: `u${i}` })));
+      const res = await bulk(
+        name,
+        Array.from({ length: 100 }, (_, i) => ({ externalId: `u${i}` })),
+      );
       expect(res.json().succeeded).toHaveLength(100);
     });
   });
@@ -346,10 +404,14 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
       expect(await ids('')).toHaveLength(4);
     });
 
-    it('is 404 for an embed tenant the account does not have (another account\'s included)', async () => {
+    it("is 404 for an embed tenant the account does not have (another account's included)", async () => {
       const name = uniqueTenant();
       await provision(name, { externalId: 'x' });
-      problem(await t.request({ url: `/api/v1/embed-tenants/${name}/users`, key: other.admin.key, host: 'embed-other.example.test' }), 404, 'EMBED_TENANT_NOT_FOUND');
+      problem(
+        await t.request({ url: `/api/v1/embed-tenants/${name}/users`, key: other.admin.key, host: 'embed-other.example.test' }),
+        404,
+        'EMBED_TENANT_NOT_FOUND',
+      );
       problem(await t.request({ url: `/api/v1/embed-tenants/${uniqueTenant()}/users` }), 404, 'EMBED_TENANT_NOT_FOUND');
     });
   });
@@ -393,7 +455,14 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
       for (const table of ['embed_users', 'embed_groups'] as const) {
         expect(await t.store.db.selectFrom(table).select('id').where('embed_tenant_id', '=', row.id).execute()).toEqual([]);
       }
-      expect(await t.store.db.selectFrom('embed_user_groups').selectAll().innerJoin('groups', 'groups.id', 'embed_user_groups.group_id').where('groups.name', '=', `Del-${name}`).execute()).toEqual([]);
+      expect(
+        await t.store.db
+          .selectFrom('embed_user_groups')
+          .selectAll()
+          .innerJoin('groups', 'groups.id', 'embed_user_groups.group_id')
+          .where('groups.name', '=', `Del-${name}`)
+          .execute(),
+      ).toEqual([]);
       expect((await tenants(`?search=${name}`)).items).toEqual([]);
       // The global group itself stays: it belongs to the account.
       expect(await t.store.db.selectFrom('groups').select('id').where('name', '=', `Del-${name}`).execute()).toHaveLength(1);
@@ -435,10 +504,20 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
 
     it('takes `Authorization: Api-Key <key>` on the embed routes (reference 0.1); other REST routes keep Bearer only', async () => {
       const name = uniqueTenant();
-      const res = await t.request({ method: 'POST', url: `/api/v1/embed-tenants/${name}/user`, body: { externalId: 'x' }, key: null, headers: { authorization: `Api-Key ${t.admin.key}` } });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/embed-tenants/${name}/user`,
+        body: { externalId: 'x' },
+        key: null,
+        headers: { authorization: `Api-Key ${t.admin.key}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect((await t.request({ url: '/api/v1/embed-tenants', key: null, headers: { authorization: `api-key ${t.admin.key}` } })).statusCode).toBe(200);
-      problem(await t.request({ url: '/api/v1/embed-tenants', key: null, headers: { authorization: `Api-Key mapi_${'Z'.repeat(40)}` } }), 401, 'UNAUTHENTICATED');
+      problem(
+        await t.request({ url: '/api/v1/embed-tenants', key: null, headers: { authorization: `Api-Key mapi_${'Z'.repeat(40)}` } }),
+        401,
+        'UNAUTHENTICATED',
+      );
       problem(await t.request({ url: '/api/v1/groups', key: null, headers: { authorization: `Api-Key ${t.admin.key}` } }), 401, 'UNAUTHENTICATED');
     });
 

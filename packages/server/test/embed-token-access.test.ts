@@ -10,7 +10,9 @@ import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 type Json = Record<string, any>;
 
 const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>> };
-const operations = Object.entries(doc.paths).flatMap(([route, methods]) => Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), route, op })));
+const operations = Object.entries(doc.paths).flatMap(([route, methods]) =>
+  Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), route, op })),
+);
 /** What an embed token may open (reference 4.16-4.18): the routes below, and the data API of its deployment (tested further down). */
 const EMBED_OPENS = new Set(['getEmbedDashboard', 'runEmbedPythonAnalysis', 'getAppConfig']);
 
@@ -65,11 +67,16 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
       const workbook = await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/workbooks/by-slug/${name}`, body: { name } });
       expect(workbook.statusCode, workbook.body).toBe(201);
       workbookIds.set(name, (workbook.json() as Json).id as number);
-      const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workbooks/${(workbook.json() as Json).id}/publish`, body: { config: { widgets: [text] }, allowEmbed } });
+      const published = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${d}/workbooks/${(workbook.json() as Json).id}/publish`,
+        body: { config: { widgets: [text] }, allowEmbed },
+      });
       expect(published.statusCode, published.body).toBe(200);
       return (published.json() as Json).publicId as string;
     }
-    const open = (jwt: string, publicId: string) => t.request({ url: `/api/v1/embed/dashboard/${publicId}`, key: null, headers: { authorization: `Bearer ${jwt}` } });
+    const open = (jwt: string, publicId: string) =>
+      t.request({ url: `/api/v1/embed/dashboard/${publicId}`, key: null, headers: { authorization: `Bearer ${jwt}` } });
 
     it('a session for a user who may read the workbook gets the published dashboard; one who may not, 404', async () => {
       const publicId = await publishedDashboard(deploymentId, 'embedded-board', true);
@@ -110,10 +117,18 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
       expect(folder.statusCode, folder.body).toBe(201);
       const inner = await publishedDashboard(deploymentId, 'inner-board', true);
       const innerBoard = { id: workbookIds.get('inner-board')! };
-      const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, body: { type: 'WORKBOOK', id: innerBoard.id, folderId: (folder.json() as Json).id } });
+      const moved = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${deploymentId}/workspace/move`,
+        body: { type: 'WORKBOOK', id: innerBoard.id, folderId: (folder.json() as Json).id },
+      });
       expect(moved.statusCode, moved.body).toBeLessThan(300);
       problem(await open(globex, inner), 404, 'DASHBOARD_NOT_FOUND');
-      const shared = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/folders/${(folder.json() as Json).id}/embed-access`, body: { embedTenantName: 'globex', action: 'read' } });
+      const shared = await t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${deploymentId}/folders/${(folder.json() as Json).id}/embed-access`,
+        body: { embedTenantName: 'globex', action: 'read' },
+      });
       expect(shared.statusCode, shared.body).toBe(200);
       expect((await open(globex, inner)).statusCode).toBe(200);
       problem(await open(acme, inner), 404, 'DASHBOARD_NOT_FOUND');
@@ -131,10 +146,29 @@ describe.each(DIALECTS)('an embed token opens nothing else (%s)', (dialect) => {
 
   it('the data API of another deployment, or of a branch the session did not name, refuses it', async () => {
     const other = await t.deployment('other');
-    problem(await t.request({ url: `/deployments/${other}/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${token}` } }), 401, 'UNAUTHENTICATED');
+    problem(
+      await t.request({ url: `/deployments/${other}/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${token}` } }),
+      401,
+      'UNAUTHENTICATED',
+    );
     const at = new Date().toISOString();
-    await t.store.db.insertInto('branches').values({ tenant_id: t.tenantId, deployment_id: deploymentId, name: 'feature', parent_name: 'main', owner_key_id: null, staging_enabled: 1, created_at: at }).execute();
-    problem(await t.request({ url: `/deployments/${deploymentId}/dev-mode/feature/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${token}` } }), 401, 'UNAUTHENTICATED');
+    await t.store.db
+      .insertInto('branches')
+      .values({
+        tenant_id: t.tenantId,
+        deployment_id: deploymentId,
+        name: 'feature',
+        parent_name: 'main',
+        owner_key_id: null,
+        staging_enabled: 1,
+        created_at: at,
+      })
+      .execute();
+    problem(
+      await t.request({ url: `/deployments/${deploymentId}/dev-mode/feature/data-api/v1/meta`, key: null, headers: { authorization: `Bearer ${token}` } }),
+      401,
+      'UNAUTHENTICATED',
+    );
   });
 });
 
@@ -142,7 +176,8 @@ describe.each(DIALECTS)('embed users query the data API with their own rows (%s)
   let t: TestApp;
   let dataSources: string;
   let id: number;
-  const post = (token: string, route: 'load' | 'sql', body: Json) => t.request({ method: 'POST', url: `/deployments/${id}/data-api/v1/${route}`, key: null, headers: { authorization: `Bearer ${token}` }, body });
+  const post = (token: string, route: 'load' | 'sql', body: Json) =>
+    t.request({ method: 'POST', url: `/deployments/${id}/data-api/v1/${route}`, key: null, headers: { authorization: `Bearer ${token}` }, body });
 
   beforeAll(async () => {
     dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
@@ -152,9 +187,25 @@ describe.each(DIALECTS)('embed users query the data API with their own rows (%s)
     id = await r.create('embedded shop');
     const first = await r.running(id);
     const build = `/build/api/v1/deployments/${id}`;
-    expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'PUT',
+          url: `/api/v1/deployments/${id}/env-vars`,
+          body: {
+            env_variables: [
+              { name: 'DB_TYPE', value: 'sqlite' },
+              { name: 'DB_URL', value: 'shop.sqlite' },
+            ],
+          },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
-    expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: SECURED_MODEL }] } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: SECURED_MODEL }] } }))
+        .statusCode,
+    ).toBe(200);
     expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'The secured shop', exitDevMode: true } })).statusCode).toBe(200);
     await r.replaced(id, first.name);
     await r.logsWith(id, '4 cubes and 2 views');
@@ -172,20 +223,38 @@ describe.each(DIALECTS)('embed users query the data API with their own rows (%s)
     const query = { measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } };
     const euRows = await post(eu, 'load', { query });
     expect(euRows.statusCode, euRows.body).toBe(200);
-    expect((euRows.json() as Json).data).toEqual([{ 'customers.name': 'Ada', 'orders.count': 2 }, { 'customers.name': 'Cy', 'orders.count': 1 }]);
+    expect((euRows.json() as Json).data).toEqual([
+      { 'customers.name': 'Ada', 'orders.count': 2 },
+      { 'customers.name': 'Cy', 'orders.count': 1 },
+    ]);
     expect(((await post(us, 'load', { query })).json() as Json).data).toEqual([{ 'customers.name': 'Bo', 'orders.count': 1 }]);
     const sql = { query: 'SELECT name, count FROM customers GROUP BY 1 ORDER BY 1' };
     const euSql = await post(eu, 'sql', sql);
     expect(euSql.statusCode, euSql.body).toBe(200);
-    expect((euSql.json() as Json).data).toEqual([{ name: 'Ada', count: 1 }, { name: 'Cy', count: 1 }]);
+    expect((euSql.json() as Json).data).toEqual([
+      { name: 'Ada', count: 1 },
+      { name: 'Cy', count: 1 },
+    ]);
     expect(((await post(us, 'sql', sql)).json() as Json).data).toEqual([{ name: 'Bo', count: 1 }]);
     // A member the policy excludes is refused whoever asks.
     expect((await post(eu, 'load', { query: { measures: ['orders.total_amount'] } })).statusCode).toBe(403);
   });
 
   it('two embed users in the same global group with different security contexts get only their rows; the body cannot set one', async () => {
-    const usContext = await embedToken(t, { deploymentId: id, externalId: 'carl', embedTenantName: 'tenant-one', groups: ['finance'], securityContext: { region: 'US' } });
-    const euContext = await embedToken(t, { deploymentId: id, externalId: 'dora', embedTenantName: 'tenant-two', groups: ['finance'], securityContext: { region: 'EU' } });
+    const usContext = await embedToken(t, {
+      deploymentId: id,
+      externalId: 'carl',
+      embedTenantName: 'tenant-one',
+      groups: ['finance'],
+      securityContext: { region: 'US' },
+    });
+    const euContext = await embedToken(t, {
+      deploymentId: id,
+      externalId: 'dora',
+      embedTenantName: 'tenant-two',
+      groups: ['finance'],
+      securityContext: { region: 'EU' },
+    });
     const count = async (token: string, route: 'load' | 'sql') => {
       const res = await post(token, route, route === 'load' ? { query: { measures: ['orders.count'] } } : { query: 'SELECT count FROM orders' });
       expect(res.statusCode, res.body).toBe(200);

@@ -76,8 +76,18 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
 
   it('reference 1.12: an upsert overwrites the names it lists and keeps the others', async () => {
     const id = await t.deployment('upsert');
-    expect((await set(id, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }])).statusCode).toBe(200);
-    const res = await set(id, [{ name: 'B', value: 'two' }, { name: 'C', value: '3' }]);
+    expect(
+      (
+        await set(id, [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ])
+      ).statusCode,
+    ).toBe(200);
+    const res = await set(id, [
+      { name: 'B', value: 'two' },
+      { name: 'C', value: '3' },
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     expect((res.json() as ListBody).items).toEqual([
       { name: 'A', value: '1' },
@@ -91,7 +101,10 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
     const id = await t.deployment('placeholder');
     await set(id, [{ name: 'DB_PASSWORD', value: 'original' }]);
     const before = await rows(id);
-    const res = await set(id, [{ name: 'OTHER', value: 'x' }, { name: 'DB_PASSWORD', value: '[ENCRYPTED]' }]);
+    const res = await set(id, [
+      { name: 'OTHER', value: 'x' },
+      { name: 'DB_PASSWORD', value: '[ENCRYPTED]' },
+    ]);
     const body = problem(res, 400, 'VALIDATION_FAILED');
     expect(body.detail).toContain('"DB_PASSWORD"');
     expect(body.detail).toContain('[ENCRYPTED]');
@@ -102,7 +115,10 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
   it('reference 1.12: a new name must be a POSIX identifier; a legacy name already stored may be sent again, and removed', async () => {
     const id = await t.deployment('posix');
     for (const name of ['1LEADING_DIGIT', 'has-dash', 'with space', 'dot.ted', 'ÜMLAUT']) {
-      const res = await set(id, [{ name: 'FINE', value: 'x' }, { name, value: 'v' }]);
+      const res = await set(id, [
+        { name: 'FINE', value: 'x' },
+        { name, value: 'v' },
+      ]);
       const body = problem(res, 400, 'VALIDATION_FAILED');
       expect(body.detail).toContain(JSON.stringify(name));
       expect(body.errors).toEqual([{ pointer: '/body/env_variables/1/name', message: expect.stringContaining('not a valid new name') }]);
@@ -113,10 +129,20 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
     const legacy = 'legacy-name.v1';
     await t.store.db
       .insertInto('env_vars')
-      .values({ tenant_id: t.tenantId, deployment_id: id, name: legacy, value: t.app.services.secrets.seal('old', envVarContext(id, legacy)), created_at: at, updated_at: at })
+      .values({
+        tenant_id: t.tenantId,
+        deployment_id: id,
+        name: legacy,
+        value: t.app.services.secrets.seal('old', envVarContext(id, legacy)),
+        created_at: at,
+        updated_at: at,
+      })
       .execute();
     expect((await list(id)).json()).toMatchObject({ items: [{ name: legacy, value: 'old' }] });
-    const res = await set(id, [{ name: legacy, value: 'new' }, { name: '_ok9', value: 'y' }]);
+    const res = await set(id, [
+      { name: legacy, value: 'new' },
+      { name: '_ok9', value: 'y' },
+    ]);
     expect(res.statusCode, res.body).toBe(200);
     expect((res.json() as ListBody).items).toEqual([
       { name: '_ok9', value: 'y' },
@@ -129,7 +155,11 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
 
   it('a name listed twice in one body is refused, nothing applied', async () => {
     const id = await t.deployment('duplicates');
-    const res = await set(id, [{ name: 'SAME', value: '1' }, { name: 'OTHER', value: '2' }, { name: 'SAME', value: '3' }]);
+    const res = await set(id, [
+      { name: 'SAME', value: '1' },
+      { name: 'OTHER', value: '2' },
+      { name: 'SAME', value: '3' },
+    ]);
     const body = problem(res, 400, 'VALIDATION_FAILED');
     expect(body.errors).toEqual([{ pointer: '/body/env_variables/2/name', message: '"SAME" is listed more than once' }]);
     expect(await rows(id)).toEqual([]);
@@ -161,7 +191,10 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
 
   it('reference 1.11: pages in name order with `first` and `after`', async () => {
     const id = await t.deployment('pages');
-    await set(id, ['E', 'a', 'B', 'd', 'C'].map((name) => ({ name, value: name.toLowerCase() })));
+    await set(
+      id,
+      ['E', 'a', 'B', 'd', 'C'].map((name) => ({ name, value: name.toLowerCase() })),
+    );
     const seen: string[] = [];
     let after: string | null = null;
     for (let i = 0; i < 5; i++) {
@@ -180,7 +213,10 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
 
   it('extension: DELETE …/env-vars/{name} removes one variable; an unknown name is 404 ENV_VAR_NOT_FOUND', async () => {
     const id = await t.deployment('removal');
-    await set(id, [{ name: 'KEEP', value: '1' }, { name: 'DROP_ME', value: '2' }]);
+    await set(id, [
+      { name: 'KEEP', value: '1' },
+      { name: 'DROP_ME', value: '2' },
+    ]);
     const res = await del(id, 'DROP_ME');
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ success: true });
@@ -236,7 +272,11 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
     await set(id, [{ name: 'SOURCE', value: 'only-here' }]);
     await set(to, [{ name: 'TARGET', value: 'placeholder' }]);
     const [source] = await rows(id);
-    await t.store.db.updateTable('env_vars').set({ value: source?.value ?? '' }).where('deployment_id', '=', to).execute();
+    await t.store.db
+      .updateTable('env_vars')
+      .set({ value: source?.value ?? '' })
+      .where('deployment_id', '=', to)
+      .execute();
     const res = await list(to);
     problem(res, 500, 'INTERNAL');
     expect(res.body).not.toContain('only-here');
@@ -252,12 +292,16 @@ describe.each(DIALECTS)('environment variables (%s)', (dialect) => {
 
 /** Every file below `dir`, recursively. */
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : []));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : []));
 }
 
 /** Rows as text, binary columns as their bytes read as text, so a value inside one is found too. */
 function asText(rows: unknown[]): string {
-  return JSON.stringify(rows, (_k, v: unknown) => (v && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v));
+  return JSON.stringify(rows, (_k, v: unknown) =>
+    v && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('latin1') : v,
+  );
 }
 
 describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%s)', (dialect) => {
@@ -268,14 +312,26 @@ describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%
     let output: string;
     try {
       // With runtimes on: the values reach a runtime, which fails on one of them and logs why.
-      const server = await startServerProcess({ ...env.env, LOG_LEVEL: 'trace', RUNTIME_DRIVER: 'process', RUNTIME_TICK_MS: '200', RUNTIME_LEASE_MS: '1000', RUNTIME_BACKOFF_MS: '200' }, env.dataDir);
+      const server = await startServerProcess(
+        { ...env.env, LOG_LEVEL: 'trace', RUNTIME_DRIVER: 'process', RUNTIME_TICK_MS: '200', RUNTIME_LEASE_MS: '1000', RUNTIME_BACKOFF_MS: '200' },
+        env.dataDir,
+      );
       try {
         const key = keyIn(server.output());
         const made = await server.post('/build/api/v1/deployments/', { name: 'secrets' }, key);
         expect(made.status, made.text).toBeLessThan(300);
         const id = made.body.id as number;
         const path = `/api/v1/deployments/${id}/env-vars`;
-        const put = await server.put(path, { env_variables: [{ name: 'DB_PASSWORD', value: values.masked }, { name: 'PLAIN_SETTING', value: values.shown }] }, key);
+        const put = await server.put(
+          path,
+          {
+            env_variables: [
+              { name: 'DB_PASSWORD', value: values.masked },
+              { name: 'PLAIN_SETTING', value: values.shown },
+            ],
+          },
+          key,
+        );
         expect(put.status, put.text).toBe(200);
         expect(put.text).not.toContain(values.masked);
         const read = await server.get(path, key);
@@ -284,7 +340,16 @@ describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%
           { name: 'PLAIN_SETTING', value: values.shown },
         ]);
         // A refused body's values appear neither in the answer nor in the log.
-        const refused = await server.put(path, { env_variables: [{ name: 'NEW_SECRET', value: values.refused }, { name: 'bad-name', value: values.refused }] }, key);
+        const refused = await server.put(
+          path,
+          {
+            env_variables: [
+              { name: 'NEW_SECRET', value: values.refused },
+              { name: 'bad-name', value: values.refused },
+            ],
+          },
+          key,
+        );
         expect(refused.status, refused.text).toBe(400);
         expect(refused.text).not.toContain(marker);
         const tooLong = await server.put(path, { env_variables: [{ name: 'LONG', value: `${values.refused}${'x'.repeat(40_000)}` }] }, key);
@@ -292,10 +357,13 @@ describe.each(DIALECTS)('no plaintext anywhere, through a real server process (%
         expect(tooLong.text).not.toContain(marker);
         const crashing = await server.put(path, { env_variables: [{ name: 'DB_TYPE', value: `${marker}type` }] }, key);
         expect(crashing.status, crashing.text).toBe(200);
-        await vi.waitFor(async () => {
-          const logs = await server.get(`/api/v1/deployments/${id}/logs?first=200`, key);
-          expect((logs.body.items as Array<{ message: string }>).some((l) => l.message.includes('DB_TYPE names no data source type'))).toBe(true);
-        }, { timeout: 60_000, interval: 100 });
+        await vi.waitFor(
+          async () => {
+            const logs = await server.get(`/api/v1/deployments/${id}/logs?first=200`, key);
+            expect((logs.body.items as Array<{ message: string }>).some((l) => l.message.includes('DB_TYPE names no data source type'))).toBe(true);
+          },
+          { timeout: 60_000, interval: 100 },
+        );
       } finally {
         await server.stop();
         output = server.output();
@@ -335,7 +403,8 @@ async function allRows(dialect: string, env: Record<string, string>, dataDir: st
     const { rows } = await client.query<{ schema: string; name: string }>(
       `select table_schema as schema, table_name as name from information_schema.tables where table_schema in (current_schema(), current_schema() || '_jobs') and table_type = 'BASE TABLE'`,
     );
-    for (const { schema, name } of rows) out[schema.endsWith('_jobs') ? `jobs.${name}` : name] = asText((await client.query(`select * from "${schema}"."${name}"`)).rows);
+    for (const { schema, name } of rows)
+      out[schema.endsWith('_jobs') ? `jobs.${name}` : name] = asText((await client.query(`select * from "${schema}"."${name}"`)).rows);
   } finally {
     await client.end();
   }

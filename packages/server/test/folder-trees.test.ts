@@ -33,7 +33,8 @@ describe.each(DIALECTS)('folder trees in memory give the chains SQL gives (%s)',
   afterAll(async () => t?.close());
 
   const scope = () => ({ tenantId: t.tenantId, deploymentId: d });
-  const version = async (id: number) => (await sql<{ version: number | string }>`select version from folder_tree_versions where deployment_id = ${id}`.execute(t.store.db)).rows[0]?.version;
+  const version = async (id: number) =>
+    (await sql<{ version: number | string }>`select version from folder_tree_versions where deployment_id = ${id}`.execute(t.store.db)).rows[0]?.version;
   const allFolders = async () => (await t.store.db.selectFrom('folders').select('id').where('deployment_id', '=', d).execute()).map((r) => r.id);
   /** The chains as the tree answers them: a first request loads it, the next is answered from it. */
   async function fromTree(ids: number[]): Promise<Chains> {
@@ -45,7 +46,7 @@ describe.each(DIALECTS)('folder trees in memory give the chains SQL gives (%s)',
 
   it('after every create, move, rename and delete, in a random order, the tree answers exactly as the SQL walk', async () => {
     let seed = 7;
-    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     const ids: number[] = [];
     for (let i = 0; i < 12; i++) ids.push(await w.folder(`F${i}`, ids.length > 0 && i % 3 !== 0 ? ids[random(ids.length)]! : null));
     for (let step = 0; step < 40; step++) {
@@ -56,9 +57,18 @@ describe.each(DIALECTS)('folder trees in memory give the chains SQL gives (%s)',
       if (op === 1) {
         const to = existing[random(existing.length)]!;
         // Through the API, so the move's own rules keep the tree a tree (a refused move changes nothing).
-        await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, body: { type: 'FOLDER', id: pick, folderId: random(4) === 0 ? null : to } });
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/deployments/${d}/workspace/move`,
+          body: { type: 'FOLDER', id: pick, folderId: random(4) === 0 ? null : to },
+        });
       }
-      if (op === 2) await t.store.db.updateTable('folders').set({ name: `Renamed ${step}` }).where('id', '=', pick).execute();
+      if (op === 2)
+        await t.store.db
+          .updateTable('folders')
+          .set({ name: `Renamed ${step}` })
+          .where('id', '=', pick)
+          .execute();
       if (op === 3 && step % 8 === 3) await t.request({ method: 'DELETE', url: `/api/v1/deployments/${d}/folders/${pick}` });
       const now = await allFolders();
       expect(plain(await fromTree(now)), `step ${step}`).toEqual(plain(await chainsOf(t.store.db, scope(), now)));
@@ -150,7 +160,13 @@ describe.each(DIALECTS)('folder paths on another process follow every change at 
     store = storeFor({ databaseUrl: env.env.DATABASE_URL ?? null, dataDir: env.dataDir });
     const at = new Date().toISOString();
     const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
-    d = (await store.db.insertInto('deployments').values({ tenant_id: tenant.id, name: 'paths', settings: '{}', created_by: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow()).id;
+    d = (
+      await store.db
+        .insertInto('deployments')
+        .values({ tenant_id: tenant.id, name: 'paths', settings: '{}', created_by: null, created_at: at, updated_at: at })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   });
   afterAll(async () => {
     await Promise.allSettled([a?.stop(), b?.stop()]);
@@ -168,7 +184,8 @@ describe.each(DIALECTS)('folder paths on another process follow every change at 
   }
 
   it('rename, move, create and delete on A: B’s very next list shows the new path, the same as its single GET', async () => {
-    const folder = async (name: string, parentId: number | null) => ok(await a.post(`/api/v1/deployments/${d}/folders`, { name, parentId }, adminKey), 201).id as number;
+    const folder = async (name: string, parentId: number | null) =>
+      ok(await a.post(`/api/v1/deployments/${d}/folders`, { name, parentId }, adminKey), 201).id as number;
     const top = await folder('Top', null);
     const middle = await folder('Middle', top);
     const other = await folder('Other', null);

@@ -20,7 +20,16 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
     it('creates a top-level folder and a subfolder with parentId and folderPath', async () => {
       const top = await create({ name: 'Finance' });
       expect(top.statusCode, top.body).toBe(201);
-      expect(top.json()).toMatchObject({ name: 'Finance', type: 'FOLDER', deploymentId: d, parentId: null, folderId: null, folderPath: [], createdBy: t.admin.userId, isFavorite: false });
+      expect(top.json()).toMatchObject({
+        name: 'Finance',
+        type: 'FOLDER',
+        deploymentId: d,
+        parentId: null,
+        folderId: null,
+        folderPath: [],
+        createdBy: t.admin.userId,
+        isFavorite: false,
+      });
       const child = await create({ name: 'Q1', parentId: top.json().id });
       expect(child.statusCode, child.body).toBe(201);
       expect(child.json()).toMatchObject({ parentId: top.json().id, folderPath: [{ id: top.json().id, name: 'Finance' }] });
@@ -71,7 +80,12 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
       const made = await create({ name: 'made by explorer', parentId: shared }, explorer.key);
       expect(made.statusCode, made.body).toBe(201);
       // MANAGE on what it created: it may move it to a folder it can edit, and delete it.
-      const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, key: explorer.key, body: { type: 'FOLDER', id: made.json().id, folderId: shared } });
+      const moved = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${d}/workspace/move`,
+        key: explorer.key,
+        body: { type: 'FOLDER', id: made.json().id, folderId: shared },
+      });
       expect(moved.statusCode, moved.body).toBe(200);
       const del = await t.request({ method: 'DELETE', url: `${base()}/${made.json().id}`, key: explorer.key });
       expect(del.statusCode, del.body).toBe(204);
@@ -82,7 +96,14 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
     it('GET returns the folder with parentId and folderPath; another deployment’s folder is 404', async () => {
       const [a, b, c] = await w.chain(3, 'get');
       const res = await t.request({ url: `${base()}/${c}` });
-      expect(res.json()).toMatchObject({ id: c, parentId: b, folderPath: [{ id: a, name: 'get-1' }, { id: b, name: 'get-2' }] });
+      expect(res.json()).toMatchObject({
+        id: c,
+        parentId: b,
+        folderPath: [
+          { id: a, name: 'get-1' },
+          { id: b, name: 'get-2' },
+        ],
+      });
       const foreign = await new WorkspaceFixtures(t, await t.deployment('other-get')).folder('x');
       problem(await t.request({ url: `${base()}/${foreign}` }), 404, 'FOLDER_NOT_FOUND');
     });

@@ -70,7 +70,14 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
     if (user.expiresInSec === undefined) return { access_token: accessToken, token_type: 'bearer', scope: '' };
     const refreshToken = `ghr_${user.login}_${++issued}`;
     refreshTokens.set(refreshToken, user);
-    return { access_token: accessToken, token_type: 'bearer', scope: '', expires_in: user.expiresInSec, refresh_token: refreshToken, refresh_token_expires_in: 15_897_600 };
+    return {
+      access_token: accessToken,
+      token_type: 'bearer',
+      scope: '',
+      expires_in: user.expiresInSec,
+      refresh_token: refreshToken,
+      refresh_token_expires_in: 15_897_600,
+    };
   };
   const byToken = new Map(users.map((u) => [u.token, u]));
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -106,7 +113,8 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
       }
       if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
         const form = new URLSearchParams(raw);
-        if (form.get('client_id') !== options.clientId || form.get('client_secret') !== options.clientSecret) return send(res, 200, { error: 'incorrect_client_credentials' });
+        if (form.get('client_id') !== options.clientId || form.get('client_secret') !== options.clientSecret)
+          return send(res, 200, { error: 'incorrect_client_credentials' });
         if (form.get('grant_type') === 'refresh_token') {
           const owner = refreshTokens.get(form.get('refresh_token') ?? '');
           if (!owner) return send(res, 200, { error: 'bad_refresh_token' });
@@ -126,7 +134,8 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
         return send(res, 200, tokensFor(user, user.token));
       }
       if (req.method === 'DELETE' && url.pathname === `/applications/${options.clientId}/token`) {
-        if (req.headers.authorization !== `Basic ${Buffer.from(`${options.clientId}:${options.clientSecret}`).toString('base64')}`) return send(res, 401, { message: 'Bad credentials' });
+        if (req.headers.authorization !== `Basic ${Buffer.from(`${options.clientId}:${options.clientSecret}`).toString('base64')}`)
+          return send(res, 401, { message: 'Bad credentials' });
         const token = (JSON.parse(raw) as { access_token?: string }).access_token ?? '';
         if (!byToken.delete(token)) return send(res, 404, { message: 'Not Found' });
         revoked.push(token);
@@ -141,27 +150,48 @@ export async function startGitHost(users: HostUser[], options: HostOptions): Pro
         const installation = user.installations.find((i) => i.account === owner);
         if (!installation) return send(res, 404, { message: 'Not Found' });
         const body = JSON.parse(raw) as { name: string };
-        if (installation.repositories.some((r) => r.name === body.name)) return send(res, 422, { message: 'Repository creation failed.', errors: [{ message: 'name already exists on this account' }] });
+        if (installation.repositories.some((r) => r.name === body.name))
+          return send(res, 422, { message: 'Repository creation failed.', errors: [{ message: 'name already exists on this account' }] });
         const made = { id: nextRepoId++, name: body.name, owner, defaultBranch: 'main', branches: [] };
         await options.git?.create(owner, body.name);
         installation.repositories.push(made);
         return send(res, 201, describeRepo(made));
       }
       if (url.pathname === '/user/installations') {
-        const all = user.installations.map((i) => ({ id: i.id, account: { login: i.account, id: i.id * 10, avatar_url: `https://avatars.example.test/${i.account}`, type: i.account === user.login ? 'User' : 'Organization' } }));
+        const all = user.installations.map((i) => ({
+          id: i.id,
+          account: {
+            login: i.account,
+            id: i.id * 10,
+            avatar_url: `https://avatars.example.test/${i.account}`,
+            type: i.account === user.login ? 'User' : 'Organization',
+          },
+        }));
         return send(res, 200, { total_count: all.length, installations: pageOf(all, url) });
       }
       if ((m = url.pathname.match(/^\/user\/installations\/(\d+)\/repositories$/))) {
         const installation = user.installations.find((i) => i.id === Number(m![1]));
         if (!installation) return send(res, 404, { message: 'Not Found' });
-        const all = installation.repositories.map((r) => ({ id: r.id, name: r.name, full_name: `${r.owner}/${r.name}`, html_url: `https://git.example.test/${r.owner}/${r.name}` }));
+        const all = installation.repositories.map((r) => ({
+          id: r.id,
+          name: r.name,
+          full_name: `${r.owner}/${r.name}`,
+          html_url: `https://git.example.test/${r.owner}/${r.name}`,
+        }));
         return send(res, 200, { total_count: all.length, repositories: pageOf(all, url) });
       }
       if ((m = url.pathname.match(/^\/repos\/([^/]+)\/([^/]+)(\/branches)?$/))) {
         const repo = user.installations.flatMap((i) => i.repositories).find((r) => r.owner === m![1] && r.name === m![2]);
         if (!repo) return send(res, 404, { message: 'Not Found' });
         if (m[3] === undefined) return send(res, 200, describeRepo(repo));
-        return send(res, 200, pageOf(repo.branches.map((name) => ({ name, commit: { sha: '0'.repeat(40) }, protected: false })), url));
+        return send(
+          res,
+          200,
+          pageOf(
+            repo.branches.map((name) => ({ name, commit: { sha: '0'.repeat(40) }, protected: false })),
+            url,
+          ),
+        );
       }
       send(res, 404, { message: 'Not Found' });
     };

@@ -53,8 +53,24 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
     users = hostUsers();
     git = await startGitServer((token, path) => host.installationReaches(token, path));
     upstream = await git.createRepo('acme/models.git');
-    const first = await upstream.commit({ ref: 'refs/heads/main', expectedHead: null, changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL], ['README.md', '# models\n']]), author, message: 'The model' });
-    await upstream.commit({ ref: 'refs/heads/release', expectedHead: null, parent: first, changes: new Map([[`analytics/${STARTER_MODEL_PATH}`, STARTER_MODEL]]), author, message: 'Released under analytics/' });
+    const first = await upstream.commit({
+      ref: 'refs/heads/main',
+      expectedHead: null,
+      changes: new Map([
+        [STARTER_MODEL_PATH, STARTER_MODEL],
+        ['README.md', '# models\n'],
+      ]),
+      author,
+      message: 'The model',
+    });
+    await upstream.commit({
+      ref: 'refs/heads/release',
+      expectedHead: null,
+      parent: first,
+      changes: new Map([[`analytics/${STARTER_MODEL_PATH}`, STARTER_MODEL]]),
+      author,
+      message: 'Released under analytics/',
+    });
     host = await startGitHost(users, {
       clientId: 'Iv1.upstream',
       clientSecret: CLIENT_SECRET,
@@ -69,7 +85,19 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
     viewer = await t.user('VIEWER');
     unlinked = await t.user('ADMIN');
     other = await t.tenant('upstream-other', ['upstream-other.example.test']);
-    const app = await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: { apiBaseUrl: host.baseUrl, webBaseUrl: host.baseUrl, appId: APP_ID, appSlug: 'mapi-models', clientId: host.clientId, clientSecret: CLIENT_SECRET, privateKey } });
+    const app = await call({
+      method: 'PUT',
+      url: '/api/v1/tenant/git-host-app',
+      body: {
+        apiBaseUrl: host.baseUrl,
+        webBaseUrl: host.baseUrl,
+        appId: APP_ID,
+        appSlug: 'mapi-models',
+        clientId: host.clientId,
+        clientSecret: CLIENT_SECRET,
+        privateKey,
+      },
+    });
     expect(app.statusCode, app.body).toBe(200);
     await link(undefined, 'code-alice');
     await link(developer, 'code-bob');
@@ -109,8 +137,17 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
     return call({ method: 'POST', url: `${build(id)}/commit`, body: { message: `Add ${file}` } });
   }
   const upstreamCommit = async (branch: string, changes: Record<string, string>) =>
-    upstream.commit({ ref: `refs/heads/${branch}`, expectedHead: await upstream.head(branch), changes: new Map(Object.entries(changes)), author, message: `Upstream: ${Object.keys(changes).join(', ')}` });
-  const builtCommits = async (id: number) => (await t.store.db.selectFrom('builds').select(['commit_sha', 'branch_name']).where('deployment_id', '=', id).execute()).map((b) => `${b.branch_name}@${b.commit_sha}`);
+    upstream.commit({
+      ref: `refs/heads/${branch}`,
+      expectedHead: await upstream.head(branch),
+      changes: new Map(Object.entries(changes)),
+      author,
+      message: `Upstream: ${Object.keys(changes).join(', ')}`,
+    });
+  const builtCommits = async (id: number) =>
+    (await t.store.db.selectFrom('builds').select(['commit_sha', 'branch_name']).where('deployment_id', '=', id).execute()).map(
+      (b) => `${b.branch_name}@${b.commit_sha}`,
+    );
 
   let connected: number;
 
@@ -169,7 +206,17 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
       expect(answer.errors?.map((e) => e.pointer)).toContain(pointer);
     }
     problem(await connect(id, { installationId: 101, name: 'models', extra: true }), 400, 'VALIDATION_FAILED');
-    problem(await call({ method: 'POST', url: `${build(id)}/git-host/connect`, key: other.admin.key, host: 'upstream-other.example.test', body: { installationId: 101, name: 'models' } }), 404, 'DEPLOYMENT_NOT_FOUND');
+    problem(
+      await call({
+        method: 'POST',
+        url: `${build(id)}/git-host/connect`,
+        key: other.admin.key,
+        host: 'upstream-other.example.test',
+        body: { installationId: 101, name: 'models' },
+      }),
+      404,
+      'DEPLOYMENT_NOT_FOUND',
+    );
 
     expect(await localHead(id)).toBe(before);
     expect(await t.store.db.selectFrom('deployment_upstreams').selectAll().where('deployment_id', '=', id).execute()).toEqual([]);
@@ -229,7 +276,9 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
     const id = connected;
     const row = (await findDeployment(t.store.db, t.tenantId, id))!;
     const localOnly = async (changes: Record<string, string>) =>
-      t.app.services.repositories.write(row, async (repo) => repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map(Object.entries(changes)), author, message: 'local' }));
+      t.app.services.repositories.write(row, async (repo) =>
+        repo.commit({ ref: 'refs/heads/main', expectedHead: await repo.head('main'), changes: new Map(Object.entries(changes)), author, message: 'local' }),
+      );
     await localOnly({ 'model/cubes/local.yml': '# local\n' });
     await upstreamCommit('main', { 'model/cubes/remote.yml': '# remote\n' });
     expect(await ok('POST', `${build(id)}/pull`, { branchName: 'main' })).toEqual({ buildTriggered: true });
@@ -245,7 +294,14 @@ describe.each(DIALECTS)('git host: connected repositories (%s)', (dialect) => {
     expect(conflict.conflicts).toEqual(['README.md']);
     expect([await localHead(id), await upstream.head('main')]).toEqual([here, there]);
 
-    await upstream.commit({ ref: 'refs/heads/hotfix', expectedHead: null, parent: there, changes: new Map([['model/cubes/hotfix.yml', '# hotfix\n']]), author, message: 'hotfix' });
+    await upstream.commit({
+      ref: 'refs/heads/hotfix',
+      expectedHead: null,
+      parent: there,
+      changes: new Map([['model/cubes/hotfix.yml', '# hotfix\n']]),
+      author,
+      message: 'hotfix',
+    });
     expect(await ok('POST', `${build(id)}/pull`, { branchName: 'hotfix' })).toEqual({ buildTriggered: true });
     expect(await localHead(id, 'hotfix')).toBe(await upstream.head('hotfix'));
     const listed = (await call({ url: `${build(id)}/branches?first=100` })).json<{ items: Array<{ name: string }> }>();

@@ -120,9 +120,16 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     problem(await call({ url: '/api/v1/tenant/git-host-app', key: viewer.key }), 403, 'FORBIDDEN');
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ clientSecret: null }) }), 400, 'VALIDATION_FAILED');
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ privateKey: undefined }) }), 400, 'VALIDATION_FAILED');
-    problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ apiBaseUrl: 'http://git.example.test' }) }), 400, 'VALIDATION_FAILED');
+    problem(
+      await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ apiBaseUrl: 'http://git.example.test' }) }),
+      400,
+      'VALIDATION_FAILED',
+    );
     // Not a key, or not an RSA one: told now, not at the first connect.
-    for (const privateKey of ['-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' })]) {
+    for (const privateKey of [
+      '-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----',
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    ]) {
       const body = problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ privateKey }) }), 400, 'VALIDATION_FAILED');
       expect(body.errors?.map((e) => e.pointer)).toEqual(['/body/privateKey']);
     }
@@ -141,7 +148,9 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     expect(row.client_secret).not.toContain(CLIENT_SECRET);
     expect(row.private_key).not.toContain(KEY_BODY);
     // Left out: kept.
-    expect((await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ clientSecret: undefined, privateKey: null, appId: '999' }) })).json()).toMatchObject({ appId: '999' });
+    expect(
+      (await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', body: appBody({ clientSecret: undefined, privateKey: null, appId: '999' }) })).json(),
+    ).toMatchObject({ appId: '999' });
     const kept = await t.store.db.selectFrom('git_host_apps').selectAll().where('tenant_id', '=', t.tenantId).executeTakeFirstOrThrow();
     expect(t.app.services.secrets.open(kept.client_secret, sealedAs.clientSecret(t.tenantId))).toBe(CLIENT_SECRET);
     expect(t.app.services.secrets.open(kept.private_key, sealedAs.privateKey(t.tenantId))).toBe(PRIVATE_KEY);
@@ -224,7 +233,9 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     const first = (await call({ url: '/api/v1/git-host/installations?first=1', key: explorer.key })).json<Page<{ id: string }>>();
     expect(first.items.map((i) => i.id)).toEqual(['55']);
     expect(first.pageInfo.hasNextPage).toBe(true);
-    const second = (await call({ url: `/api/v1/git-host/installations?first=1&after=${first.pageInfo.endCursor}`, key: explorer.key })).json<Page<{ id: string }>>();
+    const second = (await call({ url: `/api/v1/git-host/installations?first=1&after=${first.pageInfo.endCursor}`, key: explorer.key })).json<
+      Page<{ id: string }>
+    >();
     expect(second.items.map((i) => i.id)).toEqual(['101']);
     expect(second.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
     problem(await call({ url: '/api/v1/git-host/installations?after=nonsense', key: explorer.key }), 400, 'INVALID_CURSOR');
@@ -265,7 +276,11 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     // installationId is required, and must be one of the caller's.
     problem(await call({ url: '/api/v1/git-host/repositories/acme/docs/branches', key: explorer.key }), 400, 'VALIDATION_FAILED');
     problem(await call({ url: '/api/v1/git-host/repositories/acme/docs/branches?installationId=202', key: explorer.key }), 404, 'GIT_HOST_NOT_FOUND');
-    problem(await call({ url: '/api/v1/git-host/repositories/globex/secret-models/branches?installationId=101', key: explorer.key }), 404, 'GIT_HOST_NOT_FOUND');
+    problem(
+      await call({ url: '/api/v1/git-host/repositories/globex/secret-models/branches?installationId=101', key: explorer.key }),
+      404,
+      'GIT_HOST_NOT_FOUND',
+    );
   });
 
   it('each user sees only what their own account reaches', async () => {
@@ -292,7 +307,8 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
   });
 
   it('an expiring token is refreshed before use and its refresh token rotated; two requests at once refresh once; a refused refresh asks to link again', async () => {
-    const installationsOf = async () => (await call({ url: '/api/v1/git-host/installations', key: developer.key })).json<Page<{ id: string }>>().items.map((i) => i.id);
+    const installationsOf = async () =>
+      (await call({ url: '/api/v1/git-host/installations', key: developer.key })).json<Page<{ id: string }>>().items.map((i) => i.id);
     expect((await link(developer, 'code-carol')).statusCode).toBe(200);
     const row = await t.store.db.selectFrom('git_host_links').selectAll().where('user_id', '=', developer.userId).executeTakeFirstOrThrow();
     expect(row.refresh_token).toMatch(/^v1:/);
@@ -323,7 +339,15 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
   });
 
   it('two server processes refresh at once: the host takes one refresh, the other waits for its tokens instead of asking to link again', async () => {
-    const second = await buildApp({ store: t.store.reopen(), secrets: t.app.services.secrets, baseDomain: null, tenantCacheMs: 0, startJobs: 'on-first-job', outbound: { allowPrivate: ['127.0.0.1/32'], retryBaseMs: 1 }, now: () => new Date(Date.now() + clock.offsetMs) });
+    const second = await buildApp({
+      store: t.store.reopen(),
+      secrets: t.app.services.secrets,
+      baseDomain: null,
+      tenantCacheMs: 0,
+      startJobs: 'on-first-job',
+      outbound: { allowPrivate: ['127.0.0.1/32'], retryBaseMs: 1 },
+      now: () => new Date(Date.now() + clock.offsetMs),
+    });
     try {
       expect((await link(developer, 'code-carol')).statusCode).toBe(200);
       const before = host.refreshed.length;

@@ -32,7 +32,17 @@ for (const dialect of DIALECTS) {
     const git = async (cwd: string, ...args: string[]) =>
       run('git', args, {
         cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: work, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_SSL_CAINFO: ca, GIT_AUTHOR_NAME: 'Pat Pusher', GIT_AUTHOR_EMAIL: 'pat@example.com', GIT_COMMITTER_NAME: 'Pat Pusher', GIT_COMMITTER_EMAIL: 'pat@example.com' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: work,
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_SSL_CAINFO: ca,
+          GIT_AUTHOR_NAME: 'Pat Pusher',
+          GIT_AUTHOR_EMAIL: 'pat@example.com',
+          GIT_COMMITTER_NAME: 'Pat Pusher',
+          GIT_COMMITTER_EMAIL: 'pat@example.com',
+        },
       });
     const refused = async (cwd: string, ...args: string[]) => {
       try {
@@ -53,17 +63,35 @@ for (const dialect of DIALECTS) {
     const userKey = async (role: string, grant: 'VIEW' | 'EDIT' | null, deploymentId: number) => {
       const email = `${role.toLowerCase()}-${Math.random().toString(36).slice(2)}@example.com`;
       const user = (await api('POST', '/api/v1/users', { email, role })).json() as { id: number };
-      if (grant) expect((await api('POST', '/api/v1/policies', { principal: { type: 'USER', id: user.id }, resource: { type: 'DEPLOYMENT', id: deploymentId }, access: grant })).statusCode).toBe(201);
+      if (grant)
+        expect(
+          (
+            await api('POST', '/api/v1/policies', {
+              principal: { type: 'USER', id: user.id },
+              resource: { type: 'DEPLOYMENT', id: deploymentId },
+              access: grant,
+            })
+          ).statusCode,
+        ).toBe(201);
       const made = await api('POST', '/api/v1/api-keys', { name: 'git', userId: user.id });
       return (made.json() as { key: string }).key;
     };
     /** A raw request to the git path, to read statuses and headers as a client sees them. */
     const raw = (id: number, authorization?: string) =>
       new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
-        const req = https.request({ hostname: 'localhost', port: port(), path: `/build/git/${id}.git/info/refs?service=git-upload-pack`, ca: fs.readFileSync(ca), headers: authorization ? { authorization } : {} }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-        });
+        const req = https.request(
+          {
+            hostname: 'localhost',
+            port: port(),
+            path: `/build/git/${id}.git/info/refs?service=git-upload-pack`,
+            ca: fs.readFileSync(ca),
+            headers: authorization ? { authorization } : {},
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -88,7 +116,9 @@ for (const dialect of DIALECTS) {
       await git(dir, 'add', '.');
       await git(dir, 'commit', '--quiet', '-m', 'Add orders');
       await git(dir, 'push', '--quiet', 'origin', 'main');
-      const listed = (await api('GET', `/build/api/v1/deployments/${id}/commits`)).json() as { items: Array<{ message: string; authorName: string; hash: string }> };
+      const listed = (await api('GET', `/build/api/v1/deployments/${id}/commits`)).json() as {
+        items: Array<{ message: string; authorName: string; hash: string }>;
+      };
       expect(listed.items[0]).toMatchObject({ message: 'Add orders', authorName: 'Pat Pusher' });
       const pushed = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
       expect(listed.items[0]?.hash).toBe(pushed);

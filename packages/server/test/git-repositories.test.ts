@@ -15,7 +15,8 @@ import { DIALECTS, createTestStore, type TestStore } from './harness.js';
  * git command line, as any git client would read them.
  */
 
-const git = (gitDir: string, ...args: string[]) => execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+const git = (gitDir: string, ...args: string[]) =>
+  execFileSync('git', [`--git-dir=${gitDir}`, ...args], { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
 const author = { name: 'Ada Lovelace', email: 'ada@example.com' };
 const serialLock = <T>(_id: number, fn: () => Promise<T>) => fn();
 
@@ -43,10 +44,31 @@ describe('git repositories', () => {
   });
 
   it('commits changes, deletions and awkward paths as git reads them; blob ids are git hash-object ids', async () => {
-    const repo = await repos.create(2, { branch: 'main', files: new Map([['keep.yml', 'k'], ['gone.yml', 'g']]), author, message: 'one' }, 'main');
+    const repo = await repos.create(
+      2,
+      {
+        branch: 'main',
+        files: new Map([
+          ['keep.yml', 'k'],
+          ['gone.yml', 'g'],
+        ]),
+        author,
+        message: 'one',
+      },
+      'main',
+    );
     const head = await repo.head('main');
     const odd = 'model/with space/"quoted" ü.yml';
-    const sha = await repo.commit({ ref: 'refs/heads/main', expectedHead: head, changes: new Map([['gone.yml', null], [odd, 'odd\n']]), author, message: 'two\n\nbody line' });
+    const sha = await repo.commit({
+      ref: 'refs/heads/main',
+      expectedHead: head,
+      changes: new Map([
+        ['gone.yml', null],
+        [odd, 'odd\n'],
+      ]),
+      author,
+      message: 'two\n\nbody line',
+    });
     const dir = repos.pathOf(2);
     expect(git(dir, 'ls-tree', '-r', '-z', '--name-only', 'main').split('\0').filter(Boolean)).toEqual(['keep.yml', odd]);
     expect(git(dir, 'log', '-1', '--format=%B', 'main').trim()).toBe('two\n\nbody line');
@@ -67,23 +89,63 @@ describe('git repositories', () => {
     const repo = await repos.create(3, { branch: 'main', files: new Map([['a', '1']]), author, message: 'one' }, 'main');
     const seen = await repo.head('main');
     const theirs = await repo.commit({ ref: 'refs/heads/main', expectedHead: seen, changes: new Map([['a', '2']]), author, message: 'theirs' });
-    await expect(repo.commit({ ref: 'refs/heads/main', expectedHead: seen, changes: new Map([['a', '3']]), author, message: 'ours' })).rejects.toBeInstanceOf(RefMovedError);
+    await expect(repo.commit({ ref: 'refs/heads/main', expectedHead: seen, changes: new Map([['a', '3']]), author, message: 'ours' })).rejects.toBeInstanceOf(
+      RefMovedError,
+    );
     expect(await repo.head('main')).toBe(theirs);
     // Creating a branch that exists is refused the same way.
-    await expect(repo.commit({ ref: 'refs/heads/main', expectedHead: null, parent: theirs, changes: new Map(), author, message: 'new?' })).rejects.toBeInstanceOf(RefMovedError);
+    await expect(
+      repo.commit({ ref: 'refs/heads/main', expectedHead: null, parent: theirs, changes: new Map(), author, message: 'new?' }),
+    ).rejects.toBeInstanceOf(RefMovedError);
     expect(git(repos.pathOf(3), 'for-each-ref', 'refs/mapi').trim()).toBe('');
   });
 
   it('merges three ways with git: a clean merge gives a tree, overlapping edits list the conflicting paths', async () => {
-    const repo = await repos.create(4, { branch: 'main', files: new Map([['a.yml', 'a\nb\nc\n'], ['b.yml', 'x\n']]), author, message: 'base' }, 'main');
+    const repo = await repos.create(
+      4,
+      {
+        branch: 'main',
+        files: new Map([
+          ['a.yml', 'a\nb\nc\n'],
+          ['b.yml', 'x\n'],
+        ]),
+        author,
+        message: 'base',
+      },
+      'main',
+    );
     const base = (await repo.head('main')) as string;
-    const left = await repo.commit({ ref: 'refs/heads/left', expectedHead: null, parent: base, changes: new Map([['a.yml', 'A\nb\nc\n']]), author, message: 'left' });
-    const right = await repo.commit({ ref: 'refs/heads/right', expectedHead: null, parent: base, changes: new Map([['a.yml', 'a\nb\nC\n']]), author, message: 'right' });
+    const left = await repo.commit({
+      ref: 'refs/heads/left',
+      expectedHead: null,
+      parent: base,
+      changes: new Map([['a.yml', 'A\nb\nc\n']]),
+      author,
+      message: 'left',
+    });
+    const right = await repo.commit({
+      ref: 'refs/heads/right',
+      expectedHead: null,
+      parent: base,
+      changes: new Map([['a.yml', 'a\nb\nC\n']]),
+      author,
+      message: 'right',
+    });
     const clean = await repo.mergeTrees(left, right);
     expect(clean.conflicts).toEqual([]);
     const merged = await repo.commitTree(clean.tree, [left, right], author, 'merge');
     expect(git(repos.pathOf(4), 'show', `${merged}:a.yml`)).toBe('A\nb\nC\n');
-    const clash = await repo.commit({ ref: 'refs/heads/clash', expectedHead: null, parent: base, changes: new Map([['a.yml', 'Z\nb\nc\n'], ['b.yml', 'y\n']]), author, message: 'clash' });
+    const clash = await repo.commit({
+      ref: 'refs/heads/clash',
+      expectedHead: null,
+      parent: base,
+      changes: new Map([
+        ['a.yml', 'Z\nb\nc\n'],
+        ['b.yml', 'y\n'],
+      ]),
+      author,
+      message: 'clash',
+    });
     expect((await repo.mergeTrees(left, clash)).conflicts).toEqual(['a.yml']);
     expect(await repo.isAncestor(base, left)).toBe(true);
     expect(await repo.isAncestor(left, right)).toBe(false);
@@ -100,7 +162,8 @@ describe('git repositories', () => {
 
   it('checks branch names as git does', async () => {
     for (const name of ['main', 'feature/orders', 'dbt-sync/main-20260817120000-a1b2c3d4', 'dev-42-main']) expect(await isValidBranchName(name)).toBe(true);
-    for (const name of ['', 'a..b', 'a b', 'x.lock', '-x', 'a~1', 'a^', 'a:b', 'a\\b', '.hidden', 'a/', 'HEAD', 'a@{1}', 'x\n']) expect(await isValidBranchName(name)).toBe(false);
+    for (const name of ['', 'a..b', 'a b', 'x.lock', '-x', 'a~1', 'a^', 'a:b', 'a\\b', '.hidden', 'a/', 'HEAD', 'a@{1}', 'x\n'])
+      expect(await isValidBranchName(name)).toBe(false);
   });
 });
 

@@ -189,7 +189,15 @@ describe.each(DIALECTS)('groups (%s)', (dialect) => {
     it('accepts 1 to 1000 user ids', async () => {
       const group = await makeGroup();
       problem(await members(group.id, 'POST', []), 400, 'VALIDATION_FAILED');
-      problem(await members(group.id, 'POST', Array.from({ length: 1001 }, (_, i) => i + 1)), 400, 'VALIDATION_FAILED');
+      problem(
+        await members(
+          group.id,
+          'POST',
+          Array.from({ length: 1001 }, (_, i) => i + 1),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(await members(group.id, 'DELETE', []), 400, 'VALIDATION_FAILED');
       problem(await members(group.id, 'POST', ['1']), 400, 'VALIDATION_FAILED');
       const many = Array.from({ length: 1000 }, () => t.admin.userId);

@@ -100,7 +100,27 @@ export class TestApp {
 
   static async create(
     dialect: Dialect,
-    options: { baseDomain?: string | null; rateLimitPerMinute?: number; corsOrigins?: string[]; log?: QueryLog; logger?: AppOptions['logger']; tenantCacheMs?: number; repositoriesDir?: string; secrets?: Secrets; catalog?: AppOptions['catalog']; runtime?: AppOptions['runtime']; databaseUrl?: string; embedUserLimit?: number; outbound?: AppOptions['outbound']; python?: AppOptions['python']; now?: AppOptions['now']; notificationMail?: AppOptions['notificationMail']; rateLimitPerIpPerMinute?: number; embedExchangePerIpPerMinute?: number; sqlApi?: AppOptions['sqlApi'] } = {},
+    options: {
+      baseDomain?: string | null;
+      rateLimitPerMinute?: number;
+      corsOrigins?: string[];
+      log?: QueryLog;
+      logger?: AppOptions['logger'];
+      tenantCacheMs?: number;
+      repositoriesDir?: string;
+      secrets?: Secrets;
+      catalog?: AppOptions['catalog'];
+      runtime?: AppOptions['runtime'];
+      databaseUrl?: string;
+      embedUserLimit?: number;
+      outbound?: AppOptions['outbound'];
+      python?: AppOptions['python'];
+      now?: AppOptions['now'];
+      notificationMail?: AppOptions['notificationMail'];
+      rateLimitPerIpPerMinute?: number;
+      embedExchangePerIpPerMinute?: number;
+      sqlApi?: AppOptions['sqlApi'];
+    } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
@@ -240,5 +260,15 @@ export function problem(response: LightMyRequestResponse, status: number, code?:
   if (body.message !== body.detail) throw new Error('message must equal detail');
   if (body.status !== status) throw new Error(`body status ${String(body.status)} != ${status}`);
   if (code !== undefined && body.code !== code) throw new Error(`expected code ${code}, got ${String(body.code)}: ${response.body}`);
-  return body as { type: string; title: string; status: number; detail: string; code: string; message: string; requestId: string; errors?: Array<{ pointer: string; message: string }>; conflicts?: string[] };
+  return body as {
+    type: string;
+    title: string;
+    status: number;
+    detail: string;
+    code: string;
+    message: string;
+    requestId: string;
+    errors?: Array<{ pointer: string; message: string }>;
+    conflicts?: string[];
+  };
 }

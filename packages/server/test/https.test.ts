@@ -240,7 +240,9 @@ describe('TLS material', () => {
     const own = await loadTls(loadConfig({ DATA_DIR: path.join(dataDir, 'fresh') }));
     fs.writeFileSync(path.join(dataDir, 'own.crt'), own.cert);
     fs.writeFileSync(path.join(dataDir, 'own.key'), own.key);
-    const given = await loadTls(loadConfig({ DATA_DIR: path.join(dataDir, 'other'), TLS_CERT: path.join(dataDir, 'own.crt'), TLS_KEY: path.join(dataDir, 'own.key') }));
+    const given = await loadTls(
+      loadConfig({ DATA_DIR: path.join(dataDir, 'other'), TLS_CERT: path.join(dataDir, 'own.crt'), TLS_KEY: path.join(dataDir, 'own.key') }),
+    );
     expect(given).toMatchObject({ cert: own.cert, key: own.key, source: path.join(dataDir, 'own.crt') });
     expect(fs.existsSync(path.join(dataDir, 'other', 'tls'))).toBe(false);
 

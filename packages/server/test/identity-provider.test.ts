@@ -87,7 +87,11 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       return res;
     });
   const configure = async (overrides: Record<string, unknown> = {}) => {
-    const res = await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, allowedEmailDomains: ['corp.example'], ...overrides } });
+    const res = await t.request({
+      method: 'PUT',
+      url: '/api/v1/tenant/identity-provider',
+      body: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, allowedEmailDomains: ['corp.example'], ...overrides },
+    });
     bodies.push(res.body);
     expect(res.statusCode, res.body).toBe(200);
     return res.json() as IdentityProvider;
@@ -107,7 +111,11 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
     const field = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
     const confirm = await b.go('/oauth/device', { method: 'POST', form: { xsrf: field(input.body, 'xsrf'), user_code: started.user_code } });
     expect(confirm.body).toContain('Confirm the device');
-    const atCallback = await b.go('/oauth/device', { method: 'POST', form: { xsrf: field(confirm.body, 'xsrf'), user_code: started.user_code, confirm: 'yes' }, stopAt: (url) => url.href.startsWith(CALLBACK) });
+    const atCallback = await b.go('/oauth/device', {
+      method: 'POST',
+      form: { xsrf: field(confirm.body, 'xsrf'), user_code: started.user_code, confirm: 'yes' },
+      stopAt: (url) => url.href.startsWith(CALLBACK),
+    });
     expect(atCallback.location?.href, atCallback.body).toMatch(/^https:\/\/localhost\/oauth\/idp\/callback\?/);
     return { started, callback: atCallback.location! };
   }
@@ -116,10 +124,25 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
     it('PUT sets the provider and answers it without the secret, with the callback to register; GET reads it; admins only', async () => {
       problem(await t.request({ url: '/api/v1/tenant/identity-provider' }), 404, 'IDENTITY_PROVIDER_NOT_FOUND');
       // The secret is required the first time.
-      const first = problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: idp.issuer, clientId: idp.clientId, allowedEmailDomains: ['corp.example'] } }), 400, 'VALIDATION_FAILED');
+      const first = problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: idp.issuer, clientId: idp.clientId, allowedEmailDomains: ['corp.example'] },
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(first.errors).toEqual([{ pointer: '/body/clientSecret', message: 'is required the first time' }]);
       const saved = await configure({ allowedEmailDomains: ['Corp.Example'] });
-      expect(saved).toEqual({ issuer: idp.issuer, clientId: idp.clientId, allowedEmailDomains: ['corp.example'], redirectUri: CALLBACK, createdAt: expect.any(String), updatedAt: expect.any(String) });
+      expect(saved).toEqual({
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        allowedEmailDomains: ['corp.example'],
+        redirectUri: CALLBACK,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
       const read = await t.request({ url: '/api/v1/tenant/identity-provider' });
       bodies.push(read.body);
       expect(read.json()).toEqual(saved);
@@ -130,22 +153,72 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
     });
 
     it('refuses an issuer that is not https (http only on loopback), and domains that are not domains', async () => {
-      const bad = problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: 'http://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] } }), 400, 'VALIDATION_FAILED');
+      const bad = problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: 'http://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] },
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(bad.errors?.[0]?.pointer).toBe('/body/issuer');
-      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: 'https://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['@corp'] } }), 400, 'VALIDATION_FAILED');
-      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: 'https://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: [] } }), 400, 'VALIDATION_FAILED');
+      problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: 'https://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['@corp'] },
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: 'https://idp.example.com', clientId: 'x', clientSecret: 'y', allowedEmailDomains: [] },
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect((await t.request({ url: '/api/v1/tenant/identity-provider' })).json()).toMatchObject({ issuer: idp.issuer });
     });
 
     it('non-admins get 403 on read and write; a scoped admin key cannot write; another tenant sees none of it (404)', async () => {
       const explorer = await t.user('EXPLORER');
       problem(await t.request({ url: '/api/v1/tenant/identity-provider', key: explorer.key }), 403, 'FORBIDDEN');
-      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', key: explorer.key, body: { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] } }), 403, 'FORBIDDEN');
+      problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          key: explorer.key,
+          body: { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] },
+        }),
+        403,
+        'FORBIDDEN',
+      );
       problem(await t.request({ method: 'DELETE', url: '/api/v1/tenant/identity-provider', key: explorer.key }), 403, 'FORBIDDEN');
       const scoped = await t.key(t.admin.userId, { deploymentIds: [deploymentA] });
-      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', key: scoped, body: { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] } }), 403, 'KEY_SCOPE_FORBIDDEN');
-      problem(await t.request({ url: '/api/v1/tenant/identity-provider', key: other.admin.key, host: 'idp-other.example.test' }), 404, 'IDENTITY_PROVIDER_NOT_FOUND');
-      problem(await t.request({ method: 'DELETE', url: '/api/v1/tenant/identity-provider', key: other.admin.key, host: 'idp-other.example.test' }), 404, 'IDENTITY_PROVIDER_NOT_FOUND');
+      problem(
+        await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          key: scoped,
+          body: { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedEmailDomains: ['corp.example'] },
+        }),
+        403,
+        'KEY_SCOPE_FORBIDDEN',
+      );
+      problem(
+        await t.request({ url: '/api/v1/tenant/identity-provider', key: other.admin.key, host: 'idp-other.example.test' }),
+        404,
+        'IDENTITY_PROVIDER_NOT_FOUND',
+      );
+      problem(
+        await t.request({ method: 'DELETE', url: '/api/v1/tenant/identity-provider', key: other.admin.key, host: 'idp-other.example.test' }),
+        404,
+        'IDENTITY_PROVIDER_NOT_FOUND',
+      );
       // This tenant's key on the other tenant's host is no credential there.
       expect((await t.request({ url: '/api/v1/tenant/identity-provider', host: 'idp-other.example.test' })).statusCode).toBe(401);
       expect((await t.request({ url: '/api/v1/tenant/identity-provider' })).json()).toMatchObject({ issuer: idp.issuer });
@@ -174,7 +247,12 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       seen.push(tokens.access_token, tokens.refresh_token!, started.device_code);
       expect((await me(tokens.access_token)).json()).toMatchObject({ id: member.userId });
       // The sign-in is in the audit log, with the user and the provider.
-      expect((await events('sign-in'))[0]).toMatchObject({ action: 'sign-in', actorUserId: member.userId, credentialKind: 'identity-provider', details: { issuer: idp.issuer, clientId: 'mapi-cli', flow: 'device' } });
+      expect((await events('sign-in'))[0]).toMatchObject({
+        action: 'sign-in',
+        actorUserId: member.userId,
+        credentialKind: 'identity-provider',
+        details: { issuer: idp.issuer, clientId: 'mapi-cli', flow: 'device' },
+      });
     });
 
     it('the provider’s discovery document is read once for many sign-ins, and again when the settings change', async () => {
@@ -187,7 +265,11 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       // Another client secret is another configuration: discovered anew (the sign-in only goes as far as the provider here).
       const settings = (await t.request({ url: '/api/v1/tenant/identity-provider' })).json<Record<string, unknown>>();
       const put = (clientSecret: string) =>
-        t.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: settings.issuer, clientId: settings.clientId, clientSecret, allowedEmailDomains: settings.allowedEmailDomains } });
+        t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: settings.issuer, clientId: settings.clientId, clientSecret, allowedEmailDomains: settings.allowedEmailDomains },
+        });
       expect((await put('another-secret')).statusCode).toBe(200);
       const changed = idp.discoveries();
       await deviceToCallback(browser());
@@ -252,7 +334,11 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
     it('an identity provider the outbound guard refuses is a page saying it cannot be reached, not a sign-in', async () => {
       const guarded = await TestApp.create(dialect);
       try {
-        await guarded.request({ method: 'PUT', url: '/api/v1/tenant/identity-provider', body: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, allowedEmailDomains: ['corp.example'] } });
+        await guarded.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/identity-provider',
+          body: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, allowedEmailDomains: ['corp.example'] },
+        });
         const b = new Browser((request) => guarded.app.inject(request));
         const started = await startDevice(guarded);
         const input = await b.go(started.verification_uri_complete);
@@ -272,17 +358,31 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
     let publicApp: AppClient;
 
     beforeAll(async () => {
-      const made = await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'Reporting app', type: 'app', redirectUris: [APP_REDIRECT] } });
+      const made = await t.request({
+        method: 'POST',
+        url: '/api/v1/oauth-clients',
+        body: { name: 'Reporting app', type: 'app', redirectUris: [APP_REDIRECT] },
+      });
       expect(made.statusCode, made.body).toBe(201);
       bodies.push(made.body.replace((made.json() as AppClient).clientSecret!, '[shown once]'));
       confidential = made.json() as AppClient;
-      const pub = await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'Browser app', type: 'app', public: true, redirectUris: [APP_REDIRECT] } });
+      const pub = await t.request({
+        method: 'POST',
+        url: '/api/v1/oauth-clients',
+        body: { name: 'Browser app', type: 'app', public: true, redirectUris: [APP_REDIRECT] },
+      });
       expect(pub.statusCode, pub.body).toBe(201);
       publicApp = pub.json() as AppClient;
     });
 
     function authorizeUrl(client: AppClient, options: { scope?: string; challenge?: string | null; method?: string; state?: string } = {}) {
-      const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: APP_REDIRECT, response_type: 'code', scope: options.scope ?? 'openid', state: options.state ?? 'app-state-1' });
+      const query = new URLSearchParams({
+        client_id: client.clientId,
+        redirect_uri: APP_REDIRECT,
+        response_type: 'code',
+        scope: options.scope ?? 'openid',
+        state: options.state ?? 'app-state-1',
+      });
       if (options.challenge !== null) query.set('code_challenge', options.challenge ?? S256('v'.repeat(43)));
       if (options.method !== undefined) query.set('code_challenge_method', options.method);
       else if (options.challenge !== null) query.set('code_challenge_method', 'S256');
@@ -312,7 +412,12 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       expect(redirect.searchParams.get('state')).toBe('app-state-1');
       const code = redirect.searchParams.get('code')!;
       const basic = `Basic ${Buffer.from(`${confidential.clientId}:${confidential.clientSecret}`).toString('base64')}`;
-      const res = await oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, code_verifier: verifier }, { headers: { authorization: basic } });
+      const res = await oauthPost(
+        t,
+        '/oauth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, code_verifier: verifier },
+        { headers: { authorization: basic } },
+      );
       expect(res.statusCode, res.body).toBe(200);
       const tokens = res.json() as TokenSet & { id_token: string };
       seen.push(code, tokens.access_token, tokens.refresh_token!, tokens.id_token, confidential.clientSecret!);
@@ -320,30 +425,63 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
       expect((await t.request({ url: `/api/v1/deployments/${deploymentA}`, key: tokens.access_token })).statusCode).toBe(200);
       problem(await t.request({ url: `/api/v1/deployments/${deploymentB}`, key: tokens.access_token }), 403, 'KEY_SCOPE_FORBIDDEN');
       // It refreshes, with rotation, and keeps its deployments.
-      const refreshed = await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { headers: { authorization: basic } });
+      const refreshed = await oauthPost(
+        t,
+        '/oauth/token',
+        { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+        { headers: { authorization: basic } },
+      );
       expect(refreshed.statusCode, refreshed.body).toBe(200);
       const second = (refreshed.json() as TokenSet).access_token;
       problem(await t.request({ url: `/api/v1/deployments/${deploymentB}`, key: second }), 403, 'KEY_SCOPE_FORBIDDEN');
       expect((await me(second)).statusCode).toBe(200);
       // The code works once; presented again, it ends the sign-in it made (RFC 6749 section 4.1.2).
-      expect((await oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, code_verifier: verifier }, { headers: { authorization: basic } })).json()).toMatchObject({ error: 'invalid_grant' });
+      expect(
+        (
+          await oauthPost(
+            t,
+            '/oauth/token',
+            { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, code_verifier: verifier },
+            { headers: { authorization: basic } },
+          )
+        ).json(),
+      ).toMatchObject({ error: 'invalid_grant' });
       problem(await me(second), 401, 'UNAUTHENTICATED');
-      expect((await events('oauth.consent.allowed'))[0]).toMatchObject({ actorUserId: member.userId, details: { clientId: confidential.clientId, scope: `deployments:${deploymentA}` } });
-      expect((await events('sign-in'))[0]).toMatchObject({ actorUserId: member.userId, details: { flow: 'authorization_code', clientId: confidential.clientId } });
+      expect((await events('oauth.consent.allowed'))[0]).toMatchObject({
+        actorUserId: member.userId,
+        details: { clientId: confidential.clientId, scope: `deployments:${deploymentA}` },
+      });
+      expect((await events('sign-in'))[0]).toMatchObject({
+        actorUserId: member.userId,
+        details: { flow: 'authorization_code', clientId: confidential.clientId },
+      });
     });
 
     it('a public app exchanges its code with PKCE alone; a wrong verifier or none is refused', async () => {
       const verifier = randomBytes(32).toString('base64url');
       const { redirect } = await authorize(publicApp, verifier, 'openid');
       const code = redirect.searchParams.get('code')!;
-      const exchange = (form: Record<string, string>) => oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, client_id: publicApp.clientId, ...form });
+      const exchange = (form: Record<string, string>) =>
+        oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: APP_REDIRECT, client_id: publicApp.clientId, ...form });
       expect((await exchange({})).json()).toMatchObject({ error: expect.stringMatching(/invalid_grant|invalid_request/) });
       const again = await authorize(publicApp, verifier, 'openid');
       const code2 = again.redirect.searchParams.get('code')!;
-      const wrong = await oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code: code2, redirect_uri: APP_REDIRECT, client_id: publicApp.clientId, code_verifier: 'w'.repeat(43) });
+      const wrong = await oauthPost(t, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code: code2,
+        redirect_uri: APP_REDIRECT,
+        client_id: publicApp.clientId,
+        code_verifier: 'w'.repeat(43),
+      });
       expect(wrong.json()).toMatchObject({ error: 'invalid_grant' });
       const third = await authorize(publicApp, verifier, 'openid');
-      const ok = await oauthPost(t, '/oauth/token', { grant_type: 'authorization_code', code: third.redirect.searchParams.get('code')!, redirect_uri: APP_REDIRECT, client_id: publicApp.clientId, code_verifier: verifier });
+      const ok = await oauthPost(t, '/oauth/token', {
+        grant_type: 'authorization_code',
+        code: third.redirect.searchParams.get('code')!,
+        redirect_uri: APP_REDIRECT,
+        client_id: publicApp.clientId,
+        code_verifier: verifier,
+      });
       expect(ok.statusCode, ok.body).toBe(200);
       const token = (ok.json() as TokenSet).access_token;
       // Consented to no deployment in particular: every deployment the user can reach.
@@ -383,17 +521,37 @@ describe.each(DIALECTS)('sign-in through the identity provider (%s)', (dialect) 
 
     it('registering apps: redirect URIs required and https; no userId or deploymentIds; machine clients take no redirect URIs; another tenant cannot delete them (404)', async () => {
       problem(await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'x', type: 'app' } }), 400, 'VALIDATION_FAILED');
-      const http = problem(await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'x', type: 'app', redirectUris: ['http://app.example.test/cb'] } }), 400, 'VALIDATION_FAILED');
+      const http = problem(
+        await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'x', type: 'app', redirectUris: ['http://app.example.test/cb'] } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(http.errors?.[0]?.pointer).toBe('/body/redirectUris/0');
-      problem(await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'x', type: 'app', redirectUris: [APP_REDIRECT], userId: member.userId } }), 400, 'VALIDATION_FAILED');
+      problem(
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/oauth-clients',
+          body: { name: 'x', type: 'app', redirectUris: [APP_REDIRECT], userId: member.userId },
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(await t.request({ method: 'POST', url: '/api/v1/oauth-clients', body: { name: 'x', redirectUris: [APP_REDIRECT] } }), 400, 'VALIDATION_FAILED');
       expect(publicApp).toMatchObject({ type: 'app', public: true, redirectUris: [APP_REDIRECT] });
       expect(publicApp.clientSecret).toBeUndefined();
       const listed = (await t.request({ url: '/api/v1/oauth-clients' })).json() as { items: AppClient[] };
       expect(listed.items.find((c) => c.id === confidential.id)).toMatchObject({ type: 'app', public: false, userId: null });
       expect(JSON.stringify(listed)).not.toContain(confidential.clientSecret);
-      problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-clients/${confidential.id}`, key: other.admin.key, host: 'idp-other.example.test' }), 404, 'OAUTH_CLIENT_NOT_FOUND');
-      problem(await t.request({ method: 'POST', url: '/api/v1/oauth-clients', key: member.key, body: { name: 'x', type: 'app', redirectUris: [APP_REDIRECT] } }), 403, 'FORBIDDEN');
+      problem(
+        await t.request({ method: 'DELETE', url: `/api/v1/oauth-clients/${confidential.id}`, key: other.admin.key, host: 'idp-other.example.test' }),
+        404,
+        'OAUTH_CLIENT_NOT_FOUND',
+      );
+      problem(
+        await t.request({ method: 'POST', url: '/api/v1/oauth-clients', key: member.key, body: { name: 'x', type: 'app', redirectUris: [APP_REDIRECT] } }),
+        403,
+        'FORBIDDEN',
+      );
     });
   });
 

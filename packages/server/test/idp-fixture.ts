@@ -34,7 +34,9 @@ export async function startIdp(options: { redirectUri: string; accounts: IdpAcco
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      { client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'] },
+    ],
     features: { devInteractions: { enabled: false } },
     claims: { openid: ['sub'], email: ['email', 'email_verified'] },
     findAccount: async (_ctx: unknown, sub: string) => {
@@ -104,7 +106,14 @@ export interface Page {
 export class Browser {
   readonly cookies: Cookie[] = [];
 
-  constructor(private readonly inject: (request: { method: 'GET' | 'POST'; url: string; headers: Record<string, string>; payload?: string }) => Promise<{ statusCode: number; headers: Record<string, unknown>; body: string }>) {}
+  constructor(
+    private readonly inject: (request: {
+      method: 'GET' | 'POST';
+      url: string;
+      headers: Record<string, string>;
+      payload?: string;
+    }) => Promise<{ statusCode: number; headers: Record<string, unknown>; body: string }>,
+  ) {}
 
   private cookieHeader(url: URL): string {
     return this.cookies
@@ -119,7 +128,11 @@ export class Browser {
       const at = pair.indexOf('=');
       const name = pair.slice(0, at).trim();
       const value = pair.slice(at + 1).trim();
-      const path = attributes.map((a) => a.trim()).find((a) => a.toLowerCase().startsWith('path='))?.slice(5) ?? '/';
+      const path =
+        attributes
+          .map((a) => a.trim())
+          .find((a) => a.toLowerCase().startsWith('path='))
+          ?.slice(5) ?? '/';
       const expired = attributes.some((a) => /^max-age=0$/i.test(a.trim()) || /^expires=thu, 01 jan 1970/i.test(a.trim())) || value === '';
       const index = this.cookies.findIndex((c) => c.host === url.host && c.name === name && c.path === path);
       if (index >= 0) this.cookies.splice(index, 1);

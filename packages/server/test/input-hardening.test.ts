@@ -13,7 +13,8 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
   let t: TestApp;
   let deployment: number;
   const json = { 'content-type': 'application/json' };
-  const raw = (method: 'POST' | 'PUT' | 'PATCH', url: string, body: string, headers: Record<string, string> = json) => t.request({ method, url, body, headers });
+  const raw = (method: 'POST' | 'PUT' | 'PATCH', url: string, body: string, headers: Record<string, string> = json) =>
+    t.request({ method, url, body, headers });
   /** `{"a":{"a":...1}}`, `depth` objects deep, built as text (recursion would not survive the deep ones). */
   const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
   const workbook = (slug: string) => `/api/v1/deployments/${deployment}/workbooks/by-slug/${slug}`;
@@ -62,7 +63,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect((await t.request({ url: '/api/v1/user-attributes' })).statusCode).toBe(200);
     });
 
-    it('SCIM bodies are bounded too, answered in SCIM\'s error schema', async () => {
+    it("SCIM bodies are bounded too, answered in SCIM's error schema", async () => {
       const body = `{"schemas":["${USER_SCHEMA}"],"userName":"deep@example.com","name":${nested(100)}}`;
       const res = await t.request({ method: 'POST', url: `${SCIM}/Users`, body, headers: { 'content-type': 'application/scim+json' } });
       expect(scimError(res, 400).detail).toContain('/body/name');
@@ -82,19 +83,27 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       expect(problem(key, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/meta/a\u0000b');
       for (const lone of ['\\ud800', '\\udc00x', 'x\\ud83d']) {
         const res = await raw('POST', `/api/v1/deployments/${deployment}/folders`, `{"name":"${lone}"}`);
-        expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/name', message: 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)' }]);
+        expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([
+          { pointer: '/body/name', message: 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)' },
+        ]);
       }
       // A well-formed pair is an ordinary character.
-      expect((await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'rocket \ud83d\ude80' } })).statusCode).toBe(201);
+      expect((await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'rocket \ud83d\ude80' } })).statusCode).toBe(
+        201,
+      );
     });
 
     it('a number beyond a 64-bit float (1e400, read as Infinity) is a 400 naming it, and nothing is stored', async () => {
       const body = '{"name":"r","periodComparisons":[{"measure":"m","timeDimension":"t","offset":{"amount":1e400,"unit":"day"}}]}';
       const res = await raw('PUT', report('infinite'), body);
-      expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([{ pointer: '/body/periodComparisons/0/offset/amount', message: 'must be a finite number (it is beyond what a 64-bit float holds)' }]);
+      expect(problem(res, 400, 'VALIDATION_FAILED').errors).toEqual([
+        { pointer: '/body/periodComparisons/0/offset/amount', message: 'must be a finite number (it is beyond what a 64-bit float holds)' },
+      ]);
       const meta = await raw('PUT', workbook('infinite'), '{"name":"w","meta":{"x":-1e400}}');
       expect(problem(meta, 400, 'VALIDATION_FAILED').errors?.[0]?.pointer).toBe('/body/meta/x');
-      expect((await t.request({ url: `/api/v1/deployments/${deployment}/reports?first=200` })).json().items.map((r: { name: string }) => r.name)).not.toContain('r');
+      expect((await t.request({ url: `/api/v1/deployments/${deployment}/reports?first=200` })).json().items.map((r: { name: string }) => r.name)).not.toContain(
+        'r',
+      );
     });
 
     it('a NUL in the query or a path segment is a 400 naming it', async () => {
@@ -105,7 +114,7 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
     });
   });
 
-  describe('bodies the parser cannot read are answered with a problem and a code, in the route\'s error schema', () => {
+  describe("bodies the parser cannot read are answered with a problem and a code, in the route's error schema", () => {
     const url = () => `/api/v1/deployments/${deployment}/folders`;
 
     it('bad JSON and an empty JSON body are problem+json 400 with a code', async () => {
@@ -135,13 +144,16 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       const send = (body: string, type: string) => t.request({ method: 'POST', url: `${SCIM}/Users`, body, headers: { 'content-type': type } });
       scimError(await send('{"schemas":', 'application/scim+json'), 400, 'invalidSyntax');
       scimError(await send('{"userName":"x"}', 'text/plain'), 415);
-      for (const [type, name] of [['application/scim+json', 'a'], ['application/json', 'b']]) {
+      for (const [type, name] of [
+        ['application/scim+json', 'a'],
+        ['application/json', 'b'],
+      ]) {
         const res = await send(JSON.stringify({ schemas: [USER_SCHEMA], userName: `${name}@example.com` }), type!);
         expect(res.statusCode).toBe(201);
       }
     });
 
-    it('the 413 states the route\'s limit', async () => {
+    it("the 413 states the route's limit", async () => {
       const res = await t.request({ method: 'POST', url: url(), body: { name: 'x'.repeat(1024 * 1024) } });
       expect(problem(res, 413, 'PAYLOAD_TOO_LARGE').detail).toBe("The request body exceeds this operation's limit of 1 MiB.");
     });
@@ -150,7 +162,18 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
   describe('integer path ids are strict', () => {
     it('1.0, 01, +1, " 1", 1e0, 0, -1, 0x1 and 2^53 are 400 naming the parameter, and act on nothing', async () => {
       const folder = (await t.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/folders`, body: { name: 'kept' } })).json().id as number;
-      for (const spelled of [`${folder}.0`, `0${folder}`, `+${folder}`, `%20${folder}`, `${folder}e0`, '0', '-1', `0x${folder.toString(16)}`, '9007199254740992', '99999999999999999999']) {
+      for (const spelled of [
+        `${folder}.0`,
+        `0${folder}`,
+        `+${folder}`,
+        `%20${folder}`,
+        `${folder}e0`,
+        '0',
+        '-1',
+        `0x${folder.toString(16)}`,
+        '9007199254740992',
+        '99999999999999999999',
+      ]) {
         const res = await t.request({ method: 'DELETE', url: `/api/v1/deployments/${deployment}/folders/${spelled}` });
         expect(problem(res, 400, 'VALIDATION_FAILED').errors?.map((e) => e.pointer)).toEqual(['/path/folderId']);
       }
@@ -210,7 +233,8 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
     });
 
     it('two Host headers are refused with 400, on API routes, unknown routes and SCIM routes', async () => {
-      const twice = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\nHost: other.example\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`;
+      const twice = (path: string) =>
+        `GET ${path} HTTP/1.1\r\nHost: localhost\r\nHost: other.example\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`;
       for (const path of ['/api/v1/user-attributes', '/api/v1/no-such-route']) {
         const { status, text } = await rawHttp(twice(path));
         expect(status).toBe(400);
@@ -220,7 +244,9 @@ describe.each(STORE_INDEPENDENT)('input hardening (%s)', (dialect) => {
       const scim = await rawHttp(twice(`${SCIM}/Users`));
       expect(scim.status).toBe(400);
       expect(scim.text).toContain('urn:ietf:params:scim:api:messages:2.0:Error');
-      const once = await rawHttp(`GET /api/v1/user-attributes HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`);
+      const once = await rawHttp(
+        `GET /api/v1/user-attributes HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${t.admin.key}\r\nConnection: close\r\n\r\n`,
+      );
       expect(once.status).toBe(200);
     });
   });
@@ -239,7 +265,9 @@ describe('each route can declare its own body limit and content types', () => {
     // As a route plugin would: its parser applies to its own routes only.
     await app.register(async (uploads) => {
       uploads.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-      uploads.post('/upload', { bodyLimit: 2 * 1024 * 1024, config: { contentTypes: ['application/octet-stream'] } }, async (request) => ({ bytes: (request.body as Buffer).length }));
+      uploads.post('/upload', { bodyLimit: 2 * 1024 * 1024, config: { contentTypes: ['application/octet-stream'] } }, async (request) => ({
+        bytes: (request.body as Buffer).length,
+      }));
     });
     app.post('/small', { bodyLimit: 512 }, async () => ({ ok: true }));
     app.post('/json', async () => ({ ok: true }));
@@ -248,7 +276,8 @@ describe('each route can declare its own body limit and content types', () => {
   afterAll(async () => app.close());
 
   it('a route takes a body up to its own limit, and the 413 states that limit', async () => {
-    const upload = (size: number) => app.inject({ method: 'POST', url: '/upload', payload: Buffer.alloc(size), headers: { 'content-type': 'application/octet-stream' } });
+    const upload = (size: number) =>
+      app.inject({ method: 'POST', url: '/upload', payload: Buffer.alloc(size), headers: { 'content-type': 'application/octet-stream' } });
     expect((await upload(1024 * 1024 + 1)).json()).toEqual({ bytes: 1024 * 1024 + 1 });
     const over = await upload(2 * 1024 * 1024 + 1);
     expect(over.statusCode).toBe(413);
@@ -259,7 +288,11 @@ describe('each route can declare its own body limit and content types', () => {
 
   it('a route that declares its media types refuses others with 415, JSON included; routes that declare none take JSON only', async () => {
     const json = await app.inject({ method: 'POST', url: '/upload', payload: { a: 1 } });
-    expect(json.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Content-Type application/json is not accepted here; send application/octet-stream.' });
+    expect(json.json()).toMatchObject({
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      detail: 'Content-Type application/json is not accepted here; send application/octet-stream.',
+    });
     const bytes = await app.inject({ method: 'POST', url: '/json', payload: Buffer.alloc(4), headers: { 'content-type': 'application/octet-stream' } });
     expect(bytes.json()).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
     expect((await app.inject({ method: 'POST', url: '/json', payload: { a: 1 } })).json()).toEqual({ ok: true });

@@ -33,7 +33,11 @@ for (const dialect of DIALECTS) {
 
     beforeEach(async () => {
       store = await createTestStore(dialect);
-      const row = await store.db.insertInto('tenants').values({ slug: 'acme', name: 'acme', created_at: new Date().toISOString() }).returning('id').executeTakeFirstOrThrow();
+      const row = await store.db
+        .insertInto('tenants')
+        .values({ slug: 'acme', name: 'acme', created_at: new Date().toISOString() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       tenantId = row.id;
     });
 
@@ -90,8 +94,12 @@ for (const dialect of DIALECTS) {
       expect(done).toMatchObject({ state: 'failed', attempts: 1, error: DEAD_WORKER });
       expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + SWEEP_MS + 2000);
       // Issue 39: the takeover is reported with the job, the dead process and the attempt.
-      expect(takeovers).toEqual([expect.objectContaining({ jobId: id, kind: 'hang', tenantId, attempt: 1, maxAttempts: 1, outcome: 'failed', fromOwner: `fixture:${killedPid}` })]);
-      expect(takeoverMessage(takeovers[0]!)).toMatch(new RegExp(`^jobs: took back hang job ${id} \\(tenant ${tenantId}\\) from fixture:${killedPid}, silent since .*, at attempt 1 of 1; failed it`));
+      expect(takeovers).toEqual([
+        expect.objectContaining({ jobId: id, kind: 'hang', tenantId, attempt: 1, maxAttempts: 1, outcome: 'failed', fromOwner: `fixture:${killedPid}` }),
+      ]);
+      expect(takeoverMessage(takeovers[0]!)).toMatch(
+        new RegExp(`^jobs: took back hang job ${id} \\(tenant ${tenantId}\\) from fixture:${killedPid}, silent since .*, at attempt 1 of 1; failed it`),
+      );
     });
 
     it('a job with an attempt left runs again and succeeds', async () => {

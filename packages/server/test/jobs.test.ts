@@ -70,7 +70,16 @@ for (const dialect of DIALECTS) {
       await jobs.start();
       const queued = await jobs.enqueue(tenantId, 'greet', { name: 'ada' });
       expect(Number.isInteger(queued.id)).toBe(true);
-      expect(queued).toMatchObject({ tenantId, kind: 'greet', payload: { name: 'ada' }, state: 'queued', attempts: 0, maxAttempts: 1, result: null, error: null });
+      expect(queued).toMatchObject({
+        tenantId,
+        kind: 'greet',
+        payload: { name: 'ada' },
+        state: 'queued',
+        attempts: 0,
+        maxAttempts: 1,
+        result: null,
+        error: null,
+      });
 
       const done = await jobs.waitFor(tenantId, queued.id);
       expect(done).toMatchObject({ state: 'succeeded', attempts: 1, result: { greeting: 'hi ada', attempt: 1 }, error: null, cancelRequested: false });

@@ -27,7 +27,13 @@ export function killedServers(dialect: Dialect): KilledServers {
   let env: ServerEnv | undefined;
   let servers: ServerProcess[] = [];
   const adminKey = generateApiKey();
-  const vars = () => ({ ...(env as ServerEnv).env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', JOBS_HEARTBEAT_MS: '300', JOBS_STALE_AFTER_MS: '1500' });
+  const vars = () => ({
+    ...(env as ServerEnv).env,
+    ADMIN_API_KEY: adminKey,
+    RATE_LIMIT_PER_MINUTE: '0',
+    JOBS_HEARTBEAT_MS: '300',
+    JOBS_STALE_AFTER_MS: '1500',
+  });
   const start = async () => {
     const server = await startServerProcess(vars(), (env as ServerEnv).dataDir);
     servers.push(server);

@@ -63,7 +63,9 @@ function lines(nodes: PlanNode[], depth = 0): string[] {
 /** The plan as a tree of SQLite's EXPLAIN QUERY PLAN rows, or of PostgreSQL's JSON plan nodes. */
 async function planOf(t: TestApp, dialect: Dialect, statement: Statement, { sorts = false } = {}): Promise<PlanNode[]> {
   if (dialect === 'sqlite') {
-    const { rows } = await t.store.db.executeQuery<{ id: number; parent: number; detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]));
+    const { rows } = await t.store.db.executeQuery<{ id: number; parent: number; detail: string }>(
+      CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]),
+    );
     const byId = new Map<number, PlanNode>();
     const roots: PlanNode[] = [];
     for (const row of rows) {
@@ -76,7 +78,9 @@ async function planOf(t: TestApp, dialect: Dialect, statement: Statement, { sort
   return t.store.db.transaction().execute(async (trx) => {
     await sql`set local enable_seqscan = off`.execute(trx);
     if (!sorts) await sql`set local enable_sort = off`.execute(trx);
-    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PgNode }> }>(CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]));
+    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PgNode }> }>(
+      CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]),
+    );
     return [pgPlanNode(rows[0]!['QUERY PLAN'][0]!.Plan)];
   });
 }
@@ -100,7 +104,12 @@ async function genericPlanOf(t: TestApp, statement: Statement): Promise<PlanNode
 
 function pgPlanNode(n: PgNode): PlanNode {
   return {
-    detail: [n['Node Type'], n['Index Name'] ? `using ${n['Index Name']}` : '', n['Relation Name'] ? `on ${n['Relation Name']}` : '', n['Sort Key'] ? `by ${n['Sort Key'].join(', ')}` : '']
+    detail: [
+      n['Node Type'],
+      n['Index Name'] ? `using ${n['Index Name']}` : '',
+      n['Relation Name'] ? `on ${n['Relation Name']}` : '',
+      n['Sort Key'] ? `by ${n['Sort Key'].join(', ')}` : '',
+    ]
       .filter(Boolean)
       .join(' '),
     children: (n.Plans ?? []).map(pgPlanNode),
@@ -137,11 +146,12 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     const chosen = (await statementsOf(url, key)).filter((s) => pattern.test(s.sql));
     expect(chosen.length, `statements matching ${pattern}`).toBe(1);
     const plan = await planOf(t, dialect, chosen[0]!, options);
-    if (process.env.SHOW_PLANS) console.log(`${url}\n${chosen[0]!.sql.slice(0, 200)}\n${lines(plan).join("\n")}\n`);
-    return { plan, text: lines(plan).join("\n") };
+    if (process.env.SHOW_PLANS) console.log(`${url}\n${chosen[0]!.sql.slice(0, 200)}\n${lines(plan).join('\n')}\n`);
+    return { plan, text: lines(plan).join('\n') };
   }
 
-  const index = (name: string) => (dialect === 'sqlite' ? new RegExp(`USING (COVERING )?INDEX ${name}\\b`) : new RegExp(`Index (Only )?Scan( Backward)? using ${name}\\b`));
+  const index = (name: string) =>
+    dialect === 'sqlite' ? new RegExp(`USING (COVERING )?INDEX ${name}\\b`) : new RegExp(`Index (Only )?Scan( Backward)? using ${name}\\b`);
 
   beforeAll(async () => {
     ({ t, recorded } = await recordingApp(dialect));
@@ -151,17 +161,47 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     // each table, as PostgreSQL's statistics then tell.
     const at = new Date().toISOString();
     const row = { tenant_id: t.tenantId, deployment_id: d, created_by: null, created_at: at, updated_at: at };
-    const top = (await t.store.db.insertInto('folders').values(Array.from({ length: 20 }, (_, i) => ({ ...row, parent_id: null, name: `Top ${i}` }))).returning('id').execute()).map((r) => r.id);
-    const below = (await t.store.db.insertInto('folders').values(Array.from({ length: 980 }, (_, i) => ({ ...row, parent_id: top[i % 20]!, name: `Folder ${i}` }))).returning('id').execute()).map((r) => r.id);
+    const top = (
+      await t.store.db
+        .insertInto('folders')
+        .values(Array.from({ length: 20 }, (_, i) => ({ ...row, parent_id: null, name: `Top ${i}` })))
+        .returning('id')
+        .execute()
+    ).map((r) => r.id);
+    const below = (
+      await t.store.db
+        .insertInto('folders')
+        .values(Array.from({ length: 980 }, (_, i) => ({ ...row, parent_id: top[i % 20]!, name: `Folder ${i}` })))
+        .returning('id')
+        .execute()
+    ).map((r) => r.id);
     const folders = [...top, ...below];
     folder = top[0]!;
     const place = (i: number) => (i % 25 === 0 ? null : folders[i % folders.length]!);
-    const report = { kind: 'table', title: null, description: null, sql_query: null, python_code: null, spec: null, meta: null, preferences: null, period_comparisons: null, fill_missing_rows: null, last_viewed_at: null };
+    const report = {
+      kind: 'table',
+      title: null,
+      description: null,
+      sql_query: null,
+      python_code: null,
+      spec: null,
+      meta: null,
+      preferences: null,
+      period_comparisons: null,
+      fill_missing_rows: null,
+      last_viewed_at: null,
+    };
     const item = { meta: '{}', calculated_fields: '{}', dashboard_draft: null, dashboard_published: null, published_dashboard: null };
     for (let from = 0; from < 3000; from += 200) {
       const ids = Array.from({ length: 200 }, (_, k) => from + k);
-      await t.store.db.insertInto('workbooks').values(ids.map((i) => ({ ...row, ...item, folder_id: place(i), name: `Workbook ${i}`, slug: `workbook-${i}` }))).execute();
-      await t.store.db.insertInto('reports').values(ids.map((i) => ({ ...row, ...report, folder_id: place(i + 1), name: `Report ${i}`, public_id: `report-${i}` }))).execute();
+      await t.store.db
+        .insertInto('workbooks')
+        .values(ids.map((i) => ({ ...row, ...item, folder_id: place(i), name: `Workbook ${i}`, slug: `workbook-${i}` })))
+        .execute();
+      await t.store.db
+        .insertInto('reports')
+        .values(ids.map((i) => ({ ...row, ...report, folder_id: place(i + 1), name: `Report ${i}`, public_id: `report-${i}` })))
+        .execute();
     }
     // Statistics, as autovacuum keeps them; VACUUM also gives the GIN indexes theirs.
     if (dialect === 'postgres') await sql`vacuum analyze folders, workbooks, reports, item_totals`.execute(t.store.db);
@@ -174,7 +214,10 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     for (const url of [`${base()}/folders?first=10`, `${base()}/folders?first=10&after=${Buffer.from(JSON.stringify([3])).toString('base64url')}`]) {
       const { plan, text } = await planFor(url, /^select \* from "folders" where/);
       expect(text).toMatch(dialect === 'sqlite' ? index('folders_list') : /Index Scan using (folders_list|folders_pkey)\b/);
-      expect(all(plan).filter((n) => isSort(dialect, n)), text).toEqual([]);
+      expect(
+        all(plan).filter((n) => isSort(dialect, n)),
+        text,
+      ).toEqual([]);
     }
   });
 
@@ -182,11 +225,19 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     for (const parentId of [String(folder), 'root']) {
       const { plan, text } = await planFor(`${base()}/folders?first=10&parentId=${parentId}`, /^select \* from "folders" where/);
       expect(text).toMatch(index('folders_children'));
-      expect(all(plan).filter((n) => isSort(dialect, n)), text).toEqual([]);
+      expect(
+        all(plan).filter((n) => isSort(dialect, n)),
+        text,
+      ).toEqual([]);
     }
   });
 
-  const reportIndexes: Record<string, string> = { name: 'reports_list_name', createdAt: 'reports_list_created', updatedAt: 'reports_list_updated', lastViewedAt: 'reports_list_viewed' };
+  const reportIndexes: Record<string, string> = {
+    name: 'reports_list_name',
+    createdAt: 'reports_list_created',
+    updatedAt: 'reports_list_updated',
+    lastViewedAt: 'reports_list_viewed',
+  };
   for (const [sortBy, name] of Object.entries(reportIndexes)) {
     for (const sortOrder of ['asc', 'desc']) {
       // PostgreSQL's index is in the default direction only: never viewed last, both ways, takes two.
@@ -195,7 +246,10 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
         const { plan, text } = await planFor(`${base()}/reports?first=10&sortBy=${sortBy}&sortOrder=${sortOrder}`, /^select "reports"\.\*/);
         if (sorted) return;
         expect(text).toMatch(index(name));
-        expect(all(plan).filter((n) => isSort(dialect, n)), text).toEqual([]);
+        expect(
+          all(plan).filter((n) => isSort(dialect, n)),
+          text,
+        ).toEqual([]);
       });
     }
   }
@@ -208,7 +262,10 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     ]) {
       const { plan, text } = await planFor(`${base()}/reports?first=10&folderId=${folder}&sortBy=${sortBy}`, /^select "reports"\.\*/);
       expect(text).toMatch(index(`reports_listing_${suffix}`));
-      expect(all(plan).filter((n) => isSort(dialect, n)), text).toEqual([]);
+      expect(
+        all(plan).filter((n) => isSort(dialect, n)),
+        text,
+      ).toEqual([]);
     }
   });
 
@@ -216,7 +273,10 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     const first = (await t.request({ url: `${base()}/reports?first=5&sortBy=name` })).json() as { pageInfo: { endCursor: string } };
     const { plan, text } = await planFor(`${base()}/reports?first=5&sortBy=name&after=${first.pageInfo.endCursor}`, /^select "reports"\.\*/);
     expect(text).toMatch(dialect === 'sqlite' ? /USING INDEX reports_list_name \(deployment_id=\? AND <expr>>\?\)/ : index('reports_list_name'));
-    expect(all(plan).filter((n) => isSort(dialect, n)), text).toEqual([]);
+    expect(
+      all(plan).filter((n) => isSort(dialect, n)),
+      text,
+    ).toEqual([]);
   });
 
   it('a list of every folder or report of the deployment takes its total from item_totals, not by counting rows', async () => {
@@ -235,7 +295,10 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     for (const sortOrder of ['asc', 'desc']) {
       it(`the workspace listing by ${sortBy} ${sortOrder} reads each table from its *_${suffix} index in order, a page at most, and sorts only those pages`, async () => {
         for (const folderId of ['root', String(folder)]) {
-          const { plan, text } = await planFor(`${base()}/workspace?first=10&folderId=${folderId}&sortBy=${sortBy}&sortOrder=${sortOrder}`, /^select \* from \(select \* from/);
+          const { plan, text } = await planFor(
+            `${base()}/workspace?first=10&folderId=${folderId}&sortBy=${sortBy}&sortOrder=${sortOrder}`,
+            /^select \* from \(select \* from/,
+          );
           for (const table of ['folders', 'workbooks', 'reports']) expect(text).toMatch(index(`${table}_${suffix}`));
           // The one sort is the merge of the three pages, at the top of the plan.
           const sorts = all(plan).filter((n) => isSort(dialect, n));
@@ -274,9 +337,11 @@ describe.each(DIALECTS)('list plans (%s)', (dialect) => {
     await t.grant({ type: 'USER', id: explorer.userId }, { type: 'FOLDER', id: folder }, 'VIEW');
     const { plan, text } = await planFor(`${base()}/reports?first=10&sortBy=name`, /^select "reports"\.\*/, explorer.key);
     expect(text).toMatch(index('reports_list_name'));
-    expect(all(plan).filter((n) => isSort(dialect, n) && !/SUBQUERY|subquery/.test(n.detail)), text).toEqual([]);
+    expect(
+      all(plan).filter((n) => isSort(dialect, n) && !/SUBQUERY|subquery/.test(n.detail)),
+      text,
+    ).toEqual([]);
   });
-
 });
 
 describe.each(DIALECTS.filter((d) => d === 'postgres'))('search plans without statistics (%s)', (dialect) => {
@@ -288,10 +353,25 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('search plans without st
     d = await t.deployment('unanalyzed');
     const at = new Date().toISOString();
     const row = { tenant_id: t.tenantId, deployment_id: d, created_by: null, created_at: at, updated_at: at, folder_id: null };
-    const report = { kind: 'table', title: null, description: null, sql_query: null, python_code: null, spec: null, meta: null, preferences: null, period_comparisons: null, fill_missing_rows: null, last_viewed_at: null };
+    const report = {
+      kind: 'table',
+      title: null,
+      description: null,
+      sql_query: null,
+      python_code: null,
+      spec: null,
+      meta: null,
+      preferences: null,
+      period_comparisons: null,
+      fill_missing_rows: null,
+      last_viewed_at: null,
+    };
     for (let from = 0; from < 3000; from += 500) {
       const ids = Array.from({ length: 500 }, (_, k) => from + k);
-      await t.store.db.insertInto('reports').values(ids.map((i) => ({ ...row, ...report, name: `Report ${i}`, public_id: `report-${i}` }))).execute();
+      await t.store.db
+        .insertInto('reports')
+        .values(ids.map((i) => ({ ...row, ...report, name: `Report ${i}`, public_id: `report-${i}` })))
+        .execute();
     }
   });
   afterAll(async () => t?.close());
@@ -371,7 +451,11 @@ describe.each(DIALECTS)('list indexes kept in step (%s)', (dialect) => {
       await gone.report(`Gone ${i}`);
       await gone.folder(`Gone ${i}`);
     }
-    const up = await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/reports/by-public-id/total-api`, body: { name: 'Total by API', folderId: parent } });
+    const up = await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${d}/reports/by-public-id/total-api`,
+      body: { name: 'Total by API', folderId: parent },
+    });
     expect(up.statusCode, up.body).toBe(201);
     const deleted = await t.request({ method: 'DELETE', url: `/api/v1/deployments/${d}/folders/${parent}` });
     expect(deleted.statusCode, deleted.body).toBe(204);
@@ -389,7 +473,15 @@ describe.each(DIALECTS)('list indexes kept in step (%s)', (dialect) => {
     const listed = (await t.request({ url: `/api/v1/deployments/${d}/reports?first=1` })).json() as { totalCount: number };
     const folders = (await t.request({ url: `/api/v1/deployments/${d}/folders?first=1` })).json() as { totalCount: number };
     const counted = async (table: 'reports' | 'folders') =>
-      Number((await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where('deployment_id', '=', d).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await t.store.db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('deployment_id', '=', d)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     expect(listed.totalCount).toBe(await counted('reports'));
     expect(folders.totalCount).toBe(await counted('folders'));
   });
@@ -407,7 +499,13 @@ describe.each(DIALECTS)('the plan of a folder move’s read (%s)', (dialect) => 
     d = await t.deployment('tree');
     const at = new Date().toISOString();
     const row = { tenant_id: t.tenantId, deployment_id: d, created_by: null, created_at: at, updated_at: at };
-    const top = (await t.store.db.insertInto('folders').values(Array.from({ length: 100 }, (_, i) => ({ ...row, parent_id: null, name: `Top ${i}` }))).returning('id').execute()).map((r) => r.id);
+    const top = (
+      await t.store.db
+        .insertInto('folders')
+        .values(Array.from({ length: 100 }, (_, i) => ({ ...row, parent_id: null, name: `Top ${i}` })))
+        .returning('id')
+        .execute()
+    ).map((r) => r.id);
     folders = [...top];
     for (let from = 0; from < 9900; from += 900) {
       const batch = Array.from({ length: 900 }, (_, k) => ({ ...row, parent_id: top[(from + k) % 100]!, name: `Folder ${from + k}` }));
@@ -485,7 +583,10 @@ describe.each(DIALECTS)('migration 0007 on an existing store, the empty 0006 app
       const { error } = await migrator.migrateToLatest();
       expect(error).toBeUndefined();
 
-      const { rows: totals } = await sql<{ item_type: string; total: number | string }>`select item_type, total from item_totals where deployment_id = ${deployment.id} order by item_type`.execute(store.db);
+      const { rows: totals } = await sql<{
+        item_type: string;
+        total: number | string;
+      }>`select item_type, total from item_totals where deployment_id = ${deployment.id} order by item_type`.execute(store.db);
       expect(totals.map((r) => [r.item_type, Number(r.total)])).toEqual([
         ['FOLDER', 1],
         ['REPORT', 2],
@@ -496,7 +597,9 @@ describe.each(DIALECTS)('migration 0007 on an existing store, the empty 0006 app
           union all select rowid from folders_name_search where folders_name_search match ${'"dossier"'}`.execute(store.db);
         expect(rows).toHaveLength(3);
       } else {
-        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where schemaname = current_schema() and indexname like '%_name_trgm'`.execute(store.db);
+        const { rows } = await sql<{
+          n: number;
+        }>`select count(*)::int as n from pg_indexes where schemaname = current_schema() and indexname like '%_name_trgm'`.execute(store.db);
         expect(rows[0]!.n).toBe(3);
       }
     } finally {

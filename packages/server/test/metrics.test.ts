@@ -77,7 +77,7 @@ describe('configuration', () => {
 describe('statements per request', () => {
   const statement = () => undefined as never;
 
-  it('counts the statements run anywhere down a request\'s async chain, and none outside requests', async () => {
+  it("counts the statements run anywhere down a request's async chain, and none outside requests", async () => {
     const metrics = new Metrics({ defaultMetrics: false });
     const request: StatementCounter = { dbStatements: null };
     const response = new EventEmitter();
@@ -141,7 +141,11 @@ describe.each(DIALECTS)('metrics endpoint (%s)', (dialect) => {
     if (credential !== null) headers.authorization = `Bearer ${credential}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     return new Promise((resolve, reject) => {
-      const req = https.request(new URL(pathname, server.url), { method: options.method ?? 'GET', ca, servername: 'localhost', agent: false, headers }, collect(resolve, reject));
+      const req = https.request(
+        new URL(pathname, server.url),
+        { method: options.method ?? 'GET', ca, servername: 'localhost', agent: false, headers },
+        collect(resolve, reject),
+      );
       req.once('error', reject);
       if (!options.lateBody) {
         req.end(payload);
@@ -185,7 +189,9 @@ describe.each(DIALECTS)('metrics endpoint (%s)', (dialect) => {
     expect(text).not.toContain('/no/such/path');
 
     const ok = { method: 'GET', route: '/api/v1/deployments', status: '200' };
-    const buckets = text.split('\n').filter((l) => l.startsWith('mapi_http_request_duration_seconds_bucket{') && l.includes('route="/api/v1/deployments"') && l.includes('status="200"'));
+    const buckets = text
+      .split('\n')
+      .filter((l) => l.startsWith('mapi_http_request_duration_seconds_bucket{') && l.includes('route="/api/v1/deployments"') && l.includes('status="200"'));
     expect(buckets.length).toBeGreaterThan(5);
     expect(sample(text, 'mapi_http_request_duration_seconds_bucket', { ...ok, le: '+Inf' })).toBe(2);
     expect(sample(text, 'mapi_http_request_duration_seconds_count', ok)).toBe(2);

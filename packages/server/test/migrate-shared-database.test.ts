@@ -25,7 +25,10 @@ describe.runIf(process.env.DATABASE_URL)('migrations on a database shared with o
       try {
         while (churning) {
           const name = `test_churn_${randomBytes(6).toString('hex')}`;
-          await run(other, `create schema ${name}; create table ${name}.a (id serial primary key); create table ${name}.b (id serial primary key, a int references ${name}.a (id))`);
+          await run(
+            other,
+            `create schema ${name}; create table ${name}.a (id serial primary key); create table ${name}.b (id serial primary key, a int references ${name}.a (id))`,
+          );
           await run(other, `drop schema ${name} cascade`);
         }
       } finally {

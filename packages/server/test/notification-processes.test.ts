@@ -53,71 +53,100 @@ describe.each(DIALECTS)('notification deliveries across two server processes (%s
     await env?.destroy();
   });
 
-  it('each due occurrence is claimed by one process, once, with one job, and mailed once; an occurrence due again is not claimed twice', { timeout: 90_000 }, async () => {
-    const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
-    const at = new Date().toISOString();
-    const { id: deploymentId } = await store.db
-      .insertInto('deployments')
-      .values({ tenant_id: tenant.id, name: `notify-${dialect}`, settings: '{}', created_by: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const workbookId = await new WorkspaceFixtures({ store, tenantId: tenant.id }, deploymentId).workbook('notified');
-    const published = await b.post(`/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, { config: { widgets: [] } }, adminKey);
-    expect(published.status, published.text).toBe(200);
+  it(
+    'each due occurrence is claimed by one process, once, with one job, and mailed once; an occurrence due again is not claimed twice',
+    { timeout: 90_000 },
+    async () => {
+      const tenant = await store.db.selectFrom('tenants').select('id').orderBy('id').executeTakeFirstOrThrow();
+      const at = new Date().toISOString();
+      const { id: deploymentId } = await store.db
+        .insertInto('deployments')
+        .values({ tenant_id: tenant.id, name: `notify-${dialect}`, settings: '{}', created_by: null, created_at: at, updated_at: at })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const workbookId = await new WorkspaceFixtures({ store, tenantId: tenant.id }, deploymentId).workbook('notified');
+      const published = await b.post(`/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, { config: { widgets: [] } }, adminKey);
+      expect(published.status, published.text).toBe(200);
 
-    const ids: number[] = [];
-    for (let i = 0; i < COUNT; i++) {
-      const server = i % 2 === 0 ? a : b;
-      const made = await server.post(`/api/v1/deployments/${deploymentId}/notifications`, { scheduleType: 'DAILY', minute: 0, hour: 9, dashboardId: published.body.id }, adminKey);
-      expect(made.status, made.text).toBe(200);
-      ids.push(made.body.id);
-      const added = await server.post(`/api/v1/deployments/${deploymentId}/notifications/${made.body.id}/recipients`, { recipients: [{ type: 'USER', email: 'admin@localhost' }] }, adminKey);
-      expect(added.status, added.text).toBe(200);
-    }
-    // The most recent 09:00 UTC, already past: every notification falls due at it, at once.
-    const now = new Date();
-    const due = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 9));
-    if (due.getTime() > now.getTime()) due.setUTCDate(due.getUTCDate() - 1);
-    const occurrence = due.toISOString();
-    const makeDue = () => store.db.updateTable('notifications').set({ next_run_at: occurrence }).where('id', 'in', ids).execute();
+      const ids: number[] = [];
+      for (let i = 0; i < COUNT; i++) {
+        const server = i % 2 === 0 ? a : b;
+        const made = await server.post(
+          `/api/v1/deployments/${deploymentId}/notifications`,
+          { scheduleType: 'DAILY', minute: 0, hour: 9, dashboardId: published.body.id },
+          adminKey,
+        );
+        expect(made.status, made.text).toBe(200);
+        ids.push(made.body.id);
+        const added = await server.post(
+          `/api/v1/deployments/${deploymentId}/notifications/${made.body.id}/recipients`,
+          { recipients: [{ type: 'USER', email: 'admin@localhost' }] },
+          adminKey,
+        );
+        expect(added.status, added.text).toBe(200);
+      }
+      // The most recent 09:00 UTC, already past: every notification falls due at it, at once.
+      const now = new Date();
+      const due = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), 9));
+      if (due.getTime() > now.getTime()) due.setUTCDate(due.getUTCDate() - 1);
+      const occurrence = due.toISOString();
+      const makeDue = () => store.db.updateTable('notifications').set({ next_run_at: occurrence }).where('id', 'in', ids).execute();
 
-    await makeDue();
-    const deliveries = () => store.db.selectFrom('notification_deliveries').selectAll().where('notification_id', 'in', ids).execute();
-    const finished = await until(deliveries, (rows) => rows.length >= COUNT && rows.every((r) => r.status === 'failed' || r.status === 'succeeded'));
-    expect(finished).toHaveLength(COUNT);
-    expect(new Set(finished.map((r) => r.notification_id)).size).toBe(COUNT);
-    expect(new Set(finished.map((r) => r.scheduled_for))).toEqual(new Set([occurrence]));
-    for (const row of finished) expect(row).toMatchObject({ status: 'succeeded', message: null });
-    // A job is marked done just after its handler has finished the delivery: wait for that too.
-    const jobs = await until(
-      () => store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute(),
-      (rows) => rows.length >= COUNT && rows.every((j) => j.state !== 'running' && j.state !== 'queued'),
-    );
-    expect(jobs).toHaveLength(COUNT);
-    expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId))).toEqual(new Set(finished.map((r) => r.id)));
-    expect(jobs.every((j) => j.state === 'succeeded')).toBe(true);
-    const recipients = await store.db.selectFrom('notification_delivery_recipients').selectAll().where('delivery_id', 'in', finished.map((r) => r.id)).execute();
-    expect(recipients).toHaveLength(COUNT);
-    expect(recipients.every((r) => r.status === 'sent' && r.email === 'admin@localhost' && r.attempts === 1 && r.last_error === null)).toBe(true);
+      await makeDue();
+      const deliveries = () => store.db.selectFrom('notification_deliveries').selectAll().where('notification_id', 'in', ids).execute();
+      const finished = await until(deliveries, (rows) => rows.length >= COUNT && rows.every((r) => r.status === 'failed' || r.status === 'succeeded'));
+      expect(finished).toHaveLength(COUNT);
+      expect(new Set(finished.map((r) => r.notification_id)).size).toBe(COUNT);
+      expect(new Set(finished.map((r) => r.scheduled_for))).toEqual(new Set([occurrence]));
+      for (const row of finished) expect(row).toMatchObject({ status: 'succeeded', message: null });
+      // A job is marked done just after its handler has finished the delivery: wait for that too.
+      const jobs = await until(
+        () => store.db.selectFrom('jobs').select(['id', 'payload', 'state']).where('kind', '=', DELIVERY_JOB).execute(),
+        (rows) => rows.length >= COUNT && rows.every((j) => j.state !== 'running' && j.state !== 'queued'),
+      );
+      expect(jobs).toHaveLength(COUNT);
+      expect(new Set(jobs.map((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId))).toEqual(new Set(finished.map((r) => r.id)));
+      expect(jobs.every((j) => j.state === 'succeeded')).toBe(true);
+      const recipients = await store.db
+        .selectFrom('notification_delivery_recipients')
+        .selectAll()
+        .where(
+          'delivery_id',
+          'in',
+          finished.map((r) => r.id),
+        )
+        .execute();
+      expect(recipients).toHaveLength(COUNT);
+      expect(recipients.every((r) => r.status === 'sent' && r.email === 'admin@localhost' && r.attempts === 1 && r.last_error === null)).toBe(true);
 
-    // One mail per occurrence, each with its dashboard attached.
-    expect(smtp.received).toHaveLength(COUNT);
-    expect(smtp.received.every((m) => m.to.join() === 'admin@localhost' && m.mail.attachments.length === 1 && m.mail.attachments[0]!.contentType === 'image/png')).toBe(true);
+      // One mail per occurrence, each with its dashboard attached.
+      expect(smtp.received).toHaveLength(COUNT);
+      expect(
+        smtp.received.every((m) => m.to.join() === 'admin@localhost' && m.mail.attachments.length === 1 && m.mail.attachments[0]!.contentType === 'image/png'),
+      ).toBe(true);
 
-    // The same occurrence due again: both processes look, and the unique key refuses a second claim.
-    await makeDue();
-    await until(
-      () => store.db.selectFrom('notifications').select('next_run_at').where('id', 'in', ids).execute(),
-      (rows) => rows.every((r) => r.next_run_at !== null && r.next_run_at > occurrence),
-    );
-    expect(await deliveries()).toHaveLength(COUNT);
-    expect(await store.db.selectFrom('jobs').select('id').where('kind', '=', DELIVERY_JOB).execute()).toHaveLength(COUNT);
-    expect(smtp.received).toHaveLength(COUNT);
+      // The same occurrence due again: both processes look, and the unique key refuses a second claim.
+      await makeDue();
+      await until(
+        () => store.db.selectFrom('notifications').select('next_run_at').where('id', 'in', ids).execute(),
+        (rows) => rows.every((r) => r.next_run_at !== null && r.next_run_at > occurrence),
+      );
+      expect(await deliveries()).toHaveLength(COUNT);
+      expect(await store.db.selectFrom('jobs').select('id').where('kind', '=', DELIVERY_JOB).execute()).toHaveLength(COUNT);
+      expect(smtp.received).toHaveLength(COUNT);
 
-    // The history reads the same from either process.
-    const history = await b.get(`/api/v1/deployments/${deploymentId}/notifications/${ids[0]}/deliveries`, adminKey);
-    expect(history.status, history.text).toBe(200);
-    expect(history.body.items).toMatchObject([{ scheduledFor: occurrence, status: 'succeeded', message: null, recipients: [{ type: 'USER', email: 'admin@localhost', status: 'sent', attempts: 1, lastError: null }] }]);
-    expect(a.errors().concat(b.errors())).toEqual([]);
-  });
+      // The history reads the same from either process.
+      const history = await b.get(`/api/v1/deployments/${deploymentId}/notifications/${ids[0]}/deliveries`, adminKey);
+      expect(history.status, history.text).toBe(200);
+      expect(history.body.items).toMatchObject([
+        {
+          scheduledFor: occurrence,
+          status: 'succeeded',
+          message: null,
+          recipients: [{ type: 'USER', email: 'admin@localhost', status: 'sent', attempts: 1, lastError: null }],
+        },
+      ]);
+      expect(a.errors().concat(b.errors())).toEqual([]);
+    },
+  );
 });

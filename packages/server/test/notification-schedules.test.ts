@@ -22,10 +22,22 @@ describe('notification schedules', () => {
       [schedule({ scheduleType: 'HOURLY', minute: 15 }), '15 * * * *', 'Every hour at 15 minutes past the hour (UTC)'],
       [schedule({ scheduleType: 'HOURLY', minute: 0 }), '0 * * * *', 'Every hour, on the hour (UTC)'],
       [schedule({ scheduleType: 'DAILY', minute: 30, hour: 2, timezone: 'Europe/Berlin' }), '30 2 * * *', 'Every day at 02:30 (Europe/Berlin)'],
-      [schedule({ scheduleType: 'WEEKLY', minute: 0, hour: 9, dayOfWeek: 1, timezone: 'America/New_York' }), '0 9 * * 1', 'Every Monday at 09:00 (America/New_York)'],
+      [
+        schedule({ scheduleType: 'WEEKLY', minute: 0, hour: 9, dayOfWeek: 1, timezone: 'America/New_York' }),
+        '0 9 * * 1',
+        'Every Monday at 09:00 (America/New_York)',
+      ],
       [schedule({ scheduleType: 'MONTHLY', minute: 5, hour: 7, dayOfMonth: 1 }), '5 7 1 * *', 'On day 1 of every month at 07:05 (UTC)'],
-      [schedule({ scheduleType: 'MONTHLY', minute: 0, hour: 8, dayOfMonth: 31 }), '0 8 31 * *', 'On day 31 of every month at 08:00 (UTC), in months that have a day 31'],
-      [schedule({ scheduleType: 'CUSTOM', customCron: ' */15  9-17 * * 1-5 ' }), '*/15 9-17 * * 1-5', 'Every 15 minutes, between 09:00 and 17:59, Monday through Friday (UTC)'],
+      [
+        schedule({ scheduleType: 'MONTHLY', minute: 0, hour: 8, dayOfMonth: 31 }),
+        '0 8 31 * *',
+        'On day 31 of every month at 08:00 (UTC), in months that have a day 31',
+      ],
+      [
+        schedule({ scheduleType: 'CUSTOM', customCron: ' */15  9-17 * * 1-5 ' }),
+        '*/15 9-17 * * 1-5',
+        'Every 15 minutes, between 09:00 and 17:59, Monday through Friday (UTC)',
+      ],
     ];
     for (const [fields, cron, text] of cases) {
       expect(cronOf(fields)).toBe(cron);
@@ -50,7 +62,10 @@ describe('notification schedules', () => {
       '2026-03-30T00:30:00.000Z', // 02:30 CEST
       '2026-03-31T00:30:00.000Z',
     ]);
-    expect(occurrences('30 2 * * *', 'America/New_York', '2026-03-07T12:00:00Z', '2026-03-09T12:00:00Z')).toEqual(['2026-03-08T07:00:00.000Z', '2026-03-09T06:30:00.000Z']);
+    expect(occurrences('30 2 * * *', 'America/New_York', '2026-03-07T12:00:00Z', '2026-03-09T12:00:00Z')).toEqual([
+      '2026-03-08T07:00:00.000Z',
+      '2026-03-09T06:30:00.000Z',
+    ]);
   });
 
   it('fall back: a daily time that happens twice runs once, at its first occurrence', () => {
@@ -59,12 +74,21 @@ describe('notification schedules', () => {
       '2026-10-25T00:30:00.000Z', // 02:30 CEST; 02:30 CET an hour later is not a second run
       '2026-10-26T01:30:00.000Z',
     ]);
-    expect(occurrences('30 1 * * *', 'America/New_York', '2026-10-31T12:00:00Z', '2026-11-02T12:00:00Z')).toEqual(['2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z']);
+    expect(occurrences('30 1 * * *', 'America/New_York', '2026-10-31T12:00:00Z', '2026-11-02T12:00:00Z')).toEqual([
+      '2026-11-01T05:30:00.000Z',
+      '2026-11-02T06:30:00.000Z',
+    ]);
   });
 
   it('hourly schedules follow elapsed time: no run in the skipped hour, one in each repeated hour', () => {
-    expect(occurrences('30 * * * *', 'Europe/Berlin', '2026-03-29T00:00:00Z', '2026-03-29T02:00:00Z')).toEqual(['2026-03-29T00:30:00.000Z', '2026-03-29T01:30:00.000Z']);
-    expect(occurrences('30 * * * *', 'Europe/Berlin', '2026-10-25T00:00:00Z', '2026-10-25T02:00:00Z')).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-25T01:30:00.000Z']);
+    expect(occurrences('30 * * * *', 'Europe/Berlin', '2026-03-29T00:00:00Z', '2026-03-29T02:00:00Z')).toEqual([
+      '2026-03-29T00:30:00.000Z',
+      '2026-03-29T01:30:00.000Z',
+    ]);
+    expect(occurrences('30 * * * *', 'Europe/Berlin', '2026-10-25T00:00:00Z', '2026-10-25T02:00:00Z')).toEqual([
+      '2026-10-25T00:30:00.000Z',
+      '2026-10-25T01:30:00.000Z',
+    ]);
   });
 
   it('a scheduler that was away for several occurrences delivers the newest, and knows the next', () => {

@@ -20,7 +20,12 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
 
   async function publish(d: number, tenant?: { tenantId: number; key: string }): Promise<{ id: number; publicId: string }> {
     const workbookId = await new WorkspaceFixtures(tenant ? { store: t.store, tenantId: tenant.tenantId } : t, d).workbook(`wb-${++seq}`);
-    const res = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workbooks/${workbookId}/publish`, body: { config: { widgets: [] } }, ...(tenant ? { key: tenant.key } : {}) });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/deployments/${d}/workbooks/${workbookId}/publish`,
+      body: { config: { widgets: [] } },
+      ...(tenant ? { key: tenant.key } : {}),
+    });
     expect(res.statusCode, res.body).toBe(200);
     return { id: res.json().id, publicId: res.json().publicId };
   }
@@ -33,7 +38,8 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
   };
-  const recipients = (id: number, method: 'GET' | 'POST' | 'DELETE', body?: unknown, query = '') => t.request({ method, url: `${base()}/${id}/recipients${query}`, body });
+  const recipients = (id: number, method: 'GET' | 'POST' | 'DELETE', body?: unknown, query = '') =>
+    t.request({ method, url: `${base()}/${id}/recipients${query}`, body });
 
   describe('the resource', () => {
     it('creates with the documented defaults: on, png, mails on, no AI summary, UTC; the schedule compiled, described, and its next run', async () => {
@@ -67,7 +73,10 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
         notificationFormat: 'pdf',
         notificationEnabled: false,
         notificationAiSummary: true,
-        filters: [{ member: 'orders.status', operator: 'equals', value: 'shipped' }, { member: 'orders.amount', operator: 'between', value: [1, 10] }],
+        filters: [
+          { member: 'orders.status', operator: 'equals', value: 'shipped' },
+          { member: 'orders.amount', operator: 'between', value: [1, 10] },
+        ],
         timeGrains: [{ member: 'orders.created_at', grain: 'week' }],
         memberSwitchers: [{ member: 'orders.count', selected: 'total_amount' }],
       });
@@ -79,7 +88,10 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
         notificationFormat: 'pdf',
         notificationEnabled: false,
         notificationAiSummary: true,
-        filters: [{ member: 'orders.status', operator: 'equals', value: 'shipped' }, { member: 'orders.amount', operator: 'between', value: [1, 10] }],
+        filters: [
+          { member: 'orders.status', operator: 'equals', value: 'shipped' },
+          { member: 'orders.amount', operator: 'between', value: [1, 10] },
+        ],
         timeGrains: [{ member: 'orders.created_at', grain: 'week' }],
         memberSwitchers: [{ member: 'orders.count', selected: 'total_amount' }],
         // 1 June 2026 is a Monday, and 07:30 in Berlin (05:30 UTC) was before the clock's 08:00 UTC.
@@ -100,8 +112,12 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       await missing({ scheduleType: 'WEEKLY', minute: 0, hour: 9 }, 'dayOfWeek');
       await missing({ scheduleType: 'MONTHLY', minute: 0, hour: 9 }, 'dayOfMonth');
       await missing({ scheduleType: 'CUSTOM', minute: 0 }, 'customCron');
-      expect(problem(await create(daily({ scheduleType: 'CUSTOM', customCron: '61 * * * *' })), 400).errors).toEqual([{ pointer: '/body/customCron', message: 'is not a cron expression' }]);
-      expect(problem(await create(daily({ timezone: 'Mars/Olympus' })), 400).errors).toEqual([{ pointer: '/body/timezone', message: 'is not an IANA time zone' }]);
+      expect(problem(await create(daily({ scheduleType: 'CUSTOM', customCron: '61 * * * *' })), 400).errors).toEqual([
+        { pointer: '/body/customCron', message: 'is not a cron expression' },
+      ]);
+      expect(problem(await create(daily({ timezone: 'Mars/Olympus' })), 400).errors).toEqual([
+        { pointer: '/body/timezone', message: 'is not an IANA time zone' },
+      ]);
       problem(await create(daily({ timezone: '+02:00' })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ hour: 24 })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ dayOfWeek: 7 })), 400, 'VALIDATION_FAILED');
@@ -109,7 +125,9 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       problem(await create(daily({ dashboardId: null })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ notificationFormat: 'gif' })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ filters: [{ member: 'nodot', operator: 'equals', value: 1 }] })), 400, 'VALIDATION_FAILED');
-      expect(problem(await create(daily({ filters: [{ member: 'a.b', operator: 'between', value: 3 }] })), 400).errors).toEqual([{ pointer: '/body/filters/0/value', message: 'must be [start, end] for between' }]);
+      expect(problem(await create(daily({ filters: [{ member: 'a.b', operator: 'between', value: 3 }] })), 400).errors).toEqual([
+        { pointer: '/body/filters/0/value', message: 'must be [start, end] for between' },
+      ]);
       problem(await create(daily({ timeGrains: [{ member: 'a.b', grain: 'fortnight' }] })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ unknown: 1 })), 400, 'VALIDATION_FAILED');
       problem(await create(daily({ dashboardId: 999_999 })), 404, 'DASHBOARD_NOT_FOUND');
@@ -126,13 +144,31 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       const put = (body: unknown) => t.request({ method: 'PUT', url: `${base()}/${n.id}`, body });
       let res = await put({ filters: [{ member: 'c.d', operator: 'is_null' }], notificationFormat: 'pdf' });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toMatchObject({ cronExpression: '0 9 * * *', notificationFormat: 'pdf', filters: [{ member: 'c.d', operator: 'is_null' }], timeGrains: [{ member: 'a.t', grain: 'day' }] });
+      expect(res.json()).toMatchObject({
+        cronExpression: '0 9 * * *',
+        notificationFormat: 'pdf',
+        filters: [{ member: 'c.d', operator: 'is_null' }],
+        timeGrains: [{ member: 'a.t', grain: 'day' }],
+      });
       res = await put({ timeGrains: null, memberSwitchers: [], minute: 15 });
-      expect(res.json()).toMatchObject({ cronExpression: '15 9 * * *', timeGrains: null, memberSwitchers: [], filters: [{ member: 'c.d', operator: 'is_null' }], nextRunAt: '2026-06-01T09:15:00.000Z' });
+      expect(res.json()).toMatchObject({
+        cronExpression: '15 9 * * *',
+        timeGrains: null,
+        memberSwitchers: [],
+        filters: [{ member: 'c.d', operator: 'is_null' }],
+        nextRunAt: '2026-06-01T09:15:00.000Z',
+      });
       // Another type needs its own fields; what it had stays usable.
-      expect(problem(await put({ scheduleType: 'WEEKLY' }), 400).errors).toEqual([{ pointer: '/body/dayOfWeek', message: expect.stringContaining('is required') }]);
+      expect(problem(await put({ scheduleType: 'WEEKLY' }), 400).errors).toEqual([
+        { pointer: '/body/dayOfWeek', message: expect.stringContaining('is required') },
+      ]);
       res = await put({ scheduleType: 'WEEKLY', dayOfWeek: 3, timezone: 'America/New_York' });
-      expect(res.json()).toMatchObject({ cronExpression: '15 9 * * 3', timezone: 'America/New_York', humanReadableSchedule: 'Every Wednesday at 09:15 (America/New_York)', nextRunAt: '2026-06-03T13:15:00.000Z' });
+      expect(res.json()).toMatchObject({
+        cronExpression: '15 9 * * 3',
+        timezone: 'America/New_York',
+        humanReadableSchedule: 'Every Wednesday at 09:15 (America/New_York)',
+        nextRunAt: '2026-06-03T13:15:00.000Z',
+      });
       res = await put({ scheduleType: 'CUSTOM', customCron: '0 6 1 1 *' });
       expect(res.json()).toMatchObject({ cronExpression: '0 6 1 1 *', humanReadableSchedule: expect.stringContaining('(America/New_York)') });
       res = await put({ isEnabled: false });
@@ -177,21 +213,41 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       expect(body.createdRecipients).toEqual([
         { type: 'USER', userId: t.admin.userId, email: t.admin.email },
         { type: 'USER', userId: ann.userId, email: ann.email },
-        { type: 'EMBED_USER', embedUserId: expect.any(Number), embedTenantName: 'acme', externalId: 'bob@acme.example', username: 'bob@acme.example', email: 'bob@acme.example' },
+        {
+          type: 'EMBED_USER',
+          embedUserId: expect.any(Number),
+          embedTenantName: 'acme',
+          externalId: 'bob@acme.example',
+          username: 'bob@acme.example',
+          email: 'bob@acme.example',
+        },
         { type: 'EMBED_USER', embedUserId: expect.any(Number), embedTenantName: 'acme', externalId: 'u-7', username: 'u-7', email: 'carol@acme.example' },
       ]);
       // Idempotent.
-      res = await recipients(n.id, 'POST', { recipients: [{ type: 'USER', email: ann.email }, { type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', email: 'carol@acme.example', groups: [group], securityContext: { region: 'EU' } }] });
+      res = await recipients(n.id, 'POST', {
+        recipients: [
+          { type: 'USER', email: ann.email },
+          { type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', email: 'carol@acme.example', groups: [group], securityContext: { region: 'EU' } },
+        ],
+      });
       expect(res.json()).toMatchObject({ createdRecipients: [], updatedRecipients: [], unchangedRecipients: [{ userId: ann.userId }, { externalId: 'u-7' }] });
       // The embed user's groups, or the recipient's security context, changed: updated.
-      res = await recipients(n.id, 'POST', { recipients: [{ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', email: 'carol@acme.example', groups: [] }] });
+      res = await recipients(n.id, 'POST', {
+        recipients: [{ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', email: 'carol@acme.example', groups: [] }],
+      });
       expect(res.json()).toMatchObject({ updatedRecipients: [{ externalId: 'u-7' }], createdRecipients: [], unchangedRecipients: [] });
-      res = await recipients(n.id, 'POST', { recipients: [{ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', securityContext: { region: 'US' } }] });
+      res = await recipients(n.id, 'POST', {
+        recipients: [{ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-7', securityContext: { region: 'US' } }],
+      });
       expect(res.json()).toMatchObject({ updatedRecipients: [{ externalId: 'u-7', email: 'carol@acme.example' }] });
 
       // Newest first, paginated.
       const page1 = (await recipients(n.id, 'GET', undefined, '?first=3')).json();
-      expect(page1.items.map((r: { type: string; externalId?: string; userId?: number }) => r.externalId ?? r.userId)).toEqual(['u-7', 'bob@acme.example', ann.userId]);
+      expect(page1.items.map((r: { type: string; externalId?: string; userId?: number }) => r.externalId ?? r.userId)).toEqual([
+        'u-7',
+        'bob@acme.example',
+        ann.userId,
+      ]);
       expect(page1.pageInfo.hasNextPage).toBe(true);
       const page2 = (await recipients(n.id, 'GET', undefined, `?first=3&after=${page1.pageInfo.endCursor}`)).json();
       expect(page2.items).toEqual([{ type: 'USER', userId: t.admin.userId, email: t.admin.email }]);
@@ -200,16 +256,37 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
 
       // Remove: by userId, by embedUserId with its embed tenant; one not subscribed does nothing.
       const bob = page1.items[1].embedUserId as number;
-      res = await recipients(n.id, 'DELETE', { recipients: [{ type: 'USER', id: ann.userId }, { type: 'EMBED_USER', id: bob, embedTenantName: 'ACME' }, { type: 'USER', id: 424242 }, { type: 'SLACK', id: 'C1' }] });
+      res = await recipients(n.id, 'DELETE', {
+        recipients: [
+          { type: 'USER', id: ann.userId },
+          { type: 'EMBED_USER', id: bob, embedTenantName: 'ACME' },
+          { type: 'USER', id: 424242 },
+          { type: 'SLACK', id: 'C1' },
+        ],
+      });
       expect(res.statusCode, res.body).toBe(204);
-      expect((await recipients(n.id, 'GET')).json().items.map((r: { externalId?: string; userId?: number }) => r.externalId ?? r.userId)).toEqual(['u-7', t.admin.userId]);
-      expect(problem(await recipients(n.id, 'DELETE', { recipients: [{ type: 'EMBED_USER', id: bob }] }), 400).errors).toEqual([{ pointer: '/body/recipients/0/embedTenantName', message: 'is required for EMBED_USER' }]);
+      expect((await recipients(n.id, 'GET')).json().items.map((r: { externalId?: string; userId?: number }) => r.externalId ?? r.userId)).toEqual([
+        'u-7',
+        t.admin.userId,
+      ]);
+      expect(problem(await recipients(n.id, 'DELETE', { recipients: [{ type: 'EMBED_USER', id: bob }] }), 400).errors).toEqual([
+        { pointer: '/body/recipients/0/embedTenantName', message: 'is required for EMBED_USER' },
+      ]);
       problem(await recipients(n.id, 'DELETE', { recipients: [] }), 400, 'VALIDATION_FAILED');
     });
 
     it('SLACK, or any recipient without an email, refuses the whole request before anything is written', async () => {
       const n = await made(daily());
-      let p = problem(await recipients(n.id, 'POST', { recipients: [{ type: 'USER', userId: t.admin.userId }, { type: 'SLACK', channelId: 'C1', channelName: '#sales' }] }), 400, 'VALIDATION_FAILED');
+      let p = problem(
+        await recipients(n.id, 'POST', {
+          recipients: [
+            { type: 'USER', userId: t.admin.userId },
+            { type: 'SLACK', channelId: 'C1', channelName: '#sales' },
+          ],
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(p.errors).toEqual([{ pointer: '/body/recipients/1/type', message: 'SLACK recipients are not supported yet' }]);
       p = problem(
         await recipients(n.id, 'POST', {
@@ -224,16 +301,38 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
         400,
         'VALIDATION_FAILED',
       );
-      expect(p.errors?.map((e) => e.pointer)).toEqual(['/body/recipients/1/email', '/body/recipients/2/email', '/body/recipients/3', '/body/recipients/4/embedTenantName']);
+      expect(p.errors?.map((e) => e.pointer)).toEqual([
+        '/body/recipients/1/email',
+        '/body/recipients/2/email',
+        '/body/recipients/3',
+        '/body/recipients/4/embedTenantName',
+      ]);
       expect((await recipients(n.id, 'GET')).json().items).toEqual([]);
       // The embed user was not provisioned either.
       expect(await t.store.db.selectFrom('embed_tenants').select('id').where('tenant_id', '=', t.tenantId).where('name', '=', 'globex').execute()).toEqual([]);
       // An unknown group is a 400 from provisioning, and rolls the whole request back.
-      problem(await recipients(n.id, 'POST', { recipients: [{ type: 'USER', userId: t.admin.userId }, { type: 'EMBED_USER', embedTenantName: 'globex', externalId: 'a@globex.example', groups: ['No such group'] }] }), 400, 'GROUPS_NOT_FOUND');
+      problem(
+        await recipients(n.id, 'POST', {
+          recipients: [
+            { type: 'USER', userId: t.admin.userId },
+            { type: 'EMBED_USER', embedTenantName: 'globex', externalId: 'a@globex.example', groups: ['No such group'] },
+          ],
+        }),
+        400,
+        'GROUPS_NOT_FOUND',
+      );
       expect((await recipients(n.id, 'GET')).json().items).toEqual([]);
       problem(await recipients(n.id, 'POST', { recipients: [] }), 400, 'VALIDATION_FAILED');
-      problem(await recipients(n.id, 'POST', { recipients: Array.from({ length: 1001 }, () => ({ type: 'USER', userId: t.admin.userId })) }), 400, 'VALIDATION_FAILED');
-      problem(await t.request({ method: 'POST', url: `${base()}/999999/recipients`, body: { recipients: [{ type: 'USER', userId: t.admin.userId }] } }), 404, 'NOTIFICATION_NOT_FOUND');
+      problem(
+        await recipients(n.id, 'POST', { recipients: Array.from({ length: 1001 }, () => ({ type: 'USER', userId: t.admin.userId })) }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      problem(
+        await t.request({ method: 'POST', url: `${base()}/999999/recipients`, body: { recipients: [{ type: 'USER', userId: t.admin.userId }] } }),
+        404,
+        'NOTIFICATION_NOT_FOUND',
+      );
     });
   });
 
@@ -266,7 +365,11 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
 
       const ann = await t.user('VIEWER');
       await t.request({ method: 'POST', url: `${base(d)}/${a}/recipients`, body: { recipients: [{ type: 'USER', userId: ann.userId }] } });
-      await t.request({ method: 'POST', url: `${base(d)}/${b}/recipients`, body: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'initech', externalId: 'pat@initech.example' }] } });
+      await t.request({
+        method: 'POST',
+        url: `${base(d)}/${b}/recipients`,
+        body: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'initech', externalId: 'pat@initech.example' }] },
+      });
       expect(ids(await list(`?recipientUserId=${ann.userId}`))).toEqual([a]);
       expect(ids(await list(`?recipientEmail=${encodeURIComponent(ann.email.toUpperCase())}`))).toEqual([a]);
       expect(ids(await list('?recipientEmbedTenantName=Initech&recipientExternalId=PAT@initech.example'))).toEqual([b]);
@@ -274,7 +377,9 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
 
       problem(await t.request({ url: `${base(d)}?dashboardId=${one.id}&dashboardPublicId=${one.publicId}` }), 400, 'VALIDATION_FAILED');
       problem(await t.request({ url: `${base(d)}?recipientUserId=${ann.userId}&recipientEmail=x@example.com` }), 400, 'VALIDATION_FAILED');
-      expect(problem(await t.request({ url: `${base(d)}?recipientEmbedTenantName=initech` }), 400).errors).toEqual([{ pointer: '/query/recipientExternalId', message: expect.any(String) }]);
+      expect(problem(await t.request({ url: `${base(d)}?recipientEmbedTenantName=initech` }), 400).errors).toEqual([
+        { pointer: '/query/recipientExternalId', message: expect.any(String) },
+      ]);
       problem(await t.request({ url: `${base(d)}?after=bogus` }), 400, 'INVALID_CURSOR');
     });
   });
@@ -326,7 +431,12 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       clock = new Date('2026-07-01T08:00:00Z');
       const n = await made(daily());
       const ann = await t.user('VIEWER');
-      await recipients(n.id, 'POST', { recipients: [{ type: 'USER', userId: ann.userId }, { type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'dan@acme.example', securityContext: { region: 'EU' } }] });
+      await recipients(n.id, 'POST', {
+        recipients: [
+          { type: 'USER', userId: ann.userId },
+          { type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'dan@acme.example', securityContext: { region: 'EU' } },
+        ],
+      });
       clock = new Date('2026-07-01T08:59:59Z');
       await scheduler().tick();
       expect((await deliveries(n.id)).items).toEqual([]);
@@ -337,7 +447,14 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       const history = await deliveries(n.id);
       expect(history.items).toHaveLength(1);
       const [delivery] = history.items;
-      expect(delivery).toMatchObject({ notificationId: n.id, scheduledFor: '2026-07-01T09:00:00.000Z', claimedAt: '2026-07-01T09:00:02.000Z', send: true, format: 'png', jobId: expect.any(Number) });
+      expect(delivery).toMatchObject({
+        notificationId: n.id,
+        scheduledFor: '2026-07-01T09:00:00.000Z',
+        claimedAt: '2026-07-01T09:00:02.000Z',
+        send: true,
+        format: 'png',
+        jobId: expect.any(Number),
+      });
       expect((await t.request({ url: `${base()}/${n.id}` })).json().nextRunAt).toBe('2026-07-02T09:00:00.000Z');
 
       const job = await t.app.services.jobs.waitFor(t.tenantId, delivery.jobId);
@@ -345,14 +462,35 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       const done = (await deliveries(n.id)).items[0];
       expect(done).toMatchObject({ status: 'succeeded', message: `${NOT_SENT_NO_SMTP} (2 of 2 recipient(s) rendered)`, finishedAt: expect.any(String) });
       expect(done.recipients).toEqual([
-        { type: 'USER', userId: ann.userId, embedUserId: null, email: ann.email, status: 'skipped', attempts: 0, lastError: NOT_SENT_NO_SMTP, updatedAt: expect.any(String) },
-        { type: 'EMBED_USER', userId: null, embedUserId: expect.any(Number), email: 'dan@acme.example', status: 'skipped', attempts: 0, lastError: NOT_SENT_NO_SMTP, updatedAt: expect.any(String) },
+        {
+          type: 'USER',
+          userId: ann.userId,
+          embedUserId: null,
+          email: ann.email,
+          status: 'skipped',
+          attempts: 0,
+          lastError: NOT_SENT_NO_SMTP,
+          updatedAt: expect.any(String),
+        },
+        {
+          type: 'EMBED_USER',
+          userId: null,
+          embedUserId: expect.any(Number),
+          email: 'dan@acme.example',
+          status: 'skipped',
+          attempts: 0,
+          lastError: NOT_SENT_NO_SMTP,
+          updatedAt: expect.any(String),
+        },
       ]);
 
       // Away for three days: the newest missed occurrence is delivered, once.
       clock = new Date('2026-07-04T10:00:00Z');
       await scheduler().tick();
-      expect((await deliveries(n.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual(['2026-07-04T09:00:00.000Z', '2026-07-01T09:00:00.000Z']);
+      expect((await deliveries(n.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual([
+        '2026-07-04T09:00:00.000Z',
+        '2026-07-01T09:00:00.000Z',
+      ]);
     });
 
     it('a switched-off schedule claims nothing; notificationEnabled false still records a delivery, marked as sending nothing', async () => {
@@ -372,7 +510,19 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       const claimedAt = '2026-09-01T09:00:00.000Z';
       const orphan = await t.store.db
         .insertInto('notification_deliveries')
-        .values({ tenant_id: t.tenantId, notification_id: n.id, scheduled_for: claimedAt, claimed_at: claimedAt, claimed_by: 'a process that died', job_id: null, status: 'pending', send: 1, format: 'png', message: null, finished_at: null })
+        .values({
+          tenant_id: t.tenantId,
+          notification_id: n.id,
+          scheduled_for: claimedAt,
+          claimed_at: claimedAt,
+          claimed_by: 'a process that died',
+          job_id: null,
+          status: 'pending',
+          send: 1,
+          format: 'png',
+          message: null,
+          finished_at: null,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       // Not yet a minute: it may still be enqueued by its own process.
@@ -385,7 +535,11 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       expect(picked.jobId).toEqual(expect.any(Number));
       await t.app.services.jobs.waitFor(t.tenantId, picked.jobId);
       await scheduler().tick();
-      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({ status: 'succeeded', jobId: picked.jobId, message: `${NOT_SENT_NO_SMTP} (0 of 0 recipient(s) rendered)` });
+      expect((await deliveries(n.id)).items.find((d: { id: number }) => d.id === orphan.id)).toMatchObject({
+        status: 'succeeded',
+        jobId: picked.jobId,
+        message: `${NOT_SENT_NO_SMTP} (0 of 0 recipient(s) rendered)`,
+      });
       const jobs = await t.store.db.selectFrom('jobs').select('payload').where('kind', '=', 'notification-delivery').execute();
       expect(jobs.filter((j) => (JSON.parse(j.payload) as { deliveryId: number }).deliveryId === orphan.id)).toHaveLength(1);
     });
@@ -402,12 +556,18 @@ describe.each(DIALECTS)('notifications (%s)', (dialect) => {
       clock = new Date('2026-03-28T12:00:00Z');
       const n = await made(daily({ minute: 30, hour: 2, timezone: 'Europe/Berlin' }));
       await tickHourly('2026-03-28T12:00:00Z', 48);
-      expect((await deliveries(n.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual(['2026-03-30T00:30:00.000Z', '2026-03-29T01:00:00.000Z']);
+      expect((await deliveries(n.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual([
+        '2026-03-30T00:30:00.000Z',
+        '2026-03-29T01:00:00.000Z',
+      ]);
 
       clock = new Date('2026-10-24T12:00:00Z');
       const fall = await made(daily({ minute: 30, hour: 2, timezone: 'Europe/Berlin' }));
       await tickHourly('2026-10-24T12:00:00Z', 48);
-      expect((await deliveries(fall.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual(['2026-10-26T01:30:00.000Z', '2026-10-25T00:30:00.000Z']);
+      expect((await deliveries(fall.id)).items.map((d: { scheduledFor: string }) => d.scheduledFor)).toEqual([
+        '2026-10-26T01:30:00.000Z',
+        '2026-10-25T00:30:00.000Z',
+      ]);
     });
   });
 });

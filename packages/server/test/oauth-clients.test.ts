@@ -34,7 +34,12 @@ describe.each(DIALECTS)('OAuth machine clients, client credentials grant (%s)', 
   }
 
   function clientToken(client: { clientId: string; clientSecret: string }) {
-    return oauthPost(t, '/oauth/token', { grant_type: 'client_credentials' }, { headers: { authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` } });
+    return oauthPost(
+      t,
+      '/oauth/token',
+      { grant_type: 'client_credentials' },
+      { headers: { authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` } },
+    );
   }
 
   it('an admin registers a client scoped to deployments; its token reaches those and gets 403 KEY_SCOPE_FORBIDDEN elsewhere', async () => {
@@ -103,7 +108,13 @@ describe.each(DIALECTS)('OAuth machine clients, client credentials grant (%s)', 
 
   it("another tenant's client is unknown here: its id is 404 and its credentials get no token on this host", async () => {
     const other = await t.tenant('clients-other', ['clients-other.example.com']);
-    const res = await t.request({ method: 'POST', url: '/api/v1/oauth-clients', key: other.admin.key, host: 'clients-other.example.com', body: { name: 'theirs' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/oauth-clients',
+      key: other.admin.key,
+      host: 'clients-other.example.com',
+      body: { name: 'theirs' },
+    });
     const theirs = res.json() as Created;
     problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-clients/${theirs.id}` }), 404, 'OAUTH_CLIENT_NOT_FOUND');
     expect((await clientToken(theirs)).statusCode).toBe(401);

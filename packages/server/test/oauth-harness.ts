@@ -13,7 +13,12 @@ export interface TokenSet {
 }
 
 /** A form-encoded POST to the authorization server, as OAuth clients send them. */
-export function oauthPost(t: TestApp, path: string, form: Record<string, string>, options: { host?: string; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+export function oauthPost(
+  t: TestApp,
+  path: string,
+  form: Record<string, string>,
+  options: { host?: string; headers?: Record<string, string> } = {},
+): Promise<LightMyRequestResponse> {
   return t.app.inject({
     method: 'POST',
     url: path,
@@ -23,7 +28,11 @@ export function oauthPost(t: TestApp, path: string, form: Record<string, string>
 }
 
 /** Starts a device sign-in of the command-line client (RFC 8628 section 3.1). */
-export async function startDevice(t: TestApp, scope?: string, host?: string): Promise<{ device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval?: number }> {
+export async function startDevice(
+  t: TestApp,
+  scope?: string,
+  host?: string,
+): Promise<{ device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval?: number }> {
   const res = await oauthPost(t, '/oauth/device/auth', { client_id: CLI_CLIENT, ...(scope === undefined ? {} : { scope }) }, { ...(host ? { host } : {}) });
   if (res.statusCode !== 200) throw new Error(`device authorization: ${res.statusCode} ${res.body}`);
   return res.json();

@@ -39,7 +39,9 @@ const MINUTE = 60_000;
 describe('routes without a credential (DESIGN.md)', () => {
   it('the OAuth callback is listed with its budget; a public route missing from the list, or with another budget, stops the app', () => {
     expect(PUBLIC_ROUTES.get('GET /api/v1/oauth-integrations/callback')).toBe(30);
-    expect(() => checkPublicRoute({ method: 'GET', url: '/api/v1/oauth-integrations/callback', config: { public: true, rateLimit: { max: 30 } } })).not.toThrow();
+    expect(() =>
+      checkPublicRoute({ method: 'GET', url: '/api/v1/oauth-integrations/callback', config: { public: true, rateLimit: { max: 30 } } }),
+    ).not.toThrow();
     expect(() => checkPublicRoute({ method: 'HEAD', url: '/healthz', config: { public: true, rateLimit: false } })).not.toThrow();
     expect(() => checkPublicRoute({ method: 'POST', url: '/api/v1/oauth-integrations', config: { public: true } })).toThrow(/not listed in PUBLIC_ROUTES/);
     expect(() => checkPublicRoute({ method: 'GET', url: '/api/v1/oauth-integrations/callback', config: { public: true } })).toThrow(/budget/);
@@ -102,7 +104,12 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
   const tokenOf = (integrationId: number, key: string) => t.request({ url: `/api/v1/user-oauth-tokens/${integrationId}`, key });
   /** The stored tokens, opened as the query engine would get them. */
   const stored = async (integrationId: number, userId: number) => {
-    const row = await t.store.db.selectFrom('user_oauth_tokens').selectAll().where('integration_id', '=', integrationId).where('user_id', '=', userId).executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('user_oauth_tokens')
+      .selectAll()
+      .where('integration_id', '=', integrationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
     const secrets = t.app.services.secrets;
     return {
       row,
@@ -173,7 +180,11 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       const made = await create();
       for (const caller of [explorer, viewer]) {
         problem(await t.request({ method: 'POST', url: '/api/v1/oauth-integrations', key: caller.key, body: body() }), 403, 'FORBIDDEN');
-        problem(await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${made.id}`, key: caller.key, body: body({ name: 'taken over' }) }), 403, 'FORBIDDEN');
+        problem(
+          await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${made.id}`, key: caller.key, body: body({ name: 'taken over' }) }),
+          403,
+          'FORBIDDEN',
+        );
         problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-integrations/${made.id}`, key: caller.key }), 403, 'FORBIDDEN');
       }
       expect((await t.request({ url: `/api/v1/oauth-integrations/${made.id}` })).json()).toEqual(made);
@@ -181,16 +192,32 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       const scoped = await t.key(t.admin.userId, { deploymentIds: [await t.deployment(`oauth-scope-${made.id}`)] });
       expect((await t.request({ url: `/api/v1/oauth-integrations/${made.id}`, key: scoped })).statusCode).toBe(200);
       problem(await t.request({ method: 'POST', url: '/api/v1/oauth-integrations', key: scoped, body: body() }), 403, 'KEY_SCOPE_FORBIDDEN');
-      problem(await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${made.id}`, key: scoped, body: body({ name: 'x' }) }), 403, 'KEY_SCOPE_FORBIDDEN');
+      problem(
+        await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${made.id}`, key: scoped, body: body({ name: 'x' }) }),
+        403,
+        'KEY_SCOPE_FORBIDDEN',
+      );
       problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-integrations/${made.id}`, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
     });
 
     it("another tenant's integration is 404 to every operation, and lists show only the tenant's own", async () => {
-      const theirs = (await t.request({ method: 'POST', url: '/api/v1/oauth-integrations', key: other.admin.key, host: 'oauth-other.example.test', body: body({ name: 'Theirs' }) })).json() as Integration;
+      const theirs = (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/oauth-integrations',
+          key: other.admin.key,
+          host: 'oauth-other.example.test',
+          body: body({ name: 'Theirs' }),
+        })
+      ).json() as Integration;
       problem(await t.request({ url: `/api/v1/oauth-integrations/${theirs.id}` }), 404, 'OAUTH_INTEGRATION_NOT_FOUND');
       problem(await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${theirs.id}`, body: body() }), 404, 'OAUTH_INTEGRATION_NOT_FOUND');
       problem(await t.request({ method: 'DELETE', url: `/api/v1/oauth-integrations/${theirs.id}` }), 404, 'OAUTH_INTEGRATION_NOT_FOUND');
-      problem(await t.request({ method: 'POST', url: `/api/v1/user-oauth-tokens/${theirs.id}/initiate`, key: explorer.key }), 404, 'OAUTH_INTEGRATION_NOT_FOUND');
+      problem(
+        await t.request({ method: 'POST', url: `/api/v1/user-oauth-tokens/${theirs.id}/initiate`, key: explorer.key }),
+        404,
+        'OAUTH_INTEGRATION_NOT_FOUND',
+      );
       const ours = (await t.request({ url: '/api/v1/oauth-integrations' })).json() as Integration[];
       expect(ours.map((i) => i.id)).not.toContain(theirs.id);
     });
@@ -226,7 +253,13 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       // The URL carries the integration's settings, a state and a PKCE S256 challenge.
       expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(idp.authUrl);
       const params = authorizationUrl.searchParams;
-      expect(Object.fromEntries(params)).toMatchObject({ response_type: 'code', client_id: idp.clientId, redirect_uri: REDIRECT_URI, scope: 'openid offline_access', code_challenge_method: 'S256' });
+      expect(Object.fromEntries(params)).toMatchObject({
+        response_type: 'code',
+        client_id: idp.clientId,
+        redirect_uri: REDIRECT_URI,
+        scope: 'openid offline_access',
+        code_challenge_method: 'S256',
+      });
       expect(params.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
@@ -341,7 +374,11 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       problem(await t.request({ url: '/api/v1/oauth-integrations/callback?code=abc&state=made-up', key: null }), 400, 'OAUTH_STATE_INVALID');
       const integration = await create();
       const state = new URL(await initiate(integration.id, explorer.key)).searchParams.get('state')!;
-      const denied = problem(await t.request({ url: `/api/v1/oauth-integrations/callback?state=${state}&error=access_denied&error_description=User+said+no`, key: null }), 400, 'OAUTH_AUTHORIZATION_FAILED');
+      const denied = problem(
+        await t.request({ url: `/api/v1/oauth-integrations/callback?state=${state}&error=access_denied&error_description=User+said+no`, key: null }),
+        400,
+        'OAUTH_AUTHORIZATION_FAILED',
+      );
       expect(denied.detail).toContain('access_denied');
       // The state was spent on the refusal.
       problem(await t.request({ url: `/api/v1/oauth-integrations/callback?state=${state}&code=abc`, key: null }), 400, 'OAUTH_STATE_INVALID');
@@ -350,7 +387,11 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
     it('a code the provider does not accept is 400 OAUTH_AUTHORIZATION_FAILED and stores nothing', async () => {
       const integration = await create();
       const state = new URL(await initiate(integration.id, explorer.key)).searchParams.get('state')!;
-      const res = problem(await t.request({ url: `/api/v1/oauth-integrations/callback?state=${state}&code=not-a-code`, key: null }), 400, 'OAUTH_AUTHORIZATION_FAILED');
+      const res = problem(
+        await t.request({ url: `/api/v1/oauth-integrations/callback?state=${state}&code=not-a-code`, key: null }),
+        400,
+        'OAUTH_AUTHORIZATION_FAILED',
+      );
       expect(res.detail).toContain('invalid_grant');
       problem(await tokenOf(integration.id, explorer.key), 404, 'USER_OAUTH_TOKEN_NOT_FOUND');
     });
@@ -365,7 +406,10 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
     });
 
     it('a token endpoint that answers something other than tokens (a 200 page, a 503) is 502 OAUTH_PROVIDER_UNAVAILABLE', async () => {
-      const answers = [{ status: 200, body: '<html>sign in</html>' }, { status: 503, body: '' }];
+      const answers = [
+        { status: 200, body: '<html>sign in</html>' },
+        { status: 503, body: '' },
+      ];
       const odd = http.createServer((_req, res) => {
         const next = answers.shift() ?? { status: 500, body: '' };
         res.writeHead(next.status).end(next.body);
@@ -390,7 +434,10 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       // The provider forgets the grant (revoked there): the next refresh fails.
       await fetch(idp.revocationUrl, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${idp.clientId}:${idp.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${idp.clientId}:${idp.clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: new URLSearchParams({ token: refreshToken!, token_type_hint: 'refresh_token' }),
       });
       clock.offsetMs = 59 * MINUTE;
@@ -427,17 +474,22 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       await initiate(integration.id, explorer.key);
       expect((await callback(await idp.authorize(await initiate(integration.id, explorer.key), REDIRECT_URI))).statusCode).toBe(200);
       for (const column of oauthSecretColumns) {
-        const rows = (await t.store.db.selectFrom(column.table as 'oauth_states').selectAll().execute()) as unknown as Array<Record<string, unknown>>;
+        const rows = (await t.store.db
+          .selectFrom(column.table as 'oauth_states')
+          .selectAll()
+          .execute()) as unknown as Array<Record<string, unknown>>;
         const sealed = rows.filter((row) => row[column.value] !== null);
         expect(sealed.length, column.table).toBeGreaterThan(0);
-        for (const row of sealed) expect(() => t.app.services.secrets.open(String(row[column.value]), column.context(row)), `${column.table}.${column.value}`).not.toThrow();
+        for (const row of sealed)
+          expect(() => t.app.services.secrets.open(String(row[column.value]), column.context(row)), `${column.table}.${column.value}`).not.toThrow();
       }
     });
 
     it('the callback is limited per client address (30 a minute), with 429 and Retry-After', async () => {
       const limited = await TestApp.create(dialect, { rateLimitPerMinute: 10_000 });
       try {
-        for (let i = 0; i < 30; i++) problem(await limited.request({ url: `/api/v1/oauth-integrations/callback?state=s${i}&code=c`, key: null }), 400, 'OAUTH_STATE_INVALID');
+        for (let i = 0; i < 30; i++)
+          problem(await limited.request({ url: `/api/v1/oauth-integrations/callback?state=s${i}&code=c`, key: null }), 400, 'OAUTH_STATE_INVALID');
         const over = await limited.request({ url: '/api/v1/oauth-integrations/callback?state=s&code=c', key: null });
         problem(over, 429, 'RATE_LIMITED');
         expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
@@ -455,8 +507,15 @@ describe.each(DIALECTS)('OAuth integrations and user OAuth tokens (%s)', (dialec
       const authorizationUrl = await initiate(integration.id, explorer.key);
       const returned = await idp.authorize(authorizationUrl, REDIRECT_URI);
       const done = await callback(returned);
-      responses.push(done.body, (await tokenOf(integration.id, explorer.key)).body, (await t.request({ url: '/api/v1/user-oauth-tokens', key: explorer.key })).body);
-      responses.push((await t.request({ url: `/api/v1/oauth-integrations/${integration.id}` })).body, (await t.request({ url: '/api/v1/oauth-integrations' })).body);
+      responses.push(
+        done.body,
+        (await tokenOf(integration.id, explorer.key)).body,
+        (await t.request({ url: '/api/v1/user-oauth-tokens', key: explorer.key })).body,
+      );
+      responses.push(
+        (await t.request({ url: `/api/v1/oauth-integrations/${integration.id}` })).body,
+        (await t.request({ url: '/api/v1/oauth-integrations' })).body,
+      );
       const first = await stored(integration.id, explorer.userId);
       clock.offsetMs = 59 * MINUTE;
       try {

@@ -16,7 +16,15 @@ function postForm(server: ServerProcess, dataDir: string, pathname: string, form
   const payload = new URLSearchParams(form).toString();
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { hostname: target.hostname, port: target.port, path: pathname, method: 'POST', ca, servername: 'localhost', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(payload)) } },
+      {
+        hostname: target.hostname,
+        port: target.port,
+        path: pathname,
+        method: 'POST',
+        ca,
+        servername: 'localhost',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(payload)) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -68,7 +76,9 @@ describe.each(DIALECTS)('OAuth tokens across two server processes (%s)', (dialec
     expect((await a.get('/api/v1/users/me', access)).status).toBe(401);
 
     // Revoking a token ends its whole sign-in: the refresh token is refused too.
-    expect((await postForm(b, env.dataDir, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: CLI_CLIENT })).status).toBe(400);
+    expect(
+      (await postForm(b, env.dataDir, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: CLI_CLIENT })).status,
+    ).toBe(400);
 
     // Revoking a refresh token on B ends the sign-in's access tokens on A.
     const second = await postForm(a, env.dataDir, '/oauth/device/auth', { client_id: CLI_CLIENT });

@@ -32,7 +32,15 @@ export async function startOAuthProvider(options: { redirectUri: string; account
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [options.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true, allowedPolicy: async () => true },
@@ -83,7 +91,11 @@ export async function startOAuthProvider(options: { redirectUri: string; account
     revocationUrl: `${issuer}/token/revocation`,
     grants,
     async isActive(token) {
-      const res = await fetch(`${issuer}/token/introspection`, { method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+      const res = await fetch(`${issuer}/token/introspection`, {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+      });
       return ((await res.json()) as { active: boolean }).active;
     },
     async authorize(authorizationUrl, redirectUri) {

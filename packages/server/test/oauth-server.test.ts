@@ -39,7 +39,9 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
     });
-    expect(meta.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']));
+    expect(meta.grant_types_supported).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']),
+    );
     expect(meta.grant_types_supported).not.toContain('implicit');
     // The host's root discovery document belongs to the workload-identity issuer, not to this one.
     expect((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode).toBe(404);
@@ -73,12 +75,30 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
   it('approving a device: admin only, an unknown or used code is 404, the user must be active in this tenant', async () => {
     const started = await startDevice(t);
     const explorer = await t.user('EXPLORER');
-    problem(await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', key: explorer.key, body: { userCode: started.user_code } }), 403, 'FORBIDDEN');
+    problem(
+      await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', key: explorer.key, body: { userCode: started.user_code } }),
+      403,
+      'FORBIDDEN',
+    );
     problem(await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: 'BBBB-BBBB' } }), 404, 'DEVICE_CODE_NOT_FOUND');
-    problem(await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code, userId: 999_999 } }), 404, 'USER_NOT_FOUND');
+    problem(
+      await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code, userId: 999_999 } }),
+      404,
+      'USER_NOT_FOUND',
+    );
     const other = await t.tenant('oauth-other', ['oauth-other.example.com']);
     // Another tenant's admin, on its own host, cannot see this tenant's device codes.
-    problem(await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', key: other.admin.key, host: 'oauth-other.example.com', body: { userCode: started.user_code, userId: other.admin.userId } }), 404, 'DEVICE_CODE_NOT_FOUND');
+    problem(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/oauth/device-approvals',
+        key: other.admin.key,
+        host: 'oauth-other.example.com',
+        body: { userCode: started.user_code, userId: other.admin.userId },
+      }),
+      404,
+      'DEVICE_CODE_NOT_FOUND',
+    );
     const approved = await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code, userId: explorer.userId } });
     expect(approved.json()).toMatchObject({ userId: explorer.userId });
     problem(await t.request({ method: 'POST', url: '/api/v1/oauth/device-approvals', body: { userCode: started.user_code } }), 404, 'DEVICE_CODE_NOT_FOUND');
@@ -103,9 +123,15 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect((await t.request({ url: `/api/v1/deployments/${deploymentA}`, key: tokens.access_token })).statusCode).toBe(200);
     problem(await t.request({ url: `/api/v1/deployments/${deploymentB}`, key: tokens.access_token }), 403, 'KEY_SCOPE_FORBIDDEN');
     // Account-wide changes need an unscoped credential, as with keys.
-    problem(await t.request({ method: 'POST', url: '/api/v1/users', key: tokens.access_token, body: { email: 'scoped@example.com' } }), 403, 'KEY_SCOPE_FORBIDDEN');
+    problem(
+      await t.request({ method: 'POST', url: '/api/v1/users', key: tokens.access_token, body: { email: 'scoped@example.com' } }),
+      403,
+      'KEY_SCOPE_FORBIDDEN',
+    );
     // The refreshed token keeps the scope.
-    const refreshed = (await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: CLI_CLIENT })).json() as TokenSet;
+    const refreshed = (
+      await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: CLI_CLIENT })
+    ).json() as TokenSet;
     problem(await t.request({ url: `/api/v1/deployments/${deploymentB}`, key: refreshed.access_token }), 403, 'KEY_SCOPE_FORBIDDEN');
   });
 
@@ -122,7 +148,9 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect(replay.json()).toMatchObject({ error: 'invalid_grant' });
     // A replayed refresh token means it leaked: the whole sign-in is revoked, on the next request.
     problem(await me(second.access_token), 401, 'UNAUTHENTICATED');
-    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(
+      (await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: CLI_CLIENT })).json(),
+    ).toMatchObject({ error: 'invalid_grant' });
   });
 
   it('revocation (RFC 7009) applies to the very next request, and revoking either token ends the whole sign-in', async () => {
@@ -133,13 +161,17 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect(revoked.statusCode).toBe(200);
     const refused = problem(await me(a.access_token), 401, 'UNAUTHENTICATED');
     expect(refused.detail).toMatch(/access token is not valid/);
-    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: a.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: a.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({
+      error: 'invalid_grant',
+    });
 
     const b = await deviceTokens(t);
     expect((await me(b.access_token)).statusCode).toBe(200);
     await oauthPost(t, '/oauth/token/revocation', { token: b.refresh_token!, client_id: CLI_CLIENT });
     problem(await me(b.access_token), 401, 'UNAUTHENTICATED');
-    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: b.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: b.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 
   it('introspection (RFC 7662): active with its user, scope and expiry; inactive once revoked', async () => {
@@ -148,7 +180,14 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     const tokens = (await pollDevice(t, started.device_code)).json() as TokenSet;
     const live = await oauthPost(t, '/oauth/token/introspection', { token: tokens.access_token, client_id: CLI_CLIENT });
     expect(live.statusCode, live.body).toBe(200);
-    expect(live.json()).toMatchObject({ active: true, sub: String(t.admin.userId), client_id: CLI_CLIENT, scope: `deployments:${deploymentB}`, token_type: 'Bearer', iss: 'https://localhost/oauth' });
+    expect(live.json()).toMatchObject({
+      active: true,
+      sub: String(t.admin.userId),
+      client_id: CLI_CLIENT,
+      scope: `deployments:${deploymentB}`,
+      token_type: 'Bearer',
+      iss: 'https://localhost/oauth',
+    });
     await oauthPost(t, '/oauth/token/revocation', { token: tokens.access_token, client_id: CLI_CLIENT });
     expect((await oauthPost(t, '/oauth/token/introspection', { token: tokens.access_token, client_id: CLI_CLIENT })).json()).toEqual({ active: false });
   });
@@ -156,7 +195,11 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
   it('an expired access token is 401 with WWW-Authenticate', async () => {
     const tokens = await deviceTokens(t);
     // Its hour has passed, as the store sees it (a cached token is compared with the clock on each request).
-    await t.store.db.updateTable('oauth_models').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('key_hash', '=', hashOf(tokens.access_token)).execute();
+    await t.store.db
+      .updateTable('oauth_models')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('key_hash', '=', hashOf(tokens.access_token))
+      .execute();
     const res = await me(tokens.access_token);
     const body = problem(res, 401, 'UNAUTHENTICATED');
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="mapi", error="invalid_token"/);
@@ -169,7 +212,9 @@ describe.each(DIALECTS)('OAuth authorization server (%s)', (dialect) => {
     expect((await me(tokens.access_token)).statusCode).toBe(200);
     await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', user.userId).execute();
     problem(await me(tokens.access_token), 401, 'UNAUTHENTICATED');
-    expect((await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: CLI_CLIENT })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(
+      (await oauthPost(t, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: CLI_CLIENT })).json(),
+    ).toMatchObject({ error: 'invalid_grant' });
   });
 
   it('a token is refused on SCIM (API keys only) and on another tenant’s host', async () => {
@@ -256,7 +301,12 @@ describe.each(DIALECTS)('the device flow in the browser (%s)', (dialect) => {
     remember(confirm);
     expect(confirm.body).toContain('Confirm the device');
     expect(confirm.body).toContain(started.user_code);
-    const confirmed = await oauthPost(t, '/oauth/device', { xsrf: field(confirm.body, 'xsrf'), user_code: field(confirm.body, 'user_code') || started.user_code, confirm: 'yes' }, { headers: { cookie: cookies() } });
+    const confirmed = await oauthPost(
+      t,
+      '/oauth/device',
+      { xsrf: field(confirm.body, 'xsrf'), user_code: field(confirm.body, 'user_code') || started.user_code, confirm: 'yes' },
+      { headers: { cookie: cookies() } },
+    );
     expect(confirmed.statusCode, confirmed.body).toBe(303);
     const location = String(confirmed.headers.location);
     expect(location).toMatch(/^\/oauth\/interaction\/[A-Za-z0-9_-]+$/);

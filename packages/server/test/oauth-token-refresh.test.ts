@@ -64,11 +64,21 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     expect((await t.request({ url: `${returned.pathname}${returned.search}`, key: null })).statusCode).toBe(200);
     return { user, integrationId };
   }
-  const tokenOf = async (integrationId: number, user: Caller) => (await t.request({ url: `/api/v1/user-oauth-tokens/${integrationId}`, key: user.key })).json() as UserToken;
+  const tokenOf = async (integrationId: number, user: Caller) =>
+    (await t.request({ url: `/api/v1/user-oauth-tokens/${integrationId}`, key: user.key })).json() as UserToken;
   const stored = async (integrationId: number, userId: number) => {
-    const row = await t.store.db.selectFrom('user_oauth_tokens').selectAll().where('integration_id', '=', integrationId).where('user_id', '=', userId).executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('user_oauth_tokens')
+      .selectAll()
+      .where('integration_id', '=', integrationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
     const secrets = t.app.services.secrets;
-    return { row, accessToken: secrets.open(row.access_token, sealedAs.accessToken(integrationId, userId)), refreshToken: secrets.open(row.refresh_token!, sealedAs.refreshToken(integrationId, userId)) };
+    return {
+      row,
+      accessToken: secrets.open(row.access_token, sealedAs.accessToken(integrationId, userId)),
+      refreshToken: secrets.open(row.refresh_token!, sealedAs.refreshToken(integrationId, userId)),
+    };
   };
   const refreshGrants = () => idp.grants.filter((g) => g === 'refresh_token').length;
   /** Scans once and waits for every refresh it queued. */
@@ -89,7 +99,9 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     clock.offsetMs = 56 * MINUTE;
     t.app.services.tokenRefresh.start(20);
     try {
-      await expect.poll(async () => (await tokenOf(integrationId, user)).accessTokenExpiresAt, { timeout: 20_000, interval: 50 }).not.toBe(before.accessTokenExpiresAt);
+      await expect
+        .poll(async () => (await tokenOf(integrationId, user)).accessTokenExpiresAt, { timeout: 20_000, interval: 50 })
+        .not.toBe(before.accessTokenExpiresAt);
     } finally {
       await t.app.services.tokenRefresh.stop();
     }
@@ -104,7 +116,10 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     expect(second.row).toMatchObject({ refresh_claim: null, refresh_claimed_until: null, refresh_retry_at: null });
     expect(refreshGrants()).toBe(grants + 1);
     // Used now, the token in hand is the refreshed one: no second refresh.
-    expect(await t.app.services.userOAuthTokens.currentAccessToken(t.tenantId, user.userId, integrationId)).toEqual({ accessToken: second.accessToken, accessTokenExpiresAt: after.accessTokenExpiresAt });
+    expect(await t.app.services.userOAuthTokens.currentAccessToken(t.tenantId, user.userId, integrationId)).toEqual({
+      accessToken: second.accessToken,
+      accessTokenExpiresAt: after.accessTokenExpiresAt,
+    });
     expect(await t.app.services.tokenRefresh.scan()).toEqual([]);
     expect(refreshGrants()).toBe(grants + 1);
     // Finished refresh jobs are pruned after a day (the timer does it after each scan).
@@ -118,7 +133,15 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
   it('two server processes scanning at once refresh a token once: one claim wins, one job runs, the provider sees one refresh', async () => {
     const { user, integrationId } = await authorized();
     const secondStore = t.store.reopen();
-    const second = await buildApp({ store: secondStore, secrets: t.app.services.secrets, baseDomain: null, tenantCacheMs: 0, startJobs: 'on-first-job', now, outbound });
+    const second = await buildApp({
+      store: secondStore,
+      secrets: t.app.services.secrets,
+      baseDomain: null,
+      tenantCacheMs: 0,
+      startJobs: 'on-first-job',
+      now,
+      outbound,
+    });
     try {
       const first = await stored(integrationId, user.userId);
       const grants = refreshGrants();
@@ -148,7 +171,10 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     // The grant is revoked at the provider: the refresh token is refused.
     await fetch(idp.revocationUrl, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${idp.clientId}:${idp.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${idp.clientId}:${idp.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token' }),
     });
     clock.offsetMs = 56 * MINUTE;
@@ -172,19 +198,29 @@ describe.each(DIALECTS)('background refresh of user OAuth tokens (%s)', (dialect
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/token`;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect((await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${integrationId}`, body: { ...integrationBody(deadUrl), clientSecret: undefined } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${integrationId}`, body: { ...integrationBody(deadUrl), clientSecret: undefined } }))
+        .statusCode,
+    ).toBe(200);
 
     clock.offsetMs = 56 * MINUTE;
     const failed = (await scanned()).filter((job) => (job.payload as { tokenId: number }).tokenId === row.id);
     expect(failed.map((job) => job.result)).toEqual([{ outcome: 'failed' }]);
     const flagged = await tokenOf(integrationId, user);
     expect(flagged.status).toBe('REFRESH_FAILED');
-    expect(flagged.lastError).toMatchObject({ error: 'provider_network', during: 'refresh', retryAt: new Date(Date.parse(flagged.lastError!.at as string) + 5 * MINUTE).toISOString() });
+    expect(flagged.lastError).toMatchObject({
+      error: 'provider_network',
+      during: 'refresh',
+      retryAt: new Date(Date.parse(flagged.lastError!.at as string) + 5 * MINUTE).toISOString(),
+    });
     // Not before the retry is due.
     expect((await t.app.services.tokenRefresh.scan()).filter((job) => (job.payload as { tokenId: number }).tokenId === row.id)).toEqual([]);
 
     // The provider is back; past the retry delay, the next scan refreshes it.
-    expect((await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${integrationId}`, body: { ...integrationBody(), clientSecret: undefined } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PUT', url: `/api/v1/oauth-integrations/${integrationId}`, body: { ...integrationBody(), clientSecret: undefined } }))
+        .statusCode,
+    ).toBe(200);
     clock.offsetMs = 61 * MINUTE + 1_000;
     const retried = (await scanned()).filter((job) => (job.payload as { tokenId: number }).tokenId === row.id);
     expect(retried.map((job) => job.result)).toEqual([{ outcome: 'refreshed' }]);

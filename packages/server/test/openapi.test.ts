@@ -45,7 +45,15 @@ describe.each(STORE_INDEPENDENT)('OpenAPI document (%s)', (dialect) => {
         expect(ids.has(op.operationId ?? '')).toBe(false);
         ids.add(op.operationId ?? '');
         // Only the health probes, the key sets and the embed session exchange answer without a credential.
-        if (path === '/healthz' || path === '/readyz' || path === '/.well-known/jwks.json' || path === '/.well-known/openid-configuration' || path === '/api/v1/data-api/jwks.json' || path === '/api/v1/embed/jwks.json' || path === '/api/v1/embed/session/token') {
+        if (
+          path === '/healthz' ||
+          path === '/readyz' ||
+          path === '/.well-known/jwks.json' ||
+          path === '/.well-known/openid-configuration' ||
+          path === '/api/v1/data-api/jwks.json' ||
+          path === '/api/v1/embed/jwks.json' ||
+          path === '/api/v1/embed/session/token'
+        ) {
           expect(op.security).toEqual([]);
           continue;
         }

@@ -55,7 +55,26 @@ describe('the outbound SSRF guard', () => {
   });
 
   it('classifies loopback, private, link-local, metadata and IPv4-in-IPv6 addresses as private, public ones not', () => {
-    for (const a of ['127.0.0.1', '127.9.9.9', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', 'fc00::1', '::ffff:127.0.0.1', '::ffff:a00:1', '64:ff9b::a00:1', '224.0.0.1', 'not-an-ip']) {
+    for (const a of [
+      '127.0.0.1',
+      '127.9.9.9',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a00:1',
+      '64:ff9b::a00:1',
+      '224.0.0.1',
+      'not-an-ip',
+    ]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPrivateAddress(a), a).toBe(false);
@@ -138,10 +157,17 @@ describe('outbound timeouts, retries and logs', () => {
 
   it('logs the origin and path of each call, never its query, headers or body', async () => {
     const lines: string[] = [];
-    const log = { debug: (f: object, m: string) => void lines.push(JSON.stringify({ ...f, m })), warn: (f: object, m: string) => void lines.push(JSON.stringify({ ...f, m })) };
+    const log = {
+      debug: (f: object, m: string) => void lines.push(JSON.stringify({ ...f, m })),
+      warn: (f: object, m: string) => void lines.push(JSON.stringify({ ...f, m })),
+    };
     const echo = await server((_req, res) => res.writeHead(200).end('sensitive-answer'));
     const outbound = make({ log });
-    await outbound.request(`${echo.url}/token?code=secret-code-1`, { method: 'POST', headers: { authorization: 'Basic secret-header-2' }, body: 'client_secret=secret-body-3' });
+    await outbound.request(`${echo.url}/token?code=secret-code-1`, {
+      method: 'POST',
+      headers: { authorization: 'Basic secret-header-2' },
+      body: 'client_secret=secret-body-3',
+    });
     await failure(new Outbound({ log }).request(`${echo.url}/x?code=secret-code-4`));
     const text = lines.join('\n');
     expect(text).toContain(`${echo.url}/token`);

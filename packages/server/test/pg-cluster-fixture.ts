@@ -36,8 +36,19 @@ export async function startSecondCluster(settings: Record<string, string> = {}):
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
   asPostgres(`${BIN}/initdb`, ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`).join('');
-  asPostgres(`${BIN}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`, 'start']);
+  const extra = Object.entries(settings)
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join('');
+  asPostgres(`${BIN}/pg_ctl`, [
+    '-D',
+    data,
+    '-l',
+    path.join(dir, 'log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${extra}`,
+    'start',
+  ]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,

@@ -43,7 +43,11 @@ export async function prepareTemplate(url: string, dir: string): Promise<string 
       return null;
     }
     // psql's meta-commands (\restrict) are not SQL; every name the dump qualifies carries the schema.
-    const text = dump.split('\n').filter((line) => !line.startsWith('\\')).join('\n').replaceAll(schema, PLACEHOLDER);
+    const text = dump
+      .split('\n')
+      .filter((line) => !line.startsWith('\\'))
+      .join('\n')
+      .replaceAll(schema, PLACEHOLDER);
     const file = path.join(dir, 'template.sql');
     fs.writeFileSync(file, text);
     return file;

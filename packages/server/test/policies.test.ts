@@ -63,7 +63,15 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
       const foreign = new WorkspaceFixtures(t, await t.deployment('foreign-items', { tenantId: other.tenantId }));
       const foreignFolder = await t.store.db
         .insertInto('folders')
-        .values({ tenant_id: other.tenantId, deployment_id: foreign.deploymentId, parent_id: null, name: 'x', created_by: null, created_at: 'now', updated_at: 'now' })
+        .values({
+          tenant_id: other.tenantId,
+          deployment_id: foreign.deploymentId,
+          parent_id: null,
+          name: 'x',
+          created_by: null,
+          created_at: 'now',
+          updated_at: 'now',
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       const principal = { type: 'USER', id: user.userId };
@@ -76,7 +84,11 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
       const dev = await t.user('DEVELOPER');
       const deployment = await t.deployment('own', { createdBy: dev.userId });
       // Even full access to the deployment does not let a non-admin hand out access.
-      problem(await create({ principal: { type: 'USER', id: dev.userId }, resource: { type: 'DEPLOYMENT', id: deployment }, access: 'VIEW' }, dev.key), 403, 'FORBIDDEN');
+      problem(
+        await create({ principal: { type: 'USER', id: dev.userId }, resource: { type: 'DEPLOYMENT', id: deployment }, access: 'VIEW' }, dev.key),
+        403,
+        'FORBIDDEN',
+      );
     });
 
     it('refuses a key scoped to deployments, even an admin one, so a scoped key cannot widen access (spec: Authentication 4, 7)', async () => {
@@ -195,7 +207,9 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
     it('revokes a policy; the access it gave is gone on the next request', async () => {
       const user = await t.user('EXPLORER');
       const deployment = await t.deployment('briefly');
-      const policy = (await create({ principal: { type: 'USER', id: user.userId }, resource: { type: 'DEPLOYMENT', id: deployment }, access: 'MANAGE' })).json();
+      const policy = (
+        await create({ principal: { type: 'USER', id: user.userId }, resource: { type: 'DEPLOYMENT', id: deployment }, access: 'MANAGE' })
+      ).json();
       expect((await t.request({ url: `/api/v1/deployments/${deployment}`, key: user.key })).statusCode).toBe(200);
       const res = await remove(policy.id);
       expect(res.statusCode).toBe(204);
@@ -215,7 +229,16 @@ describe.each(DIALECTS)('policies (%s)', (dialect) => {
       const at = new Date().toISOString();
       const row = await t.store.db
         .insertInto('policies')
-        .values({ tenant_id: other.tenantId, principal_type: 'USER', principal_id: other.admin.userId, resource_type: 'FOLDER', resource_id: 1, access: 'VIEW', created_by: null, created_at: at })
+        .values({
+          tenant_id: other.tenantId,
+          principal_type: 'USER',
+          principal_id: other.admin.userId,
+          resource_type: 'FOLDER',
+          resource_id: 1,
+          access: 'VIEW',
+          created_by: null,
+          created_at: at,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       problem(await remove(row.id), 404, 'POLICY_NOT_FOUND');

@@ -71,12 +71,20 @@ for (const dialect of DIALECTS) {
         { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['nothing'] }] },
       ];
       for (const query of matching) expect(await both(query), JSON.stringify(query)).toEqual(['orders.by_status_day']);
-      expect(fast.preAggregations.state().find((s) => s.id === 'orders.by_status_day' && s.timezone === 'UTC')).toMatchObject({ status: 'ready', type: 'rollup', rows: expect.any(Number) });
+      expect(fast.preAggregations.state().find((s) => s.id === 'orders.by_status_day' && s.timezone === 'UTC')).toMatchObject({
+        status: 'ready',
+        type: 'rollup',
+        rows: expect.any(Number),
+      });
       expect(logs.some((line) => /Pre-aggregation orders\.by_status_day \(UTC\) built: .*by_status_day.*rows/.test(line))).toBe(true);
     });
 
     it('a non-additive measure (avg) is read from the rollup only at its own grain: the same dimensions and granularity', async () => {
-      const exact = { measures: ['orders.average_amount'], dimensions: ['orders.status', 'customers.region'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }] };
+      const exact = {
+        measures: ['orders.average_amount'],
+        dimensions: ['orders.status', 'customers.region'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }],
+      };
       expect(await both(exact)).toEqual(['orders.by_status_day']);
       // Coarser: the average of averages would differ; the cube's original_sql table answers it instead.
       expect(await both({ measures: ['orders.average_amount'], dimensions: ['orders.status'] })).toEqual(['orders.source']);
@@ -101,9 +109,16 @@ for (const dialect of DIALECTS) {
     });
 
     it('in another time zone the rollup is built again in that zone, and answers as the source does across its days', async () => {
-      const query = { measures: ['orders.count', 'orders.total_amount'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-01', '2026-01-02'] }], timezone: 'America/Los_Angeles' };
+      const query = {
+        measures: ['orders.count', 'orders.total_amount'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-01', '2026-01-02'] }],
+        timezone: 'America/Los_Angeles',
+      };
       expect(await both(query)).toEqual(['orders.by_status_day']);
-      const zones = fast.preAggregations.state().filter((s) => s.id === 'orders.by_status_day').map((s) => [s.timezone, s.status]);
+      const zones = fast.preAggregations
+        .state()
+        .filter((s) => s.id === 'orders.by_status_day')
+        .map((s) => [s.timezone, s.status]);
       expect(zones).toEqual(expect.arrayContaining([['America/Los_Angeles', 'ready']]));
     });
 
@@ -115,7 +130,14 @@ for (const dialect of DIALECTS) {
       expect(states.map((s) => s.id)).toEqual(expect.arrayContaining(['orders.by_status_day', 'orders.source']));
       const refused = await api({ method: 'GET', path: '/v1/pre-aggregations', search: '', privateMeta: false, security: NOBODY, body: async () => undefined });
       expect(refused.status).toBe(403);
-      const loaded = await api({ method: 'POST', path: '/v1/load', search: '', privateMeta: false, security: NOBODY, body: async () => ({ query: { measures: ['orders.count'] } }) });
+      const loaded = await api({
+        method: 'POST',
+        path: '/v1/load',
+        search: '',
+        privateMeta: false,
+        security: NOBODY,
+        body: async () => ({ query: { measures: ['orders.count'] } }),
+      });
       const result = JSON.parse(loaded.text) as { usedPreAggregations: Record<string, { targetTableName: string; lastUpdatedAt: number }>; data: unknown[] };
       const table = states.find((s) => s.id === 'orders.by_status_day' && s.table)!.table!;
       expect(Object.keys(result.usedPreAggregations)).toEqual([table]);
@@ -123,7 +145,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('is rebuilt when its refresh_key’s SQL answers something new, and then answers the new rows', async () => {
-      const model = SHOP_MODEL.replace('\n  - name: line_items\n', `
+      const model = SHOP_MODEL.replace(
+        '\n  - name: line_items\n',
+        `
     pre_aggregations:
       - name: by_status
         measures: [count]
@@ -131,9 +155,15 @@ for (const dialect of DIALECTS) {
         refresh_key: { sql: "SELECT max(id) AS last FROM orders", every: 1 second }
 
   - name: line_items
-`);
+`,
+      );
       const engine = new QueryEngine(shopArtifact(model), shop.source, limits);
-      const count = async () => (await engine.answer(engine.normalise({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['refunded'] }] }))).rows[0]!['orders.count'];
+      const count = async () =>
+        (
+          await engine.answer(
+            engine.normalise({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: ['refunded'] }] }),
+          )
+        ).rows[0]!['orders.count'];
       expect(Number(await count())).toBe(0);
       const before = engine.preAggregations.state().find((s) => s.id === 'orders.by_status')!;
       await shop.run("INSERT INTO orders VALUES (6, 2, 'refunded', 15, '2026-03-01T09:00:00Z')");
@@ -149,18 +179,24 @@ for (const dialect of DIALECTS) {
 
     it('row-level security: a restricted caller reads only their rows from the rollup, which must hold the members their policy filters on', async () => {
       const secured = (dims: string) =>
-        SECURED_MODEL.replace('\n  - name: vault\n', `
+        SECURED_MODEL.replace(
+          '\n  - name: vault\n',
+          `
     pre_aggregations:
       - name: main
         measures: [count]
         dimensions: [${dims}]
 
   - name: vault
-`);
+`,
+        );
       const eu: SecurityContext = { userId: 7, groups: [], userAttributes: { region: 'EU' }, securityContext: {} };
       const nobody: SecurityContext = { userId: 8, groups: [], userAttributes: {}, securityContext: {} };
       const reference = new QueryEngine(shopArtifact(SECURED_MODEL), shop.source, limits);
-      for (const [dims, used] of [['status, customers.region', ['orders.main']], ['status', []]] as const) {
+      for (const [dims, used] of [
+        ['status, customers.region', ['orders.main']],
+        ['status', []],
+      ] as const) {
         const engine = new QueryEngine(shopArtifact(secured(dims)), shop.source, limits);
         for (const caller of [eu, nobody]) {
           const query = { measures: ['orders.count'], dimensions: ['orders.status'] };
@@ -174,12 +210,18 @@ for (const dialect of DIALECTS) {
     });
 
     it('one whose SQL reads the caller’s context is never built (it would answer everyone with one caller’s rows): its state says why', async () => {
-      const model = SHOP_MODEL.replace('    sql_table: customers\n', '    sql: "SELECT * FROM customers WHERE {SECURITY_CONTEXT.region.filter(\'region\')}"\n').replace('\n  - name: orders\n', `
+      const model = SHOP_MODEL.replace(
+        '    sql_table: customers\n',
+        '    sql: "SELECT * FROM customers WHERE {SECURITY_CONTEXT.region.filter(\'region\')}"\n',
+      ).replace(
+        '\n  - name: orders\n',
+        `
     pre_aggregations:
       - { name: regions, measures: [count], dimensions: [region] }
 
   - name: orders
-`);
+`,
+      );
       const engine = new QueryEngine(shopArtifact(model), shop.source, limits);
       const caller: SecurityContext = { userId: 1, groups: [], userAttributes: {}, securityContext: { region: 'EU' } };
       const answer = await engine.answer(engine.normalise({ measures: ['customers.count'], dimensions: ['customers.region'] }), caller);

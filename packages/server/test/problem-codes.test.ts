@@ -75,7 +75,8 @@ describe('strict problem codes hold a route to the codes its document lists', ()
     const doc = app.swagger() as unknown as Doc;
     const responses = doc.paths['/things/{code}']!.get!.responses;
     expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '404', '429', '500', '503']);
-    const codes = (res: Response) => ((res.content?.['application/problem+json']?.schema?.allOf as Json[])[1]!.properties as Json & { code: { enum: string[] } }).code.enum;
+    const codes = (res: Response) =>
+      ((res.content?.['application/problem+json']?.schema?.allOf as Json[])[1]!.properties as Json & { code: { enum: string[] } }).code.enum;
     expect(codes(responses['404']!)).toEqual(['TENANT_NOT_FOUND', 'FOLDER_NOT_FOUND']);
     expect(responses['401']).toEqual({ $ref: '#/components/responses/Unauthenticated' });
     await app.close();
@@ -114,7 +115,10 @@ describe.each(STORE_INDEPENDENT)('published error codes (%s)', (dialect) => {
           expect(res.content?.['application/scim+json']?.schema, `${where} ${status}`).toEqual({ $ref: '#/components/schemas/ScimError' });
           continue;
         }
-        const [base, narrowed] = res.content?.['application/problem+json']?.schema?.allOf as [Json, { properties: { status: { enum: number[] }; code: { enum: string[] } } }];
+        const [base, narrowed] = res.content?.['application/problem+json']?.schema?.allOf as [
+          Json,
+          { properties: { status: { enum: number[] }; code: { enum: string[] } } },
+        ];
         expect(base, `${where} ${status}`).toEqual({ $ref: '#/components/schemas/ProblemDetails' });
         expect(narrowed.properties.status.enum, `${where} ${status}`).toEqual([Number(status)]);
         expect(narrowed.properties.code.enum.length, `${where} ${status} lists codes`).toBeGreaterThan(0);
@@ -131,13 +135,22 @@ describe.each(STORE_INDEPENDENT)('published error codes (%s)', (dialect) => {
     const codesOf = (op: Operation) =>
       Object.entries(op.responses)
         .filter(([status]) => Number(status) >= 400)
-        .flatMap(([, raw]) => ((resolve(raw).content?.['application/problem+json']?.schema?.allOf as Json[] | undefined)?.[1]?.properties as { code: { enum: string[] } } | undefined)?.code.enum ?? []);
+        .flatMap(
+          ([, raw]) =>
+            (
+              (resolve(raw).content?.['application/problem+json']?.schema?.allOf as Json[] | undefined)?.[1]?.properties as
+                { code: { enum: string[] } } | undefined
+            )?.code.enum ?? [],
+        );
     for (const { path, method, op } of operations()) {
       if (path.startsWith('/api/scim/v2') || op.security?.length === 0) continue;
       const codes = codesOf(op);
       const where = `${method.toUpperCase()} ${path}`;
-      expect(codes, where).toEqual(expect.arrayContaining(['VALIDATION_FAILED', 'UNAUTHENTICATED', 'TENANT_NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE']));
-      if (op.requestBody) expect(codes, where).toEqual(expect.arrayContaining(['MALFORMED_JSON', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']));
+      expect(codes, where).toEqual(
+        expect.arrayContaining(['VALIDATION_FAILED', 'UNAUTHENTICATED', 'TENANT_NOT_FOUND', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE']),
+      );
+      if (op.requestBody)
+        expect(codes, where).toEqual(expect.arrayContaining(['MALFORMED_JSON', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']));
       if (path.includes('{deploymentId}')) expect(codes, where).toContain('KEY_SCOPE_FORBIDDEN');
     }
   });

@@ -36,21 +36,46 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     return (exchanged.json() as { token: string }).token;
   }
   const run = (token: string | null, body: Json, id = publicId) =>
-    t.request({ method: 'POST', url: `/api/v1/embed/dashboard/${id}/python-run`, ...(token === null ? {} : { key: null, headers: { authorization: `Bearer ${token}` } }), body });
-  const python = async (enabled: boolean) => expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { pythonAnalysisEnabled: enabled } })).statusCode).toBe(200);
+    t.request({
+      method: 'POST',
+      url: `/api/v1/embed/dashboard/${id}/python-run`,
+      ...(token === null ? {} : { key: null, headers: { authorization: `Bearer ${token}` } }),
+      body,
+    });
+  const python = async (enabled: boolean) =>
+    expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { pythonAnalysisEnabled: enabled } })).statusCode).toBe(200);
   const input = (report = reportId, sqlQuery = SQL) => ({ reportId: report, reportVersionId: snapshots.get(report)!, sqlQuery });
 
   beforeAll(async () => {
     dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-datasources-'));
     writeShopSqlite(dataSources);
-    t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources }, python: { poolSize: 2, concurrency: 2, timeoutMs: 3_000, memoryMb: 128, cacheMs: 60_000 } });
+    t = await TestApp.create(dialect, {
+      runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources },
+      python: { poolSize: 2, concurrency: 2, timeoutMs: 3_000, memoryMb: 128, cacheMs: 60_000 },
+    });
     const r = runtimeProbe(t);
     deploymentId = await r.create('python shop');
     const first = await r.running(deploymentId);
     const build = `/build/api/v1/deployments/${deploymentId}`;
-    expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'PUT',
+          url: `/api/v1/deployments/${deploymentId}/env-vars`,
+          body: {
+            env_variables: [
+              { name: 'DB_TYPE', value: 'sqlite' },
+              { name: 'DB_URL', value: 'shop.sqlite' },
+            ],
+          },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
-    expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: SECURED_MODEL }] } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: SECURED_MODEL }] } }))
+        .statusCode,
+    ).toBe(200);
     expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'The secured shop', exitDevMode: true } })).statusCode).toBe(200);
     await r.replaced(deploymentId, first.name);
     await r.logsWith(deploymentId, '4 cubes and 2 views');
@@ -74,11 +99,29 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
       `output = {'ls': os.listdir(${JSON.stringify(hostDir)}), 'key': open(${JSON.stringify(path.join(hostDir, 'secret.key'))}).read()[:6]}`,
     ].join('\n');
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: escape }).where('id', '=', escapeReportId).execute();
-    await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'print("started")\nwhile True:\n    pass' }).where('id', '=', loopingReportId).execute();
+    await t.store.db
+      .updateTable('reports')
+      .set({ sql_query: SQL, python_code: 'print("started")\nwhile True:\n    pass' })
+      .where('id', '=', loopingReportId)
+      .execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: CODE }).where('id', '=', reportId).execute();
     await t.store.db.updateTable('reports').set({ sql_query: SQL, python_code: 'raise ValueError("no good")' }).where('id', '=', failingReportId).execute();
     const chart = (id: string, report: number, x: number) => ({ id, type: 'CHART', position: { x, y: 0, w: 6, h: 4 }, config: { reportId: report } });
-    const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`, body: { config: { widgets: [chart('customers', reportId, 0), chart('failing', failingReportId, 6), chart('looping', loopingReportId, 12), chart('escape', escapeReportId, 18)] }, allowEmbed: true } });
+    const published = await t.request({
+      method: 'POST',
+      url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`,
+      body: {
+        config: {
+          widgets: [
+            chart('customers', reportId, 0),
+            chart('failing', failingReportId, 6),
+            chart('looping', loopingReportId, 12),
+            chart('escape', escapeReportId, 18),
+          ],
+        },
+        allowEmbed: true,
+      },
+    });
     expect(published.statusCode, published.body).toBe(200);
     publicId = (published.json() as Json).publicId as string;
     snapshots = new Map(((published.json() as Json).reportSnapshots as Json[]).map((s) => [s.reportId as number, s.id as number]));
@@ -86,7 +129,11 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     eu = await embedToken({ externalId: 'anna', embedTenantName: 'tenant-eu', userAttributes: [{ name: 'region', value: 'EU' }] });
     us = await embedToken({ externalId: 'bob', embedTenantName: 'tenant-us', userAttributes: [{ name: 'region', value: 'US' }] });
     for (const embedTenantName of ['tenant-eu', 'tenant-us']) {
-      const shared = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/embed-access`, body: { embedTenantName, action: 'read' } });
+      const shared = await t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/embed-access`,
+        body: { embedTenantName, action: 'read' },
+      });
       expect(shared.statusCode, shared.body).toBe(200);
     }
     await python(true);
@@ -103,8 +150,22 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     const [euRun, usRun] = await Promise.all([run(eu, input()), run(us, input())]);
     expect(euRun.statusCode, euRun.body).toBe(200);
     expect(usRun.statusCode, usRun.body).toBe(200);
-    expect(euRun.json()).toEqual({ at: expect.any(String), stdout: 'rows: 2\n', stderr: '', inputRowCount: 2, executionError: null, outputData: { names: ['Ada', 'Cy'], orders: 2 } });
-    expect(usRun.json()).toEqual({ at: expect.any(String), stdout: 'rows: 1\n', stderr: '', inputRowCount: 1, executionError: null, outputData: { names: ['Bo'], orders: 1 } });
+    expect(euRun.json()).toEqual({
+      at: expect.any(String),
+      stdout: 'rows: 2\n',
+      stderr: '',
+      inputRowCount: 2,
+      executionError: null,
+      outputData: { names: ['Ada', 'Cy'], orders: 2 },
+    });
+    expect(usRun.json()).toEqual({
+      at: expect.any(String),
+      stdout: 'rows: 1\n',
+      stderr: '',
+      inputRowCount: 1,
+      executionError: null,
+      outputData: { names: ['Bo'], orders: 1 },
+    });
     expect(new Date((euRun.json() as Json).at as string).toISOString()).toBe((euRun.json() as Json).at);
     // The caller cannot send code.
     problem(await run(eu, { ...input(), pythonCode: 'output = 1' }), 400, 'VALIDATION_FAILED');
@@ -115,7 +176,7 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     const again = (await run(eu, input())).json() as Json;
     expect(again).toEqual(first);
     // Another SQL is another run.
-    const other = await run(eu, input(reportId, 'SELECT name, count FROM customers WHERE name = \'Ada\' GROUP BY 1'));
+    const other = await run(eu, input(reportId, "SELECT name, count FROM customers WHERE name = 'Ada' GROUP BY 1"));
     expect(other.json()).toMatchObject({ inputRowCount: 1, outputData: { names: ['Ada'] } });
     expect((other.json() as Json).at).not.toBe(first.at);
 

@@ -89,7 +89,10 @@ describe('the Python sandbox', { timeout: 180_000 }, () => {
     };
     const code = [
       'outcomes = {}',
-      ...Object.entries(probes).map(([name, probe]) => `try:\n    exec(${JSON.stringify(probe)}, {})\n    outcomes[${JSON.stringify(name)}] = "reached"\nexcept BaseException as e:\n    outcomes[${JSON.stringify(name)}] = type(e).__name__`),
+      ...Object.entries(probes).map(
+        ([name, probe]) =>
+          `try:\n    exec(${JSON.stringify(probe)}, {})\n    outcomes[${JSON.stringify(name)}] = "reached"\nexcept BaseException as e:\n    outcomes[${JSON.stringify(name)}] = type(e).__name__`,
+      ),
       'output = outcomes',
     ].join('\n');
     const result = await sandbox.run(code, []);
@@ -97,7 +100,13 @@ describe('the Python sandbox', { timeout: 180_000 }, () => {
     const outcomes = result.outputData as Record<string, string>;
     expect(Object.keys(outcomes).sort()).toEqual(Object.keys(probes).sort());
     for (const [name, outcome] of Object.entries(outcomes)) expect(outcome, name).not.toBe('reached');
-    expect(outcomes).toMatchObject({ importJs: 'ModuleNotFoundError', importPyodideJs: 'ModuleNotFoundError', passwd: 'FileNotFoundError', etc: 'FileNotFoundError', socket: 'PermissionError' });
+    expect(outcomes).toMatchObject({
+      importJs: 'ModuleNotFoundError',
+      importPyodideJs: 'ModuleNotFoundError',
+      passwd: 'FileNotFoundError',
+      etc: 'FileNotFoundError',
+      socket: 'PermissionError',
+    });
     // C's way to JavaScript is not importable; rebuilt from the interpreter's built-in modules it
     // ends the run (JavaScript's eval is gone, and the interpreter cannot go on after it), reaching nothing.
     const blocked = await sandbox.run(`import ctypes\nctypes.CDLL(None).emscripten_run_script(b"fetch('http://127.0.0.1:${port}/')")`, []);
@@ -117,7 +126,10 @@ describe('the Python sandbox', { timeout: 180_000 }, () => {
   });
 
   it('two runs never see each other’s state: globals, modules, builtins and files are gone with the worker', async () => {
-    const first = await sandbox.run('import builtins, sys, json\nsecret = 42\nbuiltins.leaked = "yes"\njson.leaked = "yes"\nsys.path.append("/tmp/mine")\nopen("/tmp/note.txt", "w").write("private")\noutput = "written"', []);
+    const first = await sandbox.run(
+      'import builtins, sys, json\nsecret = 42\nbuiltins.leaked = "yes"\njson.leaked = "yes"\nsys.path.append("/tmp/mine")\nopen("/tmp/note.txt", "w").write("private")\noutput = "written"',
+      [],
+    );
     expect(first.executionError).toBeNull();
     const second = await sandbox.run(
       'import builtins, sys, json, os\noutput = {"secret": "secret" in globals(), "builtins": hasattr(builtins, "leaked"), "module": hasattr(json, "leaked"), "path": "/tmp/mine" in sys.path, "file": os.path.exists("/tmp/note.txt")}',
@@ -202,7 +214,10 @@ describe('the Python sandbox keeps the host out', { timeout: 300_000 }, () => {
     const code = [
       'import os',
       'outcomes = {}',
-      ...Object.entries(probes).map(([name, probe]) => `try:\n    exec(${py(probe)}, {})\n    outcomes[${py(name)}] = "reached"\nexcept BaseException as e:\n    outcomes[${py(name)}] = type(e).__name__`),
+      ...Object.entries(probes).map(
+        ([name, probe]) =>
+          `try:\n    exec(${py(probe)}, {})\n    outcomes[${py(name)}] = "reached"\nexcept BaseException as e:\n    outcomes[${py(name)}] = type(e).__name__`,
+      ),
       // A write goes to Pyodide's memory, never to the host (checked on the host below).
       ...hostWrites.map((file) => `os.makedirs(${py(path.dirname(file))}, exist_ok=True)\nopen(${py(file)}, "w").write("from python")`),
       `output = {"outcomes": outcomes, "environ": dict(os.environ), "markerSeen": ${py(MARKER)} in repr(dict(os.environ))}`,
@@ -313,7 +328,14 @@ output = {"proxyTypeKnown": proxy_type_known, "control": control, "modules": len
       [],
     );
     expect(result.executionError).toBeNull();
-    const out = result.outputData as { proxyTypeKnown: boolean; control: string[]; modules: number; found: string[]; alive: string[]; imports: Record<string, string> };
+    const out = result.outputData as {
+      proxyTypeKnown: boolean;
+      control: string[];
+      modules: number;
+      found: string[];
+      alive: string[];
+      imports: Record<string, string>;
+    };
     expect(out.proxyTypeKnown).toBe(true);
     expect(out.control).toEqual(['control.made']);
     expect(out.modules).toBeGreaterThan(50);
@@ -357,7 +379,14 @@ output = {"proxyTypeKnown": proxy_type_known, "control": control, "modules": len
       }));`;
     const child = spawnSync(process.execPath, [...permissionFlags(), '--no-warnings', '-e', script], { env: {}, encoding: 'utf8' });
     expect(child.status, child.stderr).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ readSecret: 'ERR_ACCESS_DENIED', readPasswd: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', child: 'ERR_ACCESS_DENIED', worker: 'ERR_ACCESS_DENIED', has: [false, false, false, false, true] });
+    expect(JSON.parse(child.stdout)).toEqual({
+      readSecret: 'ERR_ACCESS_DENIED',
+      readPasswd: 'ERR_ACCESS_DENIED',
+      write: 'ERR_ACCESS_DENIED',
+      child: 'ERR_ACCESS_DENIED',
+      worker: 'ERR_ACCESS_DENIED',
+      has: [false, false, false, false, true],
+    });
     expect(fs.existsSync(hostWrites[0]!)).toBe(false);
   });
 

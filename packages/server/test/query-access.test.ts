@@ -29,7 +29,11 @@ const US = user('US');
 /** The orders a user of `region` may see, by the policy written in SECURED_MODEL. */
 function permitted(region: string) {
   const regionOf = new Map(CUSTOMERS.map(([id, , r]) => [id, r]));
-  return ORDERS.filter(([, customer]) => customer !== null && regionOf.get(customer as number) === region).map(([id, , status, amount]) => ({ id: id as number, status: status as string, amount: amount as number }));
+  return ORDERS.filter(([, customer]) => customer !== null && regionOf.get(customer as number) === region).map(([id, , status, amount]) => ({
+    id: id as number,
+    status: status as string,
+    amount: amount as number,
+  }));
 }
 
 for (const dialect of DIALECTS) {
@@ -37,9 +41,13 @@ for (const dialect of DIALECTS) {
     let shop: ShopSource;
     let engine: QueryEngine;
     const load = async (query: Record<string, unknown>, security: SecurityContext) => (await engine.load(query, security)).data as Row[];
-    const count = async (security: SecurityContext, extra: Record<string, unknown> = {}) => (await load({ measures: ['orders.count'], ...extra }, security))[0]!['orders.count'];
+    const count = async (security: SecurityContext, extra: Record<string, unknown> = {}) =>
+      (await load({ measures: ['orders.count'], ...extra }, security))[0]!['orders.count'];
     const refused = async (query: Record<string, unknown>, security: SecurityContext, status: number, message: RegExp) => {
-      const error = await engine.load(query, security).then(() => null, (e: unknown) => e);
+      const error = await engine.load(query, security).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(QueryError);
       expect((error as QueryError).status).toBe(status);
       expect((error as Error).message).toMatch(message);
@@ -64,7 +72,10 @@ for (const dialect of DIALECTS) {
       expect(await countAs(US, 'orders.count')).toBe(permitted('US').length);
       expect(await countAs(EU, 'regional.count')).toBe(permitted('EU').filter((o) => o.status !== 'cancelled').length);
       // Queried as a dimension, the member joins customers too.
-      const byRegion = await joined.load({ measures: ['orders.count'], dimensions: ['orders.customer_region'] }, user('EU', { groups: ['finance'], securityContext: { region: 'EU' } }));
+      const byRegion = await joined.load(
+        { measures: ['orders.count'], dimensions: ['orders.customer_region'] },
+        user('EU', { groups: ['finance'], securityContext: { region: 'EU' } }),
+      );
       expect(byRegion.data.map((row) => row['orders.customer_region'])).toContain('EU');
     });
 
@@ -81,7 +92,8 @@ for (const dialect of DIALECTS) {
 `;
       const scoped = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       const withContext = (securityContext: Record<string, unknown>) => user(null, { securityContext });
-      const countAs = async (securityContext: Record<string, unknown>, extra: Record<string, unknown> = {}) => (await scoped.load({ measures: ['scoped.count'], ...extra }, withContext(securityContext))).data[0]!['scoped.count'];
+      const countAs = async (securityContext: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+        (await scoped.load({ measures: ['scoped.count'], ...extra }, withContext(securityContext))).data[0]!['scoped.count'];
       const regionOf = new Map(CUSTOMERS.map(([id, , r]) => [id, r]));
       const inRegions = (regions: unknown[]) => ORDERS.filter(([, customer]) => regions.includes(regionOf.get(customer as number))).length;
       expect(await countAs({ region: 'EU' })).toBe(inRegions(['EU']));
@@ -90,7 +102,10 @@ for (const dialect of DIALECTS) {
       expect(await countAs({})).toBe(ORDERS.length);
       // A value is bound, never written into the statement.
       expect(await countAs({ region: "EU' OR '1'='1" })).toBe(0);
-      const compiled = scoped.compile({ measures: ['scoped.count'], filters: [{ member: 'scoped.status', operator: 'equals', values: ['completed'] }] }, withContext({ region: "EU' OR '1'='1" }));
+      const compiled = scoped.compile(
+        { measures: ['scoped.count'], filters: [{ member: 'scoped.status', operator: 'equals', values: ['completed'] }] },
+        withContext({ region: "EU' OR '1'='1" }),
+      );
       expect(compiled.sql).not.toContain("OR '1'='1");
       expect(compiled.params).toContain("EU' OR '1'='1");
       // The query's filter on scoped.status is also written inside the cube's SQL; none there is 1 = 1.
@@ -100,7 +115,10 @@ for (const dialect of DIALECTS) {
         ORDERS.filter(([, customer, status]) => regionOf.get(customer as number) === 'EU' && status === 'completed').length,
       );
       // {securityContext.status} as a value in a dimension.
-      const mine = await scoped.load({ measures: ['scoped.count'], dimensions: ['scoped.mine'], order: { 'scoped.mine': 'asc' } }, withContext({ status: 'cancelled' }));
+      const mine = await scoped.load(
+        { measures: ['scoped.count'], dimensions: ['scoped.mine'], order: { 'scoped.mine': 'asc' } },
+        withContext({ status: 'cancelled' }),
+      );
       expect(mine.data).toEqual([
         { 'scoped.mine': 'no', 'scoped.count': ORDERS.filter(([, , status]) => status !== 'cancelled').length },
         { 'scoped.mine': 'yes', 'scoped.count': ORDERS.filter(([, , status]) => status === 'cancelled').length },
@@ -141,7 +159,10 @@ for (const dialect of DIALECTS) {
       const guarded = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       const regions = await guarded.load({ measures: ['orders.count'], dimensions: ['orders.customer_region'] }, EU);
       expect(regions.data).toEqual([{ 'orders.customer_region': 'EU', 'orders.count': permitted('EU').length }]);
-      const error = await guarded.load({ measures: [], dimensions: ['customers.id', 'customers.orders_count'] }, EU).then(() => null, (e: unknown) => e);
+      const error = await guarded.load({ measures: [], dimensions: ['customers.id', 'customers.orders_count'] }, EU).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(QueryError);
       expect((error as QueryError).status).toBe(403);
       expect((error as Error).message).toMatch(/subquery dimension over cube orders, whose access policies/);
@@ -180,10 +201,18 @@ for (const dialect of DIALECTS) {
       const guarded = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       const completed = { member: 'orders.status', operator: 'equals', values: ['completed'] };
       // The customers the caller sees, each with its completed orders counted inside the subquery.
-      for (const [caller, region] of [[EU, 'EU'], [US, 'US']] as const) {
-        const answer = await guarded.load({ dimensions: ['customers.id', 'customers.orders_count'], filters: [completed], order: { 'customers.id': 'asc' } }, caller);
+      for (const [caller, region] of [
+        [EU, 'EU'],
+        [US, 'US'],
+      ] as const) {
+        const answer = await guarded.load(
+          { dimensions: ['customers.id', 'customers.orders_count'], filters: [completed], order: { 'customers.id': 'asc' } },
+          caller,
+        );
         const mine = CUSTOMERS.filter(([id, , r]) => r === region && ORDERS.some(([, c, status]) => c === id && status === 'completed')).map(([id]) => id);
-        expect(answer.data).toEqual(mine.map((id) => ({ 'customers.id': id, 'customers.orders_count': ORDERS.filter(([, c, status]) => c === id && status === 'completed').length })));
+        expect(answer.data).toEqual(
+          mine.map((id) => ({ 'customers.id': id, 'customers.orders_count': ORDERS.filter(([, c, status]) => c === id && status === 'completed').length })),
+        );
       }
       // A subquery over orders alone (no policies), the query's filter on orders propagated: allowed.
       const own = await guarded.load({ dimensions: ['orders.id', 'orders.own_count'], filters: [completed], order: { 'orders.id': 'asc' } }, EU);
@@ -194,7 +223,10 @@ for (const dialect of DIALECTS) {
         { dimensions: ['orders.id', 'orders.own_count'], filters: [{ member: 'customers.region', operator: 'equals', values: ['US'] }] },
         { dimensions: ['orders.id', 'orders.customers_count'] },
       ]) {
-        const error = await guarded.load(query, EU).then(() => null, (e: unknown) => e);
+        const error = await guarded.load(query, EU).then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(error).toBeInstanceOf(QueryError);
         expect((error as QueryError).status).toBe(403);
         expect((error as Error).message).toMatch(/subquery dimension over cube customers, whose access policies/);
@@ -204,13 +236,21 @@ for (const dialect of DIALECTS) {
     it('two users with different attribute values run the same query and each gets only their rows', async () => {
       expect(await count(EU)).toBe(3);
       expect(await count(US)).toBe(1);
-      expect(await load({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } }, US)).toEqual([{ 'orders.status': 'completed', 'orders.count': 1 }]);
+      expect(await load({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } }, US)).toEqual([
+        { 'orders.status': 'completed', 'orders.count': 1 },
+      ]);
       // No attribute value: the filter cannot hold, so no rows (not an error that says why).
       expect(await count(user(null))).toBe(0);
     });
 
     it('a client filter cannot undo the policy: an or-group matching everything, the other region by name', async () => {
-      const everything = { or: [{ member: 'customers.region', operator: 'equals', value: 'US' }, { member: 'orders.status', operator: 'is_not_null' }, { member: 'orders.id', operator: 'is_null' }] };
+      const everything = {
+        or: [
+          { member: 'customers.region', operator: 'equals', value: 'US' },
+          { member: 'orders.status', operator: 'is_not_null' },
+          { member: 'orders.id', operator: 'is_null' },
+        ],
+      };
       expect(await count(EU, { filters: [everything] })).toBe(3);
       expect(await count(EU, { filters: [{ member: 'customers.region', operator: 'equals', value: 'US' }] })).toBe(0);
       expect(await count(EU, { filters: [{ member: 'orders.status', operator: 'not_equals', value: "x' OR '1'='1" }] })).toBe(3);
@@ -241,18 +281,28 @@ for (const dialect of DIALECTS) {
 
     it('/v1/meta lists only what the caller may query, and everything it lists can be queried', async () => {
       const finance = user('EU', { groups: ['finance'], securityContext: { region: 'US' } });
-      for (const [who, security] of [['EU', EU], ['finance', finance], ['nobody', user(null)]] as const) {
+      for (const [who, security] of [
+        ['EU', EU],
+        ['finance', finance],
+        ['nobody', user(null)],
+      ] as const) {
         const meta = metaOf(shopArtifact(SECURED_MODEL), false, security);
         const names = meta.cubes.map((c) => c.name);
         expect(names, who).not.toContain('vault');
         const members = meta.cubes.flatMap((c) => [...c.measures.map((m) => ['measures', m.name]), ...c.dimensions.map((d) => ['dimensions', d.name])]);
         expect(members.length, who).toBeGreaterThan(0);
         for (const [kind, name] of members) {
-          const answer = await engine.load({ [kind!]: [name] }, security).then(() => 'ok', (e: QueryError) => `${e.status} ${e.message}`);
+          const answer = await engine.load({ [kind!]: [name] }, security).then(
+            () => 'ok',
+            (e: QueryError) => `${e.status} ${e.message}`,
+          );
           expect(answer, `${who} ${name}`).toBe('ok');
         }
       }
-      const orders = (security: SecurityContext) => metaOf(shopArtifact(SECURED_MODEL), false, security).cubes.find((c) => c.name === 'orders')!.measures.map((m) => m.name);
+      const orders = (security: SecurityContext) =>
+        metaOf(shopArtifact(SECURED_MODEL), false, security)
+          .cubes.find((c) => c.name === 'orders')!
+          .measures.map((m) => m.name);
       expect(orders(EU)).toEqual(['orders.count']);
       expect(orders(finance)).toEqual(['orders.count', 'orders.total_amount']);
       expect(metaOf(shopArtifact(SECURED_MODEL), false, user('EU', { groups: ['auditors'] })).cubes.map((c) => c.name)).toContain('vault');
@@ -262,10 +312,18 @@ for (const dialect of DIALECTS) {
       const statuses = ['completed', 'processing', 'cancelled', 'archived'];
       const leaf = fc.oneof(
         fc.record({ member: fc.constant('orders.status'), operator: fc.constantFrom('equals', 'not_equals'), value: fc.subarray(statuses, { minLength: 1 }) }),
-        fc.record({ member: fc.constant('orders.status'), operator: fc.constantFrom('contains', 'starts_with', 'ends_with', 'not_contains'), value: fc.constantFrom('com', 'p', 'ed', 'x', 'can') }),
+        fc.record({
+          member: fc.constant('orders.status'),
+          operator: fc.constantFrom('contains', 'starts_with', 'ends_with', 'not_contains'),
+          value: fc.constantFrom('com', 'p', 'ed', 'x', 'can'),
+        }),
         fc.record({ member: fc.constant('orders.id'), operator: fc.constantFrom('greater_than', 'less_than_or_equal'), value: fc.integer({ min: 0, max: 6 }) }),
       );
-      const filter = fc.oneof(leaf, fc.record({ or: fc.array(leaf, { minLength: 1, maxLength: 3 }) }), fc.record({ and: fc.array(leaf, { minLength: 1, maxLength: 3 }) }));
+      const filter = fc.oneof(
+        leaf,
+        fc.record({ or: fc.array(leaf, { minLength: 1, maxLength: 3 }) }),
+        fc.record({ and: fc.array(leaf, { minLength: 1, maxLength: 3 }) }),
+      );
       type Leaf = { member: string; operator: string; value: unknown };
       const test = (row: { id: number; status: string }, f: Leaf | { or: Leaf[] } | { and: Leaf[] }): boolean => {
         if ('or' in f) return f.or.some((x) => test(row, x));
@@ -273,14 +331,22 @@ for (const dialect of DIALECTS) {
         const v = f.member === 'orders.status' ? row.status : row.id;
         const values = Array.isArray(f.value) ? f.value : [f.value];
         switch (f.operator) {
-          case 'equals': return values.includes(v);
-          case 'not_equals': return !values.includes(v);
-          case 'contains': return String(v).includes(String(f.value));
-          case 'not_contains': return !String(v).includes(String(f.value));
-          case 'starts_with': return String(v).startsWith(String(f.value));
-          case 'ends_with': return String(v).endsWith(String(f.value));
-          case 'greater_than': return (v as number) > (f.value as number);
-          default: return (v as number) <= (f.value as number);
+          case 'equals':
+            return values.includes(v);
+          case 'not_equals':
+            return !values.includes(v);
+          case 'contains':
+            return String(v).includes(String(f.value));
+          case 'not_contains':
+            return !String(v).includes(String(f.value));
+          case 'starts_with':
+            return String(v).startsWith(String(f.value));
+          case 'ends_with':
+            return String(v).endsWith(String(f.value));
+          case 'greater_than':
+            return (v as number) > (f.value as number);
+          default:
+            return (v as number) <= (f.value as number);
         }
       };
       await fc.assert(

@@ -21,7 +21,10 @@ for (const dialect of DIALECTS) {
     let engine: QueryEngine;
     const load = async (query: Record<string, unknown>) => (await engine.load(query)).data as Row[];
     const refused = async (query: Record<string, unknown>, message: RegExp) => {
-      const error = await engine.load(query).then(() => null, (e: unknown) => e);
+      const error = await engine.load(query).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(QueryError);
       expect((error as Error).message).toMatch(message);
     };
@@ -33,12 +36,35 @@ for (const dialect of DIALECTS) {
     afterAll(() => shop.close());
 
     it('aggregates measures: count, sum, avg, max, count_distinct, a filtered count and a number measure over others', async () => {
-      const [row] = await load({ measures: ['orders.count', 'orders.total_amount', 'orders.average_amount', 'orders.largest', 'orders.customers_count', 'orders.completed_count', 'orders.amount_per_order'] });
-      expect(row).toEqual({ 'orders.count': 5, 'orders.total_amount': 270, 'orders.average_amount': 54, 'orders.largest': 100, 'orders.customers_count': 3, 'orders.completed_count': 3, 'orders.amount_per_order': 54 });
+      const [row] = await load({
+        measures: [
+          'orders.count',
+          'orders.total_amount',
+          'orders.average_amount',
+          'orders.largest',
+          'orders.customers_count',
+          'orders.completed_count',
+          'orders.amount_per_order',
+        ],
+      });
+      expect(row).toEqual({
+        'orders.count': 5,
+        'orders.total_amount': 270,
+        'orders.average_amount': 54,
+        'orders.largest': 100,
+        'orders.customers_count': 3,
+        'orders.completed_count': 3,
+        'orders.amount_per_order': 54,
+      });
     });
 
     it('measures that aggregate in separate groups (one-to-many), with a filter, bind its value in each group: on SQLite too', async () => {
-      const rows = await load({ measures: ['orders.count', 'line_items.quantity'], dimensions: ['customers.region'], filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }], order: { 'customers.region': 'asc' } });
+      const rows = await load({
+        measures: ['orders.count', 'line_items.quantity'],
+        dimensions: ['customers.region'],
+        filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }],
+        order: { 'customers.region': 'asc' },
+      });
       const regionOf = new Map(CUSTOMERS.map(([id, , region]) => [id, region]));
       const completed = ORDERS.filter(([, , status]) => status === 'completed');
       const expected = new Map<unknown, { count: number; quantity: number | null }>();
@@ -49,7 +75,13 @@ for (const dialect of DIALECTS) {
         for (const [, order, , quantity] of LINE_ITEMS) if (order === id) entry.quantity = (entry.quantity ?? 0) + (quantity as number);
         expected.set(region, entry);
       }
-      expect(rows).toEqual(['EU', 'US', null].map((region) => ({ 'customers.region': region, 'orders.count': expected.get(region)!.count, 'line_items.quantity': expected.get(region)!.quantity })));
+      expect(rows).toEqual(
+        ['EU', 'US', null].map((region) => ({
+          'customers.region': region,
+          'orders.count': expected.get(region)!.count,
+          'line_items.quantity': expected.get(region)!.quantity,
+        })),
+      );
     });
 
     it('rolling windows as Cube computes them: trailing N days and unbounded per bucket of the series, empty buckets kept, leading and offset start, in the query’s time zone', async () => {
@@ -67,7 +99,10 @@ for (const dialect of DIALECTS) {
       const day = (d: string) => Date.parse(`${d}T00:00:00Z`);
       const DAY = 86_400_000;
       const days = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05'];
-      const answer = await rolling.load({ measures: ['orders.count_3d', 'orders.running_amount', 'orders.next_2d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-01', '2026-01-05'] }] });
+      const answer = await rolling.load({
+        measures: ['orders.count_3d', 'orders.running_amount', 'orders.next_2d'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-01', '2026-01-05'] }],
+      });
       expect(answer.data).toEqual(
         days.map((d) => {
           const start = day(d);
@@ -85,7 +120,10 @@ for (const dialect of DIALECTS) {
         }),
       );
       // Period to date: from the start of each bucket's month to its end.
-      const mtd = await rolling.load({ measures: ['orders.month_to_date'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-26', '2026-02-15'] }] });
+      const mtd = await rolling.load({
+        measures: ['orders.month_to_date'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-26', '2026-02-15'] }],
+      });
       expect(mtd.data.map((row) => row['orders.month_to_date'])).toEqual(
         ['2026-01-26', '2026-02-02', '2026-02-09'].map((monday) => {
           const end = day(monday) + 7 * DAY - 1;
@@ -94,13 +132,28 @@ for (const dialect of DIALECTS) {
         }),
       );
       // Without a granularity the date range is one bucket; without a date range it is refused, as in Cube.
-      const whole = await rolling.load({ measures: ['orders.running_amount'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }] });
+      const whole = await rolling.load({
+        measures: ['orders.running_amount'],
+        timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }],
+      });
       expect(whole.data).toEqual([{ 'orders.running_amount': times.filter((o) => o.at <= day('2026-02-01') - 1).reduce((sum, o) => sum + o.amount, 0) }]);
-      await expect(rolling.load({ measures: ['orders.count_3d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }] })).rejects.toThrow(/give the time dimension orders.created_at a dateRange/);
+      await expect(rolling.load({ measures: ['orders.count_3d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }] })).rejects.toThrow(
+        /give the time dimension orders.created_at a dateRange/,
+      );
       // In a time zone ahead of UTC, the days are Tokyo's.
-      const tokyo = await rolling.load({ measures: ['orders.count_3d'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-02', '2026-01-02'] }], timezone: 'Asia/Tokyo' });
+      const tokyo = await rolling.load({
+        measures: ['orders.count_3d'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day', dateRange: ['2026-01-02', '2026-01-02'] }],
+        timezone: 'Asia/Tokyo',
+      });
       const tokyoEnd = day('2026-01-03') - 9 * 3_600_000 - 1;
-      expect(tokyo.data).toEqual([{ 'orders.created_at.day': '2026-01-02T00:00:00.000', 'orders.created_at': '2026-01-02T00:00:00.000', 'orders.count_3d': times.filter((o) => o.at > tokyoEnd - 3 * DAY && o.at <= tokyoEnd).length }]);
+      expect(tokyo.data).toEqual([
+        {
+          'orders.created_at.day': '2026-01-02T00:00:00.000',
+          'orders.created_at': '2026-01-02T00:00:00.000',
+          'orders.count_3d': times.filter((o) => o.at > tokyoEnd - 3 * DAY && o.at <= tokyoEnd).length,
+        },
+      ]);
     });
 
     it('sub_query dimensions: a measure of a joined cube per row of the dimension’s cube, groupable and filterable, without joining that cube into the query', async () => {
@@ -128,12 +181,20 @@ for (const dialect of DIALECTS) {
       const sub = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       const ordersOf = (customer: unknown) => ORDERS.filter(([, c]) => c === customer);
       const rows = await sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.spent'], order: { 'customers.id': 'asc' } });
-      expect(rows.data).toEqual(CUSTOMERS.map(([id]) => ({ 'customers.id': id, 'customers.orders_count': ordersOf(id).length, 'customers.spent': ordersOf(id).reduce((sum, o) => sum + (o[3] as number), 0) || null })));
+      expect(rows.data).toEqual(
+        CUSTOMERS.map(([id]) => ({
+          'customers.id': id,
+          'customers.orders_count': ordersOf(id).length,
+          'customers.spent': ordersOf(id).reduce((sum, o) => sum + (o[3] as number), 0) || null,
+        })),
+      );
       // Grouped by it, the customers are counted once each (orders are not joined into the query).
       const byCount = await sub.load({ measures: ['customers.count'], dimensions: ['customers.orders_count'], order: { 'customers.orders_count': 'asc' } });
       const histogram = new Map<number, number>();
       for (const [id] of CUSTOMERS) histogram.set(ordersOf(id).length, (histogram.get(ordersOf(id).length) ?? 0) + 1);
-      expect(byCount.data).toEqual([...histogram].sort(([a], [b]) => a - b).map(([n, customers]) => ({ 'customers.orders_count': n, 'customers.count': customers })));
+      expect(byCount.data).toEqual(
+        [...histogram].sort(([a], [b]) => a - b).map(([n, customers]) => ({ 'customers.orders_count': n, 'customers.count': customers })),
+      );
       const filtered = await sub.load({ measures: ['customers.count'], filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['2'] }] });
       expect(filtered.data).toEqual([{ 'customers.count': CUSTOMERS.filter(([id]) => ordersOf(id).length >= 2).length }]);
     });
@@ -179,33 +240,84 @@ for (const dialect of DIALECTS) {
 `;
       const sub = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       type Order = { id: number; customer: number | null; status: string; amount: number; at: string };
-      const orders: Order[] = ORDERS.map(([id, customer, status, amount, at]) => ({ id: id as number, customer: customer as number | null, status: status as string, amount: amount as number, at: at as string }));
+      const orders: Order[] = ORDERS.map(([id, customer, status, amount, at]) => ({
+        id: id as number,
+        customer: customer as number | null,
+        status: status as string,
+        amount: amount as number,
+        at: at as string,
+      }));
       /** Per customer the query's rows have: the customer, its order count over `inner` (NULL without one, as Cube's subquery), over all its orders. */
       const expected = (customers: number[], inner: (o: Order) => boolean) =>
-        customers.map((id) => ({ 'customers.id': id, 'customers.orders_count': orders.filter((o) => o.customer === id && inner(o)).length || null, 'customers.all_orders': orders.filter((o) => o.customer === id).length || null }));
-      const q = (extra: Record<string, unknown>) => sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.all_orders'], order: { 'customers.id': 'asc' }, ...extra }).then((r) => r.data);
+        customers.map((id) => ({
+          'customers.id': id,
+          'customers.orders_count': orders.filter((o) => o.customer === id && inner(o)).length || null,
+          'customers.all_orders': orders.filter((o) => o.customer === id).length || null,
+        }));
+      const q = (extra: Record<string, unknown>) =>
+        sub
+          .load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.all_orders'], order: { 'customers.id': 'asc' }, ...extra })
+          .then((r) => r.data);
       const completed = (o: Order) => o.status === 'completed';
-      const customersWith = (pick: (o: Order) => boolean) => [...new Set(orders.filter(pick).map((o) => o.customer).filter((c): c is number => c !== null))].sort();
+      const customersWith = (pick: (o: Order) => boolean) =>
+        [
+          ...new Set(
+            orders
+              .filter(pick)
+              .map((o) => o.customer)
+              .filter((c): c is number => c !== null),
+          ),
+        ].sort();
 
       // A filter on the joined cube's dimension: the subquery counts the completed orders only.
-      expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] })).toEqual(expected(customersWith(completed), completed));
+      expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }] })).toEqual(
+        expected(customersWith(completed), completed),
+      );
       // A segment, likewise.
       expect(await q({ segments: ['orders.completed'] })).toEqual(expected(customersWith(completed), completed));
       // A time dimension's date range (in the query's zone), without a granularity.
       const january = (o: Order) => o.at >= '2026-01-02' && o.at < '2026-02-01';
-      expect(await q({ timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-02', '2026-01-31'] }] })).toEqual(expected(customersWith(january), january));
+      expect(await q({ timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-02', '2026-01-31'] }] })).toEqual(
+        expected(customersWith(january), january),
+      );
       // A filter on the dimension's own cube: the subquery reads those customers' orders.
-      expect(await q({ filters: [{ member: 'customers.region', operator: 'equals', values: ['EU'] }] })).toEqual(expected(CUSTOMERS.filter(([, , r]) => r === 'EU').map(([id]) => id as number), () => true));
+      expect(await q({ filters: [{ member: 'customers.region', operator: 'equals', values: ['EU'] }] })).toEqual(
+        expected(
+          CUSTOMERS.filter(([, , r]) => r === 'EU').map(([id]) => id as number),
+          () => true,
+        ),
+      );
       // An or-group is not propagated (Cube passes its top-level filters only): every order is counted.
-      const either = { or: [{ member: 'orders.status', operator: 'equals', values: ['completed'] }, { member: 'orders.amount', operator: 'gt', values: ['1000'] }] };
+      const either = {
+        or: [
+          { member: 'orders.status', operator: 'equals', values: ['completed'] },
+          { member: 'orders.amount', operator: 'gt', values: ['1000'] },
+        ],
+      };
       expect(await q({ filters: [either] })).toEqual(expected(customersWith(completed), () => true));
       // A filter on a subquery dimension filters the query, not the subquery.
-      expect(await q({ filters: [{ member: 'customers.orders_count', operator: 'gte', values: ['1'] }, { member: 'orders.status', operator: 'equals', values: ['completed'] }] })).toEqual(expected(customersWith(completed), completed));
+      expect(
+        await q({
+          filters: [
+            { member: 'customers.orders_count', operator: 'gte', values: ['1'] },
+            { member: 'orders.status', operator: 'equals', values: ['completed'] },
+          ],
+        }),
+      ).toEqual(expected(customersWith(completed), completed));
       // Without filters, the subquery counts every order; a customer without one has NULL.
-      expect(await q({})).toEqual(expected(CUSTOMERS.map(([id]) => id as number), () => true));
+      expect(await q({})).toEqual(
+        expected(
+          CUSTOMERS.map(([id]) => id as number),
+          () => true,
+        ),
+      );
 
       // An expression over two measures of the subquery.
-      const avg = await sub.load({ dimensions: ['customers.id', 'customers.average'], filters: [{ member: 'orders.status', operator: 'notEquals', values: ['processing'] }], order: { 'customers.id': 'asc' } });
+      const avg = await sub.load({
+        dimensions: ['customers.id', 'customers.average'],
+        filters: [{ member: 'orders.status', operator: 'notEquals', values: ['processing'] }],
+        order: { 'customers.id': 'asc' },
+      });
       expect(avg.data).toEqual(
         customersWith((o) => o.status !== 'processing').map((id) => {
           const own = orders.filter((o) => o.customer === id && o.status !== 'processing');
@@ -214,31 +326,61 @@ for (const dialect of DIALECTS) {
       );
       // A filter on a cube joined one-to-many from the measure's cube: the orders are counted once each.
       const penOrInk = new Set(LINE_ITEMS.filter(([, , p]) => p === 'pen' || p === 'ink').map(([, order]) => order));
-      const items = await sub.load({ dimensions: ['customers.id', 'customers.orders_count', 'customers.quantity'], filters: [{ member: 'line_items.product', operator: 'equals', values: ['pen', 'ink'] }], order: { 'customers.id': 'asc' } });
+      const items = await sub.load({
+        dimensions: ['customers.id', 'customers.orders_count', 'customers.quantity'],
+        filters: [{ member: 'line_items.product', operator: 'equals', values: ['pen', 'ink'] }],
+        order: { 'customers.id': 'asc' },
+      });
       expect(items.data).toEqual(
         customersWith((o) => penOrInk.has(o.id)).map((id) => ({
           'customers.id': id,
           'customers.orders_count': orders.filter((o) => o.customer === id && penOrInk.has(o.id)).length,
-          'customers.quantity': LINE_ITEMS.filter(([, order, p]) => (p === 'pen' || p === 'ink') && orders.find((o) => o.id === order)?.customer === id).reduce((sum, l) => sum + (l[3] as number), 0),
+          'customers.quantity': LINE_ITEMS.filter(([, order, p]) => (p === 'pen' || p === 'ink') && orders.find((o) => o.id === order)?.customer === id).reduce(
+            (sum, l) => sum + (l[3] as number),
+            0,
+          ),
         })),
       );
       // Values are bound in the subquery as in the query: text that looks like SQL stays text.
       const hostile = "completed' OR '1'='1";
-      const compiled = sub.compile({ dimensions: ['customers.id', 'customers.orders_count'], filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }] });
-      expect(compiled.sql).not.toContain('OR \'1\'');
+      const compiled = sub.compile({
+        dimensions: ['customers.id', 'customers.orders_count'],
+        filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }],
+      });
+      expect(compiled.sql).not.toContain("OR '1'");
       expect(compiled.params.filter((p) => p === hostile)).toHaveLength(2);
       expect(await q({ filters: [{ member: 'orders.status', operator: 'equals', values: [hostile] }] })).toEqual([]);
     });
 
     it('ungrouped queries answer the rows themselves with each measure’s value per row, and need every joined cube’s primary key; order: [] asks for no order', async () => {
-      const rows = await load({ dimensions: ['orders.id', 'orders.status'], measures: ['orders.count', 'orders.total_amount', 'orders.completed_count'], ungrouped: true, order: { 'orders.id': 'asc' } });
+      const rows = await load({
+        dimensions: ['orders.id', 'orders.status'],
+        measures: ['orders.count', 'orders.total_amount', 'orders.completed_count'],
+        ungrouped: true,
+        order: { 'orders.id': 'asc' },
+      });
       expect(rows).toEqual(
-        ORDERS.map(([id, , status, amount]) => ({ 'orders.id': id, 'orders.status': status, 'orders.count': 1, 'orders.total_amount': amount, 'orders.completed_count': status === 'completed' ? 1 : 0 })),
+        ORDERS.map(([id, , status, amount]) => ({
+          'orders.id': id,
+          'orders.status': status,
+          'orders.count': 1,
+          'orders.total_amount': amount,
+          'orders.completed_count': status === 'completed' ? 1 : 0,
+        })),
       );
       // A filter on a measure is a condition on its value in each row.
-      const big = await load({ dimensions: ['orders.id'], measures: ['orders.total_amount'], filters: [{ member: 'orders.total_amount', operator: 'gte', values: ['70'] }], ungrouped: true, order: { 'orders.id': 'asc' } });
+      const big = await load({
+        dimensions: ['orders.id'],
+        measures: ['orders.total_amount'],
+        filters: [{ member: 'orders.total_amount', operator: 'gte', values: ['70'] }],
+        ungrouped: true,
+        order: { 'orders.id': 'asc' },
+      });
       expect(big.map((r) => r['orders.id'])).toEqual(ORDERS.filter(([, , , amount]) => (amount as number) >= 70).map(([id]) => id));
-      await refused({ dimensions: ['orders.status'], measures: ['orders.count'], ungrouped: true }, /primary key of every cube it reads among its dimensions: add orders\.id/);
+      await refused(
+        { dimensions: ['orders.status'], measures: ['orders.count'], ungrouped: true },
+        /primary key of every cube it reads among its dimensions: add orders\.id/,
+      );
       await refused({ dimensions: ['orders.id', 'customers.region'], ungrouped: true }, /add customers\.id/);
       // order: [] opts out of the default order: no ORDER BY is written.
       expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'], order: [] }).sql).not.toContain('ORDER BY');
@@ -246,10 +388,14 @@ for (const dialect of DIALECTS) {
     });
 
     it('a cube’s refresh_key `every` is how long its answers are reused; others keep QUERY_CACHE_MS; renewQuery reads past the cache', async () => {
-      const model = SHOP_MODEL.replace('  - name: line_items\n    sql_table: line_items\n', '  - name: line_items\n    sql_table: line_items\n    refresh_key: { every: 1 second }\n');
+      const model = SHOP_MODEL.replace(
+        '  - name: line_items\n    sql_table: line_items\n',
+        '  - name: line_items\n    sql_table: line_items\n    refresh_key: { every: 1 second }\n',
+      );
       expect(model).not.toBe(SHOP_MODEL);
       const cached = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 60_000 });
-      const at = async (measure: string, extra: Record<string, unknown> = {}) => (await cached.answer(cached.normalise({ measures: [measure], ...extra }))).refreshedAt;
+      const at = async (measure: string, extra: Record<string, unknown> = {}) =>
+        (await cached.answer(cached.normalise({ measures: [measure], ...extra }))).refreshedAt;
       const orders = await at('orders.count');
       const items = await at('line_items.count');
       expect(await at('line_items.count')).toBe(items);
@@ -272,15 +418,28 @@ for (const dialect of DIALECTS) {
       - { name: amount_rank, multi_stage: true, type: rank, order_by: [{ sql: "{total_amount}", dir: desc }], reduce_by: [customers.region] }
       - { name: prior_month_amount, multi_stage: true, sql: "{total_amount}", type: sum, time_shift: [{ time_dimension: created_at, interval: 1 month, type: prior }] }
       - { name: next_month_count, multi_stage: true, sql: "{count}", type: sum, time_shift: [{ interval: 1 month, type: next }] }`,
-      ).replace('      - { name: amount, sql: amount, type: number }\n', '      - { name: amount, sql: amount, type: number }\n      - { name: customer_id, sql: customer_id, type: number }\n');
+      ).replace(
+        '      - { name: amount, sql: amount, type: number }\n',
+        '      - { name: amount, sql: amount, type: number }\n      - { name: customer_id, sql: customer_id, type: number }\n',
+      );
       expect(model).not.toBe(SHOP_MODEL);
       const staged = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
       const regionOf = new Map(CUSTOMERS.map(([id, , region]) => [id, region]));
-      const orders = ORDERS.map(([id, customer, status, amount]) => ({ id, customer, status: status as string, amount: amount as number, region: (regionOf.get(customer as number) as string | undefined) ?? null }));
+      const orders = ORDERS.map(([id, customer, status, amount]) => ({
+        id,
+        customer,
+        status: status as string,
+        amount: amount as number,
+        region: (regionOf.get(customer as number) as string | undefined) ?? null,
+      }));
       const sum = (list: typeof orders) => list.reduce((total, o) => total + o.amount, 0);
       const all = sum(orders);
 
-      const byStatus = await staged.load({ measures: ['orders.total_amount', 'orders.amount_all', 'orders.share'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } });
+      const byStatus = await staged.load({
+        measures: ['orders.total_amount', 'orders.amount_all', 'orders.share'],
+        dimensions: ['orders.status'],
+        order: { 'orders.status': 'asc' },
+      });
       expect(byStatus.data).toEqual(
         [...new Set(orders.map((o) => o.status))].sort().map((status) => {
           const amount = sum(orders.filter((o) => o.status === status));
@@ -288,10 +447,17 @@ for (const dialect of DIALECTS) {
         }),
       );
       // Filters apply in both stages: the total is of the filtered rows.
-      const completed = await staged.load({ measures: ['orders.amount_all'], dimensions: ['orders.status'], filters: [{ member: 'orders.status', operator: 'notEquals', values: ['cancelled'] }] });
+      const completed = await staged.load({
+        measures: ['orders.amount_all'],
+        dimensions: ['orders.status'],
+        filters: [{ member: 'orders.status', operator: 'notEquals', values: ['cancelled'] }],
+      });
       expect(new Set(completed.data.map((r) => r['orders.amount_all']))).toEqual(new Set([sum(orders.filter((o) => o.status !== 'cancelled'))]));
 
-      const twoDims = await staged.load({ measures: ['orders.total_amount', 'orders.amount_by_status', 'orders.amount_without_region', 'orders.amount_rank'], dimensions: ['orders.status', 'customers.region'] });
+      const twoDims = await staged.load({
+        measures: ['orders.total_amount', 'orders.amount_by_status', 'orders.amount_without_region', 'orders.amount_rank'],
+        dimensions: ['orders.status', 'customers.region'],
+      });
       const cell = (status: string, region: unknown) => sum(orders.filter((o) => o.status === status && o.region === region));
       for (const row of twoDims.data) {
         const status = row['orders.status'] as string;
@@ -307,7 +473,10 @@ for (const dialect of DIALECTS) {
 
       // time_shift: each month meets its prior (or next) month's value; the range is shifted with it.
       const monthOf = (at: unknown) => String(at).slice(0, 7);
-      const shifted = await staged.load({ measures: ['orders.total_amount', 'orders.prior_month_amount', 'orders.next_month_count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2026-01-01', '2026-02-28'] }] });
+      const shifted = await staged.load({
+        measures: ['orders.total_amount', 'orders.prior_month_amount', 'orders.next_month_count'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2026-01-01', '2026-02-28'] }],
+      });
       expect(shifted.data).toEqual(
         ['2026-01', '2026-02'].map((month) => {
           const [year, m] = month.split('-').map(Number) as [number, number];
@@ -325,7 +494,11 @@ for (const dialect of DIALECTS) {
       );
 
       // add_group_by: the average over customers of each customer's amount, per region.
-      const nested = await staged.load({ measures: ['orders.average_customer_amount'], dimensions: ['customers.region'], order: { 'customers.region': 'asc' } });
+      const nested = await staged.load({
+        measures: ['orders.average_customer_amount'],
+        dimensions: ['customers.region'],
+        order: { 'customers.region': 'asc' },
+      });
       expect(nested.data).toEqual(
         ['EU', 'US', null].map((region) => {
           const customers = [...new Set(orders.filter((o) => o.region === region).map((o) => o.customer))];
@@ -346,11 +519,23 @@ for (const dialect of DIALECTS) {
       const statuses = (await load(byAmount)).map((row) => row['orders.status']);
       expect(statuses.sort()).toEqual([...new Set(ORDERS.map(([, , status]) => status as string))].sort());
       // Beside a selected one, only the selected one orders.
-      expect(engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.count': 'asc' } }).sql).toMatch(/ORDER BY "c1" ASC NULLS LAST LIMIT/);
+      expect(
+        engine.compile({ measures: ['orders.count'], dimensions: ['orders.status'], order: { 'orders.total_amount': 'desc', 'orders.count': 'asc' } }).sql,
+      ).toMatch(/ORDER BY "c1" ASC NULLS LAST LIMIT/);
       // Filtered by date in Asia/Tokyo, the times read in Tokyo; unfiltered, in UTC.
-      const tokyo = await load({ dimensions: ['orders.id', 'orders.created_at'], filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2026-01-02', '2026-01-02'] }], timezone: 'Asia/Tokyo', order: { 'orders.id': 'asc' } });
+      const tokyo = await load({
+        dimensions: ['orders.id', 'orders.created_at'],
+        filters: [{ member: 'orders.created_at', operator: 'inDateRange', values: ['2026-01-02', '2026-01-02'] }],
+        timezone: 'Asia/Tokyo',
+        order: { 'orders.id': 'asc' },
+      });
       const inTokyo = (at: string) => new Date(Date.parse(at) + 9 * 3_600_000).toISOString().slice(0, 23);
-      expect(tokyo).toEqual(ORDERS.filter(([, , , , at]) => inTokyo(at as string).startsWith('2026-01-02')).map(([id, , , , at]) => ({ 'orders.id': id, 'orders.created_at': inTokyo(at as string) })));
+      expect(tokyo).toEqual(
+        ORDERS.filter(([, , , , at]) => inTokyo(at as string).startsWith('2026-01-02')).map(([id, , , , at]) => ({
+          'orders.id': id,
+          'orders.created_at': inTokyo(at as string),
+        })),
+      );
       const utc = await load({ dimensions: ['orders.id', 'orders.created_at'], timezone: 'Asia/Tokyo', order: { 'orders.id': 'asc' }, limit: 1 });
       expect(utc).toEqual([{ 'orders.id': ORDERS[0]![0], 'orders.created_at': new Date(Date.parse(ORDERS[0]![4] as string)).toISOString().slice(0, 23) }]);
     });
@@ -368,7 +553,11 @@ for (const dialect of DIALECTS) {
       );
       expect(model).not.toBe(SHOP_MODEL);
       const custom = new QueryEngine(shopArtifact(model), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0 });
-      const buckets = async (granularity: string, timezone = 'UTC') => (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity }], timezone })).data.map((row) => [row[`orders.created_at.${granularity}`], row['orders.count']]);
+      const buckets = async (granularity: string, timezone = 'UTC') =>
+        (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity }], timezone })).data.map((row) => [
+          row[`orders.created_at.${granularity}`],
+          row['orders.count'],
+        ]);
       const count = (label: (at: number) => string) => {
         const out = new Map<string, number>();
         for (const [, , , , at] of ORDERS) out.set(label(Date.parse(at as string)), (out.get(label(Date.parse(at as string))) ?? 0) + 1);
@@ -381,8 +570,11 @@ for (const dialect of DIALECTS) {
       expect(await buckets('fiscal_month')).toEqual(count((at) => iso(Date.UTC(new Date(at).getUTCFullYear(), new Date(at).getUTCMonth(), 1))));
       const origin = Date.UTC(2025, 11, 29);
       expect(await buckets('fortnight')).toEqual(count((at) => iso(origin + Math.floor((at - origin) / (14 * 86_400_000)) * 14 * 86_400_000)));
-      const annotation = (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'fortnight' }] })).annotation;
-      expect(annotation.timeDimensions['orders.created_at.fortnight']).toMatchObject({ granularity: { name: 'fortnight', title: 'Fortnight', interval: '2 week' } });
+      const annotation = (await custom.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'fortnight' }] }))
+        .annotation;
+      expect(annotation.timeDimensions['orders.created_at.fortnight']).toMatchObject({
+        granularity: { name: 'fortnight', title: 'Fortnight', interval: '2 week' },
+      });
       await refused({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'decade' }] }, /has no granularity "decade"/);
     });
 
@@ -392,9 +584,18 @@ for (const dialect of DIALECTS) {
         { 'orders.status': expect.any(String), 'orders.count': 1, 'orders.total_amount': expect.any(Number) },
         { 'orders.status': expect.any(String), 'orders.count': 1, 'orders.total_amount': expect.any(Number) },
       ]);
-      expect(await load({ dimensions: ['orders.status'], order: { 'orders.status': 'asc' } })).toEqual([{ 'orders.status': 'cancelled' }, { 'orders.status': 'completed' }, { 'orders.status': 'processing' }]);
-      expect(await load({ dimensions: ['orders.status'], order: [['orders.status', 'desc']], limit: 1, offset: 1 })).toEqual([{ 'orders.status': 'completed' }]);
-      expect(await load({ measures: ['orders.count'], dimensions: ['orders.size'], order: { 'orders.size': 'asc' } })).toEqual([{ 'orders.size': 'large', 'orders.count': 2 }, { 'orders.size': 'small', 'orders.count': 3 }]);
+      expect(await load({ dimensions: ['orders.status'], order: { 'orders.status': 'asc' } })).toEqual([
+        { 'orders.status': 'cancelled' },
+        { 'orders.status': 'completed' },
+        { 'orders.status': 'processing' },
+      ]);
+      expect(await load({ dimensions: ['orders.status'], order: [['orders.status', 'desc']], limit: 1, offset: 1 })).toEqual([
+        { 'orders.status': 'completed' },
+      ]);
+      expect(await load({ measures: ['orders.count'], dimensions: ['orders.size'], order: { 'orders.size': 'asc' } })).toEqual([
+        { 'orders.size': 'large', 'orders.count': 2 },
+        { 'orders.size': 'small', 'orders.count': 3 },
+      ]);
     });
 
     it('joins along the model: a many-to-one join keeps every order (LEFT JOIN), and a view resolves to the same cubes and path', async () => {
@@ -410,7 +611,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('counts and sums are not inflated across a one-to-many join (an order with two line items counts once)', async () => {
-      const rows = await load({ measures: ['orders.count', 'orders.total_amount', 'line_items.quantity'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } });
+      const rows = await load({
+        measures: ['orders.count', 'orders.total_amount', 'line_items.quantity'],
+        dimensions: ['orders.status'],
+        order: { 'orders.status': 'asc' },
+      });
       expect(rows).toEqual([
         { 'orders.status': 'cancelled', 'orders.count': 1, 'orders.total_amount': 30, 'line_items.quantity': null },
         { 'orders.status': 'completed', 'orders.count': 3, 'orders.total_amount': 190, 'line_items.quantity': 4 },
@@ -421,25 +626,45 @@ for (const dialect of DIALECTS) {
     });
 
     it('truncates times in the query’s time zone and filters date ranges in it (a UTC evening is the next local day elsewhere)', async () => {
-      const months = (timezone: string) => load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], timezone });
+      const months = (timezone: string) =>
+        load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], timezone });
       expect(await months('UTC')).toEqual([
         { 'orders.created_at.month': '2026-01-01T00:00:00.000', 'orders.created_at': '2026-01-01T00:00:00.000', 'orders.count': 3 },
         { 'orders.created_at.month': '2026-02-01T00:00:00.000', 'orders.created_at': '2026-02-01T00:00:00.000', 'orders.count': 2 },
       ]);
       expect((await months('America/New_York')).map((r) => r['orders.count'])).toEqual([4, 1]);
-      const days = await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }], timezone: 'Asia/Tokyo', limit: 2 });
+      const days = await load({
+        measures: ['orders.count'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'day' }],
+        timezone: 'Asia/Tokyo',
+        limit: 2,
+      });
       // 23:30 UTC on 1 January is 08:30 on 2 January in Tokyo, the same day as the next order.
-      expect(days.map((r) => [r['orders.created_at.day'], r['orders.count']])).toEqual([['2026-01-02T00:00:00.000', 2], ['2026-01-15T00:00:00.000', 1]]);
-      const weeks = await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-01', '2026-01-31'] }] });
+      expect(days.map((r) => [r['orders.created_at.day'], r['orders.count']])).toEqual([
+        ['2026-01-02T00:00:00.000', 2],
+        ['2026-01-15T00:00:00.000', 1],
+      ]);
+      const weeks = await load({
+        measures: ['orders.count'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-01', '2026-01-31'] }],
+      });
       expect(weeks).toEqual([
         { 'orders.created_at.week': '2025-12-29T00:00:00.000', 'orders.created_at': '2025-12-29T00:00:00.000', 'orders.count': 2 },
         { 'orders.created_at.week': '2026-01-12T00:00:00.000', 'orders.created_at': '2026-01-12T00:00:00.000', 'orders.count': 1 },
       ]);
-      const inRange = async (timezone: string) => (await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }], timezone }))[0]!['orders.count'];
+      const inRange = async (timezone: string) =>
+        (
+          await load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: ['2026-01-01', '2026-01-31'] }], timezone })
+        )[0]!['orders.count'];
       expect(await inRange('UTC')).toBe(3);
       expect(await inRange('America/New_York')).toBe(4);
       // Asked both as a dimension and with a granularity, the bare key keeps the dimension's own value, as in Cube.
-      const both = await load({ dimensions: ['orders.created_at'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'year' }], order: { 'orders.created_at': 'asc' }, limit: 1 });
+      const both = await load({
+        dimensions: ['orders.created_at'],
+        timeDimensions: [{ dimension: 'orders.created_at', granularity: 'year' }],
+        order: { 'orders.created_at': 'asc' },
+        limit: 1,
+      });
       expect(both[0]!['orders.created_at.year']).toBe('2026-01-01T00:00:00.000');
       expect(both[0]!['orders.created_at']).not.toBe('2026-01-01T00:00:00.000');
       expect(both[0]!['orders.created_at']).toMatch(/^2026-01-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
@@ -474,8 +699,12 @@ for (const dialect of DIALECTS) {
       expect((await run('from 30 days ago to 10 days ago')).range).toEqual(['2026-01-21T00:00:00.000', '2026-02-10T23:59:59.999']);
       expect((await run('from yesterday to tomorrow')).range).toEqual(['2026-02-19T00:00:00.000', '2026-02-21T23:59:59.999']);
       expect((await run('year to date')).range).toEqual(explicitRange(['2026-01-01', '2026-02-20T23:30:00.000']));
-      await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last fortnight' }] })).rejects.toThrow(/"last fortnight" is not a range/);
-      await expect(clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 0 days' }] })).rejects.toThrow(/whole number from 1/);
+      await expect(
+        clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last fortnight' }] }),
+      ).rejects.toThrow(/"last fortnight" is not a range/);
+      await expect(
+        clocked.load({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', dateRange: 'last 0 days' }] }),
+      ).rejects.toThrow(/whole number from 1/);
       // A single date still names that day.
       expect((await run('2026-01-15')).range).toEqual(explicitRange(['2026-01-15', '2026-01-15']));
     });
@@ -518,10 +747,37 @@ for (const dialect of DIALECTS) {
       expect(await count([{ member: 'orders.created_at', operator: 'equals', value: '2026-01-15' }])).toBe(1);
       expect(await count([{ member: 'orders.created_at', operator: 'less_than', value: '2026-01-02' }])).toBe(1);
       expect(await count([{ member: 'customers.region', operator: 'not_equals', value: 'EU' }])).toBe(2);
-      expect(await count([{ or: [{ member: 'orders.status', operator: 'equals', value: 'processing' }, { member: 'orders.amount', operator: 'greater_than', value: 90 }] }])).toBe(2);
-      expect(await count([{ and: [{ member: 'orders.status', operator: 'equals', value: 'completed' }, { or: [{ member: 'customers.region', operator: 'equals', value: 'US' }, { member: 'customers.region', operator: 'is_null' }] }] }])).toBe(2);
+      expect(
+        await count([
+          {
+            or: [
+              { member: 'orders.status', operator: 'equals', value: 'processing' },
+              { member: 'orders.amount', operator: 'greater_than', value: 90 },
+            ],
+          },
+        ]),
+      ).toBe(2);
+      expect(
+        await count([
+          {
+            and: [
+              { member: 'orders.status', operator: 'equals', value: 'completed' },
+              {
+                or: [
+                  { member: 'customers.region', operator: 'equals', value: 'US' },
+                  { member: 'customers.region', operator: 'is_null' },
+                ],
+              },
+            ],
+          },
+        ]),
+      ).toBe(2);
       await refused({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'custom', value: '1=1' }] }, /custom filter .*no client SQL/);
-      const busy = await load({ measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.count', operator: 'greater_than', value: 1 }] });
+      const busy = await load({
+        measures: ['orders.count'],
+        dimensions: ['orders.status'],
+        filters: [{ member: 'orders.count', operator: 'greater_than', value: 1 }],
+      });
       expect(busy).toEqual([{ 'orders.status': 'completed', 'orders.count': 3 }]);
       expect((await load({ measures: ['orders.count'], segments: ['orders.completed'] }))[0]).toEqual({ 'orders.count': 3 });
     });
@@ -531,7 +787,9 @@ for (const dialect of DIALECTS) {
         const [row] = await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', value }] });
         expect(row!['orders.count'], value).toBe(0);
       }
-      expect((await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'contains', value: '%' }] }))[0]!['orders.count']).toBe(0);
+      expect((await load({ measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'contains', value: '%' }] }))[0]!['orders.count']).toBe(
+        0,
+      );
       expect((await load({ measures: ['orders.count'] }))[0]!['orders.count']).toBe(5);
     });
 
@@ -547,7 +805,10 @@ for (const dialect of DIALECTS) {
       expect(spy).toHaveBeenCalledTimes(1);
       spy.mockRestore();
       const small = new QueryEngine(shopArtifact(), shop.source, { ...DEFAULT_ENGINE_LIMITS, cacheTtlMs: 0, maxResultBytes: 100 });
-      const error = await small.load({ dimensions: ['orders.status', 'orders.id'] }).then(() => null, (e: unknown) => e);
+      const error = await small.load({ dimensions: ['orders.status', 'orders.id'] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(QueryError);
       expect((error as Error).message).toMatch(/^The result is \d+ bytes, more than the 100 bytes a query may return: add filters/);
     });
@@ -558,11 +819,27 @@ for (const dialect of DIALECTS) {
       await refused({ measures: ['orders.status'] }, /orders.status is a dimension, not a measure/);
       await refused({ measures: ['d.count'], dimensions: ['a.id'] }, /join path from cube .* to cube .* is ambiguous/);
       await refused({ dimensions: ['customers.region', 'line_items.product'] }, /No join path from cube customers to cube line_items/);
-      await refused({ measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'greater_than', value: 'lots' }] }, /needs numbers; "lots" is not one/);
+      await refused(
+        { measures: ['orders.count'], filters: [{ member: 'orders.amount', operator: 'greater_than', value: 'lots' }] },
+        /needs numbers; "lots" is not one/,
+      );
       await refused({ measures: ['orders.count'], timezone: 'Mars/Olympus' }, /not an IANA time zone/);
       await refused({ measures: ['orders.count'], limit: 50_001 }, /limit must be an integer from 0 to 50000/);
       await refused({ measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.status', granularity: 'day' }] }, /not a time dimension/);
-      await refused({ measures: ['orders.count'], filters: [{ or: [{ member: 'orders.count', operator: 'greater_than', value: 1 }, { member: 'orders.status', operator: 'equals', value: 'x' }] }] }, /may not mix measures and dimensions/);
+      await refused(
+        {
+          measures: ['orders.count'],
+          filters: [
+            {
+              or: [
+                { member: 'orders.count', operator: 'greater_than', value: 1 },
+                { member: 'orders.status', operator: 'equals', value: 'x' },
+              ],
+            },
+          ],
+        },
+        /may not mix measures and dimensions/,
+      );
       await refused({}, /at least one measure, dimension/);
       await refused({ measures: ['orders.count'], sql: 'SELECT 1' }, /unknown field "sql"/);
     });
@@ -573,7 +850,18 @@ describe('wall times in a time zone, with each UTC day’s offset remembered', (
   it('give what the zone database gives for any instant and zone, across daylight-saving changes and historical offsets (property)', async () => {
     const fc = (await import('fast-check')).default;
     const { wallTime, wallTimeFromZoneDatabase } = await import('../src/semantic-layer/query/time-zones.js');
-    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham', 'Africa/Monrovia', 'Europe/Amsterdam'];
+    const zones = [
+      'UTC',
+      'Europe/Berlin',
+      'America/New_York',
+      'Asia/Kathmandu',
+      'Australia/Lord_Howe',
+      'Asia/Kolkata',
+      'America/St_Johns',
+      'Pacific/Chatham',
+      'Africa/Monrovia',
+      'Europe/Amsterdam',
+    ];
     fc.assert(
       fc.property(fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2040, 0, 1) }), fc.constantFrom(...zones), (ms, zone) => {
         // Twice: the second answer comes from the remembered offset.

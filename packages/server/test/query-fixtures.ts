@@ -157,7 +157,11 @@ export function shopArtifact(model = SHOP_MODEL): ModelArtifact {
   return result.artifact;
 }
 
-export const CUSTOMERS = [[1, 'Ada', 'EU'], [2, 'Bo', 'US'], [3, 'Cy', 'EU']];
+export const CUSTOMERS = [
+  [1, 'Ada', 'EU'],
+  [2, 'Bo', 'US'],
+  [3, 'Cy', 'EU'],
+];
 export const ORDERS = [
   [1, 1, 'completed', 100, '2026-01-01T23:30:00Z'],
   [2, 1, 'processing', 50, '2026-01-02T10:00:00Z'],
@@ -165,7 +169,12 @@ export const ORDERS = [
   [4, 3, 'cancelled', 30, '2026-02-01T00:30:00Z'],
   [5, null, 'completed', 20, '2026-02-10T12:00:00Z'],
 ];
-export const LINE_ITEMS = [[1, 1, 'pen', 2], [2, 1, 'ink', 1], [3, 2, 'pen', 5], [4, 3, 'pad', 1]];
+export const LINE_ITEMS = [
+  [1, 1, 'pen', 2],
+  [2, 1, 'ink', 1],
+  [3, 2, 'pen', 5],
+  [4, 3, 'pad', 1],
+];
 
 export const DDL = [
   'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, region TEXT)',
@@ -205,7 +214,14 @@ export async function shopSource(dialect: 'sqlite' | 'postgres', env: Record<str
       db.exec(sql);
       db.close();
     };
-    return { source, run, close: async () => { await source.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+    return {
+      source,
+      run,
+      close: async () => {
+        await source.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set');

@@ -27,7 +27,10 @@ for (const dialect of DIALECTS) {
       expect(await rows(sql), sql).toEqual(expected);
     };
     const refused = async (sql: string, message: RegExp) => {
-      const error = await engine.sql(sql).then(() => null, (e: unknown) => e);
+      const error = await engine.sql(sql).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error, sql).toBeInstanceOf(QueryError);
       expect((error as QueryError).status).toBe(400);
       expect((error as Error).message, sql).toMatch(message);
@@ -43,7 +46,12 @@ for (const dialect of DIALECTS) {
       const sql = "SELECT status, count FROM orders WHERE created_at >= '2026-01-01' GROUP BY 1 ORDER BY 2 DESC LIMIT 10";
       const result = await engine.sql(sql);
       expect(result.data[0]).toEqual({ status: 'completed', count: 3 });
-      expect(new Set(result.data.slice(1))).toEqual(new Set([{ status: 'processing', count: 1 }, { status: 'cancelled', count: 1 }]));
+      expect(new Set(result.data.slice(1))).toEqual(
+        new Set([
+          { status: 'processing', count: 1 },
+          { status: 'cancelled', count: 1 },
+        ]),
+      );
       expect(result.query).toMatchObject({
         measures: ['orders.count'],
         dimensions: ['orders.status'],
@@ -54,12 +62,29 @@ for (const dialect of DIALECTS) {
       });
       await same(
         "SELECT status, count FROM orders WHERE created_at >= '2026-02-01' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
-        { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ member: 'orders.created_at', operator: 'greater_than_or_equal', value: '2026-02-01T00:00:00' }], order: [['orders.count', 'desc'], ['orders.status', 'asc']], limit: 10 },
+        {
+          measures: ['orders.count'],
+          dimensions: ['orders.status'],
+          filters: [{ member: 'orders.created_at', operator: 'greater_than_or_equal', value: '2026-02-01T00:00:00' }],
+          order: [
+            ['orders.count', 'desc'],
+            ['orders.status', 'asc'],
+          ],
+          limit: 10,
+        },
         { status: 'orders.status', count: 'orders.count' },
       );
       expect(result.annotation.columns).toEqual({
         status: { member: 'orders.status', kind: 'dimension', title: 'Orders Status', shortTitle: 'Status', type: 'string' },
-        count: { member: 'orders.count', kind: 'measure', title: 'Orders Count', shortTitle: 'Count', type: 'number', drillMembers: [], drillMembersGrouped: { measures: [], dimensions: [] } },
+        count: {
+          member: 'orders.count',
+          kind: 'measure',
+          title: 'Orders Count',
+          shortTitle: 'Count',
+          type: 'number',
+          drillMembers: [],
+          drillMembersGrouped: { measures: [], dimensions: [] },
+        },
       });
       expect(result.annotation.measures['orders.count']).toMatchObject({ shortTitle: 'Count' });
     });
@@ -75,9 +100,11 @@ for (const dialect of DIALECTS) {
         { status: 'completed', count: 3 },
         { status: 'processing', count: 1 },
       ]);
-      expect(await rows('SELECT count, SUM(total_amount) AS total, AVG(average_amount) AS mean, MAX(largest), COUNT(DISTINCT customers_count) AS customers, amount_per_order FROM orders')).toEqual([
-        { count: 5, total: 270, mean: 54, largest: 100, customers: 3, amount_per_order: 54 },
-      ]);
+      expect(
+        await rows(
+          'SELECT count, SUM(total_amount) AS total, AVG(average_amount) AS mean, MAX(largest), COUNT(DISTINCT customers_count) AS customers, amount_per_order FROM orders',
+        ),
+      ).toEqual([{ count: 5, total: 270, mean: 54, largest: 100, customers: 3, amount_per_order: 54 }]);
       expect(await rows('SELECT size, status, total_amount FROM orders GROUP BY 2, size ORDER BY 1, 2')).toEqual([
         { size: 'large', status: 'completed', total_amount: 170 },
         { size: 'small', status: 'cancelled', total_amount: 30 },
@@ -97,7 +124,14 @@ for (const dialect of DIALECTS) {
       expect(await rows('SELECT region, count, total_amount FROM sales GROUP BY region ORDER BY count DESC, region')).toEqual(expected);
       await same(
         'SELECT s.region, count, total_amount FROM sales s GROUP BY 1 ORDER BY 2 DESC, 1',
-        { measures: ['sales.count', 'sales.total_amount'], dimensions: ['sales.region'], order: [['sales.count', 'desc'], ['sales.region', 'asc']] },
+        {
+          measures: ['sales.count', 'sales.total_amount'],
+          dimensions: ['sales.region'],
+          order: [
+            ['sales.count', 'desc'],
+            ['sales.region', 'asc'],
+          ],
+        },
         { region: 'sales.region', count: 'sales.count', total_amount: 'sales.total_amount' },
       );
       expect(await count("region = 'EU'", 'sales')).toBe(3);
@@ -110,13 +144,20 @@ for (const dialect of DIALECTS) {
         { created_at_month: '2026-01-01T00:00:00.000', count: 3 },
         { created_at_month: '2026-02-01T00:00:00.000', count: 2 },
       ]);
-      const weeks = "SELECT date_trunc('week', created_at) AS week, count FROM orders WHERE created_at BETWEEN '2026-01-01' AND '2026-01-31' GROUP BY date_trunc('week', created_at) ORDER BY week";
+      const weeks =
+        "SELECT date_trunc('week', created_at) AS week, count FROM orders WHERE created_at BETWEEN '2026-01-01' AND '2026-01-31' GROUP BY date_trunc('week', created_at) ORDER BY week";
       expect(await rows(weeks)).toEqual([
         { week: '2025-12-29T00:00:00.000', count: 2 },
         { week: '2026-01-12T00:00:00.000', count: 1 },
       ]);
-      await same(weeks, { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-01', '2026-01-31'] }] }, { week: 'orders.created_at.week', count: 'orders.count' });
-      const result = await engine.sql("SELECT DATE_TRUNC('day', created_at) AS day, DATE_TRUNC('month', created_at), count FROM sales GROUP BY 1, 2 ORDER BY 1 LIMIT 1");
+      await same(
+        weeks,
+        { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'week', dateRange: ['2026-01-01', '2026-01-31'] }] },
+        { week: 'orders.created_at.week', count: 'orders.count' },
+      );
+      const result = await engine.sql(
+        "SELECT DATE_TRUNC('day', created_at) AS day, DATE_TRUNC('month', created_at), count FROM sales GROUP BY 1, 2 ORDER BY 1 LIMIT 1",
+      );
       expect(result.data).toEqual([{ day: '2026-01-01T00:00:00.000', created_at_month: '2026-01-01T00:00:00.000', count: 1 }]);
       expect(result.annotation.columns.day).toMatchObject({ member: 'sales.created_at.day', kind: 'timeDimension', type: 'time' });
     });
@@ -160,7 +201,15 @@ for (const dialect of DIALECTS) {
         {
           measures: ['orders.count'],
           dimensions: ['orders.status'],
-          filters: [{ member: 'orders.amount', operator: 'greater_than', value: 25 }, { or: [{ member: 'orders.status', operator: 'starts_with', value: 'c', caseSensitive: true }, { member: 'orders.status', operator: 'equals', value: 'processing' }] }],
+          filters: [
+            { member: 'orders.amount', operator: 'greater_than', value: 25 },
+            {
+              or: [
+                { member: 'orders.status', operator: 'starts_with', value: 'c', caseSensitive: true },
+                { member: 'orders.status', operator: 'equals', value: 'processing' },
+              ],
+            },
+          ],
           order: [['orders.status', 'asc']],
         },
         { status: 'orders.status', count: 'orders.count' },
@@ -175,7 +224,19 @@ for (const dialect of DIALECTS) {
       ]);
       await same(
         'SELECT status, count FROM orders GROUP BY 1 HAVING NOT SUM(total_amount) BETWEEN 40 AND 200 ORDER BY 1',
-        { measures: ['orders.count'], dimensions: ['orders.status'], filters: [{ or: [{ member: 'orders.total_amount', operator: 'less_than', value: 40 }, { member: 'orders.total_amount', operator: 'greater_than', value: 200 }] }], order: [['orders.status', 'asc']] },
+        {
+          measures: ['orders.count'],
+          dimensions: ['orders.status'],
+          filters: [
+            {
+              or: [
+                { member: 'orders.total_amount', operator: 'less_than', value: 40 },
+                { member: 'orders.total_amount', operator: 'greater_than', value: 200 },
+              ],
+            },
+          ],
+          order: [['orders.status', 'asc']],
+        },
         { status: 'orders.status', count: 'orders.count' },
       );
     });
@@ -190,7 +251,10 @@ for (const dialect of DIALECTS) {
 
     it('refuses what lies outside the subset with a 400 naming the clause', async () => {
       const cases: Array<[string, RegExp]> = [
-        ['SELECT status FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1', /JOIN is not supported: query a view that joins the cubes/],
+        [
+          'SELECT status FROM orders JOIN customers ON orders.customer_id = customers.id GROUP BY 1',
+          /JOIN is not supported: query a view that joins the cubes/,
+        ],
         ['SELECT status FROM orders, customers GROUP BY 1', /FROM names several tables/],
         ['SELECT status FROM orders GROUP BY 1 UNION SELECT region FROM customers GROUP BY 1', /UNION is not supported/],
         ['SELECT status FROM orders GROUP BY 1 EXCEPT SELECT region FROM customers GROUP BY 1', /EXCEPT is not supported/],
@@ -198,7 +262,7 @@ for (const dialect of DIALECTS) {
         ['SELECT count FROM (SELECT * FROM orders) AS o', /subquery in FROM/],
         ['WITH o AS (SELECT 1) SELECT count FROM orders', /WITH .* is not supported/],
         ['DELETE FROM orders', /DELETE is not supported/],
-        ["INSERT INTO orders (id) VALUES (9)", /INSERT is not supported/],
+        ['INSERT INTO orders (id) VALUES (9)', /INSERT is not supported/],
         ["UPDATE orders SET status = 'x'", /UPDATE is not supported/],
         ['DROP TABLE orders', /DROP is not supported/],
         ['SELECT count FROM orders; SELECT count FROM customers', /2 statements/],
@@ -247,7 +311,10 @@ for (const dialect of DIALECTS) {
       // Every case checked, the mismatches listed together.
       const wrong: string[] = [];
       for (const [sql, message] of cases) {
-        const error = await engine.sql(sql).then(() => null, (e: unknown) => e);
+        const error = await engine.sql(sql).then(
+          () => null,
+          (e: unknown) => e,
+        );
         if (!(error instanceof QueryError) || error.status !== 400 || !message.test(error.message)) wrong.push(`${sql} => ${String(error)}`);
       }
       expect(wrong).toEqual([]);

@@ -16,7 +16,15 @@ import { writeShopSqlite } from './query-fixtures.js';
 type Json = Record<string, any>;
 
 /** The runtime timings of the runtime tests (runtime-support.ts, which needs the test runner). */
-const FAST_RUNTIME = { driver: 'process' as const, tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 };
+const FAST_RUNTIME = {
+  driver: 'process' as const,
+  tickMs: 200,
+  leaseMs: 1_000,
+  healthIntervalMs: 300,
+  healthTimeoutMs: 500,
+  backoffBaseMs: 200,
+  logFlushMs: 20,
+};
 
 export const RENDER_MODEL = `cubes:
   - name: customers
@@ -79,15 +87,28 @@ export async function renderShop(dialect: Dialect, options: Parameters<typeof Te
     if (res.statusCode >= 300) throw new Error(`${res.statusCode}: ${res.body}`);
     return JSON.parse(res.body) as Json;
   };
-  const pod = async (id: number) => ((await ok(await t.request({ url: `/api/v1/deployments/${id}/pods` }))).items as Json[]).find((p) => p.type === 'production');
-  const logs = async (id: number) => ((await ok(await t.request({ url: `/api/v1/deployments/${id}/logs?first=200` }))).items as Json[]).map((l) => l.message as string);
+  const pod = async (id: number) =>
+    ((await ok(await t.request({ url: `/api/v1/deployments/${id}/pods` }))).items as Json[]).find((p) => p.type === 'production');
+  const logs = async (id: number) =>
+    ((await ok(await t.request({ url: `/api/v1/deployments/${id}/logs?first=200` }))).items as Json[]).map((l) => l.message as string);
   const deploymentId = (await ok(await t.request({ method: 'POST', url: '/build/api/v1/deployments', body: { name: 'render shop' } }))).id as number;
   const first = await until(async () => {
     const p = await pod(deploymentId);
     return p?.status === 'Running' && p.ready ? p : undefined;
   }, 'the first pod to run');
   const build = `/build/api/v1/deployments/${deploymentId}`;
-  await ok(await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'DB_TYPE', value: 'sqlite' }, { name: 'DB_URL', value: 'shop.sqlite' }] } }));
+  await ok(
+    await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/env-vars`,
+      body: {
+        env_variables: [
+          { name: 'DB_TYPE', value: 'sqlite' },
+          { name: 'DB_URL', value: 'shop.sqlite' },
+        ],
+      },
+    }),
+  );
   await ok(await t.request({ method: 'POST', url: `${build}/dev-mode` }));
   await ok(await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: RENDER_MODEL }] } }));
   await ok(await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'The shop', exitDevMode: true } }));
@@ -100,12 +121,28 @@ export async function renderShop(dialect: Dialect, options: Parameters<typeof Te
   await ok(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string' } }));
 
   const base = `/api/v1/deployments/${deploymentId}`;
-  const report = async (publicId: string, body: Json) => (await ok(await t.request({ method: 'PUT', url: `${base}/reports/by-public-id/${publicId}`, body: { name: publicId, ...body } }))).id as number;
+  const report = async (publicId: string, body: Json) =>
+    (await ok(await t.request({ method: 'PUT', url: `${base}/reports/by-public-id/${publicId}`, body: { name: publicId, ...body } }))).id as number;
   const revenue = await report('revenue', { title: 'Revenue', kind: 'kpi', spec: { query: { measures: ['orders.total_amount'] } } });
-  const byCustomer = await report('by-customer', { title: 'Orders by customer', kind: 'vega', spec: { query: { measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } } } });
-  const byStatus = await report('by-status', { title: 'Orders by status', kind: 'table', spec: { query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } } } });
-  const overTime = await report('over-time', { title: 'Orders over time', kind: 'vega', spec: { query: { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], order: { 'orders.created_at': 'asc' } } } });
-  const workbookId = (await ok(await t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/regional-sales`, body: { name: 'Regional sales' } }))).id as number;
+  const byCustomer = await report('by-customer', {
+    title: 'Orders by customer',
+    kind: 'vega',
+    spec: { query: { measures: ['orders.count'], dimensions: ['customers.name'], order: { 'customers.name': 'asc' } } },
+  });
+  const byStatus = await report('by-status', {
+    title: 'Orders by status',
+    kind: 'table',
+    spec: { query: { measures: ['orders.count', 'orders.total_amount'], dimensions: ['orders.status'], order: { 'orders.status': 'asc' } } },
+  });
+  const overTime = await report('over-time', {
+    title: 'Orders over time',
+    kind: 'vega',
+    spec: {
+      query: { measures: ['orders.count'], timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }], order: { 'orders.created_at': 'asc' } },
+    },
+  });
+  const workbookId = (await ok(await t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/regional-sales`, body: { name: 'Regional sales' } })))
+    .id as number;
   const widget = (id: string, type: string, position: Json, config: Json) => ({ id, type, position, config });
   const config = {
     title: DASHBOARD_TITLE,

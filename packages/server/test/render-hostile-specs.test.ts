@@ -15,7 +15,13 @@ import { pageLayout, pageSvg } from '../src/render/page.js';
  * no way out of the expression language, and no file the PDF writer would read for an image.
  */
 
-const rows = { rows: [{ region: 'EU', count: 3 }, { region: 'US', count: 1 }], annotation: {} };
+const rows = {
+  rows: [
+    { region: 'EU', count: 3 },
+    { region: 'US', count: 1 },
+  ],
+  annotation: {},
+};
 
 describe('a report’s Vega-Lite spec drawn on the server', () => {
   it('refuses data other than the report’s rows: a nested generator, URL or dataset never runs', async () => {
@@ -32,7 +38,11 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
   });
 
   it('bounds the expression language’s sequence(): a billion values is an error of that expression, not an exhausted heap', async () => {
-    const spec = { mark: 'text', transform: [{ calculate: 'length(sequence(0, 1e9))', as: 'n' }], encoding: { text: { field: 'n', type: 'quantitative', format: 'd' } } };
+    const spec = {
+      mark: 'text',
+      transform: [{ calculate: 'length(sequence(0, 1e9))', as: 'n' }],
+      encoding: { text: { field: 'n', type: 'quantitative', format: 'd' } },
+    };
     const chart = await chartSvg(rows, spec, 300, 200);
     expect(chart?.svg).not.toContain('1000000000');
     const small = await chartSvg(rows, { ...spec, transform: [{ calculate: `length(sequence(0, ${MAX_GENERATED_VALUES}))`, as: 'n' }] }, 300, 200);
@@ -41,8 +51,21 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
 
   it('gives expressions no way to the global object: constructor and this are refused, globals stay untouched', async () => {
     const g = globalThis as { vegaPwned?: boolean };
-    for (const expr of ["datum.constructor.constructor('globalThis.vegaPwned=true')()", "this.constructor.constructor('globalThis.vegaPwned=true')()", "scale(toString, 'x')"]) {
-      await chartSvg(rows, { mark: 'bar', transform: [{ calculate: expr, as: 'z' }], encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' } } }, 300, 200).catch(() => undefined);
+    for (const expr of [
+      "datum.constructor.constructor('globalThis.vegaPwned=true')()",
+      "this.constructor.constructor('globalThis.vegaPwned=true')()",
+      "scale(toString, 'x')",
+    ]) {
+      await chartSvg(
+        rows,
+        {
+          mark: 'bar',
+          transform: [{ calculate: expr, as: 'z' }],
+          encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' } },
+        },
+        300,
+        200,
+      ).catch(() => undefined);
     }
     expect(g.vegaPwned).toBeUndefined();
   });
@@ -62,7 +85,11 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
     });
     let svg: string | undefined;
     try {
-      const spec = { mark: 'text', transform: [{ calculate: 'datum.count * 1000 + 4321', as: 'n' }], encoding: { text: { field: 'n', type: 'quantitative', format: 'd' } } };
+      const spec = {
+        mark: 'text',
+        transform: [{ calculate: 'datum.count * 1000 + 4321', as: 'n' }],
+        encoding: { text: { field: 'n', type: 'quantitative', format: 'd' } },
+      };
       svg = (await chartSvg(rows, spec, 300, 200))?.svg;
     } finally {
       globalThis.Function = original;
@@ -76,7 +103,10 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
     const onRejection = (reason: unknown) => rejections.push(reason);
     process.on('unhandledRejection', onRejection);
     try {
-      const spec = { mark: 'bar', encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' }, href: { value: 'file:///etc/passwd' } } };
+      const spec = {
+        mark: 'bar',
+        encoding: { x: { field: 'region', type: 'nominal' }, y: { field: 'count', type: 'quantitative' }, href: { value: 'file:///etc/passwd' } },
+      };
       const chart = await chartSvg(rows, spec, 300, 200);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(chart?.svg).toMatch(/class="mark-rect role-mark/);

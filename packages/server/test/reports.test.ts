@@ -79,7 +79,10 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
     t.request({ method: 'PUT', url: url(`/reports/by-public-id/${publicId}`, d), body, ...(key ? { key } : {}) });
   const get = (id: number, key?: string, d = deploymentId) => t.request({ url: url(`/reports/${id}`, d), ...(key ? { key } : {}) });
   const list = (query: Record<string, string | number>, key?: string, d = deploymentId) =>
-    t.request({ url: url(`/reports?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()}`, d), ...(key ? { key } : {}) });
+    t.request({
+      url: url(`/reports?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()}`, d),
+      ...(key ? { key } : {}),
+    });
   const page = async (query: Record<string, string | number>, key?: string, d = deploymentId) => {
     const res = await list(query, key, d);
     expect(res.statusCode, res.body).toBe(200);
@@ -134,7 +137,15 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
       const res = await put(publicId, { name: 'B', title: null, spec: 'raw vega text', kind: 'table' });
       expect(res.statusCode, res.body).toBe(200);
       const updated = res.json() as Report;
-      expect(updated).toMatchObject({ id: created.id, name: 'B', title: null, spec: 'raw vega text', kind: 'table', sqlQuery: 'select 1', preferences: fullContent.preferences });
+      expect(updated).toMatchObject({
+        id: created.id,
+        name: 'B',
+        title: null,
+        spec: 'raw vega text',
+        kind: 'table',
+        sqlQuery: 'select 1',
+        preferences: fullContent.preferences,
+      });
       expect((await put(publicId, { name: 'B' })).json()).toEqual(updated);
     });
 
@@ -301,7 +312,11 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
       expect(names(await page({ folderId: 'root', sortBy: 'name' }, undefined, d))).toEqual(['charlie costs', 'foxtrot']);
       expect(names(await page({ kind: 'table', sortBy: 'name' }, undefined, d))).toEqual(['alpha revenue', 'charlie costs', 'foxtrot']);
       expect(names(await page({ createdBy: author.userId, sortBy: 'name' }, undefined, d))).toEqual(['delta 100%_done', 'echo costs']);
-      expect(names(await page({ search: 'REVENUE', sortBy: 'name' }, undefined, d)).map((n) => n.toLowerCase())).toEqual(['alpha revenue', 'bravo revenue', 'golf revenue']);
+      expect(names(await page({ search: 'REVENUE', sortBy: 'name' }, undefined, d)).map((n) => n.toLowerCase())).toEqual([
+        'alpha revenue',
+        'bravo revenue',
+        'golf revenue',
+      ]);
       expect(names(await page({ search: '%_', sortBy: 'name' }, undefined, d))).toEqual(['delta 100%_done']);
       expect(names(await page({ search: 'costs', kind: 'sankey' }, undefined, d))).toEqual(['echo costs']);
       problem(await list({ kind: 'pie' }, undefined, d), 400, 'VALIDATION_FAILED');
@@ -416,7 +431,11 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
       await t.grant({ type: 'USER', id: reader.userId }, { type: 'FOLDER', id: team }, 'VIEW');
       await t.grant({ type: 'USER', id: reader.userId }, { type: 'REPORT', id: ids['foxtrot']! }, 'VIEW');
       await put(pid(), { name: 'reader own', folderId: null }, undefined, d).then(async (r) => {
-        await t.store.db.updateTable('reports').set({ created_by: reader.userId }).where('id', '=', (r.json() as Report).id).execute();
+        await t.store.db
+          .updateTable('reports')
+          .set({ created_by: reader.userId })
+          .where('id', '=', (r.json() as Report).id)
+          .execute();
       });
       const seen = await page({ sortBy: 'name' }, reader.key, d);
       expect(names(seen)).toEqual(['alpha revenue', 'Bravo Revenue', 'echo costs', 'foxtrot', 'reader own']);

@@ -21,7 +21,8 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let r: ReturnType<typeof runtimeProbe>;
     const secrets = Secrets.ephemeral();
-    const meta = (path: string, authorization?: string) => t.request({ url: `${path}/meta`, key: null, ...(authorization === undefined ? {} : { headers: { authorization } }) });
+    const meta = (path: string, authorization?: string) =>
+      t.request({ url: `${path}/meta`, key: null, ...(authorization === undefined ? {} : { headers: { authorization } }) });
     const build = (id: number) => `/build/api/v1/deployments/${id}`;
 
     beforeAll(async () => {
@@ -66,15 +67,23 @@ for (const dialect of DIALECTS) {
       const id = await r.create('scopes');
       await r.running(id);
       const mint = async (route: string, scopes: string[]) =>
-        ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/${route}`, body: { security_context: {}, scopes } })).json() as Json).data.token as string;
+        (
+          (
+            await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/${route}`, body: { security_context: {}, scopes } })
+          ).json() as Json
+        ).data.token as string;
       const path = `/deployments/${id}/data-api/v1`;
       expect((await meta(path, await mint('tokens', ['meta']))).statusCode).toBe(200);
       problem(await meta(path, await mint('tokens', [])), 403, 'FORBIDDEN');
       // A model with a private member, committed to the deploy branch: production builds and moves to it.
       const before = (await r.pods(id))[0] as Json;
       await t.request({ method: 'POST', url: `${build(id)}/dev-mode` });
-      const model = 'cubes:\n  - name: notes\n    sql: SELECT 1 AS id, 2 AS secret_score\n    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n        public: true\n      - name: secret_score\n        sql: secret_score\n        type: number\n        public: false\n    measures:\n      - name: count\n        type: count\n';
-      expect((await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/notes.yml', content: model }] } })).statusCode).toBe(200);
+      const model =
+        'cubes:\n  - name: notes\n    sql: SELECT 1 AS id, 2 AS secret_score\n    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\n        public: true\n      - name: secret_score\n        sql: secret_score\n        type: number\n        public: false\n    measures:\n      - name: count\n        type: count\n';
+      expect(
+        (await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/notes.yml', content: model }] } }))
+          .statusCode,
+      ).toBe(200);
       expect((await t.request({ method: 'POST', url: `${build(id)}/commit`, body: { message: 'notes', exitDevMode: true } })).statusCode).toBe(200);
       await r.replaced(id, before.name);
       const dimensions = async (token: string) => {
@@ -105,7 +114,10 @@ for (const dialect of DIALECTS) {
         '      - { name: by_status, measures: [count, amount], dimensions: [status] }',
         '',
       ].join('\n');
-      expect((await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: model }] } })).statusCode).toBe(200);
+      expect(
+        (await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/shop.yml', content: model }] } }))
+          .statusCode,
+      ).toBe(200);
       expect((await t.request({ method: 'POST', url: `${build(id)}/commit`, body: { message: 'rollup', exitDevMode: true } })).statusCode).toBe(200);
       await r.replaced(id, before.name);
       const path = `/deployments/${id}/data-api/v1`;
@@ -117,7 +129,9 @@ for (const dialect of DIALECTS) {
       await vi.waitFor(async () => expect((await state()).status).toBe('ready'), { timeout: 20_000, interval: 50 });
       const { table, rows, timezone } = await state();
       expect({ rows, timezone }).toEqual({ rows: 2, timezone: 'UTC' });
-      const query = encodeURIComponent(JSON.stringify({ measures: ['shop.count', 'shop.amount'], dimensions: ['shop.status'], order: { 'shop.status': 'asc' } }));
+      const query = encodeURIComponent(
+        JSON.stringify({ measures: ['shop.count', 'shop.amount'], dimensions: ['shop.status'], order: { 'shop.status': 'asc' } }),
+      );
       const loaded = await t.request({ url: `${path}/load?query=${query}` });
       expect(loaded.statusCode, loaded.body).toBe(200);
       const answer = loaded.json() as Json;
@@ -127,7 +141,15 @@ for (const dialect of DIALECTS) {
         { 'shop.status': 'processing', 'shop.count': 1, 'shop.amount': 20 },
       ]);
       // A token that runs queries but lacks meta-private does not see the tables.
-      const token = ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/production/tokens`, body: { security_context: {}, scopes: ['meta', 'sql-runner'] } })).json() as Json).data.token as string;
+      const token = (
+        (
+          await t.request({
+            method: 'POST',
+            url: `/api/v1/deployments/${id}/environments/production/tokens`,
+            body: { security_context: {}, scopes: ['meta', 'sql-runner'] },
+          })
+        ).json() as Json
+      ).data.token as string;
       expect((await t.request({ url: `${path}/load?query=${query}`, key: null, headers: { authorization: token } })).statusCode).toBe(200);
       const refused = await t.request({ url: `${path}/pre-aggregations`, key: null, headers: { authorization: token } });
       expect(refused.statusCode).toBe(403);
@@ -182,12 +204,23 @@ for (const dialect of DIALECTS) {
       // Beside it, a branch used once: once that one is suspended, the idle time has passed for both.
       expect((await t.request({ method: 'POST', url: `${build(id)}/branches`, body: { name: 'lazy' } })).statusCode).toBe(200);
       expect((await meta(`/deployments/${id}/dev-mode/lazy/data-api/v1`, `Bearer ${t.admin.key}`)).statusCode).toBe(200);
-      await vi.waitFor(async () => {
-        const lazy = (await r.pods(id)).find((p) => p.type === 'staging' && p.name !== pod.name);
-        expect(lazy).toMatchObject({ status: 'Terminated' });
-      }, { timeout: 30_000, interval: 50 });
+      await vi.waitFor(
+        async () => {
+          const lazy = (await r.pods(id)).find((p) => p.type === 'staging' && p.name !== pod.name);
+          expect(lazy).toMatchObject({ status: 'Terminated' });
+        },
+        { timeout: 30_000, interval: 50 },
+      );
       expect((await r.pods(id)).find((p) => p.name === pod.name)).toMatchObject({ status: 'Running', ready: true });
-      const token = ((await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/environments/${environmentId}/tokens`, body: { security_context: {}, scopes: ['meta'] } })).json() as Json).data.token as string;
+      const token = (
+        (
+          await t.request({
+            method: 'POST',
+            url: `/api/v1/deployments/${id}/environments/${environmentId}/tokens`,
+            body: { security_context: {}, scopes: ['meta'] },
+          })
+        ).json() as Json
+      ).data.token as string;
       expect((await meta(`/deployments/${id}/dev-mode/live/data-api/v1`, token)).statusCode).toBe(200);
       problem(await meta(`/deployments/${id}/data-api/v1`, token), 401, 'UNAUTHENTICATED');
     });
@@ -208,16 +241,23 @@ for (const dialect of DIALECTS) {
       await r.running(id);
       await t.request({ method: 'POST', url: `${build(id)}/branches`, body: { name: 'bad' } });
       const dev = (await t.request({ method: 'POST', url: `${build(id)}/dev-mode`, body: { branchName: 'bad' } })).json() as Json;
-      const write = await t.request({ method: 'PUT', url: `${build(id)}/data-model/files`, body: { files: [{ path: 'model/cubes/broken.yml', content: 'cubes:\n  - name: broken\n    measures: nope\n' }] } });
+      const write = await t.request({
+        method: 'PUT',
+        url: `${build(id)}/data-model/files`,
+        body: { files: [{ path: 'model/cubes/broken.yml', content: 'cubes:\n  - name: broken\n    measures: nope\n' }] },
+      });
       expect(write.statusCode, write.body).toBe(200);
       const commit = await t.request({ method: 'POST', url: `${build(id)}/commit`, body: { message: 'broken' } });
       expect(commit.statusCode, commit.body).toBe(200);
-      await vi.waitFor(async () => {
-        const answer = await meta(`/deployments/${id}/dev-mode/${encodeURIComponent(dev.branchName)}/data-api/v1`, `Bearer ${t.admin.key}`);
-        expect(answer.statusCode).toBe(503);
-        expect(answer.headers['retry-after']).toBeDefined();
-        expect((answer.json() as Json).detail).toContain('no successful build');
-      }, { timeout: 30_000, interval: 200 });
+      await vi.waitFor(
+        async () => {
+          const answer = await meta(`/deployments/${id}/dev-mode/${encodeURIComponent(dev.branchName)}/data-api/v1`, `Bearer ${t.admin.key}`);
+          expect(answer.statusCode).toBe(503);
+          expect(answer.headers['retry-after']).toBeDefined();
+          expect((answer.json() as Json).detail).toContain('no successful build');
+        },
+        { timeout: 30_000, interval: 200 },
+      );
     });
   });
 }

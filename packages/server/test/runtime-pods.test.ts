@@ -24,7 +24,11 @@ for (const dialect of DIALECTS) {
     let dataSources: string;
     let outside: string;
     const setVars = async (id: number, vars: Record<string, string>) => {
-      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
+      const res = await t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${id}/env-vars`,
+        body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) },
+      });
       expect(res.statusCode, res.body).toBe(200);
     };
 
@@ -33,7 +37,9 @@ for (const dialect of DIALECTS) {
       outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-outside-'));
       // Queries may take 1 s here: a runtime on SQLite answers no liveness check while a statement
       // runs, so it counts as hung only after that and a second more (ceil(2000 / 300) + 1 = 8 checks).
-      t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources, queries: { ...DEFAULT_RUNTIME_OPTIONS.queries, timeoutMs: 1_000 } } });
+      t = await TestApp.create(dialect, {
+        runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources, queries: { ...DEFAULT_RUNTIME_OPTIONS.queries, timeoutMs: 1_000 } },
+      });
       r = runtimeProbe(t);
     });
     afterAll(async () => {
@@ -50,7 +56,10 @@ for (const dialect of DIALECTS) {
       const meta = await t.request({ url: `/deployments/${id}/data-api/v1/meta` });
       expect(meta.statusCode, meta.body).toBe(200);
       const cubes = (meta.json() as Json).cubes as Json[];
-      expect(cubes.map((c) => [c.name, c.type])).toEqual([['starter_orders', 'cube'], ['starter_orders_view', 'view']]);
+      expect(cubes.map((c) => [c.name, c.type])).toEqual([
+        ['starter_orders', 'cube'],
+        ['starter_orders_view', 'view'],
+      ]);
       expect(cubes[0]?.measures.map((m: Json) => m.name)).toEqual(['starter_orders.count', 'starter_orders.total_amount']);
       // Each request the runtime answers leaves a line in the deployment's log.
       await r.logsWith(id, /^GET \/v1\/meta 200 \d+ ms$/);
@@ -86,7 +95,10 @@ for (const dialect of DIALECTS) {
       const looping = await r.podWhere(id, { status: 'CrashLoopBackOff', ready: false });
       expect(looping.name).not.toBe(first.name);
       expect(looping.restartCount).toBeGreaterThanOrEqual(2);
-      const lines = await r.logsWith(id, 'Runtime failed to start: DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
+      const lines = await r.logsWith(
+        id,
+        'Runtime failed to start: DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.',
+      );
       expect(lines.some((l) => l.includes(`Replacing pod ${first.name} with ${looping.name}: environment variables changed: DB_TYPE (added)`))).toBe(true);
       expect(lines.some((l) => l.includes('Back-off restarting failed runtime in'))).toBe(true);
       expect(lines.join('\n')).not.toContain('warehouse-9000');
@@ -135,24 +147,35 @@ for (const dialect of DIALECTS) {
       fs.symlinkSync(path.join(outside, 'secret.sqlite'), path.join(dataSources, 'link.sqlite'));
       // Written paths that leave the directory are refused when written (issue 32), and nothing changes.
       const refusedWrite = async (vars: Record<string, string>, message: string) => {
-        const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${id}/env-vars`, body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) } });
+        const res = await t.request({
+          method: 'PUT',
+          url: `/api/v1/deployments/${id}/env-vars`,
+          body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) },
+        });
         expect(problem(res, 400, 'VALIDATION_FAILED').errors?.[0]?.message).toContain(message);
       };
-      for (const name of ['../secret.sqlite', path.join(outside, 'secret.sqlite')]) await refusedWrite({ DB_URL: name }, 'DB_URL names a file outside the data-sources directory');
+      for (const name of ['../secret.sqlite', path.join(outside, 'secret.sqlite')])
+        await refusedWrite({ DB_URL: name }, 'DB_URL names a file outside the data-sources directory');
       expect((await r.pods(id))[0]).toMatchObject({ name: onFile.name });
       // A symbolic link inside that leads outside is a name like any other until the runtime opens it.
       const since = await r.mark(id);
       await setVars(id, { DB_URL: 'link.sqlite' });
       await r.logsWith(id, 'Runtime failed to start: DB_URL names a file outside the data-sources directory.', since);
-      await refusedWrite({ DB_TYPE: 'postgres', DB_URL: 'postgres://someone:hunter22@127.0.0.1:1/warehouse' }, 'DB_URL holds a password: put it in DB_PASSWORD');
+      await refusedWrite(
+        { DB_TYPE: 'postgres', DB_URL: 'postgres://someone:hunter22@127.0.0.1:1/warehouse' },
+        'DB_URL holds a password: put it in DB_PASSWORD',
+      );
       await setVars(id, { DB_TYPE: 'postgres', DB_URL: 'postgres://someone@127.0.0.1:1/warehouse', DB_PASSWORD: 'hunter22' });
       // Nothing listens on port 1: the runtime runs (it answers its liveness checks) but is not ready.
-      const down = await vi.waitFor(async () => {
-        const pod = (await r.pods(id))[0] as Json;
-        expect(pod.name).not.toBe(onFile.name);
-        expect(pod).toMatchObject({ status: 'Running', ready: false, restartCount: 0 });
-        return pod;
-      }, { timeout: 30_000, interval: 50 });
+      const down = await vi.waitFor(
+        async () => {
+          const pod = (await r.pods(id))[0] as Json;
+          expect(pod.name).not.toBe(onFile.name);
+          expect(pod).toMatchObject({ status: 'Running', ready: false, restartCount: 0 });
+          return pod;
+        },
+        { timeout: 30_000, interval: 50 },
+      );
       await r.logsWith(id, 'Not ready: the data source does not answer');
       await r.logsWith(id, 'Data source: PostgreSQL at DB_URL, with the password in DB_PASSWORD');
       expect((await r.pods(id))[0]).toMatchObject({ name: down.name, restartCount: 0 });
@@ -186,10 +209,13 @@ for (const dialect of DIALECTS) {
       const empty = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
       expect(empty).toMatchObject({ items: [], pageInfo: { endCursor: tail.pageInfo.endCursor, hasNextPage: false } });
       process.kill(r.pidOf(id) as number, 'SIGKILL');
-      await vi.waitFor(async () => {
-        const next = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
-        expect(next.items.map((l: Json) => l.message).join('\n')).toContain('killed by SIGKILL');
-      }, { timeout: 10_000, interval: 50 });
+      await vi.waitFor(
+        async () => {
+          const next = (await t.request({ url: `/api/v1/deployments/${id}/logs?after=${tail.pageInfo.endCursor}` })).json() as Json;
+          expect(next.items.map((l: Json) => l.message).join('\n')).toContain('killed by SIGKILL');
+        },
+        { timeout: 10_000, interval: 50 },
+      );
       expect(await r.logs(id, '&source=dev')).toEqual([]);
       expect((await r.logs(id, '&source=production')).length).toBeGreaterThan(0);
       expect(await r.logs(id, '&container=INIT')).toEqual([]);
@@ -208,7 +234,11 @@ for (const dialect of DIALECTS) {
         const scoped = await t.key(t.admin.userId, { deploymentIds: [await r.create(`elsewhere ${path}`)] });
         problem(await t.request({ url: `/api/v1/deployments/${id}/${path}`, key: scoped }), 403, 'KEY_SCOPE_FORBIDDEN');
       }
-      const grant = await t.request({ method: 'POST', url: '/api/v1/policies', body: { principal: { type: 'USER', id: viewer.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'VIEW' } });
+      const grant = await t.request({
+        method: 'POST',
+        url: '/api/v1/policies',
+        body: { principal: { type: 'USER', id: viewer.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'VIEW' },
+      });
       expect(grant.statusCode, grant.body).toBeLessThan(300);
       expect((await t.request({ url: `/api/v1/deployments/${id}/pods`, key: viewer.key })).statusCode).toBe(200);
     });

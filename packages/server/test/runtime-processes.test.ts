@@ -68,7 +68,9 @@ async function ownersOf(env: ServerEnv): Promise<Map<number, string | null>> {
   const client = new pg.Client({ connectionString: env.env.DATABASE_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ deployment_id: number; owner: string | null }>(`select deployment_id, owner from runtimes where environment_id = 'production'`);
+    const { rows } = await client.query<{ deployment_id: number; owner: string | null }>(
+      `select deployment_id, owner from runtimes where environment_id = 'production'`,
+    );
     return new Map(rows.map((r) => [Number(r.deployment_id), r.owner]));
   } finally {
     await client.end();
@@ -85,7 +87,8 @@ async function killHard(server: ServerProcess): Promise<void> {
   await exited(server.child);
 }
 
-const pods = async (server: ServerProcess, key: string, id: number) => expectOk(await server.get(`/api/v1/deployments/${id}/pods`, key), `pods of ${id}`).items as Json[];
+const pods = async (server: ServerProcess, key: string, id: number) =>
+  expectOk(await server.get(`/api/v1/deployments/${id}/pods`, key), `pods of ${id}`).items as Json[];
 
 const running = (server: ServerProcess, key: string, id: number, except?: string) =>
   vi.waitFor(async () => {
@@ -151,7 +154,8 @@ for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
       const [a, b] = servers as [ServerProcess, ServerProcess];
       const ids: number[] = [];
       // Created through either process, so both have a part in scheduling them.
-      for (let i = 0; i < DEPLOYMENTS; i++) ids.push(expectOk(await (i % 2 ? b : a).post('/build/api/v1/deployments', { name: `shared ${i}` }, adminKey), `create ${i}`).id as number);
+      for (let i = 0; i < DEPLOYMENTS; i++)
+        ids.push(expectOk(await (i % 2 ? b : a).post('/build/api/v1/deployments', { name: `shared ${i}` }, adminKey), `create ${i}`).id as number);
       const before = new Map<number, Json>();
       for (const id of ids) before.set(id, await running(a, adminKey, id));
 
@@ -195,11 +199,14 @@ for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
         const pod = await running(survivor, adminKey, id, before.get(id)?.name);
         expect(pod.name).toMatch(/^production-[a-z0-9]{5}$/);
         const logs = expectOk(await survivor.get(`/api/v1/deployments/${id}/logs?first=200`, adminKey), `logs of ${id}`).items as Json[];
-        expect(logs.map((l) => l.message as string)).toContainEqual(expect.stringContaining(`Pod ${before.get(id)?.name} stopped with its server process; pod ${pod.name} takes over`));
+        expect(logs.map((l) => l.message as string)).toContainEqual(
+          expect.stringContaining(`Pod ${before.get(id)?.name} stopped with its server process; pod ${pod.name} takes over`),
+        );
         expect(await cubesOf(survivor, adminKey, id)).toEqual(['starter_orders', 'starter_orders_view']);
       }
       // The survivor's own pods ran on undisturbed.
-      for (const id of ids.filter((i) => !moved.includes(i))) expect((await pods(survivor, adminKey, id))[0]).toMatchObject({ name: before.get(id)?.name, status: 'Running', restartCount: 0 });
+      for (const id of ids.filter((i) => !moved.includes(i)))
+        expect((await pods(survivor, adminKey, id))[0]).toMatchObject({ name: before.get(id)?.name, status: 'Running', restartCount: 0 });
       expect(pidsOf(survivor)).toHaveLength(DEPLOYMENTS);
       const after = await ownersOf(env);
       for (const id of ids) expect(after.get(id)?.split(':')[1]).toBe(String(survivor.child.pid));

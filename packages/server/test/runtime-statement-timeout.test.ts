@@ -43,7 +43,10 @@ for (const dialect of DIALECTS) {
       const first = await r.running(id);
       const build = `/build/api/v1/deployments/${id}`;
       expect((await t.request({ method: 'POST', url: `${build}/dev-mode` })).statusCode).toBe(200);
-      expect((await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/slow.yml', content: SLOW_MODEL }] } })).statusCode).toBe(200);
+      expect(
+        (await t.request({ method: 'PUT', url: `${build}/data-model/files`, body: { files: [{ path: 'model/cubes/slow.yml', content: SLOW_MODEL }] } }))
+          .statusCode,
+      ).toBe(200);
       expect((await t.request({ method: 'POST', url: `${build}/commit`, body: { message: 'A slow cube', exitDevMode: true } })).statusCode).toBe(200);
       await r.replaced(id, first.name);
       await r.logsWith(id, '2 cubes and 1 view');
@@ -59,10 +62,19 @@ for (const dialect of DIALECTS) {
       const res = await load('slow.count');
       expect(Date.now() - started).toBeGreaterThanOrEqual(LIMIT_MS);
       expect(res.statusCode, res.body).toBe(400);
-      expect((res.json() as Json).error).toBe(`The statement ran longer than the ${LIMIT_MS} ms a query may take (QUERY_TIMEOUT_MS) and was stopped. Add filters, fewer dimensions or a narrower date range.`);
+      expect((res.json() as Json).error).toBe(
+        `The statement ran longer than the ${LIMIT_MS} ms a query may take (QUERY_TIMEOUT_MS) and was stopped. Add filters, fewer dimensions or a narrower date range.`,
+      );
       // The watchdog's line, then the restart: at once, and not a crash (no back-off, no CrashLoopBackOff).
-      const lines = await r.logsWith(id, `The runtime stopped a statement that ran longer than the ${LIMIT_MS} ms a query may take (QUERY_TIMEOUT_MS). Restarting now (restart ${before.restartCount + 1})`, mark);
-      expect(lines.some((l) => /^A statement ran for \d+ ms, longer than the 2500 ms a query may take \(QUERY_TIMEOUT_MS\)/.test(l)), lines.join('\n')).toBe(true);
+      const lines = await r.logsWith(
+        id,
+        `The runtime stopped a statement that ran longer than the ${LIMIT_MS} ms a query may take (QUERY_TIMEOUT_MS). Restarting now (restart ${before.restartCount + 1})`,
+        mark,
+      );
+      expect(
+        lines.some((l) => /^A statement ran for \d+ ms, longer than the 2500 ms a query may take \(QUERY_TIMEOUT_MS\)/.test(l)),
+        lines.join('\n'),
+      ).toBe(true);
       // Stopped by its watchdog at the limit, not killed as hung by failed liveness checks before it.
       expect(lines.some((l) => l.includes('Killing the runtime'))).toBe(false);
       const after = await r.running(id);

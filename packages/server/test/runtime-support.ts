@@ -4,7 +4,15 @@ import type { TestApp } from './harness.js';
 type Json = Record<string, any>;
 
 /** Runtime timings for tests: ticks, checks and back-offs in a few hundred milliseconds. */
-export const FAST_RUNTIME = { driver: 'process' as const, tickMs: 200, leaseMs: 1_000, healthIntervalMs: 300, healthTimeoutMs: 500, backoffBaseMs: 200, logFlushMs: 20 };
+export const FAST_RUNTIME = {
+  driver: 'process' as const,
+  tickMs: 200,
+  leaseMs: 1_000,
+  healthIntervalMs: 300,
+  healthTimeoutMs: 500,
+  backoffBaseMs: 200,
+  logFlushMs: 20,
+};
 
 /** Pod and log reads of one test app, and waits on them. */
 export function runtimeProbe(t: TestApp) {
@@ -48,7 +56,10 @@ export function runtimeProbe(t: TestApp) {
     vi.waitFor(
       async () => {
         const lines = after === undefined ? await logs(id) : await logs(id, `&after=${after}`);
-        expect(lines.some((l) => (typeof text === 'string' ? l.includes(text) : text.test(l))), `no log line matches ${String(text)}:\n${lines.join('\n')}`).toBe(true);
+        expect(
+          lines.some((l) => (typeof text === 'string' ? l.includes(text) : text.test(l))),
+          `no log line matches ${String(text)}:\n${lines.join('\n')}`,
+        ).toBe(true);
         return lines;
       },
       { timeout: 30_000, interval: 50 },

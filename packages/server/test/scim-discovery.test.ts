@@ -17,7 +17,7 @@ describe.each(DIALECTS)('SCIM access and discovery (%s)', (dialect) => {
       }
     });
 
-    it('answers 401 in SCIM\'s error schema for a missing, malformed or unknown token', async () => {
+    it("answers 401 in SCIM's error schema for a missing, malformed or unknown token", async () => {
       for (const authorization of [undefined, 'non-token', `Bearer mapi_${'Q'.repeat(40)}`, `Basic ${t.admin.key}`]) {
         const res = await scim(t, { path: '/Users', key: null, headers: authorization ? { authorization } : {} });
         scimError(res, 401);
@@ -33,7 +33,7 @@ describe.each(DIALECTS)('SCIM access and discovery (%s)', (dialect) => {
       scimError(await scim(t, { path: '/Groups', key: scoped }), 403);
     });
 
-    it('answers 404 in SCIM\'s error schema for an unknown SCIM route, and 405 with Allow for an unknown method', async () => {
+    it("answers 404 in SCIM's error schema for an unknown SCIM route, and 405 with Allow for an unknown method", async () => {
       scimError(await scim(t, { path: '/Widgets' }), 404);
       const res = await scim(t, { method: 'PATCH', path: '/Users' });
       scimError(res, 405);
@@ -73,7 +73,12 @@ describe.each(DIALECTS)('SCIM access and discovery (%s)', (dialect) => {
 
     it('Schemas describes User, EnterpriseUser, UserAttributes and Group with their attributes, each also by id', async () => {
       const list = ok(await scim(t, { path: '/Schemas' }));
-      expect(list.Resources.map((s: { id: string }) => s.id)).toEqual([USER_SCHEMA, ENTERPRISE, 'urn:mapi:params:scim:schemas:extension:attributes:2.0:User', GROUP_SCHEMA]);
+      expect(list.Resources.map((s: { id: string }) => s.id)).toEqual([
+        USER_SCHEMA,
+        ENTERPRISE,
+        'urn:mapi:params:scim:schemas:extension:attributes:2.0:User',
+        GROUP_SCHEMA,
+      ]);
       const user = ok(await scim(t, { path: `/Schemas/${USER_SCHEMA}` }));
       expect(user.description).toBe('User Account');
       const userName = user.attributes.find((a: { name: string }) => a.name === 'userName');

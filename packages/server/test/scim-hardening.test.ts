@@ -33,12 +33,17 @@ describe.each(DIALECTS)('SCIM edge cases (%s)', (dialect) => {
     await create({ name: 'region', type: 'string', defaultValue: 'EU' });
     named = await provisionUser(t, { displayName: 'Named One', name: { givenName: 'Nia', familyName: 'Named' }, [EXT]: { since: '2020-01', level: 5 } });
     bare = await provisionUser(t, { name: undefined, emails: [], [EXT]: { level: 2 } });
-    managed = await provisionUser(t, { displayName: 'Managed', name: { familyName: 'Only' }, [ENTERPRISE]: { manager: { value: 'boss-1' } }, [EXT]: { level: 10 } });
+    managed = await provisionUser(t, {
+      displayName: 'Managed',
+      name: { familyName: 'Only' },
+      [ENTERPRISE]: { manager: { value: 'boss-1' } },
+      [EXT]: { level: 10 },
+    });
   });
   afterAll(async () => t?.close());
 
   describe('filters (RFC 7644 section 3.4.2.2)', () => {
-    it('RFC 7644 section 3.4.2.2: a numeric user-attribute comparison casts only that attribute\'s values', async () => {
+    it("RFC 7644 section 3.4.2.2: a numeric user-attribute comparison casts only that attribute's values", async () => {
       // "2020-01" is the value of another attribute; reading it as a number must not fail the query.
       expect(await ids(`${EXT}:level gt 3`)).toEqual([named.id, managed.id]);
       expect(await ids(`${EXT}:level le 2`)).toEqual([bare.id]);
@@ -100,7 +105,8 @@ describe.each(DIALECTS)('SCIM edge cases (%s)', (dialect) => {
     });
 
     it('RFC 7644 section 3.4.2.3: sortOrder is matched ignoring case', async () => {
-      const order = async (sortOrder: string) => ok(await scim(t, { path: `/Users?sortBy=userName&sortOrder=${sortOrder}` })).Resources.map((r: { id: string }) => r.id);
+      const order = async (sortOrder: string) =>
+        ok(await scim(t, { path: `/Users?sortBy=userName&sortOrder=${sortOrder}` })).Resources.map((r: { id: string }) => r.id);
       const ascending = await order('ascending');
       expect(await order('Descending')).toEqual([...ascending].reverse());
       expect(await order('ASCENDING')).toEqual(ascending);
@@ -167,42 +173,53 @@ describe.each(DIALECTS)('SCIM edge cases (%s)', (dialect) => {
     });
 
     it('RFC 7644 section 3.5.2: a PATCH that does not name the extension leaves the user attribute values alone', async () => {
-      const before = await t.store.db.selectFrom('user_attribute_values').select(['attribute_id', 'value', 'updated_at']).where('user_id', '=', Number(named.id)).orderBy('attribute_id').execute();
+      const before = await t.store.db
+        .selectFrom('user_attribute_values')
+        .select(['attribute_id', 'value', 'updated_at'])
+        .where('user_id', '=', Number(named.id))
+        .orderBy('attribute_id')
+        .execute();
       expect(before.length).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 5));
       ok(await patch(named.id, [{ op: 'replace', path: 'title', value: 'Engineer' }]));
-      const after = await t.store.db.selectFrom('user_attribute_values').select(['attribute_id', 'value', 'updated_at']).where('user_id', '=', Number(named.id)).orderBy('attribute_id').execute();
+      const after = await t.store.db
+        .selectFrom('user_attribute_values')
+        .select(['attribute_id', 'value', 'updated_at'])
+        .where('user_id', '=', Number(named.id))
+        .orderBy('attribute_id')
+        .execute();
       expect(after).toEqual(before);
     });
 
     // PostgreSQL only: there the lock is an advisory lock another connection can hold. On SQLite
     // every write transaction is BEGIN IMMEDIATE, so writers serialise without one; and a second
     // connection in this process holding the write lock would block the synchronous driver itself.
-    if (dialect === 'postgres') it('RFC 7644 section 3.5.2: REST writes of attribute values wait for a SCIM write of the same tenant', async () => {
-      // Hold the tenant's admin lock, as a SCIM PATCH does while it reads and rewrites values.
-      const other = t.store.reopen();
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => (locked = resolve));
-      const holder = other.db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${`users:${t.tenantId}`}, 0))`.execute(trx);
-        locked();
-        await held;
+    if (dialect === 'postgres')
+      it('RFC 7644 section 3.5.2: REST writes of attribute values wait for a SCIM write of the same tenant', async () => {
+        // Hold the tenant's admin lock, as a SCIM PATCH does while it reads and rewrites values.
+        const other = t.store.reopen();
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let locked!: () => void;
+        const isLocked = new Promise<void>((resolve) => (locked = resolve));
+        const holder = other.db.transaction().execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(hashtextextended(${`users:${t.tenantId}`}, 0))`.execute(trx);
+          locked();
+          await held;
+        });
+        await isLocked;
+        let done = false;
+        const write = t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${named.id}`, body: { values: { since: '2021-02' } } }).then((res) => {
+          done = true;
+          return res;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(done).toBe(false);
+        release();
+        await holder;
+        expect((await write).statusCode).toBe(200);
+        await other.close();
       });
-      await isLocked;
-      let done = false;
-      const write = t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${named.id}`, body: { values: { since: '2021-02' } } }).then((res) => {
-        done = true;
-        return res;
-      });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(done).toBe(false);
-      release();
-      await holder;
-      expect((await write).statusCode).toBe(200);
-      await other.close();
-    });
   });
 });
 
@@ -226,9 +243,24 @@ describe('SQLite case folding of existing files', () => {
       const store = openStore({ dialect: 'sqlite', file });
       await migrate(store);
       const insert = () =>
-        store.db.insertInto('users').values({ tenant_id: Number(tenant), email: 'émile@example.com', first_name: null, role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at }).execute();
+        store.db
+          .insertInto('users')
+          .values({
+            tenant_id: Number(tenant),
+            email: 'émile@example.com',
+            first_name: null,
+            role: 'EXPLORER',
+            deactivated_at: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
       await expect(insert()).rejects.toThrow(/UNIQUE/);
-      const found = await store.db.selectFrom('users').select('id').where(sql<string>`lower(email)`, '=', 'émile@example.com').execute();
+      const found = await store.db
+        .selectFrom('users')
+        .select('id')
+        .where(sql<string>`lower(email)`, '=', 'émile@example.com')
+        .execute();
       expect(found).toHaveLength(1);
       await store.close();
     } finally {

@@ -32,14 +32,16 @@ export async function scim(t: TestApp, { method = 'GET', path, body, key, header
 export function ok(res: LightMyRequestResponse, status = 200): any {
   if (res.statusCode !== status) throw new Error(`expected ${status}, got ${res.statusCode}: ${res.body}`);
   if (status === 204) return undefined;
-  if (!String(res.headers['content-type']).startsWith('application/scim+json')) throw new Error(`expected application/scim+json, got ${String(res.headers['content-type'])}`);
+  if (!String(res.headers['content-type']).startsWith('application/scim+json'))
+    throw new Error(`expected application/scim+json, got ${String(res.headers['content-type'])}`);
   return res.json();
 }
 
 /** Asserts SCIM's error schema (RFC 7644 section 3.12): status as a string, a detail, and the scimType if given. */
 export function scimError(res: LightMyRequestResponse, status: number, scimType?: string): { detail: string; scimType?: string } {
   if (res.statusCode !== status) throw new Error(`expected ${status}, got ${res.statusCode}: ${res.body}`);
-  if (!String(res.headers['content-type']).startsWith('application/scim+json')) throw new Error(`expected application/scim+json, got ${String(res.headers['content-type'])}: ${res.body}`);
+  if (!String(res.headers['content-type']).startsWith('application/scim+json'))
+    throw new Error(`expected application/scim+json, got ${String(res.headers['content-type'])}: ${res.body}`);
   const body = res.json() as { schemas: string[]; status: string; detail: string; scimType?: string };
   if (!body.schemas?.includes('urn:ietf:params:scim:api:messages:2.0:Error')) throw new Error(`not a SCIM error: ${res.body}`);
   if (body.status !== String(status)) throw new Error(`body status ${body.status} != "${status}"`);
@@ -58,14 +60,28 @@ export async function provisionUser(t: TestApp, extra: Record<string, unknown> =
     await scim(t, {
       method: 'POST',
       path: '/Users',
-      body: { schemas: [USER_SCHEMA], userName, name: { givenName: 'Given', familyName: 'Family' }, emails: [{ value: userName, type: 'work', primary: true }], active: true, ...extra },
+      body: {
+        schemas: [USER_SCHEMA],
+        userName,
+        name: { givenName: 'Given', familyName: 'Family' },
+        emails: [{ value: userName, type: 'work', primary: true }],
+        active: true,
+        ...extra,
+      },
     }),
     201,
   );
 }
 
 export async function provisionGroup(t: TestApp, displayName: string, memberIds: string[] = [], extra: Record<string, unknown> = {}): Promise<any> {
-  return ok(await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName, members: memberIds.map((value) => ({ value })), ...extra } }), 201);
+  return ok(
+    await scim(t, {
+      method: 'POST',
+      path: '/Groups',
+      body: { schemas: [GROUP_SCHEMA], displayName, members: memberIds.map((value) => ({ value })), ...extra },
+    }),
+    201,
+  );
 }
 
 export const filterPath = (resource: 'Users' | 'Groups', filter: string, extra = '') => `/${resource}?filter=${encodeURIComponent(filter)}${extra}`;

@@ -59,11 +59,17 @@ describe.each(DIALECTS)('SCIM with attribute names like Object.prototype members
   it('RFC 7644 section 3.5.2: such names as PATCH paths are 400 invalidPath; as keys of a path-less value they are ignored; as user attributes they patch', async () => {
     for (const name of NAMES) {
       for (const path of [name, `name.${name}`, `emails[${name} eq "x"]`, `emails[type eq "work"].${name}`]) {
-        scimError(await scim(t, { method: 'PATCH', path: `/Users/${plain.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path, value: 'x' }] } }), 400, 'invalidPath');
+        scimError(
+          await scim(t, { method: 'PATCH', path: `/Users/${plain.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path, value: 'x' }] } }),
+          400,
+          'invalidPath',
+        );
       }
     }
-    const send = (method: 'PATCH' | 'POST' | 'PUT', url: string, body: string) => t.request({ method, url: `/api/scim/v2${url}`, body, headers: { 'content-type': 'application/scim+json' } });
-    const pathless = (extra: string) => `{"schemas":["${PATCH_OP}"],"Operations":[{"op":"replace","value":{${extra}"constructor":"x","toString":"y","valueOf":{"a":1},"title":"Clean"}}]}`;
+    const send = (method: 'PATCH' | 'POST' | 'PUT', url: string, body: string) =>
+      t.request({ method, url: `/api/scim/v2${url}`, body, headers: { 'content-type': 'application/scim+json' } });
+    const pathless = (extra: string) =>
+      `{"schemas":["${PATCH_OP}"],"Operations":[{"op":"replace","value":{${extra}"constructor":"x","toString":"y","valueOf":{"a":1},"title":"Clean"}}]}`;
     expect(ok(await send('PATCH', `/Users/${plain.id}`, pathless(''))).title).toBe('Clean');
     const read = ok(await scim(t, { path: `/Users/${plain.id}` }));
     for (const name of NAMES) expect(Object.hasOwn(read, name), name).toBe(false);
@@ -75,17 +81,37 @@ describe.each(DIALECTS)('SCIM with attribute names like Object.prototype members
       await scim(t, {
         method: 'PATCH',
         path: `/Users/${plain.id}`,
-        body: { schemas: [PATCH_OP], Operations: [{ op: 'add', path: `${EXT}:valueOf`, value: 'v' }, { op: 'replace', path: EXT, value: { hasOwnProperty: 'h' } }] },
+        body: {
+          schemas: [PATCH_OP],
+          Operations: [
+            { op: 'add', path: `${EXT}:valueOf`, value: 'v' },
+            { op: 'replace', path: EXT, value: { hasOwnProperty: 'h' } },
+          ],
+        },
       }),
     );
     expect(patched[EXT]).toEqual({ valueOf: 'v', hasOwnProperty: 'h' });
-    const removed = ok(await scim(t, { method: 'PATCH', path: `/Users/${plain.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `${EXT}:toString` }, { op: 'remove', path: `${EXT}:valueOf` }] } }));
+    const removed = ok(
+      await scim(t, {
+        method: 'PATCH',
+        path: `/Users/${plain.id}`,
+        body: {
+          schemas: [PATCH_OP],
+          Operations: [
+            { op: 'remove', path: `${EXT}:toString` },
+            { op: 'remove', path: `${EXT}:valueOf` },
+          ],
+        },
+      }),
+    );
     expect(removed[EXT]).toEqual({ hasOwnProperty: 'h' });
   });
 
   it('RFC 7644 section 3.3: such names as resource attributes in POST and PUT are ignored, and as user attributes they are stored', async () => {
-    const body = (extra: string) => `{"schemas":["${USER_SCHEMA}"],"userName":"proto@example.com",${extra}"constructor":{"value":1},"toString":"x","hasOwnProperty":[1],"${EXT}":{"valueOf":"kept","unknown":"dropped"}}`;
-    const send = (method: 'POST' | 'PUT', url: string, text: string) => t.request({ method, url: `/api/scim/v2${url}`, body: text, headers: { 'content-type': 'application/scim+json' } });
+    const body = (extra: string) =>
+      `{"schemas":["${USER_SCHEMA}"],"userName":"proto@example.com",${extra}"constructor":{"value":1},"toString":"x","hasOwnProperty":[1],"${EXT}":{"valueOf":"kept","unknown":"dropped"}}`;
+    const send = (method: 'POST' | 'PUT', url: string, text: string) =>
+      t.request({ method, url: `/api/scim/v2${url}`, body: text, headers: { 'content-type': 'application/scim+json' } });
     const resource = ok(await send('POST', '/Users', body('')), 201);
     expect(resource.active).toBe(true);
     expect(resource[EXT]).toEqual({ valueOf: 'kept' });
@@ -93,6 +119,10 @@ describe.each(DIALECTS)('SCIM with attribute names like Object.prototype members
     expect(ok(await send('PUT', `/Users/${resource.id}`, body('')))).toEqual(ok(await scim(t, { path: `/Users/${resource.id}` })));
     // "__proto__" is refused by the JSON parser as prototype poisoning (RFC 7644 section 3.12: invalidSyntax).
     scimError(await send('POST', '/Users', body('"__proto__":{"active":false},').replace('proto@', 'proto2@')), 400, 'invalidSyntax');
-    scimError(await send('PUT', `/Users/${resource.id}`, `{"schemas":["${USER_SCHEMA}"],"userName":"proto@example.com","${EXT}":{"__proto__":"p"}}`), 400, 'invalidSyntax');
+    scimError(
+      await send('PUT', `/Users/${resource.id}`, `{"schemas":["${USER_SCHEMA}"],"userName":"proto@example.com","${EXT}":{"__proto__":"p"}}`),
+      400,
+      'invalidSyntax',
+    );
   });
 });

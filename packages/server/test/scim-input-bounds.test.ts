@@ -17,10 +17,11 @@ describe.each(DIALECTS)('SCIM input bounds (%s)', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  const send = (method: 'POST' | 'PUT' | 'PATCH', path: string, body: string) => t.request({ method, url: `/api/scim/v2${path}`, body, headers: { 'content-type': 'application/scim+json' } });
+  const send = (method: 'POST' | 'PUT' | 'PATCH', path: string, body: string) =>
+    t.request({ method, url: `/api/scim/v2${path}`, body, headers: { 'content-type': 'application/scim+json' } });
   const count = async (userName: string) => ok(await scim(t, { path: filterPath('Users', `userName eq "${userName}"`) })).totalResults;
 
-  it('RFC 7644 section 3.12: a POST /Users body nested 5,000 levels deep is a 400 in SCIM\'s error schema, and no user is made', async () => {
+  it("RFC 7644 section 3.12: a POST /Users body nested 5,000 levels deep is a 400 in SCIM's error schema, and no user is made", async () => {
     const res = await send('POST', '/Users', `{"schemas":["${USER_SCHEMA}"],"userName":"deep@example.com","title":${deepJson(5000)}}`);
     scimError(res, 400);
     expect(await count('deep@example.com')).toBe(0);
@@ -28,17 +29,24 @@ describe.each(DIALECTS)('SCIM input bounds (%s)', (dialect) => {
     ok(await scim(t, { path: '/Users?count=0' }));
   });
 
-  it('RFC 7644 section 3.12: a PATCH body nested 5,000 levels deep is a 400 in SCIM\'s error schema, and the user does not change', async () => {
+  it("RFC 7644 section 3.12: a PATCH body nested 5,000 levels deep is a 400 in SCIM's error schema, and the user does not change", async () => {
     const user = await provisionUser(t, { title: 'Unchanged' });
-    const res = await send('PATCH', `/Users/${user.id}`, `{"schemas":["${PATCH_OP}"],"Operations":[{"op":"replace","path":"title","value":${deepJson(5000)}}]}`);
+    const res = await send(
+      'PATCH',
+      `/Users/${user.id}`,
+      `{"schemas":["${PATCH_OP}"],"Operations":[{"op":"replace","path":"title","value":${deepJson(5000)}}]}`,
+    );
     scimError(res, 400);
     const put = await send('PUT', `/Users/${user.id}`, `{"schemas":["${USER_SCHEMA}"],"userName":"${user.userName}","addresses":${deepJson(5000)}}`);
     scimError(put, 400);
     expect(ok(await scim(t, { path: `/Users/${user.id}` }))).toEqual(user);
   });
 
-  it('RFC 7644 section 3.12: a NUL character or a lone surrogate in a SCIM string is a 400 in SCIM\'s error schema on both stores, and nothing is stored', async () => {
-    for (const [userName, label] of [['nul\\u0000@example.com', 'NUL'], ['lone\\ud800@example.com', 'surrogate']]) {
+  it("RFC 7644 section 3.12: a NUL character or a lone surrogate in a SCIM string is a 400 in SCIM's error schema on both stores, and nothing is stored", async () => {
+    for (const [userName, label] of [
+      ['nul\\u0000@example.com', 'NUL'],
+      ['lone\\ud800@example.com', 'surrogate'],
+    ]) {
       const res = await send('POST', '/Users', `{"schemas":["${USER_SCHEMA}"],"userName":"${userName}"}`);
       expect(res.statusCode, label).toBe(400);
       scimError(res, 400);

@@ -16,7 +16,9 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
 
   beforeAll(async () => {
     t = await TestApp.create(dialect);
-    expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string', defaultValue: 'EU' } })).statusCode).toBe(201);
+    expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'region', type: 'string', defaultValue: 'EU' } })).statusCode).toBe(
+      201,
+    );
     expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'level', type: 'number' } })).statusCode).toBe(201);
     manager = await provisionUser(t, { displayName: 'The Manager' });
   });
@@ -32,7 +34,9 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
   describe('paths naming an extension schema or an attribute inside it', () => {
     it('RFC 7644 section 3.5.2.1: add with the enterprise schema URN as path and an object value sets its attributes; the dot in "2.0" does not split the path', async () => {
       const user = await provisionUser(t);
-      const after = await patched('Users', user.id, [{ op: 'add', path: ENTERPRISE, value: { employeeNumber: '701', department: 'Research', manager: { value: manager.id } } }]);
+      const after = await patched('Users', user.id, [
+        { op: 'add', path: ENTERPRISE, value: { employeeNumber: '701', department: 'Research', manager: { value: manager.id } } },
+      ]);
       expect(after[ENTERPRISE]).toEqual({ employeeNumber: '701', department: 'Research', manager: { value: manager.id } });
       expect(after.schemas).toEqual([USER_SCHEMA, ENTERPRISE, EXT]);
       // No attribute named after a piece of the URN appears anywhere.
@@ -75,7 +79,11 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
     it("RFC 7644 section 3.5.2: the tenant's user-attribute extension works the same way, by URN and by attribute, and the REST API sees it", async () => {
       const user = await provisionUser(t);
       const values = async () =>
-        Object.fromEntries(((await t.request({ url: `/api/v1/user-attribute-values/${user.id}` })).json().values as Array<{ name: string; value: unknown; isDefault: boolean }>).map((v) => [v.name, [v.value, v.isDefault]]));
+        Object.fromEntries(
+          (
+            (await t.request({ url: `/api/v1/user-attribute-values/${user.id}` })).json().values as Array<{ name: string; value: unknown; isDefault: boolean }>
+          ).map((v) => [v.name, [v.value, v.isDefault]]),
+        );
       let after = await patched('Users', user.id, [{ op: 'add', path: EXT, value: { region: 'US', level: 3 } }]);
       expect(after[EXT]).toEqual({ region: 'US', level: 3 });
       expect(await values()).toEqual({ region: ['US', false], level: [3, false] });
@@ -92,7 +100,15 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
 
     it('RFC 7644 section 3.5.2: an extension URN path with a value that is not an object is 400 invalidValue, and nothing changes', async () => {
       const user = await provisionUser(t, { [ENTERPRISE]: { department: 'Kept' } });
-      scimError(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: ENTERPRISE, value: 'Research' }] } }), 400, 'invalidValue');
+      scimError(
+        await scim(t, {
+          method: 'PATCH',
+          path: `/Users/${user.id}`,
+          body: { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: ENTERPRISE, value: 'Research' }] },
+        }),
+        400,
+        'invalidValue',
+      );
       expect(ok(await scim(t, { path: `/Users/${user.id}` }))[ENTERPRISE]).toEqual({ department: 'Kept' });
     });
   });
@@ -118,7 +134,10 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
       expect(after).not.toHaveProperty('emails');
       after = await patched('Users', user.id, [{ op: 'remove', path: 'phoneNumbers' }]);
       expect(after).not.toHaveProperty('phoneNumbers');
-      after = await patched('Users', user.id, [{ op: 'remove', path: 'name.familyName' }, { op: 'remove', path: 'name.givenName' }]);
+      after = await patched('Users', user.id, [
+        { op: 'remove', path: 'name.familyName' },
+        { op: 'remove', path: 'name.givenName' },
+      ]);
       expect(after).not.toHaveProperty('name');
     });
 
@@ -154,7 +173,15 @@ describe.each(DIALECTS)('SCIM PATCH as RFC 7644 section 3.5.2 reads (%s)', (dial
       const body = (members: unknown[]) => ({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Integrity 2', members });
       scimError(await scim(t, { method: 'POST', path: '/Groups', body: body([{ value: '999999' }]) }), 400, 'invalidValue');
       scimError(await scim(t, { method: 'PUT', path: `/Groups/${group.id}`, body: body([{ value: a.id }, { value: 'string id 1' }]) }), 400, 'invalidValue');
-      scimError(await scim(t, { method: 'PATCH', path: `/Groups/${group.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: '999999' }] }] } }), 400, 'invalidValue');
+      scimError(
+        await scim(t, {
+          method: 'PATCH',
+          path: `/Groups/${group.id}`,
+          body: { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: '999999' }] }] },
+        }),
+        400,
+        'invalidValue',
+      );
       expect(ok(await scim(t, { path: `/Groups/${group.id}` }))).toMatchObject({ displayName: 'Integrity', members: [{ value: a.id }] });
       expect(ok(await scim(t, { path: `/Groups?filter=${encodeURIComponent('displayName eq "Integrity 2"')}` })).totalResults).toBe(0);
     });

@@ -14,7 +14,7 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
     scim(t, { method: 'PATCH', path: `/${kind}/${id}`, headers, body: { schemas: [PATCH_OP], Operations: operations } });
 
   describe('Okta', () => {
-    it('deactivates with a path-less replace of active, and the user\'s keys stop at once', async () => {
+    it("deactivates with a path-less replace of active, and the user's keys stop at once", async () => {
       const user = await provisionUser(t);
       const key = await t.key(Number(user.id));
       const patched = ok(await patch('Users', user.id, [{ op: 'replace', value: { active: false } }]));
@@ -24,8 +24,16 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
 
     it('replaces profile attributes without a path, keeping the others', async () => {
       const user = await provisionUser(t, { title: 'Keep me' });
-      const patched = ok(await patch('Users', user.id, [{ op: 'replace', value: { name: { givenName: 'New', familyName: 'Name' }, emails: [{ value: 'new@example.com', primary: true, type: 'work' }] } }]));
-      expect(patched).toMatchObject({ name: { givenName: 'New', familyName: 'Name' }, emails: [{ value: 'new@example.com', primary: true, type: 'work' }], title: 'Keep me' });
+      const patched = ok(
+        await patch('Users', user.id, [
+          { op: 'replace', value: { name: { givenName: 'New', familyName: 'Name' }, emails: [{ value: 'new@example.com', primary: true, type: 'work' }] } },
+        ]),
+      );
+      expect(patched).toMatchObject({
+        name: { givenName: 'New', familyName: 'Name' },
+        emails: [{ value: 'new@example.com', primary: true, type: 'work' }],
+        title: 'Keep me',
+      });
     });
 
     it('renames a group with a path-less replace carrying its id, which is ignored', async () => {
@@ -37,7 +45,18 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
     it('adds members with their display and removes one with a filtered path', async () => {
       const [a, b] = [await provisionUser(t), await provisionUser(t)];
       const group = await provisionGroup(t, 'Okta members');
-      const added = ok(await patch('Groups', group.id, [{ op: 'add', path: 'members', value: [{ value: a.id, display: a.userName }, { value: b.id, display: b.userName }] }]));
+      const added = ok(
+        await patch('Groups', group.id, [
+          {
+            op: 'add',
+            path: 'members',
+            value: [
+              { value: a.id, display: a.userName },
+              { value: b.id, display: b.userName },
+            ],
+          },
+        ]),
+      );
       expect(added.members.map((m: { value: string }) => m.value)).toEqual([a.id, b.id]);
       const removed = ok(await patch('Groups', group.id, [{ op: 'remove', path: `members[value eq "${a.id}"]` }]));
       expect(removed.members.map((m: { value: string }) => m.value)).toEqual([b.id]);
@@ -57,10 +76,23 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
       const user = await provisionUser(t);
       const patched = ok(
         await patch('Users', user.id, [
-          { op: 'Replace', value: { 'name.givenName': 'Dotted', 'name.familyName': 'Keys', [`${ENTERPRISE}:department`]: 'Finance', [ENTERPRISE]: { costCenter: 'CC9' }, displayName: 'Dotted Keys' } },
+          {
+            op: 'Replace',
+            value: {
+              'name.givenName': 'Dotted',
+              'name.familyName': 'Keys',
+              [`${ENTERPRISE}:department`]: 'Finance',
+              [ENTERPRISE]: { costCenter: 'CC9' },
+              displayName: 'Dotted Keys',
+            },
+          },
         ]),
       );
-      expect(patched).toMatchObject({ name: { givenName: 'Dotted', familyName: 'Keys' }, displayName: 'Dotted Keys', [ENTERPRISE]: { department: 'Finance', costCenter: 'CC9' } });
+      expect(patched).toMatchObject({
+        name: { givenName: 'Dotted', familyName: 'Keys' },
+        displayName: 'Dotted Keys',
+        [ENTERPRISE]: { department: 'Finance', costCenter: 'CC9' },
+      });
       expect(patched.schemas).toContain(ENTERPRISE);
       expect((await t.request({ url: `/api/v1/users/${user.id}` })).json().firstName).toBe('Dotted');
     });
@@ -81,7 +113,12 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
       const user = await provisionUser(t, { title: 'Temporary' });
       const managed = ok(await patch('Users', user.id, [{ op: 'Add', path: `${ENTERPRISE}:manager`, value: 'manager-7' }]));
       expect(managed[ENTERPRISE]).toEqual({ manager: { value: 'manager-7' } });
-      const removed = ok(await patch('Users', user.id, [{ op: 'Remove', path: 'title' }, { op: 'remove', path: `${ENTERPRISE}:manager` }]));
+      const removed = ok(
+        await patch('Users', user.id, [
+          { op: 'Remove', path: 'title' },
+          { op: 'remove', path: `${ENTERPRISE}:manager` },
+        ]),
+      );
       expect(removed).not.toHaveProperty('title');
       expect(removed[ENTERPRISE] ?? {}).toEqual({});
     });
@@ -97,7 +134,9 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
       const group = await provisionGroup(t, 'Entra members');
       // No members at all is no members attribute (RFC 7643 section 2.5).
       const members = (g: { members?: Array<{ value: string }> }) => (g.members ?? []).map((m) => m.value);
-      expect(members(ok(await patch('Groups', group.id, [{ op: 'Add', path: 'members', value: [{ value: a.id }, { value: b.id }, { value: c.id }] }])))).toEqual([a.id, b.id, c.id]);
+      expect(
+        members(ok(await patch('Groups', group.id, [{ op: 'Add', path: 'members', value: [{ value: a.id }, { value: b.id }, { value: c.id }] }]))),
+      ).toEqual([a.id, b.id, c.id]);
       expect(members(ok(await patch('Groups', group.id, [{ op: 'Remove', path: 'members', value: [{ value: a.id }, { value: c.id }] }])))).toEqual([b.id]);
       expect(members(ok(await patch('Groups', group.id, [{ op: 'Replace', path: 'members', value: [{ value: c.id }] }])))).toEqual([c.id]);
       expect(members(ok(await patch('Groups', group.id, [{ op: 'remove', path: 'members' }])))).toEqual([]);
@@ -128,7 +167,11 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
       const user = await provisionUser(t);
       scimError(await patch('Users', user.id, [{ op: 'merge', path: 'title', value: 'x' }]), 400, 'invalidSyntax');
       scimError(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP] } }), 400, 'invalidSyntax');
-      scimError(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: ['urn:wrong'], Operations: [{ op: 'remove', path: 'title' }] } }), 400, 'invalidSyntax');
+      scimError(
+        await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: ['urn:wrong'], Operations: [{ op: 'remove', path: 'title' }] } }),
+        400,
+        'invalidSyntax',
+      );
       expect(ok(await scim(t, { path: `/Users/${user.id}` }))).toEqual(user);
     });
 
@@ -141,7 +184,14 @@ describe.each(DIALECTS)('SCIM PATCH (%s)', (dialect) => {
 
     it('removing userName or setting a wrong type is 400 invalidValue; earlier operations are not kept', async () => {
       const user = await provisionUser(t, { title: 'Unchanged' });
-      scimError(await patch('Users', user.id, [{ op: 'replace', path: 'title', value: 'Changed' }, { op: 'remove', path: 'userName' }]), 400, 'invalidValue');
+      scimError(
+        await patch('Users', user.id, [
+          { op: 'replace', path: 'title', value: 'Changed' },
+          { op: 'remove', path: 'userName' },
+        ]),
+        400,
+        'invalidValue',
+      );
       scimError(await patch('Users', user.id, [{ op: 'replace', path: 'active', value: 'perhaps' }]), 400, 'invalidValue');
       expect(ok(await scim(t, { path: `/Users/${user.id}` }))).toEqual(user);
     });

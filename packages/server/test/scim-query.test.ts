@@ -28,7 +28,10 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
       locale: 'en-GB',
       timezone: 'Europe/London',
       profileUrl: 'https://profiles.example.com/alpha',
-      emails: [{ value: 'alpha@work.example.com', type: 'work', primary: true }, { value: 'alpha@home.example.org', type: 'home' }],
+      emails: [
+        { value: 'alpha@work.example.com', type: 'work', primary: true },
+        { value: 'alpha@home.example.org', type: 'home' },
+      ],
       phoneNumbers: [{ value: '+44 20 0000 0001', type: 'work' }],
       addresses: [{ locality: 'London', country: 'GB', type: 'work' }],
       roles: [{ value: 'analyst' }],
@@ -156,7 +159,21 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
     });
 
     it('answers 400 invalidFilter for bad syntax, unknown attributes and impossible comparisons', async () => {
-      for (const filter of ['userName eq', 'userName eq bare', 'userName zz "x"', '(userName eq "x"', 'nothing eq "x"', 'name eq "x"', 'active gt true', 'meta.created gt "yesterday"', 'emails[value eq "x"', 'name.nothing eq "x"', 'userName eq {"a":1}', 'meta.version eq "x"', 'meta.location pr']) {
+      for (const filter of [
+        'userName eq',
+        'userName eq bare',
+        'userName zz "x"',
+        '(userName eq "x"',
+        'nothing eq "x"',
+        'name eq "x"',
+        'active gt true',
+        'meta.created gt "yesterday"',
+        'emails[value eq "x"',
+        'name.nothing eq "x"',
+        'userName eq {"a":1}',
+        'meta.version eq "x"',
+        'meta.location pr',
+      ]) {
         scimError(await scim(t, { path: filterPath('Users', filter) }), 400, 'invalidFilter');
       }
       scimError(await scim(t, { path: filterPath('Groups', 'members.display eq "x"') }), 400, 'invalidFilter');
@@ -171,7 +188,13 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
     });
 
     it('count=0 returns only totalResults; a startIndex past the end returns no resources', async () => {
-      expect(ok(await scim(t, { path: '/Users?count=0' }))).toEqual({ schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: 3, itemsPerPage: 0, startIndex: 1, Resources: [] });
+      expect(ok(await scim(t, { path: '/Users?count=0' }))).toEqual({
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+        totalResults: 3,
+        itemsPerPage: 0,
+        startIndex: 1,
+        Resources: [],
+      });
       expect(ok(await scim(t, { path: '/Users?startIndex=10' }))).toMatchObject({ totalResults: 3, itemsPerPage: 0, startIndex: 10, Resources: [] });
     });
 
@@ -189,7 +212,10 @@ describe.each(DIALECTS)('SCIM queries (%s)', (dialect) => {
     });
 
     it('paging applies after the filter', async () => {
-      expect(ok(await scim(t, { path: filterPath('Users', 'userName co "example"', '&startIndex=2&count=5') }))).toMatchObject({ totalResults: 3, itemsPerPage: 2 });
+      expect(ok(await scim(t, { path: filterPath('Users', 'userName co "example"', '&startIndex=2&count=5') }))).toMatchObject({
+        totalResults: 3,
+        itemsPerPage: 2,
+      });
     });
 
     it('a non-numeric startIndex or count is 400 invalidValue', async () => {

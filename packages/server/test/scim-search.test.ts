@@ -43,7 +43,14 @@ function loadModel(schema: { id: string; attributes: Attribute[] }): Map<string,
     if (!MUTABILITY.includes(attribute.mutability) || !RETURNED.includes(attribute.returned)) fail('mutability or returned');
     if (attribute.uniqueness !== undefined && !UNIQUENESS.includes(attribute.uniqueness)) fail('uniqueness');
     if (attribute.canonicalValues !== undefined && !Array.isArray(attribute.canonicalValues)) fail('canonicalValues must be a list');
-    if (attribute.type === 'reference' && !(Array.isArray(attribute.referenceTypes) && attribute.referenceTypes.length > 0 && attribute.referenceTypes.every((r) => typeof r === 'string' && r !== ''))) {
+    if (
+      attribute.type === 'reference' &&
+      !(
+        Array.isArray(attribute.referenceTypes) &&
+        attribute.referenceTypes.length > 0 &&
+        attribute.referenceTypes.every((r) => typeof r === 'string' && r !== '')
+      )
+    ) {
       fail('a reference without referenceTypes');
     }
     if (attribute.type === 'complex') {
@@ -66,7 +73,12 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
     t = await TestApp.create(dialect);
     // A tenant user attribute, so the tenant's extension schema has attributes to walk too.
     expect((await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'costRegion', type: 'string-list' } })).statusCode).toBe(201);
-    for (const [given, title] of [['Cleo', 'Analyst'], ['Abel', 'Engineer'], ['Bea', undefined], ['Dora', 'Analyst']] as const) {
+    for (const [given, title] of [
+      ['Cleo', 'Analyst'],
+      ['Abel', 'Engineer'],
+      ['Bea', undefined],
+      ['Dora', 'Analyst'],
+    ] as const) {
       users.push(await provisionUser(t, { displayName: `search ${given}`, name: { givenName: given, familyName: 'Search' }, ...(title ? { title } : {}) }));
     }
     groups.push(await provisionGroup(t, 'search Beta', [users[0].id, users[1].id]));
@@ -95,14 +107,24 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
 
     it('RFC 7644 section 5: ServiceProviderConfig says what is supported, and it is: filter (with maxResults), sort, patch, etag; no bulk, no password change', async () => {
       const config = ok(await scim(t, { path: '/ServiceProviderConfig' }));
-      expect(config).toMatchObject({ filter: { supported: true, maxResults: 200 }, sort: { supported: true }, patch: { supported: true }, etag: { supported: true }, bulk: { supported: false }, changePassword: { supported: false } });
+      expect(config).toMatchObject({
+        filter: { supported: true, maxResults: 200 },
+        sort: { supported: true },
+        patch: { supported: true },
+        etag: { supported: true },
+        bulk: { supported: false },
+        changePassword: { supported: false },
+      });
       // Sorting works as advertised, and a page never exceeds maxResults.
       const sorted = ok(await scim(t, { path: '/Users?sortBy=name.givenName&sortOrder=descending&count=1000' }));
       expect(sorted.itemsPerPage).toBeLessThanOrEqual(config.filter.maxResults);
       const names = sorted.Resources.map((u: any) => u.name?.givenName).filter((n: unknown) => n !== undefined);
       expect(names).toEqual([...names].sort().reverse());
       // Bulk is not offered: its endpoint does not exist.
-      scimError(await scim(t, { method: 'POST', path: '/Bulk', body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'], Operations: [] } }), 404);
+      scimError(
+        await scim(t, { method: 'POST', path: '/Bulk', body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:BulkRequest'], Operations: [] } }),
+        404,
+      );
     });
   });
 
@@ -114,7 +136,10 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
         .join('&');
 
     const cases: Array<[string, Record<string, string | number | string[]>]> = [
-      ['filter, sortBy, sortOrder and paging', { filter: 'displayName sw "search"', sortBy: 'name.givenName', sortOrder: 'descending', startIndex: 2, count: 2 }],
+      [
+        'filter, sortBy, sortOrder and paging',
+        { filter: 'displayName sw "search"', sortBy: 'name.givenName', sortOrder: 'descending', startIndex: 2, count: 2 },
+      ],
       ['attributes', { filter: 'title eq "Analyst" or title pr', attributes: ['userName', 'name.givenName', 'title'] }],
       ['excludedAttributes', { excludedAttributes: ['emails', 'groups', 'name.familyName'], sortBy: 'userName' }],
       ['no parameters at all', {}],
@@ -129,7 +154,11 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
     }
 
     it('RFC 7644 section 3.4.3: POST /Groups/.search answers what the GET answers (filter on members, sort, excludedAttributes)', async () => {
-      const params = { filter: `displayName sw "search" or members[value eq "${users[2].id}"]`, sortBy: 'displayName', excludedAttributes: ['members.display'] };
+      const params = {
+        filter: `displayName sw "search" or members[value eq "${users[2].id}"]`,
+        sortBy: 'displayName',
+        excludedAttributes: ['members.display'],
+      };
       const viaGet = ok(await scim(t, { path: `/Groups?${query(params)}` }));
       expect(viaGet.Resources.map((g: any) => g.displayName)).toEqual(['search Alpha', 'search Beta']);
       expect(ok(await search('/Groups/.search', { schemas: [SEARCH], ...params }))).toEqual(viaGet);
@@ -160,7 +189,11 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
 
     it('RFC 7644 section 3.4.2.2: in a root search an attribute one resource type lacks is unassigned there, and one that neither has is 400 invalidFilter', async () => {
       const both = ok(await search('/.search', { schemas: [SEARCH], filter: 'displayName sw "search"', attributes: ['displayName'] }));
-      expect(both.Resources.map((r: any) => `${r.meta.resourceType} ${r.displayName}`)).toEqual([...users.map((u) => `User ${u.displayName}`), 'Group search Beta', 'Group search Alpha']);
+      expect(both.Resources.map((r: any) => `${r.meta.resourceType} ${r.displayName}`)).toEqual([
+        ...users.map((u) => `User ${u.displayName}`),
+        'Group search Beta',
+        'Group search Alpha',
+      ]);
       const usersOnly = ok(await search('/.search', { schemas: [SEARCH], filter: 'title eq "Analyst"' }));
       expect(usersOnly.Resources.map((r: any) => r.id)).toEqual([users[0].id, users[3].id]);
       const groupsOnly = ok(await search('/.search', { schemas: [SEARCH], filter: `members[value eq "${users[0].id}"]` }));
@@ -172,7 +205,7 @@ describe.each(DIALECTS)('SCIM discovery and search as SCIM test tools use them (
       scimError(await search('/.search', { schemas: [SEARCH], sortBy: 'nothing' }), 400, 'invalidValue');
     });
 
-    it('RFC 7644 section 3.12: a body that is not a SearchRequest is 400 in SCIM\'s error schema, and the same checks as the GET apply', async () => {
+    it("RFC 7644 section 3.12: a body that is not a SearchRequest is 400 in SCIM's error schema, and the same checks as the GET apply", async () => {
       for (const path of ['/Users/.search', '/Groups/.search', '/.search']) {
         scimError(await search(path, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'] }), 400, 'invalidSyntax');
         scimError(await search(path, ['not', 'an', 'object']), 400, 'invalidSyntax');

@@ -16,7 +16,12 @@ describe.each(STORE_INDEPENDENT)('SCIM absolute URLs (%s)', (dialect) => {
     let server: RunningServer;
     const key = generateApiKey();
     const call = (method: 'GET' | 'POST', url: string, host: string, body?: unknown) =>
-      server.app.inject({ method, url, headers: { host, authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/scim+json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      server.app.inject({
+        method,
+        url,
+        headers: { host, authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/scim+json' } : {}) },
+        ...(body ? { payload: JSON.stringify(body) } : {}),
+      });
 
     beforeAll(async () => {
       env = await serverEnv(dialect);
@@ -34,7 +39,11 @@ describe.each(STORE_INDEPENDENT)('SCIM absolute URLs (%s)', (dialect) => {
       const expected = `https://mapi.example.com:9443${SCIM}/Users/${user.id}`;
       expect(user.meta.location).toBe(expected);
       expect(created.headers.location).toBe(expected);
-      const group = await call('POST', `${SCIM}/Groups`, 'evil.example:8443', { schemas: [GROUP_SCHEMA], displayName: 'Hosted', members: [{ value: user.id }] });
+      const group = await call('POST', `${SCIM}/Groups`, 'evil.example:8443', {
+        schemas: [GROUP_SCHEMA],
+        displayName: 'Hosted',
+        members: [{ value: user.id }],
+      });
       expect(group.json().members[0].$ref).toBe(expected);
       const read = (await call('GET', `${SCIM}/Users/${user.id}`, 'another.example')).json();
       expect(read.groups[0].$ref).toBe(`https://mapi.example.com:9443${SCIM}/Groups/${group.json().id}`);
@@ -79,26 +88,52 @@ describe.each(STORE_INDEPENDENT)('SCIM absolute URLs (%s)', (dialect) => {
 
     it("a tenant's primary domain is its first custom domain, else <slug>.<BASE_DOMAIN>, whichever host the request used", async () => {
       const acme = await t.tenant('acme', ['analytics.acme.com', 'bi.acme.com']);
-      const viaSlug = await scim(t, { method: 'POST', path: '/Users', key: acme.admin.key, host: 'acme.mapi.test', body: { schemas: [USER_SCHEMA], userName: 'a@acme.com' } });
+      const viaSlug = await scim(t, {
+        method: 'POST',
+        path: '/Users',
+        key: acme.admin.key,
+        host: 'acme.mapi.test',
+        body: { schemas: [USER_SCHEMA], userName: 'a@acme.com' },
+      });
       expect(viaSlug.statusCode).toBe(201);
       expect(viaSlug.headers.location).toBe(`https://analytics.acme.com${SCIM}/Users/${viaSlug.json().id}`);
       const viaOther = ok(await scim(t, { path: `/Users/${viaSlug.json().id}`, key: acme.admin.key, host: 'bi.acme.com' }));
       expect(viaOther.meta.location).toBe(viaSlug.headers.location);
 
       const beta = await t.tenant('beta');
-      const user = await scim(t, { method: 'POST', path: '/Users', key: beta.admin.key, host: 'beta.mapi.test:8443', body: { schemas: [USER_SCHEMA], userName: 'b@beta.com' } });
+      const user = await scim(t, {
+        method: 'POST',
+        path: '/Users',
+        key: beta.admin.key,
+        host: 'beta.mapi.test:8443',
+        body: { schemas: [USER_SCHEMA], userName: 'b@beta.com' },
+      });
       expect(user.headers.location).toBe(`https://beta.mapi.test${SCIM}/Users/${user.json().id}`);
       // The default tenant is reached as default.<BASE_DOMAIN>.
-      const mine = ok(await scim(t, { method: 'POST', path: '/Users', host: 'default.mapi.test', body: { schemas: [USER_SCHEMA], userName: 'd@default.com' } }), 201);
+      const mine = ok(
+        await scim(t, { method: 'POST', path: '/Users', host: 'default.mapi.test', body: { schemas: [USER_SCHEMA], userName: 'd@default.com' } }),
+        201,
+      );
       expect(mine.meta.location).toBe(`https://default.mapi.test${SCIM}/Users/${mine.id}`);
-      const group = ok(await scim(t, { method: 'POST', path: '/Groups', host: 'default.mapi.test', body: { schemas: [GROUP_SCHEMA], displayName: 'Default group' } }), 201);
+      const group = ok(
+        await scim(t, { method: 'POST', path: '/Groups', host: 'default.mapi.test', body: { schemas: [GROUP_SCHEMA], displayName: 'Default group' } }),
+        201,
+      );
       expect(group.meta.location).toBe(`https://default.mapi.test${SCIM}/Groups/${group.id}`);
     });
   });
 
   describe('PUBLIC_URL validation', () => {
     it('PUBLIC_URL must be an https origin: anything else stops the start with a message naming it', () => {
-      for (const bad of ['http://mapi.example.com', 'https://mapi.example.com/base', 'https://user@mapi.example.com', 'https://mapi.example.com?x=1', 'mapi.example.com', 'https://', 'https://bad_host.example']) {
+      for (const bad of [
+        'http://mapi.example.com',
+        'https://mapi.example.com/base',
+        'https://user@mapi.example.com',
+        'https://mapi.example.com?x=1',
+        'mapi.example.com',
+        'https://',
+        'https://bad_host.example',
+      ]) {
         let error: unknown;
         try {
           loadConfig({ PUBLIC_URL: bad });

@@ -15,7 +15,13 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       const res = await scim(t, {
         method: 'POST',
         path: '/Users',
-        body: { schemas: [USER_SCHEMA], userName: 'grace@example.com', name: { givenName: 'Grace', familyName: 'Hopper' }, displayName: 'Grace Hopper', active: true },
+        body: {
+          schemas: [USER_SCHEMA],
+          userName: 'grace@example.com',
+          name: { givenName: 'Grace', familyName: 'Hopper' },
+          displayName: 'Grace Hopper',
+          active: true,
+        },
       });
       const user = ok(res, 201);
       expect(user.schemas).toEqual([USER_SCHEMA]);
@@ -26,22 +32,35 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       expect(user.meta.version).toMatch(/^W\/".+"$/);
       expect(res.headers.location).toBe(user.meta.location);
       expect(res.headers.etag).toBe(user.meta.version);
-      expect(user).toMatchObject({ userName: 'grace@example.com', name: { givenName: 'Grace', familyName: 'Hopper' }, displayName: 'Grace Hopper', active: true });
+      expect(user).toMatchObject({
+        userName: 'grace@example.com',
+        name: { givenName: 'Grace', familyName: 'Hopper' },
+        displayName: 'Grace Hopper',
+        active: true,
+      });
     });
 
-    it('stores the user in the REST API\'s users: userName is the email, givenName the first name', async () => {
+    it("stores the user in the REST API's users: userName is the email, givenName the first name", async () => {
       const user = await provisionUser(t, { name: { givenName: 'Ada', familyName: 'Lovelace' } });
       const rest = await t.request({ url: `/api/v1/users/${user.id}` });
       expect(rest.json()).toMatchObject({ id: Number(user.id), email: user.userName, firstName: 'Ada', role: 'EXPLORER', active: true });
     });
 
     it('accepts plain application/json as well as application/scim+json (RFC 7644 section 3.1)', async () => {
-      const res = await t.request({ method: 'POST', url: `${SCIM}/Users`, headers: { 'content-type': 'application/json' }, body: { schemas: [USER_SCHEMA], userName: 'plain-json@example.com' } });
+      const res = await t.request({
+        method: 'POST',
+        url: `${SCIM}/Users`,
+        headers: { 'content-type': 'application/json' },
+        body: { schemas: [USER_SCHEMA], userName: 'plain-json@example.com' },
+      });
       expect(ok(res, 201).userName).toBe('plain-json@example.com');
     });
 
     it('keeps the enterprise extension and lists its schema (RFC 7643 section 4.3)', async () => {
-      const user = await provisionUser(t, { schemas: [USER_SCHEMA, ENTERPRISE], [ENTERPRISE]: { employeeNumber: '42', department: 'Research', manager: { value: 'm-1' } } });
+      const user = await provisionUser(t, {
+        schemas: [USER_SCHEMA, ENTERPRISE],
+        [ENTERPRISE]: { employeeNumber: '42', department: 'Research', manager: { value: 'm-1' } },
+      });
       expect(user.schemas).toEqual([USER_SCHEMA, ENTERPRISE]);
       expect(user[ENTERPRISE]).toEqual({ employeeNumber: '42', department: 'Research', manager: { value: 'm-1' } });
     });
@@ -58,7 +77,12 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
     });
 
     it('ignores unknown and read-only attributes (RFC 7644 section 3.3; RFC 7643 section 2.2)', async () => {
-      const user = await provisionUser(t, { id: 'chosen-by-client', adreses: [{ country: 'X' }], groups: [{ value: '1' }], meta: { created: '2000-01-01T00:00:00Z' } });
+      const user = await provisionUser(t, {
+        id: 'chosen-by-client',
+        adreses: [{ country: 'X' }],
+        groups: [{ value: '1' }],
+        meta: { created: '2000-01-01T00:00:00Z' },
+      });
       expect(user.id).not.toBe('chosen-by-client');
       expect(user).not.toHaveProperty('adreses');
       expect(user).not.toHaveProperty('groups');
@@ -87,8 +111,16 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
     });
 
     it('refuses a value of the wrong type: 400 invalidValue', async () => {
-      scimError(await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'typed@example.com', active: 'maybe' } }), 400, 'invalidValue');
-      scimError(await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'typed@example.com', name: 'flat' } }), 400, 'invalidValue');
+      scimError(
+        await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'typed@example.com', active: 'maybe' } }),
+        400,
+        'invalidValue',
+      );
+      scimError(
+        await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'typed@example.com', name: 'flat' } }),
+        400,
+        'invalidValue',
+      );
     });
 
     it('answers 409 uniqueness for a userName already provisioned, ignoring case (RFC 7644 section 3.3)', async () => {
@@ -108,7 +140,10 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
     it('takes over a user made through the REST API instead of duplicating it', async () => {
       const made = await t.request({ method: 'POST', url: '/api/v1/users', body: { email: 'rest-first@example.com', firstName: 'Rest' } });
       const restId = made.json().id as number;
-      const user = ok(await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'REST-first@example.com', name: { givenName: 'Scim' } } }), 201);
+      const user = ok(
+        await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: 'REST-first@example.com', name: { givenName: 'Scim' } } }),
+        201,
+      );
       expect(user.id).toBe(String(restId));
       expect((await t.request({ url: `/api/v1/users/${restId}` })).json().firstName).toBe('Scim');
     });
@@ -142,7 +177,7 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       expect(res.headers.etag).toBe(user.meta.version);
     });
 
-    it('answers 404 in SCIM\'s error schema for unknown, malformed and never-provisioned ids', async () => {
+    it("answers 404 in SCIM's error schema for unknown, malformed and never-provisioned ids", async () => {
       const restOnly = await t.user('EXPLORER');
       for (const id of ['999999', '010101001010101011001010101011', 'not-a-number', String(restOnly.userId)]) {
         scimError(await scim(t, { path: `/Users/${id}` }), 404);
@@ -151,7 +186,16 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
 
     it("answers 404 for another tenant's user", async () => {
       const other = await t.tenant('scim-other', ['scim-other.example.com']);
-      const theirs = ok(await scim(t, { method: 'POST', path: '/Users', key: other.admin.key, host: 'scim-other.example.com', body: { schemas: [USER_SCHEMA], userName: 'theirs@example.com' } }), 201);
+      const theirs = ok(
+        await scim(t, {
+          method: 'POST',
+          path: '/Users',
+          key: other.admin.key,
+          host: 'scim-other.example.com',
+          body: { schemas: [USER_SCHEMA], userName: 'theirs@example.com' },
+        }),
+        201,
+      );
       scimError(await scim(t, { path: `/Users/${theirs.id}` }), 404);
     });
   });
@@ -159,7 +203,9 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
   describe('PUT /Users/{id} (RFC 7644 section 3.5.1)', () => {
     it('replaces the user: attributes left out are cleared, userName may change', async () => {
       const user = await provisionUser(t, { title: 'Engineer', displayName: 'Old' });
-      const replaced = ok(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA], userName: `renamed-${user.userName}`, displayName: 'New' } }));
+      const replaced = ok(
+        await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA], userName: `renamed-${user.userName}`, displayName: 'New' } }),
+      );
       expect(replaced).toMatchObject({ id: user.id, userName: `renamed-${user.userName}`, displayName: 'New', active: true });
       expect(replaced).not.toHaveProperty('title');
       expect(replaced).not.toHaveProperty('name');
@@ -173,7 +219,7 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       expect(ok(await scim(t, { path: `/Users/${user.id}` }))).toEqual(user);
     });
 
-    it('answers 409 uniqueness when renaming onto another user\'s userName', async () => {
+    it("answers 409 uniqueness when renaming onto another user's userName", async () => {
       const a = await provisionUser(t);
       const b = await provisionUser(t);
       scimError(await scim(t, { method: 'PUT', path: `/Users/${b.id}`, body: { schemas: [USER_SCHEMA], userName: a.userName } }), 409, 'uniqueness');
@@ -181,7 +227,7 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
   });
 
   describe('deprovisioning', () => {
-    it('active: false stops the user\'s API keys at once; the user is still returned, as inactive', async () => {
+    it("active: false stops the user's API keys at once; the user is still returned, as inactive", async () => {
       const user = await provisionUser(t);
       const key = await t.key(Number(user.id));
       expect((await t.request({ url: '/api/v1/users/me', key })).statusCode).toBe(200);
@@ -211,7 +257,13 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
     it('refuses to deactivate the last active admin: 409, nothing changes', async () => {
       const admin = ok(await scim(t, { method: 'POST', path: '/Users', body: { schemas: [USER_SCHEMA], userName: t.admin.email } }), 201);
       expect(admin.id).toBe(String(t.admin.userId));
-      const others = await t.store.db.selectFrom('users').select('id').where('tenant_id', '=', t.tenantId).where('role', '=', 'ADMIN').where('id', '!=', t.admin.userId).execute();
+      const others = await t.store.db
+        .selectFrom('users')
+        .select('id')
+        .where('tenant_id', '=', t.tenantId)
+        .where('role', '=', 'ADMIN')
+        .where('id', '!=', t.admin.userId)
+        .execute();
       expect(others).toEqual([]);
       scimError(await scim(t, { method: 'DELETE', path: `/Users/${admin.id}` }), 409);
       expect(ok(await scim(t, { path: `/Users/${admin.id}` })).active).toBe(true);
@@ -222,7 +274,11 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
     it('POST answers 201 with members; the REST API sees the same group and members', async () => {
       const a = await provisionUser(t);
       const b = await provisionUser(t);
-      const res = await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName: 'Analysts', externalId: 'ext-1', members: [{ value: a.id }, { value: b.id, display: 'ignored' }] } });
+      const res = await scim(t, {
+        method: 'POST',
+        path: '/Groups',
+        body: { schemas: [GROUP_SCHEMA], displayName: 'Analysts', externalId: 'ext-1', members: [{ value: a.id }, { value: b.id, display: 'ignored' }] },
+      });
       const group = ok(res, 201);
       expect(res.headers.location).toBe(group.meta.location);
       expect(group).toMatchObject({ schemas: [GROUP_SCHEMA], displayName: 'Analysts', externalId: 'ext-1', meta: { resourceType: 'Group' } });
@@ -255,7 +311,11 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       const restOnly = await t.user('EXPLORER');
       scimError(await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA] } }), 400, 'invalidValue');
       for (const value of ['string id 1', '999999', String(restOnly.userId)]) {
-        scimError(await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName: `bad-${value}`, members: [{ value }] } }), 400, 'invalidValue');
+        scimError(
+          await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName: `bad-${value}`, members: [{ value }] } }),
+          400,
+          'invalidValue',
+        );
       }
       expect(await t.store.db.selectFrom('groups').select('id').execute()).toEqual(before);
     });
@@ -265,7 +325,10 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       const deployment = await t.deployment('adopted-group');
       await t.grant({ type: 'GROUP', id: restGroup.id }, { type: 'DEPLOYMENT', id: deployment }, 'VIEW');
       const member = await provisionUser(t);
-      const adopted = ok(await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName: 'made in rest', members: [{ value: member.id }] } }), 201);
+      const adopted = ok(
+        await scim(t, { method: 'POST', path: '/Groups', body: { schemas: [GROUP_SCHEMA], displayName: 'made in rest', members: [{ value: member.id }] } }),
+        201,
+      );
       expect(adopted.id).toBe(String(restGroup.id));
       const key = await t.key(Number(member.id));
       expect((await t.request({ url: `/api/v1/deployments/${deployment}`, key })).statusCode).toBe(200);
@@ -277,7 +340,13 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       const restOnly = await t.user('EXPLORER');
       const group = await provisionGroup(t, 'Before rename', [a.id]);
       await t.request({ method: 'POST', url: `/api/v1/groups/${group.id}/members`, body: { userIds: [restOnly.userId] } });
-      const replaced = ok(await scim(t, { method: 'PUT', path: `/Groups/${group.id}`, body: { schemas: [GROUP_SCHEMA], displayName: 'After rename', members: [{ value: b.id }] } }));
+      const replaced = ok(
+        await scim(t, {
+          method: 'PUT',
+          path: `/Groups/${group.id}`,
+          body: { schemas: [GROUP_SCHEMA], displayName: 'After rename', members: [{ value: b.id }] },
+        }),
+      );
       expect(replaced.displayName).toBe('After rename');
       expect(replaced.members.map((m: { value: string }) => m.value)).toEqual([b.id]);
       const rest = (await t.request({ url: `/api/v1/groups/${group.id}` })).json();
@@ -291,7 +360,12 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       ok(await scim(t, { method: 'DELETE', path: `/Groups/${group.id}` }), 204);
       scimError(await scim(t, { path: `/Groups/${group.id}` }), 404);
       expect((await t.request({ url: `/api/v1/groups/${group.id}` })).statusCode).toBe(404);
-      const policies = await t.store.db.selectFrom('policies').select('id').where('principal_type', '=', 'GROUP').where('principal_id', '=', Number(group.id)).execute();
+      const policies = await t.store.db
+        .selectFrom('policies')
+        .select('id')
+        .where('principal_type', '=', 'GROUP')
+        .where('principal_id', '=', Number(group.id))
+        .execute();
       expect(policies).toEqual([]);
     });
 
@@ -317,8 +391,19 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
       const user = await provisionUser(t);
       const group = await provisionGroup(t, 'etag group');
       const stale = { 'if-match': 'W/"stale"' };
-      scimError(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, headers: stale, body: { schemas: [USER_SCHEMA], userName: user.userName, active: false } }), 412);
-      scimError(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, headers: stale, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] } }), 412);
+      scimError(
+        await scim(t, { method: 'PUT', path: `/Users/${user.id}`, headers: stale, body: { schemas: [USER_SCHEMA], userName: user.userName, active: false } }),
+        412,
+      );
+      scimError(
+        await scim(t, {
+          method: 'PATCH',
+          path: `/Users/${user.id}`,
+          headers: stale,
+          body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] },
+        }),
+        412,
+      );
       scimError(await scim(t, { method: 'DELETE', path: `/Users/${user.id}`, headers: stale }), 412);
       scimError(await scim(t, { method: 'PUT', path: `/Groups/${group.id}`, headers: stale, body: { schemas: [GROUP_SCHEMA], displayName: 'changed' } }), 412);
       scimError(await scim(t, { method: 'DELETE', path: `/Groups/${group.id}`, headers: stale }), 412);
@@ -328,10 +413,24 @@ describe.each(DIALECTS)('SCIM resources (%s)', (dialect) => {
 
     it('If-Match with the current version succeeds, and the version changes with the resource', async () => {
       const user = await provisionUser(t);
-      const changed = ok(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, headers: { 'if-match': user.meta.version }, body: { schemas: [USER_SCHEMA], userName: user.userName, title: 'New title' } }));
+      const changed = ok(
+        await scim(t, {
+          method: 'PUT',
+          path: `/Users/${user.id}`,
+          headers: { 'if-match': user.meta.version },
+          body: { schemas: [USER_SCHEMA], userName: user.userName, title: 'New title' },
+        }),
+      );
       expect(changed.meta.version).not.toBe(user.meta.version);
       const group = await provisionGroup(t, 'etag members');
-      const withMember = ok(await scim(t, { method: 'PUT', path: `/Groups/${group.id}`, headers: { 'if-match': group.meta.version }, body: { schemas: [GROUP_SCHEMA], displayName: 'etag members', members: [{ value: user.id }] } }));
+      const withMember = ok(
+        await scim(t, {
+          method: 'PUT',
+          path: `/Groups/${group.id}`,
+          headers: { 'if-match': group.meta.version },
+          body: { schemas: [GROUP_SCHEMA], displayName: 'etag members', members: [{ value: user.id }] },
+        }),
+      );
       expect(withMember.meta.version).not.toBe(group.meta.version);
       ok(await scim(t, { method: 'DELETE', path: `/Groups/${group.id}`, headers: { 'if-match': withMember.meta.version } }), 204);
     });

@@ -78,12 +78,16 @@ describe('secrets: the cipher', () => {
 
   it('a value under a key that is not configured fails with a clear error naming the key', () => {
     const stored = secretsOf(`gone:${keyText()}`).seal('value', 'ctx');
-    expect(() => secrets.open(stored, 'ctx')).toThrow(/encrypted with key "gone", which is not configured \(MAPI_SECRET_KEY\); add that key after the current one/);
+    expect(() => secrets.open(stored, 'ctx')).toThrow(
+      /encrypted with key "gone", which is not configured \(MAPI_SECRET_KEY\); add that key after the current one/,
+    );
   });
 
   it('keys: hex, base64 and base64url, with or without an id (a bare key is named by its fingerprint); bad entries are named by position only', () => {
     const bytes = randomBytes(32);
-    const [hex, b64, url, bare] = keysOf(`h:${bytes.toString('hex')}, b:${bytes.toString('base64')}\nu:${bytes.toString('base64url')},${bytes.toString('base64')}`);
+    const [hex, b64, url, bare] = keysOf(
+      `h:${bytes.toString('hex')}, b:${bytes.toString('base64')}\nu:${bytes.toString('base64url')},${bytes.toString('base64')}`,
+    );
     expect([hex?.id, b64?.id, url?.id]).toEqual(['h', 'b', 'u']);
     expect(bare?.id).toMatch(/^k[0-9a-f]{12}$/);
     expect(hex?.material()).toEqual(bytes);
@@ -114,7 +118,10 @@ describe('secrets: configuration and the key file', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dir })).toThrow(ConfigError);
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dir })).toThrow(/MAPI_SECRET_KEY or MAPI_SECRET_KEY_FILE is required when NODE_ENV=production/);
     expect(loadConfig({ NODE_ENV: 'production', MAPI_SECRET_KEY: keyText() }).secretKeys.from).toBe('MAPI_SECRET_KEY');
-    expect(loadConfig({ NODE_ENV: 'production', MAPI_SECRET_KEY_FILE: path.join(dir, 'k') }).secretKeys).toEqual({ from: 'MAPI_SECRET_KEY_FILE', file: path.join(dir, 'k') });
+    expect(loadConfig({ NODE_ENV: 'production', MAPI_SECRET_KEY_FILE: path.join(dir, 'k') }).secretKeys).toEqual({
+      from: 'MAPI_SECRET_KEY_FILE',
+      file: path.join(dir, 'k'),
+    });
     expect(loadConfig({ DATA_DIR: dir }).secretKeys).toEqual({ from: 'generated', file: path.join(dir, 'secret.key') });
     expect(() => loadConfig({ MAPI_SECRET_KEY: keyText(), MAPI_SECRET_KEY_FILE: '/k' })).toThrow(/MAPI_SECRET_KEY and MAPI_SECRET_KEY_FILE are both set/);
     const bad = 'not-a-key-at-all';
@@ -150,7 +157,9 @@ describe('secrets: configuration and the key file', () => {
     const [a, b] = [keyText(), keyText()];
     fs.writeFileSync(file, `# current first\nnew:${a}\nold:${b}\n`);
     expect((await loadSecretKeys({ from: 'MAPI_SECRET_KEY_FILE', file })).keys.map((k) => k.id)).toEqual(['new', 'old']);
-    await expect(loadSecretKeys({ from: 'MAPI_SECRET_KEY_FILE', file: path.join(dir, 'missing') })).rejects.toThrow(/MAPI_SECRET_KEY_FILE \(.*missing\) could not be read: ENOENT/);
+    await expect(loadSecretKeys({ from: 'MAPI_SECRET_KEY_FILE', file: path.join(dir, 'missing') })).rejects.toThrow(
+      /MAPI_SECRET_KEY_FILE \(.*missing\) could not be read: ENOENT/,
+    );
     fs.writeFileSync(file, 'garbage');
     await expect(loadSecretKeys({ from: 'MAPI_SECRET_KEY_FILE', file })).rejects.toThrow(SecretKeyError);
   });
@@ -165,7 +174,17 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
     t = await TestApp.create(dialect, { secrets: k1 });
     await checkSecretKeys(t.store.db, k1, SECRET_COLUMNS);
     deploymentId = await t.deployment('rotation');
-    const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/env-vars`, body: { env_variables: [{ name: 'A_PASSWORD', value: 'pa' }, { name: 'B', value: 'b' }, { name: 'C', value: 'c' }] } });
+    const res = await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/env-vars`,
+      body: {
+        env_variables: [
+          { name: 'A_PASSWORD', value: 'pa' },
+          { name: 'B', value: 'b' },
+          { name: 'C', value: 'c' },
+        ],
+      },
+    });
     expect(res.statusCode, res.body).toBe(200);
   });
   afterAll(async () => t?.close());
@@ -228,7 +247,10 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
   it('a key the database knows but no value uses any more is forgotten at start, not required', async () => {
     // A server that started with `lonely` as its key and sealed nothing.
     const lonely = secretsOf(`lonely:${keyText()}`);
-    await t.store.db.insertInto('secret_keys').values({ id: 'lonely', check_value: lonely.seal('mapi secret key check', 'secret-key-check'), created_at: new Date().toISOString() }).execute();
+    await t.store.db
+      .insertInto('secret_keys')
+      .values({ id: 'lonely', check_value: lonely.seal('mapi secret key check', 'secret-key-check'), created_at: new Date().toISOString() })
+      .execute();
     // k2 still holds values, so a server with only `lonely` is refused...
     await expect(checkSecretKeys(t.store.db, lonely, SECRET_COLUMNS)).rejects.toThrow(/encrypted with secret key "k2"/);
     // ...but a server with k2 forgets `lonely`, which sealed nothing.
@@ -257,7 +279,12 @@ describe.each(DIALECTS)('secret keys at start-up and the re-encrypt command (%s)
         .returning('id')
         .executeTakeFirstOrThrow();
       const url = `/api/v1/deployments/${deploymentId}/env-vars`;
-      const put = await server.app.inject({ method: 'PUT', url, headers: { authorization: `Bearer ${adminKey}` }, payload: { env_variables: [{ name: 'PLAIN', value: 'kept' }] } });
+      const put = await server.app.inject({
+        method: 'PUT',
+        url,
+        headers: { authorization: `Bearer ${adminKey}` },
+        payload: { env_variables: [{ name: 'PLAIN', value: 'kept' }] },
+      });
       expect(put.statusCode, put.body).toBe(200);
       await server.close();
 
@@ -271,7 +298,9 @@ describe.each(DIALECTS)('secret keys at start-up and the re-encrypt command (%s)
       fs.rmSync(keyFile);
       const lost = startServer(env.config(), () => undefined);
       await expect(lost).rejects.toBeInstanceOf(StartupError);
-      await expect(lost).rejects.toThrow(/^The database holds 1 value\(s\) encrypted with secret key "k[0-9a-f]{12}", which is not configured \(the generated key file .*secret\.key has "k[0-9a-f]{12}"\)\. Add that key after the current one/);
+      await expect(lost).rejects.toThrow(
+        /^The database holds 1 value\(s\) encrypted with secret key "k[0-9a-f]{12}", which is not configured \(the generated key file .*secret\.key has "k[0-9a-f]{12}"\)\. Add that key after the current one/,
+      );
       fs.writeFileSync(keyFile, generated, { mode: 0o600 });
 
       // Rotation to explicit keys: the generated key goes second, re-encrypt, then it goes.
@@ -285,7 +314,9 @@ describe.each(DIALECTS)('secret keys at start-up and the re-encrypt command (%s)
       expect(twice.stdout).toContain('env_vars.value: 1 value(s); 0 re-encrypted under key "k1", 1 already under it');
 
       server = await startServer(env.config({ MAPI_SECRET_KEY: `k1:${one}` }), () => undefined);
-      expect((await server.app.inject({ url, headers: { authorization: `Bearer ${adminKey}` } })).json()).toMatchObject({ items: [{ name: 'PLAIN', value: 'kept' }] });
+      expect((await server.app.inject({ url, headers: { authorization: `Bearer ${adminKey}` } })).json()).toMatchObject({
+        items: [{ name: 'PLAIN', value: 'kept' }],
+      });
       await server.close();
 
       // The wrong key under the right id.
@@ -300,7 +331,9 @@ describe.each(DIALECTS)('secret keys at start-up and the re-encrypt command (%s)
       // And the admin command: exit 2, one line.
       const admin = await runTs('packages/server/src/admin.ts', ['secrets', 're-encrypt'], { ...env.env, MAPI_SECRET_KEY: `k2:${two}` });
       expect(admin.code).toBe(2);
-      expect(admin.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^The database holds 1 value\(s\) encrypted with secret key "k1", which is not configured/)]);
+      expect(admin.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(/^The database holds 1 value\(s\) encrypted with secret key "k1", which is not configured/),
+      ]);
       // Production without a key: a configuration error before anything opens.
       const production = await runTs('packages/server/src/main.ts', [], { ...env.env, PORT: '0', NODE_ENV: 'production' });
       expect(production.code).toBe(2);

@@ -35,7 +35,17 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, method
 );
 // The health probes and the key set are the public operations (security: []); every other one needs a credential.
 // The OAuth callback takes no credential either: its single-use `state` names the user (tested in oauth-integrations.test.ts).
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/.well-known/jwks.json', '/.well-known/openid-configuration', '/api/v1/data-api/jwks.json', '/api/v1/oauth-integrations/callback', '/api/v1/git-host/callback', '/api/v1/embed/jwks.json', '/api/v1/embed/session/token']);
+const PUBLIC_PATHS = new Set([
+  '/healthz',
+  '/readyz',
+  '/.well-known/jwks.json',
+  '/.well-known/openid-configuration',
+  '/api/v1/data-api/jwks.json',
+  '/api/v1/oauth-integrations/callback',
+  '/api/v1/git-host/callback',
+  '/api/v1/embed/jwks.json',
+  '/api/v1/embed/session/token',
+]);
 const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
@@ -97,7 +107,9 @@ function idOf(path: string, ids: Ids): number {
 }
 
 function urlFor(op: Operation, ids: Ids): string {
-  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(name === 'id' ? idOf(op.path, ids) : ids[name as keyof Ids])) + (QUERIES[op.operationId] ?? '');
+  return (
+    op.path.replace(/\{(\w+)\}/g, (_m, name: string) => String(name === 'id' ? idOf(op.path, ids) : ids[name as keyof Ids])) + (QUERIES[op.operationId] ?? '')
+  );
 }
 
 /** A body the operation would accept from someone allowed to call it. */
@@ -134,8 +146,19 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createFolder: { name: 'security-suite', parentId: ids.folderId },
     renameFolder: { name: 'renamed-by-suite' },
     moveWorkspaceObject: { type: 'WORKBOOK', id: ids.workbookId, folderId: ids.folderId },
-    bulkMoveWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'REPORT', id: ids.reportId }], folderId: ids.folderId },
-    bulkDeleteWorkspaceObjects: { items: [{ type: 'WORKBOOK', id: ids.workbookId }, { type: 'FOLDER', id: ids.folderId }] },
+    bulkMoveWorkspaceObjects: {
+      items: [
+        { type: 'WORKBOOK', id: ids.workbookId },
+        { type: 'REPORT', id: ids.reportId },
+      ],
+      folderId: ids.folderId,
+    },
+    bulkDeleteWorkspaceObjects: {
+      items: [
+        { type: 'WORKBOOK', id: ids.workbookId },
+        { type: 'FOLDER', id: ids.folderId },
+      ],
+    },
     createPolicy: { principal: { type: 'USER', id: ids.userId }, resource: { type: 'DEPLOYMENT', id: ids.deploymentId }, access: 'MANAGE' },
     updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
     deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
@@ -177,8 +200,21 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateNotification: { minute: 30, filters: [{ member: 'orders.status', operator: 'equals', value: 'x' }] },
     addNotificationRecipients: { recipients: [{ type: 'EMBED_USER', embedTenantName: 'suite-new', externalId: 'new@suite.example' }] },
     removeNotificationRecipients: { recipients: [{ type: 'USER', id: ids.userId }] },
-    putIdentityProvider: { issuer: 'https://idp.example.com', clientId: 'security-suite', clientSecret: 'security-suite-secret', allowedEmailDomains: ['example.com'] },
-    putGitHostApp: { apiBaseUrl: 'https://api.git.example.com', webBaseUrl: 'https://git.example.com', appId: '1', appSlug: 'security-suite', clientId: 'security-suite', clientSecret: 'security-suite-secret', privateKey: 'security-suite-key' },
+    putIdentityProvider: {
+      issuer: 'https://idp.example.com',
+      clientId: 'security-suite',
+      clientSecret: 'security-suite-secret',
+      allowedEmailDomains: ['example.com'],
+    },
+    putGitHostApp: {
+      apiBaseUrl: 'https://api.git.example.com',
+      webBaseUrl: 'https://git.example.com',
+      appId: '1',
+      appSlug: 'security-suite',
+      clientId: 'security-suite',
+      clientSecret: 'security-suite-secret',
+      privateKey: 'security-suite-key',
+    },
     startDashboardExport: { format: 'png', dashboardPublicId: 'security-suite' },
     updateAppConfig: { restrictDataDownload: true },
   };
@@ -247,7 +283,15 @@ const TABLES = [
   'dashboard_exports',
 ] as const;
 function oauthIntegrationBody(name: string) {
-  return { name, type: 'generic', authUrl: 'https://idp.example.com/auth', tokenUrl: 'https://idp.example.com/token', clientId: 'client', clientSecret: 'secret', redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback' };
+  return {
+    name,
+    type: 'generic',
+    authUrl: 'https://idp.example.com/auth',
+    tokenUrl: 'https://idp.example.com/token',
+    clientId: 'client',
+    clientSecret: 'secret',
+    redirectUri: 'https://mapi.example.com/api/v1/oauth-integrations/callback',
+  };
 }
 
 /**
@@ -255,400 +299,563 @@ function oauthIntegrationBody(name: string) {
  * (security-api-keys.test.ts, security-access-tokens.test.ts), so the two run in parallel.
  */
 export function securitySuite(kind: Kind): void {
-describe.each(DIALECTS)(`security suite over every operation (%s, ${kind})`, (dialect) => {
-  const tokens = kind === 'access tokens';
-  let t: TestApp;
-  /** The tenant admin's credential of this run's kind. */
-  let adminCredential: string;
-  let expiredToken: string;
-  let revokedToken: string;
-  let own: Ids;
-  let foreign: Ids;
-  let otherTenantKey: string;
-  let deactivatedKey: string;
-  let viewer: { key: string; userId: number };
-  let scopedKey: string;
+  describe.each(DIALECTS)(`security suite over every operation (%s, ${kind})`, (dialect) => {
+    const tokens = kind === 'access tokens';
+    let t: TestApp;
+    /** The tenant admin's credential of this run's kind. */
+    let adminCredential: string;
+    let expiredToken: string;
+    let revokedToken: string;
+    let own: Ids;
+    let foreign: Ids;
+    let otherTenantKey: string;
+    let deactivatedKey: string;
+    let viewer: { key: string; userId: number };
+    let scopedKey: string;
 
-  /**
-   * Whether a request changed anything is told in one query: a count of the store's writes
-   * (SQLite's total_changes() on the app's one connection; on PostgreSQL a sequence that a
-   * statement trigger on every table advances). Only when it moved are the tables read, and
-   * compared with what they held when the count last stood still, to name what changed: a write
-   * that changed no row (a rolled-back attempt, a batch of lastUsedAt values) passes.
-   */
-  async function writes(): Promise<number> {
-    if (dialect === 'sqlite') return Number((await sql<{ n: number }>`select total_changes() as n`.execute(t.store.db)).rows[0]?.n);
-    return Number((await sql<{ n: string }>`select last_value as n from mapi_test_writes`.execute(t.store.db)).rows[0]?.n);
-  }
-
-  /** Every table's rows, sorted (PostgreSQL returns rows in storage order, which an update elsewhere in the row changes), lastUsedAt aside. */
-  async function contents(): Promise<Map<string, string>> {
-    const tables = new Map<string, string>();
-    for (const table of TABLES) {
-      const rows = await t.store.db.selectFrom(table).selectAll().execute();
-      tables.set(table, rows.map((r) => JSON.stringify({ ...r, last_used_at: undefined })).sort().join(','));
+    /**
+     * Whether a request changed anything is told in one query: a count of the store's writes
+     * (SQLite's total_changes() on the app's one connection; on PostgreSQL a sequence that a
+     * statement trigger on every table advances). Only when it moved are the tables read, and
+     * compared with what they held when the count last stood still, to name what changed: a write
+     * that changed no row (a rolled-back attempt, a batch of lastUsedAt values) passes.
+     */
+    async function writes(): Promise<number> {
+      if (dialect === 'sqlite') return Number((await sql<{ n: number }>`select total_changes() as n`.execute(t.store.db)).rows[0]?.n);
+      return Number((await sql<{ n: string }>`select last_value as n from mapi_test_writes`.execute(t.store.db)).rows[0]?.n);
     }
-    return tables;
-  }
 
-  let known: { writes: number; contents: Map<string, string> } | null = null;
-  /** The write count before a request; the contents at that count are read only when not known yet. */
-  async function fingerprint(): Promise<number> {
-    const count = await writes();
-    if (known?.writes !== count) {
-      // Read after the count: a write in between only makes the next comparison read again.
-      known = { writes: count, contents: await contents() };
+    /** Every table's rows, sorted (PostgreSQL returns rows in storage order, which an update elsewhere in the row changes), lastUsedAt aside. */
+    async function contents(): Promise<Map<string, string>> {
+      const tables = new Map<string, string>();
+      for (const table of TABLES) {
+        const rows = await t.store.db.selectFrom(table).selectAll().execute();
+        tables.set(
+          table,
+          rows
+            .map((r) => JSON.stringify({ ...r, last_used_at: undefined }))
+            .sort()
+            .join(','),
+        );
+      }
+      return tables;
     }
-    return count;
-  }
 
-  /** The tables whose rows differ from those at `before` (none when nothing was written since). */
-  async function changedSince(before: number): Promise<string[]> {
-    const count = await writes();
-    if (count === before) return [];
-    const then = known?.writes === before ? known.contents : new Map<string, string>();
-    const now = await contents();
-    known = { writes: count, contents: now };
-    return TABLES.filter((table) => then.get(table) !== now.get(table));
-  }
-
-  /** Counts this schema's writes for `writes()` on PostgreSQL: a sequence advanced by a statement trigger on every table. */
-  async function countWrites(): Promise<void> {
-    if (dialect !== 'postgres') return;
-    await sql`create sequence mapi_test_writes`.execute(t.store.db);
-    await sql`create function mapi_test_count_write() returns trigger language plpgsql as $$ begin perform nextval('mapi_test_writes'); return null; end $$`.execute(t.store.db);
-    for (const table of TABLES) {
-      await sql`create trigger mapi_test_count_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function mapi_test_count_write()`.execute(t.store.db);
+    let known: { writes: number; contents: Map<string, string> } | null = null;
+    /** The write count before a request; the contents at that count are read only when not known yet. */
+    async function fingerprint(): Promise<number> {
+      const count = await writes();
+      if (known?.writes !== count) {
+        // Read after the count: a write in between only makes the next comparison read again.
+        known = { writes: count, contents: await contents() };
+      }
+      return count;
     }
-    await sql`select nextval('mapi_test_writes')`.execute(t.store.db);
-  }
 
-  async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
-    const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
-    const member = await t.user('EXPLORER', { tenantId });
-    const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });
-    const apiKeyRow = await t.store.db.selectFrom('api_keys').select('id').where('user_id', '=', adminId).executeTakeFirstOrThrow();
-    const policy = await t.store.db
-      .insertInto('policies')
-      .values({ tenant_id: tenantId, principal_type: 'GROUP', principal_id: groupId, resource_type: 'DEPLOYMENT', resource_id: deploymentId, access: 'VIEW', created_by: adminId, created_at: new Date().toISOString() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    // SCIM sees the users and groups it provisioned; the member and the group are, so SCIM ids resolve.
-    const at = new Date().toISOString();
-    await t.store.db.insertInto('scim_users').values({ user_id: member.userId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
-    await t.store.db.insertInto('scim_groups').values({ group_id: groupId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
-    const attribute = await t.store.db
-      .insertInto('user_attributes')
-      .values({ tenant_id: tenantId, name: 'securityAttribute', type: 'string', default_value: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    // A folder, a workbook and a report, so {folderId}, {workbookId}, {slug}, {reportId} and {publicId} name real items.
-    const items = new WorkspaceFixtures({ store: t.store, tenantId }, deploymentId);
-    const folder = { id: await items.folder(`${label}-folder`, null, adminId) };
-    const workbook = { id: await items.workbook(`${label}-item`, null, adminId, { slug: `${label}-workbook` }) };
-    const report = { id: await items.report(`${label}-item`, null, adminId, { publicId: `${label}-report` }) };
-    const client = await t.store.db
-      .insertInto('oauth_models')
-      .values({ tenant_id: tenantId, model: 'Client', key_hash: hashOf(`${label}-client`), payload: JSON.stringify({ client_id: `${label}-client`, client_name: label, grant_types: ['client_credentials'], mapi_user_id: adminId, mapi_deployment_ids: null, mapi_created_at: at }), secret: null, created_at: at, expires_at: null, grant_hash: null, user_code_hash: null, uid: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return {
-      deploymentId,
-      oauthClientId: client.id,
-      attributeId: attribute.id,
-      userId: member.userId,
-      groupId,
-      apiKeyId: apiKeyRow.id,
-      policyId: policy.id,
-      workbookId: workbook.id,
-      reportId: report.id,
-      slug: `${label}-workbook`,
-      publicId: `${label}-report`,
-      folderId: folder.id,
-      itemType: 'WORKBOOK',
-      itemId: workbook.id,
-      buildId: await buildOf(tenantId, deploymentId),
-      name: await envVarOf(tenantId, deploymentId),
-      environmentId: 'production',
-      configId: await oidcConfigOf(tenantId),
-      ...(await embedTenantOf(tenantId, `${label}-embed`)),
-      ...(await oauthOf(tenantId, adminId)),
-      ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
-      jobId: `${label}-export`,
-      installationId: 1,
-      owner: 'security-suite',
-      repo: 'models',
-    };
-  }
-
-  /** A published dashboard with a notification that has a recipient, so {id} of the notification routes names a real one. */
-  async function notificationOf(tenantId: number, deploymentId: number, workbookId: number, userId: number, label: string): Promise<{ dashboardId: number; notificationId: number }> {
-    const at = new Date().toISOString();
-    const dashboard = await t.store.db
-      .insertInto('dashboards')
-      .values({ tenant_id: tenantId, deployment_id: deploymentId, workbook_id: workbookId, public_id: `${label}-dashboard`, allow_embed: 0, created_by: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const notification = await t.store.db
-      .insertInto('notifications')
-      .values({ tenant_id: tenantId, deployment_id: deploymentId, dashboard_id: dashboard.id, schedule_type: 'DAILY', minute: 0, hour: 9, day_of_week: null, day_of_month: null, cron_expression: '0 9 * * *', timezone: 'UTC', is_enabled: 1, notification_enabled: 1, notification_format: 'png', notification_ai_summary: 0, filters: null, time_grains: null, member_switchers: null, next_run_at: '2999-01-01T09:00:00.000Z', created_by: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await t.store.db
-      .insertInto('notification_recipients')
-      .values({ tenant_id: tenantId, notification_id: notification.id, type: 'USER', recipient_key: `user:${userId}`, user_id: userId, embed_user_id: null, channel_id: null, channel_name: null, security_context: null, created_at: at, updated_at: at })
-      .execute();
-    return { dashboardId: dashboard.id, notificationId: notification.id };
-  }
-
-  /** An OAuth integration with the admin's token for it, so {id} and {integrationId} name real ones. */
-  async function oauthOf(tenantId: number, adminId: number): Promise<{ integrationId: number }> {
-    const at = new Date().toISOString();
-    const secrets = t.app.services.secrets;
-    const integration = await t.store.db
-      .insertInto('oauth_integrations')
-      .values({ tenant_id: tenantId, name: 'security', type: 'generic', auth_url: 'https://idp.example.com/auth', token_url: 'https://idp.example.com/token', client_id: 'c', client_secret: '', redirect_uri: 'https://mapi.example.com/cb', scopes: null, config: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await t.store.db.updateTable('oauth_integrations').set({ client_secret: secrets.seal('s', sealedAs.clientSecret(integration.id)) }).where('id', '=', integration.id).execute();
-    await t.store.db
-      .insertInto('user_oauth_tokens')
-      .values({ tenant_id: tenantId, user_id: adminId, integration_id: integration.id, status: 'ACTIVE', access_token: secrets.seal('a', sealedAs.accessToken(integration.id, adminId)), refresh_token: null, token_type: null, scope: null, access_token_expires_at: null, refresh_token_expires_at: null, last_error: null, created_at: at, updated_at: at })
-      .execute();
-    return { integrationId: integration.id };
-  }
-
-  /** A finished build of the deployment, so {buildId} names a real one. */
-  async function buildOf(tenantId: number, deploymentId: number): Promise<number> {
-    const at = new Date().toISOString();
-    const build = await t.store.db
-      .insertInto('builds')
-      .values({ tenant_id: tenantId, deployment_id: deploymentId, branch_name: 'main', mode: 'production', commit_sha: '0'.repeat(40), status: 'success', cause: 'security suite', created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return build.id;
-  }
-
-  /** An OIDC token config of the tenant, so {configId} names a real one. */
-  async function oidcConfigOf(tenantId: number): Promise<number> {
-    const at = new Date().toISOString();
-    const row = await t.store.db
-      .insertInto('oidc_token_configs')
-      .values({ tenant_id: tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
-  }
-
-  /** An embed tenant with a user, so {embedTenantName} names a real one. */
-  async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; embedGroupId: number }> {
-    const made = await serialized(t.store, 'embed-people', (trx) => provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }));
-    const at = new Date().toISOString();
-    const group = await t.store.db
-      .insertInto('embed_groups')
-      .values({ tenant_id: tenantId, embed_tenant_id: made.embedTenant.id, kind: 'tenant-group', name: 'security-suite', description: null, created_at: at, updated_at: at })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { embedTenantName, embedGroupId: group.id };
-  }
-
-  /** An environment variable of the deployment, so {name} names a real one. */
-  async function envVarOf(tenantId: number, deploymentId: number): Promise<string> {
-    const at = new Date().toISOString();
-    const value = t.app.services.secrets.seal('seeded', envVarContext(deploymentId, 'SECURITY'));
-    await t.store.db.insertInto('env_vars').values({ tenant_id: tenantId, deployment_id: deploymentId, name: 'SECURITY', value, created_at: at, updated_at: at }).execute();
-    return 'SECURITY';
-  }
-
-  /** An access token acting as `userId` (the device flow, approved by the tenant's admin). */
-  async function token(userId: number, options: { scope?: string; host?: string; approverKey?: string } = {}): Promise<string> {
-    return (await deviceTokens(t, { userId, ...options })).access_token;
-  }
-
-  beforeAll(async () => {
-    t = await TestApp.create(dialect);
-    own = await seed(t.tenantId, t.admin.userId, 'own');
-    const other = await t.tenant('security-other', ['security-other.example.com']);
-    otherTenantKey = other.admin.key;
-    foreign = await seed(other.tenantId, other.admin.userId, 'foreign');
-    const gone = await t.user('ADMIN');
-    deactivatedKey = tokens ? await token(gone.userId) : gone.key;
-    await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', gone.userId).execute();
-    viewer = await t.user('VIEWER');
-    const elsewhere = await t.deployment('elsewhere');
-    scopedKey = await t.key(t.admin.userId, { deploymentIds: [elsewhere] });
-    adminCredential = t.admin.key;
-    await countWrites();
-    if (tokens) {
-      adminCredential = await token(t.admin.userId);
-      otherTenantKey = await token(other.admin.userId, { host: 'security-other.example.com', approverKey: other.admin.key });
-      viewer = { ...viewer, key: await token(viewer.userId) };
-      scopedKey = await token(t.admin.userId, { scope: `deployments:${elsewhere}` });
-      expiredToken = await token(t.admin.userId);
-      // The clock passes its expiry: a token an hour old, as the store sees it.
-      await t.store.db.updateTable('oauth_models').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('model', '=', 'AccessToken').where('key_hash', '=', hashOf(expiredToken)).execute();
-      revokedToken = await token(t.admin.userId);
-      const revoked = await oauthPost(t, '/oauth/token/revocation', { token: revokedToken, client_id: CLI_CLIENT });
-      expect(revoked.statusCode, revoked.body).toBe(200);
+    /** The tables whose rows differ from those at `before` (none when nothing was written since). */
+    async function changedSince(before: number): Promise<string[]> {
+      const count = await writes();
+      if (count === before) return [];
+      const then = known?.writes === before ? known.contents : new Map<string, string>();
+      const now = await contents();
+      known = { writes: count, contents: now };
+      return TABLES.filter((table) => then.get(table) !== now.get(table));
     }
-  });
-  afterAll(async () => t?.close());
 
-  const credentials: Array<[string, () => Record<string, string>]> = tokens
-    ? [
-        ['a forged token', () => ({ authorization: `Bearer ${'Zz0_'.repeat(10)}abc` })],
-        ["another tenant's token", () => ({ authorization: `Bearer ${otherTenantKey}` })],
-        ["a deactivated user's token", () => ({ authorization: `Bearer ${deactivatedKey}` })],
-        ['an expired token', () => ({ authorization: `Bearer ${expiredToken}` })],
-        ['a revoked token', () => ({ authorization: `Bearer ${revokedToken}` })],
-      ]
-    : [
-        ['no credential', () => ({})],
-        ['a forged key', () => ({ authorization: `Bearer mapi_${'Z'.repeat(40)}` })],
-        ["another tenant's key", () => ({ authorization: `Bearer ${otherTenantKey}` })],
-        ["a deactivated user's key", () => ({ authorization: `Bearer ${deactivatedKey}` })],
-      ];
-  /** SCIM takes API keys only: with a token, every SCIM operation is refused as unauthenticated. */
-  const isScim = (op: Operation) => op.path.startsWith('/api/scim/v2');
-  const restOnly = (ops: Operation[]) => (tokens ? ops.filter((op) => !isScim(op)) : ops);
+    /** Counts this schema's writes for `writes()` on PostgreSQL: a sequence advanced by a statement trigger on every table. */
+    async function countWrites(): Promise<void> {
+      if (dialect !== 'postgres') return;
+      await sql`create sequence mapi_test_writes`.execute(t.store.db);
+      await sql`create function mapi_test_count_write() returns trigger language plpgsql as $$ begin perform nextval('mapi_test_writes'); return null; end $$`.execute(
+        t.store.db,
+      );
+      for (const table of TABLES) {
+        await sql`create trigger mapi_test_count_write after insert or update or delete or truncate on ${sql.table(table)} for each statement execute function mapi_test_count_write()`.execute(
+          t.store.db,
+        );
+      }
+      await sql`select nextval('mapi_test_writes')`.execute(t.store.db);
+    }
 
-  it.each(guarded.flatMap((op) => credentials.map(([name, headers]) => [`${op.method} ${op.path}`, name, op, headers] as const)))(
-    '%s with %s: 401, nothing changes',
-    async (_label, _name, op, headers) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: null, headers: headers(), ...(body === undefined ? {} : { body }) });
-      refused(op, res, 401, 'UNAUTHENTICATED');
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
+    async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
+      const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
+      const member = await t.user('EXPLORER', { tenantId });
+      const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });
+      const apiKeyRow = await t.store.db.selectFrom('api_keys').select('id').where('user_id', '=', adminId).executeTakeFirstOrThrow();
+      const policy = await t.store.db
+        .insertInto('policies')
+        .values({
+          tenant_id: tenantId,
+          principal_type: 'GROUP',
+          principal_id: groupId,
+          resource_type: 'DEPLOYMENT',
+          resource_id: deploymentId,
+          access: 'VIEW',
+          created_by: adminId,
+          created_at: new Date().toISOString(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // SCIM sees the users and groups it provisioned; the member and the group are, so SCIM ids resolve.
+      const at = new Date().toISOString();
+      await t.store.db.insertInto('scim_users').values({ user_id: member.userId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
+      await t.store.db.insertInto('scim_groups').values({ group_id: groupId, tenant_id: tenantId, document: '{}', created_at: at }).execute();
+      const attribute = await t.store.db
+        .insertInto('user_attributes')
+        .values({ tenant_id: tenantId, name: 'securityAttribute', type: 'string', default_value: null, created_at: at, updated_at: at })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // A folder, a workbook and a report, so {folderId}, {workbookId}, {slug}, {reportId} and {publicId} name real items.
+      const items = new WorkspaceFixtures({ store: t.store, tenantId }, deploymentId);
+      const folder = { id: await items.folder(`${label}-folder`, null, adminId) };
+      const workbook = { id: await items.workbook(`${label}-item`, null, adminId, { slug: `${label}-workbook` }) };
+      const report = { id: await items.report(`${label}-item`, null, adminId, { publicId: `${label}-report` }) };
+      const client = await t.store.db
+        .insertInto('oauth_models')
+        .values({
+          tenant_id: tenantId,
+          model: 'Client',
+          key_hash: hashOf(`${label}-client`),
+          payload: JSON.stringify({
+            client_id: `${label}-client`,
+            client_name: label,
+            grant_types: ['client_credentials'],
+            mapi_user_id: adminId,
+            mapi_deployment_ids: null,
+            mapi_created_at: at,
+          }),
+          secret: null,
+          created_at: at,
+          expires_at: null,
+          grant_hash: null,
+          user_code_hash: null,
+          uid: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return {
+        deploymentId,
+        oauthClientId: client.id,
+        attributeId: attribute.id,
+        userId: member.userId,
+        groupId,
+        apiKeyId: apiKeyRow.id,
+        policyId: policy.id,
+        workbookId: workbook.id,
+        reportId: report.id,
+        slug: `${label}-workbook`,
+        publicId: `${label}-report`,
+        folderId: folder.id,
+        itemType: 'WORKBOOK',
+        itemId: workbook.id,
+        buildId: await buildOf(tenantId, deploymentId),
+        name: await envVarOf(tenantId, deploymentId),
+        environmentId: 'production',
+        configId: await oidcConfigOf(tenantId),
+        ...(await embedTenantOf(tenantId, `${label}-embed`)),
+        ...(await oauthOf(tenantId, adminId)),
+        ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
+        jobId: `${label}-export`,
+        installationId: 1,
+        owner: 'security-suite',
+        repo: 'models',
+      };
+    }
 
-  if (tokens) {
-    it.each(guarded.filter(isScim).map((op) => [`${op.method} ${op.path}`, op] as const))(
-      "%s with the admin's valid access token: 401, nothing changes (SCIM takes API keys only)",
-      async (_label, op) => {
+    /** A published dashboard with a notification that has a recipient, so {id} of the notification routes names a real one. */
+    async function notificationOf(
+      tenantId: number,
+      deploymentId: number,
+      workbookId: number,
+      userId: number,
+      label: string,
+    ): Promise<{ dashboardId: number; notificationId: number }> {
+      const at = new Date().toISOString();
+      const dashboard = await t.store.db
+        .insertInto('dashboards')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          workbook_id: workbookId,
+          public_id: `${label}-dashboard`,
+          allow_embed: 0,
+          created_by: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const notification = await t.store.db
+        .insertInto('notifications')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          dashboard_id: dashboard.id,
+          schedule_type: 'DAILY',
+          minute: 0,
+          hour: 9,
+          day_of_week: null,
+          day_of_month: null,
+          cron_expression: '0 9 * * *',
+          timezone: 'UTC',
+          is_enabled: 1,
+          notification_enabled: 1,
+          notification_format: 'png',
+          notification_ai_summary: 0,
+          filters: null,
+          time_grains: null,
+          member_switchers: null,
+          next_run_at: '2999-01-01T09:00:00.000Z',
+          created_by: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db
+        .insertInto('notification_recipients')
+        .values({
+          tenant_id: tenantId,
+          notification_id: notification.id,
+          type: 'USER',
+          recipient_key: `user:${userId}`,
+          user_id: userId,
+          embed_user_id: null,
+          channel_id: null,
+          channel_name: null,
+          security_context: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      return { dashboardId: dashboard.id, notificationId: notification.id };
+    }
+
+    /** An OAuth integration with the admin's token for it, so {id} and {integrationId} name real ones. */
+    async function oauthOf(tenantId: number, adminId: number): Promise<{ integrationId: number }> {
+      const at = new Date().toISOString();
+      const secrets = t.app.services.secrets;
+      const integration = await t.store.db
+        .insertInto('oauth_integrations')
+        .values({
+          tenant_id: tenantId,
+          name: 'security',
+          type: 'generic',
+          auth_url: 'https://idp.example.com/auth',
+          token_url: 'https://idp.example.com/token',
+          client_id: 'c',
+          client_secret: '',
+          redirect_uri: 'https://mapi.example.com/cb',
+          scopes: null,
+          config: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db
+        .updateTable('oauth_integrations')
+        .set({ client_secret: secrets.seal('s', sealedAs.clientSecret(integration.id)) })
+        .where('id', '=', integration.id)
+        .execute();
+      await t.store.db
+        .insertInto('user_oauth_tokens')
+        .values({
+          tenant_id: tenantId,
+          user_id: adminId,
+          integration_id: integration.id,
+          status: 'ACTIVE',
+          access_token: secrets.seal('a', sealedAs.accessToken(integration.id, adminId)),
+          refresh_token: null,
+          token_type: null,
+          scope: null,
+          access_token_expires_at: null,
+          refresh_token_expires_at: null,
+          last_error: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      return { integrationId: integration.id };
+    }
+
+    /** A finished build of the deployment, so {buildId} names a real one. */
+    async function buildOf(tenantId: number, deploymentId: number): Promise<number> {
+      const at = new Date().toISOString();
+      const build = await t.store.db
+        .insertInto('builds')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          branch_name: 'main',
+          mode: 'production',
+          commit_sha: '0'.repeat(40),
+          status: 'success',
+          cause: 'security suite',
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return build.id;
+    }
+
+    /** An OIDC token config of the tenant, so {configId} names a real one. */
+    async function oidcConfigOf(tenantId: number): Promise<number> {
+      const at = new Date().toISOString();
+      const row = await t.store.db
+        .insertInto('oidc_token_configs')
+        .values({
+          tenant_id: tenantId,
+          audience_type: 'AWS',
+          audience: 'sts.amazonaws.com',
+          name: 'aws',
+          sub_format: null,
+          custom_claims: null,
+          target_env_var: null,
+          is_enabled: 1,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    }
+
+    /** An embed tenant with a user, so {embedTenantName} names a real one. */
+    async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; embedGroupId: number }> {
+      const made = await serialized(t.store, 'embed-people', (trx) =>
+        provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }),
+      );
+      const at = new Date().toISOString();
+      const group = await t.store.db
+        .insertInto('embed_groups')
+        .values({
+          tenant_id: tenantId,
+          embed_tenant_id: made.embedTenant.id,
+          kind: 'tenant-group',
+          name: 'security-suite',
+          description: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { embedTenantName, embedGroupId: group.id };
+    }
+
+    /** An environment variable of the deployment, so {name} names a real one. */
+    async function envVarOf(tenantId: number, deploymentId: number): Promise<string> {
+      const at = new Date().toISOString();
+      const value = t.app.services.secrets.seal('seeded', envVarContext(deploymentId, 'SECURITY'));
+      await t.store.db
+        .insertInto('env_vars')
+        .values({ tenant_id: tenantId, deployment_id: deploymentId, name: 'SECURITY', value, created_at: at, updated_at: at })
+        .execute();
+      return 'SECURITY';
+    }
+
+    /** An access token acting as `userId` (the device flow, approved by the tenant's admin). */
+    async function token(userId: number, options: { scope?: string; host?: string; approverKey?: string } = {}): Promise<string> {
+      return (await deviceTokens(t, { userId, ...options })).access_token;
+    }
+
+    beforeAll(async () => {
+      t = await TestApp.create(dialect);
+      own = await seed(t.tenantId, t.admin.userId, 'own');
+      const other = await t.tenant('security-other', ['security-other.example.com']);
+      otherTenantKey = other.admin.key;
+      foreign = await seed(other.tenantId, other.admin.userId, 'foreign');
+      const gone = await t.user('ADMIN');
+      deactivatedKey = tokens ? await token(gone.userId) : gone.key;
+      await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', gone.userId).execute();
+      viewer = await t.user('VIEWER');
+      const elsewhere = await t.deployment('elsewhere');
+      scopedKey = await t.key(t.admin.userId, { deploymentIds: [elsewhere] });
+      adminCredential = t.admin.key;
+      await countWrites();
+      if (tokens) {
+        adminCredential = await token(t.admin.userId);
+        otherTenantKey = await token(other.admin.userId, { host: 'security-other.example.com', approverKey: other.admin.key });
+        viewer = { ...viewer, key: await token(viewer.userId) };
+        scopedKey = await token(t.admin.userId, { scope: `deployments:${elsewhere}` });
+        expiredToken = await token(t.admin.userId);
+        // The clock passes its expiry: a token an hour old, as the store sees it.
+        await t.store.db
+          .updateTable('oauth_models')
+          .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+          .where('model', '=', 'AccessToken')
+          .where('key_hash', '=', hashOf(expiredToken))
+          .execute();
+        revokedToken = await token(t.admin.userId);
+        const revoked = await oauthPost(t, '/oauth/token/revocation', { token: revokedToken, client_id: CLI_CLIENT });
+        expect(revoked.statusCode, revoked.body).toBe(200);
+      }
+    });
+    afterAll(async () => t?.close());
+
+    const credentials: Array<[string, () => Record<string, string>]> = tokens
+      ? [
+          ['a forged token', () => ({ authorization: `Bearer ${'Zz0_'.repeat(10)}abc` })],
+          ["another tenant's token", () => ({ authorization: `Bearer ${otherTenantKey}` })],
+          ["a deactivated user's token", () => ({ authorization: `Bearer ${deactivatedKey}` })],
+          ['an expired token', () => ({ authorization: `Bearer ${expiredToken}` })],
+          ['a revoked token', () => ({ authorization: `Bearer ${revokedToken}` })],
+        ]
+      : [
+          ['no credential', () => ({})],
+          ['a forged key', () => ({ authorization: `Bearer mapi_${'Z'.repeat(40)}` })],
+          ["another tenant's key", () => ({ authorization: `Bearer ${otherTenantKey}` })],
+          ["a deactivated user's key", () => ({ authorization: `Bearer ${deactivatedKey}` })],
+        ];
+    /** SCIM takes API keys only: with a token, every SCIM operation is refused as unauthenticated. */
+    const isScim = (op: Operation) => op.path.startsWith('/api/scim/v2');
+    const restOnly = (ops: Operation[]) => (tokens ? ops.filter((op) => !isScim(op)) : ops);
+
+    it.each(guarded.flatMap((op) => credentials.map(([name, headers]) => [`${op.method} ${op.path}`, name, op, headers] as const)))(
+      '%s with %s: 401, nothing changes',
+      async (_label, _name, op, headers) => {
         const before = await fingerprint();
         const body = bodyFor(op, own);
-        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: adminCredential, ...(body === undefined ? {} : { body }) });
-        refused(op, res, 401);
+        const res = await t.request({
+          method: op.method as never,
+          url: urlFor(op, own),
+          key: null,
+          headers: headers(),
+          ...(body === undefined ? {} : { body }),
+        });
+        refused(op, res, 401, 'UNAUTHENTICATED');
         expect(await changedSince(before), 'tables changed').toEqual([]);
       },
     );
-  }
 
-  const deploymentOps = restOnly(guarded).filter((op) => op.path.includes('{deploymentId}'));
-  it.each(deploymentOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
-    '%s with a credential scoped to another deployment: 403, nothing changes (spec: Authentication 4)',
-    async (_label, op) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: scopedKey, ...(body === undefined ? {} : { body }) });
-      problem(res, 403, 'KEY_SCOPE_FORBIDDEN');
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
+    if (tokens) {
+      it.each(guarded.filter(isScim).map((op) => [`${op.method} ${op.path}`, op] as const))(
+        "%s with the admin's valid access token: 401, nothing changes (SCIM takes API keys only)",
+        async (_label, op) => {
+          const before = await fingerprint();
+          const body = bodyFor(op, own);
+          const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: adminCredential, ...(body === undefined ? {} : { body }) });
+          refused(op, res, 401);
+          expect(await changedSince(before), 'tables changed').toEqual([]);
+        },
+      );
+    }
 
-  // SCIM is account-wide: a key limited to some deployments must not provision anyone (spec: Authentication 4 and 7).
-  const scimOps = restOnly(guarded).filter(isScim);
-  it.each(scimOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
-    '%s with an admin key scoped to a deployment: 403, nothing changes (spec: Authentication 4)',
-    async (_label, op) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: scopedKey, ...(body === undefined ? {} : { body }) });
-      refused(op, res, 403);
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
+    const deploymentOps = restOnly(guarded).filter((op) => op.path.includes('{deploymentId}'));
+    it.each(deploymentOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
+      '%s with a credential scoped to another deployment: 403, nothing changes (spec: Authentication 4)',
+      async (_label, op) => {
+        const before = await fingerprint();
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: scopedKey, ...(body === undefined ? {} : { body }) });
+        problem(res, 403, 'KEY_SCOPE_FORBIDDEN');
+        expect(await changedSince(before), 'tables changed').toEqual([]);
+      },
+    );
 
-  // An embed tenant name names a tenant of the caller's own account: provisioning creates one of
-  // that name there on demand, and deleting one that does not exist there is a 204 (reference 4.2,
-  // 4.4). Neither may reach the other account's tenant of the name, which the next test checks.
-  const onDemand = new Set(['provisionEmbedUser', 'provisionEmbedUsers', 'deleteEmbedTenant']);
-  const idOps = restOnly(guarded).filter((op) => !onDemand.has(op.operationId) && /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId)\}/.test(op.path));
-  it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
-    "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
-    async (_label, op) => {
-      const theirs = async () => {
-        const parts: string[] = [];
-        for (const table of ['embed_tenants', 'embed_users', 'embed_groups', 'embed_group_members'] as const) {
-          parts.push(JSON.stringify(await t.store.db.selectFrom(table).selectAll().where('tenant_id', '!=', t.tenantId).orderBy('id').execute()));
-        }
-        return parts.join('\n');
-      };
-      const before = await theirs();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
-      expect(res.statusCode, res.body).toBeLessThan(300);
-      expect(await theirs()).toBe(before);
-      // What the call made in this tenant goes again, so later tests see the seeded state.
-      await t.request({ method: 'DELETE', url: `/api/v1/embed-tenants/${foreign.embedTenantName}` });
-    },
-  );
-  it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
-    "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
-    async (_label, op) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), key: adminCredential, ...(body === undefined ? {} : { body }) });
-      expect(res.statusCode, res.body).toBe(404);
-      refused(op, res, 404);
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
+    // SCIM is account-wide: a key limited to some deployments must not provision anyone (spec: Authentication 4 and 7).
+    const scimOps = restOnly(guarded).filter(isScim);
+    it.each(scimOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
+      '%s with an admin key scoped to a deployment: 403, nothing changes (spec: Authentication 4)',
+      async (_label, op) => {
+        const before = await fingerprint();
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: scopedKey, ...(body === undefined ? {} : { body }) });
+        refused(op, res, 403);
+        expect(await changedSince(before), 'tables changed').toEqual([]);
+      },
+    );
 
-  // A viewer without grants may read what is theirs and manage their own keys, nothing else.
-  // Workspace lists show only what the caller may see: an empty page here, never a refusal.
-  const selfService = new Set([
-    'getSpec',
-    'createApiKey',
-    'listApiKeys',
-    'getCurrentUser',
-    'listGroups',
-    'getGroup',
-    'listDeployments',
-    'listPolicies',
-    'listReports',
-    'listFolders',
-    'listWorkspace',
-    // Reference 1.15: any key.
-    'listRegions',
-    // Reference 5.5-5.13: integrations are read by any key; each user's tokens are their own.
-    'listOAuthIntegrations',
-    'getOAuthIntegration',
-    'listUserOAuthTokens',
-    'initiateUserOAuthToken',
-    // Reference 5.3: any authenticated caller; the caller's own settings.
-    'getAppConfig',
-    'getMySettings',
-    // Extension: a user unlinks their own git-host account (409 when none is linked).
-    'unlinkGitHost',
-  ]);
-  // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
-  const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
-  const privileged = restOnly(guarded).filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
-  it.each(guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
-    '%s by a VIEWER without grants: 200, every item refused with 403, nothing changes',
-    async (_label, op) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own) as { items: unknown[] };
-      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, body });
-      expect(res.statusCode, res.body).toBe(200);
-      const result = res.json() as { failed: Array<{ error: { status: number } }> };
-      expect(result.failed.map((f) => f.error.status)).toEqual(body.items.map(() => 403));
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
-  it.each(privileged.map((op) => [`${op.method} ${op.path}`, op] as const))(
-    '%s by a VIEWER without grants: refused, nothing changes',
-    async (_label, op) => {
+    // An embed tenant name names a tenant of the caller's own account: provisioning creates one of
+    // that name there on demand, and deleting one that does not exist there is a 204 (reference 4.2,
+    // 4.4). Neither may reach the other account's tenant of the name, which the next test checks.
+    const onDemand = new Set(['provisionEmbedUser', 'provisionEmbedUsers', 'deleteEmbedTenant']);
+    const idOps = restOnly(guarded).filter(
+      (op) =>
+        !onDemand.has(op.operationId) &&
+        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId)\}/.test(op.path),
+    );
+    it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
+      "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
+      async (_label, op) => {
+        const theirs = async () => {
+          const parts: string[] = [];
+          for (const table of ['embed_tenants', 'embed_users', 'embed_groups', 'embed_group_members'] as const) {
+            parts.push(JSON.stringify(await t.store.db.selectFrom(table).selectAll().where('tenant_id', '!=', t.tenantId).orderBy('id').execute()));
+          }
+          return parts.join('\n');
+        };
+        const before = await theirs();
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), ...(body === undefined ? {} : { body }) });
+        expect(res.statusCode, res.body).toBeLessThan(300);
+        expect(await theirs()).toBe(before);
+        // What the call made in this tenant goes again, so later tests see the seeded state.
+        await t.request({ method: 'DELETE', url: `/api/v1/embed-tenants/${foreign.embedTenantName}` });
+      },
+    );
+    it.each(idOps.map((op) => [`${op.method} ${op.path}`, op] as const))(
+      "%s on another tenant's ids, as this tenant's admin: 404, nothing changes",
+      async (_label, op) => {
+        const before = await fingerprint();
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, foreign), key: adminCredential, ...(body === undefined ? {} : { body }) });
+        expect(res.statusCode, res.body).toBe(404);
+        refused(op, res, 404);
+        expect(await changedSince(before), 'tables changed').toEqual([]);
+      },
+    );
+
+    // A viewer without grants may read what is theirs and manage their own keys, nothing else.
+    // Workspace lists show only what the caller may see: an empty page here, never a refusal.
+    const selfService = new Set([
+      'getSpec',
+      'createApiKey',
+      'listApiKeys',
+      'getCurrentUser',
+      'listGroups',
+      'getGroup',
+      'listDeployments',
+      'listPolicies',
+      'listReports',
+      'listFolders',
+      'listWorkspace',
+      // Reference 1.15: any key.
+      'listRegions',
+      // Reference 5.5-5.13: integrations are read by any key; each user's tokens are their own.
+      'listOAuthIntegrations',
+      'getOAuthIntegration',
+      'listUserOAuthTokens',
+      'initiateUserOAuthToken',
+      // Reference 5.3: any authenticated caller; the caller's own settings.
+      'getAppConfig',
+      'getMySettings',
+      // Extension: a user unlinks their own git-host account (409 when none is linked).
+      'unlinkGitHost',
+    ]);
+    // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
+    const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
+    const privileged = restOnly(guarded).filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
+    it.each(guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
+      '%s by a VIEWER without grants: 200, every item refused with 403, nothing changes',
+      async (_label, op) => {
+        const before = await fingerprint();
+        const body = bodyFor(op, own) as { items: unknown[] };
+        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, body });
+        expect(res.statusCode, res.body).toBe(200);
+        const result = res.json() as { failed: Array<{ error: { status: number } }> };
+        expect(result.failed.map((f) => f.error.status)).toEqual(body.items.map(() => 403));
+        expect(await changedSince(before), 'tables changed').toEqual([]);
+      },
+    );
+    it.each(privileged.map((op) => [`${op.method} ${op.path}`, op] as const))('%s by a VIEWER without grants: refused, nothing changes', async (_label, op) => {
       const before = await fingerprint();
       const body = bodyFor(op, own);
       const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, ...(body === undefined ? {} : { body }) });
       expect([403, 404], `${res.statusCode} ${res.body}`).toContain(res.statusCode);
       refused(op, res, res.statusCode);
       expect(await changedSince(before), 'tables changed').toEqual([]);
-    },
-  );
-});
+    });
+  });
 }

@@ -64,7 +64,12 @@ describe.each(DIALECTS)('serialized transactions with a trailing write (%s)', (d
     const a = freshId();
     await expect(
       serialized(t.store, key(a), async (trx, trailing) => {
-        trailing(trx.insertInto('deployments').values({ id: a, tenant_id: t.tenantId, name: 'late', settings: '{}', created_by: null, created_at: at, updated_at: at }).execute());
+        trailing(
+          trx
+            .insertInto('deployments')
+            .values({ id: a, tenant_id: t.tenantId, name: 'late', settings: '{}', created_by: null, created_at: at, updated_at: at })
+            .execute(),
+        );
         return 'done';
       }),
     ).rejects.toThrow(/trailing write must be a prepared statement/);

@@ -38,7 +38,11 @@ describe.each(DIALECTS)('signing/: per-tenant keys, JWKS, rotation (%s)', (diale
   }
 
   it('signs a token that a data API verifies with the key set from GET /api/v1/data-api/jwks.json (no credential)', async () => {
-    const signed = await t.app.services.signing.sign(tenant, { deployment_id: 7, iss: 'forged' }, { audience: AUDIENCE, expiresInSeconds: 600, subject: 'user:1', type: 'test+jwt' });
+    const signed = await t.app.services.signing.sign(
+      tenant,
+      { deployment_id: 7, iss: 'forged' },
+      { audience: AUDIENCE, expiresInSeconds: 600, subject: 'user:1', type: 'test+jwt' },
+    );
     const jwks = await keySet();
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: signed.kid });
@@ -150,4 +154,3 @@ describe('npm run admin -- signing rotate', () => {
     expect(await runAdmin(['signing', 'rotate'], env, io)).toBe(2);
   });
 });
-

@@ -63,7 +63,16 @@ describe.each(DIALECTS)('tenancy with BASE_DOMAIN (%s)', (dialect) => {
   });
 
   it('gives 404 TENANT_NOT_FOUND on a host no tenant answers on, never the default tenant', async () => {
-    const unknown = ['localhost', 'localhost:8443', 'mapi.test', 'nobody.mapi.test', 'deep.acme.mapi.test', 'evilmapi.test', 'acme.mapi.test.evil.com', '127.0.0.1'];
+    const unknown = [
+      'localhost',
+      'localhost:8443',
+      'mapi.test',
+      'nobody.mapi.test',
+      'deep.acme.mapi.test',
+      'evilmapi.test',
+      'acme.mapi.test.evil.com',
+      '127.0.0.1',
+    ];
     for (const host of unknown) {
       const body = problem(await t.request({ url: '/api/v1/api-keys', host }), 404, 'TENANT_NOT_FOUND');
       expect(body.detail).toContain(host.replace(/:\d+$/, ''));
@@ -180,7 +189,13 @@ describe.each(DIALECTS)('admin command (%s)', (dialect) => {
   });
 
   it('`--help` explains each command with an example; `key generate` needs no store or valid config', async () => {
-    for (const argv of [['--help'], ['tenant', 'create', '--help'], ['tenant', 'list', '--help'], ['tenant', 'add-domain', '-h'], ['key', 'generate', '--help']]) {
+    for (const argv of [
+      ['--help'],
+      ['tenant', 'create', '--help'],
+      ['tenant', 'list', '--help'],
+      ['tenant', 'add-domain', '-h'],
+      ['key', 'generate', '--help'],
+    ]) {
       const help = await admin(argv);
       expect(help.code, argv.join(' ')).toBe(0);
       expect(help.stdout, argv.join(' ')).toMatch(/Usage: admin/);

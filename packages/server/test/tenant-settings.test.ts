@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, TestApp, problem, type Caller } from './harness.js';
 
 const URL = '/api/v1/tenant/settings';
-const KEYS = ['auditLogEnabled', 'auditLogEnabledCurrent', 'auditLogEnabledTimestamp', 'hasSupportAccess', 'useAIBIUserInterface', 'maintenanceWindowEnabled', 'maintenanceWindowDay', 'maintenanceWindowTime', 'oidcEnabled'];
+const KEYS = [
+  'auditLogEnabled',
+  'auditLogEnabledCurrent',
+  'auditLogEnabledTimestamp',
+  'hasSupportAccess',
+  'useAIBIUserInterface',
+  'maintenanceWindowEnabled',
+  'maintenanceWindowDay',
+  'maintenanceWindowTime',
+  'oidcEnabled',
+];
 
 describe.each(DIALECTS)('tenant settings (%s)', (dialect) => {
   let t: TestApp;
@@ -40,12 +50,31 @@ describe.each(DIALECTS)('tenant settings (%s)', (dialect) => {
   it('merges the keys sent (reference 5.2); null puts a key back to its default', async () => {
     const res = await put({ maintenanceWindowEnabled: true, maintenanceWindowDay: 'WEDNESDAY', maintenanceWindowTime: '23:30', oidcEnabled: true });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ maintenanceWindowEnabled: true, maintenanceWindowDay: 'WEDNESDAY', maintenanceWindowTime: '23:30', oidcEnabled: true, hasSupportAccess: false });
+    expect(res.json()).toMatchObject({
+      maintenanceWindowEnabled: true,
+      maintenanceWindowDay: 'WEDNESDAY',
+      maintenanceWindowTime: '23:30',
+      oidcEnabled: true,
+      hasSupportAccess: false,
+    });
     const next = await put({ hasSupportAccess: true, useAIBIUserInterface: true });
     expect(next.json()).toMatchObject({ maintenanceWindowDay: 'WEDNESDAY', oidcEnabled: true, hasSupportAccess: true, useAIBIUserInterface: true });
     expect(await get()).toEqual(next.json());
-    const cleared = await put({ maintenanceWindowDay: null, oidcEnabled: null, hasSupportAccess: null, useAIBIUserInterface: null, maintenanceWindowEnabled: null, maintenanceWindowTime: null });
-    expect(cleared.json()).toMatchObject({ maintenanceWindowDay: 'SUNDAY', maintenanceWindowTime: '02:00', oidcEnabled: false, hasSupportAccess: false, maintenanceWindowEnabled: false });
+    const cleared = await put({
+      maintenanceWindowDay: null,
+      oidcEnabled: null,
+      hasSupportAccess: null,
+      useAIBIUserInterface: null,
+      maintenanceWindowEnabled: null,
+      maintenanceWindowTime: null,
+    });
+    expect(cleared.json()).toMatchObject({
+      maintenanceWindowDay: 'SUNDAY',
+      maintenanceWindowTime: '02:00',
+      oidcEnabled: false,
+      hasSupportAccess: false,
+      maintenanceWindowEnabled: false,
+    });
   });
 
   it('switches the audit log: current follows at once, the timestamp is the time of the switch', async () => {

@@ -194,7 +194,17 @@ describe.each(STORE_INDEPENDENT)('slow clients (%s)', (dialect) => {
   it('SIGTERM with slow clients connected (trickling headers and bodies past the drain) exits cleanly after SHUTDOWN_DRAIN_MS, far inside the 30 s limit', async () => {
     const DRAIN_MS = 1_000;
     // Body and headers timeouts far beyond the drain: only the drain can end these clients.
-    const stopping = await startServerProcess({ ...env.env, ADMIN_API_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', BODY_TIMEOUT_MS: '60000', HEADERS_TIMEOUT_MS: '60000', SHUTDOWN_DRAIN_MS: String(DRAIN_MS) }, env.dataDir);
+    const stopping = await startServerProcess(
+      {
+        ...env.env,
+        ADMIN_API_KEY: adminKey,
+        RATE_LIMIT_PER_MINUTE: '0',
+        BODY_TIMEOUT_MS: '60000',
+        HEADERS_TIMEOUT_MS: '60000',
+        SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
+      },
+      env.dataDir,
+    );
     try {
       const body = `{"name":"${'x'.repeat(200)}"}`;
       const head = `GET /api/v1/users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${adminKey}\r\nX-Padding: ${'y'.repeat(200)}\r\n\r\n`;

@@ -37,7 +37,11 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
     rows.set('reports_public_id', { table: 'reports', id: await w.report('twin report') });
     rows.set('policies_principal_resource', { table: 'policies', id: policy.id });
     const config = { tenant_id: t.tenantId, sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at };
-    const custom = await t.store.db.insertInto('oidc_token_configs').values({ ...config, audience_type: 'Custom', audience: 'x', name: 'twin' }).returning('id').executeTakeFirstOrThrow();
+    const custom = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ ...config, audience_type: 'Custom', audience: 'x', name: 'twin' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     rows.set('oidc_token_configs_name', { table: 'oidc_token_configs', id: custom.id });
   });
   afterAll(async () => t?.close());
@@ -58,9 +62,26 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
     expect(violatedUniqueIndex(new Error('UNIQUE constraint failed: index'))).toBeUndefined();
     // A second config of one cloud under another name: only the one-per-cloud index refuses it.
     const at = new Date().toISOString();
-    const config = { tenant_id: t.tenantId, audience_type: 'AWS', audience: 'sts.amazonaws.com', sub_format: null, custom_claims: null, target_env_var: null, is_enabled: 1, created_at: at, updated_at: at };
-    await t.store.db.insertInto('oidc_token_configs').values({ ...config, name: 'aws' }).execute();
-    const second = await t.store.db.insertInto('oidc_token_configs').values({ ...config, name: 'aws-two' }).execute().catch((e: unknown) => e);
+    const config = {
+      tenant_id: t.tenantId,
+      audience_type: 'AWS',
+      audience: 'sts.amazonaws.com',
+      sub_format: null,
+      custom_claims: null,
+      target_env_var: null,
+      is_enabled: 1,
+      created_at: at,
+      updated_at: at,
+    };
+    await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ ...config, name: 'aws' })
+      .execute();
+    const second = await t.store.db
+      .insertInto('oidc_token_configs')
+      .values({ ...config, name: 'aws-two' })
+      .execute()
+      .catch((e: unknown) => e);
     expect(violatedUniqueIndex(second)).toBe('oidc_token_configs_one_per_cloud');
   });
 
@@ -73,7 +94,9 @@ describe.each(DIALECTS)('unique indexes behind the 409s (%s)', (dialect) => {
     });
     // Another index than the one named is not this conflict: the original error stays.
     const other = rows.get('reports_public_id')!;
-    const refused = await mapUniqueViolation({ workbooks_slug: taken }, () => duplicate(other.table, other.id).then((e) => Promise.reject(e))).catch((e: unknown) => e);
+    const refused = await mapUniqueViolation({ workbooks_slug: taken }, () => duplicate(other.table, other.id).then((e) => Promise.reject(e))).catch(
+      (e: unknown) => e,
+    );
     expect(refused).not.toBeInstanceOf(ApiError);
     expect(violatedUniqueIndex(refused)).toBe('reports_public_id');
   });

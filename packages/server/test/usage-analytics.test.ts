@@ -21,15 +21,29 @@ for (const dialect of DIALECTS) {
     const OTHER_HOST = 'usage-other.example.com';
     let other: { tenantId: number; admin: { key: string } };
 
-    const mint = (key?: string, host?: string) => t.request({ method: 'POST', url: '/api/v1/usage-analytics/token', ...(key === undefined ? {} : { key }), ...(host === undefined ? {} : { host }) });
+    const mint = (key?: string, host?: string) =>
+      t.request({ method: 'POST', url: '/api/v1/usage-analytics/token', ...(key === undefined ? {} : { key }), ...(host === undefined ? {} : { host }) });
     const setUsage = async (enabled: boolean | null, key?: string, host?: string) => {
-      const res = await t.request({ method: 'PUT', url: '/api/v1/tenant/usage-analytics', body: { enabled }, ...(key === undefined ? {} : { key }), ...(host === undefined ? {} : { host }) });
+      const res = await t.request({
+        method: 'PUT',
+        url: '/api/v1/tenant/usage-analytics',
+        body: { enabled },
+        ...(key === undefined ? {} : { key }),
+        ...(host === undefined ? {} : { host }),
+      });
       expect(res.statusCode, res.body).toBe(200);
       return res.json() as Json;
     };
     /** A query on the usage data API with the token, as a client would send it (the URL's path on this test host). */
     const load = (apiUrl: string, token: string, query: Json, host?: string) =>
-      t.request({ method: 'POST', url: `${new URL(apiUrl).pathname}/load`, key: null, headers: { authorization: `Bearer ${token}` }, body: { query }, ...(host === undefined ? {} : { host }) });
+      t.request({
+        method: 'POST',
+        url: `${new URL(apiUrl).pathname}/load`,
+        key: null,
+        headers: { authorization: `Bearer ${token}` },
+        body: { query },
+        ...(host === undefined ? {} : { host }),
+      });
     /** Rows of `query`, once the usage deployment's runtime answers. */
     const rowsOf = (apiUrl: string, token: string, query: Json, host?: string) =>
       vi.waitFor(
@@ -40,19 +54,35 @@ for (const dialect of DIALECTS) {
         },
         { timeout: 60_000, interval: 200 },
       );
-    const byRoute = { measures: ['audit_events.count'], dimensions: ['audit_events.route'], filters: [{ member: 'audit_events.route', operator: 'equals', values: ['/api/v1/groups'] }] };
+    const byRoute = {
+      measures: ['audit_events.count'],
+      dimensions: ['audit_events.route'],
+      filters: [{ member: 'audit_events.route', operator: 'equals', values: ['/api/v1/groups'] }],
+    };
 
     beforeAll(async () => {
       dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-usage-'));
       t = await TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources } });
       other = await t.tenant('usage-other', [OTHER_HOST]);
-      for (const [key, host] of [[undefined, undefined], [other.admin.key, OTHER_HOST]] as const) {
-        const res = await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: true }, ...(key === undefined ? {} : { key }), ...(host === undefined ? {} : { host }) });
+      for (const [key, host] of [
+        [undefined, undefined],
+        [other.admin.key, OTHER_HOST],
+      ] as const) {
+        const res = await t.request({
+          method: 'PUT',
+          url: '/api/v1/tenant/settings',
+          body: { auditLogEnabled: true },
+          ...(key === undefined ? {} : { key }),
+          ...(host === undefined ? {} : { host }),
+        });
         expect(res.statusCode, res.body).toBe(200);
       }
       // Three groups made here, five in the other account: the same route in both audit logs.
       for (let i = 0; i < 3; i++) expect((await t.request({ method: 'POST', url: '/api/v1/groups', body: { name: `usage ${i}` } })).statusCode).toBe(201);
-      for (let i = 0; i < 5; i++) expect((await t.request({ method: 'POST', url: '/api/v1/groups', body: { name: `other ${i}` }, key: other.admin.key, host: OTHER_HOST })).statusCode).toBe(201);
+      for (let i = 0; i < 5; i++)
+        expect(
+          (await t.request({ method: 'POST', url: '/api/v1/groups', body: { name: `other ${i}` }, key: other.admin.key, host: OTHER_HOST })).statusCode,
+        ).toBe(201);
     });
     afterAll(async () => {
       await t?.close();
@@ -96,7 +126,10 @@ for (const dialect of DIALECTS) {
       expect(next.deploymentId).toBe(answer.deploymentId);
       // (A query asked before may be answered from the runtime's result cache for QUERY_CACHE_MS: this one is new.)
       expect(await rowsOf(next.apiUrl, next.token, { ...byRoute, limit: 50 })).toEqual([{ 'audit_events.route': '/api/v1/groups', 'audit_events.count': 4 }]);
-      const issued = await rowsOf(next.apiUrl, next.token, { measures: ['audit_events.count'], filters: [{ member: 'audit_events.action', operator: 'equals', values: ['token.issued'] }] });
+      const issued = await rowsOf(next.apiUrl, next.token, {
+        measures: ['audit_events.count'],
+        filters: [{ member: 'audit_events.action', operator: 'equals', values: ['token.issued'] }],
+      });
       expect(issued[0]!['audit_events.count']).toBeGreaterThanOrEqual(1);
 
       // A token is for its own data API only: not a REST credential, and nothing without it.
@@ -110,7 +143,15 @@ for (const dialect of DIALECTS) {
         const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/env-vars`, body: { env_variables: [{ name: 'DB_URL', value }] } });
         expect(problem(res, 400, 'VALIDATION_FAILED').detail, value).toContain('usage-analytics/');
       }
-      expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/env-vars`, body: { env_variables: [{ name: 'DB_URL', value: 'usage-analytics-copy.sqlite' }] } })).statusCode).toBe(200);
+      expect(
+        (
+          await t.request({
+            method: 'PUT',
+            url: `/api/v1/deployments/${d}/env-vars`,
+            body: { env_variables: [{ name: 'DB_URL', value: 'usage-analytics-copy.sqlite' }] },
+          })
+        ).statusCode,
+      ).toBe(200);
     });
 
     it('the other account’s token opens its own usage deployment, holding its own events only', async () => {

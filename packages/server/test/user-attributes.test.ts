@@ -28,14 +28,23 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       expect(res.json()).toMatchObject({ name: 'costCentre', type: 'string', defaultValue: null });
       const list = (await t.request({ url: '/api/v1/user-attributes' })).json();
       expect(list.items.map((a: { name: string }) => a.name)).toEqual(['region', 'level', 'beta', 'teams', 'costCentre']);
-      expect((await t.request({ url: `/api/v1/user-attributes/${region}` })).json()).toMatchObject({ id: region, name: 'region', type: 'string', defaultValue: 'EU' });
+      expect((await t.request({ url: `/api/v1/user-attributes/${region}` })).json()).toMatchObject({
+        id: region,
+        name: 'region',
+        type: 'string',
+        defaultValue: 'EU',
+      });
     });
 
     it('names are unique ignoring case (409), well-formed (400); a default must match the type (400)', async () => {
       problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'REGION', type: 'string' } }), 409, 'USER_ATTRIBUTE_NAME_TAKEN');
       problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: '1st', type: 'string' } }), 400, 'VALIDATION_FAILED');
       problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'x', type: 'date' } }), 400, 'VALIDATION_FAILED');
-      const bad = problem(await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'n', type: 'number', defaultValue: '5' } }), 400, 'VALIDATION_FAILED');
+      const bad = problem(
+        await t.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'n', type: 'number', defaultValue: '5' } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(bad.errors).toEqual([{ pointer: '/body/defaultValue', message: 'must be a number' }]);
     });
 
@@ -66,9 +75,23 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
         { attributeId: beta, name: 'beta', type: 'boolean', value: false, isDefault: true },
         { attributeId: teams, name: 'teams', type: 'string-list', value: null, isDefault: true },
       ]);
-      const set = await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', LEVEL: 3, teams: ['a', 'b'] } } });
+      const set = await t.request({
+        method: 'POST',
+        url: `/api/v1/user-attribute-values/${user.userId}`,
+        body: { values: { region: 'US', LEVEL: 3, teams: ['a', 'b'] } },
+      });
       expect(set.statusCode).toBe(200);
-      expect(set.json().values.slice(0, 4).map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([['US', false], [3, false], [false, true], [['a', 'b'], false]]);
+      expect(
+        set
+          .json()
+          .values.slice(0, 4)
+          .map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault]),
+      ).toEqual([
+        ['US', false],
+        [3, false],
+        [false, true],
+        [['a', 'b'], false],
+      ]);
       const reset = await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: null } } });
       expect(reset.json().values[0]).toMatchObject({ value: 'EU', isDefault: true });
       expect(reset.json().values[1]).toMatchObject({ value: 3, isDefault: false });
@@ -76,9 +99,17 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
 
     it('a value of the wrong type or an unknown attribute is 400 and nothing is written', async () => {
       const user = await t.user('EXPLORER');
-      const wrong = problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', level: '3' } } }), 400, 'VALIDATION_FAILED');
+      const wrong = problem(
+        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', level: '3' } } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(wrong.errors).toEqual([{ pointer: '/body/values/level', message: 'must be a number' }]);
-      const unknown = problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { shoeSize: 'x' } } }), 400, 'VALIDATION_FAILED');
+      const unknown = problem(
+        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { shoeSize: 'x' } } }),
+        400,
+        'VALIDATION_FAILED',
+      );
       expect(unknown.errors?.[0]?.pointer).toBe('/body/values/shoeSize');
       const after = (await t.request({ url: `/api/v1/user-attribute-values/${user.userId}` })).json();
       expect(after.values[0]).toMatchObject({ value: 'EU', isDefault: true });
@@ -89,7 +120,11 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       const other = await t.user('VIEWER');
       expect((await t.request({ url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key })).statusCode).toBe(200);
       problem(await t.request({ url: `/api/v1/user-attribute-values/${other.userId}`, key: user.key }), 403, 'FORBIDDEN');
-      problem(await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key, body: { values: { region: 'US' } } }), 403, 'FORBIDDEN');
+      problem(
+        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key, body: { values: { region: 'US' } } }),
+        403,
+        'FORBIDDEN',
+      );
       problem(await t.request({ url: '/api/v1/user-attribute-values/999999' }), 404, 'USER_NOT_FOUND');
     });
   });
@@ -106,18 +141,32 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
 
     it('PATCH sets and removes values; PUT replaces them', async () => {
       const user = await provisionUser(t, { [EXT]: { region: 'APAC' } });
-      const patched = ok(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'Replace', value: { [`${EXT}:level`]: 2 } }] } }));
+      const patched = ok(
+        await scim(t, {
+          method: 'PATCH',
+          path: `/Users/${user.id}`,
+          body: { schemas: [PATCH_OP], Operations: [{ op: 'Replace', value: { [`${EXT}:level`]: 2 } }] },
+        }),
+      );
       expect(patched[EXT]).toEqual({ region: 'APAC', level: 2, beta: false, plan: 'free' });
-      const removed = ok(await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `${EXT}:region` }] } }));
+      const removed = ok(
+        await scim(t, { method: 'PATCH', path: `/Users/${user.id}`, body: { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `${EXT}:region` }] } }),
+      );
       // Removing the user's own value leaves the default.
       expect(removed[EXT]).toEqual({ region: 'EU', level: 2, beta: false, plan: 'free' });
-      const replaced = ok(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA, EXT], userName: user.userName, [EXT]: { teams: ['t1'] } } }));
+      const replaced = ok(
+        await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA, EXT], userName: user.userName, [EXT]: { teams: ['t1'] } } }),
+      );
       expect(replaced[EXT]).toEqual({ teams: ['t1'], region: 'EU', beta: false, plan: 'free' });
     });
 
     it('a value of the wrong type is 400 invalidValue and nothing changes', async () => {
       const user = await provisionUser(t, { [EXT]: { level: 1 } });
-      scimError(await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA], userName: user.userName, [EXT]: { level: 'high' } } }), 400, 'invalidValue');
+      scimError(
+        await scim(t, { method: 'PUT', path: `/Users/${user.id}`, body: { schemas: [USER_SCHEMA], userName: user.userName, [EXT]: { level: 'high' } } }),
+        400,
+        'invalidValue',
+      );
       expect(ok(await scim(t, { path: `/Users/${user.id}` }))[EXT]).toEqual({ level: 1, region: 'EU', beta: false, plan: 'free' });
     });
 
@@ -136,7 +185,7 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       scimError(await scim(t, { path: filterPath('Users', `${EXT}:nothing eq "x"`) }), 400, 'invalidFilter');
     });
 
-    it('/Schemas lists the tenant\'s attributes in the extension', async () => {
+    it("/Schemas lists the tenant's attributes in the extension", async () => {
       const schema = ok(await scim(t, { path: `/Schemas/${EXT}` }));
       expect(schema.attributes.slice(0, 4).map((a: { name: string; type: string; multiValued: boolean }) => [a.name, a.type, a.multiValued])).toEqual([
         ['region', 'string', false],
@@ -154,7 +203,15 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       // An app of its own: these definitions would change what the other tests list.
       own = await TestApp.create(dialect);
       for (const name of NAMES) {
-        expect((await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name, type: 'string', ...(name === 'valueOf' ? { defaultValue: 'd' } : {}) } })).statusCode).toBe(201);
+        expect(
+          (
+            await own.request({
+              method: 'POST',
+              url: '/api/v1/user-attributes',
+              body: { name, type: 'string', ...(name === 'valueOf' ? { defaultValue: 'd' } : {}) },
+            })
+          ).statusCode,
+        ).toBe(201);
       }
     });
     afterAll(async () => own?.close());
@@ -169,7 +226,13 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       );
       const set = await own.request({ method: 'POST', url, body: { values: { toString: 'a', constructor: 'b', HASOWNPROPERTY: 'c' } } });
       expect(set.statusCode).toBe(200);
-      expect(set.json().values.map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([['a', false], ['d', true], ['b', false], ['c', false], [null, true]]);
+      expect(set.json().values.map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([
+        ['a', false],
+        ['d', true],
+        ['b', false],
+        ['c', false],
+        [null, true],
+      ]);
       const reset = await own.request({ method: 'POST', url, body: { values: { constructor: null } } });
       expect(reset.json().values[2]).toMatchObject({ name: 'constructor', value: null, isDefault: true });
       expect((await own.request({ url })).json().values[0]).toMatchObject({ name: 'toString', value: 'a', isDefault: false });
@@ -181,7 +244,11 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       const id = list.json().items[0].id as number;
       const renamed = await own.request({ method: 'PUT', url: `/api/v1/user-attributes/${id}`, body: { name: 'propertyIsEnumerable' } });
       expect(renamed.statusCode).toBe(200);
-      problem(await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'VALUEOF', type: 'string' } }), 409, 'USER_ATTRIBUTE_NAME_TAKEN');
+      problem(
+        await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: 'VALUEOF', type: 'string' } }),
+        409,
+        'USER_ATTRIBUTE_NAME_TAKEN',
+      );
       problem(await own.request({ method: 'POST', url: '/api/v1/user-attributes', body: { name: '__proto__', type: 'string' } }), 400, 'VALIDATION_FAILED');
     });
   });

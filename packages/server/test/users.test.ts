@@ -30,8 +30,7 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
   async function soloTenant(slug: string) {
     const made = await t.tenant(slug, [`${slug}.example.test`]);
     const host = `${slug}.example.test`;
-    const call = (method: 'GET' | 'PUT' | 'DELETE' | 'POST', url: string, body?: unknown) =>
-      t.request({ method, url, body, key: made.admin.key, host });
+    const call = (method: 'GET' | 'PUT' | 'DELETE' | 'POST', url: string, body?: unknown) => t.request({ method, url, body, key: made.admin.key, host });
     return { ...made, call };
   }
 
@@ -41,7 +40,15 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
       const res = await create({ email });
       expect(res.statusCode).toBe(201);
       const user = res.json() as User;
-      expect(user).toEqual({ id: expect.any(Number), email, firstName: null, role: 'EXPLORER', active: true, createdAt: user.createdAt, updatedAt: user.createdAt });
+      expect(user).toEqual({
+        id: expect.any(Number),
+        email,
+        firstName: null,
+        role: 'EXPLORER',
+        active: true,
+        createdAt: user.createdAt,
+        updatedAt: user.createdAt,
+      });
       expect(new Date(user.createdAt).toISOString()).toBe(user.createdAt);
       const fetched = await t.request({ url: `/api/v1/users/${user.id}` });
       expect(fetched.json()).toEqual(user);
@@ -82,8 +89,20 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
 
     it("recognises this dialect's unique-index error, which concurrent creates turn into 409", async () => {
       const at = new Date().toISOString();
-      const row = { tenant_id: t.tenantId, email: t.admin.email.toUpperCase(), first_name: null, role: 'VIEWER' as const, deactivated_at: null, created_at: at, updated_at: at };
-      const error = await t.store.db.insertInto('users').values(row).execute().catch((e: unknown) => e);
+      const row = {
+        tenant_id: t.tenantId,
+        email: t.admin.email.toUpperCase(),
+        first_name: null,
+        role: 'VIEWER' as const,
+        deactivated_at: null,
+        created_at: at,
+        updated_at: at,
+      };
+      const error = await t.store.db
+        .insertInto('users')
+        .values(row)
+        .execute()
+        .catch((e: unknown) => e);
       expect(violatedUniqueIndex(error)).toBe('users_tenant_email');
       expect(violatedUniqueIndex(new Error('other'))).toBeUndefined();
     });
@@ -111,7 +130,7 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
       problem(await t.request({ url: `/api/v1/users/${t.admin.userId}`, key: explorer.key }), 403, 'FORBIDDEN');
     });
 
-    it('answers 404 for an unknown id and for another tenant\'s user', async () => {
+    it("answers 404 for an unknown id and for another tenant's user", async () => {
       problem(await t.request({ url: '/api/v1/users/999999' }), 404, 'USER_NOT_FOUND');
       problem(await t.request({ url: `/api/v1/users/${other.admin.userId}` }), 404, 'USER_NOT_FOUND');
       problem(await t.request({ method: 'PUT', url: `/api/v1/users/${other.admin.userId}`, body: { firstName: 'x' } }), 404, 'USER_NOT_FOUND');
@@ -258,7 +277,7 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
       expect((await t.request({ url: `/api/v1/users/${viewer.userId}` })).json()).toEqual(first);
     });
 
-    it('is undone by PUT active: true, and the user\'s keys work again', async () => {
+    it("is undone by PUT active: true, and the user's keys work again", async () => {
       const explorer = await t.user('EXPLORER');
       await t.request({ method: 'PUT', url: `/api/v1/users/${explorer.userId}`, body: { active: false } });
       problem(await t.request({ url: '/api/v1/users/me', key: explorer.key }), 401, 'UNAUTHENTICATED');
@@ -279,7 +298,7 @@ describe.each(DIALECTS)('users (%s)', (dialect) => {
   describe('bulk create', () => {
     const bulk = (users: unknown[], key?: string) => t.request({ method: 'POST', url: '/api/v1/users/bulk', body: { users }, ...(key ? { key } : {}) });
 
-    it('applies items in order, reporting each failure with the single create\'s status and message', async () => {
+    it("applies items in order, reporting each failure with the single create's status and message", async () => {
       const taken = unique('taken');
       await create({ email: taken });
       const [a, b] = [unique('bulk-a'), unique('bulk-b')];

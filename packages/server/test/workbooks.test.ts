@@ -70,7 +70,13 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
     it('spec: Other operations, upsert by slug: 201 with the Workbook when created, every field round-trips', async () => {
       const folderId = await ws.folder(`Sales ${slug()}`);
       const s = slug();
-      const body = { name: 'Quarterly', folderId, meta: { owner: 'finance', nested: { a: [1, 2] } }, calculatedFields: { margin: { sql: 'a - b' } }, dashboardDraft: draft };
+      const body = {
+        name: 'Quarterly',
+        folderId,
+        meta: { owner: 'finance', nested: { a: [1, 2] } },
+        calculatedFields: { margin: { sql: 'a - b' } },
+        dashboardDraft: draft,
+      };
       const res = await put(s, body);
       expect(res.statusCode, res.body).toBe(201);
       const wb = res.json() as Workbook;
@@ -289,9 +295,17 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       const wb = (await put(s, { name: 'ordered', folderId: home })).json() as Workbook;
       await t.grant({ type: 'USER', id: viewer.userId }, { type: 'FOLDER', id: home }, 'VIEW');
       const body = { name: 'ordered', folderId: 999_999 };
-      const viaUpsert = problem(await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/by-slug/${s}`, key: viewer.key, body }), 404);
+      const viaUpsert = problem(
+        await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/by-slug/${s}`, key: viewer.key, body }),
+        404,
+      );
       const viaMove = problem(
-        await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, key: viewer.key, body: { type: 'WORKBOOK', id: wb.id, folderId: 999_999 } }),
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/deployments/${deploymentId}/workspace/move`,
+          key: viewer.key,
+          body: { type: 'WORKBOOK', id: wb.id, folderId: 999_999 },
+        }),
         404,
       );
       expect(viaUpsert.detail).toBe(viaMove.detail);
@@ -302,7 +316,9 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       const wb = (await put(s, { name: 'stay', meta: { a: 1 } })).json() as Workbook;
       const foreign = await wsOther.folder(`dest ${slug()}`);
       const res = await put(s, { name: 'renamed', folderId: foreign, meta: { a: 2 } });
-      expect(problem(res, 404, 'DESTINATION_NOT_FOUND').detail).toBe(`Cannot move workbook ${wb.id}: destination folder ${foreign} does not exist in deployment ${deploymentId}.`);
+      expect(problem(res, 404, 'DESTINATION_NOT_FOUND').detail).toBe(
+        `Cannot move workbook ${wb.id}: destination folder ${foreign} does not exist in deployment ${deploymentId}.`,
+      );
       expect(await storedRow(wb.id)).toMatchObject({ name: 'stay', folder_id: null, meta: '{"a":1}' });
     });
 
@@ -341,8 +357,14 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
     it('Other operations, duplicate (reference 8.G.1): "Copy of <name>" beside the source (EDIT on its folder), a fresh slug, the content, owned by the caller', async () => {
       const folder = await ws.folder(`dup ${slug()}`);
       const s = slug();
-      const source = (await put(s, { name: 'Original', folderId: folder, meta: { m: 1 }, calculatedFields: { c: 2 }, dashboardDraft: draft })).json() as Workbook;
-      await t.store.db.updateTable('workbooks').set({ dashboard_published: JSON.stringify(draft) }).where('id', '=', source.id).execute();
+      const source = (
+        await put(s, { name: 'Original', folderId: folder, meta: { m: 1 }, calculatedFields: { c: 2 }, dashboardDraft: draft })
+      ).json() as Workbook;
+      await t.store.db
+        .updateTable('workbooks')
+        .set({ dashboard_published: JSON.stringify(draft) })
+        .where('id', '=', source.id)
+        .execute();
       const user = await t.user('EXPLORER');
       await t.grant({ type: 'USER', id: user.userId }, { type: 'FOLDER', id: folder }, 'EDIT');
       const res = await duplicate(source.id, undefined, user.key);
@@ -388,7 +410,9 @@ describe.each(DIALECTS)('workbooks (%s)', (dialect) => {
       const before = await count();
       expect(problem(await duplicate(secret.id, { folderId: writable }, user.key, d), 403).detail).toMatch(/VIEW access to view workbook/);
       // Without EDIT on the source's folder the copy goes to the root, which needs EDIT on the deployment.
-      expect(problem(await duplicate(visible.id, {}, user.key, d), 403).detail).toMatch(new RegExp(`EDIT on folder ${readable}, otherwise to the workspace root with EDIT on deployment ${d}`));
+      expect(problem(await duplicate(visible.id, {}, user.key, d), 403).detail).toMatch(
+        new RegExp(`EDIT on folder ${readable}, otherwise to the workspace root with EDIT on deployment ${d}`),
+      );
       problem(await duplicate(visible.id, { folderId: 999_999 }, user.key, d), 404, 'FOLDER_NOT_FOUND');
       await t.grant({ type: 'USER', id: viewer.userId }, { type: 'DEPLOYMENT', id: d }, 'MANAGE');
       expect(problem(await duplicate(visible.id, {}, viewer.key, d), 403).detail).toMatch(/Viewers cannot create/);

@@ -17,12 +17,33 @@ describe.each(DIALECTS)('OIDC token configs (%s)', (dialect) => {
   it('fills in the well-known audiences (AWS, Azure), takes GCP’s provider and a Custom audience, and lists them oldest first as a bare array', async () => {
     const aws = await create({ audienceType: 'AWS' });
     expect(aws.statusCode).toBe(200);
-    expect(aws.json()).toMatchObject({ audienceType: 'AWS', audience: 'sts.amazonaws.com', name: 'aws', isEnabled: true, subFormat: null, customClaims: null, targetEnvVar: null });
+    expect(aws.json()).toMatchObject({
+      audienceType: 'AWS',
+      audience: 'sts.amazonaws.com',
+      name: 'aws',
+      isEnabled: true,
+      subFormat: null,
+      customClaims: null,
+      targetEnvVar: null,
+    });
     expect((await create({ audienceType: 'Azure', name: 'azure-prod' })).json()).toMatchObject({ audience: 'api://AzureADTokenExchange', name: 'azure-prod' });
     const provider = '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/mapi/providers/mapi-oidc';
     expect((await create({ audienceType: 'GCP', customAudience: provider })).json()).toMatchObject({ audience: provider, name: 'gcp' });
-    const custom = (await create({ audienceType: 'Custom', customAudience: 'https://vault.example.com', targetEnvVar: 'VAULT_JWT_FILE', customClaims: { team: 'data', roles: ['read'] } })).json();
-    expect(custom).toMatchObject({ audienceType: 'Custom', audience: 'https://vault.example.com', name: `custom-${custom.id}`, targetEnvVar: 'VAULT_JWT_FILE', customClaims: { team: 'data', roles: ['read'] } });
+    const custom = (
+      await create({
+        audienceType: 'Custom',
+        customAudience: 'https://vault.example.com',
+        targetEnvVar: 'VAULT_JWT_FILE',
+        customClaims: { team: 'data', roles: ['read'] },
+      })
+    ).json();
+    expect(custom).toMatchObject({
+      audienceType: 'Custom',
+      audience: 'https://vault.example.com',
+      name: `custom-${custom.id}`,
+      targetEnvVar: 'VAULT_JWT_FILE',
+      customClaims: { team: 'data', roles: ['read'] },
+    });
     const list = await t.request({ url: '/api/v1/oidc-token-configs' });
     expect(Array.isArray(list.json())).toBe(true);
     expect(list.json().map((c: { name: string }) => c.name)).toEqual(['aws', 'azure-prod', 'gcp', `custom-${custom.id}`]);
@@ -31,11 +52,16 @@ describe.each(DIALECTS)('OIDC token configs (%s)', (dialect) => {
 
   it('one config per well-known cloud (409), any number of Custom; names unique (409)', async () => {
     problem(await create({ audienceType: 'AWS', name: 'aws-two' }), 409, 'OIDC_TOKEN_CONFIG_EXISTS');
-    for (const audience of ['https://a.example.com', 'https://b.example.com']) expect((await create({ audienceType: 'Custom', customAudience: audience })).statusCode).toBe(200);
+    for (const audience of ['https://a.example.com', 'https://b.example.com'])
+      expect((await create({ audienceType: 'Custom', customAudience: audience })).statusCode).toBe(200);
     problem(await create({ audienceType: 'Custom', customAudience: 'https://c.example.com', name: 'aws' }), 409, 'OIDC_TOKEN_CONFIG_EXISTS');
     // Concurrent creates of one cloud: exactly one wins.
     const ours = await t.tenant('racing', ['racing.example.com']);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', key: ours.admin.key, host: 'racing.example.com', body: { audienceType: 'Azure' } })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', key: ours.admin.key, host: 'racing.example.com', body: { audienceType: 'Azure' } }),
+      ),
+    );
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409]);
   });
 
@@ -58,7 +84,11 @@ describe.each(DIALECTS)('OIDC token configs (%s)', (dialect) => {
     await refused({ audienceType: 'Custom', customAudience: 'x', customClaims: { sub: 'me' } }, /customClaims\/sub/);
     await refused({ audienceType: 'Custom', customAudience: 'x', customClaims: { 'mapi:deployment_id': '1' } }, /customClaims/);
     await refused({ audienceType: 'Custom', customAudience: 'x', customClaims: { n: 5 } }, /customClaims/);
-    const target = await t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', body: { audienceType: 'Custom', customAudience: 'x', targetEnvVar: 'X', name: 'later' } });
+    const target = await t.request({
+      method: 'POST',
+      url: '/api/v1/oidc-token-configs',
+      body: { audienceType: 'Custom', customAudience: 'x', targetEnvVar: 'X', name: 'later' },
+    });
     expect(target.statusCode).toBe(200);
     // targetEnvVar is for Custom configs only.
     const aws = (await t.request({ url: '/api/v1/oidc-token-configs' })).json().find((c: { audienceType: string }) => c.audienceType === 'AWS');
@@ -70,8 +100,19 @@ describe.each(DIALECTS)('OIDC token configs (%s)', (dialect) => {
 
   it('PUT changes the fields given and never the type; DELETE answers {} and the config is gone (404 after)', async () => {
     const id = (await create({ audienceType: 'Custom', customAudience: 'https://api.example.com', name: 'changing' })).json().id;
-    const updated = await t.request({ method: 'PUT', url: `/api/v1/oidc-token-configs/${id}`, body: { subFormat: 'acme:{deployment_id}:{region}', isEnabled: false, customClaims: { env: 'prod' } } });
-    expect(updated.json()).toMatchObject({ id, audience: 'https://api.example.com', name: 'changing', subFormat: 'acme:{deployment_id}:{region}', isEnabled: false, customClaims: { env: 'prod' } });
+    const updated = await t.request({
+      method: 'PUT',
+      url: `/api/v1/oidc-token-configs/${id}`,
+      body: { subFormat: 'acme:{deployment_id}:{region}', isEnabled: false, customClaims: { env: 'prod' } },
+    });
+    expect(updated.json()).toMatchObject({
+      id,
+      audience: 'https://api.example.com',
+      name: 'changing',
+      subFormat: 'acme:{deployment_id}:{region}',
+      isEnabled: false,
+      customClaims: { env: 'prod' },
+    });
     problem(await t.request({ method: 'PUT', url: `/api/v1/oidc-token-configs/${id}`, body: { audienceType: 'AWS' } }), 400, 'VALIDATION_FAILED');
     expect((await t.request({ url: `/api/v1/oidc-token-configs/${id}` })).json().audienceType).toBe('Custom');
     const removed = await t.request({ method: 'DELETE', url: `/api/v1/oidc-token-configs/${id}` });
@@ -91,7 +132,9 @@ describe.each(DIALECTS)('OIDC token configs (%s)', (dialect) => {
     expect((await t.request({ url: '/api/v1/oidc-token-configs', key: scoped })).statusCode).toBe(200);
     problem(await create({ audienceType: 'Custom', customAudience: 'x' }, scoped), 403);
     const other = await t.tenant('elsewhere', ['elsewhere.example.com']);
-    const theirs = (await t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', key: other.admin.key, host: 'elsewhere.example.com', body: { audienceType: 'AWS' } })).json();
+    const theirs = (
+      await t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', key: other.admin.key, host: 'elsewhere.example.com', body: { audienceType: 'AWS' } })
+    ).json();
     problem(await t.request({ url: `/api/v1/oidc-token-configs/${theirs.id}` }), 404, 'OIDC_TOKEN_CONFIG_NOT_FOUND');
     problem(await t.request({ method: 'DELETE', url: `/api/v1/oidc-token-configs/${theirs.id}` }), 404, 'OIDC_TOKEN_CONFIG_NOT_FOUND');
   });

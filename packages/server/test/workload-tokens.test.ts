@@ -37,7 +37,10 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json() as JSONWebKeySet;
   };
-  const filesOf = async (): Promise<PodFiles | undefined> => (await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)([{ tenantId: t.tenantId, deploymentId, environmentId: 'production' }])).get(`${deploymentId}/production`);
+  const filesOf = async (): Promise<PodFiles | undefined> =>
+    (await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)([{ tenantId: t.tenantId, deploymentId, environmentId: 'production' }])).get(
+      `${deploymentId}/production`,
+    );
   const config = async (body: Json) => {
     const res = await t.request({ method: 'POST', url: '/api/v1/oidc-token-configs', body });
     expect(res.statusCode, res.body).toBe(200);
@@ -83,11 +86,21 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     const provider = '//iam.googleapis.com/projects/42/locations/global/workloadIdentityPools/pool/providers/mapi';
     await config({ audienceType: 'Azure' });
     await config({ audienceType: 'GCP', customAudience: provider, subFormat: 'acme:{deployment_id}:{component}:{region}' });
-    await config({ audienceType: 'Custom', customAudience: 'https://vault.example.com', name: 'vault', targetEnvVar: 'VAULT_JWT_FILE', customClaims: { team: 'data', roles: ['read', 'write'] } });
+    await config({
+      audienceType: 'Custom',
+      customAudience: 'https://vault.example.com',
+      name: 'vault',
+      targetEnvVar: 'VAULT_JWT_FILE',
+      customClaims: { team: 'data', roles: ['read', 'write'] },
+    });
     await config({ audienceType: 'Custom', customAudience: 'https://off.example.com', name: 'off', isEnabled: false });
 
     const doc = await discovery();
-    expect(doc).toMatchObject({ id_token_signing_alg_values_supported: ['RS256'], subject_types_supported: ['public'], response_types_supported: ['id_token'] });
+    expect(doc).toMatchObject({
+      id_token_signing_alg_values_supported: ['RS256'],
+      subject_types_supported: ['public'],
+      response_types_supported: ['id_token'],
+    });
     expect(doc.jwks_uri).toBe(`${doc.issuer}/.well-known/jwks.json`);
     const files = (await filesOf())!;
     const dir = tempDir();
@@ -105,7 +118,13 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
       return (await jwtVerify(token, keys, { issuer: doc.issuer, audience, algorithms: ['RS256'] })).payload;
     };
     const aws = await verify(env.AWS_WEB_IDENTITY_TOKEN_FILE!, 'sts.amazonaws.com');
-    expect(aws).toMatchObject({ sub: `mapi:deployment:${deploymentId}`, 'mapi:deployment_id': String(deploymentId), 'mapi:environment': 'production', 'mapi:component': 'api', 'mapi:config': 'aws' });
+    expect(aws).toMatchObject({
+      sub: `mapi:deployment:${deploymentId}`,
+      'mapi:deployment_id': String(deploymentId),
+      'mapi:environment': 'production',
+      'mapi:component': 'api',
+      'mapi:config': 'aws',
+    });
     expect(aws.exp! - aws.iat!).toBe(3600);
     expect(typeof aws.jti).toBe('string');
     expect(await verify(env.AZURE_FEDERATED_TOKEN_FILE!, 'api://AzureADTokenExchange')).toMatchObject({ sub: `mapi:deployment:${deploymentId}` });
@@ -133,7 +152,9 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
   it('a runtime tick reads every environment’s configs, deployment and tenant settings in one statement', async () => {
     expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: true } })).statusCode).toBe(200);
     const others = [await t.deployment('workloads-b'), await t.deployment('workloads-c')];
-    const targets = [deploymentId, ...others].flatMap((id) => ['production', 'staging'].map((environmentId) => ({ tenantId: t.tenantId, deploymentId: id, environmentId })));
+    const targets = [deploymentId, ...others].flatMap((id) =>
+      ['production', 'staging'].map((environmentId) => ({ tenantId: t.tenantId, deploymentId: id, environmentId })),
+    );
     let files = new Map<string, PodFiles>();
     const ran = await statementsOf(async () => {
       files = await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)(targets);
@@ -142,7 +163,9 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     expect([...files.keys()].sort()).toEqual(targets.map((x) => `${x.deploymentId}/${x.environmentId}`).sort());
     // Switched off: no files, still one statement.
     expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { oidcEnabled: false } })).statusCode).toBe(200);
-    expect(await statementsOf(async () => expect((await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)(targets)).size).toBe(0))).toHaveLength(1);
+    expect(
+      await statementsOf(async () => expect((await workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit)(targets)).size).toBe(0)),
+    ).toHaveLength(1);
   });
 
   it('discovery follows oidcEnabled at once, served from the tenant’s cache while it stays the same', async () => {
@@ -190,7 +213,17 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
     };
     const build = await t.store.db
       .insertInto('builds')
-      .values({ tenant_id: t.tenantId, deployment_id: deploymentId, branch_name: 'main', mode: 'production', commit_sha: '0'.repeat(40), status: 'success', cause: 'test', created_at: new Date().toISOString(), updated_at: new Date().toISOString() })
+      .values({
+        tenant_id: t.tenantId,
+        deployment_id: deploymentId,
+        branch_name: 'main',
+        mode: 'production',
+        commit_sha: '0'.repeat(40),
+        status: 'success',
+        cause: 'test',
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const forFiles = workloadFiles(t.store.db, t.app.services.signing, t.app.services.audit);
@@ -198,16 +231,31 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
       const files = (await forFiles([{ tenantId: t.tenantId, deploymentId, environmentId: 'production' }])).get(`${deploymentId}/production`);
       return [
         {
-          tenantId: t.tenantId, deploymentId, environmentId: 'production', type: 'production', branch: 'main', buildId: build.id, commit: '0'.repeat(40), version: '1.0.0', envRevision: '0',
+          tenantId: t.tenantId,
+          deploymentId,
+          environmentId: 'production',
+          type: 'production',
+          branch: 'main',
+          buildId: build.id,
+          commit: '0'.repeat(40),
+          version: '1.0.0',
+          envRevision: '0',
           load: async () => ({ artifact: '{"cubes":[],"views":[]}', env: { AWS_ROLE_ARN: 'arn:aws:iam::1:role/r', AWS_WEB_IDENTITY_TOKEN_FILE: '/not/this' } }),
           ...(files ? { files } : {}),
         },
       ];
     };
     const podFilesDir = tempDir();
-    const supervisor = new Supervisor(t.store, t.app.services.secrets, driver, planner, { ...DEFAULT_RUNTIME_OPTIONS, owner: 'workload-test', tickMs: 60_000, healthIntervalMs: 60_000, podFilesDir }, (error) => {
-      throw error;
-    });
+    const supervisor = new Supervisor(
+      t.store,
+      t.app.services.secrets,
+      driver,
+      planner,
+      { ...DEFAULT_RUNTIME_OPTIONS, owner: 'workload-test', tickMs: 60_000, healthIntervalMs: 60_000, podFilesDir },
+      (error) => {
+        throw error;
+      },
+    );
     try {
       await supervisor.tick();
       await vi.waitFor(() => expect(started).toHaveLength(1), { timeout: 10_000 });
@@ -221,7 +269,9 @@ describe.each(DIALECTS)('workload tokens (%s)', (dialect) => {
 
       // New claims: written again at the next reconcile, same pod.
       const vault = ((await t.request({ url: '/api/v1/oidc-token-configs' })).json() as Json[]).find((c) => c.name === 'vault')!;
-      expect((await t.request({ method: 'PUT', url: `/api/v1/oidc-token-configs/${vault.id}`, body: { customClaims: { team: 'finance' } } })).statusCode).toBe(200);
+      expect((await t.request({ method: 'PUT', url: `/api/v1/oidc-token-configs/${vault.id}`, body: { customClaims: { team: 'finance' } } })).statusCode).toBe(
+        200,
+      );
       await supervisor.tick();
       await vi.waitFor(() => expect(claimsOf(fs.readFileSync(env.VAULT_JWT_FILE!, 'utf8')).team).toBe('finance'), { timeout: 10_000 });
       expect(started).toHaveLength(1);

@@ -6,7 +6,8 @@ describe.each(DIALECTS)('bulk delete: POST /workspace/bulk-delete (%s)', (dialec
   let t: TestApp;
   let d: number;
   let w: WorkspaceFixtures;
-  const del = (body: unknown, key?: string) => t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/bulk-delete`, body, ...(key ? { key } : {}) });
+  const del = (body: unknown, key?: string) =>
+    t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/bulk-delete`, body, ...(key ? { key } : {}) });
 
   beforeAll(async () => {
     t = await TestApp.create(dialect);
@@ -59,7 +60,10 @@ describe.each(DIALECTS)('bulk delete: POST /workspace/bulk-delete (%s)', (dialec
       {
         type: 'FOLDER',
         id: top,
-        error: { status: 400, message: `Cannot delete folder ${top} "parent-first-1" while it has subfolders; delete or move them first (list them before it in a bulk delete).` },
+        error: {
+          status: 400,
+          message: `Cannot delete folder ${top} "parent-first-1" while it has subfolders; delete or move them first (list them before it in a bulk delete).`,
+        },
       },
     ]);
     expect(await w.containerOf('FOLDER', top)).toBeNull();
@@ -73,11 +77,24 @@ describe.each(DIALECTS)('bulk delete: POST /workspace/bulk-delete (%s)', (dialec
     const own = await w.workbook('Own', null, explorer.userId);
     await t.grant({ type: 'USER', id: explorer.userId }, { type: 'FOLDER', id: shared }, 'EDIT');
     const foreign = await new WorkspaceFixtures(t, await t.deployment('foreign')).report('Foreign');
-    const res = await del({ items: [{ type: 'REPORT', id: editable }, { type: 'WORKBOOK', id: own }, { type: 'REPORT', id: foreign }] }, explorer.key);
+    const res = await del(
+      {
+        items: [
+          { type: 'REPORT', id: editable },
+          { type: 'WORKBOOK', id: own },
+          { type: 'REPORT', id: foreign },
+        ],
+      },
+      explorer.key,
+    );
     const body = res.json();
     expect(body.deleted).toEqual([{ type: 'WORKBOOK', id: own }]);
     expect(body.failed).toEqual([
-      { type: 'REPORT', id: editable, error: { status: 403, message: `You need MANAGE access to delete report ${editable} "Editable only"; you have EDIT access.` } },
+      {
+        type: 'REPORT',
+        id: editable,
+        error: { status: 403, message: `You need MANAGE access to delete report ${editable} "Editable only"; you have EDIT access.` },
+      },
       { type: 'REPORT', id: foreign, error: { status: 404, message: `Report ${foreign} does not exist in deployment ${d}.` } },
     ]);
     expect(await w.containerOf('REPORT', editable)).toBe(shared);
@@ -92,15 +109,30 @@ describe.each(DIALECTS)('bulk delete: POST /workspace/bulk-delete (%s)', (dialec
     const user = await t.user('EXPLORER');
     const workbook = await w.workbook('Granted');
     await t.grant({ type: 'USER', id: user.userId }, { type: 'WORKBOOK', id: workbook }, 'VIEW');
-    await t.store.db.insertInto('favorites').values({ tenant_id: t.tenantId, user_id: user.userId, item_type: 'WORKBOOK', item_id: workbook, created_at: new Date().toISOString() }).execute();
+    await t.store.db
+      .insertInto('favorites')
+      .values({ tenant_id: t.tenantId, user_id: user.userId, item_type: 'WORKBOOK', item_id: workbook, created_at: new Date().toISOString() })
+      .execute();
     expect((await del({ items: [{ type: 'WORKBOOK', id: workbook }] })).json().deleted).toHaveLength(1);
-    expect(await t.store.db.selectFrom('policies').select('id').where('resource_type', '=', 'WORKBOOK').where('resource_id', '=', workbook).execute()).toEqual([]);
+    expect(await t.store.db.selectFrom('policies').select('id').where('resource_type', '=', 'WORKBOOK').where('resource_id', '=', workbook).execute()).toEqual(
+      [],
+    );
     expect(await t.store.db.selectFrom('favorites').select('item_id').where('item_id', '=', workbook).execute()).toEqual([]);
   });
 
   it('malformed requests are 400 and delete nothing', async () => {
     const workbook = await w.workbook('Safe');
-    for (const body of [{}, { items: [] }, { items: Array.from({ length: 101 }, () => ({ type: 'WORKBOOK', id: workbook })) }, { items: [{ type: 'WORKBOOK', id: workbook }, { type: 'X', id: 1 }] }]) {
+    for (const body of [
+      {},
+      { items: [] },
+      { items: Array.from({ length: 101 }, () => ({ type: 'WORKBOOK', id: workbook })) },
+      {
+        items: [
+          { type: 'WORKBOOK', id: workbook },
+          { type: 'X', id: 1 },
+        ],
+      },
+    ]) {
       problem(await del(body), 400);
     }
     expect(await w.containerOf('WORKBOOK', workbook)).toBeNull();

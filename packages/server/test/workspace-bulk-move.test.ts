@@ -28,7 +28,19 @@ describe('bulk move in the OpenAPI document (spec: Endpoints, Bulk move; Version
   });
   it('names the schemas as the spec does, with items required inside the body', () => {
     const s = doc.components.schemas;
-    for (const name of ['BulkMoveWorkspaceObjectsInput', 'BulkMoveWorkspaceObjectsResponse', 'WorkspaceItemRefInput', 'WorkspaceBulkFailure', 'BulkActionError', 'Workbook', 'ResourceOwner', 'WorkspaceFolderPathEntry', 'DashboardConfig', 'Dashboard', 'ReportSnapshot']) {
+    for (const name of [
+      'BulkMoveWorkspaceObjectsInput',
+      'BulkMoveWorkspaceObjectsResponse',
+      'WorkspaceItemRefInput',
+      'WorkspaceBulkFailure',
+      'BulkActionError',
+      'Workbook',
+      'ResourceOwner',
+      'WorkspaceFolderPathEntry',
+      'DashboardConfig',
+      'Dashboard',
+      'ReportSnapshot',
+    ]) {
       expect(s[name], name).toBeDefined();
     }
     expect(s.BulkMoveWorkspaceObjectsInput?.required).toEqual(['items']);
@@ -90,10 +102,20 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
 
   it('rule 1: a well-formed request is 200 even when every item fails', async () => {
     const workbook = await w.workbook('Rule 1');
-    const body = await ok({ items: [{ type: 'WORKBOOK', id: workbook }, { type: 'REPORT', id: 987654 }], folderId: 876543 });
+    const body = await ok({
+      items: [
+        { type: 'WORKBOOK', id: workbook },
+        { type: 'REPORT', id: 987654 },
+      ],
+      folderId: 876543,
+    });
     expect(body.moved).toEqual([]);
     expect(body.failed).toEqual([
-      { type: 'WORKBOOK', id: workbook, error: { status: 404, message: `Cannot move workbook ${workbook}: destination folder 876543 does not exist in deployment ${d}.` } },
+      {
+        type: 'WORKBOOK',
+        id: workbook,
+        error: { status: 404, message: `Cannot move workbook ${workbook}: destination folder 876543 does not exist in deployment ${d}.` },
+      },
       { type: 'REPORT', id: 987654, error: { status: 404, message: `Report 987654 does not exist in deployment ${d}.` } },
     ]);
   });
@@ -102,8 +124,16 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     const [dest] = await w.chain(1, 'rule-2');
     // A folder and a workbook that share an id number, far above what the sequences hand out.
     const shared = 7_000_000 + Math.floor(Math.random() * 1_000_000);
-    await t.store.db.updateTable('folders').set({ id: shared }).where('id', '=', await w.folder('Rule 2 folder')).execute();
-    await t.store.db.updateTable('workbooks').set({ id: shared }).where('id', '=', await w.workbook('Rule 2 workbook')).execute();
+    await t.store.db
+      .updateTable('folders')
+      .set({ id: shared })
+      .where('id', '=', await w.folder('Rule 2 folder'))
+      .execute();
+    await t.store.db
+      .updateTable('workbooks')
+      .set({ id: shared })
+      .where('id', '=', await w.workbook('Rule 2 workbook'))
+      .execute();
     const items = [
       { type: 'WORKBOOK', id: shared },
       { type: 'WORKBOOK', id: shared },
@@ -123,10 +153,20 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     const first = await w.folder('Same name', await w.folder('rule-3-a'));
     const second = await w.folder('Same name', await w.folder('rule-3-b'));
     // Only the first of two same-named folders fits; order decides which.
-    const body = await ok({ items: [{ type: 'FOLDER', id: second }, { type: 'FOLDER', id: first }], folderId: dest });
+    const body = await ok({
+      items: [
+        { type: 'FOLDER', id: second },
+        { type: 'FOLDER', id: first },
+      ],
+      folderId: dest,
+    });
     expect(body.moved.map((m) => m.id)).toEqual([second]);
     expect(body.failed).toEqual([
-      { type: 'FOLDER', id: first, error: { status: 400, message: `Cannot move folder ${first} "Same name" into folder ${dest}: it already holds a folder named "Same name".` } },
+      {
+        type: 'FOLDER',
+        id: first,
+        error: { status: 400, message: `Cannot move folder ${first} "Same name" into folder ${dest}: it already holds a folder named "Same name".` },
+      },
     ]);
     // The check of `first` saw the move of `second` that came before it.
     expect(await w.containerOf('FOLDER', second)).toBe(dest);
@@ -136,7 +176,14 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     const [dest] = await w.chain(1, 'rule-4');
     const a = await w.workbook('Rule 4 a');
     const b = await w.report('Rule 4 b');
-    const body = await ok({ items: [{ type: 'WORKBOOK', id: a }, { type: 'REPORT', id: b }, { type: 'FOLDER', id: dest }], folderId: dest });
+    const body = await ok({
+      items: [
+        { type: 'WORKBOOK', id: a },
+        { type: 'REPORT', id: b },
+        { type: 'FOLDER', id: dest },
+      ],
+      folderId: dest,
+    });
     expect(body.moved.map((m) => m.id)).toEqual([a, b]);
     expect(body.failed).toEqual([{ type: 'FOLDER', id: dest, error: { status: 400, message: `Cannot move folder ${dest} "rule-4-1" into itself.` } }]);
     expect(await w.containerOf('WORKBOOK', a)).toBe(dest);
@@ -149,9 +196,20 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     await t.grant({ type: 'USER', id: explorer.userId }, { type: 'FOLDER', id: dest }, 'EDIT');
     const mine = await w.workbook('Rule 5 mine', null, explorer.userId);
     const theirs = await w.workbook('Rule 5 theirs');
-    const body = await ok({ items: [{ type: 'WORKBOOK', id: theirs }, { type: 'WORKBOOK', id: mine }], folderId: dest }, explorer.key);
+    const body = await ok(
+      {
+        items: [
+          { type: 'WORKBOOK', id: theirs },
+          { type: 'WORKBOOK', id: mine },
+        ],
+        folderId: dest,
+      },
+      explorer.key,
+    );
     expect(body.moved.map((m) => m.id)).toEqual([mine]);
-    expect(body.failed).toEqual([{ type: 'WORKBOOK', id: theirs, error: { status: 403, message: `You need MANAGE access to move workbook ${theirs}; you have no access.` } }]);
+    expect(body.failed).toEqual([
+      { type: 'WORKBOOK', id: theirs, error: { status: 403, message: `You need MANAGE access to move workbook ${theirs}; you have no access.` } },
+    ]);
     expect(await w.containerOf('WORKBOOK', theirs)).toBeNull();
   });
 
@@ -177,7 +235,10 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
 
   it('rule 7: failed is empty if and only if the whole batch applied', async () => {
     const [dest] = await w.chain(1, 'rule-7');
-    const items = [{ type: 'WORKBOOK', id: await w.workbook('Rule 7 a') }, { type: 'REPORT', id: await w.report('Rule 7 b') }];
+    const items = [
+      { type: 'WORKBOOK', id: await w.workbook('Rule 7 a') },
+      { type: 'REPORT', id: await w.report('Rule 7 b') },
+    ];
     const all = await ok({ items, folderId: dest });
     expect(all.failed).toEqual([]);
     expect(all.moved).toHaveLength(2);
@@ -190,7 +251,13 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
     const [home] = await w.chain(1, 'rule-8');
     const a = await w.workbook('Rule 8 a', home);
     const b = await w.folder('Rule 8 b', home);
-    const body = await ok({ items: [{ type: 'WORKBOOK', id: a }, { type: 'FOLDER', id: b }], folderId: null });
+    const body = await ok({
+      items: [
+        { type: 'WORKBOOK', id: a },
+        { type: 'FOLDER', id: b },
+      ],
+      folderId: null,
+    });
     expect(body.moved.map((m) => [m.folderId, m.folderPath])).toEqual([
       [null, []],
       [null, []],
@@ -203,7 +270,8 @@ describe.each(DIALECTS)('bulk move: POST /workspace/bulk-move (%s)', (dialect) =
   it('exactly one entry per distinct item, in moved or failed, in request order', async () => {
     const [dest] = await w.chain(1, 'one-entry');
     const ids = [];
-    for (let i = 0; i < 10; i++) ids.push({ type: i % 2 ? 'WORKBOOK' : 'REPORT', id: i % 3 === 0 ? 900000 + i : i % 2 ? await w.workbook(`e${i}`) : await w.report(`e${i}`) });
+    for (let i = 0; i < 10; i++)
+      ids.push({ type: i % 2 ? 'WORKBOOK' : 'REPORT', id: i % 3 === 0 ? 900000 + i : i % 2 ? await w.workbook(`e${i}`) : await w.report(`e${i}`) });
     const body = await ok({ items: [...ids, ...ids], folderId: dest });
     const all = [...body.moved.map((m) => `${m.type}:${m.id}`), ...body.failed.map((f) => `${f.type}:${f.id}`)];
     expect(all.sort()).toEqual(ids.map((r) => `${r.type}:${r.id}`).sort());

@@ -146,7 +146,8 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
     const otherBefore = await snapshot(other);
 
     const folderRefs: Ref[] = folders.map((id) => ({ type: 'FOLDER', id }));
-    const anyItem = (): Ref => (Math.random() < 0.05 ? pick([...otherItems, { type: 'FOLDER', id: pick(otherFolders) }]) : Math.random() < 0.45 ? pick(folderRefs) : pick(items));
+    const anyItem = (): Ref =>
+      Math.random() < 0.05 ? pick([...otherItems, { type: 'FOLDER', id: pick(otherFolders) }]) : Math.random() < 0.45 ? pick(folderRefs) : pick(items);
     const destination = (): number | null => (Math.random() < 0.15 ? null : Math.random() < 0.04 ? pick(otherFolders) : pick(folders));
     const reportedDeleted = new Set<string>();
     const base = `/api/v1/deployments/${d}/workspace`;
@@ -204,7 +205,8 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
 
   it('the case to beat: A into B and B into A at once, on two processes; exactly one succeeds, the other is 400 INVALID_MOVE', async () => {
     const d = await seed.deployment('crossed moves');
-    const move = (server: ServerProcess, id: number, folderId: number) => server.post(`/api/v1/deployments/${d}/workspace/move`, { type: 'FOLDER', id, folderId }, adminKey);
+    const move = (server: ServerProcess, id: number, folderId: number) =>
+      server.post(`/api/v1/deployments/${d}/workspace/move`, { type: 'FOLDER', id, folderId }, adminKey);
     for (let round = 0; round < 20; round++) {
       const a = await seed.folder(d, `a-${round}`, null);
       const b = await seed.folder(d, `b-${round}`, null);
@@ -255,7 +257,12 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
         // Deepest first is not guaranteed: a folder with subfolders is refused, its items go to the root.
         const victims = Array.from({ length: 1 + Math.floor(Math.random() * 3) }, () => pick([...alive]));
         const sent: Ref[] = victims.map((id) => ({ type: 'FOLDER', id }));
-        const gone = expectBulkAnswer(await server.post(`/api/v1/deployments/${d}/workspace/bulk-delete`, { items: sent }, explorerKey), sent, 'deleted', 'bulk delete');
+        const gone = expectBulkAnswer(
+          await server.post(`/api/v1/deployments/${d}/workspace/bulk-delete`, { items: sent }, explorerKey),
+          sent,
+          'deleted',
+          'bulk delete',
+        );
         for (const ref of gone) {
           alive.delete(ref.id);
           deleted.add(keyOf(ref));
@@ -282,14 +289,35 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
     const at = new Date().toISOString();
     const user = await store.db
       .insertInto('users')
-      .values({ tenant_id: tenantId, email: `explorer-${deploymentId}@example.com`, first_name: null, role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at })
+      .values({
+        tenant_id: tenantId,
+        email: `explorer-${deploymentId}@example.com`,
+        first_name: null,
+        role: 'EXPLORER',
+        deactivated_at: null,
+        created_at: at,
+        updated_at: at,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const group = await store.db.insertInto('groups').values({ tenant_id: tenantId, name: `racers-${deploymentId}`, description: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+    const group = await store.db
+      .insertInto('groups')
+      .values({ tenant_id: tenantId, name: `racers-${deploymentId}`, description: null, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: group.id, user_id: user.id, created_at: at }).execute();
     await store.db
       .insertInto('policies')
-      .values({ tenant_id: tenantId, principal_type: 'GROUP', principal_id: group.id, resource_type: 'DEPLOYMENT', resource_id: deploymentId, access: 'MANAGE', created_by: null, created_at: at })
+      .values({
+        tenant_id: tenantId,
+        principal_type: 'GROUP',
+        principal_id: group.id,
+        resource_type: 'DEPLOYMENT',
+        resource_id: deploymentId,
+        access: 'MANAGE',
+        created_by: null,
+        created_at: at,
+      })
       .execute();
     const key = generateApiKey();
     await insertKey(store.db, { tenantId, userId: user.id, name: 'racer', key, source: 'api', deploymentIds: null, expiresAt: null, createdAt: at });
@@ -303,13 +331,23 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
 
   /** Every folder, workbook and report of a deployment, as stored. */
   async function snapshot(deploymentId: number): Promise<Snapshot> {
-    const folderRows = await store.db.selectFrom('folders').select(['id', 'parent_id', 'name', 'deployment_id']).where('deployment_id', '=', deploymentId).orderBy('id').execute();
+    const folderRows = await store.db
+      .selectFrom('folders')
+      .select(['id', 'parent_id', 'name', 'deployment_id'])
+      .where('deployment_id', '=', deploymentId)
+      .orderBy('id')
+      .execute();
     const itemRows: Snapshot['items'] = [];
     for (const [type, table] of [
       ['WORKBOOK', 'workbooks'],
       ['REPORT', 'reports'],
     ] as const) {
-      const rows = await store.db.selectFrom(table).select(['id', 'folder_id', 'deployment_id']).where('deployment_id', '=', deploymentId).orderBy('id').execute();
+      const rows = await store.db
+        .selectFrom(table)
+        .select(['id', 'folder_id', 'deployment_id'])
+        .where('deployment_id', '=', deploymentId)
+        .orderBy('id')
+        .execute();
       itemRows.push(...rows.map((r) => ({ type, ...r })));
     }
     return { folders: folderRows, items: itemRows };
@@ -326,7 +364,7 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
     for (const f of folders) {
       const seen = new Set<number>([f.id]);
       let level = 1;
-      for (let parent = f.parent_id; parent !== null; ) {
+      for (let parent = f.parent_id; parent !== null;) {
         const up = byId.get(parent);
         if (!up) {
           problems.push(`folder ${f.id} hangs under ${parent}, which is not a folder of its deployment`);
@@ -349,7 +387,8 @@ describe.each(DIALECTS)('workspace under concurrency: two server processes, one 
       siblings.add(key);
     }
     for (const item of items) {
-      if (item.folder_id !== null && !byId.has(item.folder_id)) problems.push(`${keyOf(item)} is in ${item.folder_id}, which is not a folder of its deployment`);
+      if (item.folder_id !== null && !byId.has(item.folder_id))
+        problems.push(`${keyOf(item)} is in ${item.folder_id}, which is not a folder of its deployment`);
     }
     expect(problems).toEqual([]);
   }

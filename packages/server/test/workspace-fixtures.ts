@@ -24,7 +24,15 @@ export class WorkspaceFixtures {
     const at = this.stamp();
     const row = await this.t.store.db
       .insertInto('folders')
-      .values({ tenant_id: this.t.tenantId, deployment_id: this.deploymentId, parent_id: parentId, name, created_by: createdBy, created_at: at, updated_at: at })
+      .values({
+        tenant_id: this.t.tenantId,
+        deployment_id: this.deploymentId,
+        parent_id: parentId,
+        name,
+        created_by: createdBy,
+        created_at: at,
+        updated_at: at,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
@@ -41,7 +49,12 @@ export class WorkspaceFixtures {
     return ids as Ids<N>;
   }
 
-  async workbook(name: string, folderId: number | null = null, createdBy: number | null = null, extra: { dashboard_draft?: string | null; slug?: string } = {}): Promise<number> {
+  async workbook(
+    name: string,
+    folderId: number | null = null,
+    createdBy: number | null = null,
+    extra: { dashboard_draft?: string | null; slug?: string } = {},
+  ): Promise<number> {
     const at = this.stamp();
     const row = await this.t.store.db
       .insertInto('workbooks')

@@ -15,7 +15,10 @@ describe.each(DIALECTS)('GET /workspace (%s)', (dialect) => {
   let d: number;
   let w: WorkspaceFixtures;
   let home: number;
-  const list = async (query: string, key?: string): Promise<{ items: Entry[]; pageInfo: { endCursor: string | null; hasNextPage: boolean }; data: Entry[]; count: number }> => {
+  const list = async (
+    query: string,
+    key?: string,
+  ): Promise<{ items: Entry[]; pageInfo: { endCursor: string | null; hasNextPage: boolean }; data: Entry[]; count: number }> => {
     const res = await t.request({ url: `/api/v1/deployments/${d}/workspace${query}`, ...(key ? { key } : {}) });
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
@@ -85,7 +88,10 @@ describe.each(DIALECTS)('GET /workspace (%s)', (dialect) => {
         const whole = (await list(`${q}&first=200`)).items.map((e) => `${e.type}:${e.id}`);
         expect(whole).toHaveLength(14);
         for (const size of [1, 3, 5]) {
-          expect((await all(q, size)).map((e) => `${e.type}:${e.id}`), `${sortBy} ${sortOrder} by ${size}`).toEqual(whole);
+          expect(
+            (await all(q, size)).map((e) => `${e.type}:${e.id}`),
+            `${sortBy} ${sortOrder} by ${size}`,
+          ).toEqual(whole);
         }
         expect(whole.slice(0, 6).every((k) => k.startsWith('FOLDER:'))).toBe(true);
       }
@@ -124,7 +130,12 @@ describe.each(DIALECTS)('GET /workspace (%s)', (dialect) => {
     const listed = await t.request({ url: `/api/v1/deployments/${own}/workspace`, key: dev.key });
     expect(listed.json().items.map((e: Entry) => e.id)).toContain(workbook);
     expect((await t.request({ url: `/api/v1/deployments/${own}/workbooks/${workbook}`, key: dev.key })).statusCode).toBe(200);
-    const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${own}/workspace/move`, key: dev.key, body: { type: 'WORKBOOK', id: workbook, folderId: dest } });
+    const moved = await t.request({
+      method: 'POST',
+      url: `/api/v1/deployments/${own}/workspace/move`,
+      key: dev.key,
+      body: { type: 'WORKBOOK', id: workbook, folderId: dest },
+    });
     expect(moved.statusCode, moved.body).toBe(200);
   });
 

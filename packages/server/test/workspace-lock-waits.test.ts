@@ -92,7 +92,8 @@ describe.each(DIALECTS)('lock waits on a busy deployment (%s)', (dialect) => {
 
   const move = (deploymentId: number, body: unknown) => t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/move`, body });
   const bulkMove = (deploymentId: number, body: unknown) => t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workspace/bulk-move`, body });
-  const createFolder = (deploymentId: number, name: string) => t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/folders`, body: { name } });
+  const createFolder = (deploymentId: number, name: string) =>
+    t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/folders`, body: { name } });
 
   /** Another deployment's reads and a write, which must answer whatever the busy one is doing. */
   async function bystanderAnswers(deploymentId: number, folderId: number, workbookId: number, label: string) {

@@ -28,7 +28,8 @@ export function parseExpiry(value: string, now = Date.now()): string {
   const days = /^(\d+)d$/i.exec(value.trim());
   if (days) return new Date(now + Number(days[1]) * 86_400_000).toISOString();
   const time = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(time)) throw new UsageError(`--expires must be a date (2026-12-31), a date-time (2026-12-31T18:00:00Z) or a number of days (30d), got "${value}".`);
+  if (Number.isNaN(time))
+    throw new UsageError(`--expires must be a date (2026-12-31), a date-time (2026-12-31T18:00:00Z) or a number of days (30d), got "${value}".`);
   return new Date(time).toISOString();
 }
 
@@ -47,14 +48,17 @@ function parseDeployments(value: string): number[] {
 
 export function registerApiKeys(program: Command): void {
   const keys = program.command('api-keys').description('API keys: create, list, revoke');
-  keys.addHelpText('after', '\nExamples:\n  $ mapi api-keys create --name ci --deployments 1,2 --expires 90d\n  $ mapi api-keys list\n  $ mapi api-keys revoke 5\n');
+  keys.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi api-keys create --name ci --deployments 1,2 --expires 90d\n  $ mapi api-keys list\n  $ mapi api-keys revoke 5\n',
+  );
 
   keys
     .command('create')
     .requiredOption('--name <name>', 'a name to tell the key apart')
     .option('--deployments <ids>', 'comma-separated deployment ids the key is limited to; every deployment when left out')
     .option('--expires <when>', 'expiry: a date, a date-time, or a number of days such as 30d; never when left out')
-    .option('--user <userId>', "create the key for another user (admins only); your own when left out")
+    .option('--user <userId>', 'create the key for another user (admins only); your own when left out')
     .option('-o, --output <file>', 'write the key to this file (mode 0600; a missing directory is created with mode 0700) instead of stdout')
     .option('--force', 'with --output: replace the file if it exists')
     .description('Create an API key. The key is printed once, alone on stdout (or written to --output); details go to stderr')
@@ -72,7 +76,8 @@ export function registerApiKeys(program: Command): void {
           ...(options.user !== undefined ? { userId: parseId(options.user, '--user') } : {}),
         };
         if (options.force && options.output === undefined) throw new UsageError('--force only applies with --output.');
-        if (options.output !== undefined && options.output.trim() === '') throw new UsageError('--output is empty.', 'Give the file to write the key to, e.g. --output .mapi/script.key.');
+        if (options.output !== undefined && options.output.trim() === '')
+          throw new UsageError('--output is empty.', 'Give the file to write the key to, e.g. --output .mapi/script.key.');
         const client = context.client();
         // Reserved first: a file that cannot be written must fail before the key exists.
         const file: KeyFile | undefined = options.output === undefined ? undefined : reserveKeyFile(options.output, options.force === true);

@@ -32,7 +32,9 @@ function parseMethod(value: string): Method {
 
 /** What the event was about: the request line for a request, the event's name otherwise. */
 export function describeEvent(e: AuditEvent): string {
-  const target = Object.entries(e.target).map(([name, value]) => `${name}=${String(value)}`).join(' ');
+  const target = Object.entries(e.target)
+    .map(([name, value]) => `${name}=${String(value)}`)
+    .join(' ');
   const what = e.action === 'request' ? `${e.method ?? ''} ${e.route ?? ''}` : e.action;
   return target === '' ? what : `${what} ${target}`;
 }

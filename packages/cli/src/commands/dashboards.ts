@@ -1,7 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { DashboardExportFile, DashboardExportStatus, DashboardFilterInput, DashboardTimeGrainInput, ExportSubjectInput, MapiClient, StartDashboardExportInput } from '@mapi/client';
+import type {
+  DashboardExportFile,
+  DashboardExportStatus,
+  DashboardFilterInput,
+  DashboardTimeGrainInput,
+  ExportSubjectInput,
+  MapiClient,
+  StartDashboardExportInput,
+} from '@mapi/client';
 import { run } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { createExportProgress } from '../export-progress.js';
@@ -58,7 +66,8 @@ export function exportFormat(format: string | undefined, out: string | undefined
   if (format === undefined) return fromOut ?? 'png';
   const wanted = format.toLowerCase();
   if (wanted !== 'png' && wanted !== 'pdf') throw new UsageError(`--format must be png or pdf, got "${format}".`);
-  if (fromOut !== undefined && fromOut !== wanted) throw new UsageError(`--format ${wanted} does not match --out ${out}.`, `Name the file .${wanted}, or leave out --format.`);
+  if (fromOut !== undefined && fromOut !== wanted)
+    throw new UsageError(`--format ${wanted} does not match --out ${out}.`, `Name the file .${wanted}, or leave out --format.`);
   return wanted;
 }
 
@@ -77,7 +86,8 @@ export function parseFilters(flags: string[]): DashboardFilterInput[] {
 export function parseTimeGrains(flags: string[]): DashboardTimeGrainInput[] {
   return flags.map((flag) => {
     const at = flag.indexOf('=');
-    if (at <= 0 || at === flag.length - 1) throw new UsageError(`--time-grain "${flag}" is not member=grain.`, 'For example --time-grain orders.created_at=week.');
+    if (at <= 0 || at === flag.length - 1)
+      throw new UsageError(`--time-grain "${flag}" is not member=grain.`, 'For example --time-grain orders.created_at=week.');
     return { member: flag.slice(0, at), grain: flag.slice(at + 1) };
   });
 }
@@ -114,7 +124,8 @@ export function exportInput(dashboard: string, options: ExportOptions): StartDas
 function checkOut(out: string | undefined, force: boolean): string {
   if (out === undefined || out.trim() === '') throw new UsageError('--out is required: the file to write, or - for stdout.', 'For example --out weekly.pdf.');
   if (out === '-') {
-    if (process.stdout.isTTY) throw new UsageError('--out - would print the file to the terminal.', 'Redirect stdout (> weekly.png) or pipe it, or give a file name.');
+    if (process.stdout.isTTY)
+      throw new UsageError('--out - would print the file to the terminal.', 'Redirect stdout (> weekly.png) or pipe it, or give a file name.');
     return out;
   }
   const dir = path.dirname(path.resolve(out));
@@ -134,7 +145,8 @@ function save(file: DashboardExportFile, out: string, force: boolean, jobId: str
     // `wx` fails when the file appeared meanwhile: never replace a file without --force.
     fs.writeFileSync(out, file.bytes, { flag: force ? 'w' : 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`${out} already exists.`, 'Pass --force to replace it, or choose another --out.');
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new UsageError(`${out} already exists.`, 'Pass --force to replace it, or choose another --out.');
     throw error;
   }
   if (json) writeJson({ jobId, file: out, bytes: file.bytes.length, contentType: file.contentType });
@@ -178,7 +190,8 @@ export function registerDashboards(program: Command): void {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const force = options.force === true;
         const out = options.wait === false ? undefined : checkOut(options.out, force);
-        if (out === '-' && context.json) throw new UsageError('--json and --out - both write to stdout.', 'Leave out --json, or write the file with --out FILE.');
+        if (out === '-' && context.json)
+          throw new UsageError('--json and --out - both write to stdout.', 'Leave out --json, or write the file with --out FILE.');
         const input = exportInput(dashboard, options);
         const client = context.client();
         const started = await client.dashboardExports.start(deploymentId, input);
@@ -202,14 +215,20 @@ export function registerDashboards(program: Command): void {
     .argument('<jobId>', 'the job id export --no-wait printed')
     .option('--follow', 'wait until the export is completed or failed (exit 1 when it failed)')
     .description("An export's status: pending, processing, completed or failed")
-    .addHelpText('after', '\nOnly the user who started an export sees it, for 5 minutes.\n\nExamples:\n  $ mapi dashboards export-status 3 qY3v…\n  $ mapi dashboards export-status 3 qY3v… --follow --json\n')
+    .addHelpText(
+      'after',
+      '\nOnly the user who started an export sees it, for 5 minutes.\n\nExamples:\n  $ mapi dashboards export-status 3 qY3v…\n  $ mapi dashboards export-status 3 qY3v… --follow --json\n',
+    )
     .action(
       run(async (context, deploymentArg: string, jobId: string, options: { follow?: boolean }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const client = context.client();
         const status = options.follow ? await follow(client, deploymentId, jobId) : await client.dashboardExports.status(deploymentId, jobId);
         if (context.json) writeJson(status);
-        else write(`${status.status}${status.progress == null ? '' : ` ${status.progress}%`}${status.contentType ? ` ${status.contentType}` : ''}${status.error ? `: ${status.error}` : ''}`);
+        else
+          write(
+            `${status.status}${status.progress == null ? '' : ` ${status.progress}%`}${status.contentType ? ` ${status.contentType}` : ''}${status.error ? `: ${status.error}` : ''}`,
+          );
         return options.follow && status.status === 'failed' ? EXIT.ERROR : EXIT.OK;
       }),
     );
@@ -222,13 +241,17 @@ export function registerDashboards(program: Command): void {
     .option('--force', 'replace --out if it exists')
     .option('--wait', 'wait for the render first, when it is still running')
     .description("Write a completed export's file")
-    .addHelpText('after', '\nWithout --wait, an export still rendering is an error (409) that says so.\n\nExamples:\n  $ mapi dashboards download 3 qY3v… --out weekly.pdf\n  $ mapi dashboards download 3 qY3v… --wait --out - > weekly.png\n')
+    .addHelpText(
+      'after',
+      '\nWithout --wait, an export still rendering is an error (409) that says so.\n\nExamples:\n  $ mapi dashboards download 3 qY3v… --out weekly.pdf\n  $ mapi dashboards download 3 qY3v… --wait --out - > weekly.png\n',
+    )
     .action(
       run(async (context, deploymentArg: string, jobId: string, options: { out?: string; force?: boolean; wait?: boolean }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const force = options.force === true;
         const out = checkOut(options.out, force);
-        if (out === '-' && context.json) throw new UsageError('--json and --out - both write to stdout.', 'Leave out --json, or write the file with --out FILE.');
+        if (out === '-' && context.json)
+          throw new UsageError('--json and --out - both write to stdout.', 'Leave out --json, or write the file with --out FILE.');
         const client = context.client();
         if (options.wait) {
           const status = await follow(client, deploymentId, jobId);

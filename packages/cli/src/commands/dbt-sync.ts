@@ -43,7 +43,10 @@ export function startInput(options: StartOptions): StartDbtSyncInput {
     try {
       input.manifest = JSON.parse(text) as Record<string, unknown>;
     } catch (error) {
-      throw new UsageError(`--manifest ${options.manifest} is not JSON: ${(error as Error).message}`, 'Give the target/manifest.json that `dbt compile` writes.');
+      throw new UsageError(
+        `--manifest ${options.manifest} is not JSON: ${(error as Error).message}`,
+        'Give the target/manifest.json that `dbt compile` writes.',
+      );
     }
     input.source = 'manifest';
   }
@@ -71,13 +74,20 @@ async function follow(client: MapiClient, deploymentId: number, syncJobId: strin
   }
   if (status.status === 'FAILED') {
     if (json) writeJson(status);
-    note(status.error === 'cancelled' ? `Sync ${syncJobId} was cancelled; no branch was changed.` : `Sync ${syncJobId} failed: ${status.error ?? 'no reason given'}`);
+    note(
+      status.error === 'cancelled'
+        ? `Sync ${syncJobId} was cancelled; no branch was changed.`
+        : `Sync ${syncJobId} failed: ${status.error ?? 'no reason given'}`,
+    );
     return EXIT.ERROR;
   }
   const result = await client.dbtSync.result(deploymentId, syncJobId);
   if (json) writeJson(result);
   // With --files, stdout is for the files; the summary goes beside the progress.
-  else (filesFollow ? note : write)(`Sync ${syncJobId} completed in ${result.durationMs} ms: ${result.cubeCount} cubes from ${result.manifestStats.models} models.`);
+  else
+    (filesFollow ? note : write)(
+      `Sync ${syncJobId} completed in ${result.durationMs} ms: ${result.cubeCount} cubes from ${result.manifestStats.models} models.`,
+    );
   return EXIT.OK;
 }
 
@@ -93,7 +103,10 @@ export function registerDbtSync(program: Command): void {
     .option('--files', 'commit nothing; print the generated files instead')
     .option('--no-wait', 'print the sync id and return at once')
     .description('Start a sync and follow it until it ends')
-    .addHelpText('after', '\nThe stage shows on stderr until the sync ends; the summary (or, with --files, the files) on stdout.\n\nExamples:\n  $ mapi dbt-sync start 3\n  $ mapi dbt-sync start 3 --ref release --branch review/dbt\n  $ mapi dbt-sync start 3 --manifest target/manifest.json --files\n')
+    .addHelpText(
+      'after',
+      '\nThe stage shows on stderr until the sync ends; the summary (or, with --files, the files) on stdout.\n\nExamples:\n  $ mapi dbt-sync start 3\n  $ mapi dbt-sync start 3 --ref release --branch review/dbt\n  $ mapi dbt-sync start 3 --manifest target/manifest.json --files\n',
+    )
     .action(
       run(async (context, deploymentArg: string, options: StartOptions) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
@@ -122,7 +135,10 @@ export function registerDbtSync(program: Command): void {
     .argument('<syncJobId>', 'the sync id start printed')
     .option('--follow', 'follow the sync until it ends')
     .description("A sync's stage and progress")
-    .addHelpText('after', '\nOnly COMPLETED and FAILED are final; a cancelled sync is FAILED: cancelled.\n\nExamples:\n  $ mapi dbt-sync status 3 5f0c2a4e-…\n  $ mapi dbt-sync status 3 5f0c2a4e-… --follow\n')
+    .addHelpText(
+      'after',
+      '\nOnly COMPLETED and FAILED are final; a cancelled sync is FAILED: cancelled.\n\nExamples:\n  $ mapi dbt-sync status 3 5f0c2a4e-…\n  $ mapi dbt-sync status 3 5f0c2a4e-… --follow\n',
+    )
     .action(
       run(async (context, deploymentArg: string, syncJobId: string, options: { follow?: boolean }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
@@ -130,7 +146,10 @@ export function registerDbtSync(program: Command): void {
         if (options.follow) return follow(client, deploymentId, syncJobId, context.json);
         const status = await client.dbtSync.status(deploymentId, syncJobId);
         if (context.json) writeJson(status);
-        else write(`${status.status} ${status.progress.percentComplete}%${status.error ? `: ${status.error}` : status.progress.message ? ` ${status.progress.message}` : ''}`);
+        else
+          write(
+            `${status.status} ${status.progress.percentComplete}%${status.error ? `: ${status.error}` : status.progress.message ? ` ${status.progress.message}` : ''}`,
+          );
         return EXIT.OK;
       }),
     );
@@ -140,7 +159,10 @@ export function registerDbtSync(program: Command): void {
     .argument('<deploymentId>', 'deployment id')
     .argument('<syncJobId>', 'the sync id start printed')
     .description("A sync's log, oldest first")
-    .addHelpText('after', '\nEach line: time, level, [phase], message, and how long a phase took.\n\nExamples:\n  $ mapi dbt-sync logs 3 5f0c2a4e-…\n  $ mapi dbt-sync logs 3 5f0c2a4e-… --json | jq -r .message\n')
+    .addHelpText(
+      'after',
+      '\nEach line: time, level, [phase], message, and how long a phase took.\n\nExamples:\n  $ mapi dbt-sync logs 3 5f0c2a4e-…\n  $ mapi dbt-sync logs 3 5f0c2a4e-… --json | jq -r .message\n',
+    )
     .action(
       run(async (context, deploymentArg: string, syncJobId: string) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');

@@ -36,7 +36,8 @@ Examples:
 
 function writeSummary(result: BulkDeleteResult, total: number, deploymentId: number, interrupted: boolean): void {
   const requests = plural(result.requests, 'request');
-  if (interrupted) write(`Interrupted: deleted ${result.deleted.length} of ${plural(total, 'item')} in deployment ${deploymentId} before stopping (${requests}).`);
+  if (interrupted)
+    write(`Interrupted: deleted ${result.deleted.length} of ${plural(total, 'item')} in deployment ${deploymentId} before stopping (${requests}).`);
   else if (result.deleted.length === total) write(`Deleted ${plural(total, 'item')} in deployment ${deploymentId} (${requests}).`);
   else write(`Deleted ${result.deleted.length} of ${plural(total, 'item')} in deployment ${deploymentId} (${requests}).`);
 }
@@ -59,7 +60,8 @@ export function registerDelete(program: Command): void {
         const distinct = distinctRefs(items);
 
         if (options.dryRun) {
-          if (context.json) writeJson({ dryRun: true, deploymentId, items: distinct, duplicates: items.length - distinct.length, chunks: chunks(distinct, chunkSize) });
+          if (context.json)
+            writeJson({ dryRun: true, deploymentId, items: distinct, duplicates: items.length - distinct.length, chunks: chunks(distinct, chunkSize) });
           else writeDryRun((counted) => `Would delete ${counted} in deployment ${deploymentId}`, distinct, items.length - distinct.length, chunkSize, []);
           return EXIT.OK;
         }

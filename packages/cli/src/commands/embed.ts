@@ -102,7 +102,10 @@ export function registerEmbed(program: Command): void {
     );
 
   const users = embed.command('users').description('Users of an embed tenant');
-  users.addHelpText('after', '\nExamples:\n  $ mapi embed users list acme --search ana\n  $ mapi embed users provision acme user-1 --group Sales\n  $ mapi embed users import acme users.jsonl\n');
+  users.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi embed users list acme --search ana\n  $ mapi embed users provision acme user-1 --group Sales\n  $ mapi embed users import acme users.jsonl\n',
+  );
   users
     .command('list')
     .alias('ls')
@@ -129,22 +132,43 @@ export function registerEmbed(program: Command): void {
     .option('--display-name <name>', 'profile display name')
     .option('--picture <url>', 'profile picture URL (http or https)')
     .description('Create or update one embed user to the state given')
-    .addHelpText('after', '\nExamples:\n  $ mapi embed users provision acme user-1 --email ana@acme.com --group Sales --tenant-group editors\n  $ mapi embed users provision acme user-1 --no-groups\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi embed users provision acme user-1 --email ana@acme.com --group Sales --tenant-group editors\n  $ mapi embed users provision acme user-1 --no-groups\n',
+    )
     .action(
-      run(async (context, tenant: string, externalId: string, options: { email?: string; group?: string[]; groups?: boolean; tenantGroup?: string[]; tenantGroups?: boolean; displayName?: string; picture?: string }) => {
-        const body: ProvisionEmbedUserInput = { externalId };
-        if (options.email !== undefined) body.email = options.email;
-        if (options.group) body.groups = options.group;
-        else if (options.groups === false) body.groups = [];
-        if (options.tenantGroup) body.tenantGroups = options.tenantGroup;
-        else if (options.tenantGroups === false) body.tenantGroups = [];
-        if (options.displayName !== undefined || options.picture !== undefined) {
-          body.userProfile = { ...(options.displayName !== undefined ? { displayName: options.displayName } : {}), ...(options.picture !== undefined ? { picture: options.picture } : {}) };
-        }
-        const user = await context.client().embedTenants.provisionUser(tenant, body);
-        if (context.json) writeJson(user);
-        else write(`Provisioned embed user ${user.id} "${user.externalId ?? externalId}" (${user.email ?? 'no email'}) in "${tenant.toLowerCase()}".`);
-      }),
+      run(
+        async (
+          context,
+          tenant: string,
+          externalId: string,
+          options: {
+            email?: string;
+            group?: string[];
+            groups?: boolean;
+            tenantGroup?: string[];
+            tenantGroups?: boolean;
+            displayName?: string;
+            picture?: string;
+          },
+        ) => {
+          const body: ProvisionEmbedUserInput = { externalId };
+          if (options.email !== undefined) body.email = options.email;
+          if (options.group) body.groups = options.group;
+          else if (options.groups === false) body.groups = [];
+          if (options.tenantGroup) body.tenantGroups = options.tenantGroup;
+          else if (options.tenantGroups === false) body.tenantGroups = [];
+          if (options.displayName !== undefined || options.picture !== undefined) {
+            body.userProfile = {
+              ...(options.displayName !== undefined ? { displayName: options.displayName } : {}),
+              ...(options.picture !== undefined ? { picture: options.picture } : {}),
+            };
+          }
+          const user = await context.client().embedTenants.provisionUser(tenant, body);
+          if (context.json) writeJson(user);
+          else write(`Provisioned embed user ${user.id} "${user.externalId ?? externalId}" (${user.email ?? 'no email'}) in "${tenant.toLowerCase()}".`);
+        },
+      ),
     );
   users
     .command('import')
@@ -166,7 +190,9 @@ export function registerEmbed(program: Command): void {
         }
         if (context.json) writeJson({ succeeded: result.succeeded, failed: result.failed });
         else {
-          write(`Provisioned ${result.succeeded.length} of ${plural(list.length, 'user')} in "${tenant.toLowerCase()}" (${plural(result.requests, 'request')}).`);
+          write(
+            `Provisioned ${result.succeeded.length} of ${plural(list.length, 'user')} in "${tenant.toLowerCase()}" (${plural(result.requests, 'request')}).`,
+          );
           if (result.failed.length > 0) {
             write(`\n${plural(result.failed.length, 'user')} failed:`);
             writeTable(FAILED_COLUMNS, result.failed, '');
@@ -181,7 +207,10 @@ export function registerEmbed(program: Command): void {
 
 function registerGroups(embed: Command): void {
   const groups = embed.command('groups').description("An embed tenant's groups and their members");
-  groups.addHelpText('after', '\nExamples:\n  $ mapi embed groups list acme\n  $ mapi embed groups create acme editors\n  $ mapi embed groups add acme 3 user-1 id:17\n');
+  groups.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi embed groups list acme\n  $ mapi embed groups create acme editors\n  $ mapi embed groups add acme 3 user-1 id:17\n',
+  );
   groups
     .command('list')
     .alias('ls')
@@ -204,7 +233,9 @@ function registerGroups(embed: Command): void {
     .addHelpText('after', '\nExamples:\n  $ mapi embed groups create acme editors --description "Can edit"\n')
     .action(
       run(async (context, tenant: string, name: string, options: { description?: string }) => {
-        const group = await context.client().embedTenants.createGroup(tenant, { name, ...(options.description !== undefined ? { description: options.description } : {}) });
+        const group = await context
+          .client()
+          .embedTenants.createGroup(tenant, { name, ...(options.description !== undefined ? { description: options.description } : {}) });
         if (context.json) writeJson(group);
         else write(`Created group ${group.id} "${group.name}" in "${tenant.toLowerCase()}".`);
       }),
@@ -272,12 +303,20 @@ function registerGroups(embed: Command): void {
       .argument('<tenant>', 'embed tenant name')
       .argument('<id>', 'group id')
       .argument('<members...>', 'external ids, or id:<n> for embed user ids; - reads them from stdin, one a line')
-      .description(verb === 'add' ? 'Add members (unknown external ids are provisioned), 1000 per request' : 'Remove members (non-members are skipped), 1000 per request')
+      .description(
+        verb === 'add' ? 'Add members (unknown external ids are provisioned), 1000 per request' : 'Remove members (non-members are skipped), 1000 per request',
+      )
       .addHelpText('after', `\nExamples:\n  $ mapi embed groups ${verb} acme 3 user-1 user-2 id:17\n  $ cat ids.txt | mapi embed groups ${verb} acme 3 -\n`)
       .action(
         run(async (context, tenant: string, id: string, values: string[]) => {
           const groupId = parseId(id, 'group id');
-          const raw = values.length === 1 && values[0] === '-' ? readInput('-').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '') : values;
+          const raw =
+            values.length === 1 && values[0] === '-'
+              ? readInput('-')
+                  .split(/\r?\n/)
+                  .map((l) => l.trim())
+                  .filter((l) => l !== '')
+              : values;
           const members = raw.map(parseMember);
           const progress = context.json ? undefined : createProgress(past);
           const options = progress ? { onProgress: (p: Parameters<typeof progress.update>[0]) => progress.update(p) } : {};

@@ -31,7 +31,10 @@ export function parseAssignments(args: string[], stdinText: string | null): EnvV
 
 export function registerEnvVars(program: Command): void {
   const vars = program.command('env-vars').description("A deployment's environment variables (values of secret-looking names read back as [ENCRYPTED])");
-  vars.addHelpText('after', '\nExamples:\n  $ mapi env-vars list 3\n  $ mapi env-vars set 3 WAREHOUSE_HOST=db.internal WAREHOUSE_USER=etl\n  $ mapi env-vars set 3 --stdin < secrets.env\n  $ mapi env-vars delete 3 OLD_NAME\n');
+  vars.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi env-vars list 3\n  $ mapi env-vars set 3 WAREHOUSE_HOST=db.internal WAREHOUSE_USER=etl\n  $ mapi env-vars set 3 --stdin < secrets.env\n  $ mapi env-vars delete 3 OLD_NAME\n',
+  );
 
   vars
     .command('list <deploymentId>')
@@ -45,7 +48,11 @@ export function registerEnvVars(program: Command): void {
         const rows: EnvVariable[] = [];
         let after: string | undefined;
         do {
-          const page = unwrap(await client.GET('/api/v1/deployments/{deploymentId}/env-vars', { params: { path: { deploymentId }, query: { first: 200, ...(after ? { after } : {}) } } }));
+          const page = unwrap(
+            await client.GET('/api/v1/deployments/{deploymentId}/env-vars', {
+              params: { path: { deploymentId }, query: { first: 200, ...(after ? { after } : {}) } },
+            }),
+          );
           rows.push(...page.items);
           after = page.pageInfo.hasNextPage ? (page.pageInfo.endCursor ?? undefined) : undefined;
         } while (after !== undefined);
@@ -58,14 +65,22 @@ export function registerEnvVars(program: Command): void {
     .command('set <deploymentId> [assignments...]')
     .option('--stdin', 'also read NAME=VALUE lines from stdin (blank lines and # comments skipped)')
     .description('Create or overwrite variables; the others keep their values')
-    .addHelpText('after', '\nExamples:\n  $ mapi env-vars set 3 WAREHOUSE_HOST=db.internal\n  $ mapi env-vars set 3 --stdin < secrets.env   # values stay out of the shell history\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi env-vars set 3 WAREHOUSE_HOST=db.internal\n  $ mapi env-vars set 3 --stdin < secrets.env   # values stay out of the shell history\n',
+    )
     .action(
       run(async (context, deploymentArg: string, assignments: string[], options: { stdin?: boolean }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const variables = parseAssignments(assignments, options.stdin ? await readStdin() : null);
-        unwrap(await context.client().PUT('/api/v1/deployments/{deploymentId}/env-vars', { params: { path: { deploymentId } }, body: { env_variables: variables } }));
+        unwrap(
+          await context.client().PUT('/api/v1/deployments/{deploymentId}/env-vars', { params: { path: { deploymentId } }, body: { env_variables: variables } }),
+        );
         if (context.json) writeJson({ set: variables.map((v) => v.name) });
-        else note(`Set ${variables.length} variable${variables.length === 1 ? '' : 's'} on deployment ${deploymentId}: ${variables.map((v) => v.name).join(', ')}.`);
+        else
+          note(
+            `Set ${variables.length} variable${variables.length === 1 ? '' : 's'} on deployment ${deploymentId}: ${variables.map((v) => v.name).join(', ')}.`,
+          );
       }),
     );
 

@@ -57,7 +57,10 @@ export function renderTree(title: string, roots: TreeNode[], rootItems: TreeNode
 /** Workbooks and reports of one folder (or the root): one listing per folder, so only with --items. */
 async function itemsIn(client: MapiClient, deploymentId: number, folderId: number | 'root'): Promise<NonNullable<TreeNode['items']>> {
   const entries = await all(client.workspace.list(deploymentId, { folderId }));
-  return entries.filter((e) => e.type !== 'FOLDER').map((e) => ({ type: e.type, id: e.id, name: e.name })).sort(byName);
+  return entries
+    .filter((e) => e.type !== 'FOLDER')
+    .map((e) => ({ type: e.type, id: e.id, name: e.name }))
+    .sort(byName);
 }
 
 export function registerFolders(program: Command): void {
@@ -90,7 +93,8 @@ export function registerFolders(program: Command): void {
           writeJson(options.items ? { folders: roots, items: rootItems } : roots);
           return;
         }
-        if (roots.length === 0 && (rootItems ?? []).length === 0) write(`Deployment ${deploymentId} has no folders${options.items ? ' or items' : ''} you can see.`);
+        if (roots.length === 0 && (rootItems ?? []).length === 0)
+          write(`Deployment ${deploymentId} has no folders${options.items ? ' or items' : ''} you can see.`);
         else write(renderTree(`deployment ${deploymentId} (workspace root)`, roots, rootItems));
       }),
     );
@@ -113,7 +117,10 @@ export function registerFolders(program: Command): void {
           }),
         );
         if (context.json) writeJson(folder);
-        else write(`Created folder "${folder.name}" (folder:${folder.id}) ${parentId === null ? 'at the workspace root' : `in folder:${parentId}`} of deployment ${deploymentId}.`);
+        else
+          write(
+            `Created folder "${folder.name}" (folder:${folder.id}) ${parentId === null ? 'at the workspace root' : `in folder:${parentId}`} of deployment ${deploymentId}.`,
+          );
       }),
     );
 }

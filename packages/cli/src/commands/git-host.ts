@@ -46,7 +46,10 @@ const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 export function parseRepository(value: string): { owner: string; repo: string } {
   const [owner, repo, ...rest] = value.split('/');
   if (owner === undefined || repo === undefined || rest.length > 0 || !NAME.test(owner) || !NAME.test(repo)) {
-    throw new UsageError(`"${value}" is not a repository: give owner/name, e.g. acme/models.`, '`mapi git-host repositories <installationId>` lists the repositories and their names.');
+    throw new UsageError(
+      `"${value}" is not a repository: give owner/name, e.g. acme/models.`,
+      '`mapi git-host repositories <installationId>` lists the repositories and their names.',
+    );
   }
   return { owner, repo };
 }
@@ -62,7 +65,10 @@ interface ConnectOptions {
 export function connectInput(installationArg: string, name: string, options: ConnectOptions): ConnectGitHostInput {
   const installationId = parseId(installationArg, 'installationId');
   if (name.includes('/')) {
-    throw new UsageError(`give the repository's name without its owner, got "${name}".`, 'The owner is the installation\'s account: `mapi git-host installations` shows it.');
+    throw new UsageError(
+      `give the repository's name without its owner, got "${name}".`,
+      "The owner is the installation's account: `mapi git-host installations` shows it.",
+    );
   }
   if (!NAME.test(name)) throw new UsageError(`"${name}" is not a repository name: letters, digits, ".", "_" and "-", at most 100.`);
   if (options.public && !options.new) throw new UsageError('--public applies only with --new: an existing repository keeps its visibility.');
@@ -77,7 +83,7 @@ export function connectInput(installationArg: string, name: string, options: Con
 }
 
 export function registerGitHost(program: Command): void {
-  const group = program.command('git-host').description("Link your git-host account and connect deployments to its repositories").addHelpText('after', HELP);
+  const group = program.command('git-host').description('Link your git-host account and connect deployments to its repositories').addHelpText('after', HELP);
 
   group
     .command('status')
@@ -107,7 +113,10 @@ export function registerGitHost(program: Command): void {
   group
     .command('unlink')
     .description('Unlink your git-host account (connected deployments stay connected)')
-    .addHelpText('after', "\nThe token is revoked at the host when it can be, and forgotten on the server in any case.\nDeployments you connected keep pulling and pushing: git runs with the app's installation tokens.\n\nExamples:\n  $ mapi git-host unlink\n")
+    .addHelpText(
+      'after',
+      "\nThe token is revoked at the host when it can be, and forgotten on the server in any case.\nDeployments you connected keep pulling and pushing: git runs with the app's installation tokens.\n\nExamples:\n  $ mapi git-host unlink\n",
+    )
     .action(
       run(async (context) => {
         await context.client().gitHost.unlink();
@@ -119,7 +128,10 @@ export function registerGitHost(program: Command): void {
   group
     .command('installations')
     .description("The app's installations your linked account reaches")
-    .addHelpText('after', '\nThe ID is what `repositories`, `branches` and `connect` take.\n\nExamples:\n  $ mapi git-host installations\n  $ mapi git-host installations --json\n')
+    .addHelpText(
+      'after',
+      '\nThe ID is what `repositories`, `branches` and `connect` take.\n\nExamples:\n  $ mapi git-host installations\n  $ mapi git-host installations --json\n',
+    )
     .action(
       run(async (context) => {
         const rows = await all(context.client().gitHost.installations());
@@ -145,7 +157,7 @@ export function registerGitHost(program: Command): void {
 
   group
     .command('branches')
-    .argument('<owner/repo>', "the repository, e.g. acme/models")
+    .argument('<owner/repo>', 'the repository, e.g. acme/models')
     .requiredOption('--installation <id>', 'the installation the repository belongs to')
     .description("A repository's branches, the default one marked")
     .addHelpText('after', '\nExamples:\n  $ mapi git-host branches acme/models --installation 101\n')
@@ -165,7 +177,7 @@ export function registerGitHost(program: Command): void {
     .argument('<installationId>', 'installation id, from `mapi git-host installations`')
     .argument('<repo>', "the repository's name (without its owner, the installation's account)")
     .option('--branch <name>', "the repository's branch to deploy (default: its default branch)")
-    .option('--root <dir>', 'the project root in the repository (default: the deployment\'s current one)')
+    .option('--root <dir>', "the project root in the repository (default: the deployment's current one)")
     .option('--new', "create the repository (empty) and put the deployment's model in it")
     .option('--public', 'with --new: make the new repository public (default private)')
     .description('Connect a deployment to a repository and build it')
@@ -184,7 +196,9 @@ export function registerGitHost(program: Command): void {
         }
         const what = options.new ? `the new ${options.public ? 'public' : 'private'} repository ${name}` : `repository ${name}`;
         const branch = options.branch === undefined ? "the repository's default branch" : `branch ${options.branch}`;
-        write(`Deployment ${deployment.id} (${deployment.name}) is connected to ${what} of installation ${input.installationId}; production builds from ${branch}.`);
+        write(
+          `Deployment ${deployment.id} (${deployment.name}) is connected to ${what} of installation ${input.installationId}; production builds from ${branch}.`,
+        );
         note(`Pull new commits with \`mapi git-host pull ${deployment.id} <branch>\`.`);
       }),
     );
@@ -196,14 +210,15 @@ export function registerGitHost(program: Command): void {
     .description('Fetch a branch from the connected repository; build when it changed')
     .addHelpText(
       'after',
-      "\nNew commits there fast-forward the branch; when both sides have commits they are merged, and the\nmerge goes to the repository first. A build starts only when the branch moved (production for\nthe deploy branch). With no repository connected nothing is fetched.\n\nExamples:\n  $ mapi git-host pull 3 main\n  $ mapi git-host pull 3 feature/orders --json\n",
+      '\nNew commits there fast-forward the branch; when both sides have commits they are merged, and the\nmerge goes to the repository first. A build starts only when the branch moved (production for\nthe deploy branch). With no repository connected nothing is fetched.\n\nExamples:\n  $ mapi git-host pull 3 main\n  $ mapi git-host pull 3 feature/orders --json\n',
     )
     .action(
       run(async (context, deploymentArg: string, branch: string) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const result = await context.client().gitHost.pull(deploymentId, branch);
         if (context.json) writeJson(result);
-        else if (result.buildTriggered) write(`Pulled ${branch}: it moved, and a build started (\`mapi model status ${deploymentId} --branch ${shellArg(branch)}\` follows it).`);
+        else if (result.buildTriggered)
+          write(`Pulled ${branch}: it moved, and a build started (\`mapi model status ${deploymentId} --branch ${shellArg(branch)}\` follows it).`);
         else write(`Pulled ${branch}: nothing new (or no repository is connected); no build started.`);
       }),
     );

@@ -59,7 +59,10 @@ async function loginUrl(context: Context): Promise<{ value: string; source: UrlS
   } else if (config.url) {
     return config.url;
   }
-  throw new UsageError('No server URL.', 'Pass --url with the server address (e.g. --url https://mapi.example.com) or set MAPI_URL; stdin is not a terminal, so login cannot ask.');
+  throw new UsageError(
+    'No server URL.',
+    'Pass --url with the server address (e.g. --url https://mapi.example.com) or set MAPI_URL; stdin is not a terminal, so login cannot ask.',
+  );
 }
 
 /** Never the profile's saved token: re-logging in to another URL must not send it an old secret. */
@@ -69,7 +72,11 @@ async function loginToken(context: Context, options: LoginOptions, again: string
     if (context.flags.token) throw new UsageError('Give the token with --token or --token-stdin, not both.');
     // On a terminal, a pasted key is read like the question's answer: hidden, ended by Enter.
     const value = canPromptSecret() ? await askSecret('API token (input hidden): ') : (await readStdin()).trim();
-    if (!value) throw new UsageError('--token-stdin read an empty token.', `Pipe the key in, e.g. ${piped} with the key in admin.key, or run \`${again}\` on a terminal to be asked for it.`);
+    if (!value)
+      throw new UsageError(
+        '--token-stdin read an empty token.',
+        `Pipe the key in, e.g. ${piped} with the key in admin.key, or run \`${again}\` on a terminal to be asked for it.`,
+      );
     return { value, source: 'flag' };
   }
   if (context.flags.token) return { value: context.flags.token, source: 'flag' };
@@ -147,7 +154,13 @@ export function registerLogin(program: Command): void {
         try {
           user = await currentUser(client);
         } catch (error) {
-          const lines = describeError(error, { tokenSource: token.source, profileName: config.profileName, url: url.value, urlSource: url.source, ...(ca ? { caSource: ca.source } : {}) });
+          const lines = describeError(error, {
+            tokenSource: token.source,
+            profileName: config.profileName,
+            url: url.value,
+            urlSource: url.source,
+            ...(ca ? { caSource: ca.source } : {}),
+          });
           process.stderr.write(`${lines.join('\n')}\nNothing was saved.\n`);
           return EXIT.ERROR;
         }
@@ -167,11 +180,18 @@ export function registerLogin(program: Command): void {
         const user = await currentUser(context.client());
         const config = context.config();
         if (context.json) {
-          writeJson({ user, url: config.url?.value, sources: { url: config.url?.source, token: config.token?.source, caCert: config.caCert?.source ?? null }, profile: config.profileName });
+          writeJson({
+            user,
+            url: config.url?.value,
+            sources: { url: config.url?.source, token: config.token?.source, caCert: config.caCert?.source ?? null },
+            profile: config.profileName,
+          });
           return;
         }
         write(`${user.email} (user ${user.id}, ${user.role}) at ${config.url?.value}`);
-        write(`url from ${config.url?.source}, token from ${config.token?.source}${config.caCert ? `, CA certificate from ${config.caCert.source}` : ''}; profile "${config.profileName}" in ${config.profilePath}`);
+        write(
+          `url from ${config.url?.source}, token from ${config.token?.source}${config.caCert ? `, CA certificate from ${config.caCert.source}` : ''}; profile "${config.profileName}" in ${config.profilePath}`,
+        );
       }),
     );
 }

@@ -35,14 +35,19 @@ interface LogsOptions {
 export function parseLines(value: string | undefined): number {
   if (value === undefined) return DEFAULT_LINES;
   const lines = Number(value);
-  if (!/^\d+$/.test(value.trim()) || lines < 1 || lines > MAX_LINES) throw new UsageError(`--lines must be a whole number from 1 to ${MAX_LINES}, got "${value}".`);
+  if (!/^\d+$/.test(value.trim()) || lines < 1 || lines > MAX_LINES)
+    throw new UsageError(`--lines must be a whole number from 1 to ${MAX_LINES}, got "${value}".`);
   return lines;
 }
 
 export function parseSource(value: string | undefined): LogSource | undefined {
   if (value === undefined) return undefined;
   const source = SOURCES.find((s) => s === value);
-  if (source === undefined) throw new UsageError(`--source must be "production" or "dev", got "${value}".`, '"production" is the production pod; "dev" is staging branches and developers in dev mode.');
+  if (source === undefined)
+    throw new UsageError(
+      `--source must be "production" or "dev", got "${value}".`,
+      '"production" is the production pod; "dev" is staging branches and developers in dev mode.',
+    );
   return source;
 }
 
@@ -79,7 +84,7 @@ export function registerLogs(program: Command): void {
     .command('logs')
     .argument('<deploymentId>', 'deployment id')
     .option('--source <source>', '"production" (the production pod) or "dev" (staging and dev-mode pods); default: all')
-    .option('--pod <name>', 'one pod\'s lines (names as `mapi pods` shows them)')
+    .option('--pod <name>', "one pod's lines (names as `mapi pods` shows them)")
     .option('--lines <n>', `how many of the newest lines, 1 to ${MAX_LINES}`, String(DEFAULT_LINES))
     .option('-f, --follow', 'keep printing new lines as they are written, until Ctrl-C')
     .description("A deployment's runtime logs: the newest lines, or followed as they are written")
@@ -89,7 +94,8 @@ export function registerLogs(program: Command): void {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
         const first = parseLines(options.lines);
         const source = parseSource(options.source);
-        if (options.pod !== undefined && options.pod.trim() === '') throw new UsageError('--pod needs a pod name, such as production-x7k2p (`mapi pods` lists them).');
+        if (options.pod !== undefined && options.pod.trim() === '')
+          throw new UsageError('--pod needs a pod name, such as production-x7k2p (`mapi pods` lists them).');
         const filter: LogFilter = { ...(source !== undefined ? { source } : {}), ...(options.pod !== undefined ? { pod: options.pod } : {}) };
         const client = context.client();
         if (!options.follow) {

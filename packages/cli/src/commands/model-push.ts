@@ -69,13 +69,22 @@ function listenForInterrupt(progress: UploadProgress) {
 async function localFiles(dir: string): Promise<LocalFile[]> {
   const root = projectDir(dir);
   const project = await readProject(root);
-  if (project.skipped.length > 0) note(`note: left out ${plural(project.skipped.length, 'entry', 'entries')} that ${project.skipped.length === 1 ? 'is' : 'are'} not a file or directory (symbolic links are not followed): ${project.skipped.join(', ')}`);
+  if (project.skipped.length > 0)
+    note(
+      `note: left out ${plural(project.skipped.length, 'entry', 'entries')} that ${project.skipped.length === 1 ? 'is' : 'are'} not a file or directory (symbolic links are not followed): ${project.skipped.join(', ')}`,
+    );
   if (project.files.length === 0) {
-    throw new UsageError(`No files to push in ${dir} (hidden files and node_modules are left out).`, 'A push sends the whole project, and an empty one would delete every file of the branch; check the directory.');
+    throw new UsageError(
+      `No files to push in ${dir} (hidden files and node_modules are left out).`,
+      'A push sends the whole project, and an empty one would delete every file of the branch; check the directory.',
+    );
   }
   const tooLarge = project.files.filter((f) => f.content.byteLength > MAX_MODEL_FILE_BYTES);
   if (tooLarge.length > 0) {
-    throw new UsageError(`${plural(tooLarge.length, 'file')} larger than 1 MiB, the most a data-model file may hold: ${tooLarge.map((f) => `${f.path} (${formatBytes(f.content.byteLength)})`).join(', ')}.`, 'Move large files out of the directory (or into a hidden one), then push again.');
+    throw new UsageError(
+      `${plural(tooLarge.length, 'file')} larger than 1 MiB, the most a data-model file may hold: ${tooLarge.map((f) => `${f.path} (${formatBytes(f.content.byteLength)})`).join(', ')}.`,
+      'Move large files out of the directory (or into a hidden one), then push again.',
+    );
   }
   return project.files;
 }
@@ -101,7 +110,15 @@ function buildReport(build: Build, logs: string[]): string {
 type Interrupt = ReturnType<typeof listenForInterrupt>;
 
 /** Sends the files; undefined when Ctrl-C stopped the push before its commit. */
-async function send(client: MapiClient, deploymentId: number, files: LocalFile[], options: PushOptions, branchName: string | undefined, progress: UploadProgress, interrupt: Interrupt): Promise<PushResult | undefined> {
+async function send(
+  client: MapiClient,
+  deploymentId: number,
+  files: LocalFile[],
+  options: PushOptions,
+  branchName: string | undefined,
+  progress: UploadProgress,
+  interrupt: Interrupt,
+): Promise<PushResult | undefined> {
   try {
     return await client.dataModel.push(deploymentId, files, {
       ...(branchName !== undefined ? { branchName } : {}),
@@ -120,7 +137,13 @@ async function send(client: MapiClient, deploymentId: number, files: LocalFile[]
 }
 
 /** The build of the push's commit once it has finished; undefined when Ctrl-C stopped the wait. */
-async function awaitBuild(client: MapiClient, deploymentId: number, commit: string, branchName: string | undefined, interrupt: Interrupt): Promise<Build | undefined> {
+async function awaitBuild(
+  client: MapiClient,
+  deploymentId: number,
+  commit: string,
+  branchName: string | undefined,
+  interrupt: Interrupt,
+): Promise<Build | undefined> {
   try {
     return await client.builds.waitFor(deploymentId, commit, { ...(branchName !== undefined ? { branchName } : {}), signal: interrupt.signal });
   } catch (error) {
@@ -132,7 +155,8 @@ async function awaitBuild(client: MapiClient, deploymentId: number, commit: stri
 async function push(context: Context, deployment: string, dir: string, options: PushOptions): Promise<number> {
   const deploymentId = parseId(deployment, 'deploymentId');
   const branchName = parseBranch(options.branch);
-  if (options.message !== undefined && options.message.trim() === '') throw new UsageError('--message is empty.', 'Leave it out for the server\'s message ("Upload: N files changed"), or give one.');
+  if (options.message !== undefined && options.message.trim() === '')
+    throw new UsageError('--message is empty.', 'Leave it out for the server\'s message ("Upload: N files changed"), or give one.');
   const files = await localFiles(dir);
   const client: MapiClient = context.client();
   const progress = context.json ? silentProgress : createUploadProgress();

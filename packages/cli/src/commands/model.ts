@@ -66,12 +66,19 @@ export function registerModel(program: Command): void {
         const altered: string[] = [];
         for (const [i, file] of files.entries()) if ((await blobHash(written[i]?.content ?? '')) !== file.hash) altered.push(file.path);
         if (context.json) {
-          writeJson({ deploymentId, branchName: branchName ?? null, dir: root, files: files.map(({ path: p, size, hash }) => ({ path: p, size, hash })), notUtf8: altered });
+          writeJson({
+            deploymentId,
+            branchName: branchName ?? null,
+            dir: root,
+            files: files.map(({ path: p, size, hash }) => ({ path: p, size, hash })),
+            notUtf8: altered,
+          });
           return;
         }
         const from = `deployment ${deploymentId}${branchName !== undefined ? `, branch ${branchName}` : ''}`;
         write(`Wrote ${plural(files.length, 'file')} from ${from} to ${dir}.`);
-        if (altered.length > 0) note(`warning: ${plural(altered.length, 'file')} not UTF-8 text, written as the server shows them (not byte for byte): ${altered.join(', ')}`);
+        if (altered.length > 0)
+          note(`warning: ${plural(altered.length, 'file')} not UTF-8 text, written as the server shows them (not byte for byte): ${altered.join(', ')}`);
       }),
     );
 
@@ -83,19 +90,26 @@ export function registerModel(program: Command): void {
     .option('--branch <name>', 'the branch to validate (default: the deploy branch)')
     .option('--dev-mode', 'validate your active dev-mode branch, with its pending changes')
     .description('Validate the data model of a branch; prints each error as file:line:col message. Exit code 1 when the model is invalid')
-    .addHelpText('after', '\nExamples:\n  $ mapi model validate 1\n  $ mapi model validate 1 --branch feature/orders\n  $ mapi model validate 1 --dev-mode --json\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi model validate 1\n  $ mapi model validate 1 --branch feature/orders\n  $ mapi model validate 1 --dev-mode --json\n',
+    )
     .action(
       run(async (context, deployment: string, options: { branch?: string; devMode?: boolean }) => {
         const deploymentId = parseId(deployment, 'deploymentId');
         const branchName = parseBranch(options.branch);
         if (branchName !== undefined && options.devMode) throw new UsageError('Give --branch or --dev-mode, not both.');
         const query = { ...(branchName !== undefined ? { branchName } : {}), ...(options.devMode ? { devMode: true } : {}) };
-        const result = unwrap(await context.client().GET('/build/api/v1/deployments/{deploymentId}/data-model/validate', { params: { path: { deploymentId }, query } }));
+        const result = unwrap(
+          await context.client().GET('/build/api/v1/deployments/{deploymentId}/data-model/validate', { params: { path: { deploymentId }, query } }),
+        );
         if (context.json) writeJson(result);
         else {
           const lines = result.errors.map(errorLine);
           const where = `the data model of branch ${result.branchName} (deployment ${deploymentId})`;
-          lines.push(result.valid ? `Valid: ${plural(result.cubesCount ?? 0, 'cube')} in ${where}.` : `Invalid: ${plural(result.errors.length, 'error')} in ${where}.`);
+          lines.push(
+            result.valid ? `Valid: ${plural(result.cubesCount ?? 0, 'cube')} in ${where}.` : `Invalid: ${plural(result.errors.length, 'error')} in ${where}.`,
+          );
           write(lines.join('\n'));
         }
         return result.valid ? EXIT.OK : EXIT.ERROR;

@@ -55,13 +55,23 @@ function writeSummary(result: BulkMoveResult, distinct: number, folderId: number
   const requests = plural(result.requests, 'request');
   const sent = distinct - result.skipped.length;
   const carriers = new Set(result.skipped.map((s) => s.ancestorFolderId)).size;
-  const travelled = result.skipped.length > 0 ? `; ${result.skipped.length} more travelled inside ${carriers === 1 ? 'a moved folder' : 'moved folders'} (--keep-subtrees)` : '';
+  const travelled =
+    result.skipped.length > 0
+      ? `; ${result.skipped.length} more travelled inside ${carriers === 1 ? 'a moved folder' : 'moved folders'} (--keep-subtrees)`
+      : '';
   if (interrupted) write(`Interrupted: moved ${result.moved.length} of ${plural(sent, 'item')} ${where} before stopping (${requests})${travelled}.`);
   else if (result.moved.length === sent) write(`Moved ${plural(sent, 'item')} ${where} (${requests})${travelled}.`);
   else write(`Moved ${result.moved.length} of ${plural(sent, 'item')} ${where} (${requests})${travelled}.`);
   if (result.skipped.length > 0) {
     write('\nNot sent themselves, as they travelled inside a moved folder:');
-    writeTable([{ header: 'ITEM', value: (s) => formatItemRef(s) }, { header: 'MOVED WITH', value: (s) => `folder:${s.ancestorFolderId}` }], result.skipped, '');
+    writeTable(
+      [
+        { header: 'ITEM', value: (s) => formatItemRef(s) },
+        { header: 'MOVED WITH', value: (s) => `folder:${s.ancestorFolderId}` },
+      ],
+      result.skipped,
+      '',
+    );
   }
 }
 
@@ -71,7 +81,10 @@ export function registerMove(program: Command): void {
     .argument('<deploymentId>', 'deployment id')
     .argument('<items...>', 'TYPE:ID items, or "-" for a list on stdin')
     .requiredOption('--to <folder>', 'destination folder id, or "root" for the workspace root')
-    .option('--keep-subtrees', 'do not send items inside a folder of the batch: they travel with it (reported as skipped), or are sent themselves if it fails to move')
+    .option(
+      '--keep-subtrees',
+      'do not send items inside a folder of the batch: they travel with it (reported as skipped), or are sent themselves if it fails to move',
+    )
     .option('--dry-run', 'print the de-duplicated items, the requests and the destination; send nothing')
     .option('--chunk-size <n>', 'items per request, 1 to 100', '100')
     .description('Move folders, workbooks and reports to one folder (or the root), in bulk')
@@ -86,12 +99,28 @@ export function registerMove(program: Command): void {
 
         if (options.dryRun) {
           const keepNote = options.keepSubtrees
-            ? ['--keep-subtrees: items inside a folder of this batch would be left out (and sent after all if that folder failed to move); that needs the folder tree, which a dry run does not read.']
+            ? [
+                '--keep-subtrees: items inside a folder of this batch would be left out (and sent after all if that folder failed to move); that needs the folder tree, which a dry run does not read.',
+              ]
             : [];
           if (context.json) {
-            writeJson({ dryRun: true, deploymentId, folderId, keepSubtrees: options.keepSubtrees === true, items: distinct, duplicates: items.length - distinct.length, chunks: chunks(distinct, chunkSize) });
+            writeJson({
+              dryRun: true,
+              deploymentId,
+              folderId,
+              keepSubtrees: options.keepSubtrees === true,
+              items: distinct,
+              duplicates: items.length - distinct.length,
+              chunks: chunks(distinct, chunkSize),
+            });
           } else {
-            writeDryRun((counted) => `Would move ${counted} to ${destination(folderId)} in deployment ${deploymentId}`, distinct, items.length - distinct.length, chunkSize, keepNote);
+            writeDryRun(
+              (counted) => `Would move ${counted} to ${destination(folderId)} in deployment ${deploymentId}`,
+              distinct,
+              items.length - distinct.length,
+              chunkSize,
+              keepNote,
+            );
           }
           return EXIT.OK;
         }

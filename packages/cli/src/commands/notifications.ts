@@ -1,5 +1,13 @@
 import type { Command } from 'commander';
-import type { CreateNotificationInput, Notification, NotificationDelivery, NotificationRecipient, NotificationRecipientInput, NotificationRecipientRef, UpdateNotificationInput } from '@mapi/client';
+import type {
+  CreateNotificationInput,
+  Notification,
+  NotificationDelivery,
+  NotificationRecipient,
+  NotificationRecipientInput,
+  NotificationRecipientRef,
+  UpdateNotificationInput,
+} from '@mapi/client';
 import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
@@ -68,7 +76,8 @@ function scheduleInput(options: ScheduleOptions): Omit<UpdateNotificationInput, 
   const input: Omit<UpdateNotificationInput, 'isEnabled'> = {};
   if (options.type !== undefined) {
     const type = options.type.toUpperCase();
-    if (!['HOURLY', 'DAILY', 'WEEKLY', 'MONTHLY', 'CUSTOM'].includes(type)) throw new UsageError(`--type must be HOURLY, DAILY, WEEKLY, MONTHLY or CUSTOM, got "${options.type}".`);
+    if (!['HOURLY', 'DAILY', 'WEEKLY', 'MONTHLY', 'CUSTOM'].includes(type))
+      throw new UsageError(`--type must be HOURLY, DAILY, WEEKLY, MONTHLY or CUSTOM, got "${options.type}".`);
     input.scheduleType = type as NonNullable<UpdateNotificationInput['scheduleType']>;
   }
   if (options.minute !== undefined) input.minute = number(options.minute, '--minute');
@@ -143,7 +152,10 @@ export function registerNotifications(program: Command): void {
     .action(
       run(async (context, deploymentArg: string, options: { dashboard?: string; recipientEmail?: string }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
-        const query = { ...(options.dashboard ? { dashboardId: parseId(options.dashboard, '--dashboard') } : {}), ...(options.recipientEmail ? { recipientEmail: options.recipientEmail } : {}) };
+        const query = {
+          ...(options.dashboard ? { dashboardId: parseId(options.dashboard, '--dashboard') } : {}),
+          ...(options.recipientEmail ? { recipientEmail: options.recipientEmail } : {}),
+        };
         const rows = await all(context.client().notifications.list(deploymentId, query));
         if (context.json) writeJson(rows);
         else writeTable(COLUMNS, rows, 'No notifications.');
@@ -154,7 +166,10 @@ export function registerNotifications(program: Command): void {
     .option('--no-send', 'render into the deliveries history but send nothing')
     .requiredOption('--dashboard <id>', 'the published dashboard: its id, or its public id')
     .description('Schedule deliveries of a published dashboard (on, no recipients yet)')
-    .addHelpText('after', '\nExamples:\n  $ mapi notifications create 3 --dashboard 12 --type DAILY --minute 30 --hour 7\n  $ mapi notifications create 3 --dashboard 12 --type CUSTOM --cron "0 9 * * 1-5" --timezone America/New_York --format pdf\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi notifications create 3 --dashboard 12 --type DAILY --minute 30 --hour 7\n  $ mapi notifications create 3 --dashboard 12 --type CUSTOM --cron "0 9 * * 1-5" --timezone America/New_York --format pdf\n',
+    )
     .action(
       run(async (context, deploymentArg: string, options: ScheduleOptions & { dashboard: string }) => {
         const deploymentId = parseId(deploymentArg, 'deploymentId');
@@ -226,12 +241,20 @@ export function registerNotifications(program: Command): void {
   group
     .command('add <deploymentId> <id> <recipients...>')
     .description('Add recipients (idempotent; unknown embed users are provisioned)')
-    .addHelpText('after', '\nExamples:\n  $ mapi notifications add 3 7 user:12 user:ann@example.com\n  $ mapi notifications add 3 7 embed:acme/bo@acme.example embed:acme/u-17=cy@acme.example\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi notifications add 3 7 user:12 user:ann@example.com\n  $ mapi notifications add 3 7 embed:acme/bo@acme.example embed:acme/u-17=cy@acme.example\n',
+    )
     .action(
       run(async (context, deploymentArg: string, idArg: string, recipients: string[]) => {
-        const result = await context.client().notifications.addRecipients(parseId(deploymentArg, 'deploymentId'), parseId(idArg, 'id'), recipients.map(parseRecipient));
+        const result = await context
+          .client()
+          .notifications.addRecipients(parseId(deploymentArg, 'deploymentId'), parseId(idArg, 'id'), recipients.map(parseRecipient));
         if (context.json) writeJson(result);
-        else note(`Added ${plural(result.createdRecipients.length, 'recipient')}; ${result.updatedRecipients.length} updated, ${result.unchangedRecipients.length} unchanged.`);
+        else
+          note(
+            `Added ${plural(result.createdRecipients.length, 'recipient')}; ${result.updatedRecipients.length} updated, ${result.unchangedRecipients.length} unchanged.`,
+          );
       }),
     );
 
@@ -251,7 +274,10 @@ export function registerNotifications(program: Command): void {
   group
     .command('deliveries <deploymentId> <id>')
     .description("A notification's deliveries, newest first, with how many recipients each reached")
-    .addHelpText('after', '\nExamples:\n  $ mapi notifications deliveries 3 7\n  $ mapi notifications deliveries 3 7 --json   # each recipient\'s status, attempts and last error\n')
+    .addHelpText(
+      'after',
+      "\nExamples:\n  $ mapi notifications deliveries 3 7\n  $ mapi notifications deliveries 3 7 --json   # each recipient's status, attempts and last error\n",
+    )
     .action(
       run(async (context, deploymentArg: string, idArg: string) => {
         const rows = await all(context.client().notifications.deliveries(parseId(deploymentArg, 'deploymentId'), parseId(idArg, 'id')));

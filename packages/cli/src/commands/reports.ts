@@ -37,7 +37,9 @@ export function registerReports(program: Command): void {
       run(async (context, deployment: string, report: string) => {
         const deploymentId = parseId(deployment, 'deploymentId');
         const reportId = parseId(report, 'reportId');
-        const answer = unwrap(await context.client().GET('/api/v1/deployments/{deploymentId}/reports/{reportId}', { params: { path: { deploymentId, reportId } } }));
+        const answer = unwrap(
+          await context.client().GET('/api/v1/deployments/{deploymentId}/reports/{reportId}', { params: { path: { deploymentId, reportId } } }),
+        );
         if (context.json) {
           writeJson(answer.externalWorkbookPlacements);
           return;

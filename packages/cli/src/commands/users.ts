@@ -36,7 +36,10 @@ async function resolveUser(client: MapiClient, value: string): Promise<User> {
 
 export function registerUsers(program: Command): void {
   const users = program.command('users').description('Users of the account (admin key needed)');
-  users.addHelpText('after', '\nExamples:\n  $ mapi users list\n  $ mapi users create ana@example.com --name Ana --role DEVELOPER\n  $ mapi users deactivate ana@example.com\n');
+  users.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi users list\n  $ mapi users create ana@example.com --name Ana --role DEVELOPER\n  $ mapi users deactivate ana@example.com\n',
+  );
 
   users
     .command('list')

@@ -44,7 +44,9 @@ export function registerWorkbooks(program: Command): void {
           writeJson(workbook);
           return;
         }
-        write(`${answer.response.status === 201 ? 'Created' : 'Updated'} workbook "${workbook.name}" (workbook:${workbook.id}, slug ${slug}) in ${placeOf(workbook.folderPath)}.`);
+        write(
+          `${answer.response.status === 201 ? 'Created' : 'Updated'} workbook "${workbook.name}" (workbook:${workbook.id}, slug ${slug}) in ${placeOf(workbook.folderPath)}.`,
+        );
       }),
     );
 
@@ -65,7 +67,9 @@ export function registerWorkbooks(program: Command): void {
           ...(options.name === undefined ? {} : { name: options.name }),
         };
         const copy = unwrap(
-          await context.client().POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/duplicate', { params: { path: { deploymentId, workbookId } }, body }),
+          await context
+            .client()
+            .POST('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/duplicate', { params: { path: { deploymentId, workbookId } }, body }),
         );
         if (context.json) {
           writeJson(copy);

@@ -15,7 +15,10 @@ const COLUMNS: Column<WorkspaceEntry>[] = [
 ];
 
 // A search covers the whole workspace, so each hit needs its location.
-const SEARCH_COLUMNS: Column<WorkspaceEntry>[] = [...COLUMNS, { header: 'FOLDER', value: (e) => (e.folderPath.length === 0 ? '/' : `/${e.folderPath.map((p) => p.name).join('/')}`) }];
+const SEARCH_COLUMNS: Column<WorkspaceEntry>[] = [
+  ...COLUMNS,
+  { header: 'FOLDER', value: (e) => (e.folderPath.length === 0 ? '/' : `/${e.folderPath.map((p) => p.name).join('/')}`) },
+];
 
 export function registerWorkspace(program: Command): void {
   const workspace = program.command('workspace').description('Workspace items (folders, workbooks, reports) of a deployment');
@@ -38,7 +41,8 @@ export function registerWorkspace(program: Command): void {
         const deploymentId = parseId(deployment, 'deploymentId');
         const folderId = parseFolder(folder);
         // An empty --search would list the root, which is not what was asked for.
-        if (options.search !== undefined && options.search.trim() === '') throw new UsageError('--search is empty.', `Give the text to look for, e.g. \`mapi workspace ls ${deploymentId} --search budget\`.`);
+        if (options.search !== undefined && options.search.trim() === '')
+          throw new UsageError('--search is empty.', `Give the text to look for, e.g. \`mapi workspace ls ${deploymentId} --search budget\`.`);
         const query = options.search ? { search: options.search } : { folderId: folderId ?? ('root' as const) };
         const entries = await all(context.client().workspace.list(deploymentId, query));
         if (context.json) writeJson(entries);

@@ -53,7 +53,14 @@ export function client(base: string, ca: string, key: string): Client {
     return new Promise((resolve, reject) => {
       const req = https.request(
         new URL(url, base),
-        { method, agent, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) } },
+        {
+          method,
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));

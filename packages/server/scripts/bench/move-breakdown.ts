@@ -49,7 +49,10 @@ export function sqliteFloor(file: string): Floor {
   db.pragma('foreign_keys = ON');
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
-  const update = Object.fromEntries((Object.keys(COLUMN) as ItemType[]).map((type) => [type, db.prepare(updateSql(type, () => '?'))])) as Record<ItemType, SQLite.Statement>;
+  const update = Object.fromEntries((Object.keys(COLUMN) as ItemType[]).map((type) => [type, db.prepare(updateSql(type, () => '?'))])) as Record<
+    ItemType,
+    SQLite.Statement
+  >;
   return {
     async round(deploymentId, to, items) {
       const times: FloorTimes = { begin: 0, update: 0, commit: 0 };
@@ -83,7 +86,10 @@ export async function postgresFloor(url: string): Promise<Floor> {
         const t0 = performance.now();
         await client.query('begin');
         const t1 = performance.now();
-        await client.query(updateSql(type, (n) => `$${n}`), [to, stamp(), deploymentId, id]);
+        await client.query(
+          updateSql(type, (n) => `$${n}`),
+          [to, stamp(), deploymentId, id],
+        );
         const t2 = performance.now();
         await client.query('commit');
         const t3 = performance.now();
@@ -102,7 +108,10 @@ const KINDS = [
   { kind: 'begin (and lock)', test: (s: string) => /^\s*(begin|start transaction)\b/i.test(s) },
   { kind: 'lock', test: (s: string) => s.includes('pg_advisory_xact_lock') },
   { kind: 'read item and chains', test: (s: string) => s.includes('move_chains') },
-  { kind: 'read item', test: (s: string) => /^select \* from "(folders|workbooks|reports)" where "tenant_id" = \S+ and "deployment_id" = \S+ and "id" = \S+$/.test(s.trim()) },
+  {
+    kind: 'read item',
+    test: (s: string) => /^select \* from "(folders|workbooks|reports)" where "tenant_id" = \S+ and "deployment_id" = \S+ and "id" = \S+$/.test(s.trim()),
+  },
   { kind: 'read chains', test: (s: string) => /with recursive up/i.test(s) },
   { kind: 'read sibling name', test: (s: string) => /^select \* from "folders" .*"name" = /s.test(s.trim()) },
   { kind: 'read subtree depth', test: (s: string) => /with recursive down/i.test(s) },

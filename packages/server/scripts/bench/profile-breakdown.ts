@@ -34,9 +34,19 @@ interface Profile {
 const CATEGORIES: Array<[string, (frame: ProfileNode['callFrame']) => boolean]> = [
   ['idle', (f) => f.functionName === '(idle)'],
   ['GC', (f) => f.functionName === '(garbage collector)'],
-  ['database driver', (f) => /better-sqlite3|kysely\/dist\/esm\/dialect|node_modules\/pg(-protocol|-pool)?\//.test(f.url) || (f.url === '' && /^(all|run|get|iterate|prepare)$/.test(f.functionName))],
+  [
+    'database driver',
+    (f) =>
+      /better-sqlite3|kysely\/dist\/esm\/dialect|node_modules\/pg(-protocol|-pool)?\//.test(f.url) ||
+      (f.url === '' && /^(all|run|get|iterate|prepare)$/.test(f.functionName)),
+  ],
   ['query building', (f) => /node_modules\/kysely\//.test(f.url)],
-  ['TLS and sockets', (f) => /^node:(_tls_wrap|tls|net|internal\/stream_base_commons|internal\/streams)/.test(f.url) || /^(writev|writeUtf8String|writeBuffer|writeLatin1String|onStreamRead|encrypt|decrypt)$/.test(f.functionName)],
+  [
+    'TLS and sockets',
+    (f) =>
+      /^node:(_tls_wrap|tls|net|internal\/stream_base_commons|internal\/streams)/.test(f.url) ||
+      /^(writev|writeUtf8String|writeBuffer|writeLatin1String|onStreamRead|encrypt|decrypt)$/.test(f.functionName),
+  ],
   ['HTTP', (f) => /^node:(_http_|internal\/http)/.test(f.url)],
   ['serialisation', (f) => /fast-json-stringify|page-serializer|secure-json-parse/.test(f.url) || f.functionName === 'stringify'],
   ['access log', (f) => /node_modules\/pino|sonic-boom|access-log/.test(f.url)],
@@ -82,7 +92,15 @@ export function breakdown(dir: string, pid: number, windows: Window[], log: (lin
     }
     const perRequest = (us: number) => us / Math.max(1, w.requests);
     const busy = [...totals].filter(([c]) => c !== 'idle').reduce((sum, [, us]) => sum + us, 0);
-    log(`${w.label.padEnd(30)}${perRequest(busy).toFixed(0).padStart(7)}${names.map((n) => perRequest(totals.get(n) ?? 0).toFixed(0).padStart(Math.max(8, n.length + 2))).join('')}`);
+    log(
+      `${w.label.padEnd(30)}${perRequest(busy).toFixed(0).padStart(7)}${names
+        .map((n) =>
+          perRequest(totals.get(n) ?? 0)
+            .toFixed(0)
+            .padStart(Math.max(8, n.length + 2)),
+        )
+        .join('')}`,
+    );
   }
   log(`busy: the server's main thread not idle; each column: the samples whose innermost named frame is of that kind`);
 }

@@ -27,7 +27,11 @@ async function insertMany(store: Store, table: 'folders' | 'workbooks' | 'report
   return store.db.transaction().execute(async (trx) => {
     const ids: number[] = [];
     for (let i = 0; i < rows.length; i += BATCH) {
-      const inserted = await trx.insertInto(table).values(rows.slice(i, i + BATCH)).returning('id').execute();
+      const inserted = await trx
+        .insertInto(table)
+        .values(rows.slice(i, i + BATCH))
+        .returning('id')
+        .execute();
       ids.push(...inserted.map((r) => r.id));
     }
     return ids;
@@ -40,7 +44,11 @@ export async function seed(store: Store, tenantId: number, deploymentId: number,
   const levels: number[][] = [];
   for (const [index, count] of FOLDERS_PER_LEVEL.entries()) {
     const above = levels[index - 1];
-    const rows = Array.from({ length: count }, (_, i) => ({ ...base, parent_id: above ? above[Math.floor(Math.random() * above.length)]! : null, name: `f-${index + 1}-${i}` }));
+    const rows = Array.from({ length: count }, (_, i) => ({
+      ...base,
+      parent_id: above ? above[Math.floor(Math.random() * above.length)]! : null,
+      name: `f-${index + 1}-${i}`,
+    }));
     levels.push(await insertMany(store, 'folders', rows));
   }
   const all = levels.flat();
@@ -91,14 +99,37 @@ export async function explorer(store: Store, tenantId: number, topLevel: number[
   const at = stamp();
   const user = await store.db
     .insertInto('users')
-    .values({ tenant_id: tenantId, email: 'explorer@bench.example', first_name: 'Bench', role: 'EXPLORER', deactivated_at: null, created_at: at, updated_at: at })
+    .values({
+      tenant_id: tenantId,
+      email: 'explorer@bench.example',
+      first_name: 'Bench',
+      role: 'EXPLORER',
+      deactivated_at: null,
+      created_at: at,
+      updated_at: at,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const group = await store.db.insertInto('groups').values({ tenant_id: tenantId, name: 'Movers', description: null, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow();
+  const group = await store.db
+    .insertInto('groups')
+    .values({ tenant_id: tenantId, name: 'Movers', description: null, created_at: at, updated_at: at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await store.db.insertInto('group_members').values({ tenant_id: tenantId, group_id: group.id, user_id: user.id, created_at: at }).execute();
   await store.db
     .insertInto('policies')
-    .values(topLevel.map((id) => ({ tenant_id: tenantId, principal_type: 'GROUP' as const, principal_id: group.id, resource_type: 'FOLDER' as const, resource_id: id, access: 'MANAGE' as const, created_by: null, created_at: at })))
+    .values(
+      topLevel.map((id) => ({
+        tenant_id: tenantId,
+        principal_type: 'GROUP' as const,
+        principal_id: group.id,
+        resource_type: 'FOLDER' as const,
+        resource_id: id,
+        access: 'MANAGE' as const,
+        created_by: null,
+        created_at: at,
+      })),
+    )
     .execute();
   const key = generateApiKey();
   await insertKey(store.db, { tenantId, userId: user.id, name: 'bench', key, source: 'api', deploymentIds: null, expiresAt: null, createdAt: at });
@@ -123,4 +154,3 @@ export async function temporarySchema(url: string | undefined) {
   scoped.searchParams.set('options', `-c search_path=${schema}`);
   return { url: scoped.toString(), drop: () => run(`drop schema ${schema} cascade`) };
 }
-

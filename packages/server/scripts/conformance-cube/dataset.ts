@@ -19,7 +19,12 @@ const literal = (value: unknown): string => {
 function insert(table: string, rows: unknown[][]): string[] {
   const statements: string[] = [];
   for (let i = 0; i < rows.length; i += 200) {
-    statements.push(`INSERT INTO ${SCHEMA}.${table} VALUES ${rows.slice(i, i + 200).map((r) => `(${r.map(literal).join(', ')})`).join(',\n')}`);
+    statements.push(
+      `INSERT INTO ${SCHEMA}.${table} VALUES ${rows
+        .slice(i, i + 200)
+        .map((r) => `(${r.map(literal).join(', ')})`)
+        .join(',\n')}`,
+    );
   }
   return statements;
 }
@@ -56,7 +61,27 @@ export function datasetStatements(): string[] {
     }
     return iso(from + Math.floor((next() * span) / 60_000) * 60_000);
   };
-  const names = ['Ada', 'ada', 'ADA', 'Alan', 'Anna', 'anna', 'Bo', 'Cy', 'Dee', 'Eve', 'Finn', 'Grace', 'Hal', 'Ivy', "O'Neil", 'Zoë', 'Ürsula', '% percent', 'under_score'];
+  const names = [
+    'Ada',
+    'ada',
+    'ADA',
+    'Alan',
+    'Anna',
+    'anna',
+    'Bo',
+    'Cy',
+    'Dee',
+    'Eve',
+    'Finn',
+    'Grace',
+    'Hal',
+    'Ivy',
+    "O'Neil",
+    'Zoë',
+    'Ürsula',
+    '% percent',
+    'under_score',
+  ];
   const regions = ['EU', 'US', 'APAC', 'eu', 'LATAM'];
   const statuses = ['completed', 'completed', 'completed', 'processing', 'cancelled', 'returned', 'Completed'];
   const categories = ['Books', 'books', 'Games', 'Garden', 'Tools', null];
@@ -64,22 +89,52 @@ export function datasetStatements(): string[] {
 
   const customers: unknown[][] = [];
   for (let id = 1; id <= CUSTOMERS; id++) {
-    customers.push([id, `${pick(names)} ${id}`, maybe(pick(regions), 0.1), maybe(`c${id}@${pick(['example.com', 'Example.org', 'mail.test'])}`, 0.1), maybe(next() < 0.3, 0.15), maybe(Math.round(next() * 200_000) / 100, 0.1), instant()]);
+    customers.push([
+      id,
+      `${pick(names)} ${id}`,
+      maybe(pick(regions), 0.1),
+      maybe(`c${id}@${pick(['example.com', 'Example.org', 'mail.test'])}`, 0.1),
+      maybe(next() < 0.3, 0.15),
+      maybe(Math.round(next() * 200_000) / 100, 0.1),
+      instant(),
+    ]);
   }
   const products: unknown[][] = [];
   for (let id = 1; id <= PRODUCTS; id++) {
-    products.push([id, `Product ${String.fromCharCode(65 + (id % 26))}${id}`, pick(categories), Math.round(100 + next() * 9_900) / 100, next() < 0.8, maybe(instant(), 0.2)]);
+    products.push([
+      id,
+      `Product ${String.fromCharCode(65 + (id % 26))}${id}`,
+      pick(categories),
+      Math.round(100 + next() * 9_900) / 100,
+      next() < 0.8,
+      maybe(instant(), 0.2),
+    ]);
   }
   const orders: unknown[][] = [];
   for (let id = 1; id <= ORDERS; id++) {
     const created = instant();
     const shipped = next() < 0.3 ? null : iso(Date.parse(created) + Math.floor(next() * 10 * 86_400_000));
-    orders.push([id, maybe(1 + Math.floor(next() * (CUSTOMERS + 3)), 0.05), pick(statuses), maybe(Math.round(next() * 30_000) / 100, 0.05), created, shipped, maybe(next() < 0.2, 0.1), pick(notes)]);
+    orders.push([
+      id,
+      maybe(1 + Math.floor(next() * (CUSTOMERS + 3)), 0.05),
+      pick(statuses),
+      maybe(Math.round(next() * 30_000) / 100, 0.05),
+      created,
+      shipped,
+      maybe(next() < 0.2, 0.1),
+      pick(notes),
+    ]);
   }
   const lineItems: unknown[][] = [];
   for (let id = 1; id <= LINE_ITEMS; id++) {
     // Some orders have none (one in ten orders is skipped by taking ids from the first 90%).
-    lineItems.push([id, 1 + Math.floor(next() * ORDERS * 0.9), 1 + Math.floor(next() * PRODUCTS), 1 + Math.floor(next() * 5), Math.round(100 + next() * 9_900) / 100]);
+    lineItems.push([
+      id,
+      1 + Math.floor(next() * ORDERS * 0.9),
+      1 + Math.floor(next() * PRODUCTS),
+      1 + Math.floor(next() * 5),
+      Math.round(100 + next() * 9_900) / 100,
+    ]);
   }
   return [
     `DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`,

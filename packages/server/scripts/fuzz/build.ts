@@ -39,7 +39,8 @@ export function encode(text: string): string {
     return [...text]
       .map((c) => {
         const code = c.charCodeAt(0);
-        if (c.length === 1 && code >= 0xd800 && code <= 0xdfff) return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+        if (c.length === 1 && code >= 0xd800 && code <= 0xdfff)
+          return [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
         return encodeURIComponent(c);
       })
       .join('');
@@ -51,7 +52,11 @@ const OVERSIZE = 1024 * 1024 + 1024;
  * Whether a parameter's text is valid for its schema: 'valid', 'invalid', or 'ambiguous' when
  * a lenient reading is defensible (`01` for a page size, `yes` for a boolean).
  */
-export function paramValidity(p: Parameter, text: string | undefined, validateString: (schema: unknown, value: string) => boolean): 'valid' | 'invalid' | 'ambiguous' {
+export function paramValidity(
+  p: Parameter,
+  text: string | undefined,
+  validateString: (schema: unknown, value: string) => boolean,
+): 'valid' | 'invalid' | 'ambiguous' {
   if (text === undefined) return p.required ? 'invalid' : 'valid';
   const s = p.schema as Record<string, any>;
   if (typeof s !== 'object') return 'valid';

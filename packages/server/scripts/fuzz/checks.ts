@@ -127,13 +127,21 @@ function depthOf(text: string): number {
 }
 
 /** Everything wrong with one response. */
-export function check(op: Operation, built: Built, credential: CredentialName, response: LightMyRequestResponse, validators: Validators, components: Record<string, Schema>): Finding[] {
+export function check(
+  op: Operation,
+  built: Built,
+  credential: CredentialName,
+  response: LightMyRequestResponse,
+  validators: Validators,
+  components: Record<string, Schema>,
+): Finding[] {
   const out: Finding[] = [];
   const status = response.statusCode;
   const type = mediaType(response.headers['content-type']);
   const documented = op.responses.get(String(status)) ?? op.responses.get(`${String(status)[0]}XX`) ?? op.responses.get('default');
   if (status >= 500) out.push({ kind: 'server-error', detail: String(status), message: `${status} ${response.body.slice(0, 200)}` });
-  if (!documented && status !== 429) out.push({ kind: 'undocumented-status', detail: String(status), message: `${status} is not among ${[...op.responses.keys()].join(', ')}` });
+  if (!documented && status !== 429)
+    out.push({ kind: 'undocumented-status', detail: String(status), message: `${status} is not among ${[...op.responses.keys()].join(', ')}` });
 
   let body: unknown;
   const isJson = type.endsWith('json');
@@ -148,13 +156,19 @@ export function check(op: Operation, built: Built, credential: CredentialName, r
   if (status < 400) {
     if (documented && status !== 204 && status !== 304) {
       const schema = documented.get(type);
-      if (documented.size && !schema) out.push({ kind: 'content-type', detail: `${status} ${type}`, message: `content type ${type || '(none)'} is not among ${[...documented.keys()].join(', ')}` });
+      if (documented.size && !schema)
+        out.push({
+          kind: 'content-type',
+          detail: `${status} ${type}`,
+          message: `content type ${type || '(none)'} is not among ${[...documented.keys()].join(', ')}`,
+        });
       if (schema && body !== undefined) {
         const v = validators.validator(schema);
         if (!v(body)) out.push({ kind: 'response-schema', detail: `${status} ${validators.errorText(v).split(' ')[0]}`, message: validators.errorText(v) });
       }
     }
-    if ((status === 204 || status === 304) && response.body.length) out.push({ kind: 'response-schema', detail: `${status} has a body`, message: response.body.slice(0, 100) });
+    if ((status === 204 || status === 304) && response.body.length)
+      out.push({ kind: 'response-schema', detail: `${status} has a body`, message: response.body.slice(0, 100) });
   } else {
     const expected = op.scim ? SCIM : PROBLEM;
     if (type !== expected) out.push({ kind: 'content-type', detail: `${status} ${type}`, message: `an error answered ${type || '(none)'}, not ${expected}` });
@@ -168,7 +182,8 @@ export function check(op: Operation, built: Built, credential: CredentialName, r
         else out.push({ kind: 'error-shape', detail: `${status} ${validators.errorText(v).split(' ')[0]}`, message: validators.errorText(v) });
       }
       const said = (body as { status?: unknown }).status;
-      if (said !== undefined && String(said) !== String(status)) out.push({ kind: 'error-shape', detail: `${status} status member`, message: `body status ${String(said)} != ${status}` });
+      if (said !== undefined && String(said) !== String(status))
+        out.push({ kind: 'error-shape', detail: `${status} status member`, message: `body status ${String(said)} != ${status}` });
     }
   }
 
@@ -176,7 +191,11 @@ export function check(op: Operation, built: Built, credential: CredentialName, r
   // credential checks (401/403) and the size limit (413) may come first.
   const mode = built.body?.mode;
   if ((mode === 'text/plain' || mode === 'form') && !built.routerRefuses && ![401, 403, 413, 415].includes(status) && status < 500) {
-    out.push({ kind: 'media-type-not-refused', detail: `${mode} ${status}`, message: `a ${built.headers['content-type']} body was answered ${status}, not 415` });
+    out.push({
+      kind: 'media-type-not-refused',
+      detail: `${mode} ${status}`,
+      message: `a ${built.headers['content-type']} body was answered ${status}, not 415`,
+    });
   }
   if (status >= 200 && status < 300) judgeAccepted(op, built, credential, validators, out);
   return out;
@@ -187,8 +206,11 @@ function judgeAccepted(op: Operation, built: Built, credential: CredentialName, 
     out.push({ kind: 'unauthenticated-accepted', detail: credential, message: `a request with credential "${credential}" was answered 2xx` });
   }
   const sameTenant = credential !== 'otherTenantHost';
-  for (const name of built.invalidParams) out.push({ kind: 'invalid-param-accepted', detail: name, message: `parameter ${name} breaks its schema and was accepted` });
-  if (sameTenant) for (const name of built.foreignParams) out.push({ kind: 'foreign-id-accepted', detail: name, message: `${name} names a row of another tenant or deployment and was accepted` });
+  for (const name of built.invalidParams)
+    out.push({ kind: 'invalid-param-accepted', detail: name, message: `parameter ${name} breaks its schema and was accepted` });
+  if (sameTenant)
+    for (const name of built.foreignParams)
+      out.push({ kind: 'foreign-id-accepted', detail: name, message: `${name} names a row of another tenant or deployment and was accepted` });
   const body = built.body;
   if (!body) return;
   const required = op.body?.required ?? false;
@@ -207,12 +229,14 @@ function judgeAccepted(op: Operation, built: Built, credential: CredentialName, 
       if (required) out.push({ kind: 'unreadable-body-accepted', detail: body.mode, message: 'an empty body was accepted where the body is required' });
       return;
     case 'scim+json':
-      if (!op.body?.content.has(SCIM)) out.push({ kind: 'unreadable-body-accepted', detail: body.mode, message: 'an application/scim+json body was accepted where only JSON is documented' });
+      if (!op.body?.content.has(SCIM))
+        out.push({ kind: 'unreadable-body-accepted', detail: body.mode, message: 'an application/scim+json body was accepted where only JSON is documented' });
       break;
   }
   const text = built.payload ?? '';
   if (hasNul(text)) out.push({ kind: 'hostile-body-accepted', detail: 'NUL', message: 'a body with a NUL character was accepted' });
-  if (hasLoneSurrogate(text)) out.push({ kind: 'hostile-body-accepted', detail: 'lone surrogate', message: 'a body with a lone UTF-16 surrogate was accepted' });
+  if (hasLoneSurrogate(text))
+    out.push({ kind: 'hostile-body-accepted', detail: 'lone surrogate', message: 'a body with a lone UTF-16 surrogate was accepted' });
   const depth = depthOf(text);
   if (depth >= 100) out.push({ kind: 'hostile-body-accepted', detail: 'deep JSON', message: `a body nested ${depth} deep was accepted` });
   if (body.mutation === undefined) return;
@@ -225,5 +249,6 @@ function judgeAccepted(op: Operation, built: Built, credential: CredentialName, 
     return;
   }
   const v = validators.validator(schema);
-  if (!v(parsed)) out.push({ kind: 'invalid-body-accepted', detail: body.mutation.replace(/ at .*$/, ''), message: `${body.mutation}: ${validators.errorText(v)}` });
+  if (!v(parsed))
+    out.push({ kind: 'invalid-body-accepted', detail: body.mutation.replace(/ at .*$/, ''), message: `${body.mutation}: ${validators.errorText(v)}` });
 }

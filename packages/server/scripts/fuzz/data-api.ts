@@ -133,17 +133,57 @@ const value = fc.oneof(
   fc.constant(null),
   fc.date({ noInvalidDate: true, min: new Date('1900-01-01'), max: new Date('2100-01-01') }).map((d) => d.toISOString()),
 );
-const member = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...MEMBERS) }, hostile, fc.string({ maxLength: 12 }), fc.constantFrom('orders.created_at.month', 'orders', 'orders.', '.count', 'orders.count.x'));
+const member = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...MEMBERS) },
+  hostile,
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('orders.created_at.month', 'orders', 'orders.', '.count', 'orders.count.x'),
+);
 const operator = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'endsWith', 'gt', 'gte', 'lt', 'lte', 'set', 'notSet', 'inDateRange', 'notInDateRange', 'beforeDate', 'afterDate', 'afterOrOnDate', 'measureFilter') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'equals',
+      'notEquals',
+      'contains',
+      'notContains',
+      'startsWith',
+      'endsWith',
+      'gt',
+      'gte',
+      'lt',
+      'lte',
+      'set',
+      'notSet',
+      'inDateRange',
+      'notInDateRange',
+      'beforeDate',
+      'afterDate',
+      'afterOrOnDate',
+      'measureFilter',
+    ),
+  },
   fc.constantFrom('custom', 'between', 'not_equals', 'equals; DROP', '__proto__'),
   hostile,
 );
-const leaf = fc.record({ member, operator, values: fc.oneof({ weight: 3, arbitrary: fc.array(value, { maxLength: 4 }) }, value), dimension: member }, { requiredKeys: ['member', 'operator'] });
+const leaf = fc.record(
+  { member, operator, values: fc.oneof({ weight: 3, arbitrary: fc.array(value, { maxLength: 4 }) }, value), dimension: member },
+  { requiredKeys: ['member', 'operator'] },
+);
 const filter = fc.letrec((tie) => ({
-  node: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.record({ and: fc.array(tie('node'), { maxLength: 3 }) }), fc.record({ or: fc.array(tie('node'), { maxLength: 3 }) })),
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    fc.record({ and: fc.array(tie('node'), { maxLength: 3 }) }),
+    fc.record({ or: fc.array(tie('node'), { maxLength: 3 }) }),
+  ),
 })).node;
-const dateRange = fc.oneof(fc.constantFrom('last 7 days', 'this month', 'from 2026-01-01 to 2026-02-28', 'last fortnight'), fc.tuple(value, value), fc.array(value, { maxLength: 3 }), value);
+const dateRange = fc.oneof(
+  fc.constantFrom('last 7 days', 'this month', 'from 2026-01-01 to 2026-02-28', 'last fortnight'),
+  fc.tuple(value, value),
+  fc.array(value, { maxLength: 3 }),
+  value,
+);
 const limit = fc.oneof(fc.constantFrom(0, 1, 10, PHASE_LIMITS.maxRows, PHASE_LIMITS.maxRows + 1, 50_000, 1e9, -1, 1.5), value);
 const query = fc.record(
   {
@@ -154,7 +194,12 @@ const query = fc.record(
         weight: 4,
         arbitrary: fc.array(
           fc.record(
-            { dimension: member, granularity: fc.oneof(fc.constantFrom('day', 'month', 'year', 'fortnight'), value), dateRange, compareDateRange: fc.array(dateRange, { maxLength: 3 }) },
+            {
+              dimension: member,
+              granularity: fc.oneof(fc.constantFrom('day', 'month', 'year', 'fortnight'), value),
+              dateRange,
+              compareDateRange: fc.array(dateRange, { maxLength: 3 }),
+            },
             { requiredKeys: ['dimension'] },
           ),
           { maxLength: 2 },
@@ -164,7 +209,11 @@ const query = fc.record(
     ),
     filters: fc.oneof({ weight: 4, arbitrary: fc.array(filter, { maxLength: 3 }) }, value),
     segments: fc.oneof(fc.array(fc.oneof(fc.constant('orders.completed'), member), { maxLength: 2 }), value),
-    order: fc.oneof(fc.dictionary(member, fc.oneof(fc.constantFrom('asc', 'desc'), value), { maxKeys: 2 }), fc.array(fc.tuple(member, fc.oneof(fc.constantFrom('asc', 'desc'), value)), { maxLength: 2 }), value),
+    order: fc.oneof(
+      fc.dictionary(member, fc.oneof(fc.constantFrom('asc', 'desc'), value), { maxKeys: 2 }),
+      fc.array(fc.tuple(member, fc.oneof(fc.constantFrom('asc', 'desc'), value)), { maxLength: 2 }),
+      value,
+    ),
     limit,
     rowLimit: limit,
     offset: fc.oneof(fc.nat(400), value),
@@ -186,16 +235,48 @@ const FAMILIES = [
     numbers: ['orders.amount', 'orders.id'],
     time: 'orders.created_at',
   },
-  { measures: ['numbers.count', 'numbers.total'], dimensions: ['numbers.n', 'numbers.label', 'numbers.at'], text: ['numbers.label'], numbers: ['numbers.n'], time: 'numbers.at' },
+  {
+    measures: ['numbers.count', 'numbers.total'],
+    dimensions: ['numbers.n', 'numbers.label', 'numbers.at'],
+    text: ['numbers.label'],
+    numbers: ['numbers.n'],
+    time: 'numbers.at',
+  },
   { measures: ['regional.count'], dimensions: ['regional.region'], text: ['regional.region'], numbers: ['regional.id'], time: undefined },
-  { measures: ['sales.count', 'sales.total_amount'], dimensions: ['sales.status', 'sales.region', 'sales.created_at'], text: ['sales.status', 'sales.region'], numbers: [], time: 'sales.created_at' },
+  {
+    measures: ['sales.count', 'sales.total_amount'],
+    dimensions: ['sales.status', 'sales.region', 'sales.created_at'],
+    text: ['sales.status', 'sales.region'],
+    numbers: [],
+    time: 'sales.created_at',
+  },
 ];
 /** A query the compiler takes (mostly): members of one family of the model, values anything, hostile ones too. */
 const validQuery = fc.constantFrom(...FAMILIES).chain((f) => {
   const filterOf = fc.oneof(
-    fc.record({ member: fc.constantFrom(...f.text), operator: fc.constantFrom('equals', 'notEquals', 'contains', 'startsWith', 'endsWith', 'notContains'), values: fc.array(fc.oneof(hostile, value.map(String)), { minLength: 1, maxLength: 3 }) }),
-    ...(f.numbers.length ? [fc.record({ member: fc.constantFrom(...f.numbers), operator: fc.constantFrom('gt', 'gte', 'lt', 'lte', 'equals'), values: fc.array(fc.oneof({ weight: 3, arbitrary: fc.integer({ min: -5, max: 400 }).map(String) }, hostile), { minLength: 1, maxLength: 2 }) })] : []),
-    ...(f.time ? [fc.record({ member: fc.constant(f.time), operator: fc.constantFrom('inDateRange', 'notInDateRange', 'beforeDate', 'afterDate'), values: fc.oneof({ weight: 3, arbitrary: fc.constant(['2026-01-01', '2026-01-31']) }, fc.tuple(hostile, fc.constant('2026-02-01'))) })] : []),
+    fc.record({
+      member: fc.constantFrom(...f.text),
+      operator: fc.constantFrom('equals', 'notEquals', 'contains', 'startsWith', 'endsWith', 'notContains'),
+      values: fc.array(fc.oneof(hostile, value.map(String)), { minLength: 1, maxLength: 3 }),
+    }),
+    ...(f.numbers.length
+      ? [
+          fc.record({
+            member: fc.constantFrom(...f.numbers),
+            operator: fc.constantFrom('gt', 'gte', 'lt', 'lte', 'equals'),
+            values: fc.array(fc.oneof({ weight: 3, arbitrary: fc.integer({ min: -5, max: 400 }).map(String) }, hostile), { minLength: 1, maxLength: 2 }),
+          }),
+        ]
+      : []),
+    ...(f.time
+      ? [
+          fc.record({
+            member: fc.constant(f.time),
+            operator: fc.constantFrom('inDateRange', 'notInDateRange', 'beforeDate', 'afterDate'),
+            values: fc.oneof({ weight: 3, arbitrary: fc.constant(['2026-01-01', '2026-01-31']) }, fc.tuple(hostile, fc.constant('2026-02-01'))),
+          }),
+        ]
+      : []),
     fc.record({ member: fc.constantFrom(...f.text), operator: fc.constantFrom('set', 'notSet') }),
   );
   return fc
@@ -203,8 +284,23 @@ const validQuery = fc.constantFrom(...FAMILIES).chain((f) => {
       {
         measures: fc.subarray(f.measures, { maxLength: Math.min(2, f.measures.length) }),
         dimensions: fc.subarray(f.dimensions, { maxLength: Math.min(2, f.dimensions.length) }),
-        timeDimensions: f.time ? fc.array(fc.record({ dimension: fc.constant(f.time), granularity: fc.constantFrom('hour', 'day', 'week', 'month', 'quarter', 'year'), dateRange: fc.constantFrom('last 7 days', 'from 2026-01-01 to 2026-02-28', ['2026-01-01', '2026-03-01']), compareDateRange: fc.constant([['2026-01-01', '2026-01-07'], ['2026-01-08', '2026-01-14'], 'last week']) }, { requiredKeys: ['dimension'] }), { maxLength: 1 }) : fc.constant([]),
-        filters: fc.array(fc.oneof({ weight: 4, arbitrary: filterOf }, fc.record({ or: fc.array(filterOf, { minLength: 1, maxLength: 2 }) })), { maxLength: 2 }),
+        timeDimensions: f.time
+          ? fc.array(
+              fc.record(
+                {
+                  dimension: fc.constant(f.time),
+                  granularity: fc.constantFrom('hour', 'day', 'week', 'month', 'quarter', 'year'),
+                  dateRange: fc.constantFrom('last 7 days', 'from 2026-01-01 to 2026-02-28', ['2026-01-01', '2026-03-01']),
+                  compareDateRange: fc.constant([['2026-01-01', '2026-01-07'], ['2026-01-08', '2026-01-14'], 'last week']),
+                },
+                { requiredKeys: ['dimension'] },
+              ),
+              { maxLength: 1 },
+            )
+          : fc.constant([]),
+        filters: fc.array(fc.oneof({ weight: 4, arbitrary: filterOf }, fc.record({ or: fc.array(filterOf, { minLength: 1, maxLength: 2 }) })), {
+          maxLength: 2,
+        }),
         order: fc.dictionary(fc.constantFrom(...f.measures, ...f.dimensions), fc.constantFrom('asc', 'desc'), { maxKeys: 1 }),
         limit: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: PHASE_LIMITS.maxRows }) }, limit),
         offset: fc.nat(400),
@@ -216,7 +312,27 @@ const validQuery = fc.constantFrom(...FAMILIES).chain((f) => {
     .filter((q) => q.measures.length + q.dimensions.length > 0);
 });
 /** A valid query with one field replaced by anything. */
-const brokenQuery = fc.tuple(validQuery, fc.constantFrom('measures', 'dimensions', 'timeDimensions', 'filters', 'segments', 'order', 'limit', 'offset', 'total', 'timezone', 'ungrouped', 'renewQuery', 'sql'), query).map(([valid, field, wild]) => ({ ...valid, [field]: (wild as Record<string, unknown>)[field] ?? null }));
+const brokenQuery = fc
+  .tuple(
+    validQuery,
+    fc.constantFrom(
+      'measures',
+      'dimensions',
+      'timeDimensions',
+      'filters',
+      'segments',
+      'order',
+      'limit',
+      'offset',
+      'total',
+      'timezone',
+      'ungrouped',
+      'renewQuery',
+      'sql',
+    ),
+    query,
+  )
+  .map(([valid, field, wild]) => ({ ...valid, [field]: (wild as Record<string, unknown>)[field] ?? null }));
 const anyQuery = fc.oneof(
   { weight: 6, arbitrary: validQuery },
   { weight: 3, arbitrary: brokenQuery },
@@ -227,19 +343,39 @@ const anyQuery = fc.oneof(
 
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 const sqlText = fc.oneof(
-  fc.tuple(fc.constantFrom(...CUBES), fc.subarray(['status', 'count', 'total_amount', 'region', 'n', 'label', 'total', 'id', '*', 'MEASURE(count)', 'COUNT(*)'], { minLength: 1, maxLength: 3 }), fc.option(fc.integer({ min: -1, max: 200_000 }))).map(([cube, columns, n]) => `SELECT ${columns.join(', ')} FROM ${cube}${n === null ? '' : ` LIMIT ${n}`}`),
+  fc
+    .tuple(
+      fc.constantFrom(...CUBES),
+      fc.subarray(['status', 'count', 'total_amount', 'region', 'n', 'label', 'total', 'id', '*', 'MEASURE(count)', 'COUNT(*)'], {
+        minLength: 1,
+        maxLength: 3,
+      }),
+      fc.option(fc.integer({ min: -1, max: 200_000 })),
+    )
+    .map(([cube, columns, n]) => `SELECT ${columns.join(', ')} FROM ${cube}${n === null ? '' : ` LIMIT ${n}`}`),
   fc.tuple(hostile, fc.boolean()).map(([h, quoted]) => `SELECT status, count FROM orders WHERE status = ${quoted ? literal(h) : `'${h}'`} GROUP BY 1`),
   fc.tuple(hostile, hostile).map(([h, k]) => `SELECT region, count FROM regional WHERE region IN (${literal(h)}, ${literal(k)}) GROUP BY 1`),
   hostile.map((h) => `SELECT n, label FROM numbers WHERE label LIKE ${literal(`%${h}%`)} ORDER BY n`),
   hostile.map((h) => `SELECT "${h}" FROM orders`),
   hostile.map((h) => `SELECT status AS "${h}", count FROM orders GROUP BY 1`),
   hostile.map((h) => `SELECT count FROM orders; ${h}`),
-  fc.constantFrom('SELECT n, label FROM numbers', 'SELECT n, label FROM numbers ORDER BY n', 'SELECT * FROM numbers', 'SELECT label, count FROM numbers GROUP BY 1 LIMIT 50000', "SELECT 1; DROP TABLE orders", 'DELETE FROM orders', 'SELECT pg_sleep(30)', 'SELECT * FROM pg_catalog.pg_tables', 'WITH x AS (SELECT 1) SELECT * FROM x'),
+  fc.constantFrom(
+    'SELECT n, label FROM numbers',
+    'SELECT n, label FROM numbers ORDER BY n',
+    'SELECT * FROM numbers',
+    'SELECT label, count FROM numbers GROUP BY 1 LIMIT 50000',
+    'SELECT 1; DROP TABLE orders',
+    'DELETE FROM orders',
+    'SELECT pg_sleep(30)',
+    'SELECT * FROM pg_catalog.pg_tables',
+    'WITH x AS (SELECT 1) SELECT * FROM x',
+  ),
   hostile,
   fc.string({ maxLength: 40 }),
 );
 
-export type DataCredential = 'token' | 'bearerToken' | 'apiKey' | 'metaOnlyToken' | 'otherDeploymentToken' | 'tamperedToken' | 'viewerKey' | 'garbage' | 'bearerEmpty' | 'none';
+export type DataCredential =
+  'token' | 'bearerToken' | 'apiKey' | 'metaOnlyToken' | 'otherDeploymentToken' | 'tamperedToken' | 'viewerKey' | 'garbage' | 'bearerEmpty' | 'none';
 
 export interface DataOperation {
   id: string;
@@ -282,15 +418,27 @@ interface DataPlan {
 const planArb: fc.Arbitrary<DataPlan> = fc.record({
   credential: fc.oneof(
     { weight: 10, arbitrary: fc.constantFrom<DataCredential>('token', 'bearerToken', 'apiKey') },
-    { weight: 3, arbitrary: fc.constantFrom<DataCredential>('metaOnlyToken', 'otherDeploymentToken', 'tamperedToken', 'viewerKey', 'garbage', 'bearerEmpty', 'none') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom<DataCredential>('metaOnlyToken', 'otherDeploymentToken', 'tamperedToken', 'viewerKey', 'garbage', 'bearerEmpty', 'none'),
+    },
   ),
   source: fc.nat(1),
-  where: fc.oneof({ weight: 20, arbitrary: fc.constant<DataPlan['where']>('own') }, fc.constantFrom<DataPlan['where']>('other', 'missing', 'malformed', 'branch', 'unknownRoute')),
+  where: fc.oneof(
+    { weight: 20, arbitrary: fc.constant<DataPlan['where']>('own') },
+    fc.constantFrom<DataPlan['where']>('other', 'missing', 'malformed', 'branch', 'unknownRoute'),
+  ),
   multi: fc.option(fc.oneof({ weight: 4, arbitrary: fc.constant('multi') }, value), { freq: 2 }),
   payload: anyQuery,
   sql: sqlText,
-  getMode: fc.oneof({ weight: 8, arbitrary: fc.constant<DataPlan['getMode']>('json') }, fc.constantFrom<DataPlan['getMode']>('notJson', 'flat', 'twice', 'none')),
-  bodyMode: fc.oneof({ weight: 16, arbitrary: fc.constant<BodyMode>('json') }, fc.constantFrom<BodyMode>('malformed', 'deep', 'text/plain', 'form', 'latin1', 'none', 'oversize')),
+  getMode: fc.oneof(
+    { weight: 8, arbitrary: fc.constant<DataPlan['getMode']>('json') },
+    fc.constantFrom<DataPlan['getMode']>('notJson', 'flat', 'twice', 'none'),
+  ),
+  bodyMode: fc.oneof(
+    { weight: 16, arbitrary: fc.constant<BodyMode>('json') },
+    fc.constantFrom<BodyMode>('malformed', 'deep', 'text/plain', 'form', 'latin1', 'none', 'oversize'),
+  ),
 });
 
 // ---- the world of the phase ---------------------------------------------------------------------
@@ -396,7 +544,8 @@ async function postgresSource(): Promise<Omit<Source, 'deploymentId' | 'tokens'>
     async fingerprint() {
       const tables = await admin.query("SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'");
       const sums: string[] = [];
-      for (const t of ['customers', 'orders', 'line_items']) sums.push((await admin.query(`SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS m FROM ${t} x`)).rows[0].m as string);
+      for (const t of ['customers', 'orders', 'line_items'])
+        sums.push((await admin.query(`SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS m FROM ${t} x`)).rows[0].m as string);
       return `${tables.rows[0].t as string} ${sums.join(',')}`;
     },
     async close() {
@@ -426,7 +575,10 @@ export class DataApiWorld {
         if (!world) return;
         try {
           const entry = JSON.parse(line) as { msg?: string; err?: { message?: string; stack?: string } };
-          const frame = entry.err?.stack?.split('\n').find((l) => l.includes('/src/'))?.trim();
+          const frame = entry.err?.stack
+            ?.split('\n')
+            .find((l) => l.includes('/src/'))
+            ?.trim();
           world.lastLoggedError = `${entry.err?.message ?? entry.msg ?? ''}${frame ? ` (${frame})` : ''}`.slice(0, 300);
         } catch {
           world.lastLoggedError = line.slice(0, 300);
@@ -436,7 +588,16 @@ export class DataApiWorld {
     const t = await TestApp.create(dialect, {
       logger: { level: 'error', stream },
       // The runtime from the sources (this script runs through tsx), started and checked quickly.
-      runtime: { driver: 'process', entry: RUNTIME_ENTRY, tickMs: 200, leaseMs: 2_000, backoffBaseMs: 200, logFlushMs: 50, dataSourcesDir: dataSources, queries: PHASE_LIMITS },
+      runtime: {
+        driver: 'process',
+        entry: RUNTIME_ENTRY,
+        tickMs: 200,
+        leaseMs: 2_000,
+        backoffBaseMs: 200,
+        logFlushMs: 50,
+        dataSourcesDir: dataSources,
+        queries: PHASE_LIMITS,
+      },
     });
     const viewer = await t.user('VIEWER');
     const world = new DataApiWorld(t, dataSources, viewer.key);
@@ -474,7 +635,10 @@ export class DataApiWorld {
       return res.statusCode === 200 && res.body.includes('"numbers"') ? true : undefined;
     });
     const mint = async (scopes: string[]) => {
-      const res = (await this.call('POST', `/api/v1/deployments/${id}/environments/production/tokens`, { security_context: { region: HOSTILE[0], note: HOSTILE[1] }, scopes })) as { data: { token: string } };
+      const res = (await this.call('POST', `/api/v1/deployments/${id}/environments/production/tokens`, {
+        security_context: { region: HOSTILE[0], note: HOSTILE[1] },
+        scopes,
+      })) as { data: { token: string } };
       return res.data.token;
     };
     const tokens = { full: await mint(['meta', 'sql-runner']), metaOnly: await mint(['meta']) };
@@ -507,7 +671,14 @@ function authorization(world: DataApiWorld, source: Source, other: Source | unde
       return other ? other.tokens.full : `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     case 'tamperedToken': {
       const [header, , signature] = token.split('.');
-      const claims = Buffer.from(JSON.stringify({ deployment_id: source.deploymentId, environment_id: 'production', user_id: world.t.admin.userId, scopes: ['meta', 'sql-runner', 'meta-private'] })).toString('base64url');
+      const claims = Buffer.from(
+        JSON.stringify({
+          deployment_id: source.deploymentId,
+          environment_id: 'production',
+          user_id: world.t.admin.userId,
+          scopes: ['meta', 'sql-runner', 'meta-private'],
+        }),
+      ).toString('base64url');
       return `Bearer ${header}.${claims}.${signature}`;
     }
     case 'viewerKey':
@@ -568,7 +739,8 @@ export function buildRequest(world: DataApiWorld, op: DataOperation, plan: DataP
     if (plan.getMode === 'json' || plan.getMode === 'twice') pairs.push(['query', jsonText(query)]);
     if (plan.getMode === 'twice') pairs.push(['query', jsonText(plan.payload)]);
     if (plan.getMode === 'notJson') pairs.push(['query', `${jsonText(query).slice(0, -1)}`]);
-    if (plan.getMode === 'flat' && typeof query === 'object' && query !== null && !Array.isArray(query)) for (const [k, v] of Object.entries(query)) pairs.push([k, jsonText(v)]);
+    if (plan.getMode === 'flat' && typeof query === 'object' && query !== null && !Array.isArray(query))
+      for (const [k, v] of Object.entries(query)) pairs.push([k, jsonText(v)]);
     if (plan.multi !== null) pairs.push(['queryType', jsonText(plan.multi)]);
     if (pairs.length) url += `?${pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')}`;
   } else {
@@ -599,14 +771,29 @@ export function buildRequest(world: DataApiWorld, op: DataOperation, plan: DataP
         headers['content-type'] = 'application/json; charset=latin1';
         break;
       case 'oversize':
-        payload = JSON.stringify({ query: { measures: ['orders.count'], filters: [{ member: 'orders.status', operator: 'equals', values: [HOSTILE[0]!.repeat(1 + (1_100_000 / HOSTILE[0]!.length) | 0)] }] } });
+        payload = JSON.stringify({
+          query: {
+            measures: ['orders.count'],
+            filters: [{ member: 'orders.status', operator: 'equals', values: [HOSTILE[0]!.repeat((1 + 1_100_000 / HOSTILE[0]!.length) | 0)] }],
+          },
+        });
         headers['content-type'] = 'application/json';
         break;
       case 'none':
         break;
     }
   }
-  const built: Built = { method: op.method, url, headers, payload, invalidParams: [], foreignParams: [], routerRefuses: false, deploymentId: source.deploymentId, body: undefined };
+  const built: Built = {
+    method: op.method,
+    url,
+    headers,
+    payload,
+    invalidParams: [],
+    foreignParams: [],
+    routerRefuses: false,
+    deploymentId: source.deploymentId,
+    body: undefined,
+  };
   return { built, source, refuse: mustRefuse(plan, other !== undefined) };
 }
 
@@ -617,8 +804,10 @@ export function checkAnswer(op: DataOperation, plan: DataPlan, asSql: boolean, r
   if (plan.bodyMode === 'oversize' && op.method !== 'GET') allowed.add(413);
   if ((plan.bodyMode === 'text/plain' || plan.bodyMode === 'form') && op.method !== 'GET') allowed.add(415);
   if (status >= 500) out.push({ kind: 'server-error', detail: String(status), message: `${status} ${body.slice(0, 200)}` });
-  else if (!allowed.has(status)) out.push({ kind: 'undocumented-status', detail: String(status), message: `${status} is not among ${[...allowed].join(', ')}` });
-  if (!/json/.test(contentType)) out.push({ kind: 'content-type', detail: `${status} ${contentType}`, message: `answered ${contentType || '(none)'}, not JSON` });
+  else if (!allowed.has(status))
+    out.push({ kind: 'undocumented-status', detail: String(status), message: `${status} is not among ${[...allowed].join(', ')}` });
+  if (!/json/.test(contentType))
+    out.push({ kind: 'content-type', detail: `${status} ${contentType}`, message: `answered ${contentType || '(none)'}, not JSON` });
   if (status !== 200) {
     let parsed: unknown;
     try {
@@ -628,38 +817,64 @@ export function checkAnswer(op: DataOperation, plan: DataPlan, asSql: boolean, r
       return out;
     }
     const error = (parsed as { error?: unknown } | null)?.error;
-    if (typeof error !== 'string' || error.length === 0) out.push({ kind: 'error-shape', detail: `${status} no error`, message: `no {error} member: ${body.slice(0, 200)}` });
+    if (typeof error !== 'string' || error.length === 0)
+      out.push({ kind: 'error-shape', detail: `${status} no error`, message: `no {error} member: ${body.slice(0, 200)}` });
     // A statement the data source refused: the engine ran what it should have refused (naming the
     // field), or compiled something the source does not take.
-    else if (error.startsWith('The data source refused the query')) out.push({ kind: 'source-refused', detail: error.replace(/\d+/g, 'N').slice(0, 80), message: error.slice(0, 300) });
+    else if (error.startsWith('The data source refused the query'))
+      out.push({ kind: 'source-refused', detail: error.replace(/\d+/g, 'N').slice(0, 80), message: error.slice(0, 300) });
     return out;
   }
   // 200: what the credential may have, and within the limits.
-  if (refuse) out.push({ kind: 'unauthenticated-accepted', detail: `${plan.credential} at ${plan.where}`, message: `a request with credential "${plan.credential}" at the ${plan.where} URL was answered 200` });
-  if (plan.credential === 'metaOnlyToken' && op.route !== 'meta') out.push({ kind: 'scope-bypass', detail: op.route, message: 'a token without sql-runner was answered 200' });
+  if (refuse)
+    out.push({
+      kind: 'unauthenticated-accepted',
+      detail: `${plan.credential} at ${plan.where}`,
+      message: `a request with credential "${plan.credential}" at the ${plan.where} URL was answered 200`,
+    });
+  if (plan.credential === 'metaOnlyToken' && op.route !== 'meta')
+    out.push({ kind: 'scope-bypass', detail: op.route, message: 'a token without sql-runner was answered 200' });
   let lines: unknown[];
   try {
-    lines = op.route === 'cubesql' ? body.trim().split('\n').map((l) => JSON.parse(l) as unknown) : [JSON.parse(body) as unknown];
+    lines =
+      op.route === 'cubesql'
+        ? body
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as unknown)
+        : [JSON.parse(body) as unknown];
   } catch {
     out.push({ kind: 'response-schema', detail: 'not JSON', message: body.slice(0, 200) });
     return out;
   }
   const answer = lines[0] as Record<string, any>;
-  if (answer.error !== undefined && answer.error !== 'Continue wait') out.push({ kind: 'response-schema', detail: '200 with error', message: body.slice(0, 200) });
+  if (answer.error !== undefined && answer.error !== 'Continue wait')
+    out.push({ kind: 'response-schema', detail: '200 with error', message: body.slice(0, 200) });
   const { maxRows, maxResultBytes } = PHASE_LIMITS;
   const rowsWithin = (rows: unknown, what: string) => {
     if (!Array.isArray(rows)) return;
-    if (rows.length > maxRows) out.push({ kind: 'limit-exceeded', detail: `${op.route} rows`, message: `${what}: ${rows.length} rows, more than QUERY_MAX_ROWS ${maxRows}` });
+    if (rows.length > maxRows)
+      out.push({ kind: 'limit-exceeded', detail: `${op.route} rows`, message: `${what}: ${rows.length} rows, more than QUERY_MAX_ROWS ${maxRows}` });
     const bytes = Buffer.byteLength(JSON.stringify(rows));
     // Rows as the runtime measures them (its JSON); a little slack for the text form of /v1/cubesql.
-    if (bytes > maxResultBytes * (op.route === 'cubesql' ? 1.5 : 1)) out.push({ kind: 'limit-exceeded', detail: `${op.route} bytes`, message: `${what}: ${bytes} bytes of rows, more than QUERY_MAX_RESULT_BYTES ${maxResultBytes}` });
+    if (bytes > maxResultBytes * (op.route === 'cubesql' ? 1.5 : 1))
+      out.push({
+        kind: 'limit-exceeded',
+        detail: `${op.route} bytes`,
+        message: `${what}: ${bytes} bytes of rows, more than QUERY_MAX_RESULT_BYTES ${maxResultBytes}`,
+      });
   };
   if (op.route === 'load') {
     const results = Array.isArray(answer.results) ? (answer.results as Array<Record<string, unknown>>) : [answer];
     for (const [i, r] of results.entries()) rowsWithin(r.data, `result ${i}`);
     if (results.length > 1) {
       const bytes = results.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.data ?? [])), 0);
-      if (bytes > maxResultBytes) out.push({ kind: 'limit-exceeded', detail: 'load bytes of all results', message: `${results.length} results with ${bytes} bytes of rows in all, more than QUERY_MAX_RESULT_BYTES ${maxResultBytes}` });
+      if (bytes > maxResultBytes)
+        out.push({
+          kind: 'limit-exceeded',
+          detail: 'load bytes of all results',
+          message: `${results.length} results with ${bytes} bytes of rows in all, more than QUERY_MAX_RESULT_BYTES ${maxResultBytes}`,
+        });
     }
   }
   if (op.route === 'cubesql') rowsWithin((lines[1] as { data?: unknown } | undefined)?.data, 'cubesql');
@@ -669,7 +884,8 @@ export function checkAnswer(op: DataOperation, plan: DataPlan, asSql: boolean, r
     const described = Array.isArray(answer) ? (answer as Array<Record<string, any>>) : [answer];
     for (const d of described) {
       const text = d?.sql?.sql?.[0];
-      if (typeof text === 'string' && text.includes(MARKER)) out.push({ kind: 'hostile-in-sql', detail: '/v1/sql text', message: `the SQL answered holds a hostile value: ${text.slice(0, 200)}` });
+      if (typeof text === 'string' && text.includes(MARKER))
+        out.push({ kind: 'hostile-in-sql', detail: '/v1/sql text', message: `the SQL answered holds a hostile value: ${text.slice(0, 200)}` });
     }
   }
   return out;
@@ -679,13 +895,23 @@ export function checkAnswer(op: DataOperation, plan: DataPlan, asSql: boolean, r
  * Runs `requests` requests over `ops`, round robin, each from a plan generated with the run's
  * seed; findings go to `report`.
  */
-export async function runDataApiPhase(world: DataApiWorld, ops: DataOperation[], requests: number, seed: number, report: Report, log: (line: string) => void, timeoutMs: number, onRequest: (index: number) => void): Promise<void> {
+export async function runDataApiPhase(
+  world: DataApiWorld,
+  ops: DataOperation[],
+  requests: number,
+  seed: number,
+  report: Report,
+  log: (line: string) => void,
+  timeoutMs: number,
+  onRequest: (index: number) => void,
+): Promise<void> {
   const before = await Promise.all(world.sources.map((s) => s.fingerprint()));
   for (const s of world.sources) s.statements();
   const buffers = ops.map(() => [] as DataPlan[]);
   const batches = ops.map(() => 0);
   const next = (i: number): DataPlan => {
-    if (buffers[i]!.length === 0) buffers[i] = fc.sample(planArb, { seed: (seed + Math.imul(i + 101, 1_000_003) + Math.imul(batches[i]!++, 7919)) | 0, numRuns: 64 }).reverse();
+    if (buffers[i]!.length === 0)
+      buffers[i] = fc.sample(planArb, { seed: (seed + Math.imul(i + 101, 1_000_003) + Math.imul(batches[i]!++, 7919)) | 0, numRuns: 64 }).reverse();
     return buffers[i]!.pop()!;
   };
   const started = performance.now();
@@ -699,13 +925,27 @@ export async function runDataApiPhase(world: DataApiWorld, ops: DataOperation[],
     let timer: NodeJS.Timeout | undefined;
     const sent = performance.now();
     const answer = await Promise.race([
-      world.t.app.inject({ method: built.method as 'GET', url: built.url, headers: built.headers, ...(built.payload === undefined ? {} : { payload: built.payload }) }),
+      world.t.app.inject({
+        method: built.method as 'GET',
+        url: built.url,
+        headers: built.headers,
+        ...(built.payload === undefined ? {} : { payload: built.payload }),
+      }),
       new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs))),
     ]);
     clearTimeout(timer);
     if (answer === 'timeout') {
       report.count(op.id, 0);
-      report.add(op.id, { kind: 'timeout', detail: 'no answer', message: `no answer within ${timeoutMs / 1000} s` }, built, plan.credential, 0, '', undefined, i);
+      report.add(
+        op.id,
+        { kind: 'timeout', detail: 'no answer', message: `no answer within ${timeoutMs / 1000} s` },
+        built,
+        plan.credential,
+        0,
+        '',
+        undefined,
+        i,
+      );
       continue;
     }
     report.count(op.id, answer.statusCode, performance.now() - sent);
@@ -713,22 +953,51 @@ export async function runDataApiPhase(world: DataApiWorld, ops: DataOperation[],
     // Statements PostgreSQL ran since the last request: this request's.
     for (const s of world.sources) {
       for (const statement of s.statements() ?? []) {
-        if (statement.includes(MARKER)) findings.push({ kind: 'hostile-in-sql', detail: `${s.kind} statement`, message: `the data source was sent a statement holding a hostile value: ${statement.slice(0, 200)}` });
+        if (statement.includes(MARKER))
+          findings.push({
+            kind: 'hostile-in-sql',
+            detail: `${s.kind} statement`,
+            message: `the data source was sent a statement holding a hostile value: ${statement.slice(0, 200)}`,
+          });
       }
     }
     for (const finding of findings) {
-      if (report.add(op.id, finding, built, plan.credential, answer.statusCode, answer.body, world.lastLoggedError, i)) log(`  new finding at data-API request ${i}: [${finding.kind}] ${op.id} ${finding.detail}`);
+      if (report.add(op.id, finding, built, plan.credential, answer.statusCode, answer.body, world.lastLoggedError, i))
+        log(`  new finding at data-API request ${i}: [${finding.kind}] ${op.id} ${finding.detail}`);
     }
-    if (i % 1000 === 999) log(`  ${i + 1} data-API requests, ${(((i + 1) / ((performance.now() - started) / 1000)) | 0)} a second, ${report.distinct} distinct findings`);
+    if (i % 1000 === 999)
+      log(`  ${i + 1} data-API requests, ${((i + 1) / ((performance.now() - started) / 1000)) | 0} a second, ${report.distinct} distinct findings`);
   }
   for (const s of world.sources) {
-    if (s.kind === 'postgres') log(`data-API phase: PostgreSQL logged ${s.seen.statements} statements, ${s.seen.hostileParameters} of them with a hostile string among their bound values`);
+    if (s.kind === 'postgres')
+      log(
+        `data-API phase: PostgreSQL logged ${s.seen.statements} statements, ${s.seen.hostileParameters} of them with a hostile string among their bound values`,
+      );
   }
   const after = await Promise.all(world.sources.map((s) => s.fingerprint()));
   for (const [i, s] of world.sources.entries()) {
     if (after[i] !== before[i]) {
-      const built: Built = { method: '-', url: `(the ${s.kind} data source after the run)`, headers: {}, payload: undefined, invalidParams: [], foreignParams: [], routerRefuses: false, deploymentId: s.deploymentId, body: undefined };
-      report.add('(data source)', { kind: 'source-changed', detail: s.kind, message: `the data source changed during the run: ${before[i]} → ${after[i]}` }, built, '-', 0, '', undefined, requests);
+      const built: Built = {
+        method: '-',
+        url: `(the ${s.kind} data source after the run)`,
+        headers: {},
+        payload: undefined,
+        invalidParams: [],
+        foreignParams: [],
+        routerRefuses: false,
+        deploymentId: s.deploymentId,
+        body: undefined,
+      };
+      report.add(
+        '(data source)',
+        { kind: 'source-changed', detail: s.kind, message: `the data source changed during the run: ${before[i]} → ${after[i]}` },
+        built,
+        '-',
+        0,
+        '',
+        undefined,
+        requests,
+      );
     }
   }
 }

@@ -50,7 +50,15 @@ function narrow(schema: Schema | undefined, value: unknown, resolve: Resolve): R
   return s;
 }
 
-function locations(value: unknown, schema: Schema | undefined, resolve: Resolve, path: Path = [], name?: string, parent?: string, out: Location[] = []): Location[] {
+function locations(
+  value: unknown,
+  schema: Schema | undefined,
+  resolve: Resolve,
+  path: Path = [],
+  name?: string,
+  parent?: string,
+  out: Location[] = [],
+): Location[] {
   const s = narrow(schema, value, resolve);
   out.push({ path, schema: s, value, name, parent });
   if (path.length > 12) return out;
@@ -87,7 +95,23 @@ export interface Mutated {
 
 const WRONG_TYPES: unknown[] = [42, 'text', true, null, [], {}, 1.5, '1'];
 const ODD_NUMBERS = ['1.0', '1e0', '-0', '1E+0', '0.0000001e7', '9007199254740993', '1e400', '-1e400', '123456789012345678901234567890'];
-export const HOSTILE_STRINGS = ['\u0000', 'a\u0000b', '\ud800', 'x\udc00y', '\udbff', '\u202e\u200b\ufeff', '🏳️‍🌈'.repeat(3), '%00', '../../etc/passwd', "'; drop table users; --", '${7*7}{{7*7}}', '\\', '"', ' ', '\n\t'];
+export const HOSTILE_STRINGS = [
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udc00y',
+  '\udbff',
+  '\u202e\u200b\ufeff',
+  '🏳️‍🌈'.repeat(3),
+  '%00',
+  '../../etc/passwd',
+  "'; drop table users; --",
+  '${7*7}{{7*7}}',
+  '\\',
+  '"',
+  ' ',
+  '\n\t',
+];
 
 /** Every change that applies at a location. */
 function changes(loc: Location, resolve: Resolve): Array<() => Mutated> {
@@ -103,7 +127,7 @@ function changes(loc: Location, resolve: Resolve): Array<() => Mutated> {
     out.push(replace('NUL in a key', addKey(v, 'a\u0000b', 'x')));
     out.push(replace('prototype keys', addKey(addKey(v, '__proto__', { polluted: true }), 'constructor', { prototype: { polluted: true } })));
   }
-  if (s === undefined || (typeof s === 'object' && (s.additionalProperties !== undefined && s.additionalProperties !== false))) {
+  if (s === undefined || (typeof s === 'object' && s.additionalProperties !== undefined && s.additionalProperties !== false)) {
     for (const depth of [33, 200, 1000, 5000]) out.push(replace(`nesting ${depth} deep`, new Deep(depth, depth % 2 ? 'object' : 'array')));
   }
   if (type !== undefined || s?.enum) {
@@ -128,7 +152,13 @@ function changes(loc: Location, resolve: Resolve): Array<() => Mutated> {
     if (pool) out.push(replace('id of another tenant', new PoolRef(pool, 0, 'otherTenant')), replace('id as a string', `${0}1`));
   }
   if (Array.isArray(v)) {
-    if (s?.maxItems !== undefined && v.length > 0) out.push(replace(`more than ${s.maxItems} items`, Array.from({ length: s.maxItems + 1 }, (_, i) => v[i % v.length])));
+    if (s?.maxItems !== undefined && v.length > 0)
+      out.push(
+        replace(
+          `more than ${s.maxItems} items`,
+          Array.from({ length: s.maxItems + 1 }, (_, i) => v[i % v.length]),
+        ),
+      );
     if (s?.minItems) out.push(replace('empty array', []));
     if (v.length > 0) out.push(replace('repeated items', [...v, ...v]));
   }
@@ -169,11 +199,25 @@ export function mutationArb(valid: unknown, schema: Schema | undefined, resolve:
     // Every number, or every string, at once: reaches fields a single change rarely lands on.
     if (k === 1) {
       const raw = ['1e400', '-1e400', '1.0', '9007199254740993', '-0'][j % 5]!;
-      return { value: everywhere(valid, (v) => typeof v === 'number' || v instanceof PoolRef, () => new RawJson(raw)), label: `every number spelled ${raw}` };
+      return {
+        value: everywhere(
+          valid,
+          (v) => typeof v === 'number' || v instanceof PoolRef,
+          () => new RawJson(raw),
+        ),
+        label: `every number spelled ${raw}`,
+      };
     }
     if (k === 2) {
       const odd = ['\u0000', '\ud800', 'x'.repeat(5000)][j % 3]!;
-      return { value: everywhere(valid, (v) => typeof v === 'string', (v) => `${String(v)}${odd}`), label: `every string ends with ${JSON.stringify(odd.slice(0, 8))}` };
+      return {
+        value: everywhere(
+          valid,
+          (v) => typeof v === 'string',
+          (v) => `${String(v)}${odd}`,
+        ),
+        label: `every string ends with ${JSON.stringify(odd.slice(0, 8))}`,
+      };
     }
     const loc = locs[i % locs.length]!;
     const options = changes(loc, resolve);

@@ -46,7 +46,12 @@ export function operationsOf(document: any, resolve: (s: Schema) => Schema): Ope
         pathParams: params.filter((p) => p.in === 'path').map(parameter),
         queryParams: params.filter((p) => p.in === 'query').map(parameter),
         ...(requestBody
-          ? { body: { required: requestBody.required === true, content: new Map(Object.entries<any>(requestBody.content ?? {}).map(([type, media]) => [type, media.schema ?? {}])) } }
+          ? {
+              body: {
+                required: requestBody.required === true,
+                content: new Map(Object.entries<any>(requestBody.content ?? {}).map(([type, media]) => [type, media.schema ?? {}])),
+              },
+            }
           : {}),
         responses,
         public: Array.isArray(raw.security) && raw.security.length === 0,

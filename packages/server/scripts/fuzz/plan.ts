@@ -42,7 +42,30 @@ export interface Plan {
 }
 
 const ID_FORMS = ['{}.0', '0{}', '+{}', ' {}', '{} ', '{}e0', '{}.5', '-{}', '{}abc', '00{}', '{}%00', '{}/', '0x{}', '{},{}'];
-const HOSTILE_IDS = ['1.0', '01', '+1', '-1', '0', '1e0', ' 1', '%20 1', '9007199254740992', '9007199254740991', '99999999999999999999999', '1.5', 'NaN', 'Infinity', 'null', 'true', 'abc', '١', '１', '0x10', '-0', '1_000'];
+const HOSTILE_IDS = [
+  '1.0',
+  '01',
+  '+1',
+  '-1',
+  '0',
+  '1e0',
+  ' 1',
+  '%20 1',
+  '9007199254740992',
+  '9007199254740991',
+  '99999999999999999999999',
+  '1.5',
+  'NaN',
+  'Infinity',
+  'null',
+  'true',
+  'abc',
+  '١',
+  '１',
+  '0x10',
+  '-0',
+  '1_000',
+];
 
 const credentialArb = fc.oneof(
   { weight: 34, arbitrary: fc.constant<CredentialName>('admin') },
@@ -73,21 +96,31 @@ function paramPool(op: Operation, p: Parameter) {
 
 function validParam(op: Operation, p: Parameter, ctx: GenContext): fc.Arbitrary<ParamPlan> {
   const pool = paramPool(op, p) ?? (p.name === 'folderId' || p.name === 'parentId' ? 'folder' : undefined);
-  if (p.name === 'after') return fc.oneof({ weight: 3, arbitrary: fc.nat().map((n) => new CursorRef(n)) }, { weight: 1, arbitrary: fc.string({ maxLength: 40 }) });
+  if (p.name === 'after')
+    return fc.oneof({ weight: 3, arbitrary: fc.nat().map((n) => new CursorRef(n)) }, { weight: 1, arbitrary: fc.string({ maxLength: 40 }) });
   const scim = op.scim ? scimQuery(op.path, p.name, p.in) : undefined;
   if (scim) return scim;
   const fromSchema = arbitraryFor(p.schema, ctx, p.name).map((v) => (v instanceof PoolRef ? v : typeof v === 'string' ? v : JSON.stringify(v)));
   if (!pool) return fromSchema;
   const ref = poolRefArb(pool, !isIntegerSchema(p.schema));
-  return fc.oneof({ weight: 6, arbitrary: ref }, { weight: 1, arbitrary: fromSchema }, ...(isIntegerSchema(p.schema) ? [] : [{ weight: 1, arbitrary: fc.constant('root') }]));
+  return fc.oneof(
+    { weight: 6, arbitrary: ref },
+    { weight: 1, arbitrary: fromSchema },
+    ...(isIntegerSchema(p.schema) ? [] : [{ weight: 1, arbitrary: fc.constant('root') }]),
+  );
 }
 
 function hostileParam(op: Operation, p: Parameter): fc.Arbitrary<ParamPlan> {
   const pool = paramPool(op, p) ?? (p.name === 'folderId' || p.name === 'parentId' ? 'folder' : undefined);
   const strings = HOSTILE_STRINGS.filter((s) => p.in === 'query' || s.trim() !== '');
-  const options: Array<fc.Arbitrary<ParamPlan>> = [fc.constantFrom(...HOSTILE_IDS), fc.constantFrom(...strings), fc.constantFrom('a'.repeat(300), 'a'.repeat(5000))];
+  const options: Array<fc.Arbitrary<ParamPlan>> = [
+    fc.constantFrom(...HOSTILE_IDS),
+    fc.constantFrom(...strings),
+    fc.constantFrom('a'.repeat(300), 'a'.repeat(5000)),
+  ];
   if (pool) options.push(fc.tuple(poolRefArb(pool), fc.constantFrom(...ID_FORMS)).map(([ref, t]) => new Formed(ref, t)));
-  if (typeof p.schema === 'object' && Array.isArray(p.schema.enum)) options.push(fc.constantFrom(...(p.schema.enum as unknown[]).flatMap((e) => [String(e).toLowerCase(), ` ${String(e)}`, `${String(e)},${String(e)}`])));
+  if (typeof p.schema === 'object' && Array.isArray(p.schema.enum))
+    options.push(fc.constantFrom(...(p.schema.enum as unknown[]).flatMap((e) => [String(e).toLowerCase(), ` ${String(e)}`, `${String(e)},${String(e)}`])));
   if (p.in === 'query') options.push(fc.constant(''));
   return fc.oneof(...options);
 }
@@ -101,7 +134,9 @@ function paramArb(op: Operation, p: Parameter, ctx: GenContext): fc.Arbitrary<Pa
 
 function queryArb(op: Operation, ctx: GenContext): fc.Arbitrary<Array<[string, ParamPlan]>> {
   const each = op.queryParams.map((p) =>
-    fc.tuple(fc.constant(p.name), p.required ? fc.constant(true) : fc.boolean(), paramArb(op, p, ctx)).map(([n, include, v]) => (include ? [[n, v] as [string, ParamPlan]] : [])),
+    fc
+      .tuple(fc.constant(p.name), p.required ? fc.constant(true) : fc.boolean(), paramArb(op, p, ctx))
+      .map(([n, include, v]) => (include ? [[n, v] as [string, ParamPlan]] : [])),
   );
   const extras = fc.oneof(
     { weight: 18, arbitrary: fc.constant<Array<[string, ParamPlan]>>([]) },
@@ -157,7 +192,9 @@ function bodyArb(op: Operation, ctx: GenContext): fc.Arbitrary<BodyPlan | undefi
 export function planArb(op: Operation, ctx: GenContext): fc.Arbitrary<Plan> {
   return fc.record({
     credential: credentialArb,
-    scheme: op.scim ? fc.constantFrom<Plan['scheme']>('Bearer', 'Bearer', 'Api-Key', 'bearer') : fc.oneof({ weight: 30, arbitrary: fc.constant<Plan['scheme']>('Bearer') }, { weight: 1, arbitrary: fc.constant<Plan['scheme']>('bearer') }),
+    scheme: op.scim
+      ? fc.constantFrom<Plan['scheme']>('Bearer', 'Bearer', 'Api-Key', 'bearer')
+      : fc.oneof({ weight: 30, arbitrary: fc.constant<Plan['scheme']>('Bearer') }, { weight: 1, arbitrary: fc.constant<Plan['scheme']>('bearer') }),
     path: fc.tuple(...op.pathParams.map((p) => paramArb(op, p, ctx))),
     query: queryArb(op, ctx),
     body: bodyArb(op, ctx),

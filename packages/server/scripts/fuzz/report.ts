@@ -61,7 +61,9 @@ export class Report {
     const repro = (): Reproduction => ({
       method: built.method,
       url: clip(built.url, 300),
-      headers: Object.fromEntries(Object.entries(built.headers).map(([k, v]) => [k, k === 'authorization' ? v.replace(/mapi_[A-Za-z0-9]{36}/, (m) => `${m.slice(0, 9)}…`) : v])),
+      headers: Object.fromEntries(
+        Object.entries(built.headers).map(([k, v]) => [k, k === 'authorization' ? v.replace(/mapi_[A-Za-z0-9]{36}/, (m) => `${m.slice(0, 9)}…`) : v]),
+      ),
       body: built.payload === undefined ? undefined : clip(built.payload, 400),
       bodyLength: built.payload?.length ?? 0,
       status,
@@ -96,21 +98,37 @@ export class Report {
     const ops = [...this.perOperation.entries()].sort(([a], [b]) => a.localeCompare(b));
     for (const [op, byStatus] of ops) {
       const total = [...byStatus.values()].reduce((a, b) => a + b, 0);
-      const list = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(' ');
+      const list = [...byStatus.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ');
       const mean = (this.millis.get(op) ?? 0) / total;
       out(`  ${op.padEnd(34)} ${String(total).padStart(6)} ${mean.toFixed(1).padStart(7)}  ${list}`);
     }
     out('');
-    out(`Statuses: ${[...this.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(' ')}`);
+    out(
+      `Statuses: ${[...this.statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ')}`,
+    );
     const fivexx = [...this.statuses.entries()].filter(([s]) => s >= 500).reduce((a, [, n]) => a + n, 0);
     out(`5xx responses: ${fivexx}`);
     const undocumented = [...this.findings.values()].filter((e) => e.finding.kind === 'undocumented-status');
-    out(`Undocumented statuses: ${undocumented.reduce((a, e) => a + e.count, 0)}${undocumented.length ? ` (${undocumented.map((e) => `${e.op} ${e.finding.detail}: ${e.count}`).join('; ')})` : ''}`);
-    out(`Invalid bodies accepted: ${this.total('invalid-body-accepted')}; hostile bodies accepted: ${this.total('hostile-body-accepted')}; unreadable bodies accepted: ${this.total('unreadable-body-accepted')}`);
+    out(
+      `Undocumented statuses: ${undocumented.reduce((a, e) => a + e.count, 0)}${undocumented.length ? ` (${undocumented.map((e) => `${e.op} ${e.finding.detail}: ${e.count}`).join('; ')})` : ''}`,
+    );
+    out(
+      `Invalid bodies accepted: ${this.total('invalid-body-accepted')}; hostile bodies accepted: ${this.total('hostile-body-accepted')}; unreadable bodies accepted: ${this.total('unreadable-body-accepted')}`,
+    );
     out(`Invalid parameters accepted: ${this.total('invalid-param-accepted')}; foreign ids accepted: ${this.total('foreign-id-accepted')}`);
-    out(`Response-schema mismatches: ${this.total('response-schema')}; error-shape mismatches: ${this.total('error-shape')}; undocumented codes: ${this.total('undocumented-code')}; content types: ${this.total('content-type')}`);
+    out(
+      `Response-schema mismatches: ${this.total('response-schema')}; error-shape mismatches: ${this.total('error-shape')}; undocumented codes: ${this.total('undocumented-code')}; content types: ${this.total('content-type')}`,
+    );
     out(`Unauthenticated accepted: ${this.total('unauthenticated-accepted')}; scope bypasses: ${this.total('scope-bypass')}`);
-    out(`Data API: hostile values in SQL text: ${this.total('hostile-in-sql')}; answers past a limit: ${this.total('limit-exceeded')}; data sources changed: ${this.total('source-changed')}; statements the source refused: ${this.total('source-refused')}`);
+    out(
+      `Data API: hostile values in SQL text: ${this.total('hostile-in-sql')}; answers past a limit: ${this.total('limit-exceeded')}; data sources changed: ${this.total('source-changed')}; statements the source refused: ${this.total('source-refused')}`,
+    );
     out('');
     if (this.findings.size === 0) {
       out(`No findings (seed ${seed}).`);
@@ -124,7 +142,9 @@ export class Report {
       out(`[${e.finding.kind}] ${e.op}: ${e.finding.detail} (${e.count}×)`);
       out(`  ${visible(e.finding.message)}`);
       out(`  request #${r.index} as ${r.credential}: ${r.method} ${visible(r.url)}`);
-      const headers = Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`).join('; ');
+      const headers = Object.entries(r.headers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ');
       if (headers) out(`  headers: ${visible(headers)}`);
       if (r.body !== undefined) out(`  body (${r.bodyLength} chars): ${visible(r.body)}`);
       if (r.mutation) out(`  made by: ${visible(r.mutation)}`);

@@ -59,7 +59,17 @@ export function poolFor(name: string | undefined, parent?: string): PoolName | u
   return table[n];
 }
 
-export const reachArb: fc.Arbitrary<Reach> = fc.constantFrom<Reach>('same', 'same', 'same', 'same', 'same', 'same', 'otherDeployment', 'otherTenant', 'missing');
+export const reachArb: fc.Arbitrary<Reach> = fc.constantFrom<Reach>(
+  'same',
+  'same',
+  'same',
+  'same',
+  'same',
+  'same',
+  'otherDeployment',
+  'otherTenant',
+  'missing',
+);
 
 export function poolRefArb(pool: PoolName, asString = false): fc.Arbitrary<PoolRef> {
   return fc.tuple(fc.nat(), reachArb).map(([pick, reach]) => new PoolRef(pool, pick, reach, asString));
@@ -102,8 +112,14 @@ function stringArb(schema: Record<string, any>): fc.Arbitrary<string> {
     const base = anchored ? matching(schema.pattern) : fc.string({ minLength: Math.max(1, min), maxLength: max, unit: 'grapheme-ascii' });
     return base.map((s) => s.slice(0, schema.maxLength ?? 255).replace(/\0/g, '')).filter((s) => pattern.test(s) && fits(s));
   }
-  const unit = fc.oneof({ weight: 4, arbitrary: fc.constant<'grapheme-ascii'>('grapheme-ascii') }, { weight: 1, arbitrary: fc.constant<'grapheme'>('grapheme') });
-  return unit.chain((u) => fc.string({ minLength: min, maxLength: max, unit: u })).map((s) => s.replace(/\0/g, ' ')).filter(fits);
+  const unit = fc.oneof(
+    { weight: 4, arbitrary: fc.constant<'grapheme-ascii'>('grapheme-ascii') },
+    { weight: 1, arbitrary: fc.constant<'grapheme'>('grapheme') },
+  );
+  return unit
+    .chain((u) => fc.string({ minLength: min, maxLength: max, unit: u }))
+    .map((s) => s.replace(/\0/g, ' '))
+    .filter(fits);
 }
 
 function integerArb(schema: Record<string, any>, name: string | undefined, parent: string | undefined): fc.Arbitrary<unknown> {
@@ -121,7 +137,10 @@ function integerArb(schema: Record<string, any>, name: string | undefined, paren
 function numberArb(schema: Record<string, any>): fc.Arbitrary<number> {
   const min = schema.minimum ?? -1e12;
   const max = schema.maximum ?? 1e12;
-  return fc.oneof(fc.integer({ min: Math.max(min, -1000), max: Math.min(max, 1000) }), fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).map((x) => (Object.is(x, -0) ? 0 : x)));
+  return fc.oneof(
+    fc.integer({ min: Math.max(min, -1000), max: Math.min(max, 1000) }),
+    fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).map((x) => (Object.is(x, -0) ? 0 : x)),
+  );
 }
 
 export interface GenContext {
@@ -136,7 +155,11 @@ export interface GenContext {
  */
 export function arbitraryFor(schema: Schema, ctx: GenContext, name?: string, parent?: string, depth = 0): fc.Arbitrary<unknown> {
   const s = ctx.resolve(schema);
-  if (s === true || (typeof s === 'object' && Object.keys(s).filter((k) => !['description', 'title', 'deprecated', 'default', 'examples'].includes(k)).length === 0)) return openJson;
+  if (
+    s === true ||
+    (typeof s === 'object' && Object.keys(s).filter((k) => !['description', 'title', 'deprecated', 'default', 'examples'].includes(k)).length === 0)
+  )
+    return openJson;
   if (s === false) return fc.constant(null);
   if ('const' in s) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
@@ -179,18 +202,24 @@ function arrayArb(s: Record<string, any>, ctx: GenContext, name: string | undefi
   const min = s.minItems ?? 0;
   const max = depth >= MAX_DEPTH ? min : Math.min(s.maxItems ?? MAX_ARRAY, Math.max(min, MAX_ARRAY));
   const item = arbitraryFor(s.items ?? true, ctx, name, name, depth + 1);
-  return s.uniqueItems ? fc.uniqueArray(item, { minLength: min, maxLength: max, selector: (v) => JSON.stringify(v) }) : fc.array(item, { minLength: min, maxLength: max });
+  return s.uniqueItems
+    ? fc.uniqueArray(item, { minLength: min, maxLength: max, selector: (v) => JSON.stringify(v) })
+    : fc.array(item, { minLength: min, maxLength: max });
 }
 
 function objectArb(s: Record<string, any>, ctx: GenContext, name: string | undefined, depth: number): fc.Arbitrary<Record<string, unknown>> {
   const properties = (s.properties ?? {}) as Record<string, Schema>;
   const required = new Set<string>(s.required ?? []);
   const keys = Object.keys(properties).filter((k) => depth < MAX_DEPTH || required.has(k));
-  const fields = keys.map((k) => fc.tuple(fc.constant(k), required.has(k) ? fc.constant(true) : fc.boolean(), arbitraryFor(properties[k]!, ctx, k, name, depth + 1)));
+  const fields = keys.map((k) =>
+    fc.tuple(fc.constant(k), required.has(k) ? fc.constant(true) : fc.boolean(), arbitraryFor(properties[k]!, ctx, k, name, depth + 1)),
+  );
   const extra = s.additionalProperties;
   let extras: fc.Arbitrary<Array<[string, unknown]>> = fc.constant([]);
   if (extra !== false && extra !== undefined && depth < MAX_DEPTH && Object.keys(properties).length === 0) {
-    const keyArb = ctx.mapKeys?.(name) ?? fc.oneof(fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_]{0,12}$/), fc.constantFrom('__proto__', 'constructor', 'toString', 'valueOf', ''));
+    const keyArb =
+      ctx.mapKeys?.(name) ??
+      fc.oneof(fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9_]{0,12}$/), fc.constantFrom('__proto__', 'constructor', 'toString', 'valueOf', ''));
     extras = fc.array(fc.tuple(keyArb, arbitraryFor(extra === true ? {} : extra, ctx, undefined, name, depth + 1)), { maxLength: 4 });
   }
   return fc.tuple(fc.tuple(...fields), extras).map(([chosen, more]) => {

@@ -51,7 +51,17 @@ const userAttributes = [
   '__proto__',
   'urn:bogus:schema:2.0:User:x',
 ];
-const groupAttributes = ['displayName', 'members', 'members.value', 'members[value eq "1"]', 'externalId', 'id', 'meta.lastModified', `${GROUP}:displayName`, 'members.display'];
+const groupAttributes = [
+  'displayName',
+  'members',
+  'members.value',
+  'members[value eq "1"]',
+  'externalId',
+  'id',
+  'meta.lastModified',
+  `${GROUP}:displayName`,
+  'members.display',
+];
 
 const scimUser = fc
   .record(
@@ -62,7 +72,9 @@ const scimUser = fc
       title: text,
       active: fc.boolean(),
       externalId: word,
-      emails: fc.array(fc.record({ value: email, primary: fc.boolean(), type: fc.constantFrom('work', 'home', 'other') }, { requiredKeys: ['value'] }), { maxLength: 2 }),
+      emails: fc.array(fc.record({ value: email, primary: fc.boolean(), type: fc.constantFrom('work', 'home', 'other') }, { requiredKeys: ['value'] }), {
+        maxLength: 2,
+      }),
       enterprise: fc.record({ department: text, manager: fc.record({ value: userRef }) }, { requiredKeys: [] }),
       attributes: fc.dictionary(fc.constantFrom(...ATTRIBUTE_NAMES), attrValue, { maxKeys: 3 }),
     },
@@ -102,12 +114,35 @@ function patchOp(paths: string[], groups: boolean) {
         fc.record({ op: fc.constant('replace'), path: fc.constant('members'), value: fc.array(fc.record({ value: userRef }), { maxLength: 2 }) }),
       )
     : fc.oneof(
-        fc.record({ op: fc.constantFrom('replace', 'Replace', 'add'), path: fc.constantFrom('title', 'displayName', 'name.givenName', 'externalId', `${ENTERPRISE}:department`), value: text }),
+        fc.record({
+          op: fc.constantFrom('replace', 'Replace', 'add'),
+          path: fc.constantFrom('title', 'displayName', 'name.givenName', 'externalId', `${ENTERPRISE}:department`),
+          value: text,
+        }),
         fc.record({ op: fc.constant('replace'), path: fc.constant('active'), value: fc.boolean() }),
-        fc.record({ op: fc.constant('remove'), path: fc.constantFrom('title', 'active', 'name.familyName', 'emails[type eq "work"]', `${ENTERPRISE}:manager`, ENTERPRISE, ...ATTRIBUTE_NAMES.map((a) => `${ATTRIBUTES}:${a}`)) }),
-        fc.record({ op: fc.constant('add'), path: fc.constant('emails'), value: fc.array(fc.record({ value: email, type: fc.constant('work') }), { minLength: 1, maxLength: 2 }) }),
+        fc.record({
+          op: fc.constant('remove'),
+          path: fc.constantFrom(
+            'title',
+            'active',
+            'name.familyName',
+            'emails[type eq "work"]',
+            `${ENTERPRISE}:manager`,
+            ENTERPRISE,
+            ...ATTRIBUTE_NAMES.map((a) => `${ATTRIBUTES}:${a}`),
+          ),
+        }),
+        fc.record({
+          op: fc.constant('add'),
+          path: fc.constant('emails'),
+          value: fc.array(fc.record({ value: email, type: fc.constant('work') }), { minLength: 1, maxLength: 2 }),
+        }),
         fc.record({ op: fc.constantFrom('add', 'replace'), path: fc.constant(`${ENTERPRISE}:manager.value`), value: userRef }),
-        fc.record({ op: fc.constant('replace'), path: fc.constant(ENTERPRISE), value: fc.record({ department: text, manager: fc.record({ value: userRef }) }, { requiredKeys: [] }) }),
+        fc.record({
+          op: fc.constant('replace'),
+          path: fc.constant(ENTERPRISE),
+          value: fc.record({ department: text, manager: fc.record({ value: userRef }) }, { requiredKeys: [] }),
+        }),
         fc.record({ op: fc.constant('replace'), value: fc.record({ title: text, active: fc.boolean(), displayName: text }, { requiredKeys: [] }) }),
         fc.tuple(fc.constantFrom(...ATTRIBUTE_NAMES), attrValue).map(([a, v]) => ({ op: 'replace', path: `${ATTRIBUTES}:${a}`, value: v })),
       );
@@ -115,7 +150,12 @@ function patchOp(paths: string[], groups: boolean) {
     {
       op: fc.constantFrom('add', 'replace', 'remove', 'copy', 'ADD', ''),
       path: fc.constantFrom(...paths, '', 'members[value eq', 'name..givenName', '__proto__.polluted'),
-      value: fc.oneof(attrValue, fc.array(fc.record({ value: userRef })), fc.record({ value: userRef }), fc.dictionary(fc.constantFrom(...paths.filter((p) => !p.includes('['))), attrValue, { maxKeys: 2 })),
+      value: fc.oneof(
+        attrValue,
+        fc.array(fc.record({ value: userRef })),
+        fc.record({ value: userRef }),
+        fc.dictionary(fc.constantFrom(...paths.filter((p) => !p.includes('['))), attrValue, { maxKeys: 2 }),
+      ),
     },
     { requiredKeys: ['op'] },
   );
@@ -162,7 +202,12 @@ function filterArb(attributes: string[]): fc.Arbitrary<string> {
     `${ATTRIBUTES}:toString eq "x"`,
     'meta.lastModified gt "not a date"',
   );
-  return fc.oneof({ weight: 5, arbitrary: simple }, { weight: 2, arbitrary: compound }, { weight: 2, arbitrary: hostile }, { weight: 1, arbitrary: simple.map((s) => `not (${s})`) });
+  return fc.oneof(
+    { weight: 5, arbitrary: simple },
+    { weight: 2, arbitrary: compound },
+    { weight: 2, arbitrary: hostile },
+    { weight: 1, arbitrary: simple.map((s) => `not (${s})`) },
+  );
 }
 
 /** A SearchRequest (RFC 7644 section 3.4.3): the query parameters as members of a body. */
@@ -184,7 +229,17 @@ function searchRequest(path: string): fc.Arbitrary<unknown> {
   );
 }
 
-const DISCOVERY_IDS = ['User', 'Group', 'urn:ietf:params:scim:schemas:core:2.0:User', 'urn:ietf:params:scim:schemas:core:2.0:Group', ENTERPRISE, ATTRIBUTES, 'EnterpriseUser', 'user', 'ServiceProviderConfig'];
+const DISCOVERY_IDS = [
+  'User',
+  'Group',
+  'urn:ietf:params:scim:schemas:core:2.0:User',
+  'urn:ietf:params:scim:schemas:core:2.0:Group',
+  ENTERPRISE,
+  ATTRIBUTES,
+  'EnterpriseUser',
+  'user',
+  'ServiceProviderConfig',
+];
 
 /** Values for SCIM query and path parameters, by name; undefined leaves the parameter to its schema. */
 export function scimQuery(path: string, name: string, where: 'path' | 'query'): fc.Arbitrary<string> | undefined {
@@ -195,7 +250,10 @@ export function scimQuery(path: string, name: string, where: 'path' | 'query'): 
       return filterArb(attrs);
     case 'attributes':
     case 'excludedAttributes':
-      return fc.oneof(fc.uniqueArray(fc.constantFrom(...attrs), { minLength: 1, maxLength: 4 }).map((a) => a.join(',')), fc.constantFrom('', ',', 'a'.repeat(5000), 'name..givenName', 'urn:'));
+      return fc.oneof(
+        fc.uniqueArray(fc.constantFrom(...attrs), { minLength: 1, maxLength: 4 }).map((a) => a.join(',')),
+        fc.constantFrom('', ',', 'a'.repeat(5000), 'name..givenName', 'urn:'),
+      );
     case 'sortBy':
       return fc.oneof(fc.constantFrom(...attrs), fc.constantFrom('', 'nonexistent', '__proto__'));
     case 'sortOrder':

@@ -53,7 +53,14 @@ export function deepText(deep: Deep): string {
 }
 
 /** The table an id names when a sibling `type` says which (`{type: "GROUP", id}`, `{type: "REPORT", id}`). */
-const TYPED_POOLS: Record<string, PoolName> = { USER: 'user', GROUP: 'group', DEPLOYMENT: 'deployment', FOLDER: 'folder', WORKBOOK: 'workbook', REPORT: 'report' };
+const TYPED_POOLS: Record<string, PoolName> = {
+  USER: 'user',
+  GROUP: 'group',
+  DEPLOYMENT: 'deployment',
+  FOLDER: 'folder',
+  WORKBOOK: 'workbook',
+  REPORT: 'report',
+};
 
 export function typedPool(type: unknown): PoolName | undefined {
   return typeof type === 'string' ? TYPED_POOLS[type] : undefined;

@@ -18,7 +18,8 @@ import type { PoolName, PoolRef } from './values.js';
  * attributes, and a second tenant on a host of its own whose ids are sent to the first.
  */
 
-export type CredentialName = 'admin' | 'developer' | 'explorer' | 'viewer' | 'scopedDeveloper' | 'scopedAdmin' | 'none' | 'badKey' | 'otherTenantKey' | 'otherTenantHost';
+export type CredentialName =
+  'admin' | 'developer' | 'explorer' | 'viewer' | 'scopedDeveloper' | 'scopedAdmin' | 'none' | 'badKey' | 'otherTenantKey' | 'otherTenantHost';
 export const OTHER_HOST = 'other.example.com';
 
 interface Row {
@@ -26,8 +27,21 @@ interface Row {
   deploymentId?: number;
   name?: string;
 }
-type Table = 'deployments' | 'folders' | 'workbooks' | 'reports' | 'users' | 'groups' | 'policies' | 'api_keys' | 'user_attributes' | 'scim_users' | 'scim_groups';
-const TABLES: Table[] = ['deployments', 'folders', 'workbooks', 'reports', 'users', 'groups', 'policies', 'api_keys', 'user_attributes', 'scim_users', 'scim_groups'];
+type Table =
+  'deployments' | 'folders' | 'workbooks' | 'reports' | 'users' | 'groups' | 'policies' | 'api_keys' | 'user_attributes' | 'scim_users' | 'scim_groups';
+const TABLES: Table[] = [
+  'deployments',
+  'folders',
+  'workbooks',
+  'reports',
+  'users',
+  'groups',
+  'policies',
+  'api_keys',
+  'user_attributes',
+  'scim_users',
+  'scim_groups',
+];
 /** SCIM tables are keyed by the user's or group's id. */
 const ID_COLUMN: Partial<Record<Table, 'user_id' | 'group_id'>> = { scim_users: 'user_id', scim_groups: 'group_id' };
 const POOL_TABLES: Record<PoolName, Table[]> = {
@@ -87,7 +101,10 @@ export class World {
         if (!world) return;
         try {
           const entry = JSON.parse(line) as { msg?: string; err?: { message?: string; stack?: string } };
-          const frame = entry.err?.stack?.split('\n').find((l) => l.includes('/src/'))?.trim();
+          const frame = entry.err?.stack
+            ?.split('\n')
+            .find((l) => l.includes('/src/'))
+            ?.trim();
           world.lastLoggedError = `${entry.err?.message ?? entry.msg ?? ''}${frame ? ` (${frame})` : ''}`.slice(0, 300);
         } catch {
           world.lastLoggedError = line.slice(0, 300);
@@ -97,7 +114,15 @@ export class World {
     // A data-sources directory, as a server configured for usage analytics has (DATASOURCES_DIR);
     // no runtimes: deployments made by the traffic run none.
     const dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-fuzz-world-'));
-    const app = await buildApp({ store, baseDomain: null, tenantCacheMs: 0, rateLimitPerMinute: 0, corsOrigins: [], logger: { level: 'error', stream }, runtime: { driver: 'none', dataSourcesDir: dataSources } });
+    const app = await buildApp({
+      store,
+      baseDomain: null,
+      tenantCacheMs: 0,
+      rateLimitPerMinute: 0,
+      corsOrigins: [],
+      logger: { level: 'error', stream },
+      runtime: { driver: 'none', dataSourcesDir: dataSources },
+    });
     const world = new World(app, store, boot.tenant.id, dialect, dataSources);
     holder.world = world;
     world.credentials.set('admin', { key: adminKey, userId: boot.admin.id, role: 'ADMIN' });
@@ -142,9 +167,11 @@ export class World {
 
   private async seed(log: (line: string) => void): Promise<void> {
     const admin = this.credentials.get('admin')!;
-    for (const role of ['DEVELOPER', 'EXPLORER', 'VIEWER'] as const) this.credentials.set(role.toLowerCase() as CredentialName, await this.userWithKey(role, role.toLowerCase()));
+    for (const role of ['DEVELOPER', 'EXPLORER', 'VIEWER'] as const)
+      this.credentials.set(role.toLowerCase() as CredentialName, await this.userWithKey(role, role.toLowerCase()));
     const second = await this.userWithKey('ADMIN', 'second-admin');
-    for (let i = 0; i < 6; i++) await this.call('POST', '/api/v1/users', { email: `extra${i}@example.com`, role: (['ADMIN', 'DEVELOPER', 'EXPLORER', 'VIEWER'] as const)[i % 4] });
+    for (let i = 0; i < 6; i++)
+      await this.call('POST', '/api/v1/users', { email: `extra${i}@example.com`, role: (['ADMIN', 'DEVELOPER', 'EXPLORER', 'VIEWER'] as const)[i % 4] });
 
     const developer = this.credentials.get('developer')!;
     const explorer = this.credentials.get('explorer')!;
@@ -156,18 +183,33 @@ export class World {
     this.scopedDeployment = await this.seedDeployment('main', log);
     await this.seedDeployment('second', log);
     const third = await this.seedDeployment('third', log);
-    await this.call('POST', '/api/v1/policies', { principal: { type: 'USER', id: developer.userId }, resource: { type: 'DEPLOYMENT', id: third }, access: 'MANAGE' });
+    await this.call('POST', '/api/v1/policies', {
+      principal: { type: 'USER', id: developer.userId },
+      resource: { type: 'DEPLOYMENT', id: third },
+      access: 'MANAGE',
+    });
     const scoped = await this.call('POST', '/api/v1/api-keys', { name: 'scoped', userId: developer.userId, deploymentIds: [this.scopedDeployment] });
     this.credentials.set('scopedDeveloper', { key: scoped.key, keyId: scoped.id, userId: developer.userId, role: 'DEVELOPER' });
     const scopedAdmin = await this.call('POST', '/api/v1/api-keys', { name: 'scoped admin', userId: second.userId, deploymentIds: [this.scopedDeployment] });
     this.credentials.set('scopedAdmin', { key: scopedAdmin.key, keyId: scopedAdmin.id, userId: second.userId, role: 'ADMIN' });
     this.credentials.set('none', { key: null });
     this.credentials.set('badKey', { key: `mapi_${'0'.repeat(40)}` });
-    await this.call('POST', '/api/v1/policies', { principal: { type: 'GROUP', id: group.id }, resource: { type: 'DEPLOYMENT', id: this.scopedDeployment }, access: 'VIEW' });
-    await this.call('POST', '/api/v1/policies', { principal: { type: 'USER', id: explorer.userId }, resource: { type: 'DEPLOYMENT', id: this.scopedDeployment }, access: 'EDIT' });
+    await this.call('POST', '/api/v1/policies', {
+      principal: { type: 'GROUP', id: group.id },
+      resource: { type: 'DEPLOYMENT', id: this.scopedDeployment },
+      access: 'VIEW',
+    });
+    await this.call('POST', '/api/v1/policies', {
+      principal: { type: 'USER', id: explorer.userId },
+      resource: { type: 'DEPLOYMENT', id: this.scopedDeployment },
+      access: 'EDIT',
+    });
 
     for (const name of ATTRIBUTE_NAMES) {
-      await this.tryCall(log, 'POST', '/api/v1/user-attributes', { name, type: name === 'level' ? 'number' : name === 'regions' ? 'string-list' : name === 'isManager' ? 'boolean' : 'string' });
+      await this.tryCall(log, 'POST', '/api/v1/user-attributes', {
+        name,
+        type: name === 'level' ? 'number' : name === 'regions' ? 'string-list' : name === 'isManager' ? 'boolean' : 'string',
+      });
     }
     await this.tryCall(log, 'POST', `/api/v1/user-attribute-values/${explorer.userId}`, { values: { department: 'finance', level: 3, toString: 'x' } });
     const scimUsers: string[] = [];
@@ -181,7 +223,11 @@ export class World {
       });
       if (made?.id) scimUsers.push(String(made.id));
     }
-    await this.tryCall(log, 'POST', '/api/scim/v2/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'scim group', members: scimUsers.map((value) => ({ value })) });
+    await this.tryCall(log, 'POST', '/api/scim/v2/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'scim group',
+      members: scimUsers.map((value) => ({ value })),
+    });
 
     const other = await createTenant(this.store, { slug: 'other', domains: [OTHER_HOST], adminEmail: 'admin@other.example.com' });
     this.otherTenantId = other.tenant.id;
@@ -193,7 +239,12 @@ export class World {
     await this.call('PUT', `/api/v1/deployments/${od.id}/reports/by-public-id/foreign`, { name: 'foreign report', folderId: of.id }, 'otherTenantHost');
     const ou = await this.call('POST', '/api/v1/users', { email: 'someone@other.example.com', role: 'EXPLORER' }, 'otherTenantHost');
     const og = await this.call('POST', '/api/v1/groups', { name: 'foreign group' }, 'otherTenantHost');
-    await this.call('POST', '/api/v1/policies', { principal: { type: 'USER', id: ou.id }, resource: { type: 'DEPLOYMENT', id: od.id }, access: 'VIEW' }, 'otherTenantHost');
+    await this.call(
+      'POST',
+      '/api/v1/policies',
+      { principal: { type: 'USER', id: ou.id }, resource: { type: 'DEPLOYMENT', id: od.id }, access: 'VIEW' },
+      'otherTenantHost',
+    );
     await this.call('POST', '/api/v1/user-attributes', { name: 'foreignAttribute', type: 'string' }, 'otherTenantHost');
     await this.call('POST', '/api/v1/api-keys', { name: 'foreign' }, 'otherTenantHost');
     void og;
@@ -214,11 +265,28 @@ export class World {
       parent = f.id;
     }
     for (let i = 0; i < 4; i++) {
-      await this.tryCall(log, 'PUT', `${base}/workbooks/by-slug/wb-${i}`, { name: `Workbook ${i}`, folderId: i === 0 ? null : folders[i % folders.length], meta: { i }, calculatedFields: {} }, as);
-      await this.tryCall(log, 'PUT', `${base}/reports/by-public-id/rep-${i}`, { name: `Report ${i}`, folderId: i === 0 ? null : folders[(i + 1) % folders.length], kind: 'table', spec: { mark: 'bar' } }, as);
+      await this.tryCall(
+        log,
+        'PUT',
+        `${base}/workbooks/by-slug/wb-${i}`,
+        { name: `Workbook ${i}`, folderId: i === 0 ? null : folders[i % folders.length], meta: { i }, calculatedFields: {} },
+        as,
+      );
+      await this.tryCall(
+        log,
+        'PUT',
+        `${base}/reports/by-public-id/rep-${i}`,
+        { name: `Report ${i}`, folderId: i === 0 ? null : folders[(i + 1) % folders.length], kind: 'table', spec: { mark: 'bar' } },
+        as,
+      );
     }
     const viewer = this.credentials.get('viewer');
-    if (viewer?.userId) await this.tryCall(log, 'POST', '/api/v1/policies', { principal: { type: 'USER', id: viewer.userId }, resource: { type: 'FOLDER', id: folders[1] }, access: 'MANAGE' });
+    if (viewer?.userId)
+      await this.tryCall(log, 'POST', '/api/v1/policies', {
+        principal: { type: 'USER', id: viewer.userId },
+        resource: { type: 'FOLDER', id: folders[1] },
+        access: 'MANAGE',
+      });
     return d.id;
   }
 
@@ -234,18 +302,37 @@ export class World {
           .limit(POOL_CAP)
           .execute()) as Array<Record<string, number>>;
         const ids = (keep: (r: Record<string, number>) => boolean) => rows.filter(keep).map((r) => ({ id: Number(r[idColumn]) }));
-        this.own.set(table, ids((r) => r.tenant_id === this.tenantId));
-        this.other.set(table, ids((r) => r.tenant_id !== this.tenantId));
+        this.own.set(
+          table,
+          ids((r) => r.tenant_id === this.tenantId),
+        );
+        this.other.set(
+          table,
+          ids((r) => r.tenant_id !== this.tenantId),
+        );
         continue;
       }
       let query = this.store.db.selectFrom(table as 'folders').select(['id', 'tenant_id']);
       if (table === 'folders' || table === 'workbooks' || table === 'reports') query = query.select('deployment_id') as typeof query;
       if (table === 'user_attributes') query = query.select('name') as typeof query;
-      const rows = (await query.orderBy('id', 'desc').limit(POOL_CAP * 2).execute()) as Array<{ id: number; tenant_id: number; deployment_id?: number; name?: string }>;
+      const rows = (await query
+        .orderBy('id', 'desc')
+        .limit(POOL_CAP * 2)
+        .execute()) as Array<{ id: number; tenant_id: number; deployment_id?: number; name?: string }>;
       const mine = (r: { tenant_id: number }) => r.tenant_id === this.tenantId;
-      const map = (r: (typeof rows)[number]): Row => ({ id: Number(r.id), ...(r.deployment_id ? { deploymentId: Number(r.deployment_id) } : {}), ...(r.name ? { name: r.name } : {}) });
+      const map = (r: (typeof rows)[number]): Row => ({
+        id: Number(r.id),
+        ...(r.deployment_id ? { deploymentId: Number(r.deployment_id) } : {}),
+        ...(r.name ? { name: r.name } : {}),
+      });
       this.own.set(table, rows.filter(mine).slice(0, POOL_CAP).map(map));
-      this.other.set(table, rows.filter((r) => !mine(r)).slice(0, POOL_CAP).map(map));
+      this.other.set(
+        table,
+        rows
+          .filter((r) => !mine(r))
+          .slice(0, POOL_CAP)
+          .map(map),
+      );
     }
   }
 
@@ -291,12 +378,23 @@ export class World {
     }
     const keyIds = [...this.credentials.values()].map((c) => c.keyId).filter((id): id is number => id !== undefined);
     if (keyIds.length) await this.store.db.updateTable('api_keys').set({ revoked_at: null, expires_at: null }).where('id', 'in', keyIds).execute();
-    await this.store.db.updateTable('api_keys').set({ revoked_at: null, expires_at: null }).where('tenant_id', '=', this.tenantId).where('source', '!=', 'api').execute();
+    await this.store.db
+      .updateTable('api_keys')
+      .set({ revoked_at: null, expires_at: null })
+      .where('tenant_id', '=', this.tenantId)
+      .where('source', '!=', 'api')
+      .execute();
     const present = await this.store.db.selectFrom('deployments').select('id').where('id', '=', this.scopedDeployment).executeTakeFirst();
     if (!present) {
       this.scopedDeployment = await this.seedDeployment('main again', log);
-      const scopedIds = ['scopedDeveloper', 'scopedAdmin'].map((n) => this.credentials.get(n as CredentialName)?.keyId).filter((id): id is number => id !== undefined);
-      await this.store.db.updateTable('api_keys').set({ deployment_ids: JSON.stringify([this.scopedDeployment]) }).where('id', 'in', scopedIds).execute();
+      const scopedIds = ['scopedDeveloper', 'scopedAdmin']
+        .map((n) => this.credentials.get(n as CredentialName)?.keyId)
+        .filter((id): id is number => id !== undefined);
+      await this.store.db
+        .updateTable('api_keys')
+        .set({ deployment_ids: JSON.stringify([this.scopedDeployment]) })
+        .where('id', 'in', scopedIds)
+        .execute();
     }
     const deployments = await this.store.db.selectFrom('deployments').select('id').where('tenant_id', '=', this.tenantId).execute();
     if (deployments.length < 3) await this.seedDeployment('replenished', log);

@@ -12,7 +12,10 @@ export function checkKeyScope(scope: number[] | null, params: unknown): void {
   // here, whatever validation later makes of them.
   const id = typeof raw === 'string' && /^[1-9][0-9]*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!scope.includes(id)) {
-    throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot act on deployment ${String(raw)}.`);
+    throw new ApiError(
+      'KEY_SCOPE_FORBIDDEN',
+      `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot act on deployment ${String(raw)}.`,
+    );
   }
 }
 

@@ -37,7 +37,21 @@ export interface AuditFilter {
 export async function listAuditEvents(db: Executor, tenantId: number, filter: AuditFilter, beforeId: number | undefined, limit: number): Promise<AuditRow[]> {
   let query = db
     .selectFrom('audit_events')
-    .select(['id', 'occurred_at', 'action', 'actor_user_id', 'actor_email', 'credential_kind', 'credential_id', 'method', 'route', 'target', 'status', 'request_id', 'details'])
+    .select([
+      'id',
+      'occurred_at',
+      'action',
+      'actor_user_id',
+      'actor_email',
+      'credential_kind',
+      'credential_id',
+      'method',
+      'route',
+      'target',
+      'status',
+      'request_id',
+      'details',
+    ])
     .where('tenant_id', '=', tenantId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   if (filter.actorUserId !== undefined) query = query.where('actor_user_id', '=', filter.actorUserId);

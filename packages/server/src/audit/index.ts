@@ -53,7 +53,12 @@ function redacted(facts: Record<string, unknown> | undefined): string {
 }
 
 function actorOf(caller: Caller): AuditActor {
-  return { userId: caller.actor.userId, email: caller.actor.email, credentialKind: caller.actor.credentialKind ?? 'api-key', credentialId: String(caller.actor.keyId) };
+  return {
+    userId: caller.actor.userId,
+    email: caller.actor.email,
+    credentialKind: caller.actor.credentialKind ?? 'api-key',
+    credentialId: String(caller.actor.keyId),
+  };
 }
 
 /**

@@ -88,7 +88,11 @@ export class TenantSnapshot {
     const hits = keys.map((key) => this.#entries.get(key) as Promise<T | undefined> | undefined);
     const missing = keys.filter((_, i) => hits[i] === undefined);
     const batch = missing.length > 0 ? loadMissing(missing) : Promise.resolve(new Map<string, T>());
-    for (const key of missing) this.#keep(key, batch.then((found) => found.get(key)));
+    for (const key of missing)
+      this.#keep(
+        key,
+        batch.then((found) => found.get(key)),
+      );
     const values = await Promise.all(keys.map((key, i) => hits[i] ?? batch.then((found) => found.get(key))));
     return new Map(keys.map((key, i) => [key, values[i]]));
   }

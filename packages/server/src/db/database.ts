@@ -37,8 +37,7 @@ export interface Store {
 export type QueryLog = (event: LogEvent) => void;
 
 export type StoreOptions =
-  | { dialect: 'sqlite'; file: string; log?: QueryLog }
-  | { dialect: 'postgres'; url: string; schema?: string; poolSize?: number; log?: QueryLog };
+  { dialect: 'sqlite'; file: string; log?: QueryLog } | { dialect: 'postgres'; url: string; schema?: string; poolSize?: number; log?: QueryLog };
 
 /**
  * SQLite's plain BEGIN takes its write lock lazily, so two processes that both read and then write

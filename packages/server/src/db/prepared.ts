@@ -112,7 +112,8 @@ export function prepared<A extends unknown[], R>(
       const slots = compiled.parameters.map((p) => standIns.indexOf(p as (typeof standIns)[number]));
       template = { compiled, slots };
       templates.set(adapter, template);
-      if (options.name !== undefined && adapter instanceof PostgresAdapter && !names.has(compiled.sql)) names.set(compiled.sql, `mapi_${options.name}_${names.size + 1}`);
+      if (options.name !== undefined && adapter instanceof PostgresAdapter && !names.has(compiled.sql))
+        names.set(compiled.sql, `mapi_${options.name}_${names.size + 1}`);
     }
     const { compiled, slots } = template;
     const parameters = slots.map((slot, i) => (slot === -1 ? compiled.parameters[i] : args[slot]));

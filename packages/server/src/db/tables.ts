@@ -1,9 +1,76 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { TenantTable, TenantHostTable, UserTable, GroupTable, GroupMemberTable, ApiKeyTable, PolicyTable, ScimUserTable, ScimGroupTable, UserAttributeTable, UserAttributeValueTable, UserSettingsTable, AuditEventTable, IdentityProviderTable, IdpSignInTable } from './tables/account.js';
-import type { FolderTable, WorkbookTable, ReportTable, DashboardTable, DashboardVersionTable, DashboardReportSnapshotTable, FavoriteTable, NotificationTable, NotificationRecipientTable, NotificationDeliveryTable, NotificationDeliveryRecipientTable, DashboardExportTable } from './tables/content.js';
-import type { DeploymentTable, DeploymentVersionTable, BranchTable, BuildTable, UploadTable, UploadFileTable, DevSessionTable, EnvVarTable, OidcTokenConfigTable, EnvironmentTokenTable, RuntimeTable, RuntimeLogTable, DbtSyncSettingsTable, DbtSyncRunTable, DbtSyncLogTable, GitHostAppTable, GitHostLinkTable, GitHostLinkStateTable, DeploymentUpstreamTable } from './tables/deployments.js';
-import type { EmbedSessionTable, EmbedTenantTable, EmbedUserTable, EmbedGroupTable, EmbedGroupMemberTable, EmbedUserGroupTable, EmbedUserAttributeValueTable, EmbedShareTable } from './tables/embed.js';
-import type { JobTable, JobLogTable, SecretKeyTable, SigningKeyTable, OAuthIntegrationTable, UserOAuthTokenTable, OAuthStateTable, OAuthModelTable } from './tables/platform.js';
+import type {
+  TenantTable,
+  TenantHostTable,
+  UserTable,
+  GroupTable,
+  GroupMemberTable,
+  ApiKeyTable,
+  PolicyTable,
+  ScimUserTable,
+  ScimGroupTable,
+  UserAttributeTable,
+  UserAttributeValueTable,
+  UserSettingsTable,
+  AuditEventTable,
+  IdentityProviderTable,
+  IdpSignInTable,
+} from './tables/account.js';
+import type {
+  FolderTable,
+  WorkbookTable,
+  ReportTable,
+  DashboardTable,
+  DashboardVersionTable,
+  DashboardReportSnapshotTable,
+  FavoriteTable,
+  NotificationTable,
+  NotificationRecipientTable,
+  NotificationDeliveryTable,
+  NotificationDeliveryRecipientTable,
+  DashboardExportTable,
+} from './tables/content.js';
+import type {
+  DeploymentTable,
+  DeploymentVersionTable,
+  BranchTable,
+  BuildTable,
+  UploadTable,
+  UploadFileTable,
+  DevSessionTable,
+  EnvVarTable,
+  OidcTokenConfigTable,
+  EnvironmentTokenTable,
+  RuntimeTable,
+  RuntimeLogTable,
+  DbtSyncSettingsTable,
+  DbtSyncRunTable,
+  DbtSyncLogTable,
+  GitHostAppTable,
+  GitHostLinkTable,
+  GitHostLinkStateTable,
+  DeploymentUpstreamTable,
+} from './tables/deployments.js';
+import type {
+  EmbedSessionTable,
+  EmbedTenantTable,
+  EmbedUserTable,
+  EmbedGroupTable,
+  EmbedGroupMemberTable,
+  EmbedUserGroupTable,
+  EmbedUserAttributeValueTable,
+  EmbedShareTable,
+} from './tables/embed.js';
+import type {
+  JobTable,
+  JobLogTable,
+  SecretKeyTable,
+  SigningKeyTable,
+  OAuthIntegrationTable,
+  UserOAuthTokenTable,
+  OAuthStateTable,
+  OAuthModelTable,
+} from './tables/platform.js';
 
 /*
  * Table types. Column names are snake_case; the API speaks camelCase and each store converts

@@ -284,7 +284,11 @@ function busy(keys: readonly string[], timeoutMs: number): ApiError {
       { headers },
     );
   }
-  return new ApiError('UNAVAILABLE', `The records this request changes are busy with other changes; nothing was changed. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`, { headers });
+  return new ApiError(
+    'UNAVAILABLE',
+    `The records this request changes are busy with other changes; nothing was changed. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    { headers },
+  );
 }
 
 /**

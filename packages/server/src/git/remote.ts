@@ -102,7 +102,12 @@ function remoteFailure(error: unknown, remote: RemoteEndpoint, ref: string, refu
 export async function fetchRemoteBranch(gitDir: string, remote: RemoteEndpoint, branch: string, into: string): Promise<string | null> {
   return withRemote(remote, async (env) => {
     try {
-      await runGit({ gitDir, args: ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', remote.url.href, `+refs/heads/${branch}:${into}`], env, timeoutMs: remote.timeoutMs * 3 });
+      await runGit({
+        gitDir,
+        args: ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', remote.url.href, `+refs/heads/${branch}:${into}`],
+        env,
+        timeoutMs: remote.timeoutMs * 3,
+      });
     } catch (error) {
       if (error instanceof GitError && NO_REF.test(error.stderr)) return null;
       remoteFailure(error, remote, branch, '');
@@ -126,7 +131,10 @@ export async function pushRemoteBranch(gitDir: string, remote: RemoteEndpoint, b
       const said = `${error.stderr}\n${error.message}`;
       if (commit === null && /remote ref does not exist/.test(said)) return;
       if (/\[rejected\]|non-fast-forward|fetch first|\[remote rejected\]/.test(said)) {
-        throw new RemoteReadError('rejected', `${remote.url.origin}${remote.url.pathname} did not take the update of ${branch}: it has commits this deployment does not have.`);
+        throw new RemoteReadError(
+          'rejected',
+          `${remote.url.origin}${remote.url.pathname} did not take the update of ${branch}: it has commits this deployment does not have.`,
+        );
       }
       remoteFailure(error, remote, branch, '');
     }
@@ -143,7 +151,12 @@ export async function readRemoteFile(read: RemoteRead): Promise<{ commit: string
     const gitDir = path.join(dir, 'scratch.git');
     await runGit({ args: ['init', '--quiet', '--bare', gitDir] });
     try {
-      await runGit({ gitDir, args: ['fetch', '--quiet', '--depth=1', '--no-tags', '--no-write-fetch-head', read.url.href, `+${read.ref}:refs/remote-read`], env, timeoutMs: read.timeoutMs * 3 });
+      await runGit({
+        gitDir,
+        args: ['fetch', '--quiet', '--depth=1', '--no-tags', '--no-write-fetch-head', read.url.href, `+${read.ref}:refs/remote-read`],
+        env,
+        timeoutMs: read.timeoutMs * 3,
+      });
     } catch (error) {
       remoteFailure(error, read, read.ref, ': save a token that may read the repository in the dbt-sync settings');
     }

@@ -60,7 +60,13 @@ export class Repositories {
       await runGit({ args: ['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, scratch] });
       await configure(scratch);
       if (initial) {
-        await new Repository(scratch).commit({ ref: `refs/heads/${initial.branch}`, expectedHead: null, changes: initial.files, author: initial.author, message: initial.message });
+        await new Repository(scratch).commit({
+          ref: `refs/heads/${initial.branch}`,
+          expectedHead: null,
+          changes: initial.files,
+          author: initial.author,
+          message: initial.message,
+        });
       }
       await fs.rename(scratch, this.pathOf(id)).catch(async (error: NodeJS.ErrnoException) => {
         // Another process created it first: theirs stands.

@@ -45,7 +45,8 @@ export class RefMovedError extends Error {
   }
 }
 
-const isRefLockFailure = (error: unknown) => error instanceof GitError && /cannot lock ref|is at .* but expected|reference already exists|unable to resolve reference/.test(error.stderr);
+const isRefLockFailure = (error: unknown) =>
+  error instanceof GitError && /cannot lock ref|is at .* but expected|reference already exists|unable to resolve reference/.test(error.stderr);
 
 /**
  * One bare repository, read and written with git's own commands: every object and commit here is

@@ -15,7 +15,13 @@ export interface CredentialCheckers {
     isFormat(token: string): boolean;
     hash(token: string): string;
     /** The live key with this hash and its active user, or none. */
-    find(tenantId: number, hash: string): Promise<{ key: { id: number; key_hash: string; expires_at: string | null; deployment_ids: string | null }; user: { id: number; email: string; role: Role } } | undefined>;
+    find(
+      tenantId: number,
+      hash: string,
+    ): Promise<
+      | { key: { id: number; key_hash: string; expires_at: string | null; deployment_ids: string | null }; user: { id: number; email: string; role: Role } }
+      | undefined
+    >;
     /** Constant-time comparison of two hashes. */
     equal(a: string, b: string): boolean;
     /** Records the key's use (written in batches). */
@@ -25,12 +31,14 @@ export interface CredentialCheckers {
     isFormat(token: string): boolean;
     /** What the tenant cache keeps a token's lookup under (never the token itself). */
     cacheKey(token: string): string;
-    find(tenantId: number, token: string): Promise<{ user: { id: number; email: string; role: Role }; expiresAt: string; credentialId: number; scope: number[] | null } | undefined>;
+    find(
+      tenantId: number,
+      token: string,
+    ): Promise<{ user: { id: number; email: string; role: Role }; expiresAt: string; credentialId: number; scope: number[] | null } | undefined>;
   };
   /** The `typ` of embed tokens' JWT header, to say why one is refused where it does not open. */
   embedTokenType: string;
 }
-
 
 /**
  * Every route answered without a credential (DESIGN.md, "Routes without a credential"), by method
@@ -85,7 +93,8 @@ export function checkPublicRoute(route: { method: string | string[]; url: string
     if (listed === undefined) throw new Error(`${key} is marked public but is not listed in PUBLIC_ROUTES (http/auth.ts)`);
     const declared = route.config.rateLimit === false ? false : (route.config.rateLimit?.max ?? 'default');
     // `configured`: a budget of its own from the server's configuration, whatever its value.
-    if (listed === 'configured' ? declared === 'default' : declared !== listed) throw new Error(`${key} declares the per-address budget ${String(declared)}, PUBLIC_ROUTES lists ${String(listed)}`);
+    if (listed === 'configured' ? declared === 'default' : declared !== listed)
+      throw new Error(`${key} declares the per-address budget ${String(declared)}, PUBLIC_ROUTES lists ${String(listed)}`);
   }
 }
 
@@ -182,9 +191,7 @@ export function authenticator(credentials: CredentialCheckers, cache: TenantCach
     const onEmbed = isEmbedPath(request.url) || request.routeOptions.config?.apiKeyScheme === true;
     if (!match || !(scheme === 'bearer' || (scheme === 'api-key' && (onScim || onEmbed)))) {
       throw unauthenticated(
-        onScim || onEmbed
-          ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.'
-          : 'The Authorization header must be `Bearer <key>`.',
+        onScim || onEmbed ? 'The Authorization header must be `Bearer <token>` or `Api-Key <token>`.' : 'The Authorization header must be `Bearer <key>`.',
         'invalid_request',
       );
     }
@@ -196,7 +203,11 @@ export function authenticator(credentials: CredentialCheckers, cache: TenantCach
     if (accessTokens && tokens.isFormat(token)) return verifyAccessToken(token, tenant);
     if (!apiKeys.isFormat(token)) {
       if (isEmbedToken(token, credentials.embedTokenType)) {
-        throw unauthenticated('An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run), GET /api/v1/app-config and the data API of its deployment; this route needs an API key.', 'invalid_token', basic);
+        throw unauthenticated(
+          'An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run), GET /api/v1/app-config and the data API of its deployment; this route needs an API key.',
+          'invalid_token',
+          basic,
+        );
       }
       throw unauthenticated(
         accessTokens

@@ -68,7 +68,11 @@ export function problemResponse(status: number, codes: readonly ProblemCode[]) {
         schema: {
           allOf: [
             Type.Ref('ProblemDetails'),
-            { type: 'object', required: ['status', 'code'], properties: { status: { type: 'integer', const: status }, code: { type: 'string', enum: [...codes] } } },
+            {
+              type: 'object',
+              required: ['status', 'code'],
+              properties: { status: { type: 'integer', const: status }, code: { type: 'string', enum: [...codes] } },
+            },
           ],
         },
       },
@@ -137,14 +141,25 @@ export function undeclaredAnswer(request: FastifyRequest, code: ProblemCode | un
   return undefined;
 }
 
-type Response = { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: { allOf?: Array<{ properties?: { code?: { enum?: string[] } } }> } }> };
+type Response = {
+  $ref?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema?: { allOf?: Array<{ properties?: { code?: { enum?: string[] } } }> } }>;
+};
 type Document = { paths?: Record<string, Record<string, { responses?: Record<string, Response> }>>; components?: { responses?: Record<string, Response> } };
 
 /** Headers that come with a problem, documented on its shared response. */
 const PROBLEM_HEADERS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
-  UNAUTHENTICATED: { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750), with `error` when a credential was sent.', schema: { type: 'string' } } },
+  UNAUTHENTICATED: {
+    'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750), with `error` when a credential was sent.', schema: { type: 'string' } },
+  },
   RATE_LIMITED: { 'Retry-After': { description: 'Seconds until the key may send again.', schema: { type: 'integer', minimum: 0 } } },
-  DEPLOYMENT_BUSY: { 'Retry-After': { description: 'With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed).', schema: { type: 'integer', minimum: 1 } } },
+  DEPLOYMENT_BUSY: {
+    'Retry-After': {
+      description: 'With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed).',
+      schema: { type: 'integer', minimum: 1 },
+    },
+  },
 };
 
 /** `RATE_LIMITED` -> `RateLimited`: the name of its shared response. */

@@ -39,7 +39,10 @@ export function healthRoutes(store: Store): FastifyPluginAsyncTypebox {
           tags: ['Meta'],
           summary: 'Readiness: answers 200 when the database answers, 503 problem details when it does not',
           security: [],
-          response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: { description: 'The database does not answer (`code` UNAVAILABLE)', ...ProblemRef } },
+          response: {
+            200: Type.Object({ status: Type.Literal('ok') }),
+            503: { description: 'The database does not answer (`code` UNAVAILABLE)', ...ProblemRef },
+          },
         },
       },
       async (request, reply) => {

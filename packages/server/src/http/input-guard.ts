@@ -50,9 +50,11 @@ function isJsonContainer(value: unknown): value is object {
 
 const isWellFormed = (value: string) => (value as unknown as { isWellFormed(): boolean }).isWellFormed();
 const badString = (value: string) => value.includes('\u0000') || !isWellFormed(value);
-const stringMessage = (value: string) => (value.includes('\u0000') ? 'must not contain a NUL character (\\u0000)' : 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)');
+const stringMessage = (value: string) =>
+  value.includes('\u0000') ? 'must not contain a NUL character (\\u0000)' : 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
 
-const children = (node: object): Iterable<[string, unknown]> => (Array.isArray(node) ? node.map((v, i) => [String(i), v] as [string, unknown]) : Object.entries(node));
+const children = (node: object): Iterable<[string, unknown]> =>
+  Array.isArray(node) ? node.map((v, i) => [String(i), v] as [string, unknown]) : Object.entries(node);
 
 const INFINITE = 'must be a finite number (it is beyond what a 64-bit float holds)';
 

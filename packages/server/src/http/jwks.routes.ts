@@ -68,7 +68,8 @@ export function jwksRoutes(signing: Signing, resolveTenant: (request: FastifyReq
           operationId: 'getWorkloadIssuerConfiguration',
           tags: ['Workload identity'],
           summary: 'The tenant’s OIDC discovery document as the issuer of workload tokens (reference 5.14; no credential)',
-          description: 'Served while the tenant’s `oidcEnabled` is on (PUT /api/v1/tenant/settings); 404 otherwise. Cloud token exchanges (AWS, GCP, Azure) read it and the key set it names.',
+          description:
+            'Served while the tenant’s `oidcEnabled` is on (PUT /api/v1/tenant/settings); 404 otherwise. Cloud token exchanges (AWS, GCP, Azure) read it and the key set it names.',
           security: [],
           response: {
             200: Type.Object(
@@ -96,7 +97,19 @@ export function jwksRoutes(signing: Signing, resolveTenant: (request: FastifyReq
           response_types_supported: ['id_token'],
           subject_types_supported: ['public'],
           id_token_signing_alg_values_supported: ['RS256'],
-          claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'mapi:config', 'mapi:component', 'mapi:deployment_id', 'mapi:environment', 'mapi:region'],
+          claims_supported: [
+            'iss',
+            'sub',
+            'aud',
+            'exp',
+            'iat',
+            'jti',
+            'mapi:config',
+            'mapi:component',
+            'mapi:deployment_id',
+            'mapi:environment',
+            'mapi:region',
+          ],
         };
       },
     );

@@ -61,7 +61,10 @@ function pageWriters(app: FastifyInstance, pageId: string, page: ObjectSchema, i
     const { items: _items, data: _data, ...rest } = page.properties ?? {};
     writers = {
       writeItems: build({ type: 'array', items: { $ref: itemsRef } }, { schema: externals }) as Write,
-      writeRest: build({ type: 'object', properties: rest as Record<string, Schema>, required: (page.required ?? []).filter((k) => k !== 'items' && k !== 'data') }, { schema: externals }) as Write,
+      writeRest: build(
+        { type: 'object', properties: rest as Record<string, Schema>, required: (page.required ?? []).filter((k) => k !== 'items' && k !== 'data') },
+        { schema: externals },
+      ) as Write,
     };
     writersBy.set(key, writers);
   }

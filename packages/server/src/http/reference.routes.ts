@@ -16,12 +16,21 @@ export const referenceRoutes: FastifyPluginAsync = async (app) => {
   const options = { config: { public: true }, schema: { hide: true } };
 
   app.get(REFERENCE_PATH, options, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(page),
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', PAGE_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache')
+      .send(page),
   );
   app.get(REFERENCE_SCRIPT_PATH, options, async (_request, reply) =>
     reply.type('text/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(script),
   );
   app.get(REFERENCE_BUNDLE_PATH, options, async (_request, reply) =>
-    reply.type('text/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=3600').send(redocBundle()),
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=3600')
+      .send(redocBundle()),
   );
 };

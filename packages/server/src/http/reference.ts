@@ -99,7 +99,10 @@ export function referenceScript(): string {
 
 /** JSON inside a script element: nothing in it may close the element or open a comment. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /**
@@ -107,7 +110,9 @@ function scriptJson(value: unknown): string {
  * (`npm run reference` writes it to docs/api/reference.html from the committed openapi.json).
  */
 export function standaloneReference(doc: unknown): string {
-  const script = redocBundle().toString('utf8').replace(/<\/script/gi, '<\\/script');
+  const script = redocBundle()
+    .toString('utf8')
+    .replace(/<\/script/gi, '<\\/script');
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -98,7 +98,8 @@ function timedBody(request: FastifyRequest, response: ServerResponse, raw: Reada
   raw.once('error', (error) => body.destroy(error));
   // A client that goes away mid-body: the parser must hear of it, as it would reading `raw`.
   raw.once('close', () => {
-    if (!request.raw.complete) body.destroy(Object.assign(new Error('The client closed the connection before sending the whole body.'), { code: 'ECONNRESET' }));
+    if (!request.raw.complete)
+      body.destroy(Object.assign(new Error('The client closed the connection before sending the whole body.'), { code: 'ECONNRESET' }));
   });
   const timer = setTimeout(() => {
     raw.unpipe(body);

@@ -67,7 +67,9 @@ function compilersFor(sharedSchemas: object[]): Compilers {
     errors: true,
     validate: function depthBound(limit: number, data: unknown) {
       if (!nestsDeeperThan(data, limit)) return true;
-      (depthBound as { errors?: Partial<ErrorObject>[] }).errors = [{ keyword: JSON_DEPTH_KEYWORD, message: `nests deeper than ${limit} levels`, params: { limit } }];
+      (depthBound as { errors?: Partial<ErrorObject>[] }).errors = [
+        { keyword: JSON_DEPTH_KEYWORD, message: `nests deeper than ${limit} levels`, params: { limit } },
+      ];
       return false;
     },
   });
@@ -99,7 +101,7 @@ const isAny = (value: unknown): boolean => value === true || (isSchema(value) &&
 
 /** An object of anything: a record of `{}`, or `{ additionalProperties: true }` with no declared fields. */
 function isOpenObject(schema: Schema): boolean {
-  if (schema.type !== 'object' || schema.properties && Object.keys(schema.properties).length > 0) return false;
+  if (schema.type !== 'object' || (schema.properties && Object.keys(schema.properties).length > 0)) return false;
   const patterns = isSchema(schema.patternProperties) ? Object.values(schema.patternProperties) : [];
   return (patterns.length > 0 && patterns.every(isAny)) || (patterns.length === 0 && isAny(schema.additionalProperties));
 }

@@ -71,7 +71,11 @@ export function readLogs(db: Executor, tenantId: number, id: number, afterSeq: n
 }
 
 export async function lastLogSeq(db: Executor, jobId: number): Promise<number> {
-  const row = await db.selectFrom('job_logs').select((eb) => eb.fn.max('seq').as('seq')).where('job_id', '=', jobId).executeTakeFirst();
+  const row = await db
+    .selectFrom('job_logs')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('job_id', '=', jobId)
+    .executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 
@@ -178,14 +182,7 @@ export function beat(db: Executor, owner: string, ids: number[], at: string): Pr
 
 /** Running jobs whose heartbeat is older than `cutoff`. */
 export function staleJobs(db: Executor, cutoff: string, limit: number): Promise<JobRow[]> {
-  return db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('state', '=', 'running')
-    .where('heartbeat_at', '<', cutoff)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  return db.selectFrom('jobs').selectAll().where('state', '=', 'running').where('heartbeat_at', '<', cutoff).orderBy('id').limit(limit).execute();
 }
 
 export const DEAD_WORKER = 'The process running this job stopped';
@@ -224,7 +221,14 @@ export function requestCancel(db: Executor, tenantId: number, id: number): Promi
  * nobody reads later.
  */
 export async function deleteFinished(db: Executor, kind: string, before: string, limit: number): Promise<number> {
-  const ids = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('state', 'in', ['succeeded', 'failed', 'cancelled']).where('finished_at', '<', before).orderBy('id').limit(limit);
+  const ids = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('state', 'in', ['succeeded', 'failed', 'cancelled'])
+    .where('finished_at', '<', before)
+    .orderBy('id')
+    .limit(limit);
   const result = await db.deleteFrom('jobs').where('id', 'in', ids).executeTakeFirst();
   return Number(result.numDeletedRows);
 }

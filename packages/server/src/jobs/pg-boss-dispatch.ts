@@ -117,7 +117,10 @@ export function pgBossDispatch(store: Store, options: { schema?: string | undefi
             while (claimed.length < limit) {
               const tickets = await b.fetch<Ticket>(kind, { batchSize: limit - claimed.length });
               if (tickets.length === 0) break;
-              await b.deleteJob(kind, tickets.map((t) => t.id));
+              await b.deleteJob(
+                kind,
+                tickets.map((t) => t.id),
+              );
               // A cancelled job's pg-boss job is still delivered; its row is no longer queued.
               const ids = tickets.map((t) => t.data.jobId).filter((id) => Number.isSafeInteger(id));
               if (ids.length > 0) claimed.push(...(await claimIds(trx, ids, owner, at)));

@@ -219,7 +219,16 @@ export class Worker {
   async #beat(): Promise<void> {
     const live = [...this.#running.entries()].filter(([, e]) => !e.ended);
     if (live.length === 0) return;
-    const held = new Map((await beat(this.store.db, this.settings.owner, live.map(([id]) => id), now())).map((r) => [r.id, r.cancel_requested]));
+    const held = new Map(
+      (
+        await beat(
+          this.store.db,
+          this.settings.owner,
+          live.map(([id]) => id),
+          now(),
+        )
+      ).map((r) => [r.id, r.cancel_requested]),
+    );
     for (const [id, execution] of live) {
       if (execution.ended) continue;
       const cancel = held.get(id);

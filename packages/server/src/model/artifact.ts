@@ -136,9 +136,18 @@ export interface ModelArtifact {
 }
 
 const RELATIONSHIPS: Record<string, Relationship> = {
-  one_to_one: 'one_to_one', has_one: 'one_to_one', hasOne: 'one_to_one', oneToOne: 'one_to_one',
-  one_to_many: 'one_to_many', has_many: 'one_to_many', hasMany: 'one_to_many', oneToMany: 'one_to_many',
-  many_to_one: 'many_to_one', belongs_to: 'many_to_one', belongsTo: 'many_to_one', manyToOne: 'many_to_one',
+  one_to_one: 'one_to_one',
+  has_one: 'one_to_one',
+  hasOne: 'one_to_one',
+  oneToOne: 'one_to_one',
+  one_to_many: 'one_to_many',
+  has_many: 'one_to_many',
+  hasMany: 'one_to_many',
+  oneToMany: 'one_to_many',
+  many_to_one: 'many_to_one',
+  belongs_to: 'many_to_one',
+  belongsTo: 'many_to_one',
+  manyToOne: 'many_to_one',
 };
 
 export function normalizeRelationship(relationship: string): Relationship {
@@ -174,28 +183,55 @@ function compileMember(model: Model, scope: EntitySymbol, member: MemberSymbol):
   if (member.kind === 'measure') {
     const raw = member.raw as RawMeasure;
     return defined({
-      ...described(raw, isPublic(raw)), type: raw.type, sql: raw.sql ?? null, format: raw.format,
-      filters: raw.filters?.map((filter) => filter.sql), rolling_window: raw.rolling_window,
-      drill_members: raw.drill_members?.map((name) => qualified(model, scope, name)), multi_stage: raw.multi_stage,
-      group_by: raw.group_by?.map((name) => qualified(model, scope, name)), reduce_by: raw.reduce_by?.map((name) => qualified(model, scope, name)),
-      add_group_by: raw.add_group_by?.map((name) => qualified(model, scope, name)), order_by: raw.order_by,
-      time_shift: raw.time_shift?.map((shift) => (shift.time_dimension === undefined ? shift : { ...shift, time_dimension: qualified(model, scope, shift.time_dimension) })),
+      ...described(raw, isPublic(raw)),
+      type: raw.type,
+      sql: raw.sql ?? null,
+      format: raw.format,
+      filters: raw.filters?.map((filter) => filter.sql),
+      rolling_window: raw.rolling_window,
+      drill_members: raw.drill_members?.map((name) => qualified(model, scope, name)),
+      multi_stage: raw.multi_stage,
+      group_by: raw.group_by?.map((name) => qualified(model, scope, name)),
+      reduce_by: raw.reduce_by?.map((name) => qualified(model, scope, name)),
+      add_group_by: raw.add_group_by?.map((name) => qualified(model, scope, name)),
+      order_by: raw.order_by,
+      time_shift: raw.time_shift?.map((shift) =>
+        shift.time_dimension === undefined ? shift : { ...shift, time_dimension: qualified(model, scope, shift.time_dimension) },
+      ),
     });
   }
   const raw = member.raw as RawDimension;
   return defined({
-    ...described(raw, isPublic(raw)), type: raw.type, sql: raw.sql ?? null, primary_key: raw.primary_key ?? false, format: raw.format,
-    sub_query: raw.sub_query, propagate_filters_to_sub_query: raw.propagate_filters_to_sub_query, latitude: raw.latitude?.sql, longitude: raw.longitude?.sql,
-    case: raw.case, granularities: raw.granularities, values: raw.values, order: raw.order,
+    ...described(raw, isPublic(raw)),
+    type: raw.type,
+    sql: raw.sql ?? null,
+    primary_key: raw.primary_key ?? false,
+    format: raw.format,
+    sub_query: raw.sub_query,
+    propagate_filters_to_sub_query: raw.propagate_filters_to_sub_query,
+    latitude: raw.latitude?.sql,
+    longitude: raw.longitude?.sql,
+    case: raw.case,
+    granularities: raw.granularities,
+    values: raw.values,
+    order: raw.order,
   });
 }
 
 function compilePreAggregation(model: Model, scope: EntitySymbol, raw: RawPreAggregation): CompiledPreAggregation {
   const names = (list: string[] | undefined) => (list ?? []).map((name) => qualified(model, scope, name));
   return defined({
-    name: raw.name, type: raw.type ?? 'rollup', measures: names(raw.measures), dimensions: names(raw.dimensions), segments: names(raw.segments),
-    time_dimension: raw.time_dimension === undefined ? null : qualified(model, scope, raw.time_dimension), granularity: raw.granularity ?? null,
-    partition_granularity: raw.partition_granularity, rollups: raw.rollups, refresh_key: raw.refresh_key, indexes: raw.indexes,
+    name: raw.name,
+    type: raw.type ?? 'rollup',
+    measures: names(raw.measures),
+    dimensions: names(raw.dimensions),
+    segments: names(raw.segments),
+    time_dimension: raw.time_dimension === undefined ? null : qualified(model, scope, raw.time_dimension),
+    granularity: raw.granularity ?? null,
+    partition_granularity: raw.partition_granularity,
+    rollups: raw.rollups,
+    refresh_key: raw.refresh_key,
+    indexes: raw.indexes,
   });
 }
 
@@ -209,10 +245,21 @@ function compileCube(model: Model, cube: EntitySymbol): CompiledCube {
     return undefined;
   };
   return defined({
-    name: cube.name, file: cube.file.path, title: raw.title, description: raw.description, public: isPublic(raw),
-    sql_table: source('sql_table'), sql: source('sql'), sql_alias: raw.sql_alias, data_source: source('data_source') ?? 'default',
-    extends: raw.extends, refresh_key: raw.refresh_key, meta: raw.meta,
-    measures: of<CompiledMeasure>('measure'), dimensions: of<CompiledDimension>('dimension'), segments: of<CompiledSegment>('segment'),
+    name: cube.name,
+    file: cube.file.path,
+    title: raw.title,
+    description: raw.description,
+    public: isPublic(raw),
+    sql_table: source('sql_table'),
+    sql: source('sql'),
+    sql_alias: raw.sql_alias,
+    data_source: source('data_source') ?? 'default',
+    extends: raw.extends,
+    refresh_key: raw.refresh_key,
+    meta: raw.meta,
+    measures: of<CompiledMeasure>('measure'),
+    dimensions: of<CompiledDimension>('dimension'),
+    segments: of<CompiledSegment>('segment'),
     joins: [...cube.joins.values()].map(({ raw: join }) => ({ name: join.name, relationship: normalizeRelationship(join.relationship), sql: join.sql })),
     pre_aggregations: [...cube.preAggregations.values()].map(({ raw: p }) => compilePreAggregation(model, cube, p)),
     hierarchies: raw.hierarchies?.map((h) => defined({ name: h.name, title: h.title, levels: h.levels.map((level) => qualified(model, cube, level)) })),
@@ -225,18 +272,51 @@ function compileView(view: EntitySymbol): CompiledView {
   const members: CompiledViewMember[] = [];
   for (const exposed of view.exposed.values()) {
     const { member } = exposed;
-    members.push(defined({
-      name: exposed.name, kind: member.kind, type: member.type, member: `${exposed.entity.name}.${member.name}`, join_path: exposed.joinPath,
-      public: isPublic(member.raw), title: exposed.title ?? member.raw.title, description: exposed.description ?? member.raw.description,
-      format: exposed.format ?? (member.raw as RawMeasure).format, meta: exposed.meta ?? member.raw.meta,
-    }));
+    members.push(
+      defined({
+        name: exposed.name,
+        kind: member.kind,
+        type: member.type,
+        member: `${exposed.entity.name}.${member.name}`,
+        join_path: exposed.joinPath,
+        public: isPublic(member.raw),
+        title: exposed.title ?? member.raw.title,
+        description: exposed.description ?? member.raw.description,
+        format: exposed.format ?? (member.raw as RawMeasure).format,
+        meta: exposed.meta ?? member.raw.meta,
+      }),
+    );
   }
   for (const member of view.members.values()) {
     if (view.exposed.has(member.name)) continue;
     const sql = (member.raw as RawSegment).sql as string | undefined;
-    members.push(defined({ name: member.name, kind: member.kind, type: member.type, member: null, join_path: null, sql, public: isPublic(member.raw), title: member.raw.title, description: member.raw.description, meta: member.raw.meta }));
+    members.push(
+      defined({
+        name: member.name,
+        kind: member.kind,
+        type: member.type,
+        member: null,
+        join_path: null,
+        sql,
+        public: isPublic(member.raw),
+        title: member.raw.title,
+        description: member.raw.description,
+        meta: member.raw.meta,
+      }),
+    );
   }
-  return defined({ name: view.name, file: view.file.path, title: raw.title, description: raw.description, public: isPublic(raw), extends: raw.extends, meta: raw.meta, members, folders: raw.folders, access_policy: raw.access_policy });
+  return defined({
+    name: view.name,
+    file: view.file.path,
+    title: raw.title,
+    description: raw.description,
+    public: isPublic(raw),
+    extends: raw.extends,
+    meta: raw.meta,
+    members,
+    folders: raw.folders,
+    access_policy: raw.access_policy,
+  });
 }
 
 export function buildArtifact(model: Model): ModelArtifact {

@@ -27,7 +27,18 @@ const JS_UNSUPPORTED =
   'JavaScript model files (cube(...), view(...)) are not supported: write the model in YAML (cubes: and views: in .yml files), which this platform compiles; the JavaScript would have to run to define its cubes.';
 const TEMPLATE_UNSUPPORTED = 'YAML with Jinja templates ({% ... %}, {{ ... }}) is not supported: write the cubes and views out in plain YAML.';
 
-export type { CompiledCube, CompiledDimension, CompiledJoin, CompiledMeasure, CompiledPreAggregation, CompiledSegment, CompiledView, CompiledViewMember, ModelArtifact, Relationship } from './artifact.js';
+export type {
+  CompiledCube,
+  CompiledDimension,
+  CompiledJoin,
+  CompiledMeasure,
+  CompiledPreAggregation,
+  CompiledSegment,
+  CompiledView,
+  CompiledViewMember,
+  ModelArtifact,
+  Relationship,
+} from './artifact.js';
 export { ModelErrorSchema, type ModelError } from './errors.js';
 export { isModelFile, MAX_MODEL_FILE_BYTES, ModelFileSchema, type ModelFile } from './files.js';
 

@@ -52,7 +52,11 @@ function checkRollups(context: ListContext, rollups: string[] | undefined, path:
     if (!owner) {
       if (!context.model.openWorld) context.report.at(context.scope.file, [...path, i], `${context.subject} refers to unknown cube "${parts[0]}" in rollups`);
     } else if (!owner.opaque && !owner.incomplete && !owner.preAggregations.has(name)) {
-      context.report.at(context.scope.file, [...path, i], `${context.subject} refers to unknown pre-aggregation "${name}" of cube "${owner.name}" in rollups${didYouMean(name, owner.preAggregations.keys())}`);
+      context.report.at(
+        context.scope.file,
+        [...path, i],
+        `${context.subject} refers to unknown pre-aggregation "${name}" of cube "${owner.name}" in rollups${didYouMean(name, owner.preAggregations.keys())}`,
+      );
     }
   });
 }
@@ -62,9 +66,13 @@ function checkPreAggregation(context: ListContext, preAggregation: RawPreAggrega
   checkNames(context, preAggregation.dimensions, 'dimension', 'dimensions', [...path, 'dimensions']);
   checkNames(context, preAggregation.segments, 'segment', 'segments', [...path, 'segments']);
   if (preAggregation.time_dimension !== undefined) checkName(context, preAggregation.time_dimension, 'time', 'time_dimension', [...path, 'time_dimension']);
-  preAggregation.time_dimensions?.forEach((entry, i) => checkName(context, entry.dimension, 'time', 'time_dimensions', [...path, 'time_dimensions', i, 'dimension']));
+  preAggregation.time_dimensions?.forEach((entry, i) =>
+    checkName(context, entry.dimension, 'time', 'time_dimensions', [...path, 'time_dimensions', i, 'dimension']),
+  );
   preAggregation.indexes?.forEach((index, i) => checkNames(context, index.columns, 'any', `index "${index.name}"`, [...path, 'indexes', i, 'columns']));
-  preAggregation.output_column_types?.forEach((entry, i) => checkName(context, entry.member, 'any', 'output_column_types', [...path, 'output_column_types', i, 'member']));
+  preAggregation.output_column_types?.forEach((entry, i) =>
+    checkName(context, entry.member, 'any', 'output_column_types', [...path, 'output_column_types', i, 'member']),
+  );
   checkRollups(context, preAggregation.rollups, [...path, 'rollups']);
   for (const [sqlPath, sql] of sqlExpressions(preAggregation)) {
     checkSql(context.model, context.scope, sql, context.subject, { entity: context.scope, path: [...path, ...sqlPath] }, context.report);
@@ -111,16 +119,21 @@ export function checkMemberLists(model: Model, report: Report): void {
   for (const scope of model.entities) {
     const base = cubeSubject(scope.kind, scope.name);
     const context = (subject: string): ListContext => ({ model, scope, subject, report });
-    for (const [measure, i] of intact(scope, 'measures', scope.raw.measures)) checkMeasureLists(context(`${base}: measure "${measure.name}"`), measure, [...scope.path, 'measures', i]);
-    for (const [policy, i] of intact(scope, 'access_policy', scope.raw.access_policy)) checkPolicy(context(`${base}: access policy ${i + 1}`), policy, [...scope.path, 'access_policy', i]);
+    for (const [measure, i] of intact(scope, 'measures', scope.raw.measures))
+      checkMeasureLists(context(`${base}: measure "${measure.name}"`), measure, [...scope.path, 'measures', i]);
+    for (const [policy, i] of intact(scope, 'access_policy', scope.raw.access_policy))
+      checkPolicy(context(`${base}: access policy ${i + 1}`), policy, [...scope.path, 'access_policy', i]);
     if (scope.kind === 'view') {
       for (const [folder, i] of intact(scope, 'folders', (scope.raw as RawView).folders)) checkFolder(context(base), folder, [...scope.path, 'folders', i]);
       continue;
     }
     const cube = scope.raw as RawCube;
-    for (const [p, i] of intact(scope, 'pre_aggregations', cube.pre_aggregations)) checkPreAggregation(context(`${base}: pre-aggregation "${p.name}"`), p, [...scope.path, 'pre_aggregations', i]);
-    for (const [h, i] of intact(scope, 'hierarchies', cube.hierarchies)) checkNames(context(`${base}: hierarchy "${h.name}"`), h.levels, 'dimension', 'levels', [...scope.path, 'hierarchies', i, 'levels']);
+    for (const [p, i] of intact(scope, 'pre_aggregations', cube.pre_aggregations))
+      checkPreAggregation(context(`${base}: pre-aggregation "${p.name}"`), p, [...scope.path, 'pre_aggregations', i]);
+    for (const [h, i] of intact(scope, 'hierarchies', cube.hierarchies))
+      checkNames(context(`${base}: hierarchy "${h.name}"`), h.levels, 'dimension', 'levels', [...scope.path, 'hierarchies', i, 'levels']);
     if (cube.sql !== undefined) checkSql(model, scope, cube.sql, base, { entity: scope, path: [...scope.path, 'sql'] }, report);
-    if (cube.refresh_key?.sql !== undefined) checkSql(model, scope, cube.refresh_key.sql, base, { entity: scope, path: [...scope.path, 'refresh_key', 'sql'] }, report);
+    if (cube.refresh_key?.sql !== undefined)
+      checkSql(model, scope, cube.refresh_key.sql, base, { entity: scope, path: [...scope.path, 'refresh_key', 'sql'] }, report);
   }
 }

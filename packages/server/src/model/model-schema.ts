@@ -21,23 +21,80 @@ const Flag = Type.Boolean();
 const Text = Type.String();
 /** Free-form metadata the runtime passes through to clients. */
 const Anything = Type.Unknown();
-const Format = Type.Union([Type.String(), Strict({ type: Optional(Text), label: Optional(Text) })], { 'x-expected': 'a format name, a d3-format string or {type, label}' });
+const Format = Type.Union([Type.String(), Strict({ type: Optional(Text), label: Optional(Text) })], {
+  'x-expected': 'a format name, a d3-format string or {type, label}',
+});
 const SqlOnly = Strict({ sql: Sql });
 
-export const MEASURE_TYPES = ['count', 'count_distinct', 'count_distinct_approx', 'sum', 'avg', 'min', 'max', 'number', 'number_agg', 'string', 'time', 'boolean', 'running_total', 'rank'] as const;
+export const MEASURE_TYPES = [
+  'count',
+  'count_distinct',
+  'count_distinct_approx',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'number',
+  'number_agg',
+  'string',
+  'time',
+  'boolean',
+  'running_total',
+  'rank',
+] as const;
 export const DIMENSION_TYPES = ['string', 'number', 'time', 'boolean', 'geo', 'switch'] as const;
 /** The canonical names first: they are what the compiled model says. */
-export const RELATIONSHIPS = ['one_to_one', 'one_to_many', 'many_to_one', 'has_one', 'has_many', 'belongs_to', 'hasOne', 'hasMany', 'belongsTo', 'oneToOne', 'oneToMany', 'manyToOne'] as const;
+export const RELATIONSHIPS = [
+  'one_to_one',
+  'one_to_many',
+  'many_to_one',
+  'has_one',
+  'has_many',
+  'belongs_to',
+  'hasOne',
+  'hasMany',
+  'belongsTo',
+  'oneToOne',
+  'oneToMany',
+  'manyToOne',
+] as const;
 export const PRE_AGGREGATION_TYPES = ['rollup', 'original_sql', 'rollup_join', 'rollup_lambda', 'auto_rollup'] as const;
 const GRANULARITIES = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
 const FILTER_OPERATORS = [
-  'equals', 'notEquals', 'contains', 'notContains', 'startsWith', 'notStartsWith', 'endsWith', 'notEndsWith', 'in', 'notIn',
-  'gt', 'gte', 'lt', 'lte', 'set', 'notSet', 'inDateRange', 'notInDateRange', 'onTheDate', 'beforeDate', 'beforeOrOnDate',
-  'afterDate', 'afterOrOnDate', 'measureFilter',
+  'equals',
+  'notEquals',
+  'contains',
+  'notContains',
+  'startsWith',
+  'notStartsWith',
+  'endsWith',
+  'notEndsWith',
+  'in',
+  'notIn',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'set',
+  'notSet',
+  'inDateRange',
+  'notInDateRange',
+  'onTheDate',
+  'beforeDate',
+  'beforeOrOnDate',
+  'afterDate',
+  'afterOrOnDate',
+  'measureFilter',
 ] as const;
 
 const Label = Type.Union([Text, SqlOnly], { 'x-expected': 'a label or {sql}' });
-const TimeShift = Strict({ name: Optional(Type.String()), time_dimension: Optional(MemberName), interval: Optional(Text), type: Optional(Type.Enum(['prior', 'next'])), sql: Optional(Sql) });
+const TimeShift = Strict({
+  name: Optional(Type.String()),
+  time_dimension: Optional(MemberName),
+  interval: Optional(Text),
+  type: Optional(Type.Enum(['prior', 'next'])),
+  sql: Optional(Sql),
+});
 const Common = {
   name: Identifier,
   title: Optional(Text),
@@ -90,7 +147,9 @@ export const DimensionSchema = Strict({
   latitude: Optional(SqlOnly),
   longitude: Optional(SqlOnly),
   granularities: Optional(
-    Type.Array(Strict({ name: Identifier, title: Optional(Text), interval: Optional(Text), offset: Optional(Text), origin: Optional(Text), sql: Optional(Sql) })),
+    Type.Array(
+      Strict({ name: Identifier, title: Optional(Text), interval: Optional(Text), offset: Optional(Text), origin: Optional(Text), sql: Optional(Sql) }),
+    ),
   ),
   time_shift: Optional(Type.Array(TimeShift)),
   order: Optional(Type.Enum(['asc', 'desc'])),
@@ -108,10 +167,21 @@ export type RawDimension = Static<typeof DimensionSchema>;
 export const SegmentSchema = Strict({ ...Common, sql: Sql });
 export type RawSegment = Static<typeof SegmentSchema>;
 
-export const JoinSchema = Strict({ name: Identifier, sql: Sql, relationship: Type.Enum(RELATIONSHIPS, { 'x-expected': 'one_to_one, one_to_many, many_to_one (or has_one, has_many, belongs_to)' }) });
+export const JoinSchema = Strict({
+  name: Identifier,
+  sql: Sql,
+  relationship: Type.Enum(RELATIONSHIPS, { 'x-expected': 'one_to_one, one_to_many, many_to_one (or has_one, has_many, belongs_to)' }),
+});
 export type RawJoin = Static<typeof JoinSchema>;
 
-const RefreshKey = Strict({ every: Optional(Text), sql: Optional(Sql), timezone: Optional(Text), immutable: Optional(Flag), incremental: Optional(Flag), update_window: Optional(Text) });
+const RefreshKey = Strict({
+  every: Optional(Text),
+  sql: Optional(Sql),
+  timezone: Optional(Text),
+  immutable: Optional(Flag),
+  incremental: Optional(Flag),
+  update_window: Optional(Text),
+});
 
 export const PreAggregationSchema = Strict({
   name: Identifier,
@@ -129,7 +199,9 @@ export const PreAggregationSchema = Strict({
   build_range_end: Optional(SqlOnly),
   refresh_range_start: Optional(SqlOnly),
   refresh_range_end: Optional(SqlOnly),
-  indexes: Optional(Type.Array(Strict({ name: Identifier, columns: Optional(MemberNames), sql: Optional(Sql), type: Optional(Type.Enum(['regular', 'aggregate'])) }))),
+  indexes: Optional(
+    Type.Array(Strict({ name: Identifier, columns: Optional(MemberNames), sql: Optional(Sql), type: Optional(Type.Enum(['regular', 'aggregate'])) })),
+  ),
   scheduled_refresh: Optional(Flag),
   external: Optional(Flag),
   use_original_sql_pre_aggregations: Optional(Flag),
@@ -148,7 +220,11 @@ export const HierarchySchema = Strict({ name: Identifier, title: Optional(Text),
 
 /** Row-level filters nest through `or` and `and`; four levels deep is far more than any policy needs. */
 function policyFilter(depth: number): TSchema {
-  const leaf = { member: Optional(MemberName), operator: Optional(Type.Enum(FILTER_OPERATORS)), values: Optional(Type.Union([Type.Array(Anything), Text], { 'x-expected': 'a list of values' })) };
+  const leaf = {
+    member: Optional(MemberName),
+    operator: Optional(Type.Enum(FILTER_OPERATORS)),
+    values: Optional(Type.Union([Type.Array(Anything), Text], { 'x-expected': 'a list of values' })),
+  };
   if (depth === 0) return Strict(leaf);
   return Strict({ ...leaf, or: Optional(Type.Array(policyFilter(depth - 1))), and: Optional(Type.Array(policyFilter(depth - 1))) });
 }
@@ -206,7 +282,14 @@ export interface RawFolder {
   includes: '*' | Array<string | RawFolder>;
 }
 
-const IncludedMember = Strict({ name: Identifier, alias: Optional(Identifier), title: Optional(Text), description: Optional(Text), format: Optional(Format), meta: Optional(Anything) });
+const IncludedMember = Strict({
+  name: Identifier,
+  alias: Optional(Identifier),
+  title: Optional(Text),
+  description: Optional(Text),
+  format: Optional(Format),
+  meta: Optional(Anything),
+});
 export type RawIncludedMember = Static<typeof IncludedMember>;
 export const ViewCubeSchema = Strict({
   join_path: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$' }),

@@ -55,10 +55,14 @@ export function parseYamlFile(file: ModelFile): { parsed: ParsedFile | null; err
   // string with a warning. The semantic layer's reader rejects them, so the file is an error here.
   const tags = doc.warnings.filter((warning) => warning.code === 'TAG_RESOLVE_FAILED');
   if (tags.length > 0) {
-    return { parsed: null, errors: tags.map((warning) => modelError(file.path, `YAML tag not allowed: ${firstLine(warning.message)}`, positionOf(warning.linePos))) };
+    return {
+      parsed: null,
+      errors: tags.map((warning) => modelError(file.path, `YAML tag not allowed: ${firstLine(warning.message)}`, positionOf(warning.linePos))),
+    };
   }
   const deep = nodeDeeperThan(doc.contents, MAX_YAML_DEPTH);
-  if (deep) return refused(file, `The file nests deeper than ${MAX_YAML_DEPTH} levels, the most a YAML model file may.`, lineCounter.linePos(deep.range?.[0] ?? 0));
+  if (deep)
+    return refused(file, `The file nests deeper than ${MAX_YAML_DEPTH} levels, the most a YAML model file may.`, lineCounter.linePos(deep.range?.[0] ?? 0));
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });

@@ -17,7 +17,17 @@ const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  * Context variables: filter values, the caller's security context and helpers the runtime
  * fills in when it compiles a query. They are not members, so they are not resolved here.
  */
-const CONTEXT_VARIABLES = new Set(['FILTER_PARAMS', 'FILTER_GROUP', 'SECURITY_CONTEXT', 'COMPILE_CONTEXT', 'SQL_UTILS', 'securityContext', 'security_context', 'userAttributes', 'user_attributes']);
+const CONTEXT_VARIABLES = new Set([
+  'FILTER_PARAMS',
+  'FILTER_GROUP',
+  'SECURITY_CONTEXT',
+  'COMPILE_CONTEXT',
+  'SQL_UTILS',
+  'securityContext',
+  'security_context',
+  'userAttributes',
+  'user_attributes',
+]);
 
 /**
  * The member references of an SQL expression. Only `{a}` and `{a.b.c}` are references; anything
@@ -55,7 +65,10 @@ function unknownCube(model: Model, name: string): Resolution {
 
 function unknownMember(owner: EntitySymbol, name: string): Resolution {
   if (owner.opaque || owner.incomplete) return UNCHECKED;
-  return { problem: `refers to unknown member "${name}" of ${owner.kind} "${owner.name}"`, hint: didYouMean(name, [...owner.members.keys(), ...owner.exposed.keys()]) };
+  return {
+    problem: `refers to unknown member "${name}" of ${owner.kind} "${owner.name}"`,
+    hint: didYouMean(name, [...owner.members.keys(), ...owner.exposed.keys()]),
+  };
 }
 
 /**
@@ -113,13 +126,21 @@ export function sqlExpressions(value: unknown, path: Path = [], found: Array<[Pa
 }
 
 /** Resolves one SQL expression, reporting what does not resolve; returns the members it reads. */
-export function checkSql(model: Model, scope: EntitySymbol, sql: unknown, subject: string, where: { entity: EntitySymbol; path: Path } | null, report: Report): Array<{ member: MemberSymbol; entity: EntitySymbol }> {
+export function checkSql(
+  model: Model,
+  scope: EntitySymbol,
+  sql: unknown,
+  subject: string,
+  where: { entity: EntitySymbol; path: Path } | null,
+  report: Report,
+): Array<{ member: MemberSymbol; entity: EntitySymbol }> {
   const read: Array<{ member: MemberSymbol; entity: EntitySymbol }> = [];
   if (typeof sql !== 'string') return read;
   for (const reference of referencesIn(sql)) {
     const resolution = resolve(model, scope, reference.segments);
     if ('member' in resolution) read.push(resolution);
-    else if ('problem' in resolution && where) report.at(where.entity.file, where.path, `${subject} ${resolution.problem} in ${reference.text}${resolution.hint}`, { text: reference.text });
+    else if ('problem' in resolution && where)
+      report.at(where.entity.file, where.path, `${subject} ${resolution.problem} in ${reference.text}${resolution.hint}`, { text: reference.text });
   }
   return read;
 }
@@ -146,8 +167,10 @@ function joinReferences(model: Model, entity: EntitySymbol, report: Report): voi
     const path = [...entity.path, 'joins', i];
     const subject = `Join "${join.name}" of cube "${entity.name}"`;
     const target = model.byName.get(join.name);
-    if (!target && !model.openWorld) report.at(entity.file, [...path, 'name'], `${subject} refers to unknown cube "${join.name}"${didYouMean(join.name, model.byName.keys())}`);
-    else if (target?.kind === 'view') report.at(entity.file, [...path, 'name'], `${subject} refers to "${join.name}", which is a view; joins are between cubes`);
+    if (!target && !model.openWorld)
+      report.at(entity.file, [...path, 'name'], `${subject} refers to unknown cube "${join.name}"${didYouMean(join.name, model.byName.keys())}`);
+    else if (target?.kind === 'view')
+      report.at(entity.file, [...path, 'name'], `${subject} refers to "${join.name}", which is a view; joins are between cubes`);
     checkSql(model, entity, join.sql, subject, { entity, path: [...path, 'sql'] }, report);
   }
 }

@@ -25,7 +25,8 @@ function checkDimension(subject: string, dimension: RawDimension, path: Path, re
   if (geo && (dimension.latitude === undefined || dimension.longitude === undefined)) {
     report.at(entity.file, path, `${named} of type "geo" needs "latitude" and "longitude", each with its own "sql"`);
   }
-  if (geo && dimension.sql !== undefined) report.at(entity.file, [...path, 'sql'], `${named} of type "geo" takes "latitude" and "longitude" instead of "sql"`, { key: true });
+  if (geo && dimension.sql !== undefined)
+    report.at(entity.file, [...path, 'sql'], `${named} of type "geo" takes "latitude" and "longitude" instead of "sql"`, { key: true });
   if (!geo && (dimension.latitude !== undefined || dimension.longitude !== undefined)) {
     report.at(entity.file, path, `${named}: only dimensions of type "geo" have "latitude" and "longitude"`);
   }
@@ -49,7 +50,12 @@ function checkUnique(entity: EntitySymbol, subject: string, report: Report): voi
   for (const [key, kind, list] of lists) {
     for (const [member, i] of intact(entity, key, list)) {
       const earlier = seen.get(member.name);
-      if (earlier) report.at(entity.file, [...entity.path, key, i, 'name'], `${subject} has two members named "${member.name}" (a ${earlier} and a ${kind}); dimensions, measures and segments of one ${entity.kind} need distinct names`);
+      if (earlier)
+        report.at(
+          entity.file,
+          [...entity.path, key, i, 'name'],
+          `${subject} has two members named "${member.name}" (a ${earlier} and a ${kind}); dimensions, measures and segments of one ${entity.kind} need distinct names`,
+        );
       else seen.set(member.name, kind);
     }
   }
@@ -94,11 +100,15 @@ export function checkEntityRules(entity: EntitySymbol, report: Report): void {
   const subject = cubeSubject(entity.kind, entity.name);
   if (entity.kind === 'cube') {
     const cube = entity.raw as RawCube;
-    if (cube.extends === undefined && cube.sql === undefined && cube.sql_table === undefined) report.at(entity.file, entity.path, `${subject} needs "sql_table" or "sql"`);
-    if (cube.sql !== undefined && cube.sql_table !== undefined) report.at(entity.file, [...entity.path, 'sql_table'], `${subject} has both "sql" and "sql_table"; use one of them`, { key: true });
+    if (cube.extends === undefined && cube.sql === undefined && cube.sql_table === undefined)
+      report.at(entity.file, entity.path, `${subject} needs "sql_table" or "sql"`);
+    if (cube.sql !== undefined && cube.sql_table !== undefined)
+      report.at(entity.file, [...entity.path, 'sql_table'], `${subject} has both "sql" and "sql_table"; use one of them`, { key: true });
   }
   for (const [measure, i] of intact(entity, 'measures', entity.raw.measures)) checkMeasure(subject, measure, [...entity.path, 'measures', i], report, entity);
-  for (const [dimension, i] of intact(entity, 'dimensions', entity.raw.dimensions)) checkDimension(subject, dimension, [...entity.path, 'dimensions', i], report, entity);
-  for (const [policy, i] of intact(entity, 'access_policy', entity.raw.access_policy)) checkPolicy(subject, policy, [...entity.path, 'access_policy', i], report, entity);
+  for (const [dimension, i] of intact(entity, 'dimensions', entity.raw.dimensions))
+    checkDimension(subject, dimension, [...entity.path, 'dimensions', i], report, entity);
+  for (const [policy, i] of intact(entity, 'access_policy', entity.raw.access_policy))
+    checkPolicy(subject, policy, [...entity.path, 'access_policy', i], report, entity);
   checkUnique(entity, subject, report);
 }

@@ -46,7 +46,10 @@ function pruneUnions(errors: ErrorObject[]): ErrorObject[] {
       const branch = error.schemaPath.slice(prefix.length).split('/')[0]!;
       branches.set(branch, [...(branches.get(branch) ?? []), error]);
     }
-    const shapeFits = [...branches.entries()].filter(([branch, list]) => !list.some((e) => e.instancePath === union.instancePath && (e.schemaPath === `${prefix}${branch}/type` || e.schemaPath === `${prefix}${branch}/const`)));
+    const shapeFits = [...branches.entries()].filter(
+      ([branch, list]) =>
+        !list.some((e) => e.instancePath === union.instancePath && (e.schemaPath === `${prefix}${branch}/type` || e.schemaPath === `${prefix}${branch}/const`)),
+    );
     if (shapeFits.length === 1) {
       dropped.add(union);
       for (const [branch, list] of branches) if (branch !== shapeFits[0]![0]) list.forEach((e) => dropped.add(e));
@@ -58,7 +61,7 @@ function pruneUnions(errors: ErrorObject[]): ErrorObject[] {
 }
 
 function describeValue(value: unknown): string {
-  return typeof value === 'string' ? `"${value}"` : JSON.stringify(value) ?? String(value);
+  return typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value));
 }
 
 /** One Ajv error as a sentence, and where in the file it points. */
@@ -81,12 +84,23 @@ function translate(file: ParsedFile, error: ErrorObject): ModelError {
     case 'enum': {
       const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map(String);
       const hint = typeof error.data === 'string' ? didYouMean(error.data, allowed) : '';
-      return modelError(file.path, `${subject} has unknown ${field || 'value'} ${describeValue(error.data)}; expected one of ${expected ?? allowed.join(', ')}${hint}`, at());
+      return modelError(
+        file.path,
+        `${subject} has unknown ${field || 'value'} ${describeValue(error.data)}; expected one of ${expected ?? allowed.join(', ')}${hint}`,
+        at(),
+      );
     }
     case 'type':
-      return modelError(file.path, `${on} must be ${TYPE_WORDS[String((error.params as { type: string }).type)] ?? (error.params as { type: string }).type}`, at());
+      return modelError(
+        file.path,
+        `${on} must be ${TYPE_WORDS[String((error.params as { type: string }).type)] ?? (error.params as { type: string }).type}`,
+        at(),
+      );
     case 'pattern': {
-      const what = parent.pattern === IDENTIFIER ? 'a name of letters, digits and underscores, not starting with a digit' : 'a dotted path of such names (cube.joined_cube)';
+      const what =
+        parent.pattern === IDENTIFIER
+          ? 'a name of letters, digits and underscores, not starting with a digit'
+          : 'a dotted path of such names (cube.joined_cube)';
       return modelError(file.path, `${on} ${describeValue(error.data)} is not ${what}`, at());
     }
     case 'minLength':

@@ -21,7 +21,21 @@ export interface Broken {
 /** Lists whose entries are checked one by one. */
 const ITEM_LISTS = new Set(['measures', 'dimensions', 'segments', 'joins', 'pre_aggregations', 'hierarchies', 'access_policy', 'cubes', 'folders']);
 /** Keys of a cube or view that later checks read (if at all) defensively, so a wrong value there breaks nothing else. */
-const HARMLESS_KEYS = new Set(['title', 'description', 'public', 'shown', 'meta', 'data_source', 'sql_alias', 'calendar', 'rewrite_queries', 'aliases', 'sql', 'sql_table', 'refresh_key']);
+const HARMLESS_KEYS = new Set([
+  'title',
+  'description',
+  'public',
+  'shown',
+  'meta',
+  'data_source',
+  'sql_alias',
+  'calendar',
+  'rewrite_queries',
+  'aliases',
+  'sql',
+  'sql_table',
+  'refresh_key',
+]);
 
 function brokenParts(errors: ErrorObject[]): Broken {
   const broken: Broken = { wholeFile: false, entities: new Set(), items: new Set() };

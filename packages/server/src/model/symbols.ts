@@ -75,7 +75,21 @@ export interface Model {
 }
 
 export function entityOf(kind: 'cube' | 'view', raw: RawCube | RawView, file: ParsedFile, path: Path, opaque: boolean, brokenItems: Set<string>): EntitySymbol {
-  const entity: EntitySymbol = { kind, name: raw.name, raw, file, path, opaque, incomplete: opaque, parent: null, members: new Map(), joins: new Map(), preAggregations: new Map(), exposed: new Map(), brokenItems };
+  const entity: EntitySymbol = {
+    kind,
+    name: raw.name,
+    raw,
+    file,
+    path,
+    opaque,
+    incomplete: opaque,
+    parent: null,
+    members: new Map(),
+    joins: new Map(),
+    preAggregations: new Map(),
+    exposed: new Map(),
+    brokenItems,
+  };
   // What a view exposes through a broken cubes entry is unknown, so references into the view cannot be checked.
   if ([...brokenItems].some((key) => key.startsWith('cubes/'))) entity.incomplete = true;
   return entity;
@@ -105,7 +119,11 @@ export function register(model: Model, entity: EntitySymbol, report: Report): vo
   } else {
     const where = locate(first.file, [...first.path, 'name']);
     const other = first.kind === entity.kind ? `another ${first.kind}` : `a ${first.kind}`;
-    report.at(entity.file, [...entity.path, 'name'], `${cubeSubject(entity.kind, entity.name)} has the same name as ${other} in ${first.file.path} (line ${where.line}); cube and view names must be unique`);
+    report.at(
+      entity.file,
+      [...entity.path, 'name'],
+      `${cubeSubject(entity.kind, entity.name)} has the same name as ${other} in ${first.file.path} (line ${where.line}); cube and view names must be unique`,
+    );
   }
   if (!entity.opaque) model.entities.push(entity);
 }
@@ -179,7 +197,11 @@ function parentOf(entity: EntitySymbol, model: Model, report: Report): EntitySym
     return null;
   }
   if (parent.kind !== entity.kind) {
-    report.at(entity.file, [...entity.path, 'extends'], `${subject} extends "${name}", which is a ${parent.kind}; a ${entity.kind} can only extend a ${entity.kind}`);
+    report.at(
+      entity.file,
+      [...entity.path, 'extends'],
+      `${subject} extends "${name}", which is a ${parent.kind}; a ${entity.kind} can only extend a ${entity.kind}`,
+    );
     return null;
   }
   return parent;

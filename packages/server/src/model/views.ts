@@ -64,7 +64,11 @@ function expose(context: EntryContext, exposed: Exposed): void {
 
 function unknownIn(context: EntryContext, cube: EntitySymbol, name: string, verb: string, path: Path): void {
   if (cube.incomplete) return;
-  context.report.at(context.view.file, path, `${context.subject} ${verb} unknown member "${name}" of cube "${cube.name}"${didYouMean(name, cube.members.keys())}`);
+  context.report.at(
+    context.view.file,
+    path,
+    `${context.subject} ${verb} unknown member "${name}" of cube "${cube.name}"${didYouMean(name, cube.members.keys())}`,
+  );
 }
 
 function exposeEntry(context: EntryContext, entry: RawViewCube): void {
@@ -118,7 +122,11 @@ export function exposeViews(model: Model, report: Report): void {
     for (const [name, exposed] of own) {
       const defined = view.members.get(name);
       if (defined?.owner === view) {
-        report.at(view.file, [...defined.path, 'name'], `View "${view.name}": member "${name}" is defined on the view and also exposed as ${exposed.entity.name}.${exposed.member.name}`);
+        report.at(
+          view.file,
+          [...defined.path, 'name'],
+          `View "${view.name}": member "${name}" is defined on the view and also exposed as ${exposed.entity.name}.${exposed.member.name}`,
+        );
       }
       view.exposed.set(name, exposed);
     }

@@ -25,7 +25,20 @@ const REFUSED_V4 = [
   '240.0.0.0/4',
 ];
 // IPv4-mapped addresses are unmapped and checked as IPv4 (the BlockList would match every IPv4 address against ::ffff:0:0/96).
-const REFUSED_V6 = ['::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/32', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+const REFUSED_V6 = [
+  '::/128',
+  '::1/128',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '2001::/32',
+  '2001:db8::/32',
+  '2002::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'fec0::/10',
+  'ff00::/8',
+];
 
 function blockList(v4: string[], v6: string[]): net.BlockList {
   const list = new net.BlockList();
@@ -96,7 +109,8 @@ export class AllowList {
       if (extra === undefined && (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) return null;
       return `"${entry}" is not an address range: write it as 10.0.0.0/8 or fd00::/8 (prefix at most ${max})`;
     }
-    if (prefix === undefined && /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(entry)) return null;
+    if (prefix === undefined && /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(entry))
+      return null;
     return `"${entry}" is neither an address range (10.0.0.0/8) nor a host name (idp.corp.internal)`;
   }
 

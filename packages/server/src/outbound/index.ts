@@ -7,5 +7,14 @@
  *   const outbound = new Outbound({ allowPrivate: config.outbound.allowPrivate });
  *   const res = await outbound.request('https://idp.example.com/token', { method: 'POST', body, headers });
  */
-export { Outbound, OutboundError, describeUrl, type OutboundFailure, type OutboundLog, type OutboundOptions, type OutboundRequest, type OutboundResponse } from './outbound.js';
+export {
+  Outbound,
+  OutboundError,
+  describeUrl,
+  type OutboundFailure,
+  type OutboundLog,
+  type OutboundOptions,
+  type OutboundRequest,
+  type OutboundResponse,
+} from './outbound.js';
 export { AllowList, isPrivateAddress } from './address-guard.js';

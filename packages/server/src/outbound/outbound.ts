@@ -110,7 +110,10 @@ export class Outbound {
         if (error) return callback(error, []);
         const refused = addresses.find((a) => !mayConnect(allow, hostname, a.address));
         if (refused !== undefined) {
-          return callback(new RefusedAddress(`${hostname} resolves to ${refused.address}, a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`), []);
+          return callback(
+            new RefusedAddress(`${hostname} resolves to ${refused.address}, a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`),
+            [],
+          );
         }
         if (opts.all) return callback(null, addresses);
         const first = addresses[0];
@@ -136,7 +139,8 @@ export class Outbound {
   async pinnedAddress(url: URL): Promise<string> {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (net.isIP(host) !== 0) {
-      if (!mayConnect(this.allow, host, host)) throw new OutboundError('refused', `${describeUrl(url)} is a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
+      if (!mayConnect(this.allow, host, host))
+        throw new OutboundError('refused', `${describeUrl(url)} is a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
       return host;
     }
     let addresses: dns.LookupAddress[];
@@ -146,7 +150,11 @@ export class Outbound {
       throw new OutboundError('network', `${describeUrl(url)}: the host name does not resolve (${errorCode(error)})`);
     }
     const refused = addresses.find((a) => !mayConnect(this.allow, host, a.address));
-    if (refused !== undefined) throw new OutboundError('refused', `${describeUrl(url)}: ${host} resolves to ${refused.address}, a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
+    if (refused !== undefined)
+      throw new OutboundError(
+        'refused',
+        `${describeUrl(url)}: ${host} resolves to ${refused.address}, a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`,
+      );
     const first = addresses[0];
     if (first === undefined) throw new OutboundError('network', `${describeUrl(url)}: ${host} has no address`);
     return first.address;

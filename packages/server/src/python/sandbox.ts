@@ -83,7 +83,10 @@ const LOAD_TIMEOUT_MS = 60_000;
 /** How much of a worker process's own stderr is kept: enough to tell why it died (V8's out-of-memory report). */
 const STDERR_TAIL = 4_096;
 
-type WorkerMessage = { type: 'ready' } | { type: 'memory'; bytes: number } | { type: 'done'; stdout: string; stderr: string; executionError: string | null; outputJson: string | null };
+type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'memory'; bytes: number }
+  | { type: 'done'; stdout: string; stderr: string; executionError: string | null; outputJson: string | null };
 type WorkerEvent = WorkerMessage | { type: 'exit'; outOfMemory: boolean; why: string | null };
 
 /** A worker process that is loading or loaded, not yet given a run. */
@@ -293,7 +296,12 @@ export class PythonSandbox {
       pending.next((event) => {
         if (event.type === 'memory') finish(tooLarge);
         else if (event.type === 'done') {
-          finish({ stdout: event.stdout, stderr: event.stderr, executionError: event.executionError, outputData: event.outputJson === null ? null : JSON.parse(event.outputJson) });
+          finish({
+            stdout: event.stdout,
+            stderr: event.stderr,
+            executionError: event.executionError,
+            outputData: event.outputJson === null ? null : JSON.parse(event.outputJson),
+          });
         } else if (event.type === 'exit') {
           finish(event.outOfMemory ? tooLarge : stopped(`The Python sandbox stopped unexpectedly${event.why ? `: ${event.why}` : ''}.`));
         }

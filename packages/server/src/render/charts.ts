@@ -20,7 +20,10 @@ interface Column {
   kind: 'measure' | 'dimension' | 'time';
 }
 
-function annotationOf(annotation: Record<string, unknown>, section: string): Record<string, { title?: string; shortTitle?: string; type?: string; kind?: string }> {
+function annotationOf(
+  annotation: Record<string, unknown>,
+  section: string,
+): Record<string, { title?: string; shortTitle?: string; type?: string; kind?: string }> {
   const value = annotation[section];
   return typeof value === 'object' && value !== null ? (value as Record<string, { title?: string }>) : {};
 }
@@ -56,7 +59,10 @@ function suggestedSpec(data: ReportData): Record<string, unknown> | null {
     // A grain in the column name (`orders.created_at.month`) labels the axis in that unit.
     const grain = /\.(day|week|month|quarter|year)$/.exec(x.name)?.[1];
     const timeUnit = grain ? { day: 'yearmonthdate', week: 'yearweek', month: 'yearmonth', quarter: 'yearquarter', year: 'year' }[grain] : undefined;
-    return { mark: { type: 'line', point: true }, encoding: { x: { field: field(x.name), type: 'temporal', title: x.title, ...(timeUnit ? { timeUnit } : {}) }, y } };
+    return {
+      mark: { type: 'line', point: true },
+      encoding: { x: { field: field(x.name), type: 'temporal', title: x.title, ...(timeUnit ? { timeUnit } : {}) }, y },
+    };
   }
   return { mark: { type: 'bar', color: '#4c78a8' }, encoding: { x: { field: field(x.name), type: 'nominal', title: x.title, sort: null }, y } };
 }
@@ -146,13 +152,15 @@ export function checkChartSpec(spec: Record<string, unknown>): void {
       continue;
     }
     const o = node as Record<string, unknown>;
-    if (node !== spec && ('data' in o || 'datasets' in o)) throw new ChartRefused('A chart draws its report’s rows; a spec may not name other data (data, datasets).');
+    if (node !== spec && ('data' in o || 'datasets' in o))
+      throw new ChartRefused('A chart draws its report’s rows; a spec may not name other data (data, datasets).');
     if ('density' in o) {
       for (const key of ['steps', 'minsteps', 'maxsteps'] as const) {
         if (typeof o[key] === 'number' && !(o[key] <= MAX_GENERATED_VALUES)) throw new ChartRefused(`density ${key} may be at most ${MAX_GENERATED_VALUES}.`);
       }
     }
-    if ('quantile' in o && typeof o.step === 'number' && !(1 / o.step <= MAX_GENERATED_VALUES)) throw new ChartRefused(`quantile step may be no smaller than ${1 / MAX_GENERATED_VALUES}.`);
+    if ('quantile' in o && typeof o.step === 'number' && !(1 / o.step <= MAX_GENERATED_VALUES))
+      throw new ChartRefused(`quantile step may be no smaller than ${1 / MAX_GENERATED_VALUES}.`);
     // keyvals as {start, stop, step} is a sequence, in a transform or in an encoding's impute.
     if (o.keyvals !== undefined && !Array.isArray(o.keyvals)) throw new ChartRefused('impute keyvals must be a list of values, not a generated sequence.');
     stack.push(...Object.values(o));

@@ -16,7 +16,8 @@ export function applyControls(query: Record<string, unknown>, controls: Dashboar
   const out: Record<string, unknown> = { ...query };
   for (const key of ['measures', 'dimensions', 'segments'] as const) if (Array.isArray(query[key])) out[key] = (query[key] as unknown[]).map(swap);
   if (Array.isArray(query.order)) out.order = (query.order as unknown[]).map((entry) => (Array.isArray(entry) ? [swap(entry[0]), ...entry.slice(1)] : entry));
-  else if (typeof query.order === 'object' && query.order !== null) out.order = Object.fromEntries(Object.entries(query.order).map(([name, dir]) => [swap(name), dir]));
+  else if (typeof query.order === 'object' && query.order !== null)
+    out.order = Object.fromEntries(Object.entries(query.order).map(([name, dir]) => [swap(name), dir]));
   const grains = new Map((controls.timeGrains ?? []).map((g) => [g.member, g.grain]));
   if (Array.isArray(query.timeDimensions)) {
     out.timeDimensions = (query.timeDimensions as Array<Record<string, unknown>>).map((td) => {
@@ -36,7 +37,9 @@ export function applyControls(query: Record<string, unknown>, controls: Dashboar
 
 function membersOf(query: Record<string, unknown>): string[] {
   const names: string[] = [];
-  for (const key of ['measures', 'dimensions', 'segments'] as const) if (Array.isArray(query[key])) names.push(...(query[key] as unknown[]).filter((n): n is string => typeof n === 'string'));
-  if (Array.isArray(query.timeDimensions)) for (const td of query.timeDimensions as Array<Record<string, unknown>>) if (typeof td.dimension === 'string') names.push(td.dimension);
+  for (const key of ['measures', 'dimensions', 'segments'] as const)
+    if (Array.isArray(query[key])) names.push(...(query[key] as unknown[]).filter((n): n is string => typeof n === 'string'));
+  if (Array.isArray(query.timeDimensions))
+    for (const td of query.timeDimensions as Array<Record<string, unknown>>) if (typeof td.dimension === 'string') names.push(td.dimension);
   return names.filter((n) => n.includes('.'));
 }

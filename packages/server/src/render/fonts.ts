@@ -24,7 +24,9 @@ export function loadFonts(dir: string = DEFAULT_FONTS_DIR): Fonts {
     try {
       fonts = { regular: fs.readFileSync(path.join(dir, 'DejaVuSans.ttf')), bold: fs.readFileSync(path.join(dir, 'DejaVuSans-Bold.ttf')) };
     } catch (error) {
-      throw new Error(`The DejaVu fonts are not in ${dir} (install Debian's fonts-dejavu-core, or set RENDER_FONTS_DIR): ${(error as Error).message}`, { cause: error });
+      throw new Error(`The DejaVu fonts are not in ${dir} (install Debian's fonts-dejavu-core, or set RENDER_FONTS_DIR): ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     loaded.set(dir, fonts);
   }

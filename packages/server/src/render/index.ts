@@ -53,7 +53,6 @@ export interface RenderResult extends RenderedPage {
   contentType: 'image/png' | 'application/pdf';
 }
 
-
 export interface RendererDeps {
   /** The current published version of the dashboard in the deployment, or undefined. */
   findPublished(tenantId: number, deploymentId: number, ref: DashboardRef): Promise<Dashboard | undefined>;
@@ -102,16 +101,25 @@ export function createRenderer(deps: RendererDeps) {
   async function renderPage(input: Omit<RenderInput, 'format'>): Promise<RenderedPage> {
     const ref = refOf(input as RenderInput);
     const dashboard = await deps.findPublished(input.tenant.id, input.deploymentId, ref);
-    if (!dashboard) throw new DashboardNotPublished('workbookId' in ref ? `Workbook ${ref.workbookId}` : 'dashboardId' in ref ? `Dashboard ${ref.dashboardId}` : `Dashboard ${ref.publicId}`);
+    if (!dashboard)
+      throw new DashboardNotPublished(
+        'workbookId' in ref ? `Workbook ${ref.workbookId}` : 'dashboardId' in ref ? `Dashboard ${ref.dashboardId}` : `Dashboard ${ref.publicId}`,
+      );
     const config = dashboard.config;
     const title = dashboard.title ?? config.title ?? 'Dashboard';
     const description = dashboard.description ?? config.description ?? null;
     const layout = pageLayout(config.layout);
     const top = headerHeight(description);
     const widgets = ((config.widgets ?? []) as DashboardWidget[]).filter((w) => typeof w.position === 'object' && w.position !== null);
-    const controls: DashboardControls = { filters: input.filters ?? null, timeGrains: input.timeGrains ?? null, memberSwitchers: input.memberSwitchers ?? null };
+    const controls: DashboardControls = {
+      filters: input.filters ?? null,
+      timeGrains: input.timeGrains ?? null,
+      memberSwitchers: input.memberSwitchers ?? null,
+    };
     const run = (request: { sql: string } | { query: unknown }) => deps.run(input.tenant, input.deploymentId, input.viewer, request);
-    const results = await mapLimited(widgets, QUERY_CONCURRENCY, (w) => widgetContent(w, cellOf(layout, top, w.position), dashboard.reportSnapshots, controls, run, deps.isRefusal));
+    const results = await mapLimited(widgets, QUERY_CONCURRENCY, (w) =>
+      widgetContent(w, cellOf(layout, top, w.position), dashboard.reportSnapshots, controls, run, deps.isRefusal),
+    );
     const placed: PlacedWidget[] = widgets.map((w, i) => ({ id: w.id, position: w.position, content: results[i]!.content }));
     const page = pageSvg(title, description, layout, placed);
     const data = widgets.flatMap((w, i) => {

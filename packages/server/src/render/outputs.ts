@@ -49,7 +49,13 @@ export function printSlices(height: number, pageHeight: number, breaks: readonly
  * pages: scaled to the printable width and split between widget rows (printSlices). Text stays
  * text, in embedded DejaVu, so the PDF is searchable and its text can be extracted.
  */
-export async function svgToPdf(svg: string, size: { width: number; height: number }, fonts: Fonts, title: string, print: { breaks: readonly number[]; pieces: readonly PagePiece[] } | null = null): Promise<Buffer> {
+export async function svgToPdf(
+  svg: string,
+  size: { width: number; height: number },
+  fonts: Fonts,
+  title: string,
+  print: { breaks: readonly number[]; pieces: readonly PagePiece[] } | null = null,
+): Promise<Buffer> {
   const pageSize: [number, number] = print ? [A4.width, A4.height] : [size.width, size.height];
   // Loaded with the process's first PDF: most processes write none.
   const [{ default: PDFDocument }, { default: SVGtoPDF }] = await Promise.all([import('pdfkit'), import('svg-to-pdfkit')]);
@@ -77,7 +83,15 @@ export async function svgToPdf(svg: string, size: { width: number; height: numbe
       doc.save();
       doc.rect(A4.margin, A4.margin, size.width * scale, (end - start) * scale).clip();
       // preserveAspectRatio makes svg-to-pdfkit fit the SVG's viewBox to width × height (without it, the SVG's own size is kept).
-      SVGtoPDF(doc, bandSvg(print.pieces, size.width, start, end), A4.margin, A4.margin, { width: size.width * scale, height: (end - start) * scale, preserveAspectRatio: 'xMinYMin meet', assumePt: true, fontCallback, imageCallback, warningCallback });
+      SVGtoPDF(doc, bandSvg(print.pieces, size.width, start, end), A4.margin, A4.margin, {
+        width: size.width * scale,
+        height: (end - start) * scale,
+        preserveAspectRatio: 'xMinYMin meet',
+        assumePt: true,
+        fontCallback,
+        imageCallback,
+        warningCallback,
+      });
       doc.restore();
     }
   }

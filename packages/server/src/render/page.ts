@@ -42,7 +42,8 @@ export interface Cell {
 export const PAGE_WIDTH = 1200;
 const DEFAULTS = { cols: 12, rowHeight: 60, margin: [16, 16] as [number, number], padding: [24, 24] as [number, number] };
 
-const num = (value: unknown, fallback: number, min: number, max: number) => (typeof value === 'number' && Number.isFinite(value) ? Math.min(max, Math.max(min, value)) : fallback);
+const num = (value: unknown, fallback: number, min: number, max: number) =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.min(max, Math.max(min, value)) : fallback;
 const pair = (value: unknown, fallback: [number, number]): [number, number] =>
   Array.isArray(value) && value.length >= 2 ? [num(value[0], fallback[0], 0, 200), num(value[1], fallback[1], 0, 200)] : fallback;
 
@@ -138,7 +139,10 @@ function widgetSvg(id: string, cell: Cell, content: WidgetContent): string {
   const inner = 12;
   const parts: string[] = [];
   const framed = content.kind !== 'divider' && content.kind !== 'empty' && content.kind !== 'text';
-  if (framed) parts.push(`<rect x="${cell.x.toFixed(1)}" y="${cell.y.toFixed(1)}" width="${cell.width.toFixed(1)}" height="${cell.height.toFixed(1)}" rx="6" fill="#ffffff" stroke="#d9dde3"/>`);
+  if (framed)
+    parts.push(
+      `<rect x="${cell.x.toFixed(1)}" y="${cell.y.toFixed(1)}" width="${cell.width.toFixed(1)}" height="${cell.height.toFixed(1)}" rx="6" fill="#ffffff" stroke="#d9dde3"/>`,
+    );
   const left = cell.x + inner;
   const width = cell.width - 2 * inner;
   let top = cell.y + inner;
@@ -160,8 +164,11 @@ function widgetSvg(id: string, cell: Cell, content: WidgetContent): string {
       parts.push(`<line x1="${left}" x2="${left + width}" y1="${top + 17}" y2="${top + 17}" stroke="#d9dde3"/>`);
       const fitting = Math.max(0, Math.floor((bottom - top - line) / line));
       const shown = content.rows.slice(0, fitting);
-      shown.forEach((row, r) => parts.push(...row.map((v, i) => text(left + i * colWidth, top + line + 12 + r * line, size, fit(v, colWidth - 6, size), 'fill="#1f2933"'))));
-      if (content.rows.length > shown.length && fitting > 0) parts.push(text(left, bottom, 10, `${content.rows.length - shown.length} more rows`, 'fill="#7b8794"'));
+      shown.forEach((row, r) =>
+        parts.push(...row.map((v, i) => text(left + i * colWidth, top + line + 12 + r * line, size, fit(v, colWidth - 6, size), 'fill="#1f2933"'))),
+      );
+      if (content.rows.length > shown.length && fitting > 0)
+        parts.push(text(left, bottom, 10, `${content.rows.length - shown.length} more rows`, 'fill="#7b8794"'));
       break;
     }
     case 'kpi': {
@@ -222,12 +229,28 @@ export function bandSvg(pieces: readonly PagePiece[], width: number, start: numb
 }
 
 /** The whole page: its SVG and size, its pieces, and where a printed page may break (cleanBreaks). */
-export function pageSvg(title: string, description: string | null, layout: PageLayout, widgets: PlacedWidget[]): { svg: string; width: number; height: number; pieces: PagePiece[]; breaks: number[] } {
+export function pageSvg(
+  title: string,
+  description: string | null,
+  layout: PageLayout,
+  widgets: PlacedWidget[],
+): { svg: string; width: number; height: number; pieces: PagePiece[]; breaks: number[] } {
   const top = headerHeight(description);
   const height = pageHeight(layout, top, widgets);
   const width = layout.width;
-  const header = [text(layout.padding[0], 20 + TITLE_SIZE, TITLE_SIZE, fit(title, width - 2 * layout.padding[0], TITLE_SIZE), 'font-weight="bold" fill="#1f2933"')];
-  if (description) header.push(text(layout.padding[0], 20 + TITLE_SIZE + 8 + DESCRIPTION_SIZE, DESCRIPTION_SIZE, fit(description, width - 2 * layout.padding[0], DESCRIPTION_SIZE), 'fill="#616e7c"'));
+  const header = [
+    text(layout.padding[0], 20 + TITLE_SIZE, TITLE_SIZE, fit(title, width - 2 * layout.padding[0], TITLE_SIZE), 'font-weight="bold" fill="#1f2933"'),
+  ];
+  if (description)
+    header.push(
+      text(
+        layout.padding[0],
+        20 + TITLE_SIZE + 8 + DESCRIPTION_SIZE,
+        DESCRIPTION_SIZE,
+        fit(description, width - 2 * layout.padding[0], DESCRIPTION_SIZE),
+        'fill="#616e7c"',
+      ),
+    );
   const pieces: PagePiece[] = [
     { top: 0, bottom: top, markup: header.join('') },
     ...widgets.map((w) => {

@@ -38,7 +38,8 @@ export function snapshotQuery(snapshot: ReportSnapshot, controls: DashboardContr
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '—';
   if (typeof value === 'number') return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
-  if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) && value.length < 16) return Number(value).toLocaleString('en-US', { maximumFractionDigits: 2 });
+  if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) && value.length < 16)
+    return Number(value).toLocaleString('en-US', { maximumFractionDigits: 2 });
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
@@ -65,7 +66,12 @@ function describeControls(config: Config, kind: 'FILTER' | 'TIME_GRAIN', control
   }
   const applied = (controls.filters ?? []).filter((f) => member === null || f.member === member);
   if (applied.length === 0) return member ? `${member}: all` : 'No filter applied';
-  return applied.map((f) => `${f.member} ${(f.operator ?? 'equals').replace(/_/g, ' ')}${f.value === undefined || f.value === null ? '' : ` ${Array.isArray(f.value) ? f.value.map(formatValue).join(', ') : formatValue(f.value)}`}`).join('; ');
+  return applied
+    .map(
+      (f) =>
+        `${f.member} ${(f.operator ?? 'equals').replace(/_/g, ' ')}${f.value === undefined || f.value === null ? '' : ` ${Array.isArray(f.value) ? f.value.map(formatValue).join(', ') : formatValue(f.value)}`}`,
+    )
+    .join('; ');
 }
 
 export interface WidgetResult {
@@ -75,7 +81,14 @@ export interface WidgetResult {
 }
 
 /** One widget's content in a cell of `cell`'s size. */
-export async function widgetContent(widget: DashboardWidget, cell: Cell, snapshots: ReportSnapshot[], controls: DashboardControls, run: RunQuery, isRefusal: IsRefusal): Promise<WidgetResult> {
+export async function widgetContent(
+  widget: DashboardWidget,
+  cell: Cell,
+  snapshots: ReportSnapshot[],
+  controls: DashboardControls,
+  run: RunQuery,
+  isRefusal: IsRefusal,
+): Promise<WidgetResult> {
   const config = configOf(widget);
   const reportId = reportIdOf(widget);
   if (reportId !== undefined) {
@@ -117,7 +130,13 @@ export async function widgetContent(widget: DashboardWidget, cell: Cell, snapsho
       return { content: { kind: 'empty' } };
     case 'FILTER':
     case 'TIME_GRAIN':
-      return { content: { kind: 'note', title: str(config.title) ?? str(config.label) ?? (widget.type === 'FILTER' ? 'Filter' : 'Time grain'), text: describeControls(config, widget.type, controls) } };
+      return {
+        content: {
+          kind: 'note',
+          title: str(config.title) ?? str(config.label) ?? (widget.type === 'FILTER' ? 'Filter' : 'Time grain'),
+          text: describeControls(config, widget.type, controls),
+        },
+      };
     default:
       // Containers, AI widgets and parents: their frame and title; what they hold is interactive.
       return { content: { kind: 'note', title: str(config.title) ?? str(config.label), text: '' } };

@@ -22,7 +22,18 @@ import type { RuntimeRow } from '../db/tables.js';
 import type { Secrets, SecretColumn } from '../secrets/index.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
 import { podName, runtimeSecretContext } from './pods.js';
-import { findRuntime, forgetBranchRuntimes, hasLogsBefore, listRuntimes, logsAfter, newestLogId, tailLogs, touchRuntime, type EnvironmentKey, type LogFilter } from './runtimes.store.js';
+import {
+  findRuntime,
+  forgetBranchRuntimes,
+  hasLogsBefore,
+  listRuntimes,
+  logsAfter,
+  newestLogId,
+  tailLogs,
+  touchRuntime,
+  type EnvironmentKey,
+  type LogFilter,
+} from './runtimes.store.js';
 import { DEFAULT_RUNTIME_OPTIONS, Supervisor, type Planner, type RuntimeOptions } from './supervisor.js';
 
 export type { DesiredRuntime, Planner, PodFiles, RuntimeOptions } from './supervisor.js';

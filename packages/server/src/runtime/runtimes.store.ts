@@ -15,13 +15,30 @@ export interface EnvironmentKey {
 export async function ensureRuntime(db: Executor, key: EnvironmentKey, pod: string, at: string): Promise<void> {
   await db
     .insertInto('runtimes')
-    .values({ tenant_id: key.tenantId, deployment_id: key.deploymentId, environment_id: key.environmentId, type: key.type, branch_name: key.branch, pod, status: 'Pending', created_at: at, updated_at: at })
+    .values({
+      tenant_id: key.tenantId,
+      deployment_id: key.deploymentId,
+      environment_id: key.environmentId,
+      type: key.type,
+      branch_name: key.branch,
+      pod,
+      status: 'Pending',
+      created_at: at,
+      updated_at: at,
+    })
     .onConflict((oc) => oc.columns(['deployment_id', 'environment_id']).doNothing())
     .execute();
 }
 
 /** Takes the environment for `owner` when nobody holds a live lease on it; the row, or undefined when another process holds it. */
-export async function claimRuntime(db: Executor, deploymentId: number, environmentId: string, owner: string, leaseUntil: string, at: string): Promise<RuntimeRow | undefined> {
+export async function claimRuntime(
+  db: Executor,
+  deploymentId: number,
+  environmentId: string,
+  owner: string,
+  leaseUntil: string,
+  at: string,
+): Promise<RuntimeRow | undefined> {
   return db
     .updateTable('runtimes')
     .set({ owner, lease_expires_at: leaseUntil, updated_at: at })
@@ -61,7 +78,11 @@ export async function leasedElsewhere(db: Executor, owner: string, at: string): 
 
 export async function markTerminated(db: Executor, ids: number[], at: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('runtimes').set({ status: 'Terminated' satisfies PodStatus, ready: 0, address: null, secret: null, owner: null, lease_expires_at: null, updated_at: at }).where('id', 'in', ids).execute();
+  await db
+    .updateTable('runtimes')
+    .set({ status: 'Terminated' satisfies PodStatus, ready: 0, address: null, secret: null, owner: null, lease_expires_at: null, updated_at: at })
+    .where('id', 'in', ids)
+    .execute();
 }
 
 export async function findRuntime(db: Executor, deploymentId: number, environmentId: string): Promise<RuntimeRow | undefined> {
@@ -76,13 +97,27 @@ export async function listRuntimes(db: Executor, tenantId: number, deploymentId:
 export async function touchRuntime(db: Executor, key: EnvironmentKey, pod: string, at: string): Promise<void> {
   await db
     .insertInto('runtimes')
-    .values({ tenant_id: key.tenantId, deployment_id: key.deploymentId, environment_id: key.environmentId, type: key.type, branch_name: key.branch, pod, status: 'Terminated', last_used_at: at, created_at: at, updated_at: at })
+    .values({
+      tenant_id: key.tenantId,
+      deployment_id: key.deploymentId,
+      environment_id: key.environmentId,
+      type: key.type,
+      branch_name: key.branch,
+      pod,
+      status: 'Terminated',
+      last_used_at: at,
+      created_at: at,
+      updated_at: at,
+    })
     .onConflict((oc) => oc.columns(['deployment_id', 'environment_id']).doUpdateSet({ last_used_at: at }))
     .execute();
 }
 
 /** On-demand environments used since `since`: the ones that should run now. */
-export async function usedSince(db: Executor, since: string): Promise<Array<Pick<RuntimeRow, 'tenant_id' | 'deployment_id' | 'environment_id' | 'type' | 'branch_name'>>> {
+export async function usedSince(
+  db: Executor,
+  since: string,
+): Promise<Array<Pick<RuntimeRow, 'tenant_id' | 'deployment_id' | 'environment_id' | 'type' | 'branch_name'>>> {
   return db
     .selectFrom('runtimes')
     .select(['tenant_id', 'deployment_id', 'environment_id', 'type', 'branch_name'])
@@ -97,7 +132,14 @@ export async function insertLogs(db: Executor, rows: Array<Insertable<RuntimeLog
 
 /** Deletes all but the newest `keep` lines of a deployment. */
 export async function trimLogs(db: Executor, deploymentId: number, keep: number): Promise<void> {
-  const edge = await db.selectFrom('runtime_logs').select('id').where('deployment_id', '=', deploymentId).orderBy('id', 'desc').offset(keep).limit(1).executeTakeFirst();
+  const edge = await db
+    .selectFrom('runtime_logs')
+    .select('id')
+    .where('deployment_id', '=', deploymentId)
+    .orderBy('id', 'desc')
+    .offset(keep)
+    .limit(1)
+    .executeTakeFirst();
   if (edge) await db.deleteFrom('runtime_logs').where('deployment_id', '=', deploymentId).where('id', '<=', edge.id).execute();
 }
 
@@ -132,7 +174,11 @@ export async function hasLogsBefore(db: Executor, filter: LogFilter, id: number)
 
 /** The id of the deployment's newest line; 0 when it has none. */
 export async function newestLogId(db: Executor, deploymentId: number): Promise<number> {
-  const row = await db.selectFrom('runtime_logs').select((eb) => eb.fn.max('id').as('id')).where('deployment_id', '=', deploymentId).executeTakeFirst();
+  const row = await db
+    .selectFrom('runtime_logs')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .where('deployment_id', '=', deploymentId)
+    .executeTakeFirst();
   return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
 }
 

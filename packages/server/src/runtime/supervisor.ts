@@ -9,7 +9,17 @@ import type { RunningPod, RuntimeDriver } from './driver.js';
 import type { OwnCluster } from './own-cluster.js';
 import { LogSink, redact, redactionOf, type PodLogTarget, type Redaction } from './log-sink.js';
 import { podName, probe, runtimeSecretContext } from './pods.js';
-import { claimRuntime, ensureRuntime, leasedElsewhere, markTerminated, renewLeases, unownedLive, updateOwned, usedSince, type EnvironmentKey } from './runtimes.store.js';
+import {
+  claimRuntime,
+  ensureRuntime,
+  leasedElsewhere,
+  markTerminated,
+  renewLeases,
+  unownedLive,
+  updateOwned,
+  usedSince,
+  type EnvironmentKey,
+} from './runtimes.store.js';
 import { randomToken } from '../shared/tokens.js';
 
 /** One environment that should run now, as the area that plans runtimes sees it. */
@@ -147,7 +157,13 @@ class LocalPod {
     if (this.#redactionFor?.env !== this.env || this.#redactionFor.secret !== this.secret) {
       this.#redactionFor = { env: this.env, secret: this.secret, redaction: redactionOf(this.env, [this.secret]) };
     }
-    return { tenantId: this.desired.tenantId, deploymentId: this.desired.deploymentId, type: this.desired.type, pod: this.name, redaction: this.#redactionFor.redaction };
+    return {
+      tenantId: this.desired.tenantId,
+      deploymentId: this.desired.deploymentId,
+      type: this.desired.type,
+      pod: this.name,
+      redaction: this.#redactionFor.redaction,
+    };
   }
 
   #redactionFor: { env: Record<string, string>; secret: string; redaction: Redaction } | null = null;
@@ -180,7 +196,11 @@ export class Supervisor {
     private readonly onError: (error: Error, what: string) => void,
   ) {
     this.db = store.db;
-    this.#logs = new LogSink(store, { flushMs: options.logFlushMs, keepPerDeployment: options.logLinesPerDeployment, onError: (e) => onError(e, 'writing runtime logs') });
+    this.#logs = new LogSink(store, {
+      flushMs: options.logFlushMs,
+      keepPerDeployment: options.logLinesPerDeployment,
+      onError: (e) => onError(e, 'writing runtime logs'),
+    });
   }
 
   start(): void {
@@ -256,7 +276,11 @@ export class Supervisor {
     this.#pods.clear();
     await Promise.all(pods.map((pod) => this.#halt(pod, 'the server process is shutting down')));
     try {
-      await markTerminated(this.db, pods.map((p) => p.rowId), new Date().toISOString());
+      await markTerminated(
+        this.db,
+        pods.map((p) => p.rowId),
+        new Date().toISOString(),
+      );
     } catch (error) {
       this.onError(error as Error, 'releasing runtimes');
     }
@@ -284,30 +308,41 @@ export class Supervisor {
       this.#pods.delete(key);
       await this.#halt(pod, 'this server process no longer holds its lease');
     }
-    const used = (await usedSince(db, iso(nowMs - options.idleMs))).map((r) => ({ tenantId: r.tenant_id, deploymentId: r.deployment_id, environmentId: r.environment_id, type: r.type, branch: r.branch_name }));
+    const used = (await usedSince(db, iso(nowMs - options.idleMs))).map((r) => ({
+      tenantId: r.tenant_id,
+      deploymentId: r.deployment_id,
+      environmentId: r.environment_id,
+      type: r.type,
+      branch: r.branch_name,
+    }));
     const desired = await this.planner(used);
     const wanted = new Map(desired.map((d) => [keyOf(d), d]));
     const stopped: number[] = [];
     for (const [key, pod] of this.#pods) {
       if (wanted.has(key)) continue;
       this.#pods.delete(key);
-      const reason = pod.desired.type === 'production' ? 'the deployment has no build to run' : `idle for ${Math.round(options.idleMs / 60_000)} minutes, or switched off`;
+      const reason =
+        pod.desired.type === 'production' ? 'the deployment has no build to run' : `idle for ${Math.round(options.idleMs / 60_000)} minutes, or switched off`;
       this.#log(pod, `Stopping pod ${pod.name}: ${reason}`);
       await this.#halt(pod, reason);
       stopped.push(pod.rowId);
     }
     await markTerminated(db, stopped, at);
     const heldElsewhere = new Set(
-      (await leasedElsewhere(db, options.owner, at)).map((r) =>
-        keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id }),
-      ),
+      (await leasedElsewhere(db, options.owner, at)).map((r) => keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id })),
     );
     for (const d of desired) {
       const key = keyOf(d);
       const pod = this.#pods.get(key);
       if (pod) {
         if (pod.fingerprint !== fingerprintOf(d) && !pod.replacing) void this.#replace(pod, d);
-        else if (d.files && !pod.replacing && !pod.refreshingFiles && ((pod.filesDueAt !== null && pod.filesDueAt <= nowMs) || pod.filesContent !== d.files.contentRevision)) void this.#refreshFiles(pod, d);
+        else if (
+          d.files &&
+          !pod.replacing &&
+          !pod.refreshingFiles &&
+          ((pod.filesDueAt !== null && pod.filesDueAt <= nowMs) || pod.filesContent !== d.files.contentRevision)
+        )
+          void this.#refreshFiles(pod, d);
         continue;
       }
       if (heldElsewhere.has(key)) continue;
@@ -316,11 +351,16 @@ export class Supervisor {
       if (!row) continue;
       const fresh = new LocalPod(row.id, podName(d.environmentId), d);
       this.#pods.set(key, fresh);
-      const notes = row.status !== 'Terminated' && row.started_at !== null ? [`Pod ${row.pod} stopped with its server process; pod ${fresh.name} takes over`] : [];
+      const notes =
+        row.status !== 'Terminated' && row.started_at !== null ? [`Pod ${row.pod} stopped with its server process; pod ${fresh.name} takes over`] : [];
       void this.#launch(fresh, notes);
     }
     const orphaned = (await unownedLive(db, at)).filter((r) => !wanted.has(keyOf({ deploymentId: r.deployment_id, environmentId: r.environment_id })));
-    await markTerminated(db, orphaned.map((r) => r.id), at);
+    await markTerminated(
+      db,
+      orphaned.map((r) => r.id),
+      at,
+    );
   }
 
   /** Starts one attempt of the pod: loads its build and variables, starts the runtime, watches it. */
@@ -369,7 +409,18 @@ export class Supervisor {
           name: pod.name,
           env: loaded.env,
           startTimeoutMs: this.options.startTimeoutMs,
-          start: { type: 'start', pod: pod.name, secret: pod.secret, version: d.version, build: { id: d.buildId, branch: d.branch, commit: d.commit }, artifact: loaded.artifact, dataSourcesDir: this.options.dataSourcesDir, ownCluster, allowSocketSources: this.options.allowSocketSources, queries: this.options.queries },
+          start: {
+            type: 'start',
+            pod: pod.name,
+            secret: pod.secret,
+            version: d.version,
+            build: { id: d.buildId, branch: d.branch, commit: d.commit },
+            artifact: loaded.artifact,
+            dataSourcesDir: this.options.dataSourcesDir,
+            ownCluster,
+            allowSocketSources: this.options.allowSocketSources,
+            queries: this.options.queries,
+          },
         },
         {
           output: (stream, line) => {
@@ -381,7 +432,12 @@ export class Supervisor {
             // It stopped itself to end a statement over QUERY_TIMEOUT_MS (statement-watchdog.ts):
             // the query was at fault, not the runtime, so it starts again at once.
             if (signal === STATEMENT_TIMEOUT_SIGNAL && !attempt.killedFor) {
-              void this.#crashed(pod, attempt, `stopped a statement that ran longer than the ${this.options.queries.timeoutMs} ms a query may take (QUERY_TIMEOUT_MS)`, false);
+              void this.#crashed(
+                pod,
+                attempt,
+                `stopped a statement that ran longer than the ${this.options.queries.timeoutMs} ms a query may take (QUERY_TIMEOUT_MS)`,
+                false,
+              );
               return;
             }
             const why = attempt.killedFor ?? (signal ? `killed by ${signal}` : `exited with code ${code}`);
@@ -428,7 +484,12 @@ export class Supervisor {
         if (pod.crashes > 0 && pod.liveSince !== null && Date.now() - pod.liveSince >= options.stableMs) pod.crashes = 0;
         if (first || ready !== pod.ready) {
           pod.ready = ready;
-          await updateOwned(this.db, pod.rowId, this.options.owner, { status: 'Running', ready: ready ? 1 : 0, last_error: null, updated_at: new Date().toISOString() });
+          await updateOwned(this.db, pod.rowId, this.options.owner, {
+            status: 'Running',
+            ready: ready ? 1 : 0,
+            last_error: null,
+            updated_at: new Date().toISOString(),
+          });
         }
       }
       pod.timer = setTimeout(() => void check(), pod.ready ? options.healthIntervalMs : Math.min(250, options.healthIntervalMs));
@@ -465,7 +526,10 @@ export class Supervisor {
     pod.liveSince = null;
     const delay = counted ? Math.min(this.options.backoffBaseMs * 2 ** (pod.crashes - 1), this.options.backoffMaxMs) : 0;
     const looping = counted && pod.crashes >= this.options.crashLoopAfter;
-    this.#log(pod, `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} ${delay === 0 ? 'now' : `in ${formatDelay(delay)}`} (restart ${pod.restarts})`);
+    this.#log(
+      pod,
+      `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} ${delay === 0 ? 'now' : `in ${formatDelay(delay)}`} (restart ${pod.restarts})`,
+    );
     try {
       await updateOwned(this.db, pod.rowId, this.options.owner, {
         status: looping ? 'CrashLoopBackOff' : 'Pending',

@@ -66,7 +66,8 @@ export function parseSecretKeys(text: string, source: string): { keys: SecretKey
     const material = decodeKey(colon === -1 ? entry : entry.slice(colon + 1));
     const which = `${source} entry ${i + 1}`;
     if (id !== null && !KEY_ID.test(id)) problems.push(`${which}: a key id is 1 to 32 letters, digits, "-" or "_"`);
-    else if (material === null) problems.push(`${which}: a key is 32 bytes written as 64 hex digits or in base64 (generate one with \`npm run admin -- secrets generate-key\`)`);
+    else if (material === null)
+      problems.push(`${which}: a key is 32 bytes written as 64 hex digits or in base64 (generate one with \`npm run admin -- secrets generate-key\`)`);
     else {
       const key = new SecretKey(id ?? fingerprintOf(material), material);
       if (keys.some((k) => k.id === key.id)) problems.push(`${which}: key id "${key.id}" is given twice`);

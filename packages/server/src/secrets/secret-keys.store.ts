@@ -32,24 +32,46 @@ export async function deleteSecretKey(db: AnyDb, id: string): Promise<void> {
 
 /** Records a key with its check value, unless another process recorded it first. */
 export async function insertSecretKeyUnlessPresent(db: AnyDb, id: string, checkValue: string, at: string): Promise<void> {
-  await db.insertInto('secret_keys').values({ id, check_value: checkValue, created_at: at }).onConflict((oc) => oc.column('id').doNothing()).execute();
+  await db
+    .insertInto('secret_keys')
+    .values({ id, check_value: checkValue, created_at: at })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
 }
 
 /** A batch of a sealed column's rows after id `after`, in id order: the id, the value and `contextColumns`. */
-export async function sealedRowsAfter(db: AnyDb, table: string, id: string, value: string, contextColumns: string[], after: number, limit: number): Promise<Array<Record<string, unknown>>> {
-  return (await db
-    .selectFrom(table)
-    .select([id, value, ...contextColumns])
-    .where(id, '>', after)
-    // A nullable column (a pod's secret while it runs) holds nothing to re-encrypt when null.
-    .where(value, 'is not', null)
-    .orderBy(id)
-    .limit(limit)
-    .execute()) as Array<Record<string, unknown>>;
+export async function sealedRowsAfter(
+  db: AnyDb,
+  table: string,
+  id: string,
+  value: string,
+  contextColumns: string[],
+  after: number,
+  limit: number,
+): Promise<Array<Record<string, unknown>>> {
+  return (
+    (await db
+      .selectFrom(table)
+      .select([id, value, ...contextColumns])
+      .where(id, '>', after)
+      // A nullable column (a pod's secret while it runs) holds nothing to re-encrypt when null.
+      .where(value, 'is not', null)
+      .orderBy(id)
+      .limit(limit)
+      .execute()) as Array<Record<string, unknown>>
+  );
 }
 
 /** Replaces a sealed value only if the row still holds `expected`; false when it changed meanwhile. */
-export async function replaceSealedValue(db: AnyDb, table: string, id: string, value: string, rowId: unknown, expected: string, sealed: string): Promise<boolean> {
+export async function replaceSealedValue(
+  db: AnyDb,
+  table: string,
+  id: string,
+  value: string,
+  rowId: unknown,
+  expected: string,
+  sealed: string,
+): Promise<boolean> {
   const result = await db
     .updateTable(table)
     .set({ [value]: sealed })

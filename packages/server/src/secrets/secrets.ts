@@ -81,7 +81,10 @@ export class Secrets {
     if (keyId === '') throw new SecretsError('malformed', `A stored secret${about(context)} is not in the form v1:<key id>:<nonce>:<ciphertext>.`);
     const key = this.#keys.get(keyId);
     if (!key) {
-      throw new SecretsError('unknown-key', `A stored secret${about(context)} was encrypted with key "${keyId}", which is not configured (${this.origin}); add that key after the current one.`);
+      throw new SecretsError(
+        'unknown-key',
+        `A stored secret${about(context)} was encrypted with key "${keyId}", which is not configured (${this.origin}); add that key after the current one.`,
+      );
     }
     const sealed = Buffer.from(sealedText, 'base64url');
     try {
@@ -90,7 +93,10 @@ export class Secrets {
       decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
       return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretsError('undecryptable', `A stored secret${about(context)} does not decrypt with key "${keyId}": the key is not the one it was made with, or the value was altered or moved.`);
+      throw new SecretsError(
+        'undecryptable',
+        `A stored secret${about(context)} does not decrypt with key "${keyId}": the key is not the one it was made with, or the value was altered or moved.`,
+      );
     }
   }
 

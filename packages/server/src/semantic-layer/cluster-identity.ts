@@ -23,7 +23,9 @@ export interface Queryable {
  * can be read: the caller must then not treat the source as foreign.
  */
 export async function readClusterIdentity(client: Queryable): Promise<ClusterIdentity> {
-  const started = await client.query("SELECT to_char(pg_postmaster_start_time() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS started_at, current_setting('port') AS port");
+  const started = await client.query(
+    "SELECT to_char(pg_postmaster_start_time() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS started_at, current_setting('port') AS port",
+  );
   const row = started.rows[0] ?? {};
   let systemIdentifier: string | null = null;
   try {

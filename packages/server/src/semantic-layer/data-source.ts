@@ -83,13 +83,20 @@ export const SAMPLE_ROWS = [
  * longer than that (statement-watchdog.ts). `guard` is what a PostgreSQL source is held to: the
  * runtime gives the server's own cluster; tests that query a source directly give none.
  */
-export function openDataSource(env: NodeJS.ProcessEnv, dataSourcesDir: string | null, statementTimeoutMs = 30_000, watchdog?: StatementWatchdog, guard: PostgresGuard = NO_GUARD): DataSource {
+export function openDataSource(
+  env: NodeJS.ProcessEnv,
+  dataSourcesDir: string | null,
+  statementTimeoutMs = 30_000,
+  watchdog?: StatementWatchdog,
+  guard: PostgresGuard = NO_GUARD,
+): DataSource {
   const type = env.DB_TYPE;
   if (type === undefined || type === '') return sample(watchdog);
   if (type === 'sqlite') return sqliteFile(env.DB_URL, dataSourcesDir, watchdog);
   if (type === 'postgres') {
     const schema = env.PRE_AGGREGATIONS_SCHEMA || 'prod_pre_aggregations';
-    if (!SCHEMA_NAME.test(schema)) throw new Error('PRE_AGGREGATIONS_SCHEMA must be a schema name: letters, digits and _, not starting with a digit, at most 63.');
+    if (!SCHEMA_NAME.test(schema))
+      throw new Error('PRE_AGGREGATIONS_SCHEMA must be a schema name: letters, digits and _, not starting with a digit, at most 63.');
     return postgres(env.DB_URL, env.DB_PASSWORD, statementTimeoutMs, guard, schema);
   }
   throw new Error('DB_TYPE names no data source type: set it to sqlite or postgres, or remove it for the sample dataset.');
@@ -129,7 +136,10 @@ function sqliteSource(db: Database.Database, describe: string, watchdog: Stateme
   const run = (sql: string, params: unknown[]) =>
     guarded.run(() => {
       const statement = db.prepare(sql);
-      return { rows: (params.length === 0 ? statement.all() : statement.all(sqliteParams(params))) as Array<Record<string, unknown>>, columns: statement.columns().map((c) => c.name) };
+      return {
+        rows: (params.length === 0 ? statement.all() : statement.all(sqliteParams(params))) as Array<Record<string, unknown>>,
+        columns: statement.columns().map((c) => c.name),
+      };
     });
   // Pre-aggregations: a file of the runtime's own, written through a connection of its own (the
   // source's is read-only), attached to the source's connection, where queries read it.
@@ -190,12 +200,24 @@ function sqliteSource(db: Database.Database, describe: string, watchdog: Stateme
  * (pg-target.ts). A source that does not answer yet is not ready and is compared once it does; one
  * that is the server's own is reported to `guard.refused` (the runtime stops) and never queried.
  */
-function postgres(url: string | undefined, password: string | undefined, statementTimeoutMs: number, guard: PostgresGuard, schema = 'prod_pre_aggregations'): DataSource {
+function postgres(
+  url: string | undefined,
+  password: string | undefined,
+  statementTimeoutMs: number,
+  guard: PostgresGuard,
+  schema = 'prod_pre_aggregations',
+): DataSource {
   const target = pgTarget(url, guard.allowSockets);
   let pool: Promise<pg.Pool> | null = null;
   const poolOf = () =>
     (pool ??= pinnedSettings(target).then((settings) => {
-      const created = new pg.Pool({ ...settings, password: onlyPassword(password), max: 4, connectionTimeoutMillis: 2_000, statement_timeout: statementTimeoutMs });
+      const created = new pg.Pool({
+        ...settings,
+        password: onlyPassword(password),
+        max: 4,
+        connectionTimeoutMillis: 2_000,
+        statement_timeout: statementTimeoutMs,
+      });
       // An idle client's error (the server restarted) must not crash the runtime; the next check reports it.
       created.on('error', () => undefined);
       return created;
@@ -247,7 +269,9 @@ function postgres(url: string | undefined, password: string | undefined, stateme
         return Number(row?.n ?? 0);
       },
       async list(prefix) {
-        const { rows } = await (await verifiedPool()).query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND left(table_name, length($2)) = $2', [schema, prefix]);
+        const { rows } = await (
+          await verifiedPool()
+        ).query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND left(table_name, length($2)) = $2', [schema, prefix]);
         return (rows as Array<{ table_name: string }>).map((r) => r.table_name);
       },
       async drop(table) {

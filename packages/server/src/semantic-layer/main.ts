@@ -15,7 +15,15 @@ import { openDataSource, type DataSource, type OwnClusterRefused } from './data-
 import { QueryEngine } from './query/load.js';
 import { BodyError, parseJson, restApi } from './rest-api.js';
 import { statementWatchdog } from './statement-watchdog.js';
-import { PRIVATE_META_HEADER, SECRET_HEADER, SECURITY_HEADER, type ListeningMessage, type RequestMessage, type ResponseMessage, type StartMessage } from './protocol.js';
+import {
+  PRIVATE_META_HEADER,
+  SECRET_HEADER,
+  SECURITY_HEADER,
+  type ListeningMessage,
+  type RequestMessage,
+  type ResponseMessage,
+  type StartMessage,
+} from './protocol.js';
 import { NOBODY, type SecurityContext } from './query/access.js';
 
 process.on('disconnect', () => process.exit(0));
@@ -48,11 +56,15 @@ function authorised(req: http.IncomingMessage, secret: Buffer): boolean {
   return sameSecret(Buffer.from(given), secret);
 }
 
-
 /** A context as sent, with its parts defaulted: none (no groups, no attributes) for what is missing. */
 function contextOf(value: Partial<SecurityContext> | null | undefined): SecurityContext {
   if (value === null || typeof value !== 'object') return NOBODY;
-  return { userId: value.userId ?? null, groups: Array.isArray(value.groups) ? value.groups : [], userAttributes: value.userAttributes ?? {}, securityContext: value.securityContext ?? {} };
+  return {
+    userId: value.userId ?? null,
+    groups: Array.isArray(value.groups) ? value.groups : [],
+    userAttributes: value.userAttributes ?? {},
+    securityContext: value.securityContext ?? {},
+  };
 }
 
 /** The caller's context as the proxy sends it; none (no groups, no attributes) when it is missing or unreadable. */
@@ -102,13 +114,25 @@ async function start(message: StartMessage): Promise<void> {
   // does: until then it is not ready and runs no query (data-source.ts).
   await dataSource.verify?.().catch((error: Error) => console.error(`Data source not checked yet, so no query runs: ${error.message}`));
   const { maxRows, maxResultBytes, cacheTtlMs } = message.queries;
-  const engine = new QueryEngine(artifact, dataSource, { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs }, Date.now, (line) => console.log(line));
+  const engine = new QueryEngine(
+    artifact,
+    dataSource,
+    { defaultLimit: Math.min(10_000, maxRows), maxLimit: maxRows, maxResultBytes, cacheTtlMs },
+    Date.now,
+    (line) => console.log(line),
+  );
   // Cube's scheduled refresh: every pre-aggregation built in UTC from the start, in the background.
   engine.preAggregations.scheduleAll();
   let readyOnce = false;
 
-  const handle = restApi(artifact, engine, { continueWaitMs: message.queries.continueWaitMs ?? 5_000, dbType: dataSource.dialect.name, maxResultBytes, timeoutMs: message.queries.timeoutMs });
-  const logLine = (method: string, path: string, status: number, started: number) => `${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`;
+  const handle = restApi(artifact, engine, {
+    continueWaitMs: message.queries.continueWaitMs ?? 5_000,
+    dbType: dataSource.dialect.name,
+    maxResultBytes,
+    timeoutMs: message.queries.timeoutMs,
+  });
+  const logLine = (method: string, path: string, status: number, started: number) =>
+    `${method} ${path} ${status} ${Math.round(performance.now() - started)} ms`;
   const logged = (method: string, path: string, status: number, started: number) => console.log(logLine(method, path, status, started));
 
   const server = http.createServer((req, res) => {
@@ -134,7 +158,14 @@ async function start(message: StartMessage): Promise<void> {
       return;
     }
     const method = req.method ?? 'GET';
-    const request = { method, path, search: at === -1 ? '' : url.slice(at + 1), privateMeta: req.headers[PRIVATE_META_HEADER] === '1', security: securityOf(req), body: () => bodyOf(req) };
+    const request = {
+      method,
+      path,
+      search: at === -1 ? '' : url.slice(at + 1),
+      privateMeta: req.headers[PRIVATE_META_HEADER] === '1',
+      security: securityOf(req),
+      body: () => bodyOf(req),
+    };
     void handle(request).then(({ status, text }) => {
       send(res, status, new JsonText(text));
       logged(method, path, status, started);
@@ -146,7 +177,14 @@ async function start(message: StartMessage): Promise<void> {
     if (message?.type !== 'request') return;
     const started = performance.now();
     const { id, method, path } = message;
-    void handle({ method, path, search: message.search ?? '', privateMeta: message.privateMeta === true, security: contextOf(message.security), body: async () => message.body }).then(({ status, text }) => {
+    void handle({
+      method,
+      path,
+      search: message.search ?? '',
+      privateMeta: message.privateMeta === true,
+      security: contextOf(message.security),
+      body: async () => message.body,
+    }).then(({ status, text }) => {
       // The log line goes with the answer; the server logs it as if printed (protocol.ts).
       process.send?.({ type: 'response', id, status, body: text, log: logLine(method, path, status, started) } satisfies ResponseMessage);
     });

@@ -34,10 +34,20 @@ export interface MetaCube {
 }
 
 type Extras = { description?: string; format?: unknown; meta?: unknown };
-const optional = (m: Extras) => ({ ...(m.description ? { description: m.description } : {}), ...(m.format !== undefined ? { format: m.format } : {}), ...(m.meta !== undefined ? { meta: m.meta } : {}) });
+const optional = (m: Extras) => ({
+  ...(m.description ? { description: m.description } : {}),
+  ...(m.format !== undefined ? { format: m.format } : {}),
+  ...(m.meta !== undefined ? { meta: m.meta } : {}),
+});
 
 /** Cube's meta member: titles (the owner's title before the member's), data type, visibility; per kind its own keys. */
-function member(owner: { name: string; title: string; public: boolean }, m: Extras & { name: string; title?: string; public: boolean }, kind: 'measure' | 'dimension' | 'segment', type: string | null, extra: Record<string, unknown> = {}): MetaMember {
+function member(
+  owner: { name: string; title: string; public: boolean },
+  m: Extras & { name: string; title?: string; public: boolean },
+  kind: 'measure' | 'dimension' | 'segment',
+  type: string | null,
+  extra: Record<string, unknown> = {},
+): MetaMember {
   const shortTitle = m.title ?? titled(m.name);
   const visible = owner.public && m.public;
   const name = `${owner.name}.${m.name}`;
@@ -46,9 +56,27 @@ function member(owner: { name: string; title: string; public: boolean }, m: Extr
   if (kind === 'segment') return { ...base, isVisible: visible, public: visible } as MetaMember;
   if (kind === 'measure') {
     const drillMembers = ((extra.drill_members as string[] | undefined) ?? []).map((d) => (d.includes('.') ? d : `${owner.name}.${d}`));
-    return { ...base, cumulativeTotal: false, cumulative: extra.cumulative === true, type: dataTypeOf(type), aggType: type ?? 'number', drillMembers, drillMembersGrouped: { measures: [], dimensions: drillMembers }, isVisible: visible, public: visible };
+    return {
+      ...base,
+      cumulativeTotal: false,
+      cumulative: extra.cumulative === true,
+      type: dataTypeOf(type),
+      aggType: type ?? 'number',
+      drillMembers,
+      drillMembersGrouped: { measures: [], dimensions: drillMembers },
+      isVisible: visible,
+      public: visible,
+    };
   }
-  return { ...base, type: dataTypeOf(type), suggestFilterValues: true, isVisible: visible, public: visible, primaryKey: extra.primaryKey === true, ...(extra.granularities ? { granularities: extra.granularities } : {}) };
+  return {
+    ...base,
+    type: dataTypeOf(type),
+    suggestFilterValues: true,
+    isVisible: visible,
+    public: visible,
+    primaryKey: extra.primaryKey === true,
+    ...(extra.granularities ? { granularities: extra.granularities } : {}),
+  };
 }
 
 function cubeMeta(cube: CompiledCube, component: number): MetaCube {
@@ -66,11 +94,26 @@ function cubeMeta(cube: CompiledCube, component: number): MetaCube {
     dimensions: cube.dimensions.map((d) =>
       member(owner, d, 'dimension', d.type, {
         primaryKey: d.primary_key,
-        ...(d.granularities ? { granularities: (d.granularities as Array<{ name: string; title?: string; interval?: string; offset?: string; origin?: string }>).map((g) => ({ name: g.name, title: g.title ?? titled(g.name), interval: g.interval, ...(g.offset ? { offset: g.offset } : {}), ...(g.origin ? { origin: g.origin } : {}) })) } : {}),
+        ...(d.granularities
+          ? {
+              granularities: (d.granularities as Array<{ name: string; title?: string; interval?: string; offset?: string; origin?: string }>).map((g) => ({
+                name: g.name,
+                title: g.title ?? titled(g.name),
+                interval: g.interval,
+                ...(g.offset ? { offset: g.offset } : {}),
+                ...(g.origin ? { origin: g.origin } : {}),
+              })),
+            }
+          : {}),
       }),
     ),
     segments: cube.segments.map((s) => member(owner, s, 'segment', null)),
-    hierarchies: (cube.hierarchies ?? []).map((h) => ({ name: `${cube.name}.${h.name}`, title: h.title ?? titled(h.name), levels: h.levels.map((l) => (l.includes('.') ? l : `${cube.name}.${l}`)), public: true })),
+    hierarchies: (cube.hierarchies ?? []).map((h) => ({
+      name: `${cube.name}.${h.name}`,
+      title: h.title ?? titled(h.name),
+      levels: h.levels.map((l) => (l.includes('.') ? l : `${cube.name}.${l}`)),
+      public: true,
+    })),
     folders: [],
   };
 }
@@ -79,7 +122,9 @@ function cubeMeta(cube: CompiledCube, component: number): MetaCube {
 function foldersOf(view: CompiledView): Array<{ name: string; members: string[] }> {
   type Folder = { name: string; includes: '*' | Array<string | Folder> };
   const flat = (folder: Folder): string[] =>
-    folder.includes === '*' ? view.members.map((m) => `${view.name}.${m.name}`) : folder.includes.flatMap((item) => (typeof item === 'string' ? [`${view.name}.${item}`] : flat(item)));
+    folder.includes === '*'
+      ? view.members.map((m) => `${view.name}.${m.name}`)
+      : folder.includes.flatMap((item) => (typeof item === 'string' ? [`${view.name}.${item}`] : flat(item)));
   return ((view.folders ?? []) as Folder[]).map((f) => ({ name: f.name, members: flat(f) }));
 }
 
@@ -131,7 +176,8 @@ function components(artifact: ModelArtifact): Map<string, number> {
  */
 export function metaOf(artifact: ModelArtifact, includePrivate: boolean, security: SecurityContext): { cubes: MetaCube[] } {
   const policies = new Map<string, RawAccessPolicy[]>();
-  for (const entity of [...artifact.cubes, ...artifact.views]) if (entity.access_policy?.length) policies.set(entity.name, entity.access_policy as RawAccessPolicy[]);
+  for (const entity of [...artifact.cubes, ...artifact.views])
+    if (entity.access_policy?.length) policies.set(entity.name, entity.access_policy as RawAccessPolicy[]);
   // Whether the caller's policies on `entity` (a cube or a view) let them use its member `name`.
   const permits = (entity: string, name: string): boolean => {
     const own = policies.get(entity);
@@ -148,7 +194,10 @@ export function metaOf(artifact: ModelArtifact, includePrivate: boolean, securit
     const first = view.members.find((m) => m.member)?.member;
     return first ? component.get(first.slice(0, first.indexOf('.'))) : undefined;
   };
-  for (const c of [...artifact.cubes.map((cube) => cubeMeta(cube, component.get(cube.name)!)), ...artifact.views.map((view) => viewMeta(view, viewComponent(view)))]) {
+  for (const c of [
+    ...artifact.cubes.map((cube) => cubeMeta(cube, component.get(cube.name)!)),
+    ...artifact.views.map((view) => viewMeta(view, viewComponent(view))),
+  ]) {
     if (!includePrivate && !c.public) continue;
     // Nothing of a cube or view none of whose policies applies to the caller.
     const own = policies.get(c.name);

@@ -40,7 +40,8 @@ export function pgTarget(url: string | undefined, allowSockets: boolean): PgTarg
     throw new DataSourceUrlError(`DB_URL is not a URL; it should look like ${EXAMPLE}.`);
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new DataSourceUrlError('DB_URL must be a postgres:// URL.');
-  if (parsed.password || parsed.searchParams.has('password')) throw new DataSourceUrlError('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
+  if (parsed.password || parsed.searchParams.has('password'))
+    throw new DataSourceUrlError('DB_URL holds a password: put it in DB_PASSWORD, whose value is stored encrypted and never shown.');
   let named: string;
   try {
     named = decodeURIComponent(parsed.hostname).replace(/^\[(.+)\]$/, '$1');
@@ -50,15 +51,23 @@ export function pgTarget(url: string | undefined, allowSockets: boolean): PgTarg
   // pg reads these files on this host and presents or trusts them in the TLS handshake with
   // whatever server DB_URL names: a tenant must not pick files of the server's machine.
   const files = FILE_PARAMETERS.filter((name) => parsed.searchParams.has(name));
-  if (files.length > 0) throw new DataSourceUrlError(`DB_URL sets ${files.map((n) => `${n}=`).join(', ')}, which would read files on this server: remove ${files.length === 1 ? 'it' : 'them'}; sslmode=require (or verify-full against the public certificate authorities) needs no file.`);
+  if (files.length > 0)
+    throw new DataSourceUrlError(
+      `DB_URL sets ${files.map((n) => `${n}=`).join(', ')}, which would read files on this server: remove ${files.length === 1 ? 'it' : 'them'}; sslmode=require (or verify-full against the public certificate authorities) needs no file.`,
+    );
   const hostParam = parsed.searchParams.get('host');
   const hostaddr = parsed.searchParams.get('hostaddr');
   const host = hostParam ?? named;
   const socket = host.startsWith('/');
   if (!allowSockets) {
-    if (socket) throw new DataSourceTargetRefused(`DB_URL names a Unix socket, which this server does not connect to: name the database server by host name or address, such as ${EXAMPLE} (${ALLOW}).`);
+    if (socket)
+      throw new DataSourceTargetRefused(
+        `DB_URL names a Unix socket, which this server does not connect to: name the database server by host name or address, such as ${EXAMPLE} (${ALLOW}).`,
+      );
     if (hostParam !== null || hostaddr !== null) {
-      throw new DataSourceTargetRefused(`DB_URL sets host= or hostaddr= among its parameters, which this server does not accept: put the host in the URL itself, such as ${EXAMPLE} (${ALLOW}).`);
+      throw new DataSourceTargetRefused(
+        `DB_URL sets host= or hostaddr= among its parameters, which this server does not accept: put the host in the URL itself, such as ${EXAMPLE} (${ALLOW}).`,
+      );
     }
   }
   if (host === '') throw new DataSourceUrlError(`DB_URL names no host; it should look like ${EXAMPLE}.`);

@@ -61,7 +61,8 @@ export interface RestOptions {
   timeoutMs?: number;
 }
 
-const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
+const size = (bytes: number) =>
+  bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`;
 
 type QueryType = 'regularQuery' | 'compareDateRangeQuery' | 'blendingQuery';
 
@@ -145,7 +146,8 @@ function expand(input: unknown): { queryType: QueryType; inputs: unknown[] } {
   if (comparing.length > 1) throw new QueryError('compareDateRange can only exist for one timeDimension');
   const [td, at] = comparing[0]! as [Record<string, unknown>, number];
   const ranges = td.compareDateRange;
-  if (!Array.isArray(ranges) || ranges.length === 0 || ranges.length > 20) throw new QueryError(`timeDimensions[${at}].compareDateRange must be a list of 1 to 20 date ranges.`);
+  if (!Array.isArray(ranges) || ranges.length === 0 || ranges.length > 20)
+    throw new QueryError(`timeDimensions[${at}].compareDateRange must be a list of 1 to 20 date ranges.`);
   if (td.dateRange !== undefined) throw new QueryError(`timeDimensions[${at}] has both dateRange and compareDateRange: give one.`);
   return {
     queryType: 'compareDateRangeQuery',
@@ -170,7 +172,13 @@ function pivotQueryOf(queryType: QueryType, echoes: CubeQuery[], granularity?: s
   if (queryType === 'compareDateRangeQuery') return { ...first, dimensions: ['compareDateRange', ...first.dimensions], queryType };
   if (queryType === 'blendingQuery') {
     const union = (pick: (q: CubeQuery) => string[]) => [...new Set(echoes.flatMap(pick))];
-    return { ...first, measures: union((q) => q.measures), dimensions: union((q) => q.dimensions), timeDimensions: [{ dimension: 'time', granularity }], queryType };
+    return {
+      ...first,
+      measures: union((q) => q.measures),
+      dimensions: union((q) => q.dimensions),
+      timeDimensions: [{ dimension: 'time', granularity }],
+      queryType,
+    };
   }
   return { ...first, queryType };
 }
@@ -207,7 +215,8 @@ function columnType(type: string | null | undefined, kind: string): string {
  */
 function hiddenMembers(artifact: ModelArtifact): Set<string> {
   const hidden = new Set<string>();
-  for (const cube of artifact.cubes) for (const m of [...cube.measures, ...cube.dimensions]) if (!cube.public || !m.public) hidden.add(`${cube.name}.${m.name}`);
+  for (const cube of artifact.cubes)
+    for (const m of [...cube.measures, ...cube.dimensions]) if (!cube.public || !m.public) hidden.add(`${cube.name}.${m.name}`);
   for (const view of artifact.views) for (const m of view.members) if (!view.public || !m.public) hidden.add(`${view.name}.${m.name}`);
   return hidden;
 }
@@ -223,7 +232,9 @@ function refuseHidden(query: Query, hidden: Set<string>): void {
   const columns = [...query.measures, ...query.dimensions, ...query.timeDimensions.filter((td) => td.granularity !== undefined).map((td) => td.dimension)];
   const found = columns.find((name) => hidden.has(name));
   if (found !== undefined) {
-    throw new QueryError(`You requested hidden member: '${found}'. Please make it visible using \`public: true\`. Please note primaryKey fields are \`public: false\` by default: https://cube.dev/docs/schema/reference/joins#setting-a-primary-key.`);
+    throw new QueryError(
+      `You requested hidden member: '${found}'. Please make it visible using \`public: true\`. Please note primaryKey fields are \`public: false\` by default: https://cube.dev/docs/schema/reference/joins#setting-a-primary-key.`,
+    );
   }
 }
 
@@ -243,18 +254,23 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
       run = started;
       runs.set(key, started);
       // A run nobody comes back for is forgotten a while after it ends.
-      started.promise.then(
-        () => undefined,
-        () => undefined,
-      ).finally(() => {
-        started.done = true;
-        setTimeout(() => runs.get(key) === started && runs.delete(key), KEEP_FINISHED_MS).unref();
-      });
+      started.promise
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          started.done = true;
+          setTimeout(() => runs.get(key) === started && runs.delete(key), KEEP_FINISHED_MS).unref();
+        });
     }
     const current = run;
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
-      current.promise.then((text) => ({ text }), (error: unknown) => ({ error })),
+      current.promise.then(
+        (text) => ({ text }),
+        (error: unknown) => ({ error }),
+      ),
       new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), options.continueWaitMs))),
     ]).finally(() => clearTimeout(timer));
     if (waited === null) return null;
@@ -279,7 +295,9 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
         const chars = answers.reduce((n, a) => n + a.json.length, 0);
         const bytes = chars * 3 <= options.maxResultBytes ? chars : answers.reduce((n, a) => n + Buffer.byteLength(a.json), 0);
         if (bytes > options.maxResultBytes) {
-          throw new QueryError(`The ${answers.length} results are ${size(bytes)} in all, more than the ${size(options.maxResultBytes)} a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit.`);
+          throw new QueryError(
+            `The ${answers.length} results are ${size(bytes)} in all, more than the ${size(options.maxResultBytes)} a request may return: add filters, fewer dimensions, fewer ranges or queries, or a limit.`,
+          );
         }
       }
       const results = answers.map((answer) => {
@@ -296,7 +314,11 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
         return resultText(answer, options.dbType);
       });
       if (!multi) return results[0]!;
-      const pivotQuery = pivotQueryOf(queryType, answers.map((a) => a.prepared.echo), granularity);
+      const pivotQuery = pivotQueryOf(
+        queryType,
+        answers.map((a) => a.prepared.echo),
+        granularity,
+      );
       return `{"queryType":"${queryType}","results":[${results.join(',')}],"pivotQuery":${JSON.stringify(pivotQuery)},"slowQuery":false}`;
     });
     return text === null ? { status: 200, text: JSON.stringify({ error: CONTINUE_WAIT }) } : { status: 200, text };
@@ -368,7 +390,8 @@ export function restApi(artifact: ModelArtifact, engine: QueryEngine, options: R
       if (readable && path === '/v1/sql') {
         const params = await paramsOf(request);
         // `{query: "<SQL>"}`: SQL over cubes, as this product first served it (now also `/v1/cubesql`).
-        if (method === 'POST' && typeof params.query === 'string' && !/^\s*[[{]/.test(params.query)) return { status: 200, text: JSON.stringify(await engine.sql(params.query, security)) };
+        if (method === 'POST' && typeof params.query === 'string' && !/^\s*[[{]/.test(params.query))
+          return { status: 200, text: JSON.stringify(await engine.sql(params.query, security)) };
         return await sqlOf(request, params);
       }
       if (readable && path === '/v1/dry-run') return await dryRun(request);

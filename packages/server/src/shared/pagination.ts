@@ -115,7 +115,11 @@ export function LegacyPageOf(item: string, { id = `${item}Page`, withPagination 
 
 /** A page with the deprecated fields; `window` adds `pagination` for the lists that have it. */
 export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number): LegacyPage<T>;
-export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number, window: Omit<LegacyPagination, 'total'>): LegacyPage<T> & { pagination: LegacyPagination };
+export function legacyPage<T>(
+  page: { items: T[]; pageInfo: PageInfo },
+  total: number,
+  window: Omit<LegacyPagination, 'total'>,
+): LegacyPage<T> & { pagination: LegacyPagination };
 export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: number, window?: Omit<LegacyPagination, 'total'>) {
   const legacy: LegacyPage<T> = { items: page.items, pageInfo: page.pageInfo, data: page.items, count: total, totalCount: total };
   return window ? { ...legacy, pagination: { total, ...window } } : legacy;
@@ -127,9 +131,14 @@ export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: n
  * is the page size (it wins over `first`, which has a default), and `offset` never mixes with
  * `after`.
  */
-export function positionalWindow(input: { first?: number | undefined; after?: string | undefined; offset?: number | undefined; limit?: number | undefined }): { start: number; size: number } {
+export function positionalWindow(input: { first?: number | undefined; after?: string | undefined; offset?: number | undefined; limit?: number | undefined }): {
+  start: number;
+  size: number;
+} {
   if (input.offset !== undefined && input.after !== undefined) {
-    throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
+    throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', {
+      errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
+    });
   }
   const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
   if (page.after === undefined) return { start: input.offset ?? 0, size: page.first };

@@ -18,7 +18,11 @@ export const ProblemDetailsSchema = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     // Every code of the table; each operation's error responses narrow it to what that route answers.
-    code: Type.Unsafe<ProblemCode>({ type: 'string', enum: Object.keys(PROBLEMS), description: 'Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.' }),
+    code: Type.Unsafe<ProblemCode>({
+      type: 'string',
+      enum: Object.keys(PROBLEMS),
+      description: 'Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.',
+    }),
     message: Type.String({ description: 'Same as `detail`.' }),
     requestId: Type.String(),
     errors: Type.Optional(Type.Array(Type.Ref('FieldError'), { description: 'One entry per invalid part of the request.' })),
@@ -71,8 +75,7 @@ export const PageQuery = {
 };
 
 /** A cursor-paginated list of the shared schema `item`: `items` and `pageInfo`, named `<item>Page`. */
-export const PageOf = (item: string) =>
-  Type.Object({ items: Type.Array(Type.Ref(item)), pageInfo: Type.Ref('PageInfo') }, { $id: `${item}Page` });
+export const PageOf = (item: string) => Type.Object({ items: Type.Array(Type.Ref(item)), pageInfo: Type.Ref('PageInfo') }, { $id: `${item}Page` });
 
 export const sharedSchemas = [FieldErrorSchema, ProblemDetailsSchema, PageInfoSchema];
 

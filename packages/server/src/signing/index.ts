@@ -9,5 +9,15 @@
  *   const claims = await signing.verify(tenant, token, { audience: 'https://…/data-api/v1' });
  *   const { keys } = await signing.jwks(tenant); // what GET /api/v1/data-api/jwks.json serves
  */
-export { Signing, SigningError, MAX_TOKEN_LIFETIME_SECONDS, type PublicJwk, type SignedToken, type SignOptions, type SigningOptions, type SigningPurpose, type SigningTenant } from './signing.js';
+export {
+  Signing,
+  SigningError,
+  MAX_TOKEN_LIFETIME_SECONDS,
+  type PublicJwk,
+  type SignedToken,
+  type SignOptions,
+  type SigningOptions,
+  type SigningPurpose,
+  type SigningTenant,
+} from './signing.js';
 export { signingKeySecretColumn } from './signing-keys.store.js';

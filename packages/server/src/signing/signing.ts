@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import type { Store } from '../db/database.js';
 import { lockKey, serialized } from '../db/transactions.js';
 import type { Secrets } from '../secrets/index.js';
@@ -145,7 +156,8 @@ export class Signing {
       throw new SigningError('invalid-token', 'The token is not a JWT.');
     }
     // One kind of token is never taken for another (an embed token is not a data-API token).
-    if (options.types !== undefined && (typ === undefined || !options.types.includes(typ))) throw new SigningError('invalid-token', 'The token is not of a kind this endpoint accepts.');
+    if (options.types !== undefined && (typ === undefined || !options.types.includes(typ)))
+      throw new SigningError('invalid-token', 'The token is not of a kind this endpoint accepts.');
     if (kid === undefined) throw new SigningError('invalid-token', 'The token names no key (`kid`).');
     const now = this.#now();
     let ring = await this.#keyring(tenant.id, purpose);

@@ -30,7 +30,8 @@ export function accountRoutes(services: {
           operationId: 'getAppConfig',
           tags,
           summary: 'The app configuration (reference 5.3; any authenticated caller)',
-          description: '`embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).',
+          description:
+            '`embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).',
           response: { 200: Type.Ref('AppConfigResponse') },
         },
       },
@@ -82,7 +83,8 @@ export function accountRoutes(services: {
           operationId: 'updateMySettings',
           tags,
           summary: 'Change the caller’s own settings: the default deployment (spec 0.5.0)',
-          description: 'A merge: keys not sent keep their values. `defaultDeploymentId` must name a deployment the caller can see (404 unknown, 403 without access or outside the key’s scope); null clears it. A deleted deployment stops being anyone’s default.',
+          description:
+            'A merge: keys not sent keep their values. `defaultDeploymentId` must name a deployment the caller can see (404 unknown, 403 without access or outside the key’s scope); null clears it. A deleted deployment stops being anyone’s default.',
           body: UserSettingsInput,
           response: { 200: Type.Ref('UserSettings') },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'],

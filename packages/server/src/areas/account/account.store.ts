@@ -22,7 +22,11 @@ export async function readStoredSettings(db: Executor, tenantId: number, column:
 }
 
 /** The same, with the tenant's creation time (the start of settings never changed). */
-export async function readStoredSettingsOf(db: Executor, tenantId: number, column: SettingsColumn): Promise<{ stored: Record<string, unknown>; createdAt: string }> {
+export async function readStoredSettingsOf(
+  db: Executor,
+  tenantId: number,
+  column: SettingsColumn,
+): Promise<{ stored: Record<string, unknown>; createdAt: string }> {
   const row = await db.selectFrom('tenants').select([column, 'created_at']).where('id', '=', tenantId).executeTakeFirst();
   const text = row?.[column] ?? null;
   return { stored: text === null ? {} : (JSON.parse(text) as Record<string, unknown>), createdAt: row?.created_at ?? new Date(0).toISOString() };

@@ -18,7 +18,12 @@ export const AppConfigResponseSchema = Type.Object(
     applyThemeGlobally: Type.Boolean({ description: 'Whether the app theme applies everywhere (default false).' }),
     restrictDataDownload: Type.Boolean({ description: 'The tenant-wide lock on data downloads (default false).' }),
     sheetsAgentChatEnabled: Type.Boolean({ description: 'Whether the spreadsheet add-in’s chat may act on the sheet (default false).' }),
-    appTheme: nullable(Type.Object({}, { additionalProperties: true, description: 'The reference’s AppTheme; null: the default theme (no theme is configured on this server).' })),
+    appTheme: nullable(
+      Type.Object(
+        {},
+        { additionalProperties: true, description: 'The reference’s AppTheme; null: the default theme (no theme is configured on this server).' },
+      ),
+    ),
     creatorMode: nullable(CreatorMode, 'Null: creator mode is not offered.'),
     embedding: nullable(Type.Ref('EmbedSettings'), 'The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings).'),
     sheetsUi: nullable(Type.Object({ showAppliedFilters: nullable(Type.Boolean()) }), 'Null: the add-in’s defaults.'),
@@ -38,7 +43,11 @@ export const UserSettingsSchema = Type.Object(
 export type UserSettings = Static<typeof UserSettingsSchema>;
 
 export const UserSettingsInput = Type.Object(
-  { defaultDeploymentId: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'A deployment the caller can see; null clears it.' })) },
+  {
+    defaultDeploymentId: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'A deployment the caller can see; null clears it.' }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type UserSettingsInput = Static<typeof UserSettingsInput>;
@@ -49,7 +58,9 @@ export const appConfigSchemas = [AppConfigResponseSchema, UserSettingsSchema];
 export const AppConfigInput = Type.Object(
   {
     restrictDataDownload: Type.Optional(
-      Type.Union([Type.Boolean(), Type.Null()], { description: 'The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false.' }),
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description: 'The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -19,7 +19,9 @@ async function readRestrict(db: Executor, tenantId: number): Promise<boolean> {
  * With the request's snapshot it is read once per tenant cache version, as the tenant settings are.
  */
 export function restrictDataDownload(db: Executor, tenantId: number, snapshot?: TenantSnapshot): Promise<boolean> {
-  return snapshot !== undefined && snapshot.tenantId === tenantId ? snapshot.memo('restrict-data-download', () => readRestrict(db, tenantId)) : readRestrict(db, tenantId);
+  return snapshot !== undefined && snapshot.tenantId === tenantId
+    ? snapshot.memo('restrict-data-download', () => readRestrict(db, tenantId))
+    : readRestrict(db, tenantId);
 }
 
 /**

@@ -7,7 +7,10 @@ export const AuditEventSchema = Type.Object(
   {
     id: Type.Integer(),
     occurredAt: Type.String({ format: 'date-time' }),
-    action: Type.String({ description: '`request` for a mutating request; otherwise the event: `env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`.' }),
+    action: Type.String({
+      description:
+        '`request` for a mutating request; otherwise the event: `env-vars.read`, `token.issued`, `sign-in`, `audit-log.enabled`, `audit-log.disabled`.',
+    }),
     actorUserId: Type.Union([Type.Integer(), Type.Null()]),
     actorEmail: Type.Union([Type.String(), Type.Null()]),
     credentialKind: Type.Union([Type.String(), Type.Null()], { description: 'How the actor authenticated: `api-key`, …' }),

@@ -15,7 +15,14 @@ export function auditEventsService(audit: Audit) {
       const page = pageRequest(input);
       const rows = await audit.list(
         caller.actor.tenantId,
-        { actorUserId: input.actorUserId, action: input.action, route: input.route, method: input.method, since: stored(input.since), until: stored(input.until) },
+        {
+          actorUserId: input.actorUserId,
+          action: input.action,
+          route: input.route,
+          method: input.method,
+          since: stored(input.since),
+          until: stored(input.until),
+        },
         afterId(page),
         page.first + 1,
       );

@@ -16,8 +16,12 @@ const REFERENCE_FIELDS = {
   showAiWidgets: Flag('Whether AI widgets are shown in embeds. Null: not set.'),
   showDashboardChat: Flag('Whether the dashboard chat is shown in embeds. Null: not set.'),
   showWorkbookChat: Flag('Whether the workbook chat is shown in embeds. Null: not set.'),
-  locale: Type.Union([Type.String({ maxLength: LOCALE_MAX }), Type.Null()], { description: 'A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set.' }),
-  timezone: Type.Union([Type.String({ maxLength: TIMEZONE_MAX }), Type.Null()], { description: 'An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set.' }),
+  locale: Type.Union([Type.String({ maxLength: LOCALE_MAX }), Type.Null()], {
+    description: 'A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set.',
+  }),
+  timezone: Type.Union([Type.String({ maxLength: TIMEZONE_MAX }), Type.Null()], {
+    description: 'An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set.',
+  }),
 };
 
 /** The reference's EmbedSettings (4.0), as `GET /api/v1/app-config` returns it in `embedding` (5.3). */
@@ -25,7 +29,9 @@ export const EmbedSettingsSchema = Type.Object(REFERENCE_FIELDS, { $id: 'EmbedSe
 export type ReferenceEmbedSettings = Static<typeof EmbedSettingsSchema>;
 
 const EXTENSION_FIELDS = {
-  enabled: Type.Boolean({ description: 'Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403.' }),
+  enabled: Type.Boolean({
+    description: 'Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403.',
+  }),
   allowedOrigins: Type.Array(Type.String({ maxLength: ORIGIN_MAX }), {
     maxItems: ALLOWED_ORIGINS_MAX,
     description: 'The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed.',

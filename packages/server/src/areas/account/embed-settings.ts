@@ -61,7 +61,11 @@ function checked(input: TenantEmbedSettingsInput): TenantEmbedSettingsInput {
   }
   if (Array.isArray(input.allowedOrigins)) {
     input.allowedOrigins.forEach((origin, i) => {
-      if (!isExactOrigin(origin)) errors.push({ pointer: `/body/allowedOrigins/${i}`, message: `"${origin}" is not an exact origin such as "https://app.example.com" or "http://localhost:8080" (scheme, lower-case host and port only)` });
+      if (!isExactOrigin(origin))
+        errors.push({
+          pointer: `/body/allowedOrigins/${i}`,
+          message: `"${origin}" is not an exact origin such as "https://app.example.com" or "http://localhost:8080" (scheme, lower-case host and port only)`,
+        });
     });
     out.allowedOrigins = [...new Set(input.allowedOrigins)];
   }

@@ -11,8 +11,13 @@ const TimeOfDay = Type.String({ pattern: TIME_OF_DAY, description: 'The start of
 export const TenantSettingsSchema = Type.Object(
   {
     auditLogEnabled: Type.Boolean({ description: 'Whether the account’s audit log records (default false).' }),
-    auditLogEnabledCurrent: Type.Boolean({ description: 'Whether the audit log is recording right now. Changes take effect at once, so always equal to `auditLogEnabled`.' }),
-    auditLogEnabledTimestamp: Type.Integer({ description: 'Since when the current state of the audit log holds: Unix time in milliseconds of the last change of `auditLogEnabled`, or of the account’s creation if it never changed.' }),
+    auditLogEnabledCurrent: Type.Boolean({
+      description: 'Whether the audit log is recording right now. Changes take effect at once, so always equal to `auditLogEnabled`.',
+    }),
+    auditLogEnabledTimestamp: Type.Integer({
+      description:
+        'Since when the current state of the audit log holds: Unix time in milliseconds of the last change of `auditLogEnabled`, or of the account’s creation if it never changed.',
+    }),
     hasSupportAccess: Type.Boolean({ description: 'Whether support staff may access the account (default false); stored, not acted on by this server.' }),
     useAIBIUserInterface: Type.Boolean({ description: 'Whether the account uses the AI-first user interface (default false); stored for the user interface.' }),
     maintenanceWindowEnabled: Type.Boolean({ description: 'Whether upgrades wait for the maintenance window (default false).' }),

@@ -24,7 +24,11 @@ function withDefaults(stored: Record<string, unknown>, createdAt: string): Tenan
   const settings: Record<string, unknown> = { ...TENANT_SETTINGS_DEFAULTS };
   for (const key of Object.keys(TENANT_SETTINGS_DEFAULTS)) if (stored[key] !== undefined && stored[key] !== null) settings[key] = stored[key];
   const switchedAt = typeof stored[AUDIT_SWITCHED_AT] === 'number' ? stored[AUDIT_SWITCHED_AT] : Date.parse(createdAt);
-  return { ...(settings as Omit<TenantSettings, 'auditLogEnabledCurrent' | 'auditLogEnabledTimestamp'>), auditLogEnabledCurrent: settings.auditLogEnabled as boolean, auditLogEnabledTimestamp: switchedAt };
+  return {
+    ...(settings as Omit<TenantSettings, 'auditLogEnabledCurrent' | 'auditLogEnabledTimestamp'>),
+    auditLogEnabledCurrent: settings.auditLogEnabled as boolean,
+    auditLogEnabledTimestamp: switchedAt,
+  };
 }
 
 /** The settings as stored in the tenant row's `account_settings` column, with defaults: for a query that read the row itself. */

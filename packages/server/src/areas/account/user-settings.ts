@@ -27,7 +27,10 @@ export function userSettingsService(store: Store) {
       const id = input.defaultDeploymentId;
       if (id !== null) {
         if (scope !== null && !scope.includes(id)) {
-          throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot choose deployment ${id}.`);
+          throw new ApiError(
+            'KEY_SCOPE_FORBIDDEN',
+            `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot choose deployment ${id}.`,
+          );
         }
         await authorizeDeployment(db, caller, id, 'DeploymentRead');
       }

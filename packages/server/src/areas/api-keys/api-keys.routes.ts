@@ -26,7 +26,7 @@ export function apiKeysRoutes(service: ApiKeysService): FastifyPluginAsyncTypebo
         schema: {
           operationId: 'listApiKeys',
           tags: ['API keys'],
-          summary: "List API keys (admins: every key; others: their own). Never returns secrets",
+          summary: 'List API keys (admins: every key; others: their own). Never returns secrets',
           querystring: ListApiKeysQuery,
           response: { 200: Type.Ref('ApiKeyPage') },
           problems: ['FORBIDDEN'],

@@ -24,7 +24,15 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
           params: DeploymentParams,
           body: StartDashboardExportInput,
           response: { 200: Type.Ref('StartDashboardExportResponse') },
-          problems: ['VALIDATION_FAILED', 'DEPLOYMENT_NOT_FOUND', 'DASHBOARD_NOT_FOUND', 'USER_NOT_FOUND', 'FORBIDDEN', 'DATA_DOWNLOAD_RESTRICTED', 'DASHBOARD_EXPORT_LIMIT'],
+          problems: [
+            'VALIDATION_FAILED',
+            'DEPLOYMENT_NOT_FOUND',
+            'DASHBOARD_NOT_FOUND',
+            'USER_NOT_FOUND',
+            'FORBIDDEN',
+            'DATA_DOWNLOAD_RESTRICTED',
+            'DASHBOARD_EXPORT_LIMIT',
+          ],
         },
       },
       async (request) => service.start(request.caller, request.params.deploymentId, request.body),
@@ -37,7 +45,8 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
           operationId: 'getDashboardExport',
           tags,
           summary: 'The status of an export (reference 8.A.2; its submitter only)',
-          description: '`pending` and `processing`: keep polling. `contentType` once `completed`; `error` once `failed`. 404 once expired, or for another user’s export.',
+          description:
+            '`pending` and `processing`: keep polling. `contentType` once `completed`; `error` once `failed`. 404 once expired, or for another user’s export.',
           params: ExportParams,
           response: { 200: Type.Ref('DashboardExportStatus') },
           problems: ['DASHBOARD_EXPORT_NOT_FOUND'],
@@ -53,7 +62,8 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
           operationId: 'downloadDashboardExport',
           tags,
           summary: 'Download an export’s file (reference 8.A.3; its submitter only)',
-          description: 'The PNG or PDF as an attachment, named `dashboard.<ext>` or `<filename>.<ext>`; the extension follows the format. 409 while rendering, 422 after a failure (submit a new export), 404 once expired or for another user’s export.',
+          description:
+            'The PNG or PDF as an attachment, named `dashboard.<ext>` or `<filename>.<ext>`; the extension follows the format. 409 while rendering, 422 after a failure (submit a new export), 404 once expired or for another user’s export.',
           params: ExportParams,
           querystring: DownloadQuery,
           response: {
@@ -68,11 +78,13 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
       async (request, reply) => {
         const file = await service.download(request.caller, request.params.deploymentId, request.params.jobId);
         const name = `${request.query.filename ?? 'dashboard'}.${file.extension}`;
-        return reply
-          .type(file.contentType)
-          .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
-          // The schema documents a binary body; Fastify sends a Buffer as it is, without serializing it.
-          .send(file.content as unknown as string);
+        return (
+          reply
+            .type(file.contentType)
+            .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+            // The schema documents a binary body; Fastify sends a Buffer as it is, without serializing it.
+            .send(file.content as unknown as string)
+        );
       },
     );
   };

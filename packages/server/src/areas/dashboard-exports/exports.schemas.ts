@@ -7,7 +7,16 @@ const nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => T
 export const DeploymentParams = Type.Object({ deploymentId: Id });
 export const ExportParams = Type.Object({ deploymentId: Id, jobId: Type.String({ minLength: 1, maxLength: 64 }) });
 export const DownloadQuery = Type.Object(
-  { filename: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\\\\\u0000-\\u001f"]+$', description: 'The file name’s stem; the extension follows the format.' })) },
+  {
+    filename: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^/\\\\\\u0000-\\u001f"]+$',
+        description: 'The file name’s stem; the extension follows the format.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -20,7 +29,11 @@ export const ExportSubjectInput = Type.Object(
     embedTenantName: nullable(Type.String({ minLength: 1, maxLength: 255 })),
     externalId: nullable(Type.String({ minLength: 1, maxLength: 255 })),
     groups: nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 })),
-    userAttributes: nullable(Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: Type.Unknown() }, { additionalProperties: false }), { maxItems: 100 })),
+    userAttributes: nullable(
+      Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: Type.Unknown() }, { additionalProperties: false }), {
+        maxItems: 100,
+      }),
+    ),
     securityContext: nullable(Type.Record(Type.String(), Type.Unknown())),
   },
   { $id: 'ExportSubjectInput', additionalProperties: false },
@@ -36,7 +49,12 @@ export const StartDashboardExportInput = Type.Object(
     timeGrains: nullable(Type.Array(ref(DashboardTimeGrainInput), { maxItems: 100 })),
     memberSwitchers: nullable(Type.Array(ref(DashboardMemberSwitcherInput), { maxItems: 100 })),
     renderAs: nullable(ref(ExportSubjectInput)),
-    layout: nullable(Type.Enum(['screenshot', 'print'], { description: '`screenshot` (default): one page of the dashboard’s size. `print`: A4 portrait pages, split between widget rows; PDF only (400 with `png`).' })),
+    layout: nullable(
+      Type.Enum(['screenshot', 'print'], {
+        description:
+          '`screenshot` (default): one page of the dashboard’s size. `print`: A4 portrait pages, split between widget rows; PDF only (400 with `png`).',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'StartDashboardExportInput (reference 8.A.1, with its later `layout`).' },
 );

@@ -26,7 +26,8 @@ export interface DashboardExportsOptions {
   now: () => Date;
 }
 
-const notFound = (jobId: string) => new ApiError('DASHBOARD_EXPORT_NOT_FOUND', `No export of yours has job id ${jobId} in this deployment; exports expire 5 minutes after they are submitted.`);
+const notFound = (jobId: string) =>
+  new ApiError('DASHBOARD_EXPORT_NOT_FOUND', `No export of yours has job id ${jobId} in this deployment; exports expire 5 minutes after they are submitted.`);
 
 /** Whom the render is as: the row-level context its queries run with, and the identity the limit counts. */
 interface Subject {
@@ -47,12 +48,14 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
     if (!renderAs) return { viewer: { userId: caller.actor.userId }, identity: `user:${caller.actor.userId}` };
     caller.access.requireAdmin('render an export as someone else (renderAs)');
     if (renderAs.type === 'USER') {
-      if ((renderAs.userId ?? null) === null && (renderAs.email ?? null) === null) throw invalid('renderAs of type USER needs a userId or an email.', '/body/renderAs');
+      if ((renderAs.userId ?? null) === null && (renderAs.email ?? null) === null)
+        throw invalid('renderAs of type USER needs a userId or an email.', '/body/renderAs');
       const user =
         renderAs.userId !== null && renderAs.userId !== undefined
           ? await findUserById(db, tenantId, renderAs.userId)
           : await findUserByEmail(db, tenantId, renderAs.email!);
-      if (!user || user.deactivated_at !== null) throw new ApiError('USER_NOT_FOUND', `The user to render as (${renderAs.userId ?? renderAs.email}) does not exist or is deactivated.`);
+      if (!user || user.deactivated_at !== null)
+        throw new ApiError('USER_NOT_FOUND', `The user to render as (${renderAs.userId ?? renderAs.email}) does not exist or is deactivated.`);
       return { viewer: { userId: user.id }, identity: `user:${user.id}` };
     }
     const name = renderAs.embedTenantName?.toLowerCase() ?? null;
@@ -94,7 +97,8 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       const tenantId = caller.actor.tenantId;
       const byId = input.dashboardId ?? null;
       const byPublicId = input.dashboardPublicId ?? null;
-      if ((byId === null) === (byPublicId === null)) throw invalid('Give exactly one of dashboardId and dashboardPublicId.', byId === null ? '/body/dashboardId' : '/body/dashboardPublicId');
+      if ((byId === null) === (byPublicId === null))
+        throw invalid('Give exactly one of dashboardId and dashboardPublicId.', byId === null ? '/body/dashboardId' : '/body/dashboardPublicId');
       if (input.layout === 'print' && input.format !== 'pdf') throw invalid('The print layout makes A4 pages: it needs `format: pdf`.', '/body/layout');
       const context = await openWorkspace(db, caller, deploymentId);
       const dashboard = await findInDeployment(db, tenantId, deploymentId, byId !== null ? { dashboardId: byId } : { publicId: byPublicId! });
@@ -104,7 +108,10 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       // Rendering a whole dashboard is exporting its data in bulk: full access to the workbook.
       await requireItemAccess(db, context, workbook, 'MANAGE', 'export the dashboard of');
       if (await restrictDataDownload(db, tenantId, caller.snapshot)) {
-        throw new ApiError('DATA_DOWNLOAD_RESTRICTED', 'Data downloads are restricted for this account (app-config restrictDataDownload), so dashboards cannot be exported.');
+        throw new ApiError(
+          'DATA_DOWNLOAD_RESTRICTED',
+          'Data downloads are restricted for this account (app-config restrictDataDownload), so dashboards cannot be exported.',
+        );
       }
       const subject = await subjectOf(caller, deploymentId, dashboard.workbookId, input.renderAs);
       const publicId = randomId(16);
@@ -114,7 +121,11 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
         await deleteExpired(trx, tenantId, iso());
         const running = await runningCount(trx, tenantId, subject.identity, iso());
         if (running >= options.concurrentPerIdentity) {
-          throw new ApiError('DASHBOARD_EXPORT_LIMIT', `${running} exports are already rendering for this identity (at most ${options.concurrentPerIdentity} at once); retry when one has finished.`, { headers: { 'retry-after': '5' } });
+          throw new ApiError(
+            'DASHBOARD_EXPORT_LIMIT',
+            `${running} exports are already rendering for this identity (at most ${options.concurrentPerIdentity} at once); retry when one has finished.`,
+            { headers: { 'retry-after': '5' } },
+          );
         }
         const at = iso();
         return insertExport(trx, {
@@ -170,9 +181,17 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
     async download(caller: Caller, deploymentId: number, jobId: string): Promise<{ content: Buffer; contentType: string; extension: string }> {
       const row = await ownExport(caller, deploymentId, jobId);
       const { status, error } = await statusOf(row);
-      if (status === 'failed') throw new ApiError('DASHBOARD_EXPORT_FAILED', `The export failed: ${(error ?? 'unknown error').replace(/\.+$/, '')}. Submit a new export.`);
-      if (status !== 'completed' || row.content === null) throw new ApiError('DASHBOARD_EXPORT_RENDERING', `The export is still ${status}; poll GET …/dashboard-exports/${jobId} until it is completed.`, { headers: { 'retry-after': '1' } });
-      return { content: Buffer.from(row.content), contentType: row.content_type ?? (row.format === 'pdf' ? 'application/pdf' : 'image/png'), extension: row.format };
+      if (status === 'failed')
+        throw new ApiError('DASHBOARD_EXPORT_FAILED', `The export failed: ${(error ?? 'unknown error').replace(/\.+$/, '')}. Submit a new export.`);
+      if (status !== 'completed' || row.content === null)
+        throw new ApiError('DASHBOARD_EXPORT_RENDERING', `The export is still ${status}; poll GET …/dashboard-exports/${jobId} until it is completed.`, {
+          headers: { 'retry-after': '1' },
+        });
+      return {
+        content: Buffer.from(row.content),
+        contentType: row.content_type ?? (row.format === 'pdf' ? 'application/pdf' : 'image/png'),
+        extension: row.format,
+      };
     },
   };
 }

@@ -34,7 +34,12 @@ export async function setJob(db: Executor, id: number, jobId: number): Promise<v
 
 /** Moves a pending export to processing; false when it is no longer pending (expired and gone, or taken). */
 export async function markProcessing(db: Executor, id: number, at: string): Promise<boolean> {
-  const res = await db.updateTable('dashboard_exports').set({ status: 'processing', updated_at: at }).where('id', '=', id).where('status', 'in', ['pending', 'processing']).executeTakeFirst();
+  const res = await db
+    .updateTable('dashboard_exports')
+    .set({ status: 'processing', updated_at: at })
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'processing'])
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 

@@ -6,9 +6,24 @@ import { Type, type Static } from 'typebox';
  */
 
 export const FILTER_OPERATORS = [
-  'equals', 'not_equals', 'greater_than', 'greater_than_or_equal', 'less_than', 'less_than_or_equal',
-  'contains', 'not_contains', 'starts_with', 'not_starts_with', 'ends_with', 'not_ends_with',
-  'is_null', 'is_not_null', 'is_empty', 'is_not_empty', 'between', 'custom',
+  'equals',
+  'not_equals',
+  'greater_than',
+  'greater_than_or_equal',
+  'less_than',
+  'less_than_or_equal',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'not_starts_with',
+  'ends_with',
+  'not_ends_with',
+  'is_null',
+  'is_not_null',
+  'is_empty',
+  'is_not_empty',
+  'between',
+  'custom',
 ] as const;
 
 const MEMBER = '.+\\..+';
@@ -18,7 +33,11 @@ export const DashboardFilterInput = Type.Object(
   {
     member: Type.String({ pattern: MEMBER, maxLength: 255, description: 'A dimension path such as `orders.status`.' }),
     operator: nullable(Type.Enum([...FILTER_OPERATORS])),
-    value: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.Unknown(), { maxItems: 1000 }), Type.Null()], { description: 'Left out for the `is_*` operators; `[start, end]` for `between`.' })),
+    value: Type.Optional(
+      Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.Unknown(), { maxItems: 1000 }), Type.Null()], {
+        description: 'Left out for the `is_*` operators; `[start, end]` for `between`.',
+      }),
+    ),
     caseSensitive: Type.Optional(Type.Unknown()),
     startInclusive: Type.Optional(Type.Unknown()),
     endInclusive: Type.Optional(Type.Unknown()),
@@ -28,7 +47,10 @@ export const DashboardFilterInput = Type.Object(
 export type DashboardFilterInput = Static<typeof DashboardFilterInput>;
 
 export const DashboardTimeGrainInput = Type.Object(
-  { member: Type.String({ pattern: MEMBER, maxLength: 255 }), grain: Type.String({ minLength: 1, maxLength: 32, description: 'For example `day`, `week`, `month`.' }) },
+  {
+    member: Type.String({ pattern: MEMBER, maxLength: 255 }),
+    grain: Type.String({ minLength: 1, maxLength: 32, description: 'For example `day`, `week`, `month`.' }),
+  },
   { $id: 'DashboardTimeGrainInput', additionalProperties: false },
 );
 export type DashboardTimeGrainInput = Static<typeof DashboardTimeGrainInput>;

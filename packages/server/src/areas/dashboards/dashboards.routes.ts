@@ -54,7 +54,8 @@ export function dashboardsRoutes(service: DashboardsService): FastifyPluginAsync
           operationId: 'listDashboardVersions',
           tags,
           summary: 'The published versions of the workbook’s dashboard, newest first (needs VIEW)',
-          description: 'Each item is a Dashboard: the current version is `published`, earlier ones `archived`. Empty before the first publication. Cursor paging with `first`/`after`.',
+          description:
+            'Each item is a Dashboard: the current version is `published`, earlier ones `archived`. Empty before the first publication. Cursor paging with `first`/`after`.',
           params: WorkbookParams,
           querystring: VersionsQuery,
           response: { 200: Type.Ref('DashboardPage') },

@@ -12,7 +12,8 @@ export const SaveDraftBody = Type.Object(
   {
     dashboardDraft: {
       ...Nullable(ref(DashboardConfigDraftInput)),
-      description: 'The draft; null clears it. Widgets without an `id` get one from the server; `FIELD` widgets are accepted; a legacy `TABS_CONTAINER` is stored as a `CONTAINER` with `config.layout` `tabs`.',
+      description:
+        'The draft; null clears it. Widgets without an `id` get one from the server; `FIELD` widgets are accepted; a legacy `TABS_CONTAINER` is stored as a `CONTAINER` with `config.layout` `tabs`.',
     },
   },
   { additionalProperties: false },
@@ -32,11 +33,19 @@ export const PublishBody = Type.Object(
     workbookId: Type.Optional({ ...Id, description: 'The workbook of the path, which the reference also sends here; another id is a 400.' }),
     dashboardId: Type.Optional({ ...Nullable(Id), description: 'The workbook’s dashboard, when the client knows it; another id is a 400.' }),
     title: Type.Optional({ ...Nullable(Type.String({ maxLength: 255 })), description: 'Title of the version; absent or null takes the config’s `title`.' }),
-    description: Type.Optional({ ...Nullable(Type.String({ maxLength: 10_000 })), description: 'Description of the version; absent or null takes the config’s `description`.' }),
-    allowEmbed: Type.Optional({ ...Nullable(Type.Boolean()), description: 'Sets the dashboard’s signed-embedding switch (it belongs to the dashboard, not the version); absent or null keeps it (off on a first publication).' }),
+    description: Type.Optional({
+      ...Nullable(Type.String({ maxLength: 10_000 })),
+      description: 'Description of the version; absent or null takes the config’s `description`.',
+    }),
+    allowEmbed: Type.Optional({
+      ...Nullable(Type.Boolean()),
+      description:
+        'Sets the dashboard’s signed-embedding switch (it belongs to the dashboard, not the version); absent or null keeps it (off on a first publication).',
+    }),
     config: Type.Optional({
       ...Nullable(ref(DashboardConfigDraftInput)),
-      description: 'What to publish; absent or null publishes the saved draft. Every widget needs an `id` (at most 128 characters, unique); a `FIELD` widget is refused.',
+      description:
+        'What to publish; absent or null publishes the saved draft. Every widget needs an `id` (at most 128 characters, unique); a `FIELD` widget is refused.',
     }),
   },
   { additionalProperties: false },

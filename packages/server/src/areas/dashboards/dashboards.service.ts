@@ -57,7 +57,10 @@ function refuseDuplicateIds(widgets: Widget[], pointer: string): void {
   const seen = new Set<string>();
   for (const [i, widget] of widgets.entries()) {
     if (typeof widget.id !== 'string') continue;
-    if (seen.has(widget.id)) throw invalid(`Widget id "${widget.id}" is used more than once; widget ids are unique within a dashboard.`, [{ pointer: `${pointer}/widgets/${i}/id`, message: 'is a duplicate' }]);
+    if (seen.has(widget.id))
+      throw invalid(`Widget id "${widget.id}" is used more than once; widget ids are unique within a dashboard.`, [
+        { pointer: `${pointer}/widgets/${i}/id`, message: 'is a duplicate' },
+      ]);
     seen.add(widget.id);
   }
 }
@@ -197,7 +200,13 @@ export async function writePublication(
   });
   const snapshots = await insertSnapshots(
     trx,
-    options.snapshots.map((s, position) => ({ tenant_id: tenantId, version_id: version.id, position, report_id: s.reportId, content: JSON.stringify(s.content) })),
+    options.snapshots.map((s, position) => ({
+      tenant_id: tenantId,
+      version_id: version.id,
+      position,
+      report_id: s.reportId,
+      content: JSON.stringify(s.content),
+    })),
   );
   const published = toDashboard(dashboard, version, snapshots);
   await setWorkbookPublication(trx, tenantId, workbook.id, JSON.stringify(options.config), JSON.stringify(published), at);
@@ -210,7 +219,12 @@ export function dashboardsService(store: Store) {
 
   return {
     /** Saves the workbook's draft (EDIT on the workbook); answers the draft as stored and the published config. */
-    async saveDraft(caller: Caller, deploymentId: number, workbookId: number, input: SaveDraftInput): Promise<{ dashboardDraft: DashboardConfigDraft | null; dashboardPublished: DashboardConfig | null }> {
+    async saveDraft(
+      caller: Caller,
+      deploymentId: number,
+      workbookId: number,
+      input: SaveDraftInput,
+    ): Promise<{ dashboardDraft: DashboardConfigDraft | null; dashboardPublished: DashboardConfig | null }> {
       const context = await openWorkspace(db, caller, deploymentId);
       const draft = draftWithIds(input.dashboardDraft);
       const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
@@ -232,21 +246,30 @@ export function dashboardsService(store: Store) {
     async publish(caller: Caller, deploymentId: number, workbookId: number, input: PublishInput): Promise<Dashboard> {
       const context = await openWorkspace(db, caller, deploymentId);
       if (input.workbookId !== undefined && input.workbookId !== workbookId) {
-        throw invalid(`The body names workbook ${input.workbookId} but the path workbook ${workbookId}; leave \`workbookId\` out or send the same id.`, [{ pointer: '/body/workbookId', message: 'differs from the path' }]);
+        throw invalid(`The body names workbook ${input.workbookId} but the path workbook ${workbookId}; leave \`workbookId\` out or send the same id.`, [
+          { pointer: '/body/workbookId', message: 'differs from the path' },
+        ]);
       }
       return serialized(store, lockKey.deployment(deploymentId), async (trx) => {
         const workbook = await authorizedWorkbook(trx, context, workbookId, 'EDIT');
         const fromBody = input.config !== undefined && input.config !== null;
-        const source = fromBody ? (normalizeDashboardConfig(input.config) as DashboardConfigDraft) : (normalizeDashboardConfig(parseJson(workbook.dashboard_draft)) as DashboardConfigDraft | null);
+        const source = fromBody
+          ? (normalizeDashboardConfig(input.config) as DashboardConfigDraft)
+          : (normalizeDashboardConfig(parseJson(workbook.dashboard_draft)) as DashboardConfigDraft | null);
         if (source === null) {
-          throw invalid(`Workbook ${workbookId} has no saved draft to publish; send a \`config\`, or save a draft with PUT …/workbooks/${workbookId}/dashboard first.`, [{ pointer: '/body/config', message: 'is required when there is no saved draft' }]);
+          throw invalid(
+            `Workbook ${workbookId} has no saved draft to publish; send a \`config\`, or save a draft with PUT …/workbooks/${workbookId}/dashboard first.`,
+            [{ pointer: '/body/config', message: 'is required when there is no saved draft' }],
+          );
         }
         const config = publishable(source, fromBody);
         if (input.dashboardId !== undefined && input.dashboardId !== null) {
           const existing = await findDashboardByWorkbook(trx, context.scope.tenantId, workbookId);
           if (existing?.id !== input.dashboardId) {
             throw invalid(
-              existing ? `The dashboard of workbook ${workbookId} is ${existing.id}, not ${input.dashboardId}.` : `Workbook ${workbookId} has no dashboard yet; leave \`dashboardId\` out to publish its first version.`,
+              existing
+                ? `The dashboard of workbook ${workbookId} is ${existing.id}, not ${input.dashboardId}.`
+                : `Workbook ${workbookId} has no dashboard yet; leave \`dashboardId\` out to publish its first version.`,
               [{ pointer: '/body/dashboardId', message: 'is not this workbook’s dashboard' }],
             );
           }
@@ -272,7 +295,11 @@ export function dashboardsService(store: Store) {
       const dashboard = await findDashboardByWorkbook(db, context.scope.tenantId, workbookId);
       const rows = dashboard ? await listVersions(db, context.scope.tenantId, dashboard.id, page.first + 1, before) : [];
       const shown = rows.slice(0, page.first);
-      const snapshots = await snapshotsOf(db, context.scope.tenantId, shown.map((v) => v.id));
+      const snapshots = await snapshotsOf(
+        db,
+        context.scope.tenantId,
+        shown.map((v) => v.id),
+      );
       const items = shown.map((v) => toDashboard(dashboard!, v, snapshots.get(v.id) ?? []));
       const first = shown[0];
       const last = shown.at(-1);
@@ -299,7 +326,10 @@ export function dashboardsService(store: Store) {
       if (!found) throw new ApiError('DASHBOARD_NOT_FOUND', `No dashboard has public id "${publicId}".`);
       const scope = caller.actor.scope;
       if (scope !== null && !scope.includes(found.deployment_id)) {
-        throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot act on deployment ${found.deployment_id}, where this dashboard is.`);
+        throw new ApiError(
+          'KEY_SCOPE_FORBIDDEN',
+          `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot act on deployment ${found.deployment_id}, where this dashboard is.`,
+        );
       }
       const info = await serialized(store, lockKey.deployment(found.deployment_id), (trx) => setAllowEmbed(trx, tenantId, found.workbook_id, allowEmbed));
       // Deleted with its workbook between the read and the lock.

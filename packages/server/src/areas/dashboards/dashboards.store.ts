@@ -84,11 +84,7 @@ export async function insertSnapshots(db: Executor, values: NewReportSnapshot[])
 
 /** A dashboard's versions, newest first, from before `beforeNumber` when given; `limit` rows. */
 export async function listVersions(db: Executor, tenantId: number, dashboardId: number, limit: number, beforeNumber?: number): Promise<DashboardVersionRow[]> {
-  let query = db
-    .selectFrom('dashboard_versions')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('dashboard_id', '=', dashboardId);
+  let query = db.selectFrom('dashboard_versions').selectAll().where('tenant_id', '=', tenantId).where('dashboard_id', '=', dashboardId);
   if (beforeNumber !== undefined) query = query.where('version_number', '<', beforeNumber);
   return query.orderBy('version_number', 'desc').limit(limit).execute();
 }
@@ -120,7 +116,13 @@ export async function findWorkbook(db: Executor, tenantId: number, workbookId: n
 
 /** Sets the workbook's draft and `updated_at`; answers the row as stored. */
 export async function saveWorkbookDraft(db: Executor, tenantId: number, workbookId: number, draft: string | null, at: string): Promise<WorkbookRow> {
-  return db.updateTable('workbooks').set({ dashboard_draft: draft, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).returningAll().executeTakeFirstOrThrow();
+  return db
+    .updateTable('workbooks')
+    .set({ dashboard_draft: draft, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', workbookId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Sets the workbook's draft only (a copy's, re-pointed), leaving `updated_at`. */
@@ -130,11 +132,21 @@ export async function setWorkbookDraft(db: Executor, tenantId: number, workbookI
 
 /** Records a publication on the workbook: the config published and the published dashboard. */
 export async function setWorkbookPublication(db: Executor, tenantId: number, workbookId: number, config: string, published: string, at: string): Promise<void> {
-  await db.updateTable('workbooks').set({ dashboard_published: config, published_dashboard: published, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).execute();
+  await db
+    .updateTable('workbooks')
+    .set({ dashboard_published: config, published_dashboard: published, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', workbookId)
+    .execute();
 }
 
 export async function findWorkbookPublishedDashboard(db: Executor, tenantId: number, workbookId: number): Promise<string | null | undefined> {
-  const workbook = await db.selectFrom('workbooks').select('published_dashboard').where('tenant_id', '=', tenantId).where('id', '=', workbookId).executeTakeFirst();
+  const workbook = await db
+    .selectFrom('workbooks')
+    .select('published_dashboard')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', workbookId)
+    .executeTakeFirst();
   return workbook?.published_dashboard;
 }
 

@@ -13,7 +13,16 @@ export const dataApiProblemDialect: ProblemDialect = {
   matches: (request) => DATA_API_PATH.test(request.url),
   sendProblem: (reply, code: ProblemCode, detail: string, errors?: FieldError[]) => {
     const { status, title } = PROBLEMS[code];
-    const body: ProblemDetails & { error: string } = { type: problemType(code), title, status, detail, code, message: detail, requestId: reply.request.id, error: detail };
+    const body: ProblemDetails & { error: string } = {
+      type: problemType(code),
+      title,
+      status,
+      detail,
+      code,
+      message: detail,
+      requestId: reply.request.id,
+      error: detail,
+    };
     if (errors && errors.length > 0) body.errors = errors;
     // Sent as written: the routes' problem schemas would drop the extension member.
     return reply.code(status).type('application/problem+json').serializer(JSON.stringify).send(body);

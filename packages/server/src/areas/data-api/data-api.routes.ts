@@ -37,7 +37,10 @@ export function dataApiRoutes(dataApi: DataApiService, verifyEmbed: (tenant: Ten
   return async (app) => {
     const routes = [
       { url: '/deployments/:deploymentId/data-api/v1/*', params: Type.Object({ deploymentId: Id, '*': REST }) },
-      { url: '/deployments/:deploymentId/dev-mode/:branchName/data-api/v1/*', params: Type.Object({ deploymentId: Id, branchName: Type.String({ minLength: 1, maxLength: 255 }), '*': REST }) },
+      {
+        url: '/deployments/:deploymentId/dev-mode/:branchName/data-api/v1/*',
+        params: Type.Object({ deploymentId: Id, branchName: Type.String({ minLength: 1, maxLength: 255 }), '*': REST }),
+      },
     ];
     for (const route of routes) {
       app.route({
@@ -61,7 +64,10 @@ export function dataApiRoutes(dataApi: DataApiService, verifyEmbed: (tenant: Ten
             env = await dataApi.environment(request.tenant, params.deploymentId, params.branchName ?? null).catch(() => {
               throw unauthenticated('The token is not valid for a data API at this URL.');
             });
-            grant = tokenType(token) === EMBED_TOKEN_TYPE ? dataApi.embedGrant(env, await verifyEmbed(request.tenant, token)) : await dataApi.authorizeToken(request.tenant, env, token);
+            grant =
+              tokenType(token) === EMBED_TOKEN_TYPE
+                ? dataApi.embedGrant(env, await verifyEmbed(request.tenant, token))
+                : await dataApi.authorizeToken(request.tenant, env, token);
           }
           const queryAt = request.url.indexOf('?');
           const answer = await dataApi.forward(env, grant, {

@@ -75,7 +75,15 @@ export function unauthenticated(detail: string): ApiError {
  * then the request goes to the environment's pod, on whichever server process runs it.
  * On-demand environments (a branch's staging without its flag, dev mode) are woken by a request.
  */
-export function dataApiService(store: Store, signing: Signing, runtime: Runtime, builds: BuildsService, repositories: DeploymentRepositories, urlOf: DeploymentUrlOf, options: { waitMs?: number } = {}) {
+export function dataApiService(
+  store: Store,
+  signing: Signing,
+  runtime: Runtime,
+  builds: BuildsService,
+  repositories: DeploymentRepositories,
+  urlOf: DeploymentUrlOf,
+  options: { waitMs?: number } = {},
+) {
   const { db } = store;
   const waitMs = options.waitMs ?? WAIT_MS;
 
@@ -85,7 +93,12 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
     const found = await findBranch(db, row.id, branch);
     if (!found || branch === row.deploy_branch_name) {
-      throw new ApiError('ENVIRONMENT_NOT_FOUND', branch === row.deploy_branch_name ? `The deploy branch is served at ${dataApiUrl(base, null)}.` : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`);
+      throw new ApiError(
+        'ENVIRONMENT_NOT_FOUND',
+        branch === row.deploy_branch_name
+          ? `The deploy branch is served at ${dataApiUrl(base, null)}.`
+          : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`,
+      );
     }
     const dev = found.owner_key_id !== null;
     return { row, environmentId: `${dev ? 'development' : 'staging'}-${found.id}`, type: dev ? 'dev' : 'staging', branch, url: dataApiUrl(base, branch) };
@@ -103,7 +116,10 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
     async authorizeCaller(caller: Caller, deploymentId: number, branch: string | null): Promise<{ env: DataApiEnvironment; grant: DataApiGrant }> {
       // The row from the request's cache snapshot: every write to deployments bumps its version.
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead', caller.snapshot);
-      return { env: await environmentOf(row, caller.tenant, branch), grant: { scopes: null, userId: caller.actor.userId, securityContext: {}, snapshot: caller.snapshot } };
+      return {
+        env: await environmentOf(row, caller.tenant, branch),
+        grant: { scopes: null, userId: caller.actor.userId, securityContext: {}, snapshot: caller.snapshot },
+      };
     },
 
     /** A data-API token (reference 1.16, 1.19, 1.20) signed for this very environment, unexpired. */
@@ -112,10 +128,14 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       try {
         claims = await signing.verify(tenant, token, { audience: env.url, types: [DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE] });
       } catch (error) {
-        if (error instanceof SigningError) throw unauthenticated(`${error.message.replace(/\.?$/, '.')} Mint a token for this environment with POST /api/v1/deployments/${env.row.id}/environments/${env.environmentId}/tokens.`);
+        if (error instanceof SigningError)
+          throw unauthenticated(
+            `${error.message.replace(/\.?$/, '.')} Mint a token for this environment with POST /api/v1/deployments/${env.row.id}/environments/${env.environmentId}/tokens.`,
+          );
         throw error;
       }
-      if (claims.deployment_id !== env.row.id || claims.environment_id !== env.environmentId) throw unauthenticated('The token was minted for another deployment or environment.');
+      if (claims.deployment_id !== env.row.id || claims.environment_id !== env.environmentId)
+        throw unauthenticated('The token was minted for another deployment or environment.');
       if (typeof claims.user_id !== 'number') throw unauthenticated('The token names no user.');
       const context = claims.security_context;
       return {
@@ -137,20 +157,34 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       const { claims } = principal;
       const branch = env.type === 'production' ? null : env.branch;
       if (claims.deployment_id !== env.row.id || (claims.branch ?? null) !== branch) {
-        throw unauthenticated(`This embed token is for the data API of deployment ${claims.deployment_id}${claims.branch === null ? '' : ` (branch ${claims.branch})`}, not this one.`);
+        throw unauthenticated(
+          `This embed token is for the data API of deployment ${claims.deployment_id}${claims.branch === null ? '' : ` (branch ${claims.branch})`}, not this one.`,
+        );
       }
       const scopes = ['meta', 'sql-runner'];
       if (claims.embed_user.user_id !== null) return { scopes, userId: claims.embed_user.user_id, securityContext: {} };
       const groups = [...claims.groups, ...(claims.tenant_groups ?? [])];
-      return { scopes, userId: 0, securityContext: claims.security_context, context: { userId: null, groups, userAttributes: claims.user_attributes, securityContext: claims.security_context } };
+      return {
+        scopes,
+        userId: 0,
+        securityContext: claims.security_context,
+        context: { userId: null, groups, userAttributes: claims.user_attributes, securityContext: claims.security_context },
+      };
     },
 
     /** Sends the request to the environment's pod and answers what it answers. */
-    async forward(env: DataApiEnvironment, grant: DataApiGrant, request: ForwardRequest): Promise<{ status: number; contentType: string; body: Buffer | string }> {
+    async forward(
+      env: DataApiEnvironment,
+      grant: DataApiGrant,
+      request: ForwardRequest,
+    ): Promise<{ status: number; contentType: string; body: Buffer | string }> {
       // An environment token reads the model with `meta`, and runs queries with `sql-runner`.
       const scope = request.path === 'meta' ? 'meta' : 'sql-runner';
       if (grant.scopes !== null && !grant.scopes.includes(scope)) {
-        throw new ApiError('FORBIDDEN', `This token does not carry the \`${scope}\` scope; mint one with \`scopes: ["${scope}"]\`${scope === 'sql-runner' ? ' (it needs edit access on the deployment)' : ''}.`);
+        throw new ApiError(
+          'FORBIDDEN',
+          `This token does not carry the \`${scope}\` scope; mint one with \`scopes: ["${scope}"]\`${scope === 'sql-runner' ? ' (it needs edit access on the deployment)' : ''}.`,
+        );
       }
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
@@ -160,16 +194,28 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       if (target.call) {
         // A pod of this process: over its IPC channel, the body as parsed (no HTTP on either side).
         try {
-          const answer = await target.call({ method: request.method, path: `/v1/${request.path}`, search: request.query, privateMeta, security, ...(request.body === undefined || request.body === null ? {} : { body: request.body }) });
+          const answer = await target.call({
+            method: request.method,
+            path: `/v1/${request.path}`,
+            search: request.query,
+            privateMeta,
+            security,
+            ...(request.body === undefined || request.body === null ? {} : { body: request.body }),
+          });
           return { status: answer.status, contentType: JSON_TYPE, body: answer.body };
         } catch (error) {
           // The query ran too long and was stopped: answered as the runtime answers a statement its
           // data source refuses (PostgreSQL's statement_timeout is such a refusal), not as an outage.
-          if (error instanceof StatementTimeout) return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ type: QUERY_TIMEOUT_TYPE, error: timeoutMessage(error.limitMs) }) };
+          if (error instanceof StatementTimeout)
+            return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ type: QUERY_TIMEOUT_TYPE, error: timeoutMessage(error.limitMs) }) };
           throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
         }
       }
-      const headers: Record<string, string> = { [SECRET_HEADER]: target.secret, 'x-request-id': request.requestId, [SECURITY_HEADER]: encodeSecurity(security) };
+      const headers: Record<string, string> = {
+        [SECRET_HEADER]: target.secret,
+        'x-request-id': request.requestId,
+        [SECURITY_HEADER]: encodeSecurity(security),
+      };
       if (privateMeta) headers[PRIVATE_META_HEADER] = '1';
       const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
       if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
@@ -213,9 +259,19 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
    * The runtime's refusal comes back as 400 QUERY_REFUSED (403 FORBIDDEN for members a policy
    * hides) with its message.
    */
-  async function execute(env: DataApiEnvironment, grant: DataApiGrant, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
+  async function execute(
+    env: DataApiEnvironment,
+    grant: DataApiGrant,
+    request: { sql: string } | { query: unknown },
+  ): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }> {
     const sql = 'sql' in request;
-    const forward = { method: 'POST', path: sql ? 'sql' : 'load', query: '', body: sql ? { query: request.sql } : { query: request.query }, requestId: `run-${env.row.id}-${Date.now()}` };
+    const forward = {
+      method: 'POST',
+      path: sql ? 'sql' : 'load',
+      query: '',
+      body: sql ? { query: request.sql } : { query: request.query },
+      requestId: `run-${env.row.id}-${Date.now()}`,
+    };
     let answer: Awaited<ReturnType<DataApiService['forward']>>;
     let body: Record<string, unknown>;
     // A query still running answers Cube's "Continue wait"; asked again, the request joins the same run.
@@ -246,10 +302,19 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
       // A request waiting for an on-demand environment keeps using it: a build and a start slower
       // than the idle time must not see the pod stopped as idle before it answers.
       if (env.type !== 'production') await runtime.use(key);
-      if (pod?.status === 'CrashLoopBackOff') throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`, 10);
+      if (pod?.status === 'CrashLoopBackOff')
+        throw unavailable(
+          `The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`,
+          10,
+        );
       const build = await latestBuild(db, env.row.id, env.branch);
       if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
-        throw unavailable(build ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.` : `Branch ${env.branch} has no build yet.`, 10);
+        throw unavailable(
+          build
+            ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.`
+            : `Branch ${env.branch} has no build yet.`,
+          10,
+        );
       }
       if (Date.now() >= deadline) {
         const state = build.status === 'success' ? `its pod is ${pod?.status ?? 'not scheduled yet'}` : `build ${build.id} is ${build.status}`;
@@ -261,12 +326,19 @@ export function dataApiService(store: Store, signing: Signing, runtime: Runtime,
 }
 export type DataApiService = ReturnType<typeof dataApiService>;
 
-function send(url: string, method: string, headers: Record<string, string>, payload: Buffer | undefined): Promise<{ status: number; contentType: string; body: Buffer }> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  payload: Buffer | undefined,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, timeout: 120_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/json'), body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/json'), body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error('The runtime did not answer in time')));

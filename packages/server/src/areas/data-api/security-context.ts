@@ -19,7 +19,13 @@ function parsed(text: string | null): unknown {
  * `auth_version`, which every write to groups, memberships, attributes and their values bumps
  * (triggers, migrations 0005 and 0033): a change applies to the very next query, on every process.
  */
-export async function securityContextOf(db: Executor, tenantId: number, userId: number, securityContext: Record<string, unknown>, snapshot?: TenantSnapshot): Promise<SecurityContext> {
+export async function securityContextOf(
+  db: Executor,
+  tenantId: number,
+  userId: number,
+  securityContext: Record<string, unknown>,
+  snapshot?: TenantSnapshot,
+): Promise<SecurityContext> {
   const load = () => userContextOf(db, tenantId, userId);
   const { groups, userAttributes } = await (snapshot !== undefined && snapshot.tenantId === tenantId ? snapshot.memo(`security:${userId}`, load) : load());
   return { userId, groups, userAttributes, securityContext };

@@ -15,7 +15,12 @@ export function branchNotFound(deploymentId: number, name: string | number): Api
 }
 
 /** The branch named by id or name, or the credential's active one when neither is given (null: none is active). */
-export async function namedOrActive(db: Executor, caller: Caller, row: DeploymentRow, input: { branchId?: number | null; branchName?: string | null }): Promise<string | null> {
+export async function namedOrActive(
+  db: Executor,
+  caller: Caller,
+  row: DeploymentRow,
+  input: { branchId?: number | null; branchName?: string | null },
+): Promise<string | null> {
   if (input.branchId != null) {
     const found = await findBranchById(db, row.id, input.branchId);
     if (!found) throw branchNotFound(row.id, input.branchId);
@@ -29,14 +34,25 @@ export async function namedOrActive(db: Executor, caller: Caller, row: Deploymen
  * The branch a file write lands on (reference 2.0): a personal `dev-…` branch of this credential,
  * named or active. Any other branch is refused with a message naming it.
  */
-export async function writableBranch(db: Executor, caller: Caller, row: DeploymentRow, input: { branchId?: number | null; branchName?: string | null }): Promise<BranchRow> {
+export async function writableBranch(
+  db: Executor,
+  caller: Caller,
+  row: DeploymentRow,
+  input: { branchId?: number | null; branchName?: string | null },
+): Promise<BranchRow> {
   const name = await namedOrActive(db, caller, row, input);
   if (name === null) {
-    throw new ApiError('NO_DEV_MODE', `This credential has no active dev-mode branch on deployment ${row.id}; enter dev mode first (POST /build/api/v1/deployments/${row.id}/dev-mode) or name a dev-mode branch.`);
+    throw new ApiError(
+      'NO_DEV_MODE',
+      `This credential has no active dev-mode branch on deployment ${row.id}; enter dev mode first (POST /build/api/v1/deployments/${row.id}/dev-mode) or name a dev-mode branch.`,
+    );
   }
   const branch = await findBranch(db, row.id, name);
   if (!branch || branch.owner_key_id === null || !isPersonalBranch(name)) {
-    throw new ApiError('NOT_A_DEV_BRANCH', `Branch ${JSON.stringify(name)} is not a dev-mode branch; file writes land only on a personal dev-… branch (enter dev mode to get one).`);
+    throw new ApiError(
+      'NOT_A_DEV_BRANCH',
+      `Branch ${JSON.stringify(name)} is not a dev-mode branch; file writes land only on a personal dev-… branch (enter dev mode to get one).`,
+    );
   }
   if (branch.owner_key_id !== caller.actor.keyId) {
     throw new ApiError('FORBIDDEN', `Branch ${JSON.stringify(name)} is another credential's dev-mode branch; enter dev mode to get your own.`);

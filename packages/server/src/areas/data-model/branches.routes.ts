@@ -2,14 +2,30 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DeploymentParams, PageQuery } from '../../shared/schemas.js';
 import type { BranchesService } from './branches.service.js';
-import { CommitBody, CreateBranchBody, DeleteBranchQuery, MergeBody, MergeToDefaultBody, PullBody, StagingBody, StartDevModeBody } from './data-model.schemas.js';
+import {
+  CommitBody,
+  CreateBranchBody,
+  DeleteBranchQuery,
+  MergeBody,
+  MergeToDefaultBody,
+  PullBody,
+  StagingBody,
+  StartDevModeBody,
+} from './data-model.schemas.js';
 import type { DevModeService } from './dev-mode.service.js';
 
 const tags = ['Data model'];
 const base = '/build/api/v1/deployments/:deploymentId';
 const COMMON = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'] as const;
 /** A deployment connected to a git-host repository moves shared branches there first (git-host/upstreams.service.ts). */
-const UPSTREAM = ['UPSTREAM_DIVERGED', 'UPSTREAM_UNAVAILABLE', 'GIT_HOST_NOT_CONFIGURED', 'GIT_HOST_NOT_FOUND', 'GIT_HOST_APP_INVALID', 'GIT_HOST_UNAVAILABLE'] as const;
+const UPSTREAM = [
+  'UPSTREAM_DIVERGED',
+  'UPSTREAM_UNAVAILABLE',
+  'GIT_HOST_NOT_CONFIGURED',
+  'GIT_HOST_NOT_FOUND',
+  'GIT_HOST_APP_INVALID',
+  'GIT_HOST_UNAVAILABLE',
+] as const;
 
 export function branchesRoutes(devMode: DevModeService, branches: BranchesService): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -104,7 +120,8 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           operationId: 'deleteBranch',
           tags,
           summary: 'Delete a branch (reference 2.13; SchemaUpdate)',
-          description: 'The deploy branch is refused (400); an unknown branch is 404. Children take its parent; sessions on it fall back to the deploy branch, and deleting a dev-… branch ends its session.',
+          description:
+            'The deploy branch is refused (400); an unknown branch is 404. Children take its parent; sessions on it fall back to the deploy branch, and deleting a dev-… branch ends its session.',
           params: DeploymentParams,
           querystring: DeleteBranchQuery,
           response: { 200: Type.Ref('DataModelWriteResponse') },
@@ -137,7 +154,8 @@ export function branchesRoutes(devMode: DevModeService, branches: BranchesServic
           operationId: 'pullBranch',
           tags,
           summary: 'Fetch a branch from its upstream and build if it changed (reference 2.16; SchemaUpdate)',
-          description: 'From the git-host repository the deployment is connected to (POST …/git-host/connect): new commits there fast-forward the branch; when both sides have commits they are merged, and the merge goes to the repository first. `buildTriggered` is true only when the branch moved and a build started (production for the deploy branch, except in CLI mode). With no repository connected, nothing is fetched and `buildTriggered` is false.',
+          description:
+            'From the git-host repository the deployment is connected to (POST …/git-host/connect): new commits there fast-forward the branch; when both sides have commits they are merged, and the merge goes to the repository first. `buildTriggered` is true only when the branch moved and a build started (production for the deploy branch, except in CLI mode). With no repository connected, nothing is fetched and `buildTriggered` is false.',
           params: DeploymentParams,
           body: PullBody,
           response: { 200: Type.Object({ buildTriggered: Type.Boolean() }) },

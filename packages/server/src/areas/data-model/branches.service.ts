@@ -10,7 +10,17 @@ import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, draftRef, isPersonalBranch, namedOrActive } from './branch-targets.js';
 import { branchRows, findBranch, findBranchById, forgetBranch, insertBranch, setSession, setStaging } from './branches.store.js';
-import type { BranchResponse, CreateBranchInput, DeleteBranchInput, DevBranchResponse, MergeInput, MergeResponse, MergeToDefaultInput, PullInput, StagingInput } from './data-model.schemas.js';
+import type {
+  BranchResponse,
+  CreateBranchInput,
+  DeleteBranchInput,
+  DevBranchResponse,
+  MergeInput,
+  MergeResponse,
+  MergeToDefaultInput,
+  PullInput,
+  StagingInput,
+} from './data-model.schemas.js';
 import { buildsProduction, type DeployBranchMoved } from './deploy-events.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { conflictError } from './dev-mode.service.js';
@@ -42,7 +52,8 @@ async function deleteRefs(repo: Repository, name: string): Promise<boolean> {
   try {
     await repo.moveRefs([{ ref: `refs/heads/${name}`, to: null, from: head }, ...(draft === null ? [] : [{ ref: draftRef(name), to: null, from: draft }])]);
   } catch (error) {
-    if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `Branch ${name} moved while it was being deleted; nothing was deleted. Send the request again.`);
+    if (error instanceof RefMovedError)
+      throw new ApiError('BRANCH_MOVED', `Branch ${name} moved while it was being deleted; nothing was deleted. Send the request again.`);
     throw error;
   }
   return true;
@@ -98,7 +109,8 @@ export function branchesService(
       try {
         await repo.moveRefs([{ ref: `refs/heads/${target}`, to: result, from: into }]);
       } catch (error) {
-        if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `${target} moved while ${source} was merged into it; nothing was merged. Send the request again.`);
+        if (error instanceof RefMovedError)
+          throw new ApiError('BRANCH_MOVED', `${target} moved while ${source} was merged into it; nothing was merged. Send the request again.`);
         throw error;
       }
       return result;
@@ -109,12 +121,17 @@ export function branchesService(
 
   async function sourceBranch(caller: Caller, row: DeploymentRow, input: { branchId?: number | null; branchName?: string | null }): Promise<string> {
     const name = await namedOrActive(store.db, caller, row, input);
-    if (name === null) throw new ApiError('NO_DEV_MODE', 'Name the branch to merge (branchId or branchName); this credential has no active branch on the deployment.');
+    if (name === null)
+      throw new ApiError('NO_DEV_MODE', 'Name the branch to merge (branchId or branchName); this credential has no active branch on the deployment.');
     return name;
   }
 
   return {
-    async list(caller: Caller, deploymentId: number, input: { first?: number; after?: string }): Promise<{ items: BranchResponse[]; data: BranchResponse[]; pageInfo: PageInfo }> {
+    async list(
+      caller: Caller,
+      deploymentId: number,
+      input: { first?: number; after?: string },
+    ): Promise<{ items: BranchResponse[]; data: BranchResponse[]; pageInfo: PageInfo }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaRead');
       const heads = await (await repositories.open(row)).branches();
       const page = pageRequest(input);
@@ -129,9 +146,12 @@ export function branchesService(
     async create(caller: Caller, deploymentId: number, input: CreateBranchInput): Promise<DevBranchResponse> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
       if (!(await isValidBranchName(input.name))) {
-        throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(input.name)} is not a branch name git accepts.`, { errors: [{ pointer: '/body/name', message: 'is not a valid git branch name' }] });
+        throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(input.name)} is not a branch name git accepts.`, {
+          errors: [{ pointer: '/body/name', message: 'is not a valid git branch name' }],
+        });
       }
-      if (isPersonalBranch(input.name)) throw new ApiError('INVALID_BRANCH', 'Names starting with dev- are kept for dev-mode branches; enter dev mode to get one.');
+      if (isPersonalBranch(input.name))
+        throw new ApiError('INVALID_BRANCH', 'Names starting with dev- are kept for dev-mode branches; enter dev mode to get one.');
       const from = input.from ?? row.deploy_branch_name;
       // Rows in the order the branches came to be: the ones git has already, then this one.
       await adoptBranches(store, row, await (await repositories.open(row)).branches());
@@ -139,13 +159,18 @@ export function branchesService(
       await repositories.write(row, async (repo) => {
         const head = await repo.head(from);
         if (head === null) throw branchNotFound(row.id, from);
-        if ((await repo.head(input.name)) !== null) throw new ApiError('BRANCH_EXISTS', `Deployment ${row.id} already has a branch ${JSON.stringify(input.name)}.`);
+        if ((await repo.head(input.name)) !== null)
+          throw new ApiError('BRANCH_EXISTS', `Deployment ${row.id} already has a branch ${JSON.stringify(input.name)}.`);
         // Shared branches live on the connected repository too (a branch it has already must hold no more than `from`).
         await upstream?.publish(repo, input.name, head);
         try {
           await repo.moveRefs([{ ref: `refs/heads/${input.name}`, to: head, from: null }]);
         } catch (error) {
-          if (error instanceof RefMovedError) throw new ApiError('BRANCH_EXISTS', `Deployment ${row.id} already has a branch ${JSON.stringify(input.name)} (or one whose name is a prefix of it).`);
+          if (error instanceof RefMovedError)
+            throw new ApiError(
+              'BRANCH_EXISTS',
+              `Deployment ${row.id} already has a branch ${JSON.stringify(input.name)} (or one whose name is a prefix of it).`,
+            );
           throw error;
         }
       });
@@ -170,7 +195,10 @@ export function branchesService(
 
     async staging(caller: Caller, deploymentId: number, input: StagingInput): Promise<{ data: BranchResponse }> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
-      if (input.branchId == null && input.branchName == null) throw new ApiError('VALIDATION_FAILED', 'Name the branch with branchId or branchName.', { errors: [{ pointer: '/body', message: 'needs branchId or branchName' }] });
+      if (input.branchId == null && input.branchName == null)
+        throw new ApiError('VALIDATION_FAILED', 'Name the branch with branchId or branchName.', {
+          errors: [{ pointer: '/body', message: 'needs branchId or branchName' }],
+        });
       let name = input.branchName ?? '';
       if (input.branchId != null) {
         const byId = await findBranchById(store.db, row.id, input.branchId);
@@ -180,10 +208,15 @@ export function branchesService(
       const head = await (await repositories.open(row)).head(name);
       if (head === null) throw branchNotFound(row.id, name);
       if (name === row.deploy_branch_name || isPersonalBranch(name)) {
-        throw new ApiError('INVALID_BRANCH', `${name} is ${name === row.deploy_branch_name ? 'the deploy branch' : 'a personal dev-mode branch'}; only shared branches have staging environments.`);
+        throw new ApiError(
+          'INVALID_BRANCH',
+          `${name} is ${name === row.deploy_branch_name ? 'the deploy branch' : 'a personal dev-mode branch'}; only shared branches have staging environments.`,
+        );
       }
       // A branch pushed over git gets its row here if the list has not made it yet.
-      const branch = (await findBranch(store.db, row.id, name)) ?? (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
+      const branch =
+        (await findBranch(store.db, row.id, name)) ??
+        (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
       await setStaging(store.db, row.id, name, input.enabled);
       // Switched on, the staging environment runs at once: on the branch's newest build, made now if need be.
       if (input.enabled) await ensureBuilt(row, name, head, 'staging environment switched on');
@@ -227,13 +260,15 @@ export function branchesService(
         try {
           await repo.moveRefs([{ ref: `refs/heads/${name}`, to: next, from: local }]);
         } catch (error) {
-          if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `${name} moved while it was pulled; nothing was changed. Send the request again.`);
+          if (error instanceof RefMovedError)
+            throw new ApiError('BRANCH_MOVED', `${name} moved while it was pulled; nothing was changed. Send the request again.`);
           throw error;
         }
         return next;
       });
       if (moved === null) return { buildTriggered: false };
-      if ((await findBranch(store.db, row.id, name)) === undefined) await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null });
+      if ((await findBranch(store.db, row.id, name)) === undefined)
+        await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null });
       if (name === row.deploy_branch_name) {
         if (!buildsProduction(row, name)) return { buildTriggered: false };
         await deployBranchMoved(row, moved, `pull from ${upstream.name}`);
@@ -264,7 +299,8 @@ export function branchesService(
 
     async mergeToDefault(caller: Caller, deploymentId: number, input: MergeToDefaultInput): Promise<MergeResponse> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
-      if (row.deploy_branch_merge_allowed !== 1) throw new ApiError('FORBIDDEN', `Merges into the deploy branch ${row.deploy_branch_name} are turned off (deployBranchMergeAllowed).`);
+      if (row.deploy_branch_merge_allowed !== 1)
+        throw new ApiError('FORBIDDEN', `Merges into the deploy branch ${row.deploy_branch_name} are turned off (deployBranchMergeAllowed).`);
       const source = await sourceBranch(caller, row, input);
       if (source === row.deploy_branch_name) throw new ApiError('INVALID_BRANCH', `${source} is the deploy branch itself.`);
       const merged = await mergeInto(row, caller, source, row.deploy_branch_name, input.message, false);

@@ -56,18 +56,36 @@ export async function insertBranch(db: Executor, branch: NewBranch): Promise<Bra
 }
 
 export async function setStaging(db: Executor, deploymentId: number, name: string, enabled: boolean): Promise<void> {
-  await db.updateTable('branches').set({ staging_enabled: enabled ? 1 : 0 }).where('deployment_id', '=', deploymentId).where('name', '=', name).execute();
+  await db
+    .updateTable('branches')
+    .set({ staging_enabled: enabled ? 1 : 0 })
+    .where('deployment_id', '=', deploymentId)
+    .where('name', '=', name)
+    .execute();
 }
 
 /**
  * Forgets a deleted branch (reference 2.13): its children take its parent, sessions on a personal
  * branch end, and sessions that had a shared branch open fall back to the deploy branch.
  */
-export async function forgetBranch(db: Executor, deploymentId: number, name: string, parent: string | null, deployBranch: string, personal: boolean): Promise<void> {
+export async function forgetBranch(
+  db: Executor,
+  deploymentId: number,
+  name: string,
+  parent: string | null,
+  deployBranch: string,
+  personal: boolean,
+): Promise<void> {
   await db.updateTable('branches').set({ parent_name: parent }).where('deployment_id', '=', deploymentId).where('parent_name', '=', name).execute();
   await db.deleteFrom('branches').where('deployment_id', '=', deploymentId).where('name', '=', name).execute();
   if (personal) await db.deleteFrom('dev_sessions').where('deployment_id', '=', deploymentId).where('branch_name', '=', name).execute();
-  else await db.updateTable('dev_sessions').set({ branch_name: deployBranch, updated_at: new Date().toISOString() }).where('deployment_id', '=', deploymentId).where('branch_name', '=', name).execute();
+  else
+    await db
+      .updateTable('dev_sessions')
+      .set({ branch_name: deployBranch, updated_at: new Date().toISOString() })
+      .where('deployment_id', '=', deploymentId)
+      .where('branch_name', '=', name)
+      .execute();
 }
 
 export async function findSession(db: Executor, deploymentId: number, keyId: number): Promise<DevSessionRow | undefined> {

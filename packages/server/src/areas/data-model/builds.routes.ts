@@ -111,7 +111,10 @@ export function buildsRoutes(builds: BuildsService, validation: ValidateService)
       async (request) => {
         const page = pageRequest(request.query);
         const afterSeq = afterNumber(page.after);
-        const lines = await builds.logs(request.caller, request.params.deploymentId, request.params.buildId, { limit: page.first + 1, ...(afterSeq === undefined ? {} : { afterSeq }) });
+        const lines = await builds.logs(request.caller, request.params.deploymentId, request.params.buildId, {
+          limit: page.first + 1,
+          ...(afterSeq === undefined ? {} : { afterSeq }),
+        });
         if (!lines) throw notFound('BUILD_NOT_FOUND', 'Build', request.params.buildId);
         return pageOf(lines, page.first, page.after, (l) => l.seq);
       },

@@ -4,14 +4,19 @@ import { BranchName } from './commits.schemas.js';
 
 const Text = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 
-export const BuildStatus = Type.Enum(['queued', 'building', 'success', 'failed'], { description: 'The reference leaves the values open; these are all of them.' });
+export const BuildStatus = Type.Enum(['queued', 'building', 'success', 'failed'], {
+  description: 'The reference leaves the values open; these are all of them.',
+});
 
 export const BuildStatusResponseSchema = Type.Object(
   {
     deploymentId: Type.Integer(),
     branchName: Type.String(),
     mode: Type.String({ description: '`production` for the deploy branch, `dev_mode` for any other.' }),
-    status: Type.String({ description: '`queued`, `building`, `success` or `failed`. A branch with no build yet: `building` with errorText `Branch is not active`; an unknown branch: `failed` with `Bad branch`.' }),
+    status: Type.String({
+      description:
+        '`queued`, `building`, `success` or `failed`. A branch with no build yet: `building` with errorText `Branch is not active`; an unknown branch: `failed` with `Bad branch`.',
+    }),
     buildJobId: Type.Union([Type.Integer(), Type.Null()], { description: 'The build’s id.' }),
     deploymentStatus: Text('Not reported yet (comes with the runtime).'),
     errorText: Text(),

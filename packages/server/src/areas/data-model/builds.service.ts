@@ -62,7 +62,8 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     signal.throwIfAborted();
     const result = validateModel(files);
     if (!result.valid) {
-      for (const error of result.errors.slice(0, LOGGED_ERRORS)) await log(`${error.fileName ?? '(model)'}${error.line ? `:${error.line}:${error.column ?? 1}` : ''} ${error.message}`);
+      for (const error of result.errors.slice(0, LOGGED_ERRORS))
+        await log(`${error.fileName ?? '(model)'}${error.line ? `:${error.line}:${error.column ?? 1}` : ''} ${error.message}`);
       if (result.errors.length > LOGGED_ERRORS) await log(`… and ${result.errors.length - LOGGED_ERRORS} more errors`);
       const first = result.errors[0];
       const errorText = `${result.errors.length} error${result.errors.length === 1 ? '' : 's'} in the data model; the first: ${first?.fileName ?? '(model)'}${first?.line ? `:${first.line}` : ''} ${first?.message ?? ''}`;
@@ -71,8 +72,16 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
       return { status: 'failed' };
     }
     const artifact = result.artifact ?? { cubes: [], views: [] };
-    await updateBuild(db, build.id, { status: 'success', files_hash: filesHash, cubes_count: result.cubesCount, artifact: JSON.stringify(artifact), finished_at: now() });
-    await log(`Compiled ${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms`);
+    await updateBuild(db, build.id, {
+      status: 'success',
+      files_hash: filesHash,
+      cubes_count: result.cubesCount,
+      artifact: JSON.stringify(artifact),
+      finished_at: now(),
+    });
+    await log(
+      `Compiled ${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms`,
+    );
     // Its environments' runtimes move to it now rather than at the next reconcile.
     void built();
     return { status: 'success' };
@@ -143,12 +152,25 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
       const found = await latestBuild(db, row.id, branch);
       if (!found) return { ...base, status: 'building', buildJobId: null, errorText: 'Branch is not active', filesHash: null, lastHash: head, updatedAt: null };
       const build = await settled(found);
-      return { ...base, mode: build.mode, status: build.status, buildJobId: build.id, errorText: build.error_text, filesHash: build.files_hash, lastHash: build.commit_sha, updatedAt: build.updated_at };
+      return {
+        ...base,
+        mode: build.mode,
+        status: build.status,
+        buildJobId: build.id,
+        errorText: build.error_text,
+        filesHash: build.files_hash,
+        lastHash: build.commit_sha,
+        updatedAt: build.updated_at,
+      };
     },
 
     async list(caller: Caller, deploymentId: number, filter: { branchName?: string; beforeId?: number; limit: number }): Promise<Build[]> {
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
-      const rows = await listBuilds(db, row.id, { limit: filter.limit, ...(filter.branchName === undefined ? {} : { branch: filter.branchName }), ...(filter.beforeId === undefined ? {} : { beforeId: filter.beforeId }) });
+      const rows = await listBuilds(db, row.id, {
+        limit: filter.limit,
+        ...(filter.branchName === undefined ? {} : { branch: filter.branchName }),
+        ...(filter.beforeId === undefined ? {} : { beforeId: filter.beforeId }),
+      });
       return Promise.all(rows.map(async (r) => toBuild(await settled(r))));
     },
 

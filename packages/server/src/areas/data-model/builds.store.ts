@@ -35,7 +35,11 @@ export interface BuildChanges {
 }
 
 export async function updateBuild(db: Executor, id: number, changes: BuildChanges): Promise<void> {
-  await db.updateTable('builds').set({ ...changes, updated_at: now() }).where('id', '=', id).execute();
+  await db
+    .updateTable('builds')
+    .set({ ...changes, updated_at: now() })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Marks an unfinished build failed; false when it had finished meanwhile (compare-and-set on its status). */
@@ -59,7 +63,14 @@ export async function findBuildById(db: Executor, id: number): Promise<BuildRow 
 }
 
 export async function latestBuild(db: Executor, deploymentId: number, branch: string): Promise<BuildRow | undefined> {
-  return db.selectFrom('builds').selectAll().where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('builds')
+    .selectAll()
+    .where('deployment_id', '=', deploymentId)
+    .where('branch_name', '=', branch)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** Builds of a deployment, newest first; `beforeId` continues a page. */
@@ -72,6 +83,13 @@ export async function listBuilds(db: Executor, deploymentId: number, filter: { b
 
 /** Whether the branch has ever built successfully (the wizard's `ready` needs production to have). */
 export async function hasSuccessfulBuild(db: Executor, deploymentId: number, branch: string): Promise<boolean> {
-  const row = await db.selectFrom('builds').select('id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('status', '=', 'success').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('builds')
+    .select('id')
+    .where('deployment_id', '=', deploymentId)
+    .where('branch_name', '=', branch)
+    .where('status', '=', 'success')
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }

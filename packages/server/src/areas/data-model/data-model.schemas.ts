@@ -27,7 +27,9 @@ export const DataModelWriteResponseSchema = Type.Object({ success: Type.Boolean(
 export const DevBranchResponseSchema = Type.Object(
   {
     active: Type.Boolean(),
-    branchName: Type.Union([Type.String(), Type.Null()], { description: 'The branch the credential’s calls now target: its personal `dev-…` branch after entering dev mode.' }),
+    branchName: Type.Union([Type.String(), Type.Null()], {
+      description: 'The branch the credential’s calls now target: its personal `dev-…` branch after entering dev mode.',
+    }),
     parentBranch: Type.Union([Type.String(), Type.Null()]),
   },
   { $id: 'DevBranchResponse' },
@@ -90,7 +92,9 @@ export const TreeQuery = Type.Object(
   {
     withContent: Type.Optional(Type.Boolean({ default: false })),
     branchName: Type.Optional(BranchName),
-    showLastCLIUpload: Type.Optional(Type.Boolean({ description: 'The tree as the deployment’s last finished upload committed it (empty before any upload); `branchName` is then ignored.' })),
+    showLastCLIUpload: Type.Optional(
+      Type.Boolean({ description: 'The tree as the deployment’s last finished upload committed it (empty before any upload); `branchName` is then ignored.' }),
+    ),
     ...PageQuery,
   },
   { additionalProperties: false },
@@ -107,14 +111,26 @@ export const HashesQuery = Type.Object(
 );
 export type HashesInput = Static<typeof HashesQuery>;
 
-export const UpdateFilesBody = Type.Object({ files: Files(Type.Object({ path: Path, content: Type.String() }, { additionalProperties: false })), ...Target }, { additionalProperties: false });
+export const UpdateFilesBody = Type.Object(
+  { files: Files(Type.Object({ path: Path, content: Type.String() }, { additionalProperties: false })), ...Target },
+  { additionalProperties: false },
+);
 export type UpdateFilesInput = Static<typeof UpdateFilesBody>;
-export const RemoveFilesBody = Type.Object({ files: Files(Type.Object({ path: Path }, { additionalProperties: false })), ...Target }, { additionalProperties: false });
+export const RemoveFilesBody = Type.Object(
+  { files: Files(Type.Object({ path: Path }, { additionalProperties: false })), ...Target },
+  { additionalProperties: false },
+);
 export type RemoveFilesInput = Static<typeof RemoveFilesBody>;
-export const RenameFilesBody = Type.Object({ files: Files(Type.Object({ path: Path, newPath: Path }, { additionalProperties: false })), ...Target }, { additionalProperties: false });
+export const RenameFilesBody = Type.Object(
+  { files: Files(Type.Object({ path: Path, newPath: Path }, { additionalProperties: false })), ...Target },
+  { additionalProperties: false },
+);
 export type RenameFilesInput = Static<typeof RenameFilesBody>;
 
-export const StartDevModeBody = Type.Object({ branchName: OrNull(BranchName, 'The shared branch to fork from; default: the deploy branch.') }, { additionalProperties: false });
+export const StartDevModeBody = Type.Object(
+  { branchName: OrNull(BranchName, 'The shared branch to fork from; default: the deploy branch.') },
+  { additionalProperties: false },
+);
 export type StartDevModeInput = Static<typeof StartDevModeBody>;
 
 export const CommitBody = Type.Object(

@@ -16,7 +16,12 @@ export class DeploymentRepositories {
   async create(row: DeploymentRow, author: Signature): Promise<Repository> {
     const scaffold = row.creation_method !== 'git-host';
     const initial = scaffold
-      ? { branch: row.deploy_branch_name, files: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]), author, message: `Create deployment ${row.name} with the starter model` }
+      ? {
+          branch: row.deploy_branch_name,
+          files: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]),
+          author,
+          message: `Create deployment ${row.name} with the starter model`,
+        }
       : null;
     return this.repositories.create(row.id, initial, row.deploy_branch_name);
   }

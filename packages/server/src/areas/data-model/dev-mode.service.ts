@@ -17,7 +17,10 @@ import { NO_UPSTREAM, type Upstream, type UpstreamOf } from './upstream.js';
 
 /** `dev-<key id>-<parent>`: readable, and unique per credential and parent (a suffix settles the rare clash). */
 async function forkName(repo: Repository, keyId: number, parent: string): Promise<string> {
-  const base = `dev-${keyId}-${parent.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.+$/, '').slice(0, 80)}`;
+  const base = `dev-${keyId}-${parent
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/\.+$/, '')
+    .slice(0, 80)}`;
   if ((await repo.head(base)) === null) return base;
   return `${base}-${randomBytes(3).toString('hex')}`;
 }
@@ -82,7 +85,10 @@ export function devModeService(store: Store, repositories: DeploymentRepositorie
       const parent = branch.parent_name;
       if (parent === null) throw new ApiError('INVALID_BRANCH', `Branch ${branch.name} has no parent branch to push to.`);
       if (parent === row.deploy_branch_name && row.deploy_branch_read_only === 1) {
-        throw new ApiError('FORBIDDEN', `The deploy branch ${parent} is read-only (deployBranchReadOnly); nothing was committed. Merge into it instead, or turn the setting off.`);
+        throw new ApiError(
+          'FORBIDDEN',
+          `The deploy branch ${parent} is read-only (deployBranchReadOnly); nothing was committed. Merge into it instead, or turn the setting off.`,
+        );
       }
       const author = await authorOf(store.db, caller.actor);
       const upstream = await upstreamOf(row);
@@ -115,13 +121,22 @@ async function commitPending(repo: Repository, branch: string, author: Signature
   try {
     await repo.moveRefs(moves);
   } catch (error) {
-    if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `Branch ${branch} moved while its changes were committed; nothing was changed. Send the commit again.`);
+    if (error instanceof RefMovedError)
+      throw new ApiError('BRANCH_MOVED', `Branch ${branch} moved while its changes were committed; nothing was changed. Send the commit again.`);
     throw error;
   }
 }
 
 /** Brings the parent up to the dev branch; the parent's new head, or null when it already held everything. */
-async function push(repo: Repository, row: DeploymentRow, branch: string, parent: string, author: Signature, preferSource: boolean, upstream: Upstream | null): Promise<string | null> {
+async function push(
+  repo: Repository,
+  row: DeploymentRow,
+  branch: string,
+  parent: string,
+  author: Signature,
+  preferSource: boolean,
+  upstream: Upstream | null,
+): Promise<string | null> {
   const source = await repo.head(branch);
   const target = await repo.head(parent);
   if (source === null || target === null) throw branchNotFound(row.id, source === null ? branch : parent);
@@ -130,7 +145,10 @@ async function push(repo: Repository, row: DeploymentRow, branch: string, parent
     result = await integrate(repo, { source, target, author, message: `Merge ${branch} into ${parent}`, preferSource });
   } catch (error) {
     if (error instanceof MergeConflict) {
-      throw conflictError(error.paths, `Committed to ${branch}, but it could not be pushed to ${parent} (send the commit again with resolveMergeConflict: true to keep this branch's version)`);
+      throw conflictError(
+        error.paths,
+        `Committed to ${branch}, but it could not be pushed to ${parent} (send the commit again with resolveMergeConflict: true to keep this branch's version)`,
+      );
     }
     throw error;
   }
@@ -145,7 +163,8 @@ async function push(repo: Repository, row: DeploymentRow, branch: string, parent
   try {
     await repo.moveRefs([{ ref: `refs/heads/${parent}`, to: result, from: target }]);
   } catch (error) {
-    if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `Committed to ${branch}, but ${parent} moved while it was pushed; send the commit again to push it.`);
+    if (error instanceof RefMovedError)
+      throw new ApiError('BRANCH_MOVED', `Committed to ${branch}, but ${parent} moved while it was pushed; send the commit again to push it.`);
     throw error;
   }
   return result;

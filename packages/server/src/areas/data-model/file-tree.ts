@@ -37,7 +37,13 @@ export function nest(files: readonly TreeEntry[]): TreeNode[] {
   };
   for (const file of files) {
     const slash = file.path.lastIndexOf('/');
-    directory(slash === -1 ? '' : file.path.slice(0, slash)).children.push({ type: 'file', name: file.path.slice(slash + 1), path: file.path, size: file.size, hash: file.sha });
+    directory(slash === -1 ? '' : file.path.slice(0, slash)).children.push({
+      type: 'file',
+      name: file.path.slice(slash + 1),
+      path: file.path,
+      size: file.size,
+      hash: file.sha,
+    });
   }
   for (const node of directories.values()) node.children.sort(compareNodes);
   return root.children;

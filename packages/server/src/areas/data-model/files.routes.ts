@@ -6,7 +6,15 @@ import type { FilesService } from './files.service.js';
 
 const tags = ['Data model'];
 const base = '/build/api/v1/deployments/:deploymentId/data-model';
-const WRITE_PROBLEMS = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'NO_DEV_MODE', 'NOT_A_DEV_BRANCH', 'BRANCH_NOT_FOUND', 'BRANCH_MOVED', 'PAYLOAD_TOO_LARGE'] as const;
+const WRITE_PROBLEMS = [
+  'FORBIDDEN',
+  'DEPLOYMENT_NOT_FOUND',
+  'NO_DEV_MODE',
+  'NOT_A_DEV_BRANCH',
+  'BRANCH_NOT_FOUND',
+  'BRANCH_MOVED',
+  'PAYLOAD_TOO_LARGE',
+] as const;
 
 export function filesRoutes(service: FilesService): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -37,7 +37,10 @@ function tooLarge(path: string, bytes: number): ApiError {
 function once(paths: readonly string[], field: string): void {
   const seen = new Set<string>();
   paths.forEach((path, i) => {
-    if (seen.has(path)) throw new ApiError('VALIDATION_FAILED', `Path ${JSON.stringify(path)} appears twice in the request.`, { errors: [{ pointer: `/body/files/${i}/${field}`, message: 'appears twice' }] });
+    if (seen.has(path))
+      throw new ApiError('VALIDATION_FAILED', `Path ${JSON.stringify(path)} appears twice in the request.`, {
+        errors: [{ pointer: `/body/files/${i}/${field}`, message: 'appears twice' }],
+      });
     seen.add(path);
   });
 }
@@ -51,7 +54,9 @@ function checkPlacement(files: ReadonlyMap<string, TreeEntry>, edits: Edits): vo
   for (const [path, content] of edits) {
     if (content === null) continue;
     if (directories.has(path)) throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(path)} is a directory on the branch; a file cannot take its place.`);
-    for (const dir of directories) if (dir.length < path.length && after.has(dir) && path.startsWith(`${dir}/`)) throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(dir)} is a file on the branch, so ${JSON.stringify(path)} cannot be below it.`);
+    for (const dir of directories)
+      if (dir.length < path.length && after.has(dir) && path.startsWith(`${dir}/`))
+        throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(dir)} is a file on the branch, so ${JSON.stringify(path)} cannot be below it.`);
   }
 }
 
@@ -61,7 +66,12 @@ export function filesService(store: Store, repositories: DeploymentRepositories)
    * its draft ref; they become a commit of the branch with POST …/commit. `plan` sees the files
    * as they are with the pending changes, inside the repository's lock.
    */
-  async function edit(caller: Caller, deploymentId: number, target: { branchId?: number | null; branchName?: string | null }, plan: (files: Map<string, TreeEntry>, repo: Repository) => Edits | Promise<Edits>): Promise<{ success: boolean }> {
+  async function edit(
+    caller: Caller,
+    deploymentId: number,
+    target: { branchId?: number | null; branchName?: string | null },
+    plan: (files: Map<string, TreeEntry>, repo: Repository) => Edits | Promise<Edits>,
+  ): Promise<{ success: boolean }> {
     const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
     const branch = await writableBranch(store.db, caller, row, target);
     const author = await authorOf(store.db, caller.actor);
@@ -76,9 +86,20 @@ export function filesService(store: Store, repositories: DeploymentRepositories)
       if (edits.size === 0) return;
       checkPlacement(files, edits);
       try {
-        await repo.commit({ ref: draftRef(branch.name), expectedHead: draft, parent: draft ?? head, changes: edits, author, message: 'Pending dev-mode changes' });
+        await repo.commit({
+          ref: draftRef(branch.name),
+          expectedHead: draft,
+          parent: draft ?? head,
+          changes: edits,
+          author,
+          message: 'Pending dev-mode changes',
+        });
       } catch (error) {
-        if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `The pending changes of ${branch.name} changed while this request was written; nothing was changed. Send it again.`);
+        if (error instanceof RefMovedError)
+          throw new ApiError(
+            'BRANCH_MOVED',
+            `The pending changes of ${branch.name} changed while this request was written; nothing was changed. Send it again.`,
+          );
         throw error;
       }
     });
@@ -104,7 +125,8 @@ export function filesService(store: Store, repositories: DeploymentRepositories)
       let start = 0;
       if (page.after !== undefined) {
         const [type, name] = decodeCursor(page.after, 2);
-        if ((type !== 'directory' && type !== 'file') || typeof name !== 'string') throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this tree.');
+        if ((type !== 'directory' && type !== 'file') || typeof name !== 'string')
+          throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this tree.');
         start = all.findIndex((node) => compareNodes(node, { type, name }) > 0);
         if (start === -1) start = all.length;
       }
@@ -172,7 +194,8 @@ export function filesService(store: Store, repositories: DeploymentRepositories)
           return file;
         });
         for (const target of to) {
-          if (files.has(target) && !moving.has(target)) throw new ApiError('FILE_EXISTS', `${JSON.stringify(target)} already exists on the branch; nothing was renamed.`);
+          if (files.has(target) && !moving.has(target))
+            throw new ApiError('FILE_EXISTS', `${JSON.stringify(target)} already exists on the branch; nothing was renamed.`);
         }
         const blobs = await repo.blobs(sources.map((f) => f.sha));
         const edits: Edits = new Map(from.map((path) => [path, null]));

@@ -34,7 +34,11 @@ function isPush(request: GitHttpRequest): boolean {
  * never another credential's dev-mode branch. git's own ref locking makes a push and the API's
  * writes safe against each other: each moves a ref only from the value it read.
  */
-export function gitHttpService(store: Store, repositories: DeploymentRepositories, onPushed: (row: DeploymentRow, changed: Map<string, string>) => Promise<void>) {
+export function gitHttpService(
+  store: Store,
+  repositories: DeploymentRepositories,
+  onPushed: (row: DeploymentRow, changed: Map<string, string>) => Promise<void>,
+) {
   return {
     async serve(caller: Caller, deploymentId: number, request: GitHttpRequest): Promise<SmartHttpResponse> {
       // Smart HTTP only: the dumb protocol's object paths would bypass the negotiation.

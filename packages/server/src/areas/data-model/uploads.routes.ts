@@ -12,14 +12,17 @@ const base = '/build/api/v1/deployments/:deploymentId/data-model/upload';
 const COMMON = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'] as const;
 
 /** Reads the one file part and the fields of an upload, the file cut off (and refused) past the size limit. */
-async function readUploadParts(parts: AsyncIterable<{ type: 'file' | 'field'; fieldname: string; value?: unknown; toBuffer?: () => Promise<Buffer>; file?: { truncated: boolean } }>) {
+async function readUploadParts(
+  parts: AsyncIterable<{ type: 'file' | 'field'; fieldname: string; value?: unknown; toBuffer?: () => Promise<Buffer>; file?: { truncated: boolean } }>,
+) {
   const fields = new Map<string, string>();
   let content: Buffer | null = null;
   for await (const part of parts) {
     if (part.type === 'file') {
       if (content !== null) throw new ApiError('VALIDATION_FAILED', 'Send one file per request.');
       content = await (part.toBuffer as () => Promise<Buffer>)();
-      if (part.file?.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES} bytes, the most a data-model file may hold.`);
+      if (part.file?.truncated)
+        throw new ApiError('PAYLOAD_TOO_LARGE', `The file is larger than ${MAX_FILE_BYTES} bytes, the most a data-model file may hold.`);
     } else if (typeof part.value === 'string') {
       fields.set(part.fieldname, part.value);
     }
@@ -40,7 +43,8 @@ export function uploadsRoutes(service: UploadsService): FastifyPluginAsyncTypebo
           operationId: 'startUpload',
           tags,
           summary: 'Start an upload transaction (reference 2.6; SchemaUpdate)',
-          description: 'The upload targets `branchName`, else the credential’s active dev-mode branch, else the deploy branch (403 while that is read-only). The transaction stays open for an hour.',
+          description:
+            'The upload targets `branchName`, else the credential’s active dev-mode branch, else the deploy branch (403 while that is read-only). The transaction stays open for an hour.',
           params: DeploymentParams,
           querystring: UploadQuery,
           response: { 200: Type.Ref('StartUploadResponse') },
@@ -79,13 +83,19 @@ export function uploadsRoutes(service: UploadsService): FastifyPluginAsyncTypebo
         const { fields, content } = await reading;
         const transaction = fields.get('transaction');
         const fileName = fields.get('fileName');
-        const missing = [transaction === undefined ? 'transaction' : null, fileName === undefined ? 'fileName' : null, content === null ? 'file' : null].filter((m) => m !== null);
+        const missing = [transaction === undefined ? 'transaction' : null, fileName === undefined ? 'fileName' : null, content === null ? 'file' : null].filter(
+          (m) => m !== null,
+        );
         if (missing.length > 0) {
           throw new ApiError('VALIDATION_FAILED', `The multipart body needs the fields transaction, fileName and file; missing: ${missing.join(', ')}.`, {
             errors: missing.map((m) => ({ pointer: `/body/${m}`, message: 'is required' })),
           });
         }
-        return service.receive(request.caller, request.params.deploymentId, { transaction: transaction ?? '', fileName: fileName ?? '', content: content ?? Buffer.alloc(0) });
+        return service.receive(request.caller, request.params.deploymentId, {
+          transaction: transaction ?? '',
+          fileName: fileName ?? '',
+          content: content ?? Buffer.alloc(0),
+        });
       },
     );
 

@@ -8,7 +8,9 @@ export const UploadQuery = Type.Object(
   {
     live: Type.Optional(Type.Boolean({ description: 'Accepted for the reference’s clients; an upload always lands as a commit.' })),
     branchName: Type.Optional(BranchName),
-    useDeployProjectRoot: Type.Optional(Type.Boolean({ description: 'The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned.' })),
+    useDeployProjectRoot: Type.Optional(
+      Type.Boolean({ description: 'The upload’s paths are relative to `deployProjectRoot`, and only files below it are pruned.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -28,7 +30,9 @@ export const FinishUploadBody = Type.Object(
       maxProperties: 20_000,
       description: 'The whole project: each path and git’s blob SHA-1 of its content (as `file-hashes` gives it), as a string or `{hash}`.',
     }),
-    autoRemoveFiles: Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'Default true: files of the branch missing from `files` are deleted.' })),
+    autoRemoveFiles: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], { description: 'Default true: files of the branch missing from `files` are deleted.' }),
+    ),
     awaitGitOperations: Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'Accepted; the commit is always written before the answer.' })),
     commitMessage: Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()])),
   },

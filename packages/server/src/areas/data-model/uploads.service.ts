@@ -36,7 +36,8 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
     const branch = named ?? (await uploadTarget(store, caller, row));
     if (isPersonalBranch(branch)) {
       const known = await findBranch(db, row.id, branch);
-      if (known?.owner_key_id != null && known.owner_key_id !== caller.actor.keyId) throw new ApiError('FORBIDDEN', `Branch ${branch} is another credential's dev-mode branch.`);
+      if (known?.owner_key_id != null && known.owner_key_id !== caller.actor.keyId)
+        throw new ApiError('FORBIDDEN', `Branch ${branch} is another credential's dev-mode branch.`);
     }
     if (branch === row.deploy_branch_name && row.deploy_branch_read_only === 1) {
       throw new ApiError('FORBIDDEN', `The deploy branch ${branch} is read-only (deployBranchReadOnly); upload to a dev-mode branch and merge it instead.`);
@@ -80,7 +81,8 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'SchemaUpdate');
       const upload = await openUpload(caller, row, input.transaction);
       const path = normalizeModelPath(input.fileName, '/body/fileName');
-      if (input.content.length > MAX_FILE_BYTES) throw new ApiError('PAYLOAD_TOO_LARGE', `File ${JSON.stringify(path)} is larger than ${MAX_FILE_BYTES} bytes, the most a data-model file may hold.`);
+      if (input.content.length > MAX_FILE_BYTES)
+        throw new ApiError('PAYLOAD_TOO_LARGE', `File ${JSON.stringify(path)} is larger than ${MAX_FILE_BYTES} bytes, the most a data-model file may hold.`);
       // Kept in the database until the finish writes every file in one git process: a git process
       // per file cost the server more than the upload itself.
       await recordUploadedFile(db, upload.id, path, blobSha(input.content), input.content);
@@ -110,9 +112,13 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
           if (sent !== undefined && sent.sha === hash) {
             if (tree.get(target) !== hash) changes.set(target, sent.content);
           } else if (tree.get(target) !== hash) {
-            throw new ApiError('VALIDATION_FAILED', `${path} is listed with hash ${hash}, but no file with that content was uploaded in this transaction and the branch does not hold it; upload it first.`, {
-              errors: [{ pointer: '/body/files', message: `${path}: content ${hash} was not uploaded` }],
-            });
+            throw new ApiError(
+              'VALIDATION_FAILED',
+              `${path} is listed with hash ${hash}, but no file with that content was uploaded in this transaction and the branch does not hold it; upload it first.`,
+              {
+                errors: [{ pointer: '/body/files', message: `${path}: content ${hash} was not uploaded` }],
+              },
+            );
           }
         }
         if (input.autoRemoveFiles !== false) {
@@ -124,7 +130,8 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
         try {
           return await repo.commit({ ref: `refs/heads/${branch}`, expectedHead: current, changes, author, message });
         } catch (error) {
-          if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `${branch} moved while the upload was committed; nothing was changed. Finish the upload again.`);
+          if (error instanceof RefMovedError)
+            throw new ApiError('BRANCH_MOVED', `${branch} moved while the upload was committed; nothing was changed. Finish the upload again.`);
           throw error;
         }
       });

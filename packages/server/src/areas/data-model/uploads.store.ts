@@ -1,7 +1,10 @@
 import type { Executor, UploadRow } from '../../db/tables.js';
 
 export async function insertUpload(db: Executor, upload: Omit<UploadRow, 'finished_at' | 'last_hash'>): Promise<void> {
-  await db.insertInto('uploads').values({ ...upload, finished_at: null, last_hash: null }).execute();
+  await db
+    .insertInto('uploads')
+    .values({ ...upload, finished_at: null, last_hash: null })
+    .execute();
 }
 
 export async function findUpload(db: Executor, deploymentId: number, id: string): Promise<UploadRow | undefined> {
@@ -29,7 +32,12 @@ export async function dropUploadedFiles(db: Executor, uploadId: string): Promise
 
 /** Closes an upload once; false when another finish closed it first. */
 export async function finishUpload(db: Executor, id: string, lastHash: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('uploads').set({ finished_at: at, last_hash: lastHash }).where('id', '=', id).where('finished_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('uploads')
+    .set({ finished_at: at, last_hash: lastHash })
+    .where('id', '=', id)
+    .where('finished_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

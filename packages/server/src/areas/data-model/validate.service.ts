@@ -10,7 +10,6 @@ import { modelFilesAt } from './model-files.js';
 import { validateModel } from '../../model/index.js';
 import type { ValidationResponse } from './builds.schemas.js';
 
-
 /**
  * Reference 2.19: the verdict of the validator builds use, on a branch's model as it is now (a
  * dev-mode branch with its pending changes). An invalid model is a 200 with `valid: false`.

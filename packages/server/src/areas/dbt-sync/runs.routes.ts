@@ -77,7 +77,13 @@ export function dbtSyncRoutes(service: DbtSyncService): FastifyPluginAsyncTypebo
           ...(request.query.trigger === undefined ? {} : { trigger: request.query.trigger }),
           ...(beforeId === undefined ? {} : { beforeId }),
         });
-        return pageOf(rows, page.first, page.after, (r) => r.id, ({ id: _id, ...run }) => run);
+        return pageOf(
+          rows,
+          page.first,
+          page.after,
+          (r) => r.id,
+          ({ id: _id, ...run }) => run,
+        );
       },
     );
 
@@ -144,8 +150,17 @@ export function dbtSyncRoutes(service: DbtSyncService): FastifyPluginAsyncTypebo
       async (request) => {
         const page = pageRequest(request.query);
         const afterSeq = afterNumber(page.after);
-        const lines = await service.logs(request.caller, request.params.deploymentId, request.params.syncJobId, { limit: page.first + 1, ...(afterSeq === undefined ? {} : { afterSeq }) });
-        return pageOf(lines, page.first, page.after, (l) => l.seq, ({ seq: _seq, ...entry }) => entry);
+        const lines = await service.logs(request.caller, request.params.deploymentId, request.params.syncJobId, {
+          limit: page.first + 1,
+          ...(afterSeq === undefined ? {} : { afterSeq }),
+        });
+        return pageOf(
+          lines,
+          page.first,
+          page.after,
+          (l) => l.seq,
+          ({ seq: _seq, ...entry }) => entry,
+        );
       },
     );
 
@@ -156,7 +171,8 @@ export function dbtSyncRoutes(service: DbtSyncService): FastifyPluginAsyncTypebo
           operationId: 'getDbtSyncGeneratedFiles',
           tags,
           summary: 'Generated files of an `output: files` sync, for one hour after it completed (reference 7.7; DeploymentRead)',
-          description: '404 `DBT_SYNC_FILES_NOT_FOUND` for a sync that committed to a branch, and once the hour is over; 409 `DBT_SYNC_NOT_COMPLETED` while it runs.',
+          description:
+            '404 `DBT_SYNC_FILES_NOT_FOUND` for a sync that committed to a branch, and once the hour is over; 409 `DBT_SYNC_NOT_COMPLETED` while it runs.',
           params: DbtSyncParams,
           querystring: DbtSyncPageQuery,
           response: { 200: Type.Ref('DbtSyncGeneratedFilesPage') },
@@ -168,7 +184,13 @@ export function dbtSyncRoutes(service: DbtSyncService): FastifyPluginAsyncTypebo
         const after = afterNumber(page.after) ?? -1;
         const files = await service.files(request.caller, request.params.deploymentId, request.params.syncJobId);
         const indexed = files.map((f, i) => ({ ...f, i })).slice(after + 1, after + 2 + page.first);
-        return pageOf(indexed, page.first, page.after, (f) => f.i, ({ i: _i, ...file }) => file);
+        return pageOf(
+          indexed,
+          page.first,
+          page.after,
+          (f) => f.i,
+          ({ i: _i, ...file }) => file,
+        );
       },
     );
   };

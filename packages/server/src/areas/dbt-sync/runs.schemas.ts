@@ -6,8 +6,17 @@ export const RUN_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'UNK
 export const TRIGGERS = ['manual', 'api', 'webhook', 'agent', 'unknown'] as const;
 /** Reference 7.3: the poll's values; only COMPLETED and FAILED are terminal. */
 export const STAGES = [
-  'INITIALIZING', 'CREATING_SANDBOX', 'UPLOADING_PROJECT', 'INSTALLING_DEPENDENCIES', 'RUNNING_DBT_DEPS', 'COMPILING_DBT',
-  'PROCESSING_MANIFEST', 'WRITING_CUBE_FILES', 'FINALIZING', 'COMPLETED', 'FAILED',
+  'INITIALIZING',
+  'CREATING_SANDBOX',
+  'UPLOADING_PROJECT',
+  'INSTALLING_DEPENDENCIES',
+  'RUNNING_DBT_DEPS',
+  'COMPILING_DBT',
+  'PROCESSING_MANIFEST',
+  'WRITING_CUBE_FILES',
+  'FINALIZING',
+  'COMPLETED',
+  'FAILED',
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
@@ -16,11 +25,40 @@ export const START_BODY_LIMIT = 50 * 1024 * 1024;
 
 export const StartDbtSyncBody = Type.Object(
   {
-    source: Type.Optional(Nullable(Type.Enum(['git', 'manifest'], { description: 'Default `git`: the compiled manifest committed at `ref` (never runs dbt). `manifest`: the one in this body.' }))),
-    manifest: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, description: 'The contents of target/manifest.json. Required when `source` is `manifest`, ignored otherwise.' }))),
-    ref: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'A branch or tag (not a commit SHA) overriding the saved one for this run; the new branch is named after it.' }))),
-    branchName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'The branch to create; default `dbt-sync/<ref>-<yyyymmddhhmmss>-<8 hex>`.' }))),
-    output: Type.Optional(Nullable(Type.Enum(['branch', 'files'], { description: '`branch` (default) commits to a new branch; `files` commits nothing (read them from generated-files for an hour).' }))),
+    source: Type.Optional(
+      Nullable(
+        Type.Enum(['git', 'manifest'], {
+          description: 'Default `git`: the compiled manifest committed at `ref` (never runs dbt). `manifest`: the one in this body.',
+        }),
+      ),
+    ),
+    manifest: Type.Optional(
+      Nullable(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'The contents of target/manifest.json. Required when `source` is `manifest`, ignored otherwise.' },
+        ),
+      ),
+    ),
+    ref: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 255,
+          description: 'A branch or tag (not a commit SHA) overriding the saved one for this run; the new branch is named after it.',
+        }),
+      ),
+    ),
+    branchName: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'The branch to create; default `dbt-sync/<ref>-<yyyymmddhhmmss>-<8 hex>`.' })),
+    ),
+    output: Type.Optional(
+      Nullable(
+        Type.Enum(['branch', 'files'], {
+          description: '`branch` (default) commits to a new branch; `files` commits nothing (read them from generated-files for an hour).',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -49,7 +87,9 @@ export const DbtSyncRunSchema = Type.Object(
   {
     syncJobId: Type.String(),
     deploymentId: Type.Integer(),
-    status: Type.String({ description: '`RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED` or `UNKNOWN` (the run’s record was lost). Treat an unrecognised value as not terminal.' }),
+    status: Type.String({
+      description: '`RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED` or `UNKNOWN` (the run’s record was lost). Treat an unrecognised value as not terminal.',
+    }),
     trigger: Type.String({ description: '`manual`, `api`, `webhook`, `agent` or `unknown`.' }),
     source: Type.String({ description: '`git` or `manifest`.' }),
     branchName: Type.String(),
@@ -62,7 +102,9 @@ export const DbtSyncRunSchema = Type.Object(
     gitRef: Type.Optional(Nullable(Type.String())),
     phases: Type.Optional(Nullable(Type.Array(Phase))),
     stats: Type.Optional(Nullable(Stats)),
-    triggerContext: Type.Optional(Nullable(Type.Object({ headSha: Nullable(Type.String()), pushedBranch: Nullable(Type.String()), targetBranch: Nullable(Type.String()) }))),
+    triggerContext: Type.Optional(
+      Nullable(Type.Object({ headSha: Nullable(Type.String()), pushedBranch: Nullable(Type.String()), targetBranch: Nullable(Type.String()) })),
+    ),
     userId: Type.Optional(Nullable(Type.Integer())),
   },
   { $id: 'DbtSyncRun' },
@@ -79,7 +121,9 @@ export const DbtSyncHistoryQuery = Type.Object(
 export const DbtSyncStatusResponseSchema = Type.Object(
   {
     syncJobId: Type.String(),
-    status: Type.String({ description: 'One of the 11 stage values; only `COMPLETED` and `FAILED` are terminal. A cancelled run is `FAILED` with error `cancelled`.' }),
+    status: Type.String({
+      description: 'One of the 11 stage values; only `COMPLETED` and `FAILED` are terminal. A cancelled run is `FAILED` with error `cancelled`.',
+    }),
     progress: Type.Object({ stage: Type.String(), percentComplete: Type.Integer({ description: 'For display only.' }), message: Nullable(Type.String()) }),
     updatedAt: Timestamp,
     error: Type.Optional(Nullable(Type.String())),
@@ -93,7 +137,9 @@ export const DbtSyncCancelResponseSchema = Type.Object({ message: Type.String() 
 export const DbtSyncResultResponseSchema = Type.Object(
   {
     syncJobId: Type.String(),
-    generatedFiles: Type.Array(Type.Object({ path: Type.String() }), { description: 'The files committed to the branch (none when the model was unchanged or nothing was committed).' }),
+    generatedFiles: Type.Array(Type.Object({ path: Type.String() }), {
+      description: 'The files committed to the branch (none when the model was unchanged or nothing was committed).',
+    }),
     manifestStats: Type.Object({ models: Type.Integer(), sources: Type.Integer(), macros: Type.Integer() }),
     cubeCount: Type.Integer(),
     completedAt: Type.String(),
@@ -126,6 +172,13 @@ export const DbtSyncParams = Type.Object({ deploymentId: Id, syncJobId: Type.Str
 export const DbtSyncPageQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
 
 export const dbtSyncRunSchemas = [
-  StartDbtSyncResponseSchema, DbtSyncRunSchema, DbtSyncRunPageSchema, DbtSyncStatusResponseSchema, DbtSyncCancelResponseSchema,
-  DbtSyncResultResponseSchema, DbtSyncLogEntrySchema, DbtSyncLogPageSchema, DbtSyncGeneratedFilesPageSchema,
+  StartDbtSyncResponseSchema,
+  DbtSyncRunSchema,
+  DbtSyncRunPageSchema,
+  DbtSyncStatusResponseSchema,
+  DbtSyncCancelResponseSchema,
+  DbtSyncResultResponseSchema,
+  DbtSyncLogEntrySchema,
+  DbtSyncLogPageSchema,
+  DbtSyncGeneratedFilesPageSchema,
 ];

@@ -84,19 +84,36 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       line = 'Cancelled before it began; no branch was changed';
     } else if (job.state === 'failed') {
       status = 'FAILED';
-      error = job.error === DEAD_WORKER ? 'The server running this sync stopped before it ended (it was killed or crashed). Start the sync again.' : `The sync stopped: ${job.error ?? 'unknown error'}`;
+      error =
+        job.error === DEAD_WORKER
+          ? 'The server running this sync stopped before it ended (it was killed or crashed). Start the sync again.'
+          : `The sync stopped: ${job.error ?? 'unknown error'}`;
       line = error;
     } else {
       status = 'UNKNOWN';
       line = 'The sync’s job ended without recording an outcome';
     }
-    if (await updateRunning(db, run.id, { status, ...(status === 'FAILED' ? { stage: 'FAILED' } : {}), error_message: error, completed_at: at, manifest: null, message: status === 'CANCELLED' ? 'cancelled' : null })) {
+    if (
+      await updateRunning(db, run.id, {
+        status,
+        ...(status === 'FAILED' ? { stage: 'FAILED' } : {}),
+        error_message: error,
+        completed_at: at,
+        manifest: null,
+        message: status === 'CANCELLED' ? 'cancelled' : null,
+      })
+    ) {
       await appendLog(db, run.id, { level: 'error', message: line });
     }
     return (await findRun(db, run.deployment_id, run.public_id)) ?? run;
   }
 
-  async function runOf(caller: Caller, deploymentId: number, syncJobId: string, action: 'SchemaRead' | 'DeploymentRead' | 'SchemaUpdate'): Promise<{ row: DeploymentRow; run: DbtSyncRunRow }> {
+  async function runOf(
+    caller: Caller,
+    deploymentId: number,
+    syncJobId: string,
+    action: 'SchemaRead' | 'DeploymentRead' | 'SchemaUpdate',
+  ): Promise<{ row: DeploymentRow; run: DbtSyncRunRow }> {
     const { row } = await authorizeDeployment(db, caller, deploymentId, action);
     const run = await findRun(db, row.id, syncJobId);
     if (!run) throw syncNotFound(syncJobId);
@@ -108,7 +125,10 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     if (input.branchName == null) return `dbt-sync/${refWord}-${stamp(new Date())}-${randomBytes(4).toString('hex')}`;
     const name = input.branchName;
     const invalid = (message: string) => new ApiError('INVALID_BRANCH', message, { errors: [{ pointer: '/body/branchName', message }] });
-    if (!(await isValidBranchName(name))) throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(name)} is not a branch name git accepts.`, { errors: [{ pointer: '/body/branchName', message: 'is not a valid git branch name' }] });
+    if (!(await isValidBranchName(name)))
+      throw new ApiError('VALIDATION_FAILED', `${JSON.stringify(name)} is not a branch name git accepts.`, {
+        errors: [{ pointer: '/body/branchName', message: 'is not a valid git branch name' }],
+      });
     if (output === 'files') return name;
     if (name === row.deploy_branch_name) throw invalid(`${name} is the deploy branch; a sync writes to a new branch for review.`);
     if (isPersonalBranch(name)) throw invalid('Names starting with dev- are kept for dev-mode branches.');
@@ -127,20 +147,34 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       const output = input.output ?? 'branch';
       let manifest: string | null = null;
       if (source === 'manifest') {
-        if (input.manifest == null) throw new ApiError('VALIDATION_FAILED', 'source manifest needs the manifest (the contents of target/manifest.json) in `manifest`.', { errors: [{ pointer: '/body/manifest', message: 'is required when source is manifest' }] });
+        if (input.manifest == null)
+          throw new ApiError('VALIDATION_FAILED', 'source manifest needs the manifest (the contents of target/manifest.json) in `manifest`.', {
+            errors: [{ pointer: '/body/manifest', message: 'is required when source is manifest' }],
+          });
         const checked = checkManifest(input.manifest);
         if (!checked.manifest) {
           const errors = checked.problems.map((p) => ({ pointer: `/body/manifest${p.pointer}`, message: p.message }));
-          throw new ApiError('VALIDATION_FAILED', `The manifest is not a dbt manifest the sync can read: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
+          throw new ApiError(
+            'VALIDATION_FAILED',
+            `The manifest is not a dbt manifest the sync can read: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`,
+            { errors },
+          );
         }
         manifest = JSON.stringify(input.manifest);
       }
       const ref = source === 'git' ? (input.ref ?? saved.ref ?? row.deploy_branch_name) : null;
       if (ref !== null && (/^[0-9a-f]{40}$/i.test(ref) || !(await isValidBranchName(ref)))) {
-        throw new ApiError('VALIDATION_FAILED', `ref ${JSON.stringify(ref)} must be a branch or tag name, not a commit SHA.`, { errors: [{ pointer: '/body/ref', message: 'is not a branch or tag name' }] });
+        throw new ApiError('VALIDATION_FAILED', `ref ${JSON.stringify(ref)} must be a branch or tag name, not a commit SHA.`, {
+          errors: [{ pointer: '/body/ref', message: 'is not a branch or tag name' }],
+        });
       }
       const branchName = await branchFor(row, input, ref ?? 'manifest', output);
-      const options: RunOptions = { repositoryUrl: source === 'git' && saved.repository === 'url' ? saved.repositoryUrl : null, manifestPath: saved.manifestPath, outputPath: saved.outputPath, selector: saved.selector };
+      const options: RunOptions = {
+        repositoryUrl: source === 'git' && saved.repository === 'url' ? saved.repositoryUrl : null,
+        manifestPath: saved.manifestPath,
+        outputPath: saved.outputPath,
+        selector: saved.selector,
+      };
 
       const at = now();
       await dropExpiredFiles(db, row.id, at);
@@ -181,7 +215,10 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         const other = await runningRun(db, row.id);
-        throw new ApiError('DBT_SYNC_RUNNING', `Sync ${other?.public_id ?? '(unknown)'} is still running on deployment ${row.id}; wait for it to end or cancel it.`);
+        throw new ApiError(
+          'DBT_SYNC_RUNNING',
+          `Sync ${other?.public_id ?? '(unknown)'} is still running on deployment ${row.id}; wait for it to end or cancel it.`,
+        );
       }
       await appendLog(db, run.id, { level: 'info', message: `Queued by user ${caller.actor.userId}` });
       // A process whose worker starts on demand (AppOptions.startJobs) starts it with its first job.
@@ -192,7 +229,11 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     },
 
     /** Reference 7.2: newest first. */
-    async history(caller: Caller, deploymentId: number, filter: { status?: DbtSyncStatus; trigger?: string; beforeId?: number; limit: number }): Promise<Array<DbtSyncRun & { id: number }>> {
+    async history(
+      caller: Caller,
+      deploymentId: number,
+      filter: { status?: DbtSyncStatus; trigger?: string; beforeId?: number; limit: number },
+    ): Promise<Array<DbtSyncRun & { id: number }>> {
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'SchemaRead');
       // At most one run is running (a unique index): ending it first, if its job died, keeps the status filter right.
       const running = await runningRun(db, row.id);
@@ -206,7 +247,12 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       const { run } = await runOf(caller, deploymentId, syncJobId, 'SchemaRead');
       const terminal = run.status === 'COMPLETED' ? 'COMPLETED' : run.status === 'RUNNING' ? null : 'FAILED';
       const status = terminal ?? run.stage;
-      const error = terminal === 'FAILED' ? (run.status === 'CANCELLED' ? 'cancelled' : (run.error_message ?? (run.status === 'UNKNOWN' ? 'The outcome of this sync is unknown' : 'failed'))) : null;
+      const error =
+        terminal === 'FAILED'
+          ? run.status === 'CANCELLED'
+            ? 'cancelled'
+            : (run.error_message ?? (run.status === 'UNKNOWN' ? 'The outcome of this sync is unknown' : 'failed'))
+          : null;
       return {
         syncJobId: run.public_id,
         status,
@@ -219,7 +265,8 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     /** Reference 7.4: a queued run ends at once; a running one before its next stage. */
     async cancel(caller: Caller, deploymentId: number, syncJobId: string): Promise<{ message: string }> {
       const { run } = await runOf(caller, deploymentId, syncJobId, 'SchemaUpdate');
-      if (run.status !== 'RUNNING' || run.job_id === null) throw new ApiError('DBT_SYNC_NOT_RUNNING', `Sync ${run.public_id} is not running (it is ${run.status}); there is nothing to cancel.`);
+      if (run.status !== 'RUNNING' || run.job_id === null)
+        throw new ApiError('DBT_SYNC_NOT_RUNNING', `Sync ${run.public_id} is not running (it is ${run.status}); there is nothing to cancel.`);
       const job = await jobs.cancel(run.tenant_id, run.job_id);
       if (job?.state === 'cancelled') await settled(run);
       return { message: `Sync ${run.public_id} is being cancelled: it stops before its next stage and leaves the branch unchanged.` };
@@ -228,7 +275,8 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     /** Reference 7.5. */
     async result(caller: Caller, deploymentId: number, syncJobId: string): Promise<DbtSyncResultResponse> {
       const { run } = await runOf(caller, deploymentId, syncJobId, 'SchemaRead');
-      if (run.status !== 'COMPLETED') throw new ApiError('DBT_SYNC_NOT_COMPLETED', `Sync ${run.public_id} is ${run.status}; a result exists once it is COMPLETED.`);
+      if (run.status !== 'COMPLETED')
+        throw new ApiError('DBT_SYNC_NOT_COMPLETED', `Sync ${run.public_id} is ${run.status}; a result exists once it is COMPLETED.`);
       const stats = json<{ cubeCount: number; models: number; sources: number; macros: number }>(run.stats);
       return {
         syncJobId: run.public_id,
@@ -241,20 +289,36 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     },
 
     /** Reference 7.6, oldest first. */
-    async logs(caller: Caller, deploymentId: number, syncJobId: string, page: { afterSeq?: number; limit: number }): Promise<Array<DbtSyncLogEntry & { seq: number }>> {
+    async logs(
+      caller: Caller,
+      deploymentId: number,
+      syncJobId: string,
+      page: { afterSeq?: number; limit: number },
+    ): Promise<Array<DbtSyncLogEntry & { seq: number }>> {
       const { run } = await runOf(caller, deploymentId, syncJobId, 'SchemaRead');
       const rows = await readLogs(db, run.id, page.afterSeq ?? 0, page.limit);
-      return rows.map((l) => ({ seq: l.seq, timestamp: l.at, level: l.level, stream: l.stream, message: l.message, phase: l.phase, durationMs: l.duration_ms }));
+      return rows.map((l) => ({
+        seq: l.seq,
+        timestamp: l.at,
+        level: l.level,
+        stream: l.stream,
+        message: l.message,
+        phase: l.phase,
+        durationMs: l.duration_ms,
+      }));
     },
 
     /** Reference 7.7: the files of an `output: files` run, for an hour after it completed. */
     async files(caller: Caller, deploymentId: number, syncJobId: string): Promise<Array<{ path: string; content: string }>> {
       const { row, run } = await runOf(caller, deploymentId, syncJobId, 'DeploymentRead');
       await dropExpiredFiles(db, row.id, now());
-      if (run.output !== 'files') throw new ApiError('DBT_SYNC_FILES_NOT_FOUND', `Sync ${run.public_id} committed to branch ${run.branch_name}; read the files there.`);
-      if (run.status === 'RUNNING') throw new ApiError('DBT_SYNC_NOT_COMPLETED', `Sync ${run.public_id} is still running; its files are ready once it is COMPLETED.`);
+      if (run.output !== 'files')
+        throw new ApiError('DBT_SYNC_FILES_NOT_FOUND', `Sync ${run.public_id} committed to branch ${run.branch_name}; read the files there.`);
+      if (run.status === 'RUNNING')
+        throw new ApiError('DBT_SYNC_NOT_COMPLETED', `Sync ${run.public_id} is still running; its files are ready once it is COMPLETED.`);
       const fresh = await findRun(db, row.id, run.public_id);
-      if (fresh?.status !== 'COMPLETED' || fresh.files === null) throw new ApiError('DBT_SYNC_FILES_NOT_FOUND', `Sync ${run.public_id} has no generated files: they are kept for one hour after a completed sync.`);
+      if (fresh?.status !== 'COMPLETED' || fresh.files === null)
+        throw new ApiError('DBT_SYNC_FILES_NOT_FOUND', `Sync ${run.public_id} has no generated files: they are kept for one hour after a completed sync.`);
       return JSON.parse(fresh.files) as Array<{ path: string; content: string }>;
     },
   };

@@ -5,7 +5,11 @@ import { now } from '../../time.js';
 export type NewRun = Omit<DbtSyncRunRow, 'id' | 'percent' | 'updated_at'>;
 
 export function insertRun(db: Executor, run: NewRun): Promise<DbtSyncRunRow> {
-  return db.insertInto('dbt_sync_runs').values({ ...run, updated_at: now() }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('dbt_sync_runs')
+    .values({ ...run, updated_at: now() })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function findRun(db: Executor, deploymentId: number, publicId: string): Promise<DbtSyncRunRow | undefined> {
@@ -22,16 +26,29 @@ export function runningRun(db: Executor, deploymentId: number): Promise<DbtSyncR
 
 /** Changes a run that is still running; false when it had ended meanwhile (compare-and-set on its status). */
 export async function updateRunning(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>): Promise<boolean> {
-  const result = await db.updateTable('dbt_sync_runs').set({ ...changes, updated_at: now() }).where('id', '=', id).where('status', '=', 'RUNNING').executeTakeFirst();
+  const result = await db
+    .updateTable('dbt_sync_runs')
+    .set({ ...changes, updated_at: now() })
+    .where('id', '=', id)
+    .where('status', '=', 'RUNNING')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 export async function updateRun(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>): Promise<void> {
-  await db.updateTable('dbt_sync_runs').set({ ...changes, updated_at: now() }).where('id', '=', id).execute();
+  await db
+    .updateTable('dbt_sync_runs')
+    .set({ ...changes, updated_at: now() })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** A deployment's runs, newest first; `beforeId` continues a page. */
-export function listRuns(db: Executor, deploymentId: number, filter: { status?: DbtSyncStatus; trigger?: string; beforeId?: number; limit: number }): Promise<DbtSyncRunRow[]> {
+export function listRuns(
+  db: Executor,
+  deploymentId: number,
+  filter: { status?: DbtSyncStatus; trigger?: string; beforeId?: number; limit: number },
+): Promise<DbtSyncRunRow[]> {
   let query = db.selectFrom('dbt_sync_runs').selectAll().where('deployment_id', '=', deploymentId);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.trigger !== undefined) query = query.where('trigger', '=', filter.trigger);
@@ -41,7 +58,13 @@ export function listRuns(db: Executor, deploymentId: number, filter: { status?: 
 
 /** Drops the generated files of `output: files` runs once their hour is over (reference 7.7). */
 export async function dropExpiredFiles(db: Executor, deploymentId: number, at: string): Promise<void> {
-  await db.updateTable('dbt_sync_runs').set({ files: null }).where('deployment_id', '=', deploymentId).where('files_expire_at', '<', at).where('files', 'is not', null).execute();
+  await db
+    .updateTable('dbt_sync_runs')
+    .set({ files: null })
+    .where('deployment_id', '=', deploymentId)
+    .where('files_expire_at', '<', at)
+    .where('files', 'is not', null)
+    .execute();
 }
 
 export interface LogLine {
@@ -56,7 +79,16 @@ export async function appendLog(db: Executor, runId: number, line: LogLine): Pro
   const next = sql<number>`(select coalesce(max(seq), 0) + 1 from dbt_sync_logs where run_id = ${runId})`;
   await db
     .insertInto('dbt_sync_logs')
-    .values({ run_id: runId, seq: next, at: now(), level: line.level, stream: 'system', message: line.message, phase: line.phase ?? null, duration_ms: line.durationMs ?? null })
+    .values({
+      run_id: runId,
+      seq: next,
+      at: now(),
+      level: line.level,
+      stream: 'system',
+      message: line.message,
+      phase: line.phase ?? null,
+      duration_ms: line.durationMs ?? null,
+    })
     .execute();
 }
 

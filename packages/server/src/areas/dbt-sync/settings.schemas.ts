@@ -10,7 +10,10 @@ export const DbtSyncSelectorSchema = Type.Object(
     tags: Entries('dbt tags.'),
     names: Entries('Model names.'),
   },
-  { $id: 'DbtSyncSelector', description: 'A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run.' },
+  {
+    $id: 'DbtSyncSelector',
+    description: 'A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run.',
+  },
 );
 export type DbtSyncSelector = Static<typeof DbtSyncSelectorSchema>;
 
@@ -26,13 +29,16 @@ const RepositoryView = Type.Object(
 const RepositoryInput = Type.Object(
   {
     type: Type.Enum(['deployment', 'url']),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Required for `url`: an https URL without user, password, query or fragment.' })),
+    url: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Required for `url`: an https URL without user, password, query or fragment.' }),
+    ),
     token: Type.Optional(
       Nullable(
         Type.String({
           minLength: 1,
           maxLength: 4096,
-          description: 'For `url`: an access token that may read the repository, stored encrypted and never answered. Left out: the saved one is kept while the URL’s origin stays the same; null: none.',
+          description:
+            'For `url`: an access token that may read the repository, stored encrypted and never answered. Left out: the saved one is kept while the URL’s origin stays the same; null: none.',
         }),
       ),
     ),

@@ -27,7 +27,17 @@ export interface SyncSettings {
 }
 
 export function settingsOf(row: DbtSyncSettingsRow | undefined): SyncSettings {
-  if (!row) return { repository: 'deployment', repositoryUrl: null, hasToken: false, ref: null, manifestPath: DEFAULT_MANIFEST_PATH, outputPath: DEFAULT_OUTPUT_PATH, selector: { paths: [], tags: [], names: [] }, updatedAt: null };
+  if (!row)
+    return {
+      repository: 'deployment',
+      repositoryUrl: null,
+      hasToken: false,
+      ref: null,
+      manifestPath: DEFAULT_MANIFEST_PATH,
+      outputPath: DEFAULT_OUTPUT_PATH,
+      selector: { paths: [], tags: [], names: [] },
+      updatedAt: null,
+    };
   return {
     repository: row.repository === 'url' ? 'url' : 'deployment',
     repositoryUrl: row.repository_url,
@@ -108,10 +118,12 @@ export function dbtSyncSettingsService(store: Store, secrets: Secrets) {
           return fallback;
         }
       };
-      const manifestPath = input.manifestPath === undefined ? current.manifestPath : attempt(() => cleanPath(input.manifestPath ?? '', '/body/manifestPath'), '');
+      const manifestPath =
+        input.manifestPath === undefined ? current.manifestPath : attempt(() => cleanPath(input.manifestPath ?? '', '/body/manifestPath'), '');
       const outputPath = input.outputPath === undefined ? current.outputPath : attempt(() => cleanPath(input.outputPath ?? '', '/body/outputPath'), '');
       const ref = input.ref === undefined ? current.ref : input.ref;
-      if (ref !== null && !(await isValidBranchName(ref))) errors.push({ pointer: '/body/ref', message: `${JSON.stringify(ref)} is not a branch or tag name git accepts` });
+      if (ref !== null && !(await isValidBranchName(ref)))
+        errors.push({ pointer: '/body/ref', message: `${JSON.stringify(ref)} is not a branch or tag name git accepts` });
       let repository: Pick<SettingsValues, 'repository' | 'repository_url' | 'repository_token'> = {
         repository: current.repository,
         repository_url: saved?.repository_url ?? null,
@@ -119,7 +131,8 @@ export function dbtSyncSettingsService(store: Store, secrets: Secrets) {
       };
       const given = input.repository;
       if (given?.type === 'deployment') {
-        if (given.url !== undefined || given.token !== undefined) errors.push({ pointer: '/body/repository', message: 'takes no url or token for type deployment' });
+        if (given.url !== undefined || given.token !== undefined)
+          errors.push({ pointer: '/body/repository', message: 'takes no url or token for type deployment' });
         repository = { repository: 'deployment', repository_url: null, repository_token: null };
       } else if (given?.type === 'url') {
         const problem = given.url === undefined ? 'is required for type url' : repositoryUrlProblem(given.url);
@@ -128,17 +141,31 @@ export function dbtSyncSettingsService(store: Store, secrets: Secrets) {
           const url = new URL(given.url as string).href;
           // A saved token stays only while it would go to the same origin; null removes it.
           const sameOrigin = repository.repository_url !== null && new URL(repository.repository_url).origin === new URL(url).origin;
-          const token = given.token === undefined ? (sameOrigin ? repository.repository_token : null) : given.token === null ? null : secrets.seal(given.token, tokenSealedAs(row.id));
+          const token =
+            given.token === undefined
+              ? sameOrigin
+                ? repository.repository_token
+                : null
+              : given.token === null
+                ? null
+                : secrets.seal(given.token, tokenSealedAs(row.id));
           repository = { repository: 'url', repository_url: url, repository_token: token };
         }
       }
-      if (errors.length > 0) throw new ApiError('VALIDATION_FAILED', `The settings were not changed: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
+      if (errors.length > 0)
+        throw new ApiError('VALIDATION_FAILED', `The settings were not changed: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
       const selector: DbtSyncSelector = {
         paths: (input.selector?.paths ?? current.selector.paths).map((p) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, '')),
         tags: input.selector?.tags ?? current.selector.tags,
         names: input.selector?.names ?? current.selector.names,
       };
-      await saveSettings(db, row.tenant_id, row.id, { ...repository, ref, manifest_path: manifestPath, output_path: outputPath, selector: JSON.stringify(selector) }, now());
+      await saveSettings(
+        db,
+        row.tenant_id,
+        row.id,
+        { ...repository, ref, manifest_path: manifestPath, output_path: outputPath, selector: JSON.stringify(selector) },
+        now(),
+      );
       return view(row.id, settingsOf(await findSettings(db, row.id)));
     },
   };

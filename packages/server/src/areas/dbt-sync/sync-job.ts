@@ -59,7 +59,13 @@ const compiledManifestRequired = (manifestPath: string, ref: string, commit: str
   `A compiled manifest is required: there is no ${manifestPath} on ${ref} (${commit.slice(0, 12)}). dbt-sync never runs dbt or any code from the repository; run \`dbt compile\` and commit ${manifestPath}, or start the sync with source \`manifest\`.`;
 
 /** The manifest text: the request's, or the compiled one committed at the run's ref (git is only read; nothing from it runs). */
-async function manifestText(repositories: DeploymentRepositories, remote: RemoteRepositories, row: DeploymentRow, run: DbtSyncRunRow, options: RunOptions): Promise<string> {
+async function manifestText(
+  repositories: DeploymentRepositories,
+  remote: RemoteRepositories,
+  row: DeploymentRow,
+  run: DbtSyncRunRow,
+  options: RunOptions,
+): Promise<string> {
   if (run.source === 'manifest') return run.manifest ?? '';
   const ref = run.git_ref ?? row.deploy_branch_name;
   if (options.repositoryUrl) return remoteManifestText(remote, row, options.repositoryUrl, ref, options.manifestPath);
@@ -97,7 +103,15 @@ async function remoteManifestText(remote: RemoteRepositories, row: DeploymentRow
 
 function statsOf(generation: WorkerGeneration): SyncStats {
   const { stats } = generation;
-  return { cubeCount: generation.cubeCount, generatedFileCount: generation.files.length, models: stats.models, sources: stats.sources, macros: stats.macros, dbtVersion: stats.dbtVersion, manifestGeneratedAt: stats.manifestGeneratedAt };
+  return {
+    cubeCount: generation.cubeCount,
+    generatedFileCount: generation.files.length,
+    models: stats.models,
+    sources: stats.sources,
+    macros: stats.macros,
+    dbtVersion: stats.dbtVersion,
+    manifestGeneratedAt: stats.manifestGeneratedAt,
+  };
 }
 
 /**
@@ -114,14 +128,24 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
    * branch's. These hold a CPU for seconds on a big project, so they run on a worker thread of
    * this run and the server keeps answering meanwhile; only git is read here.
    */
-  async function processManifest(run: DbtSyncRunRow, row: DeploymentRow, progress: Progress, text: string, options: RunOptions): Promise<{ generation: WorkerGeneration; base: string; plan: SyncPlan }> {
+  async function processManifest(
+    run: DbtSyncRunRow,
+    row: DeploymentRow,
+    progress: Progress,
+    text: string,
+    options: RunOptions,
+  ): Promise<{ generation: WorkerGeneration; base: string; plan: SyncPlan }> {
     const thread = new SyncThread();
     const onThread = async <T>(phase: string, work: Promise<T>): Promise<T> => {
       await hooks.working(run.id, phase, work);
       return work;
     };
     try {
-      await progress.phase('parse-manifest', () => onThread('parse-manifest', thread.parse(text)), (m) => `Parsed the manifest (dbt ${m.dbtVersion ?? 'version unknown'}, ${plural(m.nodes, 'node')})`);
+      await progress.phase(
+        'parse-manifest',
+        () => onThread('parse-manifest', thread.parse(text)),
+        (m) => `Parsed the manifest (dbt ${m.dbtVersion ?? 'version unknown'}, ${plural(m.nodes, 'node')})`,
+      );
       const generation = await progress.phase(
         'generate-cubes',
         () => onThread('generate-cubes', thread.generate({ outputPath: options.outputPath, selector: options.selector })),
@@ -153,23 +177,38 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
     const where = `${options.manifestPath} at ${run.git_ref ?? row.deploy_branch_name}`;
     const from = run.source === 'manifest' ? 'the manifest sent with the request' : options.repositoryUrl ? `${where} of ${options.repositoryUrl}` : where;
     await checkpoint('INITIALIZING', `Sync ${run.public_id}: reading ${from}; output ${run.output === 'branch' ? `branch ${run.branch_name}` : 'files'}`);
-    const text = await progress.phase('read-manifest', () => manifestText(repositories, remote, row, run, options), (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`);
+    const text = await progress.phase(
+      'read-manifest',
+      () => manifestText(repositories, remote, row, run, options),
+      (t) => `Read the manifest (${Math.round(t.length / 1024)} KiB)`,
+    );
 
     await checkpoint('PROCESSING_MANIFEST', 'Processing the manifest');
     const { generation, base, plan } = await processManifest(run, row, progress, text, options);
     const { files } = generation;
     if (plan.errors.length > 0) {
-      for (const e of plan.errors.slice(0, LOGGED_ERRORS)) await progress.log(`${e.fileName ?? '(model)'}${e.line ? `:${e.line}:${e.column ?? 1}` : ''} ${e.message}`, { level: 'error', phase: 'validate' });
+      for (const e of plan.errors.slice(0, LOGGED_ERRORS))
+        await progress.log(`${e.fileName ?? '(model)'}${e.line ? `:${e.line}:${e.column ?? 1}` : ''} ${e.message}`, { level: 'error', phase: 'validate' });
       progress.failedPhase = 'validate';
       const first = plan.errors[0];
-      throw new SyncFailure(`The generated model does not validate (${plural(plan.errors.length, 'error')}; the first: ${first?.fileName ?? '(model)'}${first?.line ? `:${first.line}` : ''} ${first?.message ?? ''}). Nothing was committed.`);
+      throw new SyncFailure(
+        `The generated model does not validate (${plural(plan.errors.length, 'error')}; the first: ${first?.fileName ?? '(model)'}${first?.line ? `:${first.line}` : ''} ${first?.message ?? ''}). Nothing was committed.`,
+      );
     }
 
-    await checkpoint('WRITING_CUBE_FILES', run.output === 'branch' ? `Writing ${plural(files.length, 'file')} to ${run.branch_name}` : `Keeping ${plural(files.length, 'file')} for an hour`);
+    await checkpoint(
+      'WRITING_CUBE_FILES',
+      run.output === 'branch' ? `Writing ${plural(files.length, 'file')} to ${run.branch_name}` : `Keeping ${plural(files.length, 'file')} for an hour`,
+    );
     const commit = await progress.phase(
       'write-files',
       () => (run.output === 'branch' ? commitToBranch(run, row, base, plan.changes) : Promise.resolve(null)),
-      (sha) => (run.output === 'files' ? `Kept ${plural(files.length, 'file')}; nothing was committed` : sha === base ? `The generated model is unchanged: branch ${run.branch_name} was created at ${base.slice(0, 12)} without a commit` : `Committed ${plural(plan.changes.size, 'change')} to ${run.branch_name} (${String(sha).slice(0, 12)})`),
+      (sha) =>
+        run.output === 'files'
+          ? `Kept ${plural(files.length, 'file')}; nothing was committed`
+          : sha === base
+            ? `The generated model is unchanged: branch ${run.branch_name} was created at ${base.slice(0, 12)} without a commit`
+            : `Committed ${plural(plan.changes.size, 'change')} to ${run.branch_name} (${String(sha).slice(0, 12)})`,
     );
 
     // Past the commit a cancel or a stop no longer undoes anything: the run completes.
@@ -197,7 +236,8 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
   async function commitToBranch(run: DbtSyncRunRow, row: DeploymentRow, base: string, changes: Map<string, string | null>): Promise<string> {
     const author = await authorOfRun(store, run);
     const sha = await repositories.write(row, async (repo) => {
-      if ((await repo.head(run.branch_name)) !== null) throw new SyncFailure(`Branch ${run.branch_name} was created by someone else meanwhile; nothing was committed.`);
+      if ((await repo.head(run.branch_name)) !== null)
+        throw new SyncFailure(`Branch ${run.branch_name} was created by someone else meanwhile; nothing was committed.`);
       if (changes.size === 0) {
         await repo.moveRefs([{ ref: `refs/heads/${run.branch_name}`, to: base, from: null }]);
         return base;
@@ -230,7 +270,9 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
       const ended = { completed_at: at, duration_ms: progress.elapsed(), phases: JSON.stringify(progress.phases), last_stage: progress.stage, manifest: null };
       if (abort?.why === 'cancelled') {
         await updateRunning(db, run.id, { ...ended, status: 'CANCELLED', message: 'cancelled' });
-        await progress.log(`Cancelled before ${progress.stage === 'INITIALIZING' ? 'it began' : `the stage after ${progress.stage}`}; no branch was changed`, { level: 'error' });
+        await progress.log(`Cancelled before ${progress.stage === 'INITIALIZING' ? 'it began' : `the stage after ${progress.stage}`}; no branch was changed`, {
+          level: 'error',
+        });
         return { status: 'cancelled' };
       }
       const message = error instanceof SyncFailure ? error.message : abort ? abort.message : `The sync failed: ${(error as Error).message}`;

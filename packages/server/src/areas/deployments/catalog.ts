@@ -27,10 +27,16 @@ const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 /** `release=1.0.0,1.1.0;latest=1.2.0` (each channel's versions oldest first); null for a malformed value. */
 export function parseVersions(text: string): Record<ReleaseChannel, string[]> | null {
   const result: Record<ReleaseChannel, string[]> = { release: [], latest: [] };
-  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(';')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [channel, list = ''] = part.split('=');
     if (channel !== 'release' && channel !== 'latest') return null;
-    const versions = list.split(',').map((v) => v.trim()).filter(Boolean);
+    const versions = list
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
     if (versions.length === 0 || versions.some((v) => !VERSION.test(v))) return null;
     result[channel] = versions;
   }
@@ -39,7 +45,10 @@ export function parseVersions(text: string): Record<ReleaseChannel, string[]> | 
 
 /** `local,eu-west` (names, letters, digits and dashes); null for a malformed value. */
 export function parseRegions(text: string): RegionEntry[] | null {
-  const names = text.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   if (names.length === 0 || names.some((n) => !/^[a-z0-9][a-z0-9-]{0,62}$/.test(n)) || new Set(names).size !== names.length) return null;
   return names.map((name, i) => ({ id: i + 1, name, title: name, provider: 'platform' }));
 }

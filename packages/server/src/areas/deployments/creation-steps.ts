@@ -35,7 +35,9 @@ export const NEXT_STEPS: Record<CreationStep, readonly CreationStep[]> = {
 /** Why the wizard cannot move from `from` to `to`, or null when it can (`built`: production has built successfully). */
 export function stepRefusal(from: CreationStep, to: CreationStep, built: boolean): string | null {
   if (from === to) return null;
-  if (!NEXT_STEPS[from].includes(to)) return `From the step ${from} the wizard goes on to ${NEXT_STEPS[from].join(', ')}, not ${to}; reset it to start again from project.`;
-  if (to === 'ready' && !built) return 'The deployment is not ready: production has no successful build yet. Fix the data model (GET …/build-status says why) and advance again.';
+  if (!NEXT_STEPS[from].includes(to))
+    return `From the step ${from} the wizard goes on to ${NEXT_STEPS[from].join(', ')}, not ${to}; reset it to start again from project.`;
+  if (to === 'ready' && !built)
+    return 'The deployment is not ready: production has no successful build yet. Fix the data model (GET …/build-status says why) and advance again.';
   return null;
 }

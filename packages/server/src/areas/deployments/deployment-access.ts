@@ -23,7 +23,13 @@ async function cachedDeployment(db: Executor, snapshot: TenantSnapshot, tenantId
  * The first check of every operation on one deployment: 404 when it is not in the caller's
  * tenant, then 403 when the caller's role and access there do not allow `action`.
  */
-export async function authorizeDeployment(db: Executor, { actor, access }: Caller, id: number, action: DeploymentAction, snapshot?: TenantSnapshot): Promise<{ row: DeploymentRow; level: Access | null }> {
+export async function authorizeDeployment(
+  db: Executor,
+  { actor, access }: Caller,
+  id: number,
+  action: DeploymentAction,
+  snapshot?: TenantSnapshot,
+): Promise<{ row: DeploymentRow; level: Access | null }> {
   const row = snapshot === undefined ? await findDeployment(db, actor.tenantId, id) : await cachedDeployment(db, snapshot, actor.tenantId, id);
   if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
   const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });

@@ -54,16 +54,30 @@ export function settingsOf(row: DeploymentRow, deploymentUrl: string, catalog: C
     releaseChannelVersionHold: row.release_channel_version_hold === 1,
     defaultLaunchpadViewGroup: options.defaultLaunchpadViewGroup ?? null,
     launchpadTabs: options.launchpadTabs ?? null,
-    templateVariables: (withoutSecrets(options.templateVariables ?? {}) as JsonObject),
+    templateVariables: withoutSecrets(options.templateVariables ?? {}) as JsonObject,
     cspsConfig: (options.cspsConfig as DeploymentSettings['cspsConfig']) ?? null,
     settings: withoutSecrets(parseSettings(row.settings)) as JsonObject,
   };
 }
 
 /** The columns a PUT changes (reference 1.4), computed from the row as it is; throws on a bad version. */
-export type SettingsChanges = Partial<Pick<DeploymentRow,
-  | 'name' | 'cloud_provider' | 'creation_method' | 'deploy_mode' | 'region' | 'custom_domain' | 'template'
-  | 'release_channel' | 'release_channel_version' | 'release_channel_version_hold' | 'options' | 'settings'>>;
+export type SettingsChanges = Partial<
+  Pick<
+    DeploymentRow,
+    | 'name'
+    | 'cloud_provider'
+    | 'creation_method'
+    | 'deploy_mode'
+    | 'region'
+    | 'custom_domain'
+    | 'template'
+    | 'release_channel'
+    | 'release_channel_version'
+    | 'release_channel_version_hold'
+    | 'options'
+    | 'settings'
+  >
+>;
 
 function versionProblem(detail: string): ApiError {
   return new ApiError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/body/releaseChannelVersion', message: 'is not offered for this channel' }] });
@@ -88,7 +102,9 @@ export function applySettings(row: DeploymentRow, input: UpdateDeploymentInput, 
   if (input.releaseChannelVersion != null) {
     const version = plainVersion(input.releaseChannelVersion);
     if (version === null || !offered(channel).includes(version)) {
-      throw versionProblem(`Version ${JSON.stringify(input.releaseChannelVersion)} is not one GET …/versions lists for the ${channel} channel; choose one of ${offered(channel).join(', ')}.`);
+      throw versionProblem(
+        `Version ${JSON.stringify(input.releaseChannelVersion)} is not one GET …/versions lists for the ${channel} channel; choose one of ${offered(channel).join(', ')}.`,
+      );
     }
     const newest = newestIn(catalog, channel);
     changes.release_channel = channel;

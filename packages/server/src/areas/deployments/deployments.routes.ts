@@ -107,7 +107,8 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
           operationId: 'listDeploymentVersions',
           tags,
           summary: 'Runtime versions the deployment can switch to (reference 1.7; DeploymentRead)',
-          description: 'The newest version of each release channel (RUNTIME_VERSIONS) and the versions this tenant ran in the last six months; `isCurrent` marks the one the deployment runs.',
+          description:
+            'The newest version of each release channel (RUNTIME_VERSIONS) and the versions this tenant ran in the last six months; `isCurrent` marks the one the deployment runs.',
           params: DeploymentParams,
           querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
           response: { 200: Type.Ref('DeploymentVersionPage') },
@@ -124,7 +125,8 @@ export function deploymentsRoutes(service: DeploymentsService): FastifyPluginAsy
           operationId: 'listRegions',
           tags,
           summary: 'Regions a deployment can run in (reference 1.15; any key)',
-          description: 'From REGIONS, limited to the account’s own list when an operator set one (`npm run admin -- tenant regions`). `items` is a page; `data` the whole list.',
+          description:
+            'From REGIONS, limited to the account’s own list when an operator set one (`npm run admin -- tenant regions`). `items` is a page; `data` the whole list.',
           querystring: Type.Object({ ...PageQuery }, { additionalProperties: false }),
           response: { 200: Type.Ref('RegionsListResponse') },
           problems: ['INVALID_CURSOR'],

@@ -28,7 +28,10 @@ export const DeploymentSchema = Type.Object(
       description: "Extension: the caller's effective access to this deployment; null when their access is only to folders, workbooks or reports inside it.",
     },
   },
-  { $id: 'Deployment', description: 'Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it.' },
+  {
+    $id: 'Deployment',
+    description: 'Reference 1.0 `Deployment` (`id`, `name`, `deploymentUrl`, `creationStep`), with `createdAt`, `updatedAt` and `access` beside it.',
+  },
 );
 export type Deployment = Static<typeof DeploymentSchema>;
 
@@ -40,10 +43,19 @@ const CspsConfig = Type.Object(
     enabled: Type.Boolean(),
     storageProvider: Type.String({ maxLength: 255 }),
     ...Object.fromEntries(
-      ['s3Bucket', 's3Region', 's3Sse', 'awsRoleArn', 'gcsBucket', 'gcpServiceAccountEmail', 'gcpWorkloadIdentityProvider', 'azureStorageAccount', 'azureContainer', 'azureTenantId', 'azureClientId'].map((k) => [
-        k,
-        Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()])),
-      ]),
+      [
+        's3Bucket',
+        's3Region',
+        's3Sse',
+        'awsRoleArn',
+        'gcsBucket',
+        'gcpServiceAccountEmail',
+        'gcpWorkloadIdentityProvider',
+        'azureStorageAccount',
+        'azureContainer',
+        'azureTenantId',
+        'azureClientId',
+      ].map((k) => [k, Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]))]),
     ),
   },
   { additionalProperties: false },
@@ -65,7 +77,9 @@ export const DeploymentSettingsSchema = Type.Object(
     deployBranchMergeAllowed: Type.Boolean(),
     deployProjectRoot: Type.String(),
     isPlatformSqlEnabled: Type.Boolean({ description: 'Always true: the SQL API over cubes and views is part of every runtime.' }),
-    isSupportPreAggregations: Type.Boolean({ description: 'Always true: a model\'s rollup and original_sql pre-aggregations are built into its data source (external: false).' }),
+    isSupportPreAggregations: Type.Boolean({
+      description: "Always true: a model's rollup and original_sql pre-aggregations are built into its data source (external: false).",
+    }),
     autoDomain: Maybe(Type.String()),
     customDomain: Maybe(Type.String()),
     region: Maybe(Type.String()),
@@ -85,7 +99,8 @@ export const DeploymentSettingsSchema = Type.Object(
     cspsConfig: Maybe(CspsConfig),
     settings: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
-        description: 'Extension kept for earlier clients: the free-form settings merged by `PUT {settings}`. Keys naming a secret, password, token or private value are never returned.',
+        description:
+          'Extension kept for earlier clients: the free-form settings merged by `PUT {settings}`. Keys naming a secret, password, token or private value are never returned.',
       }),
     ),
   },
@@ -142,7 +157,8 @@ export const UpdateDeploymentBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Reference 1.4 `UpdateDeploymentInput`: a partial merge. A field left out or sent as null keeps its value; `templateVariables` merges key by key (a null value removes that key).',
+    description:
+      'Reference 1.4 `UpdateDeploymentInput`: a partial merge. A field left out or sent as null keeps its value; `templateVariables` merges key by key (a null value removes that key).',
   },
 );
 export type UpdateDeploymentInput = Static<typeof UpdateDeploymentBody>;
@@ -169,7 +185,10 @@ export const DeploymentVersionSchema = Type.Object(
   { $id: 'DeploymentVersion' },
 );
 export type DeploymentVersion = Static<typeof DeploymentVersionSchema>;
-export const DeploymentVersionPageSchema = Type.Object({ items: Type.Array(Type.Ref('DeploymentVersion')), pageInfo: Type.Ref('PageInfo') }, { $id: 'DeploymentVersionPage' });
+export const DeploymentVersionPageSchema = Type.Object(
+  { items: Type.Array(Type.Ref('DeploymentVersion')), pageInfo: Type.Ref('PageInfo') },
+  { $id: 'DeploymentVersionPage' },
+);
 
 export const RegionSchema = Type.Object(
   {
@@ -194,6 +213,15 @@ export const RegionsListSchema = Type.Object(
 );
 
 /** Schemas other schemas refer to by `$id`; registered once by the app. */
-export const deploymentSchemas = [CreationStep, DeploymentSchema, DeploymentPageSchema, DeploymentSettingsSchema, DeploymentVersionSchema, DeploymentVersionPageSchema, RegionSchema, RegionsListSchema];
+export const deploymentSchemas = [
+  CreationStep,
+  DeploymentSchema,
+  DeploymentPageSchema,
+  DeploymentSettingsSchema,
+  DeploymentVersionSchema,
+  DeploymentVersionPageSchema,
+  RegionSchema,
+  RegionsListSchema,
+];
 
 export { Id };

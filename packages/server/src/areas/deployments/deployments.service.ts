@@ -14,7 +14,14 @@ import type { Executor } from '../../db/tables.js';
 import { newestIn, type Catalog, type RegionEntry } from './catalog.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { applySettings, currentVersion, settingsOf } from './deployment-settings.js';
-import type { CreateDeploymentInput, Deployment, DeploymentSettings, DeploymentVersion, ListDeploymentsInput, UpdateDeploymentInput } from './deployments.schemas.js';
+import type {
+  CreateDeploymentInput,
+  Deployment,
+  DeploymentSettings,
+  DeploymentVersion,
+  ListDeploymentsInput,
+  UpdateDeploymentInput,
+} from './deployments.schemas.js';
 import {
   countDeployments,
   deleteDeployment,
@@ -40,7 +47,15 @@ export const deploymentPath = (origin: string, id: number) => `${origin}/deploym
 
 /** Reference 1.0 `Deployment` of a row, with this product's `createdAt`, `updatedAt` and `access` beside it. */
 export function toDeployment(row: DeploymentRow, access: Access | null, origin: string): Deployment {
-  return { id: row.id, name: row.name, deploymentUrl: deploymentPath(origin, row.id), creationStep: row.creation_step, createdAt: row.created_at, updatedAt: row.updated_at, access };
+  return {
+    id: row.id,
+    name: row.name,
+    deploymentUrl: deploymentPath(origin, row.id),
+    creationStep: row.creation_step,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    access,
+  };
 }
 
 /** How far back a tenant's release history reaches in `GET …/versions` (reference 1.7). */
@@ -106,7 +121,6 @@ export function deploymentsService(
 ) {
   const { db } = store;
 
-
   /** The regions this tenant may use: the configured ones, limited by the tenant's own list when it has one (`admin tenant regions`). */
   async function regionsOf(tenantId: number): Promise<RegionEntry[]> {
     const regions = await findTenantRegions(db, tenantId);
@@ -116,16 +130,21 @@ export function deploymentsService(
   }
 
   function regionRefused(region: string, offered: RegionEntry[]): ApiError {
-    return new ApiError('VALIDATION_FAILED', `Region ${JSON.stringify(region)} is not offered to this account; it may use ${offered.map((r) => r.name).join(', ') || 'no region'} (GET /api/v1/regions).`, {
-      errors: [{ pointer: '/body/region', message: 'is not a region of this account' }],
-    });
+    return new ApiError(
+      'VALIDATION_FAILED',
+      `Region ${JSON.stringify(region)} is not offered to this account; it may use ${offered.map((r) => r.name).join(', ') || 'no region'} (GET /api/v1/regions).`,
+      {
+        errors: [{ pointer: '/body/region', message: 'is not a region of this account' }],
+      },
+    );
   }
 
   /** Versions this tenant may pick (reference 1.7): each channel's newest, and what it ran in the last six months. */
   async function offered(tenantId: number): Promise<Array<{ version: string; channel: ReleaseChannel }>> {
     const seen = new Map<string, ReleaseChannel>();
     for (const channel of ['release', 'latest'] as const) seen.set(`${channel}:${newestIn(catalog, channel)}`, channel);
-    for (const used of await versionsUsedSince(db, tenantId, new Date(Date.now() - HISTORY_MS).toISOString())) seen.set(`${used.release_channel}:${used.version}`, used.release_channel);
+    for (const used of await versionsUsedSince(db, tenantId, new Date(Date.now() - HISTORY_MS).toISOString()))
+      seen.set(`${used.release_channel}:${used.version}`, used.release_channel);
     return [...seen].map(([key, channel]) => ({ version: key.slice(channel.length + 1), channel }));
   }
 
@@ -133,7 +152,8 @@ export function deploymentsService(
     /** Reference 1.1 (`DeploymentCreate`: role DEVELOPER or above). The starter project and its first build come with it. */
     async create(caller: Caller, input: CreateDeploymentInput): Promise<Deployment> {
       const { actor } = caller;
-      if (actor.role !== 'ADMIN' && actor.role !== 'DEVELOPER') throw new ApiError('FORBIDDEN', `Creating a deployment needs the role DEVELOPER or above; you are ${actor.role}.`);
+      if (actor.role !== 'ADMIN' && actor.role !== 'DEVELOPER')
+        throw new ApiError('FORBIDDEN', `Creating a deployment needs the role DEVELOPER or above; you are ${actor.role}.`);
       requireUnscopedKey(actor.scope, 'create a deployment');
       const offeredRegions = await regionsOf(actor.tenantId);
       const region = input.region ?? offeredRegions[0]?.name;
@@ -175,7 +195,9 @@ export function deploymentsService(
     /** Reference 1.2: the deployments the caller can view (and, for a scoped key, in its scope). */
     async list({ actor, access, tenant }: Caller, input: ListDeploymentsInput) {
       if (input.offset !== undefined && input.after !== undefined) {
-        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] });
+        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', {
+          errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
+        });
       }
       // `first` has a default, so the deprecated `limit` wins when it is sent.
       const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
@@ -241,7 +263,10 @@ export function deploymentsService(
       const row = await serialized(store, [lockKey.deployment(id), lockKey.deploymentNames(tenantId)], async (trx) => {
         const current = await findDeployment(trx, tenantId, id);
         if (!current) return undefined;
-        const changes: DeploymentChanges = { ...deploy, ...applySettings(current, input, catalog, (channel) => choices.filter((c) => c.channel === channel).map((c) => c.version)) };
+        const changes: DeploymentChanges = {
+          ...deploy,
+          ...applySettings(current, input, catalog, (channel) => choices.filter((c) => c.channel === channel).map((c) => c.version)),
+        };
         if (changes.name !== undefined && changes.name !== current.name) {
           const other = await findDeploymentByName(trx, tenantId, changes.name);
           if (other && other.id !== id) throw nameTaken(changes.name);
@@ -276,8 +301,18 @@ export function deploymentsService(
       const { row } = await authorizeDeployment(db, caller, id, 'DeploymentRead');
       const current = currentVersion(row, catalog);
       const all = (await offered(row.tenant_id))
-        .map(({ version, channel }) => ({ releaseChannelVersion: version, version, releaseChannel: channel, isLatestInChannel: version === newestIn(catalog, channel), isCurrent: version === current && channel === row.release_channel }))
-        .sort((a, b) => (a.releaseChannel === b.releaseChannel ? b.version.localeCompare(a.version, 'en', { numeric: true }) : a.releaseChannel.localeCompare(b.releaseChannel)));
+        .map(({ version, channel }) => ({
+          releaseChannelVersion: version,
+          version,
+          releaseChannel: channel,
+          isLatestInChannel: version === newestIn(catalog, channel),
+          isCurrent: version === current && channel === row.release_channel,
+        }))
+        .sort((a, b) =>
+          a.releaseChannel === b.releaseChannel
+            ? b.version.localeCompare(a.version, 'en', { numeric: true })
+            : a.releaseChannel.localeCompare(b.releaseChannel),
+        );
       return positionalPage(all, positionalWindow(input));
     },
 

@@ -52,7 +52,12 @@ export async function recordVersion(db: Executor, tenantId: number, version: str
 }
 
 export async function versionsUsedSince(db: Executor, tenantId: number, since: string): Promise<Array<{ version: string; release_channel: ReleaseChannel }>> {
-  return db.selectFrom('deployment_versions').select(['version', 'release_channel']).where('tenant_id', '=', tenantId).where('last_used_at', '>=', since).execute();
+  return db
+    .selectFrom('deployment_versions')
+    .select(['version', 'release_channel'])
+    .where('tenant_id', '=', tenantId)
+    .where('last_used_at', '>=', since)
+    .execute();
 }
 
 /**
@@ -101,21 +106,20 @@ export async function listDeployments(
 
 export async function countDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility): Promise<number> {
   if (visibility.scope !== null && visibility.scope.length === 0) return 0;
-  const row = await visibleDeployments(db, tenantId, visibility).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  const row = await visibleDeployments(db, tenantId, visibility)
+    .select((eb) => eb.fn.countAll<number | string>().as('total'))
+    .executeTakeFirstOrThrow();
   return Number(row.total);
 }
 
 /** The deploy settings stored as columns (migration 0010). */
-export type DeploySettingsChanges = Partial<Pick<DeploymentRow, 'deploy_branch_name' | 'deploy_branch_read_only' | 'deploy_branch_merge_allowed' | 'deploy_project_root' | 'deploy_mode'>>;
+export type DeploySettingsChanges = Partial<
+  Pick<DeploymentRow, 'deploy_branch_name' | 'deploy_branch_read_only' | 'deploy_branch_merge_allowed' | 'deploy_project_root' | 'deploy_mode'>
+>;
 
 export type DeploymentChanges = Partial<Omit<DeploymentRow, 'id' | 'tenant_id' | 'created_at' | 'created_by'>> & { updated_at?: string };
 
-export async function updateDeployment(
-  db: Executor,
-  tenantId: number,
-  id: number,
-  changes: DeploymentChanges,
-): Promise<DeploymentRow | undefined> {
+export async function updateDeployment(db: Executor, tenantId: number, id: number, changes: DeploymentChanges): Promise<DeploymentRow | undefined> {
   return db.updateTable('deployments').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
 }
 

@@ -37,7 +37,8 @@ export interface EnvironmentRef {
  * `development-<branch id>` while its credential is in dev mode on it); undefined otherwise.
  */
 export async function findEnvironment(db: Executor, row: DeploymentRow, deploymentUrl: string, environmentId: string): Promise<EnvironmentRef | undefined> {
-  if (environmentId === 'production') return { id: environmentId, type: 'production', branch: row.deploy_branch_name, dataApiUrl: dataApiUrl(deploymentUrl, null) };
+  if (environmentId === 'production')
+    return { id: environmentId, type: 'production', branch: row.deploy_branch_name, dataApiUrl: dataApiUrl(deploymentUrl, null) };
   const match = /^(staging|development)-([1-9][0-9]{0,15})$/.exec(environmentId);
   if (!match) return undefined;
   const type = match[1] as 'staging' | 'development';
@@ -64,13 +65,33 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf, sqlApi
       const port = sqlApiPort();
       const rest = (branch: string | null, environmentId: string): DeploymentEnvironment['api_credentials'] => [
         { type: 'rest' as const, version: 1, url: dataApiUrl(url, branch) },
-        ...(port === null ? [] : [{ type: 'sql' as const, version: 1, host: new URL(origin).hostname, port, database: environmentId === 'production' ? String(row.id) : `${row.id}/${environmentId}` }]),
+        ...(port === null
+          ? []
+          : [
+              {
+                type: 'sql' as const,
+                version: 1,
+                host: new URL(origin).hostname,
+                port,
+                database: environmentId === 'production' ? String(row.id) : `${row.id}/${environmentId}`,
+              },
+            ]),
       ];
-      const all: DeploymentEnvironment[] = [{ id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null, 'production') }];
+      const all: DeploymentEnvironment[] = [
+        { id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null, 'production') },
+      ];
       const staging = await listStagingBranches(db, row.id);
-      for (const branch of staging) all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, `staging-${branch.id}`) });
+      for (const branch of staging)
+        all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, `staging-${branch.id}`) });
       const developing = await listDevelopmentBranches(db, row.id);
-      for (const dev of developing) all.push({ id: `development-${dev.branchId}`, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch, `development-${dev.branchId}`) });
+      for (const dev of developing)
+        all.push({
+          id: `development-${dev.branchId}`,
+          type: 'development',
+          branch: dev.branch,
+          user: dev.email,
+          api_credentials: rest(dev.branch, `development-${dev.branchId}`),
+        });
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
       const window = positionalWindow(input);
       const { items, pageInfo } = positionalPage(listed, window);

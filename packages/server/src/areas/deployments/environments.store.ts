@@ -7,14 +7,22 @@ import type { Executor } from '../../db/tables.js';
 
 /** The branch of a staging environment: its flag on. */
 export async function findStagingBranch(db: Executor, deploymentId: number, branchId: number): Promise<{ name: string } | undefined> {
-  return db.selectFrom('branches').select('name').where('deployment_id', '=', deploymentId).where('id', '=', branchId).where('staging_enabled', '=', 1).executeTakeFirst();
+  return db
+    .selectFrom('branches')
+    .select('name')
+    .where('deployment_id', '=', deploymentId)
+    .where('id', '=', branchId)
+    .where('staging_enabled', '=', 1)
+    .executeTakeFirst();
 }
 
 /** The branch of a development environment: in dev mode for the credential that owns it. */
 export async function findDevelopmentBranch(db: Executor, deploymentId: number, branchId: number): Promise<{ name: string } | undefined> {
   return db
     .selectFrom('dev_sessions as s')
-    .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
+    .innerJoin('branches as b', (join) =>
+      join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'),
+    )
     .select('b.name as name')
     .where('s.deployment_id', '=', deploymentId)
     .where('b.id', '=', branchId)
@@ -29,7 +37,9 @@ export async function listStagingBranches(db: Executor, deploymentId: number): P
 export async function listDevelopmentBranches(db: Executor, deploymentId: number): Promise<Array<{ branchId: number; branch: string; email: string }>> {
   return db
     .selectFrom('dev_sessions as s')
-    .innerJoin('branches as b', (join) => join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'))
+    .innerJoin('branches as b', (join) =>
+      join.onRef('b.deployment_id', '=', 's.deployment_id').onRef('b.name', '=', 's.branch_name').onRef('b.owner_key_id', '=', 's.key_id'),
+    )
     .innerJoin('api_keys as k', 'k.id', 's.key_id')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .select(['b.id as branchId', 'b.name as branch', 'u.email as email'])

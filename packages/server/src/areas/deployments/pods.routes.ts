@@ -12,7 +12,11 @@ export const DeploymentPodSchema = Type.Object(
     containers: Type.Union([Type.Array(Type.String()), Type.Null()]),
     ready: Type.Union([Type.Boolean(), Type.Null()]),
     restartCount: Type.Union([Type.Integer(), Type.Null()]),
-    status: nullable(Type.String({ description: '`Pending`, `Running`, `CrashLoopBackOff` (restarting after crashes, with back-off) or `Terminated` (stopped: suspended while idle).' })),
+    status: nullable(
+      Type.String({
+        description: '`Pending`, `Running`, `CrashLoopBackOff` (restarting after crashes, with back-off) or `Terminated` (stopped: suspended while idle).',
+      }),
+    ),
     type: nullable(Type.String({ description: '`production`, `staging` or `dev`.' })),
   },
   { $id: 'DeploymentPod' },

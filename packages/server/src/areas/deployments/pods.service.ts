@@ -36,7 +36,14 @@ export function podsService(store: Store, runtime: Runtime) {
     async pods(caller: Caller, deploymentId: number, input: { first?: number; after?: string }) {
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
       const rows = await runtime.pods(row.tenant_id, row.id);
-      const pods: DeploymentPod[] = rows.map((r) => ({ name: r.pod, containers: [MAIN_CONTAINER], ready: r.ready === 1, restartCount: r.restart_count, status: r.status, type: r.type }));
+      const pods: DeploymentPod[] = rows.map((r) => ({
+        name: r.pod,
+        containers: [MAIN_CONTAINER],
+        ready: r.ready === 1,
+        restartCount: r.restart_count,
+        status: r.status,
+        type: r.type,
+      }));
       return positionalPage(pods, positionalWindow(input));
     },
 
@@ -51,13 +58,19 @@ export function podsService(store: Store, runtime: Runtime) {
       let afterId: number | undefined;
       if (page.after !== undefined) {
         const [id] = decodeCursor(page.after, 1);
-        if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
+        if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+          throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
         afterId = id;
       }
       if (input.container !== undefined && input.container !== MAIN_CONTAINER) {
         return { items: [], pageInfo: { startCursor: null, endCursor: page.after ?? encodeCursor([0]), hasNextPage: false, hasPreviousPage: false } };
       }
-      const filter = { tenantId: row.tenant_id, deploymentId: row.id, ...(input.source ? { types: SOURCES[input.source] } : {}), ...(input.pod !== undefined ? { pod: input.pod } : {}) };
+      const filter = {
+        tenantId: row.tenant_id,
+        deploymentId: row.id,
+        ...(input.source ? { types: SOURCES[input.source] } : {}),
+        ...(input.pod !== undefined ? { pod: input.pod } : {}),
+      };
       const { rows, lastId, hasOlder, hasNewer } = await runtime.logs(filter, { ...(afterId === undefined ? {} : { afterId }), limit: page.first });
       const first = rows[0];
       return {

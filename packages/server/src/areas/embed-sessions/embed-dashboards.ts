@@ -24,7 +24,8 @@ export type EmbedSharing = (principal: EmbedPrincipal, dashboard: Dashboard) => 
 
 /** Sharing as the embed-tenants area keeps it (embed access, 3.4-3.5): the workbook or a folder above it shared with the session's embed tenant or with all embed users. */
 export function embedSharing(db: Db): EmbedSharing {
-  return (principal, dashboard) => embedShareOf(db, { tenantId: principal.tenantId, deploymentId: dashboard.deploymentId }, dashboard.workbookId, principal.claims.embed_tenant);
+  return (principal, dashboard) =>
+    embedShareOf(db, { tenantId: principal.tenantId, deploymentId: dashboard.deploymentId }, dashboard.workbookId, principal.claims.embed_tenant);
 }
 
 function notVisible(publicId: string): ApiError {
@@ -74,7 +75,10 @@ export function embedDashboards(db: Db, folderTrees: FolderTrees, sharing: Embed
       const shared = await sharing(principal, dashboard);
       if (shared === null && !(await userReads(principal, dashboard))) throw notVisible(publicId);
       if (!dashboard.allowEmbed && shared !== 'allEmbedUsers') {
-        throw new ApiError('FORBIDDEN', `Signed embedding is off for dashboard "${publicId}"; an admin turns it on with PATCH /api/v1/embed/dashboard/${publicId} {"allowEmbed": true}.`);
+        throw new ApiError(
+          'FORBIDDEN',
+          `Signed embedding is off for dashboard "${publicId}"; an admin turns it on with PATCH /api/v1/embed/dashboard/${publicId} {"allowEmbed": true}.`,
+        );
       }
       return dashboard;
     },

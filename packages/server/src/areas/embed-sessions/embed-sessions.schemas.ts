@@ -14,15 +14,26 @@ const Switch = (description: string) => Type.Optional(Nullable(Type.Boolean({ de
 const EmbedUserProfile = Type.Object(
   {
     displayName: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-    picture: Type.Optional(Nullable(Type.String({ maxLength: 2048, pattern: '^https?://', description: 'An absolute http:// or https:// URL, loaded by the viewer’s browser.' }))),
+    picture: Type.Optional(
+      Nullable(Type.String({ maxLength: 2048, pattern: '^https?://', description: 'An absolute http:// or https:// URL, loaded by the viewer’s browser.' })),
+    ),
   },
   { additionalProperties: false },
 );
 
-const GroupDefinition = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) }, { additionalProperties: false });
+const GroupDefinition = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) },
+  { additionalProperties: false },
+);
 
 const AttributeValue = Nullable(
-  Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 }), Type.Array(Type.Number(), { maxItems: 100 })]),
+  Type.Union([
+    Type.String({ maxLength: 1000 }),
+    Type.Number(),
+    Type.Boolean(),
+    Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 }),
+    Type.Array(Type.Number(), { maxItems: 100 }),
+  ]),
 );
 
 /** Reference 4.15 EmbedSessionSettings: each switch is three-state (left out or null: inherit). */
@@ -53,7 +64,10 @@ const EmbedTheme = Type.Object(
     analyticsChat: Type.Optional(
       Nullable(
         Type.Object(
-          { backgroundColor: ThemeString, chatInput: Type.Optional(Nullable(Type.Object({ backgroundColor: ThemeString, borderColor: ThemeString }, { additionalProperties: false }))) },
+          {
+            backgroundColor: ThemeString,
+            chatInput: Type.Optional(Nullable(Type.Object({ backgroundColor: ThemeString, borderColor: ThemeString }, { additionalProperties: false }))),
+          },
           { additionalProperties: false },
         ),
       ),
@@ -65,24 +79,44 @@ const EmbedTheme = Type.Object(
 export const GenerateSessionInputSchema = Type.Object(
   {
     deploymentId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
-    externalId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'The stable id of an external user: lowercase and trimmed.' }))),
-    internalId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 320, description: 'The username (email) of an existing user, whose own permissions apply.' }))),
+    externalId: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'The stable id of an external user: lowercase and trimmed.' })),
+    ),
+    internalId: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 320, description: 'The username (email) of an existing user, whose own permissions apply.' })),
+    ),
     email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
     userProfile: Type.Optional(Nullable(EmbedUserProfile)),
     embedTenantName: Type.Optional(Nullable(Type.String({ pattern: EMBED_TENANT_NAME }))),
-    embedTenantProfile: Type.Optional(Nullable(Type.Object({ displayName: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }, { additionalProperties: false }))),
+    embedTenantProfile: Type.Optional(
+      Nullable(Type.Object({ displayName: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }, { additionalProperties: false })),
+    ),
     creatorMode: Type.Optional(Nullable(Type.Boolean({ description: 'Not offered: `true` is a 400.' }))),
     groups: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 1000 }))),
-    tenantGroups: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' }))),
+    tenantGroups: Type.Optional(
+      Nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' })),
+    ),
     tenantGroupDefinitions: Type.Optional(Nullable(Type.Array(GroupDefinition, { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' }))),
-    groupDefinitions: Type.Optional(Nullable(Type.Array(GroupDefinition, { maxItems: 1000, description: 'Deprecated and ignored: global groups are never created here.' }))),
-    userAttributes: Type.Optional(Nullable(Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: AttributeValue }, { additionalProperties: false }), { maxItems: 1000 }))),
-    userAttributeDefinitions: Type.Optional(Nullable(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' }))),
+    groupDefinitions: Type.Optional(
+      Nullable(Type.Array(GroupDefinition, { maxItems: 1000, description: 'Deprecated and ignored: global groups are never created here.' })),
+    ),
+    userAttributes: Type.Optional(
+      Nullable(
+        Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: AttributeValue }, { additionalProperties: false }), {
+          maxItems: 1000,
+        }),
+      ),
+    ),
+    userAttributeDefinitions: Type.Optional(
+      Nullable(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' })),
+    ),
     securityContext: Type.Optional(Nullable(JsonObject('Passed to the data model as the query security context (at most 16 KiB as JSON).'))),
     settings: Type.Optional(Nullable(Type.Ref('EmbedSessionSettings'))),
     branchName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
     embedTheme: Type.Optional(Nullable(EmbedTheme)),
-    roles: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100, description: 'Accepted and ignored (its meaning is not stated).' }))),
+    roles: Type.Optional(
+      Nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100, description: 'Accepted and ignored (its meaning is not stated).' })),
+    ),
     isEphemeral: Type.Optional(Nullable(Type.Boolean({ description: 'Accepted and ignored (its meaning is not stated).' }))),
     publicDashboardId: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Accepted and ignored (its meaning is not stated).' }))),
   },
@@ -90,9 +124,28 @@ export const GenerateSessionInputSchema = Type.Object(
 );
 export type GenerateSessionInput = Static<typeof GenerateSessionInputSchema>;
 
-export const EmbedSessionSchema = Type.Object({ sessionId: Type.String({ pattern: SESSION_ID, description: 'Single use, exchangeable for 5 minutes.' }) }, { $id: 'EmbedSession' });
-export const ExchangeSessionInputSchema = Type.Object({ sessionId: Type.String({ maxLength: 256 }) }, { $id: 'ExchangeSessionInput', additionalProperties: false });
-export const RevokeSessionInputSchema = Type.Object({ sessionId: Type.String({ pattern: SESSION_ID }) }, { $id: 'RevokeSessionInput', additionalProperties: false });
-export const EmbedTokenSchema = Type.Object({ token: Type.String({ description: 'A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json.' }) }, { $id: 'EmbedToken' });
+export const EmbedSessionSchema = Type.Object(
+  { sessionId: Type.String({ pattern: SESSION_ID, description: 'Single use, exchangeable for 5 minutes.' }) },
+  { $id: 'EmbedSession' },
+);
+export const ExchangeSessionInputSchema = Type.Object(
+  { sessionId: Type.String({ maxLength: 256 }) },
+  { $id: 'ExchangeSessionInput', additionalProperties: false },
+);
+export const RevokeSessionInputSchema = Type.Object(
+  { sessionId: Type.String({ pattern: SESSION_ID }) },
+  { $id: 'RevokeSessionInput', additionalProperties: false },
+);
+export const EmbedTokenSchema = Type.Object(
+  { token: Type.String({ description: 'A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json.' }) },
+  { $id: 'EmbedToken' },
+);
 
-export const embedSessionSchemas = [EmbedSessionSettingsSchema, GenerateSessionInputSchema, EmbedSessionSchema, ExchangeSessionInputSchema, RevokeSessionInputSchema, EmbedTokenSchema];
+export const embedSessionSchemas = [
+  EmbedSessionSettingsSchema,
+  GenerateSessionInputSchema,
+  EmbedSessionSchema,
+  ExchangeSessionInputSchema,
+  RevokeSessionInputSchema,
+  EmbedTokenSchema,
+];

@@ -13,7 +13,16 @@ import type { DeploymentUrlOf } from '../deployments/index.js';
 import { findUserByEmail } from '../users/index.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
-import { findBranch, findDevSessionOn, findLiveRuntimeOf, insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
+import {
+  findBranch,
+  findDevSessionOn,
+  findLiveRuntimeOf,
+  insertSession,
+  redeemSession,
+  revokeSession,
+  sweepSessions,
+  tokenSession,
+} from './embed-sessions.store.js';
 import { randomToken, tokenHash } from '../../shared/tokens.js';
 
 /**
@@ -76,7 +85,11 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
 
   async function requireEnabled(tenantId: number): Promise<void> {
     const settings = await options.settings(tenantId);
-    if (!settings.enabled) throw new ApiError('EMBEDDING_DISABLED', 'Embedding is turned off for this account; an admin turns it on with PUT /api/v1/tenant/embed-settings {"enabled": true}.');
+    if (!settings.enabled)
+      throw new ApiError(
+        'EMBEDDING_DISABLED',
+        'Embedding is turned off for this account; an admin turns it on with PUT /api/v1/tenant/embed-settings {"enabled": true}.',
+      );
   }
 
   /** Reference 4.15: the deploy branch (or none) is production; another branch must exist and be served now. */
@@ -96,11 +109,16 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
   }
 
   function creatorModeRefused(input: GenerateSessionInput): void {
-    const field = input.creatorMode === true ? 'creatorMode' : (['tenantGroups', 'tenantGroupDefinitions', 'userAttributeDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
+    const field =
+      input.creatorMode === true
+        ? 'creatorMode'
+        : (['tenantGroups', 'tenantGroupDefinitions', 'userAttributeDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
     if (field === undefined) return;
     throw new ApiError(
       'CREATOR_MODE_UNAVAILABLE',
-      field === 'creatorMode' ? 'Creator mode is not offered: sessions are view-only; leave `creatorMode` out or set it to false.' : `\`${field}\` needs creator mode, which is not offered; leave it out.`,
+      field === 'creatorMode'
+        ? 'Creator mode is not offered: sessions are view-only; leave `creatorMode` out or set it to false.'
+        : `\`${field}\` needs creator mode, which is not offered; leave it out.`,
     );
   }
 
@@ -112,26 +130,37 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       caller.access.requireAdmin('generate embed sessions (use an admin’s API key)');
       await requireEnabled(actor.tenantId);
       if (actor.scope !== null && !actor.scope.includes(input.deploymentId)) {
-        throw new ApiError('KEY_SCOPE_FORBIDDEN', `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'} and cannot act on deployment ${input.deploymentId}.`);
+        throw new ApiError(
+          'KEY_SCOPE_FORBIDDEN',
+          `This API key is scoped to deployments ${actor.scope.join(', ') || '(none)'} and cannot act on deployment ${input.deploymentId}.`,
+        );
       }
       const { row } = await authorizeDeployment(db, caller, input.deploymentId, 'DeploymentRead');
       creatorModeRefused(input);
 
       const external = input.externalId ?? null;
       const internal = input.internalId ?? null;
-      if ((external === null) === (internal === null)) throw invalid('Give exactly one of `externalId` (an external user) and `internalId` (the username of a user of this account).', external === null ? '/body/externalId' : '/body/internalId');
+      if ((external === null) === (internal === null))
+        throw invalid(
+          'Give exactly one of `externalId` (an external user) and `internalId` (the username of a user of this account).',
+          external === null ? '/body/externalId' : '/body/internalId',
+        );
       if (external !== null && external !== external.trim().toLowerCase()) throw invalid('`externalId` must be lowercase and trimmed.', '/body/externalId');
       if (internal !== null) {
-        const mixed = (['groups', 'userAttributes', 'securityContext', 'userProfile', 'roles', 'email', 'groupDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
+        const mixed = (['groups', 'userAttributes', 'securityContext', 'userProfile', 'roles', 'email', 'groupDefinitions'] as const).find(
+          (f) => input[f] !== undefined && input[f] !== null,
+        );
         if (mixed !== undefined) throw invalid(`\`internalId\` uses that user's own permissions: it cannot be combined with \`${mixed}\`.`, `/body/${mixed}`);
       }
       const securityContext = input.securityContext ?? {};
-      if (Buffer.byteLength(JSON.stringify(securityContext)) > SECURITY_CONTEXT_MAX_BYTES) throw invalid(`\`securityContext\` is at most ${SECURITY_CONTEXT_MAX_BYTES} bytes as JSON.`, '/body/securityContext');
+      if (Buffer.byteLength(JSON.stringify(securityContext)) > SECURITY_CONTEXT_MAX_BYTES)
+        throw invalid(`\`securityContext\` is at most ${SECURITY_CONTEXT_MAX_BYTES} bytes as JSON.`, '/body/securityContext');
 
       let userId: number | null = null;
       if (internal !== null) {
         const user = await findUserByEmail(db, actor.tenantId, internal);
-        if (!user || user.deactivated_at !== null) throw new ApiError('USER_NOT_FOUND', `No active user ${JSON.stringify(internal)} in this account (\`internalId\` is a user's email).`);
+        if (!user || user.deactivated_at !== null)
+          throw new ApiError('USER_NOT_FOUND', `No active user ${JSON.stringify(internal)} in this account (\`internalId\` is a user's email).`);
         userId = user.id;
       }
       // Resolved before anything is written: a refused branch provisions nobody.
@@ -156,7 +185,8 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       // row, and a session that created a user checks the cap as its last step.
       // A user already there: its sessions also queue for the user's key in this process, so a
       // burst for one user waits without holding pool connections (the row lock stays the guard).
-      const known = external === null ? undefined : await existingEmbedUserId(db, actor.tenantId, (input.embedTenantName ?? DEFAULT_EMBED_TENANT).toLowerCase(), external);
+      const known =
+        external === null ? undefined : await existingEmbedUserId(db, actor.tenantId, (input.embedTenantName ?? DEFAULT_EMBED_TENANT).toLowerCase(), external);
       const keys = [{ shared: lockKey.embedPeople(actor.tenantId) }, ...(known === undefined ? [] : [lockKey.embedUser(known)])];
       await serialized(store, keys, async (trx) => {
         let claims: EmbedClaims;
@@ -186,7 +216,14 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
             user_attributes: identity.userAttributes,
           };
         } else {
-          claims = { ...base, embed_tenant: null, embed_user: { external_id: null, id: null, email: null, user_id: userId }, groups: [], tenant_groups: [], user_attributes: {} };
+          claims = {
+            ...base,
+            embed_tenant: null,
+            embed_user: { external_id: null, id: null, email: null, user_id: userId },
+            groups: [],
+            tenant_groups: [],
+            user_attributes: {},
+          };
         }
         await insertSession(trx, {
           tenant_id: actor.tenantId,
@@ -214,8 +251,15 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       const session = await redeemSession(db, tenant.id, hashOf(sessionId), at.toISOString(), jti, tokenExpiresAt);
       if (!session) throw refused;
       const claims = JSON.parse(session.claims) as EmbedClaims;
-      const subject = claims.embed_user.external_id !== null ? `embed-user:${claims.embed_tenant ?? ''}:${claims.embed_user.external_id}` : `user:${claims.embed_user.user_id}`;
-      const signed = await signing.sign(tenant, { ...claims }, { audience: embedAudience(await options.urlOf(tenant)), expiresInSeconds: EMBED_TOKEN_SECONDS, purpose: 'embed', type: EMBED_TOKEN_TYPE, subject, jti });
+      const subject =
+        claims.embed_user.external_id !== null
+          ? `embed-user:${claims.embed_tenant ?? ''}:${claims.embed_user.external_id}`
+          : `user:${claims.embed_user.user_id}`;
+      const signed = await signing.sign(
+        tenant,
+        { ...claims },
+        { audience: embedAudience(await options.urlOf(tenant)), expiresInSeconds: EMBED_TOKEN_SECONDS, purpose: 'embed', type: EMBED_TOKEN_TYPE, subject, jti },
+      );
       return { token: signed.token };
     },
 
@@ -236,7 +280,8 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       try {
         payload = await signing.verify(tenant, token, { audience: embedAudience(await options.urlOf(tenant)), types: [EMBED_TOKEN_TYPE], purpose: 'embed' });
       } catch (error) {
-        if (error instanceof SigningError) throw embedUnauthenticated(`The embed token is not valid: ${error.message.replace(/\.$/, '')}. Exchange a new session for a token.`);
+        if (error instanceof SigningError)
+          throw embedUnauthenticated(`The embed token is not valid: ${error.message.replace(/\.$/, '')}. Exchange a new session for a token.`);
         throw error;
       }
       const jti = payload.jti;

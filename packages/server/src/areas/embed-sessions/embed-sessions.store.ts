@@ -1,6 +1,9 @@
 import type { EmbedSessionRow, Executor } from '../../db/tables.js';
 
-export async function insertSession(db: Executor, row: Omit<EmbedSessionRow, 'id' | 'exchanged_at' | 'jti' | 'token_expires_at' | 'revoked_at'>): Promise<void> {
+export async function insertSession(
+  db: Executor,
+  row: Omit<EmbedSessionRow, 'id' | 'exchanged_at' | 'jti' | 'token_expires_at' | 'revoked_at'>,
+): Promise<void> {
   await db.insertInto('embed_sessions').values(row).execute();
 }
 
@@ -8,7 +11,14 @@ export async function insertSession(db: Executor, row: Omit<EmbedSessionRow, 'id
  * Redeems a session: one conditional UPDATE, so of any number of racing exchanges, on any process,
  * exactly one finds the row unused and the others find nothing.
  */
-export async function redeemSession(db: Executor, tenantId: number, hash: string, at: string, jti: string, tokenExpiresAt: string): Promise<Pick<EmbedSessionRow, 'deployment_id' | 'claims'> | undefined> {
+export async function redeemSession(
+  db: Executor,
+  tenantId: number,
+  hash: string,
+  at: string,
+  jti: string,
+  tokenExpiresAt: string,
+): Promise<Pick<EmbedSessionRow, 'deployment_id' | 'claims'> | undefined> {
   return db
     .updateTable('embed_sessions')
     .set({ exchanged_at: at, jti, token_expires_at: tokenExpiresAt })
@@ -23,7 +33,12 @@ export async function redeemSession(db: Executor, tenantId: number, hash: string
 
 /** Marks a session revoked (a trigger bumps the tenant's auth_version: every process re-checks its tokens). */
 export async function revokeSession(db: Executor, tenantId: number, hash: string, at: string, scope: number[] | null): Promise<void> {
-  let update = db.updateTable('embed_sessions').set({ revoked_at: at }).where('tenant_id', '=', tenantId).where('session_hash', '=', hash).where('revoked_at', 'is', null);
+  let update = db
+    .updateTable('embed_sessions')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('session_hash', '=', hash)
+    .where('revoked_at', 'is', null);
   if (scope !== null) update = scope.length === 0 ? update.where('deployment_id', '=', -1) : update.where('deployment_id', 'in', scope);
   await update.execute();
 }
@@ -44,8 +59,17 @@ export async function sweepSessions(db: Executor, tenantId: number, at: string):
 }
 
 /** A branch of the deployment by name: whose dev-mode branch it is, and its staging flag. */
-export async function findBranch(db: Executor, deploymentId: number, name: string): Promise<{ id: number; owner_key_id: number | null; staging_enabled: number } | undefined> {
-  return db.selectFrom('branches').select(['id', 'owner_key_id', 'staging_enabled']).where('deployment_id', '=', deploymentId).where('name', '=', name).executeTakeFirst();
+export async function findBranch(
+  db: Executor,
+  deploymentId: number,
+  name: string,
+): Promise<{ id: number; owner_key_id: number | null; staging_enabled: number } | undefined> {
+  return db
+    .selectFrom('branches')
+    .select(['id', 'owner_key_id', 'staging_enabled'])
+    .where('deployment_id', '=', deploymentId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 /** Whether a dev-mode session is open on the branch. */
@@ -55,5 +79,11 @@ export async function findDevSessionOn(db: Executor, deploymentId: number, branc
 
 /** A runtime of the branch running or starting now. */
 export async function findLiveRuntimeOf(db: Executor, deploymentId: number, branch: string): Promise<{ id: number } | undefined> {
-  return db.selectFrom('runtimes').select('id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('status', 'in', ['Running', 'Pending']).executeTakeFirst();
+  return db
+    .selectFrom('runtimes')
+    .select('id')
+    .where('deployment_id', '=', deploymentId)
+    .where('branch_name', '=', branch)
+    .where('status', 'in', ['Running', 'Pending'])
+    .executeTakeFirst();
 }

@@ -29,7 +29,12 @@ export const publishedDashboardSwitch: DashboardEmbedSwitch = {
  * open whatever their `allowEmbed` says, 3.6); `tenant` when shared so with the session's embed
  * tenant; null otherwise.
  */
-export async function embedShareOf(db: Executor, scope: { tenantId: number; deploymentId: number }, workbookId: number, embedTenantName: string | null): Promise<'tenant' | 'allEmbedUsers' | null> {
+export async function embedShareOf(
+  db: Executor,
+  scope: { tenantId: number; deploymentId: number },
+  workbookId: number,
+  embedTenantName: string | null,
+): Promise<'tenant' | 'allEmbedUsers' | null> {
   const reaches = async (groupId: number) => {
     const [first] = await reachableWorkbooks(db, scope, { tenant: groupId, all: null }, new Set(['tenant', 'folder']), workbookId - 1, 1);
     return first?.id === workbookId;

@@ -39,7 +39,8 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
         schema: {
           operationId: 'updateWorkbookEmbedAccess',
           tags,
-          summary: "Share a workbook read-only with an embed tenant or all embed users, or remove that share, and/or set allowEmbed (manage access to the workbook)",
+          summary:
+            'Share a workbook read-only with an embed tenant or all embed users, or remove that share, and/or set allowEmbed (manage access to the workbook)',
           params: WorkbookEmbedAccessParams,
           body: UpdateEmbedAccessBody,
           response: { 200: Type.Ref('EmbedAccessResponse') },
@@ -73,7 +74,8 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
         schema: {
           operationId: 'updateFolderEmbedAccess',
           tags,
-          summary: 'Extension: share a folder (and all below it) read-only with an embed tenant or all embed users, or remove that share (manage access to the folder)',
+          summary:
+            'Extension: share a folder (and all below it) read-only with an embed tenant or all embed users, or remove that share (manage access to the folder)',
           params: FolderEmbedAccessParams,
           body: UpdateFolderEmbedAccessBody,
           response: { 200: Type.Ref('FolderEmbedAccess') },
@@ -90,7 +92,8 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
         schema: {
           operationId: 'listEmbedTenantWorkbooks',
           tags,
-          summary: "List the workbooks of a deployment an embed tenant can reach (admin only), filtered by how: shared with the tenant, with all embed users, or through a folder",
+          summary:
+            'List the workbooks of a deployment an embed tenant can reach (admin only), filtered by how: shared with the tenant, with all embed users, or through a folder',
           params: TenantWorkbooksParams,
           querystring: TenantWorkbooksQuery,
           response: { 200: Type.Ref('EmbedTenantWorkbookPage') },

@@ -30,7 +30,9 @@ export const FolderEmbedAccessSchema = Type.Object(
 export type FolderEmbedAccess = Static<typeof FolderEmbedAccessSchema>;
 
 const Target = {
-  embedTenantName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'The embed tenant to share with or unshare from (lowercased).' }))),
+  embedTenantName: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'The embed tenant to share with or unshare from (lowercased).' })),
+  ),
   allEmbedUsers: Type.Optional(Nullable(Type.Boolean({ description: 'true: the target is every embed user.' }))),
   action: Type.Optional(Nullable(Type.Enum(['read', 'none'], { description: '`read` shares, `none` removes the share.' }))),
 };

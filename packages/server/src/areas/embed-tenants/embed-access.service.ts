@@ -38,15 +38,23 @@ function changeOf(input: UpdateFolderEmbedAccessInput, changesAllowEmbed: boolea
   const tenant = input.embedTenantName ?? null;
   const all = input.allEmbedUsers === true;
   const action = input.action ?? null;
-  if (tenant !== null && all) throw invalid('/allEmbedUsers', 'cannot be combined with embedTenantName', 'Give one target: either embedTenantName or allEmbedUsers: true, not both.');
+  if (tenant !== null && all)
+    throw invalid('/allEmbedUsers', 'cannot be combined with embedTenantName', 'Give one target: either embedTenantName or allEmbedUsers: true, not both.');
   if (tenant === null && !all) {
     if (action !== null) throw invalid('/action', 'needs a target', 'An action needs a target: embedTenantName, or allEmbedUsers: true.');
-    if (!changesAllowEmbed) throw invalid('', 'changes nothing', 'The request changes nothing: give a target (embedTenantName or allEmbedUsers: true) with an action, or allowEmbed.');
+    if (!changesAllowEmbed)
+      throw invalid(
+        '',
+        'changes nothing',
+        'The request changes nothing: give a target (embedTenantName or allEmbedUsers: true) with an action, or allowEmbed.',
+      );
     return null;
   }
   if (action === null) throw invalid('/action', 'is required with a target', 'Give an action with the target: read (share) or none (remove the share).');
   // The name is checked here, so a malformed one is refused before anything is read or locked.
-  return tenant !== null ? { kind: 'tenant', name: canonicalEmbedTenantName(tenant, '/body/embedTenantName'), share: action === 'read' } : { kind: 'all', share: action === 'read' };
+  return tenant !== null
+    ? { kind: 'tenant', name: canonicalEmbedTenantName(tenant, '/body/embedTenantName'), share: action === 'read' }
+    : { kind: 'all', share: action === 'read' };
 }
 
 /**
@@ -71,7 +79,11 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
     const sharedWithAll = shares.some((s) => s.kind === 'all');
     return {
       allEmbedUsers: { enabled: sharedWithAll, action: sharedWithAll ? 'read' : 'none', groupId: all?.id ?? null },
-      tenants: shares.flatMap((s) => (s.kind === 'tenant' && s.embed_tenant_name !== null ? [{ embedTenantName: s.embed_tenant_name, groupId: s.embed_group_id, action: 'read' as const }] : [])),
+      tenants: shares.flatMap((s) =>
+        s.kind === 'tenant' && s.embed_tenant_name !== null
+          ? [{ embedTenantName: s.embed_tenant_name, groupId: s.embed_group_id, action: 'read' as const }]
+          : [],
+      ),
     };
   }
 
@@ -101,7 +113,12 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
       return { allowEmbed: dashboard?.allowEmbed ?? false, ...(await view(db, caller.actor.tenantId, { workbookId })) };
     },
 
-    async updateWorkbook(caller: Caller, deploymentId: number, workbookId: number, input: UpdateFolderEmbedAccessInput & { allowEmbed?: boolean | null }): Promise<EmbedAccessResponse> {
+    async updateWorkbook(
+      caller: Caller,
+      deploymentId: number,
+      workbookId: number,
+      input: UpdateFolderEmbedAccessInput & { allowEmbed?: boolean | null },
+    ): Promise<EmbedAccessResponse> {
       const allowEmbed = input.allowEmbed ?? null;
       const change = changeOf(input, allowEmbed !== null);
       const context = await openWorkspace(db, caller, deploymentId);
@@ -109,7 +126,10 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
         await item(trx, context, 'WORKBOOK', workbookId, 'MANAGE');
         const dashboard = await dashboards.read(trx, context.scope, workbookId);
         if (allowEmbed !== null && dashboard === null) {
-          throw new ApiError('INVALID_OPERATION', `Workbook ${workbookId} has no published dashboard, so there is no allowEmbed to set; publish its dashboard first.`);
+          throw new ApiError(
+            'INVALID_OPERATION',
+            `Workbook ${workbookId} has no published dashboard, so there is no allowEmbed to set; publish its dashboard first.`,
+          );
         }
         if (change) await apply(trx, context, { workbookId }, change);
         if (allowEmbed !== null && allowEmbed !== dashboard?.allowEmbed) await dashboards.write(trx, context.scope, workbookId, allowEmbed);
@@ -142,7 +162,9 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
       const all = await findAllEmbedUsersGroup(db, caller.actor.tenantId);
       const page = nullablePage(input);
       const sources = input.accessSource == null ? ALL_SOURCES : new Set<AccessSource>([input.accessSource]);
-      const rows = tenantGroup ? await reachableWorkbooks(db, context.scope, { tenant: tenantGroup.id, all: all?.id ?? null }, sources, afterId(page), page.first + 1) : [];
+      const rows = tenantGroup
+        ? await reachableWorkbooks(db, context.scope, { tenant: tenantGroup.id, all: all?.id ?? null }, sources, afterId(page), page.first + 1)
+        : [];
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       const stored = items.map((row) => ({ type: 'WORKBOOK' as const, row }));
       const viewContext = await loadViewContext(db, context.scope, caller, stored);

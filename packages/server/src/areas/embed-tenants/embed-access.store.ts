@@ -20,13 +20,27 @@ export async function ensureAllEmbedUsersGroup(db: Executor, tenantId: number, a
   if (found) return found;
   return db
     .insertInto('embed_groups')
-    .values({ tenant_id: tenantId, embed_tenant_id: null, kind: 'all', name: ALL_EMBED_USERS_GROUP_NAME, description: 'Every embed user of the account', created_at: at, updated_at: at })
+    .values({
+      tenant_id: tenantId,
+      embed_tenant_id: null,
+      kind: 'all',
+      name: ALL_EMBED_USERS_GROUP_NAME,
+      description: 'Every embed user of the account',
+      created_at: at,
+      updated_at: at,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 export async function tenantSystemGroup(db: Executor, tenantId: number, embedTenantId: number): Promise<EmbedGroupRow | undefined> {
-  return db.selectFrom('embed_groups').selectAll().where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('kind', '=', 'tenant').executeTakeFirst();
+  return db
+    .selectFrom('embed_groups')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('kind', '=', 'tenant')
+    .executeTakeFirst();
 }
 
 export interface ShareRow {
@@ -43,7 +57,8 @@ export async function sharesOf(db: Executor, tenantId: number, target: ShareTarg
     .leftJoin('embed_tenants', 'embed_tenants.id', 'embed_groups.embed_tenant_id')
     .select(['embed_shares.embed_group_id', 'embed_groups.kind', 'embed_tenants.name as embed_tenant_name'])
     .where('embed_shares.tenant_id', '=', tenantId);
-  query = 'workbookId' in target ? query.where('embed_shares.workbook_id', '=', target.workbookId) : query.where('embed_shares.folder_id', '=', target.folderId);
+  query =
+    'workbookId' in target ? query.where('embed_shares.workbook_id', '=', target.workbookId) : query.where('embed_shares.folder_id', '=', target.folderId);
   return query.orderBy('embed_tenants.name').execute();
 }
 
@@ -90,8 +105,7 @@ export async function reachableWorkbooks(
   limit: number,
 ): Promise<WorkbookRow[]> {
   const groupIds = groups.all === null ? [groups.tenant] : [groups.tenant, groups.all];
-  const direct = (groupId: number) =>
-    sql<boolean>`exists (select 1 from embed_shares s where s.workbook_id = w.id and s.embed_group_id = ${groupId})`;
+  const direct = (groupId: number) => sql<boolean>`exists (select 1 from embed_shares s where s.workbook_id = w.id and s.embed_group_id = ${groupId})`;
   const conditions = [];
   if (sources.has('tenant')) conditions.push(direct(groups.tenant));
   if (sources.has('allEmbedUsers') && groups.all !== null) conditions.push(direct(groups.all));

@@ -21,7 +21,11 @@ const Description = Nullable(Type.String({ maxLength: 500 }));
 
 export const CreateEmbedGroupBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique in the embed tenant, ignoring case; may not start with `system:`. Fixed once made.' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'Unique in the embed tenant, ignoring case; may not start with `system:`. Fixed once made.',
+    }),
     description: Type.Optional(Description),
   },
   { additionalProperties: false },
@@ -45,10 +49,7 @@ const MemberInput = Type.Object(
 );
 export type EmbedGroupMemberInput = Static<typeof MemberInput>;
 
-export const EmbedGroupMembersBody = Type.Object(
-  { members: Type.Array(MemberInput, { minItems: 1, maxItems: 1000 }) },
-  { additionalProperties: false },
-);
+export const EmbedGroupMembersBody = Type.Object({ members: Type.Array(MemberInput, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 export type EmbedGroupMembersInput = Static<typeof EmbedGroupMembersBody>;
 
 export const AddEmbedGroupMembersResponseSchema = Type.Object(

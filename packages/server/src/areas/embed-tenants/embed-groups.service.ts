@@ -49,7 +49,10 @@ function membersOf(entries: EmbedGroupMemberInput[]): Member[] {
     }
     if (hasExternal) {
       const externalId = normalizeExternalId(entry.externalId as string);
-      if (externalId === '') throw new ApiError('VALIDATION_FAILED', `Member ${i} has an externalId that is empty once trimmed.`, { errors: [{ pointer: `/body/members/${i}/externalId`, message: 'is empty once trimmed' }] });
+      if (externalId === '')
+        throw new ApiError('VALIDATION_FAILED', `Member ${i} has an externalId that is empty once trimmed.`, {
+          errors: [{ pointer: `/body/members/${i}/externalId`, message: 'is empty once trimmed' }],
+        });
       return { externalId };
     }
     return { embedUserId: entry.embedUserId as number };
@@ -74,12 +77,16 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
     const missing = [...new Set(ids.filter((id) => !byId.has(id)))];
     if (provision && missing.length > 0) {
       throw new ApiError('EMBED_USER_NOT_FOUND', `Embed tenant "${embedTenant.name}" has no user ${missing.join(', ')}; no membership was changed.`, {
-        errors: missing.map((id) => ({ pointer: `/body/members/${members.findIndex((m) => 'embedUserId' in m && m.embedUserId === id)}/embedUserId`, message: 'is not a user of this embed tenant' })),
+        errors: missing.map((id) => ({
+          pointer: `/body/members/${members.findIndex((m) => 'embedUserId' in m && m.embedUserId === id)}/embedUserId`,
+          message: 'is not a user of this embed tenant',
+        })),
       });
     }
     if (provision) {
       const unknown = [...new Set(externalIds.filter((id) => !byExternal.has(id)))];
-      for (const user of await createBareEmbedUsers(trx, tenantId, embedTenant, unknown, { userLimit: options.userLimit })) byExternal.set(user.external_id, user);
+      for (const user of await createBareEmbedUsers(trx, tenantId, embedTenant, unknown, { userLimit: options.userLimit }))
+        byExternal.set(user.external_id, user);
     }
     const out = new Map<number, EmbedUserRow>();
     for (const member of members) {
@@ -108,15 +115,30 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
     async create({ actor, access }: Caller, embedTenantName: string, input: CreateEmbedGroupInput): Promise<EmbedGroup> {
       access.requireAccountAdmin('create embed groups');
       if (input.name.toLowerCase().startsWith(SYSTEM_PREFIX)) {
-        throw new ApiError('EMBED_GROUP_NAME_RESERVED', `"${input.name}" starts with "system:", which is reserved for the groups the system keeps; choose another name.`, {
-          errors: [{ pointer: '/body/name', message: 'starts with system:' }],
-        });
+        throw new ApiError(
+          'EMBED_GROUP_NAME_RESERVED',
+          `"${input.name}" starts with "system:", which is reserved for the groups the system keeps; choose another name.`,
+          {
+            errors: [{ pointer: '/body/name', message: 'starts with system:' }],
+          },
+        );
       }
       return locked(actor.tenantId, async (trx) => {
         const embedTenant = await requireEmbedTenant(trx, actor.tenantId, embedTenantName);
         const holder = await findGroupByName(trx, embedTenant.id, input.name);
-        if (holder) throw new ApiError('EMBED_GROUP_NAME_TAKEN', `Embed tenant "${embedTenant.name}" already has a group named "${holder.name}" (names are compared ignoring case).`);
-        const row = await insertTenantGroup(trx, actor.tenantId, embedTenant.id, input.name, input.description === '' ? null : (input.description ?? null), now());
+        if (holder)
+          throw new ApiError(
+            'EMBED_GROUP_NAME_TAKEN',
+            `Embed tenant "${embedTenant.name}" already has a group named "${holder.name}" (names are compared ignoring case).`,
+          );
+        const row = await insertTenantGroup(
+          trx,
+          actor.tenantId,
+          embedTenant.id,
+          input.name,
+          input.description === '' ? null : (input.description ?? null),
+          now(),
+        );
         return toEmbedGroup({ ...row, user_count: 0 });
       });
     },
@@ -140,7 +162,10 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
         const embedTenant = await requireEmbedTenant(trx, actor.tenantId, embedTenantName);
         const group = await requireGroup(trx, actor.tenantId, embedTenant, id);
         if (group.user_count > 0) {
-          throw new ApiError('EMBED_GROUP_HAS_MEMBERS', `Group "${group.name}" still has ${group.user_count} member${group.user_count === 1 ? '' : 's'}; remove them first (DELETE .../groups/${id}/users).`);
+          throw new ApiError(
+            'EMBED_GROUP_HAS_MEMBERS',
+            `Group "${group.name}" still has ${group.user_count} member${group.user_count === 1 ? '' : 's'}; remove them first (DELETE .../groups/${id}/users).`,
+          );
         }
         await deleteGroup(trx, actor.tenantId, id);
       });
@@ -164,11 +189,20 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
         const embedTenant = await requireEmbedTenant(trx, actor.tenantId, embedTenantName);
         await requireGroup(trx, actor.tenantId, embedTenant, id);
         const users = await resolve(trx, actor.tenantId, embedTenant, members, true);
-        const already = await memberIdsOf(trx, id, users.map((u) => u.id));
+        const already = await memberIdsOf(
+          trx,
+          id,
+          users.map((u) => u.id),
+        );
         const addedMembers: EmbedUser[] = [];
         const unchangedMembers: EmbedUser[] = [];
         for (const user of users) (already.has(user.id) ? unchangedMembers : addedMembers).push(toEmbedUser(user));
-        await addMemberships(trx, actor.tenantId, addedMembers.map((u) => ({ groupId: id, userId: u.id })), now());
+        await addMemberships(
+          trx,
+          actor.tenantId,
+          addedMembers.map((u) => ({ groupId: id, userId: u.id })),
+          now(),
+        );
         return { addedMembers, unchangedMembers };
       });
     },
@@ -181,7 +215,12 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
         const embedTenant = await requireEmbedTenant(trx, actor.tenantId, embedTenantName);
         await requireGroup(trx, actor.tenantId, embedTenant, id);
         const users = await resolve(trx, actor.tenantId, embedTenant, members, false);
-        await removeMembers(trx, actor.tenantId, id, users.map((u) => u.id));
+        await removeMembers(
+          trx,
+          actor.tenantId,
+          id,
+          users.map((u) => u.id),
+        );
       });
     },
   };

@@ -9,7 +9,11 @@ export async function findTenantGroup(db: Executor, tenantId: number, embedTenan
     .selectFrom('embed_groups')
     .selectAll('embed_groups')
     .select((eb) =>
-      eb.selectFrom('embed_group_members').select((inner) => inner.fn.countAll<number>().as('n')).whereRef('embed_group_members.embed_group_id', '=', 'embed_groups.id').as('user_count'),
+      eb
+        .selectFrom('embed_group_members')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('embed_group_members.embed_group_id', '=', 'embed_groups.id')
+        .as('user_count'),
     )
     .where('tenant_id', '=', tenantId)
     .where('embed_tenant_id', '=', embedTenantId)
@@ -21,16 +25,31 @@ export async function findTenantGroup(db: Executor, tenantId: number, embedTenan
 
 /** Any group of the embed tenant with this name, ignoring case, system groups included. */
 export async function findGroupByName(db: Executor, embedTenantId: number, name: string): Promise<EmbedGroupRow | undefined> {
-  return db.selectFrom('embed_groups').selectAll().where('embed_tenant_id', '=', embedTenantId).where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('embed_groups')
+    .selectAll()
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where(sql<string>`lower(name)`, '=', name.toLowerCase())
+    .executeTakeFirst();
 }
 
 /** Newest first (id descending), with member counts; system groups are not listed. */
-export async function listTenantGroups(db: Executor, tenantId: number, embedTenantId: number, beforeId: number | undefined, limit: number): Promise<EmbedGroupWithCount[]> {
+export async function listTenantGroups(
+  db: Executor,
+  tenantId: number,
+  embedTenantId: number,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<EmbedGroupWithCount[]> {
   let query = db
     .selectFrom('embed_groups')
     .selectAll('embed_groups')
     .select((eb) =>
-      eb.selectFrom('embed_group_members').select((inner) => inner.fn.countAll<number>().as('n')).whereRef('embed_group_members.embed_group_id', '=', 'embed_groups.id').as('user_count'),
+      eb
+        .selectFrom('embed_group_members')
+        .select((inner) => inner.fn.countAll<number>().as('n'))
+        .whereRef('embed_group_members.embed_group_id', '=', 'embed_groups.id')
+        .as('user_count'),
     )
     .where('tenant_id', '=', tenantId)
     .where('embed_tenant_id', '=', embedTenantId)
@@ -40,7 +59,14 @@ export async function listTenantGroups(db: Executor, tenantId: number, embedTena
   return rows.map((row) => ({ ...row, user_count: Number(row.user_count ?? 0) }));
 }
 
-export async function insertTenantGroup(db: Executor, tenantId: number, embedTenantId: number, name: string, description: string | null, at: string): Promise<EmbedGroupRow> {
+export async function insertTenantGroup(
+  db: Executor,
+  tenantId: number,
+  embedTenantId: number,
+  name: string,
+  description: string | null,
+  at: string,
+): Promise<EmbedGroupRow> {
   return db
     .insertInto('embed_groups')
     .values({ tenant_id: tenantId, embed_tenant_id: embedTenantId, kind: 'tenant-group', name, description, created_at: at, updated_at: at })
@@ -59,7 +85,13 @@ export async function deleteGroup(db: Executor, tenantId: number, id: number): P
 export type MemberRow = EmbedUserRow & { membership_id: number };
 
 /** Most recently added first (the membership's id descending). */
-export async function listGroupMembers(db: Executor, tenantId: number, groupId: number, beforeMembershipId: number | undefined, limit: number): Promise<MemberRow[]> {
+export async function listGroupMembers(
+  db: Executor,
+  tenantId: number,
+  groupId: number,
+  beforeMembershipId: number | undefined,
+  limit: number,
+): Promise<MemberRow[]> {
   let query = db
     .selectFrom('embed_group_members')
     .innerJoin('embed_users', 'embed_users.id', 'embed_group_members.embed_user_id')
@@ -73,7 +105,12 @@ export async function listGroupMembers(db: Executor, tenantId: number, groupId: 
 
 export async function memberIdsOf(db: Executor, groupId: number, userIds: number[]): Promise<Set<number>> {
   if (userIds.length === 0) return new Set();
-  const rows = await db.selectFrom('embed_group_members').select('embed_user_id').where('embed_group_id', '=', groupId).where('embed_user_id', 'in', userIds).execute();
+  const rows = await db
+    .selectFrom('embed_group_members')
+    .select('embed_user_id')
+    .where('embed_group_id', '=', groupId)
+    .where('embed_user_id', 'in', userIds)
+    .execute();
   return new Set(rows.map((r) => r.embed_user_id));
 }
 

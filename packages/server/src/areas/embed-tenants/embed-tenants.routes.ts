@@ -31,7 +31,8 @@ export function embedTenantsRoutes(service: EmbedTenantsService): FastifyPluginA
         schema: {
           operationId: 'deleteEmbedTenant',
           tags,
-          summary: 'Delete an embed tenant with its users, groups, memberships, attribute values and shares (admin only); idempotent; the name must be in canonical lowercase form',
+          summary:
+            'Delete an embed tenant with its users, groups, memberships, attribute values and shares (admin only); idempotent; the name must be in canonical lowercase form',
           params: EmbedTenantParams,
           response: { 204: Type.Null({ description: 'Deleted, or did not exist' }) },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],

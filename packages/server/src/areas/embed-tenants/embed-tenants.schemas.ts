@@ -81,7 +81,7 @@ export const ProvisionEmbedUserBody = Type.Object(
     externalId: Type.String({ minLength: 1, maxLength: 255, description: 'Trimmed and lowercased before it is stored or compared.' }),
     email: Type.Optional(Nullable(Email)),
     groups: GroupNames('Global groups (they must exist). A list replaces them, `[]` clears them, left out or null keeps them.'),
-    tenantGroups: GroupNames("Groups of this embed tenant (create them first). A list replaces them, `[]` clears them, left out or null keeps them."),
+    tenantGroups: GroupNames('Groups of this embed tenant (create them first). A list replaces them, `[]` clears them, left out or null keeps them.'),
     userProfile: Type.Optional(Nullable(EmbedUserProfileSchema)),
   },
   { additionalProperties: false },

@@ -91,9 +91,10 @@ export function embedTenantsService(store: Store, options: EmbedPeopleOptions) {
     async deleteTenant({ actor, access }: Caller, name: string): Promise<void> {
       access.requireAccountAdmin('delete embed tenants');
       if (!isEmbedTenantName(name)) {
-        const detail = name.toLowerCase() === name
-          ? `"${name}" is not an embed tenant name: 2-36 characters a-z, 0-9 and -, starting with a letter and ending with a letter or digit.`
-          : `"${name}" is not in canonical lowercase form; this route never lowercases names, so a mistyped name cannot delete a tenant. Send "${name.toLowerCase()}" to delete that tenant.`;
+        const detail =
+          name.toLowerCase() === name
+            ? `"${name}" is not an embed tenant name: 2-36 characters a-z, 0-9 and -, starting with a letter and ending with a letter or digit.`
+            : `"${name}" is not in canonical lowercase form; this route never lowercases names, so a mistyped name cannot delete a tenant. Send "${name.toLowerCase()}" to delete that tenant.`;
         throw new ApiError('VALIDATION_FAILED', detail, { errors: [{ pointer: '/params/embedTenantName', message: 'is not a canonical embed tenant name' }] });
       }
       await serialized(store, lockKey.embedPeople(actor.tenantId), async (trx) => {

@@ -22,7 +22,15 @@ export async function insertEmbedTenant(db: Executor, tenantId: number, name: st
     .executeTakeFirstOrThrow();
   await db
     .insertInto('embed_groups')
-    .values({ tenant_id: tenantId, embed_tenant_id: row.id, kind: 'tenant', name: tenantSystemGroupName(name), description: null, created_at: at, updated_at: at })
+    .values({
+      tenant_id: tenantId,
+      embed_tenant_id: row.id,
+      kind: 'tenant',
+      name: tenantSystemGroupName(name),
+      description: null,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
   return row;
 }
@@ -31,7 +39,13 @@ export async function insertEmbedTenant(db: Executor, tenantId: number, name: st
  * Creates the embed tenant as `insertEmbedTenant` does, unless another transaction has (or is
  * about to: the insert waits for it): then nothing is written and undefined is answered.
  */
-export async function insertEmbedTenantUnlessTaken(db: Executor, tenantId: number, name: string, displayName: string | null, at: string): Promise<EmbedTenantRow | undefined> {
+export async function insertEmbedTenantUnlessTaken(
+  db: Executor,
+  tenantId: number,
+  name: string,
+  displayName: string | null,
+  at: string,
+): Promise<EmbedTenantRow | undefined> {
   const row = await db
     .insertInto('embed_tenants')
     .values({ tenant_id: tenantId, name, display_name: displayName, created_at: at })
@@ -41,7 +55,15 @@ export async function insertEmbedTenantUnlessTaken(db: Executor, tenantId: numbe
   if (row === undefined) return undefined;
   await db
     .insertInto('embed_groups')
-    .values({ tenant_id: tenantId, embed_tenant_id: row.id, kind: 'tenant', name: tenantSystemGroupName(name), description: null, created_at: at, updated_at: at })
+    .values({
+      tenant_id: tenantId,
+      embed_tenant_id: row.id,
+      kind: 'tenant',
+      name: tenantSystemGroupName(name),
+      description: null,
+      created_at: at,
+      updated_at: at,
+    })
     .execute();
   return row;
 }
@@ -51,7 +73,13 @@ export async function setEmbedTenantDisplayName(db: Executor, tenantId: number, 
 }
 
 /** Ordered by name (unique in the account); `search` is lowercased already (names are lowercase). */
-export async function listEmbedTenants(db: Executor, tenantId: number, search: string | undefined, afterName: string | undefined, limit: number): Promise<EmbedTenantWithCount[]> {
+export async function listEmbedTenants(
+  db: Executor,
+  tenantId: number,
+  search: string | undefined,
+  afterName: string | undefined,
+  limit: number,
+): Promise<EmbedTenantWithCount[]> {
   let query = db
     .selectFrom('embed_tenants')
     .selectAll('embed_tenants')

@@ -6,14 +6,31 @@ import { containsPattern } from './embed-tenants.store.js';
  * `lock`: on PostgreSQL the row stays locked for update until the transaction ends, so that
  * writers of one user take turns (SQLite runs one writer at a time anyway).
  */
-export async function findEmbedUserByExternalId(db: Executor, tenantId: number, embedTenantId: number, externalId: string, options: { lock?: boolean } = {}): Promise<EmbedUserRow | undefined> {
-  const query = db.selectFrom('embed_users').selectAll().where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('external_id', '=', externalId);
+export async function findEmbedUserByExternalId(
+  db: Executor,
+  tenantId: number,
+  embedTenantId: number,
+  externalId: string,
+  options: { lock?: boolean } = {},
+): Promise<EmbedUserRow | undefined> {
+  const query = db
+    .selectFrom('embed_users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('external_id', '=', externalId);
   return (options.lock === true && db.getExecutor().adapter instanceof PostgresAdapter ? query.forUpdate() : query).executeTakeFirst();
 }
 
 export async function findEmbedUsersByIds(db: Executor, tenantId: number, embedTenantId: number, ids: number[]): Promise<EmbedUserRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('embed_users').selectAll().where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('id', 'in', ids).execute();
+  return db
+    .selectFrom('embed_users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('id', 'in', ids)
+    .execute();
 }
 
 export async function findEmbedUsersByExternalIds(db: Executor, tenantId: number, embedTenantId: number, externalIds: string[]): Promise<EmbedUserRow[]> {
@@ -58,7 +75,11 @@ export async function insertEmbedUserUnlessTaken(db: Executor, values: Omit<Embe
 export async function insertEmbedUsers(db: Executor, values: Array<Omit<EmbedUserTable, 'id'>>): Promise<EmbedUserRow[]> {
   const out: EmbedUserRow[] = [];
   for (let i = 0; i < values.length; i += 200) {
-    const rows = await db.insertInto('embed_users').values(values.slice(i, i + 200)).returningAll().execute();
+    const rows = await db
+      .insertInto('embed_users')
+      .values(values.slice(i, i + 200))
+      .returningAll()
+      .execute();
     const byExternal = new Map(rows.map((r) => [r.external_id, r]));
     for (const v of values.slice(i, i + 200)) {
       const row = byExternal.get(v.external_id);
@@ -76,7 +97,11 @@ export async function updateEmbedUser(db: Executor, tenantId: number, id: number
 
 /** Every embed user of the account, across its embed tenants: what the account-wide cap counts. */
 export async function countAccountEmbedUsers(db: Executor, tenantId: number): Promise<number> {
-  const row = await db.selectFrom('embed_users').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('embed_users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -100,7 +125,8 @@ export async function listEmbedUsers(
       eb.or([sql<boolean>`email like ${pattern} escape '\\'`, sql<boolean>`external_id like ${pattern} escape '\\'`, eb('external_id', '=', search)]),
     );
   }
-  if (after !== undefined) query = query.where((eb) => eb.or([eb('email', '>', after.email), eb.and([eb('email', '=', after.email), eb('id', '>', after.id)])]));
+  if (after !== undefined)
+    query = query.where((eb) => eb.or([eb('email', '>', after.email), eb.and([eb('email', '=', after.email), eb('id', '>', after.id)])]));
   return query.orderBy('email').orderBy('id').limit(limit).execute();
 }
 

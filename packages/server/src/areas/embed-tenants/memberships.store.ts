@@ -80,7 +80,12 @@ export async function setTenantGroups(db: Executor, tenantId: number, embedUserI
   let stale = db.deleteFrom('embed_group_members').where('tenant_id', '=', tenantId).where('embed_user_id', '=', embedUserId);
   if (groupIds.length > 0) stale = stale.where('embed_group_id', 'not in', groupIds);
   await stale.execute();
-  await addMemberships(db, tenantId, groupIds.map((groupId) => ({ groupId, userId: embedUserId })), at);
+  await addMemberships(
+    db,
+    tenantId,
+    groupIds.map((groupId) => ({ groupId, userId: embedUserId })),
+    at,
+  );
 }
 
 /** Adds memberships, skipping those that exist; returns the pairs that were new. */
@@ -89,7 +94,9 @@ export async function addMemberships(db: Executor, tenantId: number, pairs: Arra
   // Rows take ids in the order of VALUES, so members added together list newest first in reverse
   // request order; chunks keep each statement under both dialects' bound-parameter limits.
   for (let i = 0; i < pairs.length; i += 250) {
-    const rows = pairs.slice(i, i + 250).map(({ groupId, userId }) => ({ tenant_id: tenantId, embed_group_id: groupId, embed_user_id: userId, created_at: at }));
+    const rows = pairs
+      .slice(i, i + 250)
+      .map(({ groupId, userId }) => ({ tenant_id: tenantId, embed_group_id: groupId, embed_user_id: userId, created_at: at }));
     const result = await db
       .insertInto('embed_group_members')
       .values(rows)

@@ -53,6 +53,8 @@ export const SYNTHETIC_EMAIL_DOMAIN = 'embed.invalid';
  * well-formed mailbox, tells the embed tenant and user apart, and cannot be anybody's real address.
  */
 export function syntheticEmail(externalId: string, embedTenantName: string): string {
-  const local = [...externalId].map((c) => (/^[a-z0-9._+-]$/.test(c) ? c : [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
+  const local = [...externalId]
+    .map((c) => (/^[a-z0-9._+-]$/.test(c) ? c : [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('')))
+    .join('');
   return `${local}@${embedTenantName}.${SYNTHETIC_EMAIL_DOMAIN}`;
 }

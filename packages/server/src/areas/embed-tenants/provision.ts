@@ -103,7 +103,11 @@ function invalid(pointer: string, message: string, detail: string): ApiError {
 export function canonicalEmbedTenantName(name: string, pointer = '/params/embedTenantName'): string {
   const canonical = name.toLowerCase();
   if (!isEmbedTenantName(canonical)) {
-    throw invalid(pointer, 'is not an embed tenant name', `"${name}" is not an embed tenant name: 2-36 characters a-z, 0-9 and -, starting with a letter and ending with a letter or digit.`);
+    throw invalid(
+      pointer,
+      'is not an embed tenant name',
+      `"${name}" is not an embed tenant name: 2-36 characters a-z, 0-9 and -, starting with a letter and ending with a letter or digit.`,
+    );
   }
   return canonical;
 }
@@ -155,16 +159,26 @@ interface Checked {
 }
 
 /** Every check that needs no writes, done before any write, so a refused request changes nothing. */
-async function check(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow | undefined, request: ProvisionEmbedUserRequest, at: string): Promise<Checked> {
+async function check(
+  trx: Executor,
+  tenantId: number,
+  embedTenant: EmbedTenantRow | undefined,
+  request: ProvisionEmbedUserRequest,
+  at: string,
+): Promise<Checked> {
   const checked: Checked = { attributes: [] };
   if (request.groups != null) {
     const names = distinct(request.groups);
     const reserved = names.filter((n) => n.toLowerCase().startsWith(SYSTEM_PREFIX));
     if (reserved.length > 0) {
       // A global group called like a system group would pass for one in the security context.
-      throw new ApiError('VALIDATION_FAILED', `Groups ${reserved.map((n) => `"${n}"`).join(', ')} cannot be given to embed users: names starting with "system:" are reserved for embedding.`, {
-        errors: [{ pointer: `${at}/groups`, message: 'holds a reserved name' }],
-      });
+      throw new ApiError(
+        'VALIDATION_FAILED',
+        `Groups ${reserved.map((n) => `"${n}"`).join(', ')} cannot be given to embed users: names starting with "system:" are reserved for embedding.`,
+        {
+          errors: [{ pointer: `${at}/groups`, message: 'holds a reserved name' }],
+        },
+      );
     }
     const found = await globalGroupsByName(trx, tenantId, names);
     const known = new Set(found.map((g) => g.name.toLowerCase()));
@@ -194,11 +208,19 @@ async function check(trx: Executor, tenantId: number, embedTenant: EmbedTenantRo
         continue;
       }
       if (value !== null && !matchesType(def.type, value)) {
-        throw invalid(`${at}/userAttributes/${i}/value`, `must be of type ${def.type}`, `User attribute "${def.name}" is of type ${def.type}; the value given is not (its type cannot change).`);
+        throw invalid(
+          `${at}/userAttributes/${i}/value`,
+          `must be of type ${def.type}`,
+          `User attribute "${def.name}" is of type ${def.type}; the value given is not (its type cannot change).`,
+        );
       }
       checked.attributes.push({ id: def.id, value });
     }
-    if (unknown.length > 0) throw new ApiError('USER_ATTRIBUTES_NOT_FOUND', `User attributes not found: ${unknown.map((n) => `"${n}"`).join(', ')} (see GET /api/v1/user-attributes).`);
+    if (unknown.length > 0)
+      throw new ApiError(
+        'USER_ATTRIBUTES_NOT_FOUND',
+        `User attributes not found: ${unknown.map((n) => `"${n}"`).join(', ')} (see GET /api/v1/user-attributes).`,
+      );
   }
   return checked;
 }
@@ -208,7 +230,13 @@ async function check(trx: Executor, tenantId: number, embedTenant: EmbedTenantRo
  * tenant does not have yet, in a few statements, within the cap (else 429 and nothing is created).
  * Group membership adds (4.12) provision this way; run under the account's embed-people lock.
  */
-export async function createBareEmbedUsers(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow, externalIds: string[], options: ProvisionOptions): Promise<EmbedUserRow[]> {
+export async function createBareEmbedUsers(
+  trx: Executor,
+  tenantId: number,
+  embedTenant: EmbedTenantRow,
+  externalIds: string[],
+  options: ProvisionOptions,
+): Promise<EmbedUserRow[]> {
   if (externalIds.length === 0) return [];
   await lockEmbedPeople(trx, tenantId);
   const count = await countAccountEmbedUsers(trx, tenantId);
@@ -248,7 +276,12 @@ export async function createBareEmbedUsers(trx: Executor, tenantId: number, embe
  * const identity = await serialized(store, lockKey.embedPeople(tenantId), (trx) =>
  *   provisionEmbedUser(trx, tenantId, { embedTenantName: 'acme', externalId: 'u-1', groups: ['Sales'] }, { userLimit }));
  */
-export async function provisionEmbedUser(trx: Executor, tenantId: number, request: ProvisionEmbedUserRequest, options: ProvisionOptions): Promise<ProvisionedEmbedUser> {
+export async function provisionEmbedUser(
+  trx: Executor,
+  tenantId: number,
+  request: ProvisionEmbedUserRequest,
+  options: ProvisionOptions,
+): Promise<ProvisionedEmbedUser> {
   const pointer = options.pointer ?? '/body';
   const name = canonicalEmbedTenantName(request.embedTenantName, `${pointer}/embedTenantName`);
   const externalId = normalizeExternalId(request.externalId);
@@ -351,7 +384,8 @@ async function applyUserChanges(
 ): Promise<EmbedUserRow> {
   const changes: EmbedUserChanges = {};
   if (request.email !== undefined && email(request.email) !== user.email) changes.email = email(request.email);
-  if (request.userProfile?.displayName !== undefined && request.userProfile.displayName !== user.display_name) changes.display_name = request.userProfile.displayName;
+  if (request.userProfile?.displayName !== undefined && request.userProfile.displayName !== user.display_name)
+    changes.display_name = request.userProfile.displayName;
   if (request.userProfile?.picture !== undefined && request.userProfile.picture !== user.picture) changes.picture = request.userProfile.picture;
   return Object.keys(changes).length > 0 ? updateEmbedUser(trx, tenantId, user.id, { ...changes, updated_at: at }) : user;
 }

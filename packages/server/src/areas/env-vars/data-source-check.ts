@@ -9,7 +9,10 @@ export const USAGE_DATA_DIR = 'usage-analytics';
 
 /** Whether a DB_URL names something in the usage data directory, however it is spelled (`./`, `a/../`, backslashes). */
 export function isUsageDataPath(value: string): boolean {
-  const normal = path.posix.normalize(value.trim().replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/^\/+/, '');
+  const normal = path.posix
+    .normalize(value.trim().replace(/\\/g, '/'))
+    .replace(/^(\.\/)+/, '')
+    .replace(/^\/+/, '');
   return normal === USAGE_DATA_DIR || normal.startsWith(`${USAGE_DATA_DIR}/`);
 }
 

@@ -17,7 +17,8 @@ export function envVarsRoutes(service: EnvVarsService): FastifyPluginAsyncTypebo
           operationId: 'listEnvVariables',
           tags,
           summary: 'The deployment’s environment variables, secret-looking values masked (reference 1.11; SecretsManage)',
-          description: 'In name order (byte order). A value whose name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL, in any case, is returned as `[ENCRYPTED]`.',
+          description:
+            'In name order (byte order). A value whose name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL, in any case, is returned as `[ENCRYPTED]`.',
           params: DeploymentParams,
           querystring: EnvVarsQuery,
           response: { 200: Type.Ref('EnvVariablesListResponse') },

@@ -26,7 +26,10 @@ export const EnvVariablesListResponseSchema = Type.Object(
     data: Type.Array(Type.Ref('EnvVariableItem'), { deprecated: true, description: 'Deprecated: the same array as `items`.' }),
     pageInfo: Type.Ref('PageInfo'),
   },
-  { $id: 'EnvVariablesListResponse', description: 'A page of the deployment’s environment variables in name order (byte order), secret-looking values masked.' },
+  {
+    $id: 'EnvVariablesListResponse',
+    description: 'A page of the deployment’s environment variables in name order (byte order), secret-looking values masked.',
+  },
 );
 export type EnvVariablesListResponse = Static<typeof EnvVariablesListResponseSchema>;
 
@@ -37,7 +40,11 @@ export const SetEnvVariablesBody = Type.Object(
     env_variables: Type.Array(
       Type.Object(
         {
-          name: Type.String({ minLength: 1, maxLength: NAME_MAX, description: 'A new name must match ^[A-Za-z_][A-Za-z0-9_]*$; a name the deployment already has may be sent as it is.' }),
+          name: Type.String({
+            minLength: 1,
+            maxLength: NAME_MAX,
+            description: 'A new name must match ^[A-Za-z_][A-Za-z0-9_]*$; a name the deployment already has may be sent as it is.',
+          }),
           value: Type.String({ maxLength: VALUE_MAX, description: `At most ${VALUE_MAX} characters; never \`${MASK}\`.` }),
         },
         { additionalProperties: false },

@@ -26,7 +26,8 @@ export function isMasked(name: string): boolean {
 function afterName(page: PageRequest): string | undefined {
   if (page.after === undefined) return undefined;
   const [name] = decodeCursor(page.after, 1);
-  if (typeof name !== 'string') throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
+  if (typeof name !== 'string')
+    throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
   return name;
 }
 
@@ -38,10 +39,16 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
     const at = `/body/env_variables/${i}`;
     if (seen.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is listed more than once` });
     seen.add(name);
-    if (value === MASK) errors.push({ pointer: `${at}/value`, message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it` });
+    if (value === MASK)
+      errors.push({
+        pointer: `${at}/value`,
+        message: `the value of ${JSON.stringify(name)} is the ${MASK} placeholder reads return; send the real value, or leave the variable out to keep it`,
+      });
     // The accounts' usage data sources (usage-analytics/) are the server's to name, each for its own account only.
-    if (name === 'DB_URL' && isUsageDataPath(value)) errors.push({ pointer: `${at}/value`, message: `DB_URL may not name a file under ${USAGE_DATA_DIR}/, where the server keeps the accounts' usage data` });
-    if (!POSIX_NAME.test(name) && !existing.has(name)) errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
+    if (name === 'DB_URL' && isUsageDataPath(value))
+      errors.push({ pointer: `${at}/value`, message: `DB_URL may not name a file under ${USAGE_DATA_DIR}/, where the server keeps the accounts' usage data` });
+    if (!POSIX_NAME.test(name) && !existing.has(name))
+      errors.push({ pointer: `${at}/name`, message: `${JSON.stringify(name)} is not a valid new name: use letters, digits and _, not starting with a digit` });
   });
   return errors;
 }
@@ -49,14 +56,23 @@ function bodyErrors(items: SetEnvVariablesInput['env_variables'], existing: Set<
 const NO_DATA_SOURCE_RULES: DataSourceRules = { ownCluster: async () => null, allowSocketSources: false };
 const DATA_SOURCE_NAMES = ['DB_TYPE', 'DB_URL', 'DB_PASSWORD'] as const;
 
-export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: RuntimesChanged = async () => undefined, dataSources: DataSourceRules = NO_DATA_SOURCE_RULES, audit?: Audit) {
+export function envVarsService(
+  store: Store,
+  secrets: Secrets,
+  runtimesChanged: RuntimesChanged = async () => undefined,
+  dataSources: DataSourceRules = NO_DATA_SOURCE_RULES,
+  audit?: Audit,
+) {
   const { db } = store;
 
   async function page(executor: Executor, tenantId: number, deploymentId: number, request: PageRequest): Promise<EnvVariablesListResponse> {
     const rows = await listEnvVars(executor, store.dialect, tenantId, deploymentId, afterName(request), request.first + 1);
     const { items, pageInfo } = toPage(rows, request, (r) => [r.name]);
     // A masked value is never decrypted: what is not shown is not held in memory either.
-    const shown: EnvVariableItem[] = items.map((r) => ({ name: r.name, value: isMasked(r.name) ? MASK : secrets.open(r.value, envVarContext(deploymentId, r.name)) }));
+    const shown: EnvVariableItem[] = items.map((r) => ({
+      name: r.name,
+      value: isMasked(r.name) ? MASK : secrets.open(r.value, envVarContext(deploymentId, r.name)),
+    }));
     return { items: shown, data: shown, pageInfo };
   }
 
@@ -103,7 +119,12 @@ export function envVarsService(store: Store, secrets: Secrets, runtimesChanged: 
       const items = input.env_variables;
       const refused = await dataSourceErrors(tenantId, deploymentId, items);
       const answer = await serialized(store, lockKey.envVars(deploymentId), async (trx) => {
-        const existing = await existingNames(trx, tenantId, deploymentId, items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name));
+        const existing = await existingNames(
+          trx,
+          tenantId,
+          deploymentId,
+          items.filter((i) => !POSIX_NAME.test(i.name)).map((i) => i.name),
+        );
         const errors = [...bodyErrors(items, existing), ...refused];
         if (errors.length > 0) {
           throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });

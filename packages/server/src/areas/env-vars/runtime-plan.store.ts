@@ -31,7 +31,15 @@ export async function stagingBuilds(db: Executor) {
     .innerJoin('builds as b', (join) => join.onRef('b.deployment_id', '=', 'br.deployment_id').onRef('b.branch_name', '=', 'br.name'))
     .where('br.staging_enabled', '=', 1)
     .where('b.status', '=', 'success')
-    .select(['br.id as branch_id', 'br.name', 'd.id', 'd.tenant_id', 'd.release_channel', 'd.release_channel_version', (eb) => eb.fn.max('b.id').as('build_id')])
+    .select([
+      'br.id as branch_id',
+      'br.name',
+      'd.id',
+      'd.tenant_id',
+      'd.release_channel',
+      'd.release_channel_version',
+      (eb) => eb.fn.max('b.id').as('build_id'),
+    ])
     .groupBy(['br.id', 'br.name', 'd.id', 'd.tenant_id', 'd.release_channel', 'd.release_channel_version'])
     .execute();
 }
@@ -48,7 +56,12 @@ export async function findBranchId(db: Executor, deploymentId: number, branch: s
 export async function buildCommits(db: Executor, buildIds: number[]): Promise<Map<number, string>> {
   const commits = new Map<number, string>();
   for (let i = 0; i < buildIds.length; i += 500) {
-    for (const b of await db.selectFrom('builds').select(['id', 'commit_sha']).where('id', 'in', buildIds.slice(i, i + 500)).execute()) commits.set(b.id, b.commit_sha);
+    for (const b of await db
+      .selectFrom('builds')
+      .select(['id', 'commit_sha'])
+      .where('id', 'in', buildIds.slice(i, i + 500))
+      .execute())
+      commits.set(b.id, b.commit_sha);
   }
   return commits;
 }

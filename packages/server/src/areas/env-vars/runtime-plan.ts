@@ -4,7 +4,17 @@ import type { Secrets } from '../../secrets/index.js';
 import type { DesiredRuntime, Planner, PodFiles } from '../../runtime/index.js';
 import type { EnvironmentKey } from '../../runtime/runtimes.store.js';
 import { envVarContext } from './env-vars.store.js';
-import { buildArtifact, buildCommits, envRevisions, findBranchId, findDeploymentVersionFields, latestSuccessfulBuildId, productionBuilds, sealedEnvVars, stagingBuilds } from './runtime-plan.store.js';
+import {
+  buildArtifact,
+  buildCommits,
+  envRevisions,
+  findBranchId,
+  findDeploymentVersionFields,
+  latestSuccessfulBuildId,
+  productionBuilds,
+  sealedEnvVars,
+  stagingBuilds,
+} from './runtime-plan.store.js';
 import type { Catalog } from '../deployments/index.js';
 import { currentVersion } from '../deployments/index.js';
 
@@ -32,7 +42,15 @@ export function runtimePlanner(
     const planned: Array<EnvironmentKey & { buildId: number; versionOf: VersionFields }> = [];
     const production = await productionBuilds(db);
     for (const r of production) {
-      planned.push({ tenantId: r.tenant_id, deploymentId: r.id, environmentId: 'production', type: 'production', branch: r.deploy_branch_name, buildId: Number(r.build_id), versionOf: r });
+      planned.push({
+        tenantId: r.tenant_id,
+        deploymentId: r.id,
+        environmentId: 'production',
+        type: 'production',
+        branch: r.deploy_branch_name,
+        buildId: Number(r.build_id),
+        versionOf: r,
+      });
     }
     const staging = await stagingBuilds(db);
     const seen = new Set<string>();

@@ -21,5 +21,10 @@ export function appPrivateKey(pem: string): KeyObject | null {
  */
 export function appJwt(appId: string, key: KeyObject, now: Date): Promise<string> {
   const seconds = Math.floor(now.getTime() / 1000);
-  return new SignJWT({}).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).setIssuer(appId).setIssuedAt(seconds - 60).setExpirationTime(seconds + 9 * 60).sign(key);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+    .setIssuer(appId)
+    .setIssuedAt(seconds - 60)
+    .setExpirationTime(seconds + 9 * 60)
+    .sign(key);
 }

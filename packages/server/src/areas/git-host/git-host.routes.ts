@@ -1,7 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { CallbackDeps } from '../oauth-integrations/index.js';
-import { BranchesQuery, ConnectGitHostBody, GitHostCallbackQuery, InstallationParams, ListQuery, PutGitHostAppBody, RepositoryParams } from './git-host.schemas.js';
+import {
+  BranchesQuery,
+  ConnectGitHostBody,
+  GitHostCallbackQuery,
+  InstallationParams,
+  ListQuery,
+  PutGitHostAppBody,
+  RepositoryParams,
+} from './git-host.schemas.js';
 import type { GitHostService } from './git-host.service.js';
 import type { UpstreamsService } from './upstreams.service.js';
 import { DeploymentParams } from '../../shared/schemas.js';
@@ -26,7 +34,17 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
           params: DeploymentParams,
           body: ConnectGitHostBody,
           response: { 200: Type.Ref('Deployment') },
-          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', ...LINKED, 'GIT_HOST_NOT_FOUND', 'GIT_HOST_REPO_EXISTS', 'GIT_HOST_APP_INVALID', 'UPSTREAM_DIVERGED', 'UPSTREAM_UNAVAILABLE', 'BRANCH_MOVED'],
+          problems: [
+            'FORBIDDEN',
+            'DEPLOYMENT_NOT_FOUND',
+            ...LINKED,
+            'GIT_HOST_NOT_FOUND',
+            'GIT_HOST_REPO_EXISTS',
+            'GIT_HOST_APP_INVALID',
+            'UPSTREAM_DIVERGED',
+            'UPSTREAM_UNAVAILABLE',
+            'BRANCH_MOVED',
+          ],
         },
       },
       async (request) => upstreams.connect(request.caller, request.params.deploymentId, request.body),
@@ -53,7 +71,8 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
           operationId: 'putGitHostApp',
           tags,
           summary: 'Set the account’s git-host app, a GitHub-App-style app (extension; admin)',
-          description: 'Register the answer’s `callbackUrl` as the app’s user-authorization callback URL. `clientSecret` and `privateKey` are required the first time; left out or null they keep the stored values. Both are stored encrypted and never returned.',
+          description:
+            'Register the answer’s `callbackUrl` as the app’s user-authorization callback URL. `clientSecret` and `privateKey` are required the first time; left out or null they keep the stored values. Both are stored encrypted and never returned.',
           body: PutGitHostAppBody,
           response: { 200: Type.Ref('GitHostApp') },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],
@@ -83,7 +102,8 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
           operationId: 'unlinkGitHost',
           tags,
           summary: 'Unlink the caller’s git-host account (extension; any key)',
-          description: 'The token is revoked at the host when it can be and forgotten here in any case. Deployments the user connected stay connected: git runs with the app’s installation tokens.',
+          description:
+            'The token is revoked at the host when it can be and forgotten here in any case. Deployments the user connected stay connected: git runs with the app’s installation tokens.',
           response: { 204: Type.Null({ description: 'Unlinked' }) },
           problems: ['GIT_HOST_NOT_LINKED'],
         },
@@ -104,7 +124,8 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
           operationId: 'gitHostCallback',
           tags,
           summary: 'Where the git host sends the user back after authorizing the app (no credential)',
-          description: 'Completes a link started from `linkUrl`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user. The code is exchanged for the user’s token, which is stored encrypted. A request that carries a credential must be that user’s.',
+          description:
+            'Completes a link started from `linkUrl`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user. The code is exchanged for the user’s token, which is stored encrypted. A request that carries a credential must be that user’s.',
           security: [],
           querystring: GitHostCallbackQuery,
           response: { 200: Type.Ref('GitHostCallbackResult') },

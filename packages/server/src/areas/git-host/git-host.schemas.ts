@@ -2,7 +2,8 @@ import { Type, type Static } from 'typebox';
 import { LegacyPageOf } from '../../shared/pagination.js';
 import { Nullable, PageQuery, Timestamp } from '../../shared/schemas.js';
 
-const BaseUrl = (description: string) => Type.String({ minLength: 1, maxLength: 2048, description: `${description} https (http only on localhost, 127.0.0.1 or [::1], for development).` });
+const BaseUrl = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 2048, description: `${description} https (http only on localhost, 127.0.0.1 or [::1], for development).` });
 
 export const GitHostAppSchema = Type.Object(
   {
@@ -26,8 +27,18 @@ export const PutGitHostAppBody = Type.Object(
     appId: Type.String({ minLength: 1, maxLength: 64 }),
     appSlug: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
     clientId: Type.String({ minLength: 1, maxLength: 255 }),
-    clientSecret: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'Required the first time; left out or null keeps the stored one.' }))),
-    privateKey: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 16384, description: 'The app’s PEM private key. Required the first time; left out or null keeps the stored one.' }))),
+    clientSecret: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'Required the first time; left out or null keeps the stored one.' })),
+    ),
+    privateKey: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 16384,
+          description: 'The app’s PEM private key. Required the first time; left out or null keeps the stored one.',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -65,7 +76,10 @@ export type GitHostCallbackInput = Static<typeof GitHostCallbackQuery>;
 export const GitHostCallbackResult = Type.Object({ connected: Type.Boolean(), login: Type.String() }, { $id: 'GitHostCallbackResult' });
 
 export const InstallationParams = Type.Object({ installationId: Type.Integer({ minimum: 1 }) });
-export const RepositoryParams = Type.Object({ owner: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }), repo: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }) });
+export const RepositoryParams = Type.Object({
+  owner: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
+  repo: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
+});
 export const ListQuery = Type.Object({ ...PageQuery });
 export const BranchesQuery = Type.Object({ installationId: Type.Integer({ minimum: 1 }), ...PageQuery });
 
@@ -86,7 +100,15 @@ export const ConnectGitHostBody = Type.Object(
   {
     installationId: Type.Integer({ minimum: 1, description: 'From GET /api/v1/git-host/installations (5.20).' }),
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$', description: 'The repository’s name under the installation’s account.' }),
-    deployBranchName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255, description: 'Default: the repository’s default branch (for a new repository, the deployment’s deploy branch).' }))),
+    deployBranchName: Type.Optional(
+      Nullable(
+        Type.String({
+          minLength: 1,
+          maxLength: 255,
+          description: 'Default: the repository’s default branch (for a new repository, the deployment’s deploy branch).',
+        }),
+      ),
+    ),
     deployProjectRoot: Type.Optional(Nullable(Type.String({ maxLength: 1024, description: 'Default: the deployment’s current project root.' }))),
     isNewRepo: Type.Optional(Nullable(Type.Boolean({ description: 'Create the repository (empty) and put the deployment’s model in it.' }))),
     private: Type.Optional(Nullable(Type.Boolean({ description: 'Visibility of a new repository; default true.' }))),

@@ -9,7 +9,20 @@ import { urlProblem } from '../oauth-integrations/index.js';
 import { appPrivateKey } from './app-jwt.js';
 import { authorizeUrl, gitHostClient, HostError, installUrl, type HostSettings, type UserTokens } from './github-client.js';
 import type { GitHostApp, GitHostCallbackInput, PutGitHostAppInput } from './git-host.schemas.js';
-import { consumeState, deleteExpiredStates, deleteLink, findApp, findLink, findState, insertState, replaceLinkTokens, saveApp, saveLink, sealedAs, type LinkTokens } from './git-host.store.js';
+import {
+  consumeState,
+  deleteExpiredStates,
+  deleteLink,
+  findApp,
+  findLink,
+  findState,
+  insertState,
+  replaceLinkTokens,
+  saveApp,
+  saveLink,
+  sealedAs,
+  type LinkTokens,
+} from './git-host.store.js';
 import { findUserDeactivation } from '../users/index.js';
 
 /** How long a link authorization can complete. */
@@ -17,27 +30,45 @@ export const STATE_TTL_MS = 10 * 60_000;
 /** This server's callback at the tenant's origin, registered as the app's callback URL. */
 export const GIT_HOST_CALLBACK_PATH = '/api/v1/git-host/callback';
 
-export const notConfigured = () => new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
+export const notConfigured = () =>
+  new ApiError('GIT_HOST_NOT_CONFIGURED', 'This account has no git-host app: an admin sets one with PUT /api/v1/tenant/git-host-app.');
 /** A user token is refreshed this long before it expires. */
 const REFRESH_LEAD_MS = 60_000;
 /** How long a refused refresh waits for a concurrent winner's tokens to be stored, and how often it looks. */
 const REFRESH_WAIT_MS = 3_000;
 const REFRESH_WAIT_STEP_MS = 100;
-const linkExpired = () => new ApiError('GIT_HOST_NOT_LINKED', 'Your linked git-host account’s token expired and the host did not renew it: link it again from `linkUrl` of GET /api/v1/git-host/status.');
+const linkExpired = () =>
+  new ApiError(
+    'GIT_HOST_NOT_LINKED',
+    'Your linked git-host account’s token expired and the host did not renew it: link it again from `linkUrl` of GET /api/v1/git-host/status.',
+  );
 export const notLinked = () => new ApiError('GIT_HOST_NOT_LINKED', 'You have not linked your git-host account: open `linkUrl` of GET /api/v1/git-host/status.');
-const invalidState = (why: string) => new ApiError('OAUTH_STATE_INVALID', `The link cannot complete: ${why}. Start again from \`linkUrl\` of GET /api/v1/git-host/status.`);
-const invalid = (pointer: string, message: string) => new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
+const invalidState = (why: string) =>
+  new ApiError('OAUTH_STATE_INVALID', `The link cannot complete: ${why}. Start again from \`linkUrl\` of GET /api/v1/git-host/status.`);
+const invalid = (pointer: string, message: string) =>
+  new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
 
-export const settingsOf = (row: GitHostAppRow): HostSettings => ({ apiBaseUrl: row.api_base_url, webBaseUrl: row.web_base_url, appSlug: row.app_slug, clientId: row.client_id });
+export const settingsOf = (row: GitHostAppRow): HostSettings => ({
+  apiBaseUrl: row.api_base_url,
+  webBaseUrl: row.web_base_url,
+  appSlug: row.app_slug,
+  clientId: row.client_id,
+});
 
 /**
  * A host failure as the caller sees it: what the linked account cannot reach is 404, a revoked
  * token 409 (link again), anything else 502. Never the host's body, which may echo secrets.
  */
 export function hostFailure(error: unknown): never {
-  if (error instanceof HostError && (error.status === 404 || error.status === 403)) throw new ApiError('GIT_HOST_NOT_FOUND', 'Your linked git-host account cannot reach this installation or repository (or it does not exist).');
-  if (error instanceof HostError && error.status === 401) throw new ApiError('GIT_HOST_NOT_LINKED', 'The git host no longer accepts your linked account’s token: link it again from `linkUrl` of GET /api/v1/git-host/status.');
-  if (error instanceof HostError || error instanceof OutboundError) throw new ApiError('GIT_HOST_UNAVAILABLE', `The git host gave no usable answer: ${error.message}. Try again later.`);
+  if (error instanceof HostError && (error.status === 404 || error.status === 403))
+    throw new ApiError('GIT_HOST_NOT_FOUND', 'Your linked git-host account cannot reach this installation or repository (or it does not exist).');
+  if (error instanceof HostError && error.status === 401)
+    throw new ApiError(
+      'GIT_HOST_NOT_LINKED',
+      'The git host no longer accepts your linked account’s token: link it again from `linkUrl` of GET /api/v1/git-host/status.',
+    );
+  if (error instanceof HostError || error instanceof OutboundError)
+    throw new ApiError('GIT_HOST_UNAVAILABLE', `The git host gave no usable answer: ${error.message}. Try again later.`);
   throw error;
 }
 
@@ -50,14 +81,23 @@ function pageOf<T>(items: T[], query: { first?: number | undefined; after?: stri
     const [after] = decodeCursor(page.after, 1);
     rest = sorted.filter((item) => key(item) > (after as string | number));
   }
-  return legacyPage(toPage(rest.slice(0, page.first + 1), page, (item) => [key(item)]), items.length);
+  return legacyPage(
+    toPage(rest.slice(0, page.first + 1), page, (item) => [key(item)]),
+    items.length,
+  );
 }
 
 /**
  * The account's git-host app (admin settings) and each user's linked account on that host
  * (reference 5.19-5.22): the lists are what the caller's own token reaches at the host.
  */
-export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, originOf: (tenant: { id: number; slug: string }) => Promise<string>, now: () => Date) {
+export function gitHostService(
+  db: Db,
+  secrets: Secrets,
+  outbound: Outbound,
+  originOf: (tenant: { id: number; slug: string }) => Promise<string>,
+  now: () => Date,
+) {
   const iso = () => now().toISOString();
 
   const present = async (caller: Caller, row: GitHostAppRow): Promise<GitHostApp> => ({
@@ -101,7 +141,11 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
     if (link.refresh_token === null) throw linkExpired();
     const used = link.refresh_token;
     try {
-      const tokens = await client.refresh(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(used, sealedAs.refreshToken(tenantId, userId)), at);
+      const tokens = await client.refresh(
+        secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)),
+        secrets.open(used, sealedAs.refreshToken(tenantId, userId)),
+        at,
+      );
       await replaceLinkTokens(db, link.id, used, sealTokens(tenantId, userId, tokens), at.toISOString());
     } catch (error) {
       if (!(error instanceof HostError && error.status === 400)) hostFailure(error);
@@ -188,7 +232,13 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
       const { state, hash } = newState();
       const at = now();
       await deleteExpiredStates(db, tenantId, at.toISOString());
-      await insertState(db, { tenant_id: tenantId, user_id: caller.actor.userId, state_hash: hash, created_at: at.toISOString(), expires_at: new Date(at.getTime() + STATE_TTL_MS).toISOString() });
+      await insertState(db, {
+        tenant_id: tenantId,
+        user_id: caller.actor.userId,
+        state_hash: hash,
+        created_at: at.toISOString(),
+        expires_at: new Date(at.getTime() + STATE_TTL_MS).toISOString(),
+      });
       const link = await findLink(db, tenantId, caller.actor.userId);
       return { connected: link !== undefined, linkUrl: authorizeUrl(settingsOf(app), state), settingsUrl: installUrl(settingsOf(app)) };
     },
@@ -198,8 +248,14 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
      * does carry a credential must be that user's. The user's token is stored sealed.
      */
     async callback(tenantId: number, query: GitHostCallbackInput, credentialUserId: number | null): Promise<{ connected: boolean; login: string }> {
-      const state = await claimState(query.state, { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) }, { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId }, invalidState);
-      if (query.error !== undefined) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host answered \`${query.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100)}\`.`);
+      const state = await claimState(
+        query.state,
+        { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) },
+        { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId },
+        invalidState,
+      );
+      if (query.error !== undefined)
+        throw new ApiError('GIT_HOST_LINK_FAILED', `The git host answered \`${query.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100)}\`.`);
       if (query.code === undefined || query.code === '') throw new ApiError('GIT_HOST_LINK_FAILED', 'The git host sent neither a `code` nor an `error`.');
       const user = await findUserDeactivation(db, tenantId, state.user_id);
       if (!user || user.deactivated_at !== null) throw invalidState('the user who started it is deactivated');
@@ -211,7 +267,8 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
         tokens = await client.exchangeCode(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), query.code, now());
         login = await client.userLogin(tokens.accessToken);
       } catch (error) {
-        if (error instanceof HostError && error.status === 400) throw new ApiError('GIT_HOST_LINK_FAILED', `The git host refused the code: \`${error.message}\`.`);
+        if (error instanceof HostError && error.status === 400)
+          throw new ApiError('GIT_HOST_LINK_FAILED', `The git host refused the code: \`${error.message}\`.`);
         hostFailure(error);
       }
       await saveLink(db, tenantId, state.user_id, { login, ...sealTokens(tenantId, state.user_id, tokens) }, iso());
@@ -234,7 +291,9 @@ export function gitHostService(db: Db, secrets: Secrets, outbound: Outbound, ori
       if (app) {
         const client = gitHostClient(outbound, settingsOf(app));
         // Best effort: a host that cannot be reached does not keep the link here.
-        await client.revoke(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(link.access_token, sealedAs.accessToken(tenantId, userId))).catch(() => undefined);
+        await client
+          .revoke(secrets.open(app.client_secret, sealedAs.clientSecret(tenantId)), secrets.open(link.access_token, sealedAs.accessToken(tenantId, userId)))
+          .catch(() => undefined);
       }
       await deleteLink(db, tenantId, userId);
     },

@@ -13,8 +13,20 @@ export const sealedAs = {
 export const gitHostSecretColumns: SecretColumn[] = [
   { table: 'git_host_apps', id: 'id', value: 'client_secret', contextColumns: ['tenant_id'], context: (row) => sealedAs.clientSecret(Number(row.tenant_id)) },
   { table: 'git_host_apps', id: 'id', value: 'private_key', contextColumns: ['tenant_id'], context: (row) => sealedAs.privateKey(Number(row.tenant_id)) },
-  { table: 'git_host_links', id: 'id', value: 'access_token', contextColumns: ['tenant_id', 'user_id'], context: (row) => sealedAs.accessToken(Number(row.tenant_id), Number(row.user_id)) },
-  { table: 'git_host_links', id: 'id', value: 'refresh_token', contextColumns: ['tenant_id', 'user_id'], context: (row) => sealedAs.refreshToken(Number(row.tenant_id), Number(row.user_id)) },
+  {
+    table: 'git_host_links',
+    id: 'id',
+    value: 'access_token',
+    contextColumns: ['tenant_id', 'user_id'],
+    context: (row) => sealedAs.accessToken(Number(row.tenant_id), Number(row.user_id)),
+  },
+  {
+    table: 'git_host_links',
+    id: 'id',
+    value: 'refresh_token',
+    contextColumns: ['tenant_id', 'user_id'],
+    context: (row) => sealedAs.refreshToken(Number(row.tenant_id), Number(row.user_id)),
+  },
 ];
 
 export type AppValues = Pick<GitHostAppRow, 'api_base_url' | 'web_base_url' | 'app_id' | 'app_slug' | 'client_id' | 'client_secret' | 'private_key'>;
@@ -71,7 +83,12 @@ export async function deleteExpiredStates(db: Executor, tenantId: number, before
  * refreshes at once, one wins and the other reads the winner's tokens. True when this one won.
  */
 export async function replaceLinkTokens(db: Executor, linkId: number, usedRefreshToken: string, values: LinkTokens, at: string): Promise<boolean> {
-  const result = await db.updateTable('git_host_links').set({ ...values, updated_at: at }).where('id', '=', linkId).where('refresh_token', '=', usedRefreshToken).executeTakeFirst();
+  const result = await db
+    .updateTable('git_host_links')
+    .set({ ...values, updated_at: at })
+    .where('id', '=', linkId)
+    .where('refresh_token', '=', usedRefreshToken)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

@@ -99,7 +99,10 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
       };
     }
     const error = typeof body.error === 'string' ? body.error.replace(/[^\x20-\x7E]/g, '?').slice(0, 100) : null;
-    throw new HostError(response.status >= 500 ? response.status : error === null ? null : 400, error ?? `the git host answered ${response.status} without a token`);
+    throw new HostError(
+      response.status >= 500 ? response.status : error === null ? null : 400,
+      error ?? `the git host answered ${response.status} without a token`,
+    );
   }
 
   async function getJson(path: string, token: string): Promise<unknown> {
@@ -175,7 +178,8 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
         body: JSON.stringify({ access_token: accessToken }),
       });
       // 404: the host no longer knows the token, which is what revoking wants.
-      if (response.status !== 204 && response.status !== 404) throw new HostError(response.status, `the git host answered ${response.status} to the revocation`);
+      if (response.status !== 204 && response.status !== 404)
+        throw new HostError(response.status, `the git host answered ${response.status} to the revocation`);
     },
 
     async userLogin(token: string): Promise<string> {
@@ -185,15 +189,25 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
 
     /** The app's installations the user can reach. */
     installations(token: string): Promise<Installation[]> {
-      return all('/user/installations', token, (b) => field(b, 'installations'), (i) => {
-        const account = (i.account ?? {}) as Record<string, unknown>;
-        return { id: Number(i.id), login: text(account.login), avatarUrl: text(account.avatar_url), organization: account.type === 'Organization' };
-      });
+      return all(
+        '/user/installations',
+        token,
+        (b) => field(b, 'installations'),
+        (i) => {
+          const account = (i.account ?? {}) as Record<string, unknown>;
+          return { id: Number(i.id), login: text(account.login), avatarUrl: text(account.avatar_url), organization: account.type === 'Organization' };
+        },
+      );
     },
 
     /** The repositories of one installation the user can reach. */
     repositories(token: string, installationId: number): Promise<Repository[]> {
-      return all(`/user/installations/${installationId}/repositories`, token, (b) => field(b, 'repositories'), (r) => ({ id: Number(r.id), name: text(r.name), htmlUrl: text(r.html_url) }));
+      return all(
+        `/user/installations/${installationId}/repositories`,
+        token,
+        (b) => field(b, 'repositories'),
+        (r) => ({ id: Number(r.id), name: text(r.name), htmlUrl: text(r.html_url) }),
+      );
     },
 
     async repository(token: string, owner: string, repo: string): Promise<HostRepository> {
@@ -205,11 +219,14 @@ export function gitHostClient(outbound: Outbound, host: HostSettings) {
      * own. 422 (the host's "name already exists") comes back as a HostError with that status.
      */
     async createRepository(token: string, organization: string | null, name: string, isPrivate: boolean): Promise<HostRepository> {
-      const response = await outbound.request(joined(host.apiBaseUrl, organization === null ? '/user/repos' : `/orgs/${encodeURIComponent(organization)}/repos`), {
-        method: 'POST',
-        headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'mapi' },
-        body: JSON.stringify({ name, private: isPrivate, auto_init: false }),
-      });
+      const response = await outbound.request(
+        joined(host.apiBaseUrl, organization === null ? '/user/repos' : `/orgs/${encodeURIComponent(organization)}/repos`),
+        {
+          method: 'POST',
+          headers: { accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'mapi' },
+          body: JSON.stringify({ name, private: isPrivate, auto_init: false }),
+        },
+      );
       if (response.status !== 201) throw new HostError(response.status, `the git host answered ${response.status}`);
       return hostRepository(parsed(response.body));
     },

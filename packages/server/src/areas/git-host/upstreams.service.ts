@@ -27,12 +27,14 @@ import { findUpstream, saveUpstream } from './upstreams.store.js';
 /** How long an installation token is reused: the host's last an hour, so one is never used near its end. */
 const TOKEN_REUSE_MS = 10 * 60_000;
 
-const invalid = (pointer: string, message: string) => new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
+const invalid = (pointer: string, message: string) =>
+  new ApiError('VALIDATION_FAILED', `Nothing was changed: ${pointer.slice(6)} ${message}.`, { errors: [{ pointer, message }] });
 
 /** A failed git exchange with the upstream, as the caller sees it; the token is in no message. */
 function remoteProblem(error: unknown, name: string): never {
   if (error instanceof RemoteReadError) {
-    if (error.reason === 'rejected') throw new ApiError('UPSTREAM_DIVERGED', `${name}: ${error.message} Pull the branch (POST …/pull), then send the request again.`);
+    if (error.reason === 'rejected')
+      throw new ApiError('UPSTREAM_DIVERGED', `${name}: ${error.message} Pull the branch (POST …/pull), then send the request again.`);
     if (error.reason === 'refused-token' || error.reason === 'not-found') {
       throw new ApiError('UPSTREAM_UNAVAILABLE', `${name}: ${error.message} Check that the app is still installed with access to the repository.`);
     }
@@ -83,15 +85,23 @@ export function upstreamsService(deps: {
     const cached = tokens.get(key);
     if (cached && cached.until > now().getTime()) return cached.token;
     const privateKey = appPrivateKey(secrets.open(app.private_key, sealedAs.privateKey(app.tenant_id)));
-    if (privateKey === null) throw new ApiError('GIT_HOST_APP_INVALID', 'The git-host app’s private key is not an RSA private key: an admin saves the app’s key with PUT /api/v1/tenant/git-host-app.');
+    if (privateKey === null)
+      throw new ApiError(
+        'GIT_HOST_APP_INVALID',
+        'The git-host app’s private key is not an RSA private key: an admin saves the app’s key with PUT /api/v1/tenant/git-host-app.',
+      );
     let token: string;
     try {
       token = await gitHostClient(outbound, settingsOf(app)).installationToken(await appJwt(app.app_id, privateKey, now()), installationId);
     } catch (error) {
       if (error instanceof HostError && (error.status === 401 || error.status === 403)) {
-        throw new ApiError('GIT_HOST_APP_INVALID', `The git host refused the app ${app.app_id} (HTTP ${error.status}): check its app id and private key in PUT /api/v1/tenant/git-host-app.`);
+        throw new ApiError(
+          'GIT_HOST_APP_INVALID',
+          `The git host refused the app ${app.app_id} (HTTP ${error.status}): check its app id and private key in PUT /api/v1/tenant/git-host-app.`,
+        );
       }
-      if (error instanceof HostError && error.status === 404) throw new ApiError('GIT_HOST_NOT_FOUND', `The app is not installed on installation ${installationId} (any more).`);
+      if (error instanceof HostError && error.status === 404)
+        throw new ApiError('GIT_HOST_NOT_FOUND', `The app is not installed on installation ${installationId} (any more).`);
       hostFailure(error);
     }
     tokens.set(key, { token, until: now().getTime() + TOKEN_REUSE_MS });
@@ -105,7 +115,13 @@ export function upstreamsService(deps: {
       if (!app) throw notConfigured();
       const url = new URL(row.clone_url);
       const address = await outbound.pinnedAddress(url).catch((error: unknown) => remoteProblem(error, name));
-      return { url, address, token: await installationToken(app, row.installation_id), trustedCertificates: outbound.trustedCertificates, timeoutMs: outbound.timeoutMs };
+      return {
+        url,
+        address,
+        token: await installationToken(app, row.installation_id),
+        trustedCertificates: outbound.trustedCertificates,
+        timeoutMs: outbound.timeoutMs,
+      };
     };
     return {
       name,
@@ -129,7 +145,13 @@ export function upstreamsService(deps: {
   /** The starter model as a commit on no branch yet (an empty deployment connected to an empty repository). */
   async function starterCommit(repo: Repository, caller: Caller): Promise<string> {
     const scratch = `refs/mapi/connecting/${now().getTime()}-${Math.random().toString(36).slice(2)}`;
-    const commit = await repo.commit({ ref: scratch, expectedHead: null, changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]), author: await authorOf(db, caller.actor), message: 'Start the data model' });
+    const commit = await repo.commit({
+      ref: scratch,
+      expectedHead: null,
+      changes: new Map([[STARTER_MODEL_PATH, STARTER_MODEL]]),
+      author: await authorOf(db, caller.actor),
+      message: 'Start the data model',
+    });
     await repo.moveRefs([{ ref: scratch, to: null, from: commit }]);
     return commit;
   }
@@ -161,14 +183,23 @@ export function upstreamsService(deps: {
 
       let hosted: HostRepository;
       if (input.isNewRepo) {
-        hosted = await client.createRepository(userToken, installation.organization ? installation.login : null, input.name, input.private ?? true).catch((error: unknown) => {
-          if (error instanceof HostError && error.status === 422) throw new ApiError('GIT_HOST_REPO_EXISTS', `${installation.login}/${input.name} exists already; connect it without isNewRepo.`);
-          return hostFailure(error);
-        });
+        hosted = await client
+          .createRepository(userToken, installation.organization ? installation.login : null, input.name, input.private ?? true)
+          .catch((error: unknown) => {
+            if (error instanceof HostError && error.status === 422)
+              throw new ApiError('GIT_HOST_REPO_EXISTS', `${installation.login}/${input.name} exists already; connect it without isNewRepo.`);
+            return hostFailure(error);
+          });
       } else {
         hosted = await client.repository(userToken, installation.login, input.name).catch(hostFailure);
       }
-      const upstreamRow = { tenant_id: tenantId, installation_id: installation.id, owner: installation.login, repo: hosted.name, clone_url: cloneUrlOf(hosted) };
+      const upstreamRow = {
+        tenant_id: tenantId,
+        installation_id: installation.id,
+        owner: installation.login,
+        repo: hosted.name,
+        clone_url: cloneUrlOf(hosted),
+      };
       const upstream = handle(upstreamRow);
       const branch = input.deployBranchName ?? (!input.isNewRepo && hosted.defaultBranch !== '' ? hosted.defaultBranch : row.deploy_branch_name);
 
@@ -188,7 +219,8 @@ export function upstreamsService(deps: {
         try {
           if (current !== fetched || moves.length > 1) await repo.moveRefs(moves);
         } catch (error) {
-          if (error instanceof RefMovedError) throw new ApiError('BRANCH_MOVED', `Branch ${branch} moved while the repository was connected; send the request again.`);
+          if (error instanceof RefMovedError)
+            throw new ApiError('BRANCH_MOVED', `Branch ${branch} moved while the repository was connected; send the request again.`);
           throw error;
         }
         return fetched;
@@ -196,7 +228,19 @@ export function upstreamsService(deps: {
 
       const at = now().toISOString();
       const updated = await db.transaction().execute(async (trx) => {
-        await saveUpstream(trx, tenantId, row.id, { installation_id: upstreamRow.installation_id, owner: upstreamRow.owner, repo: upstreamRow.repo, clone_url: upstreamRow.clone_url, connected_by: caller.actor.userId }, at);
+        await saveUpstream(
+          trx,
+          tenantId,
+          row.id,
+          {
+            installation_id: upstreamRow.installation_id,
+            owner: upstreamRow.owner,
+            repo: upstreamRow.repo,
+            clone_url: upstreamRow.clone_url,
+            connected_by: caller.actor.userId,
+          },
+          at,
+        );
         await updateDeployment(trx, tenantId, row.id, { deploy_branch_name: branch, deploy_project_root: projectRoot, updated_at: at });
         return (await findDeployment(trx, tenantId, row.id))!;
       });

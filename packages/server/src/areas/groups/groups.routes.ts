@@ -10,7 +10,13 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
     app.get(
       '/api/v1/groups',
       {
-        schema: { operationId: 'listGroups', tags, summary: 'List the groups of the tenant', querystring: ListGroupsQuery, response: { 200: Type.Ref('GroupPage') } },
+        schema: {
+          operationId: 'listGroups',
+          tags,
+          summary: 'List the groups of the tenant',
+          querystring: ListGroupsQuery,
+          response: { 200: Type.Ref('GroupPage') },
+        },
       },
       async (request) => service.list(request.caller, request.query),
     );
@@ -33,7 +39,14 @@ export function groupsRoutes(service: GroupsService): FastifyPluginAsyncTypebox 
     app.get(
       '/api/v1/groups/:groupId',
       {
-        schema: { operationId: 'getGroup', tags, summary: 'Get a group with its members', params: GroupParams, response: { 200: Type.Ref('GroupDetail') }, problems: ['GROUP_NOT_FOUND'] },
+        schema: {
+          operationId: 'getGroup',
+          tags,
+          summary: 'Get a group with its members',
+          params: GroupParams,
+          response: { 200: Type.Ref('GroupDetail') },
+          problems: ['GROUP_NOT_FOUND'],
+        },
       },
       async (request) => service.get(request.caller, request.params.groupId),
     );

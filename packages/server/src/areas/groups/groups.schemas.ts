@@ -27,16 +27,10 @@ export type GroupDetail = Static<typeof GroupDetailSchema>;
 
 export const GroupPageSchema = PageOf('Group');
 
-export const CreateGroupBody = Type.Object(
-  { name: Name, description: Type.Optional(Description) },
-  { additionalProperties: false },
-);
+export const CreateGroupBody = Type.Object({ name: Name, description: Type.Optional(Description) }, { additionalProperties: false });
 export type CreateGroupInput = Static<typeof CreateGroupBody>;
 
-export const UpdateGroupBody = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description) },
-  { additionalProperties: false },
-);
+export const UpdateGroupBody = Type.Object({ name: Type.Optional(Name), description: Type.Optional(Description) }, { additionalProperties: false });
 export type UpdateGroupInput = Static<typeof UpdateGroupBody>;
 
 export const ListGroupsQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });

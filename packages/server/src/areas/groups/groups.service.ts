@@ -116,7 +116,13 @@ export function groupsService(store: Store) {
         db.transaction().execute(async (trx) => {
           await ensureNameFree(trx, actor.tenantId, input.name);
           const at = now();
-          const row = await insertGroup(trx, { tenant_id: actor.tenantId, name: input.name, description: input.description ?? null, created_at: at, updated_at: at });
+          const row = await insertGroup(trx, {
+            tenant_id: actor.tenantId,
+            name: input.name,
+            description: input.description ?? null,
+            created_at: at,
+            updated_at: at,
+          });
           return toGroupDetail(row, []);
         }),
       );

@@ -27,12 +27,7 @@ export async function insertGroup(db: Executor, values: Omit<GroupRow, 'id'>): P
   return db.insertInto('groups').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateGroup(
-  db: Executor,
-  tenantId: number,
-  id: number,
-  changes: GroupChanges,
-): Promise<void> {
+export async function updateGroup(db: Executor, tenantId: number, id: number, changes: GroupChanges): Promise<void> {
   await db.updateTable('groups').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 

@@ -9,7 +9,8 @@ import { deleteIdentityProvider, findIdentityProvider, sealedAs, upsertIdentityP
 /** This server's callback at the tenant's origin, where the provider sends the browser back. */
 export const IDP_CALLBACK_PATH = '/oauth/idp/callback';
 
-const notConfigured = () => new ApiError('IDENTITY_PROVIDER_NOT_FOUND', 'This tenant has no identity provider: an admin sets one with PUT /api/v1/tenant/identity-provider.');
+const notConfigured = () =>
+  new ApiError('IDENTITY_PROVIDER_NOT_FOUND', 'This tenant has no identity provider: an admin sets one with PUT /api/v1/tenant/identity-provider.');
 
 export function domainsOf(row: IdentityProviderRow): string[] {
   return JSON.parse(row.allowed_email_domains) as string[];
@@ -43,7 +44,10 @@ export function identityProviderService(db: Db, secrets: Secrets, originOf: (ten
       const tenantId = caller.actor.tenantId;
       const problem = urlProblem(input.issuer);
       const issuerProblem = problem ?? (new URL(input.issuer).search !== '' ? 'must not have a query' : null);
-      if (issuerProblem !== null) throw new ApiError('VALIDATION_FAILED', `Nothing was changed: issuer ${issuerProblem}.`, { errors: [{ pointer: '/body/issuer', message: `issuer ${issuerProblem}` }] });
+      if (issuerProblem !== null)
+        throw new ApiError('VALIDATION_FAILED', `Nothing was changed: issuer ${issuerProblem}.`, {
+          errors: [{ pointer: '/body/issuer', message: `issuer ${issuerProblem}` }],
+        });
       const secret = input.clientSecret ?? null;
       const values = {
         issuer: input.issuer,
@@ -53,7 +57,9 @@ export function identityProviderService(db: Db, secrets: Secrets, originOf: (ten
       };
       const row = await db.transaction().execute(async (trx) => {
         if (secret === null && !(await findIdentityProvider(trx, tenantId))) {
-          throw new ApiError('VALIDATION_FAILED', 'Nothing was changed: clientSecret is required when the identity provider is first set.', { errors: [{ pointer: '/body/clientSecret', message: 'is required the first time' }] });
+          throw new ApiError('VALIDATION_FAILED', 'Nothing was changed: clientSecret is required when the identity provider is first set.', {
+            errors: [{ pointer: '/body/clientSecret', message: 'is required the first time' }],
+          });
         }
         return upsertIdentityProvider(trx, tenantId, values, now().toISOString());
       });

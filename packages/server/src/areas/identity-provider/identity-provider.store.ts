@@ -9,7 +9,13 @@ export const sealedAs = {
 
 /** The sealed columns, for the secrets service's start-up check and `secrets re-encrypt`. */
 export const identityProviderSecretColumns: SecretColumn[] = [
-  { table: 'identity_providers', id: 'id', value: 'client_secret', contextColumns: ['tenant_id'], context: (row) => sealedAs.clientSecret(Number(row.tenant_id)) },
+  {
+    table: 'identity_providers',
+    id: 'id',
+    value: 'client_secret',
+    contextColumns: ['tenant_id'],
+    context: (row) => sealedAs.clientSecret(Number(row.tenant_id)),
+  },
   { table: 'idp_sign_ins', id: 'id', value: 'code_verifier', contextColumns: ['state_hash'], context: (row) => sealedAs.codeVerifier(String(row.state_hash)) },
 ];
 
@@ -20,7 +26,12 @@ export async function findIdentityProvider(db: Executor, tenantId: number): Prom
 }
 
 /** Creates or replaces the tenant's provider; a `client_secret` left out keeps the stored one. */
-export async function upsertIdentityProvider(db: Executor, tenantId: number, values: ProviderValues & { client_secret?: string }, at: string): Promise<IdentityProviderRow> {
+export async function upsertIdentityProvider(
+  db: Executor,
+  tenantId: number,
+  values: ProviderValues & { client_secret?: string },
+  at: string,
+): Promise<IdentityProviderRow> {
   return db
     .insertInto('identity_providers')
     .values({ tenant_id: tenantId, ...values, client_secret: values.client_secret ?? '', created_at: at, updated_at: at })

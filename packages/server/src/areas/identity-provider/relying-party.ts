@@ -43,7 +43,14 @@ export function relyingParty(outbound: Outbound, options: { now?: () => number; 
 
   const customFetch: oidc.CustomFetch = async (url, options) => {
     const method = options.method.toUpperCase() as 'GET' | 'POST';
-    const body = options.body === undefined || options.body === null ? undefined : typeof options.body === 'string' ? options.body : options.body instanceof URLSearchParams ? options.body.toString() : undefined;
+    const body =
+      options.body === undefined || options.body === null
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : options.body instanceof URLSearchParams
+            ? options.body.toString()
+            : undefined;
     const response = await outbound.request(url, { method, headers: options.headers, ...(body === undefined ? {} : { body }) });
     return new Response(response.status === 204 || response.status === 304 ? null : response.body, { status: response.status, headers: response.headers });
   };
@@ -63,11 +70,17 @@ export function relyingParty(outbound: Outbound, options: { now?: () => number; 
   async function discover(settings: ProviderSettings): Promise<oidc.Configuration> {
     const issuer = new URL(settings.issuer);
     try {
-      return await oidc.discovery(issuer, settings.clientId, { redirect_uris: [settings.redirectUri], response_types: ['code'] }, oidc.ClientSecretBasic(settings.clientSecret), {
-        [oidc.customFetch]: customFetch,
-        // http is accepted only for loopback issuers (identity-provider.service.ts checks it), for development and tests.
-        ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
-      });
+      return await oidc.discovery(
+        issuer,
+        settings.clientId,
+        { redirect_uris: [settings.redirectUri], response_types: ['code'] },
+        oidc.ClientSecretBasic(settings.clientSecret),
+        {
+          [oidc.customFetch]: customFetch,
+          // http is accepted only for loopback issuers (identity-provider.service.ts checks it), for development and tests.
+          ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+        },
+      );
     } catch (error) {
       throw failure(error, 'discovery');
     }
@@ -100,7 +113,12 @@ export function relyingParty(outbound: Outbound, options: { now?: () => number; 
       callbackUrl.search = query.toString();
       let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
       try {
-        tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { expectedState: checks.state, expectedNonce: checks.nonce, pkceCodeVerifier: checks.codeVerifier, idTokenExpected: true });
+        tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+          expectedState: checks.state,
+          expectedNonce: checks.nonce,
+          pkceCodeVerifier: checks.codeVerifier,
+          idTokenExpected: true,
+        });
       } catch (error) {
         throw failure(error, 'code exchange');
       }
@@ -131,7 +149,8 @@ function failure(error: unknown, during: string): Error {
     if (e instanceof OutboundError) return new ProviderUnavailable(`${during}: ${e.message}`);
   }
   if (error instanceof oidc.ResponseBodyError) return new ProviderRefused(`${during}: the provider answered ${error.error}`);
-  if (error instanceof oidc.ClientError || error instanceof oidc.AuthorizationResponseError) return new ProviderRefused(`${during}: ${(error as Error).message}`);
+  if (error instanceof oidc.ClientError || error instanceof oidc.AuthorizationResponseError)
+    return new ProviderRefused(`${during}: ${(error as Error).message}`);
   if (error instanceof Error && /status code|response/i.test(error.message)) return new ProviderUnavailable(`${during}: the provider gave no usable answer`);
   return new ProviderRefused(`${during}: the provider's answer was not accepted`);
 }

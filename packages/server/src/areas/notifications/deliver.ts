@@ -118,7 +118,12 @@ interface Outgoing {
 
 /** A file name from the dashboard's title: letters, digits and dashes. */
 export function attachmentName(title: string, scheduledFor: string, format: 'png' | 'pdf'): string {
-  const base = title.normalize('NFKD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'dashboard';
+  const base =
+    title
+      .normalize('NFKD')
+      .replace(/[^A-Za-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'dashboard';
   return `${base}-${scheduledFor.slice(0, 10)}.${format}`;
 }
 
@@ -127,7 +132,11 @@ export function attachmentName(title: string, scheduledFor: string, format: 'png
 function ordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(ordered);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((key) => [key, ordered((value as Record<string, unknown>)[key])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, ordered((value as Record<string, unknown>)[key])]),
+  );
 }
 
 /** Recipients who see exactly the same rows (one user; embed users with equal contexts) share one render. */
@@ -186,7 +195,14 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
     const key = viewerKey(viewer);
     let render = renders.get(key);
     if (render === undefined) {
-      render = deps.renderer.renderDashboard({ tenant: work.tenant, deploymentId: work.deploymentId, dashboardId: work.dashboardId, viewer, format: work.format, ...controls });
+      render = deps.renderer.renderDashboard({
+        tenant: work.tenant,
+        deploymentId: work.deploymentId,
+        dashboardId: work.dashboardId,
+        viewer,
+        format: work.format,
+        ...controls,
+      });
       renders.set(key, render);
     }
     const left = (pendingUses.get(key) ?? 1) - 1;
@@ -257,7 +273,8 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
   const notes = [...summaryNotes].join(' ');
   const withNotes = (message: string | null) => (notes === '' ? message : message === null ? notes : `${message} ${notes}`);
   if (served < total) return { status: 'failed', message: withNotes(`Stopped after ${served} of ${total} recipient(s): the job was cancelled or timed out.`) };
-  if (failures > 0) return { status: 'failed', message: withNotes(`${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.`) };
+  if (failures > 0)
+    return { status: 'failed', message: withNotes(`${failures} of ${total} recipient(s) could not be delivered to; see each recipient’s lastError.`) };
   if (notSent !== null) return { status: 'succeeded', message: `${notSent} (${rendered} of ${total} recipient(s) rendered)` };
   return { status: 'succeeded', message: withNotes(null) };
 }

@@ -26,7 +26,13 @@ export async function dueNotifications(db: Executor, at: string, limit: number):
 
 /** Moves `next_run_at` on from the value this process read; false when another process (or an update) moved it first. */
 export async function advanceSchedule(db: Executor, id: number, from: string, to: string | null): Promise<boolean> {
-  const result = await db.updateTable('notifications').set({ next_run_at: to }).where('id', '=', id).where('next_run_at', '=', from).where('is_enabled', '=', 1).executeTakeFirst();
+  const result = await db
+    .updateTable('notifications')
+    .set({ next_run_at: to })
+    .where('id', '=', id)
+    .where('next_run_at', '=', from)
+    .where('is_enabled', '=', 1)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
@@ -40,9 +46,16 @@ export async function insertDelivery(db: Executor, values: Omit<NotificationDeli
     .executeTakeFirst();
 }
 
-export async function insertDeliveryRecipients(db: Executor, rows: Array<Omit<NotificationDeliveryRecipientRow, 'id' | 'attempts' | 'render_data'>>): Promise<void> {
+export async function insertDeliveryRecipients(
+  db: Executor,
+  rows: Array<Omit<NotificationDeliveryRecipientRow, 'id' | 'attempts' | 'render_data'>>,
+): Promise<void> {
   // A few hundred rows a statement keeps every statement under SQLite's bound-parameter limit.
-  for (let i = 0; i < rows.length; i += 200) await db.insertInto('notification_delivery_recipients').values(rows.slice(i, i + 200)).execute();
+  for (let i = 0; i < rows.length; i += 200)
+    await db
+      .insertInto('notification_delivery_recipients')
+      .values(rows.slice(i, i + 200))
+      .execute();
 }
 
 export async function setDeliveryJob(db: Executor, id: number, jobId: number): Promise<void> {
@@ -56,7 +69,16 @@ export async function orphanedDeliveries(db: Executor, before: string, limit: nu
     .selectAll()
     .where('status', '=', 'pending')
     .where('claimed_at', '<', before)
-    .where((eb) => eb.or([eb('job_id', 'is', null), eb.not(eb.exists(eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'notification_deliveries.job_id').where('jobs.state', 'in', ['queued', 'running'])))]))
+    .where((eb) =>
+      eb.or([
+        eb('job_id', 'is', null),
+        eb.not(
+          eb.exists(
+            eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'notification_deliveries.job_id').where('jobs.state', 'in', ['queued', 'running']),
+          ),
+        ),
+      ]),
+    )
     .orderBy('id')
     .limit(limit)
     .execute();
@@ -64,7 +86,13 @@ export async function orphanedDeliveries(db: Executor, before: string, limit: nu
 
 /** The job `jobId` takes the delivery from `pending`; undefined when another job took it (or it is gone). */
 export async function startDelivery(db: Executor, id: number, jobId: number): Promise<NotificationDeliveryRow | undefined> {
-  return db.updateTable('notification_deliveries').set({ status: 'running', job_id: jobId }).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst();
+  return db
+    .updateTable('notification_deliveries')
+    .set({ status: 'running', job_id: jobId })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function finishDelivery(db: Executor, id: number, status: 'succeeded' | 'failed', message: string | null, at: string): Promise<void> {
@@ -77,7 +105,15 @@ export async function deliveryRecipients(db: Executor, deliveryIds: number[]): P
 }
 
 /** Records one attempt's outcome for one recipient of a delivery. */
-export async function recordRecipient(db: Executor, deliveryId: number, id: number, status: RecipientStatus, lastError: string | null, attempted: boolean, at: string): Promise<void> {
+export async function recordRecipient(
+  db: Executor,
+  deliveryId: number,
+  id: number,
+  status: RecipientStatus,
+  lastError: string | null,
+  attempted: boolean,
+  at: string,
+): Promise<void> {
   await db
     .updateTable('notification_delivery_recipients')
     .set({ status, last_error: lastError, updated_at: at, ...(attempted ? { attempts: sql<number>`attempts + 1` } : {}) })
@@ -87,7 +123,13 @@ export async function recordRecipient(db: Executor, deliveryId: number, id: numb
 }
 
 /** A notification's deliveries, newest first, before `beforeId` when given. */
-export async function listDeliveries(db: Executor, tenantId: number, notificationId: number, beforeId: number | undefined, limit: number): Promise<NotificationDeliveryRow[]> {
+export async function listDeliveries(
+  db: Executor,
+  tenantId: number,
+  notificationId: number,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<NotificationDeliveryRow[]> {
   let query = db.selectFrom('notification_deliveries').selectAll().where('tenant_id', '=', tenantId).where('notification_id', '=', notificationId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   return query.orderBy('id', 'desc').limit(limit).execute();

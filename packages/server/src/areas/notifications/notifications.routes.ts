@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DeploymentParams } from '../../shared/schemas.js';
 import type { NotificationsService } from './notifications.service.js';
-import { AddRecipientsBody, CreateNotificationBody, ListNotificationsQuery, NotificationParams, PageQuery, RemoveRecipientsBody, UpdateNotificationBody } from './notifications.schemas.js';
+import {
+  AddRecipientsBody,
+  CreateNotificationBody,
+  ListNotificationsQuery,
+  NotificationParams,
+  PageQuery,
+  RemoveRecipientsBody,
+  UpdateNotificationBody,
+} from './notifications.schemas.js';
 
 const tags = ['Notifications'];
 const base = '/api/v1/deployments/:deploymentId/notifications';
@@ -18,7 +26,8 @@ export function notificationsRoutes(service: NotificationsService): FastifyPlugi
           operationId: 'listNotifications',
           tags,
           summary: "List a deployment's notifications, newest first, by dashboard or recipient (reference 6.1; admin)",
-          description: 'At most one of `dashboardId` and `dashboardPublicId`, and one recipient form: `recipientUserId`, `recipientEmail`, or `recipientEmbedTenantName` with `recipientExternalId`. A filter naming nobody matches nothing.',
+          description:
+            'At most one of `dashboardId` and `dashboardPublicId`, and one recipient form: `recipientUserId`, `recipientEmail`, or `recipientEmbedTenantName` with `recipientExternalId`. A filter naming nobody matches nothing.',
           params: DeploymentParams,
           querystring: ListNotificationsQuery,
           response: { 200: Type.Ref('NotificationDtoPage') },
@@ -118,7 +127,8 @@ export function notificationsRoutes(service: NotificationsService): FastifyPlugi
           operationId: 'addNotificationRecipients',
           tags,
           summary: 'Add 1-1000 recipients (reference 6.7; admin); idempotent; unknown embed users are provisioned',
-          description: 'SLACK is not supported yet (400). Every recipient must resolve to an email, or the whole request is refused before anything is written (400): an embed user needs `email` or an email-shaped `externalId`.',
+          description:
+            'SLACK is not supported yet (400). Every recipient must resolve to an email, or the whole request is refused before anything is written (400): an embed user needs `email` or an email-shaped `externalId`.',
           params: NotificationParams,
           body: AddRecipientsBody,
           response: { 200: Type.Ref('AddNotificationRecipientsResponse') },

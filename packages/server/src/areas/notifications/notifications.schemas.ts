@@ -8,7 +8,8 @@ import { SCHEDULE_TYPES } from './schedule.js';
  */
 
 /** A string enum with its literal type (a Union over a mapped array loses it). */
-const oneOf = <T extends string>(values: readonly T[], description?: string) => Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+const oneOf = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
 const MEMBER_PATH = '.+\\..+';
 const Member = (description: string) => Type.String({ pattern: MEMBER_PATH, minLength: 3, maxLength: 512, description });
@@ -55,10 +56,7 @@ export const DashboardFilterInputSchema = Type.Object(filterFields(Member('A dim
 export type DashboardFilterInput = Static<typeof DashboardFilterInputSchema>;
 export const DashboardFilterSchema = Type.Object(filterFields(Type.String()), { $id: 'DashboardFilter' });
 
-export const TimeGrainInputSchema = Type.Object(
-  { member: Member('A time dimension path.'), grain: oneOf(TIME_GRAINS) },
-  { additionalProperties: false },
-);
+export const TimeGrainInputSchema = Type.Object({ member: Member('A time dimension path.'), grain: oneOf(TIME_GRAINS) }, { additionalProperties: false });
 export type TimeGrainInput = Static<typeof TimeGrainInputSchema>;
 export const TimeGrainSchema = Type.Object({ member: Type.String(), grain: Type.String() }, { $id: 'DashboardTimeGrain' });
 
@@ -193,7 +191,9 @@ export const RecipientInputSchema = Type.Object(
     externalId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
     groups: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 100 }))),
     userAttributes: Type.Optional(
-      Nullable(Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: Anything }, { additionalProperties: false }), { maxItems: 100 })),
+      Nullable(
+        Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }), value: Anything }, { additionalProperties: false }), { maxItems: 100 }),
+      ),
     ),
     securityContext: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true, maxProperties: 100 }))),
     channelId: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
@@ -203,7 +203,10 @@ export const RecipientInputSchema = Type.Object(
 );
 export type RecipientInput = Static<typeof RecipientInputSchema>;
 
-export const AddRecipientsBody = Type.Object({ recipients: Type.Array(RecipientInputSchema, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
+export const AddRecipientsBody = Type.Object(
+  { recipients: Type.Array(RecipientInputSchema, { minItems: 1, maxItems: 1000 }) },
+  { additionalProperties: false },
+);
 
 export const AddRecipientsResponse = Type.Object(
   {
@@ -237,9 +240,18 @@ export const DeliveryRecipientSchema = Type.Object({
   userId: Nullable(Id),
   embedUserId: Nullable(Id),
   email: Nullable(Type.String()),
-  status: Type.String({ enum: ['pending', 'sent', 'failed', 'skipped'], description: '`sent` once the SMTP server accepted the mail; `failed` after a failed render, or a send still refused after the last try; `skipped`: not sent, `lastError` says why.' }),
-  attempts: Type.Integer({ minimum: 0, description: 'Sends tried for this recipient (a failed send is tried again, with growing waits, up to NOTIFICATION_SEND_ATTEMPTS).' }),
-  lastError: Nullable(Type.String({ description: 'The last failure (the SMTP server’s reply, or the render’s error), or why nothing was sent; null once sent.' })),
+  status: Type.String({
+    enum: ['pending', 'sent', 'failed', 'skipped'],
+    description:
+      '`sent` once the SMTP server accepted the mail; `failed` after a failed render, or a send still refused after the last try; `skipped`: not sent, `lastError` says why.',
+  }),
+  attempts: Type.Integer({
+    minimum: 0,
+    description: 'Sends tried for this recipient (a failed send is tried again, with growing waits, up to NOTIFICATION_SEND_ATTEMPTS).',
+  }),
+  lastError: Nullable(
+    Type.String({ description: 'The last failure (the SMTP server’s reply, or the render’s error), or why nothing was sent; null once sent.' }),
+  ),
   updatedAt: Type.String({ format: 'date-time' }),
 });
 
@@ -252,7 +264,9 @@ export const NotificationDeliverySchema = Type.Object(
     status: Type.String({ enum: ['pending', 'running', 'succeeded', 'failed'] }),
     send: Type.Boolean({ description: 'Whether mails go out (the notification’s notificationEnabled when it was claimed).' }),
     format: Type.String({ enum: ['png', 'pdf'] }),
-    message: Nullable(Type.String({ description: 'Why some or all mail was not sent, or went without an AI summary; null when every recipient was mailed as asked.' })),
+    message: Nullable(
+      Type.String({ description: 'Why some or all mail was not sent, or went without an AI summary; null when every recipient was mailed as asked.' }),
+    ),
     jobId: Nullable(Id),
     finishedAt: Nullable(Type.String({ format: 'date-time' })),
     recipients: Type.Array(DeliveryRecipientSchema),

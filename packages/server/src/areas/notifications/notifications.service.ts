@@ -22,7 +22,16 @@ import type {
   TimeGrainInput,
   UpdateNotificationInput,
 } from './notifications.schemas.js';
-import { deleteNotification, findNotification, insertNotification, listNotifications, listRecipients, updateNotification, type NotificationChanges, type NotificationFilter } from './notifications.store.js';
+import {
+  deleteNotification,
+  findNotification,
+  insertNotification,
+  listNotifications,
+  listRecipients,
+  updateNotification,
+  type NotificationChanges,
+  type NotificationFilter,
+} from './notifications.store.js';
 import { deliveryRecipients, listDeliveries } from './deliveries.store.js';
 import { canonicalTimeZone, checkSchedule, cronOf, describeSchedule, fieldsOf, nextOccurrence, type ScheduleFields, type ScheduleType } from './schedule.js';
 import { findUserByEmail } from '../users/index.js';
@@ -31,7 +40,8 @@ import { findEmbedUserByExternalId } from '../embed-tenants/index.js';
 import { normalizeExternalId } from '../embed-tenants/index.js';
 
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-const nullablePage = (input: { first?: number | null; after?: string | null }) => pageRequest({ first: input.first ?? undefined, after: input.after ?? undefined });
+const nullablePage = (input: { first?: number | null; after?: string | null }) =>
+  pageRequest({ first: input.first ?? undefined, after: input.after ?? undefined });
 
 function scheduleOf(row: NotificationRow): ScheduleFields {
   return {
@@ -97,7 +107,10 @@ function invalid(errors: FieldError[], detail: string): ApiError {
 function checkFilters(filters: DashboardFilterInput[] | null | undefined, pointer: string): void {
   for (const [i, filter] of (filters ?? []).entries()) {
     if (filter.operator === 'between' && !(Array.isArray(filter.value) && filter.value.length === 2)) {
-      throw invalid([{ pointer: `${pointer}/${i}/value`, message: 'must be [start, end] for between' }], `Filter ${i} on ${filter.member} uses between, which takes a two-element value [start, end].`);
+      throw invalid(
+        [{ pointer: `${pointer}/${i}/value`, message: 'must be [start, end] for between' }],
+        `Filter ${i} on ${filter.member} uses between, which takes a two-element value [start, end].`,
+      );
     }
   }
 }
@@ -141,21 +154,33 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       const deployment = await deploymentOf(caller, deploymentId, 'list notifications');
       const tenantId = caller.actor.tenantId;
       if (input.dashboardId != null && input.dashboardPublicId != null) {
-        throw invalid([{ pointer: '/query/dashboardPublicId', message: 'cannot be combined with dashboardId' }], 'Filter by dashboardId or by dashboardPublicId, not both.');
+        throw invalid(
+          [{ pointer: '/query/dashboardPublicId', message: 'cannot be combined with dashboardId' }],
+          'Filter by dashboardId or by dashboardPublicId, not both.',
+        );
       }
       const embedPair = input.recipientEmbedTenantName != null || input.recipientExternalId != null;
       const forms = [input.recipientUserId != null, input.recipientEmail != null, embedPair].filter(Boolean).length;
       if (forms > 1) {
-        throw invalid([{ pointer: '/query', message: 'holds more than one recipient filter' }], 'Filter by one recipient at a time: recipientUserId, recipientEmail, or recipientEmbedTenantName with recipientExternalId.');
+        throw invalid(
+          [{ pointer: '/query', message: 'holds more than one recipient filter' }],
+          'Filter by one recipient at a time: recipientUserId, recipientEmail, or recipientEmbedTenantName with recipientExternalId.',
+        );
       }
       if (embedPair && (input.recipientEmbedTenantName == null || input.recipientExternalId == null)) {
         const missing = input.recipientEmbedTenantName == null ? 'recipientEmbedTenantName' : 'recipientExternalId';
-        throw invalid([{ pointer: `/query/${missing}`, message: 'is required with the other embed recipient filter' }], 'recipientEmbedTenantName and recipientExternalId go together: an embed user is named by both.');
+        throw invalid(
+          [{ pointer: `/query/${missing}`, message: 'is required with the other embed recipient filter' }],
+          'recipientEmbedTenantName and recipientExternalId go together: an embed user is named by both.',
+        );
       }
       const page = nullablePage(input);
       const beforeId = afterId(page);
       const filter: NotificationFilter = {};
-      const empty = { items: [] as Notification[], pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: page.after !== undefined } };
+      const empty = {
+        items: [] as Notification[],
+        pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: page.after !== undefined },
+      };
       if (input.dashboardId != null) filter.dashboardId = input.dashboardId;
       if (input.dashboardPublicId != null) {
         const dashboard = await findDashboardByPublicId(db, tenantId, input.dashboardPublicId);
@@ -190,7 +215,10 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       const byId = input.dashboardId != null;
       const byPublicId = input.dashboardPublicId != null;
       if (byId === byPublicId) {
-        throw invalid([{ pointer: '/body/dashboardId', message: 'exactly one of dashboardId and dashboardPublicId is required' }], 'Name the dashboard with exactly one of dashboardId and dashboardPublicId.');
+        throw invalid(
+          [{ pointer: '/body/dashboardId', message: 'exactly one of dashboardId and dashboardPublicId is required' }],
+          'Name the dashboard with exactly one of dashboardId and dashboardPublicId.',
+        );
       }
       const timezone = canonicalTimeZone(input.timezone ?? 'UTC');
       const { fields, cron } = compile({
@@ -207,7 +235,10 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
         ? await findDashboardById(db, tenantId, input.dashboardId as number)
         : await findDashboardByPublicId(db, tenantId, input.dashboardPublicId as string);
       if (!dashboard || dashboard.deployment_id !== deployment.id) {
-        throw new ApiError('DASHBOARD_NOT_FOUND', `Deployment ${deployment.id} has no published dashboard ${byId ? input.dashboardId : JSON.stringify(input.dashboardPublicId)}.`);
+        throw new ApiError(
+          'DASHBOARD_NOT_FOUND',
+          `Deployment ${deployment.id} has no published dashboard ${byId ? input.dashboardId : JSON.stringify(input.dashboardPublicId)}.`,
+        );
       }
       const at = options.now().toISOString();
       const row = await insertNotification(db, {
@@ -244,7 +275,9 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       return serialized(store, lockKey.notification(id), async (trx) => {
         const row = await requireNotification(trx, tenantId, deployment.id, id);
         const changes: NotificationChanges = {};
-        const scheduleSent = [input.scheduleType, input.minute, input.hour, input.dayOfWeek, input.dayOfMonth, input.customCron, input.timezone].some((v) => v != null);
+        const scheduleSent = [input.scheduleType, input.minute, input.hour, input.dayOfWeek, input.dayOfMonth, input.customCron, input.timezone].some(
+          (v) => v != null,
+        );
         let cron = row.cron_expression;
         let timezone = row.timezone;
         if (scheduleSent) {
@@ -302,7 +335,12 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       return { items: items.map(toRecipient), pageInfo };
     },
 
-    async addRecipients(caller: Caller, deploymentId: number, id: number, entries: RecipientInput[]): Promise<{ createdRecipients: NotificationRecipient[]; updatedRecipients: NotificationRecipient[]; unchangedRecipients: NotificationRecipient[] }> {
+    async addRecipients(
+      caller: Caller,
+      deploymentId: number,
+      id: number,
+      entries: RecipientInput[],
+    ): Promise<{ createdRecipients: NotificationRecipient[]; updatedRecipients: NotificationRecipient[]; unchangedRecipients: NotificationRecipient[] }> {
       const deployment = await deploymentOf(caller, deploymentId, 'add notification recipients');
       const tenantId = caller.actor.tenantId;
       await requireNotification(db, tenantId, deployment.id, id);
@@ -332,7 +370,11 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
       const rows = await listDeliveries(db, caller.actor.tenantId, row.id, afterId(page), page.first + 1);
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       const byDelivery = new Map<number, NotificationDeliveryRecipientRow[]>();
-      for (const r of await deliveryRecipients(db, items.map((d) => d.id))) byDelivery.set(r.delivery_id, [...(byDelivery.get(r.delivery_id) ?? []), r]);
+      for (const r of await deliveryRecipients(
+        db,
+        items.map((d) => d.id),
+      ))
+        byDelivery.set(r.delivery_id, [...(byDelivery.get(r.delivery_id) ?? []), r]);
       return { items: items.map((d) => toDelivery(d, byDelivery.get(d.id) ?? [])), pageInfo };
     },
   };

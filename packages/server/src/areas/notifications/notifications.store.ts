@@ -19,7 +19,13 @@ export async function findNotificationById(db: Executor, id: number): Promise<No
 
 /** An embed user of the embed tenant, by id. */
 export async function findEmbedUserInTenant(db: Executor, tenantId: number, embedTenantId: number, id: number): Promise<{ id: number } | undefined> {
-  return db.selectFrom('embed_users').select('id').where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('embed_users')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('embed_tenant_id', '=', embedTenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** The tenant a delivery runs for: its id and slug. */
@@ -28,7 +34,13 @@ export async function findTenantOf(db: Executor, tenantId: number): Promise<{ id
 }
 
 export async function findNotification(db: Executor, tenantId: number, deploymentId: number, id: number): Promise<NotificationRow | undefined> {
-  return db.selectFrom('notifications').selectAll().where('tenant_id', '=', tenantId).where('deployment_id', '=', deploymentId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('notifications')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('deployment_id', '=', deploymentId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function updateNotification(db: Executor, tenantId: number, id: number, changes: NotificationChanges): Promise<NotificationRow> {
@@ -48,16 +60,29 @@ export interface NotificationFilter {
 }
 
 /** A deployment's notifications, newest first, before `beforeId` when given. */
-export async function listNotifications(db: Executor, tenantId: number, deploymentId: number, filter: NotificationFilter, beforeId: number | undefined, limit: number): Promise<NotificationRow[]> {
+export async function listNotifications(
+  db: Executor,
+  tenantId: number,
+  deploymentId: number,
+  filter: NotificationFilter,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<NotificationRow[]> {
   let query = db.selectFrom('notifications as n').selectAll('n').where('n.tenant_id', '=', tenantId).where('n.deployment_id', '=', deploymentId);
   if (filter.dashboardId !== undefined) query = query.where('n.dashboard_id', '=', filter.dashboardId);
   if (filter.userId !== undefined) {
     const userId = filter.userId;
-    query = query.where((eb) => eb.exists(eb.selectFrom('notification_recipients as r').select('r.id').whereRef('r.notification_id', '=', 'n.id').where('r.user_id', '=', userId)));
+    query = query.where((eb) =>
+      eb.exists(eb.selectFrom('notification_recipients as r').select('r.id').whereRef('r.notification_id', '=', 'n.id').where('r.user_id', '=', userId)),
+    );
   }
   if (filter.embedUserId !== undefined) {
     const embedUserId = filter.embedUserId;
-    query = query.where((eb) => eb.exists(eb.selectFrom('notification_recipients as r').select('r.id').whereRef('r.notification_id', '=', 'n.id').where('r.embed_user_id', '=', embedUserId)));
+    query = query.where((eb) =>
+      eb.exists(
+        eb.selectFrom('notification_recipients as r').select('r.id').whereRef('r.notification_id', '=', 'n.id').where('r.embed_user_id', '=', embedUserId),
+      ),
+    );
   }
   if (beforeId !== undefined) query = query.where('n.id', '<', beforeId);
   return query.orderBy('n.id', 'desc').limit(limit).execute();
@@ -79,13 +104,25 @@ function recipientsQuery(db: Executor, tenantId: number, notificationId: number)
     .leftJoin('embed_users as eu', 'eu.id', 'r.embed_user_id')
     .leftJoin('embed_tenants as et', 'et.id', 'eu.embed_tenant_id')
     .selectAll('r')
-    .select(['u.email as user_email', 'eu.email as embed_email', 'eu.username as embed_username', 'eu.external_id as embed_external_id', 'et.name as embed_tenant_name'])
+    .select([
+      'u.email as user_email',
+      'eu.email as embed_email',
+      'eu.username as embed_username',
+      'eu.external_id as embed_external_id',
+      'et.name as embed_tenant_name',
+    ])
     .where('r.tenant_id', '=', tenantId)
     .where('r.notification_id', '=', notificationId);
 }
 
 /** A notification's recipients, newest first, before `beforeId` when given. */
-export async function listRecipients(db: Executor, tenantId: number, notificationId: number, beforeId: number | undefined, limit: number): Promise<RecipientView[]> {
+export async function listRecipients(
+  db: Executor,
+  tenantId: number,
+  notificationId: number,
+  beforeId: number | undefined,
+  limit: number,
+): Promise<RecipientView[]> {
   let query = recipientsQuery(db, tenantId, notificationId);
   if (beforeId !== undefined) query = query.where('r.id', '<', beforeId);
   return query.orderBy('r.id', 'desc').limit(limit).execute();
@@ -98,7 +135,12 @@ export async function allRecipients(db: Executor, tenantId: number, notification
 
 export async function recipientsByKeys(db: Executor, notificationId: number, keys: string[]): Promise<Map<string, NotificationRecipientRow>> {
   if (keys.length === 0) return new Map();
-  const rows = await db.selectFrom('notification_recipients').selectAll().where('notification_id', '=', notificationId).where('recipient_key', 'in', keys).execute();
+  const rows = await db
+    .selectFrom('notification_recipients')
+    .selectAll()
+    .where('notification_id', '=', notificationId)
+    .where('recipient_key', 'in', keys)
+    .execute();
   return new Map(rows.map((r) => [r.recipient_key, r]));
 }
 
@@ -112,7 +154,12 @@ export async function setRecipientSecurityContext(db: Executor, id: number, secu
 
 export async function deleteRecipientsByKeys(db: Executor, tenantId: number, notificationId: number, keys: string[]): Promise<void> {
   if (keys.length === 0) return;
-  await db.deleteFrom('notification_recipients').where('tenant_id', '=', tenantId).where('notification_id', '=', notificationId).where('recipient_key', 'in', keys).execute();
+  await db
+    .deleteFrom('notification_recipients')
+    .where('tenant_id', '=', tenantId)
+    .where('notification_id', '=', notificationId)
+    .where('recipient_key', 'in', keys)
+    .execute();
 }
 
 export async function recipientViewsByIds(db: Executor, tenantId: number, notificationId: number, ids: number[]): Promise<Map<number, RecipientView>> {

@@ -8,7 +8,12 @@ import { attributeValuesOfEmbedUsers, embedUsersWithTenant, globalGroupsOfEmbedU
  * their global groups, their embed tenant's implicit group and the tenant groups they are in, their attribute values,
  * and the security context kept with the recipient.
  */
-export async function embedRecipientContexts(db: Executor, tenantId: number, embedUserIds: number[], securityContexts: Map<number, Record<string, unknown>>): Promise<Map<number, SecurityContext>> {
+export async function embedRecipientContexts(
+  db: Executor,
+  tenantId: number,
+  embedUserIds: number[],
+  securityContexts: Map<number, Record<string, unknown>>,
+): Promise<Map<number, SecurityContext>> {
   const out = new Map<number, SecurityContext>();
   if (embedUserIds.length === 0) return out;
   const users = await embedUsersWithTenant(db, tenantId, embedUserIds);

@@ -7,7 +7,15 @@ import { findEmbedTenant } from '../embed-tenants/index.js';
 import { findEmbedUserByExternalId } from '../embed-tenants/index.js';
 import { findUserByEmail, findUserById } from '../users/index.js';
 import type { NotificationRecipient, RecipientInput, RemoveRecipientInput } from './notifications.schemas.js';
-import { deleteRecipientsByKeys, findEmbedUserInTenant, insertRecipient, recipientsByKeys, recipientViewsByIds, setRecipientSecurityContext, type RecipientView } from './notifications.store.js';
+import {
+  deleteRecipientsByKeys,
+  findEmbedUserInTenant,
+  insertRecipient,
+  recipientsByKeys,
+  recipientViewsByIds,
+  setRecipientSecurityContext,
+  type RecipientView,
+} from './notifications.store.js';
 
 /*
  * A notification's recipients (reference 6.6-6.8). Adding is checked whole before anything is
@@ -63,7 +71,10 @@ export async function checkRecipients(db: Executor, tenantId: number, entries: R
       const byEmail = entry.email != null ? await findUserByEmail(db, tenantId, entry.email) : undefined;
       const user = byId ?? byEmail;
       if (!user || user.deactivated_at !== null) {
-        errors.push({ pointer: entry.userId != null ? `${at}/userId` : `${at}/email`, message: 'names no active user of this account, so it resolves to no email' });
+        errors.push({
+          pointer: entry.userId != null ? `${at}/userId` : `${at}/email`,
+          message: 'names no active user of this account, so it resolves to no email',
+        });
         continue;
       }
       if (byId && entry.email != null && byEmail?.id !== byId.id) {
@@ -74,7 +85,10 @@ export async function checkRecipients(db: Executor, tenantId: number, entries: R
       continue;
     }
     if (entry.embedTenantName == null || entry.externalId == null) {
-      errors.push({ pointer: entry.embedTenantName == null ? `${at}/embedTenantName` : `${at}/externalId`, message: 'an EMBED_USER recipient needs embedTenantName and externalId' });
+      errors.push({
+        pointer: entry.embedTenantName == null ? `${at}/embedTenantName` : `${at}/externalId`,
+        message: 'an EMBED_USER recipient needs embedTenantName and externalId',
+      });
       continue;
     }
     const embedTenantName = entry.embedTenantName.toLowerCase();
@@ -113,7 +127,13 @@ async function embedState(trx: Executor, tenantId: number, embedUserId: number, 
 }
 
 /** Adds the checked recipients in the caller's transaction; an existing one is updated when its embed properties changed. */
-export async function addRecipients(trx: Executor, tenantId: number, notificationId: number, checked: CheckedRecipient[], options: { userLimit: number; at: string }) {
+export async function addRecipients(
+  trx: Executor,
+  tenantId: number,
+  notificationId: number,
+  checked: CheckedRecipient[],
+  options: { userLimit: number; at: string },
+) {
   const outcome = new Map<number, 'created' | 'updated' | 'unchanged'>();
   const order: number[] = [];
   const record = (id: number, what: 'created' | 'updated' | 'unchanged') => {
@@ -127,7 +147,19 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
       const existing = (await recipientsByKeys(trx, notificationId, [key])).get(key);
       if (existing) record(existing.id, 'unchanged');
       else {
-        const row = await insertRecipient(trx, { tenant_id: tenantId, notification_id: notificationId, type: 'USER', recipient_key: key, user_id: entry.userId, embed_user_id: null, channel_id: null, channel_name: null, security_context: null, created_at: options.at, updated_at: options.at });
+        const row = await insertRecipient(trx, {
+          tenant_id: tenantId,
+          notification_id: notificationId,
+          type: 'USER',
+          recipient_key: key,
+          user_id: entry.userId,
+          embed_user_id: null,
+          channel_id: null,
+          channel_name: null,
+          security_context: null,
+          created_at: options.at,
+          updated_at: options.at,
+        });
         record(row.id, 'created');
       }
       continue;
@@ -140,7 +172,13 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
     const provisioned = await provisionEmbedUser(
       trx,
       tenantId,
-      { embedTenantName: entry.embedTenantName, externalId: entry.externalId, email: entry.email, groups: entry.input.groups, userAttributes: entry.input.userAttributes },
+      {
+        embedTenantName: entry.embedTenantName,
+        externalId: entry.externalId,
+        email: entry.email,
+        groups: entry.input.groups,
+        userAttributes: entry.input.userAttributes,
+      },
       { userLimit: options.userLimit, pointer: `/body/recipients/${entry.index}` },
     );
     const embedUserId = provisioned.user.id;
@@ -148,7 +186,19 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
     const context = entry.input.securityContext == null ? undefined : JSON.stringify(entry.input.securityContext);
     const existing = (await recipientsByKeys(trx, notificationId, [key])).get(key);
     if (!existing) {
-      const row = await insertRecipient(trx, { tenant_id: tenantId, notification_id: notificationId, type: 'EMBED_USER', recipient_key: key, user_id: null, embed_user_id: embedUserId, channel_id: null, channel_name: null, security_context: context ?? null, created_at: options.at, updated_at: options.at });
+      const row = await insertRecipient(trx, {
+        tenant_id: tenantId,
+        notification_id: notificationId,
+        type: 'EMBED_USER',
+        recipient_key: key,
+        user_id: null,
+        embed_user_id: embedUserId,
+        channel_id: null,
+        channel_name: null,
+        security_context: context ?? null,
+        created_at: options.at,
+        updated_at: options.at,
+      });
       record(row.id, 'created');
       continue;
     }
@@ -158,7 +208,8 @@ export async function addRecipients(trx: Executor, tenantId: number, notificatio
     record(existing.id, contextChanged || stateBefore !== stateAfter ? 'updated' : 'unchanged');
   }
   const views = await recipientViewsByIds(trx, tenantId, notificationId, order);
-  const pick = (what: 'created' | 'updated' | 'unchanged') => order.filter((id) => outcome.get(id) === what).flatMap((id) => (views.has(id) ? [toRecipient(views.get(id) as RecipientView)] : []));
+  const pick = (what: 'created' | 'updated' | 'unchanged') =>
+    order.filter((id) => outcome.get(id) === what).flatMap((id) => (views.has(id) ? [toRecipient(views.get(id) as RecipientView)] : []));
   return { createdRecipients: pick('created'), updatedRecipients: pick('updated'), unchangedRecipients: pick('unchanged') };
 }
 

@@ -97,14 +97,20 @@ export function cronOf(schedule: ScheduleFields): string {
       return `${minute} ${hour} ${dayOfMonth} * *`;
     case 'CUSTOM': {
       const cron = (schedule.customCron ?? '').trim().replace(/\s+/g, ' ');
-      if (cron.length > MAX_CRON_LENGTH) throw invalid('customCron', `is longer than ${MAX_CRON_LENGTH} characters`, `The cron expression is longer than ${MAX_CRON_LENGTH} characters.`);
+      if (cron.length > MAX_CRON_LENGTH)
+        throw invalid('customCron', `is longer than ${MAX_CRON_LENGTH} characters`, `The cron expression is longer than ${MAX_CRON_LENGTH} characters.`);
       try {
         cronJob(cron, 'UTC');
       } catch (error) {
         const why = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
-        throw invalid('customCron', 'is not a cron expression', `"${cron}" is not a five-field cron expression (minute hour day-of-month month day-of-week): ${why}`);
+        throw invalid(
+          'customCron',
+          'is not a cron expression',
+          `"${cron}" is not a five-field cron expression (minute hour day-of-month month day-of-week): ${why}`,
+        );
       }
-      if (nextOccurrence(cron, 'UTC', new Date()) === null) throw invalid('customCron', 'never runs', `"${cron}" names no date that exists (such as February 30), so it would never run.`);
+      if (nextOccurrence(cron, 'UTC', new Date()) === null)
+        throw invalid('customCron', 'never runs', `"${cron}" names no date that exists (such as February 30), so it would never run.`);
       return cron;
     }
   }

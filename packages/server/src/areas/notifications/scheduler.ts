@@ -60,7 +60,12 @@ export class NotificationScheduler {
     private readonly options: SchedulerOptions,
   ) {
     this.#now = options.now ?? (() => new Date());
-    jobs.register<{ deliveryId: number }, { status: string }>({ kind: DELIVERY_JOB, maxAttempts: 1, timeoutMs: DELIVERY_TIMEOUT_MS, run: (ctx) => this.#run(ctx) });
+    jobs.register<{ deliveryId: number }, { status: string }>({
+      kind: DELIVERY_JOB,
+      maxAttempts: 1,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      run: (ctx) => this.#run(ctx),
+    });
   }
 
   start(): void {
@@ -181,14 +186,21 @@ export class NotificationScheduler {
     if (!notification) return { status: 'deleted' };
     const tenant = await findTenantOf(db, delivery.tenant_id);
     const rows = await deliveryRecipients(db, [delivery.id]);
-    const contexts = new Map((await allRecipients(db, delivery.tenant_id, notification.id)).map((r) => [`${r.user_id}:${r.embed_user_id}`, r.security_context]));
+    const contexts = new Map(
+      (await allRecipients(db, delivery.tenant_id, notification.id)).map((r) => [`${r.user_id}:${r.embed_user_id}`, r.security_context]),
+    );
     const securityContextOf = (r: { user_id: number | null; embed_user_id: number | null }) => {
       const context = contexts.get(`${r.user_id}:${r.embed_user_id}`) ?? null;
       return context === null ? null : (JSON.parse(context) as Record<string, unknown>);
     };
     const previous = notification.notification_ai_summary === 1 ? await previousRenderData(db, notification.id, delivery.id) : new Map<string, string>();
     const embedIds = rows.flatMap((r) => (r.embed_user_id === null ? [] : [r.embed_user_id]));
-    const embedContexts = await embedRecipientContexts(db, delivery.tenant_id, embedIds, new Map(rows.flatMap((r) => (r.embed_user_id === null ? [] : [[r.embed_user_id, securityContextOf(r) ?? {}]]))));
+    const embedContexts = await embedRecipientContexts(
+      db,
+      delivery.tenant_id,
+      embedIds,
+      new Map(rows.flatMap((r) => (r.embed_user_id === null ? [] : [[r.embed_user_id, securityContextOf(r) ?? {}]]))),
+    );
     const recipients: DeliveryRecipient[] = rows.map((r) => {
       const embed = r.embed_user_id === null ? undefined : embedContexts.get(r.embed_user_id);
       return {

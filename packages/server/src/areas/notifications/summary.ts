@@ -48,14 +48,19 @@ export function createSummariser(config: SummariserConfig, options: { timeoutMs?
         messages: [
           {
             role: 'system',
-            content: 'You write the opening of a scheduled dashboard email: two or three plain sentences on what changed between the previous and the current data of the dashboard. Figures only from the data; no greeting, no markdown.',
+            content:
+              'You write the opening of a scheduled dashboard email: two or three plain sentences on what changed between the previous and the current data of the dashboard. Figures only from the data; no greeting, no markdown.',
           },
           { role: 'user', content: `Dashboard: ${title}\n\nPrevious data (JSON):\n${previous}\n\nCurrent data (JSON):\n${current}` },
         ],
       });
       let response;
       try {
-        response = await outbound.request(config.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${config.apiKey.reveal()}` }, body });
+        response = await outbound.request(config.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${config.apiKey.reveal()}` },
+          body,
+        });
       } catch (error) {
         throw new Error(`the summariser could not be reached: ${error instanceof OutboundError ? error.message : String(error)}`, { cause: error });
       }

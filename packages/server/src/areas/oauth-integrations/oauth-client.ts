@@ -41,7 +41,6 @@ export class ProviderError extends Error {
   }
 }
 
-
 /** A fresh `state` (256 bits) and its SHA-256, which is all the store keeps. */
 export function newState(): { state: string; hash: string } {
   const state = randomToken(32);
@@ -121,7 +120,8 @@ async function post(outbound: Outbound, url: string, settings: ClientSettings, f
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
-const seconds = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : typeof v === 'string' && /^\d{1,10}$/.test(v) ? Number(v) : null);
+const seconds = (v: unknown) =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : typeof v === 'string' && /^\d{1,10}$/.test(v) ? Number(v) : null;
 
 function tokenResponse(status: number, body: string): TokenSet {
   let json: Record<string, unknown> | null = null;
@@ -166,4 +166,3 @@ export async function revokeToken(outbound: Outbound, settings: ClientSettings, 
   const res = await post(outbound, settings.revocationUrl, settings, form, true);
   if (res.status !== 200) throw new ProviderError(`http_${res.status}`, null, res.status);
 }
-

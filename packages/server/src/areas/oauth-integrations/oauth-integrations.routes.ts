@@ -39,7 +39,8 @@ export function oauthIntegrationsRoutes(service: OAuthIntegrationsService, token
           operationId: 'createOAuthIntegration',
           tags,
           summary: 'Register a third-party OAuth app (reference 5.6; admin)',
-          description: 'The client secret is stored encrypted and never returned. Register this server’s `/api/v1/oauth-integrations/callback` with the provider as `redirectUri`.',
+          description:
+            'The client secret is stored encrypted and never returned. Register this server’s `/api/v1/oauth-integrations/callback` with the provider as `redirectUri`.',
           body: CreateOAuthIntegrationBody,
           response: { 200: Type.Ref('OAuthIntegration') },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],

@@ -5,7 +5,15 @@ import type { Secrets } from '../../secrets/index.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
 import type { ClientSettings } from './oauth-client.js';
 import type { CreateOAuthIntegrationInput, OAuthIntegration, UpdateOAuthIntegrationInput } from './oauth-integrations.schemas.js';
-import { deleteIntegration, findIntegration, insertIntegration, listIntegrations, sealedAs, updateIntegration, type IntegrationValues } from './oauth-integrations.store.js';
+import {
+  deleteIntegration,
+  findIntegration,
+  insertIntegration,
+  listIntegrations,
+  sealedAs,
+  updateIntegration,
+  type IntegrationValues,
+} from './oauth-integrations.store.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** The JSON of `config` as stored, at most. */
@@ -72,7 +80,8 @@ export function toIntegration(row: OAuthIntegrationRow): OAuthIntegration {
 
 /** What the OAuth client needs of an integration, its secret opened. */
 export function clientSettings(row: OAuthIntegrationRow, secrets: Secrets): ClientSettings {
-  const config = row.config === null ? {} : (JSON.parse(row.config) as { revocationUrl?: unknown; tokenEndpointAuthMethod?: unknown; authorizationParams?: unknown });
+  const config =
+    row.config === null ? {} : (JSON.parse(row.config) as { revocationUrl?: unknown; tokenEndpointAuthMethod?: unknown; authorizationParams?: unknown });
   return {
     authUrl: row.auth_url,
     tokenUrl: row.token_url,
@@ -82,7 +91,10 @@ export function clientSettings(row: OAuthIntegrationRow, secrets: Secrets): Clie
     scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
     revocationUrl: typeof config.revocationUrl === 'string' ? config.revocationUrl : null,
     authMethod: config.tokenEndpointAuthMethod === 'client_secret_post' ? 'client_secret_post' : 'client_secret_basic',
-    authorizationParams: (config.authorizationParams !== null && typeof config.authorizationParams === 'object' ? config.authorizationParams : {}) as Record<string, string>,
+    authorizationParams: (config.authorizationParams !== null && typeof config.authorizationParams === 'object' ? config.authorizationParams : {}) as Record<
+      string,
+      string
+    >,
   };
 }
 
@@ -111,7 +123,9 @@ export function oauthIntegrationsService(store: Store, secrets: Secrets, now: ()
     async create(caller: Caller, input: CreateOAuthIntegrationInput): Promise<OAuthIntegration> {
       caller.access.requireAccountAdmin('create OAuth integrations');
       const values = checked(input);
-      const row = await db.transaction().execute((trx) => insertIntegration(trx, caller.actor.tenantId, values, (id) => secrets.seal(input.clientSecret, sealedAs.clientSecret(id)), at()));
+      const row = await db
+        .transaction()
+        .execute((trx) => insertIntegration(trx, caller.actor.tenantId, values, (id) => secrets.seal(input.clientSecret, sealedAs.clientSecret(id)), at()));
       return toIntegration(row);
     },
 
@@ -120,7 +134,13 @@ export function oauthIntegrationsService(store: Store, secrets: Secrets, now: ()
       caller.access.requireAccountAdmin('change OAuth integrations');
       const values = checked(input);
       const secret = input.clientSecret ?? null;
-      const row = await updateIntegration(db, caller.actor.tenantId, id, { ...values, ...(secret === null ? {} : { client_secret: secrets.seal(secret, sealedAs.clientSecret(id)) }) }, at());
+      const row = await updateIntegration(
+        db,
+        caller.actor.tenantId,
+        id,
+        { ...values, ...(secret === null ? {} : { client_secret: secrets.seal(secret, sealedAs.clientSecret(id)) }) },
+        at(),
+      );
       if (!row) throw notFound(id);
       return toIntegration(row);
     },

@@ -12,8 +12,20 @@ export const sealedAs = {
 /** The columns of sealed values, for the secrets service's start-up check and re-encryption. */
 export const oauthSecretColumns: SecretColumn[] = [
   { table: 'oauth_integrations', id: 'id', value: 'client_secret', contextColumns: [], context: (row) => sealedAs.clientSecret(Number(row.id)) },
-  { table: 'user_oauth_tokens', id: 'id', value: 'access_token', contextColumns: ['integration_id', 'user_id'], context: (row) => sealedAs.accessToken(Number(row.integration_id), Number(row.user_id)) },
-  { table: 'user_oauth_tokens', id: 'id', value: 'refresh_token', contextColumns: ['integration_id', 'user_id'], context: (row) => sealedAs.refreshToken(Number(row.integration_id), Number(row.user_id)) },
+  {
+    table: 'user_oauth_tokens',
+    id: 'id',
+    value: 'access_token',
+    contextColumns: ['integration_id', 'user_id'],
+    context: (row) => sealedAs.accessToken(Number(row.integration_id), Number(row.user_id)),
+  },
+  {
+    table: 'user_oauth_tokens',
+    id: 'id',
+    value: 'refresh_token',
+    contextColumns: ['integration_id', 'user_id'],
+    context: (row) => sealedAs.refreshToken(Number(row.integration_id), Number(row.user_id)),
+  },
   { table: 'oauth_states', id: 'id', value: 'code_verifier', contextColumns: ['state_hash'], context: (row) => sealedAs.codeVerifier(String(row.state_hash)) },
 ];
 
@@ -28,7 +40,13 @@ export async function findIntegration(db: Executor, tenantId: number, id: number
 }
 
 /** Inserts the row, then seals the secret under its id (the context needs it), in the caller's transaction. */
-export async function insertIntegration(trx: Executor, tenantId: number, values: IntegrationValues, seal: (id: number) => string, at: string): Promise<OAuthIntegrationRow> {
+export async function insertIntegration(
+  trx: Executor,
+  tenantId: number,
+  values: IntegrationValues,
+  seal: (id: number) => string,
+  at: string,
+): Promise<OAuthIntegrationRow> {
   const row = await trx
     .insertInto('oauth_integrations')
     .values({ tenant_id: tenantId, ...values, client_secret: '', created_at: at, updated_at: at })
@@ -39,8 +57,20 @@ export async function insertIntegration(trx: Executor, tenantId: number, values:
   return { ...row, client_secret };
 }
 
-export async function updateIntegration(db: Executor, tenantId: number, id: number, values: IntegrationValues & { client_secret?: string }, at: string): Promise<OAuthIntegrationRow | undefined> {
-  return db.updateTable('oauth_integrations').set({ ...values, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', id).returningAll().executeTakeFirst();
+export async function updateIntegration(
+  db: Executor,
+  tenantId: number,
+  id: number,
+  values: IntegrationValues & { client_secret?: string },
+  at: string,
+): Promise<OAuthIntegrationRow | undefined> {
+  return db
+    .updateTable('oauth_integrations')
+    .set({ ...values, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function deleteIntegration(db: Executor, tenantId: number, id: number): Promise<boolean> {
@@ -53,27 +83,48 @@ export async function listTokens(db: Executor, tenantId: number, userId: number)
 }
 
 export async function findToken(db: Executor, tenantId: number, userId: number, integrationId: number): Promise<UserOAuthTokenRow | undefined> {
-  return db.selectFrom('user_oauth_tokens').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).where('integration_id', '=', integrationId).executeTakeFirst();
+  return db
+    .selectFrom('user_oauth_tokens')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('integration_id', '=', integrationId)
+    .executeTakeFirst();
 }
 
-export type TokenValues = Pick<UserOAuthTokenRow, 'status' | 'access_token' | 'refresh_token' | 'token_type' | 'scope' | 'access_token_expires_at' | 'refresh_token_expires_at' | 'last_error'>;
+export type TokenValues = Pick<
+  UserOAuthTokenRow,
+  'status' | 'access_token' | 'refresh_token' | 'token_type' | 'scope' | 'access_token_expires_at' | 'refresh_token_expires_at' | 'last_error'
+>;
 /** The background refresh's bookkeeping (migration 0026). */
 export type RefreshValues = Pick<UserOAuthTokenRow, 'refresh_claim' | 'refresh_claimed_until' | 'refresh_retry_at'>;
 const UNCLAIMED: RefreshValues = { refresh_claim: null, refresh_claimed_until: null, refresh_retry_at: null };
 
 /** Creates or replaces the user's token for the integration (a new authorization replaces the old one). */
-export async function upsertToken(db: Executor, key: { tenantId: number; userId: number; integrationId: number }, values: TokenValues, at: string): Promise<UserOAuthTokenRow> {
-  return db
-    .insertInto('user_oauth_tokens')
-    .values({ tenant_id: key.tenantId, user_id: key.userId, integration_id: key.integrationId, ...values, created_at: at, updated_at: at })
-    // A new authorization starts afresh: no claim of a refresh under way, no retry pending.
-    .onConflict((oc) => oc.columns(['user_id', 'integration_id']).doUpdateSet({ ...values, ...UNCLAIMED, updated_at: at }))
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export async function upsertToken(
+  db: Executor,
+  key: { tenantId: number; userId: number; integrationId: number },
+  values: TokenValues,
+  at: string,
+): Promise<UserOAuthTokenRow> {
+  return (
+    db
+      .insertInto('user_oauth_tokens')
+      .values({ tenant_id: key.tenantId, user_id: key.userId, integration_id: key.integrationId, ...values, created_at: at, updated_at: at })
+      // A new authorization starts afresh: no claim of a refresh under way, no retry pending.
+      .onConflict((oc) => oc.columns(['user_id', 'integration_id']).doUpdateSet({ ...values, ...UNCLAIMED, updated_at: at }))
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  );
 }
 
 export async function updateToken(db: Executor, id: number, values: Partial<TokenValues & RefreshValues>, at: string): Promise<UserOAuthTokenRow | undefined> {
-  return db.updateTable('user_oauth_tokens').set({ ...values, updated_at: at }).where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .updateTable('user_oauth_tokens')
+    .set({ ...values, updated_at: at })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function findTokenById(db: Executor, id: number): Promise<UserOAuthTokenRow | undefined> {
@@ -120,7 +171,12 @@ export async function claimRefresh(db: Executor, seen: UserOAuthTokenRow, claim:
 
 /** Ends the claim `claim`, if it is still the token's. */
 export async function releaseRefresh(db: Executor, id: number, claim: string): Promise<void> {
-  await db.updateTable('user_oauth_tokens').set({ refresh_claim: null, refresh_claimed_until: null }).where('id', '=', id).where('refresh_claim', '=', claim).execute();
+  await db
+    .updateTable('user_oauth_tokens')
+    .set({ refresh_claim: null, refresh_claimed_until: null })
+    .where('id', '=', id)
+    .where('refresh_claim', '=', claim)
+    .execute();
 }
 
 export async function deleteToken(db: Executor, id: number): Promise<boolean> {

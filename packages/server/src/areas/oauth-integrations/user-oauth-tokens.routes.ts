@@ -58,7 +58,8 @@ export function userOAuthTokensRoutes(service: UserOAuthTokensService): FastifyP
           operationId: 'initiateUserOAuthToken',
           tags,
           summary: 'Start authorizing an integration: the URL to send the user to (reference 5.13; any key)',
-          description: 'The URL carries a single-use `state` (valid 10 minutes, bound to the caller and the integration) and a PKCE S256 challenge. The provider sends the user back to the integration’s `redirectUri`, this server’s `/api/v1/oauth-integrations/callback`.',
+          description:
+            'The URL carries a single-use `state` (valid 10 minutes, bound to the caller and the integration) and a PKCE S256 challenge. The provider sends the user back to the integration’s `redirectUri`, this server’s `/api/v1/oauth-integrations/callback`.',
           params: IntegrationIdParams,
           response: { 200: Type.Ref('OAuthAuthorizationStart') },
           problems: ['OAUTH_INTEGRATION_NOT_FOUND'],

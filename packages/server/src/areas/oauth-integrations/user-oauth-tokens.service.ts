@@ -8,7 +8,22 @@ import { ApiError } from '../../shared/problems.js';
 import { authorizationUrl, claimState, exchangeCode, newPkce, newState, ProviderError, refreshTokens, revokeToken, type TokenSet } from './oauth-client.js';
 import { clientSettings } from './oauth-integrations.service.js';
 import type { CallbackInput, UserOAuthToken } from './oauth-integrations.schemas.js';
-import { consumeState, deleteExpiredStates, deleteToken, findIntegration, findState, findToken, findTokenById, insertState, listTokens, releaseRefresh, sealedAs, updateToken, upsertToken, type TokenValues } from './oauth-integrations.store.js';
+import {
+  consumeState,
+  deleteExpiredStates,
+  deleteToken,
+  findIntegration,
+  findState,
+  findToken,
+  findTokenById,
+  insertState,
+  listTokens,
+  releaseRefresh,
+  sealedAs,
+  updateToken,
+  upsertToken,
+  type TokenValues,
+} from './oauth-integrations.store.js';
 import { findUserDeactivation } from '../users/index.js';
 
 /** How long a `state` can complete its authorization. */
@@ -24,7 +39,8 @@ export interface CurrentAccessToken {
   accessTokenExpiresAt: string | null;
 }
 
-const invalidState = (why: string) => new ApiError('OAUTH_STATE_INVALID', `The authorization cannot complete: ${why}. Start again with POST /api/v1/user-oauth-tokens/{integrationId}/initiate.`);
+const invalidState = (why: string) =>
+  new ApiError('OAUTH_STATE_INVALID', `The authorization cannot complete: ${why}. Start again with POST /api/v1/user-oauth-tokens/{integrationId}/initiate.`);
 /** Provider text shown back: printable ASCII, bounded. */
 const printable = (text: string, max: number) => text.replace(/[^\x20-\x7E]/g, '?').slice(0, max);
 
@@ -100,18 +116,24 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
 
   function failure(error: unknown, during: 'exchange' | 'refresh' | 'revocation') {
     const at = iso();
-    if (error instanceof ProviderError) return { error: printable(error.error, 100), errorDescription: error.description === null ? null : printable(error.description, 500), during, at };
+    if (error instanceof ProviderError)
+      return { error: printable(error.error, 100), errorDescription: error.description === null ? null : printable(error.description, 500), during, at };
     if (error instanceof OutboundError) return { error: `provider_${error.kind.replace('-', '_')}`, errorDescription: error.message, during, at };
     return { error: 'internal_error', errorDescription: null, during, at };
   }
 
   function usable(row: UserOAuthTokenRow): CurrentAccessToken | null {
     if (row.access_token_expires_at !== null && row.access_token_expires_at <= iso()) return null;
-    return { accessToken: secrets.open(row.access_token, sealedAs.accessToken(row.integration_id, row.user_id)), accessTokenExpiresAt: row.access_token_expires_at };
+    return {
+      accessToken: secrets.open(row.access_token, sealedAs.accessToken(row.integration_id, row.user_id)),
+      accessTokenExpiresAt: row.access_token_expires_at,
+    };
   }
 
   const dueForRefresh = (row: UserOAuthTokenRow) =>
-    row.refresh_token !== null && row.access_token_expires_at !== null && new Date(row.access_token_expires_at).getTime() - now().getTime() <= REFRESH_MARGIN_MS;
+    row.refresh_token !== null &&
+    row.access_token_expires_at !== null &&
+    new Date(row.access_token_expires_at).getTime() - now().getTime() <= REFRESH_MARGIN_MS;
 
   async function refresh(row: UserOAuthTokenRow): Promise<UserOAuthTokenRow> {
     const integration = await findIntegration(db, row.tenant_id, row.integration_id);
@@ -135,7 +157,11 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
 
   async function owned(caller: Caller, integrationId: number): Promise<UserOAuthTokenRow> {
     const row = await findToken(db, caller.actor.tenantId, caller.actor.userId, integrationId);
-    if (!row) throw new ApiError('USER_OAUTH_TOKEN_NOT_FOUND', `You hold no token for OAuth integration ${integrationId}: authorize it with POST /api/v1/user-oauth-tokens/${integrationId}/initiate.`);
+    if (!row)
+      throw new ApiError(
+        'USER_OAUTH_TOKEN_NOT_FOUND',
+        `You hold no token for OAuth integration ${integrationId}: authorize it with POST /api/v1/user-oauth-tokens/${integrationId}/initiate.`,
+      );
     return row;
   }
 
@@ -206,7 +232,12 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
      * user's. The code is exchanged at `tokenUrl` with the PKCE verifier.
      */
     async callback(tenantId: number, query: CallbackInput, credentialUserId: number | null): Promise<{ integrationId: number; status: TokenStatus }> {
-      const state = await claimState(query.state, { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) }, { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId }, invalidState);
+      const state = await claimState(
+        query.state,
+        { find: (hash) => findState(db, tenantId, hash), consume: (id) => consumeState(db, id) },
+        { now: iso(), ttlMs: STATE_TTL_MS, credentialUserId },
+        invalidState,
+      );
       if (query.error !== undefined) {
         const description = query.error_description === undefined ? '' : ` (${printable(query.error_description, 300)})`;
         throw new ApiError('OAUTH_AUTHORIZATION_FAILED', `The provider answered \`${printable(query.error, 100)}\`${description}.`);
@@ -224,11 +255,22 @@ export function userOAuthTokensService(store: Store, secrets: Secrets, outbound:
         // A 4xx is the provider refusing the code; anything else (a 5xx, a 200 without a token) is no usable answer.
         if (error instanceof ProviderError && error.status !== null && error.status >= 400 && error.status < 500) {
           const f = failure(error, 'exchange');
-          throw new ApiError('OAUTH_AUTHORIZATION_FAILED', `The provider refused the code: \`${f.error}\`${f.errorDescription === null ? '' : ` (${f.errorDescription})`}.`);
+          throw new ApiError(
+            'OAUTH_AUTHORIZATION_FAILED',
+            `The provider refused the code: \`${f.error}\`${f.errorDescription === null ? '' : ` (${f.errorDescription})`}.`,
+          );
         }
-        throw new ApiError('OAUTH_PROVIDER_UNAVAILABLE', `The provider's token endpoint gave no usable answer: ${failure(error, 'exchange').error}. Try again later.`);
+        throw new ApiError(
+          'OAUTH_PROVIDER_UNAVAILABLE',
+          `The provider's token endpoint gave no usable answer: ${failure(error, 'exchange').error}. Try again later.`,
+        );
       }
-      await upsertToken(db, { tenantId, userId: state.user_id, integrationId: state.integration_id }, sealTokens(state.integration_id, state.user_id, tokens), iso());
+      await upsertToken(
+        db,
+        { tenantId, userId: state.user_id, integrationId: state.integration_id },
+        sealTokens(state.integration_id, state.user_id, tokens),
+        iso(),
+      );
       return { integrationId: state.integration_id, status: 'ACTIVE' };
     },
 

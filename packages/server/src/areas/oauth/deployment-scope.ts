@@ -33,6 +33,8 @@ export const DEPLOYMENTS_PARAM = 'mapi_deployments';
 
 /** The deployment values of a requested scope: `deployments:<id>` values, else `deployments:all`. */
 export function requestedDeployments(scope: string | undefined): string[] {
-  const values = grantableScope(scope).split(' ').filter((value) => value !== '' && value !== 'offline_access');
+  const values = grantableScope(scope)
+    .split(' ')
+    .filter((value) => value !== '' && value !== 'offline_access');
   return values.length === 0 ? [ALL_DEPLOYMENTS] : values;
 }

@@ -11,7 +11,9 @@ import type { CreatedOAuthClient, CreateOAuthClientInput, OAuthClient } from './
 import { randomToken } from '../../shared/tokens.js';
 
 function invalid(errors: FieldError[]): never {
-  throw new ApiError('VALIDATION_FAILED', `Nothing was registered: ${errors.map((e) => `${e.pointer.replace('/body/', '')} ${e.message}`).join('; ')}.`, { errors });
+  throw new ApiError('VALIDATION_FAILED', `Nothing was registered: ${errors.map((e) => `${e.pointer.replace('/body/', '')} ${e.message}`).join('; ')}.`, {
+    errors,
+  });
 }
 
 interface ClientPayload {
@@ -51,7 +53,10 @@ function toClient(row: Pick<OAuthModelRow, 'id' | 'payload'>): OAuthClient {
  */
 export function oauthClientsService(db: Db, secrets: Secrets) {
   /** Stores a client with a fresh id and, unless it is a public app, a fresh secret (sealed). */
-  async function insertClient(actor: Caller['actor'], fields: Omit<ClientPayload, 'client_id' | 'mapi_created_at' | 'mapi_created_by'> & Record<string, unknown>): Promise<CreatedOAuthClient> {
+  async function insertClient(
+    actor: Caller['actor'],
+    fields: Omit<ClientPayload, 'client_id' | 'mapi_created_at' | 'mapi_created_by'> & Record<string, unknown>,
+  ): Promise<CreatedOAuthClient> {
     const clientId = `mapi-client-${randomToken(12)}`;
     const clientSecret = fields.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
     const createdAt = new Date().toISOString();
@@ -70,7 +75,11 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
   async function createApp(actor: Caller['actor'], input: CreateOAuthClientInput): Promise<CreatedOAuthClient> {
     const errors: FieldError[] = [];
     for (const field of ['userId', 'deploymentIds'] as const) {
-      if (input[field] !== undefined) errors.push({ pointer: `/body/${field}`, message: 'is for machine clients only: an app acts as the user who signs in, within the deployments they consent to' });
+      if (input[field] !== undefined)
+        errors.push({
+          pointer: `/body/${field}`,
+          message: 'is for machine clients only: an app acts as the user who signs in, within the deployments they consent to',
+        });
     }
     const uris = input.redirectUris ?? [];
     if (uris.length === 0) errors.push({ pointer: '/body/redirectUris', message: 'is required for apps' });

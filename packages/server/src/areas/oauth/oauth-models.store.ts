@@ -56,7 +56,14 @@ export async function deleteOAuthModelsOfGrant(db: Executor, tenantId: number, m
 }
 
 /** Stores a registered client (model `Client`); `secret` is already sealed. */
-export async function insertOAuthClient(db: Executor, tenantId: number, keyHash: string, payload: string, secret: string | null, createdAt: string): Promise<Pick<OAuthModelRow, 'id' | 'payload'>> {
+export async function insertOAuthClient(
+  db: Executor,
+  tenantId: number,
+  keyHash: string,
+  payload: string,
+  secret: string | null,
+  createdAt: string,
+): Promise<Pick<OAuthModelRow, 'id' | 'payload'>> {
   return db
     .insertInto('oauth_models')
     .values({
@@ -91,12 +98,23 @@ export async function findOAuthClient(db: Executor, tenantId: number, id: number
 export async function deleteOAuthClient(trx: Executor, tenantId: number, id: number, clientId: string): Promise<void> {
   await trx.deleteFrom('oauth_models').where('id', '=', id).execute();
   // Its client-credentials tokens are useless without it; removed now rather than left to expire.
-  await trx.deleteFrom('oauth_models').where('tenant_id', '=', tenantId).where('model', '=', 'ClientCredentials').where('payload', 'like', `%"clientId":${JSON.stringify(clientId)}%`).execute();
+  await trx
+    .deleteFrom('oauth_models')
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'ClientCredentials')
+    .where('payload', 'like', `%"clientId":${JSON.stringify(clientId)}%`)
+    .execute();
 }
 
 /** The tenant's provider keys, sealed. */
 export async function findProviderKeys(db: Executor, tenantId: number, keyHash: string): Promise<{ secret: string | null } | undefined> {
-  return db.selectFrom('oauth_models').select('secret').where('tenant_id', '=', tenantId).where('model', '=', 'ProviderKeys').where('key_hash', '=', keyHash).executeTakeFirst();
+  return db
+    .selectFrom('oauth_models')
+    .select('secret')
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'ProviderKeys')
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
 }
 
 /** Stores the tenant's provider keys (`secret` sealed) unless another process stored them first. */
@@ -121,5 +139,11 @@ export async function insertProviderKeysUnlessPresent(db: Executor, tenantId: nu
 
 /** An active (not deactivated) user of the tenant: who an OAuth grant may act as. */
 export async function findActiveUser(db: Executor, tenantId: number, userId: number): Promise<{ id: number; email: string } | undefined> {
-  return db.selectFrom('users').select(['id', 'email']).where('tenant_id', '=', tenantId).where('id', '=', userId).where('deactivated_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select(['id', 'email'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', userId)
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirst();
 }

@@ -2,7 +2,14 @@ import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Executor } from '../../db/tables.js';
 import type { SecretColumn, Secrets } from '../../secrets/index.js';
 import { tokenHash } from '../../shared/tokens.js';
-import { deleteExpiredOAuthModels, deleteOAuthModel, deleteOAuthModelsOfGrant, findLiveOAuthModel, replaceOAuthModelPayload, upsertOAuthModel } from './oauth-models.store.js';
+import {
+  deleteExpiredOAuthModels,
+  deleteOAuthModel,
+  deleteOAuthModelsOfGrant,
+  findLiveOAuthModel,
+  replaceOAuthModelPayload,
+  upsertOAuthModel,
+} from './oauth-models.store.js';
 
 /** SHA-256, base64url: how every id, grant id and user code is stored (never the value itself). */
 export function hashOf(value: string): string {

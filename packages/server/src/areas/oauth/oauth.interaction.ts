@@ -41,7 +41,10 @@ export async function sameBrowser(provider: Provider, request: FastifyRequest, r
   }
 }
 
-export const otherBrowserPage = page('Sign-in not available here', '<p>This sign-in was started in another browser, or has expired. Start again from your device or app, in this browser.</p>');
+export const otherBrowserPage = page(
+  'Sign-in not available here',
+  '<p>This sign-in was started in another browser, or has expired. Start again from your device or app, in this browser.</p>',
+);
 
 /** OpenID scopes the provider lists, which a consent grants when asked for. */
 const OIDC_SCOPES = new Set(['openid', 'offline_access', 'email']);

@@ -6,7 +6,17 @@ import type { OAuthProviders } from './oauth.provider.js';
 import { ApiError } from '../../shared/problems.js';
 import { IDP_CALLBACK_PATH } from '../identity-provider/index.js';
 import { SIGN_IN_TTL_MS, SignInRefused, type IdpSignIn } from './idp-sign-in.js';
-import { bindingCookie, bindingCookieName, consentedScope, consentPage, cookieOf, grantConsent, otherBrowserPage, sameBrowser, UID } from './oauth.interaction.js';
+import {
+  bindingCookie,
+  bindingCookieName,
+  consentedScope,
+  consentPage,
+  cookieOf,
+  grantConsent,
+  otherBrowserPage,
+  sameBrowser,
+  UID,
+} from './oauth.interaction.js';
 import { escapeHtml, page } from './oauth.pages.js';
 
 /** Identity-provider callbacks a minute per client address: a browser completes one per sign-in. */
@@ -83,36 +93,51 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
     // Where the provider sends a browser to sign in (its interactions): to the tenant's identity
     // provider when it has one; without one, a device is approved by an admin (the page says how).
     // A HEAD (a link checker's) must not start a sign-in.
-    app.get<{ Params: { uid: string } }>(`${OAUTH_PREFIX}/interaction/:uid`, { exposeHeadRoute: false, config: { public: true }, schema: { hide: true } }, async (request, reply) => {
-      const tenant = await resolveTenant(request);
-      const provider = await providers.forTenant(tenant);
-      const interaction = UID.test(request.params.uid) ? await provider.Interaction.find(request.params.uid) : undefined;
-      reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
-      if (!interaction) return reply.code(404).send(page('Sign-in expired', '<p>This sign-in is not valid any more. Start again from your device or app.</p>'));
-      if (interaction.prompt.name === 'consent') {
-        if (!(await sameBrowser(provider, request, reply, interaction.uid))) return reply.code(400).send(otherBrowserPage);
-        return reply.send(await consentPage(provider, interaction, await signIn.describeAccount(tenant.id, Number(interaction.session?.accountId))));
-      }
-      if (await signIn.idp.configured(tenant.id)) {
-        if (!(await sameBrowser(provider, request, reply, interaction.uid))) return reply.code(400).send(otherBrowserPage);
-        try {
-          const started = await signIn.idp.start(tenant, interaction.uid);
-          reply.header('set-cookie', bindingCookie(bindingCookieName(started.state), started.binding, SIGN_IN_TTL_MS / 1000));
-          return reply.code(303).header('location', started.location).send();
-        } catch (error) {
-          if (error instanceof SignInRefused) return reply.code(error.status).send(page('Sign-in unavailable', `<p>${escapeHtml(error.message)}</p>`));
-          throw error;
+    app.get<{ Params: { uid: string } }>(
+      `${OAUTH_PREFIX}/interaction/:uid`,
+      { exposeHeadRoute: false, config: { public: true }, schema: { hide: true } },
+      async (request, reply) => {
+        const tenant = await resolveTenant(request);
+        const provider = await providers.forTenant(tenant);
+        const interaction = UID.test(request.params.uid) ? await provider.Interaction.find(request.params.uid) : undefined;
+        reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
+        if (!interaction)
+          return reply.code(404).send(page('Sign-in expired', '<p>This sign-in is not valid any more. Start again from your device or app.</p>'));
+        if (interaction.prompt.name === 'consent') {
+          if (!(await sameBrowser(provider, request, reply, interaction.uid))) return reply.code(400).send(otherBrowserPage);
+          return reply.send(await consentPage(provider, interaction, await signIn.describeAccount(tenant.id, Number(interaction.session?.accountId))));
         }
-      }
-      const deviceCode = typeof interaction.deviceCode === 'string' ? await provider.DeviceCode.find(interaction.deviceCode) : undefined;
-      if (!deviceCode?.userCode) {
-        return reply.code(400).send(page('Sign-in unavailable', '<p>This account has no identity provider to sign in with. Sign in with the command-line client (<code>mapi login --device</code>) and ask an admin to approve its code.</p>'));
-      }
-      const code = escapeHtml(`${deviceCode.userCode.slice(0, 4)}-${deviceCode.userCode.slice(4)}`);
-      return reply.send(
-        page('Ask an admin to approve', `<p>Ask an admin of this account to approve the code <code>${code}</code>: <code>npm run admin -- approve-device ${code} --user &lt;your email&gt;</code>, or <code>POST /api/v1/oauth/device-approvals</code>. Your device signs in as soon as they do.</p>`),
-      );
-    });
+        if (await signIn.idp.configured(tenant.id)) {
+          if (!(await sameBrowser(provider, request, reply, interaction.uid))) return reply.code(400).send(otherBrowserPage);
+          try {
+            const started = await signIn.idp.start(tenant, interaction.uid);
+            reply.header('set-cookie', bindingCookie(bindingCookieName(started.state), started.binding, SIGN_IN_TTL_MS / 1000));
+            return reply.code(303).header('location', started.location).send();
+          } catch (error) {
+            if (error instanceof SignInRefused) return reply.code(error.status).send(page('Sign-in unavailable', `<p>${escapeHtml(error.message)}</p>`));
+            throw error;
+          }
+        }
+        const deviceCode = typeof interaction.deviceCode === 'string' ? await provider.DeviceCode.find(interaction.deviceCode) : undefined;
+        if (!deviceCode?.userCode) {
+          return reply
+            .code(400)
+            .send(
+              page(
+                'Sign-in unavailable',
+                '<p>This account has no identity provider to sign in with. Sign in with the command-line client (<code>mapi login --device</code>) and ask an admin to approve its code.</p>',
+              ),
+            );
+        }
+        const code = escapeHtml(`${deviceCode.userCode.slice(0, 4)}-${deviceCode.userCode.slice(4)}`);
+        return reply.send(
+          page(
+            'Ask an admin to approve',
+            `<p>Ask an admin of this account to approve the code <code>${code}</code>: <code>npm run admin -- approve-device ${code} --user &lt;your email&gt;</code>, or <code>POST /api/v1/oauth/device-approvals</code>. Your device signs in as soon as they do.</p>`,
+          ),
+        );
+      },
+    );
 
     // Where the identity provider sends the browser back. No credential: the single-use state and
     // the browser's binding cookie name the sign-in. Its query (code, state) is never logged.
@@ -130,12 +155,16 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
         try {
           who = await signIn.idp.complete(tenant, query, cookieOf(request, cookie), request.id);
         } catch (error) {
-          if (error instanceof SignInRefused) return reply.code(error.status).send(page('Sign-in refused', `<p>${escapeHtml(error.message)}</p><p>Nothing was issued.</p>`));
+          if (error instanceof SignInRefused)
+            return reply.code(error.status).send(page('Sign-in refused', `<p>${escapeHtml(error.message)}</p><p>Nothing was issued.</p>`));
           throw error;
         }
         const provider = await providers.forTenant(tenant);
         const interaction = await provider.Interaction.find(who.interactionUid);
-        if (!interaction) return reply.code(400).send(page('Sign-in expired', '<p>You signed in, but the request you signed in for has expired. Start again from your device or app.</p>'));
+        if (!interaction)
+          return reply
+            .code(400)
+            .send(page('Sign-in expired', '<p>You signed in, but the request you signed in for has expired. Start again from your device or app.</p>'));
         const clientId = String(interaction.params.client_id ?? '');
         if (typeof interaction.deviceCode === 'string') {
           const code = await provider.DeviceCode.find(interaction.deviceCode);
@@ -143,7 +172,10 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
             if (!code?.userCode) throw new ApiError('DEVICE_CODE_NOT_FOUND', 'gone');
             await signIn.approveDevice(tenant, code.userCode, who.userId);
           } catch (error) {
-            if (error instanceof ApiError) return reply.code(400).send(page('Sign-in expired', '<p>You signed in, but the device code has expired or was already used. Start again on your device.</p>'));
+            if (error instanceof ApiError)
+              return reply
+                .code(400)
+                .send(page('Sign-in expired', '<p>You signed in, but the device code has expired or was already used. Start again on your device.</p>'));
             throw error;
           }
           await interaction.destroy();
@@ -169,7 +201,10 @@ export function oauthMount(providers: OAuthProviders, resolveTenant: (request: F
           const tenant = await resolveTenant(request);
           const provider = await providers.forTenant(tenant);
           reply.header('cache-control', 'no-store').type('text/html; charset=utf-8');
-          const details = UID.test(request.params.uid) && (await sameBrowser(provider, request, reply, request.params.uid)) ? await provider.interactionDetails(request.raw, reply.raw) : undefined;
+          const details =
+            UID.test(request.params.uid) && (await sameBrowser(provider, request, reply, request.params.uid))
+              ? await provider.interactionDetails(request.raw, reply.raw)
+              : undefined;
           if (!details || details.prompt.name !== 'consent' || !details.session?.accountId) return reply.code(400).send(otherBrowserPage);
           const clientId = String(details.params.client_id);
           const userId = Number(details.session.accountId);

@@ -13,7 +13,11 @@ export function page(title: string, body: string): string {
 /** The device flow's screens (RFC 8628 section 3.3): enter the code, confirm it, done. */
 export const devicePages = {
   userCodeInputSource(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: Error & { userCode?: string }) {
-    const message = err ? (err.userCode || err.name === 'NoCodeError' ? 'That code is not valid. Try again.' : 'The request could not be completed. Try again.') : 'Enter the code your device shows.';
+    const message = err
+      ? err.userCode || err.name === 'NoCodeError'
+        ? 'That code is not valid. Try again.'
+        : 'The request could not be completed. Try again.'
+      : 'Enter the code your device shows.';
     ctx.body = page('Sign in a device', `<p>${escapeHtml(message)}</p>${form}<button type="submit" form="op.deviceInputForm">Continue</button>`);
   },
   userCodeConfirmSource(ctx: KoaContextWithOIDC, form: string, client: { clientName?: string; clientId: string }, _deviceInfo: unknown, userCode: string) {

@@ -41,8 +41,6 @@ interface ProviderKeys {
 
 const PROVIDER_KEYS = 'provider-keys';
 
-
-
 /**
  * One `oidc-provider` instance per tenant, made on the tenant's first OAuth request and kept:
  * each has its tenant's issuer (`<tenant origin>/oauth`), storage (the adapter is bound to the
@@ -171,7 +169,13 @@ export class OAuthProviders {
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
       const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomToken(8, 'hex') };
       const fresh: ProviderKeys = { cookieKeys: [randomToken(32)], jwk };
-      await insertProviderKeysUnlessPresent(this.db, tenantId, keyHash, this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)), new Date().toISOString());
+      await insertProviderKeysUnlessPresent(
+        this.db,
+        tenantId,
+        keyHash,
+        this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)),
+        new Date().toISOString(),
+      );
       row = await read();
     }
     return JSON.parse(this.secrets.open(row!.secret!, oauthSecretContext(tenantId, keyHash))) as ProviderKeys;

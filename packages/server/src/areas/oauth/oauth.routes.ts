@@ -31,7 +31,8 @@ export function oauthRoutes(service: OAuthService, clients: OAuthClientsService)
         schema: {
           operationId: 'createOAuthClient',
           tags: ['OAuth'],
-          summary: 'Register a machine client (client credentials) or an app (authorization code with PKCE) (extension; admin only); the secret is in this response only',
+          summary:
+            'Register a machine client (client credentials) or an app (authorization code with PKCE) (extension; admin only); the secret is in this response only',
           description:
             'A machine client (`type` `machine`, the default): its access tokens act as `userId` (default: the caller) within `deploymentIds` (null or absent: every deployment), exactly as an API key of that user with that scope. An app (`type` `app`, with `redirectUris`; `public` for one without a secret): users sign in through the tenant’s identity provider at `/oauth/auth` (PKCE with S256 required, `scope` including `openid`, plus `deployments:<id>` values to limit it) and consent; its tokens act as that user within the deployments consented to.',
           body: CreateOAuthClientBody,

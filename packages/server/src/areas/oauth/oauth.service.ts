@@ -29,7 +29,13 @@ export function oauthService(db: Db, providers: OAuthProviders) {
 export type OAuthService = ReturnType<typeof oauthService>;
 
 /** Shared by the admin route and the operator command (`npm run admin -- approve-device`). */
-export async function approveDeviceCode(db: Db, providers: OAuthProviders, tenant: { id: number; slug: string }, userCode: string, userId: number): Promise<DeviceApproval> {
+export async function approveDeviceCode(
+  db: Db,
+  providers: OAuthProviders,
+  tenant: { id: number; slug: string },
+  userCode: string,
+  userId: number,
+): Promise<DeviceApproval> {
   const user = await findActiveUser(db, tenant.id, userId);
   if (!user) throw new ApiError('USER_NOT_FOUND', `No active user ${userId} in this tenant.`);
   const provider = await providers.forTenant(tenant);

@@ -9,7 +9,11 @@ export const EmbedPythonFilteredRunInputSchema = Type.Object(
   {
     reportId: Id,
     reportVersionId: { ...Id, description: 'The id of one of the dashboard’s published report snapshots (`reportSnapshots[].id`), of this report.' },
-    sqlQuery: Type.String({ minLength: 1, maxLength: SQL_MAX_LENGTH, description: 'The report’s query with the dashboard’s filters and time grains applied; run through the data API’s /v1/sql as the calling embed user.' }),
+    sqlQuery: Type.String({
+      minLength: 1,
+      maxLength: SQL_MAX_LENGTH,
+      description: 'The report’s query with the dashboard’s filters and time grains applied; run through the data API’s /v1/sql as the calling embed user.',
+    }),
   },
   { $id: 'EmbedPythonFilteredRunInput', additionalProperties: false },
 );
@@ -22,8 +26,12 @@ export const PythonAnalysisFilteredRunSchema = Type.Object(
     stdout: Type.String(),
     stderr: Type.String(),
     inputRowCount: Type.Integer({ minimum: 0, description: 'The rows the query answered, handed to the code as `rows`.' }),
-    executionError: Type.Optional(Nullable(Type.String({ description: 'The code’s traceback, or why it was stopped (time or memory limit); null when it ran through.' }))),
-    outputData: Type.Optional(Type.Unknown({ description: 'The code’s `output` variable, else the value of its last expression, as JSON; null when there is none.' })),
+    executionError: Type.Optional(
+      Nullable(Type.String({ description: 'The code’s traceback, or why it was stopped (time or memory limit); null when it ran through.' })),
+    ),
+    outputData: Type.Optional(
+      Type.Unknown({ description: 'The code’s `output` variable, else the value of its last expression, as JSON; null when there is none.' }),
+    ),
   },
   { $id: 'PythonAnalysisFilteredRun' },
 );

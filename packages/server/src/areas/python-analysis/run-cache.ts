@@ -17,7 +17,9 @@ export class PythonRunCache {
 
   /** The key of a run: the viewer is the whole row-level context the rows were read with, not only a name. */
   static key(parts: { tenantId: number; reportId: number; code: string; sql: string; viewer: unknown }): string {
-    return createHash('sha256').update(JSON.stringify([parts.tenantId, parts.reportId, parts.code, parts.sql, parts.viewer])).digest('hex');
+    return createHash('sha256')
+      .update(JSON.stringify([parts.tenantId, parts.reportId, parts.code, parts.sql, parts.viewer]))
+      .digest('hex');
   }
 
   get(key: string): PythonAnalysisFilteredRun | undefined {

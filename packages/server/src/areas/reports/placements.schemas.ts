@@ -4,10 +4,14 @@ import { Id, Nullable, ref } from '../../shared/schemas.js';
 const optionalNullable = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 const Text = (description: string, maxLength = 1024) => Type.String({ minLength: 1, maxLength, description });
 
-export const PlacementHost = Type.Enum(['GOOGLE_SHEETS', 'EXCEL'], { $id: 'ReportPlacementHost', description: 'The spreadsheet application the placement lives in.' });
+export const PlacementHost = Type.Enum(['GOOGLE_SHEETS', 'EXCEL'], {
+  $id: 'ReportPlacementHost',
+  description: 'The spreadsheet application the placement lives in.',
+});
 export const SyncStatus = Type.Enum(['UP_TO_DATE', 'CHANGED', 'UNKNOWN'], {
   $id: 'ReportPlacementSyncStatus',
-  description: '`UP_TO_DATE` when the placement’s `queryChecksum` equals the report’s `currentQueryChecksum`, `CHANGED` when it does not, `UNKNOWN` when the placement has none.',
+  description:
+    '`UP_TO_DATE` when the placement’s `queryChecksum` equals the report’s `currentQueryChecksum`, `CHANGED` when it does not, `UNKNOWN` when the placement has none.',
 });
 
 export const ResultChecksumSchema = Type.Object(
@@ -57,12 +61,16 @@ export const ReportPlacementSchema = Type.Object(
 );
 export type ReportPlacement = Static<typeof ReportPlacementSchema>;
 
-const placementId = optionalNullable(Text('The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one.', 128));
+const placementId = optionalNullable(
+  Text('The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one.', 128),
+);
 const addressFields = {
   externalWorkbookId: optionalNullable(Text('The external document id.')),
   sheetName: optionalNullable(Text('The sheet’s (tab’s) name.', 255)),
   anchorCell: optionalNullable(Text('The top-left cell of the results, such as `B2`.', 32)),
-  resultLocation: optionalNullable(Text('Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out.')),
+  resultLocation: optionalNullable(
+    Text('Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out.'),
+  ),
   sheetId: optionalNullable(Text('The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match.', 255)),
 };
 
@@ -78,13 +86,20 @@ export const ConnectReportToWorkbookBody = Type.Object(
     workbookName: optionalNullable(Text('The document’s name, for display.', 1024)),
     host: optionalNullable(ref(PlacementHost)),
     resultChecksum: optionalNullable(ref(ResultChecksumSchema)),
-    addressOnly: optionalNullable(Type.Boolean({ description: 'Corrects the address of an existing placement (a renamed tab, a moved range) without touching its fingerprint or checksums.' })),
+    addressOnly: optionalNullable(
+      Type.Boolean({
+        description: 'Corrects the address of an existing placement (a renamed tab, a moved range) without touching its fingerprint or checksums.',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'ConnectReportToWorkbookInput: places the report, or updates its placement (idempotent per placement).' },
 );
 export type ConnectInput = Static<typeof ConnectReportToWorkbookBody>;
 
-export const DisconnectReportFromWorkbookBody = Type.Object({ placementId, ...addressFields }, { additionalProperties: false, description: 'DisconnectReportFromWorkbookInput: names one placement.' });
+export const DisconnectReportFromWorkbookBody = Type.Object(
+  { placementId, ...addressFields },
+  { additionalProperties: false, description: 'DisconnectReportFromWorkbookInput: names one placement.' },
+);
 export type DisconnectInput = Static<typeof DisconnectReportFromWorkbookBody>;
 
 export const RefreshReportBody = Type.Object(

@@ -28,9 +28,13 @@ const notFound = (reportId: number, target: PlacementTarget) =>
   );
 
 const unnamed = () =>
-  new ApiError('VALIDATION_FAILED', 'Name the placement: `placementId`, or `externalWorkbookId` with `sheetName` and `anchorCell` (or a `resultLocation` that names both).', {
-    errors: [{ pointer: '/body/placementId', message: 'is required unless externalWorkbookId names the placement' }],
-  });
+  new ApiError(
+    'VALIDATION_FAILED',
+    'Name the placement: `placementId`, or `externalWorkbookId` with `sheetName` and `anchorCell` (or a `resultLocation` that names both).',
+    {
+      errors: [{ pointer: '/body/placementId', message: 'is required unless externalWorkbookId names the placement' }],
+    },
+  );
 
 /**
  * Report placements in external spreadsheets (reference 3.1-3.3). Read access to the report is
@@ -56,7 +60,11 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
    * Applies `edit` to the report's placements and writes them if no one else did meanwhile; on a
    * lost race, reads them again and applies `edit` afresh. `edit` answers null to change nothing.
    */
-  async function change(context: WorkspaceContext, row: ReportRow, edit: (placements: StoredPlacement[], row: ReportRow) => StoredPlacement[] | null): Promise<ReportRow> {
+  async function change(
+    context: WorkspaceContext,
+    row: ReportRow,
+    edit: (placements: StoredPlacement[], row: ReportRow) => StoredPlacement[] | null,
+  ): Promise<ReportRow> {
     let current = row;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const next = edit(readPlacements(current.placements), current);
@@ -94,9 +102,13 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
      */
     async connect(caller: Caller, deploymentId: number, reportId: number, input: ConnectInput): Promise<Report> {
       if (input.addressOnly && input.resultChecksum) {
-        throw new ApiError('VALIDATION_FAILED', '`addressOnly` corrects the address only and keeps the stored fingerprint: send `resultChecksum` without `addressOnly`.', {
-          errors: [{ pointer: '/body/resultChecksum', message: 'cannot be combined with addressOnly' }],
-        });
+        throw new ApiError(
+          'VALIDATION_FAILED',
+          '`addressOnly` corrects the address only and keeps the stored fingerprint: send `resultChecksum` without `addressOnly`.',
+          {
+            errors: [{ pointer: '/body/resultChecksum', message: 'cannot be combined with addressOnly' }],
+          },
+        );
       }
       const { context, read, row } = await open(caller, deploymentId, reportId);
       const written = await change(context, row, (placements, current) => {
@@ -110,7 +122,10 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
           return replaceAt(placements, index, next);
         }
         if (!existing && placements.length >= MAX_PLACEMENTS) {
-          throw new ApiError('PLACEMENT_LIMIT_REACHED', `Report ${reportId} already has ${MAX_PLACEMENTS} placements, the most one report holds; remove placements that are no longer used first.`);
+          throw new ApiError(
+            'PLACEMENT_LIMIT_REACHED',
+            `Report ${reportId} already has ${MAX_PLACEMENTS} placements, the most one report holds; remove placements that are no longer used first.`,
+          );
         }
         const next = placed(caller, input, existing?.id ?? input.placementId ?? randomUUID(), current, existing);
         // The same call again (a retry) changes nothing, not even when it was placed.
@@ -145,7 +160,13 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
       const written = await change(context, row, (placements) => {
         const index = findPlacement(placements, input);
         if (index < 0) throw notFound(reportId, input);
-        const next = { ...placements[index]!, refreshedAt: now(), refreshedByUserId: caller.actor.userId, queryChecksum: checksum, resultChecksum: input.resultChecksum ?? null };
+        const next = {
+          ...placements[index]!,
+          refreshedAt: now(),
+          refreshedByUserId: caller.actor.userId,
+          queryChecksum: checksum,
+          resultChecksum: input.resultChecksum ?? null,
+        };
         return replaceAt(placements, index, next);
       });
       return render(caller, context, read, written);
@@ -165,7 +186,9 @@ function replaceAt(placements: StoredPlacement[], index: number, next: StoredPla
 }
 
 /** The address fields of a connect body, as stored (absent ones null). */
-function addressOf(input: ConnectInput): Omit<StoredPlacement, 'id' | 'placedAt' | 'placedByUserId' | 'refreshedAt' | 'refreshedByUserId' | 'queryChecksum' | 'resultChecksum'> {
+function addressOf(
+  input: ConnectInput,
+): Omit<StoredPlacement, 'id' | 'placedAt' | 'placedByUserId' | 'refreshedAt' | 'refreshedByUserId' | 'queryChecksum' | 'resultChecksum'> {
   return {
     workbookId: input.externalWorkbookId,
     resultLocation: input.resultLocation,

@@ -50,7 +50,9 @@ function parsed(text: string | null): unknown {
  */
 export function queryChecksum(row: Pick<ReportRow, 'sql_query' | 'spec'>): string {
   const sqlQuery = row.sql_query === null ? null : row.sql_query.replace(/\r\n?/g, '\n').trim();
-  return createHash('sha256').update(canonical({ sqlQuery, spec: parsed(row.spec) })).digest('hex');
+  return createHash('sha256')
+    .update(canonical({ sqlQuery, spec: parsed(row.spec) }))
+    .digest('hex');
 }
 
 export function readPlacements(text: string | null): StoredPlacement[] {

@@ -12,7 +12,11 @@ import type { ReportsService } from './reports.service.js';
  */
 /** Runs a query on a deployment's production runtime as the caller: the data API's, given at the composition root. */
 export interface QueryRunner {
-  run(caller: Caller, deploymentId: number, request: { sql: string } | { query: unknown }): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }>;
+  run(
+    caller: Caller,
+    deploymentId: number,
+    request: { sql: string } | { query: unknown },
+  ): Promise<{ data: Array<Record<string, unknown>>; annotation: Record<string, unknown> }>;
 }
 
 export function reportRunsService(reports: ReportsService, dataApi: QueryRunner) {
@@ -46,8 +50,13 @@ export function reportRunsRoutes(runs: ReportRunsService): FastifyPluginAsyncTyp
           summary: 'Run a report’s query on the deployment’s runtime, as the caller (extension; VIEW on the report)',
           description:
             'Runs the report’s `sqlQuery` (SQL over cubes and views, through the data API’s `/v1/sql`), else the semantic query in `spec.query` (through `/v1/load`), with the caller’s row-level access. Answers the rows keyed by column or member name and their annotation. A query the runtime refuses is 400 `QUERY_REFUSED` with its reason; members the model’s access policies keep from the caller are 403.',
-          params: Type.Object({ deploymentId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }), reportId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) }),
-          response: { 200: Type.Object({ data: Type.Array(Type.Record(Type.String(), Type.Unknown())), annotation: Type.Record(Type.String(), Type.Unknown()) }) },
+          params: Type.Object({
+            deploymentId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
+            reportId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
+          }),
+          response: {
+            200: Type.Object({ data: Type.Array(Type.Record(Type.String(), Type.Unknown())), annotation: Type.Record(Type.String(), Type.Unknown()) }),
+          },
           problems: ['DEPLOYMENT_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN', 'QUERY_REFUSED', 'RUNTIME_UNAVAILABLE', 'ENVIRONMENT_NOT_FOUND'],
         },
       },

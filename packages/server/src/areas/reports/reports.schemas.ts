@@ -59,7 +59,8 @@ export const UpsertReportBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Creates the report with this public id, or updates it. Fields left out keep their stored values on update and are null on create; null clears a field.',
+    description:
+      'Creates the report with this public id, or updates it. Fields left out keep their stored values on update and are null on create; null clears a field.',
   },
 );
 export type UpsertReportInput = Static<typeof UpsertReportBody>;
@@ -86,7 +87,8 @@ export const ReportSchema = Type.Object(
       description: 'Where the report is placed in external spreadsheets (connect-workbook), oldest first.',
     }),
     currentQueryChecksum: Type.String({
-      description: 'SHA-256 (hex) of the report’s normalised query (`sqlQuery` and `spec`): a placement whose `queryChecksum` differs holds the results of an older query.',
+      description:
+        'SHA-256 (hex) of the report’s normalised query (`sqlQuery` and `spec`): a placement whose `queryChecksum` differs holds the results of an older query.',
     }),
   },
   { $id: 'Report', description: 'A report with its content, place in the workspace and owner.' },
@@ -118,7 +120,11 @@ export const ListReportsQuery = Type.Object(
         description: 'Ordering; ties are broken by id. Cursor pagination (`after`) is unavailable with `lastViewedAt` (400 CURSOR_UNAVAILABLE): use `offset`.',
       }),
     ),
-    sortOrder: Type.Optional(Type.Enum(['asc', 'desc'], { description: 'Direction; `asc` by default for `name`, `desc` for the timestamps. Never-viewed reports come last either way.' })),
+    sortOrder: Type.Optional(
+      Type.Enum(['asc', 'desc'], {
+        description: 'Direction; `asc` by default for `name`, `desc` for the timestamps. Never-viewed reports come last either way.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

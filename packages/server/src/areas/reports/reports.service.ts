@@ -13,10 +13,36 @@ import type { StoredItem } from '../workspace/index.js';
 import { moveOne } from '../workspace/index.js';
 import { type WorkspaceScope } from '../workspace/index.js';
 import { visibilityFor, visibleRows } from '../workspace/index.js';
-import { itemNotFound, openWorkspace, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf, type WorkspaceContext } from '../workspace/index.js';
+import {
+  itemNotFound,
+  openWorkspace,
+  readAuthorized,
+  requireItemAccess,
+  requireListedFolder,
+  viewOptionsOf,
+  type WorkspaceContext,
+} from '../workspace/index.js';
 import { queryChecksum, readPlacements, withSyncStatus } from './placements.js';
-import { CONTENT_FIELDS, type ListReportsInput, type Report, type ReportContent, type ReportPage, type ReportSortKey, type UpsertReportInput } from './reports.schemas.js';
-import { countReports, findReportByPublicId, insertReport, listReports, recordView, updateReport, type ListedReport, type ReportColumns, type ReportSortColumn } from './reports.store.js';
+import {
+  CONTENT_FIELDS,
+  type ListReportsInput,
+  type Report,
+  type ReportContent,
+  type ReportPage,
+  type ReportSortKey,
+  type UpsertReportInput,
+} from './reports.schemas.js';
+import {
+  countReports,
+  findReportByPublicId,
+  insertReport,
+  listReports,
+  recordView,
+  updateReport,
+  type ListedReport,
+  type ReportColumns,
+  type ReportSortColumn,
+} from './reports.store.js';
 
 type ReportItem = StoredItem & { type: 'REPORT' };
 
@@ -85,7 +111,10 @@ export function toReport(row: ReportRow, context: ItemViewContext, { content = t
 }
 
 function publicIdTaken(publicId: string, deploymentId: number): ApiError {
-  return new ApiError('REPORT_PUBLIC_ID_TAKEN', `A report with public id "${publicId}" already exists in deployment ${deploymentId}; public ids are unique per deployment.`);
+  return new ApiError(
+    'REPORT_PUBLIC_ID_TAKEN',
+    `A report with public id "${publicId}" already exists in deployment ${deploymentId}; public ids are unique per deployment.`,
+  );
 }
 
 /** 403 unless the caller's access to the report reaches `need`. */
@@ -117,9 +146,13 @@ function withoutSortKey({ sort_key: _, ...row }: ListedReport): ReportRow {
 function decodeAfter(cursor: string, sortBy: ReportSortKey, sortOrder: string): { value: string; id: number } {
   const [by, order, value, id] = decodeCursor(cursor, 4);
   if (by !== sortBy || order !== sortOrder || typeof value !== 'string' || typeof id !== 'number' || !Number.isSafeInteger(id)) {
-    throw new ApiError('INVALID_CURSOR', `The \`after\` cursor was not issued for this ordering (sortBy ${sortBy}, sortOrder ${sortOrder}); pass \`pageInfo.endCursor\` of the previous page with the same sortBy and sortOrder.`, {
-      errors: [{ pointer: '/query/after', message: 'is not a cursor of this ordering' }],
-    });
+    throw new ApiError(
+      'INVALID_CURSOR',
+      `The \`after\` cursor was not issued for this ordering (sortBy ${sortBy}, sortOrder ${sortOrder}); pass \`pageInfo.endCursor\` of the previous page with the same sortBy and sortOrder.`,
+      {
+        errors: [{ pointer: '/query/after', message: 'is not a cursor of this ordering' }],
+      },
+    );
   }
   return { value, id };
 }

@@ -5,7 +5,10 @@ import { nameSearch, type NameSearch } from '../workspace/index.js';
 import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/index.js';
 
 export type NewReport = Omit<ReportRow, 'id'>;
-export type ReportColumns = Omit<ReportRow, 'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'>;
+export type ReportColumns = Omit<
+  ReportRow,
+  'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'
+>;
 
 export async function findReportByPublicId(db: Executor, scope: WorkspaceScope, publicId: string): Promise<ReportRow | undefined> {
   return db
@@ -21,7 +24,12 @@ export async function insertReport(db: Executor, values: NewReport): Promise<Rep
   return db.insertInto('reports').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateReport(db: Executor, scope: WorkspaceScope, id: number, changes: Partial<ReportColumns> & { updated_at: string }): Promise<ReportRow> {
+export async function updateReport(
+  db: Executor,
+  scope: WorkspaceScope,
+  id: number,
+  changes: Partial<ReportColumns> & { updated_at: string },
+): Promise<ReportRow> {
   return db
     .updateTable('reports')
     .set(changes)
@@ -115,7 +123,11 @@ function matching(db: Executor, candidates: NonNullable<NameSearch['candidates']
  * others (`upTo`): a range of the sort key, which an index of the list's order serves, narrowed
  * at its bound by id.
  */
-function side(dialect: Dialect, { sort, direction, after }: ReportPosition & { after: { value: string; id: number } }, which: 'beyond' | 'upTo'): Expression<SqlBool> {
+function side(
+  dialect: Dialect,
+  { sort, direction, after }: ReportPosition & { after: { value: string; id: number } },
+  which: 'beyond' | 'upTo',
+): Expression<SqlBool> {
   const key = sortExpression(dialect, sort);
   const up = (direction === 'asc') === (which === 'beyond');
   const [cmp, cmpOrEqual] = up ? [sql.raw('>'), sql.raw('>=')] : [sql.raw('<'), sql.raw('<=')];
@@ -129,9 +141,16 @@ function side(dialect: Dialect, { sort, direction, after }: ReportPosition & { a
  * deployment takes its total from the kept one (migration 0007) and counts only the rows up to
  * the cursor; any other list counts its rows.
  */
-export async function countReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportFilter, position?: ReportPosition): Promise<{ total: number; before: number }> {
+export async function countReports(
+  db: Executor,
+  dialect: Dialect,
+  scope: WorkspaceScope,
+  filter: ReportFilter,
+  position?: ReportPosition,
+): Promise<{ total: number; before: number }> {
   const after = position?.after;
-  const everyReport = filter.folderId === undefined && filter.kind === undefined && filter.createdBy === undefined && filter.search === undefined && seesEveryRow(filter.visible);
+  const everyReport =
+    filter.folderId === undefined && filter.kind === undefined && filter.createdBy === undefined && filter.search === undefined && seesEveryRow(filter.visible);
   if (everyReport) {
     const before = after
       ? listed(db, dialect, scope, filter)
@@ -143,7 +162,11 @@ export async function countReports(db: Executor, dialect: Dialect, scope: Worksp
   }
   const row = await listed(db, dialect, scope, filter)
     .select((eb) => eb.fn.countAll<number | string>().as('total'))
-    .select(after ? sql<number | string>`sum(case when ${side(dialect, { ...position!, after }, 'beyond')} then 1 else 0 end)`.as('beyond') : sql<number>`0`.as('beyond'))
+    .select(
+      after
+        ? sql<number | string>`sum(case when ${side(dialect, { ...position!, after }, 'beyond')} then 1 else 0 end)`.as('beyond')
+        : sql<number>`0`.as('beyond'),
+    )
     .executeTakeFirstOrThrow();
   const total = Number(row.total);
   return { total, before: after ? total - Number(row.beyond ?? 0) : 0 };
@@ -159,7 +182,9 @@ export async function countReports(db: Executor, dialect: Dialect, scope: Worksp
 export async function listReports(db: Executor, dialect: Dialect, scope: WorkspaceScope, filter: ReportListFilter): Promise<ListedReport[]> {
   const { sort, direction, after } = filter;
   const key = sortExpression(dialect, sort);
-  let query = listed(db, dialect, scope, filter).selectAll('reports').select(sql<string | null>`${key}`.as('sort_key'));
+  let query = listed(db, dialect, scope, filter)
+    .selectAll('reports')
+    .select(sql<string | null>`${key}`.as('sort_key'));
   if (after !== undefined) query = query.where(side(dialect, { sort, direction, after }, 'beyond'));
   // One folder's reports: the folder first in the order, one value for every row, so that
   // PostgreSQL, which takes `is null` for no equality, sees the index's order for the root too.

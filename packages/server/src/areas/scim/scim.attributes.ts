@@ -64,15 +64,15 @@ function multi(name: string, description: string, types: string[], value: { type
 }
 
 const userAttributes: AttrDef[] = [
-  str('userName', 'Unique identifier for the User, used to sign in; the user\'s email in the REST API. Unique ignoring case.', {
+  str('userName', "Unique identifier for the User, used to sign in; the user's email in the REST API. Unique ignoring case.", {
     required: true,
     uniqueness: 'server',
   }),
-  attr('name', 'complex', 'The components of the user\'s real name.', {
+  attr('name', 'complex', "The components of the user's real name.", {
     subAttributes: [
       str('formatted', 'The full name, formatted for display.'),
       str('familyName', 'The family name.'),
-      str('givenName', 'The given name; the user\'s first name in the REST API.'),
+      str('givenName', "The given name; the user's first name in the REST API."),
       str('middleName', 'The middle name(s).'),
       str('honorificPrefix', 'The honorific prefix(es).'),
       str('honorificSuffix', 'The honorific suffix(es).'),
@@ -80,7 +80,7 @@ const userAttributes: AttrDef[] = [
   }),
   str('displayName', 'The name of the User, suitable for display to end-users.'),
   str('nickName', 'The casual way to address the user.'),
-  attr('profileUrl', 'reference', 'A URI to the user\'s online profile.', { referenceTypes: ['external'] }),
+  attr('profileUrl', 'reference', "A URI to the user's online profile.", { referenceTypes: ['external'] }),
   str('title', 'The user\'s title, such as "Vice President".'),
   str('userType', 'The relationship between the organization and the user.'),
   str('preferredLanguage', 'Preferred written or spoken language.'),
@@ -133,7 +133,7 @@ export const ENTERPRISE_SCHEMA_DEF: SchemaDef = {
     str('organization', 'Identifies the name of an organization.'),
     str('division', 'Identifies the name of a division.'),
     str('department', 'Identifies the name of a department.'),
-    attr('manager', 'complex', 'The user\'s manager.', {
+    attr('manager', 'complex', "The user's manager.", {
       subAttributes: [
         str('value', 'The id of the manager.'),
         attr('$ref', 'reference', 'The URI of the manager.', { referenceTypes: ['User'] }),
@@ -164,7 +164,12 @@ export const GROUP_SCHEMA_DEF: SchemaDef = {
 
 /** Common attributes of every resource (RFC 7643 section 3.1), for filters, sorting and projection. */
 export const COMMON_ATTRIBUTES: AttrDef[] = [
-  str('id', 'Unique identifier of the resource, assigned by the server.', { caseExact: true, mutability: 'readOnly', returned: 'always', uniqueness: 'server' }),
+  str('id', 'Unique identifier of the resource, assigned by the server.', {
+    caseExact: true,
+    mutability: 'readOnly',
+    returned: 'always',
+    uniqueness: 'server',
+  }),
   str('externalId', 'Identifier of the resource in the provisioning client.', { caseExact: true }),
   attr('meta', 'complex', 'Resource metadata.', {
     mutability: 'readOnly',

@@ -1,4 +1,13 @@
-import { ATTRIBUTES_SCHEMA, ENTERPRISE_SCHEMA, ENTERPRISE_SCHEMA_DEF, GROUP_SCHEMA, GROUP_SCHEMA_DEF, USER_SCHEMA, USER_SCHEMA_DEF, type SchemaDef } from './scim.attributes.js';
+import {
+  ATTRIBUTES_SCHEMA,
+  ENTERPRISE_SCHEMA,
+  ENTERPRISE_SCHEMA_DEF,
+  GROUP_SCHEMA,
+  GROUP_SCHEMA_DEF,
+  USER_SCHEMA,
+  USER_SCHEMA_DEF,
+  type SchemaDef,
+} from './scim.attributes.js';
 import { MAX_COUNT } from './scim.service.js';
 import type { JsonObject } from './scim.resources.js';
 

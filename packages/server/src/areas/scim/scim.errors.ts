@@ -9,7 +9,8 @@ export const SCIM_ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 export { SCIM_PREFIX };
 
 /** The `scimType` values of RFC 7644 section 3.12 that this server can give. */
-export type ScimType = 'invalidFilter' | 'tooMany' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'invalidVers' | 'sensitive';
+export type ScimType =
+  'invalidFilter' | 'tooMany' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'invalidVers' | 'sensitive';
 
 /** A SCIM error raised by the SCIM service or routes; rendered in SCIM's error schema. */
 export class ScimError extends Error {
@@ -49,7 +50,10 @@ export function scimErrorBody(status: number, detail: string, scimType?: ScimTyp
 }
 
 export function sendScimError(reply: FastifyReply, status: number, detail: string, scimType?: ScimType): FastifyReply {
-  return reply.code(status).type(SCIM_MEDIA_TYPE).send(JSON.stringify(scimErrorBody(status, detail, scimType)));
+  return reply
+    .code(status)
+    .type(SCIM_MEDIA_TYPE)
+    .send(JSON.stringify(scimErrorBody(status, detail, scimType)));
 }
 
 /** A request-level problem (authentication, routing, body parsing, domain rules) in SCIM's error schema. */

@@ -91,7 +91,9 @@ export function parseFilter(text: string): Filter {
   try {
     filter = parse(foldSubAttributePaths(text));
   } catch (error) {
-    throw invalidFilter(`The filter ${JSON.stringify(text)} is not valid SCIM filter syntax (RFC 7644 section 3.4.2.2): ${(error as Error).message}. String values must be quoted.`);
+    throw invalidFilter(
+      `The filter ${JSON.stringify(text)} is not valid SCIM filter syntax (RFC 7644 section 3.4.2.2): ${(error as Error).message}. String values must be quoted.`,
+    );
   }
   if (depthOf(filter) > MAX_FILTER_DEPTH) throw invalidFilter(`The filter nests more than ${MAX_FILTER_DEPTH} levels deep.`);
   return filter;
@@ -147,7 +149,13 @@ class Compiler {
       default:
         if (!SCALAR_OPS.has(filter.op)) throw invalidFilter(`Unknown filter operator "${filter.op}".`);
         // The value is still checked: a comparison no attribute could make is refused as usual.
-        if (this.isAbsent(filter.attrPath)) return compareScalar({ expr: sql`cast(null as text)`, type: 'string', caseExact: true }, filter.op as CompareOp, filter.compValue, this.context.dialect);
+        if (this.isAbsent(filter.attrPath))
+          return compareScalar(
+            { expr: sql`cast(null as text)`, type: 'string', caseExact: true },
+            filter.op as CompareOp,
+            filter.compValue,
+            this.context.dialect,
+          );
         return this.compare(filter.attrPath, filter.op as CompareOp, filter.compValue);
     }
   }
@@ -203,7 +211,8 @@ class Compiler {
     if (column) return column;
     const resolved = this.resolve(path);
     // The location and version are computed per response, never stored, so nothing can select on them.
-    if (resolved.core && resolved.attr.name === 'meta') throw invalidFilter(`"${path}" cannot be filtered or sorted on; use meta.created or meta.lastModified.`);
+    if (resolved.core && resolved.attr.name === 'meta')
+      throw invalidFilter(`"${path}" cannot be filtered or sorted on; use meta.created or meta.lastModified.`);
     if (resolved.schema.id === ATTRIBUTES_SCHEMA) throw invalidFilter(`Sorting by user attribute "${path}" is not supported.`);
     if (resolved.attr.multiValued) {
       if (forSort) throw invalidFilter(`sortBy must name a single-valued attribute; "${path}" is multi-valued.`);

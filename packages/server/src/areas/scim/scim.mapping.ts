@@ -46,7 +46,9 @@ export function renderUser(row: ScimUserRow, groups: Array<{ group_id: number; n
   const { externalId, name, ...rest } = doc;
   const fullName: JsonObject = { ...((name as JsonObject | undefined) ?? {}) };
   if (row.first_name !== null) fullName.givenName = row.first_name;
-  const extensions = Object.keys(rest).filter((k) => k.startsWith('urn:')).sort((a, b) => Number(a === ATTRIBUTES_SCHEMA) - Number(b === ATTRIBUTES_SCHEMA));
+  const extensions = Object.keys(rest)
+    .filter((k) => k.startsWith('urn:'))
+    .sort((a, b) => Number(a === ATTRIBUTES_SCHEMA) - Number(b === ATTRIBUTES_SCHEMA));
   const resource: JsonObject = {
     schemas: [USER_SCHEMA, ...extensions],
     id: String(row.id),
@@ -55,7 +57,9 @@ export function renderUser(row: ScimUserRow, groups: Array<{ group_id: number; n
     ...(Object.keys(fullName).length > 0 ? { name: fullName } : {}),
     ...Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith('urn:'))),
     active: row.deactivated_at === null,
-    ...(groups.length > 0 ? { groups: groups.map((g) => ({ value: String(g.group_id), $ref: `${base}/Groups/${g.group_id}`, display: g.name, type: 'direct' })) } : {}),
+    ...(groups.length > 0
+      ? { groups: groups.map((g) => ({ value: String(g.group_id), $ref: `${base}/Groups/${g.group_id}`, display: g.name, type: 'direct' })) }
+      : {}),
     ...Object.fromEntries(extensions.map((k) => [k, rest[k] as Json])),
   };
   return withMeta(resource, 'User', row.id, row.created_at, row.updated_at, base);

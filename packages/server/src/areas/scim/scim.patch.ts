@@ -74,7 +74,8 @@ function normalize(raw: Record<string, unknown>, index: number, schemas: SchemaD
 
   if (value === undefined) throw invalidValue(`Operations[${index}]: "${op}" needs a value.`);
   if (extension) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidValue(`Operations[${index}]: the value for ${extension.id} must be an object of its attributes.`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw invalidValue(`Operations[${index}]: the value for ${extension.id} must be an object of its attributes.`);
     return extensionOps(op, extension, value, schemas);
   }
   if (path !== undefined) return [{ op, path: canonicalPath(path, schemas), value } as ScimPatchOperation];

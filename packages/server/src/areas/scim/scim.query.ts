@@ -48,7 +48,8 @@ const MAX_SORT_BY = 256;
  * comma-separated string is read as the query string's form). Other members are ignored.
  */
 export function searchParams(body: unknown): ListParams {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidSyntax('A search body must be a SearchRequest object (RFC 7644 section 3.4.3).');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidSyntax('A search body must be a SearchRequest object (RFC 7644 section 3.4.3).');
   // A Map, not an object: member names are the client's, "__proto__" and "constructor" included.
   const members = new Map(Object.entries(body).map(([k, v]) => [k.toLowerCase(), v as unknown]));
   const schemas = members.get('schemas');

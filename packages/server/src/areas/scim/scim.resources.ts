@@ -87,7 +87,17 @@ export function canonicalize(body: unknown, schemas: SchemaDef[]): JsonObject {
 }
 
 function attrLike(schema: SchemaDef): AttrDef {
-  return { name: schema.id, type: 'complex', multiValued: false, description: '', required: false, caseExact: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none' };
+  return {
+    name: schema.id,
+    type: 'complex',
+    multiValued: false,
+    description: '',
+    required: false,
+    caseExact: false,
+    mutability: 'readWrite',
+    returned: 'default',
+    uniqueness: 'none',
+  };
 }
 
 /** A weak entity tag over the whole representation: any visible change gives a new one (RFC 7644 section 3.14). */
@@ -104,15 +114,21 @@ export function etagOf(resource: JsonObject): string {
 export function project(resource: JsonObject, _kind: ResourceKind, schemas: SchemaDef[], attributes?: string[], excluded?: string[]): JsonObject {
   if (!attributes?.length && !excluded?.length) return resource;
   const paths = (list: string[]) =>
-    list.map((p) => {
-      const name = p.replace(/\[.*\]/, '');
-      // A whole extension, named by its URN.
-      const extension = schemas.slice(1).find((s) => s.id.toLowerCase() === name.toLowerCase());
-      if (extension) return { top: extension.id, inner: undefined, sub: undefined };
-      const resolved = resolvePath(schemas, name);
-      if (!resolved) return undefined;
-      return { top: resolved.core ? resolved.attr.name : resolved.schema.id, inner: resolved.core ? resolved.sub?.name : resolved.attr.name, sub: resolved.core ? undefined : resolved.sub?.name };
-    }).filter((p) => p !== undefined);
+    list
+      .map((p) => {
+        const name = p.replace(/\[.*\]/, '');
+        // A whole extension, named by its URN.
+        const extension = schemas.slice(1).find((s) => s.id.toLowerCase() === name.toLowerCase());
+        if (extension) return { top: extension.id, inner: undefined, sub: undefined };
+        const resolved = resolvePath(schemas, name);
+        if (!resolved) return undefined;
+        return {
+          top: resolved.core ? resolved.attr.name : resolved.schema.id,
+          inner: resolved.core ? resolved.sub?.name : resolved.attr.name,
+          sub: resolved.core ? undefined : resolved.sub?.name,
+        };
+      })
+      .filter((p) => p !== undefined);
   const always = new Set(['id', 'schemas', 'meta']);
   if (attributes?.length) {
     const out: JsonObject = {};

@@ -62,21 +62,47 @@ export function scimRoutes(service: ScimService, baseUrlOf: BaseUrlOf): FastifyP
     app.removeContentTypeParser(['application/json', 'text/plain']);
     app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
 
-    const discovery = (path: string, operationId: string, summary: string, build: (base: string, request: FastifyRequest) => Promise<JsonObject | JsonObject[]>) => {
+    const discovery = (
+      path: string,
+      operationId: string,
+      summary: string,
+      build: (base: string, request: FastifyRequest) => Promise<JsonObject | JsonObject[]>,
+    ) => {
       app.get(
         `${SCIM_PREFIX}/${path}`,
-        { schema: { operationId, tags, summary, response: { 200: scimContent(path === 'ServiceProviderConfig' ? 'ScimDocument' : 'ScimListResponse'), ...errors() } } },
+        {
+          schema: {
+            operationId,
+            tags,
+            summary,
+            response: { 200: scimContent(path === 'ServiceProviderConfig' ? 'ScimDocument' : 'ScimListResponse'), ...errors() },
+          },
+        },
         async (request, reply) => {
           request.caller.access.requireAccountAdmin('read the SCIM configuration');
           const built = await build(await baseUrl(request), request);
           if (!Array.isArray(built)) return send(reply, 200, built);
-          return send(reply, 200, { schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: built.length, itemsPerPage: built.length, startIndex: 1, Resources: built });
+          return send(reply, 200, {
+            schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+            totalResults: built.length,
+            itemsPerPage: built.length,
+            startIndex: 1,
+            Resources: built,
+          });
         },
       );
       if (path === 'ServiceProviderConfig') return;
       app.get(
         `${SCIM_PREFIX}/${path}/:id`,
-        { schema: { operationId: `${operationId}ById`, tags, summary: `${summary}, one by id`, params: ScimIdParams, response: { 200: scimContent('ScimDocument'), ...errors() } } },
+        {
+          schema: {
+            operationId: `${operationId}ById`,
+            tags,
+            summary: `${summary}, one by id`,
+            params: ScimIdParams,
+            response: { 200: scimContent('ScimDocument'), ...errors() },
+          },
+        },
         async (request, reply) => {
           request.caller.access.requireAccountAdmin('read the SCIM configuration');
           const found = ((await build(await baseUrl(request), request)) as JsonObject[]).find((d) => d.id === request.params.id);
@@ -85,7 +111,9 @@ export function scimRoutes(service: ScimService, baseUrlOf: BaseUrlOf): FastifyP
         },
       );
     };
-    discovery('ServiceProviderConfig', 'getScimServiceProviderConfig', 'What this SCIM service supports (RFC 7644 section 5)', async (base) => serviceProviderConfig(base));
+    discovery('ServiceProviderConfig', 'getScimServiceProviderConfig', 'What this SCIM service supports (RFC 7644 section 5)', async (base) =>
+      serviceProviderConfig(base),
+    );
     discovery('ResourceTypes', 'listScimResourceTypes', 'The SCIM resource types: User and Group', async (base) => resourceTypes(base));
     discovery('Schemas', 'listScimSchemas', "The SCIM schemas: User, EnterpriseUser, the tenant's UserAttributes extension, Group", async (base, request) =>
       schemas(base, await service.attributesSchema(request.caller)),
@@ -94,7 +122,16 @@ export function scimRoutes(service: ScimService, baseUrlOf: BaseUrlOf): FastifyP
     // The root search covers both resource types (RFC 7644 section 3.4.3): see ScimService.searchAll.
     app.post(
       `${SCIM_PREFIX}/.search`,
-      { schema: { operationId: 'searchScim', tags, summary: 'Search Users and Groups together with a SearchRequest (RFC 7644 section 3.4.3)', consumes, body: ScimSearchBody, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+      {
+        schema: {
+          operationId: 'searchScim',
+          tags,
+          summary: 'Search Users and Groups together with a SearchRequest (RFC 7644 section 3.4.3)',
+          consumes,
+          body: ScimSearchBody,
+          response: { 200: scimContent('ScimListResponse'), ...errors() },
+        },
+      },
       async (request, reply) => {
         // Who may search is settled before the body is read, as on every other SCIM operation.
         request.caller.access.requireAccountAdmin('read SCIM users and groups');
@@ -145,12 +182,29 @@ function resourceRoutes(
 
   app.get(
     path,
-    { schema: { operationId: `listScim${plural}`, tags, summary: `List ${plural} with filter, sorting and paging (RFC 7644 section 3.4.2)`, querystring: ScimListQuery, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+    {
+      schema: {
+        operationId: `listScim${plural}`,
+        tags,
+        summary: `List ${plural} with filter, sorting and paging (RFC 7644 section 3.4.2)`,
+        querystring: ScimListQuery,
+        response: { 200: scimContent('ScimListResponse'), ...errors() },
+      },
+    },
     async (request, reply) => send(reply, 200, await h.list(request.caller, queryParams(request.query), await baseUrl(request))),
   );
   app.post(
     `${path}/.search`,
-    { schema: { operationId: `searchScim${plural}`, tags, summary: `Search ${plural} with a SearchRequest body: the same results as the GET (RFC 7644 section 3.4.3)`, consumes, body: ScimSearchBody, response: { 200: scimContent('ScimListResponse'), ...errors() } } },
+    {
+      schema: {
+        operationId: `searchScim${plural}`,
+        tags,
+        summary: `Search ${plural} with a SearchRequest body: the same results as the GET (RFC 7644 section 3.4.3)`,
+        consumes,
+        body: ScimSearchBody,
+        response: { 200: scimContent('ScimListResponse'), ...errors() },
+      },
+    },
     async (request, reply) => {
       request.caller.access.requireAccountAdmin(`read SCIM ${plural.toLowerCase()}`);
       return send(reply, 200, await h.list(request.caller, searchParams(request.body), await baseUrl(request)));
@@ -158,7 +212,16 @@ function resourceRoutes(
   );
   app.post(
     path,
-    { schema: { operationId: `createScim${kind}`, tags, summary: `Provision a ${kind} (201 with Location)`, consumes, body: ScimBody, response: { 201: scimContent(ref), ...errors([409]) } } },
+    {
+      schema: {
+        operationId: `createScim${kind}`,
+        tags,
+        summary: `Provision a ${kind} (201 with Location)`,
+        consumes,
+        body: ScimBody,
+        response: { 201: scimContent(ref), ...errors([409]) },
+      },
+    },
     async (request, reply) => send(reply, 201, await h.create(request.caller, request.body, await baseUrl(request))),
   );
   app.get(
@@ -175,10 +238,18 @@ function resourceRoutes(
     },
     async (request, reply) => {
       const q = request.query as Record<string, string | undefined>;
-      const resource = await h.get(request.caller, idOf(request), { attributes: attributeList(q.attributes), excludedAttributes: attributeList(q.excludedAttributes) }, await baseUrl(request));
+      const resource = await h.get(
+        request.caller,
+        idOf(request),
+        { attributes: attributeList(q.attributes), excludedAttributes: attributeList(q.excludedAttributes) },
+        await baseUrl(request),
+      );
       // A client holding the current version gets 304 without the body (RFC 7644 section 3.14).
       const version = (resource.meta as JsonObject | undefined)?.version;
-      if (typeof version === 'string' && request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === version.replace(/^W\//, ''))) {
+      if (
+        typeof version === 'string' &&
+        request.headers['if-none-match']?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === version.replace(/^W\//, ''))
+      ) {
         return reply.code(304).header('etag', version).send();
       }
       return send(reply, 200, resource);
@@ -186,12 +257,32 @@ function resourceRoutes(
   );
   app.put(
     `${path}/:${param}`,
-    { schema: { operationId: `replaceScim${kind}`, tags, summary: `Replace a ${kind} (If-Match honoured)`, consumes, params, body: ScimBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
+    {
+      schema: {
+        operationId: `replaceScim${kind}`,
+        tags,
+        summary: `Replace a ${kind} (If-Match honoured)`,
+        consumes,
+        params,
+        body: ScimBody,
+        response: { 200: scimContent(ref), ...errors([409, 412]) },
+      },
+    },
     async (request, reply) => send(reply, 200, await h.replace(request.caller, idOf(request), request.body, ifMatch(request), await baseUrl(request))),
   );
   app.patch(
     `${path}/:${param}`,
-    { schema: { operationId: `patchScim${kind}`, tags, summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`, consumes, params, body: ScimPatchBody, response: { 200: scimContent(ref), ...errors([409, 412]) } } },
+    {
+      schema: {
+        operationId: `patchScim${kind}`,
+        tags,
+        summary: `Modify a ${kind} with PatchOp operations (If-Match honoured)`,
+        consumes,
+        params,
+        body: ScimPatchBody,
+        response: { 200: scimContent(ref), ...errors([409, 412]) },
+      },
+    },
     async (request, reply) => send(reply, 200, await h.patch(request.caller, idOf(request), request.body, ifMatch(request), await baseUrl(request))),
   );
   app.delete(
@@ -200,7 +291,8 @@ function resourceRoutes(
       schema: {
         operationId: `deleteScim${kind}`,
         tags,
-        summary: kind === 'User' ? 'Deprovision a User: deactivated, out of its groups, no longer in SCIM' : 'Delete a Group with its memberships and access policies',
+        summary:
+          kind === 'User' ? 'Deprovision a User: deactivated, out of its groups, no longer in SCIM' : 'Delete a Group with its memberships and access policies',
         params,
         // 409: deprovisioning the last active admin is refused.
         response: { 204: Type.Null({ description: 'Deleted' }), ...errors(kind === 'User' ? [409, 412] : [412]) },

@@ -72,7 +72,6 @@ function checkVersion(current: string, ifMatch: string | undefined): void {
   }
 }
 
-
 export function scimService(store: Store) {
   const { db } = store;
   /** The schemas of a tenant's resources: the User's include the tenant's user-attribute extension. */
@@ -86,7 +85,14 @@ export function scimService(store: Store) {
     const groups = await scimGroupsOf(trx, tenantId, ids);
     // Effective values, defaults included, as the REST API reports them and filters compare them.
     const attributes = await attributeValues.effective(trx, tenantId, ids);
-    return rows.map((r) => renderUser(r, groups.filter((g) => g.user_id === r.id), attributes.get(r.id) as JsonObject | undefined, base));
+    return rows.map((r) =>
+      renderUser(
+        r,
+        groups.filter((g) => g.user_id === r.id),
+        attributes.get(r.id) as JsonObject | undefined,
+        base,
+      ),
+    );
   }
 
   async function loadUser(trx: Executor, tenantId: number, id: number, base: BaseUrl): Promise<JsonObject> {
@@ -120,7 +126,11 @@ export function scimService(store: Store) {
   }
 
   async function renderGroups(trx: Executor, tenantId: number, rows: ScimGroupRow[], base: BaseUrl): Promise<JsonObject[]> {
-    const members = await scimMembersOf(trx, tenantId, rows.map((r) => r.id));
+    const members = await scimMembersOf(
+      trx,
+      tenantId,
+      rows.map((r) => r.id),
+    );
     // Grouped once, rather than a scan of every member per group.
     const byGroup = new Map<number, typeof members>();
     for (const m of members) {
@@ -165,7 +175,9 @@ export function scimService(store: Store) {
     if (attributeNames !== undefined) {
       if (attributeNames.length > 0) {
         // Own members only: a name such as "toString" must not read Object.prototype's.
-        const named = Object.fromEntries(attributeNames.map((name) => [name, attributes !== undefined && Object.hasOwn(attributes, name) ? attributes[name] : null]));
+        const named = Object.fromEntries(
+          attributeNames.map((name) => [name, attributes !== undefined && Object.hasOwn(attributes, name) ? attributes[name] : null]),
+        );
         await attributeValues.write(trx, tenantId, userId, named, { replace: false, keepDefaults: true, pointer });
       }
     } else if (attributes !== undefined) {
@@ -228,7 +240,11 @@ export function scimService(store: Store) {
       const q = listQuery('User', schemas, params);
       const { rows, total } = await listScimUsers(db, caller.actor.tenantId, q);
       const resources = await renderUsers(db, caller.actor.tenantId, rows, base);
-      return listResponse(resources.map((r) => project(r, 'User', schemas, params.attributes, params.excludedAttributes)), total, q.startIndex);
+      return listResponse(
+        resources.map((r) => project(r, 'User', schemas, params.attributes, params.excludedAttributes)),
+        total,
+        q.startIndex,
+      );
     },
 
     async getUser(caller: Caller, id: string, projection: Projection, base: BaseUrl): Promise<JsonObject> {
@@ -306,7 +322,11 @@ export function scimService(store: Store) {
       const q = listQuery('Group', schemasOf('Group'), params);
       const { rows, total } = await listScimGroups(db, caller.actor.tenantId, q);
       const resources = await renderGroups(db, caller.actor.tenantId, rows, base);
-      return listResponse(resources.map((r) => project(r, 'Group', schemasOf('Group'), params.attributes, params.excludedAttributes)), total, q.startIndex);
+      return listResponse(
+        resources.map((r) => project(r, 'Group', schemasOf('Group'), params.attributes, params.excludedAttributes)),
+        total,
+        q.startIndex,
+      );
     },
 
     /**
@@ -329,7 +349,11 @@ export function scimService(store: Store) {
         throw nowhere === params.sortBy?.toLowerCase() ? invalidValue(message) : invalidFilter(message);
       }
       const users = await listScimUsers(db, tenantId, userQuery);
-      const groups = await listScimGroups(db, tenantId, { ...groupQuery, offset: Math.max(0, userQuery.offset - users.total), limit: userQuery.limit - users.rows.length });
+      const groups = await listScimGroups(db, tenantId, {
+        ...groupQuery,
+        offset: Math.max(0, userQuery.offset - users.total),
+        limit: userQuery.limit - users.rows.length,
+      });
       const resources = [
         ...(await renderUsers(db, tenantId, users.rows, base)).map((r) => project(r, 'User', userSchemas, params.attributes, params.excludedAttributes)),
         ...(await renderGroups(db, tenantId, groups.rows, base)).map((r) => project(r, 'Group', groupSchemas, params.attributes, params.excludedAttributes)),

@@ -15,10 +15,7 @@ export interface ListQuery {
 }
 
 function users(db: Executor, tenantId: number) {
-  return db
-    .selectFrom('users')
-    .innerJoin('scim_users', 'scim_users.user_id', 'users.id')
-    .where('users.tenant_id', '=', tenantId);
+  return db.selectFrom('users').innerJoin('scim_users', 'scim_users.user_id', 'users.id').where('users.tenant_id', '=', tenantId);
 }
 
 export async function findScimUser(db: Executor, tenantId: number, id: number): Promise<ScimUserRow | undefined> {
@@ -53,10 +50,7 @@ export async function deleteScimUser(db: Executor, tenantId: number, userId: num
 }
 
 function groups(db: Executor, tenantId: number) {
-  return db
-    .selectFrom('groups')
-    .innerJoin('scim_groups', 'scim_groups.group_id', 'groups.id')
-    .where('groups.tenant_id', '=', tenantId);
+  return db.selectFrom('groups').innerJoin('scim_groups', 'scim_groups.group_id', 'groups.id').where('groups.tenant_id', '=', tenantId);
 }
 
 export async function findScimGroup(db: Executor, tenantId: number, id: number): Promise<ScimGroupRow | undefined> {

@@ -49,7 +49,9 @@ export function catalogColumns(cube: MetaCube): Array<[string, string]> {
 export function catalogDdl(cubes: MetaCube[]): string {
   const statements: string[] = [];
   for (const cube of cubes) {
-    const cols = catalogColumns(cube).map(([name, type]) => `${ident(name)} ${type}`).join(', ');
+    const cols = catalogColumns(cube)
+      .map(([name, type]) => `${ident(name)} ${type}`)
+      .join(', ');
     statements.push(`CREATE TABLE public.${ident(cube.name)} (${cols})`);
     if (cube.type === 'view') statements.push(`COMMENT ON TABLE public.${ident(cube.name)} IS 'view'`);
   }
@@ -193,7 +195,13 @@ export class Catalog {
 
   /** A bound statement run: RowDescription or NoData, DataRows, CommandComplete; or an ErrorResponse. */
   execute(parse: Parse, bind: Bind): Promise<Message[]> {
-    return this.wrapped([frontend.parse({ ...parse, name: '' }), frontend.bind({ ...bind, portal: '', statement: '' }), frontend.describe('P', ''), frontend.execute(''), frontend.sync()]);
+    return this.wrapped([
+      frontend.parse({ ...parse, name: '' }),
+      frontend.bind({ ...bind, portal: '', statement: '' }),
+      frontend.describe('P', ''),
+      frontend.execute(''),
+      frontend.sync(),
+    ]);
   }
 
   async close(): Promise<void> {

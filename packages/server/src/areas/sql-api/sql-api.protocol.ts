@@ -172,7 +172,21 @@ export const backend = {
   commandComplete: (tag: string) => message('C', cstr(tag)),
   parameterDescription: (oids: number[]) => message('t', i16(oids.length), ...oids.map(i32)),
   rowDescription: (fields: Field[]) =>
-    message('T', i16(fields.length), ...fields.map((f) => Buffer.concat([cstr(f.name), i32(0), i16(0), i32(f.oid), i16(f.oid === 20 ? 8 : f.oid === 16 ? 1 : f.oid === 701 ? 8 : f.oid === 1114 ? 8 : -1), i32(-1), i16(0)]))),
+    message(
+      'T',
+      i16(fields.length),
+      ...fields.map((f) =>
+        Buffer.concat([
+          cstr(f.name),
+          i32(0),
+          i16(0),
+          i32(f.oid),
+          i16(f.oid === 20 ? 8 : f.oid === 16 ? 1 : f.oid === 701 ? 8 : f.oid === 1114 ? 8 : -1),
+          i32(-1),
+          i16(0),
+        ]),
+      ),
+    ),
   dataRow: (values: Array<string | null>) =>
     message(
       'D',

@@ -53,7 +53,8 @@ interface Portal {
   result?: PortalResult;
 }
 
-const READ_ONLY = (what: string) => new SqlError('25006', `The SQL API runs read-only statements (SELECT over cubes and views, catalog reads, SHOW, SET); ${what} is not run.`);
+const READ_ONLY = (what: string) =>
+  new SqlError('25006', `The SQL API runs read-only statements (SELECT over cubes and views, catalog reads, SHOW, SET); ${what} is not run.`);
 
 /**
  * The SQL API's listener: the PostgreSQL protocol on its own port (pg-gateway reads start-up, SSL
@@ -151,7 +152,11 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
     });
 
     socket.on('close', () => {
-      if (model) void model.then(({ catalog }) => catalogs.release(catalog), () => undefined);
+      if (model)
+        void model.then(
+          ({ catalog }) => catalogs.release(catalog),
+          () => undefined,
+        );
     });
 
     let queue: Promise<void> = Promise.resolve();
@@ -322,7 +327,10 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
           const list = splitStatements(parse.sql);
           if (list.length > 1) throw new SqlError('42601', 'cannot insert multiple commands into a prepared statement');
           const first = classify(parse.sql, null);
-          statements.set(parse.name, { parse, kind: first.kind === 'data' || first.kind === 'catalog' ? classify(parse.sql, (await modelOf(s)).tables) : first });
+          statements.set(parse.name, {
+            parse,
+            kind: first.kind === 'data' || first.kind === 'catalog' ? classify(parse.sql, (await modelOf(s)).tables) : first,
+          });
           send(backend.parseComplete());
           return;
         }
@@ -413,7 +421,14 @@ export function sqlApiListener(service: SqlApiService, options: SqlApiListenerOp
       send(backend.parameterDescription(types));
       // The columns of the query run with every parameter NULL: known only from the runtime's answer.
       try {
-        const data = await dataResult(s, bindParameters(parse.sql, types.map(() => null), parse.paramTypes));
+        const data = await dataResult(
+          s,
+          bindParameters(
+            parse.sql,
+            types.map(() => null),
+            parse.paramTypes,
+          ),
+        );
         send(backend.rowDescription(data.fields));
       } catch {
         send(backend.noData());

@@ -71,7 +71,10 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
     return tenantBySlug(db, DEFAULT_TENANT_SLUG);
   }
 
-  async function ask(session: SqlSession, request: { method: string; path: string; body: unknown }): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function ask(
+    session: SqlSession,
+    request: { method: string; path: string; body: unknown },
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     let status: number;
     let body: Record<string, unknown>;
     // A query still running answers Cube's "Continue wait"; asked again, the request joins the same run.
@@ -80,7 +83,8 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
       try {
         answer = await dataApi.forward(session.env, session.grant, { ...request, query: '', requestId: `sql-${session.env.row.id}-${Date.now()}` });
       } catch (error) {
-        if (error instanceof ApiError) throw new SqlError(error.code === 'FORBIDDEN' ? '42501' : error.code === 'RUNTIME_UNAVAILABLE' ? '57P03' : '58000', error.detail);
+        if (error instanceof ApiError)
+          throw new SqlError(error.code === 'FORBIDDEN' ? '42501' : error.code === 'RUNTIME_UNAVAILABLE' ? '57P03' : '58000', error.detail);
         throw error;
       }
       status = answer.status;
@@ -143,13 +147,17 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
       if (status === 400 && body.type === QUERY_TIMEOUT_TYPE) throw new SqlError('57014', String(body.error));
       if (status !== 200) throw new SqlError(status === 400 ? '42000' : '58000', String(body.error ?? `The runtime answered ${status}.`));
       const data = (body.data as Array<Record<string, unknown>> | undefined) ?? [];
-      const columns = ((body.annotation as { columns?: Record<string, { member?: string; kind?: string; type?: string }> } | undefined)?.columns ?? {}) as Record<string, { member?: string; kind?: string; type?: string }>;
+      const columns = ((body.annotation as { columns?: Record<string, { member?: string; kind?: string; type?: string }> } | undefined)?.columns ??
+        {}) as Record<string, { member?: string; kind?: string; type?: string }>;
       const names = Object.keys(columns).length > 0 ? Object.keys(columns) : Object.keys(data[0] ?? {});
       const aggTypes = new Map<string, string | undefined>();
       for (const cube of meta ?? []) for (const m of cube.measures ?? []) aggTypes.set(m.name, m.aggType);
       const fields = names.map((name) => {
         const c = columns[name] ?? {};
-        return { name, oid: pgType({ type: c.type ?? 'string', aggType: c.member === undefined ? undefined : aggTypes.get(c.member) }, c.kind === 'measure').oid };
+        return {
+          name,
+          oid: pgType({ type: c.type ?? 'string', aggType: c.member === undefined ? undefined : aggTypes.get(c.member) }, c.kind === 'measure').oid,
+        };
       });
       const rows = data.map((row) => fields.map((f) => textValue(row[f.name], f.oid)));
       return { fields, rows, tag: `SELECT ${rows.length}` };

@@ -92,7 +92,23 @@ export function splitStatements(sql: string): string[] {
   return statements;
 }
 
-const SESSION = new Set(['SET', 'RESET', 'BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT', 'DISCARD', 'DEALLOCATE', 'CLOSE', 'SAVEPOINT', 'RELEASE', 'LISTEN', 'UNLISTEN']);
+const SESSION = new Set([
+  'SET',
+  'RESET',
+  'BEGIN',
+  'START',
+  'COMMIT',
+  'END',
+  'ROLLBACK',
+  'ABORT',
+  'DISCARD',
+  'DEALLOCATE',
+  'CLOSE',
+  'SAVEPOINT',
+  'RELEASE',
+  'LISTEN',
+  'UNLISTEN',
+]);
 const READS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN']);
 
 export type StatementKind = { kind: 'empty' } | { kind: 'session'; tag: string } | { kind: 'catalog' } | { kind: 'data' } | { kind: 'refused'; reason: string };
@@ -120,7 +136,17 @@ function relations(list: Token[]): Array<[string | null, string]> {
         j += 1;
       }
       // An alias, then a comma for the next item.
-      while (words[j] && words[j]!.text !== ',' && !(words[j]!.kind === 'word' && /^(where|group|order|limit|offset|having|join|inner|left|right|full|cross|on|union|except|intersect|window|fetch|for)$/i.test(words[j]!.text)) && words[j]!.text !== ')' && words[j]!.text !== '(') j += 1;
+      while (
+        words[j] &&
+        words[j]!.text !== ',' &&
+        !(
+          words[j]!.kind === 'word' &&
+          /^(where|group|order|limit|offset|having|join|inner|left|right|full|cross|on|union|except|intersect|window|fetch|for)$/i.test(words[j]!.text)
+        ) &&
+        words[j]!.text !== ')' &&
+        words[j]!.text !== '('
+      )
+        j += 1;
       if (words[j]?.text !== ',') break;
       j += 1;
     }
@@ -141,7 +167,18 @@ export function classify(sql: string, tables: ReadonlySet<string> | null): State
   const keyword = first.text.toUpperCase();
   if (first.kind === 'word' && SESSION.has(keyword)) {
     const words = list.filter((t) => t.kind === 'word').map((t) => t.text.toUpperCase());
-    const tag = keyword === 'START' ? 'START TRANSACTION' : keyword === 'END' || keyword === 'COMMIT' ? 'COMMIT' : keyword === 'ABORT' ? 'ROLLBACK' : keyword === 'DISCARD' ? `DISCARD ${words[1] ?? 'ALL'}` : keyword === 'CLOSE' ? 'CLOSE CURSOR' : keyword;
+    const tag =
+      keyword === 'START'
+        ? 'START TRANSACTION'
+        : keyword === 'END' || keyword === 'COMMIT'
+          ? 'COMMIT'
+          : keyword === 'ABORT'
+            ? 'ROLLBACK'
+            : keyword === 'DISCARD'
+              ? `DISCARD ${words[1] ?? 'ALL'}`
+              : keyword === 'CLOSE'
+                ? 'CLOSE CURSOR'
+                : keyword;
     return { kind: 'session', tag };
   }
   if (first.kind !== 'word' && !(first.kind === 'symbol' && first.text === '(')) return { kind: 'refused', reason: 'syntax' };
@@ -150,7 +187,8 @@ export function classify(sql: string, tables: ReadonlySet<string> | null): State
   for (const [schema, name] of relations(list)) {
     if (schema === 'pg_catalog' || schema === 'information_schema') continue;
     if (schema !== null && schema !== 'public') continue;
-    if (tables === null ? !name.startsWith('pg_') && !['information_schema', 'generate_series', 'unnest'].includes(name) : tables.has(name)) return { kind: 'data' };
+    if (tables === null ? !name.startsWith('pg_') && !['information_schema', 'generate_series', 'unnest'].includes(name) : tables.has(name))
+      return { kind: 'data' };
   }
   return { kind: 'catalog' };
 }
@@ -223,7 +261,13 @@ export function normalize(sql: string, columns: ReadonlyMap<string, string[]>): 
   let expansion = '';
   let groupAt: number | null = null;
   let grouping = '';
-  if (solid[0]?.t.kind === 'word' && solid[0].t.text.toUpperCase() === 'SELECT' && solid[1]?.t.text === '*' && solid[2]?.t.kind === 'word' && solid[2].t.text.toUpperCase() === 'FROM') {
+  if (
+    solid[0]?.t.kind === 'word' &&
+    solid[0].t.text.toUpperCase() === 'SELECT' &&
+    solid[1]?.t.text === '*' &&
+    solid[2]?.t.kind === 'word' &&
+    solid[2].t.text.toUpperCase() === 'FROM'
+  ) {
     const names = relations(list.filter((_, i) => !drop.has(i)));
     const table = names.length === 1 && names[0]![0] === null ? columns.get(names[0]![1]) : undefined;
     if (table && table.length > 0) {

@@ -122,12 +122,10 @@ export interface CreateTenantInput {
 }
 
 /** Creates a tenant with its first admin and key (operator command). The key is returned once. */
-export async function createTenant(
-  store: Store,
-  input: CreateTenantInput,
-): Promise<{ tenant: TenantRow; admin: UserRow; key: string; domains: string[] }> {
+export async function createTenant(store: Store, input: CreateTenantInput): Promise<{ tenant: TenantRow; admin: UserRow; key: string; domains: string[] }> {
   if (!SLUG.test(input.slug)) throw new TenantError(`Tenant slug "${input.slug}" must be lowercase letters, digits and dashes (at most 63).`);
-  if (input.slug === DEFAULT_TENANT_SLUG) throw new TenantError(`Tenant slug "${DEFAULT_TENANT_SLUG}" is reserved for the tenant the server creates at start-up.`);
+  if (input.slug === DEFAULT_TENANT_SLUG)
+    throw new TenantError(`Tenant slug "${DEFAULT_TENANT_SLUG}" is reserved for the tenant the server creates at start-up.`);
   if (!EMAIL.test(input.adminEmail)) throw new TenantError(`Admin email "${input.adminEmail}" is not an email address.`);
   const domains = [...new Set(input.domains.map(normaliseHost))];
   for (const d of domains) checkDomain(d, input.baseDomain ?? null);
@@ -179,4 +177,3 @@ export async function describeTenants(store: Store, baseDomain: string | null): 
     anyHost: baseDomain === null && t.slug === DEFAULT_TENANT_SLUG,
   }));
 }
-

@@ -42,6 +42,13 @@ export async function insertHost(db: Executor, tenantId: number, host: string, a
 
 /** The custom domain mapped to a tenant first (the oldest; ties by name), or undefined when it has none. */
 export async function findPrimaryHost(db: Executor, tenantId: number): Promise<string | undefined> {
-  const row = await db.selectFrom('tenant_hosts').select('host').where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('host').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('tenant_hosts')
+    .select('host')
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('host')
+    .limit(1)
+    .executeTakeFirst();
   return row?.host;
 }

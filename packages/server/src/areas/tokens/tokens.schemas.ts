@@ -14,7 +14,13 @@ const JsonObject = (description: string) => Type.Unsafe<Record<string, unknown>>
 export const CreateDeploymentTokenInputSchema = Type.Object(
   {
     expiresIn: Type.Optional(
-      Nullable(Type.Integer({ minimum: DEPLOYMENT_TOKEN_MIN_SECONDS, maximum: DEPLOYMENT_TOKEN_MAX_SECONDS, description: 'Seconds the token lives; null or left out: 86400 (24 h).' })),
+      Nullable(
+        Type.Integer({
+          minimum: DEPLOYMENT_TOKEN_MIN_SECONDS,
+          maximum: DEPLOYMENT_TOKEN_MAX_SECONDS,
+          description: 'Seconds the token lives; null or left out: 86400 (24 h).',
+        }),
+      ),
     ),
   },
   { $id: 'CreateDeploymentTokenInput', additionalProperties: false },
@@ -40,15 +46,22 @@ export type DeploymentEnvironmentToken = Static<typeof DeploymentEnvironmentToke
 
 export const CreateDeploymentEnvironmentTokenInputSchema = Type.Object(
   {
-    security_context: JsonObject('The query security context. Dropped whole for a caller without EDIT access on the deployment; a `scope` key is never signed.'),
-    expires_in: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: ENVIRONMENT_TOKEN_MAX_SECONDS, description: 'Seconds the token lives; null or left out: 3600.' }))),
+    security_context: JsonObject(
+      'The query security context. Dropped whole for a caller without EDIT access on the deployment; a `scope` key is never signed.',
+    ),
+    expires_in: Type.Optional(
+      Nullable(Type.Integer({ minimum: 1, maximum: ENVIRONMENT_TOKEN_MAX_SECONDS, description: 'Seconds the token lives; null or left out: 3600.' })),
+    ),
     scopes: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 32 }))),
   },
   { $id: 'CreateDeploymentEnvironmentTokenInput', additionalProperties: false },
 );
 export type CreateDeploymentEnvironmentTokenInput = Static<typeof CreateDeploymentEnvironmentTokenInputSchema>;
 
-export const DeploymentEnvironmentTokenResponseSchema = Type.Object({ data: Type.Ref('DeploymentEnvironmentToken') }, { $id: 'DeploymentEnvironmentTokenResponse' });
+export const DeploymentEnvironmentTokenResponseSchema = Type.Object(
+  { data: Type.Ref('DeploymentEnvironmentToken') },
+  { $id: 'DeploymentEnvironmentTokenResponse' },
+);
 
 export const DeploymentEnvironmentTokensListSchema = Type.Object(
   {

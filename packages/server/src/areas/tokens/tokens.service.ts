@@ -43,7 +43,11 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
 
   async function environmentOf(caller: Caller, row: DeploymentRow, environmentId: string): Promise<EnvironmentRef> {
     const env = await findEnvironment(db, row, deploymentPath(await urlOf(caller.tenant), row.id), environmentId);
-    if (env === undefined) throw new ApiError('ENVIRONMENT_NOT_FOUND', `Deployment ${row.id} has no environment "${environmentId}"; GET /api/v1/deployments/${row.id}/environments lists them.`);
+    if (env === undefined)
+      throw new ApiError(
+        'ENVIRONMENT_NOT_FOUND',
+        `Deployment ${row.id} has no environment "${environmentId}"; GET /api/v1/deployments/${row.id}/environments lists them.`,
+      );
     return env;
   }
 
@@ -61,7 +65,13 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
     return Object.fromEntries(Object.entries(given).filter(([name]) => name !== 'scope'));
   }
 
-  async function mint(caller: Caller, deploymentId: number, environmentId: string, input: CreateDeploymentEnvironmentTokenInput, scopesFor: (canEdit: boolean) => string[]) {
+  async function mint(
+    caller: Caller,
+    deploymentId: number,
+    environmentId: string,
+    input: CreateDeploymentEnvironmentTokenInput,
+    scopesFor: (canEdit: boolean) => string[],
+  ) {
     const { row, level } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
     const env = await environmentOf(caller, row, environmentId);
     // Edit access: EDIT on the deployment (the role caps it, so a VIEWER never has it).
@@ -71,7 +81,12 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
     const signed = await signing.sign(
       caller.tenant,
       { ...userClaims(caller), deployment_id: row.id, environment_id: env.id, branch: env.branch, scopes, security_context: securityContext },
-      { audience: env.dataApiUrl, expiresInSeconds: input.expires_in ?? ENVIRONMENT_TOKEN_MAX_SECONDS, subject: `user:${caller.actor.userId}`, type: ENVIRONMENT_TOKEN_TYPE },
+      {
+        audience: env.dataApiUrl,
+        expiresInSeconds: input.expires_in ?? ENVIRONMENT_TOKEN_MAX_SECONDS,
+        subject: `user:${caller.actor.userId}`,
+        type: ENVIRONMENT_TOKEN_TYPE,
+      },
     );
     const token: DeploymentEnvironmentToken = {
       token: signed.token,
@@ -109,7 +124,12 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
       const signed = await signing.sign(
         caller.tenant,
         { ...userClaims(caller), deployment_id: row.id, environment_id: env.id, branch: env.branch },
-        { audience: env.dataApiUrl, expiresInSeconds: input?.expiresIn ?? DEPLOYMENT_TOKEN_MAX_SECONDS, subject: `user:${caller.actor.userId}`, type: DEPLOYMENT_TOKEN_TYPE },
+        {
+          audience: env.dataApiUrl,
+          expiresInSeconds: input?.expiresIn ?? DEPLOYMENT_TOKEN_MAX_SECONDS,
+          subject: `user:${caller.actor.userId}`,
+          type: DEPLOYMENT_TOKEN_TYPE,
+        },
       );
       await audit?.record(caller, {
         action: 'token.issued',
@@ -139,7 +159,13 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentRead');
       const env = await environmentOf(caller, row, environmentId);
       const { start, size } = positionalWindow(input);
-      const where = { tenantId: caller.actor.tenantId, deploymentId: row.id, environmentId: env.id, userId: caller.actor.userId, now: new Date().toISOString() };
+      const where = {
+        tenantId: caller.actor.tenantId,
+        deploymentId: row.id,
+        environmentId: env.id,
+        userId: caller.actor.userId,
+        now: new Date().toISOString(),
+      };
       const { rows, total } = await listOwnTokens(db, where, start, size);
       const items: DeploymentEnvironmentToken[] = rows.map((r) => ({
         token: secrets.open(r.token, environmentTokenContext(r.deployment_id, r.jti)),
@@ -160,4 +186,3 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
   };
 }
 export type TokensService = ReturnType<typeof tokensService>;
-

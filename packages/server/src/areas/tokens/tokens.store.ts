@@ -39,7 +39,12 @@ function ownAmongNewest(db: Executor, where: { tenantId: number; deploymentId: n
     .where('created_by_user_id', '=', where.userId);
 }
 
-export async function listOwnTokens(db: Executor, where: Parameters<typeof ownAmongNewest>[1], offset: number, limit: number): Promise<{ rows: EnvironmentTokenRow[]; total: number }> {
+export async function listOwnTokens(
+  db: Executor,
+  where: Parameters<typeof ownAmongNewest>[1],
+  offset: number,
+  limit: number,
+): Promise<{ rows: EnvironmentTokenRow[]; total: number }> {
   const rows = await ownAmongNewest(db, where).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute();
   const counted = await ownAmongNewest(db, where)
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -49,5 +54,10 @@ export async function listOwnTokens(db: Executor, where: Parameters<typeof ownAm
 
 /** Forgets the environment's expired tokens: the list never shows them again. */
 export async function deleteExpiredTokens(db: Executor, deploymentId: number, environmentId: string, now: string): Promise<void> {
-  await db.deleteFrom('environment_tokens').where('deployment_id', '=', deploymentId).where('environment_id', '=', environmentId).where('expires_at', '<=', now).execute();
+  await db
+    .deleteFrom('environment_tokens')
+    .where('deployment_id', '=', deploymentId)
+    .where('environment_id', '=', environmentId)
+    .where('expires_at', '<=', now)
+    .execute();
 }

@@ -46,7 +46,8 @@ export function usageAnalyticsRoutes(service: UsageAnalyticsService): FastifyPlu
           operationId: 'updateTenantUsageAnalytics',
           tags,
           summary: 'Turn usage analytics on or off (extension; admin with an unscoped key)',
-          description: '`enabled: true` lets admins mint usage-analytics tokens; `false` or `null` (the default, off) makes the token route 404. The usage deployment, once made, stays.',
+          description:
+            '`enabled: true` lets admins mint usage-analytics tokens; `false` or `null` (the default, off) makes the token route 404. The usage deployment, once made, stays.',
           body: UsageAnalyticsSettingsInput,
           response: { 200: Type.Ref('UsageAnalyticsSettings') },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],

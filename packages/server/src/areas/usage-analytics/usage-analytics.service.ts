@@ -93,7 +93,13 @@ export function usageAnalyticsService(store: Store, options: UsageAnalyticsOptio
         { name: 'DB_TYPE', value: 'sqlite' },
         { name: 'DB_URL', value: file },
       ];
-      await upsertEnvVars(trx, tenantId, row.id, variables.map(({ name: n, value }) => ({ name: n, value: options.secrets.seal(value, envVarContext(row.id, n)) })), at);
+      await upsertEnvVars(
+        trx,
+        tenantId,
+        row.id,
+        variables.map(({ name: n, value }) => ({ name: n, value: options.secrets.seal(value, envVarContext(row.id, n)) })),
+        at,
+      );
       stored[STORED_KEY] = { ...state, deploymentId: row.id, file } satisfies UsageState;
       await writeStoredSettings(trx, tenantId, 'account_settings', stored);
       return { row, file, made: true };
@@ -104,7 +110,12 @@ export function usageAnalyticsService(store: Store, options: UsageAnalyticsOptio
       await syncUsageData(db, tenantId, dir, made.file, options.now());
       const repo = await options.repositories.repositories.create(
         made.row.id,
-        { branch: made.row.deploy_branch_name, files: new Map([[USAGE_MODEL_PATH, USAGE_MODEL]]), author: SERVER_AUTHOR, message: 'Usage analytics: the audit events cube' },
+        {
+          branch: made.row.deploy_branch_name,
+          files: new Map([[USAGE_MODEL_PATH, USAGE_MODEL]]),
+          author: SERVER_AUTHOR,
+          message: 'Usage analytics: the audit events cube',
+        },
         made.row.deploy_branch_name,
       );
       const head = await repo.head(made.row.deploy_branch_name);
@@ -146,7 +157,10 @@ export function usageAnalyticsService(store: Store, options: UsageAnalyticsOptio
       caller.access.requireAdmin('mint usage-analytics tokens');
       const tenantId = caller.actor.tenantId;
       if ((await stateOf(db, tenantId)).state.enabled !== true) {
-        throw new ApiError('USAGE_ANALYTICS_DISABLED', 'Usage analytics is not enabled for this account; an admin turns it on with PUT /api/v1/tenant/usage-analytics {"enabled": true}.');
+        throw new ApiError(
+          'USAGE_ANALYTICS_DISABLED',
+          'Usage analytics is not enabled for this account; an admin turns it on with PUT /api/v1/tenant/usage-analytics {"enabled": true}.',
+        );
       }
       const dir = options.dataSourcesDir;
       if (dir === null) throw new ApiError('UNAVAILABLE', 'This server has no data-sources directory (DATASOURCES_DIR), where the usage data source lives.');

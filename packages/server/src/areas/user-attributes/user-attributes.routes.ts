@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { UserAttributesService } from './user-attributes.service.js';
-import { CreateUserAttributeBody, SetUserAttributeValuesBody, UpdateUserAttributeBody, UserAttributeParams, UserValuesParams } from './user-attributes.schemas.js';
+import {
+  CreateUserAttributeBody,
+  SetUserAttributeValuesBody,
+  UpdateUserAttributeBody,
+  UserAttributeParams,
+  UserValuesParams,
+} from './user-attributes.schemas.js';
 
 const tags = ['User attributes'];
 
@@ -10,7 +16,15 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
   return async (app) => {
     app.get(
       '/api/v1/user-attributes',
-      { schema: { operationId: 'listUserAttributes', tags, summary: 'List the user attribute definitions (admin only)', response: { 200: Type.Ref('UserAttributeList') }, problems: ['FORBIDDEN'] } },
+      {
+        schema: {
+          operationId: 'listUserAttributes',
+          tags,
+          summary: 'List the user attribute definitions (admin only)',
+          response: { 200: Type.Ref('UserAttributeList') },
+          problems: ['FORBIDDEN'],
+        },
+      },
       async (request) => service.list(request.caller),
     );
     app.post(
@@ -29,7 +43,16 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
     );
     app.get(
       '/api/v1/user-attributes/:attributeId',
-      { schema: { operationId: 'getUserAttribute', tags, summary: 'Get a user attribute definition (admin only)', params: UserAttributeParams, response: { 200: Type.Ref('UserAttribute') }, problems: ['FORBIDDEN', 'USER_ATTRIBUTE_NOT_FOUND'] } },
+      {
+        schema: {
+          operationId: 'getUserAttribute',
+          tags,
+          summary: 'Get a user attribute definition (admin only)',
+          params: UserAttributeParams,
+          response: { 200: Type.Ref('UserAttribute') },
+          problems: ['FORBIDDEN', 'USER_ATTRIBUTE_NOT_FOUND'],
+        },
+      },
       async (request) => service.get(request.caller, request.params.attributeId),
     );
     app.put(

@@ -4,13 +4,17 @@ import { Id, Nullable, Timestamp } from '../../shared/schemas.js';
 const TYPES = ['string', 'number', 'boolean', 'string-list'] as const;
 
 /** A value of any attribute type; the attribute's `type` says which one is allowed. */
-export const AttributeValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })], {
-  description: 'A string, number, boolean or list of strings, matching the attribute type.',
-});
+export const AttributeValue = Type.Union(
+  [Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100 })],
+  {
+    description: 'A string, number, boolean or list of strings, matching the attribute type.',
+  },
+);
 
 const Name = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$',
-  description: 'Letters, digits and underscores, starting with a letter, at most 64; unique in the tenant ignoring case. It is also the attribute name in SCIM.',
+  description:
+    'Letters, digits and underscores, starting with a letter, at most 64; unique in the tenant ignoring case. It is also the attribute name in SCIM.',
 });
 
 export const UserAttributeSchema = Type.Object(
@@ -64,7 +68,7 @@ export type UserAttributeValues = Static<typeof UserAttributeValuesSchema>;
 export const SetUserAttributeValuesBody = Type.Object(
   {
     values: Type.Record(Type.String(), Nullable(AttributeValue), {
-      description: 'Attribute name → value; null removes the user\'s own value so the default applies. Attributes not named keep their values.',
+      description: "Attribute name → value; null removes the user's own value so the default applies. Attributes not named keep their values.",
     }),
   },
   { additionalProperties: false },

@@ -5,8 +5,23 @@ import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tab
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
 import { findUserById } from '../users/index.js';
-import type { CreateUserAttributeInput, SetUserAttributeValuesInput, UpdateUserAttributeInput, UserAttribute, UserAttributeValues } from './user-attributes.schemas.js';
-import { deleteValues, findAttribute, findAttributeByName, insertAttribute, listAttributes, updateAttribute, upsertValue, valuesOf } from './user-attributes.store.js';
+import type {
+  CreateUserAttributeInput,
+  SetUserAttributeValuesInput,
+  UpdateUserAttributeInput,
+  UserAttribute,
+  UserAttributeValues,
+} from './user-attributes.schemas.js';
+import {
+  deleteValues,
+  findAttribute,
+  findAttributeByName,
+  insertAttribute,
+  listAttributes,
+  updateAttribute,
+  upsertValue,
+  valuesOf,
+} from './user-attributes.store.js';
 import { adminLock } from '../users/index.js';
 import { serialized } from '../../db/transactions.js';
 
@@ -116,9 +131,13 @@ export const attributeValues = {
       const def = byName.get(name.toLowerCase());
       if (!def) {
         const pointer = options.pointer(name);
-        throw new ApiError('VALIDATION_FAILED', `The request is not valid: ${pointer} is not a user attribute of this tenant (see GET /api/v1/user-attributes).`, {
-          errors: [{ pointer, message: 'is not a user attribute' }],
-        });
+        throw new ApiError(
+          'VALIDATION_FAILED',
+          `The request is not valid: ${pointer} is not a user attribute of this tenant (see GET /api/v1/user-attributes).`,
+          {
+            errors: [{ pointer, message: 'is not a user attribute' }],
+          },
+        );
       }
       if (value !== null && !matchesType(def.type, value)) throw typeError(options.pointer(name), def.type);
       writes.push([def, value]);
@@ -219,7 +238,10 @@ export function userAttributesService(store: Store) {
       // PATCH or PUT could write back what it read before this change, and undo it.
       return serialized(store, adminLock(actor.tenantId), async (trx) => {
         if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
-        await attributeValues.write(trx, actor.tenantId, userId, input.values, { replace: false, pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}` });
+        await attributeValues.write(trx, actor.tenantId, userId, input.values, {
+          replace: false,
+          pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+        });
         return values(trx, actor.tenantId, userId);
       });
     },

@@ -30,7 +30,12 @@ export async function insertAttribute(db: Executor, row: Omit<UserAttributeRow, 
   return db.insertInto('user_attributes').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateAttribute(db: Executor, tenantId: number, id: number, changes: Partial<Pick<UserAttributeRow, 'name' | 'default_value' | 'updated_at'>>): Promise<void> {
+export async function updateAttribute(
+  db: Executor,
+  tenantId: number,
+  id: number,
+  changes: Partial<Pick<UserAttributeRow, 'name' | 'default_value' | 'updated_at'>>,
+): Promise<void> {
   await db.updateTable('user_attributes').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }
 

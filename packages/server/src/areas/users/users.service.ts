@@ -6,14 +6,7 @@ import { serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import type {
-  BulkCreateUsersInput,
-  BulkCreateUsersResult,
-  CreateUserInput,
-  ListUsersInput,
-  UpdateUserInput,
-  User,
-} from './users.schemas.js';
+import type { BulkCreateUsersInput, BulkCreateUsersResult, CreateUserInput, ListUsersInput, UpdateUserInput, User } from './users.schemas.js';
 import { countActiveAdmins, findUserByEmail, findUserById, insertUser, listUsers, updateUser } from './users.store.js';
 
 export function toUser(row: UserRow): User {

@@ -8,7 +8,13 @@ export async function findUserById(db: Executor, tenantId: number, id: number): 
 /** Emails compare case-insensitively, matching the unique index on lower(email). */
 /** An active (not deactivated) user by email, as stored (no normalization). */
 export async function findActiveUserIdByEmail(db: Executor, tenantId: number, email: string): Promise<{ id: number } | undefined> {
-  return db.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('email', '=', email).where('deactivated_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('email', '=', email)
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** The user's first name and email: what a commit they make carries as its author. */
@@ -44,13 +50,7 @@ export interface UserFilter {
   active?: boolean | undefined;
 }
 
-export async function listUsers(
-  db: Executor,
-  tenantId: number,
-  afterId: number | undefined,
-  limit: number,
-  filter: UserFilter = {},
-): Promise<UserRow[]> {
+export async function listUsers(db: Executor, tenantId: number, afterId: number | undefined, limit: number, filter: UserFilter = {}): Promise<UserRow[]> {
   let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
   if (filter.role !== undefined) query = query.where('role', '=', filter.role);
   if (filter.active !== undefined) query = query.where('deactivated_at', filter.active ? 'is' : 'is not', null);

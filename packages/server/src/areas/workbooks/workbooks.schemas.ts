@@ -46,11 +46,13 @@ export const DuplicateWorkbookBody = Type.Object(
   {
     shared: Type.Optional({
       ...Nullable(Type.Boolean()),
-      description: 'Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403.',
+      description:
+        'Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403.',
     }),
     folderId: Type.Optional({
       ...Nullable(Id),
-      description: 'Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root.',
+      description:
+        'Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root.',
     }),
     name: Type.Optional({ ...ItemName, description: 'Name of the copy; absent gives "Copy of <source name>".' }),
   },

@@ -12,7 +12,17 @@ import { loadViewContext, toWorkbookShape, type Tolerate } from '../workspace/in
 import { findItem, type StoredItem } from '../workspace/index.js';
 import { moveOne } from '../workspace/index.js';
 import { chainsOf, type WorkspaceScope } from '../workspace/index.js';
-import { atLeast, itemNotFound, levelOn, openWorkspace, placeTarget, readAuthorized, requireItemAccess, viewOptionsOf, type WorkspaceContext } from '../workspace/index.js';
+import {
+  atLeast,
+  itemNotFound,
+  levelOn,
+  openWorkspace,
+  placeTarget,
+  readAuthorized,
+  requireItemAccess,
+  viewOptionsOf,
+  type WorkspaceContext,
+} from '../workspace/index.js';
 import { copyDashboards } from '../dashboards/index.js';
 import type { Workbook } from '../workspace/index.js';
 import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
@@ -83,7 +93,11 @@ export function workbooksService(store: Store) {
     return workbook!;
   }
 
-  async function insert(trx: Executor, context: WorkspaceContext, values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>) {
+  async function insert(
+    trx: Executor,
+    context: WorkspaceContext,
+    values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>,
+  ) {
     const { scope, caller } = context;
     const at = now();
     return mapUniqueViolation({ workbooks_slug: () => slugTaken(values.slug, scope.deploymentId) }, () =>
@@ -155,7 +169,10 @@ export function workbooksService(store: Store) {
     async duplicate(caller: Caller, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
       if (input.shared === true) {
-        throw new ApiError('FORBIDDEN', 'Copying from the shared workspace (`shared: true`) needs a creator-mode embed session, which this product does not offer; leave `shared` out to copy the workbook itself.');
+        throw new ApiError(
+          'FORBIDDEN',
+          'Copying from the shared workspace (`shared: true`) needs a creator-mode embed session, which this product does not offer; leave `shared` out to copy the workbook itself.',
+        );
       }
       const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
         const source = (await authorized(trx, context, workbookId, 'VIEW')).row;
@@ -164,7 +181,14 @@ export function workbooksService(store: Store) {
           await requirePlacement(trx, context, folderId, 'workbook');
         } catch (error) {
           // Fell back to the root and may not create there either: say both places it could have gone.
-          if (input.folderId !== undefined || source.folder_id === null || caller.actor.role === 'VIEWER' || !(error instanceof ApiError) || error.code !== 'FORBIDDEN') throw error;
+          if (
+            input.folderId !== undefined ||
+            source.folder_id === null ||
+            caller.actor.role === 'VIEWER' ||
+            !(error instanceof ApiError) ||
+            error.code !== 'FORBIDDEN'
+          )
+            throw error;
           throw new ApiError(
             'FORBIDDEN',
             `The copy goes beside the source with EDIT on folder ${source.folder_id}, otherwise to the workspace root with EDIT on deployment ${deploymentId}; you have neither. Pass the \`folderId\` of a folder where you have EDIT.`,

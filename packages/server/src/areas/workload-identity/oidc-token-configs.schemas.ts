@@ -19,7 +19,10 @@ export const OidcTokenConfigSchema = Type.Object(
   {
     id: Id,
     audienceType: Type.String({ description: 'AWS, GCP, Azure or Custom; fixed after creation.' }),
-    audience: Type.String({ description: '`sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom.' }),
+    audience: Type.String({
+      description:
+        '`sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom.',
+    }),
     name: Type.String({ description: 'The token file name in the runtime (`<name>.jwt`).' }),
     isEnabled: Type.Boolean(),
     customClaims: Type.Optional(Nullable(Type.Record(Type.String(), ClaimValue))),
@@ -33,11 +36,37 @@ export const OidcTokenConfigSchema = Type.Object(
 export type OidcTokenConfig = Static<typeof OidcTokenConfigSchema>;
 
 const updatable = {
-  customAudience: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 1000, description: 'The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none.' }))),
-  name: Type.Optional(Nullable(Type.String({ pattern: NAME_PATTERN, maxLength: 63, description: 'A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`.' }))),
-  subFormat: Type.Optional(Nullable(Type.String({ pattern: SUB_FORMAT_PATTERN, maxLength: 200, description: 'The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`.' }))),
+  customAudience: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none.',
+      }),
+    ),
+  ),
+  name: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: NAME_PATTERN,
+        maxLength: 63,
+        description: 'A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`.',
+      }),
+    ),
+  ),
+  subFormat: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: SUB_FORMAT_PATTERN,
+        maxLength: 200,
+        description: 'The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`.',
+      }),
+    ),
+  ),
   customClaims: Type.Optional(Nullable(CustomClaims)),
-  targetEnvVar: Type.Optional(Nullable(Type.String({ pattern: ENV_VAR_PATTERN, maxLength: 128, description: 'Custom only: the variable the runtime sets to the token file’s path.' }))),
+  targetEnvVar: Type.Optional(
+    Nullable(Type.String({ pattern: ENV_VAR_PATTERN, maxLength: 128, description: 'Custom only: the variable the runtime sets to the token file’s path.' })),
+  ),
   isEnabled: Type.Optional(Nullable(Type.Boolean({ description: 'Default true.' }))),
 };
 

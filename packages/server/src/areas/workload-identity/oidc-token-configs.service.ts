@@ -5,7 +5,13 @@ import { serialized } from '../../db/transactions.js';
 import type { OidcTokenConfigRow } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import { now } from '../../time.js';
-import { AUDIENCE_TYPES, type AudienceType, type CreateOidcTokenConfigInput, type OidcTokenConfig, type UpdateOidcTokenConfigInput } from './oidc-token-configs.schemas.js';
+import {
+  AUDIENCE_TYPES,
+  type AudienceType,
+  type CreateOidcTokenConfigInput,
+  type OidcTokenConfig,
+  type UpdateOidcTokenConfigInput,
+} from './oidc-token-configs.schemas.js';
 import { deleteConfig, findConfig, insertConfig, listConfigs, updateConfig } from './oidc-token-configs.store.js';
 import { RESERVED_CLAIM_PREFIX, REGISTERED_CLAIMS, RUNTIME_ENV_VARS } from './workload-tokens.js';
 
@@ -37,14 +43,23 @@ function toConfig(row: OidcTokenConfigRow): OidcTokenConfig {
 function audienceOf(type: AudienceType, customAudience: string | null | undefined): string {
   const fixed = FIXED_AUDIENCE[type];
   if (fixed !== undefined) {
-    if (customAudience !== undefined && customAudience !== null && customAudience !== fixed) throw invalid('/customAudience', `is fixed for ${type} (${fixed}); leave it out`);
+    if (customAudience !== undefined && customAudience !== null && customAudience !== fixed)
+      throw invalid('/customAudience', `is fixed for ${type} (${fixed}); leave it out`);
     return fixed;
   }
   if (customAudience === undefined || customAudience === null) {
-    throw invalid('/customAudience', type === 'GCP' ? 'is required for GCP: the workload-identity provider, //iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>' : 'is required for Custom');
+    throw invalid(
+      '/customAudience',
+      type === 'GCP'
+        ? 'is required for GCP: the workload-identity provider, //iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>'
+        : 'is required for Custom',
+    );
   }
   if (type === 'GCP' && !GCP_PROVIDER.test(customAudience)) {
-    throw invalid('/customAudience', 'must name a workload-identity provider: //iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>');
+    throw invalid(
+      '/customAudience',
+      'must name a workload-identity provider: //iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>',
+    );
   }
   return customAudience;
 }
@@ -52,21 +67,32 @@ function audienceOf(type: AudienceType, customAudience: string | null | undefine
 function checkClaims(claims: Record<string, unknown> | null | undefined): void {
   for (const name of Object.keys(claims ?? {})) {
     if (REGISTERED_CLAIMS.includes(name)) throw invalid(`/customClaims/${name}`, 'is a registered claim the platform sets; custom claims cannot override it');
-    if (name.toLowerCase().startsWith(RESERVED_CLAIM_PREFIX)) throw invalid(`/customClaims/${name}`, `is in the platform's reserved namespace (\`${RESERVED_CLAIM_PREFIX}\`)`);
+    if (name.toLowerCase().startsWith(RESERVED_CLAIM_PREFIX))
+      throw invalid(`/customClaims/${name}`, `is in the platform's reserved namespace (\`${RESERVED_CLAIM_PREFIX}\`)`);
   }
 }
 
 function checkTargetEnvVar(type: string, target: string | null | undefined): void {
   if (target === undefined || target === null) return;
-  if (type !== 'Custom') throw invalid('/targetEnvVar', `is for Custom configs only; ${type} tokens go where its SDKs look (${type === 'AWS' ? 'AWS_WEB_IDENTITY_TOKEN_FILE' : type === 'Azure' ? 'AZURE_FEDERATED_TOKEN_FILE' : 'GOOGLE_APPLICATION_CREDENTIALS'})`);
-  if (RUNTIME_ENV_VARS.includes(target) || /^(NODE_|LD_|DYLD_|DB_)/.test(target)) throw invalid('/targetEnvVar', 'is a variable the runtime sets or reads itself');
+  if (type !== 'Custom')
+    throw invalid(
+      '/targetEnvVar',
+      `is for Custom configs only; ${type} tokens go where its SDKs look (${type === 'AWS' ? 'AWS_WEB_IDENTITY_TOKEN_FILE' : type === 'Azure' ? 'AZURE_FEDERATED_TOKEN_FILE' : 'GOOGLE_APPLICATION_CREDENTIALS'})`,
+    );
+  if (RUNTIME_ENV_VARS.includes(target) || /^(NODE_|LD_|DYLD_|DB_)/.test(target))
+    throw invalid('/targetEnvVar', 'is a variable the runtime sets or reads itself');
 }
 
 function conflict<T>(type: string, name: string, write: () => Promise<T>): Promise<T> {
   return mapUniqueViolation(
     {
-      oidc_token_configs_one_per_cloud: () => new ApiError('OIDC_TOKEN_CONFIG_EXISTS', `The tenant already has a ${type} config: one per cloud (Custom configs may be many). Update that one instead.`),
-      oidc_token_configs_name: () => new ApiError('OIDC_TOKEN_CONFIG_EXISTS', `A config named "${name}" already exists: names are the token file names, one per tenant.`),
+      oidc_token_configs_one_per_cloud: () =>
+        new ApiError(
+          'OIDC_TOKEN_CONFIG_EXISTS',
+          `The tenant already has a ${type} config: one per cloud (Custom configs may be many). Update that one instead.`,
+        ),
+      oidc_token_configs_name: () =>
+        new ApiError('OIDC_TOKEN_CONFIG_EXISTS', `A config named "${name}" already exists: names are the token file names, one per tenant.`),
     },
     write,
   );

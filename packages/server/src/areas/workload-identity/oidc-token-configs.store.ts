@@ -11,7 +11,11 @@ export function findConfig(db: Executor, tenantId: number, id: number): Promise<
 }
 
 export async function insertConfig(db: Executor, tenantId: number, fields: Fields & { created_at: string }): Promise<OidcTokenConfigRow> {
-  return db.insertInto('oidc_token_configs').values({ tenant_id: tenantId, ...fields }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('oidc_token_configs')
+    .values({ tenant_id: tenantId, ...fields })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function updateConfig(db: Executor, tenantId: number, id: number, fields: Partial<Fields>): Promise<OidcTokenConfigRow | undefined> {
@@ -24,7 +28,13 @@ export async function deleteConfig(db: Executor, tenantId: number, id: number): 
 }
 
 /** An enabled config of the tenant owning one of the deployments asked about, with what its tokens need. */
-export type DeploymentConfigRow = OidcTokenConfigRow & { deployment_id: number; region: string; tenant_slug: string; account_settings: string | null; tenant_created_at: string };
+export type DeploymentConfigRow = OidcTokenConfigRow & {
+  deployment_id: number;
+  region: string;
+  tenant_slug: string;
+  account_settings: string | null;
+  tenant_created_at: string;
+};
 
 /**
  * Every enabled config of the tenants owning `deploymentIds`, once per deployment, with the

@@ -53,7 +53,11 @@ export function workloadFiles(db: Executor, signing: Signing, audit: Audit) {
           await audit.recordFor(
             target.tenantId,
             { userId: null, email: null, credentialKind: 'workload-identity', credentialId: null },
-            { action: 'workload-token.issued', target: { deploymentId: target.deploymentId, environmentId: target.environmentId, configId: config.id }, details: { audience: config.audience, jti: signed.jti, expiresAt: signed.expiresAt.toISOString() } },
+            {
+              action: 'workload-token.issued',
+              target: { deploymentId: target.deploymentId, environmentId: target.environmentId, configId: config.id },
+              details: { audience: config.audience, jti: signed.jti, expiresAt: signed.expiresAt.toISOString() },
+            },
           );
           if (config.audience_type === 'AWS') env.AWS_WEB_IDENTITY_TOKEN_FILE = file;
           else if (config.audience_type === 'Azure') env.AZURE_FEDERATED_TOKEN_FILE = file;
@@ -62,7 +66,17 @@ export function workloadFiles(db: Executor, signing: Signing, audit: Audit) {
             const audience = config.audience.startsWith('https:') ? config.audience.slice('https:'.length) : config.audience;
             writeAtomically(
               credentials,
-              JSON.stringify({ type: 'external_account', audience, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt', token_url: GCP_STS, credential_source: { file, format: { type: 'text' } } }, null, 2),
+              JSON.stringify(
+                {
+                  type: 'external_account',
+                  audience,
+                  subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+                  token_url: GCP_STS,
+                  credential_source: { file, format: { type: 'text' } },
+                },
+                null,
+                2,
+              ),
             );
             env.GOOGLE_APPLICATION_CREDENTIALS = credentials;
           } else if (config.target_env_var !== null) env[config.target_env_var] = file;

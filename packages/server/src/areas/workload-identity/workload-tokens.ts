@@ -28,7 +28,13 @@ export interface WorkloadSubject {
 /** The `sub` of a config's token for one workload (placeholders of 5.15). */
 export function subjectOf(config: Pick<OidcTokenConfigRow, 'sub_format'>, who: WorkloadSubject): string {
   return (config.sub_format ?? DEFAULT_SUB_FORMAT).replace(/\{(deployment_id|component|region)\}/g, (_, name: string) =>
-    name === 'deployment_id' ? (who.deploymentId === null ? 'global' : String(who.deploymentId)) : name === 'region' ? (who.region ?? 'control-plane') : COMPONENT,
+    name === 'deployment_id'
+      ? who.deploymentId === null
+        ? 'global'
+        : String(who.deploymentId)
+      : name === 'region'
+        ? (who.region ?? 'control-plane')
+        : COMPONENT,
   );
 }
 

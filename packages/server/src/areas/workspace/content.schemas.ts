@@ -178,7 +178,13 @@ export type DashboardConfigDraft = Static<typeof DashboardConfigDraft>;
 export const DashboardDraftWidgetInput = Type.Object(
   {
     ...widgetProperties(Type.Enum([...ADVERTISED_WIDGET_TYPES, 'FIELD', 'TABS_CONTAINER'])),
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: WIDGET_ID_MAX_LENGTH, description: 'At most 128 characters. Left out in a draft, the server assigns one; a publish needs it.' })),
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: WIDGET_ID_MAX_LENGTH,
+        description: 'At most 128 characters. Left out in a draft, the server assigns one; a publish needs it.',
+      }),
+    ),
   },
   {
     ...open,

@@ -4,7 +4,6 @@ import { prepared } from '../../db/prepared.js';
 import type { Executor } from '../../db/tables.js';
 import { chainsOf, chainsUnlessAt, MAX_FOLDER_DEPTH, treeVersion, type FolderChain, type WorkspaceScope } from './tree.store.js';
 
-
 // The workspace's per-request service rides on the caller: declared here, beside what it is, so
 // the shared Caller knows nothing of folders (the composition root sets it).
 declare module '../../access/caller.js' {
@@ -35,7 +34,13 @@ interface Tree extends HeldTree {
  */
 const LOAD = prepared(
   2,
-  (_db, tenantId: number, deploymentId: number) => sql<{ id: number | null; parent_id: number | null; name: string | null; created_by: number | null; version: number | string | null }>`
+  (_db, tenantId: number, deploymentId: number) => sql<{
+    id: number | null;
+    parent_id: number | null;
+    name: string | null;
+    created_by: number | null;
+    version: number | string | null;
+  }>`
     select id, parent_id, name, created_by, null as version from folders where tenant_id = ${tenantId} and deployment_id = ${deploymentId}
     union all
     select null, null, null, null, ${treeVersion(deploymentId)}`,
@@ -146,7 +151,12 @@ export class FolderTrees {
     let version = 0;
     for (const row of rows) {
       if (row.id === null) version = Number(row.version);
-      else folders.set(Number(row.id), { parentId: row.parent_id === null ? null : Number(row.parent_id), name: row.name!, createdBy: row.created_by === null ? null : Number(row.created_by) });
+      else
+        folders.set(Number(row.id), {
+          parentId: row.parent_id === null ? null : Number(row.parent_id),
+          name: row.name!,
+          createdBy: row.created_by === null ? null : Number(row.created_by),
+        });
     }
     this.#keep(key, { version, folders });
   }

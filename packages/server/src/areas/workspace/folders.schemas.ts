@@ -9,7 +9,10 @@ export const CreateFolderBody = Type.Object(
 );
 export type CreateFolderInput = Static<typeof CreateFolderBody>;
 
-export const UpdateFolderBody = Type.Object({ name: ItemName }, { additionalProperties: false, description: 'Rename only; moving is the move endpoints’ job.' });
+export const UpdateFolderBody = Type.Object(
+  { name: ItemName },
+  { additionalProperties: false, description: 'Rename only; moving is the move endpoints’ job.' },
+);
 export type UpdateFolderInput = Static<typeof UpdateFolderBody>;
 
 export const FolderParams = Type.Object({ ...DeploymentParams.properties, folderId: Id });

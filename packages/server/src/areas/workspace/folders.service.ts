@@ -11,9 +11,31 @@ import { renderCommitted } from './committed.js';
 import type { StoredItem } from './items.store.js';
 import type { CreateFolderInput, ListFoldersInput, UpdateFolderInput } from './folders.schemas.js';
 import { deleteOne } from './remove.js';
-import { chainsOf, countFolders, findFolder, insertFolder, listFolders, MAX_FOLDER_DEPTH, renameFolder, siblingNamed, type WorkspaceScope } from './tree.store.js';
+import {
+  chainsOf,
+  countFolders,
+  findFolder,
+  insertFolder,
+  listFolders,
+  MAX_FOLDER_DEPTH,
+  renameFolder,
+  siblingNamed,
+  type WorkspaceScope,
+} from './tree.store.js';
 import { visibilityFor, visibleRows } from './visibility.js';
-import { atLeast, haveText, itemNotFound, levelOn, openWorkspace, placeTarget, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf, type WorkspaceContext } from './workspace-context.js';
+import {
+  atLeast,
+  haveText,
+  itemNotFound,
+  levelOn,
+  openWorkspace,
+  placeTarget,
+  readAuthorized,
+  requireItemAccess,
+  requireListedFolder,
+  viewOptionsOf,
+  type WorkspaceContext,
+} from './workspace-context.js';
 import type { Folder } from './workspace.schemas.js';
 
 type FolderItem = StoredItem & { type: 'FOLDER' };
@@ -123,7 +145,11 @@ export function foldersService(store: Store) {
       const { items: pageRows, pageInfo } = toPage(rows, page, (r) => [r.id]);
       await requireListedFolder(db, context, parentId, pageRows.length === 0);
       const total = await countFolders(db, context.scope, filter);
-      const items = await view(caller, context.scope, pageRows.map((row) => ({ type: 'FOLDER', row })));
+      const items = await view(
+        caller,
+        context.scope,
+        pageRows.map((row) => ({ type: 'FOLDER', row })),
+      );
       return legacyPage({ items, pageInfo }, total);
     },
   };

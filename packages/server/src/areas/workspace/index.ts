@@ -3,7 +3,17 @@
  * is the area's own (npm run cycles enforces it).
  */
 export { renderCommitted } from './committed.js';
-export { DashboardConfig, DashboardConfigDraft, DashboardConfigDraftInput, DashboardConfigInput, FillMissingRows, PeriodComparison, ReportKind, ReportPreferences, normalizeDashboardConfig } from './content.schemas.js';
+export {
+  DashboardConfig,
+  DashboardConfigDraft,
+  DashboardConfigDraftInput,
+  DashboardConfigInput,
+  FillMissingRows,
+  PeriodComparison,
+  ReportKind,
+  ReportPreferences,
+  normalizeDashboardConfig,
+} from './content.schemas.js';
 export type { Dashboard, ReportSnapshot } from './content.schemas.js';
 export type { FolderTrees } from './folder-trees.js';
 export { requirePlacement } from './folders.service.js';
@@ -18,7 +28,17 @@ export { moveOne } from './move.js';
 export { chainsOf, deploymentTotal, seesEveryRow } from './tree.store.js';
 export type { WorkspaceScope } from './tree.store.js';
 export { visibilityFor, visibleRows } from './visibility.js';
-export { atLeast, itemNotFound, levelOn, openWorkspace, placeTarget, readAuthorized, requireItemAccess, requireListedFolder, viewOptionsOf } from './workspace-context.js';
+export {
+  atLeast,
+  itemNotFound,
+  levelOn,
+  openWorkspace,
+  placeTarget,
+  readAuthorized,
+  requireItemAccess,
+  requireListedFolder,
+  viewOptionsOf,
+} from './workspace-context.js';
 export type { WorkspaceContext } from './workspace-context.js';
 export { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from './workspace.schemas.js';
 export type { Workbook } from './workspace.schemas.js';

@@ -76,7 +76,9 @@ export async function readItem(
   const links = (typeof chain_json === 'string' ? JSON.parse(chain_json) : chain_json) as Array<[number, string, number | null, number]>;
   // Deepest ancestor first: a path reads from the top-level folder down.
   if (from !== null && links.length > 0) {
-    chains.set(from, { entries: links.reverse().map(([folderId, name, createdBy]) => ({ id: Number(folderId), name, createdBy: createdBy === null ? null : Number(createdBy) })) });
+    chains.set(from, {
+      entries: links.reverse().map(([folderId, name, createdBy]) => ({ id: Number(folderId), name, createdBy: createdBy === null ? null : Number(createdBy) })),
+    });
   }
   return { item, chains, favorite: is_favorite === true || Number(is_favorite) === 1, treeVersion: Number(tree_version) };
 }

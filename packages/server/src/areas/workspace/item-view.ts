@@ -70,7 +70,11 @@ export async function loadViewContext(
       caller.snapshot.memoMany(
         ownerIds.map((id) => `owner:${id}`),
         async (missing) => {
-          const rows = await ownersById(db, scope.tenantId, missing.map((key) => Number(key.slice('owner:'.length))));
+          const rows = await ownersById(
+            db,
+            scope.tenantId,
+            missing.map((key) => Number(key.slice('owner:'.length))),
+          );
           return new Map([...rows].map(([id, r]) => [`owner:${id}`, r]));
         },
       ),

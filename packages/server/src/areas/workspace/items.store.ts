@@ -111,7 +111,9 @@ export async function readForMove(db: Executor, scope: WorkspaceScope, type: Ite
   const { move_chains: chainRows, move_name_taken: nameTaken, ...row } = found;
   // PostgreSQL parses json itself and aggregates nothing to null; SQLite returns text.
   const entries = (typeof chainRows === 'string' ? JSON.parse(chainRows) : (chainRows ?? [])) as Array<[number, number, string, number | null, number]>;
-  const chains = chainsFromRows(entries.map(([origin, folder, name, createdBy, depth]): ChainRow => ({ origin, id: folder, name, created_by: createdBy, depth })));
+  const chains = chainsFromRows(
+    entries.map(([origin, folder, name, createdBy, depth]): ChainRow => ({ origin, id: folder, name, created_by: createdBy, depth })),
+  );
   return { item: { type, row } as unknown as StoredItem, chains, nameTakenThere: nameTaken === true || nameTaken === 1 };
 }
 
@@ -200,6 +202,12 @@ export async function setFavorite(db: Executor, tenantId: number, userId: number
       .onConflict((oc) => oc.columns(['user_id', 'item_type', 'item_id']).doNothing())
       .execute();
   } else {
-    await db.deleteFrom('favorites').where('tenant_id', '=', tenantId).where('user_id', '=', userId).where('item_type', '=', type).where('item_id', '=', id).execute();
+    await db
+      .deleteFrom('favorites')
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .where('item_type', '=', type)
+      .where('item_id', '=', id)
+      .execute();
   }
 }

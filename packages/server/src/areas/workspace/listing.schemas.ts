@@ -41,7 +41,11 @@ export const ListWorkspaceQuery = Type.Object(
       }),
     ),
     search: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 255, description: 'Case-insensitive substring of the name, searched across the whole workspace (folderId is ignored).' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'Case-insensitive substring of the name, searched across the whole workspace (folderId is ignored).',
+      }),
     ),
     sortBy: Type.Optional(Type.Enum(['name', 'createdAt', 'updatedAt'], { default: 'name' })),
     sortOrder: Type.Optional(Type.Enum(['asc', 'desc'], { default: 'asc' })),

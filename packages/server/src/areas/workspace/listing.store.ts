@@ -190,7 +190,9 @@ export async function listEntries(db: Executor, dialect: Dialect, scope: Workspa
     // One folder's content: its container first in the order, one value for every row, so that
     // PostgreSQL, which takes `is null` for no equality, sees the index's order for the root too.
     const order = search ? [key, id] : [sql.ref(`${t.table}.${t.container}`), key, id];
-    parts.push(sql`select * from (${select} where ${sql.join(where, sql` and `)} order by ${sql.join(order.map((o) => sql`${o} ${dir}`))} limit ${q.limit}) ${sql.id(`${t.table}_page`)}`);
+    parts.push(
+      sql`select * from (${select} where ${sql.join(where, sql` and `)} order by ${sql.join(order.map((o) => sql`${o} ${dir}`))} limit ${q.limit}) ${sql.id(`${t.table}_page`)}`,
+    );
   }
   if (parts.length === 0) return [];
   const { rows } = await sql<ListingRow>`select * from (${sql.join(parts, sql` union all `)}) entries

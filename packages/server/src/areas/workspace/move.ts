@@ -40,7 +40,10 @@ export async function moveOne(
   const destination = folderId === null ? undefined : chains.get(folderId);
   if (folderId !== null && !destination) {
     // Access is not known yet, so the item is named by type and id only.
-    throw new ApiError('DESTINATION_NOT_FOUND', `Cannot move ${describeItem(item, null)}: destination folder ${folderId} does not exist in deployment ${scope.deploymentId}.`);
+    throw new ApiError(
+      'DESTINATION_NOT_FOUND',
+      `Cannot move ${describeItem(item, null)}: destination folder ${folderId} does not exist in deployment ${scope.deploymentId}.`,
+    );
   }
 
   const itemLevel = levelOn(context, itemTarget(context, item, chains));

@@ -227,7 +227,11 @@ function listedFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFi
   return query;
 }
 
-export async function listFolders(db: Executor, scope: WorkspaceScope, filter: FolderListFilter & { afterId?: number | undefined; limit: number }): Promise<FolderRow[]> {
+export async function listFolders(
+  db: Executor,
+  scope: WorkspaceScope,
+  filter: FolderListFilter & { afterId?: number | undefined; limit: number },
+): Promise<FolderRow[]> {
   let query = listedFolders(db, scope, filter).selectAll();
   if (filter.afterId !== undefined) query = query.where('id', '>', filter.afterId);
   // One folder's subfolders: the parent first in the order, one value for every row, so that
@@ -245,7 +249,9 @@ export async function countFolders(db: Executor, scope: WorkspaceScope, filter: 
     const { rows } = await sql<{ total: number | string }>`select ${deploymentTotal(scope, 'FOLDER')} as total`.execute(db);
     return Number(rows[0]?.total ?? 0);
   }
-  const row = await listedFolders(db, scope, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  const row = await listedFolders(db, scope, filter)
+    .select((eb) => eb.fn.countAll<number | string>().as('total'))
+    .executeTakeFirstOrThrow();
   return Number(row.total);
 }
 
@@ -261,5 +267,7 @@ export function seesEveryRow(visible: Expression<SqlBool>): boolean {
 
 /** How many folders or reports the deployment holds, as kept by the triggers of migration 0007. */
 export function deploymentTotal(scope: WorkspaceScope, type: 'FOLDER' | 'REPORT'): RawBuilder<number | string> {
-  return sql<number | string>`coalesce((select total from item_totals where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and item_type = ${type}), 0)`;
+  return sql<
+    number | string
+  >`coalesce((select total from item_totals where tenant_id = ${scope.tenantId} and deployment_id = ${scope.deploymentId} and item_type = ${type}), 0)`;
 }

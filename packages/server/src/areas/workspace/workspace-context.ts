@@ -110,7 +110,15 @@ export async function levelOfItem(trx: Executor, context: WorkspaceContext, item
  * the verb of the message). One statement reads the item, its folders and the caller's favorite
  * mark; the access check and the view both use what it read.
  */
-export async function readAuthorized(db: Executor, dialect: Dialect, context: WorkspaceContext, type: ItemType, id: number, need: Access, action: string): Promise<ItemRead> {
+export async function readAuthorized(
+  db: Executor,
+  dialect: Dialect,
+  context: WorkspaceContext,
+  type: ItemType,
+  id: number,
+  need: Access,
+  action: string,
+): Promise<ItemRead> {
   const trees = context.caller.folderTrees;
   const tree = trees.held(db, context.scope);
   const read = await readItem(db, dialect, context.scope, type, id, context.caller.actor.userId, tree?.version ?? -1);

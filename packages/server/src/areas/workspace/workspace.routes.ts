@@ -22,7 +22,18 @@ export function workspaceRoutes(service: WorkspaceService): FastifyPluginAsyncTy
           params: DeploymentParams,
           body: MoveBody,
           response: { 200: Type.Ref('Workbook') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'INVALID_MOVE', 'FOLDER_TOO_DEEP', 'FOLDER_NAME_CONFLICT', 'DEPLOYMENT_BUSY'],
+          problems: [
+            'DEPLOYMENT_NOT_FOUND',
+            'FOLDER_NOT_FOUND',
+            'WORKBOOK_NOT_FOUND',
+            'REPORT_NOT_FOUND',
+            'DESTINATION_NOT_FOUND',
+            'FORBIDDEN',
+            'INVALID_MOVE',
+            'FOLDER_TOO_DEEP',
+            'FOLDER_NAME_CONFLICT',
+            'DEPLOYMENT_BUSY',
+          ],
         },
       },
       async (request) => service.move(request.caller, request.params.deploymentId, request.body),
@@ -64,7 +75,10 @@ export function workspaceRoutes(service: WorkspaceService): FastifyPluginAsyncTy
       async (request) => service.list(request.caller, request.params.deploymentId, request.query),
     );
 
-    for (const [method, on] of [['PUT', true], ['DELETE', false]] as const) {
+    for (const [method, on] of [
+      ['PUT', true],
+      ['DELETE', false],
+    ] as const) {
       app.route({
         method,
         url: `${base}/favorites/:itemType/:itemId`,

@@ -37,12 +37,21 @@ export function distinctItems(items: ItemRef[]): ItemRef[] {
 function listingKey(cursor: string, listing: string): ListingKey {
   const [grp, key, rank, id, issuedFor] = decodeCursor(cursor, 5);
   const valid =
-    (grp === 0 || grp === 1) && typeof key === 'string' && (rank === 1 || rank === 2 || rank === 3) && typeof id === 'number' && Number.isSafeInteger(id) && id > 0;
+    (grp === 0 || grp === 1) &&
+    typeof key === 'string' &&
+    (rank === 1 || rank === 2 || rank === 3) &&
+    typeof id === 'number' &&
+    Number.isSafeInteger(id) &&
+    id > 0;
   if (!valid) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list; pass `pageInfo.endCursor` of the previous page.');
   if (issuedFor !== listing) {
-    throw new ApiError('INVALID_CURSOR', 'The `after` cursor belongs to a listing with another folder, search, types or order; keep those the same while paging.', {
-      errors: [{ pointer: '/query/after', message: 'was issued for another listing' }],
-    });
+    throw new ApiError(
+      'INVALID_CURSOR',
+      'The `after` cursor belongs to a listing with another folder, search, types or order; keep those the same while paging.',
+      {
+        errors: [{ pointer: '/query/after', message: 'was issued for another listing' }],
+      },
+    );
   }
   return [grp, key, rank, id];
 }
@@ -96,7 +105,9 @@ export function workspaceService(store: Store) {
     /** The single-item move: 200 with the item in the spec's `Workbook` shape, or the first failed check. */
     async move(caller: Caller, deploymentId: number, input: MoveInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
-      const moved = await serialized(store, lockKey.deployment(deploymentId), (trx, trailing) => moveOne(trx, context, input.type, input.id, input.folderId, trailing));
+      const moved = await serialized(store, lockKey.deployment(deploymentId), (trx, trailing) =>
+        moveOne(trx, context, input.type, input.id, input.folderId, trailing),
+      );
       return (await shapes(caller, `move in deployment ${deploymentId}`, deploymentId, [moved]))[0]!;
     },
 
@@ -111,7 +122,15 @@ export function workspaceService(store: Store) {
       const { done, failed } = await eachItem(caller, what, input.items, (ref) =>
         serialized(store, lockKey.deployment(deploymentId), (trx, trailing) => moveOne(trx, context, ref.type, ref.id, folderId, trailing), budget),
       );
-      return { moved: await shapes(caller, what, deploymentId, done.map((d) => d.result)), failed };
+      return {
+        moved: await shapes(
+          caller,
+          what,
+          deploymentId,
+          done.map((d) => d.result),
+        ),
+        failed,
+      };
     },
 
     /** One folder's content (or search results), folders first, only what the caller may see. */
@@ -170,7 +189,8 @@ export function workspaceService(store: Store) {
         const item = await findItem(trx, context.scope, ref.type, ref.id);
         if (!item) throw itemNotFound(context, ref.type, ref.id);
         const level = await levelOfItem(trx, context, item);
-        if (level === null) throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
+        if (level === null)
+          throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
         await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, now());
       });
     },

@@ -35,7 +35,8 @@ function nameKey(dialect: Dialect): RawBuilder<unknown> {
  *   folders' rows.
  */
 async function orderIndexes(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const index = (name: string, table: ItemTable, columns: RawBuilder<unknown>[]) => sql`create index ${sql.id(name)} on ${sql.table(table)} (${sql.join(columns)})`.execute(db);
+  const index = (name: string, table: ItemTable, columns: RawBuilder<unknown>[]) =>
+    sql`create index ${sql.id(name)} on ${sql.table(table)} (${sql.join(columns)})`.execute(db);
   const [tenant, deployment, id] = [sql`tenant_id`, sql`deployment_id`, sql`id`];
   for (const table of ['folders', 'workbooks', 'reports'] as const) {
     const container = sql.ref(CONTAINER[table]);
@@ -102,7 +103,9 @@ async function postgresNameSearch(db: Kysely<any>): Promise<void> {
     if (!CREATED_MEANWHILE.has((error as { code?: string }).code ?? '')) throw error;
     await sql`rollback to savepoint create_pg_trgm`.execute(db);
   }
-  const { rows } = await sql<{ schema: string }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db);
+  const { rows } = await sql<{
+    schema: string;
+  }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db);
   const schema = rows[0]?.schema;
   if (!schema) throw new Error('The pg_trgm extension is not installed, and could not be.');
   for (const table of ['folders', 'workbooks', 'reports'] as const) {

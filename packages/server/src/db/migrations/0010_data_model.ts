@@ -14,11 +14,26 @@ export function dataModel(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {
       const { ref, table } = columnsFor(dialect);
-      await db.schema.alterTable('deployments').addColumn('deploy_branch_name', 'text', (c) => c.notNull().defaultTo('main')).execute();
-      await db.schema.alterTable('deployments').addColumn('deploy_branch_read_only', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-      await db.schema.alterTable('deployments').addColumn('deploy_branch_merge_allowed', 'integer', (c) => c.notNull().defaultTo(1)).execute();
-      await db.schema.alterTable('deployments').addColumn('deploy_project_root', 'text', (c) => c.notNull().defaultTo('')).execute();
-      await db.schema.alterTable('deployments').addColumn('deploy_mode', 'text', (c) => c.notNull().defaultTo('git')).execute();
+      await db.schema
+        .alterTable('deployments')
+        .addColumn('deploy_branch_name', 'text', (c) => c.notNull().defaultTo('main'))
+        .execute();
+      await db.schema
+        .alterTable('deployments')
+        .addColumn('deploy_branch_read_only', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('deployments')
+        .addColumn('deploy_branch_merge_allowed', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema
+        .alterTable('deployments')
+        .addColumn('deploy_project_root', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
+      await db.schema
+        .alterTable('deployments')
+        .addColumn('deploy_mode', 'text', (c) => c.notNull().defaultTo('git'))
+        .execute();
       await db.schema.alterTable('deployments').addColumn('creation_method', 'text').execute();
 
       await table(db, 'branches')

@@ -13,7 +13,8 @@ export function deploymentSettings(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {
       const { ref } = columnsFor(dialect);
-      const add = (name: string, type: 'text' | 'integer', build: (c: any) => any = (c) => c) => db.schema.alterTable('deployments').addColumn(name, type, build).execute();
+      const add = (name: string, type: 'text' | 'integer', build: (c: any) => any = (c) => c) =>
+        db.schema.alterTable('deployments').addColumn(name, type, build).execute();
       await add('creation_step', 'text', (c) => c.notNull().defaultTo('ready'));
       await add('cloud_provider', 'text', (c) => c.notNull().defaultTo('platform'));
       await add('is_managed', 'integer', (c) => c.notNull().defaultTo(1));

@@ -25,13 +25,7 @@ export function signingKeys(dialect: Dialect): Migration {
         .addColumn('expires_at', 'text')
         .execute();
       // One signing key per tenant: two processes creating the first key at once cannot both win.
-      await db.schema
-        .createIndex('signing_keys_one_active')
-        .on('signing_keys')
-        .column('tenant_id')
-        .unique()
-        .where(sql.ref('retired_at'), 'is', null)
-        .execute();
+      await db.schema.createIndex('signing_keys_one_active').on('signing_keys').column('tenant_id').unique().where(sql.ref('retired_at'), 'is', null).execute();
       await table(db, 'environment_tokens')
         .addColumn('tenant_id', ref, (c) => c.notNull().references('tenants.id').onDelete('cascade'))
         .addColumn('deployment_id', ref, (c) => c.notNull().references('deployments.id').onDelete('cascade'))

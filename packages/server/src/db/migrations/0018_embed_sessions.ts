@@ -21,7 +21,10 @@ export function embedSessions(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {
       const { ref, table } = columnsFor(dialect);
-      await db.schema.alterTable('signing_keys').addColumn('purpose', 'text', (c) => c.notNull().defaultTo('default')).execute();
+      await db.schema
+        .alterTable('signing_keys')
+        .addColumn('purpose', 'text', (c) => c.notNull().defaultTo('default'))
+        .execute();
       await db.schema.dropIndex('signing_keys_one_active').execute();
       // One signing key per tenant and purpose.
       await db.schema

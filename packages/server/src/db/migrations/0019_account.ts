@@ -55,7 +55,9 @@ export function account(dialect: Dialect): Migration {
           begin raise exception 'audit events are append-only'; end $$`.execute(db);
         await sql`create trigger audit_events_no_update before update on audit_events for each row execute function audit_events_append_only()`.execute(db);
       } else {
-        await sql`create trigger audit_events_no_update before update on audit_events begin select raise(abort, 'audit events are append-only'); end`.execute(db);
+        await sql`create trigger audit_events_no_update before update on audit_events begin select raise(abort, 'audit events are append-only'); end`.execute(
+          db,
+        );
       }
     },
   };

@@ -86,7 +86,12 @@ export function notifications(dialect: Dialect): Migration {
         .addColumn('message', 'text')
         .addColumn('finished_at', 'text')
         .execute();
-      await db.schema.createIndex('notification_deliveries_occurrence').on('notification_deliveries').columns(['notification_id', 'scheduled_for']).unique().execute();
+      await db.schema
+        .createIndex('notification_deliveries_occurrence')
+        .on('notification_deliveries')
+        .columns(['notification_id', 'scheduled_for'])
+        .unique()
+        .execute();
       // The history, newest first.
       await db.schema.createIndex('notification_deliveries_history').on('notification_deliveries').columns(['notification_id', 'id']).execute();
 

@@ -13,9 +13,7 @@ export function columnsFor(dialect: Dialect) {
     ref: dialect === 'postgres' ? ('bigint' as const) : ('integer' as const),
     /** Starts a table with its integer primary key `id`. */
     table(db: Kysely<any>, name: string): CreateTableBuilder<string, 'id'> {
-      return db.schema
-        .createTable(name)
-        .addColumn('id', idType, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()));
+      return db.schema.createTable(name).addColumn('id', idType, (c) => (dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()));
     },
   };
 }

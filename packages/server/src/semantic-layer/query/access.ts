@@ -70,7 +70,10 @@ function policyFilter(owner: string, raw: RawPolicyFilter, security: SecurityCon
   // The model language's operators are Cube's, with Cube's meaning (query.ts).
   const spelled = raw.operator ?? 'equals';
   const operator = Object.prototype.hasOwnProperty.call(CUBE_OPERATORS, spelled) ? CUBE_OPERATORS[spelled as keyof typeof CUBE_OPERATORS] : null;
-  if (!raw.member || !operator) throw new QueryError(`An access policy of ${owner} has a filter the runtime cannot apply (${raw.operator ?? 'no member'}); the query is refused rather than run without it.`);
+  if (!raw.member || !operator)
+    throw new QueryError(
+      `An access policy of ${owner} has a filter the runtime cannot apply (${raw.operator ?? 'no member'}); the query is refused rather than run without it.`,
+    );
   const member = raw.member.includes('.') ? raw.member : `${owner}.${raw.member}`;
   const values: unknown[] = [];
   for (const value of raw.values === undefined ? [] : Array.isArray(raw.values) ? raw.values : [raw.values]) {
@@ -159,7 +162,11 @@ export function applyAccess(index: ModelIndex, members: ResolvedMember[], securi
     // No policy's filters can hold for this caller: no rows, rather than an error that tells why.
     rowFilters.push(alternatives.length === 0 ? NO_ROWS : alternatives.length === 1 ? alternatives[0]! : { or: alternatives });
   }
-  if (hidden.length > 0) throw new QueryError(`You may not query ${[...new Set(hidden)].join(', ')}: the access policies that apply to you exclude ${hidden.length === 1 ? 'it' : 'them'}.`, 403);
+  if (hidden.length > 0)
+    throw new QueryError(
+      `You may not query ${[...new Set(hidden)].join(', ')}: the access policies that apply to you exclude ${hidden.length === 1 ? 'it' : 'them'}.`,
+      403,
+    );
   return { rowFilters };
 }
 

@@ -84,19 +84,24 @@ export function compileQuery(
     return { td, member };
   });
   const grouped = timeDimensions.filter((t) => t.td.granularity !== undefined);
-  if (measures.length === 0 && dimensions.length === 0 && grouped.length === 0) throw new QueryError('The query needs at least one measure, dimension or time dimension with a granularity.');
+  if (measures.length === 0 && dimensions.length === 0 && grouped.length === 0)
+    throw new QueryError('The query needs at least one measure, dimension or time dimension with a granularity.');
   const filterMembers = new Map<string, ResolvedMember>();
   for (const f of query.filters.flatMap(leaves)) filterMembers.set(f.member, index.resolve(f.member, 'measure-or-dimension', 'filters'));
 
   // The model's access policies: members the caller may not use are refused (403), and its row
   // filters join the query's conditions below, ANDed with the client's.
   const used = [...measures, ...dimensions, ...segments, ...timeDimensions.map((t) => t.member), ...filterMembers.values()];
-  const referencedByUsed = new Set(used.flatMap((m) => ((m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })])));
+  const referencedByUsed = new Set(
+    used.flatMap((m) =>
+      (m.member as CompiledDimension).sub_query ? [] : [...referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })],
+    ),
+  );
   // Not applied to a subquery (its caller checks the cubes it reads) or a pre-aggregation's build (each caller's row filters apply when it is read).
   const { rowFilters } = options.access === false ? { rowFilters: [] } : applyAccess(index, used, security, referencedByUsed);
   const policyMembers = new Map<string, ResolvedMember>();
   for (const f of rowFilters.filter((r) => !isNoRows(r)).flatMap(leaves)) {
-    policyMembers.set(f.member, index.resolve(f.member, 'dimension', 'an access policy\'s row filter'));
+    policyMembers.set(f.member, index.resolve(f.member, 'dimension', "an access policy's row filter"));
   }
 
   // Joins: every cube a member lives in, and every cube its SQL refers to (`{customers.region}` in
@@ -104,8 +109,15 @@ export function compileQuery(
   const all = [...used, ...policyMembers.values()];
   const viewMembers = all.filter((m) => m.joinPath !== null);
   // (A sub_query dimension's references are joined inside its own subquery, not here.)
-  const cubes = all.flatMap((m) => [m.cube, ...((m.member as CompiledDimension).sub_query ? [] : referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null }))]);
-  const plan = planJoins(index, cubes, viewMembers.map((m) => m.joinPath!));
+  const cubes = all.flatMap((m) => [
+    m.cube,
+    ...((m.member as CompiledDimension).sub_query ? [] : referencedCubes(index, index.cube(m.cube), m.member as { sql?: string | null })),
+  ]);
+  const plan = planJoins(
+    index,
+    cubes,
+    viewMembers.map((m) => m.joinPath!),
+  );
   const joined = new Set([plan.root, ...plan.steps.map((s) => s.far)]);
   const cubeOf = (name: string): CompiledCube => index.cube(name);
   // Model SQL may read the caller's context and the query's filters on a member (render.ts).
@@ -125,7 +137,8 @@ export function compileQuery(
       };
       query.filters.forEach(visit);
       for (const { td, member: m } of timeDimensions) {
-        if (td.dateRange && `${m.cube}.${m.member.name}` === member) conditions.push(filterSql(expr, 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, filterCtx));
+        if (td.dateRange && `${m.cube}.${m.member.name}` === member)
+          conditions.push(filterSql(expr, 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, filterCtx));
       }
       return conditions.length === 0 ? null : conditions.join(' AND ');
     },
@@ -146,7 +159,8 @@ export function compileQuery(
     const key = `${cube.name}.${dimension.name}`;
     if (dimension.sql === null) throw new QueryError(`Dimension ${key} is a subquery dimension without SQL.`);
     const referenced = referencedMeasures(index, cube, dimension.sql);
-    if (referenced.length === 0) throw new QueryError(`Dimension ${key} is a subquery dimension: its SQL must refer to the measures it reads, such as "{orders.count}".`);
+    if (referenced.length === 0)
+      throw new QueryError(`Dimension ${key} is a subquery dimension: its SQL must refer to the measures it reads, such as "{orders.count}".`);
     const isSubQuery = (name: string) => {
       const m = index.resolve(name, 'measure-or-dimension', 'filters');
       return m.kind === 'dimension' && (m.member as CompiledDimension).sub_query === true;
@@ -158,7 +172,9 @@ export function compileQuery(
       dimensions: [`${cube.name}.${pk.name}`],
       filters: propagate ? query.filters.filter((f) => !isGroup(f) && filterMembers.get(f.member)!.kind === 'dimension' && !isSubQuery(f.member)) : [],
       segments: propagate ? query.segments : [],
-      timeDimensions: propagate ? query.timeDimensions.flatMap((td) => (td.dateRange && !isSubQuery(td.dimension) ? [{ dimension: td.dimension, dateRange: td.dateRange }] : [])) : [],
+      timeDimensions: propagate
+        ? query.timeDimensions.flatMap((td) => (td.dateRange && !isSubQuery(td.dimension) ? [{ dimension: td.dimension, dateRange: td.dateRange }] : []))
+        : [],
       order: [],
       defaultOrder: false,
       limit: 2_147_483_647,
@@ -172,17 +188,26 @@ export function compileQuery(
     const compiled = compileQuery(index, inner, dialect, security, { params, access: false });
     for (const name of compiled.cubes ?? []) {
       if (name !== cube.name && (index.cube(name).access_policy ?? []).length > 0) {
-        throw new QueryError(`Dimension ${key} is a subquery dimension over cube ${name}, whose access policies queries cannot apply inside a subquery yet.`, 403);
+        throw new QueryError(
+          `Dimension ${key} is a subquery dimension over cube ${name}, whose access policies queries cannot apply inside a subquery yet.`,
+          403,
+        );
       }
     }
     const column = (name: string) => `${quote('i')}.${quote(compiled.columns.find((c) => c.keys.includes(name))!.alias)}`;
     // Its SQL is over measures (each a column of the subquery's rows); the alias is never written.
-    const over = new Renderer(index, (c) => c, (c, m): string => column(`${c}.${m.name}`), context);
+    const over = new Renderer(
+      index,
+      (c) => c,
+      (c, m): string => column(`${c}.${m.name}`),
+      context,
+    );
     return `SELECT ${column(`${cube.name}.${pk.name}`)} AS ${quote('pk')}, (${over.expand(dimension.sql, cube, 0)}) AS ${quote('val')} FROM (${compiled.sql}) AS ${quote('i')}`;
   }
 
   let from = `${renderer.table(cubeOf(plan.root))} AS ${quote(plan.root)}`;
-  for (const step of plan.steps) from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
+  for (const step of plan.steps)
+    from += ` LEFT JOIN ${renderer.table(cubeOf(step.far))} AS ${quote(step.far)} ON ${renderer.join(cubeOf(step.edge.from), step.edge.sql)}`;
   // `sub_query` dimensions: each a subquery per row of its cube, joined by the cube's primary key.
   for (const m of all) {
     const dimension = m.member as CompiledDimension;
@@ -203,16 +228,31 @@ export function compileQuery(
   // Cube applies the query's time zone to a time dimension among the dimensions only where the
   // query filters it by date (a date operator, or a date range of the same dimension).
   const dateFiltered = (m: ResolvedMember) =>
-    query.filters.flatMap(leaves).some((f) => f.member === m.name && DATE_OPERATORS.has(f.spelled ?? '')) || query.timeDimensions.some((td) => td.dimension === m.name && td.dateRange !== undefined);
+    query.filters.flatMap(leaves).some((f) => f.member === m.name && DATE_OPERATORS.has(f.spelled ?? '')) ||
+    query.timeDimensions.some((td) => td.dimension === m.name && td.dateRange !== undefined);
   dimensions.forEach((m, i) =>
-    groupColumns.push({ sql: dimensionSql(m), column: { alias: `d${i}`, keys: [m.name], member: m, ...(m.type === 'time' && query.timezone !== 'UTC' && dateFiltered(m) ? { localZone: query.timezone } : {}) } }),
+    groupColumns.push({
+      sql: dimensionSql(m),
+      column: {
+        alias: `d${i}`,
+        keys: [m.name],
+        member: m,
+        ...(m.type === 'time' && query.timezone !== 'UTC' && dateFiltered(m) ? { localZone: query.timezone } : {}),
+      },
+    }),
   );
   grouped.forEach(({ td, member }, i) => {
     const time = td.shift ? dialect.shift(dimensionSql(member), td.shift.count, td.shift.unit, query.timezone) : dimensionSql(member);
     const custom = customGranularity(member.member as CompiledDimension, td.granularity!, td.dimension);
     groupColumns.push({
       sql: custom ? dialect.truncateCustom(time, custom, query.timezone) : dialect.truncate(time, td.granularity as Granularity, query.timezone),
-      column: { alias: `t${i}`, keys: [`${td.dimension}.${td.granularity}`, td.dimension], member, granularity: td.granularity!, ...(custom ? { custom } : {}) },
+      column: {
+        alias: `t${i}`,
+        keys: [`${td.dimension}.${td.granularity}`, td.dimension],
+        member,
+        granularity: td.granularity!,
+        ...(custom ? { custom } : {}),
+      },
     });
   });
 
@@ -227,12 +267,17 @@ export function compileQuery(
     where.push(filterSql(dimensionSql(member), 'time', { member: td.dimension, operator: 'between', value: td.dateRange }, ctx));
   }
   for (const f of rowFilters) {
-    where.push(isNoRows(f) ? '1 = 0' : filterTree(f, (leaf) => filterSql(dimensionSql(policyMembers.get(leaf.member)!), policyMembers.get(leaf.member)!.type, leaf, ctx)));
+    where.push(
+      isNoRows(f)
+        ? '1 = 0'
+        : filterTree(f, (leaf) => filterSql(dimensionSql(policyMembers.get(leaf.member)!), policyMembers.get(leaf.member)!.type, leaf, ctx)),
+    );
   }
   const measureFilters: Filter[] = [];
   for (const f of query.filters) {
     const kinds = new Set(leaves(f).map((l) => filterMembers.get(l.member)!.kind));
-    if (kinds.size > 1) throw new QueryError('A filter group may not mix measures and dimensions: filter measures and dimensions in separate top-level filters.');
+    if (kinds.size > 1)
+      throw new QueryError('A filter group may not mix measures and dimensions: filter measures and dimensions in separate top-level filters.');
     if (kinds.has('measure')) measureFilters.push(f);
     else where.push(filterTree(f, (leaf) => filterSql(dimensionSql(filterMembers.get(leaf.member)!), filterMembers.get(leaf.member)!.type, leaf, ctx)));
   }
@@ -249,11 +294,13 @@ export function compileQuery(
     const named = new Set(dimensions.map((m) => `${m.cube}.${m.member.name}`));
     for (const cube of joined) {
       const key = cubeOf(cube).dimensions.find((d) => d.primary_key);
-      if (key && !named.has(`${cube}.${key.name}`)) throw new QueryError(`An ungrouped query needs the primary key of every cube it reads among its dimensions: add ${cube}.${key.name}.`);
+      if (key && !named.has(`${cube}.${key.name}`))
+        throw new QueryError(`An ungrouped query needs the primary key of every cube it reads among its dimensions: add ${cube}.${key.name}.`);
     }
     const rowMeasure = (cube: string, measure: CompiledMeasure, depth = 0): string => {
       if (depth > 24) throw new QueryError(`Measure ${cube}.${measure.name} refers to itself.`);
-      if (UNSUPPORTED.has(measure.type) || measure.multi_stage || measure.rolling_window) throw new QueryError(`Measure ${cube}.${measure.name} cannot be read row by row in an ungrouped query.`);
+      if (UNSUPPORTED.has(measure.type) || measure.multi_stage || measure.rolling_window)
+        throw new QueryError(`Measure ${cube}.${measure.name} cannot be read row by row in an ungrouped query.`);
       const owner = cubeOf(cube);
       if (AGGREGATES.has(measure.type)) {
         const conditions = renderer.measureFilters(owner, measure);
@@ -265,7 +312,12 @@ export function compileQuery(
         if (input === null) throw new QueryError(`Measure ${cube}.${measure.name} (${measure.type}) has no SQL.`);
         return conditions.length > 0 ? `(CASE WHEN ${conditions.join(' AND ')} THEN ${input} END)` : input;
       }
-      const over: Renderer = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m): string => rowMeasure(c, m, depth + 1), context);
+      const over: Renderer = new Renderer(
+        index,
+        (c) => (joined.has(c) ? c : undefined),
+        (c, m): string => rowMeasure(c, m, depth + 1),
+        context,
+      );
       if (measure.sql === null) throw new QueryError(`Measure ${cube}.${measure.name} has no SQL.`);
       return `(${over.expand(measure.sql, owner, 0)})`;
     };
@@ -280,12 +332,22 @@ export function compileQuery(
         }),
       ),
     ];
-    const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measures.map((m, i) => ({ alias: `c${groupColumns.length + i}`, keys: [m.name], member: m }))];
+    const columns: OutputColumn[] = [
+      ...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })),
+      ...measures.map((m, i) => ({ alias: `c${groupColumns.length + i}`, keys: [m.name], member: m })),
+    ];
     const rows = `SELECT ${selected.map((sql, i) => `${sql} AS ${quote(`c${i}`)}`).join(', ')} FROM ${from}${rowWhere.length > 0 ? ` WHERE ${rowWhere.join(' AND ')}` : ''}`;
-    if (options.total) return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
+    if (options.total)
+      return { sql: `SELECT count(*) AS ${quote('total_count')} FROM (${rows}) AS ${quote('original_query')}`, params, columns: [], order: [] };
     const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);
     const orderSql = order.map(({ column, direction }) => `${quote(column.alias)} ${direction === 'asc' ? 'ASC NULLS LAST' : 'DESC NULLS FIRST'}`).join(', ');
-    return { sql: `SELECT * FROM (${rows}) AS q${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`, params, columns, order: order.map(({ name, direction }) => [name, direction]), cubes: [...joined] };
+    return {
+      sql: `SELECT * FROM (${rows}) AS q${orderSql ? ` ORDER BY ${orderSql}` : ''} LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`,
+      params,
+      columns,
+      order: order.map(({ name, direction }) => [name, direction]),
+      cubes: [...joined],
+    };
   }
 
   // Measures: base aggregations placed in groups, derived ones (`number` over other measures) computed on top.
@@ -310,7 +372,9 @@ export function compileQuery(
     if (measure.type === 'rank') return rankOf(cube, measure, depth);
     if (measure.multi_stage && AGGREGATES.has(measure.type)) return stageOf(cube, measure);
     if (UNSUPPORTED.has(measure.type) || (measure.rolling_window && !AGGREGATES.has(measure.type))) {
-      throw new QueryError(`Measure ${cube}.${measure.name} (${measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`);
+      throw new QueryError(
+        `Measure ${cube}.${measure.name} (${measure.rolling_window ? `rolling window over a ${measure.type} measure` : measure.type}) is not supported by queries yet.`,
+      );
     }
     if (AGGREGATES.has(measure.type)) return `q.${quote(baseOf(cube, measure).alias)}`;
     // number, string, time, boolean: an expression over other measures, or over the cube's rows with its own aggregates.
@@ -330,16 +394,25 @@ export function compileQuery(
     return `q.${quote(baseOf(cube, measure).alias)}`;
   };
   /** Whether a grouping column is named (by its cube member or its own name) in a multi-stage list. */
-  const listed = (list: string[] | undefined, member: ResolvedMember) => (list ?? []).some((name) => name === member.name || name === `${member.cube}.${member.member.name}`);
+  const listed = (list: string[] | undefined, member: ResolvedMember) =>
+    (list ?? []).some((name) => name === member.name || name === `${member.cube}.${member.member.name}`);
   /**
    * A `rank` measure (Cube's multi-stage ranking): rank() over the query's rows, ordered by its
    * `order_by` (over measures), within the groups of the query's dimensions less its `reduce_by`.
    */
   function rankOf(cube: string, measure: CompiledMeasure, depth: number): string {
-    const over = new Renderer(index, (c) => (joined.has(c) ? c : undefined), (c, m): string => outerMeasure(c, m, depth + 1), context);
+    const over = new Renderer(
+      index,
+      (c) => (joined.has(c) ? c : undefined),
+      (c, m): string => outerMeasure(c, m, depth + 1),
+      context,
+    );
     const order = (measure.order_by ?? []).map((o) => `${over.expand(o.sql, cubeOf(cube), 0)} ${o.dir === 'asc' ? 'ASC' : 'DESC'}`);
     if (order.length === 0) throw new QueryError(`Measure ${cube}.${measure.name} is a rank: give it order_by, such as [{sql: "{revenue}", dir: desc}].`);
-    const partition = groupColumns.map((g, i) => ({ g, i })).filter(({ g }) => !listed(measure.reduce_by, g.column.member)).map(({ i }) => `q.${quote(`g${i}`)}`);
+    const partition = groupColumns
+      .map((g, i) => ({ g, i }))
+      .filter(({ g }) => !listed(measure.reduce_by, g.column.member))
+      .map(({ i }) => `q.${quote(`g${i}`)}`);
     return `rank() OVER (${partition.length > 0 ? `PARTITION BY ${partition.join(', ')} ` : ''}ORDER BY ${order.join(', ')})`;
   }
   /** Joins of multi-stage subqueries to the grouped rows `q`, and their aliases by measure. */
@@ -357,7 +430,8 @@ export function compileQuery(
     const known = stageAliases.get(key);
     if (known) return known;
     if (measure.sql === null) throw new QueryError(`Measure ${key} is multi-stage: give it SQL over the measures it aggregates, such as "{revenue}".`);
-    const keeps = (member: ResolvedMember) => (measure.group_by ? listed(measure.group_by, member) : measure.reduce_by ? !listed(measure.reduce_by, member) : true);
+    const keeps = (member: ResolvedMember) =>
+      measure.group_by ? listed(measure.group_by, member) : measure.reduce_by ? !listed(measure.reduce_by, member) : true;
     const keptDimensions = dimensions.filter(keeps);
     const keptTimes = grouped.filter(({ member }) => keeps(member));
     const inner: Query = {
@@ -365,7 +439,9 @@ export function compileQuery(
       measures: referencedMeasures(index, cubeOf(cube), measure.sql),
       dimensions: [...keptDimensions.map((m) => m.name), ...(measure.add_group_by ?? [])],
       // Date ranges stay as filters; a granularity only where the time dimension is kept.
-      timeDimensions: query.timeDimensions.flatMap((td) => (keptTimes.some((t) => t.td === td) ? [td] : td.dateRange ? [{ dimension: td.dimension, dateRange: td.dateRange }] : [])),
+      timeDimensions: query.timeDimensions.flatMap((td) =>
+        keptTimes.some((t) => t.td === td) ? [td] : td.dateRange ? [{ dimension: td.dimension, dateRange: td.dateRange }] : [],
+      ),
       order: [],
       defaultOrder: false,
       limit: 2_147_483_647,
@@ -373,12 +449,14 @@ export function compileQuery(
       total: false,
       ungrouped: false,
     };
-    if (inner.measures.length === 0) throw new QueryError(`Measure ${key} is multi-stage: its SQL must refer to the measures it aggregates, such as "{revenue}".`);
+    if (inner.measures.length === 0)
+      throw new QueryError(`Measure ${key} is multi-stage: its SQL must refer to the measures it aggregates, such as "{revenue}".`);
     // time_shift: the inner rows are those of the shifted date range, each grouped at the time it
     // shifts to, so that a row of the query meets the value of its prior (or next) period.
     for (const shift of (measure.time_shift ?? []) as Array<{ time_dimension?: string; interval?: string; type?: 'prior' | 'next' }>) {
       const interval = parseInterval(shift.interval);
-      if (!interval || interval.count < 0) throw new QueryError(`Measure ${key} has a time_shift whose interval "${shift.interval ?? ''}" is not a number of units such as "1 year".`);
+      if (!interval || interval.count < 0)
+        throw new QueryError(`Measure ${key} has a time_shift whose interval "${shift.interval ?? ''}" is not a number of units such as "1 year".`);
       const count = interval.count * (shift.type === 'next' ? -1 : 1);
       const { unit } = interval;
       const applies = (td: TimeDimension) => {
@@ -387,13 +465,24 @@ export function compileQuery(
         // `cube.member` (as builds write it), or the member's own name in its cube.
         return member !== undefined && (listed([shift.time_dimension], member) || shift.time_dimension === member.member.name);
       };
-      inner.timeDimensions = inner.timeDimensions.map((td) => (applies(td) ? { ...td, ...(td.dateRange ? { dateRange: shiftRange(td.dateRange, -count, unit) } : {}), shift: { count, unit } } : td));
+      inner.timeDimensions = inner.timeDimensions.map((td) =>
+        applies(td) ? { ...td, ...(td.dateRange ? { dateRange: shiftRange(td.dateRange, -count, unit) } : {}), shift: { count, unit } } : td,
+      );
     }
     const compiled = compileQuery(index, inner, dialect, security, { params });
     const innerColumn = (name: string) => `${quote('i')}.${quote(compiled.columns.find((c) => c.keys.includes(name))!.alias)}`;
-    const kept = groupColumns.map((g, i) => ({ g, i })).filter(({ g }) => keptDimensions.includes(g.column.member) || keptTimes.some((t) => t.member === g.column.member && g.column.granularity === t.td.granularity));
+    const kept = groupColumns
+      .map((g, i) => ({ g, i }))
+      .filter(
+        ({ g }) => keptDimensions.includes(g.column.member) || keptTimes.some((t) => t.member === g.column.member && g.column.granularity === t.td.granularity),
+      );
     // Its SQL is over measures only (each a column of the inner rows); the alias is never written.
-    const over = new Renderer(index, (c) => c, (c, m): string => innerColumn(`${c}.${m.name}`), context);
+    const over = new Renderer(
+      index,
+      (c) => c,
+      (c, m): string => innerColumn(`${c}.${m.name}`),
+      context,
+    );
     const value = over.expand(measure.sql, cubeOf(cube), 0);
     const aggregated = measure.type === 'count_distinct' || measure.type === 'count_distinct_approx' ? `count(DISTINCT ${value})` : `${measure.type}(${value})`;
     const alias = `ms${stageJoins.length}`;
@@ -425,12 +514,17 @@ export function compileQuery(
   for (const base of bases.values()) {
     const repeated = REPEAT_SENSITIVE.has(base.measure.type) && multiplies(plan, base.cube);
     if (base.measure.rolling_window && rollingOver.length > 0) {
-      if (repeated) throw new QueryError(`Measure ${base.key} has a rolling window and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`);
+      if (repeated)
+        throw new QueryError(
+          `Measure ${base.key} has a rolling window and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`,
+        );
       groups.set(`rolling:${base.key}`, [base]);
       continue;
     }
     if (!AGGREGATES.has(base.measure.type) && multiplies(plan, base.cube)) {
-      throw new QueryError(`Measure ${base.key} aggregates in its own SQL and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`);
+      throw new QueryError(
+        `Measure ${base.key} aggregates in its own SQL and the query's joins repeat rows of cube ${base.cube}; query it without members of the cubes joined to it one-to-many.`,
+      );
     }
     const group = repeated ? base.cube : '';
     groups.set(group, [...(groups.get(group) ?? []), base]);
@@ -447,9 +541,19 @@ export function compileQuery(
   const rollingGroup = (base: Base): string => {
     if (rollingOver.length > 1) throw new QueryError(`Measure ${base.key} has a rolling window: the query may group by one time dimension only.`);
     const [{ td, member }] = rollingOver as [(typeof rollingOver)[number]];
-    if (!td.dateRange) throw new QueryError(`Measure ${base.key} has a rolling window: give the time dimension ${td.dimension} a dateRange (time series queries without one aren't supported, as in Cube).`);
-    if (td.granularity && !GRANULARITIES.includes(td.granularity as Granularity)) throw new QueryError(`Measure ${base.key} has a rolling window, which queries cannot yet read by the custom granularity ${td.granularity}.`);
-    const buckets = rollingBuckets(td.dateRange, td.granularity as Granularity | undefined, query.timezone, base.measure.rolling_window as RollingWindow, base.key);
+    if (!td.dateRange)
+      throw new QueryError(
+        `Measure ${base.key} has a rolling window: give the time dimension ${td.dimension} a dateRange (time series queries without one aren't supported, as in Cube).`,
+      );
+    if (td.granularity && !GRANULARITIES.includes(td.granularity as Granularity))
+      throw new QueryError(`Measure ${base.key} has a rolling window, which queries cannot yet read by the custom granularity ${td.granularity}.`);
+    const buckets = rollingBuckets(
+      td.dateRange,
+      td.granularity as Granularity | undefined,
+      query.timezone,
+      base.measure.rolling_window as RollingWindow,
+      base.key,
+    );
     const [first] = buckets as [Bucket];
     const series = buckets
       .map((b) => {
@@ -466,14 +570,27 @@ export function compileQuery(
     // bound parameter appears in the statement (PostgreSQL must see each one to type it).
     const rest = where.map((condition, i) => (i === range ? `(${condition} OR 1 = 1)` : condition));
     const cube = cubeOf(base.cube);
-    const inner = [...dimensions.map((m, i) => `${dimensionSql(m)} AS ${quote(`d${i}`)}`), `${dialect.instant(dimensionSql(member))} AS ${quote('t')}`, `${rowValue(renderer, cube, base.measure)} AS ${quote('v')}`];
+    const inner = [
+      ...dimensions.map((m, i) => `${dimensionSql(m)} AS ${quote(`d${i}`)}`),
+      `${dialect.instant(dimensionSql(member))} AS ${quote('t')}`,
+      `${rowValue(renderer, cube, base.measure)} AS ${quote('v')}`,
+    ];
     const window = [
       ...(first.lower ? [`${quote('f')}.${quote('t')} ${first.lower.inclusive ? '>=' : '>'} ${quote('w')}.${quote('lo')}`] : []),
       ...(first.upper ? [`${quote('f')}.${quote('t')} ${first.upper.inclusive ? '<=' : '<'} ${quote('w')}.${quote('hi')}`] : []),
     ];
     const value = `${quote('f')}.${quote('v')}`;
-    const aggregated = base.measure.type === 'count' ? `count(${value})` : base.measure.type.startsWith('count_distinct') ? `count(DISTINCT ${value})` : `${base.measure.type}(${value})`;
-    const columns = [...dimensions.map((_, i) => `${quote('f')}.${quote(`d${i}`)} AS ${quote(`g${i}`)}`), ...(first.label === null ? [] : [`${quote('w')}.${quote('label')} AS ${quote(`g${dimensions.length}`)}`]), `${aggregated} AS ${quote(base.alias)}`];
+    const aggregated =
+      base.measure.type === 'count'
+        ? `count(${value})`
+        : base.measure.type.startsWith('count_distinct')
+          ? `count(DISTINCT ${value})`
+          : `${base.measure.type}(${value})`;
+    const columns = [
+      ...dimensions.map((_, i) => `${quote('f')}.${quote(`d${i}`)} AS ${quote(`g${i}`)}`),
+      ...(first.label === null ? [] : [`${quote('w')}.${quote('label')} AS ${quote(`g${dimensions.length}`)}`]),
+      `${aggregated} AS ${quote(base.alias)}`,
+    ];
     return `SELECT ${columns.join(', ')} FROM (${series}) AS ${quote('w')} LEFT JOIN (SELECT ${inner.join(', ')} FROM ${from}${rest.length > 0 ? ` WHERE ${rest.join(' AND ')}` : ''}) AS ${quote('f')} ON ${window.join(' AND ') || '1 = 1'}${groupBy}`;
   };
   const groupSql: string[] = [];
@@ -489,13 +606,19 @@ export function compileQuery(
       continue;
     }
     const keys = cube.dimensions.filter((d) => d.primary_key);
-    if (keys.length === 0) throw new QueryError(`Cube ${cube.name} needs a primary key: the query's joins repeat its rows, and ${list.map((b) => b.key).join(', ')} must count each row once.`);
+    if (keys.length === 0)
+      throw new QueryError(
+        `Cube ${cube.name} needs a primary key: the query's joins repeat its rows, and ${list.map((b) => b.key).join(', ')} must count each row once.`,
+      );
     const inner = [
       ...groupColumns.map((g, i) => `${g.sql} AS ${quote(`g${i}`)}`),
       ...keys.map((k, i) => `${renderer.dimension(cube, k)} AS ${quote(`k${i}`)}`),
       ...list.map((b) => `${rowValue(renderer, cube, b.measure)} AS ${quote(b.alias)}`),
     ];
-    const outer = [...groupColumns.map((_, i) => quote(`g${i}`)), ...list.map((b) => `${b.measure.type === 'count' ? 'count' : b.measure.type}(${quote(b.alias)}) AS ${quote(b.alias)}`)];
+    const outer = [
+      ...groupColumns.map((_, i) => quote(`g${i}`)),
+      ...list.map((b) => `${b.measure.type === 'count' ? 'count' : b.measure.type}(${quote(b.alias)}) AS ${quote(b.alias)}`),
+    ];
     groupSql.push(`SELECT ${outer.join(', ')} FROM (SELECT DISTINCT ${inner.join(', ')} FROM ${from}${whereSql}) AS ${quote(`u_${cube.name}`)}${groupBy}`);
   }
 
@@ -513,7 +636,10 @@ export function compileQuery(
       // PostgreSQL types a chain of UNIONs pair by pair: two untyped NULLs of a column become text,
       // which a third branch's count cannot join; numeric aggregates' NULLs are typed (dialect.ts).
       const nullOf = (b: Base) => (NUMERIC_AGGREGATES.has(b.measure.type) ? dialect.numericNull : 'NULL');
-      const cols = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => (own.has(b.alias) ? quote(b.alias) : `${nullOf(b)} AS ${quote(b.alias)}`))];
+      const cols = [
+        ...groupColumns.map((_, g) => quote(`g${g}`)),
+        ...allBases.map((b) => (own.has(b.alias) ? quote(b.alias) : `${nullOf(b)} AS ${quote(b.alias)}`)),
+      ];
       return `SELECT ${cols.join(', ')} FROM (${sql}) AS ${quote(`s${i}`)}`;
     });
     const select = [...groupColumns.map((_, g) => quote(`g${g}`)), ...allBases.map((b) => `max(${quote(b.alias)}) AS ${quote(b.alias)}`)];
@@ -521,7 +647,10 @@ export function compileQuery(
   }
 
   const columns: OutputColumn[] = [...groupColumns.map((g, i) => ({ ...g.column, alias: `c${i}` })), ...measureColumns.map((m) => m.column)];
-  const select = [...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`), ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`)];
+  const select = [
+    ...groupColumns.map((_, i) => `q.${quote(`g${i}`)} AS ${quote(`c${i}`)}`),
+    ...measureColumns.map((m) => `${m.sql} AS ${quote(m.column.alias)}`),
+  ];
   const rows = `SELECT ${select.join(', ')} FROM (${combined}) AS q${stageJoins.join('')}` + (having.length > 0 ? ` WHERE ${having.join(' AND ')}` : '');
   // `order: []` asks for no order at all (Cube's opt-out of its default order).
   const order = query.order.length === 0 && !query.defaultOrder ? [] : orderOf(query, columns, grouped.length > 0);

@@ -39,7 +39,11 @@ export function cubeQuery(query: Query): CubeQuery {
     measures: query.measures,
     dimensions: query.dimensions,
     ...(query.segments.length > 0 ? { segments: query.segments } : {}),
-    timeDimensions: query.timeDimensions.map((td) => ({ dimension: td.dimension, ...(td.granularity ? { granularity: td.granularity } : {}), ...(td.dateRange ? { dateRange: td.dateRange } : {}) })),
+    timeDimensions: query.timeDimensions.map((td) => ({
+      dimension: td.dimension,
+      ...(td.granularity ? { granularity: td.granularity } : {}),
+      ...(td.dateRange ? { dateRange: td.dateRange } : {}),
+    })),
     filters: query.filters.map(cubeFilter),
     ...(query.defaultOrder ? {} : { order: query.order.map(([id, direction]) => ({ id, desc: direction === 'desc' })) }),
     limit: query.limit,

@@ -12,14 +12,16 @@ import { formatWall, parseWall } from './time-zones.js';
 
 type Wall = NonNullable<ReturnType<typeof parseWall>>;
 
-
 const asUtc = (w: Wall) => Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms);
 
 /** The granularity `name` of `dimension` (`owner` names it in errors); undefined for a built-in one. */
 export function customGranularity(dimension: CompiledDimension, name: string, owner: string): CustomGranularity | undefined {
   if (GRANULARITIES.includes(name as Granularity)) return undefined;
   const spec = ((dimension.granularities ?? []) as Array<{ name: string; interval?: string; offset?: string; origin?: string }>).find((g) => g.name === name);
-  if (!spec) throw new QueryError(`${owner} has no granularity "${name}": use one of ${GRANULARITIES.join(', ')}${(dimension.granularities ?? []).length > 0 ? `, ${(dimension.granularities as Array<{ name: string }>).map((g) => g.name).join(', ')}` : ''}.`);
+  if (!spec)
+    throw new QueryError(
+      `${owner} has no granularity "${name}": use one of ${GRANULARITIES.join(', ')}${(dimension.granularities ?? []).length > 0 ? `, ${(dimension.granularities as Array<{ name: string }>).map((g) => g.name).join(', ')}` : ''}.`,
+    );
   const interval = parseInterval(spec.interval);
   if (!interval || interval.count < 1) throw new QueryError(`The granularity ${name} of ${owner} needs an interval such as "30 minutes" or "1 year".`);
   const { unit } = interval;
@@ -52,5 +54,13 @@ export function customBucket(wall: Wall, count: number, unit: Granularity, origi
   const length = count * UNIT_MS[unit]!;
   const start = asUtc(origin) + Math.floor((asUtc(wall) - asUtc(origin)) / length) * length;
   const d = new Date(start);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+  };
 }

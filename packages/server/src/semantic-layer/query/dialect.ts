@@ -23,7 +23,6 @@ export function parseInterval(text: string | undefined): Interval | undefined {
 export const UNIT_MS: Partial<Record<Granularity, number>> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
 export const UNIT_MONTHS: Partial<Record<Granularity, number>> = { month: 1, quarter: 3, year: 12 };
 
-
 export interface SqlDialect {
   readonly name: 'postgres' | 'sqlite';
   /** The placeholder of the `index`-th parameter (1-based). */
@@ -59,8 +58,6 @@ export interface CustomGranularity {
   origin: string;
 }
 
-
-
 export const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 export const postgresDialect: SqlDialect = {
@@ -74,7 +71,8 @@ export const postgresDialect: SqlDialect = {
   like: (expr, pattern) => `CAST(${expr} AS TEXT) LIKE ${pattern}`,
   numericNull: 'CAST(NULL AS NUMERIC)',
   sameValue: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`,
-  shift: (expr, count, unit, timeZone) => `(((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)} + interval '${checkedCount(count)} ${unit}') AT TIME ZONE ${literalZone(timeZone)})`,
+  shift: (expr, count, unit, timeZone) =>
+    `(((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)} + interval '${checkedCount(count)} ${unit}') AT TIME ZONE ${literalZone(timeZone)})`,
   truncateCustom: (expr, custom, timeZone) => {
     const local = `((${expr})::timestamptz AT TIME ZONE ${literalZone(timeZone)})`;
     const origin = `timestamp '${checkedOrigin(custom.origin)}'`;
@@ -106,7 +104,8 @@ export const sqliteDialect: SqlDialect = {
   numericNull: 'NULL',
   sameValue: (a, b) => `${a} IS ${b}`,
   shift: (expr, count, unit, timeZone) => `mapi_shift(${expr}, ${checkedCount(count)}, '${unit}', ${literalZone(timeZone)})`,
-  truncateCustom: (expr, custom, timeZone) => `mapi_trunc_custom(${expr}, ${checkedCount(custom.count)}, '${custom.unit}', '${checkedOrigin(custom.origin)}', ${literalZone(timeZone)})`,
+  truncateCustom: (expr, custom, timeZone) =>
+    `mapi_trunc_custom(${expr}, ${checkedCount(custom.count)}, '${custom.unit}', '${checkedOrigin(custom.origin)}', ${literalZone(timeZone)})`,
 };
 
 /** A shift's count is a whole number before it is written as a literal. */

@@ -43,7 +43,9 @@ function instant(value: unknown, f: MemberFilter, timezone: string, end = false)
   const ms = instantOf(wall, timezone);
   if (end && !hasTime(text)) {
     const next = new Date(Date.UTC(wall.year, wall.month - 1, wall.day + 1));
-    return new Date(instantOf({ year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0, ms: 0 }, timezone) - 1).toISOString();
+    return new Date(
+      instantOf({ year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0, ms: 0 }, timezone) - 1,
+    ).toISOString();
   }
   return new Date(ms).toISOString();
 }
@@ -82,7 +84,9 @@ export function filterSql(expr: string, type: string | null, f: MemberFilter, ct
         condition = '';
       } else if (isTime) {
         // A date names its whole day.
-        condition = present.map((v) => (hasTime(String(v)) ? `${left} = ${param(v)}` : `(${left} >= ${param(v)} AND ${left} <= ${param(v, true)})`)).join(' OR ');
+        condition = present
+          .map((v) => (hasTime(String(v)) ? `${left} = ${param(v)}` : `(${left} >= ${param(v)} AND ${left} <= ${param(v, true)})`))
+          .join(' OR ');
       } else {
         condition = present.length === 1 ? `${expr} = ${param(present[0])}` : `${expr} IN (${present.map((v) => param(v)).join(', ')})`;
       }
@@ -142,6 +146,8 @@ export function filterSql(expr: string, type: string | null, f: MemberFilter, ct
     case 'is_not_empty':
       return `(${expr} IS NOT NULL AND CAST(${expr} AS TEXT) <> '')`;
     case 'custom':
-      throw new QueryError(`The custom filter on ${f.member} is a dashboard control; the data API takes the other operators only (no client SQL reaches a data source).`);
+      throw new QueryError(
+        `The custom filter on ${f.member} is a dashboard control; the data API takes the other operators only (no client SQL reaches a data source).`,
+      );
   }
 }

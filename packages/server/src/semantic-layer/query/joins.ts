@@ -34,7 +34,11 @@ export function planJoins(index: ModelIndex, cubes: string[], paths: string[][])
   let ambiguity: string | null = null;
   let missing: string | null = null;
   for (const root of wanted) {
-    const result = shortestFrom(index, root, wanted.filter((c) => c !== root));
+    const result = shortestFrom(
+      index,
+      root,
+      wanted.filter((c) => c !== root),
+    );
     if ('plan' in result) return result.plan;
     if (result.ambiguous) ambiguity ??= result.ambiguous;
     else missing ??= result.missing;
@@ -69,7 +73,11 @@ function shortestFrom(index: ModelIndex, root: string, targets: string[]): { pla
   }
   for (const target of targets) {
     if (!depth.has(target)) return { missing: `No join path from cube ${root} to cube ${target}: add a join between them to the model, or query them apart.` };
-    if (count.get(target)! > 1) return { ambiguous: `The join path from cube ${root} to cube ${target} is ambiguous: ${count.get(target)} paths of ${depth.get(target)} joins; query through a view that names its join path.`, missing: '' };
+    if (count.get(target)! > 1)
+      return {
+        ambiguous: `The join path from cube ${root} to cube ${target} is ambiguous: ${count.get(target)} paths of ${depth.get(target)} joins; query through a view that names its join path.`,
+        missing: '',
+      };
   }
   const steps: JoinPlan['steps'] = [];
   const joined = new Set([root]);

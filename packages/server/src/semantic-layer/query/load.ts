@@ -19,7 +19,8 @@ export interface EngineLimits extends QueryLimits {
   cacheTtlMs: number;
 }
 
-const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`);
+const size = (bytes: number) =>
+  bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`;
 
 /** How often a refresh key's SQL is asked again when it has no `every` (Cube's default). */
 const DEFAULT_REFRESH_CHECK_MS = 10_000;
@@ -159,7 +160,9 @@ export class QueryEngine {
       // UTF-16 units bound the UTF-8 size from below: count the bytes only near the limit.
       const bytes = json.length * 3 <= this.limits.maxResultBytes ? json.length : Buffer.byteLength(json);
       if (bytes > this.limits.maxResultBytes) {
-        throw new QueryError(`The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`);
+        throw new QueryError(
+          `The result is ${size(bytes)}, more than the ${size(this.limits.maxResultBytes)} a query may return: add filters, fewer dimensions or a limit.`,
+        );
       }
       return { rows, json, at: Date.now(), ...(used ? { used } : {}) };
     };
@@ -168,7 +171,15 @@ export class QueryEngine {
     const counted = query.total ? this.#total(key, query, security, refresh.ttlMs) : undefined;
     // Both are awaited before either failure is reported: a rejected count is never left unhandled.
     const [data, total] = await Promise.all([this.#cache.get(key, read, sizeOf, query.renewQuery, refresh.ttlMs), counted]);
-    return { query, prepared, rows: data.rows, json: data.json, refreshedAt: data.at, ...(total === undefined ? {} : { total }), ...(data.used ? { usedPreAggregations: data.used } : {}) };
+    return {
+      query,
+      prepared,
+      rows: data.rows,
+      json: data.json,
+      refreshedAt: data.at,
+      ...(total === undefined ? {} : { total }),
+      ...(data.used ? { usedPreAggregations: data.used } : {}),
+    };
   }
 
   /**
@@ -188,7 +199,13 @@ export class QueryEngine {
       if (every !== undefined) ttlMs = Math.min(ttlMs ?? every, every);
       if (refreshKey.sql) {
         const sql = refreshKey.sql;
-        const checked = await this.#refreshValues.get(`${name}|${sql}`, async () => ({ rows: await this.dataSource.query(sql, []), json: '', at: Date.now() }), () => 256, false, every ?? DEFAULT_REFRESH_CHECK_MS);
+        const checked = await this.#refreshValues.get(
+          `${name}|${sql}`,
+          async () => ({ rows: await this.dataSource.query(sql, []), json: '', at: Date.now() }),
+          () => 256,
+          false,
+          every ?? DEFAULT_REFRESH_CHECK_MS,
+        );
         values.push(checked.rows);
         // Answers then live until the value changes (bounded by the cache's size), unless `every` says less.
         ttlMs ??= SQL_REFRESH_KEY_TTL_MS;

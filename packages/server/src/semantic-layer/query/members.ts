@@ -18,7 +18,30 @@ export interface ResolvedMember {
 }
 
 /** Words a title leaves in lower case (inflection's `non_titlecased_words`); the first word of a title is capitalised all the same. */
-const SMALL_WORDS = new Set(['and', 'or', 'nor', 'a', 'an', 'the', 'so', 'but', 'to', 'of', 'at', 'by', 'from', 'into', 'on', 'onto', 'off', 'out', 'in', 'over', 'with', 'for']);
+const SMALL_WORDS = new Set([
+  'and',
+  'or',
+  'nor',
+  'a',
+  'an',
+  'the',
+  'so',
+  'but',
+  'to',
+  'of',
+  'at',
+  'by',
+  'from',
+  'into',
+  'on',
+  'onto',
+  'off',
+  'out',
+  'in',
+  'over',
+  'with',
+  'for',
+]);
 
 /**
  * A name in PascalCase as the `camelcase` package (6.x, `pascalCase: true`) writes it, which Cube's
@@ -145,7 +168,16 @@ export class ModelIndex {
       const found = this.own(cube, local);
       if (!found) throw new QueryError(`${where}: cube ${owner} has no member ${JSON.stringify(local)}.`);
       const shortTitle = found.member.title ?? titled(local);
-      resolved = { name, kind: found.kind, cube: owner, member: found.member, joinPath: null, title: `${cube.title ?? titled(owner)} ${shortTitle}`, shortTitle, type: 'type' in found.member ? found.member.type : null };
+      resolved = {
+        name,
+        kind: found.kind,
+        cube: owner,
+        member: found.member,
+        joinPath: null,
+        title: `${cube.title ?? titled(owner)} ${shortTitle}`,
+        shortTitle,
+        type: 'type' in found.member ? found.member.type : null,
+      };
     }
     const ok = expected === 'measure-or-dimension' ? resolved.kind !== 'segment' : resolved.kind === expected;
     if (!ok) throw new QueryError(`${where}: ${name} is a ${resolved.kind}, not a ${expected === 'measure-or-dimension' ? 'measure or dimension' : expected}.`);

@@ -6,7 +6,16 @@ import { compileQuery } from './compile.js';
 import { quote } from './dialect.js';
 import { everyMs } from './refresh-keys.js';
 import type { ModelIndex } from './members.js';
-import { matchRollup, preAggregationsOf, rollupBuildQuery, rollupIndex, unbuildable, withOriginalSql, type PreAggregationDef, type RollupColumns } from './pre-aggregations.js';
+import {
+  matchRollup,
+  preAggregationsOf,
+  rollupBuildQuery,
+  rollupIndex,
+  unbuildable,
+  withOriginalSql,
+  type PreAggregationDef,
+  type RollupColumns,
+} from './pre-aggregations.js';
 import type { Query } from './query.js';
 import { Renderer } from './render.js';
 
@@ -114,12 +123,22 @@ export class PreAggregationTables {
       [...zones].flatMap((timezone) => {
         const e = this.#entries.get(`${def.id}|${timezone}`);
         if (!e && timezone !== SCHEDULED_ZONE) return [];
-        return [{
-          id: def.id, cube: def.cube, name: def.name, type: def.type, timezone,
-          status: e?.status ?? 'not built', table: e?.table ? this.dataSource.preAggregations.qualified(e.table) : null,
-          builtAt: e?.builtAt ? new Date(e.builtAt).toISOString() : null, rows: e?.rows ?? null, buildMs: e?.buildMs ?? null,
-          refreshKey: this.#refreshKey(def), error: e?.error ?? null,
-        }];
+        return [
+          {
+            id: def.id,
+            cube: def.cube,
+            name: def.name,
+            type: def.type,
+            timezone,
+            status: e?.status ?? 'not built',
+            table: e?.table ? this.dataSource.preAggregations.qualified(e.table) : null,
+            builtAt: e?.builtAt ? new Date(e.builtAt).toISOString() : null,
+            rows: e?.rows ?? null,
+            buildMs: e?.buildMs ?? null,
+            refreshKey: this.#refreshKey(def),
+            error: e?.error ?? null,
+          },
+        ];
       }),
     );
   }
@@ -188,7 +207,21 @@ export class PreAggregationTables {
     let e = this.#entries.get(key);
     if (!e) {
       const why = unbuildable(this.index, def);
-      e = { def, timezone, status: why ? 'unbuildable' : 'not built', table: null, builtAt: null, rows: null, buildMs: null, error: why, refreshValue: null, checkedAt: 0, building: null, columns: null, timer: null };
+      e = {
+        def,
+        timezone,
+        status: why ? 'unbuildable' : 'not built',
+        table: null,
+        builtAt: null,
+        rows: null,
+        buildMs: null,
+        error: why,
+        refreshValue: null,
+        checkedAt: 0,
+        building: null,
+        columns: null,
+        timer: null,
+      };
       this.#entries.set(key, e);
     }
     return e;
@@ -196,7 +229,10 @@ export class PreAggregationTables {
 
   /** The refresh key that applies: the pre-aggregation's, else its cube's. */
   #refreshKey(def: PreAggregationDef): { every?: string; sql?: string } | undefined {
-    return (def.refresh_key as { every?: string; sql?: string } | undefined) ?? (this.index.cubes.get(def.cube)?.refresh_key as { every?: string; sql?: string } | undefined);
+    return (
+      (def.refresh_key as { every?: string; sql?: string } | undefined) ??
+      (this.index.cubes.get(def.cube)?.refresh_key as { every?: string; sql?: string } | undefined)
+    );
   }
 
   #everyMs(def: PreAggregationDef): number {
@@ -273,9 +309,19 @@ export class PreAggregationTables {
       const refreshSql = this.#refreshKey(e.def)?.sql;
       const refreshValue = refreshSql ? await this.#refreshValue(refreshSql) : null;
       // Named for what it holds: its pre-aggregation, the statement (and zone) it is built from, when it was built.
-      const hash = createHash('sha256').update(JSON.stringify([storage.scope, sql, params, e.timezone, refreshValue])).digest('hex').slice(0, 8);
-      const prefix = `${e.def.cube}_${e.def.name}`.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40) + `_${hash}_`;
-      const existing = (await storage.list(prefix)).map((t) => ({ table: t, at: parseInt(t.slice(prefix.length), 36) })).filter((t) => Number.isFinite(t.at)).sort((a, b) => b.at - a.at);
+      const hash = createHash('sha256')
+        .update(JSON.stringify([storage.scope, sql, params, e.timezone, refreshValue]))
+        .digest('hex')
+        .slice(0, 8);
+      const prefix =
+        `${e.def.cube}_${e.def.name}`
+          .toLowerCase()
+          .replace(/[^a-z0-9_]/g, '_')
+          .slice(0, 40) + `_${hash}_`;
+      const existing = (await storage.list(prefix))
+        .map((t) => ({ table: t, at: parseInt(t.slice(prefix.length), 36) }))
+        .filter((t) => Number.isFinite(t.at))
+        .sort((a, b) => b.at - a.at);
       const fresh = existing.find((t) => t.table !== previous && Date.now() - t.at * 1000 < this.#everyMs(e.def) && t.at * 1000 > (e.builtAt ?? 0));
       let table: string;
       let rows: number | null;
@@ -298,7 +344,9 @@ export class PreAggregationTables {
       e.status = 'ready';
       e.error = null;
       this.generation++;
-      this.log(`Pre-aggregation ${e.def.id} (${e.timezone}) ${fresh ? 'found' : 'built'}: ${storage.qualified(table)}${rows === null ? '' : `, ${rows} rows`}, ${e.buildMs} ms`);
+      this.log(
+        `Pre-aggregation ${e.def.id} (${e.timezone}) ${fresh ? 'found' : 'built'}: ${storage.qualified(table)}${rows === null ? '' : `, ${rows} rows`}, ${e.buildMs} ms`,
+      );
       // Older tables of this pre-aggregation go once no query (here or in another runtime) can still be reading them.
       const stale = existing.filter((t) => t.table !== table);
       if (stale.length > 0) {
@@ -323,12 +371,15 @@ export class PreAggregationTables {
     const key = this.#refreshKey(e.def);
     const delay = Math.min(this.#everyMs(e.def), key?.sql ? (everyMs(key.every) ?? DEFAULT_SQL_CHECK_MS) : Number.POSITIVE_INFINITY);
     if (!Number.isFinite(delay)) return;
-    e.timer = setTimeout(() => {
-      e.timer = null;
-      const next = e.status === 'failed' ? this.#ensure(e) : this.#refreshIfStale(e);
-      // A build schedules the next refresh itself; a check that built nothing schedules it here.
-      void next.catch(() => undefined).finally(() => e.timer === null && !e.building && this.#schedule(e));
-    }, Math.max(1_000, Math.min(delay, 2_147_483_647)));
+    e.timer = setTimeout(
+      () => {
+        e.timer = null;
+        const next = e.status === 'failed' ? this.#ensure(e) : this.#refreshIfStale(e);
+        // A build schedules the next refresh itself; a check that built nothing schedules it here.
+        void next.catch(() => undefined).finally(() => e.timer === null && !e.building && this.#schedule(e));
+      },
+      Math.max(1_000, Math.min(delay, 2_147_483_647)),
+    );
     e.timer.unref();
   }
 }

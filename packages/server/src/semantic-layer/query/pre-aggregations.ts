@@ -63,8 +63,10 @@ export function rollupBuildQuery(def: PreAggregationDef, timezone: string): Quer
  */
 export function unbuildable(index: ModelIndex, def: PreAggregationDef): string | null {
   if (def.type !== 'rollup' && def.type !== 'original_sql') return `pre-aggregations of type ${def.type} are not built (rollup and original_sql are)`;
-  if (def.type === 'rollup' && def.measures.length === 0 && def.dimensions.length === 0 && !def.time_dimension) return 'it names no measures, dimensions or time dimension';
-  if (def.granularity && !GRANULARITIES.includes(def.granularity as Granularity)) return `its granularity ${def.granularity} is not one of ${GRANULARITIES.join(', ')}`;
+  if (def.type === 'rollup' && def.measures.length === 0 && def.dimensions.length === 0 && !def.time_dimension)
+    return 'it names no measures, dimensions or time dimension';
+  if (def.granularity && !GRANULARITIES.includes(def.granularity as Granularity))
+    return `its granularity ${def.granularity} is not one of ${GRANULARITIES.join(', ')}`;
   const cubes = new Set<string>([def.cube]);
   const sqls: string[] = [];
   const cube = index.cube(def.cube);
@@ -75,7 +77,8 @@ export function unbuildable(index: ModelIndex, def: PreAggregationDef): string |
     const { owner, value } = member;
     cubes.add(owner.name);
     sqls.push(value.sql ?? '', ...((value as CompiledMeasure).filters ?? []));
-    if ((value as CompiledMeasure).multi_stage || (value as CompiledMeasure).rolling_window || (value as CompiledDimension).sub_query) return `${name} is a multi-stage, rolling-window or subquery member, which a rollup cannot hold`;
+    if ((value as CompiledMeasure).multi_stage || (value as CompiledMeasure).rolling_window || (value as CompiledDimension).sub_query)
+      return `${name} is a multi-stage, rolling-window or subquery member, which a rollup cannot hold`;
     for (const referenced of referencedCubes(index, owner, value as { sql?: string | null })) cubes.add(referenced);
   }
   for (const name of cubes) {
@@ -86,7 +89,10 @@ export function unbuildable(index: ModelIndex, def: PreAggregationDef): string |
   return null;
 }
 
-function memberOf(index: ModelIndex, name: string): { owner: CompiledCube; value: CompiledMeasure | CompiledDimension | { name: string; sql: string } } | undefined {
+function memberOf(
+  index: ModelIndex,
+  name: string,
+): { owner: CompiledCube; value: CompiledMeasure | CompiledDimension | { name: string; sql: string } } | undefined {
   const dot = name.indexOf('.');
   const owner = index.cubes.get(name.slice(0, dot));
   const found = owner && index.own(owner, name.slice(dot + 1));
@@ -121,14 +127,22 @@ export function onBucketEdge(wall: string, granularity: Granularity, edge: 'star
   const dayEdge = start ? d === 1 : d === lastDay;
   const monthIn = (months: number) => (start ? (mo - 1) % months === 0 : mo % months === 0);
   switch (granularity) {
-    case 'second': return timeAt(1);
-    case 'minute': return timeAt(2);
-    case 'hour': return timeAt(3);
-    case 'day': return timeAt(4);
-    case 'week': return timeAt(4) && weekday === (start ? 1 : 0);
-    case 'month': return timeAt(4) && dayEdge;
-    case 'quarter': return timeAt(4) && dayEdge && monthIn(3);
-    case 'year': return timeAt(4) && dayEdge && monthIn(12);
+    case 'second':
+      return timeAt(1);
+    case 'minute':
+      return timeAt(2);
+    case 'hour':
+      return timeAt(3);
+    case 'day':
+      return timeAt(4);
+    case 'week':
+      return timeAt(4) && weekday === (start ? 1 : 0);
+    case 'month':
+      return timeAt(4) && dayEdge;
+    case 'quarter':
+      return timeAt(4) && dayEdge && monthIn(3);
+    case 'year':
+      return timeAt(4) && dayEdge && monthIn(12);
   }
 }
 
@@ -151,18 +165,26 @@ export type RollupColumns = Map<string, { alias: string; type: string | null }>;
  * The first rollup of `defs` that answers `query` for `security` exactly, given each rollup's
  * table columns (`columnsOf`, from its build statement); null when none does.
  */
-export function matchRollup(index: ModelIndex, defs: PreAggregationDef[], query: Query, security: SecurityContext, columnsOf: (def: PreAggregationDef) => RollupColumns | null): RollupMatch | null {
+export function matchRollup(
+  index: ModelIndex,
+  defs: PreAggregationDef[],
+  query: Query,
+  security: SecurityContext,
+  columnsOf: (def: PreAggregationDef) => RollupColumns | null,
+): RollupMatch | null {
   if (query.ungrouped || query.timeDimensions.some((td) => td.shift)) return null;
   const measures = query.measures.map((m) => index.resolve(m, 'measure', 'measures'));
   const dimensions = query.dimensions.map((d) => index.resolve(d, 'dimension', 'dimensions'));
   const filterMembers = new Map(query.filters.flatMap(leavesOf).map((f) => [f.member, index.resolve(f.member, 'measure-or-dimension', 'filters')] as const));
-  const orderMembers = new Map(query.order.flatMap(([name]) => {
-    try {
-      return [[name, index.resolve(name, 'measure-or-dimension', 'order')] as const];
-    } catch {
-      return [];
-    }
-  }));
+  const orderMembers = new Map(
+    query.order.flatMap(([name]) => {
+      try {
+        return [[name, index.resolve(name, 'measure-or-dimension', 'order')] as const];
+      } catch {
+        return [];
+      }
+    }),
+  );
   const times = query.timeDimensions.map((td) => ({ td, member: index.resolve(td.dimension, 'dimension', 'timeDimensions') }));
   const segments = query.segments.map((s) => index.resolve(s, 'segment', 'segments'));
   const used = [...measures, ...dimensions, ...segments, ...times.map((t) => t.member), ...filterMembers.values(), ...orderMembers.values()];
@@ -170,7 +192,12 @@ export function matchRollup(index: ModelIndex, defs: PreAggregationDef[], query:
   // The caller's row filters are filters the rollup must be able to apply (compiling the query as
   // it is has checked the caller may read these members at all).
   const { rowFilters } = applyAccess(index, used, security, referenced);
-  const policyMembers = new Map(rowFilters.filter((f) => !isNoRows(f)).flatMap(leavesOf).map((f) => [f.member, index.resolve(f.member, 'dimension', 'policy')] as const));
+  const policyMembers = new Map(
+    rowFilters
+      .filter((f) => !isNoRows(f))
+      .flatMap(leavesOf)
+      .map((f) => [f.member, index.resolve(f.member, 'dimension', 'policy')] as const),
+  );
   // A caller who may see no rows gets none from the source, at no cost.
   if (rowFilters.some(isNoRows)) return null;
   const queryCubes = new Set([...used, ...policyMembers.values()].map((m) => m.cube));
@@ -254,7 +281,11 @@ function rewrite(
       const type = (m.member as CompiledMeasure).type;
       // A count over no rows is 0, where a sum over none is NULL; an exact match reads its one row.
       const value = `{CUBE}.${column.alias}`;
-      const sql = resolved.additive ? (type === 'count' ? `coalesce(sum(${value}), 0)` : `${type === 'min' ? 'min' : type === 'max' ? 'max' : 'sum'}(${value})`) : `max(${value})`;
+      const sql = resolved.additive
+        ? type === 'count'
+          ? `coalesce(sum(${value}), 0)`
+          : `${type === 'min' ? 'min' : type === 'max' ? 'max' : 'sum'}(${value})`
+        : `max(${value})`;
       measureDefs.set(name, { name, type: 'number', sql, public: true } as unknown as CompiledMeasure);
     } else {
       dimensionDefs.set(name, { name, type: m.type ?? 'string', sql: column.alias, public: true } as unknown as CompiledDimension);
@@ -292,8 +323,16 @@ function rewrite(
     query: rewritten,
     cube: (table) =>
       ({
-        name: VIRTUAL, file: '', public: true, sql_table: table, data_source: 'default',
-        measures: [...measureDefs.values()], dimensions: [...dimensionDefs.values()], segments: [], joins: [], pre_aggregations: [],
+        name: VIRTUAL,
+        file: '',
+        public: true,
+        sql_table: table,
+        data_source: 'default',
+        measures: [...measureDefs.values()],
+        dimensions: [...dimensionDefs.values()],
+        segments: [],
+        joins: [],
+        pre_aggregations: [],
       }) as CompiledCube,
   };
 }

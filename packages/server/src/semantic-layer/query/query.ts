@@ -5,9 +5,24 @@ import { isTimeZone } from './time-zones.js';
 
 /** The 18 operators of the reference's DashboardFilterInput (6.0), which dashboards and notifications use. */
 export const OPERATORS = [
-  'equals', 'not_equals', 'greater_than', 'greater_than_or_equal', 'less_than', 'less_than_or_equal',
-  'contains', 'not_contains', 'starts_with', 'not_starts_with', 'ends_with', 'not_ends_with',
-  'is_null', 'is_not_null', 'is_empty', 'is_not_empty', 'between', 'custom',
+  'equals',
+  'not_equals',
+  'greater_than',
+  'greater_than_or_equal',
+  'less_than',
+  'less_than_or_equal',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'not_starts_with',
+  'ends_with',
+  'not_ends_with',
+  'is_null',
+  'is_not_null',
+  'is_empty',
+  'is_not_empty',
+  'between',
+  'custom',
 ] as const;
 export type DashboardOperator = (typeof OPERATORS)[number];
 
@@ -18,11 +33,30 @@ export type DashboardOperator = (typeof OPERATORS)[number];
  * end; `notInDateRange`), it has an operator of its own. `measureFilter` is refused for now.
  */
 export const CUBE_OPERATORS = {
-  equals: 'equals', notEquals: 'not_equals', in: 'equals', notIn: 'not_equals',
-  contains: 'contains', notContains: 'not_contains', startsWith: 'starts_with', notStartsWith: 'not_starts_with',
-  endsWith: 'ends_with', notEndsWith: 'not_ends_with', gt: 'gt', gte: 'gte', lt: 'lt', lte: 'lte',
-  set: 'is_not_null', notSet: 'is_null', inDateRange: 'between', notInDateRange: 'not_between', onTheDate: 'between',
-  beforeDate: 'lt', beforeOrOnDate: 'lte', afterDate: 'gt', afterOrOnDate: 'gte', measureFilter: null,
+  equals: 'equals',
+  notEquals: 'not_equals',
+  in: 'equals',
+  notIn: 'not_equals',
+  contains: 'contains',
+  notContains: 'not_contains',
+  startsWith: 'starts_with',
+  notStartsWith: 'not_starts_with',
+  endsWith: 'ends_with',
+  notEndsWith: 'not_ends_with',
+  gt: 'gt',
+  gte: 'gte',
+  lt: 'lt',
+  lte: 'lte',
+  set: 'is_not_null',
+  notSet: 'is_null',
+  inDateRange: 'between',
+  notInDateRange: 'not_between',
+  onTheDate: 'between',
+  beforeDate: 'lt',
+  beforeOrOnDate: 'lte',
+  afterDate: 'gt',
+  afterOrOnDate: 'gte',
+  measureFilter: null,
 } as const satisfies Record<string, Operator | null>;
 export type CubeOperator = keyof typeof CUBE_OPERATORS;
 const isCubeOperator = (op: unknown): op is CubeOperator => typeof op === 'string' && Object.prototype.hasOwnProperty.call(CUBE_OPERATORS, op);
@@ -95,7 +129,8 @@ function names(value: unknown, field: string): string[] {
 }
 
 function known(input: Record<string, unknown>, allowed: readonly string[], where: string): void {
-  for (const key of Object.keys(input)) if (!allowed.includes(key)) throw new QueryError(`${where} has an unknown field ${JSON.stringify(key)}; it takes ${allowed.join(', ')}.`);
+  for (const key of Object.keys(input))
+    if (!allowed.includes(key)) throw new QueryError(`${where} has an unknown field ${JSON.stringify(key)}; it takes ${allowed.join(', ')}.`);
 }
 
 /**
@@ -104,14 +139,21 @@ function known(input: Record<string, unknown>, allowed: readonly string[], where
  */
 export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.now()): Query {
   if (!isObject(input)) throw new QueryError('The query must be a JSON object.');
-  known(input, ['measures', 'dimensions', 'timeDimensions', 'filters', 'segments', 'order', 'limit', 'offset', 'timezone', 'total', 'renewQuery', 'ungrouped'], 'The query');
+  known(
+    input,
+    ['measures', 'dimensions', 'timeDimensions', 'filters', 'segments', 'order', 'limit', 'offset', 'timezone', 'total', 'renewQuery', 'ungrouped'],
+    'The query',
+  );
   const timezone = input.timezone === undefined || input.timezone === null ? 'UTC' : input.timezone;
-  if (typeof timezone !== 'string' || !isTimeZone(timezone)) throw new QueryError(`timezone ${JSON.stringify(timezone)} is not an IANA time zone such as "Europe/Berlin".`);
+  if (typeof timezone !== 'string' || !isTimeZone(timezone))
+    throw new QueryError(`timezone ${JSON.stringify(timezone)} is not an IANA time zone such as "Europe/Berlin".`);
   const limit = input.limit === undefined || input.limit === null ? limits.defaultLimit : input.limit;
   // 0 is allowed, as in Cube: no rows.
-  if (!Number.isInteger(limit) || (limit as number) < 0 || (limit as number) > limits.maxLimit) throw new QueryError(`limit must be an integer from 0 to ${limits.maxLimit}.`);
+  if (!Number.isInteger(limit) || (limit as number) < 0 || (limit as number) > limits.maxLimit)
+    throw new QueryError(`limit must be an integer from 0 to ${limits.maxLimit}.`);
   const offset = input.offset === undefined || input.offset === null ? 0 : input.offset;
-  if (!Number.isInteger(offset) || (offset as number) < 0 || (offset as number) > 10_000_000) throw new QueryError('offset must be an integer from 0 to 10000000.');
+  if (!Number.isInteger(offset) || (offset as number) < 0 || (offset as number) > 10_000_000)
+    throw new QueryError('offset must be an integer from 0 to 10000000.');
   let count = 0;
   // An empty `and`/`or` group says nothing and is dropped (as Cube answers it); null stands for one.
   const filter = (value: unknown, depth: number, at: string): Filter | null => {
@@ -133,27 +175,34 @@ export function normaliseQuery(input: unknown, limits: QueryLimits, now = Date.n
     const spelled = value.operator ?? 'equals';
     const cube = isCubeOperator(spelled) && (value.values !== undefined || !OPERATORS.includes(spelled as DashboardOperator));
     if (!cube && !OPERATORS.includes(spelled as DashboardOperator)) {
-      throw new QueryError(`${at}.operator ${JSON.stringify(spelled)} is not one of ${Object.keys(CUBE_OPERATORS).join(', ')} (or the dashboard spellings ${OPERATORS.join(', ')}).`);
+      throw new QueryError(
+        `${at}.operator ${JSON.stringify(spelled)} is not one of ${Object.keys(CUBE_OPERATORS).join(', ')} (or the dashboard spellings ${OPERATORS.join(', ')}).`,
+      );
     }
-    const out: MemberFilter = cube ? cubeFilter(member, spelled as CubeOperator, value, at, now, timezone) : { member, operator: spelled as Operator, spelled: spelled as string };
+    const out: MemberFilter = cube
+      ? cubeFilter(member, spelled as CubeOperator, value, at, now, timezone)
+      : { member, operator: spelled as Operator, spelled: spelled as string };
     if (!cube) {
       const v = value.value !== undefined ? value.value : value.values;
       if (v !== undefined && v !== null) out.value = v;
     }
-    for (const flag of ['caseSensitive', 'startInclusive', 'endInclusive'] as const) if (value[flag] !== undefined && value[flag] !== null) out[flag] = value[flag] === true;
+    for (const flag of ['caseSensitive', 'startInclusive', 'endInclusive'] as const)
+      if (value[flag] !== undefined && value[flag] !== null) out[flag] = value[flag] === true;
     return out;
   };
   const filters = input.filters === undefined || input.filters === null ? [] : input.filters;
   if (!Array.isArray(filters)) throw new QueryError('filters must be a list.');
   const timeDimensions = input.timeDimensions === undefined || input.timeDimensions === null ? [] : input.timeDimensions;
   if (!Array.isArray(timeDimensions) || timeDimensions.length > 20) throw new QueryError('timeDimensions must be a list of at most 20.');
-  for (const flag of ['total', 'renewQuery', 'ungrouped'] as const) if (input[flag] !== undefined && input[flag] !== null && typeof input[flag] !== 'boolean') throw new QueryError(`${flag} must be true or false.`);
+  for (const flag of ['total', 'renewQuery', 'ungrouped'] as const)
+    if (input[flag] !== undefined && input[flag] !== null && typeof input[flag] !== 'boolean') throw new QueryError(`${flag} must be true or false.`);
   // `cube.created_at.month` among the dimensions is that time dimension by month (Cube's shorthand).
   const dimensions: string[] = [];
   const byGranularity: TimeDimension[] = [];
   for (const name of names(input.dimensions, 'dimensions')) {
     const parts = name.split('.');
-    if (parts.length === 3 && GRANULARITIES.includes(parts[2] as Granularity)) byGranularity.push({ dimension: `${parts[0]}.${parts[1]}`, granularity: parts[2] as Granularity });
+    if (parts.length === 3 && GRANULARITIES.includes(parts[2] as Granularity))
+      byGranularity.push({ dimension: `${parts[0]}.${parts[1]}`, granularity: parts[2] as Granularity });
     else dimensions.push(name);
   }
   return {
@@ -187,14 +236,16 @@ function cubeFilter(member: string, spelled: CubeOperator, input: Record<string,
   const raw = input.values !== undefined ? input.values : input.value;
   let values: unknown[] = raw === undefined || raw === null ? [] : Array.isArray(raw) ? raw : [raw];
   if (values.some((v) => v !== null && typeof v === 'object')) throw new QueryError(`${at}.values must be a list of strings, numbers, booleans or null.`);
-  if (values.length === 0 && spelled !== 'set' && spelled !== 'notSet') throw new QueryError(`${at}.values must list at least one value for operator "${spelled}".`);
+  if (values.length === 0 && spelled !== 'set' && spelled !== 'notSet')
+    throw new QueryError(`${at}.values must list at least one value for operator "${spelled}".`);
   const relative = (v: unknown) => {
     const range = typeof v === 'string' ? resolveRelativeRange(v, now, timezone) : undefined;
     return range && explicitRange(range);
   };
   if (DATE_RANGE_OPERATORS.has(spelled)) {
     const range = values.length === 1 ? (relative(values[0]) ?? [values[0], values[0]]) : values;
-    if (range.length !== 2 || range.some((v) => typeof v !== 'string')) throw new QueryError(`${at}.values must be [from, to] dates or one relative range such as "last 7 days" for operator "${spelled}".`);
+    if (range.length !== 2 || range.some((v) => typeof v !== 'string'))
+      throw new QueryError(`${at}.values must be [from, to] dates or one relative range such as "last 7 days" for operator "${spelled}".`);
     values = range;
   } else if (RANGE_START[spelled] !== undefined) {
     const range = relative(values[0]);
@@ -218,8 +269,16 @@ function timeDimension(value: unknown, at: string, now: number, timezone: string
   if (value.dateRange !== undefined && value.dateRange !== null) {
     // One date (a string that is not a phrase, or a list of one) is that whole day, as in Cube.
     const given = value.dateRange;
-    const range = typeof given === 'string' ? (resolveRelativeRange(given, now, timezone) ?? [given, given]) : Array.isArray(given) && given.length === 1 ? [given[0], given[0]] : given;
-    if (!Array.isArray(range) || range.length !== 2 || range.some((r) => typeof r !== 'string')) throw new QueryError(`${at}.dateRange must be ["start", "end"] (dates or date-times, in the query's time zone) or a relative range such as "last 7 days".`);
+    const range =
+      typeof given === 'string'
+        ? (resolveRelativeRange(given, now, timezone) ?? [given, given])
+        : Array.isArray(given) && given.length === 1
+          ? [given[0], given[0]]
+          : given;
+    if (!Array.isArray(range) || range.length !== 2 || range.some((r) => typeof r !== 'string'))
+      throw new QueryError(
+        `${at}.dateRange must be ["start", "end"] (dates or date-times, in the query's time zone) or a relative range such as "last 7 days".`,
+      );
     td.dateRange = explicitRange(range as [string, string]);
   }
   return td;

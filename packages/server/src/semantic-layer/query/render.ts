@@ -6,7 +6,17 @@ import type { ModelIndex } from './members.js';
 
 const BRACED = /\$?\{([^{}]*)\}/g;
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
-const CONTEXT = new Set(['FILTER_PARAMS', 'FILTER_GROUP', 'SECURITY_CONTEXT', 'COMPILE_CONTEXT', 'SQL_UTILS', 'securityContext', 'security_context', 'userAttributes', 'user_attributes']);
+const CONTEXT = new Set([
+  'FILTER_PARAMS',
+  'FILTER_GROUP',
+  'SECURITY_CONTEXT',
+  'COMPILE_CONTEXT',
+  'SQL_UTILS',
+  'securityContext',
+  'security_context',
+  'userAttributes',
+  'user_attributes',
+]);
 const MAX_DEPTH = 24;
 const BARE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -21,7 +31,8 @@ export interface RenderContext {
   subQuery?(cube: string, dimension: string): string | undefined;
 }
 
-const SECURITY = /^(SECURITY_CONTEXT|securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*?)(?:\.(filter|unsafeValue)\(\s*(?:(['"])([^'"]*)\4)?\s*\))?$/;
+const SECURITY =
+  /^(SECURITY_CONTEXT|securityContext|security_context|userAttributes|user_attributes)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*?)(?:\.(filter|unsafeValue)\(\s*(?:(['"])([^'"]*)\4)?\s*\))?$/;
 const FILTER_PARAMS = /^FILTER_PARAMS\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\.filter\(\s*(['"])([^'"]*)\3\s*\)$/;
 
 /**
@@ -55,7 +66,10 @@ export class Renderer {
     if (dimension.sql === null) throw new QueryError(`Dimension ${cube.name}.${dimension.name} has no SQL that queries can use yet.`);
     if (dimension.sub_query) {
       const column = this.context?.subQuery?.(cube.name, dimension.name);
-      if (column === undefined) throw new QueryError(`Dimension ${cube.name}.${dimension.name} is a subquery dimension, which can only be used as a member of the query (not from another member's SQL).`);
+      if (column === undefined)
+        throw new QueryError(
+          `Dimension ${cube.name}.${dimension.name} is a subquery dimension, which can only be used as a member of the query (not from another member's SQL).`,
+        );
       return column;
     }
     return `(${this.#column(dimension.sql, cube, depth)})`;
@@ -135,9 +149,11 @@ export class Renderer {
       const root = source!.toLowerCase().startsWith('user') ? context.security.userAttributes : context.security.securityContext;
       const value = valueAt(root, path!);
       const values = Array.isArray(value) ? value : [value];
-      if (values.some((v) => v !== null && v !== undefined && typeof v === 'object')) throw new QueryError(`The model uses {${text}} in cube ${cube.name}, and the caller's value there is not plain.`);
+      if (values.some((v) => v !== null && v !== undefined && typeof v === 'object'))
+        throw new QueryError(`The model uses {${text}} in cube ${cube.name}, and the caller's value there is not plain.`);
       if (method === 'filter') {
-        if (column === undefined || column.trim() === '') throw new QueryError(`The model uses {${text}} in cube ${cube.name}: filter() needs the column, as in filter('tenant_id').`);
+        if (column === undefined || column.trim() === '')
+          throw new QueryError(`The model uses {${text}} in cube ${cube.name}: filter() needs the column, as in filter('tenant_id').`);
         if (value === undefined || value === null) return '1 = 1';
         const target = this.expand(column, cube, depth + 1);
         return values.length === 1 ? `${target} = ${context.bind(values[0])}` : `${target} IN (${values.map((v) => context.bind(v)).join(', ')})`;
@@ -156,7 +172,8 @@ export class Renderer {
 
   #alias(cube: string): string {
     const alias = this.aliasOf(cube);
-    if (alias === undefined) throw new QueryError(`The model refers to cube ${cube}, which this query does not join; add one of its members or query through a view.`);
+    if (alias === undefined)
+      throw new QueryError(`The model refers to cube ${cube}, which this query does not join; add one of its members or query through a view.`);
     return alias;
   }
 

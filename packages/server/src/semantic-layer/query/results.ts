@@ -6,7 +6,14 @@ const NUMERIC_MEASURES = new Set(['count', 'count_distinct', 'count_distinct_app
 
 /** A time value as `2026-01-31T09:30:00.000` in UTC (or as wall time in `zone`); text that is not a time stays as it is. */
 function cubeTime(value: unknown, zone?: string): unknown {
-  const date = value instanceof Date ? value : typeof value === 'number' ? new Date(value) : typeof value === 'string' ? new Date(/(Z|[+-]\d\d:?\d\d)$/.test(value) || !/\d[T ]\d/.test(value) ? value.replace(' ', 'T') : `${value.replace(' ', 'T')}Z`) : null;
+  const date =
+    value instanceof Date
+      ? value
+      : typeof value === 'number'
+        ? new Date(value)
+        : typeof value === 'string'
+          ? new Date(/(Z|[+-]\d\d:?\d\d)$/.test(value) || !/\d[T ]\d/.test(value) ? value.replace(' ', 'T') : `${value.replace(' ', 'T')}Z`)
+          : null;
   if (date === null || Number.isNaN(date.getTime())) return value;
   return zone ? formatWall(wallTime(date.getTime(), zone)) : date.toISOString().slice(0, 23);
 }
@@ -50,7 +57,16 @@ export function dataTypeOf(type: string | null): string {
   return type === 'string' || type === 'time' || type === 'boolean' || type === 'number' ? type : type === null ? 'string' : 'number';
 }
 
-const GRANULARITY_TITLES: Record<string, string> = { second: 'Second', minute: 'Minute', hour: 'Hour', day: 'Day', week: 'Week', month: 'Month', quarter: 'Quarter', year: 'Year' };
+const GRANULARITY_TITLES: Record<string, string> = {
+  second: 'Second',
+  minute: 'Minute',
+  hour: 'Hour',
+  day: 'Day',
+  week: 'Week',
+  month: 'Month',
+  quarter: 'Quarter',
+  year: 'Year',
+};
 
 interface Described {
   description?: string;
@@ -61,7 +77,12 @@ interface Described {
 
 /** What each returned member is, as Cube's annotation says it: titles, data types, formats, drill members; by kind. */
 export function annotationOf(columns: OutputColumn[], segments: Array<{ name: string; title: string; shortTitle: string; member: unknown }>) {
-  const annotation = { measures: {} as Record<string, object>, dimensions: {} as Record<string, object>, segments: {} as Record<string, object>, timeDimensions: {} as Record<string, object> };
+  const annotation = {
+    measures: {} as Record<string, object>,
+    dimensions: {} as Record<string, object>,
+    segments: {} as Record<string, object>,
+    timeDimensions: {} as Record<string, object>,
+  };
   const plain = new Set(columns.filter((c) => !c.granularity).map((c) => c.keys[0]));
   for (const column of columns) {
     const member = column.member.member as Described;
@@ -76,7 +97,12 @@ export function annotationOf(columns: OutputColumn[], segments: Array<{ name: st
     if (column.granularity) {
       const [withGranularity, bare] = column.keys as [string, string];
       const granularity = column.custom
-        ? { name: column.custom.name, title: titled(column.custom.name), interval: `${column.custom.count} ${column.custom.unit}`, origin: column.custom.origin }
+        ? {
+            name: column.custom.name,
+            title: titled(column.custom.name),
+            interval: `${column.custom.count} ${column.custom.unit}`,
+            origin: column.custom.origin,
+          }
         : { name: column.granularity, title: GRANULARITY_TITLES[column.granularity] ?? column.granularity, interval: `1 ${column.granularity}` };
       annotation.timeDimensions[withGranularity] = { ...described, granularity };
       // The bare key too, unless the dimension itself is among the query's dimensions.
@@ -91,7 +117,12 @@ export function annotationOf(columns: OutputColumn[], segments: Array<{ name: st
   }
   for (const s of segments) {
     const member = s.member as Described;
-    annotation.segments[s.name] = { title: s.title, shortTitle: s.shortTitle, ...(member.description ? { description: member.description } : {}), ...(member.meta !== undefined ? { meta: member.meta } : {}) };
+    annotation.segments[s.name] = {
+      title: s.title,
+      shortTitle: s.shortTitle,
+      ...(member.description ? { description: member.description } : {}),
+      ...(member.meta !== undefined ? { meta: member.meta } : {}),
+    };
   }
   return annotation;
 }

@@ -39,7 +39,8 @@ function interval(text: string | undefined, measure: string): Interval | 'unboun
   if (text === undefined) return undefined;
   if (text.trim().toLowerCase() === 'unbounded') return 'unbounded';
   const parsed = parseInterval(text);
-  if (!parsed || parsed.count < 0) throw new QueryError(`The rolling window of ${measure} has an interval "${text}" the engine does not read: write it as "7 day", "1 month" or "unbounded".`);
+  if (!parsed || parsed.count < 0)
+    throw new QueryError(`The rolling window of ${measure} has an interval "${text}" the engine does not read: write it as "7 day", "1 month" or "unbounded".`);
   return parsed;
 }
 
@@ -53,13 +54,29 @@ export function shiftWall(w: Wall, unit: Unit, n: number): Wall {
     return { ...w, year: first.getUTCFullYear(), month: first.getUTCMonth() + 1, day: Math.min(w.day, last) };
   }
   const d = new Date(Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms) + n * UNIT_MS[unit]!);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+  };
 }
 
 /** A wall time one millisecond earlier. */
 const justBefore = (w: Wall): Wall => {
   const d = new Date(Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms) - 1);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+  };
 };
 
 const before = (a: Wall, b: Wall) => formatWall(a) <= formatWall(b);
@@ -76,7 +93,13 @@ export interface Bucket {
  * The buckets of `range` at `granularity` (none: the range is one bucket) in `timeZone`, each with
  * the window `window` gives it.
  */
-export function rollingBuckets(range: [string, string], granularity: Granularity | undefined, timeZone: string, window: RollingWindow, measure: string): Bucket[] {
+export function rollingBuckets(
+  range: [string, string],
+  granularity: Granularity | undefined,
+  timeZone: string,
+  window: RollingWindow,
+  measure: string,
+): Bucket[] {
   const from = parseWall(range[0]);
   const to = parseWall(range[1]);
   if (!from || !to) throw new QueryError(`The date range of ${measure}'s rolling window is not a pair of dates or times.`);
@@ -86,7 +109,8 @@ export function rollingBuckets(range: [string, string], granularity: Granularity
   const iso = (w: Wall) => new Date(instantOf(w, timeZone)).toISOString();
   // Period to date: from the start of the period (year, quarter, ...) the bucket's end is in, to that end.
   const toDate = window.type === 'to_date' ? (window.granularity as Granularity | undefined) : window.type ? TO_DATE[window.type] : undefined;
-  if (window.type === 'to_date' && (toDate === undefined || !GRANULARITY_NAMES.includes(toDate))) throw new QueryError(`The rolling window of ${measure} is to_date: give it a granularity such as year, quarter or month.`);
+  if (window.type === 'to_date' && (toDate === undefined || !GRANULARITY_NAMES.includes(toDate)))
+    throw new QueryError(`The rolling window of ${measure} is to_date: give it a granularity such as year, quarter or month.`);
   const bucket = (start: Wall, end: Wall, label: string | null, wholeRange: boolean): Bucket => {
     const out: Bucket = { label };
     if (toDate) return { label, lower: { at: iso(truncateWall(end, toDate)), inclusive: true }, upper: { at: iso(end), inclusive: true } };
@@ -103,7 +127,10 @@ export function rollingBuckets(range: [string, string], granularity: Granularity
   if (!granularity) return [bucket(from, to, null, true)];
   const buckets: Bucket[] = [];
   for (let start = truncateWall(from, granularity); before(start, to); start = shiftWall(start, granularity, 1)) {
-    if (buckets.length >= MAX_BUCKETS) throw new QueryError(`The time series of ${measure} would have more than ${MAX_BUCKETS} ${granularity}s: narrow the date range or choose a coarser granularity.`);
+    if (buckets.length >= MAX_BUCKETS)
+      throw new QueryError(
+        `The time series of ${measure} would have more than ${MAX_BUCKETS} ${granularity}s: narrow the date range or choose a coarser granularity.`,
+      );
     buckets.push(bucket(start, justBefore(shiftWall(start, granularity, 1)), formatWall(start), false));
   }
   return buckets;

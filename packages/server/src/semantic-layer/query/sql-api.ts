@@ -47,11 +47,35 @@ const MAX_SQL = 32_768;
 const MAX_DEPTH = 16;
 const sqlParser = new parser.Parser();
 const OPTIONS = { database: 'postgresql' };
-const COMPARISONS: Record<string, Operator> = { '=': 'equals', '<': 'less_than', '<=': 'less_than_or_equal', '>': 'greater_than', '>=': 'greater_than_or_equal' };
+const COMPARISONS: Record<string, Operator> = {
+  '=': 'equals',
+  '<': 'less_than',
+  '<=': 'less_than_or_equal',
+  '>': 'greater_than',
+  '>=': 'greater_than_or_equal',
+};
 const NEGATED: Record<string, string> = { '=': '<>', '<>': '=', '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
 const FLIPPED: Record<string, string> = { '=': '=', '<>': '<>', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 const AGGREGATES: Record<string, string[]> = { SUM: ['sum'], AVG: ['avg'], MIN: ['min'], MAX: ['max'], COUNT: ['count'] };
-const SELECT_KEYS = new Set(['type', 'with', 'options', 'distinct', 'columns', 'into', 'from', 'where', 'groupby', 'having', 'orderby', 'limit', 'window', '_next', 'set_op', 'collate', 'loc']);
+const SELECT_KEYS = new Set([
+  'type',
+  'with',
+  'options',
+  'distinct',
+  'columns',
+  'into',
+  'from',
+  'where',
+  'groupby',
+  'having',
+  'orderby',
+  'limit',
+  'window',
+  '_next',
+  'set_op',
+  'collate',
+  'loc',
+]);
 
 /** The SQL of an expression, for messages. */
 function text(node: Node): string {
@@ -64,9 +88,15 @@ function text(node: Node): string {
   }
 }
 
-const present = (value: unknown) => value !== null && value !== undefined && !(Array.isArray(value) && value.length === 0) && !(typeof value === 'object' && Object.keys(value as object).length === 0);
-const identifier = (node: unknown): string | null => (typeof node === 'string' ? node : node && typeof node === 'object' && 'value' in node ? String((node as Node).value) : null);
-const functionName = (node: Node): string => (node.type === 'aggr_func' ? String(node.name) : (node.name?.name ?? []).map((p: Node) => p.value).join('.')).toUpperCase();
+const present = (value: unknown) =>
+  value !== null &&
+  value !== undefined &&
+  !(Array.isArray(value) && value.length === 0) &&
+  !(typeof value === 'object' && Object.keys(value as object).length === 0);
+const identifier = (node: unknown): string | null =>
+  typeof node === 'string' ? node : node && typeof node === 'object' && 'value' in node ? String((node as Node).value) : null;
+const functionName = (node: Node): string =>
+  (node.type === 'aggr_func' ? String(node.name) : (node.name?.name ?? []).map((p: Node) => p.value).join('.')).toUpperCase();
 
 /** A literal's value, or undefined when the node is not one. */
 function literal(node: Node): { value: unknown } | undefined {
@@ -95,7 +125,8 @@ function literal(node: Node): { value: unknown } | undefined {
 
 /** A LIKE pattern as an operator and its text: `%x%`, `x%` or `%x`, with `\` escaping `%`, `_` and itself. */
 function likePattern(pattern: string): { kind: 'contains' | 'starts_with' | 'ends_with'; value: string } {
-  const refuse = () => new QueryError(`LIKE ${JSON.stringify(pattern)}: patterns are '%text%' (contains), 'text%' (starts with) or '%text' (ends with), with no other % or _.`);
+  const refuse = () =>
+    new QueryError(`LIKE ${JSON.stringify(pattern)}: patterns are '%text%' (contains), 'text%' (starts with) or '%text' (ends with), with no other % or _.`);
   const start = pattern.startsWith('%');
   let body = start ? pattern.slice(1) : pattern;
   const end = /(^|[^\\])(\\\\)*%$/.test(body);
@@ -147,7 +178,10 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     throw new QueryError(`The SQL does not parse${at ? ` (line ${at.line}, column ${at.column})` : ''}: ${message}`);
   }
   const statements = Array.isArray(ast) ? ast : [ast];
-  if (statements.length !== 1) throw new QueryError(statements.length === 0 ? 'The SQL holds no statement.' : `The SQL holds ${statements.length} statements; /v1/sql runs exactly one SELECT.`);
+  if (statements.length !== 1)
+    throw new QueryError(
+      statements.length === 0 ? 'The SQL holds no statement.' : `The SQL holds ${statements.length} statements; /v1/sql runs exactly one SELECT.`,
+    );
   const stmt = statements[0]!;
   if (stmt.type !== 'select') throw new QueryError(`${String(stmt.type).toUpperCase()} is not supported: /v1/sql runs one SELECT over a cube or a view.`);
   if (present(stmt.with)) throw new QueryError('WITH (a common table expression) is not supported: select from a cube or a view.');
@@ -162,11 +196,20 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
   // FROM: one cube or view.
   const from = (stmt.from ?? []) as Node[];
   if (from.length === 0) throw new QueryError('FROM is required: name one cube or view.');
-  if (from.length > 1) throw new QueryError(from.some((f) => f.join) ? 'JOIN is not supported: query a view that joins the cubes.' : 'FROM names several tables: name one cube or view (a view joins cubes).');
+  if (from.length > 1)
+    throw new QueryError(
+      from.some((f) => f.join)
+        ? 'JOIN is not supported: query a view that joins the cubes.'
+        : 'FROM names several tables: name one cube or view (a view joins cubes).',
+    );
   const table = from[0]!;
-  if (table.expr) throw new QueryError(table.expr.ast ? 'A subquery in FROM is not supported: name a cube or a view.' : `FROM ${text(table.expr)} is not supported: name a cube or a view.`);
+  if (table.expr)
+    throw new QueryError(
+      table.expr.ast ? 'A subquery in FROM is not supported: name a cube or a view.' : `FROM ${text(table.expr)} is not supported: name a cube or a view.`,
+    );
   if (present(table.tablesample)) throw new QueryError('TABLESAMPLE is not supported.');
-  if (present(table.db) || present(table.schema)) throw new QueryError(`FROM ${String(table.db ?? table.schema)}.${String(table.table)}: name the cube or view without a schema.`);
+  if (present(table.db) || present(table.schema))
+    throw new QueryError(`FROM ${String(table.db ?? table.schema)}.${String(table.table)}: name the cube or view without a schema.`);
   const tableName = String(table.table);
   const exists = (name: string) => index.cubes.has(name) || index.artifact.views.some((v) => v.name === name);
   const source = [tableName, tableName.toLowerCase()].find(exists);
@@ -188,15 +231,18 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
   };
   /** The segment called `name`, if there is one. */
   const segmentOf = (name: string): string | undefined =>
-    [...new Set([name, name.toLowerCase()])].map((n) => `${source}.${n}`).find((n) => {
-      try {
-        return index.resolve(n, 'segment', 'WHERE') !== undefined;
-      } catch {
-        return false;
-      }
-    });
+    [...new Set([name, name.toLowerCase()])]
+      .map((n) => `${source}.${n}`)
+      .find((n) => {
+        try {
+          return index.resolve(n, 'segment', 'WHERE') !== undefined;
+        } catch {
+          return false;
+        }
+      });
   const columnName = (node: Node, clause: string): string => {
-    if (node.column === '*' || node.column?.expr?.type === 'star') throw new QueryError(`${clause}: * is not supported: name the columns (the cube's or view's members).`);
+    if (node.column === '*' || node.column?.expr?.type === 'star')
+      throw new QueryError(`${clause}: * is not supported: name the columns (the cube's or view's members).`);
     if (present(node.db) || present(node.schema)) throw new QueryError(`${clause}: ${text(node)}: name members without a schema.`);
     const qualifier = identifier(node.table);
     const name = identifier(node.column?.expr) ?? String(node.column);
@@ -218,7 +264,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
       const measureArg = () => {
         if (args.length !== 1 || args[0]!.type !== 'column_ref') throw new QueryError(`${clause}: ${text(node)}: ${name}() takes one measure.`);
         const member = resolve(columnName(args[0]!, clause), clause);
-        if (member.kind !== 'measure') throw new QueryError(`${clause}: ${text(node)}: ${localName(member)} is a dimension; ${name}() takes a measure (group by dimensions instead).`);
+        if (member.kind !== 'measure')
+          throw new QueryError(`${clause}: ${text(node)}: ${localName(member)} is a dimension; ${name}() takes a measure (group by dimensions instead).`);
         return member;
       };
       if (name === 'MEASURE') return { member: measureArg() };
@@ -229,7 +276,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
         }
         if (args[1]!.type !== 'column_ref') throw new QueryError(`${clause}: ${text(node)}: DATE_TRUNC takes a time dimension.`);
         const member = resolve(columnName(args[1]!, clause), clause);
-        if (member.kind !== 'dimension' || member.type !== 'time') throw new QueryError(`${clause}: ${text(node)}: ${localName(member)} is not a time dimension.`);
+        if (member.kind !== 'dimension' || member.type !== 'time')
+          throw new QueryError(`${clause}: ${text(node)}: ${localName(member)} is not a time dimension.`);
         return { member, granularity: granularity.toLowerCase() as Granularity };
       }
       if (node.type === 'aggr_func' && AGGREGATES[name]) {
@@ -238,10 +286,15 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
         const member = measureArg();
         const type = (member.member as { type: string }).type;
         const types = distinct ? (name === 'COUNT' ? ['count_distinct', 'count_distinct_approx'] : []) : AGGREGATES[name]!;
-        if (!types.includes(type)) throw new QueryError(`${clause}: ${text(node)}: ${localName(member)} is a ${type} measure; an aggregate takes a measure of its own kind (SUM a sum, COUNT(DISTINCT ...) a count_distinct), and MEASURE(${localName(member)}) takes any.`);
+        if (!types.includes(type))
+          throw new QueryError(
+            `${clause}: ${text(node)}: ${localName(member)} is a ${type} measure; an aggregate takes a measure of its own kind (SUM a sum, COUNT(DISTINCT ...) a count_distinct), and MEASURE(${localName(member)}) takes any.`,
+          );
         return { member };
       }
-      throw new QueryError(`${clause}: the function ${name.toLowerCase()}() is not supported: /v1/sql takes members, MEASURE(measure), COUNT(*), aggregates over measures of their kind and DATE_TRUNC.`);
+      throw new QueryError(
+        `${clause}: the function ${name.toLowerCase()}() is not supported: /v1/sql takes members, MEASURE(measure), COUNT(*), aggregates over measures of their kind and DATE_TRUNC.`,
+      );
     }
     throw new QueryError(`${clause}: ${text(node)} is not supported here: name a member of ${source}.`);
   };
@@ -249,13 +302,20 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
   /** COUNT(*): the measure counting the rows of the cube or view: one named `count`, else its only unfiltered count. */
   const countMeasure = (clause: string): ResolvedMember => {
     const view = index.artifact.views.find((v) => v.name === source);
-    const names = view ? view.members.filter((m) => m.kind === 'measure' && m.member !== null).map((m) => m.name) : index.cube(source).measures.map((m) => m.name);
-    const counts = names.map((n) => resolve(n, clause)).filter((m) => {
-      const measure = m.member as { type: string; filters?: string[] };
-      return measure.type === 'count' && !measure.filters?.length;
-    });
+    const names = view
+      ? view.members.filter((m) => m.kind === 'measure' && m.member !== null).map((m) => m.name)
+      : index.cube(source).measures.map((m) => m.name);
+    const counts = names
+      .map((n) => resolve(n, clause))
+      .filter((m) => {
+        const measure = m.member as { type: string; filters?: string[] };
+        return measure.type === 'count' && !measure.filters?.length;
+      });
     const chosen = counts.find((m) => localName(m) === 'count') ?? (counts.length === 1 ? counts[0] : undefined);
-    if (!chosen) throw new QueryError(`${clause}: COUNT(*): ${source} has ${counts.length === 0 ? 'no count measure' : `several count measures (${counts.map(localName).join(', ')})`}; name one with MEASURE(name).`);
+    if (!chosen)
+      throw new QueryError(
+        `${clause}: COUNT(*): ${source} has ${counts.length === 0 ? 'no count measure' : `several count measures (${counts.map(localName).join(', ')})`}; name one with MEASURE(name).`,
+      );
     return chosen;
   };
   const keyOf = (t: Term) => (t.granularity ? `${t.member.name}.${t.granularity}` : t.member.name);
@@ -278,7 +338,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
   const selected = (node: Node, clause: string) => {
     if (node.type === 'number') {
       const column = columns[Number(node.value) - 1];
-      if (!column || !Number.isInteger(Number(node.value))) throw new QueryError(`${clause} ${String(node.value)}: the SELECT has columns 1 to ${columns.length}.`);
+      if (!column || !Number.isInteger(Number(node.value)))
+        throw new QueryError(`${clause} ${String(node.value)}: the SELECT has columns 1 to ${columns.length}.`);
       return column;
     }
     if (node.type === 'column_ref' && node.table === null) {
@@ -293,7 +354,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
 
   // GROUP BY: exactly the selected dimensions.
   const groupby = (stmt.groupby?.columns ?? []) as Node[];
-  for (const key of Object.keys(stmt.groupby ?? {})) if (key !== 'columns' && present(stmt.groupby[key])) throw new QueryError(`GROUP BY ${key} is not supported.`);
+  for (const key of Object.keys(stmt.groupby ?? {}))
+    if (key !== 'columns' && present(stmt.groupby[key])) throw new QueryError(`GROUP BY ${key} is not supported.`);
   const grouped = new Set<string>();
   for (const node of groupby) {
     const column = selected(node, 'GROUP BY');
@@ -301,7 +363,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     grouped.add(column.key);
   }
   const ungrouped = columns.filter((c) => c.kind !== 'measure' && !grouped.has(c.key));
-  if (ungrouped.length > 0) throw new QueryError(`GROUP BY must list ${ungrouped.map((c) => c.name).join(', ')}: every selected column that is not a measure is grouped by.`);
+  if (ungrouped.length > 0)
+    throw new QueryError(`GROUP BY must list ${ungrouped.map((c) => c.name).join(', ')}: every selected column that is not a measure is grouped by.`);
 
   // WHERE and HAVING: filters, dimensions in WHERE, measures in HAVING.
   const segments: string[] = [];
@@ -309,7 +372,9 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     if (depth > MAX_DEPTH) throw new QueryError(`${clause}: conditions nest more than ${MAX_DEPTH} levels deep.`);
     for (;;) {
       // NOT: negate what follows (NOT over AND and OR turns them over, down to each comparison).
-      const not = (node.type === 'unary_expr' && String(node.operator).toUpperCase() === 'NOT') || (node.type === 'function' && functionName(node) === 'NOT' && node.args?.value?.length === 1);
+      const not =
+        (node.type === 'unary_expr' && String(node.operator).toUpperCase() === 'NOT') ||
+        (node.type === 'function' && functionName(node) === 'NOT' && node.args?.value?.length === 1);
       if (!not) break;
       node = node.type === 'unary_expr' ? node.expr : node.args.value[0];
       negated = !negated;
@@ -323,18 +388,28 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     }
     const member = (term: Term, about: Node): ResolvedMember => {
       if (term.granularity) throw new QueryError(`${clause} ${text(about)}: DATE_TRUNC is not supported in conditions; compare the time dimension itself.`);
-      if (clause === 'WHERE' && term.member.kind === 'measure') throw new QueryError(`WHERE ${text(about)}: ${localName(term.member)} is a measure; conditions on measures go in HAVING.`);
-      if (clause === 'HAVING' && term.member.kind !== 'measure') throw new QueryError(`HAVING ${text(about)}: ${localName(term.member)} is a dimension; conditions on dimensions go in WHERE.`);
+      if (clause === 'WHERE' && term.member.kind === 'measure')
+        throw new QueryError(`WHERE ${text(about)}: ${localName(term.member)} is a measure; conditions on measures go in HAVING.`);
+      if (clause === 'HAVING' && term.member.kind !== 'measure')
+        throw new QueryError(`HAVING ${text(about)}: ${localName(term.member)} is a dimension; conditions on dimensions go in WHERE.`);
       return term.member;
     };
-    const leaf = (m: ResolvedMember, operator: Operator, value?: unknown, extra: Partial<MemberFilter> = {}): MemberFilter => ({ member: m.name, operator, ...(value === undefined ? {} : { value }), ...extra });
+    const leaf = (m: ResolvedMember, operator: Operator, value?: unknown, extra: Partial<MemberFilter> = {}): MemberFilter => ({
+      member: m.name,
+      operator,
+      ...(value === undefined ? {} : { value }),
+      ...extra,
+    });
     // SQL's negative conditions are never true where the member is NULL; the engine's negative operators keep NULLs.
     const notNull = (m: ResolvedMember, f: MemberFilter): Filter => ({ and: [f, leaf(m, 'is_not_null')] });
     const values = (m: ResolvedMember, list: Node[], about: Node): unknown[] =>
       list.map((v) => {
         if (v.ast) throw new QueryError(`${clause}: subqueries are not supported.`);
         const lit = literal(v);
-        if (!lit) throw new QueryError(`${clause} ${text(about)}: ${text(v)} is not a literal; conditions compare a member with values (a column with a column, arithmetic and functions are not supported).`);
+        if (!lit)
+          throw new QueryError(
+            `${clause} ${text(about)}: ${text(v)} is not a literal; conditions compare a member with values (a column with a column, arithmetic and functions are not supported).`,
+          );
         if (lit.value === null) throw new QueryError(`${clause} ${text(about)}: compare with NULL using IS NULL or IS NOT NULL.`);
         // A date compared with a time means its midnight, as in SQL (the engine reads a bare date as its whole day).
         return m.type === 'time' && typeof lit.value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(lit.value.trim()) ? `${lit.value.trim()}T00:00:00` : lit.value;
@@ -402,7 +477,8 @@ function translate(sql: string, index: ModelIndex): SqlTranslation {
     const column = selected(item.expr, 'ORDER BY');
     const direction = String(item.type ?? 'ASC').toLowerCase() === 'desc' ? 'desc' : 'asc';
     const nulls = item.nulls ? String(item.nulls).toUpperCase() : null;
-    if (nulls && nulls !== (direction === 'asc' ? 'NULLS LAST' : 'NULLS FIRST')) throw new QueryError(`ORDER BY ${text(item.expr)} ${nulls}: NULLs sort last ascending and first descending.`);
+    if (nulls && nulls !== (direction === 'asc' ? 'NULLS LAST' : 'NULLS FIRST'))
+      throw new QueryError(`ORDER BY ${text(item.expr)} ${nulls}: NULLs sort last ascending and first descending.`);
     order.push([column.key, direction]);
   }
 

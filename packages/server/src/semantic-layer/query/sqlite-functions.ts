@@ -19,7 +19,9 @@ function likeToRegExp(pattern: string): RegExp {
 
 /** The functions the SQLite dialect writes (dialect.ts): SQLite has no time zones, and its LIKE ignores case. */
 export function registerSqliteFunctions(db: Database.Database): void {
-  db.function('mapi_like', { deterministic: true }, (value: unknown, pattern: unknown) => (value === null || pattern === null ? null : likeToRegExp(String(pattern)).test(String(value)) ? 1 : 0));
+  db.function('mapi_like', { deterministic: true }, (value: unknown, pattern: unknown) =>
+    value === null || pattern === null ? null : likeToRegExp(String(pattern)).test(String(value)) ? 1 : 0,
+  );
   db.function('mapi_instant', { deterministic: true }, (value: unknown) => storedInstant(value));
   // A time moved by whole units of wall time in a zone (a multi-stage time shift), as an instant (ms).
   db.function('mapi_shift', { deterministic: true }, (value: unknown, count: unknown, unit: unknown, timeZone: unknown) => {

@@ -21,7 +21,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(timeZone, f);
   }
   return f;
@@ -41,7 +50,15 @@ interface Wall {
 function zoneWallTime(ms: number, timeZone: string): Wall {
   const parts: Record<string, number> = {};
   for (const p of formatter(timeZone).formatToParts(new Date(ms))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour! % 24, minute: parts.minute!, second: parts.second!, ms: ((ms % 1000) + 1000) % 1000 };
+  return {
+    year: parts.year!,
+    month: parts.month!,
+    day: parts.day!,
+    hour: parts.hour! % 24,
+    minute: parts.minute!,
+    second: parts.second!,
+    ms: ((ms % 1000) + 1000) % 1000,
+  };
 }
 
 const wallAsUtc = (w: Wall) => Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second, w.ms);
@@ -71,7 +88,15 @@ export function wallTime(ms: number, timeZone: string): Wall {
   }
   if (offset === null) return zoneWallTime(ms, timeZone);
   const d = new Date(ms + offset);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+  };
 }
 
 /** The zone database's answer, for tests that check the fast path against it. */
@@ -131,7 +156,15 @@ const LOCAL = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
 export function parseWall(text: string): Wall | undefined {
   const m = LOCAL.exec(text.trim());
   if (!m) return undefined;
-  const wall = { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +(m[4] ?? 0), minute: +(m[5] ?? 0), second: +(m[6] ?? 0), ms: m[7] ? Math.floor(+`0.${m[7]}` * 1000) : 0 };
+  const wall = {
+    year: +m[1]!,
+    month: +m[2]!,
+    day: +m[3]!,
+    hour: +(m[4] ?? 0),
+    minute: +(m[5] ?? 0),
+    second: +(m[6] ?? 0),
+    ms: m[7] ? Math.floor(+`0.${m[7]}` * 1000) : 0,
+  };
   const check = new Date(wallAsUtc(wall));
   if (check.getUTCMonth() + 1 !== wall.month || check.getUTCDate() !== wall.day || wall.hour > 23 || wall.minute > 59 || wall.second > 59) return undefined;
   return wall;

@@ -58,7 +58,11 @@ interface Column {
 
 /** The model's documented columns in manifest order, then columns only its tests name (in test order). */
 function columnsOf(model: ManifestNode, facts: ModelFacts | undefined): Column[] {
-  const columns: Column[] = Object.values(model.columns ?? {}).map((c: ManifestColumn) => ({ column: c.name, dataType: c.data_type ?? null, description: c.description ?? null }));
+  const columns: Column[] = Object.values(model.columns ?? {}).map((c: ManifestColumn) => ({
+    column: c.name,
+    dataType: c.data_type ?? null,
+    description: c.description ?? null,
+  }));
   const known = new Set(columns.map((c) => c.column.toLowerCase()));
   const tested = [...(facts?.unique ?? []), ...(facts?.relationships.map((r) => r.column) ?? [])];
   for (const column of tested) {

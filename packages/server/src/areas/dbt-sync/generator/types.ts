@@ -2,11 +2,56 @@
 export type DimensionType = 'number' | 'time' | 'boolean' | 'string';
 
 const NUMERIC = new Set([
-  'int', 'integer', 'bigint', 'smallint', 'tinyint', 'byteint', 'mediumint', 'hugeint', 'int2', 'int4', 'int8', 'int16', 'int32', 'int64', 'int128',
-  'uint8', 'uint16', 'uint32', 'uint64', 'number', 'numeric', 'decimal', 'bignumeric', 'bigdecimal', 'float', 'float4', 'float8', 'float32', 'float64',
-  'double', 'double precision', 'real', 'money', 'smallmoney', 'serial', 'bigserial', 'smallserial',
+  'int',
+  'integer',
+  'bigint',
+  'smallint',
+  'tinyint',
+  'byteint',
+  'mediumint',
+  'hugeint',
+  'int2',
+  'int4',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'int128',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+  'number',
+  'numeric',
+  'decimal',
+  'bignumeric',
+  'bigdecimal',
+  'float',
+  'float4',
+  'float8',
+  'float32',
+  'float64',
+  'double',
+  'double precision',
+  'real',
+  'money',
+  'smallmoney',
+  'serial',
+  'bigserial',
+  'smallserial',
 ]);
-const TEMPORAL = new Set(['date', 'datetime', 'datetime2', 'smalldatetime', 'datetimeoffset', 'timestamp', 'timestamptz', 'timestamp_ntz', 'timestamp_ltz', 'timestamp_tz']);
+const TEMPORAL = new Set([
+  'date',
+  'datetime',
+  'datetime2',
+  'smalldatetime',
+  'datetimeoffset',
+  'timestamp',
+  'timestamptz',
+  'timestamp_ntz',
+  'timestamp_ltz',
+  'timestamp_tz',
+]);
 const BOOLEAN = new Set(['boolean', 'bool', 'bit']);
 
 /**
@@ -20,7 +65,10 @@ export function dimensionType(dataType: string | null | undefined): DimensionTyp
   let type = dataType.trim().toLowerCase();
   const wrapped = /^(?:nullable|lowcardinality)\((.*)\)$/.exec(type);
   if (wrapped?.[1]) type = wrapped[1].trim();
-  type = type.replace(/\(.*\)/, '').replace(/\s+/g, ' ').trim();
+  type = type
+    .replace(/\(.*\)/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (/^timestamp(\s|$)/.test(type) || /^datetime64/.test(type)) return 'time';
   if (TEMPORAL.has(type)) return 'time';
   if (NUMERIC.has(type) || /^(?:u?int|float|decimal)\d*$/.test(type)) return 'number';

@@ -23,10 +23,15 @@ export interface WorkerGeneration {
   stats: Generation['stats'];
 }
 
-export type WorkResult = { task: 'parse'; value: ParsedManifest } | { task: 'generate'; value: WorkerGeneration } | { task: 'validate'; value: ModelError[] } | { task: 'end'; value: null };
+export type WorkResult =
+  | { task: 'parse'; value: ParsedManifest }
+  | { task: 'generate'; value: WorkerGeneration }
+  | { task: 'validate'; value: ModelError[] }
+  | { task: 'end'; value: null };
 
 /**
  * The answer to a request: its result, a failure whose message is for the user as it is (a
  * manifest that is not JSON, a selector matching nothing), or an unexpected error.
  */
-export type WorkResponse = ({ id: number; outcome: 'ok' } & WorkResult) | { id: number; outcome: 'failure'; message: string } | { id: number; outcome: 'error'; message: string };
+export type WorkResponse =
+  ({ id: number; outcome: 'ok' } & WorkResult) | { id: number; outcome: 'failure'; message: string } | { id: number; outcome: 'error'; message: string };

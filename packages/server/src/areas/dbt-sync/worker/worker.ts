@@ -22,7 +22,8 @@ function parse(text: string): Manifest {
     throw new Failure(`The manifest is not valid JSON: ${(error as Error).message}`);
   }
   const checked = checkManifest(value);
-  if (!checked.manifest) throw new Failure(`The manifest is not a dbt manifest the sync can read: ${checked.problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; ')}.`);
+  if (!checked.manifest)
+    throw new Failure(`The manifest is not a dbt manifest the sync can read: ${checked.problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; ')}.`);
   return checked.manifest;
 }
 
