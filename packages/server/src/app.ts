@@ -114,7 +114,7 @@ import './http/request-context.js';
 import { sharedSchemas } from './shared/schemas.js';
 import { specRoutes } from './http/spec.routes.js';
 import { referenceRoutes } from './http/reference.routes.js';
-import { refuseRepeatedHost, tenantResolver } from './http/tenant.js';
+import { refuseRepeatedHost, tenantResolver, type Tenant } from './http/tenant.js';
 import { findTenantByHost, findTenantBySlug } from './areas/tenants/tenants.store.js';
 import { DEFAULT_TENANT_SLUG } from './areas/tenants/tenants.service.js';
 import { installCors } from './http/cors.js';
@@ -385,6 +385,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
     tenantCache,
   );
 
+  // For the OAuth callbacks, which need no credential: one they do carry must be valid (and the state's user's).
+  const identifyOptional = async (request: FastifyRequest, tenant: Tenant) =>
+    request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId;
+
   const schemas = [
     ...sharedSchemas,
     ...apiKeySchemas,
@@ -568,12 +572,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(
     oauthIntegrationsRoutes(services.oauthIntegrations, services.userOAuthTokens, {
       resolveTenant,
-      // The callback needs no credential; one it does carry must be valid (and the state's user's).
-      identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),
+      identify: identifyOptional,
     }),
   );
   await app.register(userOAuthTokensRoutes(services.userOAuthTokens));
-  await app.register(accountRoutes(services));
+  await app.register(
+    accountRoutes({
+      embedSettings: services.embedSettings,
+      tenantSettings: services.tenantSettings,
+      auditEvents: services.auditEvents,
+      appConfig: services.appConfig,
+      userSettings: services.userSettings,
+    }),
+  );
   await app.register(usageAnalyticsRoutes(services.usageAnalytics));
   await app.register(oauthRoutes(services.oauth, services.oauthClients));
   await app.register(notificationsRoutes(services.notifications));
@@ -581,8 +592,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(
     gitHostRoutes(services.gitHost, services.upstreams, {
       resolveTenant,
-      // The callback needs no credential; one it does carry must be valid (and the state's user's).
-      identify: async (request, tenant) => (request.headers.authorization === undefined ? null : (await authenticate(request, tenant)).actor.userId),
+      identify: identifyOptional,
     }),
   );
   await app.register(dashboardExportsRoutes(services.dashboardExports));

@@ -21,6 +21,7 @@ import { findBranch } from './data-api.store.js';
 import { encodeSecurity, securityContextOf } from './security-context.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
+import { environmentIdOf, runtimeTypeOf } from '../../runtime/environment-ids.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {
@@ -101,7 +102,8 @@ export function dataApiService(
       );
     }
     const dev = found.owner_key_id !== null;
-    return { row, environmentId: `${dev ? 'development' : 'staging'}-${found.id}`, type: dev ? 'dev' : 'staging', branch, url: dataApiUrl(base, branch) };
+    const kind = dev ? 'development' : 'staging';
+    return { row, environmentId: environmentIdOf(kind, found.id), type: runtimeTypeOf(kind), branch, url: dataApiUrl(base, branch) };
   }
 
   const service = {

@@ -5,6 +5,7 @@ import type { DeploymentRow, Executor } from '../../db/tables.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
 import { findDevelopmentBranch, findStagingBranch, listDevelopmentBranches, listStagingBranches } from './environments.store.js';
+import { environmentIdOf, parseEnvironmentId } from '../../runtime/environment-ids.js';
 
 export type EnvironmentType = 'production' | 'staging' | 'development';
 
@@ -37,13 +38,11 @@ export interface EnvironmentRef {
  * `development-<branch id>` while its credential is in dev mode on it); undefined otherwise.
  */
 export async function findEnvironment(db: Executor, row: DeploymentRow, deploymentUrl: string, environmentId: string): Promise<EnvironmentRef | undefined> {
-  if (environmentId === 'production')
+  const named = parseEnvironmentId(environmentId);
+  if (named === undefined) return undefined;
+  if (named.kind === 'production')
     return { id: environmentId, type: 'production', branch: row.deploy_branch_name, dataApiUrl: dataApiUrl(deploymentUrl, null) };
-  const match = /^(staging|development)-([1-9][0-9]{0,15})$/.exec(environmentId);
-  if (!match) return undefined;
-  const type = match[1] as 'staging' | 'development';
-  const branchId = Number(match[2]);
-  if (!Number.isSafeInteger(branchId)) return undefined;
+  const { kind: type, branchId } = named;
   const branch = type === 'staging' ? await findStagingBranch(db, row.id, branchId) : await findDevelopmentBranch(db, row.id, branchId);
   return branch === undefined ? undefined : { id: environmentId, type, branch: branch.name, dataApiUrl: dataApiUrl(deploymentUrl, branch.name) };
 }
@@ -81,16 +80,18 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf, sqlApi
         { id: 'production', type: 'production', branch: row.deploy_branch_name, user: null, api_credentials: rest(null, 'production') },
       ];
       const staging = await listStagingBranches(db, row.id);
-      for (const branch of staging)
-        all.push({ id: `staging-${branch.id}`, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, `staging-${branch.id}`) });
+      for (const branch of staging) {
+        const id = environmentIdOf('staging', branch.id);
+        all.push({ id, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, id) });
+      }
       const developing = await listDevelopmentBranches(db, row.id);
       for (const dev of developing)
         all.push({
-          id: `development-${dev.branchId}`,
+          id: environmentIdOf('development', dev.branchId),
           type: 'development',
           branch: dev.branch,
           user: dev.email,
-          api_credentials: rest(dev.branch, `development-${dev.branchId}`),
+          api_credentials: rest(dev.branch, environmentIdOf('development', dev.branchId)),
         });
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
       const window = positionalWindow(input);

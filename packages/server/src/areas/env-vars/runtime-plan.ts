@@ -17,6 +17,7 @@ import {
 } from './runtime-plan.store.js';
 import type { Catalog } from '../deployments/index.js';
 import { currentVersion } from '../deployments/index.js';
+import { environmentIdOf } from '../../runtime/environment-ids.js';
 
 type VersionFields = Pick<DeploymentRow, 'release_channel' | 'release_channel_version'>;
 
@@ -55,7 +56,7 @@ export function runtimePlanner(
     const staging = await stagingBuilds(db);
     const seen = new Set<string>();
     for (const r of staging) {
-      const environmentId = `staging-${r.branch_id}`;
+      const environmentId = environmentIdOf('staging', r.branch_id);
       seen.add(`${r.id}/${environmentId}`);
       planned.push({ tenantId: r.tenant_id, deploymentId: r.id, environmentId, type: 'staging', branch: r.name, buildId: Number(r.build_id), versionOf: r });
     }

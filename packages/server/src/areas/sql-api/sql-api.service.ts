@@ -8,6 +8,7 @@ import { catalogColumns, pgType, type MetaCube } from './sql-api.catalog.js';
 import type { Field } from './sql-api.protocol.js';
 import { normalize } from './sql-api.sql.js';
 import { branchName, tenantBySlug } from './sql-api.store.js';
+import { parseEnvironmentId } from '../../runtime/environment-ids.js';
 
 /** Who a connection is: the environment its database names and what its password grants there. */
 export interface SqlSession {
@@ -39,10 +40,12 @@ export type KeyAuthenticator = (tenant: { id: number; slug: string }, key: strin
 const API_KEY = /^mapi_[A-Za-z0-9]{40}$/;
 
 /** `<deploymentId>` or `<deploymentId>/<environment id>` (production, staging-<branch id>, development-<branch id>). */
-export function parseDatabase(database: string): { deploymentId: number; environmentId: string } | null {
-  const match = /^([1-9][0-9]{0,15})(?:\/(production|(?:staging|development)-[1-9][0-9]{0,15}))?$/.exec(database.trim());
-  if (!match) return null;
-  return { deploymentId: Number(match[1]), environmentId: match[2] ?? 'production' };
+export function parseDatabase(database: string): { deploymentId: number; environmentId: string; branchId: number | null } | null {
+  const match = /^([1-9][0-9]{0,15})(?:\/([a-z0-9-]+))?$/.exec(database.trim());
+  const environmentId = match?.[2] ?? 'production';
+  const named = match ? parseEnvironmentId(environmentId) : undefined;
+  if (!match || named === undefined) return null;
+  return { deploymentId: Number(match[1]), environmentId, branchId: named.kind === 'production' ? null : named.branchId };
 }
 
 /** A value of the runtime's JSON rows in PostgreSQL's text format. */
@@ -106,8 +109,8 @@ export function sqlApiService(store: Store, dataApi: DataApiService, options: { 
       const tenant = await tenantOf(user);
       if (tenant === null) return null;
       let branch: string | null = null;
-      if (target.environmentId !== 'production') {
-        branch = await branchName(db, target.deploymentId, Number(target.environmentId.slice(target.environmentId.indexOf('-') + 1)));
+      if (target.branchId !== null) {
+        branch = await branchName(db, target.deploymentId, target.branchId);
         if (branch === null) return null;
       }
       try {
