@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AccessContext } from './access/access.js';
 import { apiKeysRoutes } from './areas/api-keys/api-keys.routes.js';
 import { apiKeySchemas } from './areas/api-keys/api-keys.schemas.js';
-import { LastUsedRecorder } from './areas/api-keys/last-used.js';
+import type { LastUsedRecorder } from './areas/api-keys/last-used.js';
 import { deploymentsRoutes } from './areas/deployments/deployments.routes.js';
 import { setupRoutes, setupSchemas } from './areas/deployments/setup.routes.js';
 import { deploymentSchemas } from './areas/deployments/deployments.schemas.js';
@@ -23,18 +23,16 @@ import { placementsRoutes } from './areas/reports/placements.routes.js';
 import { placementSchemas } from './areas/reports/placements.schemas.js';
 import { embedSessionsRoutes } from './areas/embed-sessions/embed-sessions.routes.js';
 import { embedSessionSchemas } from './areas/embed-sessions/embed-sessions.schemas.js';
-import { embedDashboardRoutes, embedDashboards, embedSharing } from './areas/embed-sessions/embed-dashboards.js';
+import { embedDashboardRoutes } from './areas/embed-sessions/embed-dashboards.js';
 import { oauthIntegrationsRoutes } from './areas/oauth-integrations/oauth-integrations.routes.js';
 import { oauthIntegrationSchemas } from './areas/oauth-integrations/oauth-integrations.schemas.js';
 import { userOAuthTokensRoutes } from './areas/oauth-integrations/user-oauth-tokens.routes.js';
 import { takeoverMessage } from './jobs/index.js';
 import type { OutboundOptions } from './outbound/index.js';
 import type { NotificationMailOptions } from './areas/notifications/deliver.js';
-import { DEFAULT_PYTHON_OPTIONS, PythonSandbox, type PythonSandboxOptions } from './python/sandbox.js';
+import type { PythonSandbox, PythonSandboxOptions } from './python/sandbox.js';
 import { pythonRunsRoutes } from './areas/python-analysis/python-runs.routes.js';
 import { pythonRunSchemas } from './areas/python-analysis/python-runs.schemas.js';
-import { pythonRunsService } from './areas/python-analysis/python-runs.service.js';
-import { PythonRunCache } from './areas/python-analysis/run-cache.js';
 import { hashApiKey, hashesEqual, isApiKeyFormat } from './areas/api-keys/key-format.js';
 import { findLiveKeyByHash } from './areas/api-keys/api-keys.store.js';
 import { EMBED_TOKEN_TYPE } from './areas/embed-sessions/embed-claims.js';
@@ -95,8 +93,6 @@ import { checkKeyScope } from './access/key-scope.js';
 import { sqlApiListener, type SqlApiListener } from './areas/sql-api/sql-api.server.js';
 import { sqlApiService } from './areas/sql-api/sql-api.service.js';
 import { authenticator, checkPublicRoute } from './http/auth.js';
-import { FolderTrees } from './areas/workspace/folder-trees.js';
-import { TenantCache } from './cache/tenant-cache.js';
 import { installPageSerializer } from './http/page-serializer.js';
 import { installSerializers } from './http/serializers.js';
 import { installAccessLog } from './http/access-log.js';
@@ -357,8 +353,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.render ? { render: options.render } : {}),
     ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
+    ...(options.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: options.lastUsedFlushMs } : {}),
+    ...(options.folderTreeSettleMs !== undefined ? { folderTreeSettleMs: options.folderTreeSettleMs } : {}),
+    ...(options.python ? { python: options.python } : {}),
   });
-  const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => app.log.error({ err: error }, 'lastUsedAt flush failed'));
+  const { lastUsed, tenantCache, folderTrees, python } = services;
   const resolveTenant = tenantResolver(
     {
       byHost: (host) => findTenantByHost(store.db, host),
@@ -368,8 +367,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     options.baseDomain,
     options.tenantCacheMs,
   );
-  const tenantCache = new TenantCache(store.db);
-  const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
   const authenticate = authenticator(
     {
       apiKeys: {
@@ -553,12 +550,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(dbtSyncSettingsRoutes(services.dbtSyncSettings));
   await app.register(dbtSyncRoutes(services.dbtSync));
   await app.register(oidcTokenConfigsRoutes(services.oidcTokenConfigs));
-  const dashboardsForEmbeds = embedDashboards(store.db, folderTrees, embedSharing(store.db));
-  await app.register(embedDashboardRoutes(dashboardsForEmbeds));
-  const python = new PythonSandbox(options.python ?? DEFAULT_PYTHON_OPTIONS);
-  await app.register(
-    pythonRunsRoutes(pythonRunsService(store.db, dashboardsForEmbeds, services.dataApi, python, new PythonRunCache(options.python?.cacheMs ?? 60_000))),
-  );
+  await app.register(embedDashboardRoutes(services.embedDashboards));
+  await app.register(pythonRunsRoutes(services.pythonRuns));
   await app.register(
     embedSessionsRoutes(services.embedSessions, {
       signing: services.signing,

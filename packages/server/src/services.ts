@@ -1,3 +1,10 @@
+import { LastUsedRecorder } from './areas/api-keys/last-used.js';
+import { embedDashboards, embedSharing } from './areas/embed-sessions/embed-dashboards.js';
+import { pythonRunsService } from './areas/python-analysis/python-runs.service.js';
+import { PythonRunCache } from './areas/python-analysis/run-cache.js';
+import { FolderTrees } from './areas/workspace/folder-trees.js';
+import { TenantCache } from './cache/tenant-cache.js';
+import { DEFAULT_PYTHON_OPTIONS, PythonSandbox, type PythonSandboxOptions } from './python/sandbox.js';
 import type { Store } from './db/database.js';
 import { apiKeysService } from './areas/api-keys/api-keys.service.js';
 import { deploymentsService, type DeploymentUrlOf } from './areas/deployments/deployments.service.js';
@@ -123,6 +130,12 @@ export interface ServiceOptions {
   render?: { fontsDir?: string; exportsPerIdentity?: number };
   /** How notifications are mailed; absent: no SMTP, nothing is mailed. */
   notificationMail?: NotificationMailOptions;
+  /** How often coalesced `lastUsedAt` values are written (ms). */
+  lastUsedFlushMs?: number;
+  /** How long a deployment's folders must stay unchanged before its tree is held in memory (ms). */
+  folderTreeSettleMs?: number;
+  /** The Python sandbox of embedded dashboards' analysis, and how long a run's result is reused (ms). */
+  python?: PythonSandboxOptions & { cacheMs: number };
 }
 
 /** Whose rows a render's queries return, as the data API's grant: a user's own context, or an embed user's whole one. */
@@ -136,6 +149,11 @@ export function createServices(store: Store, options: ServiceOptions) {
   const jobs = createJobs(store, options.jobs ?? {});
   // The runtimes reconcile when a build succeeds (they are made below; the call comes later).
   const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
+  // Per-request caches every route reads through the caller (cache/tenant-cache.ts, areas/workspace/folder-trees.ts).
+  const tenantCache = new TenantCache(store.db);
+  const folderTrees = new FolderTrees(store.db, options.folderTreeSettleMs === undefined ? {} : { settleMs: options.folderTreeSettleMs });
+  const lastUsed = new LastUsedRecorder(store.db, options.lastUsedFlushMs, (error) => options.onError?.(error, 'lastUsedAt flush failed'));
+  const python = new PythonSandbox(options.python ?? DEFAULT_PYTHON_OPTIONS);
   // One keyring for every token the tenant issues; its issuer is the tenant's origin.
   const now = options.now ?? (() => new Date());
   const signing = new Signing(store, { secrets: options.secrets, issuerOf: options.deploymentUrlOf, now });
@@ -217,6 +235,7 @@ export function createServices(store: Store, options: ServiceOptions) {
       ),
     describeAccount: async (tenantId, userId) => (Number.isInteger(userId) ? (await findUserById(store.db, tenantId, userId))?.email : undefined),
   };
+  const dashboardsForEmbeds = embedDashboards(store.db, folderTrees, embedSharing(store.db));
   return {
     audit,
     outbound,
@@ -312,6 +331,12 @@ export function createServices(store: Store, options: ServiceOptions) {
     appConfig: appConfigService(store),
     userSettings: userSettingsService(store),
     embedAccess: embedAccessService(store, publishedDashboardSwitch),
+    embedDashboards: dashboardsForEmbeds,
+    pythonRuns: pythonRunsService(store.db, dashboardsForEmbeds, dataApi, python, new PythonRunCache(options.python?.cacheMs ?? 60_000)),
+    tenantCache,
+    folderTrees,
+    lastUsed,
+    python,
     oauthProviders,
     oauth: oauthService(store.db, oauthProviders),
     oauthClients: oauthClientsService(store.db, options.secrets),
