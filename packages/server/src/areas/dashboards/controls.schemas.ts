@@ -1,30 +1,10 @@
 import { Type, type Static } from 'typebox';
+import { OPERATORS as FILTER_OPERATORS } from '../../semantic-layer/query/query.js';
 
 /**
  * The dashboard controls a render applies (reference 6.0): filters, time grains and member
  * switchers, as notifications and dashboard exports send them.
  */
-
-export const FILTER_OPERATORS = [
-  'equals',
-  'not_equals',
-  'greater_than',
-  'greater_than_or_equal',
-  'less_than',
-  'less_than_or_equal',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'not_starts_with',
-  'ends_with',
-  'not_ends_with',
-  'is_null',
-  'is_not_null',
-  'is_empty',
-  'is_not_empty',
-  'between',
-  'custom',
-] as const;
 
 const MEMBER = '.+\\..+';
 const nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Id, Nullable, PageOf } from '../../shared/schemas.js';
 import { SCHEDULE_TYPES } from './schedule.js';
+import { OPERATORS as FILTER_OPERATORS } from '../../semantic-layer/query/query.js';
+import { GRANULARITIES as TIME_GRAINS } from '../../semantic-layer/query/dialect.js';
 
 /*
  * Reference 6 shapes. Null in a query or body member means the same as leaving it out, except
@@ -13,29 +15,6 @@ const oneOf = <T extends string>(values: readonly T[], description?: string) =>
 
 const MEMBER_PATH = '.+\\..+';
 const Member = (description: string) => Type.String({ pattern: MEMBER_PATH, minLength: 3, maxLength: 512, description });
-
-export const FILTER_OPERATORS = [
-  'equals',
-  'not_equals',
-  'greater_than',
-  'greater_than_or_equal',
-  'less_than',
-  'less_than_or_equal',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'not_starts_with',
-  'ends_with',
-  'not_ends_with',
-  'is_null',
-  'is_not_null',
-  'is_empty',
-  'is_not_empty',
-  'between',
-  'custom',
-] as const;
-
-export const TIME_GRAINS = ['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year'] as const;
 
 const FilterValue = Type.Unsafe<unknown>({
   description: 'A string, number, boolean or array; left out for the `is_*` operators, `[start, end]` for `between`.',

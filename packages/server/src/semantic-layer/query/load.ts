@@ -7,7 +7,7 @@ import { ModelIndex } from './members.js';
 import { normaliseQuery, type Query, type QueryLimits } from './query.js';
 import { ResultCache } from './result-cache.js';
 import { cubeQuery, type CubeQuery } from './cube-query.js';
-import { everyMs } from './refresh-keys.js';
+import { DEFAULT_REFRESH_CHECK_MS, everyMs } from './refresh-keys.js';
 import { PreAggregationTables, type UsedPreAggregation } from './pre-aggregation-tables.js';
 import { annotationOf, rowsOf } from './results.js';
 import { translateSql } from './sql-api.js';
@@ -22,8 +22,6 @@ export interface EngineLimits extends QueryLimits {
 const size = (bytes: number) =>
   bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} bytes`;
 
-/** How often a refresh key's SQL is asked again when it has no `every` (Cube's default). */
-const DEFAULT_REFRESH_CHECK_MS = 10_000;
 /** How long an answer over a cube with a refresh-key SQL lives at most (it is replaced as soon as the value changes). */
 const SQL_REFRESH_KEY_TTL_MS = 3_600_000;
 

@@ -4,7 +4,7 @@ import type { DataSource } from '../data-source.js';
 import type { SecurityContext } from './access.js';
 import { compileQuery } from './compile.js';
 import { quote } from './dialect.js';
-import { everyMs } from './refresh-keys.js';
+import { DEFAULT_REFRESH_CHECK_MS, everyMs } from './refresh-keys.js';
 import type { ModelIndex } from './members.js';
 import {
   matchRollup,
@@ -21,8 +21,6 @@ import { Renderer } from './render.js';
 
 /** How long a pre-aggregation lives without a refresh key of its own or its cube's (Cube's default). */
 const DEFAULT_EVERY_MS = 3_600_000;
-/** How often a refresh key's SQL is asked again when it has no `every`. */
-const DEFAULT_SQL_CHECK_MS = 10_000;
 /** How long a replaced table is kept for the queries (and other runtimes) still reading it. */
 const DROP_AFTER_MS = 10 * 60_000;
 /** The zone the runtime builds every rollup in when it starts (Cube's scheduled refresh default). */
@@ -268,7 +266,7 @@ export class PreAggregationTables {
     if (now - e.builtAt >= this.#everyMs(e.def)) return this.#ensure(e);
     const sql = this.#refreshKey(e.def)?.sql;
     if (!sql) return;
-    const checkEvery = everyMs(this.#refreshKey(e.def)?.every) ?? DEFAULT_SQL_CHECK_MS;
+    const checkEvery = everyMs(this.#refreshKey(e.def)?.every) ?? DEFAULT_REFRESH_CHECK_MS;
     if (now - e.checkedAt < checkEvery) return;
     e.checkedAt = now;
     if ((await this.#refreshValue(sql)) !== e.refreshValue) return this.#ensure(e);
@@ -369,7 +367,7 @@ export class PreAggregationTables {
   #schedule(e: Entry): void {
     if (e.timer) clearTimeout(e.timer);
     const key = this.#refreshKey(e.def);
-    const delay = Math.min(this.#everyMs(e.def), key?.sql ? (everyMs(key.every) ?? DEFAULT_SQL_CHECK_MS) : Number.POSITIVE_INFINITY);
+    const delay = Math.min(this.#everyMs(e.def), key?.sql ? (everyMs(key.every) ?? DEFAULT_REFRESH_CHECK_MS) : Number.POSITIVE_INFINITY);
     if (!Number.isFinite(delay)) return;
     e.timer = setTimeout(
       () => {

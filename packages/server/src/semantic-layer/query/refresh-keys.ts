@@ -6,3 +6,6 @@ export function everyMs(every: string | undefined): number | undefined {
   const unit = interval && interval.count >= 0 ? UNIT_MS[interval.unit] : undefined;
   return unit === undefined ? undefined : interval!.count * unit;
 }
+
+/** How often a refresh key's SQL is asked again when it has no `every` (Cube's default). */
+export const DEFAULT_REFRESH_CHECK_MS = 10_000;
