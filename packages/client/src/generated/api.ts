@@ -38,66 +38,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/data-api/jwks.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The keys of the tenant’s data-API tokens (extension; no credential)
-         * @description The keys that may still verify a data-API token the tenant issued: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
-         */
-        get: operations["getDataApiJwks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/.well-known/openid-configuration": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The tenant’s OIDC discovery document as the issuer of workload tokens (reference 5.14; no credential)
-         * @description Served while the tenant’s `oidcEnabled` is on (PUT /api/v1/tenant/settings); 404 otherwise. Cloud token exchanges (AWS, GCP, Azure) read it and the key set it names.
-         */
-        get: operations["getWorkloadIssuerConfiguration"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/.well-known/jwks.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The keys of the tenant’s workload tokens (reference 5.14; no credential)
-         * @description RS256 keys of workload identity only: the current one and, after a rotation, the previous one until its tokens have expired. Served while `oidcEnabled` is on; 404 otherwise. Cacheable for 300 s.
-         */
-        get: operations["getJwks"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/spec": {
         parameters: {
             query?: never;
@@ -723,6 +663,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/pods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pods running the deployment’s environments (reference 1.10; DeploymentRead)
+         * @description One pod per environment that runs or ran: production once a build succeeded, staging branches, developers in dev mode. A pod that crashes is restarted with a back-off that doubles (`restartCount` counts restarts; `CrashLoopBackOff` while it waits after crashes in a row); one that fails its liveness checks is killed and restarted; one suspended after 10 idle minutes shows `Terminated` until its next use.
+         */
+        get: operations["listPods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tail of the runtime logs, merged in time order (reference 1.9; DeploymentRead)
+         * @description Without `after`: the newest `first` lines, oldest first. With `after` set to a page’s `endCursor`: the lines written since, so passing each `endCursor` back follows the log (`endCursor` is never null: an empty tail gives the deployment’s newest line, an empty page keeps the cursor). Kept across restarts, the newest 10,000 lines per deployment (RUNTIME_LOG_LINES). `source=production` reads the production pod, `source=dev` staging and development pods. Pods have one container, `MAIN`; the other containers answer no lines. Values of environment variables never appear: a runtime printing one is logged with `[REDACTED]` in its place.
+         */
+        get: operations["listRuntimeLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/policies": {
         parameters: {
             query?: never;
@@ -997,6 +977,70 @@ export interface paths {
          */
         get: operations["listReports"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a report’s query on the deployment’s runtime, as the caller (extension; VIEW on the report)
+         * @description Runs the report’s `sqlQuery` (SQL over cubes and views, through the data API’s `/v1/sql`), else the semantic query in `spec.query` (through `/v1/load`), with the caller’s row-level access. Answers the rows keyed by column or member name and their annotation. A query the runtime refuses is 400 `QUERY_REFUSED` with its reason; members the model’s access policies keep from the caller are 403.
+         */
+        post: operations["runReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Place the report in the caller’s spreadsheet (read access to the report is enough)
+         * @description Upserts one placement, so the call is idempotent per placement: the one named by `placementId` (a new one takes it as its id; without one the server assigns one), else the one in `externalWorkbookId` at the same sheet and anchor cell. A new `placementId` at the address of a placement without an id takes that placement over. The placement records who placed it, when, the report’s `currentQueryChecksum` as its `queryChecksum`, and `resultChecksum` as sent. `addressOnly` corrects the address of an existing placement (404 when none matches) and keeps its fingerprint and checksums. The report’s query, name and definition never change.
+         */
+        put: operations["connectReportToWorkbook"];
+        post?: never;
+        /**
+         * Remove one placement of the report (read access to the report is enough)
+         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. Idempotent: a target that matches nothing succeeds and changes nothing; every other placement is untouched. The request has a JSON body.
+         */
+        delete: operations["disconnectReportFromWorkbook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Refresh a placement of the report: run its query as the caller and record the refresh (read access is enough)
+         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. The report’s query runs on the deployment’s runtime as the caller, with their row-level access; a query the runtime refuses (400 QUERY_REFUSED) or members the caller may not query (403) record nothing. Then the placement records `refreshedAt`, `refreshedByUserId`, the checksum of the query that ran as its `queryChecksum`, and `resultChecksum` as sent (null when left out). A target that matches no placement is 404 PLACEMENT_NOT_FOUND.
+         */
+        put: operations["refreshReport"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1563,110 +1607,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/deployments/{deploymentId}/pods": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The pods running the deployment’s environments (reference 1.10; DeploymentRead)
-         * @description One pod per environment that runs or ran: production once a build succeeded, staging branches, developers in dev mode. A pod that crashes is restarted with a back-off that doubles (`restartCount` counts restarts; `CrashLoopBackOff` while it waits after crashes in a row); one that fails its liveness checks is killed and restarted; one suspended after 10 idle minutes shows `Terminated` until its next use.
-         */
-        get: operations["listPods"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/deployments/{deploymentId}/logs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The tail of the runtime logs, merged in time order (reference 1.9; DeploymentRead)
-         * @description Without `after`: the newest `first` lines, oldest first. With `after` set to a page’s `endCursor`: the lines written since, so passing each `endCursor` back follows the log (`endCursor` is never null: an empty tail gives the deployment’s newest line, an empty page keeps the cursor). Kept across restarts, the newest 10,000 lines per deployment (RUNTIME_LOG_LINES). `source=production` reads the production pod, `source=dev` staging and development pods. Pods have one container, `MAIN`; the other containers answer no lines. Values of environment variables never appear: a runtime printing one is logged with `[REDACTED]` in its place.
-         */
-        get: operations["listRuntimeLogs"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/deployments/{deploymentId}/reports/{reportId}/run": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run a report’s query on the deployment’s runtime, as the caller (extension; VIEW on the report)
-         * @description Runs the report’s `sqlQuery` (SQL over cubes and views, through the data API’s `/v1/sql`), else the semantic query in `spec.query` (through `/v1/load`), with the caller’s row-level access. Answers the rows keyed by column or member name and their annotation. A query the runtime refuses is 400 `QUERY_REFUSED` with its reason; members the model’s access policies keep from the caller are 403.
-         */
-        post: operations["runReport"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/deployments/{deploymentId}/reports/{reportId}/connect-workbook": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Place the report in the caller’s spreadsheet (read access to the report is enough)
-         * @description Upserts one placement, so the call is idempotent per placement: the one named by `placementId` (a new one takes it as its id; without one the server assigns one), else the one in `externalWorkbookId` at the same sheet and anchor cell. A new `placementId` at the address of a placement without an id takes that placement over. The placement records who placed it, when, the report’s `currentQueryChecksum` as its `queryChecksum`, and `resultChecksum` as sent. `addressOnly` corrects the address of an existing placement (404 when none matches) and keeps its fingerprint and checksums. The report’s query, name and definition never change.
-         */
-        put: operations["connectReportToWorkbook"];
-        post?: never;
-        /**
-         * Remove one placement of the report (read access to the report is enough)
-         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. Idempotent: a target that matches nothing succeeds and changes nothing; every other placement is untouched. The request has a JSON body.
-         */
-        delete: operations["disconnectReportFromWorkbook"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/deployments/{deploymentId}/reports/{reportId}/refresh": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Refresh a placement of the report: run its query as the caller and record the refresh (read access is enough)
-         * @description A placement is named by `placementId`, or (for placements recorded before placements had ids) by `externalWorkbookId` plus both `sheetName` and `anchorCell`, or a `resultLocation` that names both; a target missing either matches nothing. `sheetId` only narrows: a placement stored under another sheet id does not match, whatever its name and anchor. The report’s query runs on the deployment’s runtime as the caller, with their row-level access; a query the runtime refuses (400 QUERY_REFUSED) or members the caller may not query (403) record nothing. Then the placement records `refreshedAt`, `refreshedByUserId`, the checksum of the query that ran as its `queryChecksum`, and `resultChecksum` as sent (null when left out). A target that matches no placement is 404 PLACEMENT_NOT_FOUND.
-         */
-        put: operations["refreshReport"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/deployments/{deploymentId}/dbt-sync-settings": {
         parameters: {
             query?: never;
@@ -1790,6 +1730,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data-api/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys of the tenant’s data-API tokens (extension; no credential)
+         * @description The keys that may still verify a data-API token the tenant issued: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
+         */
+        get: operations["getDataApiJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s OIDC discovery document as the issuer of workload tokens (reference 5.14; no credential)
+         * @description Served while the tenant’s `oidcEnabled` is on (PUT /api/v1/tenant/settings); 404 otherwise. Cloud token exchanges (AWS, GCP, Azure) read it and the key set it names.
+         */
+        get: operations["getWorkloadIssuerConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The keys of the tenant’s workload tokens (reference 5.14; no credential)
+         * @description RS256 keys of workload identity only: the current one and, after a rotation, the previous one until its tokens have expired. Served while `oidcEnabled` is on; 404 otherwise. Cacheable for 300 s.
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/oidc-token-configs": {
         parameters: {
             query?: never;
@@ -1831,26 +1831,6 @@ export interface paths {
         post?: never;
         /** Delete an OIDC token config (reference 5.18; admin only) */
         delete: operations["deleteOidcTokenConfig"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/embed/dashboard/{publicId}/python-run": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run a report’s Python analysis over dashboard-filtered SQL (reference 3.7; an embed token)
-         * @description Authorized as GET /api/v1/embed/dashboard/{publicId} (404 when the session cannot see the dashboard, 403 when signed embedding is off for it). The code is the `pythonCode` of the published report snapshot `reportVersionId` (403 unless it is one of the dashboard’s and of `reportId`), never the caller’s. `sqlQuery` runs through the data API’s /v1/sql with the calling embed user’s row-level context, and its rows are handed to the code as `rows` (a list of dicts). The code runs in a sandbox (Pyodide, the standard library only; no network, no server files) within a time and a memory limit; its error, or why it was stopped, is `executionError`. Nothing is stored; successful runs are cached briefly per report, code, SQL and viewer. 403 PYTHON_ANALYSIS_DISABLED while the account’s embed settings have `pythonAnalysisEnabled` off. An API key gets 403.
-         */
-        post: operations["runEmbedPythonAnalysis"];
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1930,6 +1910,26 @@ export interface paths {
         get: operations["getEmbedJwks"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/dashboard/{publicId}/python-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a report’s Python analysis over dashboard-filtered SQL (reference 3.7; an embed token)
+         * @description Authorized as GET /api/v1/embed/dashboard/{publicId} (404 when the session cannot see the dashboard, 403 when signed embedding is off for it). The code is the `pythonCode` of the published report snapshot `reportVersionId` (403 unless it is one of the dashboard’s and of `reportId`), never the caller’s. `sqlQuery` runs through the data API’s /v1/sql with the calling embed user’s row-level context, and its rows are handed to the code as `rows` (a list of dicts). The code runs in a sandbox (Pyodide, the standard library only; no network, no server files) within a time and a memory limit; its error, or why it was stopped, is `executionError`. Nothing is stored; successful runs are cached briefly per report, code, SQL and viewer. 403 PYTHON_ANALYSIS_DISABLED while the account’s embed settings have `pythonAnalysisEnabled` off. An API key gets 403.
+         */
+        post: operations["runEmbedPythonAnalysis"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2907,6 +2907,77 @@ export interface components {
             items: components["schemas"]["Group"][];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        /** @description A SCIM error (RFC 7644 section 3.12). */
+        ScimError: {
+            /** @description urn:ietf:params:scim:api:messages:2.0:Error */
+            schemas: string[];
+            /** @description The HTTP status, as a string (RFC 7644 section 3.12). */
+            status: string;
+            /** @description invalidFilter, invalidSyntax, invalidValue, invalidPath, noTarget, uniqueness, mutability, tooMany. */
+            scimType?: string;
+            detail: string;
+        };
+        /** @description A SCIM User: urn:ietf:params:scim:schemas:core:2.0:User with the enterprise extension. */
+        ScimUser: {
+            schemas: string[];
+            id?: string;
+            meta?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A SCIM Group: urn:ietf:params:scim:schemas:core:2.0:Group. */
+        ScimGroup: {
+            schemas: string[];
+            id?: string;
+            meta?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description urn:ietf:params:scim:api:messages:2.0:ListResponse */
+        ScimListResponse: {
+            schemas: string[];
+            totalResults: number;
+            itemsPerPage?: number;
+            startIndex?: number;
+            Resources: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** @description A SCIM discovery document. */
+        ScimDocument: {
+            [key: string]: unknown;
+        };
+        UserAttribute: {
+            id: number;
+            name: string;
+            /** @enum {unknown} */
+            type: "string" | "number" | "boolean" | "string-list";
+            defaultValue: null | (string | number | boolean | string[]);
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        UserAttributeList: {
+            items: components["schemas"]["UserAttribute"][];
+        };
+        UserAttributeValues: {
+            userId: number;
+            /** @description Every attribute of the tenant, by name. */
+            values: {
+                attributeId: number;
+                name: string;
+                /** @enum {unknown} */
+                type: "string" | "number" | "boolean" | "string-list";
+                value: null | (string | number | boolean | string[]);
+                /** @description True when the user has no value of their own and the default applies. */
+                isDefault: boolean;
+            }[];
+        };
         /**
          * @description Where the setup wizard stands (reference 1.0).
          * @enum {unknown}
@@ -3044,6 +3115,47 @@ export interface components {
             data: components["schemas"]["Region"][];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        DeploymentEnvironment: {
+            id: string;
+            /** @enum {unknown} */
+            type: "production" | "staging" | "development";
+            api_credentials: {
+                /** @enum {unknown} */
+                type: "rest" | "sql";
+                version: number;
+                url?: string | null;
+                host?: string | null;
+                port?: number | null;
+                database?: string | null;
+            }[];
+            branch?: string | null;
+            user?: string | null;
+        };
+        DeploymentEnvironmentsListResponse: {
+            items: components["schemas"]["DeploymentEnvironment"][];
+            /** @deprecated */
+            data: components["schemas"]["DeploymentEnvironment"][];
+            pageInfo: components["schemas"]["PageInfo"];
+            /** @deprecated */
+            pagination: {
+                total: number;
+                offset: number;
+                limit: number;
+            } | null;
+        };
+        DeploymentPod: {
+            name: string;
+            containers: string[] | null;
+            ready: boolean | null;
+            restartCount: number | null;
+            status: string | null;
+            type: string | null;
+        };
+        DeploymentLogLine: {
+            pod: string;
+            date: string;
+            message: string;
+        };
         /** @description An access grant: `principal` holds `access` on `resource`, and on what lies inside it. */
         Policy: {
             id: number;
@@ -3071,77 +3183,6 @@ export interface components {
         PolicyPage: {
             items: components["schemas"]["Policy"][];
             pageInfo: components["schemas"]["PageInfo"];
-        };
-        /** @description A SCIM error (RFC 7644 section 3.12). */
-        ScimError: {
-            /** @description urn:ietf:params:scim:api:messages:2.0:Error */
-            schemas: string[];
-            /** @description The HTTP status, as a string (RFC 7644 section 3.12). */
-            status: string;
-            /** @description invalidFilter, invalidSyntax, invalidValue, invalidPath, noTarget, uniqueness, mutability, tooMany. */
-            scimType?: string;
-            detail: string;
-        };
-        /** @description A SCIM User: urn:ietf:params:scim:schemas:core:2.0:User with the enterprise extension. */
-        ScimUser: {
-            schemas: string[];
-            id?: string;
-            meta?: {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description A SCIM Group: urn:ietf:params:scim:schemas:core:2.0:Group. */
-        ScimGroup: {
-            schemas: string[];
-            id?: string;
-            meta?: {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description urn:ietf:params:scim:api:messages:2.0:ListResponse */
-        ScimListResponse: {
-            schemas: string[];
-            totalResults: number;
-            itemsPerPage?: number;
-            startIndex?: number;
-            Resources: {
-                [key: string]: unknown;
-            }[];
-        };
-        /** @description A SCIM discovery document. */
-        ScimDocument: {
-            [key: string]: unknown;
-        };
-        UserAttribute: {
-            id: number;
-            name: string;
-            /** @enum {unknown} */
-            type: "string" | "number" | "boolean" | "string-list";
-            defaultValue: null | (string | number | boolean | string[]);
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        UserAttributeList: {
-            items: components["schemas"]["UserAttribute"][];
-        };
-        UserAttributeValues: {
-            userId: number;
-            /** @description Every attribute of the tenant, by name. */
-            values: {
-                attributeId: number;
-                name: string;
-                /** @enum {unknown} */
-                type: "string" | "number" | "boolean" | "string-list";
-                value: null | (string | number | boolean | string[]);
-                /** @description True when the user has no value of their own and the default applies. */
-                isDefault: boolean;
-            }[];
         };
         /** @description Grid position and size of a widget. */
         DashboardWidgetPosition: {
@@ -3578,6 +3619,50 @@ export interface components {
              */
             totalCount: number;
         };
+        WorkspaceEntry: {
+            /**
+             * @description Kind of workspace item.
+             * @enum {unknown}
+             */
+            type: "FOLDER" | "WORKBOOK" | "REPORT";
+            id: number;
+            deploymentId: number;
+            name: string;
+            folderId: number | null;
+            folderPath: components["schemas"]["WorkspaceFolderPathEntry"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            createdBy: number | null;
+            user: null | components["schemas"]["ResourceOwner"];
+            isFavorite: boolean;
+            /** @description Workbooks only. */
+            slug: string | null;
+            /** @description Reports only. */
+            publicId: string | null;
+            /** @description Reports only. */
+            kind: string | null;
+        };
+        WorkspacePage: {
+            items: components["schemas"]["WorkspaceEntry"][];
+            pageInfo: components["schemas"]["PageInfo"];
+            /**
+             * @deprecated
+             * @description Deprecated: the same array as `items`.
+             */
+            data: components["schemas"]["WorkspaceEntry"][];
+            /**
+             * @deprecated
+             * @description Deprecated: how many items the whole list holds, ignoring pagination.
+             */
+            count: number;
+            /**
+             * @deprecated
+             * @description Deprecated: the same as `count`.
+             */
+            totalCount: number;
+        };
         /**
          * @description The spreadsheet application the placement lives in.
          * @enum {unknown}
@@ -3697,49 +3782,38 @@ export interface components {
                 limit: number;
             };
         };
-        WorkspaceEntry: {
-            /**
-             * @description Kind of workspace item.
-             * @enum {unknown}
-             */
-            type: "FOLDER" | "WORKBOOK" | "REPORT";
-            id: number;
-            deploymentId: number;
-            name: string;
-            folderId: number | null;
-            folderPath: components["schemas"]["WorkspaceFolderPathEntry"][];
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            createdBy: number | null;
-            user: null | components["schemas"]["ResourceOwner"];
-            isFavorite: boolean;
-            /** @description Workbooks only. */
-            slug: string | null;
-            /** @description Reports only. */
-            publicId: string | null;
-            /** @description Reports only. */
-            kind: string | null;
+        DashboardDraftResponse: {
+            dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
+            dashboardPublished: null | components["schemas"]["DashboardConfig"];
         };
-        WorkspacePage: {
-            items: components["schemas"]["WorkspaceEntry"][];
+        DashboardAllowEmbed: {
+            publicId: string;
+            allowEmbed: boolean;
+        };
+        DashboardPage: {
+            items: components["schemas"]["Dashboard"][];
             pageInfo: components["schemas"]["PageInfo"];
-            /**
-             * @deprecated
-             * @description Deprecated: the same array as `items`.
-             */
-            data: components["schemas"]["WorkspaceEntry"][];
-            /**
-             * @deprecated
-             * @description Deprecated: how many items the whole list holds, ignoring pagination.
-             */
-            count: number;
-            /**
-             * @deprecated
-             * @description Deprecated: the same as `count`.
-             */
-            totalCount: number;
+        };
+        DashboardFilterInput: {
+            /** @description A dimension path such as `orders.status`. */
+            member: string;
+            operator?: ("equals" | "not_equals" | "greater_than" | "greater_than_or_equal" | "less_than" | "less_than_or_equal" | "contains" | "not_contains" | "starts_with" | "not_starts_with" | "ends_with" | "not_ends_with" | "is_null" | "is_not_null" | "is_empty" | "is_not_empty" | "between" | "custom") | null;
+            /** @description Left out for the `is_*` operators; `[start, end]` for `between`. */
+            value?: string | number | boolean | unknown[] | null;
+            caseSensitive?: unknown;
+            startInclusive?: unknown;
+            endInclusive?: unknown;
+        };
+        DashboardTimeGrainInput: {
+            member: string;
+            /** @description For example `day`, `week`, `month`. */
+            grain: string;
+        };
+        DashboardMemberSwitcherInput: {
+            /** @description The member the switcher control replaces. */
+            member: string;
+            /** @description The member shown instead, without the view prefix. */
+            selected: string;
         };
         Commit: {
             /** @description The commit id (SHA-1, 40 hex digits). */
@@ -3890,34 +3964,6 @@ export interface components {
         FinishUploadResponse: {
             lastHash: string | null;
         };
-        DeploymentEnvironment: {
-            id: string;
-            /** @enum {unknown} */
-            type: "production" | "staging" | "development";
-            api_credentials: {
-                /** @enum {unknown} */
-                type: "rest" | "sql";
-                version: number;
-                url?: string | null;
-                host?: string | null;
-                port?: number | null;
-                database?: string | null;
-            }[];
-            branch?: string | null;
-            user?: string | null;
-        };
-        DeploymentEnvironmentsListResponse: {
-            items: components["schemas"]["DeploymentEnvironment"][];
-            /** @deprecated */
-            data: components["schemas"]["DeploymentEnvironment"][];
-            pageInfo: components["schemas"]["PageInfo"];
-            /** @deprecated */
-            pagination: {
-                total: number;
-                offset: number;
-                limit: number;
-            } | null;
-        };
         EnvVariableItem: {
             name: string;
             /** @description The value, or `[ENCRYPTED]` when the name contains PASS, SECRET, TOKEN, KEY or CREDENTIAL (any case). */
@@ -3985,354 +4031,6 @@ export interface components {
                 offset: number;
                 limit: number;
             } | null;
-        };
-        DeploymentPod: {
-            name: string;
-            containers: string[] | null;
-            ready: boolean | null;
-            restartCount: number | null;
-            status: string | null;
-            type: string | null;
-        };
-        DeploymentLogLine: {
-            pod: string;
-            date: string;
-            message: string;
-        };
-        OidcTokenConfig: {
-            id: number;
-            /** @description AWS, GCP, Azure or Custom; fixed after creation. */
-            audienceType: string;
-            /** @description `sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom. */
-            audience: string;
-            /** @description The token file name in the runtime (`<name>.jwt`). */
-            name: string;
-            isEnabled: boolean;
-            customClaims?: null | {
-                [key: string]: string | string[];
-            };
-            subFormat?: string | null;
-            targetEnvVar?: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        CreateOidcTokenConfigInput: {
-            /** @description AWS, GCP, Azure or Custom. */
-            audienceType: string;
-            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
-            customAudience?: string | null;
-            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
-            name?: string | null;
-            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
-            subFormat?: string | null;
-            customClaims?: null | {
-                [key: string]: string | string[];
-            };
-            /** @description Custom only: the variable the runtime sets to the token file’s path. */
-            targetEnvVar?: string | null;
-            /** @description Default true. */
-            isEnabled?: boolean | null;
-        };
-        UpdateOidcTokenConfigInput: {
-            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
-            customAudience?: string | null;
-            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
-            name?: string | null;
-            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
-            subFormat?: string | null;
-            customClaims?: null | {
-                [key: string]: string | string[];
-            };
-            /** @description Custom only: the variable the runtime sets to the token file’s path. */
-            targetEnvVar?: string | null;
-            /** @description Default true. */
-            isEnabled?: boolean | null;
-        };
-        /** @description Account-wide embed defaults (reference 4.0). */
-        EmbedSettings: {
-            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
-            allowAi: boolean | null;
-            /** @description Whether embedded dashboards offer comments. Null: not set. */
-            enableDashboardComments: boolean | null;
-            /** @description Whether AI widgets are shown in embeds. Null: not set. */
-            showAiWidgets: boolean | null;
-            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
-            showDashboardChat: boolean | null;
-            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
-            showWorkbookChat: boolean | null;
-            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
-            locale: string | null;
-            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
-            timezone: string | null;
-        };
-        TenantEmbedSettings: {
-            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
-            allowAi: boolean | null;
-            /** @description Whether embedded dashboards offer comments. Null: not set. */
-            enableDashboardComments: boolean | null;
-            /** @description Whether AI widgets are shown in embeds. Null: not set. */
-            showAiWidgets: boolean | null;
-            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
-            showDashboardChat: boolean | null;
-            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
-            showWorkbookChat: boolean | null;
-            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
-            locale: string | null;
-            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
-            timezone: string | null;
-            /** @description Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403. */
-            enabled: boolean;
-            /** @description The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed. */
-            allowedOrigins: string[];
-            /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
-            pythonAnalysisEnabled: boolean;
-        };
-        UsageAnalyticsToken: {
-            /** @description A JWT for `Authorization: Bearer` on `apiUrl`, valid 1 hour. */
-            token: string;
-            /** @description The usage deployment’s data API, ending in `/v1`. */
-            apiUrl: string;
-            deploymentId: number;
-            expiresAt: string | null;
-        };
-        UsageAnalyticsSettings: {
-            /** @description Whether `POST /api/v1/usage-analytics/token` answers (404 while off). Default false. */
-            enabled: boolean;
-            /** @description The system usage deployment, made by the first token; null before. */
-            deploymentId: number | null;
-        };
-        EmbedSessionSettings: {
-            /** @description Master switch for every AI surface; false overrides every show* key. */
-            allowAi?: boolean | null;
-            /** @description AI entry points on published dashboards. */
-            showDashboardChat?: boolean | null;
-            /** @description AI entry points in the creator workbook. */
-            showWorkbookChat?: boolean | null;
-            /** @description Authoring and regeneration of AI summary widgets. */
-            showAiWidgets?: boolean | null;
-            /** @description false: AI chat may not create or change saved content. */
-            allowChatWorkspaceAuthoring?: boolean | null;
-            /** @description Share entry points in creator mode. */
-            showWorkbookShare?: boolean | null;
-            /** @description The dashboard settings panel. */
-            showDashboardSettings?: boolean | null;
-            /** @description false hides the option and pins the data pane to titles. */
-            showMemberNames?: boolean | null;
-            /** @description false hides the option and pins the pane to its default grouping. */
-            showGroupByCube?: boolean | null;
-            /** @description A BCP-47 code; an unknown one falls back to the account default. */
-            locale?: string | null;
-            /** @description An IANA name; an unknown one falls back to the default. */
-            timezone?: string | null;
-        };
-        GenerateSession: {
-            deploymentId: number;
-            /** @description The stable id of an external user: lowercase and trimmed. */
-            externalId?: string | null;
-            /** @description The username (email) of an existing user, whose own permissions apply. */
-            internalId?: string | null;
-            /** Format: email */
-            email?: string | null;
-            userProfile?: null | {
-                displayName?: string | null;
-                /** @description An absolute http:// or https:// URL, loaded by the viewer’s browser. */
-                picture?: string | null;
-            };
-            embedTenantName?: string | null;
-            embedTenantProfile?: null | {
-                displayName?: string | null;
-            };
-            /** @description Not offered: `true` is a 400. */
-            creatorMode?: boolean | null;
-            groups?: null | string[];
-            tenantGroups?: null | string[];
-            tenantGroupDefinitions?: null | {
-                name: string;
-                description?: string | null;
-            }[];
-            groupDefinitions?: null | {
-                name: string;
-                description?: string | null;
-            }[];
-            userAttributes?: null | {
-                name: string;
-                value: null | (string | number | boolean | string[] | number[]);
-            }[];
-            userAttributeDefinitions?: null | {
-                [key: string]: unknown;
-            }[];
-            securityContext?: null | {
-                [key: string]: unknown;
-            };
-            settings?: null | components["schemas"]["EmbedSessionSettings"];
-            branchName?: string | null;
-            embedTheme?: null | {
-                font?: string | null;
-                primaryColor?: string | null;
-                chat?: null | {
-                    inputColor?: string | null;
-                };
-                analyticsChat?: null | {
-                    backgroundColor?: string | null;
-                    chatInput?: null | {
-                        backgroundColor?: string | null;
-                        borderColor?: string | null;
-                    };
-                };
-            };
-            roles?: null | string[];
-            /** @description Accepted and ignored (its meaning is not stated). */
-            isEphemeral?: boolean | null;
-            /** @description Accepted and ignored (its meaning is not stated). */
-            publicDashboardId?: string | null;
-        };
-        EmbedSession: {
-            /** @description Single use, exchangeable for 5 minutes. */
-            sessionId: string;
-        };
-        ExchangeSessionInput: {
-            sessionId: string;
-        };
-        RevokeSessionInput: {
-            sessionId: string;
-        };
-        EmbedToken: {
-            /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
-            token: string;
-        };
-        EmbedPythonFilteredRunInput: {
-            reportId: number;
-            /** @description The id of one of the dashboard’s published report snapshots (`reportSnapshots[].id`), of this report. */
-            reportVersionId: number;
-            /** @description The report’s query with the dashboard’s filters and time grains applied; run through the data API’s /v1/sql as the calling embed user. */
-            sqlQuery: string;
-        };
-        PythonAnalysisFilteredRun: {
-            /**
-             * Format: date-time
-             * @description When the code ran (a cached answer keeps the time of the run it repeats).
-             */
-            at: string;
-            stdout: string;
-            stderr: string;
-            /** @description The rows the query answered, handed to the code as `rows`. */
-            inputRowCount: number;
-            /** @description The code’s traceback, or why it was stopped (time or memory limit); null when it ran through. */
-            executionError?: string | null;
-            /** @description The code’s `output` variable, else the value of its last expression, as JSON; null when there is none. */
-            outputData?: unknown;
-        };
-        DashboardDraftResponse: {
-            dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
-            dashboardPublished: null | components["schemas"]["DashboardConfig"];
-        };
-        DashboardAllowEmbed: {
-            publicId: string;
-            allowEmbed: boolean;
-        };
-        DashboardPage: {
-            items: components["schemas"]["Dashboard"][];
-            pageInfo: components["schemas"]["PageInfo"];
-        };
-        EmbedTenant: {
-            id: number;
-            name: string;
-            userCount: number;
-            displayName: string | null;
-            /** Format: date-time */
-            createdAt: string | null;
-        };
-        EmbedUser: {
-            id: number;
-            /** @description The external id: unique in the embed tenant. */
-            username: string;
-            /** @description Lowercased; `{externalId}@{embedTenantName}.embed.invalid` when none was given. */
-            email: string | null;
-            externalId: string | null;
-            /** @description The profile's displayName. */
-            firstName: string | null;
-            /** Format: date-time */
-            createdAt: string | null;
-            /** Format: date-time */
-            lastLogin: string | null;
-        };
-        EmbedTenantPage: {
-            items: components["schemas"]["EmbedTenant"][];
-            pageInfo: components["schemas"]["PageInfo"];
-        };
-        EmbedUserPage: {
-            items: components["schemas"]["EmbedUser"][];
-            pageInfo: components["schemas"]["PageInfo"];
-        };
-        ProvisionEmbedUsersResponse: {
-            /** @description In request order. */
-            succeeded: components["schemas"]["EmbedUser"][];
-            failed: {
-                /** @description Normalised (trimmed, lowercased). */
-                externalId: string;
-                error: {
-                    status: number;
-                    message: string;
-                };
-            }[];
-        };
-        UserGroupDTO: {
-            id: number;
-            name: string;
-            description: string | null;
-            userCount: number | null;
-        };
-        UserGroupDTOPage: {
-            items: components["schemas"]["UserGroupDTO"][];
-            pageInfo: components["schemas"]["PageInfo"];
-        };
-        AddEmbedGroupMembersResponse: {
-            /** @description Members that were not in the group. */
-            addedMembers: components["schemas"]["EmbedUser"][];
-            /** @description Members that already were. */
-            unchangedMembers: components["schemas"]["EmbedUser"][];
-        };
-        EmbedAccessResponse: {
-            /** @description The signed-embedding switch of the workbook's published dashboard (false when none is published). */
-            allowEmbed: boolean;
-            allEmbedUsers: {
-                /** @description Whether the item itself is shared with every embed user. */
-                enabled: boolean;
-                /** @enum {unknown} */
-                action: "read" | "none";
-                /** @description The account's all-embed-users group; null until something was first shared with it. */
-                groupId: number | null;
-            };
-            /** @description The embed tenants the workbook itself is shared with, by name. */
-            tenants: {
-                embedTenantName: string;
-                groupId: number;
-                /** @enum {unknown} */
-                action: "read" | "none";
-            }[];
-        };
-        /** @description Extension: embed access of a folder, inherited by everything below it. */
-        FolderEmbedAccess: {
-            allEmbedUsers: {
-                /** @description Whether the item itself is shared with every embed user. */
-                enabled: boolean;
-                /** @enum {unknown} */
-                action: "read" | "none";
-                /** @description The account's all-embed-users group; null until something was first shared with it. */
-                groupId: number | null;
-            };
-            tenants: {
-                embedTenantName: string;
-                groupId: number;
-                /** @enum {unknown} */
-                action: "read" | "none";
-            }[];
-        };
-        EmbedTenantWorkbookPage: {
-            items: components["schemas"]["Workbook"][];
-            pageInfo: components["schemas"]["PageInfo"];
         };
         /** @description A model is synced when it matches any entry; every list empty: all enabled models. A selector that matches nothing fails the run. */
         DbtSyncSelector: {
@@ -4477,6 +4175,276 @@ export interface components {
             }[];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        OidcTokenConfig: {
+            id: number;
+            /** @description AWS, GCP, Azure or Custom; fixed after creation. */
+            audienceType: string;
+            /** @description `sts.amazonaws.com` for AWS, `api://AzureADTokenExchange` for Azure, the workload-identity provider for GCP, the custom audience for Custom. */
+            audience: string;
+            /** @description The token file name in the runtime (`<name>.jwt`). */
+            name: string;
+            isEnabled: boolean;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            subFormat?: string | null;
+            targetEnvVar?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        CreateOidcTokenConfigInput: {
+            /** @description AWS, GCP, Azure or Custom. */
+            audienceType: string;
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        UpdateOidcTokenConfigInput: {
+            /** @description The audience of a Custom config; the workload-identity provider resource of a GCP one. AWS and Azure take none. */
+            customAudience?: string | null;
+            /** @description A slug, unique in the tenant; default the type in lower case (`aws`, `gcp`, `azure`) or `custom-<id>`. */
+            name?: string | null;
+            /** @description The `sub` claim, with `{deployment_id}`, `{component}` and `{region}`; default `mapi:deployment:{deployment_id}`. */
+            subFormat?: string | null;
+            customClaims?: null | {
+                [key: string]: string | string[];
+            };
+            /** @description Custom only: the variable the runtime sets to the token file’s path. */
+            targetEnvVar?: string | null;
+            /** @description Default true. */
+            isEnabled?: boolean | null;
+        };
+        EmbedSessionSettings: {
+            /** @description Master switch for every AI surface; false overrides every show* key. */
+            allowAi?: boolean | null;
+            /** @description AI entry points on published dashboards. */
+            showDashboardChat?: boolean | null;
+            /** @description AI entry points in the creator workbook. */
+            showWorkbookChat?: boolean | null;
+            /** @description Authoring and regeneration of AI summary widgets. */
+            showAiWidgets?: boolean | null;
+            /** @description false: AI chat may not create or change saved content. */
+            allowChatWorkspaceAuthoring?: boolean | null;
+            /** @description Share entry points in creator mode. */
+            showWorkbookShare?: boolean | null;
+            /** @description The dashboard settings panel. */
+            showDashboardSettings?: boolean | null;
+            /** @description false hides the option and pins the data pane to titles. */
+            showMemberNames?: boolean | null;
+            /** @description false hides the option and pins the pane to its default grouping. */
+            showGroupByCube?: boolean | null;
+            /** @description A BCP-47 code; an unknown one falls back to the account default. */
+            locale?: string | null;
+            /** @description An IANA name; an unknown one falls back to the default. */
+            timezone?: string | null;
+        };
+        GenerateSession: {
+            deploymentId: number;
+            /** @description The stable id of an external user: lowercase and trimmed. */
+            externalId?: string | null;
+            /** @description The username (email) of an existing user, whose own permissions apply. */
+            internalId?: string | null;
+            /** Format: email */
+            email?: string | null;
+            userProfile?: null | {
+                displayName?: string | null;
+                /** @description An absolute http:// or https:// URL, loaded by the viewer’s browser. */
+                picture?: string | null;
+            };
+            embedTenantName?: string | null;
+            embedTenantProfile?: null | {
+                displayName?: string | null;
+            };
+            /** @description Not offered: `true` is a 400. */
+            creatorMode?: boolean | null;
+            groups?: null | string[];
+            tenantGroups?: null | string[];
+            tenantGroupDefinitions?: null | {
+                name: string;
+                description?: string | null;
+            }[];
+            groupDefinitions?: null | {
+                name: string;
+                description?: string | null;
+            }[];
+            userAttributes?: null | {
+                name: string;
+                value: null | (string | number | boolean | string[] | number[]);
+            }[];
+            userAttributeDefinitions?: null | {
+                [key: string]: unknown;
+            }[];
+            securityContext?: null | {
+                [key: string]: unknown;
+            };
+            settings?: null | components["schemas"]["EmbedSessionSettings"];
+            branchName?: string | null;
+            embedTheme?: null | {
+                font?: string | null;
+                primaryColor?: string | null;
+                chat?: null | {
+                    inputColor?: string | null;
+                };
+                analyticsChat?: null | {
+                    backgroundColor?: string | null;
+                    chatInput?: null | {
+                        backgroundColor?: string | null;
+                        borderColor?: string | null;
+                    };
+                };
+            };
+            roles?: null | string[];
+            /** @description Accepted and ignored (its meaning is not stated). */
+            isEphemeral?: boolean | null;
+            /** @description Accepted and ignored (its meaning is not stated). */
+            publicDashboardId?: string | null;
+        };
+        EmbedSession: {
+            /** @description Single use, exchangeable for 5 minutes. */
+            sessionId: string;
+        };
+        ExchangeSessionInput: {
+            sessionId: string;
+        };
+        RevokeSessionInput: {
+            sessionId: string;
+        };
+        EmbedToken: {
+            /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
+            token: string;
+        };
+        EmbedPythonFilteredRunInput: {
+            reportId: number;
+            /** @description The id of one of the dashboard’s published report snapshots (`reportSnapshots[].id`), of this report. */
+            reportVersionId: number;
+            /** @description The report’s query with the dashboard’s filters and time grains applied; run through the data API’s /v1/sql as the calling embed user. */
+            sqlQuery: string;
+        };
+        PythonAnalysisFilteredRun: {
+            /**
+             * Format: date-time
+             * @description When the code ran (a cached answer keeps the time of the run it repeats).
+             */
+            at: string;
+            stdout: string;
+            stderr: string;
+            /** @description The rows the query answered, handed to the code as `rows`. */
+            inputRowCount: number;
+            /** @description The code’s traceback, or why it was stopped (time or memory limit); null when it ran through. */
+            executionError?: string | null;
+            /** @description The code’s `output` variable, else the value of its last expression, as JSON; null when there is none. */
+            outputData?: unknown;
+        };
+        EmbedTenant: {
+            id: number;
+            name: string;
+            userCount: number;
+            displayName: string | null;
+            /** Format: date-time */
+            createdAt: string | null;
+        };
+        EmbedUser: {
+            id: number;
+            /** @description The external id: unique in the embed tenant. */
+            username: string;
+            /** @description Lowercased; `{externalId}@{embedTenantName}.embed.invalid` when none was given. */
+            email: string | null;
+            externalId: string | null;
+            /** @description The profile's displayName. */
+            firstName: string | null;
+            /** Format: date-time */
+            createdAt: string | null;
+            /** Format: date-time */
+            lastLogin: string | null;
+        };
+        EmbedTenantPage: {
+            items: components["schemas"]["EmbedTenant"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        EmbedUserPage: {
+            items: components["schemas"]["EmbedUser"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        ProvisionEmbedUsersResponse: {
+            /** @description In request order. */
+            succeeded: components["schemas"]["EmbedUser"][];
+            failed: {
+                /** @description Normalised (trimmed, lowercased). */
+                externalId: string;
+                error: {
+                    status: number;
+                    message: string;
+                };
+            }[];
+        };
+        UserGroupDTO: {
+            id: number;
+            name: string;
+            description: string | null;
+            userCount: number | null;
+        };
+        UserGroupDTOPage: {
+            items: components["schemas"]["UserGroupDTO"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AddEmbedGroupMembersResponse: {
+            /** @description Members that were not in the group. */
+            addedMembers: components["schemas"]["EmbedUser"][];
+            /** @description Members that already were. */
+            unchangedMembers: components["schemas"]["EmbedUser"][];
+        };
+        EmbedAccessResponse: {
+            /** @description The signed-embedding switch of the workbook's published dashboard (false when none is published). */
+            allowEmbed: boolean;
+            allEmbedUsers: {
+                /** @description Whether the item itself is shared with every embed user. */
+                enabled: boolean;
+                /** @enum {unknown} */
+                action: "read" | "none";
+                /** @description The account's all-embed-users group; null until something was first shared with it. */
+                groupId: number | null;
+            };
+            /** @description The embed tenants the workbook itself is shared with, by name. */
+            tenants: {
+                embedTenantName: string;
+                groupId: number;
+                /** @enum {unknown} */
+                action: "read" | "none";
+            }[];
+        };
+        /** @description Extension: embed access of a folder, inherited by everything below it. */
+        FolderEmbedAccess: {
+            allEmbedUsers: {
+                /** @description Whether the item itself is shared with every embed user. */
+                enabled: boolean;
+                /** @enum {unknown} */
+                action: "read" | "none";
+                /** @description The account's all-embed-users group; null until something was first shared with it. */
+                groupId: number | null;
+            };
+            tenants: {
+                embedTenantName: string;
+                groupId: number;
+                /** @enum {unknown} */
+                action: "read" | "none";
+            }[];
+        };
+        EmbedTenantWorkbookPage: {
+            items: components["schemas"]["Workbook"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
         /** @description A third-party OAuth app. The client secret is never returned. */
         OAuthIntegration: {
             id: number;
@@ -4531,6 +4499,45 @@ export interface components {
         };
         /** @description An empty object: the record is gone. */
         OAuthDeleted: Record<string, never>;
+        /** @description Account-wide embed defaults (reference 4.0). */
+        EmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+        };
+        TenantEmbedSettings: {
+            /** @description Whether embedded dashboards offer AI. Null: not set (the embed decides). */
+            allowAi: boolean | null;
+            /** @description Whether embedded dashboards offer comments. Null: not set. */
+            enableDashboardComments: boolean | null;
+            /** @description Whether AI widgets are shown in embeds. Null: not set. */
+            showAiWidgets: boolean | null;
+            /** @description Whether the dashboard chat is shown in embeds. Null: not set. */
+            showDashboardChat: boolean | null;
+            /** @description Whether the workbook chat is shown in embeds. Null: not set. */
+            showWorkbookChat: boolean | null;
+            /** @description A BCP 47 language tag such as `en-US`, stored in canonical case. Null: not set. */
+            locale: string | null;
+            /** @description An IANA time zone such as `Europe/Berlin`, or `UTC`. Null: not set. */
+            timezone: string | null;
+            /** @description Whether signed embedding is on for the account (default true). Off: generating and revoking embed sessions answer 403. */
+            enabled: boolean;
+            /** @description The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed. */
+            allowedOrigins: string[];
+            /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
+            pythonAnalysisEnabled: boolean;
+        };
         TenantSettings: {
             /** @description Whether the account’s audit log records (default false). */
             auditLogEnabled: boolean;
@@ -4618,54 +4625,19 @@ export interface components {
             /** @description The deployment the user’s clients open by default; null: none chosen. */
             defaultDeploymentId: number | null;
         };
-        DashboardFilterInput: {
-            /** @description A dimension path such as `orders.status`. */
-            member: string;
-            operator?: ("equals" | "not_equals" | "greater_than" | "greater_than_or_equal" | "less_than" | "less_than_or_equal" | "contains" | "not_contains" | "starts_with" | "not_starts_with" | "ends_with" | "not_ends_with" | "is_null" | "is_not_null" | "is_empty" | "is_not_empty" | "between" | "custom") | null;
-            /** @description Left out for the `is_*` operators; `[start, end]` for `between`. */
-            value?: string | number | boolean | unknown[] | null;
-            caseSensitive?: unknown;
-            startInclusive?: unknown;
-            endInclusive?: unknown;
+        UsageAnalyticsToken: {
+            /** @description A JWT for `Authorization: Bearer` on `apiUrl`, valid 1 hour. */
+            token: string;
+            /** @description The usage deployment’s data API, ending in `/v1`. */
+            apiUrl: string;
+            deploymentId: number;
+            expiresAt: string | null;
         };
-        DashboardTimeGrainInput: {
-            member: string;
-            /** @description For example `day`, `week`, `month`. */
-            grain: string;
-        };
-        DashboardMemberSwitcherInput: {
-            /** @description The member the switcher control replaces. */
-            member: string;
-            /** @description The member shown instead, without the view prefix. */
-            selected: string;
-        };
-        ExportSubjectInput: {
-            /** @enum {unknown} */
-            type: "USER" | "EMBED_USER";
-            userId?: number | null;
-            email?: string | null;
-            embedTenantName?: string | null;
-            externalId?: string | null;
-            groups?: string[] | null;
-            userAttributes?: {
-                name: string;
-                value: unknown;
-            }[] | null;
-            securityContext?: {
-                [key: string]: unknown;
-            } | null;
-        };
-        StartDashboardExportResponse: {
-            jobId: string;
-            /** Format: date-time */
-            expiresAt: string;
-        };
-        DashboardExportStatus: {
-            /** @enum {unknown} */
-            status: "pending" | "processing" | "completed" | "failed";
-            progress?: number | null;
-            contentType?: string | null;
-            error?: string | null;
+        UsageAnalyticsSettings: {
+            /** @description Whether `POST /api/v1/usage-analytics/token` answers (404 while off). Default false. */
+            enabled: boolean;
+            /** @description The system usage deployment, made by the first token; null before. */
+            deploymentId: number | null;
         };
         DeviceApproval: {
             userId: number;
@@ -4938,6 +4910,34 @@ export interface components {
              * @description Deprecated: the same as `count`.
              */
             totalCount: number;
+        };
+        ExportSubjectInput: {
+            /** @enum {unknown} */
+            type: "USER" | "EMBED_USER";
+            userId?: number | null;
+            email?: string | null;
+            embedTenantName?: string | null;
+            externalId?: string | null;
+            groups?: string[] | null;
+            userAttributes?: {
+                name: string;
+                value: unknown;
+            }[] | null;
+            securityContext?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        StartDashboardExportResponse: {
+            jobId: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        DashboardExportStatus: {
+            /** @enum {unknown} */
+            status: "pending" | "processing" | "completed" | "failed";
+            progress?: number | null;
+            contentType?: string | null;
+            error?: string | null;
         };
     };
     responses: {
@@ -5239,20 +5239,6 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict: `BRANCH_MOVED` (The branch moved while the change was written; nothing was changed). */
-        BranchMoved: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                    /** @enum {integer} */
-                    status: 409;
-                    /** @enum {string} */
-                    code: "BRANCH_MOVED";
-                };
-            };
-        };
         /** @description Conflict: `PLACEMENT_LIMIT_REACHED` (The report holds as many placements as it may). */
         PlacementLimitReached: {
             headers: {
@@ -5264,6 +5250,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "PLACEMENT_LIMIT_REACHED";
+                };
+            };
+        };
+        /** @description Conflict: `BRANCH_MOVED` (The branch moved while the change was written; nothing was changed). */
+        BranchMoved: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "BRANCH_MOVED";
                 };
             };
         };
@@ -5447,153 +5447,6 @@ export interface operations {
             };
             /** @description The database does not answer (`code` UNAVAILABLE) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getDataApiJwks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        keys: {
-                            kty: string;
-                            kid: string;
-                            alg: string;
-                            use: string;
-                            crv?: string;
-                            x?: string;
-                            y?: string;
-                            n?: string;
-                            e?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getWorkloadIssuerConfiguration: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        issuer: string;
-                        jwks_uri: string;
-                        response_types_supported: string[];
-                        subject_types_supported: string[];
-                        id_token_signing_alg_values_supported: string[];
-                        claims_supported: string[];
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    getJwks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        keys: {
-                            kty: string;
-                            kid: string;
-                            alg: string;
-                            use: string;
-                            crv?: string;
-                            x?: string;
-                            y?: string;
-                            n?: string;
-                            e?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
-            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10344,6 +10197,185 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listPods: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DeploymentPod"][];
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRuntimeLogs: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                source?: "production" | "dev";
+                pod?: string;
+                container?: "INIT" | "MAIN" | "platform-server" | "vector" | "api-proxy";
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DeploymentLogLine"][];
+                        pageInfo: components["schemas"]["PageInfo"];
+                    };
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listPolicies: {
         parameters: {
             query?: {
@@ -12224,6 +12256,457 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    runReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            [key: string]: unknown;
+                        }[];
+                        annotation: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "QUERY_REFUSED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    connectReportToWorkbook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description ConnectReportToWorkbookInput: places the report, or updates its placement (idempotent per placement). */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The external document id. */
+                    externalWorkbookId: string;
+                    /** @description Where the results are, such as `Sales!B2:F40`. */
+                    resultLocation: string;
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description The bottom-right cell of the results. */
+                    endResultCell?: string | null;
+                    /** @description The document’s name, for display. */
+                    workbookName?: string | null;
+                    host?: null | components["schemas"]["ReportPlacementHost"];
+                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
+                    /** @description Corrects the address of an existing placement (a renamed tab, a moved range) without touching its fingerprint or checksums. */
+                    addressOnly?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["PlacementLimitReached"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    disconnectReportFromWorkbook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description DisconnectReportFromWorkbookInput: names one placement. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The external document id. */
+                    externalWorkbookId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
+                    resultLocation?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    refreshReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description RefreshReportInput: names one placement, with the fingerprint of the cells just written. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
+                    placementId?: string | null;
+                    /** @description The external document id. */
+                    externalWorkbookId?: string | null;
+                    /** @description The sheet’s (tab’s) name. */
+                    sheetName?: string | null;
+                    /** @description The top-left cell of the results, such as `B2`. */
+                    anchorCell?: string | null;
+                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
+                    resultLocation?: string | null;
+                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
+                    sheetId?: string | null;
+                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
+                };
+            };
+        };
+        responses: {
+            /** @description A report with its content, place in the workspace and owner. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "QUERY_REFUSED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
+             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     saveDashboardDraft: {
@@ -15742,636 +16225,6 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    listPods: {
-        parameters: {
-            query?: {
-                /** @description Page size (at most 200). */
-                first?: number;
-                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
-                after?: string;
-            };
-            header?: never;
-            path: {
-                deploymentId: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["DeploymentPod"][];
-                        pageInfo: components["schemas"]["PageInfo"];
-                    };
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `INVALID_CURSOR`: The pagination cursor is not valid
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
-                    };
-                };
-            };
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    listRuntimeLogs: {
-        parameters: {
-            query?: {
-                /** @description Page size (at most 200). */
-                first?: number;
-                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
-                after?: string;
-                source?: "production" | "dev";
-                pod?: string;
-                container?: "INIT" | "MAIN" | "platform-server" | "vector" | "api-proxy";
-            };
-            header?: never;
-            path: {
-                deploymentId: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["DeploymentLogLine"][];
-                        pageInfo: components["schemas"]["PageInfo"];
-                    };
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `INVALID_CURSOR`: The pagination cursor is not valid
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
-                    };
-                };
-            };
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    runReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                deploymentId: number;
-                reportId: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            [key: string]: unknown;
-                        }[];
-                        annotation: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "QUERY_REFUSED";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             *     - `REPORT_NOT_FOUND`: Report not found
-             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
-                    };
-                };
-            };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
-                    };
-                };
-            };
-        };
-    };
-    connectReportToWorkbook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                deploymentId: number;
-                reportId: number;
-            };
-            cookie?: never;
-        };
-        /** @description ConnectReportToWorkbookInput: places the report, or updates its placement (idempotent per placement). */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The external document id. */
-                    externalWorkbookId: string;
-                    /** @description Where the results are, such as `Sales!B2:F40`. */
-                    resultLocation: string;
-                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
-                    placementId?: string | null;
-                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
-                    sheetId?: string | null;
-                    /** @description The sheet’s (tab’s) name. */
-                    sheetName?: string | null;
-                    /** @description The top-left cell of the results, such as `B2`. */
-                    anchorCell?: string | null;
-                    /** @description The bottom-right cell of the results. */
-                    endResultCell?: string | null;
-                    /** @description The document’s name, for display. */
-                    workbookName?: string | null;
-                    host?: null | components["schemas"]["ReportPlacementHost"];
-                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
-                    /** @description Corrects the address of an existing placement (a renamed tab, a moved range) without touching its fingerprint or checksums. */
-                    addressOnly?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description A report with its content, place in the workspace and owner. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Report"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             *     - `REPORT_NOT_FOUND`: Report not found
-             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND";
-                    };
-                };
-            };
-            408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["PlacementLimitReached"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    disconnectReportFromWorkbook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                deploymentId: number;
-                reportId: number;
-            };
-            cookie?: never;
-        };
-        /** @description DisconnectReportFromWorkbookInput: names one placement. */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
-                    placementId?: string | null;
-                    /** @description The external document id. */
-                    externalWorkbookId?: string | null;
-                    /** @description The sheet’s (tab’s) name. */
-                    sheetName?: string | null;
-                    /** @description The top-left cell of the results, such as `B2`. */
-                    anchorCell?: string | null;
-                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
-                    resultLocation?: string | null;
-                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
-                    sheetId?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description A report with its content, place in the workspace and owner. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Report"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             *     - `REPORT_NOT_FOUND`: Report not found
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND";
-                    };
-                };
-            };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            503: components["responses"]["Unavailable"];
-        };
-    };
-    refreshReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                deploymentId: number;
-                reportId: number;
-            };
-            cookie?: never;
-        };
-        /** @description RefreshReportInput: names one placement, with the fingerprint of the cells just written. */
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description The placement’s id: names it on later calls. On connect, a new placement takes it as its id; without one the server assigns one. */
-                    placementId?: string | null;
-                    /** @description The external document id. */
-                    externalWorkbookId?: string | null;
-                    /** @description The sheet’s (tab’s) name. */
-                    sheetName?: string | null;
-                    /** @description The top-left cell of the results, such as `B2`. */
-                    anchorCell?: string | null;
-                    /** @description Where the results are, such as `Sales!B2:F40`; names the sheet and anchor when `sheetName` or `anchorCell` is left out. */
-                    resultLocation?: string | null;
-                    /** @description The sheet’s id in its document. Narrows the target: a placement stored under another sheet id does not match. */
-                    sheetId?: string | null;
-                    resultChecksum?: null | components["schemas"]["ResultChecksum"];
-                };
-            };
-        };
-        responses: {
-            /** @description A report with its content, place in the workspace and owner. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Report"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "QUERY_REFUSED";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             *     - `REPORT_NOT_FOUND`: Report not found
-             *     - `PLACEMENT_NOT_FOUND`: The report has no such placement
-             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
-                    };
-                };
-            };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE";
-                    };
-                };
-            };
-        };
-    };
     getDbtSyncSettings: {
         parameters: {
             query?: never;
@@ -17118,6 +16971,153 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getDataApiJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                            crv?: string;
+                            x?: string;
+                            y?: string;
+                            n?: string;
+                            e?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getWorkloadIssuerConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        issuer: string;
+                        jwks_uri: string;
+                        response_types_supported: string[];
+                        subject_types_supported: string[];
+                        id_token_signing_alg_values_supported: string[];
+                        claims_supported: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            kty: string;
+                            kid: string;
+                            alg: string;
+                            use: string;
+                            crv?: string;
+                            x?: string;
+                            y?: string;
+                            n?: string;
+                            e?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No tenant answers on this host (`code` TENANT_NOT_FOUND), or the OIDC issuer is off (`code` ROUTE_NOT_FOUND) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests from this address (`code` RATE_LIMITED); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listOidcTokenConfigs: {
         parameters: {
             query?: never;
@@ -17431,115 +17431,6 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
-    runEmbedPythonAnalysis: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                publicId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["EmbedPythonFilteredRunInput"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PythonAnalysisFilteredRun"];
-                };
-            };
-            /**
-             * @description Bad Request. `code` is one of:
-             *     - `VALIDATION_FAILED`: The request is not valid
-             *     - `MALFORMED_JSON`: The request body is not valid JSON
-             *     - `INVALID_OPERATION`: The operation is not allowed on this resource
-             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 400;
-                        /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_OPERATION" | "QUERY_REFUSED";
-                    };
-                };
-            };
-            401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Forbidden. `code` is one of:
-             *     - `FORBIDDEN`: Not allowed
-             *     - `PYTHON_ANALYSIS_DISABLED`: Python analysis is turned off for this account
-             */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 403;
-                        /** @enum {string} */
-                        code: "FORBIDDEN" | "PYTHON_ANALYSIS_DISABLED";
-                    };
-                };
-            };
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
-             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
-             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
-                    };
-                };
-            };
-            408: components["responses"]["RequestTimeout"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal"];
-            /**
-             * @description Service Unavailable. `code` is one of:
-             *     - `UNAVAILABLE`: Service unavailable
-             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
-             *     - `PYTHON_BUSY`: Too many Python runs are waiting; retry after the time in Retry-After
-             */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 503;
-                        /** @enum {string} */
-                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY";
-                    };
-                };
-            };
-        };
-    };
     generateEmbedSession: {
         parameters: {
             query?: never;
@@ -17813,6 +17704,115 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    runEmbedPythonAnalysis: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbedPythonFilteredRunInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PythonAnalysisFilteredRun"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_OPERATION`: The operation is not allowed on this resource
+             *     - `QUERY_REFUSED`: The deployment's runtime refused the query
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_OPERATION" | "QUERY_REFUSED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `PYTHON_ANALYSIS_DISABLED`: Python analysis is turned off for this account
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "PYTHON_ANALYSIS_DISABLED";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             *     - `ENVIRONMENT_NOT_FOUND`: The deployment has no environment with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             *     - `PYTHON_BUSY`: Too many Python runs are waiting; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY";
+                    };
                 };
             };
         };

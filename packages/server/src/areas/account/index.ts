@@ -6,3 +6,5 @@ export { readStoredSettings, writeStoredSettings } from './account.store.js';
 export { restrictDataDownload } from './app-config.js';
 export { embedSettings } from './embed-settings.js';
 export { tenantSettingsFromColumn } from './tenant-settings.js';
+export { tenantSettings } from './tenant-settings.js';
+export { accountArea } from './account.module.js';

@@ -4,3 +4,6 @@
  */
 export { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom, tenantHasKeys } from './api-keys.store.js';
 export { generateApiKey, hashApiKey } from './key-format.js';
+export { isApiKeyFormat } from './key-format.js';
+export { apiKeysArea } from './api-keys.module.js';
+export type { LastUsedRecorder } from './last-used.js';

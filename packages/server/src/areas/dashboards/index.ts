@@ -6,4 +6,5 @@ export { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainI
 export { copyDashboards } from './copy.js';
 export { PublicIdParams } from './dashboards.schemas.js';
 export { findDashboardById, findDashboardByPublicId } from './dashboards.store.js';
-export { findByWorkbook, findInDeployment, findPublishedByPublicId, setAllowEmbed } from './published.js';
+export { findByWorkbook, findInDeployment, findPublishedByPublicId, findPublishedInDeployment, setAllowEmbed } from './published.js';
+export { dashboardsArea } from './dashboards.module.js';

@@ -1,3 +1,4 @@
+import { dataApiToken } from '../../http/credential-check.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Id } from '../../shared/schemas.js';
@@ -13,15 +14,6 @@ function tokenType(token: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** A data-API token as sent: the raw `Authorization` value, or after `Bearer`. */
-export function dataApiToken(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const value = header.trim();
-  const match = /^bearer\s+(\S+)$/i.exec(value);
-  if (match) return match[1];
-  return /^\S+$/.test(value) ? value : undefined;
 }
 
 const REST = Type.String({ maxLength: 512 });

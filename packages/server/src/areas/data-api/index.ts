@@ -3,3 +3,4 @@
  * is the area's own (npm run cycles enforces it).
  */
 export type { DataApiEnvironment, DataApiGrant, DataApiService } from './data-api.service.js';
+export { dataApiArea } from './data-api.module.js';

@@ -13,3 +13,4 @@ export { modelFilesAt } from './model-files.js';
 export { STARTER_MODEL, STARTER_MODEL_PATH } from './starter-model.js';
 export { upstreamRef } from './upstream.js';
 export type { Upstream } from './upstream.js';
+export { dataModelArea } from './data-model.module.js';

@@ -12,3 +12,5 @@ export type { DeployBranchMoved, DeploymentUrlOf, RuntimesChanged } from './depl
 export { deleteDeployment, existingDeploymentIds, findDeployment, findDeploymentByName, insertDeployment, updateDeployment } from './deployments.store.js';
 export { dataApiUrl, findEnvironment } from './environments.service.js';
 export type { EnvironmentRef } from './environments.service.js';
+export { deploymentsArea } from './deployments.module.js';
+export { DEFAULT_CATALOG } from './catalog.js';

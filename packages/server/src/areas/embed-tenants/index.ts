@@ -8,3 +8,5 @@ export { SYNTHETIC_EMAIL_DOMAIN, normalizeExternalId, tenantGroupContextName, te
 export { confirmEmbedUserCap, provisionEmbedUser } from './provision.js';
 export { findEmbedTenant } from './embed-tenants.store.js';
 export { existingEmbedUserId, findEmbedUserByExternalId } from './embed-users.store.js';
+export { DEFAULT_EMBED_USER_LIMIT } from './limits.js';
+export { embedTenantsArea } from './embed-tenants.module.js';

@@ -4,3 +4,5 @@
  */
 export { USAGE_DATA_DIR } from './data-source-check.js';
 export { envVarContext, upsertEnvVars } from './env-vars.store.js';
+export { runtimePlanner } from './runtime-plan.js';
+export { envVarsArea } from './env-vars.module.js';

@@ -4,3 +4,4 @@
  */
 export { ensureNameFree, groupLock, withNameConflict } from './groups.service.js';
 export { addMembers, deleteGroupCascade, findGroup, findGroupByName, insertGroup, removeMembers, updateGroup } from './groups.store.js';
+export { groupsArea } from './groups.module.js';

@@ -5,3 +5,4 @@
 export { claimState, newState } from './oauth-client.js';
 export type { CallbackDeps } from './oauth-integrations.routes.js';
 export { urlProblem } from './oauth-integrations.service.js';
+export { oauthIntegrationsArea, type TokenRefreshConfig } from './oauth-integrations.module.js';

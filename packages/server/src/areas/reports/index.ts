@@ -3,3 +3,4 @@
  * is the area's own (npm run cycles enforces it).
  */
 export { insertReport } from './reports.store.js';
+export { reportsArea } from './reports.module.js';

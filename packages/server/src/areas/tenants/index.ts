@@ -6,3 +6,4 @@ export { tenantOrigin } from './tenant-origin.js';
 export type { PublicUrls } from './tenant-origin.js';
 export { DEFAULT_TENANT_SLUG } from './tenants.service.js';
 export { findTenantBySlug } from './tenants.store.js';
+export { tenantsArea } from './tenants.module.js';

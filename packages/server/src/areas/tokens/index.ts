@@ -3,3 +3,4 @@
  * is the area's own (npm run cycles enforces it).
  */
 export { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from './tokens.service.js';
+export { tokensArea } from './tokens.module.js';

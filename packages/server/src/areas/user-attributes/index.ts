@@ -5,3 +5,4 @@
 export { attributeValues, matchesType } from './user-attributes.service.js';
 export type { AttributeValue } from './user-attributes.service.js';
 export { listAttributes } from './user-attributes.store.js';
+export { userAttributesArea } from './user-attributes.module.js';

@@ -4,3 +4,4 @@
  */
 export { adminLock, userWrites, withEmailConflict } from './users.service.js';
 export { existingUserIds, findUserByEmail, findUserById, findUserDeactivation, findUserNameAndEmail, insertUser } from './users.store.js';
+export { usersArea } from './users.module.js';

@@ -16,6 +16,7 @@ export {
 } from './content.schemas.js';
 export type { Dashboard, ReportSnapshot } from './content.schemas.js';
 export type { FolderTrees } from './folder-trees.js';
+export { deleteItemPoliciesOf } from './items.store.js';
 export { requirePlacement } from './folders.service.js';
 export type { ItemRead } from './item-read.store.js';
 export { loadViewContext, parseJson, placementOf, toWorkbookShape } from './item-view.js';
@@ -42,3 +43,4 @@ export {
 export type { WorkspaceContext } from './workspace-context.js';
 export { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from './workspace.schemas.js';
 export type { Workbook } from './workspace.schemas.js';
+export { workspaceArea } from './workspace.module.js';

@@ -1,0 +1,6 @@
+/**
+ * The notifications area's public entry: what other areas may use of it. Everything else in the folder
+ * is the area's own (npm run cycles enforces it).
+ */
+export type { NotificationMailOptions } from './deliver.js';
+export { notificationsArea } from './notifications.module.js';

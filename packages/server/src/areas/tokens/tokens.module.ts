@@ -1,0 +1,10 @@
+import { defineArea } from '../../platform/index.js';
+import { tokensRoutes } from './tokens.routes.js';
+import { tokenSchemas } from './tokens.schemas.js';
+import { tokensService } from './tokens.service.js';
+
+/** Data-API tokens of deployments, signed by the tenant keyring. */
+export const tokensArea = defineArea('tokens', ({ platform: { store, signing, secrets, originOf, audit } }) => {
+  const tokens = tokensService(store, signing, secrets, originOf, audit);
+  return { services: { tokens }, schemas: tokenSchemas, routes: () => [tokensRoutes(tokens)] };
+});

@@ -1,0 +1,10 @@
+import { defineArea } from '../../platform/index.js';
+import { usersRoutes } from './users.routes.js';
+import { userSchemas } from './users.schemas.js';
+import { usersService } from './users.service.js';
+
+/** The tenant's users and their roles. */
+export const usersArea = defineArea('users', ({ platform: { store } }) => {
+  const users = usersService(store);
+  return { services: { users }, schemas: userSchemas, routes: () => [usersRoutes(users)] };
+});

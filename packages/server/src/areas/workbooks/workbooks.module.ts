@@ -1,0 +1,9 @@
+import { defineArea } from '../../platform/index.js';
+import { workbooksRoutes } from './workbooks.routes.js';
+import { workbooksService } from './workbooks.service.js';
+
+/** Workbooks: the workspace items that hold reports and dashboards. */
+export const workbooksArea = defineArea('workbooks', ({ platform: { store } }) => {
+  const workbooks = workbooksService(store);
+  return { services: { workbooks }, routes: () => [workbooksRoutes(workbooks)] };
+});
