@@ -8,3 +8,12 @@ export { SYNTHETIC_EMAIL_DOMAIN, normalizeExternalId, tenantGroupContextName, te
 export { confirmEmbedUserCap, provisionEmbedUser } from './provision.js';
 export { findEmbedTenant } from './embed-tenants.store.js';
 export { existingEmbedUserId, findEmbedUserByExternalId } from './embed-users.store.js';
+export {
+  embedIdentities,
+  embedSecurityContext,
+  embedSecurityContexts,
+  embedTenantGroups,
+  effectiveAttributesOf,
+  userSecurityContext,
+} from './security-context.js';
+export type { EmbedIdentity } from './security-context.js';
