@@ -205,7 +205,7 @@ export function createServices(store: Store, options: ServiceOptions) {
   });
   registerExportJob(store, jobs, renderer, now);
   // The tenants' OAuth authorization servers (issuer `<tenant origin>/oauth`), made on first use.
-  const oauthProviders = new OAuthProviders(store.db, options.secrets, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
+  const oauthProviders = new OAuthProviders(store.db, options.secrets, signing, options.deploymentUrlOf, (error, what) => options.onError?.(error, what));
   const userOAuthTokens = userOAuthTokensService(store, options.secrets, outbound, {
     now,
     ...(options.log ? { log: options.log } : {}),

@@ -137,6 +137,17 @@ export async function insertProviderKeysUnlessPresent(db: Executor, tenantId: nu
     .execute();
 }
 
+/** Replaces the tenant's provider keys (`secret` sealed). */
+export async function setProviderKeys(db: Executor, tenantId: number, keyHash: string, secret: string): Promise<void> {
+  await db
+    .updateTable('oauth_models')
+    .set({ secret })
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'ProviderKeys')
+    .where('key_hash', '=', keyHash)
+    .execute();
+}
+
 /** An active (not deactivated) user of the tenant: who an OAuth grant may act as. */
 export async function findActiveUser(db: Executor, tenantId: number, userId: number): Promise<{ id: number; email: string } | undefined> {
   return db
