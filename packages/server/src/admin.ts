@@ -312,7 +312,8 @@ async function approveDevice(ctx: Context, { values, positionals }: Parsed): Pro
   const secrets = await openSecrets(ctx.store, ctx.config.secretKeys);
   const publicUrl = new URL(ctx.config.publicUrl ?? `https://localhost:${ctx.config.port}`);
   const originOf = tenantOrigin(ctx.store.db, { baseDomain: ctx.config.baseDomain, publicUrl: () => publicUrl });
-  const providers = new OAuthProviders(ctx.store.db, secrets, originOf, () => undefined);
+  const signing = new Signing(ctx.store, { secrets, issuerOf: originOf });
+  const providers = new OAuthProviders(ctx.store.db, secrets, signing, originOf, () => undefined);
   try {
     const approved = await approveDeviceCode(ctx.store.db, providers, { id: tenant.id, slug: tenant.slug }, positionals[0] ?? '', user.id);
     const scope = approved.deploymentIds === null ? 'every deployment' : `deployments ${approved.deploymentIds.join(', ')}`;

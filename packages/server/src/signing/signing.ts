@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID, type JsonWebKey } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   decodeProtectedHeader,
@@ -17,10 +17,11 @@ import type { Secrets } from '../secrets/index.js';
 import { deleteExpiredKeys, insertKey, liveKeys, retireKey, signingKeyContext } from './signing-keys.store.js';
 
 /**
- * ES256 for what this platform verifies itself or its customers' code verifies; RS256 for workload
- * identity, the one algorithm every cloud's token exchange accepts (reference 5.14).
+ * ES256 for what this platform verifies itself or its customers' code verifies (OAuth ID tokens
+ * included); RS256 for workload identity, the one algorithm every cloud's token exchange accepts
+ * (reference 5.14).
  */
-const ALGORITHMS = { default: 'ES256', embed: 'ES256', workload: 'RS256' } as const;
+const ALGORITHMS = { default: 'ES256', embed: 'ES256', workload: 'RS256', 'oauth-id-token': 'ES256' } as const;
 
 /** The longest lifetime a token signed here may have (a day: deployment tokens, embed tokens). */
 export const MAX_TOKEN_LIFETIME_SECONDS = 86_400;
@@ -49,9 +50,11 @@ export interface SigningOptions {
 
 /**
  * A keyring of its own per purpose: a key set published for one kind of token (embed tokens, to
- * customers' backends) never verifies another kind. `default` signs data-API tokens.
+ * customers' backends) never verifies another kind. `default` signs data-API tokens;
+ * `oauth-id-token` is the OAuth authorization server's ID-token key, which oidc-provider signs
+ * with itself (`privateJwks`).
  */
-export type SigningPurpose = 'default' | 'embed' | 'workload';
+export type SigningPurpose = 'default' | 'embed' | 'workload' | 'oauth-id-token';
 
 export interface SignOptions {
   audience: string | string[];
@@ -185,6 +188,64 @@ export class Signing {
     const ring = await this.#keyring(tenant.id, purpose);
     const now = this.#now().getTime();
     return { keys: ring.jwks.filter((k) => k.expiresAt === null || k.expiresAt > now).map((k) => ({ ...k.jwk })) };
+  }
+
+  /**
+   * The private JWKs of the tenant's keys of `purpose` that may still verify, the signing one
+   * first (made on first use), for a signer that must hold them itself: oidc-provider signs ID
+   * tokens with the first key of its `jwks` and publishes the public halves of all of them.
+   */
+  async privateJwks(tenant: SigningTenant, purpose: SigningPurpose): Promise<JWK[]> {
+    const read = () => liveKeys(this.#store.db, tenant.id, purpose, this.#now().toISOString());
+    let rows = await read();
+    if (!rows.some((k) => k.retired_at === null)) {
+      await this.#createFirstKey(tenant.id, purpose);
+      rows = await read();
+    }
+    return rows.map((row) => ({
+      ...(JSON.parse(this.#options.secrets.open(row.private_key, signingKeyContext(tenant.id, row.kid))) as JWK),
+      kid: row.kid,
+      alg: ALGORITHMS[purpose],
+      use: 'sig',
+    }));
+  }
+
+  /**
+   * Takes a key made outside this module into the tenant's keyring of `purpose`, with its own
+   * `kid`, as its signing key, so what it signed keeps verifying: for keys kept elsewhere before
+   * this module held every signing key (the OAuth provider's ID-token key). Nothing is done when
+   * the keyring already has a key (another process adopted it first). Answers whether the keyring
+   * holds the key now, so the caller may drop its own copy.
+   */
+  async adopt(tenant: SigningTenant, purpose: SigningPurpose, privateJwk: JWK & { kid: string }): Promise<boolean> {
+    const algorithm = ALGORITHMS[purpose];
+    // The key must be one of the purpose's algorithm: a key that does not import is refused here.
+    await importJWK({ ...privateJwk, alg: algorithm }, algorithm);
+    const publicJwk = createPublicKey({ key: privateJwk as JsonWebKey, format: 'jwk' }).export({ format: 'jwk' });
+    const at = this.#now().toISOString();
+    const row = {
+      kid: privateJwk.kid,
+      tenant_id: tenant.id,
+      purpose,
+      algorithm,
+      public_jwk: JSON.stringify({ ...publicJwk, kid: privateJwk.kid, alg: algorithm, use: 'sig' }),
+      private_key: this.#options.secrets.seal(JSON.stringify({ ...privateJwk, alg: algorithm }), signingKeyContext(tenant.id, privateJwk.kid)),
+      created_at: at,
+      activated_at: at,
+      retired_at: null,
+      expires_at: null,
+    };
+    try {
+      await serialized(this.#store, lockKey.signingKeys(tenant.id), async (trx) => {
+        if ((await liveKeys(trx, tenant.id, purpose, at)).length > 0) return;
+        await insertKey(trx, row);
+      });
+    } catch (error) {
+      // Another process adopted it first (the unique indexes on kid and on the signing key).
+      if (!isUniqueViolation(error)) throw error;
+    }
+    this.#rings.delete(`${tenant.id}:${purpose}`);
+    return (await liveKeys(this.#store.db, tenant.id, purpose, at)).some((k) => k.kid === privateJwk.kid);
   }
 
   /**

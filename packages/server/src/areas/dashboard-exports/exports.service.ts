@@ -8,7 +8,7 @@ import type { Viewer } from '../../render/index.js';
 import { ApiError } from '../../shared/problems.js';
 import { restrictDataDownload } from '../account/index.js';
 import { findInDeployment } from '../dashboards/index.js';
-import { embedShareOf } from '../embed-tenants/index.js';
+import { effectiveAttributesOf, embedSecurityContext, embedShareOf, embedTenantGroups } from '../embed-tenants/index.js';
 import { findUserByEmail, findUserById } from '../users/index.js';
 import { findItem } from '../workspace/index.js';
 import { openWorkspace, requireItemAccess } from '../workspace/index.js';
@@ -65,10 +65,12 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
       throw new ApiError('FORBIDDEN', `Workbook ${workbookId} is not shared with embed tenant ${name} (or with all embed users).`);
     }
     // The subject's groups, attributes and security context hold for this render only.
-    const userAttributes = Object.fromEntries((renderAs.userAttributes ?? []).map((a) => [a.name, a.value]));
-    const securityContext = renderAs.securityContext ?? {};
-    const groups = [...(renderAs.groups ?? []), `system:tenant:${name}`];
-    return { viewer: { context: { userId: null, groups, userAttributes, securityContext } }, identity: `embed:${name}:${externalId}` };
+    const identity = {
+      groups: renderAs.groups ?? [],
+      tenantGroups: embedTenantGroups(name, []),
+      userAttributes: await effectiveAttributesOf(db, tenantId, renderAs.userAttributes ?? []),
+    };
+    return { viewer: { context: embedSecurityContext(identity, renderAs.securityContext ?? {}) }, identity: `embed:${name}:${externalId}` };
   }
 
   /** The caller's own export in this deployment, unexpired; 404 otherwise (another user's included). */

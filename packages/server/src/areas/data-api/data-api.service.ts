@@ -18,7 +18,8 @@ import { deploymentPath, type DeploymentUrlOf } from '../deployments/index.js';
 import { dataApiUrl } from '../deployments/index.js';
 import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/index.js';
 import { findBranch } from './data-api.store.js';
-import { encodeSecurity, securityContextOf } from './security-context.js';
+import { encodeSecurity } from './security-context.js';
+import { embedSecurityContext, userSecurityContext } from '../embed-tenants/index.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import { environmentIdOf, runtimeTypeOf } from '../../runtime/environment-ids.js';
@@ -165,13 +166,8 @@ export function dataApiService(
       }
       const scopes = ['meta', 'sql-runner'];
       if (claims.embed_user.user_id !== null) return { scopes, userId: claims.embed_user.user_id, securityContext: {} };
-      const groups = [...claims.groups, ...(claims.tenant_groups ?? [])];
-      return {
-        scopes,
-        userId: 0,
-        securityContext: claims.security_context,
-        context: { userId: null, groups, userAttributes: claims.user_attributes, securityContext: claims.security_context },
-      };
+      const identity = { groups: claims.groups, tenantGroups: claims.tenant_groups ?? [], userAttributes: claims.user_attributes };
+      return { scopes, userId: 0, securityContext: claims.security_context, context: embedSecurityContext(identity, claims.security_context) };
     },
 
     /** Sends the request to the environment's pod and answers what it answers. */
@@ -191,7 +187,7 @@ export function dataApiService(
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
       const target = await waitForPod(env, key);
-      const security = grant.context ?? (await securityContextOf(db, env.row.tenant_id, grant.userId, grant.securityContext, grant.snapshot));
+      const security = grant.context ?? (await userSecurityContext(db, env.row.tenant_id, grant.userId, grant.securityContext, grant.snapshot));
       const privateMeta = grant.scopes === null || grant.scopes.includes('meta-private');
       if (target.call) {
         // A pod of this process: over its IPC channel, the body as parsed (no HTTP on either side).

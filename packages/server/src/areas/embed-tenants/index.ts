@@ -10,3 +10,12 @@ export { findEmbedTenant } from './embed-tenants.store.js';
 export { existingEmbedUserId, findEmbedUserByExternalId } from './embed-users.store.js';
 export { DEFAULT_EMBED_USER_LIMIT } from './limits.js';
 export { embedTenantsArea } from './embed-tenants.module.js';
+export {
+  embedIdentities,
+  embedSecurityContext,
+  embedSecurityContexts,
+  embedTenantGroups,
+  effectiveAttributesOf,
+  userSecurityContext,
+} from './security-context.js';
+export type { EmbedIdentity } from './security-context.js';

@@ -59,19 +59,6 @@ export async function tenantGroupsByName(db: Executor, tenantId: number, embedTe
     .execute();
 }
 
-export async function tenantGroupNamesOf(db: Executor, tenantId: number, embedUserId: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('embed_group_members')
-    .innerJoin('embed_groups', 'embed_groups.id', 'embed_group_members.embed_group_id')
-    .select('embed_groups.name')
-    .where('embed_group_members.tenant_id', '=', tenantId)
-    .where('embed_group_members.embed_user_id', '=', embedUserId)
-    .where('embed_groups.kind', '=', 'tenant-group')
-    .orderBy('embed_groups.name')
-    .execute();
-  return rows.map((r) => r.name);
-}
-
 /**
  * Makes the user's tenant-group memberships exactly `groupIds`: memberships kept are not
  * re-added, so their place in "most recently added first" (4.11) does not move.

@@ -5,18 +5,9 @@ import { now } from '../../time.js';
 import { listAttributes } from '../user-attributes/index.js';
 import { matchesType, type AttributeValue } from '../user-attributes/index.js';
 import type { EmbedUser, EmbedUserProfile } from './embed-tenants.schemas.js';
-import {
-  attributeValuesOf,
-  deleteAttributeValue,
-  globalGroupNamesOf,
-  globalGroupsByName,
-  setGlobalGroups,
-  setTenantGroups,
-  tenantGroupNamesOf,
-  tenantGroupsByName,
-  upsertAttributeValue,
-} from './memberships.store.js';
-import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail, tenantGroupContextName, tenantSystemGroupName } from './names.js';
+import { deleteAttributeValue, globalGroupsByName, setGlobalGroups, setTenantGroups, tenantGroupsByName, upsertAttributeValue } from './memberships.store.js';
+import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail } from './names.js';
+import { embedIdentities } from './security-context.js';
 import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './embed-tenants.store.js';
 import {
   countAccountEmbedUsers,
@@ -360,15 +351,18 @@ export async function provisionEmbedUser(
     else await upsertAttributeValue(trx, tenantId, user.id, id, JSON.stringify(value), at);
   }
 
-  const tenantGroupNames = await tenantGroupNamesOf(trx, tenantId, user.id);
+  // What the session's token carries, as every other path builds an embed user's context (security-context.ts).
+  const identity = (await embedIdentities(trx, tenantId, [user.id])).get(user.id);
+  if (!identity) throw new Error(`Embed user "${externalId}" was written but not found`);
   return {
     embedTenant: { id: embedTenant.id, name: embedTenant.name, displayName: embedTenant.display_name, created: tenantCreated },
     user: { id: user.id, externalId, username: user.username, email: user.email, displayName: user.display_name, picture: user.picture, created: userCreated },
-    groups: await globalGroupNamesOf(trx, tenantId, user.id),
-    tenantGroups: tenantGroupNames.map((g) => tenantGroupContextName(embedTenant.name, g)),
-    tenantGroupNames,
-    tenantSystemGroup: tenantSystemGroupName(embedTenant.name),
-    userAttributes: await effectiveAttributes(trx, tenantId, user.id),
+    groups: identity.groups,
+    // The implicit group leads the identity's tenant groups; it is answered on its own here.
+    tenantGroups: identity.tenantGroups.filter((g) => g !== identity.tenantSystemGroup),
+    tenantGroupNames: identity.tenantGroupNames,
+    tenantSystemGroup: identity.tenantSystemGroup,
+    userAttributes: identity.userAttributes as Record<string, AttributeValue>,
     embedUser: toEmbedUser(user),
   };
 }
@@ -388,16 +382,4 @@ async function applyUserChanges(
     changes.display_name = request.userProfile.displayName;
   if (request.userProfile?.picture !== undefined && request.userProfile.picture !== user.picture) changes.picture = request.userProfile.picture;
   return Object.keys(changes).length > 0 ? updateEmbedUser(trx, tenantId, user.id, { ...changes, updated_at: at }) : user;
-}
-
-/** The user's own values, else the attribute's default, by attribute name in catalog order. */
-async function effectiveAttributes(trx: Executor, tenantId: number, embedUserId: number): Promise<Record<string, AttributeValue>> {
-  const own = new Map((await attributeValuesOf(trx, tenantId, embedUserId)).map((v) => [v.attribute_id, v.value]));
-  const entries: Array<[string, AttributeValue]> = [];
-  for (const def of await listAttributes(trx, tenantId)) {
-    const text = own.get(def.id) ?? def.default_value;
-    if (text != null) entries.push([def.name, JSON.parse(text) as AttributeValue]);
-  }
-  // fromEntries defines own data properties: a name such as __proto__ cannot reach a prototype.
-  return Object.fromEntries(entries);
 }

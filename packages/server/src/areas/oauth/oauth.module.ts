@@ -13,8 +13,8 @@ import { oauthSchemas } from './oauth.schemas.js';
 import { approveDeviceCode, oauthService } from './oauth.service.js';
 
 /** Each tenant's OAuth authorization server (issuer `<tenant origin>/oauth`, made on first use), its clients, and the access tokens it issues. */
-export const oauthArea = defineArea('oauth', ({ platform: { store, secrets, outbound, audit, originOf, now, onError } }) => {
-  const oauthProviders = new OAuthProviders(store.db, secrets, originOf, (error, what) => onError(error, what));
+export const oauthArea = defineArea('oauth', ({ platform: { store, secrets, signing, outbound, audit, originOf, now, onError } }) => {
+  const oauthProviders = new OAuthProviders(store.db, secrets, signing, originOf, (error, what) => onError(error, what));
   // Sign-in through the tenant's identity provider, at the authorization server's pages.
   const oauthSignIn: SignInDeps = {
     idp: idpSignIn({ db: store.db, secrets, relyingParty: relyingParty(outbound), audit, originOf, now }),

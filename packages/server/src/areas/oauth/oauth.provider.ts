@@ -1,9 +1,10 @@
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { loadOidcProvider } from './oidc-provider-module.js';
 import type { Db } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
+import type { Signing } from '../../signing/index.js';
 import { CLI_CLIENT_ID } from './access-tokens.store.js';
 import { DbAdapter, hashOf, oauthSecretContext } from './oauth.adapter.js';
 import { findActiveUser, findProviderKeys, insertProviderKeysUnlessPresent } from './oauth-models.store.js';
@@ -33,11 +34,19 @@ export interface OAuthTenant {
   slug: string;
 }
 
-/** The per-tenant secrets the provider needs on every process alike: cookie keys and an ID-token key. */
+/**
+ * The per-tenant secrets the provider keeps itself, the same on every process: its cookie keys.
+ * Its ID-token key is the tenant's `oauth-id-token` keyring of signing/, which holds every key
+ * the tenant signs with; `jwk` is that key as tenants made before kept it here, taken into the
+ * keyring (same `kid`, so ID tokens it signed still verify) and dropped from here on first read.
+ */
 interface ProviderKeys {
   cookieKeys: string[];
-  jwk: JWK;
+  jwk?: JWK & { kid: string };
 }
+
+/** The keyring purpose of the provider's ID tokens. */
+const ID_TOKEN_PURPOSE = 'oauth-id-token';
 
 const PROVIDER_KEYS = 'provider-keys';
 
@@ -54,6 +63,7 @@ export class OAuthProviders {
   constructor(
     private readonly db: Db,
     private readonly secrets: Secrets,
+    private readonly signing: Signing,
     private readonly originOf: (tenant: OAuthTenant) => Promise<string>,
     private readonly onError: (error: unknown, what: string) => void,
   ) {}
@@ -74,7 +84,7 @@ export class OAuthProviders {
   }
 
   async #make(tenant: OAuthTenant, issuer: string): Promise<Provider> {
-    const keys = await this.#keys(tenant.id);
+    const keys = await this.#keys(tenant);
     const { default: OidcProvider, errors, interactionPolicy } = await loadOidcProvider();
     // Consent is asked again whenever an app requests deployments (or all of them) that the
     // user's grant to it does not hold yet: the provider's own checks only see the scopes it lists.
@@ -139,7 +149,7 @@ export class OAuthProviders {
       issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
       ttl: { ...TTL },
       cookies: { keys: keys.cookieKeys, long: { signed: true }, short: { signed: true } },
-      jwks: { keys: [keys.jwk] },
+      jwks: { keys: keys.jwks },
       clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
       // Authorization code only: no implicit or hybrid flows (OAuth 2.1).
       responseTypes: ['code'],
@@ -158,26 +168,27 @@ export class OAuthProviders {
   }
 
   /**
-   * The tenant's cookie keys and ID-token signing key, made once (the first process to ask
-   * stores them; the others read them) and sealed by secrets/ like every stored secret.
+   * The tenant's cookie keys, made once (the first process to ask stores them; the others read
+   * them) and sealed by secrets/ like every stored secret, and its ID-token keys from signing/.
    */
-  async #keys(tenantId: number): Promise<ProviderKeys> {
+  async #keys(tenant: OAuthTenant): Promise<{ cookieKeys: string[]; jwks: JWK[] }> {
     const keyHash = hashOf(PROVIDER_KEYS);
-    const read = () => findProviderKeys(this.db, tenantId, keyHash);
-    let row = await read();
-    if (!row?.secret) {
-      const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-      const jwk = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomToken(8, 'hex') };
-      const fresh: ProviderKeys = { cookieKeys: [randomToken(32)], jwk };
-      await insertProviderKeysUnlessPresent(
-        this.db,
-        tenantId,
-        keyHash,
-        this.secrets.seal(JSON.stringify(fresh), oauthSecretContext(tenantId, keyHash)),
-        new Date().toISOString(),
-      );
-      row = await read();
+    const context = oauthSecretContext(tenant.id, keyHash);
+    const read = async () => {
+      const row = await findProviderKeys(this.db, tenant.id, keyHash);
+      return row?.secret ? (JSON.parse(this.secrets.open(row.secret, context)) as ProviderKeys) : undefined;
+    };
+    let keys = await read();
+    if (!keys) {
+      const fresh: ProviderKeys = { cookieKeys: [randomToken(32)] };
+      await insertProviderKeysUnlessPresent(this.db, tenant.id, keyHash, this.secrets.seal(JSON.stringify(fresh), context), new Date().toISOString());
+      keys = await read();
+      if (!keys) throw new Error(`Tenant ${tenant.id} has no OAuth provider keys after storing them.`);
     }
-    return JSON.parse(this.secrets.open(row!.secret!, oauthSecretContext(tenantId, keyHash))) as ProviderKeys;
+    // A key made before the keyring signed ID tokens moves into it under its own kid, so tokens
+    // already issued still verify. The old secret keeps its copy: a process of the previous
+    // version reads it during a rolling upgrade; from here on only the keyring's is signed with.
+    if (keys.jwk !== undefined) await this.signing.adopt(tenant, ID_TOKEN_PURPOSE, keys.jwk);
+    return { cookieKeys: keys.cookieKeys, jwks: await this.signing.privateJwks(tenant, ID_TOKEN_PURPOSE) };
   }
 }
