@@ -20,7 +20,7 @@ import { findBranch } from './data-api.store.js';
 import { securityContextOf } from './security-context.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
-import { environmentIdOf, runtimeTypeOf } from '../../runtime/environment-ids.js';
+import { branchEnvironment, productionEnvironment, type Environment } from '../../runtime/environments.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {
@@ -56,6 +56,14 @@ export interface ForwardRequest {
 /** How the data API answers a query the runtime stopped (JSON, as the runtime's own answers). */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+const dataApiEnvironment = (row: DeploymentRow, env: Environment, url: string): DataApiEnvironment => ({
+  row,
+  environmentId: env.id,
+  type: env.type,
+  branch: env.branch,
+  url,
+});
+
 function unavailable(detail: string, retryAfterSeconds: number): ApiError {
   return new ApiError('RUNTIME_UNAVAILABLE', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
@@ -86,7 +94,7 @@ export function dataApiService(
   /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
   async function environmentOf(row: DeploymentRow, tenant: { id: number; slug: string }, branch: string | null): Promise<DataApiEnvironment> {
     const base = deploymentPath(await urlOf(tenant), row.id);
-    if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
+    if (branch === null) return dataApiEnvironment(row, productionEnvironment(row.deploy_branch_name), dataApiUrl(base, null));
     const found = await findBranch(db, row.id, branch);
     if (!found || branch === row.deploy_branch_name) {
       throw new ApiError(
@@ -96,9 +104,7 @@ export function dataApiService(
           : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`,
       );
     }
-    const dev = found.owner_key_id !== null;
-    const kind = dev ? 'development' : 'staging';
-    return { row, environmentId: environmentIdOf(kind, found.id), type: runtimeTypeOf(kind), branch, url: dataApiUrl(base, branch) };
+    return dataApiEnvironment(row, branchEnvironment({ ...found, name: branch }), dataApiUrl(base, branch));
   }
 
   const service = {
