@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
-import type { Runtime } from '../../runtime/index.js';
+import type { PodRequestOptions, Runtime } from '../../runtime/index.js';
 import { StatementTimeout } from '../../runtime/driver.js';
 import { QUERY_TIMEOUT_TYPE, timeoutMessage } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
@@ -191,8 +191,6 @@ export function dataApiService(
       }
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
       const privateMeta = grant.scopes === null || grant.scopes.includes('meta-private');
-      // The build the environment waits on, as last read while its pod was not up.
-      let build: Awaited<ReturnType<typeof latestBuild>>;
       try {
         return await runtime.request(
           key,
@@ -205,35 +203,7 @@ export function dataApiService(
             ...(request.body === undefined || request.body === null ? {} : { body: request.body }),
             requestId: request.requestId,
           }),
-          {
-            waitMs,
-            woken: () => buildIfBehind(env),
-            async waiting() {
-              build = await latestBuild(db, env.row.id, env.branch);
-              if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
-                throw unavailable(
-                  build
-                    ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.`
-                    : `Branch ${env.branch} has no build yet.`,
-                  10,
-                );
-              }
-            },
-            unavailable: (why) => {
-              if (why.reason === 'crashing') {
-                const { pod } = why;
-                return unavailable(
-                  `The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`,
-                  10,
-                );
-              }
-              if (why.reason === 'not-running') {
-                const state = build?.status === 'success' ? `its pod is ${why.pod?.status ?? 'not scheduled yet'}` : `build ${build?.id} is ${build?.status}`;
-                return unavailable(`The ${env.type} runtime of deployment ${env.row.id} is not running yet: ${state}. Retry in a few seconds.`, 5);
-              }
-              return unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
-            },
-          },
+          podOptions(env),
         );
       } catch (error) {
         // The query ran too long and was stopped: answered as the runtime answers a statement its
@@ -304,6 +274,44 @@ export function dataApiService(
     if (answer.status === 403) throw new ApiError('FORBIDDEN', String(body.error ?? 'The query uses members your access policies exclude.'));
     if (answer.status !== 200) throw new ApiError('QUERY_REFUSED', String(body.error ?? `The runtime answered ${answer.status}.`));
     return { data: (body.data as Array<Record<string, unknown>>) ?? [], annotation: (body.annotation as Record<string, unknown>) ?? {} };
+  }
+
+  /**
+   * How a request of this environment reaches its pod: a woken branch is built when behind, a
+   * branch without a good build fails at once, and an outage is worded for the deployment.
+   */
+  function podOptions(env: DataApiEnvironment): PodRequestOptions {
+    // The build the environment waits on, as last read while its pod was not up.
+    let build: Awaited<ReturnType<typeof latestBuild>>;
+    return {
+      waitMs,
+      woken: () => buildIfBehind(env),
+      async waiting() {
+        build = await latestBuild(db, env.row.id, env.branch);
+        if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
+          throw unavailable(
+            build
+              ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.`
+              : `Branch ${env.branch} has no build yet.`,
+            10,
+          );
+        }
+      },
+      unavailable: (why) => {
+        if (why.reason === 'crashing') {
+          const { pod } = why;
+          return unavailable(
+            `The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`,
+            10,
+          );
+        }
+        if (why.reason === 'not-running') {
+          const state = build?.status === 'success' ? `its pod is ${why.pod?.status ?? 'not scheduled yet'}` : `build ${build?.id} is ${build?.status}`;
+          return unavailable(`The ${env.type} runtime of deployment ${env.row.id} is not running yet: ${state}. Retry in a few seconds.`, 5);
+        }
+        return unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
+      },
+    };
   }
 
   /** A branch whose head has no build yet gets one (dev mode builds on use, not on each commit). */
