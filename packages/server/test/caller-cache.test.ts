@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
-import { securityContextOf } from '../src/areas/data-api/security-context.js';
+import { userSecurityContext as securityContextOf } from '../src/areas/embed-tenants/index.js';
 import { TenantCache } from '../src/cache/tenant-cache.js';
 import { storeFor, type Store } from '../src/db/database.js';
 import { DIALECTS, problem, TestApp } from './harness.js';

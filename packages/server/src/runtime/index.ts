@@ -22,6 +22,8 @@ import type { RuntimeRow } from '../db/tables.js';
 import type { Secrets, SecretColumn } from '../secrets/index.js';
 import type { RunningPod, RuntimeDriver } from './driver.js';
 import { podName, runtimeSecretContext } from './pods.js';
+import { StatementTimeout } from './driver.js';
+import { sendToPod, type PodAnswer, type PodCall } from './pod-transport.js';
 import {
   findRuntime,
   forgetBranchRuntimes,
@@ -40,6 +42,31 @@ export type { DesiredRuntime, Planner, PodFiles, RuntimeOptions } from './superv
 export type { RuntimeDriver } from './driver.js';
 export type { EnvironmentKey, LogFilter } from './runtimes.store.js';
 export { processDriver } from './process-driver.js';
+export type { PodAnswer, PodCall } from './pod-transport.js';
+
+/** Why a request could not reach its pod, for the caller to word (it knows what the environment is to its users). */
+export type PodUnavailable =
+  /** The pod restarts again and again (CrashLoopBackOff). */
+  | { reason: 'crashing'; pod: RuntimeRow }
+  /** The pod did not come up within the wait. */
+  | { reason: 'not-running'; pod: RuntimeRow | undefined }
+  /** The pod was up but ended or failed before it answered. */
+  | { reason: 'stopped-answering'; error: unknown };
+
+export interface PodRequestOptions {
+  /** How long the request waits for the pod to come up (a woken environment, a new deployment); POD_WAIT_MS by default. */
+  waitMs?: number;
+  /** Run when this request woke an on-demand environment (its first use in a while), before waiting for its pod. */
+  woken?: () => Promise<void>;
+  /** Run on each pass while the pod is not up, after the crash check: it throws to give up before the wait is over. */
+  waiting?: (pod: RuntimeRow | undefined) => Promise<void>;
+  /** The error a request that cannot reach its pod fails with. */
+  unavailable: (why: PodUnavailable) => Error;
+}
+
+/** How long a request waits for its environment's pod to come up, by default. */
+export const POD_WAIT_MS = 20_000;
+const POD_POLL_MS = 100;
 
 /** The column of sealed pod secrets, for the secrets service's start-up check and re-encryption. */
 export const runtimeSecretColumn: SecretColumn = {
@@ -151,6 +178,41 @@ export class Runtime {
     const pod = await findRuntime(this.store.db, deploymentId, environmentId);
     const live = pod !== undefined && pod.status === 'Running' && pod.address !== null && pod.secret !== null;
     return { target: live ? { address: pod.address!, secret: this.secrets.open(pod.secret!, runtimeSecretContext(pod.id, pod.pod)) } : undefined, pod };
+  }
+
+  /**
+   * Sends a request to the environment's pod, on whichever process runs it, and answers what the
+   * pod answers. An on-demand environment is used (woken when it sleeps); the request waits up to
+   * `waitMs` for its pod to come up. `call` may be a function, run once the pod is up, so that a
+   * request that never reaches it reads nothing for it. A query the pod stopped for running too
+   * long rejects with StatementTimeout; every other failure with `options.unavailable`'s error.
+   */
+  async request(key: EnvironmentKey, call: PodCall | (() => Promise<PodCall>), options: PodRequestOptions): Promise<PodAnswer> {
+    if (key.type !== 'production' && (await this.use(key))) await options.woken?.();
+    const target = await this.#waitForPod(key, options);
+    const request = typeof call === 'function' ? await call() : call;
+    try {
+      return await sendToPod(target, request);
+    } catch (error) {
+      // The query ran too long and was stopped: the query, not the pod, is at fault.
+      if (error instanceof StatementTimeout) throw error;
+      throw options.unavailable({ reason: 'stopped-answering', error });
+    }
+  }
+
+  async #waitForPod(key: EnvironmentKey, options: PodRequestOptions): Promise<PodTarget> {
+    const deadline = Date.now() + (options.waitMs ?? POD_WAIT_MS);
+    for (;;) {
+      const { target, pod } = await this.state(key.deploymentId, key.environmentId);
+      if (target) return target;
+      // A request waiting for an on-demand environment keeps using it: a build and a start slower
+      // than the idle time must not see the pod stopped as idle before it answers.
+      if (key.type !== 'production') await this.use(key);
+      if (pod?.status === 'CrashLoopBackOff') throw options.unavailable({ reason: 'crashing', pod });
+      await options.waiting?.(pod);
+      if (Date.now() >= deadline) throw options.unavailable({ reason: 'not-running', pod });
+      await new Promise((resolve) => setTimeout(resolve, POD_POLL_MS));
+    }
   }
 
   /** Process ids of the pods this process runs, by `deploymentId/environmentId` (tests kill them). */

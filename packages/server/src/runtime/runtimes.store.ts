@@ -186,3 +186,14 @@ export async function newestLogId(db: Executor, deploymentId: number): Promise<n
 export async function forgetBranchRuntimes(db: Executor, deploymentId: number, branch: string): Promise<void> {
   await db.deleteFrom('runtimes').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).where('type', '<>', 'production').execute();
 }
+
+/** A runtime of the branch running or starting now. */
+export async function findLiveBranchRuntime(db: Executor, deploymentId: number, branch: string): Promise<{ id: number } | undefined> {
+  return db
+    .selectFrom('runtimes')
+    .select('id')
+    .where('deployment_id', '=', deploymentId)
+    .where('branch_name', '=', branch)
+    .where('status', 'in', ['Running', 'Pending'])
+    .executeTakeFirst();
+}

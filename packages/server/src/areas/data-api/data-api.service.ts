@@ -1,11 +1,10 @@
-import http from 'node:http';
 import type { Caller } from '../../access/caller.js';
 import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Store } from '../../db/database.js';
 import type { DeploymentRow, RuntimeEnvironmentType } from '../../db/tables.js';
-import type { EnvironmentKey, Runtime } from '../../runtime/index.js';
+import type { PodRequestOptions, Runtime } from '../../runtime/index.js';
 import { StatementTimeout } from '../../runtime/driver.js';
-import { PRIVATE_META_HEADER, QUERY_TIMEOUT_TYPE, SECRET_HEADER, SECURITY_HEADER, timeoutMessage } from '../../semantic-layer/protocol.js';
+import { QUERY_TIMEOUT_TYPE, timeoutMessage } from '../../semantic-layer/protocol.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
@@ -18,11 +17,10 @@ import { deploymentPath, type DeploymentUrlOf } from '../deployments/index.js';
 import { dataApiUrl } from '../deployments/index.js';
 import { DEPLOYMENT_TOKEN_TYPE, ENVIRONMENT_TOKEN_TYPE } from '../tokens/index.js';
 import { findBranch } from './data-api.store.js';
-import { encodeSecurity } from './security-context.js';
 import { embedSecurityContext, userSecurityContext } from '../embed-tenants/index.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
-import { environmentIdOf, runtimeTypeOf } from '../../runtime/environment-ids.js';
+import { branchEnvironment, productionEnvironment, type Environment } from '../../runtime/environments.js';
 
 /** The environment a data-API URL addresses. */
 export interface DataApiEnvironment {
@@ -55,12 +53,16 @@ export interface ForwardRequest {
   requestId: string;
 }
 
-/** What the runtime answers (its JSON text, over the IPC channel). */
+/** How the data API answers a query the runtime stopped (JSON, as the runtime's own answers). */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** How long a request waits for its environment's pod to come up (a woken environment, a new deployment). */
-const WAIT_MS = 20_000;
-const POLL_MS = 100;
+const dataApiEnvironment = (row: DeploymentRow, env: Environment, url: string): DataApiEnvironment => ({
+  row,
+  environmentId: env.id,
+  type: env.type,
+  branch: env.branch,
+  url,
+});
 
 function unavailable(detail: string, retryAfterSeconds: number): ApiError {
   return new ApiError('RUNTIME_UNAVAILABLE', detail, { headers: { 'retry-after': String(retryAfterSeconds) } });
@@ -87,12 +89,12 @@ export function dataApiService(
   options: { waitMs?: number } = {},
 ) {
   const { db } = store;
-  const waitMs = options.waitMs ?? WAIT_MS;
+  const { waitMs } = options;
 
   /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
   async function environmentOf(row: DeploymentRow, tenant: { id: number; slug: string }, branch: string | null): Promise<DataApiEnvironment> {
     const base = deploymentPath(await urlOf(tenant), row.id);
-    if (branch === null) return { row, environmentId: 'production', type: 'production', branch: row.deploy_branch_name, url: dataApiUrl(base, null) };
+    if (branch === null) return dataApiEnvironment(row, productionEnvironment(row.deploy_branch_name), dataApiUrl(base, null));
     const found = await findBranch(db, row.id, branch);
     if (!found || branch === row.deploy_branch_name) {
       throw new ApiError(
@@ -102,9 +104,7 @@ export function dataApiService(
           : `Deployment ${row.id} has no branch ${JSON.stringify(branch)}.`,
       );
     }
-    const dev = found.owner_key_id !== null;
-    const kind = dev ? 'development' : 'staging';
-    return { row, environmentId: environmentIdOf(kind, found.id), type: runtimeTypeOf(kind), branch, url: dataApiUrl(base, branch) };
+    return dataApiEnvironment(row, branchEnvironment({ ...found, name: branch }), dataApiUrl(base, branch));
   }
 
   const service = {
@@ -185,42 +185,27 @@ export function dataApiService(
         );
       }
       const key = { tenantId: env.row.tenant_id, deploymentId: env.row.id, environmentId: env.environmentId, type: env.type, branch: env.branch };
-      if (env.type !== 'production' && (await runtime.use(key))) await buildIfBehind(env);
-      const target = await waitForPod(env, key);
-      const security = grant.context ?? (await userSecurityContext(db, env.row.tenant_id, grant.userId, grant.securityContext, grant.snapshot));
       const privateMeta = grant.scopes === null || grant.scopes.includes('meta-private');
-      if (target.call) {
-        // A pod of this process: over its IPC channel, the body as parsed (no HTTP on either side).
-        try {
-          const answer = await target.call({
+      try {
+        return await runtime.request(
+          key,
+          async () => ({
             method: request.method,
             path: `/v1/${request.path}`,
             search: request.query,
             privateMeta,
-            security,
+            security: grant.context ?? (await userSecurityContext(db, env.row.tenant_id, grant.userId, grant.securityContext, grant.snapshot)),
             ...(request.body === undefined || request.body === null ? {} : { body: request.body }),
-          });
-          return { status: answer.status, contentType: JSON_TYPE, body: answer.body };
-        } catch (error) {
-          // The query ran too long and was stopped: answered as the runtime answers a statement its
-          // data source refuses (PostgreSQL's statement_timeout is such a refusal), not as an outage.
-          if (error instanceof StatementTimeout)
-            return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ type: QUERY_TIMEOUT_TYPE, error: timeoutMessage(error.limitMs) }) };
-          throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
-        }
-      }
-      const headers: Record<string, string> = {
-        [SECRET_HEADER]: target.secret,
-        'x-request-id': request.requestId,
-        [SECURITY_HEADER]: encodeSecurity(security),
-      };
-      if (privateMeta) headers[PRIVATE_META_HEADER] = '1';
-      const payload = request.body === undefined || request.body === null ? undefined : Buffer.from(JSON.stringify(request.body));
-      if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
-      try {
-        return await send(`${target.address}/v1/${request.path}${request.query ? `?${request.query}` : ''}`, request.method, headers, payload);
-      } catch {
-        throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
+            requestId: request.requestId,
+          }),
+          podOptions(env),
+        );
+      } catch (error) {
+        // The query ran too long and was stopped: answered as the runtime answers a statement its
+        // data source refuses (PostgreSQL's statement_timeout is such a refusal), not as an outage.
+        if (error instanceof StatementTimeout)
+          return { status: 400, contentType: JSON_TYPE, body: JSON.stringify({ type: QUERY_TIMEOUT_TYPE, error: timeoutMessage(error.limitMs) }) };
+        throw error;
       }
     },
 
@@ -286,61 +271,48 @@ export function dataApiService(
     return { data: (body.data as Array<Record<string, unknown>>) ?? [], annotation: (body.annotation as Record<string, unknown>) ?? {} };
   }
 
+  /**
+   * How a request of this environment reaches its pod: a woken branch is built when behind, a
+   * branch without a good build fails at once, and an outage is worded for the deployment.
+   */
+  function podOptions(env: DataApiEnvironment): PodRequestOptions {
+    // The build the environment waits on, as last read while its pod was not up.
+    let build: Awaited<ReturnType<typeof latestBuild>>;
+    return {
+      waitMs,
+      woken: () => buildIfBehind(env),
+      async waiting() {
+        build = await latestBuild(db, env.row.id, env.branch);
+        if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
+          throw unavailable(
+            build
+              ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.`
+              : `Branch ${env.branch} has no build yet.`,
+            10,
+          );
+        }
+      },
+      unavailable: (why) => {
+        if (why.reason === 'crashing') {
+          const { pod } = why;
+          return unavailable(
+            `The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`,
+            10,
+          );
+        }
+        if (why.reason === 'not-running') {
+          const state = build?.status === 'success' ? `its pod is ${why.pod?.status ?? 'not scheduled yet'}` : `build ${build?.id} is ${build?.status}`;
+          return unavailable(`The ${env.type} runtime of deployment ${env.row.id} is not running yet: ${state}. Retry in a few seconds.`, 5);
+        }
+        return unavailable(`The ${env.type} runtime of deployment ${env.row.id} stopped answering; retry in a few seconds.`, 2);
+      },
+    };
+  }
+
   /** A branch whose head has no build yet gets one (dev mode builds on use, not on each commit). */
   async function buildIfBehind(env: DataApiEnvironment): Promise<void> {
     const head = await (await repositories.open(env.row)).head(env.branch);
     if (head !== null) await builds.ensureBuilt(env.row, env.branch, head, 'data API request');
   }
-
-  async function waitForPod(env: DataApiEnvironment, key: EnvironmentKey) {
-    const deadline = Date.now() + waitMs;
-    for (;;) {
-      const { target, pod } = await runtime.state(env.row.id, env.environmentId);
-      if (target) return target;
-      // A request waiting for an on-demand environment keeps using it: a build and a start slower
-      // than the idle time must not see the pod stopped as idle before it answers.
-      if (env.type !== 'production') await runtime.use(key);
-      if (pod?.status === 'CrashLoopBackOff')
-        throw unavailable(
-          `The ${env.type} runtime of deployment ${env.row.id} keeps crashing (pod ${pod.pod}, restart ${pod.restart_count}): ${pod.last_error ?? 'see its logs'}. GET /api/v1/deployments/${env.row.id}/logs shows why.`,
-          10,
-        );
-      const build = await latestBuild(db, env.row.id, env.branch);
-      if (!build || (build.status === 'failed' && !(await hasSuccessfulBuild(db, env.row.id, env.branch)))) {
-        throw unavailable(
-          build
-            ? `Branch ${env.branch} has no successful build; its latest failed: ${build.error_text ?? 'see the build log'}.`
-            : `Branch ${env.branch} has no build yet.`,
-          10,
-        );
-      }
-      if (Date.now() >= deadline) {
-        const state = build.status === 'success' ? `its pod is ${pod?.status ?? 'not scheduled yet'}` : `build ${build.id} is ${build.status}`;
-        throw unavailable(`The ${env.type} runtime of deployment ${env.row.id} is not running yet: ${state}. Retry in a few seconds.`, 5);
-      }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
-  }
 }
 export type DataApiService = ReturnType<typeof dataApiService>;
-
-function send(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  payload: Buffer | undefined,
-): Promise<{ status: number; contentType: string; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, timeout: 120_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 502, contentType: String(res.headers['content-type'] ?? 'application/json'), body: Buffer.concat(chunks) }),
-      );
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('The runtime did not answer in time')));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}

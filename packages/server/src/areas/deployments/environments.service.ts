@@ -5,9 +5,16 @@ import type { DeploymentRow, Executor } from '../../db/tables.js';
 import { authorizeDeployment } from './deployment-access.js';
 import { deploymentPath, type DeploymentUrlOf } from './deployments.service.js';
 import { findDevelopmentBranch, findStagingBranch, listDevelopmentBranches, listStagingBranches } from './environments.store.js';
-import { environmentIdOf, parseEnvironmentId } from '../../runtime/environment-ids.js';
+import {
+  developmentEnvironment,
+  parseEnvironmentId,
+  productionEnvironment,
+  stagingEnvironment,
+  type Environment,
+  type EnvironmentKind,
+} from '../../runtime/environments.js';
 
-export type EnvironmentType = 'production' | 'staging' | 'development';
+export type EnvironmentType = EnvironmentKind;
 
 export interface DeploymentEnvironment {
   id: string;
@@ -40,12 +47,15 @@ export interface EnvironmentRef {
 export async function findEnvironment(db: Executor, row: DeploymentRow, deploymentUrl: string, environmentId: string): Promise<EnvironmentRef | undefined> {
   const named = parseEnvironmentId(environmentId);
   if (named === undefined) return undefined;
-  if (named.kind === 'production')
-    return { id: environmentId, type: 'production', branch: row.deploy_branch_name, dataApiUrl: dataApiUrl(deploymentUrl, null) };
-  const { kind: type, branchId } = named;
-  const branch = type === 'staging' ? await findStagingBranch(db, row.id, branchId) : await findDevelopmentBranch(db, row.id, branchId);
-  return branch === undefined ? undefined : { id: environmentId, type, branch: branch.name, dataApiUrl: dataApiUrl(deploymentUrl, branch.name) };
+  if (named.kind === 'production') return environmentRef(productionEnvironment(row.deploy_branch_name), dataApiUrl(deploymentUrl, null));
+  const { kind, branchId } = named;
+  const branch = kind === 'staging' ? await findStagingBranch(db, row.id, branchId) : await findDevelopmentBranch(db, row.id, branchId);
+  if (branch === undefined) return undefined;
+  const env = kind === 'staging' ? stagingEnvironment({ id: branchId, name: branch.name }) : developmentEnvironment({ id: branchId, name: branch.name });
+  return environmentRef(env, dataApiUrl(deploymentUrl, branch.name));
 }
+
+const environmentRef = (env: Environment, url: string): EnvironmentRef => ({ id: env.id, type: env.kind, branch: env.branch, dataApiUrl: url });
 
 /**
  * A deployment's environments (reference 1.17): one production; a staging environment per shared
@@ -81,18 +91,14 @@ export function environmentsService(store: Store, urlOf: DeploymentUrlOf, sqlApi
       ];
       const staging = await listStagingBranches(db, row.id);
       for (const branch of staging) {
-        const id = environmentIdOf('staging', branch.id);
+        const { id } = stagingEnvironment(branch);
         all.push({ id, type: 'staging', branch: branch.name, user: null, api_credentials: rest(branch.name, id) });
       }
       const developing = await listDevelopmentBranches(db, row.id);
-      for (const dev of developing)
-        all.push({
-          id: environmentIdOf('development', dev.branchId),
-          type: 'development',
-          branch: dev.branch,
-          user: dev.email,
-          api_credentials: rest(dev.branch, environmentIdOf('development', dev.branchId)),
-        });
+      for (const dev of developing) {
+        const { id } = developmentEnvironment({ id: dev.branchId, name: dev.branch });
+        all.push({ id, type: 'development', branch: dev.branch, user: dev.email, api_credentials: rest(dev.branch, id) });
+      }
       const listed = input.type === undefined ? all : all.filter((e) => e.type === input.type);
       const window = positionalWindow(input);
       const { items, pageInfo } = positionalPage(listed, window);

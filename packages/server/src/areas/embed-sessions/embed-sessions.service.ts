@@ -13,17 +13,9 @@ import type { DeploymentUrlOf } from '../deployments/index.js';
 import { findUserByEmail } from '../users/index.js';
 import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
-import {
-  findBranch,
-  findDevSessionOn,
-  findLiveRuntimeOf,
-  insertSession,
-  redeemSession,
-  revokeSession,
-  sweepSessions,
-  tokenSession,
-} from './embed-sessions.store.js';
+import { findBranch, findDevSessionOn, insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
 import { randomToken, tokenHash } from '../../shared/tokens.js';
+import { branchRunning } from '../../runtime/environments.js';
 
 /**
  * The embed tenant of a session that names none (reference 4.15: "the default is the current
@@ -100,7 +92,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
     if (branch.owner_key_id === null && branch.staging_enabled === 1) return name;
     // Served while someone has it open: a dev-mode session on it, or its environment running now.
     const open = await findDevSessionOn(db, row.id, name);
-    const running = await findLiveRuntimeOf(db, row.id, name);
+    const running = await branchRunning(db, row.id, name);
     if (open || running) return name;
     throw new ApiError(
       'BRANCH_NOT_SERVED',

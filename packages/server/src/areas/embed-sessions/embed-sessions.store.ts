@@ -76,14 +76,3 @@ export async function findBranch(
 export async function findDevSessionOn(db: Executor, deploymentId: number, branch: string): Promise<{ key_id: number } | undefined> {
   return db.selectFrom('dev_sessions').select('key_id').where('deployment_id', '=', deploymentId).where('branch_name', '=', branch).executeTakeFirst();
 }
-
-/** A runtime of the branch running or starting now. */
-export async function findLiveRuntimeOf(db: Executor, deploymentId: number, branch: string): Promise<{ id: number } | undefined> {
-  return db
-    .selectFrom('runtimes')
-    .select('id')
-    .where('deployment_id', '=', deploymentId)
-    .where('branch_name', '=', branch)
-    .where('status', 'in', ['Running', 'Pending'])
-    .executeTakeFirst();
-}

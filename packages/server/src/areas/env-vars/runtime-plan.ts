@@ -2,7 +2,7 @@ import type { Store } from '../../db/database.js';
 import type { DeploymentRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
 import type { DesiredRuntime, Planner, PodFiles } from '../../runtime/index.js';
-import type { EnvironmentKey } from '../../runtime/runtimes.store.js';
+import type { EnvironmentKey } from '../../runtime/index.js';
 import { envVarContext } from './env-vars.store.js';
 import {
   buildArtifact,
@@ -17,7 +17,7 @@ import {
 } from './runtime-plan.store.js';
 import type { Catalog } from '../deployments/index.js';
 import { currentVersion } from '../deployments/index.js';
-import { environmentIdOf } from '../../runtime/environment-ids.js';
+import { environmentKey, productionEnvironment, stagingEnvironment } from '../../runtime/environments.js';
 
 type VersionFields = Pick<DeploymentRow, 'release_channel' | 'release_channel_version'>;
 
@@ -43,22 +43,15 @@ export function runtimePlanner(
     const planned: Array<EnvironmentKey & { buildId: number; versionOf: VersionFields }> = [];
     const production = await productionBuilds(db);
     for (const r of production) {
-      planned.push({
-        tenantId: r.tenant_id,
-        deploymentId: r.id,
-        environmentId: 'production',
-        type: 'production',
-        branch: r.deploy_branch_name,
-        buildId: Number(r.build_id),
-        versionOf: r,
-      });
+      const key = environmentKey({ tenantId: r.tenant_id, deploymentId: r.id }, productionEnvironment(r.deploy_branch_name));
+      planned.push({ ...key, buildId: Number(r.build_id), versionOf: r });
     }
     const staging = await stagingBuilds(db);
     const seen = new Set<string>();
     for (const r of staging) {
-      const environmentId = environmentIdOf('staging', r.branch_id);
-      seen.add(`${r.id}/${environmentId}`);
-      planned.push({ tenantId: r.tenant_id, deploymentId: r.id, environmentId, type: 'staging', branch: r.name, buildId: Number(r.build_id), versionOf: r });
+      const key = environmentKey({ tenantId: r.tenant_id, deploymentId: r.id }, stagingEnvironment({ id: r.branch_id, name: r.name }));
+      seen.add(`${r.id}/${key.environmentId}`);
+      planned.push({ ...key, buildId: Number(r.build_id), versionOf: r });
     }
     for (const key of used) {
       if (seen.has(`${key.deploymentId}/${key.environmentId}`)) continue;

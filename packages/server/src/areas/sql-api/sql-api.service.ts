@@ -8,7 +8,7 @@ import { catalogColumns, pgType, type MetaCube } from './sql-api.catalog.js';
 import type { Field } from './sql-api.protocol.js';
 import { normalize } from './sql-api.sql.js';
 import { branchName, tenantBySlug } from './sql-api.store.js';
-import { parseEnvironmentId } from '../../runtime/environment-ids.js';
+import { parseEnvironmentId } from '../../runtime/environments.js';
 
 /** Who a connection is: the environment its database names and what its password grants there. */
 export interface SqlSession {
