@@ -1,4 +1,5 @@
 import type { JobState } from '../db/tables.js';
+import type { ScheduleHandle, ScheduleSpec } from './schedule.js';
 
 export type { JobState };
 
@@ -108,10 +109,21 @@ export interface Jobs {
    * often and whose records nobody reads later (token refreshes).
    */
   prune(kind: string, finishedBefore: Date, limit?: number): Promise<number>;
+  /**
+   * Periodic work of this process (a loop claiming due work, which it may enqueue as jobs). It
+   * runs only once `startSchedules` was called (or its handle started), apart from `runNow`, and
+   * `stop` stops it, waiting for a run in progress.
+   */
+  schedule(spec: ScheduleSpec): ScheduleHandle;
+  /**
+   * Starts every schedule, and those added later. Apart from `start`: a process whose worker
+   * starts with its first job (tests) runs no schedule on its own.
+   */
+  startSchedules(): void;
   /** Begins working: claims queued jobs of the registered kinds, and sweeps jobs of dead processes. */
   start(): Promise<void>;
   /**
-   * Stops claiming, aborts running jobs' signals and waits for them (up to `stopTimeoutMs`). A job
+   * Stops the schedules (waiting for their runs in progress), then stops claiming, aborts running jobs' signals and waits for them (up to `stopTimeoutMs`). A job
    * that returns a value has succeeded; one that throws goes back to `queued` without spending an
    * attempt (a stop is not the job's failure); one whose cancel was requested ends `cancelled`.
    * A job still running after the wait is left to the stale sweep of another (or the next) worker.
