@@ -41,9 +41,12 @@ import type { JobKind, Jobs, JobsOptions, JobState, JobTakeover } from './types.
 import { Changes } from './changes.js';
 import { Worker } from './worker.js';
 import { Schedules } from './schedule.js';
+import { createWorkerPool } from './worker-pool.js';
 
 export { JobAbort } from './types.js';
 export type { ScheduleHandle, ScheduleSpec } from './schedule.js';
+export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
+export { createWorkerPool, defaultPoolSize } from './worker-pool.js';
 export type { JobContext, JobKind, JobLogLine, JobRecord, Jobs, JobsOptions, JobState, JobTakeover, ListFilter } from './types.js';
 export { DEAD_WORKER } from './jobs.store.js';
 
@@ -61,6 +64,7 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
   const changes = new Changes();
   const worker = new Worker(store, dispatch, kinds, settings, (id) => changes.notify(id));
   const schedules = new Schedules();
+  const workers = createWorkerPool(options.workerThreads !== undefined ? { size: options.workerThreads } : {});
 
   return {
     register(kind) {
@@ -144,6 +148,8 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
 
     startSchedules: () => schedules.start(),
 
+    workers,
+
     start: () => worker.start(),
 
     async stop() {
@@ -151,6 +157,8 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
       await schedules.stop();
       await worker.stop();
       await dispatch.stop();
+      // After the jobs, which may have had tasks on it.
+      await workers.close();
     },
   };
 }

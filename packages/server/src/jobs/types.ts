@@ -1,5 +1,6 @@
 import type { JobState } from '../db/tables.js';
 import type { ScheduleHandle, ScheduleSpec } from './schedule.js';
+import type { WorkerPool } from './worker-pool.js';
 
 export type { JobState };
 
@@ -120,6 +121,11 @@ export interface Jobs {
    * starts with its first job (tests) runs no schedule on its own.
    */
   startSchedules(): void;
+  /**
+   * The process's pool of worker threads for CPU-heavy work (a job's or a request's): an area
+   * registers its module of task functions, then runs them there. `stop` closes it.
+   */
+  readonly workers: WorkerPool;
   /** Begins working: claims queued jobs of the registered kinds, and sweeps jobs of dead processes. */
   start(): Promise<void>;
   /**
@@ -127,6 +133,7 @@ export interface Jobs {
    * that returns a value has succeeded; one that throws goes back to `queued` without spending an
    * attempt (a stop is not the job's failure); one whose cancel was requested ends `cancelled`.
    * A job still running after the wait is left to the stale sweep of another (or the next) worker.
+   * Last, the worker pool's threads end.
    */
   stop(): Promise<void>;
 }
@@ -146,6 +153,8 @@ export interface JobsOptions {
   pollMs?: number;
   /** How long `stop` waits for running jobs; default 30 s. */
   stopTimeoutMs?: number;
+  /** Threads of the worker pool for CPU-heavy work; default the available parallelism less one, at least 1. */
+  workerThreads?: number;
   /** Log lines kept per job; default 10,000. */
   maxLogLines?: number;
   /** PostgreSQL: pg-boss's schema; default the store's schema + `_jobs` (`pgboss` for `public`). */
