@@ -26,7 +26,7 @@ export interface WorkerPoolOptions {
 }
 
 export interface WorkerPool {
-  /** Makes the functions `module` exports runnable as tasks of `name`; `module` is the area's `new URL('./x.js', import.meta.url)`. */
+  /** Makes the functions `module` exports runnable as tasks of `name`; `module` is the area's `new URL('./x.js', import.meta.url)`. Registering the same module again is no change. */
   register(name: string, module: URL): void;
   /** Runs `fn` of the module registered as `name` on a pool thread with `input`; a thrown error rejects (its message kept). */
   run<I, O>(name: string, fn: string, input: I, options?: { signal?: AbortSignal }): Promise<O>;
@@ -58,8 +58,10 @@ export function createWorkerPool(options: WorkerPoolOptions = {}): WorkerPool {
   return {
     size,
     register(name, module) {
-      if (modules.has(name)) throw new Error(`Worker pool tasks ${name} are already registered`);
-      modules.set(name, sourceOrCompiled(module));
+      const href = sourceOrCompiled(module);
+      // The same module again is no change (two services of one area may both register it).
+      if (modules.has(name) && modules.get(name) !== href) throw new Error(`Worker pool tasks ${name} are already registered, from another module`);
+      modules.set(name, href);
     },
     async run<I, O>(name: string, fn: string, input: I, opts: { signal?: AbortSignal } = {}): Promise<O> {
       const module = modules.get(name);
