@@ -40,8 +40,13 @@ import { pgBossDispatch } from './pg-boss-dispatch.js';
 import type { JobKind, Jobs, JobsOptions, JobState, JobTakeover } from './types.js';
 import { Changes } from './changes.js';
 import { Worker } from './worker.js';
+import { Schedules } from './schedule.js';
+import { createWorkerPool } from './worker-pool.js';
 
 export { JobAbort } from './types.js';
+export type { ScheduleHandle, ScheduleSpec } from './schedule.js';
+export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
+export { createWorkerPool, defaultPoolSize } from './worker-pool.js';
 export type { JobContext, JobKind, JobLogLine, JobRecord, Jobs, JobsOptions, JobState, JobTakeover, ListFilter } from './types.js';
 export { DEAD_WORKER } from './jobs.store.js';
 
@@ -58,6 +63,8 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
   const dispatch = store.dialect === 'postgres' ? pgBossDispatch(store, { schema: options.queueSchema, onError: settings.onError }) : sqliteDispatch(store);
   const changes = new Changes();
   const worker = new Worker(store, dispatch, kinds, settings, (id) => changes.notify(id));
+  const schedules = new Schedules();
+  const workers = createWorkerPool(options.workerThreads !== undefined ? { size: options.workerThreads } : {});
 
   return {
     register(kind) {
@@ -137,11 +144,21 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
       return deleteFinished(store.db, kind, finishedBefore.toISOString(), positive('limit', limit));
     },
 
+    schedule: (spec) => schedules.add(spec),
+
+    startSchedules: () => schedules.start(),
+
+    workers,
+
     start: () => worker.start(),
 
     async stop() {
+      // A schedule's run may enqueue: it ends before the worker does.
+      await schedules.stop();
       await worker.stop();
       await dispatch.stop();
+      // After the jobs, which may have had tasks on it.
+      await workers.close();
     },
   };
 }

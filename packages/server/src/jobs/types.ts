@@ -1,4 +1,6 @@
 import type { JobState } from '../db/tables.js';
+import type { ScheduleHandle, ScheduleSpec } from './schedule.js';
+import type { WorkerPool } from './worker-pool.js';
 
 export type { JobState };
 
@@ -108,13 +110,30 @@ export interface Jobs {
    * often and whose records nobody reads later (token refreshes).
    */
   prune(kind: string, finishedBefore: Date, limit?: number): Promise<number>;
+  /**
+   * Periodic work of this process (a loop claiming due work, which it may enqueue as jobs). It
+   * runs only once `startSchedules` was called (or its handle started), apart from `runNow`, and
+   * `stop` stops it, waiting for a run in progress.
+   */
+  schedule(spec: ScheduleSpec): ScheduleHandle;
+  /**
+   * Starts every schedule, and those added later. Apart from `start`: a process whose worker
+   * starts with its first job (tests) runs no schedule on its own.
+   */
+  startSchedules(): void;
+  /**
+   * The process's pool of worker threads for CPU-heavy work (a job's or a request's): an area
+   * registers its module of task functions, then runs them there. `stop` closes it.
+   */
+  readonly workers: WorkerPool;
   /** Begins working: claims queued jobs of the registered kinds, and sweeps jobs of dead processes. */
   start(): Promise<void>;
   /**
-   * Stops claiming, aborts running jobs' signals and waits for them (up to `stopTimeoutMs`). A job
+   * Stops the schedules (waiting for their runs in progress), then stops claiming, aborts running jobs' signals and waits for them (up to `stopTimeoutMs`). A job
    * that returns a value has succeeded; one that throws goes back to `queued` without spending an
    * attempt (a stop is not the job's failure); one whose cancel was requested ends `cancelled`.
    * A job still running after the wait is left to the stale sweep of another (or the next) worker.
+   * Last, the worker pool's threads end.
    */
   stop(): Promise<void>;
 }
@@ -134,6 +153,8 @@ export interface JobsOptions {
   pollMs?: number;
   /** How long `stop` waits for running jobs; default 30 s. */
   stopTimeoutMs?: number;
+  /** Threads of the worker pool for CPU-heavy work; default the available parallelism less one, at least 1. */
+  workerThreads?: number;
   /** Log lines kept per job; default 10,000. */
   maxLogLines?: number;
   /** PostgreSQL: pg-boss's schema; default the store's schema + `_jobs` (`pgboss` for `public`). */

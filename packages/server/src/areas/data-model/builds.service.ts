@@ -9,7 +9,7 @@ import { authorizeDeployment } from '../deployments/index.js';
 import { failUnfinished, findBuild, findBuildById, insertBuild, latestBuild, listBuilds, updateBuild } from './builds.store.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { modelFilesAt } from './model-files.js';
-import { validateModel } from '../../model/index.js';
+import { compileModel, registerModelTasks } from './model-tasks.js';
 
 export const BUILD_JOB = 'data-model.build';
 /** A build that runs longer than this is stopped and failed. */
@@ -43,6 +43,7 @@ export const modeOf = (row: DeploymentRow, branch: string): BuildMode => (branch
  */
 export function buildsService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, built: () => Promise<void> = async () => undefined) {
   const { db } = store;
+  registerModelTasks(jobs.workers);
 
   async function run({ payload, log, signal }: JobContext<{ buildId: number }>): Promise<{ status: string }> {
     const build = await findBuildById(db, payload.buildId);
@@ -60,7 +61,8 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     const files = await modelFilesAt(repo, build.commit_sha, row.deploy_project_root);
     await log(`Read ${files.length} model file${files.length === 1 ? '' : 's'}`);
     signal.throwIfAborted();
-    const result = validateModel(files);
+    // On the worker pool: a big model holds a CPU for seconds.
+    const result = await compileModel(jobs.workers, files);
     if (!result.valid) {
       for (const error of result.errors.slice(0, LOGGED_ERRORS))
         await log(`${error.fileName ?? '(model)'}${error.line ? `:${error.line}:${error.column ?? 1}` : ''} ${error.message}`);

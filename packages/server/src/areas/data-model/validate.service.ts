@@ -8,13 +8,17 @@ import { modeOf } from './builds.service.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
 import { modelFilesAt } from './model-files.js';
 import { validateModel } from '../../model/index.js';
+import type { WorkerPool } from '../../jobs/index.js';
+import { compileModel, registerModelTasks } from './model-tasks.js';
 import type { ValidationResponse } from './builds.schemas.js';
 
 /**
  * Reference 2.19: the verdict of the validator builds use, on a branch's model as it is now (a
  * dev-mode branch with its pending changes). An invalid model is a 200 with `valid: false`.
  */
-export function validateService(store: Store, repositories: DeploymentRepositories) {
+export function validateService(store: Store, repositories: DeploymentRepositories, pool?: WorkerPool) {
+  // Given the jobs service's worker pool, the model compiles there, as a build's does; else here.
+  if (pool) registerModelTasks(pool);
   return {
     async validate(caller: Caller, deploymentId: number, input: { branchName?: string; devMode?: boolean }): Promise<ValidationResponse> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaRead');
@@ -31,7 +35,8 @@ export function validateService(store: Store, repositories: DeploymentRepositori
       }
       const repo = await repositories.open(row);
       const { commit } = await branchFiles(repo, row.id, branch, isPersonalBranch(branch));
-      const result = validateModel(await modelFilesAt(repo, commit, row.deploy_project_root));
+      const files = await modelFilesAt(repo, commit, row.deploy_project_root);
+      const result = pool ? await compileModel(pool, files) : validateModel(files);
       return { deploymentId: row.id, branchName: branch, mode: modeOf(row, branch), valid: result.valid, errors: result.errors, cubesCount: result.cubesCount };
     },
   };

@@ -15,6 +15,7 @@ import { appendLog, dropExpiredFiles, findRun, insertRun, listRuns, readLogs, ru
 import type { DbtSyncSettingsService } from './settings.service.js';
 import type { Outbound } from '../../outbound/index.js';
 import { SYNC_JOB, SYNC_TIMEOUT_MS, syncJob, type RunOptions, type SyncHooks } from './sync-job.js';
+import { registerSyncTasks } from './worker/thread.js';
 
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
@@ -59,7 +60,8 @@ const syncNotFound = (id: string) => notFound('DBT_SYNC_NOT_FOUND', 'Sync', id);
 export function dbtSyncService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, settings: DbtSyncSettingsService, outbound: Outbound) {
   const { db } = store;
   const hooks: SyncHooks = { beforeStage: async () => undefined, working: async () => undefined };
-  const runJob = syncJob(store, repositories, { outbound, token: (deploymentId, url) => settings.token(deploymentId, url) }, hooks);
+  registerSyncTasks(jobs.workers);
+  const runJob = syncJob(store, repositories, { outbound, token: (deploymentId, url) => settings.token(deploymentId, url) }, hooks, jobs.workers);
 
   jobs.register<{ runId: number }, { status: string }>({ kind: SYNC_JOB, maxAttempts: 1, timeoutMs: SYNC_TIMEOUT_MS, run: runJob });
 

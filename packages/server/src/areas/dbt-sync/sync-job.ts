@@ -1,7 +1,7 @@
 import type { Store } from '../../db/database.js';
 import type { DbtSyncRunRow, DeploymentRow } from '../../db/tables.js';
 import { readRemoteFile, RemoteReadError } from '../../git/remote.js';
-import { JobAbort, type JobContext } from '../../jobs/index.js';
+import { JobAbort, type JobContext, type WorkerPool } from '../../jobs/index.js';
 import { OutboundError, type Outbound } from '../../outbound/index.js';
 import { now } from '../../time.js';
 import { SERVER_AUTHOR } from '../data-model/index.js';
@@ -120,13 +120,13 @@ function statsOf(generation: WorkerGeneration): SyncStats {
  * branch; none when nothing changed) or keep them for `generated-files`. A cancel is honoured
  * before each stage, so a cancelled run never touches the branch; the commit itself is atomic.
  */
-export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks) {
+export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks, pool: WorkerPool) {
   const { db } = store;
 
   /**
    * Parses the manifest, generates the cubes and validates the model they make with the deploy
-   * branch's. These hold a CPU for seconds on a big project, so they run on a worker thread of
-   * this run and the server keeps answering meanwhile; only git is read here.
+   * branch's. These hold a CPU for seconds on a big project, so they run on the jobs service's
+   * worker pool and the server keeps answering meanwhile; only git is read here.
    */
   async function processManifest(
     run: DbtSyncRunRow,
@@ -135,7 +135,7 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
     text: string,
     options: RunOptions,
   ): Promise<{ generation: WorkerGeneration; base: string; plan: SyncPlan }> {
-    const thread = new SyncThread();
+    const thread = new SyncThread(pool);
     const onThread = async <T>(phase: string, work: Promise<T>): Promise<T> => {
       await hooks.working(run.id, phase, work);
       return work;

@@ -1,7 +1,7 @@
 import type { Store } from '../../db/database.js';
 import type { NotificationRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import type { JobContext, Jobs } from '../../jobs/index.js';
+import type { JobContext, Jobs, ScheduleHandle } from '../../jobs/index.js';
 import { deliverNotification, type DeliveryDeps, type DeliveryRecipient } from './deliver.js';
 import { embedRecipientContexts } from './recipient-context.js';
 import {
@@ -48,7 +48,7 @@ export interface SchedulerOptions {
  * away for several occurrences of one schedule delivers only the newest of them.
  */
 export class NotificationScheduler {
-  #timer: NodeJS.Timeout | null = null;
+  readonly #loop: ScheduleHandle;
   #running: Promise<number> | null = null;
   #again = false;
   #closed = false;
@@ -66,21 +66,25 @@ export class NotificationScheduler {
       timeoutMs: DELIVERY_TIMEOUT_MS,
       run: (ctx) => this.#run(ctx),
     });
+    // The due-time loop is one of the jobs service's schedules: it runs once they are started
+    // (`jobs.startSchedules()`, or `start()` here), and `jobs.stop()` ends it.
+    this.#loop = jobs.schedule({
+      name: 'notifications.due',
+      everyMs: options.tickMs ?? 10_000,
+      run: () => this.tick(),
+      runAtStart: true,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
   }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => void this.tick(), this.options.tickMs ?? 10_000);
-    // The loop alone must not keep a process alive.
-    this.#timer.unref();
-    void this.tick();
+    this.#loop.start();
   }
 
   /** Stops the loop and waits for a tick in progress, so nothing touches the store after it closes. */
   async stop(): Promise<void> {
     this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
+    await this.#loop.stop();
     await this.#running;
   }
 

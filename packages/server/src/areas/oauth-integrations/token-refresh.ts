@@ -16,6 +16,8 @@ interface RefreshPayload {
 
 export interface TokenRefreshOptions {
   now: () => Date;
+  /** Time between scans once the jobs service's schedules are started; default 1 minute. `start(scanMs)` may say otherwise. */
+  scanMs?: number;
   /** Tokens whose access token expires within this are refreshed; default 5 minutes (before the 2-minute refresh on use). */
   leadMs?: number;
   /** How long a claim holds; past it, another scan may claim the token again. Longer than a refresh job may run. */
@@ -47,8 +49,6 @@ export function tokenRefresher(store: Store, tokens: Pick<UserOAuthTokensService
   const leadMs = options.leadMs ?? DEFAULT_LEAD_MS;
   const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
   const batch = options.batch ?? 100;
-  let timer: NodeJS.Timeout | null = null;
-  let scanning: Promise<unknown> | null = null;
 
   jobs.register<RefreshPayload, { outcome: BackgroundOutcome }>({
     kind: REFRESH_JOB,
@@ -78,29 +78,26 @@ export function tokenRefresher(store: Store, tokens: Pick<UserOAuthTokensService
     return queued;
   }
 
+  // Every process scans (the claims let one of them refresh each token), then deletes refresh
+  // jobs finished a day ago; a scan still running when the next is due is not doubled.
+  const loop = jobs.schedule({
+    name: 'user-oauth-tokens.refresh',
+    everyMs: options.scanMs ?? 60_000,
+    run: async () => {
+      await scan();
+      await jobs.prune(REFRESH_JOB, new Date(now().getTime() - KEEP_JOBS_MS));
+    },
+    onError: (error) => options.onError?.(error, 'the background refresh of user OAuth tokens failed; the next scan tries again'),
+  });
+
   return {
     scan,
-    /**
-     * Scans every `scanMs` until stopped, then deletes refresh jobs finished a day ago; a scan
-     * still running when the next is due is not doubled.
-     */
-    start(scanMs: number): void {
-      if (timer !== null || scanMs <= 0) return;
-      timer = setInterval(() => {
-        if (scanning !== null) return;
-        scanning = scan()
-          .then(() => jobs.prune(REFRESH_JOB, new Date(now().getTime() - KEEP_JOBS_MS)))
-          .catch((error: unknown) => options.onError?.(error, 'the background refresh of user OAuth tokens failed; the next scan tries again'))
-          .finally(() => {
-            scanning = null;
-          });
-      }, scanMs);
-      timer.unref();
+    /** Scans every `scanMs` (default the schedule's) until stopped; the jobs service's `startSchedules` starts it too. */
+    start(scanMs?: number): void {
+      loop.start(scanMs);
     },
     async stop(): Promise<void> {
-      if (timer !== null) clearInterval(timer);
-      timer = null;
-      await scanning;
+      await loop.stop();
     },
   };
 }

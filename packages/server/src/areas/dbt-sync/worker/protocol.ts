@@ -2,14 +2,28 @@ import type { ModelError, ModelFile } from '../../../model/index.js';
 import type { GeneratedFile, Generation, ModelSelector } from '../generator/index.js';
 
 /**
- * What the syncs' worker thread is asked to do, answered in order. `session` is one run's: the
- * manifest it parsed is kept under it until `end`.
+ * The syncs' tasks on the worker pool (tasks.ts). `session` is one run's: the manifest a thread
+ * parsed is kept there under it for the run's generation.
  */
-export type WorkRequest =
-  | { id: number; session: number; task: 'parse'; text: string }
-  | { id: number; session: number; task: 'generate'; options: { outputPath: string; selector: ModelSelector } }
-  | { id: number; session: number; task: 'validate'; files: ModelFile[] }
-  | { id: number; session: number; task: 'end' };
+export interface ParseInput {
+  session: number;
+  text: string;
+}
+
+export interface GenerateInput {
+  session: number;
+  /** Parsed again on a thread that does not hold the session's manifest (the pool has several). */
+  text: string;
+  options: { outputPath: string; selector: ModelSelector };
+}
+
+export interface ValidateInput {
+  files: ModelFile[];
+}
+
+export interface EndInput {
+  session: number;
+}
 
 export interface ParsedManifest {
   dbtVersion: string | null;
@@ -23,15 +37,7 @@ export interface WorkerGeneration {
   stats: Generation['stats'];
 }
 
-export type WorkResult =
-  | { task: 'parse'; value: ParsedManifest }
-  | { task: 'generate'; value: WorkerGeneration }
-  | { task: 'validate'; value: ModelError[] }
-  | { task: 'end'; value: null };
+export type { ModelError };
 
-/**
- * The answer to a request: its result, a failure whose message is for the user as it is (a
- * manifest that is not JSON, a selector matching nothing), or an unexpected error.
- */
-export type WorkResponse =
-  ({ id: number; outcome: 'ok' } & WorkResult) | { id: number; outcome: 'failure'; message: string } | { id: number; outcome: 'error'; message: string };
+/** A task's answer: its value, or a failure whose message is for the user as it is (a manifest that is not JSON, a selector matching nothing). An unexpected error rejects. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; failure: string };
