@@ -72,7 +72,7 @@ export interface AppOptions {
   /** The server's own PostgreSQL URL (DATABASE_URL): no deployment's data source may be a database of its cluster. */
   databaseUrl?: string | null;
   /** Heartbeat and takeover times of background jobs (JOBS_HEARTBEAT_MS, JOBS_STALE_AFTER_MS); absent: 5 s and 30 s. */
-  jobs?: { heartbeatMs: number; staleAfterMs: number };
+  jobs?: { heartbeatMs: number; staleAfterMs: number; workerThreads?: number };
   /**
    * The background refresh of user OAuth tokens (OAUTH_TOKEN_REFRESH_*): how often each process
    * scans (0: never; absent: every minute; it runs only where the jobs start with the app), how
@@ -317,11 +317,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await app.register(referenceRoutes);
   for (const area of areas) for (const routes of area.routes?.(routeContext) ?? []) await app.register(routes);
 
-  // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job.
-  // The areas' periodic work runs with the worker (tests start it by hand instead).
+  // Background jobs (builds) run in every process: on PostgreSQL any of them may take a job. The
+  // areas' schedules (periodic claims they registered with the jobs service) run with the worker;
+  // tests start them by hand instead. jobs.stop() ends both.
   if (options.startJobs !== 'on-first-job') {
     app.addHook('onReady', () => services.jobs.start());
-    for (const area of areas) if (area.background) app.addHook('onReady', async () => area.background!.start());
+    app.addHook('onReady', async () => services.jobs.startSchedules());
   }
   if (options.sqlApi) {
     const sqlService = sqlApiService(store, services.dataApi, {
@@ -345,7 +346,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   app.addHook('onClose', async () => {
     await sqlApi?.close();
-    for (const area of areas) await area.background?.stop();
     await platform.runtime.close();
     await platform.jobs.stop();
     for (const area of areas) await area.close?.();

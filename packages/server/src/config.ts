@@ -47,8 +47,11 @@ export interface Config {
   corsOrigins: string[];
   /** Runtime versions per release channel and the regions offered (RUNTIME_VERSIONS, REGIONS). */
   catalog: Catalog;
-  /** Background jobs: how often a running job's heartbeat is written, and after how long without one it is taken back (ms). */
-  jobs: { heartbeatMs: number; staleAfterMs: number };
+  /**
+   * Background jobs: how often a running job's heartbeat is written, and after how long without one
+   * it is taken back (ms); how many threads run CPU-heavy work (absent: the cores less one, at least one).
+   */
+  jobs: { heartbeatMs: number; staleAfterMs: number; workerThreads?: number };
   /** The background refresh of user OAuth tokens: scan interval (0: off), how long before expiry, retry delay after a passing failure (ms). */
   oauthTokenRefresh: { scanMs: number; leadMs: number; retryMs: number };
   /** How often each process looks for notifications' due occurrences (NOTIFICATIONS_TICK_MS, ms). */
@@ -198,7 +201,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `REGIONS must be region names separated by commas (lower-case letters, digits and dashes), such as "local,eu-west", got "${value('REGIONS')}"`,
     );
   const notificationsTickMs = milliseconds('NOTIFICATIONS_TICK_MS', 10_000);
-  const jobs = { heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000), staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000) };
+  const workerThreads = value('JOBS_WORKER_THREADS') === null ? undefined : wholeNumber('JOBS_WORKER_THREADS', 1, 64, 'a number of threads from 1 to 64');
+  if (workerThreads === 0) problems.push('JOBS_WORKER_THREADS must be a number of threads from 1 to 64, got "0"');
+  const jobs = {
+    heartbeatMs: milliseconds('JOBS_HEARTBEAT_MS', 5_000),
+    staleAfterMs: milliseconds('JOBS_STALE_AFTER_MS', 30_000),
+    ...(workerThreads === undefined ? {} : { workerThreads }),
+  };
   const oauthTokenRefresh = {
     scanMs: wholeNumber('OAUTH_TOKEN_REFRESH_SCAN_MS', 60_000, 86_400_000, 'a number of milliseconds up to 86400000 (0 turns the background refresh off)'),
     leadMs: milliseconds('OAUTH_TOKEN_REFRESH_LEAD_MS', 300_000),

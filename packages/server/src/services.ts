@@ -43,7 +43,7 @@ import { Signing } from './signing/index.js';
 export interface ServiceOptions {
   repositoriesDir: string;
   secrets: Secrets;
-  jobs?: Pick<JobsOptions, 'heartbeatMs' | 'staleAfterMs' | 'onTakeover'>;
+  jobs?: Pick<JobsOptions, 'heartbeatMs' | 'staleAfterMs' | 'onTakeover' | 'workerThreads'>;
   catalog: Catalog;
   /** The origin of a tenant: deployments are at `<origin>/deployments/<id>`. */
   deploymentUrlOf: Platform['originOf'];

@@ -20,7 +20,11 @@ export interface RouteContext {
   baseDomain: string | null;
 }
 
-/** One area, built: what it offers the app. Everything but `services` is optional. */
+/**
+ * One area, built: what it offers the app. Everything but `services` is optional. Its periodic
+ * work is registered with the platform's jobs service as it is built (`jobs.schedule`), and runs
+ * while this process's jobs worker runs.
+ */
 export interface Area<S extends object = object> {
   /** What the area's routes, other areas (through `use`) and tests call. */
   readonly services: S;
@@ -32,11 +36,6 @@ export interface Area<S extends object = object> {
   readonly problemDialects?: readonly ProblemDialect[];
   /** The credentials it issues, for the app's credential check (http/auth.ts). */
   readonly credentials?: Partial<CredentialCheckers>;
-  /**
-   * Periodic work it runs while this process's jobs worker runs (not in processes that start
-   * the worker only on their first job: tests drive it by hand there).
-   */
-  readonly background?: { start(): void | Promise<void>; stop(): void | Promise<void> };
   /** As the app starts closing, before requests in flight are waited for (work that would hold them). */
   readonly preClose?: () => void | Promise<void>;
   /** As the app closes, after its requests. */

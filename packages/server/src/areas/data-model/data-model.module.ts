@@ -42,7 +42,8 @@ export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
   };
-  const validation = validateService(store, repositories);
+  // Models compile on the jobs service's worker pool, off the event loop, for builds and for validation alike.
+  const validation = validateService(store, repositories, jobs.workers);
   const uploads = uploadsService(store, repositories, builds);
   const commits = commitsService(store, repositories);
   const gitHttp = gitHttpService(store, repositories, async (row, changed) => {

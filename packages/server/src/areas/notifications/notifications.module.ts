@@ -21,7 +21,10 @@ export interface NotificationsConfig {
   summaryTimeoutMs?: number;
 }
 
-/** Notifications: scheduled renders of dashboards, mailed to their recipients; the due-time loop claims each occurrence once across processes. */
+/**
+ * Notifications: scheduled renders of dashboards, mailed to their recipients. The due-time loop, a
+ * schedule of the jobs service, claims each occurrence once across processes (tests drive it with `tick()`).
+ */
 export const notificationsArea = defineArea('notifications', ({ platform: { store, jobs, now, onError }, use }, config: NotificationsConfig) => {
   const { renderer } = use(dashboardExportsArea);
   const mail = config.mail;
@@ -39,8 +42,6 @@ export const notificationsArea = defineArea('notifications', ({ platform: { stor
     services: { notifications, notificationScheduler, mailer, summariser },
     schemas: notificationSchemas,
     routes: () => [notificationsRoutes(notifications)],
-    // The due-time loop runs with the jobs worker (tests drive it with `tick()` instead).
-    background: { start: () => notificationScheduler.start(), stop: () => notificationScheduler.stop() },
     close: async () => {
       mailer?.close();
       await summariser?.close();

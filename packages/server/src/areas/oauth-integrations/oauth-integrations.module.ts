@@ -28,9 +28,10 @@ export const oauthIntegrationsArea = defineArea(
       log,
       ...(refresh.retryMs !== undefined ? { retryMs: refresh.retryMs } : {}),
     });
-    // Every process scans for tokens to refresh; the claims let one of them refresh each.
+    // Every process scans for tokens to refresh (a schedule of the jobs service); the claims let one of them refresh each.
     const tokenRefresh = tokenRefresher(store, userOAuthTokens, jobs, {
       now,
+      scanMs: refresh.scanMs ?? 60_000,
       ...(refresh.leadMs !== undefined ? { leadMs: refresh.leadMs } : {}),
       onError: (error, what) => onError(error, what),
     });
@@ -41,7 +42,6 @@ export const oauthIntegrationsArea = defineArea(
         oauthIntegrationsRoutes(oauthIntegrations, userOAuthTokens, { resolveTenant, identify: identifyOptional }),
         userOAuthTokensRoutes(userOAuthTokens),
       ],
-      background: { start: () => tokenRefresh.start(refresh.scanMs ?? 60_000), stop: () => tokenRefresh.stop() },
     };
   },
 );
