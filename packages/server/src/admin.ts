@@ -15,6 +15,7 @@ import { OAuthProviders } from './areas/oauth/oauth.provider.js';
 import { approveDeviceCode } from './areas/oauth/oauth.service.js';
 import { DEFAULT_TENANT_SLUG } from './areas/tenants/tenants.service.js';
 import { ApiError } from './shared/problems.js';
+import { systemClock } from './time.js';
 
 /*
  * `npm run admin -- <command>`: operator commands that need no API key because they run beside
@@ -210,7 +211,7 @@ const COMMAND_LIST = `Commands: ${Object.keys(COMMANDS).join(', ')}; "npm run ad
 
 async function tenantCreate(ctx: Context, { values, positionals }: Parsed): Promise<void> {
   const slug = positionals[0] ?? '';
-  const made = await createTenant(ctx.store, {
+  const made = await createTenant(ctx.store, systemClock, {
     slug,
     name: values.name as string | undefined,
     domains: (values.domain as string[] | undefined) ?? [],
@@ -260,7 +261,7 @@ async function tenantRegionsCommand(ctx: Context, { values, positionals }: Parse
 
 async function tenantAddDomain(ctx: Context, { positionals }: Parsed): Promise<void> {
   const [slug = '', domain = ''] = positionals;
-  const host = await addTenantDomain(ctx.store, slug, domain, ctx.config.baseDomain);
+  const host = await addTenantDomain(ctx.store, systemClock, slug, domain, ctx.config.baseDomain);
   ctx.out(`Tenant ${slug} now answers on ${host}.`);
 }
 

@@ -8,6 +8,7 @@ import { listenMetrics, type MetricsListener } from './metrics/listener.js';
 import { Metrics } from './metrics/metrics.js';
 import { SecretKeyError } from './secrets/index.js';
 import { openSecrets } from './stored-secrets.js';
+import { systemClock } from './time.js';
 import { loadTls } from './tls.js';
 import { ensurePrivateDir } from './shared/private-files.js';
 
@@ -58,7 +59,7 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
     const secrets = await openSecrets(store, config.secretKeys).catch((error: unknown) => {
       throw error instanceof SecretKeyError ? new StartupError(error.message, { cause: error }) : error;
     });
-    const boot = await bootstrapDefaultTenant(store, config.adminEmail, config.adminApiKey);
+    const boot = await bootstrapDefaultTenant(store, systemClock, config.adminEmail, config.adminApiKey);
     // Where operators put SQLite files that deployments may query (DB_TYPE=sqlite).
     fs.mkdirSync(config.runtime.dataSourcesDir, { recursive: true, mode: 0o700 });
     // The repositories hold every deployment's model: the server's user alone reads them.
@@ -185,7 +186,7 @@ async function listenForMetrics(app: App, metrics: Metrics, at: { port: number; 
 /** The first start's key, shown once; or, when no admin key works any more, how to make one. */
 async function announceAdminKey(store: Store, boot: BootstrapResult, config: Config, print: (line: string) => void): Promise<void> {
   if (boot.adminKeys === 'first-start') {
-    const key = await issueFirstAdminKey(store, boot.tenant.id, boot.admin.id);
+    const key = await issueFirstAdminKey(store, systemClock, boot.tenant.id, boot.admin.id);
     // Null: another process starting at the same time made (and printed) it.
     if (key === null) return;
     print(

@@ -91,7 +91,7 @@ function createPlatform(store: Store, options: ServiceOptions): Platform {
   const originOf = options.deploymentUrlOf;
   const signing = new Signing(store, { secrets, issuerOf: originOf, now });
   // The audit log records while the tenant's setting says so; audit/ knows no area, so it is told here.
-  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled);
+  const audit = new Audit(store.db, async (db, tenantId, snapshot) => (await tenantSettings(db, tenantId, snapshot)).auditLogEnabled, now);
   // Each running environment receives the tenant's workload-identity tokens as files.
   const planner = runtimePlanner(store, secrets, options.catalog, workloadFiles(store.db, signing, audit));
   const ownCluster = ownClusterReader(options.ownDatabaseUrl ?? null);

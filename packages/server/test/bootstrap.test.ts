@@ -8,6 +8,7 @@ import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from
 import { ConfigError, loadConfig } from '../src/config.js';
 import { migrate, storeFor, type Store } from '../src/db/database.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { systemClock } from '../src/time.js';
 import { selfSignedLocalhost } from '../src/tls.js';
 import { createTestStore, DIALECTS } from './harness.js';
 import { keyIn, runTs, serverEnv, type ServerEnv } from './server-env.js';
@@ -295,18 +296,24 @@ if (DIALECTS.includes('postgres')) {
       const other = store.reopen();
       try {
         const results: BootstrapResult[] = await Promise.all([
-          bootstrapDefaultTenant(store, 'admin@localhost', null),
-          bootstrapDefaultTenant(other, 'admin@localhost', null),
+          bootstrapDefaultTenant(store, systemClock, 'admin@localhost', null),
+          bootstrapDefaultTenant(other, systemClock, 'admin@localhost', null),
         ]);
         expect(results.map((r) => r.adminKeys)).toEqual(['first-start', 'first-start']);
         const [a, b] = results as [BootstrapResult, BootstrapResult];
-        const issued = await Promise.all([issueFirstAdminKey(store, a.tenant.id, a.admin.id), issueFirstAdminKey(other, b.tenant.id, b.admin.id)]);
+        const issued = await Promise.all([
+          issueFirstAdminKey(store, systemClock, a.tenant.id, a.admin.id),
+          issueFirstAdminKey(other, systemClock, b.tenant.id, b.admin.id),
+        ]);
         expect(issued.filter((key) => key !== null)).toHaveLength(1);
         expect(new Set(results.map((r) => r.admin.id)).size).toBe(1);
         expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
 
         const key = generateApiKey();
-        await Promise.all([bootstrapDefaultTenant(store, 'admin@localhost', key), bootstrapDefaultTenant(other, 'admin@localhost', key)]);
+        await Promise.all([
+          bootstrapDefaultTenant(store, systemClock, 'admin@localhost', key),
+          bootstrapDefaultTenant(other, systemClock, 'admin@localhost', key),
+        ]);
         expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 2 });
         expect(await store.db.selectFrom('api_keys').select('id').where('key_hash', '=', sha256(key)).execute()).toHaveLength(1);
       } finally {
@@ -321,17 +328,17 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
   it('an expired only admin key is reported as none usable, and no new key is made behind the operator', async () => {
     const store = await createTestStore(dialect);
     try {
-      const first = await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      const first = await bootstrapDefaultTenant(store, systemClock, 'admin@localhost', null);
       expect(first.adminKeys).toBe('first-start');
-      expect(await issueFirstAdminKey(store, first.tenant.id, first.admin.id)).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
-      expect((await bootstrapDefaultTenant(store, 'admin@localhost', null)).adminKeys).toBe('usable');
+      expect(await issueFirstAdminKey(store, systemClock, first.tenant.id, first.admin.id)).toMatch(/^mapi_[A-Za-z0-9]{40}$/);
+      expect((await bootstrapDefaultTenant(store, systemClock, 'admin@localhost', null)).adminKeys).toBe('usable');
       await store.db
         .updateTable('api_keys')
         .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
         .execute();
-      const second = await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      const second = await bootstrapDefaultTenant(store, systemClock, 'admin@localhost', null);
       expect(second.adminKeys).toBe('none-usable');
-      expect(await issueFirstAdminKey(store, second.tenant.id, second.admin.id)).toBeNull();
+      expect(await issueFirstAdminKey(store, systemClock, second.tenant.id, second.admin.id)).toBeNull();
       expect(await counts(store)).toEqual({ tenants: 1, users: 1, keys: 1 });
     } finally {
       await store.destroy();
@@ -341,7 +348,7 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
   it("refuses an ADMIN_API_KEY that is already another user's key, and changes nothing", async () => {
     const store = await createTestStore(dialect);
     try {
-      await bootstrapDefaultTenant(store, 'admin@localhost', null);
+      await bootstrapDefaultTenant(store, systemClock, 'admin@localhost', null);
       const { insertKey } = await import('../src/areas/api-keys/api-keys.store.js');
       const { insertUser } = await import('../src/areas/users/users.store.js');
       const at = new Date().toISOString();
@@ -358,7 +365,7 @@ describe.each(DIALECTS)('bootstrap edge cases (%s)', (dialect) => {
       const theirs = generateApiKey();
       await insertKey(store.db, { tenantId: tenant.id, userId: viewer.id, name: 'theirs', key: theirs, source: 'api', createdAt: at });
       const before = await counts(store);
-      await expect(bootstrapDefaultTenant(store, 'admin@localhost', theirs)).rejects.toThrow(/ADMIN_API_KEY is already in use/);
+      await expect(bootstrapDefaultTenant(store, systemClock, 'admin@localhost', theirs)).rejects.toThrow(/ADMIN_API_KEY is already in use/);
       expect(await counts(store)).toEqual(before);
     } finally {
       await store.destroy();

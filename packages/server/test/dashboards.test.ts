@@ -490,7 +490,7 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     it('findPublishedByPublicId gives the current version with its snapshots, workbook and deployment; findByWorkbook and setAllowEmbed', async () => {
       const wb = await workbook();
       expect(await findByWorkbook(t.store.db, t.tenantId, wb)).toBeUndefined();
-      expect(await setAllowEmbed(t.store.db, t.tenantId, wb, true)).toBeUndefined();
+      expect(await setAllowEmbed(t.store.db, t.tenantId, wb, true, new Date().toISOString())).toBeUndefined();
       const r = await report('Embedded');
       await published(wb, { config: { widgets: [chart('c', r)] } });
       const v2 = await published(wb, { config: { widgets: [chart('c2', r)] } });
@@ -506,7 +506,7 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
         workbookId: wb,
         allowEmbed: false,
       });
-      expect(await setAllowEmbed(t.store.db, t.tenantId, wb, true)).toMatchObject({ publicId: v2.publicId, allowEmbed: true });
+      expect(await setAllowEmbed(t.store.db, t.tenantId, wb, true, new Date().toISOString())).toMatchObject({ publicId: v2.publicId, allowEmbed: true });
       expect((await findPublishedByPublicId(t.store.db, t.tenantId, v2.publicId))?.allowEmbed).toBe(true);
       expect((await getWorkbook(wb)).json().publishedDashboard.allowEmbed).toBe(true);
     });

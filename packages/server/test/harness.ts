@@ -12,6 +12,7 @@ import { insertUser } from '../src/areas/users/users.store.js';
 import { migrate, openStore, type Dialect, type QueryLog, type Store, type StoreOptions } from '../src/db/database.js';
 import type { Access, PrincipalType, ResourceType, Role } from '../src/db/tables.js';
 import type { Secrets } from '../src/secrets/index.js';
+import { systemClock } from '../src/time.js';
 import { createSchemaSql, sqlOn } from './pg-template.js';
 
 /**
@@ -124,7 +125,7 @@ export class TestApp {
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
     const adminKey = generateApiKey();
-    const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
+    const boot = await bootstrapDefaultTenant(store, systemClock, 'admin@example.com', adminKey);
     const app = await buildApp({
       store,
       baseDomain: options.baseDomain ?? null,
@@ -240,7 +241,7 @@ export class TestApp {
 
   /** Factory: another tenant, reachable on `domains`, with its first admin. */
   async tenant(slug: string, domains: string[] = []): Promise<{ tenantId: number; admin: Caller }> {
-    const made = await createTenant(this.store, { slug, domains, adminEmail: `admin@${slug}.example.com` });
+    const made = await createTenant(this.store, systemClock, { slug, domains, adminEmail: `admin@${slug}.example.com` });
     return { tenantId: made.tenant.id, admin: { userId: made.admin.id, key: made.key, email: made.admin.email } };
   }
 }

@@ -8,6 +8,7 @@ import { openStore, type Store } from '../src/db/database.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { installRateLimit } from '../src/http/rate-limit.js';
 import '../src/http/request-context.js';
+import { systemClock } from '../src/time.js';
 import { createTestStore, DIALECTS, type TestStore } from './harness.js';
 
 /* Issue 11: health probes are public and never limited; keys are the unit of REST limits; shared Redis budgets. */
@@ -24,7 +25,7 @@ async function storeWithAdmin(dialect: (typeof DIALECTS)[number]): Promise<{ sto
   const store = await createTestStore(dialect);
   cleanups.push(() => store.destroy());
   const adminKey = generateApiKey();
-  await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
+  await bootstrapDefaultTenant(store, systemClock, 'admin@example.com', adminKey);
   return { store, adminKey };
 }
 

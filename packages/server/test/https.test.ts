@@ -12,6 +12,7 @@ import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { createTenant } from '../src/areas/tenants/tenants.service.js';
 import { loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { systemClock } from '../src/time.js';
 import { loadTls } from '../src/tls.js';
 import { DIALECTS } from './harness.js';
 import { exited, keyIn, REPO_ROOT, serverEnv, spawnTs, type ServerEnv } from './server-env.js';
@@ -126,7 +127,7 @@ describe.each(DIALECTS)('HTTPS server (%s)', (dialect) => {
   });
 
   it('picks the tenant from the Host header over the socket', async () => {
-    const acme = await createTenant(server.store, { slug: 'acme', domains: ['analytics.acme.com'], adminEmail: 'admin@acme.example' });
+    const acme = await createTenant(server.store, systemClock, { slug: 'acme', domains: ['analytics.acme.com'], adminEmail: 'admin@acme.example' });
     expect((await call(server.url, ca, { host: 'acme.mapi.test', key: acme.key })).status).toBe(200);
     expect((await call(server.url, ca, { host: 'analytics.acme.com:8443', key: acme.key })).status).toBe(200);
     expect((await call(server.url, ca, { host: 'default.mapi.test', key: acme.key })).status).toBe(401);

@@ -7,6 +7,7 @@ import { generateApiKey } from '../../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, createTenant } from '../../src/areas/tenants/tenants.service.js';
 import type { Dialect } from '../../src/db/database.js';
 import type { Role } from '../../src/db/tables.js';
+import { systemClock } from '../../src/time.js';
 import { createTestStore, type TestStore } from '../../test/harness.js';
 import { ATTRIBUTE_NAMES } from './scim.js';
 import type { PoolName, PoolRef } from './values.js';
@@ -93,7 +94,7 @@ export class World {
   static async create(dialect: Dialect, log: (line: string) => void): Promise<World> {
     const store = await createTestStore(dialect);
     const adminKey = generateApiKey();
-    const boot = await bootstrapDefaultTenant(store, 'admin@example.com', adminKey);
+    const boot = await bootstrapDefaultTenant(store, systemClock, 'admin@example.com', adminKey);
     const holder: { world?: World } = {};
     const stream = {
       write(line: string) {
@@ -229,7 +230,7 @@ export class World {
       members: scimUsers.map((value) => ({ value })),
     });
 
-    const other = await createTenant(this.store, { slug: 'other', domains: [OTHER_HOST], adminEmail: 'admin@other.example.com' });
+    const other = await createTenant(this.store, systemClock, { slug: 'other', domains: [OTHER_HOST], adminEmail: 'admin@other.example.com' });
     this.otherTenantId = other.tenant.id;
     this.credentials.set('otherTenantKey', { key: other.key, userId: other.admin.id });
     this.credentials.set('otherTenantHost', { key: other.key, host: OTHER_HOST, userId: other.admin.id, role: 'ADMIN' });

@@ -1,7 +1,7 @@
 import type { Caller } from '../access/caller.js';
 import type { TenantSnapshot } from '../cache/tenant-cache.js';
 import type { Executor } from '../db/tables.js';
-import { now } from '../time.js';
+import { timestamp, type Clock } from '../time.js';
 import { insertAuditEvent, listAuditEvents, type AuditFilter, type AuditRow } from './audit.store.js';
 
 export type { AuditFilter } from './audit.store.js';
@@ -70,6 +70,8 @@ export class Audit {
   constructor(
     private readonly db: Executor,
     private readonly enabled: AuditEnabled,
+    /** The app's clock: events are stamped with it. */
+    private readonly now: Clock,
   ) {}
 
   /**
@@ -98,7 +100,7 @@ export class Audit {
     const actor = actorOf(caller);
     await insertAuditEvent(this.db, {
       tenant_id: caller.actor.tenantId,
-      occurred_at: now(),
+      occurred_at: timestamp(this.now),
       action: 'request',
       actor_user_id: actor.userId,
       actor_email: actor.email,
@@ -121,7 +123,7 @@ export class Audit {
   async #insert(db: Executor, tenantId: number, actor: AuditActor, event: AuditEvent, requestId: string | null): Promise<void> {
     await insertAuditEvent(db, {
       tenant_id: tenantId,
-      occurred_at: now(),
+      occurred_at: timestamp(this.now),
       action: event.action,
       actor_user_id: actor.userId,
       actor_email: actor.email,

@@ -11,7 +11,7 @@ import { tenantSettingsSchemas } from './tenant-settings.schemas.js';
 import { userSettingsService } from './user-settings.js';
 
 /** The account's settings: embedding, the tenant's own, the audit log's reading, the app's configuration and each user's. */
-export const accountArea = defineArea('account', ({ platform: { store, audit } }) => {
+export const accountArea = defineArea('account', ({ platform: { store, audit, now } }) => {
   const services = {
     embedSettings: embedSettingsService(store),
     // Switching the audit log on or off is itself recorded, whatever the setting says.
@@ -20,7 +20,7 @@ export const accountArea = defineArea('account', ({ platform: { store, audit } }
     ),
     auditEvents: auditEventsService(audit),
     appConfig: appConfigService(store),
-    userSettings: userSettingsService(store),
+    userSettings: userSettingsService(store, now),
   };
   return {
     services,

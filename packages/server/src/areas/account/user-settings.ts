@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import type { UserSettings, UserSettingsInput } from './app-config.schemas.js';
 import { findUserSettings, upsertUserSettings } from './account.store.js';
@@ -13,7 +13,7 @@ async function read(db: Executor, tenantId: number, userId: number): Promise<Use
 }
 
 /** The caller's own preferences (spec 0.5.0: the user's default deployment). A deleted deployment clears it. */
-export function userSettingsService(store: Store) {
+export function userSettingsService(store: Store, now: Clock) {
   const { db } = store;
   return {
     async get(caller: Caller): Promise<UserSettings> {
@@ -34,7 +34,7 @@ export function userSettingsService(store: Store) {
         }
         await authorizeDeployment(db, caller, id, 'DeploymentRead');
       }
-      const at = now();
+      const at = timestamp(now);
       await upsertUserSettings(db, tenantId, userId, id, at);
       return read(db, tenantId, userId);
     },

@@ -7,10 +7,10 @@ import { hashApiKey, hashesEqual, isApiKeyFormat } from './key-format.js';
 import { LastUsedRecorder } from './last-used.js';
 
 /** API keys: their routes, and the credential check of every request that carries one. `lastUsedFlushMs`: how often coalesced `lastUsedAt` values are written. */
-export const apiKeysArea = defineArea('api-keys', ({ platform: { store, onError } }, config: { lastUsedFlushMs?: number }) => {
+export const apiKeysArea = defineArea('api-keys', ({ platform: { store, onError, now } }, config: { lastUsedFlushMs?: number }) => {
   // A key's `lastUsedAt` is written in batches, not on every request it authenticates.
   const lastUsed = new LastUsedRecorder(store.db, config.lastUsedFlushMs, (error) => onError(error, 'lastUsedAt flush failed'));
-  const apiKeys = apiKeysService(store);
+  const apiKeys = apiKeysService(store, now);
   return {
     services: { apiKeys, lastUsed },
     schemas: apiKeySchemas,

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import type { ApiKeyRow } from '../../db/tables.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { existingDeploymentIds } from '../deployments/index.js';
 import { findUserById } from '../users/index.js';
 import type { ApiKey, CreateApiKeyInput, CreatedApiKey, ListApiKeysInput } from './api-keys.schemas.js';
@@ -24,7 +24,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-export function apiKeysService(store: Store) {
+export function apiKeysService(store: Store, now: Clock) {
   const { db } = store;
   return {
     async create({ actor, access }: Caller, input: CreateApiKeyInput): Promise<CreatedApiKey> {
@@ -55,7 +55,7 @@ export function apiKeysService(store: Store) {
           });
         }
       }
-      const createdAt = now();
+      const createdAt = timestamp(now);
       const expiresAt = input.expiresAt == null ? null : Date.parse(input.expiresAt);
       // date-time syntax admits values no calendar has (a leap second on a day without one).
       if (expiresAt !== null && (Number.isNaN(expiresAt) || new Date(expiresAt).toISOString() <= createdAt)) {
@@ -95,7 +95,7 @@ export function apiKeysService(store: Store) {
       const key = await findKey(db, actor.tenantId, id);
       // Someone else's key is reported as missing, not as forbidden: its existence is not theirs to learn.
       if (!key || (!access.isAdmin && key.user_id !== actor.userId)) throw notFound('API_KEY_NOT_FOUND', 'API key', id);
-      await revokeKey(db, actor.tenantId, id, now());
+      await revokeKey(db, actor.tenantId, id, timestamp(now));
     },
   };
 }

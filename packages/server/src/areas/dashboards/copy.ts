@@ -1,5 +1,4 @@
 import type { Executor, ReportRow, WorkbookRow } from '../../db/tables.js';
-import { now } from '../../time.js';
 import { insertReport } from '../reports/index.js';
 import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
@@ -26,8 +25,14 @@ function repointed<T extends Config>(config: T, copies: Map<number, number>): T 
   return { ...config, widgets } as T;
 }
 
-async function insertCopy(trx: Executor, context: WorkspaceContext, folderId: number | null, sourceId: number, content: SnapshotContent): Promise<ReportRow> {
-  const at = now();
+async function insertCopy(
+  trx: Executor,
+  context: WorkspaceContext,
+  folderId: number | null,
+  sourceId: number,
+  content: SnapshotContent,
+  at: string,
+): Promise<ReportRow> {
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
   return insertReport(trx, {
     tenant_id: context.scope.tenantId,
@@ -65,7 +70,7 @@ async function insertCopy(trx: Executor, context: WorkspaceContext, folderId: nu
  * was. Only the current published version is copied, not the archived ones, and no sharing.
  * Runs in the duplicate's transaction, under the deployment's lock.
  */
-export async function copyDashboards(trx: Executor, context: WorkspaceContext, source: WorkbookRow, copy: WorkbookRow): Promise<WorkbookRow> {
+export async function copyDashboards(trx: Executor, context: WorkspaceContext, source: WorkbookRow, copy: WorkbookRow, at: string): Promise<WorkbookRow> {
   const draft = normalizeDashboardConfig(parseJson(source.dashboard_draft)) as DashboardConfigDraft | null;
   const published = await findPublishedByWorkbook(trx, context.scope.tenantId, source.id);
   const ids = [...new Set([...reportIdsOf(draft), ...reportIdsOf(published?.config ?? null), ...(published?.reportSnapshots.map((s) => s.reportId) ?? [])])];
@@ -80,7 +85,7 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
       const frozen = published?.reportSnapshots.find((s) => s.reportId === id);
       content = frozen && withoutIds(frozen);
     }
-    if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content)).id);
+    if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content, at)).id);
   }
   if (draft !== null) {
     await setWorkbookDraft(trx, context.scope.tenantId, copy.id, JSON.stringify(repointed(draft, copies)));
@@ -93,6 +98,7 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
       description: published.description ?? null,
       allowEmbed: false,
       userId: context.caller.actor.userId,
+      at,
     });
   }
   return findWorkbook(trx, context.scope.tenantId, copy.id);

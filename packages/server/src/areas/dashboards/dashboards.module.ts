@@ -5,7 +5,7 @@ import { dashboardSchemas } from './dashboards.schemas.js';
 import { dashboardsService } from './dashboards.service.js';
 
 /** Dashboards: drafts, publishing, controls. */
-export const dashboardsArea = defineArea('dashboards', ({ platform: { store } }) => {
-  const dashboards = dashboardsService(store);
+export const dashboardsArea = defineArea('dashboards', ({ platform: { store, now } }) => {
+  const dashboards = dashboardsService(store, now);
   return { services: { dashboards }, schemas: [...dashboardSchemas, ...dashboardControlSchemas], routes: () => [dashboardsRoutes(dashboards)] };
 });

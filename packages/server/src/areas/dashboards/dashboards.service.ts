@@ -7,7 +7,7 @@ import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, encodeCursor, pageRequest } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type DashboardConfigDraft } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
 import { findItem, type StoredItem } from '../workspace/index.js';
@@ -166,10 +166,18 @@ export interface FrozenReport {
 export async function writePublication(
   trx: Executor,
   workbook: WorkbookRow,
-  options: { config: DashboardConfig; snapshots: FrozenReport[]; title: string | null; description: string | null; allowEmbed: boolean | null; userId: number },
+  options: {
+    config: DashboardConfig;
+    snapshots: FrozenReport[];
+    title: string | null;
+    description: string | null;
+    allowEmbed: boolean | null;
+    userId: number;
+    at: string;
+  },
 ): Promise<Dashboard> {
   const tenantId = workbook.tenant_id;
-  const at = now();
+  const { at } = options;
   let dashboard: DashboardRow | undefined = await findDashboardByWorkbook(trx, tenantId, workbook.id);
   if (!dashboard) {
     dashboard = await insertDashboard(trx, {
@@ -214,7 +222,7 @@ export async function writePublication(
 }
 
 /** Dashboards of workbooks: the draft, publications and their versions, and the embedding switch. */
-export function dashboardsService(store: Store) {
+export function dashboardsService(store: Store, now: Clock) {
   const { db } = store;
 
   return {
@@ -231,7 +239,7 @@ export function dashboardsService(store: Store) {
         const workbook = await authorizedWorkbook(trx, context, workbookId, 'EDIT');
         const stored = draft === null ? null : JSON.stringify(draft);
         if (stored === workbook.dashboard_draft) return workbook;
-        return saveWorkbookDraft(trx, context.scope.tenantId, workbookId, stored, now());
+        return saveWorkbookDraft(trx, context.scope.tenantId, workbookId, stored, timestamp(now));
       });
       return {
         dashboardDraft: normalizeDashboardConfig(parseJson(row.dashboard_draft)) as DashboardConfigDraft | null,
@@ -282,6 +290,7 @@ export function dashboardsService(store: Store) {
           description: input.description ?? config.description ?? null,
           allowEmbed: input.allowEmbed ?? null,
           userId: caller.actor.userId,
+          at: timestamp(now),
         });
       });
     },
@@ -331,7 +340,9 @@ export function dashboardsService(store: Store) {
           `This API key is scoped to deployments ${scope.join(', ') || '(none)'} and cannot act on deployment ${found.deployment_id}, where this dashboard is.`,
         );
       }
-      const info = await serialized(store, lockKey.deployment(found.deployment_id), (trx) => setAllowEmbed(trx, tenantId, found.workbook_id, allowEmbed));
+      const info = await serialized(store, lockKey.deployment(found.deployment_id), (trx) =>
+        setAllowEmbed(trx, tenantId, found.workbook_id, allowEmbed, timestamp(now)),
+      );
       // Deleted with its workbook between the read and the lock.
       if (!info) throw new ApiError('DASHBOARD_NOT_FOUND', `No dashboard has public id "${publicId}".`);
       return { publicId: info.publicId, allowEmbed: info.allowEmbed };

@@ -1,5 +1,4 @@
 import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Executor, ReportRow } from '../../db/tables.js';
-import { now } from '../../time.js';
 import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
 import {
@@ -130,13 +129,13 @@ export async function findByPublicId(db: Executor, tenantId: number, publicId: s
  * Sets the signed-embedding switch of the workbook's dashboard (reference 3.5, 3.6) and the copy
  * of it in the workbook's `publishedDashboard`, so both read the same. Undefined (and nothing
  * written) when the workbook has no published dashboard. Run it in the caller's transaction when
- * other writes go with it; on its own it is two updates that a reader may see one at a time.
+ * other writes go with it; on its own it is two updates that a reader may see one at a time. `at`:
+ * the time of the change, from the caller's clock.
  */
-export async function setAllowEmbed(db: Executor, tenantId: number, workbookId: number, allowEmbed: boolean): Promise<DashboardInfo | undefined> {
+export async function setAllowEmbed(db: Executor, tenantId: number, workbookId: number, allowEmbed: boolean, at: string): Promise<DashboardInfo | undefined> {
   const row = await findDashboardByWorkbook(db, tenantId, workbookId);
   if (!row) return undefined;
   if ((row.allow_embed === 1) === allowEmbed) return toInfo(row);
-  const at = now();
   const updated = await updateAllowEmbed(db, tenantId, row.id, allowEmbed, at);
   await syncWorkbookAllowEmbed(db, tenantId, workbookId, allowEmbed);
   return toInfo(updated);

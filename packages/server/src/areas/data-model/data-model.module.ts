@@ -34,7 +34,7 @@ export interface DataModelConfig {
  * The data model in git: each deployment's repository (files, commits, branches, uploads, git's
  * smart HTTP), development mode, and the builds that check a model before a runtime serves it.
  */
-export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs, runtime } }, config: DataModelConfig) => {
+export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs, runtime, now } }, config: DataModelConfig) => {
   const repositories = new DeploymentRepositories(new Repositories(config.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   // The runtimes reconcile when a build succeeds.
   const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
@@ -44,7 +44,7 @@ export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs
   };
   // Models compile on the jobs service's worker pool, off the event loop, for builds and for validation alike.
   const validation = validateService(store, repositories, jobs.workers);
-  const uploads = uploadsService(store, repositories, builds);
+  const uploads = uploadsService(store, repositories, builds, now);
   const commits = commitsService(store, repositories);
   const gitHttp = gitHttpService(store, repositories, async (row, changed) => {
     const head = changed.get(row.deploy_branch_name);

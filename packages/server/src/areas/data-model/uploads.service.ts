@@ -4,7 +4,7 @@ import type { DeploymentRow, UploadRow } from '../../db/tables.js';
 import { blobSha } from '../../git/objects.js';
 import { RefMovedError } from '../../git/repository.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, isPersonalBranch } from './branch-targets.js';
@@ -28,7 +28,7 @@ function uploadNotFound(id: string, why = 'unknown, finished, expired, or starte
  * database until finish writes them, and the deletions, as one commit in one git process,
  * so an upload interrupted anywhere before it changes nothing.
  */
-export function uploadsService(store: Store, repositories: DeploymentRepositories, builds: BuildsService) {
+export function uploadsService(store: Store, repositories: DeploymentRepositories, builds: BuildsService, now: Clock) {
   const { db } = store;
 
   /** The branch an upload writes: named, or the active dev-mode branch, or the deploy branch; checked as finish would. */
@@ -48,7 +48,7 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
   async function openUpload(caller: Caller, row: DeploymentRow, id: string): Promise<UploadRow> {
     const upload = await findUpload(db, row.id, id);
     if (!upload || upload.key_id !== caller.actor.keyId || upload.finished_at !== null) throw uploadNotFound(id);
-    if (upload.expires_at <= now()) throw uploadNotFound(id, `it expired at ${upload.expires_at}`);
+    if (upload.expires_at <= timestamp(now)) throw uploadNotFound(id, `it expired at ${upload.expires_at}`);
     return upload;
   }
 
@@ -135,7 +135,7 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
           throw error;
         }
       });
-      if (!(await finishUpload(db, upload.id, head, now()))) throw uploadNotFound(upload.id, 'it was finished by another request');
+      if (!(await finishUpload(db, upload.id, head, timestamp(now)))) throw uploadNotFound(upload.id, 'it was finished by another request');
       await dropUploadedFiles(db, upload.id);
       // One build for the whole upload, whatever the deploy mode: uploads are how `cli` deployments deploy.
       await builds.enqueue(row, branch, head, 'upload');

@@ -22,17 +22,18 @@ export interface DeploymentsConfig {
 }
 
 /** Deployments: their settings, setup steps, environments and pods. */
-export const deploymentsArea = defineArea('deployments', ({ platform: { store, originOf, runtime } }, config: DeploymentsConfig) => {
+export const deploymentsArea = defineArea('deployments', ({ platform: { store, originOf, runtime, now } }, config: DeploymentsConfig) => {
   const deployments = deploymentsService(
     store,
     config.repositories,
     config.deployBranchMoved,
     config.catalog,
     originOf,
+    now,
     () => runtime.reconcile(),
     config.onDelete,
   );
-  const setup = setupService(store, originOf, config.hasSuccessfulBuild);
+  const setup = setupService(store, originOf, config.hasSuccessfulBuild, now);
   const environments = environmentsService(store, originOf, config.sqlApiPort);
   const pods = podsService(store, runtime);
   return {

@@ -7,7 +7,7 @@ import { isValidBranchName } from '../../git/refs.js';
 import { decodeCursor, encodeCursor, legacyPage, pageRequest, positionalPage, positionalWindow } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { normalizeProjectRoot } from '../../shared/model-paths.js';
 import type { Actor } from '../../access/caller.js';
 import type { Executor } from '../../db/tables.js';
@@ -116,6 +116,7 @@ export function deploymentsService(
   deployBranchMoved: DeployBranchMoved,
   catalog: Catalog,
   urlOf: DeploymentUrlOf,
+  now: Clock,
   runtimesChanged: RuntimesChanged = async () => undefined,
   onDelete: DeploymentDeleted[] = [],
 ) {
@@ -158,7 +159,7 @@ export function deploymentsService(
       const offeredRegions = await regionsOf(actor.tenantId);
       const region = input.region ?? offeredRegions[0]?.name;
       if (region === undefined || !offeredRegions.some((r) => r.name === region)) throw regionRefused(region ?? '', offeredRegions);
-      const at = now();
+      const at = timestamp(now);
       // Names are unique per account; the tenant's lock keeps two creations of one name apart.
       const row = await serialized(store, lockKey.deploymentNames(actor.tenantId), async (trx) => {
         if (await findDeploymentByName(trx, actor.tenantId, input.name)) throw nameTaken(input.name);
@@ -258,7 +259,7 @@ export function deploymentsService(
         if (!offeredRegions.some((r) => r.name === input.region)) throw regionRefused(input.region, offeredRegions);
       }
       const choices = await offered(tenantId);
-      const at = now();
+      const at = timestamp(now);
       // Read, merged and written back under the deployment's lock: concurrent patches keep each other's keys.
       const row = await serialized(store, [lockKey.deployment(id), lockKey.deploymentNames(tenantId)], async (trx) => {
         const current = await findDeployment(trx, tenantId, id);

@@ -4,7 +4,7 @@ import type { Store } from '../../db/database.js';
 import type { CreationStep } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { stepRefusal } from './creation-steps.js';
 import { authorizeDeployment } from './deployment-access.js';
 import type { Deployment } from './deployments.schemas.js';
@@ -15,7 +15,7 @@ import { findDeployment, updateDeployment } from './deployments.store.js';
 /** Whether a branch of the deployment has a successful build (the builds', given at the composition root). */
 export type HasSuccessfulBuild = (db: Executor, deploymentId: number, branch: string) => Promise<boolean>;
 
-export function setupService(store: Store, urlOf: DeploymentUrlOf, hasSuccessfulBuild: HasSuccessfulBuild) {
+export function setupService(store: Store, urlOf: DeploymentUrlOf, hasSuccessfulBuild: HasSuccessfulBuild, now: Clock) {
   const { db } = store;
 
   async function moveTo(caller: Caller, id: number, step: CreationStep, check: boolean): Promise<Deployment> {
@@ -27,7 +27,7 @@ export function setupService(store: Store, urlOf: DeploymentUrlOf, hasSuccessful
       const refusal = check ? stepRefusal(current.creation_step, step, built) : null;
       if (refusal !== null) throw new ApiError('CREATION_STEP_REFUSED', refusal);
       if (current.creation_step === step) return current;
-      return updateDeployment(trx, caller.actor.tenantId, id, { creation_step: step, updated_at: now() });
+      return updateDeployment(trx, caller.actor.tenantId, id, { creation_step: step, updated_at: timestamp(now) });
     });
     if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
     return toDeployment(row, level, await urlOf(caller.tenant));

@@ -9,7 +9,7 @@ import { findEmbedTenant } from './embed-tenants.store.js';
  */
 export interface DashboardEmbedSwitch {
   read(db: Executor, scope: { tenantId: number; deploymentId: number }, workbookId: number): Promise<{ allowEmbed: boolean } | null>;
-  write(trx: Executor, scope: { tenantId: number; deploymentId: number }, workbookId: number, allowEmbed: boolean): Promise<void>;
+  write(trx: Executor, scope: { tenantId: number; deploymentId: number }, workbookId: number, allowEmbed: boolean, at: string): Promise<void>;
 }
 
 /** Over the dashboards area (its `dashboards` table, and the workbook's copy it keeps in step). */
@@ -18,8 +18,8 @@ export const publishedDashboardSwitch: DashboardEmbedSwitch = {
     const dashboard = await findByWorkbook(db, scope.tenantId, workbookId);
     return dashboard && dashboard.deploymentId === scope.deploymentId ? { allowEmbed: dashboard.allowEmbed } : null;
   },
-  async write(trx, scope, workbookId, allowEmbed) {
-    await setAllowEmbed(trx, scope.tenantId, workbookId, allowEmbed);
+  async write(trx, scope, workbookId, allowEmbed, at) {
+    await setAllowEmbed(trx, scope.tenantId, workbookId, allowEmbed, at);
   },
 };
 

@@ -4,7 +4,7 @@ import type { Access, Executor, ItemType } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { loadViewContext, toWorkbookShape } from '../workspace/index.js';
 import { findItem, type StoredItem } from '../workspace/index.js';
 import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
@@ -63,7 +63,7 @@ function changeOf(input: UpdateFolderEmbedAccessInput, changesAllowEmbed: boolea
  * A folder's share reaches every workbook below it, at any depth, computed when read, so moves
  * never rewrite shares.
  */
-export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitch) {
+export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitch, now: Clock) {
   const { db } = store;
 
   async function item(trx: Executor, context: WorkspaceContext, type: ItemType, id: number, need: Access): Promise<StoredItem> {
@@ -94,10 +94,10 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
       const embedTenant = await requireEmbedTenant(trx, tenantId, change.name);
       groupId = (await tenantSystemGroup(trx, tenantId, embedTenant.id))?.id;
     } else {
-      groupId = change.share ? (await ensureAllEmbedUsersGroup(trx, tenantId, now())).id : (await findAllEmbedUsersGroup(trx, tenantId))?.id;
+      groupId = change.share ? (await ensureAllEmbedUsersGroup(trx, tenantId, timestamp(now))).id : (await findAllEmbedUsersGroup(trx, tenantId))?.id;
     }
     if (groupId === undefined) return;
-    if (change.share) await addShare(trx, tenantId, deploymentId, groupId, target, now());
+    if (change.share) await addShare(trx, tenantId, deploymentId, groupId, target, timestamp(now));
     else await removeShare(trx, tenantId, groupId, target);
   }
 
@@ -132,7 +132,7 @@ export function embedAccessService(store: Store, dashboards: DashboardEmbedSwitc
           );
         }
         if (change) await apply(trx, context, { workbookId }, change);
-        if (allowEmbed !== null && allowEmbed !== dashboard?.allowEmbed) await dashboards.write(trx, context.scope, workbookId, allowEmbed);
+        if (allowEmbed !== null && allowEmbed !== dashboard?.allowEmbed) await dashboards.write(trx, context.scope, workbookId, allowEmbed, timestamp(now));
         return { allowEmbed: allowEmbed ?? dashboard?.allowEmbed ?? false, ...(await view(trx, caller.actor.tenantId, { workbookId })) };
       });
     },

@@ -4,7 +4,7 @@ import type { EmbedTenantRow, EmbedUserRow, Executor } from '../../db/tables.js'
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import type { CreateEmbedGroupInput, EmbedGroup, EmbedGroupMemberInput, UpdateEmbedGroupInput } from './embed-groups.schemas.js';
 import type { EmbedPageInput, EmbedUser } from './embed-tenants.schemas.js';
 import { nullablePage, requireEmbedTenant, type EmbedPeopleOptions } from './embed-tenants.service.js';
@@ -64,7 +64,7 @@ function membersOf(entries: EmbedGroupMemberInput[]): Member[] {
  * account's embed-people lock, the one provisioning takes: adding members may create users (the
  * cap), and a group is never deleted while members are being added to it.
  */
-export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
+export function embedGroupsService(store: Store, options: EmbedPeopleOptions, now: Clock) {
   const { db } = store;
   const locked = <T>(tenantId: number, fn: (trx: Executor) => Promise<T>) => serialized(store, lockKey.embedPeople(tenantId), fn);
 
@@ -85,7 +85,7 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
     }
     if (provision) {
       const unknown = [...new Set(externalIds.filter((id) => !byExternal.has(id)))];
-      for (const user of await createBareEmbedUsers(trx, tenantId, embedTenant, unknown, { userLimit: options.userLimit }))
+      for (const user of await createBareEmbedUsers(trx, tenantId, embedTenant, unknown, { userLimit: options.userLimit, now }))
         byExternal.set(user.external_id, user);
     }
     const out = new Map<number, EmbedUserRow>();
@@ -137,7 +137,7 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
           embedTenant.id,
           input.name,
           input.description === '' ? null : (input.description ?? null),
-          now(),
+          timestamp(now),
         );
         return toEmbedGroup({ ...row, user_count: 0 });
       });
@@ -151,7 +151,7 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
         const group = await requireGroup(trx, actor.tenantId, embedTenant, id);
         if (input.description === undefined) return toEmbedGroup(group);
         const description = input.description === '' ? null : input.description;
-        await setGroupDescription(trx, actor.tenantId, id, description, now());
+        await setGroupDescription(trx, actor.tenantId, id, description, timestamp(now));
         return toEmbedGroup({ ...group, description });
       });
     },
@@ -201,7 +201,7 @@ export function embedGroupsService(store: Store, options: EmbedPeopleOptions) {
           trx,
           actor.tenantId,
           addedMembers.map((u) => ({ groupId: id, userId: u.id })),
-          now(),
+          timestamp(now),
         );
         return { addedMembers, unchangedMembers };
       });

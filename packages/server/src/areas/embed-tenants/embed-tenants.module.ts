@@ -11,11 +11,11 @@ import { embedTenantSchemas } from './embed-tenants.schemas.js';
 import { embedTenantsService } from './embed-tenants.service.js';
 
 /** Embed tenants, their groups and users, and what of the workspace they may open. `embedUserLimit`: the most embed users an account may hold. */
-export const embedTenantsArea = defineArea('embed-tenants', ({ platform: { store } }, config: { embedUserLimit: number }) => {
+export const embedTenantsArea = defineArea('embed-tenants', ({ platform: { store, now } }, config: { embedUserLimit: number }) => {
   const people = { userLimit: config.embedUserLimit };
-  const embedTenants = embedTenantsService(store, people);
-  const embedGroups = embedGroupsService(store, people);
-  const embedAccess = embedAccessService(store, publishedDashboardSwitch);
+  const embedTenants = embedTenantsService(store, people, now);
+  const embedGroups = embedGroupsService(store, people, now);
+  const embedAccess = embedAccessService(store, publishedDashboardSwitch, now);
   return {
     services: { embedTenants, embedGroups, embedAccess },
     schemas: [...embedTenantSchemas, ...embedGroupSchemas, ...embedAccessSchemas],

@@ -4,6 +4,7 @@ import type { EmbedTenantRow, Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { decodeCursor, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
+import type { Clock } from '../../time.js';
 import type { EmbedSearchInput, EmbedTenant, EmbedUser, ProvisionEmbedUserInput } from './embed-tenants.schemas.js';
 import { isEmbedTenantName, normalizeExternalId } from './names.js';
 import { canonicalEmbedTenantName, provisionEmbedUser, toEmbedUser, type ProvisionedEmbedUser, type ProvisionEmbedUserRequest } from './provision.js';
@@ -39,12 +40,14 @@ export async function requireEmbedTenant(db: Executor, tenantId: number, pathNam
 }
 
 /** Embed tenants and their users (reference 4.1-4.5): admins only; writes need an unscoped key. */
-export function embedTenantsService(store: Store, options: EmbedPeopleOptions) {
+export function embedTenantsService(store: Store, options: EmbedPeopleOptions, now: Clock) {
   const { db } = store;
 
   /** One provisioning in its own transaction, under the account's embed-people lock (the cap is exact). */
   function provisionOne(tenantId: number, request: ProvisionEmbedUserRequest, pointer: string): Promise<ProvisionedEmbedUser> {
-    return serialized(store, lockKey.embedPeople(tenantId), (trx) => provisionEmbedUser(trx, tenantId, request, { userLimit: options.userLimit, pointer }));
+    return serialized(store, lockKey.embedPeople(tenantId), (trx) =>
+      provisionEmbedUser(trx, tenantId, request, { userLimit: options.userLimit, pointer, now }),
+    );
   }
 
   function requestOf(embedTenantName: string, input: ProvisionEmbedUserInput): ProvisionEmbedUserRequest {
@@ -66,7 +69,7 @@ export function embedTenantsService(store: Store, options: EmbedPeopleOptions) {
      * Open the transaction with `serialized(store, lockKey.embedPeople(tenantId), …)` to bound lock waits.
      */
     provisionInTransaction: (trx: Executor, tenantId: number, request: ProvisionEmbedUserRequest) =>
-      provisionEmbedUser(trx, tenantId, request, { userLimit: options.userLimit }),
+      provisionEmbedUser(trx, tenantId, request, { userLimit: options.userLimit, now }),
 
     async listTenants({ actor, access }: Caller, input: EmbedSearchInput) {
       access.requireAdmin('list embed tenants');

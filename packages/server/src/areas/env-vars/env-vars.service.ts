@@ -10,7 +10,7 @@ import type { Secrets } from '../../secrets/index.js';
 import { decodeCursor, pageRequest, toPage, type PageRequest } from '../../shared/pagination.js';
 import { isSecretName } from '../../secrets/secret-names.js';
 import { ApiError, type FieldError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { MASK, type EnvVariableItem, type EnvVariablesListResponse, type SetEnvVariablesInput } from './env-vars.schemas.js';
 import { deleteEnvVar, envVarContext, existingNames, listEnvVars, sealedValues, upsertEnvVars } from './env-vars.store.js';
@@ -59,6 +59,7 @@ const DATA_SOURCE_NAMES = ['DB_TYPE', 'DB_URL', 'DB_PASSWORD'] as const;
 export function envVarsService(
   store: Store,
   secrets: Secrets,
+  now: Clock,
   runtimesChanged: RuntimesChanged = async () => undefined,
   dataSources: DataSourceRules = NO_DATA_SOURCE_RULES,
   audit?: Audit,
@@ -130,7 +131,7 @@ export function envVarsService(
           throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });
         }
         const sealed = items.map(({ name, value }) => ({ name, value: secrets.seal(value, envVarContext(deploymentId, name)) }));
-        await upsertEnvVars(trx, tenantId, deploymentId, sealed, now());
+        await upsertEnvVars(trx, tenantId, deploymentId, sealed, timestamp(now));
         return page(trx, tenantId, deploymentId, pageRequest({}));
       });
       // The runtimes restart with the new values (their logs name the variables, never a value).

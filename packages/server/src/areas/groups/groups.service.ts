@@ -5,7 +5,7 @@ import type { Executor, GroupRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { existingUserIds } from '../users/index.js';
 import type { CreateGroupInput, Group, GroupDetail, ListGroupsInput, UpdateGroupInput } from './groups.schemas.js';
 import {
@@ -71,7 +71,7 @@ async function requireUsers(db: Executor, tenantId: number, userIds: number[]): 
 // to a group that a concurrent request is deleting.
 export const groupLock = lockKey.group;
 
-export function groupsService(store: Store) {
+export function groupsService(store: Store, now: Clock) {
   const { db } = store;
 
   async function detail(trx: Executor, group: GroupRow): Promise<GroupDetail> {
@@ -91,7 +91,7 @@ export function groupsService(store: Store) {
       let group = await requireGroup(trx, actor.tenantId, groupId);
       await requireUsers(trx, actor.tenantId, ids);
       if ((await apply(trx, ids)) > 0) {
-        await updateGroup(trx, actor.tenantId, groupId, { updated_at: now() });
+        await updateGroup(trx, actor.tenantId, groupId, { updated_at: timestamp(now) });
         group = await requireGroup(trx, actor.tenantId, groupId);
       }
       return detail(trx, group);
@@ -115,7 +115,7 @@ export function groupsService(store: Store) {
       return withNameConflict(input.name, () =>
         db.transaction().execute(async (trx) => {
           await ensureNameFree(trx, actor.tenantId, input.name);
-          const at = now();
+          const at = timestamp(now);
           const row = await insertGroup(trx, {
             tenant_id: actor.tenantId,
             name: input.name,
@@ -134,7 +134,7 @@ export function groupsService(store: Store) {
         db.transaction().execute(async (trx) => {
           await requireGroup(trx, actor.tenantId, id);
           if (input.name !== undefined) await ensureNameFree(trx, actor.tenantId, input.name, id);
-          const changes: GroupChanges = { updated_at: now() };
+          const changes: GroupChanges = { updated_at: timestamp(now) };
           if (input.name !== undefined) changes.name = input.name;
           if (input.description !== undefined) changes.description = input.description;
           await updateGroup(trx, actor.tenantId, id, changes);
@@ -154,7 +154,7 @@ export function groupsService(store: Store) {
 
     /** Users already in the group are skipped. */
     addMembers: (caller: Caller, groupId: number, userIds: number[]) =>
-      changeMembers(caller, groupId, userIds, (trx, ids) => addMembers(trx, caller.actor.tenantId, groupId, ids, now())),
+      changeMembers(caller, groupId, userIds, (trx, ids) => addMembers(trx, caller.actor.tenantId, groupId, ids, timestamp(now))),
 
     /** Users not in the group are skipped. */
     removeMembers: (caller: Caller, groupId: number, userIds: number[]) =>

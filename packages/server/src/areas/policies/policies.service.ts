@@ -5,7 +5,7 @@ import type { Executor, PolicyRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { findDeployment } from '../deployments/index.js';
 import { findUserById } from '../users/index.js';
 import type { CreatePolicyInput, ListPoliciesInput, Policy } from './policies.schemas.js';
@@ -48,7 +48,7 @@ const ITEM_NOT_FOUND = {
 };
 
 /** Checks what the grant names and inserts it, inside the caller's locked transaction. */
-async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInput): Promise<Policy> {
+async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInput, at: string): Promise<Policy> {
   await checkReferences(trx, actor.tenantId, input);
   if (await findPolicyFor(trx, actor.tenantId, input.principal, input.resource)) throw policyExists(input);
   // A concurrent create of the same grant (another principal lock, or none) may pass the check too.
@@ -61,13 +61,13 @@ async function insertChecked(trx: Executor, actor: Actor, input: CreatePolicyInp
       resource_id: input.resource.id,
       access: input.access,
       created_by: actor.userId,
-      created_at: now(),
+      created_at: at,
     }),
   );
   return toPolicy(row);
 }
 
-export function policiesService(store: Store) {
+export function policiesService(store: Store, now: Clock) {
   const { db } = store;
   return {
     async create({ actor, access }: Caller, input: CreatePolicyInput): Promise<Policy> {
@@ -81,7 +81,7 @@ export function policiesService(store: Store) {
         ...(input.principal.type === 'GROUP' ? [lockKey.group(input.principal.id)] : []),
         ...(deploymentId === undefined ? [] : [lockKey.deployment(deploymentId)]),
       ];
-      return serialized(store, locks, (trx) => insertChecked(trx, actor, input));
+      return serialized(store, locks, (trx) => insertChecked(trx, actor, input, timestamp(now)));
     },
 
     /** Admins see every policy; anyone else sees the policies that apply to them. */

@@ -3,7 +3,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { ReportRow } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { loadViewContext, parseJson } from '../workspace/index.js';
 import type { ItemRead } from '../workspace/index.js';
 import { itemNotFound, openWorkspace, readAuthorized, viewOptionsOf, type WorkspaceContext } from '../workspace/index.js';
@@ -43,7 +43,7 @@ const unnamed = () =>
  * clients writing placements of one report at once both land, and each call is idempotent per
  * placement.
  */
-export function placementsService(store: Store, runs: Pick<ReportRunsService, 'runContent'>) {
+export function placementsService(store: Store, runs: Pick<ReportRunsService, 'runContent'>, now: Clock) {
   const { db } = store;
 
   async function open(caller: Caller, deploymentId: number, reportId: number) {
@@ -83,7 +83,7 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
     return {
       ...addressOf(input),
       id,
-      placedAt: now(),
+      placedAt: timestamp(now),
       placedByUserId: caller.actor.userId,
       refreshedAt: existing?.refreshedAt ?? null,
       refreshedByUserId: existing?.refreshedByUserId ?? null,
@@ -162,7 +162,7 @@ export function placementsService(store: Store, runs: Pick<ReportRunsService, 'r
         if (index < 0) throw notFound(reportId, input);
         const next = {
           ...placements[index]!,
-          refreshedAt: now(),
+          refreshedAt: timestamp(now),
           refreshedByUserId: caller.actor.userId,
           queryChecksum: checksum,
           resultChecksum: input.resultChecksum ?? null,

@@ -8,10 +8,10 @@ import { reportSchemas } from './reports.schemas.js';
 import { reportsService } from './reports.service.js';
 
 /** Reports, their runs and their placements on dashboards. `queries`: the data API, which runs them (wired at the root: it depends on this area). */
-export const reportsArea = defineArea('reports', ({ platform: { store } }, config: { queries: QueryRunner }) => {
-  const reports = reportsService(store);
+export const reportsArea = defineArea('reports', ({ platform: { store, now } }, config: { queries: QueryRunner }) => {
+  const reports = reportsService(store, now);
   const reportRuns = reportRunsService(reports, config.queries);
-  const placements = placementsService(store, reportRuns);
+  const placements = placementsService(store, reportRuns, now);
   return {
     services: { reports, reportRuns, placements },
     schemas: [...placementSchemas, ...reportSchemas],

@@ -5,7 +5,7 @@ import type { Access, Executor, ReportRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { decodeCursor, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { requirePlacement } from '../workspace/index.js';
 import { renderCommitted } from '../workspace/index.js';
 import { loadViewContext, parseJson, placementOf, type ItemViewContext, type Tolerate } from '../workspace/index.js';
@@ -161,7 +161,7 @@ function decodeAfter(cursor: string, sortBy: ReportSortKey, sortOrder: string): 
  * Reports: upsert by public id, read (which records `lastViewedAt`), list. Writes hold the
  * deployment's tree lock, so a report never lands in a folder that a concurrent delete removes.
  */
-export function reportsService(store: Store) {
+export function reportsService(store: Store, now: Clock) {
   const { db } = store;
 
   async function view(caller: Caller, scope: WorkspaceScope, rows: ReportRow[]): Promise<Report[]> {
@@ -183,20 +183,20 @@ export function reportsService(store: Store) {
     let row = existing;
     if (input.folderId !== undefined && input.folderId !== row.folder_id) {
       // The move's own checks, in its order; the access it needs includes EDIT.
-      row = (await moveOne(trx, context, 'REPORT', row.id, input.folderId)).item.row as ReportRow;
+      row = (await moveOne(trx, context, 'REPORT', row.id, input.folderId, timestamp(now))).item.row as ReportRow;
     } else {
       await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
     }
     const wanted: Partial<ReportColumns> = { name: input.name, ...contentColumns(input, false) };
     const changed = Object.entries(wanted).some(([column, value]) => row[column as keyof ReportRow] !== value);
-    return changed ? updateReport(trx, context.scope, row.id, { ...wanted, updated_at: now() }) : row;
+    return changed ? updateReport(trx, context.scope, row.id, { ...wanted, updated_at: timestamp(now) }) : row;
   }
 
   async function create(trx: Executor, context: WorkspaceContext, publicId: string, input: UpsertReportInput): Promise<ReportRow> {
     const { scope, caller } = context;
     const folderId = input.folderId ?? null;
     await requirePlacement(trx, context, folderId, 'report');
-    const at = now();
+    const at = timestamp(now);
     return mapUniqueViolation({ reports_public_id: () => publicIdTaken(publicId, scope.deploymentId) }, () =>
       insertReport(trx, {
         ...(contentColumns(input, true) as ReportColumns),
@@ -230,7 +230,7 @@ export function reportsService(store: Store) {
     async get(caller: Caller, deploymentId: number, reportId: number): Promise<Report> {
       const context = await openWorkspace(db, caller, deploymentId);
       const read = await readAuthorized(db, store.dialect, context, 'REPORT', reportId, 'VIEW', VERB.VIEW);
-      const row = await recordView(db, context.scope, reportId, now());
+      const row = await recordView(db, context.scope, reportId, timestamp(now));
       // Deleted between the read and the view: as if it had not been there.
       if (!row) throw itemNotFound(context, 'REPORT', reportId);
       return toReport(row, await loadViewContext(db, context.scope, caller, [{ type: 'REPORT', row }], viewOptionsOf(read)));

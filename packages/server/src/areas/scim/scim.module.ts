@@ -6,8 +6,8 @@ import { scimSchemas } from './scim.schemas.js';
 import { scimService } from './scim.service.js';
 
 /** SCIM 2.0 provisioning of users and groups, answering errors in SCIM's own schema. */
-export const scimArea = defineArea('scim', ({ platform: { store } }) => {
-  const scim = scimService(store);
+export const scimArea = defineArea('scim', ({ platform: { store, now } }) => {
+  const scim = scimService(store, now);
   return {
     services: { scim },
     schemas: scimSchemas,

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
 import { mapUniqueViolation } from '../../db/errors.js';
 import { serialized } from '../../db/transactions.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { addMembers, deleteGroupCascade, findGroupByName, insertGroup, removeMembers, updateGroup } from '../groups/index.js';
 import { ensureNameFree, groupLock, withNameConflict } from '../groups/index.js';
 import { adminLock, userWrites, withEmailConflict } from '../users/index.js';
@@ -72,7 +72,7 @@ function checkVersion(current: string, ifMatch: string | undefined): void {
   }
 }
 
-export function scimService(store: Store) {
+export function scimService(store: Store, now: Clock) {
   const { db } = store;
   /** The schemas of a tenant's resources: the User's include the tenant's user-attribute extension. */
   async function schemasFor(db: Executor, tenantId: number, kind: ResourceKind): Promise<SchemaDef[]> {
@@ -154,7 +154,7 @@ export function scimService(store: Store) {
     const { email, firstName, active, rest } = splitUser(doc);
     const attributes = rest[ATTRIBUTES_SCHEMA] as JsonObject | undefined;
     delete rest[ATTRIBUTES_SCHEMA];
-    const at = now();
+    const at = timestamp(now);
     let userId = id;
     if (userId === undefined) {
       const holder = await findUserByEmail(trx, tenantId, email);
@@ -163,10 +163,10 @@ export function scimService(store: Store) {
       }
       // A user made through the REST API is taken over by the identity provider rather than duplicated.
       userId = holder
-        ? (await userWrites.update(trx, tenantId, holder.id, { firstName, ...(active === undefined ? {} : { active }) })).id
-        : (await userWrites.create(trx, tenantId, { email, firstName, ...(active === undefined ? {} : { active }) })).id;
+        ? (await userWrites.update(trx, tenantId, holder.id, { firstName, ...(active === undefined ? {} : { active }) }, at)).id
+        : (await userWrites.create(trx, tenantId, { email, firstName, ...(active === undefined ? {} : { active }) }, at)).id;
     } else {
-      await userWrites.update(trx, tenantId, userId, { email, firstName, ...(active === undefined ? {} : { active }) });
+      await userWrites.update(trx, tenantId, userId, { email, firstName, ...(active === undefined ? {} : { active }) }, at);
     }
     await upsertScimUser(trx, tenantId, userId, JSON.stringify(rest), at);
     // Values are written only when the client speaks about them; a client that never sends the
@@ -178,10 +178,10 @@ export function scimService(store: Store) {
         const named = Object.fromEntries(
           attributeNames.map((name) => [name, attributes !== undefined && Object.hasOwn(attributes, name) ? attributes[name] : null]),
         );
-        await attributeValues.write(trx, tenantId, userId, named, { replace: false, keepDefaults: true, pointer });
+        await attributeValues.write(trx, tenantId, userId, named, { replace: false, keepDefaults: true, pointer, at });
       }
     } else if (attributes !== undefined) {
-      await attributeValues.write(trx, tenantId, userId, attributes, { replace: true, keepDefaults: true, pointer });
+      await attributeValues.write(trx, tenantId, userId, attributes, { replace: true, keepDefaults: true, pointer, at });
     }
     return userId;
   }
@@ -194,14 +194,14 @@ export function scimService(store: Store) {
     const current = new Set((await scimMembersOf(trx, tenantId, [groupId])).map((m) => m.user_id));
     const toAdd = memberIds.filter((id) => !current.has(id));
     const toRemove = [...current].filter((id) => !memberIds.includes(id));
-    if (toAdd.length > 0) await addMembers(trx, tenantId, groupId, toAdd, now());
+    if (toAdd.length > 0) await addMembers(trx, tenantId, groupId, toAdd, timestamp(now));
     if (toRemove.length > 0) await removeMembers(trx, tenantId, groupId, toRemove);
     return toAdd.length + toRemove.length > 0;
   }
 
   async function writeGroup(trx: Executor, tenantId: number, id: number | undefined, doc: JsonObject): Promise<number> {
     const { name, memberIds, rest } = splitGroup(doc);
-    const at = now();
+    const at = timestamp(now);
     let groupId = id;
     if (groupId === undefined) {
       const holder = await findGroupByName(trx, tenantId, name);
@@ -310,8 +310,8 @@ export function scimService(store: Store) {
       const tenantId = caller.actor.tenantId;
       await serialized(store, adminLock(tenantId), async (trx) => {
         checkVersion(versionOf(await loadUser(trx, tenantId, userId, base)), ifMatch);
-        await userWrites.deactivate(trx, tenantId, userId);
-        const at = now();
+        const at = timestamp(now);
+        await userWrites.deactivate(trx, tenantId, userId, at);
         for (const groupId of await removeFromAllGroups(trx, tenantId, userId)) await updateGroup(trx, tenantId, groupId, { updated_at: at });
         await deleteScimUser(trx, tenantId, userId);
       });

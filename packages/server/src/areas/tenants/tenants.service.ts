@@ -2,7 +2,7 @@ import type { Store } from '../../db/database.js';
 import { serialized } from '../../db/transactions.js';
 import type { Executor, KeySource, TenantRow, UserRow } from '../../db/tables.js';
 import { DOMAIN_NAME, EMAIL, SLUG } from '../../formats.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { findKeyByHash, hasLiveAdminKey, insertKey, revokeOtherKeysFrom, tenantHasKeys } from '../api-keys/index.js';
 import { generateApiKey, hashApiKey } from '../api-keys/index.js';
 import { findUserByEmail, insertUser } from '../users/index.js';
@@ -30,40 +30,41 @@ export interface BootstrapResult {
   adminWarning: string | null;
 }
 
-async function ensureAdmin(trx: Executor, tenantId: number, email: string): Promise<UserRow> {
+async function ensureAdmin(trx: Executor, tenantId: number, email: string, at: string): Promise<UserRow> {
   const existing = await findUserByEmail(trx, tenantId, email);
   if (existing) return existing;
-  const at = now();
   return insertUser(trx, { tenant_id: tenantId, email, first_name: null, role: 'ADMIN', deactivated_at: null, created_at: at, updated_at: at });
 }
 
-async function addKey(trx: Executor, tenantId: number, userId: number, name: string, key: string, source: KeySource): Promise<void> {
-  await insertKey(trx, { tenantId, userId, name, key, source, createdAt: now() });
+async function addKey(trx: Executor, tenantId: number, userId: number, name: string, key: string, source: KeySource, at: string): Promise<void> {
+  await insertKey(trx, { tenantId, userId, name, key, source, createdAt: at });
 }
 
 /**
  * Start-up bootstrap of the default tenant, idempotent and safe when several processes start
  * at once: the default tenant and its admin exist afterwards, and ADMIN_API_KEY, when given,
- * authenticates as that admin. No key is generated here: see `issueFirstAdminKey`.
+ * authenticates as that admin. No key is generated here: see `issueFirstAdminKey`. `now`: the
+ * clock what it writes is stamped with, and by which keys have expired.
  */
-export async function bootstrapDefaultTenant(store: Store, adminEmail: string, adminApiKey: string | null): Promise<BootstrapResult> {
+export async function bootstrapDefaultTenant(store: Store, now: Clock, adminEmail: string, adminApiKey: string | null): Promise<BootstrapResult> {
   return serialized(store, 'bootstrap', async (trx) => {
-    const tenant = (await findTenantBySlug(trx, DEFAULT_TENANT_SLUG)) ?? (await insertTenant(trx, DEFAULT_TENANT_SLUG, 'Default', now()));
-    const admin = await ensureAdmin(trx, tenant.id, adminEmail);
+    const at = timestamp(now);
+    const tenant = (await findTenantBySlug(trx, DEFAULT_TENANT_SLUG)) ?? (await insertTenant(trx, DEFAULT_TENANT_SLUG, 'Default', at));
+    const admin = await ensureAdmin(trx, tenant.id, adminEmail, at);
     let configuredKeyRevoked = false;
     let rotatedKeys = 0;
     if (adminApiKey !== null) {
       const hash = hashApiKey(adminApiKey);
       const existing = await findKeyByHash(trx, hash);
-      if (!existing) await addKey(trx, tenant.id, admin.id, 'ADMIN_API_KEY', adminApiKey, 'env');
+      if (!existing) await addKey(trx, tenant.id, admin.id, 'ADMIN_API_KEY', adminApiKey, 'env', at);
       else if (existing.source !== 'env' || existing.tenant_id !== tenant.id) {
         // The value is already some other key: adopting it would hand that key's holder the admin's rights.
         throw new TenantError('ADMIN_API_KEY is already in use as another API key; generate a fresh one with `npm run admin -- key generate`.');
       } else configuredKeyRevoked = existing.revoked_at !== null;
       // Setting a new ADMIN_API_KEY is how an operator rotates it: the previous value stops working.
-      rotatedKeys = await revokeOtherKeysFrom(trx, tenant.id, 'env', hash, now());
+      rotatedKeys = await revokeOtherKeysFrom(trx, tenant.id, 'env', hash, at);
     }
-    const adminKeys = (await hasLiveAdminKey(trx, tenant.id, now())) ? 'usable' : (await tenantHasKeys(trx, tenant.id)) ? 'none-usable' : 'first-start';
+    const adminKeys = (await hasLiveAdminKey(trx, tenant.id, at)) ? 'usable' : (await tenantHasKeys(trx, tenant.id)) ? 'none-usable' : 'first-start';
     const adminWarning =
       admin.role !== 'ADMIN' || admin.deactivated_at !== null
         ? `ADMIN_EMAIL ${admin.email} is no longer an active admin (role ${admin.role}${admin.deactivated_at ? ', deactivated' : ''}); its keys carry only what that user may do.`
@@ -78,11 +79,11 @@ export async function bootstrapDefaultTenant(store: Store, adminEmail: string, a
  * bound: a start that fails before that leaves no key behind that nobody saw. Revoking every key
  * later never brings this back; the operator sets ADMIN_API_KEY instead (see the start-up hint).
  */
-export async function issueFirstAdminKey(store: Store, tenantId: number, adminId: number): Promise<string | null> {
+export async function issueFirstAdminKey(store: Store, now: Clock, tenantId: number, adminId: number): Promise<string | null> {
   return serialized(store, 'bootstrap', async (trx) => {
     if (await tenantHasKeys(trx, tenantId)) return null;
     const key = generateApiKey();
-    await addKey(trx, tenantId, adminId, 'bootstrap', key, 'bootstrap');
+    await addKey(trx, tenantId, adminId, 'bootstrap', key, 'bootstrap', timestamp(now));
     return key;
   });
 }
@@ -122,7 +123,11 @@ export interface CreateTenantInput {
 }
 
 /** Creates a tenant with its first admin and key (operator command). The key is returned once. */
-export async function createTenant(store: Store, input: CreateTenantInput): Promise<{ tenant: TenantRow; admin: UserRow; key: string; domains: string[] }> {
+export async function createTenant(
+  store: Store,
+  now: Clock,
+  input: CreateTenantInput,
+): Promise<{ tenant: TenantRow; admin: UserRow; key: string; domains: string[] }> {
   if (!SLUG.test(input.slug)) throw new TenantError(`Tenant slug "${input.slug}" must be lowercase letters, digits and dashes (at most 63).`);
   if (input.slug === DEFAULT_TENANT_SLUG)
     throw new TenantError(`Tenant slug "${DEFAULT_TENANT_SLUG}" is reserved for the tenant the server creates at start-up.`);
@@ -132,25 +137,25 @@ export async function createTenant(store: Store, input: CreateTenantInput): Prom
   return serialized(store, 'tenants', async (trx) => {
     if (await findTenantBySlug(trx, input.slug)) throw new TenantError(`Tenant "${input.slug}" already exists.`);
     for (const d of domains) if (await findHost(trx, d)) throw new TenantError(`Host "${d}" already belongs to a tenant.`);
-    const at = now();
+    const at = timestamp(now);
     const tenant = await insertTenant(trx, input.slug, input.name ?? input.slug, at);
     for (const d of domains) await insertHost(trx, tenant.id, d, at);
-    const admin = await ensureAdmin(trx, tenant.id, input.adminEmail);
+    const admin = await ensureAdmin(trx, tenant.id, input.adminEmail, at);
     const key = generateApiKey();
-    await addKey(trx, tenant.id, admin.id, 'first admin key', key, 'operator');
+    await addKey(trx, tenant.id, admin.id, 'first admin key', key, 'operator', at);
     return { tenant, admin, key, domains };
   });
 }
 
 /** Maps a custom domain to an existing tenant (operator command). Returns the normalised host. */
-export async function addTenantDomain(store: Store, slug: string, domain: string, baseDomain: string | null = null): Promise<string> {
+export async function addTenantDomain(store: Store, now: Clock, slug: string, domain: string, baseDomain: string | null = null): Promise<string> {
   const host = normaliseHost(domain);
   checkDomain(host, baseDomain);
   await serialized(store, 'tenants', async (trx) => {
     const tenant = await findTenantBySlug(trx, slug);
     if (!tenant) throw new TenantError(`Tenant "${slug}" does not exist.`);
     if (await findHost(trx, host)) throw new TenantError(`Host "${host}" already belongs to a tenant.`);
-    await insertHost(trx, tenant.id, host, now());
+    await insertHost(trx, tenant.id, host, timestamp(now));
   });
   return host;
 }

@@ -7,7 +7,7 @@ import { lockKey, serialized } from '../../db/transactions.js';
 import type { Secrets } from '../../secrets/index.js';
 import { ApiError } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { readStoredSettings, writeStoredSettings } from '../account/index.js';
 import { SERVER_AUTHOR } from '../data-model/index.js';
 import type { DeployBranchMoved } from '../data-model/index.js';
@@ -44,7 +44,7 @@ export interface UsageAnalyticsOptions {
   /** Where runtimes may open SQLite data sources (DATASOURCES_DIR); null: usage analytics cannot be served here. */
   dataSourcesDir: string | null;
   audit: Audit;
-  now: () => Date;
+  now: Clock;
 }
 
 async function stateOf(db: Executor, tenantId: number): Promise<{ stored: Record<string, unknown>; state: UsageState }> {
@@ -86,7 +86,7 @@ export function usageAnalyticsService(store: Store, options: UsageAnalyticsOptio
       }
       let name = USAGE_DEPLOYMENT_NAME;
       for (let n = 2; await findDeploymentByName(trx, tenantId, name); n++) name = `${USAGE_DEPLOYMENT_NAME} ${n}`;
-      const at = now();
+      const at = timestamp(options.now);
       const row = await insertDeployment(trx, { tenant_id: tenantId, name, settings: '{}', created_by: caller.actor.userId, created_at: at, updated_at: at });
       const file = `${USAGE_DATA_DIR}/${tenantId}-${randomBytes(16).toString('hex')}.sqlite`;
       const variables = [

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { mapUniqueViolation } from '../../db/errors.js';
 import type { Executor, UserAttributeRow, UserAttributeType } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { findUserById } from '../users/index.js';
 import type {
   CreateUserAttributeInput,
@@ -115,14 +115,15 @@ export const attributeValues = {
    * attributes not named lose their values too (a SCIM PUT). All are checked before any is written.
    * With `keepDefaults`, a value equal to the default of an attribute the user has no value of is
    * not stored: SCIM clients send back the effective values they read, and storing the defaults
-   * among them would pin those users to today's default.
+   * among them would pin those users to today's default. `at`: the time of the write, from the
+   * caller's clock.
    */
   async write(
     trx: Executor,
     tenantId: number,
     userId: number,
     values: Record<string, unknown>,
-    options: { replace: boolean; keepDefaults?: boolean; pointer: (name: string) => string },
+    options: { replace: boolean; keepDefaults?: boolean; pointer: (name: string) => string; at: string },
   ): Promise<void> {
     const definitions = await listAttributes(trx, tenantId);
     const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
@@ -142,7 +143,7 @@ export const attributeValues = {
       if (value !== null && !matchesType(def.type, value)) throw typeError(options.pointer(name), def.type);
       writes.push([def, value]);
     }
-    const at = now();
+    const { at } = options;
     const own = options.keepDefaults ? new Set((await valuesOf(trx, tenantId, [userId])).map((v) => v.attribute_id)) : undefined;
     if (options.replace) await deleteValues(trx, tenantId, userId);
     for (const [def, value] of writes) {
@@ -153,7 +154,7 @@ export const attributeValues = {
   },
 };
 
-export function userAttributesService(store: Store) {
+export function userAttributesService(store: Store, now: Clock) {
   const { db } = store;
 
   async function requireAttribute(trx: Executor, tenantId: number, id: number): Promise<UserAttributeRow> {
@@ -192,7 +193,7 @@ export function userAttributesService(store: Store) {
       return withNameConflict(input.name, () =>
         db.transaction().execute(async (trx) => {
           if (await findAttributeByName(trx, actor.tenantId, input.name)) throw nameTaken(input.name);
-          const at = now();
+          const at = timestamp(now);
           const row = await insertAttribute(trx, {
             tenant_id: actor.tenantId,
             name: input.name,
@@ -216,7 +217,7 @@ export function userAttributesService(store: Store) {
             const holder = await findAttributeByName(trx, actor.tenantId, input.name);
             if (holder && holder.id !== id) throw nameTaken(input.name);
           }
-          const changes: Parameters<typeof updateAttribute>[3] = { updated_at: now() };
+          const changes: Parameters<typeof updateAttribute>[3] = { updated_at: timestamp(now) };
           if (input.name !== undefined) changes.name = input.name;
           if (input.defaultValue !== undefined) changes.default_value = input.defaultValue === null ? null : JSON.stringify(input.defaultValue);
           await updateAttribute(trx, actor.tenantId, id, changes);
@@ -240,6 +241,7 @@ export function userAttributesService(store: Store) {
         if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
         await attributeValues.write(trx, actor.tenantId, userId, input.values, {
           replace: false,
+          at: timestamp(now),
           pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
         });
         return values(trx, actor.tenantId, userId);

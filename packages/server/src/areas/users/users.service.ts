@@ -5,7 +5,7 @@ import type { Executor, UserRow, UserUpdate } from '../../db/tables.js';
 import { serialized } from '../../db/transactions.js';
 import { afterId, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import type { BulkCreateUsersInput, BulkCreateUsersResult, CreateUserInput, ListUsersInput, UpdateUserInput, User } from './users.schemas.js';
 import { countActiveAdmins, findUserByEmail, findUserById, insertUser, listUsers, updateUser } from './users.store.js';
 
@@ -67,12 +67,12 @@ export interface NewUserInput extends CreateUserInput {
 /**
  * The rules of every user write, run inside a transaction the caller opened: the REST routes and
  * SCIM both come through here, so the two interfaces cannot drift apart. Updates and
- * deactivations expect the tenant's admin lock (`adminLock`) to be held.
+ * deactivations expect the tenant's admin lock (`adminLock`) to be held. `at`: the time of the
+ * write, from the caller's clock.
  */
 export const userWrites = {
-  async create(trx: Executor, tenantId: number, input: NewUserInput): Promise<UserRow> {
+  async create(trx: Executor, tenantId: number, input: NewUserInput, at: string): Promise<UserRow> {
     await ensureEmailFree(trx, tenantId, input.email);
-    const at = now();
     return insertUser(trx, {
       tenant_id: tenantId,
       email: input.email,
@@ -84,23 +84,22 @@ export const userWrites = {
     });
   },
 
-  async update(trx: Executor, tenantId: number, id: number, input: UpdateUserInput): Promise<UserRow> {
+  async update(trx: Executor, tenantId: number, id: number, input: UpdateUserInput, at: string): Promise<UserRow> {
     const user = await findUserById(trx, tenantId, id);
     if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
     if (input.email !== undefined) await ensureEmailFree(trx, tenantId, input.email, id);
-    const changes = changesFor(user, input, now());
+    const changes = changesFor(user, input, at);
     const losesAdmin = (changes.role !== undefined && changes.role !== 'ADMIN') || typeof changes.deactivated_at === 'string';
     await ensureNotLastAdmin(trx, user, losesAdmin);
     return (await updateUser(trx, tenantId, id, changes)) ?? user;
   },
 
   /** Keeps the row (ownership and history stay); the user's API keys stop working at once. */
-  async deactivate(trx: Executor, tenantId: number, id: number): Promise<UserRow> {
+  async deactivate(trx: Executor, tenantId: number, id: number, at: string): Promise<UserRow> {
     const user = await findUserById(trx, tenantId, id);
     if (!user) throw notFound('USER_NOT_FOUND', 'User', id);
     if (user.deactivated_at !== null) return user;
     await ensureNotLastAdmin(trx, user, true);
-    const at = now();
     return (await updateUser(trx, tenantId, id, { deactivated_at: at, updated_at: at })) ?? user;
   },
 };
@@ -108,12 +107,14 @@ export const userWrites = {
 /** Maps a unique-index violation on email, raised at write or commit time, to the same 409. */
 export { withEmailConflict };
 
-export function usersService(store: Store) {
+export function usersService(store: Store, now: Clock) {
   const { db } = store;
 
   async function create({ actor, access }: Caller, input: CreateUserInput): Promise<User> {
     access.requireAccountAdmin('create users');
-    return withEmailConflict(input.email, () => db.transaction().execute(async (trx) => toUser(await userWrites.create(trx, actor.tenantId, input))));
+    return withEmailConflict(input.email, () =>
+      db.transaction().execute(async (trx) => toUser(await userWrites.create(trx, actor.tenantId, input, timestamp(now)))),
+    );
   }
 
   async function get({ actor, access }: Caller, id: number): Promise<User> {
@@ -166,14 +167,14 @@ export function usersService(store: Store) {
     async update({ actor, access }: Caller, id: number, input: UpdateUserInput): Promise<User> {
       access.requireAccountAdmin('change users');
       return withEmailConflict(input.email ?? '', () =>
-        serialized(store, adminLock(actor.tenantId), async (trx) => toUser(await userWrites.update(trx, actor.tenantId, id, input))),
+        serialized(store, adminLock(actor.tenantId), async (trx) => toUser(await userWrites.update(trx, actor.tenantId, id, input, timestamp(now)))),
       );
     },
 
     /** Keeps the row (ownership and history stay) and stops the user's API keys at once. */
     async deactivate({ actor, access }: Caller, id: number): Promise<void> {
       access.requireAccountAdmin('deactivate users');
-      await serialized(store, adminLock(actor.tenantId), (trx) => userWrites.deactivate(trx, actor.tenantId, id));
+      await serialized(store, adminLock(actor.tenantId), (trx) => userWrites.deactivate(trx, actor.tenantId, id, timestamp(now)));
     },
   };
 }

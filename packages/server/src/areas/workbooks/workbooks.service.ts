@@ -4,7 +4,7 @@ import { mapUniqueViolation } from '../../db/errors.js';
 import type { Access, Executor, WorkbookRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { normalizeDashboardConfig } from '../workspace/index.js';
 import { requirePlacement } from '../workspace/index.js';
 import { renderCommitted } from '../workspace/index.js';
@@ -82,7 +82,7 @@ async function besideOrRoot(trx: Executor, context: WorkspaceContext, folderId: 
  * Workbooks: upsert by slug, read, duplicate. Every write holds the deployment's tree lock, so a
  * workbook never lands in a folder that a concurrent delete is removing (DESIGN.md, "Trees").
  */
-export function workbooksService(store: Store) {
+export function workbooksService(store: Store, now: Clock) {
   const { db } = store;
 
   /** The workbook a write committed; never throws (committed.ts). */
@@ -99,7 +99,7 @@ export function workbooksService(store: Store) {
     values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>,
   ) {
     const { scope, caller } = context;
-    const at = now();
+    const at = timestamp(now);
     return mapUniqueViolation({ workbooks_slug: () => slugTaken(values.slug, scope.deploymentId) }, () =>
       insertWorkbook(trx, {
         ...values,
@@ -117,7 +117,7 @@ export function workbooksService(store: Store) {
     let row = existing;
     if (input.folderId !== undefined && input.folderId !== row.folder_id) {
       // The move's own checks, in its order; the access it needs includes EDIT.
-      row = (await moveOne(trx, context, 'WORKBOOK', row.id, input.folderId)).item.row as WorkbookRow;
+      row = (await moveOne(trx, context, 'WORKBOOK', row.id, input.folderId, timestamp(now))).item.row as WorkbookRow;
     } else {
       await requireAccess(trx, context, { type: 'WORKBOOK', row: existing }, 'EDIT');
     }
@@ -126,7 +126,7 @@ export function workbooksService(store: Store) {
     if (input.calculatedFields !== undefined) wanted.calculated_fields = JSON.stringify(input.calculatedFields);
     if (input.dashboardDraft !== undefined) wanted.dashboard_draft = storedConfig(input.dashboardDraft);
     const changed = Object.entries(wanted).some(([column, value]) => row[column as keyof WorkbookRow] !== value);
-    return changed ? updateWorkbook(trx, context.scope, row.id, { ...wanted, updated_at: now() }) : row;
+    return changed ? updateWorkbook(trx, context.scope, row.id, { ...wanted, updated_at: timestamp(now) }) : row;
   }
 
   return {
@@ -204,7 +204,7 @@ export function workbooksService(store: Store) {
           dashboard_published: null,
           published_dashboard: null,
         });
-        return copyDashboards(trx, context, source, copy);
+        return copyDashboards(trx, context, source, copy, timestamp(now));
       });
       return committed(caller, `workbook duplicate in deployment ${deploymentId}`, context.scope, row);
     },

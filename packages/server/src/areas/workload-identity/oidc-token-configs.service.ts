@@ -4,7 +4,7 @@ import { mapUniqueViolation } from '../../db/errors.js';
 import { serialized } from '../../db/transactions.js';
 import type { OidcTokenConfigRow } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import {
   AUDIENCE_TYPES,
   type AudienceType,
@@ -104,7 +104,7 @@ function conflict<T>(type: string, name: string, write: () => Promise<T>): Promi
  * runtime plan: a new, removed, renamed or re-targeted config replaces the pods (their
  * environment changes); new claims or subject are minted into the files at once.
  */
-export function oidcTokenConfigsService(store: Store) {
+export function oidcTokenConfigsService(store: Store, now: Clock) {
   const { db } = store;
   return {
     async list(caller: Caller): Promise<OidcTokenConfig[]> {
@@ -126,7 +126,7 @@ export function oidcTokenConfigsService(store: Store) {
       const audience = audienceOf(type, input.customAudience);
       checkClaims(input.customClaims);
       checkTargetEnvVar(type, input.targetEnvVar);
-      const at = now();
+      const at = timestamp(now);
       const name = input.name ?? (type === 'Custom' ? null : type.toLowerCase());
       const fields = {
         audience_type: type,
@@ -155,7 +155,7 @@ export function oidcTokenConfigsService(store: Store) {
       const row = await findConfig(db, caller.actor.tenantId, id);
       if (!row) throw notFound('OIDC_TOKEN_CONFIG_NOT_FOUND', 'OIDC token config', id);
       const type = row.audience_type as AudienceType;
-      const changes: Partial<OidcTokenConfigRow> = { updated_at: now() };
+      const changes: Partial<OidcTokenConfigRow> = { updated_at: timestamp(now) };
       if (input.customAudience !== undefined) changes.audience = audienceOf(type, input.customAudience);
       if (input.name !== undefined && input.name !== null) changes.name = input.name;
       if (input.subFormat !== undefined) changes.sub_format = input.subFormat;

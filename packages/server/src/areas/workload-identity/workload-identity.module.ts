@@ -7,8 +7,8 @@ import { oidcTokenConfigSchemas } from './oidc-token-configs.schemas.js';
 import { oidcTokenConfigsService } from './oidc-token-configs.service.js';
 
 /** Workload identity: the tenant as an OIDC issuer of tokens its environments present to other clouds, and their configurations. */
-export const workloadIdentityArea = defineArea('workload-identity', ({ platform: { store, signing, tenantCache, originOf } }) => {
-  const oidcTokenConfigs = oidcTokenConfigsService(store);
+export const workloadIdentityArea = defineArea('workload-identity', ({ platform: { store, signing, tenantCache, originOf, now } }) => {
+  const oidcTokenConfigs = oidcTokenConfigsService(store, now);
   // The tenant is the OIDC issuer of its workload tokens only while its `oidcEnabled` is on (reference 5.14).
   // Read through the tenant's snapshot: a settings write bumps auth_version, so switching it off is
   // seen by every process on its next request, and unauthenticated discovery traffic costs one statement.

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { afterId, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { loadViewContext, toFolder, type Tolerate } from './item-view.js';
 import { renderCommitted } from './committed.js';
 import type { StoredItem } from './items.store.js';
@@ -60,7 +60,7 @@ export async function requirePlacement(trx: Executor, context: WorkspaceContext,
   }
 }
 
-export function foldersService(store: Store) {
+export function foldersService(store: Store, now: Clock) {
   const { db } = store;
 
   async function view(caller: Caller, scope: WorkspaceScope, rows: FolderItem[]): Promise<Folder[]> {
@@ -95,7 +95,7 @@ export function foldersService(store: Store) {
           throw new ApiError('FOLDER_TOO_DEEP', `Folder ${parentId} is ${depth} levels deep; folders nest at most ${MAX_FOLDER_DEPTH} levels.`);
         }
         if (await siblingNamed(trx, context.scope, parentId, input.name)) throw nameTaken(input.name, parentId);
-        const at = now();
+        const at = timestamp(now);
         return mapUniqueViolation({ folders_sibling_name: () => nameTaken(input.name, parentId) }, () =>
           insertFolder(trx, {
             tenant_id: caller.actor.tenantId,
@@ -124,7 +124,7 @@ export function foldersService(store: Store) {
         const item = await authorized(context, trx, folderId, 'EDIT');
         if (item.row.name === input.name) return item.row;
         if (await siblingNamed(trx, context.scope, item.row.parent_id, input.name, folderId)) throw nameTaken(input.name, item.row.parent_id);
-        return (await renameFolder(trx, context.scope, folderId, input.name, now()))!;
+        return (await renameFolder(trx, context.scope, folderId, input.name, timestamp(now)))!;
       });
       return committed(caller, `folder rename in deployment ${deploymentId}`, context.scope, { type: 'FOLDER', row });
     },
@@ -132,7 +132,7 @@ export function foldersService(store: Store) {
     /** DESIGN.md, "Deleting folders": refused with subfolders; workbooks and reports go to the root. */
     async remove(caller: Caller, deploymentId: number, folderId: number): Promise<void> {
       const context = await openWorkspace(db, caller, deploymentId);
-      await serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, 'FOLDER', folderId));
+      await serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, 'FOLDER', folderId, timestamp(now)));
     },
 
     /** The folders the caller may see, by id, optionally only those directly in one folder. */

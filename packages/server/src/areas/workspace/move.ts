@@ -1,7 +1,6 @@
 import type { Access, Executor, ItemType } from '../../db/tables.js';
 import type { Trailing } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
 import { containerOf, readForMove, setContainer, type StoredItem } from './items.store.js';
 import { MAX_FOLDER_DEPTH, subtreeDeeperThan, type FolderChain } from './tree.store.js';
 import { atLeast, describeItem, haveText, itemNotFound, itemTarget, levelOn, placeTarget, type WorkspaceContext } from './workspace-context.js';
@@ -29,6 +28,8 @@ export async function moveOne(
   type: ItemType,
   id: number,
   folderId: number | null,
+  /** When the move happens, from the caller's clock. */
+  at: string,
   /** The move is the transaction's last statement: see `Trailing`. */
   trailing?: Trailing,
 ): Promise<Moved> {
@@ -63,7 +64,7 @@ export async function moveOne(
     const depth = from === null ? 1 : (chains.get(from)?.entries.length ?? 0) + 1;
     await checkFolderPlacement(trx, context, item, folderId, destination, depth, subject.nameTakenThere);
   }
-  const moved = await setContainer(trx, scope, item, folderId, now(), trailing);
+  const moved = await setContainer(trx, scope, item, folderId, at, trailing);
   return { item: moved, chains };
 }
 

@@ -1,6 +1,5 @@
 import type { Executor, ItemType } from '../../db/tables.js';
 import { ApiError } from '../../shared/problems.js';
-import { now } from '../../time.js';
 import { deleteItem, findItem } from './items.store.js';
 import { hasSubfolders } from './tree.store.js';
 import { describeItem, itemNotFound, requireItemAccess, type WorkspaceContext } from './workspace-context.js';
@@ -10,7 +9,7 @@ import { describeItem, itemNotFound, requireItemAccess, type WorkspaceContext } 
  * the caller has MANAGE on it (403), and a folder has no subfolders (400). A folder's workbooks
  * and reports move to the root rather than being lost (DESIGN.md, "Deleting folders").
  */
-export async function deleteOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number): Promise<void> {
+export async function deleteOne(trx: Executor, context: WorkspaceContext, type: ItemType, id: number, at: string): Promise<void> {
   const item = await findItem(trx, context.scope, type, id);
   if (!item) throw itemNotFound(context, type, id);
   const level = await requireItemAccess(trx, context, item, 'MANAGE', 'delete');
@@ -20,5 +19,5 @@ export async function deleteOne(trx: Executor, context: WorkspaceContext, type: 
       `Cannot delete ${describeItem(item, level)} while it has subfolders; delete or move them first (list them before it in a bulk delete).`,
     );
   }
-  await deleteItem(trx, context.scope, item, now());
+  await deleteItem(trx, context.scope, item, at);
 }

@@ -13,9 +13,9 @@ import { workspaceService } from './workspace.service.js';
  * The workspace: folders and items, listing, the bulk move. `folderTreeSettleMs`: how long a
  * deployment's folders must stay unchanged before its folder tree is held in memory.
  */
-export const workspaceArea = defineArea('workspace', ({ platform: { store } }, config: { folderTreeSettleMs?: number }) => {
-  const folders = foldersService(store);
-  const workspace = workspaceService(store);
+export const workspaceArea = defineArea('workspace', ({ platform: { store, now } }, config: { folderTreeSettleMs?: number }) => {
+  const folders = foldersService(store, now);
+  const workspace = workspaceService(store, now);
   // Read through every request's caller (app.ts), and by embedded dashboards.
   const folderTrees = new FolderTrees(store.db, config.folderTreeSettleMs === undefined ? {} : { settleMs: config.folderTreeSettleMs });
   return {

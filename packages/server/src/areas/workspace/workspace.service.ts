@@ -14,7 +14,7 @@ import { deleteOne } from './remove.js';
 import type { FolderChain } from './tree.store.js';
 import { findItem, setFavorite } from './items.store.js';
 import { describeItem, itemNotFound, levelOfItem, openWorkspace, requireListedFolder } from './workspace-context.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import type { BulkDeleteInput, BulkFailure, BulkMoveInput, MoveInput, Workbook } from './workspace.schemas.js';
 
 export type { ItemRef };
@@ -56,7 +56,7 @@ function listingKey(cursor: string, listing: string): ListingKey {
   return [grp, key, rank, id];
 }
 
-export function workspaceService(store: Store) {
+export function workspaceService(store: Store, now: Clock) {
   const { db } = store;
 
   /**
@@ -106,7 +106,7 @@ export function workspaceService(store: Store) {
     async move(caller: Caller, deploymentId: number, input: MoveInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
       const moved = await serialized(store, lockKey.deployment(deploymentId), (trx, trailing) =>
-        moveOne(trx, context, input.type, input.id, input.folderId, trailing),
+        moveOne(trx, context, input.type, input.id, input.folderId, timestamp(now), trailing),
       );
       return (await shapes(caller, `move in deployment ${deploymentId}`, deploymentId, [moved]))[0]!;
     },
@@ -120,7 +120,12 @@ export function workspaceService(store: Store) {
       // lock one timeout in all, not one each.
       const budget = lockWaitBudget(store);
       const { done, failed } = await eachItem(caller, what, input.items, (ref) =>
-        serialized(store, lockKey.deployment(deploymentId), (trx, trailing) => moveOne(trx, context, ref.type, ref.id, folderId, trailing), budget),
+        serialized(
+          store,
+          lockKey.deployment(deploymentId),
+          (trx, trailing) => moveOne(trx, context, ref.type, ref.id, folderId, timestamp(now), trailing),
+          budget,
+        ),
       );
       return {
         moved: await shapes(
@@ -191,7 +196,7 @@ export function workspaceService(store: Store) {
         const level = await levelOfItem(trx, context, item);
         if (level === null)
           throw new ApiError('FORBIDDEN', `You need VIEW access to ${describeItem(item, level)} to mark it as a favorite; you have no access.`);
-        await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, now());
+        await setFavorite(trx, caller.actor.tenantId, caller.actor.userId, ref.type, ref.id, on, timestamp(now));
       });
     },
 
@@ -200,7 +205,7 @@ export function workspaceService(store: Store) {
       const context = await openWorkspace(db, caller, deploymentId);
       const budget = lockWaitBudget(store);
       const { done, failed } = await eachItem(caller, `bulk delete in deployment ${deploymentId}`, input.items, (ref) =>
-        serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id), budget),
+        serialized(store, lockKey.deployment(deploymentId), (trx) => deleteOne(trx, context, ref.type, ref.id, timestamp(now)), budget),
       );
       return { deleted: done.map((d) => ({ type: d.ref.type, id: d.ref.id })), failed };
     },
