@@ -38,6 +38,7 @@ import { Runtime, type RuntimeDriver, type RuntimeOptions } from './runtime/inde
 import { ownClusterReader } from './runtime/own-cluster.js';
 import type { Secrets } from './secrets/index.js';
 import { Signing } from './signing/index.js';
+import { systemClock, type Clock } from './time.js';
 
 /** What the shared services and the areas are built with: the server's configuration, as app.ts passes it on. */
 export interface ServiceOptions {
@@ -60,7 +61,7 @@ export interface ServiceOptions {
   /** Where outbound calls and background failures of areas are logged (never a secret). */
   log?: OutboundLog;
   /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions); tests move it. Default: the system's. */
-  now?: () => Date;
+  now?: Clock;
   /** Where a service reports a failure no request sees (the authorization server's own errors). */
   onError?: (error: unknown, what: string) => void;
   /** The background refresh of user OAuth tokens (OAUTH_TOKEN_REFRESH_*). */
@@ -86,7 +87,7 @@ const QUIET: OutboundLog = { debug: () => undefined, warn: () => undefined };
 /** The shared services every area leans on (platform/platform.ts), built once per app. */
 function createPlatform(store: Store, options: ServiceOptions): Platform {
   const { secrets } = options;
-  const now = options.now ?? (() => new Date());
+  const now = options.now ?? systemClock;
   const onError = options.onError ?? (() => undefined);
   const originOf = options.deploymentUrlOf;
   const signing = new Signing(store, { secrets, issuerOf: originOf, now });
@@ -101,6 +102,8 @@ function createPlatform(store: Store, options: ServiceOptions): Platform {
     store,
     secrets,
     signing,
+    // Jobs' heartbeats tell live workers from dead ones across processes, so they keep real time
+    // (the system clock, jobs/types.ts), as the runtime's pod records do; everything else reads `now`.
     jobs: createJobs(store, options.jobs ?? {}),
     audit,
     outbound: new Outbound({ ...options.outbound, log }),

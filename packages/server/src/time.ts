@@ -7,11 +7,3 @@ export const systemClock: Clock = () => new Date();
 export function timestamp(clock: Clock): string {
   return clock().toISOString();
 }
-
-/**
- * The system clock's timestamp, for the few callers not yet given the injected clock; it goes once
- * they take it.
- */
-export function now(): string {
-  return timestamp(systemClock);
-}

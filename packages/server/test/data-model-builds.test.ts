@@ -44,7 +44,11 @@ for (const dialect of DIALECTS) {
     const head = (id: number, branch = 'main') => git(dir(id), 'rev-parse', `refs/heads/${branch}`).trim();
     /** A build queued while this process's worker is stopped (builds.enqueue would start it). */
     const queuedBuild = async (id: number, cause: string) => {
-      const build = await insertBuild(t.store.db, { tenantId: t.tenantId, deploymentId: id, branch: 'main', mode: 'production', commit: head(id), cause });
+      const build = await insertBuild(
+        t.store.db,
+        { tenantId: t.tenantId, deploymentId: id, branch: 'main', mode: 'production', commit: head(id), cause },
+        new Date().toISOString(),
+      );
       const job = await t.app.services.jobs.enqueue(t.tenantId, BUILD_JOB, { buildId: build.id });
       await t.store.db.updateTable('builds').set({ job_id: job.id }).where('id', '=', build.id).execute();
       return { ...build, job_id: job.id };

@@ -55,7 +55,7 @@ describe.each(DIALECTS)('embed tenants and users (%s)', (dialect) => {
     return res.json() as Page<EmbedTenant>;
   };
   const direct = (request: ProvisionEmbedUserRequest, tenantId = t.tenantId, userLimit = 10_000) =>
-    serialized(t.store, lockKey.embedPeople(tenantId), (trx) => provisionEmbedUser(trx, tenantId, request, { userLimit }));
+    serialized(t.store, lockKey.embedPeople(tenantId), (trx) => provisionEmbedUser(trx, tenantId, request, { userLimit, now: () => new Date() }));
 
   describe('provision one (4.4)', () => {
     it('creates the embed tenant on demand and the user, with the external id lowercased and trimmed and a synthetic email', async () => {

@@ -30,7 +30,7 @@ describe.each(DIALECTS)('Security contexts (%s)', (dialect) => {
         trx,
         t.tenantId,
         { embedTenantName: 'acme', externalId: 'ann', groups: ['Sales'], userAttributes: [{ name: 'level', value: 3 }] },
-        { userLimit: 100 },
+        { userLimit: 100, now: () => new Date() },
       ),
     );
     expect(made.userAttributes).toEqual({ region: 'EU', level: 3 });

@@ -625,7 +625,7 @@ export function securitySuite(kind: Kind): void {
     /** An embed tenant with a user, so {embedTenantName} names a real one. */
     async function embedTenantOf(tenantId: number, embedTenantName: string): Promise<{ embedTenantName: string; embedGroupId: number }> {
       const made = await serialized(t.store, 'embed-people', (trx) =>
-        provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10 }),
+        provisionEmbedUser(trx, tenantId, { embedTenantName, externalId: 'seeded' }, { userLimit: 10, now: () => new Date() }),
       );
       const at = new Date().toISOString();
       const group = await t.store.db

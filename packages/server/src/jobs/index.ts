@@ -33,7 +33,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../db/database.js';
-import { now } from '../time.js';
+import { systemClock, timestamp } from '../time.js';
 import { sqliteDispatch } from './dispatch.js';
 import { cancelQueued, deleteFinished, findJob, insertJob, listJobs, readLogs, requestCancel, toRecord } from './jobs.store.js';
 import { pgBossDispatch } from './pg-boss-dispatch.js';
@@ -80,7 +80,7 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
       // The process that enqueues need not run the kind: the registered default applies when it does.
       const maxAttempts = positive('maxAttempts', opts.maxAttempts ?? kinds.get(kind)?.maxAttempts ?? 1);
       const text = JSON.stringify(payload === undefined ? null : payload);
-      const row = await dispatch.queue(kind, (db) => insertJob(db, { tenantId, kind, payload: text, maxAttempts, at: now() }));
+      const row = await dispatch.queue(kind, (db) => insertJob(db, { tenantId, kind, payload: text, maxAttempts, at: timestamp(settings.clock) }));
       if (!row) throw new Error('The job was not recorded');
       worker.wake();
       return toRecord(row);
@@ -105,7 +105,7 @@ export function createJobs(store: Store, options: JobsOptions = {}): Jobs {
       // A job can move between queued and running while we look (claimed, or queued for a retry):
       // each step is a compare-and-set, tried again until one holds or the job is finished.
       for (;;) {
-        const queued = await cancelQueued(store.db, tenantId, id, now());
+        const queued = await cancelQueued(store.db, tenantId, id, timestamp(settings.clock));
         if (queued) {
           changes.notify(id);
           return toRecord(queued);
@@ -172,6 +172,7 @@ function settingsOf(options: JobsOptions) {
   // A live worker misses a beat or two under load; only a longer silence means it died.
   if (staleAfterMs < 2 * heartbeatMs) throw new Error('staleAfterMs must be at least twice heartbeatMs');
   return {
+    clock: options.clock ?? systemClock,
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     concurrency: positive('concurrency', options.concurrency ?? 4),
     heartbeatMs,

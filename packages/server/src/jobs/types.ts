@@ -1,3 +1,4 @@
+import type { Clock } from '../time.js';
 import type { JobState } from '../db/tables.js';
 import type { ScheduleHandle, ScheduleSpec } from './schedule.js';
 import type { WorkerPool } from './worker-pool.js';
@@ -139,6 +140,12 @@ export interface Jobs {
 }
 
 export interface JobsOptions {
+  /**
+   * The clock of jobs' timestamps, heartbeats and the sweep that reads them; default the system's.
+   * It measures whether a worker is alive, so it is real time in every process: an app whose
+   * clock tests move keeps this one (services.ts).
+   */
+  clock?: Clock;
   /** Names this worker in `jobs.owner`; default host:pid:random. Unique per `createJobs`. */
   owner?: string;
   /** Jobs this worker runs at once; default 4. */

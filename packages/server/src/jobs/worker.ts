@@ -1,11 +1,12 @@
 import type { Store } from '../db/database.js';
 import type { JobRow } from '../db/tables.js';
-import { now } from '../time.js';
+import { timestamp, type Clock } from '../time.js';
 import type { Dispatch } from './dispatch.js';
 import { appendLog, beat, finishFailed, finishSucceeded, lastLogSeq, reclaimStale, staleJobs, type Attempt } from './jobs.store.js';
 import { JobAbort, type JobContext, type JobKind, type JobTakeover } from './types.js';
 
 export interface WorkerSettings {
+  clock: Clock;
   owner: string;
   concurrency: number;
   heartbeatMs: number;
@@ -119,7 +120,7 @@ export class Worker {
       while (!this.#stopping) {
         const free = this.settings.concurrency - this.#running.size;
         if (free <= 0) return;
-        const rows = await this.dispatch.claim([...this.kinds.keys()], free, this.settings.owner, now());
+        const rows = await this.dispatch.claim([...this.kinds.keys()], free, this.settings.owner, timestamp(this.settings.clock));
         if (rows.length === 0) return;
         for (const row of rows) {
           if (this.#stopping) await this.#release(row);
@@ -134,7 +135,7 @@ export class Worker {
   /** A job claimed as the worker began to stop goes back to the queue, its attempt not spent. */
   async #release(row: JobRow): Promise<void> {
     const attempt = { id: row.id, owner: this.settings.owner, attempts: row.attempts };
-    await this.dispatch.queue(row.kind, (db) => finishFailed(db, attempt, 'The worker stopped', now(), { spent: false }));
+    await this.dispatch.queue(row.kind, (db) => finishFailed(db, attempt, 'The worker stopped', timestamp(this.settings.clock), { spent: false }));
   }
 
   #execute(row: JobRow): void {
@@ -177,7 +178,7 @@ export class Worker {
       clearTimeout(limit);
       execution.ended = true;
     }
-    const at = now();
+    const at = timestamp(this.settings.clock);
     if (outcome.ok) {
       await finishSucceeded(this.store.db, execution.attempt, outcome.result, at);
       return;
@@ -197,7 +198,7 @@ export class Worker {
       if (execution.ended || seq > max) return;
       seq += 1;
       const text = seq > max ? `[log truncated: only the first ${max} lines of a job are kept]` : cut(String(line));
-      await appendLog(this.store.db, { jobId, seq, at: now(), line: text });
+      await appendLog(this.store.db, { jobId, seq, at: timestamp(this.settings.clock), line: text });
     };
   }
 
@@ -225,7 +226,7 @@ export class Worker {
           this.store.db,
           this.settings.owner,
           live.map(([id]) => id),
-          now(),
+          timestamp(this.settings.clock),
         )
       ).map((r) => [r.id, r.cancel_requested]),
     );
@@ -239,14 +240,14 @@ export class Worker {
 
   /** Takes back the jobs of workers whose heartbeat stopped: queued again while attempts remain, else failed. */
   async #sweep(): Promise<void> {
-    const cutoff = new Date(Date.now() - this.settings.staleAfterMs).toISOString();
+    const cutoff = new Date(this.settings.clock().getTime() - this.settings.staleAfterMs).toISOString();
     for (const stale of await staleJobs(this.store.db, cutoff, 100)) {
       // A job this worker still runs (or is finishing) only looks stale: its event loop was held
       // up past a beat. One it owns but no longer runs (a stop that timed out, a finish whose
       // write failed) is taken back like any other.
       const mine = this.#running.get(stale.id);
       if (mine && stale.owner === this.settings.owner && mine.attempt.attempts === stale.attempts) continue;
-      const after = await this.dispatch.queue(stale.kind, (db) => reclaimStale(db, stale, now()));
+      const after = await this.dispatch.queue(stale.kind, (db) => reclaimStale(db, stale, timestamp(this.settings.clock)));
       if (after) {
         this.changed(after.id);
         this.settings.onTakeover({

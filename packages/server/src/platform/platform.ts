@@ -6,6 +6,7 @@ import type { Outbound, OutboundLog } from '../outbound/index.js';
 import type { Runtime } from '../runtime/index.js';
 import type { Secrets } from '../secrets/index.js';
 import type { Signing } from '../signing/index.js';
+import type { Clock } from '../time.js';
 
 /**
  * The shared services every area leans on, built once per app before any area (services.ts). An
@@ -28,7 +29,7 @@ export interface Platform {
   /** Per-request reads kept under each tenant's `auth_version`. */
   readonly tenantCache: TenantCache;
   /** The clock of rules that expire and of schedules; tests move it. */
-  readonly now: () => Date;
+  readonly now: Clock;
   /** The origin of a tenant: its issuer, and where its deployments are. */
   readonly originOf: (tenant: { id: number; slug: string }) => Promise<string>;
   /** Where background failures and outbound calls are logged (never a secret). */

@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
 import type { BranchRow, DeploymentRow } from '../../db/tables.js';
@@ -32,13 +33,13 @@ function toBranch(row: BranchRow, head: string | undefined): BranchResponse {
 }
 
 /** Rows for every branch git has; a branch pushed over git gets its row (no parent) the first time it is listed. */
-async function adoptBranches(store: Store, row: DeploymentRow, heads: Map<string, string>): Promise<BranchRow[]> {
+async function adoptBranches(store: Store, row: DeploymentRow, heads: Map<string, string>, now: Clock): Promise<BranchRow[]> {
   const rows = await branchRows(store.db, row.id);
   const known = new Set(rows.map((r) => r.name));
   let adopted = false;
   for (const name of [...heads.keys()].sort()) {
     if (known.has(name)) continue;
-    await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null });
+    await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }, timestamp(now));
     adopted = true;
   }
   return adopted ? branchRows(store.db, row.id) : rows;
@@ -73,6 +74,7 @@ export function branchesService(
   store: Store,
   repositories: DeploymentRepositories,
   deployBranchMoved: DeployBranchMoved,
+  now: Clock,
   ensureBuilt: EnsureBuilt = async () => undefined,
   branchRemoved: BranchRemoved = async () => undefined,
   upstreamOf: UpstreamOf = NO_UPSTREAM,
@@ -83,7 +85,7 @@ export function branchesService(
     const known = await findBranch(store.db, row.id, name);
     const deleted = await repositories.write(row, (repo) => deleteRefs(repo, name));
     if (!deleted) throw branchNotFound(row.id, name);
-    await forgetBranch(store.db, row.id, name, known?.parent_name ?? null, row.deploy_branch_name, isPersonalBranch(name));
+    await forgetBranch(store.db, row.id, name, known?.parent_name ?? null, row.deploy_branch_name, isPersonalBranch(name), timestamp(now));
     await branchRemoved(row.id, name);
   }
 
@@ -137,7 +139,7 @@ export function branchesService(
       const page = pageRequest(input);
       const after = afterId(page);
       // Rows of branches whose ref is gone (deleted by someone else a moment ago) are not listed.
-      const rows = (await adoptBranches(store, row, heads)).filter((r) => heads.has(r.name) && (after === undefined || r.id > after));
+      const rows = (await adoptBranches(store, row, heads, now)).filter((r) => heads.has(r.name) && (after === undefined || r.id > after));
       const { items, pageInfo } = toPage(rows.slice(0, page.first + 1), page, (r) => [r.id]);
       const branches = items.map((r) => toBranch(r, heads.get(r.name)));
       return { items: branches, data: branches, pageInfo };
@@ -154,7 +156,7 @@ export function branchesService(
         throw new ApiError('INVALID_BRANCH', 'Names starting with dev- are kept for dev-mode branches; enter dev mode to get one.');
       const from = input.from ?? row.deploy_branch_name;
       // Rows in the order the branches came to be: the ones git has already, then this one.
-      await adoptBranches(store, row, await (await repositories.open(row)).branches());
+      await adoptBranches(store, row, await (await repositories.open(row)).branches(), now);
       const upstream = await upstreamOf(row);
       await repositories.write(row, async (repo) => {
         const head = await repo.head(from);
@@ -174,8 +176,8 @@ export function branchesService(
           throw error;
         }
       });
-      await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name: input.name, parent: from, ownerKeyId: null });
-      if (input.activate) await setSession(store.db, row.tenant_id, row.id, caller.actor.keyId, input.name);
+      await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name: input.name, parent: from, ownerKeyId: null }, timestamp(now));
+      if (input.activate) await setSession(store.db, row.tenant_id, row.id, caller.actor.keyId, input.name, timestamp(now));
       return { active: input.activate === true, branchName: input.name, parentBranch: from };
     },
 
@@ -216,7 +218,7 @@ export function branchesService(
       // A branch pushed over git gets its row here if the list has not made it yet.
       const branch =
         (await findBranch(store.db, row.id, name)) ??
-        (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }));
+        (await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }, timestamp(now)));
       await setStaging(store.db, row.id, name, input.enabled);
       // Switched on, the staging environment runs at once: on the branch's newest build, made now if need be.
       if (input.enabled) await ensureBuilt(row, name, head, 'staging environment switched on');
@@ -268,7 +270,7 @@ export function branchesService(
       });
       if (moved === null) return { buildTriggered: false };
       if ((await findBranch(store.db, row.id, name)) === undefined)
-        await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null });
+        await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name, parent: null, ownerKeyId: null }, timestamp(now));
       if (name === row.deploy_branch_name) {
         if (!buildsProduction(row, name)) return { buildTriggered: false };
         await deployBranchMoved(row, moved, `pull from ${upstream.name}`);
@@ -293,7 +295,7 @@ export function branchesService(
         await removeBranch(row, source);
         branchDeleted = true;
       }
-      if (input.switchToParentBranch) await setSession(store.db, row.tenant_id, row.id, caller.actor.keyId, parent);
+      if (input.switchToParentBranch) await setSession(store.db, row.tenant_id, row.id, caller.actor.keyId, parent, timestamp(now));
       return { merged: merged !== null, branchDeleted };
     },
 

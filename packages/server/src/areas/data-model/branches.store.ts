@@ -39,7 +39,7 @@ export interface NewBranch {
 }
 
 /** Records a branch; a row for the name already there (a branch pushed over git, then adopted) is kept. */
-export async function insertBranch(db: Executor, branch: NewBranch): Promise<BranchRow> {
+export async function insertBranch(db: Executor, branch: NewBranch, at: string): Promise<BranchRow> {
   await db
     .insertInto('branches')
     .values({
@@ -48,7 +48,7 @@ export async function insertBranch(db: Executor, branch: NewBranch): Promise<Bra
       name: branch.name,
       parent_name: branch.parent,
       owner_key_id: branch.ownerKeyId,
-      created_at: new Date().toISOString(),
+      created_at: at,
     })
     .onConflict((oc) => oc.columns(['deployment_id', 'name']).doNothing())
     .execute();
@@ -75,6 +75,7 @@ export async function forgetBranch(
   parent: string | null,
   deployBranch: string,
   personal: boolean,
+  at: string,
 ): Promise<void> {
   await db.updateTable('branches').set({ parent_name: parent }).where('deployment_id', '=', deploymentId).where('parent_name', '=', name).execute();
   await db.deleteFrom('branches').where('deployment_id', '=', deploymentId).where('name', '=', name).execute();
@@ -82,7 +83,7 @@ export async function forgetBranch(
   else
     await db
       .updateTable('dev_sessions')
-      .set({ branch_name: deployBranch, updated_at: new Date().toISOString() })
+      .set({ branch_name: deployBranch, updated_at: at })
       .where('deployment_id', '=', deploymentId)
       .where('branch_name', '=', name)
       .execute();
@@ -93,8 +94,7 @@ export async function findSession(db: Executor, deploymentId: number, keyId: num
 }
 
 /** Points the credential's session at `branch` (each credential has at most one). */
-export async function setSession(db: Executor, tenantId: number, deploymentId: number, keyId: number, branch: string): Promise<void> {
-  const at = new Date().toISOString();
+export async function setSession(db: Executor, tenantId: number, deploymentId: number, keyId: number, branch: string, at: string): Promise<void> {
   await db
     .insertInto('dev_sessions')
     .values({ tenant_id: tenantId, deployment_id: deploymentId, key_id: keyId, branch_name: branch, updated_at: at })

@@ -4,7 +4,7 @@ import type { BuildMode, BuildRow, DeploymentRow } from '../../db/tables.js';
 import type { JobContext, Jobs } from '../../jobs/index.js';
 import type { Build, BuildStatusResponse } from './builds.schemas.js';
 import { findDeployment } from '../deployments/index.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { failUnfinished, findBuild, findBuildById, insertBuild, latestBuild, listBuilds, updateBuild } from './builds.store.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
@@ -41,8 +41,9 @@ export const modeOf = (row: DeploymentRow, branch: string): BuildMode => (branch
  * with their members, as JSON) by the validator the validate route uses, as a job of the jobs
  * service, so any process may run it and a process that dies leaves it failed or re-run.
  */
-export function buildsService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, built: () => Promise<void> = async () => undefined) {
+export function buildsService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, now: Clock, built: () => Promise<void> = async () => undefined) {
   const { db } = store;
+  const at = () => timestamp(now);
   registerModelTasks(jobs.workers);
 
   async function run({ payload, log, signal }: JobContext<{ buildId: number }>): Promise<{ status: string }> {
@@ -50,11 +51,12 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     if (!build) return { status: 'gone' };
     const row = await findDeployment(db, build.tenant_id, build.deployment_id);
     if (!row) {
-      await failUnfinished(db, build.id, 'The deployment was deleted.');
+      await failUnfinished(db, build.id, 'The deployment was deleted.', at());
       return { status: 'failed' };
     }
     const started = performance.now();
-    await updateBuild(db, build.id, { status: 'building', started_at: now(), finished_at: null, error_text: null });
+    const startedAt = at();
+    await updateBuild(db, build.id, { status: 'building', started_at: startedAt, finished_at: null, error_text: null }, startedAt);
     await log(`Building ${build.branch_name} at ${build.commit_sha}${row.deploy_project_root ? ` (project root ${row.deploy_project_root})` : ''}`);
     const repo = await repositories.open(row);
     const filesHash = await repo.treeOf(build.commit_sha);
@@ -69,18 +71,24 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
       if (result.errors.length > LOGGED_ERRORS) await log(`… and ${result.errors.length - LOGGED_ERRORS} more errors`);
       const first = result.errors[0];
       const errorText = `${result.errors.length} error${result.errors.length === 1 ? '' : 's'} in the data model; the first: ${first?.fileName ?? '(model)'}${first?.line ? `:${first.line}` : ''} ${first?.message ?? ''}`;
-      await updateBuild(db, build.id, { status: 'failed', files_hash: filesHash, error_text: errorText, cubes_count: result.cubesCount, finished_at: now() });
+      const failedAt = at();
+      await updateBuild(
+        db,
+        build.id,
+        { status: 'failed', files_hash: filesHash, error_text: errorText, cubes_count: result.cubesCount, finished_at: failedAt },
+        failedAt,
+      );
       await log(`Failed after ${Math.round(performance.now() - started)} ms`);
       return { status: 'failed' };
     }
     const artifact = result.artifact ?? { cubes: [], views: [] };
-    await updateBuild(db, build.id, {
-      status: 'success',
-      files_hash: filesHash,
-      cubes_count: result.cubesCount,
-      artifact: JSON.stringify(artifact),
-      finished_at: now(),
-    });
+    const finished = at();
+    await updateBuild(
+      db,
+      build.id,
+      { status: 'success', files_hash: filesHash, cubes_count: result.cubesCount, artifact: JSON.stringify(artifact), finished_at: finished },
+      finished,
+    );
     await log(
       `Compiled ${artifact.cubes.length} cube${artifact.cubes.length === 1 ? '' : 's'} and ${artifact.views.length} view${artifact.views.length === 1 ? '' : 's'} in ${Math.round(performance.now() - started)} ms`,
     );
@@ -99,7 +107,7 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
         return await run(ctx);
       } catch (error) {
         // The last attempt's failure is the build's; an earlier one is retried.
-        if (ctx.attempt >= 2 || ctx.signal.aborted) await failUnfinished(db, ctx.payload.buildId, `The build stopped: ${(error as Error).message}`);
+        if (ctx.attempt >= 2 || ctx.signal.aborted) await failUnfinished(db, ctx.payload.buildId, `The build stopped: ${(error as Error).message}`, at());
         throw error;
       }
     },
@@ -113,18 +121,18 @@ export function buildsService(store: Store, repositories: DeploymentRepositories
     if ((build.status !== 'queued' && build.status !== 'building') || build.job_id === null) return build;
     const job = await jobs.get(build.tenant_id, build.job_id);
     if (!job || job.state === 'queued' || job.state === 'running') return build;
-    if (job.state !== 'succeeded') await failUnfinished(db, build.id, job.error ?? `The build's job was ${job.state}.`);
+    if (job.state !== 'succeeded') await failUnfinished(db, build.id, job.error ?? `The build's job was ${job.state}.`, at());
     return (await findBuildById(db, build.id)) ?? build;
   }
 
   return {
     /** Queues a build of `commit` on `branch`; the jobs service runs it. */
     async enqueue(row: DeploymentRow, branch: string, commit: string, cause: string): Promise<BuildRow> {
-      const build = await insertBuild(db, { tenantId: row.tenant_id, deploymentId: row.id, branch, mode: modeOf(row, branch), commit, cause });
+      const build = await insertBuild(db, { tenantId: row.tenant_id, deploymentId: row.id, branch, mode: modeOf(row, branch), commit, cause }, at());
       // A process whose worker starts on demand (AppOptions.startJobs) starts it with its first build.
       await jobs.start();
       const job = await jobs.enqueue(row.tenant_id, BUILD_JOB, { buildId: build.id });
-      await updateBuild(db, build.id, { job_id: job.id });
+      await updateBuild(db, build.id, { job_id: job.id }, at());
       return { ...build, job_id: job.id };
     },
 

@@ -1,11 +1,10 @@
 import type { BuildMode, BuildRow, BuildStatus, Executor } from '../../db/tables.js';
-import { now } from '../../time.js';
 
 export async function insertBuild(
   db: Executor,
   values: { tenantId: number; deploymentId: number; branch: string; mode: BuildMode; commit: string; cause: string },
+  at: string,
 ): Promise<BuildRow> {
-  const at = now();
   return db
     .insertInto('builds')
     .values({
@@ -34,17 +33,16 @@ export interface BuildChanges {
   finished_at?: string | null;
 }
 
-export async function updateBuild(db: Executor, id: number, changes: BuildChanges): Promise<void> {
+export async function updateBuild(db: Executor, id: number, changes: BuildChanges, at: string): Promise<void> {
   await db
     .updateTable('builds')
-    .set({ ...changes, updated_at: now() })
+    .set({ ...changes, updated_at: at })
     .where('id', '=', id)
     .execute();
 }
 
 /** Marks an unfinished build failed; false when it had finished meanwhile (compare-and-set on its status). */
-export async function failUnfinished(db: Executor, id: number, error: string): Promise<boolean> {
-  const at = now();
+export async function failUnfinished(db: Executor, id: number, error: string, at: string): Promise<boolean> {
   const result = await db
     .updateTable('builds')
     .set({ status: 'failed', error_text: error, finished_at: at, updated_at: at })

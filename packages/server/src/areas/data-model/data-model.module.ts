@@ -37,7 +37,7 @@ export interface DataModelConfig {
 export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs, runtime, now } }, config: DataModelConfig) => {
   const repositories = new DeploymentRepositories(new Repositories(config.repositoriesDir, (id, fn) => exclusive(store, lockKey.repository(id), fn)));
   // The runtimes reconcile when a build succeeds.
-  const builds = buildsService(store, repositories, jobs, () => runtime.reconcile());
+  const builds = buildsService(store, repositories, jobs, now, () => runtime.reconcile());
   // Production builds from the deploy branch whenever it moves.
   const deployBranchMoved: DeployBranchMoved = async (row, commit, cause) => {
     await builds.enqueue(row, row.deploy_branch_name, commit, cause);
@@ -51,11 +51,12 @@ export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs
     if (head !== undefined && buildsProduction(row, row.deploy_branch_name)) await deployBranchMoved(row, head, 'push');
   });
   const files = filesService(store, repositories);
-  const devMode = devModeService(store, repositories, deployBranchMoved, config.upstreamOf);
+  const devMode = devModeService(store, repositories, deployBranchMoved, now, config.upstreamOf);
   const branches = branchesService(
     store,
     repositories,
     deployBranchMoved,
+    now,
     (row, branch, commit, cause) => builds.ensureBuilt(row, branch, commit, cause),
     (deploymentId, branch) => runtime.forget(deploymentId, branch),
     config.upstreamOf,

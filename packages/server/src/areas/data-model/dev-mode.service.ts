@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import { randomBytes } from 'node:crypto';
 import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
@@ -46,7 +47,13 @@ export function conflictError(paths: string[], what: string): ApiError {
  * from a shared branch and keyed by that parent; file writes are its pending changes, and a
  * commit turns them into one commit and pushes it to the parent.
  */
-export function devModeService(store: Store, repositories: DeploymentRepositories, deployBranchMoved: DeployBranchMoved, upstreamOf: UpstreamOf = NO_UPSTREAM) {
+export function devModeService(
+  store: Store,
+  repositories: DeploymentRepositories,
+  deployBranchMoved: DeployBranchMoved,
+  now: Clock,
+  upstreamOf: UpstreamOf = NO_UPSTREAM,
+) {
   return {
     async enter(caller: Caller, deploymentId: number, input: StartDevModeInput): Promise<DevBranchResponse> {
       const { row } = await authorizeDeployment(store.db, caller, deploymentId, 'SchemaUpdate');
@@ -60,10 +67,10 @@ export function devModeService(store: Store, repositories: DeploymentRepositorie
         if (fork && (await repo.head(fork.name)) !== null) return fork.name;
         const made = await forkName(repo, keyId, parent);
         await repo.moveRefs([{ ref: `refs/heads/${made}`, to: from, from: null }]);
-        await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name: made, parent, ownerKeyId: keyId });
+        await insertBranch(store.db, { tenantId: row.tenant_id, deploymentId: row.id, name: made, parent, ownerKeyId: keyId }, timestamp(now));
         return made;
       });
-      await setSession(store.db, row.tenant_id, row.id, keyId, name);
+      await setSession(store.db, row.tenant_id, row.id, keyId, name, timestamp(now));
       return { active: true, branchName: name, parentBranch: parent };
     },
 

@@ -61,7 +61,7 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
       const { row } = await authorizeDeployment(db, caller, deploymentId, 'SchemaUpdate');
       const branch = await writableTarget(caller, row, query.branchName);
       if ((await (await repositories.open(row)).head(branch)) === null) throw branchNotFound(row.id, branch);
-      const at = new Date();
+      const at = now();
       await deleteExpiredUploads(db, at.toISOString());
       const id = randomToken(18);
       await insertUpload(db, {

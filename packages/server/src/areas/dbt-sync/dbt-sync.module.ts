@@ -8,9 +8,9 @@ import { dbtSyncSettingsSchemas } from './settings.schemas.js';
 import { dbtSyncSettingsService } from './settings.service.js';
 
 /** dbt sync: a deployment's model generated from a dbt project, run as background jobs. */
-export const dbtSyncArea = defineArea('dbt-sync', ({ platform: { store, secrets, jobs, outbound }, use }) => {
-  const dbtSyncSettings = dbtSyncSettingsService(store, secrets);
-  const dbtSync = dbtSyncService(store, use(dataModelArea).repositories, jobs, dbtSyncSettings, outbound);
+export const dbtSyncArea = defineArea('dbt-sync', ({ platform: { store, secrets, jobs, outbound, now }, use }) => {
+  const dbtSyncSettings = dbtSyncSettingsService(store, secrets, now);
+  const dbtSync = dbtSyncService(store, use(dataModelArea).repositories, jobs, dbtSyncSettings, outbound, now);
   return {
     services: { dbtSyncSettings, dbtSync },
     schemas: [...dbtSyncSettingsSchemas, ...dbtSyncRunSchemas],

@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import type { Executor } from '../../db/tables.js';
 import type { Stage, SyncPhase } from './runs.schemas.js';
 import { appendLog, updateRunning } from './runs.store.js';
@@ -27,6 +28,7 @@ export class Progress {
   constructor(
     private readonly db: Executor,
     readonly runId: number,
+    private readonly now: Clock,
   ) {}
 
   elapsed(): number {
@@ -34,12 +36,17 @@ export class Progress {
   }
 
   log(message: string, extra: { level?: 'info' | 'error'; phase?: string; durationMs?: number } = {}): Promise<void> {
-    return appendLog(this.db, this.runId, { level: extra.level ?? 'info', message, phase: extra.phase ?? null, durationMs: extra.durationMs ?? null });
+    return appendLog(
+      this.db,
+      this.runId,
+      { level: extra.level ?? 'info', message, phase: extra.phase ?? null, durationMs: extra.durationMs ?? null },
+      timestamp(this.now),
+    );
   }
 
   async enter(stage: Stage, message: string): Promise<void> {
     this.stage = stage;
-    await updateRunning(this.db, this.runId, { stage, last_stage: stage, percent: PERCENT[stage] ?? 0, message });
+    await updateRunning(this.db, this.runId, { stage, last_stage: stage, percent: PERCENT[stage] ?? 0, message }, timestamp(this.now));
     await this.log(message);
   }
 

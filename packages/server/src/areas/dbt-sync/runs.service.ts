@@ -5,7 +5,7 @@ import type { DbtSyncRunRow, DbtSyncStatus, DeploymentRow } from '../../db/table
 import { DEAD_WORKER, type Jobs } from '../../jobs/index.js';
 import { isValidBranchName } from '../../git/refs.js';
 import { ApiError, notFound } from '../../shared/problems.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { isPersonalBranch } from '../data-model/index.js';
 import type { DeploymentRepositories } from '../data-model/index.js';
 import { authorizeDeployment } from '../deployments/index.js';
@@ -57,11 +57,18 @@ const syncNotFound = (id: string) => notFound('DBT_SYNC_NOT_FOUND', 'Sync', id);
  * status, log, result and generated files. One running sync per deployment, held by a unique
  * index on the running row.
  */
-export function dbtSyncService(store: Store, repositories: DeploymentRepositories, jobs: Jobs, settings: DbtSyncSettingsService, outbound: Outbound) {
+export function dbtSyncService(
+  store: Store,
+  repositories: DeploymentRepositories,
+  jobs: Jobs,
+  settings: DbtSyncSettingsService,
+  outbound: Outbound,
+  now: Clock,
+) {
   const { db } = store;
   const hooks: SyncHooks = { beforeStage: async () => undefined, working: async () => undefined };
   registerSyncTasks(jobs.workers);
-  const runJob = syncJob(store, repositories, { outbound, token: (deploymentId, url) => settings.token(deploymentId, url) }, hooks, jobs.workers);
+  const runJob = syncJob(store, repositories, { outbound, token: (deploymentId, url) => settings.token(deploymentId, url) }, hooks, jobs.workers, now);
 
   jobs.register<{ runId: number }, { status: string }>({ kind: SYNC_JOB, maxAttempts: 1, timeoutMs: SYNC_TIMEOUT_MS, run: runJob });
 
@@ -74,7 +81,7 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     if (run.status !== 'RUNNING' || run.job_id === null) return run;
     const job = await jobs.get(run.tenant_id, run.job_id);
     if (job && (job.state === 'queued' || job.state === 'running')) return run;
-    const at = now();
+    const at = timestamp(now);
     let status: DbtSyncStatus;
     let error: string | null = null;
     let line: string;
@@ -96,16 +103,21 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
       line = 'The sync’s job ended without recording an outcome';
     }
     if (
-      await updateRunning(db, run.id, {
-        status,
-        ...(status === 'FAILED' ? { stage: 'FAILED' } : {}),
-        error_message: error,
-        completed_at: at,
-        manifest: null,
-        message: status === 'CANCELLED' ? 'cancelled' : null,
-      })
+      await updateRunning(
+        db,
+        run.id,
+        {
+          status,
+          ...(status === 'FAILED' ? { stage: 'FAILED' } : {}),
+          error_message: error,
+          completed_at: at,
+          manifest: null,
+          message: status === 'CANCELLED' ? 'cancelled' : null,
+        },
+        at,
+      )
     ) {
-      await appendLog(db, run.id, { level: 'error', message: line });
+      await appendLog(db, run.id, { level: 'error', message: line }, at);
     }
     return (await findRun(db, run.deployment_id, run.public_id)) ?? run;
   }
@@ -124,7 +136,7 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
 
   /** The branch a run writes to: given (checked) or generated. */
   async function branchFor(row: DeploymentRow, input: StartDbtSyncInput, refWord: string, output: 'branch' | 'files'): Promise<string> {
-    if (input.branchName == null) return `dbt-sync/${refWord}-${stamp(new Date())}-${randomBytes(4).toString('hex')}`;
+    if (input.branchName == null) return `dbt-sync/${refWord}-${stamp(now())}-${randomBytes(4).toString('hex')}`;
     const name = input.branchName;
     const invalid = (message: string) => new ApiError('INVALID_BRANCH', message, { errors: [{ pointer: '/body/branchName', message }] });
     if (!(await isValidBranchName(name)))
@@ -178,42 +190,46 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
         selector: saved.selector,
       };
 
-      const at = now();
+      const at = timestamp(now);
       await dropExpiredFiles(db, row.id, at);
       const running = await runningRun(db, row.id);
       if (running) await settled(running);
       let run: DbtSyncRunRow;
       try {
-        run = await insertRun(db, {
-          public_id: randomUUID(),
-          tenant_id: row.tenant_id,
-          deployment_id: row.id,
-          job_id: null,
-          status: 'RUNNING',
-          stage: 'INITIALIZING',
-          message: 'Queued',
-          trigger: 'api',
-          source,
-          output,
-          branch_name: branchName,
-          git_ref: ref,
-          user_id: caller.actor.userId,
-          options: JSON.stringify(options),
-          manifest,
-          started_at: at,
-          completed_at: null,
-          duration_ms: null,
-          error_message: null,
-          failed_phase: null,
-          last_stage: null,
-          phases: null,
-          stats: null,
-          trigger_context: null,
-          commit_sha: null,
-          generated_files: null,
-          files: null,
-          files_expire_at: null,
-        });
+        run = await insertRun(
+          db,
+          {
+            public_id: randomUUID(),
+            tenant_id: row.tenant_id,
+            deployment_id: row.id,
+            job_id: null,
+            status: 'RUNNING',
+            stage: 'INITIALIZING',
+            message: 'Queued',
+            trigger: 'api',
+            source,
+            output,
+            branch_name: branchName,
+            git_ref: ref,
+            user_id: caller.actor.userId,
+            options: JSON.stringify(options),
+            manifest,
+            started_at: at,
+            completed_at: null,
+            duration_ms: null,
+            error_message: null,
+            failed_phase: null,
+            last_stage: null,
+            phases: null,
+            stats: null,
+            trigger_context: null,
+            commit_sha: null,
+            generated_files: null,
+            files: null,
+            files_expire_at: null,
+          },
+          at,
+        );
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         const other = await runningRun(db, row.id);
@@ -222,11 +238,11 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
           `Sync ${other?.public_id ?? '(unknown)'} is still running on deployment ${row.id}; wait for it to end or cancel it.`,
         );
       }
-      await appendLog(db, run.id, { level: 'info', message: `Queued by user ${caller.actor.userId}` });
+      await appendLog(db, run.id, { level: 'info', message: `Queued by user ${caller.actor.userId}` }, at);
       // A process whose worker starts on demand (AppOptions.startJobs) starts it with its first job.
       await jobs.start();
       const job = await jobs.enqueue(row.tenant_id, SYNC_JOB, { runId: run.id });
-      await updateRun(db, run.id, { job_id: job.id });
+      await updateRun(db, run.id, { job_id: job.id }, timestamp(now));
       return { syncJobId: run.public_id, workflowId: String(job.id), branchName };
     },
 
@@ -313,7 +329,7 @@ export function dbtSyncService(store: Store, repositories: DeploymentRepositorie
     /** Reference 7.7: the files of an `output: files` run, for an hour after it completed. */
     async files(caller: Caller, deploymentId: number, syncJobId: string): Promise<Array<{ path: string; content: string }>> {
       const { row, run } = await runOf(caller, deploymentId, syncJobId, 'DeploymentRead');
-      await dropExpiredFiles(db, row.id, now());
+      await dropExpiredFiles(db, row.id, timestamp(now));
       if (run.output !== 'files')
         throw new ApiError('DBT_SYNC_FILES_NOT_FOUND', `Sync ${run.public_id} committed to branch ${run.branch_name}; read the files there.`);
       if (run.status === 'RUNNING')

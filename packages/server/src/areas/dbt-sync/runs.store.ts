@@ -1,13 +1,12 @@
 import { sql, type Updateable } from 'kysely';
 import type { DbtSyncLogRow, DbtSyncRunRow, DbtSyncRunTable, DbtSyncStatus, Executor } from '../../db/tables.js';
-import { now } from '../../time.js';
 
 export type NewRun = Omit<DbtSyncRunRow, 'id' | 'percent' | 'updated_at'>;
 
-export function insertRun(db: Executor, run: NewRun): Promise<DbtSyncRunRow> {
+export function insertRun(db: Executor, run: NewRun, at: string): Promise<DbtSyncRunRow> {
   return db
     .insertInto('dbt_sync_runs')
-    .values({ ...run, updated_at: now() })
+    .values({ ...run, updated_at: at })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -25,20 +24,20 @@ export function runningRun(db: Executor, deploymentId: number): Promise<DbtSyncR
 }
 
 /** Changes a run that is still running; false when it had ended meanwhile (compare-and-set on its status). */
-export async function updateRunning(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>): Promise<boolean> {
+export async function updateRunning(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>, at: string): Promise<boolean> {
   const result = await db
     .updateTable('dbt_sync_runs')
-    .set({ ...changes, updated_at: now() })
+    .set({ ...changes, updated_at: at })
     .where('id', '=', id)
     .where('status', '=', 'RUNNING')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function updateRun(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>): Promise<void> {
+export async function updateRun(db: Executor, id: number, changes: Updateable<DbtSyncRunTable>, at: string): Promise<void> {
   await db
     .updateTable('dbt_sync_runs')
-    .set({ ...changes, updated_at: now() })
+    .set({ ...changes, updated_at: at })
     .where('id', '=', id)
     .execute();
 }
@@ -75,14 +74,14 @@ export interface LogLine {
 }
 
 /** Appends a line after the run's last; numbered in the same statement, so two writers never take one number. */
-export async function appendLog(db: Executor, runId: number, line: LogLine): Promise<void> {
+export async function appendLog(db: Executor, runId: number, line: LogLine, at: string): Promise<void> {
   const next = sql<number>`(select coalesce(max(seq), 0) + 1 from dbt_sync_logs where run_id = ${runId})`;
   await db
     .insertInto('dbt_sync_logs')
     .values({
       run_id: runId,
       seq: next,
-      at: now(),
+      at,
       level: line.level,
       stream: 'system',
       message: line.message,

@@ -4,7 +4,7 @@ import type { DbtSyncSettingsRow } from '../../db/tables.js';
 import { isValidBranchName } from '../../git/refs.js';
 import { ApiError } from '../../shared/problems.js';
 import type { Secrets } from '../../secrets/index.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { normalizeModelPath } from '../../shared/model-paths.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import type { DbtSyncSelector, DbtSyncSettings, PutDbtSyncSettingsInput } from './settings.schemas.js';
@@ -73,7 +73,7 @@ function cleanPath(raw: string, pointer: string): string {
  * The deployment's transformation-project settings (extension: `dbt-sync-settings`): where the
  * project's compiled manifest is, where generated cubes go, which models are synced.
  */
-export function dbtSyncSettingsService(store: Store, secrets: Secrets) {
+export function dbtSyncSettingsService(store: Store, secrets: Secrets, now: Clock) {
   const { db } = store;
   const view = (deploymentId: number, s: SyncSettings): DbtSyncSettings => ({
     deploymentId,
@@ -164,7 +164,7 @@ export function dbtSyncSettingsService(store: Store, secrets: Secrets) {
         row.tenant_id,
         row.id,
         { ...repository, ref, manifest_path: manifestPath, output_path: outputPath, selector: JSON.stringify(selector) },
-        now(),
+        timestamp(now),
       );
       return view(row.id, settingsOf(await findSettings(db, row.id)));
     },

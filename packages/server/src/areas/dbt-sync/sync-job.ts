@@ -3,7 +3,7 @@ import type { DbtSyncRunRow, DeploymentRow } from '../../db/tables.js';
 import { readRemoteFile, RemoteReadError } from '../../git/remote.js';
 import { JobAbort, type JobContext, type WorkerPool } from '../../jobs/index.js';
 import { OutboundError, type Outbound } from '../../outbound/index.js';
-import { now } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { SERVER_AUTHOR } from '../data-model/index.js';
 import { insertBranch } from '../data-model/index.js';
 import type { DeploymentRepositories } from '../data-model/index.js';
@@ -120,7 +120,7 @@ function statsOf(generation: WorkerGeneration): SyncStats {
  * branch; none when nothing changed) or keep them for `generated-files`. A cancel is honoured
  * before each stage, so a cancelled run never touches the branch; the commit itself is atomic.
  */
-export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks, pool: WorkerPool) {
+export function syncJob(store: Store, repositories: DeploymentRepositories, remote: RemoteRepositories, hooks: SyncHooks, pool: WorkerPool, now: Clock) {
   const { db } = store;
 
   /**
@@ -151,7 +151,7 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
         () => onThread('generate-cubes', thread.generate({ outputPath: options.outputPath, selector: options.selector })),
         (g) => `Generated ${plural(g.cubeCount, 'cube')} from ${plural(g.stats.models, 'model')}`,
       );
-      await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) });
+      await updateRunning(db, run.id, { stats: JSON.stringify(statsOf(generation)) }, timestamp(now));
       const repo = await repositories.open(row);
       const base = await repo.head(row.deploy_branch_name);
       if (base === null) throw new SyncFailure(`The deploy branch ${row.deploy_branch_name} does not exist.`);
@@ -213,22 +213,27 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
 
     // Past the commit a cancel or a stop no longer undoes anything: the run completes.
     await progress.enter('FINALIZING', 'Finalizing');
-    const at = now();
-    await updateRunning(db, run.id, {
-      status: 'COMPLETED',
-      stage: 'COMPLETED',
-      percent: 100,
-      message: null,
-      completed_at: at,
-      duration_ms: progress.elapsed(),
-      phases: JSON.stringify(progress.phases),
-      stats: JSON.stringify(statsOf(generation)),
-      commit_sha: commit,
-      generated_files: JSON.stringify(files.map((f) => f.path)),
-      files: run.output === 'files' ? JSON.stringify(files) : null,
-      files_expire_at: run.output === 'files' ? new Date(Date.parse(at) + FILES_KEPT_MS).toISOString() : null,
-      manifest: null,
-    });
+    const at = timestamp(now);
+    await updateRunning(
+      db,
+      run.id,
+      {
+        status: 'COMPLETED',
+        stage: 'COMPLETED',
+        percent: 100,
+        message: null,
+        completed_at: at,
+        duration_ms: progress.elapsed(),
+        phases: JSON.stringify(progress.phases),
+        stats: JSON.stringify(statsOf(generation)),
+        commit_sha: commit,
+        generated_files: JSON.stringify(files.map((f) => f.path)),
+        files: run.output === 'files' ? JSON.stringify(files) : null,
+        files_expire_at: run.output === 'files' ? new Date(Date.parse(at) + FILES_KEPT_MS).toISOString() : null,
+        manifest: null,
+      },
+      at,
+    );
     await progress.log(`Completed in ${progress.elapsed()} ms: ${plural(generation.cubeCount, 'cube')}`);
   }
 
@@ -245,14 +250,18 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
       const message = `dbt-sync ${run.public_id}: ${run.source === 'manifest' ? 'from a manifest' : `from ${run.git_ref ?? row.deploy_branch_name}`}`;
       return repo.commit({ ref: `refs/heads/${run.branch_name}`, expectedHead: null, parent: base, changes, author, message });
     });
-    await insertBranch(db, { tenantId: row.tenant_id, deploymentId: row.id, name: run.branch_name, parent: row.deploy_branch_name, ownerKeyId: null });
+    await insertBranch(
+      db,
+      { tenantId: row.tenant_id, deploymentId: row.id, name: run.branch_name, parent: row.deploy_branch_name, ownerKeyId: null },
+      timestamp(now),
+    );
     return sha;
   }
 
   return async function run(ctx: JobContext<{ runId: number }>): Promise<{ status: string }> {
     const run = await findRunById(db, ctx.payload.runId);
     if (!run || run.status !== 'RUNNING') return { status: 'gone' };
-    const progress = new Progress(db, run.id);
+    const progress = new Progress(db, run.id, now);
     const row = await findDeployment(db, run.tenant_id, run.deployment_id);
     try {
       if (!row) throw new SyncFailure('The deployment was deleted.');
@@ -266,17 +275,17 @@ export function syncJob(store: Store, repositories: DeploymentRepositories, remo
         await progress.log('The server is stopping; the sync will start again');
         throw error;
       }
-      const at = now();
+      const at = timestamp(now);
       const ended = { completed_at: at, duration_ms: progress.elapsed(), phases: JSON.stringify(progress.phases), last_stage: progress.stage, manifest: null };
       if (abort?.why === 'cancelled') {
-        await updateRunning(db, run.id, { ...ended, status: 'CANCELLED', message: 'cancelled' });
+        await updateRunning(db, run.id, { ...ended, status: 'CANCELLED', message: 'cancelled' }, at);
         await progress.log(`Cancelled before ${progress.stage === 'INITIALIZING' ? 'it began' : `the stage after ${progress.stage}`}; no branch was changed`, {
           level: 'error',
         });
         return { status: 'cancelled' };
       }
       const message = error instanceof SyncFailure ? error.message : abort ? abort.message : `The sync failed: ${(error as Error).message}`;
-      await updateRunning(db, run.id, { ...ended, status: 'FAILED', stage: 'FAILED', error_message: message, failed_phase: progress.failedPhase });
+      await updateRunning(db, run.id, { ...ended, status: 'FAILED', stage: 'FAILED', error_message: message, failed_phase: progress.failedPhase }, at);
       await progress.log(message, { level: 'error', ...(progress.failedPhase ? { phase: progress.failedPhase } : {}) });
       return { status: 'failed' };
     }

@@ -196,7 +196,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
               groups: input.groups,
               userAttributes: input.userAttributes,
             },
-            { userLimit: options.embedUserLimit, concurrent: true },
+            { userLimit: options.embedUserLimit, concurrent: true, now },
           );
           if (identity.user.created) created = identity.user.externalId;
           claims = {

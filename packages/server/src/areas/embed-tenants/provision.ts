@@ -1,7 +1,7 @@
 import type { EmbedTenantRow, EmbedUserRow, Executor } from '../../db/tables.js';
 import { lockKey, lockWithin } from '../../db/transactions.js';
 import { ApiError } from '../../shared/problems.js';
-import { systemClock, timestamp, type Clock } from '../../time.js';
+import { timestamp, type Clock } from '../../time.js';
 import { listAttributes } from '../user-attributes/index.js';
 import { matchesType, type AttributeValue } from '../user-attributes/index.js';
 import type { EmbedUser, EmbedUserProfile } from './embed-tenants.schemas.js';
@@ -72,11 +72,8 @@ export interface ProvisionOptions {
    * when `user.created`. Without it the lock is taken exclusively here and the cap checked at once.
    */
   concurrent?: boolean;
-  /**
-   * The app's clock, which the users and tenants created are stamped with; the system clock until
-   * every caller outside this area passes it.
-   */
-  now?: Clock;
+  /** The app's clock, which the users and tenants created are stamped with. */
+  now: Clock;
 }
 
 export function toEmbedUser(row: EmbedUserRow): EmbedUser {
@@ -242,7 +239,7 @@ export async function createBareEmbedUsers(
       `The account holds ${count} embed users, its limit is ${options.userLimit}, and ${externalIds.length} more were asked for; nobody was added. Delete embed tenants or users no longer needed, or ask the operator to raise EMBED_USER_LIMIT.`,
     );
   }
-  const at = timestamp(options.now ?? systemClock);
+  const at = timestamp(options.now);
   return insertEmbedUsers(
     trx,
     externalIds.map((externalId) => ({
@@ -284,7 +281,7 @@ export async function provisionEmbedUser(
   if (externalId === '') throw invalid(`${pointer}/externalId`, 'is empty once trimmed', 'The externalId is empty once trimmed.');
   const concurrent = options.concurrent === true;
   if (!concurrent) await lockEmbedPeople(trx, tenantId);
-  const at = timestamp(options.now ?? systemClock);
+  const at = timestamp(options.now);
 
   let embedTenant = await findEmbedTenant(trx, tenantId, name);
   const checked = await check(trx, tenantId, embedTenant, request, pointer);

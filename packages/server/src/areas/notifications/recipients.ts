@@ -179,7 +179,7 @@ export async function addRecipients(
         groups: entry.input.groups,
         userAttributes: entry.input.userAttributes,
       },
-      { userLimit: options.userLimit, pointer: `/body/recipients/${entry.index}` },
+      { userLimit: options.userLimit, pointer: `/body/recipients/${entry.index}`, now: () => new Date(options.at) },
     );
     const embedUserId = provisioned.user.id;
     const key = `embed-user:${embedUserId}`;

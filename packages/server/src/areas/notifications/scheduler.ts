@@ -1,3 +1,4 @@
+import type { Clock } from '../../time.js';
 import type { Store } from '../../db/database.js';
 import type { NotificationRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
@@ -33,7 +34,7 @@ export interface SchedulerOptions {
   /** How often due occurrences are looked for (NOTIFICATIONS_TICK_MS); default 10 s. */
   tickMs?: number;
   /** The scheduler's clock; tests move it. */
-  now?: () => Date;
+  now: Clock;
   /** Names this process in `claimed_by`. */
   owner: string;
   /** What deliveries render and mail with. */
@@ -59,7 +60,7 @@ export class NotificationScheduler {
     private readonly jobs: Jobs,
     private readonly options: SchedulerOptions,
   ) {
-    this.#now = options.now ?? (() => new Date());
+    this.#now = options.now;
     jobs.register<{ deliveryId: number }, { status: string }>({
       kind: DELIVERY_JOB,
       maxAttempts: 1,

@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import type { Caller } from '../../access/caller.js';
 import type { Db, OAuthModelRow } from '../../db/tables.js';
 import type { Secrets } from '../../secrets/index.js';
@@ -51,7 +52,7 @@ function toClient(row: Pick<OAuthModelRow, 'id' | 'payload'>): OAuthClient {
  * within the deployments given, exactly as an API key of that user with that scope. They are
  * rows of the provider's table (model `Client`), their secret sealed by secrets/.
  */
-export function oauthClientsService(db: Db, secrets: Secrets) {
+export function oauthClientsService(db: Db, secrets: Secrets, now: Clock) {
   /** Stores a client with a fresh id and, unless it is a public app, a fresh secret (sealed). */
   async function insertClient(
     actor: Caller['actor'],
@@ -59,7 +60,7 @@ export function oauthClientsService(db: Db, secrets: Secrets) {
   ): Promise<CreatedOAuthClient> {
     const clientId = `mapi-client-${randomToken(12)}`;
     const clientSecret = fields.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
-    const createdAt = new Date().toISOString();
+    const createdAt = timestamp(now);
     const payload = { client_id: clientId, ...fields, mapi_created_at: createdAt, mapi_created_by: actor.userId };
     const keyHash = hashOf(clientId);
     const sealed = clientSecret === undefined ? null : secrets.seal(clientSecret, oauthSecretContext(actor.tenantId, keyHash));

@@ -29,7 +29,7 @@ export const oauthArea = defineArea('oauth', ({ platform: { store, secrets, sign
     describeAccount: async (tenantId, userId) => (Number.isInteger(userId) ? (await findUserById(store.db, tenantId, userId))?.email : undefined),
   };
   const oauth = oauthService(store.db, oauthProviders);
-  const oauthClients = oauthClientsService(store.db, secrets);
+  const oauthClients = oauthClientsService(store.db, secrets, now);
   return {
     services: { oauthProviders, oauthSignIn, oauth, oauthClients },
     schemas: [...oauthSchemas, ...oauthClientSchemas],

@@ -13,7 +13,7 @@ import { PythonRunCache } from './run-cache.js';
  */
 export const pythonAnalysisArea = defineArea(
   'python-analysis',
-  ({ platform: { store }, use }, config: { python?: PythonSandboxOptions & { cacheMs: number } }) => {
+  ({ platform: { store, now }, use }, config: { python?: PythonSandboxOptions & { cacheMs: number } }) => {
     const python = new PythonSandbox(config.python ?? DEFAULT_PYTHON_OPTIONS);
     const pythonRuns = pythonRunsService(
       store.db,
@@ -21,6 +21,7 @@ export const pythonAnalysisArea = defineArea(
       use(dataApiArea).dataApi,
       python,
       new PythonRunCache(config.python?.cacheMs ?? 60_000),
+      now,
     );
     return {
       services: { python, pythonRuns },

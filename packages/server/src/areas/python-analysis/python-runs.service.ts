@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import type { Db } from '../../db/tables.js';
 import { SandboxBusyError, SandboxClosedError, type PythonSandbox } from '../../python/sandbox.js';
 import { ApiError } from '../../shared/problems.js';
@@ -16,7 +17,7 @@ const BUSY_RETRY_AFTER_S = 5;
  * comes from the dashboard's published report snapshot, the rows from the data API as the
  * calling embed user (their row-level rules apply), and the result goes back to the caller only.
  */
-export function pythonRunsService(db: Db, dashboards: EmbedDashboards, dataApi: DataApiService, sandbox: PythonSandbox, cache: PythonRunCache) {
+export function pythonRunsService(db: Db, dashboards: EmbedDashboards, dataApi: DataApiService, sandbox: PythonSandbox, cache: PythonRunCache, now: Clock) {
   return {
     async run(
       tenant: { id: number; slug: string },
@@ -63,7 +64,7 @@ export function pythonRunsService(db: Db, dashboards: EmbedDashboards, dataApi: 
       if (cached !== undefined) return cached;
 
       const { data } = await dataApi.runForEmbed(tenant, principal, { sql: input.sqlQuery });
-      const at = new Date().toISOString();
+      const at = timestamp(now);
       const result = await sandbox.run(code, data).catch((error: unknown) => {
         if (error instanceof SandboxBusyError) {
           throw new ApiError('PYTHON_BUSY', `${error.queued} Python runs are waiting already; nothing was run. Try again in a few seconds.`, {

@@ -4,7 +4,7 @@ import { tokenSchemas } from './tokens.schemas.js';
 import { tokensService } from './tokens.service.js';
 
 /** Data-API tokens of deployments, signed by the tenant keyring. */
-export const tokensArea = defineArea('tokens', ({ platform: { store, signing, secrets, originOf, audit } }) => {
-  const tokens = tokensService(store, signing, secrets, originOf, audit);
+export const tokensArea = defineArea('tokens', ({ platform: { store, signing, secrets, originOf, audit, now } }) => {
+  const tokens = tokensService(store, signing, secrets, originOf, now, audit);
   return { services: { tokens }, schemas: tokenSchemas, routes: () => [tokensRoutes(tokens)] };
 });

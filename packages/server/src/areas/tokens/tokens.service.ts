@@ -1,3 +1,4 @@
+import { timestamp, type Clock } from '../../time.js';
 import type { Caller } from '../../access/caller.js';
 import type { Audit } from '../../audit/index.js';
 import { atLeast } from '../../access/levels.js';
@@ -34,7 +35,7 @@ type Claims = Record<string, unknown>;
  * names its deployment, environment, branch and user, and its audience is the environment's data
  * API, so a token for one environment is refused by every other.
  */
-export function tokensService(store: Store, signing: Signing, secrets: Secrets, urlOf: DeploymentUrlOf, audit?: Audit) {
+export function tokensService(store: Store, signing: Signing, secrets: Secrets, urlOf: DeploymentUrlOf, now: Clock, audit?: Audit) {
   const { db } = store;
 
   function userClaims(caller: Caller): Claims {
@@ -164,7 +165,7 @@ export function tokensService(store: Store, signing: Signing, secrets: Secrets, 
         deploymentId: row.id,
         environmentId: env.id,
         userId: caller.actor.userId,
-        now: new Date().toISOString(),
+        now: timestamp(now),
       };
       const { rows, total } = await listOwnTokens(db, where, start, size);
       const items: DeploymentEnvironmentToken[] = rows.map((r) => ({
