@@ -1,5 +1,6 @@
-import { loadFonts, DEFAULT_FONTS_DIR } from './fonts.js';
-import { svgToPdf, svgToPng } from './outputs.js';
+import type { WorkerPool } from '../jobs/index.js';
+import { DEFAULT_FONTS_DIR } from './fonts.js';
+import { convert as convertTask, registerRenderTasks, RENDER_TASKS, type ConvertTask } from './render-tasks.js';
 import { cellOf, headerHeight, pageLayout, pageSvg, type PagePiece, type PlacedWidget } from './page.js';
 import type { Dashboard, DashboardControls, DashboardRef, DashboardWidget, RenderFormat, ReportData, Viewer } from './types.js';
 import { widgetContent, type IsRefusal } from './widgets.js';
@@ -10,7 +11,8 @@ export type { DashboardControls, DashboardFilter, DashboardMemberSwitcher, Dashb
  * Renders a published dashboard to PNG or PDF, for one viewer: the dashboard's current published
  * version, its widgets in their grid cells, each report's rows fetched from the deployment's
  * runtime as that viewer (their row-level security) with the given controls applied, charts
- * drawn as Vega-Lite → SVG, the page as one SVG, then PNG (resvg, WebAssembly) or PDF (pdfkit).
+ * drawn as Vega-Lite → SVG, the page as one SVG, then PNG (resvg, WebAssembly) or PDF (pdfkit),
+ * converted on the jobs service's worker pool when given one.
  * No browser: see docs/decisions/no-headless-browser.md for the measured reason.
  *
  * The renderer checks no access: its callers (exports, notifications) decide who may render
@@ -61,6 +63,8 @@ export interface RendererDeps {
   /** Errors of `run` that are the runtime refusing the query for this viewer, shown in their widget. */
   isRefusal: IsRefusal;
   fontsDir?: string;
+  /** The jobs service's worker pool, where pages are converted to PNG or PDF; absent: on this thread. */
+  pool?: WorkerPool;
 }
 
 /** Raised when the dashboard has no published version in the deployment. */
@@ -96,6 +100,7 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
 
 export function createRenderer(deps: RendererDeps) {
   const fontsDir = deps.fontsDir ?? DEFAULT_FONTS_DIR;
+  if (deps.pool) registerRenderTasks(deps.pool);
 
   /** The dashboard's page as SVG, with the data behind it: the stages before PNG or PDF. */
   async function renderPage(input: Omit<RenderInput, 'format'>): Promise<RenderedPage> {
@@ -131,9 +136,17 @@ export function createRenderer(deps: RendererDeps) {
 
   /** Converts a page to the format asked for. */
   async function convert(page: RenderedPage, format: RenderFormat, layout: RenderLayout = 'screenshot'): Promise<RenderResult> {
-    const fonts = loadFonts(fontsDir);
-    if (format === 'png') return { ...page, bytes: await svgToPng(page.svg, fonts), contentType: 'image/png' };
-    return { ...page, bytes: await svgToPdf(page.svg, page, fonts, page.title, layout === 'print' ? page : null), contentType: 'application/pdf' };
+    const task: ConvertTask = {
+      svg: page.svg,
+      width: page.width,
+      height: page.height,
+      title: page.title,
+      format,
+      print: layout === 'print' ? { breaks: page.breaks, pieces: page.pieces } : null,
+      fontsDir,
+    };
+    const bytes = deps.pool ? Buffer.from(await deps.pool.run<ConvertTask, Uint8Array>(RENDER_TASKS, 'convert', task)) : Buffer.from(await convertTask(task));
+    return { ...page, bytes, contentType: format === 'png' ? 'image/png' : 'application/pdf' };
   }
 
   return {

@@ -34,6 +34,8 @@ export const dashboardExportsArea = defineArea(
       },
       isRefusal: (error) => error instanceof ApiError && (error.code === 'QUERY_REFUSED' || error.code === 'FORBIDDEN'),
       ...(config.fontsDir ? { fontsDir: config.fontsDir } : {}),
+      // PNG and PDF are made off the event loop.
+      pool: jobs.workers,
     });
     registerExportJob(store, jobs, renderer, now);
     const dashboardExports = dashboardExportsService(store, { jobs, now, concurrentPerIdentity: config.exportsPerIdentity ?? DEFAULT_EXPORTS_PER_IDENTITY });
