@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { AllowList, mayConnect } from './address-guard.js';
 
 export interface OutboundOptions {
@@ -246,6 +246,39 @@ export class Outbound {
     }
   }
 
+  /**
+   * A WHATWG `fetch` through the same guarded agent, for clients built on fetch that read their
+   * answer as a stream (server-sent events from a model provider). Nothing is buffered or retried
+   * here: the caller owns the body and its retries. The agent's timeouts hold (connection, first
+   * header, and the longest pause between two chunks of the body); a refused address throws
+   * OutboundError('refused'), no answer within the timeout OutboundError('timeout'), any other
+   * failure OutboundError('network'); an abort by the caller's signal is rethrown as it is.
+   */
+  readonly fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = parseUrl(typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (net.isIP(host) !== 0 && !mayConnect(this.allow, host, host)) {
+      throw new OutboundError('refused', `${describeUrl(url)} is a private address this server does not call (OUTBOUND_ALLOW_PRIVATE allows one)`);
+    }
+    const method = init.method ?? (input instanceof Request ? input.method : 'GET');
+    const started = performance.now();
+    try {
+      const response = await undiciFetch(input as never, { ...(init as object), dispatcher: this.agent } as never);
+      this.log?.debug({ method, url: describeUrl(url), status: response.status, ms: Math.round(performance.now() - started) }, 'outbound call');
+      return response as unknown as Response;
+    } catch (error) {
+      if (init.signal?.aborted) throw error;
+      const refused = refusedIn(error);
+      const failure = refused
+        ? new OutboundError('refused', `${describeUrl(url)}: ${refused.message}`)
+        : isTimeout(error) || isTimeout((error as Error).cause)
+          ? new OutboundError('timeout', `${method} ${describeUrl(url)} did not answer within ${this.timeoutMs} ms`)
+          : new OutboundError('network', `${method} ${describeUrl(url)} failed: ${errorCode(error)}`);
+      this.log?.warn({ method, url: describeUrl(url), failure: failure.kind, ms: Math.round(performance.now() - started) }, failure.message);
+      throw failure;
+    }
+  };
+
   async close(): Promise<void> {
     await this.agent.close();
   }
@@ -269,6 +302,7 @@ function refusedIn(error: unknown): RefusedAddress | undefined {
 }
 
 function isTimeout(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
   const code = (error as { code?: string }).code ?? '';
   return code.includes('TIMEOUT') || (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError';
 }
