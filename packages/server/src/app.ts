@@ -39,6 +39,7 @@ import { takeoverMessage } from './jobs/index.js';
 import { installRequestMetrics } from './metrics/http-hooks.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { OutboundOptions } from './outbound/index.js';
+import type { ServerProviderConfig } from './ai/index.js';
 import type { RouteContext } from './platform/index.js';
 import type { PythonSandbox, PythonSandboxOptions } from './python/sandbox.js';
 import { processDriver, type RuntimeOptions } from './runtime/index.js';
@@ -130,6 +131,8 @@ export interface AppOptions {
   secrets?: Secrets;
   /** Calls to other servers (OUTBOUND_ALLOW_PRIVATE, OUTBOUND_TIMEOUT_MS); absent: no private address, 10 s. */
   outbound?: OutboundOptions;
+  /** The operator's default model provider of AI features (AI_PROVIDER_URL, AI_PROVIDER_MODEL, AI_PROVIDER_API_KEY); absent or null: none. */
+  aiProvider?: ServerProviderConfig | null;
   /** The clock of rules that expire (OAuth states, token refresh, signed tokens, embed sessions) and of notifications' schedules; tests move it. Absent: the system's. */
   /** Python analysis of embedded dashboards (PYTHON_*); absent: the defaults. The pool loads on the first run, not at start (most processes never run Python). */
   python?: PythonSandboxOptions & { cacheMs: number };
@@ -245,6 +248,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       onError: (error, what) => app.log.error({ err: error }, `runtime: ${what} failed`),
     },
     ...(options.outbound ? { outbound: options.outbound } : {}),
+    ...(options.aiProvider ? { aiProvider: options.aiProvider } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.notificationsTickMs !== undefined ? { notificationsTickMs: options.notificationsTickMs } : {}),
     ...(options.render ? { render: options.render } : {}),

@@ -8,6 +8,7 @@ import { DEFAULT_EMBED_USER_LIMIT } from './areas/embed-tenants/limits.js';
 import { AllowList } from './outbound/address-guard.js';
 import { Masked, type SmtpConfig } from './mail/index.js';
 import type { SummariserConfig } from './areas/notifications/summary.js';
+import { providerUrlProblem, type ServerProviderConfig } from './ai/index.js';
 
 /** The longest SHUTDOWN_DRAIN_MS: a stop is forced 30 s after SIGTERM (main.ts), and the store and runtimes still need to close after the drain. */
 const MAX_DRAIN_MS = 25_000;
@@ -81,6 +82,8 @@ export interface Config {
   notificationSends: { attempts: number; retryBaseMs: number };
   /** `notificationAiSummary`'s writer: an OpenAI-compatible chat-completions URL and key (NOTIFICATION_SUMMARY_URL, NOTIFICATION_SUMMARY_API_KEY, NOTIFICATION_SUMMARY_MODEL); null: none. */
   summariser: SummariserConfig | null;
+  /** The default model provider of every account's AI features (AI_PROVIDER_URL, AI_PROVIDER_MODEL, AI_PROVIDER_API_KEY); null: none, each account sets its own. */
+  aiProvider: ServerProviderConfig | null;
 }
 
 export interface RuntimeConfig {
@@ -334,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (summaryKey === null) problems.push('NOTIFICATION_SUMMARY_URL needs NOTIFICATION_SUMMARY_API_KEY');
     summariser = { url: summaryUrl, apiKey: new Masked(summaryKey ?? ''), model: value('NOTIFICATION_SUMMARY_MODEL') ?? 'gpt-4o-mini' };
   } else if (summaryKey !== null) problems.push('NOTIFICATION_SUMMARY_API_KEY needs NOTIFICATION_SUMMARY_URL');
+  const aiProvider = aiProviderConfig(value, problems);
   if (notificationSends.attempts < 1) problems.push('NOTIFICATION_SEND_ATTEMPTS must be a number of attempts from 1 to 10, got "0"');
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -376,7 +380,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtp,
     notificationSends,
     summariser,
+    aiProvider,
   };
+}
+
+/** AI_PROVIDER_URL turns the server's default provider on; it needs AI_PROVIDER_MODEL, and a key unless the server asks for none. */
+function aiProviderConfig(value: (name: string) => string | null, problems: string[]): ServerProviderConfig | null {
+  const url = value('AI_PROVIDER_URL');
+  const model = value('AI_PROVIDER_MODEL');
+  const key = value('AI_PROVIDER_API_KEY');
+  if (url === null) {
+    if (model !== null || key !== null) problems.push('AI_PROVIDER_MODEL and AI_PROVIDER_API_KEY need AI_PROVIDER_URL');
+    return null;
+  }
+  const problem = providerUrlProblem(url);
+  if (problem !== null) problems.push(`AI_PROVIDER_URL ${problem}, got "${url}"`);
+  if (model === null)
+    problems.push('AI_PROVIDER_URL needs AI_PROVIDER_MODEL, the model asked for (such as gpt-4o-mini, or the name a local server gives its model)');
+  return { baseUrl: url.replace(/\/+$/, ''), model: model ?? '', apiKey: new Masked(key ?? '') };
 }
 
 /** SMTP_HOST turns mail on; the rest have defaults (port 587, or 465 with SMTP_SECURE=true; From: ADMIN_EMAIL). */

@@ -92,6 +92,7 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
       python: config.python,
       render: config.render,
       notificationMail: { smtp: config.smtp, ...config.notificationSends, summariser: config.summariser },
+      aiProvider: config.aiProvider,
     });
     if (boot.configuredKeyRevoked)
       app.log.warn('ADMIN_API_KEY names a key that was revoked; it stays revoked. Remove it from the environment or set a new one.');

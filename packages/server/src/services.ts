@@ -1,4 +1,6 @@
 import { accountArea, tenantSettings } from './areas/account/index.js';
+import { aiSettingsArea } from './areas/ai-settings/index.js';
+import type { ServerProviderConfig } from './ai/index.js';
 import { apiKeysArea } from './areas/api-keys/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
@@ -80,6 +82,8 @@ export interface ServiceOptions {
   embedExchangePerIpPerMinute?: number;
   /** The Python sandbox of embedded dashboards' analysis, and how long a run's result is reused (ms). */
   python?: PythonSandboxOptions & { cacheMs: number };
+  /** The operator's default model provider of AI features (AI_PROVIDER_*); absent or null: none. */
+  aiProvider?: ServerProviderConfig | null;
 }
 
 const QUIET: OutboundLog = { debug: () => undefined, warn: () => undefined };
@@ -167,6 +171,7 @@ function listAreas(store: Store, options: ServiceOptions, later: Use) {
     configure(embedTenantsArea, { embedUserLimit }),
     configure(oauthIntegrationsArea, { tokenRefresh: options.tokenRefresh }),
     accountArea,
+    configure(aiSettingsArea, { serverProvider: options.aiProvider ?? null, outbound: options.outbound }),
     usageAnalyticsArea,
     oauthArea,
     configure(notificationsArea, {

@@ -7,6 +7,7 @@ import { oauthSecretColumn } from './areas/oauth/oauth.adapter.js';
 import { identityProviderSecretColumns } from './areas/identity-provider/identity-provider.store.js';
 import { dbtSyncSecretColumn } from './areas/dbt-sync/settings.store.js';
 import { gitHostSecretColumns } from './areas/git-host/git-host.store.js';
+import { aiSettingsSecretColumn } from './areas/ai-settings/ai-settings.store.js';
 import type { Store } from './db/database.js';
 import { checkSecretKeys, loadSecretKeys, Secrets, type SecretColumn, type SecretKeySource } from './secrets/index.js';
 
@@ -25,6 +26,7 @@ export const SECRET_COLUMNS: readonly SecretColumn[] = [
   ...identityProviderSecretColumns,
   dbtSyncSecretColumn,
   ...gitHostSecretColumns,
+  aiSettingsSecretColumn,
 ];
 
 /** The configured keys, checked against the store's values (throws SecretKeyError saying what to fix). */

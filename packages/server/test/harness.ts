@@ -121,6 +121,7 @@ export class TestApp {
       rateLimitPerIpPerMinute?: number;
       embedExchangePerIpPerMinute?: number;
       sqlApi?: AppOptions['sqlApi'];
+      aiProvider?: AppOptions['aiProvider'];
     } = {},
   ): Promise<TestApp> {
     const store = await createTestStore(dialect, options.log);
@@ -149,6 +150,7 @@ export class TestApp {
       ...(options.python ? { python: options.python } : {}),
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
       ...(options.sqlApi ? { sqlApi: options.sqlApi } : {}),
+      ...(options.aiProvider ? { aiProvider: options.aiProvider } : {}),
     });
     await app.sqlApi?.listen();
     return new TestApp(app, store, boot.tenant.id, { userId: boot.admin.id, key: adminKey, email: boot.admin.email });

@@ -17,3 +17,4 @@ export {
   type ModelProviderFailure,
   type ToolSpec,
 } from './model-client.js';
+export { providerUrlProblem, type ServerProviderConfig } from './provider.js';

@@ -71,6 +71,7 @@ import type {
   OAuthStateTable,
   OAuthModelTable,
 } from './tables/platform.js';
+import type { AiSettingsTable, AiUsageTable } from './tables/ai.js';
 
 /*
  * Table types. Column names are snake_case; the API speaks camelCase and each store converts
@@ -86,8 +87,11 @@ export type * from './tables/content.js';
 export type * from './tables/deployments.js';
 export type * from './tables/embed.js';
 export type * from './tables/platform.js';
+export type * from './tables/ai.js';
 
 export interface Database {
+  ai_settings: AiSettingsTable;
+  ai_usage: AiUsageTable;
   tenants: TenantTable;
   tenant_hosts: TenantHostTable;
   users: UserTable;

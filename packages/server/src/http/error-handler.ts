@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ModelProviderError } from '../ai/index.js';
 import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from '../shared/problems.js';
 import { fieldErrors } from './validation.js';
 import type { ProblemDetails } from '../shared/schemas.js';
@@ -81,6 +82,8 @@ export function installErrorHandler(app: FastifyInstance, dialects: ProblemDiale
     if (broken) return sendProblem(request, reply, 'INTERNAL', broken);
     const own = dialectOf(request)?.sendError?.(reply, error);
     if (own) return own;
+    // The model client's one error, wherever an AI feature let it through: the provider's fault, not ours.
+    if (error instanceof ModelProviderError) return sendProblem(request, reply, 'AI_PROVIDER_UNAVAILABLE', error.message);
     if (error instanceof ApiError) {
       if (error.extra.headers) reply.headers(error.extra.headers);
       return sendProblem(request, reply, error.code, error.detail, error.extra.errors, error.extra.conflicts);

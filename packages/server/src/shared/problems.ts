@@ -110,6 +110,8 @@ export const PROBLEMS = {
   UPSTREAM_DIVERGED: { status: 409, title: 'The connected repository has commits this deployment does not have; nothing was changed' },
   UPSTREAM_BRANCH_NOT_FOUND: { status: 404, title: 'The connected repository has no such branch' },
   UPSTREAM_UNAVAILABLE: { status: 502, title: 'The connected repository could not be reached; nothing was changed' },
+  AI_PROVIDER_UNAVAILABLE: { status: 502, title: 'The model provider could not be reached, refused the request or answered nonsense' },
+  AI_BUDGET_EXCEEDED: { status: 429, title: 'The monthly AI token budget is used up' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -72,7 +72,7 @@ export interface NotificationMailOptions {
   attempts?: number;
   /** The wait before the second try; each later wait doubles it (NOTIFICATION_RETRY_BASE_MS, default 30 s). */
   retryBaseMs?: number;
-  /** `notificationAiSummary`'s writer (NOTIFICATION_SUMMARY_*); absent or null: none, and deliveries that ask for a summary say so in the history. */
+  /** `notificationAiSummary`'s fallback writer (NOTIFICATION_SUMMARY_*), used where the account's AI settings give none; absent or null: none. */
   summariser?: SummariserConfig | null;
 }
 
@@ -91,7 +91,7 @@ export const NOT_SENT_NO_SMTP = 'Rendered, not sent: no SMTP server is configure
 export const NOT_SENT_SLACK = 'Not sent: Slack delivery is not available; only email recipients are mailed.';
 export const NOT_SENT_NO_EMAIL = 'Not sent: the recipient has no email address.';
 export const NOT_SENT_GONE = 'Not sent: the recipient no longer exists.';
-export const NO_SUMMARY_UNCONFIGURED = 'No AI summary: no summariser is configured (NOTIFICATION_SUMMARY_URL).';
+export const NO_SUMMARY_UNCONFIGURED = 'No AI summary: no summariser is configured (the account’s AI settings, or NOTIFICATION_SUMMARY_URL).';
 export const NO_SUMMARY_FIRST = 'No AI summary for recipients without an earlier render to compare with.';
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -153,7 +153,7 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
 
   /** The summary of what changed for this recipient, or null with the reason noted; a summariser's failure never stops the mail. */
   async function summaryFor(recipient: DeliveryRecipient, title: string, data: string): Promise<string | null> {
-    if (deps.summariser === null) {
+    if (deps.summariser === null || !(await deps.summariser.available(work.tenant.id))) {
       summaryNotes.add(NO_SUMMARY_UNCONFIGURED);
       return null;
     }
@@ -162,7 +162,7 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
       return null;
     }
     try {
-      return await deps.summariser.summarise(title, recipient.previousData, data);
+      return await deps.summariser.summarise(work.tenant.id, title, recipient.previousData, data);
     } catch (error) {
       summaryNotes.add(`No AI summary for some recipients: ${messageOf(error)}.`);
       return null;

@@ -2,13 +2,14 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { createMailer } from '../../mail/index.js';
 import { defineArea } from '../../platform/index.js';
+import { aiSettingsArea } from '../ai-settings/index.js';
 import { dashboardExportsArea } from '../dashboard-exports/index.js';
 import type { NotificationMailOptions } from './deliver.js';
 import { notificationsRoutes } from './notifications.routes.js';
 import { notificationSchemas } from './notifications.schemas.js';
 import { notificationsService } from './notifications.service.js';
 import { NotificationScheduler } from './scheduler.js';
-import { createSummariser } from './summary.js';
+import { createAccountSummariser, createSummariser } from './summary.js';
 
 export interface NotificationsConfig {
   /** The most embed users an account may hold (recipients are checked against it). */
@@ -29,7 +30,14 @@ export const notificationsArea = defineArea('notifications', ({ platform: { stor
   const { renderer } = use(dashboardExportsArea);
   const mail = config.mail;
   const mailer = mail?.smtp ? createMailer(mail.smtp) : null;
-  const summariser = mail?.summariser ? createSummariser(mail.summariser, config.summaryTimeoutMs ? { timeoutMs: config.summaryTimeoutMs } : {}) : null;
+  const { ai } = use(aiSettingsArea);
+  const fallback = mail?.summariser ? createSummariser(mail.summariser, config.summaryTimeoutMs ? { timeoutMs: config.summaryTimeoutMs } : {}) : null;
+  // The account's model writes its summaries while AI is on for it; NOTIFICATION_SUMMARY_URL otherwise.
+  const summariser = createAccountSummariser(async (tenantId) => {
+    if (!(await ai.enabled(tenantId))) return null;
+    const model = await ai.clientFor(tenantId);
+    return model === null ? null : { client: model.client, maxTokensPerAnswer: model.limits.maxTokensPerAnswer };
+  }, fallback);
   const notificationScheduler = new NotificationScheduler(store, jobs, {
     now,
     delivery: { renderer, mailer, summariser, attempts: mail?.attempts ?? 3, retryBaseMs: mail?.retryBaseMs ?? 30_000 },

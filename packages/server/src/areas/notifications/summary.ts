@@ -1,11 +1,14 @@
+import type { ModelClient } from '../../ai/index.js';
 import type { Masked } from '../../mail/index.js';
 import { Outbound, OutboundError } from '../../outbound/index.js';
 
 /**
  * "What changed since last time" for `notificationAiSummary`: the data of a recipient's two latest
- * renders sent to an OpenAI-compatible chat-completions endpoint (NOTIFICATION_SUMMARY_URL), and
- * its short answer put in the mail. The call goes through the outbound service, whose guard allows
- * the summariser's own host (it may be private, configured by the operator) and nothing more.
+ * renders sent to a model, and its short answer put in the mail. The model is the account's (its
+ * AI settings, when AI is on and a provider is configured: docs/api/ai-settings.md), else the
+ * server's summariser (NOTIFICATION_SUMMARY_URL, an OpenAI-compatible chat-completions endpoint).
+ * Calls to the latter go through an outbound service whose guard allows its own host (it may be
+ * private, configured by the operator) and nothing more.
  */
 
 export interface SummariserConfig {
@@ -32,26 +35,78 @@ export function boundedRenderData(data: RenderData): string {
 }
 
 export interface Summariser {
+  /** Whether the tenant's summaries have a writer: its AI provider, or NOTIFICATION_SUMMARY_URL. */
+  available(tenantId: number): Promise<boolean>;
   /** A few sentences on what changed from `previous` to `current` (both from boundedRenderData). */
+  summarise(tenantId: number, title: string, previous: string, current: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The writer behind NOTIFICATION_SUMMARY_URL: the same for every tenant. */
+export interface UrlSummariser {
   summarise(title: string, previous: string, current: string): Promise<string>;
   close(): Promise<void>;
 }
 
-export function createSummariser(config: SummariserConfig, options: { timeoutMs?: number } = {}): Summariser {
+/** The account's model for summaries (areas/ai-settings): null when AI is off for it or no provider is configured. */
+export type AccountModel = (tenantId: number) => Promise<{ client: ModelClient; maxTokensPerAnswer: number } | null>;
+
+const INSTRUCTION =
+  'You write the opening of a scheduled dashboard email: two or three plain sentences on what changed between the previous and the current data of the dashboard. Figures only from the data; no greeting, no markdown.';
+const promptOf = (title: string, previous: string, current: string) =>
+  `Dashboard: ${title}\n\nPrevious data (JSON):\n${previous}\n\nCurrent data (JSON):\n${current}`;
+/** A summary is two or three sentences; more tokens would only be spent on what the mail cuts. */
+const SUMMARY_MAX_TOKENS = 300;
+
+/**
+ * The summariser deliveries use: the account's model when it has one, else the server's
+ * (NOTIFICATION_SUMMARY_URL, which stays the fallback), else none (`available` says false).
+ */
+export function createAccountSummariser(accountModel: AccountModel, fallback: UrlSummariser | null): Summariser {
+  return {
+    async available(tenantId) {
+      return fallback !== null || (await accountModel(tenantId)) !== null;
+    },
+    async summarise(tenantId, title, previous, current) {
+      const model = await accountModel(tenantId);
+      if (model === null) {
+        if (fallback === null) throw new Error('no summariser is configured');
+        return fallback.summarise(title, previous, current);
+      }
+      let text = '';
+      try {
+        for await (const event of model.client.chat({
+          messages: [
+            { role: 'system', content: INSTRUCTION },
+            { role: 'user', content: promptOf(title, previous, current) },
+          ],
+          maxTokens: Math.min(SUMMARY_MAX_TOKENS, model.maxTokensPerAnswer),
+        })) {
+          if (event.type === 'text') text += event.delta;
+        }
+      } catch (error) {
+        throw new Error(`the account's model provider failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      if (text.trim() === '') throw new Error('the account’s model answered no text');
+      return text.trim().slice(0, 2_000);
+    },
+    close: async () => {
+      await fallback?.close();
+    },
+  };
+}
+
+export function createSummariser(config: SummariserConfig, options: { timeoutMs?: number } = {}): UrlSummariser {
   const outbound = new Outbound({ allowPrivate: [new URL(config.url).hostname], retries: 0, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
   return {
     async summarise(title, previous, current) {
       const body = JSON.stringify({
         model: config.model,
         temperature: 0,
-        max_tokens: 300,
+        max_tokens: SUMMARY_MAX_TOKENS,
         messages: [
-          {
-            role: 'system',
-            content:
-              'You write the opening of a scheduled dashboard email: two or three plain sentences on what changed between the previous and the current data of the dashboard. Figures only from the data; no greeting, no markdown.',
-          },
-          { role: 'user', content: `Dashboard: ${title}\n\nPrevious data (JSON):\n${previous}\n\nCurrent data (JSON):\n${current}` },
+          { role: 'system', content: INSTRUCTION },
+          { role: 'user', content: promptOf(title, previous, current) },
         ],
       });
       let response;
