@@ -1,7 +1,9 @@
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
 import { ModelProviderError, type ChatEvent, type ModelClient } from '../src/ai/index.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { installOpenApi } from '../src/http/openapi.js';
 import { Masked } from '../src/mail/index.js';
@@ -24,6 +26,22 @@ const textOf = (events: ChatEvent[]) =>
     .filter((e) => e.type === 'text')
     .map((e) => (e as { delta: string }).delta)
     .join('');
+
+describe('the server’s default provider (AI_PROVIDER_*)', () => {
+  it('is off unless AI_PROVIDER_URL is set; with it, the model is required and the key never shows in the printed configuration', () => {
+    expect(loadConfig({}).aiProvider).toBeNull();
+    const config = loadConfig({ AI_PROVIDER_URL: 'http://127.0.0.1:8080/v1/', AI_PROVIDER_MODEL: 'qwen', AI_PROVIDER_API_KEY: 'sk-very-secret' });
+    expect(config.aiProvider).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'qwen' });
+    expect(config.aiProvider!.apiKey.reveal()).toBe('sk-very-secret');
+    expect(JSON.stringify(config) + inspect(config, { depth: 10 })).not.toContain('sk-very-secret');
+    // A local server asks for no key.
+    expect(loadConfig({ AI_PROVIDER_URL: 'http://127.0.0.1:8080/v1', AI_PROVIDER_MODEL: 'qwen' }).aiProvider!.apiKey.reveal()).toBe('');
+    expect(() => loadConfig({ AI_PROVIDER_URL: 'http://127.0.0.1:8080/v1' })).toThrow(/AI_PROVIDER_URL needs AI_PROVIDER_MODEL/);
+    expect(() => loadConfig({ AI_PROVIDER_URL: 'https://api.openai.com/v1/chat/completions', AI_PROVIDER_MODEL: 'm' })).toThrow(/API root/);
+    expect(() => loadConfig({ AI_PROVIDER_URL: 'ftp://models', AI_PROVIDER_MODEL: 'm' })).toThrow(ConfigError);
+    expect(() => loadConfig({ AI_PROVIDER_MODEL: 'm' })).toThrow(/need AI_PROVIDER_URL/);
+  });
+});
 
 describe.each(DIALECTS)('AI settings (%s)', (dialect) => {
   let provider: ModelProvider;
@@ -187,6 +205,22 @@ describe.each(DIALECTS)('AI settings (%s)', (dialect) => {
     at = new Date('2027-01-01T00:00:00Z');
     await ai().checkBudget(t.tenantId, who);
     expect((await put({ limits: { tokensPerUserPerMonth: null } })).json()).toMatchObject({ limits: { tokensPerUserPerMonth: null } });
+  });
+
+  it('notification summaries: the account’s model writes them while AI is on for it; otherwise there is none (no NOTIFICATION_SUMMARY_URL here)', async () => {
+    const summariser = t.app.services.summariser;
+    expect((await put({ enabled: false, provider: null })).statusCode).toBe(200);
+    expect(await summariser.available(t.tenantId)).toBe(false);
+    expect(await bare.app.services.summariser.available(bare.tenantId)).toBe(false);
+    expect((await put({ enabled: true })).statusCode).toBe(200);
+    expect(await summariser.available(t.tenantId)).toBe(true);
+    const before = provider.requests.length;
+    provider.answer({ text: ' Revenue fell from 180 to 100. ' });
+    expect(await summariser.summarise(t.tenantId, 'Revenue', '[{"total":180}]', '[{"total":100}]')).toBe('Revenue fell from 180 to 100.');
+    const sent = provider.requests[before]!.body;
+    expect(sent).toMatchObject({ model: 'server-model', max_tokens: 300, stream: true });
+    expect(String(sent.messages?.[1]?.content)).toContain('Previous data (JSON):\n[{"total":180}]');
+    expect((await put({ enabled: false })).statusCode).toBe(200);
   });
 
   describe('the client', () => {

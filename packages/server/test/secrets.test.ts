@@ -230,6 +230,7 @@ describe.each(DIALECTS)('secrets over a store (%s)', (dialect) => {
         { column: 'git_host_apps.private_key', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'git_host_links.access_token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
         { column: 'git_host_links.refresh_token', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
+        { column: 'ai_settings.provider_api_key', total: 0, reencrypted: 0, alreadyCurrent: 0, changedMeanwhile: 0 },
       ],
       retired: ['k1'],
       remaining: [],

@@ -189,6 +189,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createOidcTokenConfig: { audienceType: 'Custom', customAudience: 'https://security.example.com' },
     updateOidcTokenConfig: { isEnabled: false },
     updateTenantEmbedSettings: { allowAi: true },
+    updateAiSettings: { enabled: true, provider: { baseUrl: 'https://llm.example.com/v1', model: 'security-suite', apiKey: 'sk-security-suite' } },
     updateTenantUsageAnalytics: { enabled: true },
     createOAuthIntegration: oauthIntegrationBody('security-suite'),
     updateOAuthIntegration: oauthIntegrationBody('renamed-by-suite'),
