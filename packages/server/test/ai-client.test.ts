@@ -111,6 +111,7 @@ describe('the model client against the stand-in provider', () => {
     ['close', 'unreachable'],
     ['close-mid-stream', 'unreachable'],
     ['hang', 'timeout'],
+    ['stall-mid-stream', 'timeout'],
   ] as const)('a provider that answers %s fails with %s, never hangs', async (failure, kind) => {
     provider.fail(failure);
     provider.fail(failure);
@@ -120,6 +121,37 @@ describe('the model client against the stand-in provider', () => {
     expect((error as Error).message).not.toContain('sk-test');
     // A failure that was not retried leaves the second queued: it must not meet the next test.
     provider.clear();
+  });
+
+  it('holds an answer to its total deadline even while the provider keeps streaming slowly', async () => {
+    const slow = new Outbound({ allowPrivate: ['127.0.0.1'], timeoutMs: 5_000 });
+    try {
+      const strict = createModelClient({ baseUrl: provider.baseUrl, model: 'm', apiKey: '', outbound: slow, retries: 0, deadlineMs: 300 });
+      provider.fail('stall-mid-stream');
+      const events: ChatEvent[] = [];
+      const error = await (async () => {
+        for await (const e of strict.chat({ messages: [{ role: 'user', content: 'x' }] })) events.push(e);
+      })().catch((e: unknown) => e);
+      expect(events).toEqual([{ type: 'text', delta: 'Partly' }]);
+      expect((error as ModelProviderError).kind).toBe('timeout');
+      expect((error as Error).message).toContain('within 300 ms');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a caller that aborts mid-answer gets its abort back, never a "done"', async () => {
+    provider.fail('stall-mid-stream');
+    const controller = new AbortController();
+    const events: ChatEvent[] = [];
+    const error = await (async () => {
+      for await (const e of client.chat({ messages: [{ role: 'user', content: 'x' }], signal: controller.signal })) {
+        events.push(e);
+        controller.abort(new Error('the user left'));
+      }
+    })().catch((e: unknown) => e);
+    expect(events).toEqual([{ type: 'text', delta: 'Partly' }]);
+    expect((error as Error).message).toBe('the user left');
   });
 
   it('an unreachable port fails fast', async () => {

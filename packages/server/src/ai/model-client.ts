@@ -155,6 +155,9 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         if (request.signal?.aborted) throw request.signal.reason ?? error;
         throw classify(error, where, deadline, deadlineMs);
       }
+      // The package ends a stream quietly when its signal aborts: a cut-off answer is not a whole one.
+      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
+      if (deadline.aborted) throw classify(new APIUserAbortError(), where, deadline, deadlineMs);
       for (const [index, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
         if (call.name === '') throw new ModelProviderError('bad-answer', `${where} streamed a tool call without a name`);
         yield { type: 'tool-call', id: call.id === '' ? `call_${index}` : call.id, name: call.name, arguments: call.arguments === '' ? '{}' : call.arguments };
@@ -193,6 +196,15 @@ function describe(root: string): string {
   }
 }
 
+/** Whether undici gave up waiting (for the headers, or between two chunks of a streamed body). */
+function timedOut(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.includes('TIMEOUT')) return true;
+  }
+  return false;
+}
+
 function outboundIn(error: unknown): OutboundError | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof OutboundError) return e;
   return undefined;
@@ -203,6 +215,7 @@ function classify(error: unknown, where: string, deadline: AbortSignal, deadline
   if (error instanceof ModelProviderError) return error;
   if (deadline.aborted || error instanceof APIConnectionTimeoutError)
     return new ModelProviderError('timeout', `The model provider at ${where} did not finish its answer within ${deadlineMs} ms.`);
+  if (timedOut(error)) return new ModelProviderError('timeout', `The model provider at ${where} did not answer in time (it paused mid-answer).`);
   const outbound = outboundIn(error);
   if (outbound !== undefined) {
     if (outbound.kind === 'refused') return new ModelProviderError('refused', `The model provider at ${where} may not be called: ${outbound.message}.`);

@@ -9,7 +9,8 @@ const KEY_MAX = 4_096;
 export const LIMIT_BOUNDS = {
   maxTokensPerAnswer: { minimum: 16, maximum: 1_000_000 },
   maxToolCallsPerAnswer: { minimum: 0, maximum: 100 },
-  tokensPerUserPerMonth: { minimum: 1, maximum: 1_000_000_000_000 },
+  // The column is a 32-bit integer on PostgreSQL; two billion tokens a month is past any budget.
+  tokensPerUserPerMonth: { minimum: 1, maximum: 2_000_000_000 },
 } as const;
 
 const ProviderSchema = Type.Object(
