@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createModelClient, ModelProviderError, type ChatEvent, type ModelClient } from '../src/ai/index.js';
-import { Outbound } from '../src/outbound/index.js';
+import { Outbound, OutboundError } from '../src/outbound/index.js';
 import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
 
 async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
@@ -152,6 +152,18 @@ describe('the model client against the stand-in provider', () => {
     })().catch((e: unknown) => e);
     expect(events).toEqual([{ type: 'text', delta: 'Partly' }]);
     expect((error as Error).message).toBe('the user left');
+  });
+
+  it('outbound.fetch checks a host name where it connects: localhost is private, refused', async () => {
+    const port = new URL(provider.baseUrl).port;
+    const refused = await guarded.fetch(`http://localhost:${port}/v1/models`).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OutboundError);
+    expect((refused as OutboundError).kind).toBe('refused');
+    expect((refused as Error).message).toMatch(/localhost resolves to .*a private address/);
+    // Allowed, the same call reaches the stand-in (by its address: localhost may resolve to ::1 first, where it does not listen).
+    const response = await allowed.fetch(`http://127.0.0.1:${port}/v1/models`);
+    expect(response.status).toBe(404);
+    await response.body?.cancel();
   });
 
   it('an unreachable port fails fast', async () => {
