@@ -91,6 +91,13 @@ describe.each(DIALECTS)('AI settings (%s)', (dialect) => {
     expect(await bare.app.services.ai.enabled(bare.tenantId)).toBe(false);
   });
 
+  it('a change with the audit log off answers too (what the log needs is read once the change is committed)', async () => {
+    const on = await bare.request({ method: 'PUT', url: SETTINGS, body: { enabled: true } });
+    expect(on.statusCode, on.body).toBe(200);
+    expect(await bare.app.services.ai.enabled(bare.tenantId)).toBe(true);
+    expect((await bare.request({ method: 'PUT', url: SETTINGS, body: { enabled: false } })).json()).toMatchObject({ enabled: false });
+  });
+
   it('only admins read or change them, and a change needs an unscoped key', async () => {
     problem(await t.request({ url: SETTINGS, key: developer.key }), 403, 'FORBIDDEN');
     problem(await put({ enabled: true }, developer.key), 403, 'FORBIDDEN');

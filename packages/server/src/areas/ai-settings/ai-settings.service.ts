@@ -135,7 +135,7 @@ export function aiSettingsService(deps: AiSettingsDeps) {
     async update(caller: Caller, input: AiSettingsInput): Promise<AiSettings> {
       caller.access.requireAccountAdmin('change the AI settings');
       const tenantId = caller.actor.tenantId;
-      return serialized(store, lockKey.accountSettings(tenantId), async (trx) => {
+      const { after, events } = await serialized(store, lockKey.accountSettings(tenantId), async (trx) => {
         const stored = await findSettings(trx, tenantId);
         check(input, stored);
         const before = view(stored);
@@ -160,10 +160,13 @@ export function aiSettingsService(deps: AiSettingsDeps) {
             values.provider_api_key = input.provider.apiKey === null ? null : secrets.seal(input.provider.apiKey, apiKeySealedAs(tenantId));
         }
         await saveSettings(trx, tenantId, values, timestamp(now));
-        const after = view({ id: stored?.id ?? 0, tenant_id: tenantId, updated_at: '', ...values });
-        for (const event of eventsOf(before, after, input)) await audit.record(caller, event, trx);
-        return after;
+        const changed = view({ id: stored?.id ?? 0, tenant_id: tenantId, updated_at: '', ...values });
+        return { after: changed, events: eventsOf(before, changed, input) };
       });
+      // Recorded once committed: whether the log is on is read from the store, whose one SQLite
+      // connection the transaction holds while it runs.
+      for (const event of events) await audit.record(caller, event);
+      return after;
     },
 
     /** Each user's and embed user's tokens in `month` (default: the current one by the app's clock), most first. */
