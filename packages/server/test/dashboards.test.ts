@@ -288,7 +288,12 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       problem(res, 400, 'VALIDATION_FAILED');
       const ok = await storeThread(wb, { widgetId: 'ai-1', threadId: 'thread-a', checksum: 'c1' }, reader.key);
       expect(ok.statusCode, ok.body).toBe(200);
-      expect(ok.json()).toMatchObject({ id: dashboard.id, versionId: dashboard.versionId, status: 'published', aiWidgetThreads: { 'ai-1': { threadId: 'thread-a', checksum: 'c1' } } });
+      expect(ok.json()).toMatchObject({
+        id: dashboard.id,
+        versionId: dashboard.versionId,
+        status: 'published',
+        aiWidgetThreads: { 'ai-1': { threadId: 'thread-a', checksum: 'c1' } },
+      });
       // A second store replaces the widget's thread; checksum may be null or left out.
       const again = await storeThread(wb, { widgetId: 'ai-1', threadId: 'thread-b', checksum: null }, reader.key);
       expect(again.json().aiWidgetThreads).toEqual({ 'ai-1': { threadId: 'thread-b', checksum: null } });

@@ -25,7 +25,8 @@ describe.each(DIALECTS)('scheduled agent tasks (%s)', (dialect) => {
   afterAll(async () => t?.close());
 
   const url = (suffix = '') => `/api/v1/deployments/${deploymentId}/scheduled-tasks${suffix}`;
-  const create = (body: Record<string, unknown>, key?: string) => t.request({ method: 'POST', url: url(), body: { agentId, prompt: 'Weekly revenue?', ...body }, key });
+  const create = (body: Record<string, unknown>, key?: string) =>
+    t.request({ method: 'POST', url: url(), body: { agentId, prompt: 'Weekly revenue?', ...body }, key });
   const made = async (body: Record<string, unknown> = {}, key?: string) => {
     const res = await create({ cron: '0 9 * * 1', ...body }, key);
     expect(res.statusCode, res.body).toBe(200);
@@ -114,7 +115,15 @@ describe.each(DIALECTS)('scheduled agent tasks (%s)', (dialect) => {
     expect(job.kind).toBe('agent-task');
     const runs = (await t.request({ url: url(`/${task.id}/runs`), key: viewer.key })).json().items;
     expect(runs).toEqual([
-      expect.objectContaining({ id: queued.id, status: 'failed', error: 'No model provider is configured', answer: null, threadId: null, startedAt: expect.any(String), finishedAt: expect.any(String) }),
+      expect.objectContaining({
+        id: queued.id,
+        status: 'failed',
+        error: 'No model provider is configured',
+        answer: null,
+        threadId: null,
+        startedAt: expect.any(String),
+        finishedAt: expect.any(String),
+      }),
     ]);
   });
 
@@ -137,7 +146,9 @@ describe.each(DIALECTS)('scheduled agent tasks (%s)', (dialect) => {
     clock = new Date('2026-06-01T09:30:00Z');
     // Other tasks of this file may be due; this one is not again.
     await scheduler.tick();
-    expect((await t.request({ url: url(`/${task.id}/runs`), key: viewer.key })).json().items.filter((r: { trigger: string }) => r.trigger === 'schedule')).toHaveLength(1);
+    expect(
+      (await t.request({ url: url(`/${task.id}/runs`), key: viewer.key })).json().items.filter((r: { trigger: string }) => r.trigger === 'schedule'),
+    ).toHaveLength(1);
   });
 
   it('keeps only the 50 most recent runs, newest first', async () => {
@@ -160,7 +171,9 @@ describe.each(DIALECTS)('scheduled agent tasks (%s)', (dialect) => {
     await t.app.services.jobs.waitFor(t.tenantId, run.jobId);
     await t.request({ method: 'DELETE', url: url(`/${task.id}`), key: viewer.key });
     const actions = (await t.store.db.selectFrom('audit_events').select('action').where('action', 'like', 'agent-task.%').execute()).map((r) => r.action);
-    expect(actions).toEqual(expect.arrayContaining(['agent-task.created', 'agent-task.updated', 'agent-task.run', 'agent-task.run-failed', 'agent-task.deleted']));
+    expect(actions).toEqual(
+      expect.arrayContaining(['agent-task.created', 'agent-task.updated', 'agent-task.run', 'agent-task.run-failed', 'agent-task.deleted']),
+    );
     expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: false } })).statusCode).toBe(200);
   });
 });

@@ -478,7 +478,12 @@ export function securitySuite(kind: Kind): void {
     }
 
     /** An agent with a thread and a scheduled task of the admin, so {agentId}, {threadId} and {taskId} name real ones. */
-    async function agentOf(tenantId: number, deploymentId: number, adminId: number, label: string): Promise<{ agentId: number; threadId: string; taskId: number }> {
+    async function agentOf(
+      tenantId: number,
+      deploymentId: number,
+      adminId: number,
+      label: string,
+    ): Promise<{ agentId: number; threadId: string; taskId: number }> {
       const at = new Date().toISOString();
       const agent = await t.store.db
         .insertInto('agents')
@@ -842,7 +847,9 @@ export function securitySuite(kind: Kind): void {
     const idOps = restOnly(guarded).filter(
       (op) =>
         !onDemand.has(op.operationId) &&
-        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId|agentId|taskId|threadId)\}/.test(op.path),
+        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId|agentId|taskId|threadId)\}/.test(
+          op.path,
+        ),
     );
     it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
       "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",
