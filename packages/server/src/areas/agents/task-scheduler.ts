@@ -131,8 +131,8 @@ export class AgentTaskScheduler {
       const message = error instanceof Error ? error.message : String(error);
       await updateRun(db, run.id, { status: 'failed', error: message, finished_at: stamp() });
       await record('failed', { error: message });
-      await ctx.log(`The task's run failed: ${message}`);
-      return { status: 'failed' };
+      // The job fails with the run, so the jobs list and the run's row agree.
+      throw error;
     }
   }
 
