@@ -1,4 +1,5 @@
 import { accountArea, tenantSettings } from './areas/account/index.js';
+import { agentsArea } from './areas/agents/index.js';
 import { apiKeysArea } from './areas/api-keys/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
@@ -178,6 +179,8 @@ function listAreas(store: Store, options: ServiceOptions, later: Use) {
     identityProviderArea,
     gitHostArea,
     configure(dashboardExportsArea, { fontsDir: options.render?.fontsDir, exportsPerIdentity: options.render?.exportsPerIdentity }),
+    // Scheduled tasks' runs fail with "No model provider is configured" until the answering loop is given here as `runner`.
+    configure(agentsArea, {}),
   ] as const;
 }
 

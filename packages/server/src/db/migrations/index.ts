@@ -32,6 +32,7 @@ import { gitHost } from './0031_git_host.js';
 import { dashboardExports } from './0028_dashboard_exports.js';
 import { deliveryRenderData } from './0030_delivery_render_data.js';
 import { userAttributeVersions } from './0033_user_attribute_versions.js';
+import { agents } from './0035_agents.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -73,6 +74,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0031_git_host': gitHost(dialect),
         '0032_deployment_upstreams': deploymentUpstreams(dialect),
         '0033_user_attribute_versions': userAttributeVersions(dialect),
+        '0035_agents': agents(dialect),
       };
     },
   };
