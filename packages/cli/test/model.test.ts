@@ -181,13 +181,14 @@ describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
 
   it('Ctrl-C while files are being sent stops the push with nothing committed (exit 130)', async () => {
     const dir = tempDir('mapi-many-');
-    put(dir, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`model/cubes/c${i}.yml`, cube(`c${i}`)])));
+    // Enough files that sending takes several seconds (each file is a request), so the first
+    // progress line, a second in, comes long before the last file: 300 were sent in under a second.
+    put(dir, Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`model/cubes/c${i}.yml`, cube(`c${i}`)])));
     const before = (await commits(d))[0];
     const child = spawnCli(['model', 'push', String(d), dir], { env });
     const done = completion(child);
-    // The first progress line comes after a second of sending, long before 300 files are through.
     child.stderr?.on('data', (chunk: Buffer) => {
-      if (/^sent \d+\/300 files/m.test(chunk.toString('utf8'))) child.kill('SIGINT');
+      if (/^sent \d+\/3000 files/m.test(chunk.toString('utf8'))) child.kill('SIGINT');
     });
     const result = await done;
     expect(result.code, show(result)).toBe(130);

@@ -1,6 +1,7 @@
 import { accountArea, tenantSettings } from './areas/account/index.js';
 import { aiSettingsArea } from './areas/ai-settings/index.js';
 import type { ServerProviderConfig } from './ai/index.js';
+import { agentsArea } from './areas/agents/index.js';
 import { apiKeysArea } from './areas/api-keys/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
@@ -183,6 +184,8 @@ function listAreas(store: Store, options: ServiceOptions, later: Use) {
     identityProviderArea,
     gitHostArea,
     configure(dashboardExportsArea, { fontsDir: options.render?.fontsDir, exportsPerIdentity: options.render?.exportsPerIdentity }),
+    // Scheduled tasks' runs fail with "No model provider is configured" until the answering loop is given here as `runner`.
+    configure(agentsArea, {}),
   ] as const;
 }
 

@@ -274,6 +274,49 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
     });
   });
 
+  describe('POST …/workbooks/{id}/dashboard/ai-widget-thread (reference 8.G.4)', () => {
+    const aiWidget = (id: string) => ({ id, type: 'AI', position, config: { prompt: 'Summarise' } });
+    const storeThread = (workbookId: number, body: unknown, key?: string) =>
+      t.request({ method: 'POST', url: url(`/workbooks/${workbookId}/dashboard/ai-widget-thread`), body, ...(key ? { key } : {}) });
+
+    it('a read-only viewer (VIEW on the workbook, role VIEWER) stores a thread: only the thread id and the checksum, shown on the Dashboard and the workbook', async () => {
+      const wb = await workbook();
+      const dashboard = await published(wb, { config: { widgets: [aiWidget('ai-1'), text('t')] } });
+      const reader = await t.user('VIEWER');
+      await t.grant({ type: 'USER', id: reader.userId }, { type: 'WORKBOOK', id: wb }, 'VIEW');
+      const res = await storeThread(wb, { widgetId: 'ai-1', threadId: 'thread-a', checksum: 'c1', summary: 'never stored' }, reader.key);
+      problem(res, 400, 'VALIDATION_FAILED');
+      const ok = await storeThread(wb, { widgetId: 'ai-1', threadId: 'thread-a', checksum: 'c1' }, reader.key);
+      expect(ok.statusCode, ok.body).toBe(200);
+      expect(ok.json()).toMatchObject({
+        id: dashboard.id,
+        versionId: dashboard.versionId,
+        status: 'published',
+        aiWidgetThreads: { 'ai-1': { threadId: 'thread-a', checksum: 'c1' } },
+      });
+      // A second store replaces the widget's thread; checksum may be null or left out.
+      const again = await storeThread(wb, { widgetId: 'ai-1', threadId: 'thread-b', checksum: null }, reader.key);
+      expect(again.json().aiWidgetThreads).toEqual({ 'ai-1': { threadId: 'thread-b', checksum: null } });
+      expect((await versions(wb)).json().items[0].aiWidgetThreads).toEqual({ 'ai-1': { threadId: 'thread-b', checksum: null } });
+      expect((await getWorkbook(wb)).json().publishedDashboard.aiWidgetThreads).toEqual({ 'ai-1': { threadId: 'thread-b', checksum: null } });
+      // Nothing but the ids and the checksum is stored.
+      const row = await t.store.db.selectFrom('dashboards').select('ai_widget_threads').where('id', '=', dashboard.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.ai_widget_threads as string)).toEqual({ 'ai-1': { threadId: 'thread-b', checksum: null } });
+    });
+
+    it('404 for a widget id not in the published config, and for a workbook never published; no access is 403', async () => {
+      const wb = await workbook();
+      await published(wb, { config: { widgets: [aiWidget('ai-1')] } });
+      problem(await storeThread(wb, { widgetId: 'nope', threadId: 'x' }), 404, 'WIDGET_NOT_FOUND');
+      const draftOnly = await workbook();
+      expect((await saveDraft(draftOnly, { widgets: [aiWidget('ai-1')] })).statusCode).toBe(200);
+      problem(await storeThread(draftOnly, { widgetId: 'ai-1', threadId: 'x' }), 404, 'DASHBOARD_NOT_FOUND');
+      const outsider = await t.user('VIEWER');
+      problem(await storeThread(wb, { widgetId: 'ai-1', threadId: 'x' }, outsider.key), 403, 'FORBIDDEN');
+      problem(await storeThread(wb, { widgetId: 'ai-1' }), 400, 'VALIDATION_FAILED');
+    });
+  });
+
   describe('access', () => {
     it('draft and publish need EDIT on the workbook: a viewer or a user with VIEW only gets 403; reading reports needs VIEW', async () => {
       const wb = await workbook();

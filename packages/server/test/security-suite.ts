@@ -86,6 +86,10 @@ interface Ids {
   installationId: number;
   owner: string;
   repo: string;
+  /** An agent of the deployment, a chat thread of the admin with it, and a scheduled task of the admin's. */
+  agentId: number;
+  threadId: string;
+  taskId: number;
 }
 
 /**
@@ -218,6 +222,11 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     },
     startDashboardExport: { format: 'png', dashboardPublicId: 'security-suite' },
     updateAppConfig: { restrictDataDownload: true },
+    createAgent: { name: 'security-suite' },
+    updateAgent: { name: 'renamed-by-suite' },
+    createScheduledTask: { agentId: ids.agentId, prompt: 'security suite', cron: '0 9 * * *' },
+    updateScheduledTask: { prompt: 'changed by the suite' },
+    setDashboardAiWidgetThread: { widgetId: 'suite-ai', threadId: 'suite-thread', checksum: null },
   };
   return bodies[op.operationId];
 }
@@ -282,6 +291,11 @@ const TABLES = [
   'git_host_link_states',
   'deployment_upstreams',
   'dashboard_exports',
+  'agents',
+  'agent_threads',
+  'agent_messages',
+  'agent_tasks',
+  'agent_task_runs',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {
@@ -460,7 +474,66 @@ export function securitySuite(kind: Kind): void {
         installationId: 1,
         owner: 'security-suite',
         repo: 'models',
+        ...(await agentOf(tenantId, deploymentId, adminId, label)),
       };
+    }
+
+    /** An agent with a thread and a scheduled task of the admin, so {agentId}, {threadId} and {taskId} name real ones. */
+    async function agentOf(
+      tenantId: number,
+      deploymentId: number,
+      adminId: number,
+      label: string,
+    ): Promise<{ agentId: number; threadId: string; taskId: number }> {
+      const at = new Date().toISOString();
+      const agent = await t.store.db
+        .insertInto('agents')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          name: `${label}-agent`,
+          description: null,
+          instructions: '',
+          members: null,
+          starter_prompts: '["hello"]',
+          created_by: adminId,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db
+        .insertInto('agent_threads')
+        .values({
+          public_id: `${label}-thread`,
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          agent_id: agent.id,
+          user_id: adminId,
+          embed_user_id: null,
+          title: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      const task = await t.store.db
+        .insertInto('agent_tasks')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          agent_id: agent.id,
+          owner_id: adminId,
+          prompt: 'security suite',
+          cron: '0 9 * * *',
+          timezone: 'UTC',
+          active: 1,
+          next_run_at: '2999-01-01T09:00:00.000Z',
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { agentId: agent.id, threadId: `${label}-thread`, taskId: task.id };
     }
 
     /** A published dashboard with a notification that has a recipient, so {id} of the notification routes names a real one. */
@@ -775,7 +848,9 @@ export function securitySuite(kind: Kind): void {
     const idOps = restOnly(guarded).filter(
       (op) =>
         !onDemand.has(op.operationId) &&
-        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId)\}/.test(op.path),
+        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId|agentId|taskId|threadId)\}/.test(
+          op.path,
+        ),
     );
     it.each(guarded.filter((op) => onDemand.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
       "%s naming another tenant's embed tenant, as this tenant's admin: that tenant's embed people are untouched",

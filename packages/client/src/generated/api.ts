@@ -1108,6 +1108,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/ai-widget-thread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store an AI-widget thread on the published dashboard (reference 8.G.4; needs VIEW)
+         * @description Stores only the thread id and the checksum for the widget, never the summary text, so a reload shows the regenerated result. Read-only viewers may: VIEW on the workbook suffices. 404 when the workbook has no published dashboard, or its published config no widget of this id. The Dashboard answered lists the stored threads in `aiWidgetThreads` (an extension).
+         */
+        post: operations["setDashboardAiWidgetThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed/dashboard/{publicId}": {
         parameters: {
             query?: never;
@@ -2814,6 +2834,210 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: list a deployment's agents, newest first
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role.
+         */
+        get: operations["listAgents"];
+        put?: never;
+        /**
+         * Extension: create an agent
+         * @description Needs AgentUpdate: EDIT on the deployment and the role DEVELOPER or above. The name is unique in the deployment (409). `members` null or left out: every member the caller can see.
+         */
+        post: operations["createAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/agents/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: get an agent
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role.
+         */
+        get: operations["getAgent"];
+        /**
+         * Extension: change an agent; fields left out stay
+         * @description Needs AgentUpdate: EDIT on the deployment and the role DEVELOPER or above.
+         */
+        put: operations["updateAgent"];
+        post?: never;
+        /**
+         * Extension: delete an agent with its chat threads and scheduled tasks
+         * @description Needs AgentUpdate: EDIT on the deployment and the role DEVELOPER or above.
+         */
+        delete: operations["deleteAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/agent-suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Agent starter prompts: those of the agents the caller may use (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role.
+         */
+        get: operations["listAgentSuggestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/agents/{agentId}/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: the caller's chat threads with an agent, newest first
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. `userId` lists another user's threads: admins only (ChatHistoryRead).
+         */
+        get: operations["listAgentThreads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/threads/{threadId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: a chat thread with its messages and their steps
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. Another user's thread is a 404, except to admins (ChatHistoryRead).
+         */
+        get: operations["getAgentThread"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/scheduled-tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Scheduled agent tasks: the caller's (an admin's: all) in the deployment, newest first (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role.
+         */
+        get: operations["listScheduledTasks"];
+        put?: never;
+        /**
+         * Schedule an agent task (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. `cron` is five fields and may fire at most hourly (its minute is one value; 400 otherwise); `timezone` an IANA zone (default UTC). A user may have at most 20 active tasks: one more is a 409.
+         */
+        post: operations["createScheduledTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/scheduled-tasks/{taskId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scheduled agent task (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. A task is its creator's: another user's is a 404, except to admins, who see and change every task.
+         */
+        get: operations["getScheduledTask"];
+        /**
+         * Change a scheduled agent task; fields left out stay (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. A task is its creator's: another user's is a 404, except to admins, who see and change every task. Switching a task on counts against its owner's 20 active tasks (409).
+         */
+        put: operations["updateScheduledTask"];
+        post?: never;
+        /**
+         * Delete a scheduled agent task with its runs (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. A task is its creator's: another user's is a 404, except to admins, who see and change every task.
+         */
+        delete: operations["deleteScheduledTask"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/scheduled-tasks/{taskId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a scheduled agent task now (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. A task is its creator's: another user's is a 404, except to admins, who see and change every task. Answers the run, queued, with the id of the job that runs it.
+         */
+        post: operations["runScheduledTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/scheduled-tasks/{taskId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A scheduled agent task's runs, newest first; only the 50 most recent are kept (reference 9)
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. A task is its creator's: another user's is a 404, except to admins, who see and change every task.
+         */
+        get: operations["listScheduledTaskRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2834,7 +3058,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "WIDGET_NOT_FOUND";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -3529,6 +3753,12 @@ export interface components {
             fromSharedWorkspace?: boolean | null;
             restrictDataDownload?: boolean | null;
             useBoardDashboards?: boolean | null;
+            aiWidgetThreads?: null | {
+                [key: string]: {
+                    threadId: string;
+                    checksum: string | null;
+                };
+            };
         };
         /** @description The user who created the item. */
         ResourceOwner: {
@@ -5024,6 +5254,126 @@ export interface components {
             contentType?: string | null;
             error?: string | null;
         };
+        Agent: {
+            id: number;
+            deploymentId: number;
+            name: string;
+            description: string | null;
+            instructions: string;
+            members: null | string[];
+            starterPrompts: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            createdBy: null | components["schemas"]["ResourceOwner"];
+        };
+        AgentPage: {
+            items: components["schemas"]["Agent"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AgentSuggestions: {
+            items: {
+                agentId: number;
+                agentName: string;
+                prompt: string;
+            }[];
+        };
+        AgentThread: {
+            /** @description The thread’s public id. */
+            id: string;
+            deploymentId: number;
+            agentId: number;
+            userId: number | null;
+            embedUserId: number | null;
+            title: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AgentThreadPage: {
+            items: components["schemas"]["AgentThread"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        AgentMessage: {
+            /** @description 1, 2, ... in the order the messages were added. */
+            seq: number;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            text: string;
+            steps: null | unknown[];
+            usage: null | {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+        };
+        AgentThreadWithMessages: {
+            /** @description The thread’s public id. */
+            id: string;
+            deploymentId: number;
+            agentId: number;
+            userId: number | null;
+            embedUserId: number | null;
+            title: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            messages: components["schemas"]["AgentMessage"][];
+        };
+        ScheduledTask: {
+            id: number;
+            deploymentId: number;
+            agentId: number;
+            prompt: string;
+            /** @description Five fields: minute hour day-of-month month day-of-week. */
+            cron: string;
+            timezone: string;
+            active: boolean;
+            owner: null | components["schemas"]["ResourceOwner"];
+            /**
+             * Format: date-time
+             * @description The next occurrence (UTC); null while inactive.
+             */
+            nextRunAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        ScheduledTaskPage: {
+            items: components["schemas"]["ScheduledTask"][];
+            pageInfo: components["schemas"]["PageInfo"];
+        };
+        ScheduledTaskRun: {
+            id: number;
+            taskId: number;
+            /** @enum {string} */
+            trigger: "schedule" | "manual";
+            /**
+             * Format: date-time
+             * @description The occurrence a scheduled run is for; null for a manual run.
+             */
+            scheduledFor: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            jobId: number | null;
+            /** @description The thread the answer was written to, if any. */
+            threadId: string | null;
+            answer: string | null;
+            error: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+        };
+        ScheduledTaskRuns: {
+            items: components["schemas"]["ScheduledTaskRun"][];
+        };
     };
     responses: {
         /** @description Bad Request: `VALIDATION_FAILED` (The request is not valid). */
@@ -5475,6 +5825,34 @@ export interface components {
                     status: 422;
                     /** @enum {string} */
                     code: "DASHBOARD_EXPORT_FAILED";
+                };
+            };
+        };
+        /** @description Conflict: `AGENT_NAME_TAKEN` (The deployment already has an agent of this name). */
+        AgentNameTaken: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "AGENT_NAME_TAKEN";
+                };
+            };
+        };
+        /** @description Conflict: `AGENT_TASK_LIMIT` (The user has as many active scheduled tasks as they may). */
+        AgentTaskLimit: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "AGENT_TASK_LIMIT";
                 };
             };
         };
@@ -13111,6 +13489,123 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    setDashboardAiWidgetThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An AI widget of the published version. */
+                    widgetId: string;
+                    /** @description The chat thread that answers it. */
+                    threadId: string;
+                    /** @description Of what the thread answered, so a reload can tell it is current. */
+                    checksum?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dashboard"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             *     - `WIDGET_NOT_FOUND`: The published dashboard has no widget with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "WIDGET_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
         };
     };
     getEmbedDashboard: {
@@ -23021,6 +23516,1364 @@ export interface operations {
             };
             409: components["responses"]["DashboardExportRendering"];
             422: components["responses"]["DashboardExportFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the deployment. */
+                    name: string;
+                    description?: string | null;
+                    /** @description What the agent is told before every chat; default empty. */
+                    instructions?: string;
+                    members?: null | string[];
+                    /** @description Suggestions shown before a chat starts. */
+                    starterPrompts?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["AgentNameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique in the deployment. */
+                    name?: string;
+                    description?: string | null;
+                    instructions?: string;
+                    members?: null | string[];
+                    /** @description Suggestions shown before a chat starts. */
+                    starterPrompts?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["AgentNameTaken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    listAgentSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSuggestions"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAgentThreads: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                /** @description Another user's threads (ChatHistoryRead: admins only); default: the caller's own. */
+                userId?: number;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentThreadPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentThreadWithMessages"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_THREAD_NOT_FOUND`: No chat thread of yours has this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_THREAD_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listScheduledTasks: {
+        parameters: {
+            query?: {
+                /** @description Page size (at most 200). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTaskPage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createScheduledTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId: number;
+                    prompt: string;
+                    /** @description Five fields (minute hour day-of-month month day-of-week); it may fire at most hourly, so the minute is one value. */
+                    cron: string;
+                    /** @description An IANA zone; default UTC. */
+                    timezone?: string | null;
+                    /** @description Default true. */
+                    active?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTask"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["AgentTaskLimit"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    getScheduledTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                taskId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTask"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_TASK_NOT_FOUND`: The deployment has no scheduled task of yours with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_TASK_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateScheduledTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                taskId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId?: number;
+                    prompt?: string;
+                    /** @description Five fields (minute hour day-of-month month day-of-week); it may fire at most hourly, so the minute is one value. */
+                    cron?: string;
+                    /** @description An IANA zone; default UTC. */
+                    timezone?: string;
+                    active?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTask"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             *     - `AGENT_TASK_NOT_FOUND`: The deployment has no scheduled task of yours with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND" | "AGENT_TASK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["AgentTaskLimit"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    deleteScheduledTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                taskId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_TASK_NOT_FOUND`: The deployment has no scheduled task of yours with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_TASK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    runScheduledTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                taskId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTaskRun"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_TASK_NOT_FOUND`: The deployment has no scheduled task of yours with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_TASK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    listScheduledTaskRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                taskId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledTaskRuns"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_TASK_NOT_FOUND`: The deployment has no scheduled task of yours with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_TASK_NOT_FOUND";
+                    };
+                };
+            };
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

@@ -7,7 +7,8 @@ import { atLeast } from './levels.js';
  * EDIT and a developer's role; settings, deletion and secrets are MANAGE and a developer's role.
  * Admins hold MANAGE everywhere and pass every action.
  */
-export type DeploymentAction = 'DeploymentRead' | 'SchemaRead' | 'SchemaUpdate' | 'DeploymentUpdate' | 'DeploymentDelete' | 'SecretsManage';
+export type DeploymentAction =
+  'DeploymentRead' | 'SchemaRead' | 'SchemaUpdate' | 'DeploymentUpdate' | 'DeploymentDelete' | 'SecretsManage' | 'DeploymentAgentRead' | 'AgentUpdate';
 
 const NEEDS: Record<DeploymentAction, { access: Access; role: Role }> = {
   DeploymentRead: { access: 'VIEW', role: 'VIEWER' },
@@ -16,6 +17,10 @@ const NEEDS: Record<DeploymentAction, { access: Access; role: Role }> = {
   DeploymentUpdate: { access: 'MANAGE', role: 'DEVELOPER' },
   DeploymentDelete: { access: 'MANAGE', role: 'DEVELOPER' },
   SecretsManage: { access: 'MANAGE', role: 'DEVELOPER' },
+  // Using an agent (chatting, its starter prompts, scheduling it) is the reference's DeploymentAgentRead: VIEW, any role.
+  DeploymentAgentRead: { access: 'VIEW', role: 'VIEWER' },
+  // Writing an agent shapes what every user of the deployment is answered: the data-model writers' rule.
+  AgentUpdate: { access: 'EDIT', role: 'DEVELOPER' },
 };
 
 const ROLE_RANK: Record<Role, number> = { VIEWER: 1, EXPLORER: 2, DEVELOPER: 3, ADMIN: 4 };

@@ -61,6 +61,7 @@ import type {
   EmbedUserAttributeValueTable,
   EmbedShareTable,
 } from './tables/embed.js';
+import type { AgentTable, AgentThreadTable, AgentMessageTable, AgentTaskTable, AgentTaskRunTable } from './tables/agents.js';
 import type {
   JobTable,
   JobLogTable,
@@ -83,6 +84,7 @@ import type { AiSettingsTable, AiUsageTable } from './tables/ai.js';
  */
 
 export type * from './tables/account.js';
+export type * from './tables/agents.js';
 export type * from './tables/content.js';
 export type * from './tables/deployments.js';
 export type * from './tables/embed.js';
@@ -154,6 +156,11 @@ export interface Database {
   git_host_links: GitHostLinkTable;
   git_host_link_states: GitHostLinkStateTable;
   deployment_upstreams: DeploymentUpstreamTable;
+  agents: AgentTable;
+  agent_threads: AgentThreadTable;
+  agent_messages: AgentMessageTable;
+  agent_tasks: AgentTaskTable;
+  agent_task_runs: AgentTaskRunTable;
 }
 
 export type Db = Kysely<Database>;

@@ -357,4 +357,12 @@ export const lockKey = {
   embedUserCount: (tenantId: number) => `embed-user-count:${tenantId}`,
   /** A tenant's dashboard exports: counting those rendering and adding one, as one (the per-identity limit). */
   dashboardExports: (tenantId: number) => `dashboard-exports:${tenantId}`,
+  /** A user's scheduled agent tasks: counting the active ones and adding or switching one on, as one (the 20-task cap). */
+  agentTasksOf: (userId: number) => `agent-tasks-of:${userId}`,
+  /** One scheduled agent task: claiming an occurrence, adding a run and pruning the old ones. */
+  agentTask: (taskId: number) => `agent-task:${taskId}`,
+  /** One chat thread: appending a message takes the next seq. */
+  agentThread: (threadId: number) => `agent-thread:${threadId}`,
+  /** A published dashboard's AI-widget threads: read, changed and written back as one. */
+  dashboard: (dashboardId: number) => `dashboard:${dashboardId}`,
 };

@@ -112,6 +112,12 @@ export const PROBLEMS = {
   UPSTREAM_UNAVAILABLE: { status: 502, title: 'The connected repository could not be reached; nothing was changed' },
   AI_PROVIDER_UNAVAILABLE: { status: 502, title: 'The model provider could not be reached, refused the request or answered nonsense' },
   AI_BUDGET_EXCEEDED: { status: 429, title: 'The monthly AI token budget is used up' },
+  AGENT_NOT_FOUND: { status: 404, title: 'The deployment has no agent with this id' },
+  AGENT_NAME_TAKEN: { status: 409, title: 'The deployment already has an agent of this name' },
+  AGENT_THREAD_NOT_FOUND: { status: 404, title: 'No chat thread of yours has this id' },
+  AGENT_TASK_NOT_FOUND: { status: 404, title: 'The deployment has no scheduled task of yours with this id' },
+  AGENT_TASK_LIMIT: { status: 409, title: 'The user has as many active scheduled tasks as they may' },
+  WIDGET_NOT_FOUND: { status: 404, title: 'The published dashboard has no widget with this id' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

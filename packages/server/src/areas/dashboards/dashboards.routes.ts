@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { AllowEmbedBody, PublicIdParams, PublishBody, SaveDraftBody, VersionsQuery, WorkbookParams } from './dashboards.schemas.js';
+import { AiWidgetThreadBody, AllowEmbedBody, PublicIdParams, PublishBody, SaveDraftBody, VersionsQuery, WorkbookParams } from './dashboards.schemas.js';
 import type { DashboardsService } from './dashboards.service.js';
 
 const tags = ['Dashboards'];
@@ -63,6 +63,26 @@ export function dashboardsRoutes(service: DashboardsService): FastifyPluginAsync
         },
       },
       async (request) => service.versions(request.caller, request.params.deploymentId, request.params.workbookId, request.query),
+    );
+
+    app.post(
+      `${base}/dashboard/ai-widget-thread`,
+      {
+        schema: {
+          operationId: 'setDashboardAiWidgetThread',
+          tags,
+          summary: 'Store an AI-widget thread on the published dashboard (reference 8.G.4; needs VIEW)',
+          description:
+            'Stores only the thread id and the checksum for the widget, never the summary text, so a reload shows the regenerated result. ' +
+            'Read-only viewers may: VIEW on the workbook suffices. 404 when the workbook has no published dashboard, or its published config no widget of this id. ' +
+            'The Dashboard answered lists the stored threads in `aiWidgetThreads` (an extension).',
+          params: WorkbookParams,
+          body: AiWidgetThreadBody,
+          response: { 200: Type.Ref('Dashboard') },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FORBIDDEN', 'DASHBOARD_NOT_FOUND', 'WIDGET_NOT_FOUND', 'DEPLOYMENT_BUSY'],
+        },
+      },
+      async (request) => service.setAiWidgetThread(request.caller, request.params.deploymentId, request.params.workbookId, request.body),
     );
 
     app.patch(

@@ -55,6 +55,16 @@ export type PublishInput = Static<typeof PublishBody>;
 export const VersionsQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
 export type VersionsInput = Static<typeof VersionsQuery>;
 
+export const AiWidgetThreadBody = Type.Object(
+  {
+    widgetId: Type.String({ minLength: 1, maxLength: 128, description: 'An AI widget of the published version.' }),
+    threadId: Type.String({ minLength: 1, maxLength: 128, description: 'The chat thread that answers it.' }),
+    checksum: Type.Optional(Nullable(Type.String({ maxLength: 256, description: 'Of what the thread answered, so a reload can tell it is current.' }))),
+  },
+  { additionalProperties: false },
+);
+export type AiWidgetThreadInput = Static<typeof AiWidgetThreadBody>;
+
 export const AllowEmbedBody = Type.Object({ allowEmbed: Type.Boolean() }, { additionalProperties: false });
 
 export const AllowEmbedResponse = Type.Object({ publicId: Type.String(), allowEmbed: Type.Boolean() }, { $id: 'DashboardAllowEmbed' });

@@ -12,7 +12,7 @@ import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type Da
 import { parseJson } from '../workspace/index.js';
 import { findItem, type StoredItem } from '../workspace/index.js';
 import { itemNotFound, openWorkspace, requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
-import type { PublishInput, SaveDraftInput, VersionsInput } from './dashboards.schemas.js';
+import type { AiWidgetThreadInput, PublishInput, SaveDraftInput, VersionsInput } from './dashboards.schemas.js';
 import {
   archivePublished,
   findDashboardByPublicId,
@@ -20,14 +20,16 @@ import {
   insertDashboard,
   insertSnapshots,
   insertVersion,
+  findPublishedVersion,
   lastVersionNumber,
+  setAiWidgetThreads,
   listVersions,
   saveWorkbookDraft,
   setWorkbookPublication,
   snapshotsOf,
   updateAllowEmbed,
 } from './dashboards.store.js';
-import { setAllowEmbed, snapshotContent, toDashboard, type SnapshotContent } from './published.js';
+import { aiWidgetThreadsOf, setAllowEmbed, snapshotContent, syncWorkbookCopy, toDashboard, type SnapshotContent } from './published.js';
 
 type WorkbookItem = StoredItem & { type: 'WORKBOOK' };
 type Widget = Record<string, unknown>;
@@ -42,6 +44,15 @@ export function newPublicId(): string {
 function widgetsOf(config: DashboardConfig | DashboardConfigDraft | null): Widget[] {
   const widgets = (config as { widgets?: unknown } | null)?.widgets;
   return Array.isArray(widgets) ? (widgets as Widget[]) : [];
+}
+
+/** Whether a widget of this id is among `widgets` or nested in a container's `config.widgets`. */
+function hasWidget(widgets: Widget[], id: string): boolean {
+  return widgets.some((w) => {
+    if (w.id === id) return true;
+    const nested = (w.config as { widgets?: unknown } | null | undefined)?.widgets;
+    return Array.isArray(nested) && hasWidget(nested as Widget[], id);
+  });
 }
 
 function describeWidget(widget: Widget, index: number): string {
@@ -296,6 +307,32 @@ export function dashboardsService(store: Store, now: Clock) {
     },
 
     /** The workbook's dashboard versions, newest first (VIEW on the workbook); empty before the first publication. */
+    /**
+     * Reference 8.G.4: stores the chat thread of an AI widget on the published dashboard. VIEW
+     * suffices: viewers regenerate AI widgets too, and requiring EDIT once sent read-only viewers
+     * edit-permission errors. Only the thread id and the checksum are kept, never the text.
+     */
+    async setAiWidgetThread(caller: Caller, deploymentId: number, workbookId: number, input: AiWidgetThreadInput): Promise<Dashboard> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const tenantId = context.scope.tenantId;
+      await authorizedWorkbook(db, context, workbookId, 'VIEW');
+      const found = await findDashboardByWorkbook(db, tenantId, workbookId);
+      if (!found) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
+      return serialized(store, lockKey.dashboard(found.id), async (trx) => {
+        const dashboard = (await findDashboardByWorkbook(trx, tenantId, workbookId)) ?? found;
+        const version = await findPublishedVersion(trx, tenantId, dashboard.id);
+        if (!version) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
+        const config = normalizeDashboardConfig(JSON.parse(version.config)) as DashboardConfig | null;
+        if (!hasWidget(widgetsOf(config), input.widgetId))
+          throw new ApiError('WIDGET_NOT_FOUND', `The published dashboard of workbook ${workbookId} has no widget ${JSON.stringify(input.widgetId)}.`);
+        const threads = { ...aiWidgetThreadsOf(dashboard), [input.widgetId]: { threadId: input.threadId, checksum: input.checksum ?? null } };
+        const updated = await setAiWidgetThreads(trx, tenantId, dashboard.id, JSON.stringify(threads));
+        await syncWorkbookCopy(trx, tenantId, workbookId, { aiWidgetThreads: threads });
+        const snapshots = await snapshotsOf(trx, tenantId, [version.id]);
+        return toDashboard(updated, version, snapshots.get(version.id) ?? []);
+      });
+    },
+
     async versions(caller: Caller, deploymentId: number, workbookId: number, query: VersionsInput): Promise<{ items: Dashboard[]; pageInfo: PageInfo }> {
       const context = await openWorkspace(db, caller, deploymentId);
       const page = pageRequest(query);

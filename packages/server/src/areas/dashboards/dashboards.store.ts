@@ -6,7 +6,7 @@ import type { DashboardReportSnapshotRow, DashboardRow, DashboardVersionRow, Exe
  * where it lives from the row itself.
  */
 
-export type NewDashboard = Omit<DashboardRow, 'id'>;
+export type NewDashboard = Omit<DashboardRow, 'id' | 'ai_widget_threads'>;
 export type NewDashboardVersion = Omit<DashboardVersionRow, 'id'>;
 export type NewReportSnapshot = Omit<DashboardReportSnapshotRow, 'id'>;
 
@@ -152,4 +152,14 @@ export async function findWorkbookPublishedDashboard(db: Executor, tenantId: num
 
 export async function setWorkbookPublishedDashboard(db: Executor, tenantId: number, workbookId: number, published: string): Promise<void> {
   await db.updateTable('workbooks').set({ published_dashboard: published }).where('tenant_id', '=', tenantId).where('id', '=', workbookId).execute();
+}
+
+export async function setAiWidgetThreads(db: Executor, tenantId: number, dashboardId: number, threads: string): Promise<DashboardRow> {
+  return db
+    .updateTable('dashboards')
+    .set({ ai_widget_threads: threads })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', dashboardId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -80,7 +80,16 @@ export function toDashboard(dashboard: DashboardRow, version: DashboardVersionRo
     createdBy: version.created_by,
     title: version.title,
     description: version.description,
+    // The threads belong to the published version: an archived one shows none, nor does one without any.
+    ...(version.status === 'published' && dashboard.ai_widget_threads ? { aiWidgetThreads: aiWidgetThreadsOf(dashboard) } : {}),
   };
+}
+
+/** What an AI widget's thread is stored as (reference 8.G.4): the thread and the checksum of what it answered. */
+export type AiWidgetThreads = Record<string, { threadId: string; checksum: string | null }>;
+
+export function aiWidgetThreadsOf(dashboard: DashboardRow): AiWidgetThreads | null {
+  return dashboard.ai_widget_threads ? (JSON.parse(dashboard.ai_widget_threads) as AiWidgetThreads) : null;
 }
 
 async function currentOf(db: Executor, row: DashboardRow): Promise<Dashboard | undefined> {
@@ -143,10 +152,15 @@ export async function setAllowEmbed(db: Executor, tenantId: number, workbookId: 
 
 /** The workbook's `published_dashboard` JSON with `allowEmbed` set, when it holds one. */
 async function syncWorkbookAllowEmbed(db: Executor, tenantId: number, workbookId: number, allowEmbed: boolean): Promise<void> {
+  await syncWorkbookCopy(db, tenantId, workbookId, { allowEmbed });
+}
+
+/** The workbook's `published_dashboard` JSON with `fields` set, when it holds one: the copy reads as the dashboard does. */
+export async function syncWorkbookCopy(db: Executor, tenantId: number, workbookId: number, fields: Partial<Dashboard>): Promise<void> {
   const stored = await findWorkbookPublishedDashboard(db, tenantId, workbookId);
   if (!stored) return;
   const published = JSON.parse(stored) as Dashboard;
-  await setWorkbookPublishedDashboard(db, tenantId, workbookId, JSON.stringify({ ...published, allowEmbed }));
+  await setWorkbookPublishedDashboard(db, tenantId, workbookId, JSON.stringify({ ...published, ...fields }));
 }
 
 /** Which dashboard: by its workbook, its id or its public id. */

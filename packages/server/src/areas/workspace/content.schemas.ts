@@ -293,6 +293,14 @@ export const Dashboard = Type.Object(
     fromSharedWorkspace: optionalNullable(Type.Boolean()),
     restrictDataDownload: optionalNullable(Type.Boolean()),
     useBoardDashboards: optionalNullable(Type.Boolean()),
+    aiWidgetThreads: Type.Optional(
+      Nullable(
+        Type.Record(Type.String(), Type.Object({ threadId: Type.String(), checksum: Nullable(Type.String()) }), {
+          description:
+            'Extension: the chat thread stored for each AI widget of the published version, by widget id (reference 8.G.4), with the checksum of what it answered; never the answer, which a reload regenerates. Null or absent: none.',
+        }),
+      ),
+    ),
   },
   { $id: 'Dashboard' },
 );

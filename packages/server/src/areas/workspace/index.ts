@@ -42,5 +42,5 @@ export {
 } from './workspace-context.js';
 export type { WorkspaceContext } from './workspace-context.js';
 export { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from './workspace.schemas.js';
-export type { Workbook } from './workspace.schemas.js';
+export type { ResourceOwner, Workbook } from './workspace.schemas.js';
 export { workspaceArea } from './workspace.module.js';

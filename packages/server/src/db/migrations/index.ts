@@ -33,6 +33,7 @@ import { dashboardExports } from './0028_dashboard_exports.js';
 import { deliveryRenderData } from './0030_delivery_render_data.js';
 import { userAttributeVersions } from './0033_user_attribute_versions.js';
 import { aiSettings } from './0034_ai_settings.js';
+import { agents } from './0035_agents.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -75,6 +76,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0032_deployment_upstreams': deploymentUpstreams(dialect),
         '0033_user_attribute_versions': userAttributeVersions(dialect),
         '0034_ai_settings': aiSettings(dialect),
+        '0035_agents': agents(dialect),
       };
     },
   };

@@ -72,6 +72,8 @@ export interface DashboardTable {
   public_id: string;
   /** 0 or 1: signed embedding allowed (reference 3.6). */
   allow_embed: number;
+  /** JSON object: AI widget id to `{threadId, checksum}` (reference 8.G.4), or null for none. */
+  ai_widget_threads: Generated<string | null>;
   created_by: number | null;
   created_at: string;
   updated_at: string;
