@@ -227,6 +227,7 @@ export function answersService(deps: AnswersDeps) {
       const owner = ownerOf(asker);
       const who: Spender = owner;
       const agent = await agentFor(asker, input.deploymentId, input.agentId);
+      await requireAi(asker);
       let thread: StoredThread | undefined;
       let history: AgentMessage[] = [];
       if (input.threadId !== null) {
@@ -242,7 +243,6 @@ export function answersService(deps: AnswersDeps) {
         thread = found;
         history = await agents.messages(found.id);
       }
-      await requireAi(asker);
       const model = await ai.clientFor(tenantId);
       if (model === null)
         throw new ApiError('AI_NOT_CONFIGURED', 'No model provider is configured: an admin sets one with PUT /api/v1/ai/settings {"provider": …}.');
