@@ -1,8 +1,10 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PREAMBLE } from '../src/areas/agents/answer.js';
 import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
 import { DIALECTS, problem, TestApp, type Caller } from './harness.js';
@@ -356,13 +358,50 @@ for (const dialect of DIALECTS) {
       expect(stored.messages[1]).toMatchObject({ role: 'assistant', text: expect.stringContaining('The answer failed') });
     });
 
+    it('a client that disconnects mid-answer aborts the model call; the stored answer says so', async () => {
+      const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      provider.fail('stall-mid-stream');
+      const req = http.request(`${address}${threads()}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.admin.key}`, accept: 'text/event-stream', 'content-type': 'application/json' },
+      });
+      req.end(JSON.stringify({ question: 'Slow?' }));
+      const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+      expect(res.headers['content-type']).toContain('text/event-stream');
+      let body = '';
+      await new Promise<void>((resolve) =>
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString('utf8');
+          if (body.includes('event: text')) resolve();
+        }),
+      );
+      const threadId = eventsOf(body.slice(0, body.lastIndexOf('\n\n')))[0]!.data.threadId as string;
+      req.destroy();
+      // The provider stalls for longer than this wait: only the abort ends the answer this soon.
+      await vi.waitFor(
+        async () => {
+          const stored = await thread(threadId);
+          expect(stored.messages[1]).toMatchObject({ role: 'assistant', text: expect.stringContaining('the client went away') });
+        },
+        { timeout: 1_500, interval: 50 },
+      );
+    });
+
     it('no provider: 503 AI_NOT_CONFIGURED; AI off: 403', async () => {
       const deployment = await bare.deployment('bare');
       const agent = await bare.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/agents`, body: { name: 'Bare' } });
       const url = `/api/v1/deployments/${deployment}/agents/${(agent.json() as Json).id}/threads`;
-      problem(await ask(url, 'Anyone?', { app: bare }), 403, 'FORBIDDEN');
       expect((await bare.request({ method: 'PUT', url: '/api/v1/ai/settings', body: { enabled: true } })).statusCode).toBe(200);
       problem(await ask(url, 'Anyone?', { app: bare }), 503, 'AI_NOT_CONFIGURED');
+      // With a provider and AI off for the account: 403, and the model is not called.
+      expect((await settings({ enabled: false })).statusCode).toBe(200);
+      try {
+        const before = provider.requests.length;
+        expect(problem(await ask(threads(), 'Off?'), 403, 'FORBIDDEN').detail).toContain('AI features are off');
+        expect(provider.requests).toHaveLength(before);
+      } finally {
+        expect((await settings({ enabled: true })).statusCode).toBe(200);
+      }
     });
 
     it('a scheduled task runs through the answering loop as its owner; the answer and its thread are stored, and mailed to the owner', async () => {
