@@ -164,6 +164,7 @@ for (const dialect of DIALECTS) {
     beforeEach(() => provider.clear());
 
     it('answers with a query and a chart: SSE events in order, the messages and steps stored, the tools and instructions sent', async () => {
+      expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: true } })).statusCode).toBe(200);
       const before = provider.requests.length;
       provider.answer(
         { toolCalls: [{ name: 'list_members', arguments: {} }], usage: { promptTokens: 100, completionTokens: 10 } },
@@ -234,6 +235,10 @@ for (const dialect of DIALECTS) {
       // The usage is counted for the admin.
       const usage = (await t.request({ url: '/api/v1/ai/usage?month=' + new Date().toISOString().slice(0, 7) })).json() as Json;
       expect(usage.items.find((i: Json) => i.userId === t.admin.userId)).toMatchObject({ answers: expect.any(Number) });
+      // A streamed answer is audited explicitly (the request hook does not see a reply written directly).
+      const audited = await t.store.db.selectFrom('audit_events').select(['action', 'target']).where('action', '=', 'agent.answered').execute();
+      expect(audited.map((e) => e.target)).toContainEqual(expect.stringContaining(started!.data.threadId as string));
+      expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: false } })).statusCode).toBe(200);
     });
 
     it('answers as JSON without Accept: text/event-stream, and a follow-up continues the thread with its history', async () => {

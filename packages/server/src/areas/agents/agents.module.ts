@@ -31,7 +31,7 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
   const agents = agentsService(store, { now, audit });
   const { ai } = use(aiSettingsArea);
   const { dataApi } = use(dataApiArea);
-  const answers = answersService({ db: store.db, agents, ai, dataApi });
+  const answers = answersService({ db: store.db, audit, agents, ai, dataApi });
   const agentTasks = tasksService(store, { now, audit, jobs });
   const runner =
     config.runner ?? (config.callerFor ? taskRunner({ answers, callerFor: config.callerFor, mailer: config.mailer ?? null, onError }) : noModelRunner);

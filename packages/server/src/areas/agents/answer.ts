@@ -1,4 +1,5 @@
 import type { Caller } from '../../access/caller.js';
+import type { Audit, AuditEvent } from '../../audit/index.js';
 import { ModelProviderError, type ChatEvent, type ChatMessage, type ToolSpec } from '../../ai/index.js';
 import type { Executor } from '../../db/tables.js';
 import { ApiError, PROBLEMS, type ProblemCode } from '../../shared/problems.js';
@@ -90,6 +91,7 @@ const TOOLS: ToolSpec[] = [
 
 export interface AnswersDeps {
   db: Executor;
+  audit: Audit;
   agents: AgentsService;
   ai: AiService;
   dataApi: DataApiService;
@@ -205,6 +207,22 @@ export function answersService(deps: AnswersDeps) {
 
   async function runQuery(asker: Asker, deploymentId: number, query: Record<string, unknown>) {
     return asker.kind === 'user' ? dataApi.run(asker.caller, deploymentId, { query }) : dataApi.runForEmbed(asker.tenant, asker.principal, { query });
+  }
+
+  /**
+   * The audit event of an answer, explicit: a streamed answer's request is not seen by the audit
+   * hook (its reply is written directly), and an embed session has no caller.
+   */
+  async function answered(asker: Asker, event: AuditEvent): Promise<void> {
+    if (asker.kind === 'user') return deps.audit.record(asker.caller, event);
+    const { principal } = asker;
+    const actor = {
+      userId: principal.claims.embed_user.user_id,
+      email: principal.claims.embed_user.email,
+      credentialKind: 'embed',
+      credentialId: principal.jti,
+    };
+    return deps.audit.recordFor(principal.tenantId, actor, event);
   }
 
   return {
@@ -413,6 +431,11 @@ export function answersService(deps: AnswersDeps) {
       await ai.recordUsage(tenantId, who, usage);
       if (thread === undefined) throw new Error('An answer ended without starting.');
       const message = await agents.appendMessage(thread.id, { role: 'assistant', text, steps, usage: { ...usage } });
+      await answered(asker, {
+        action: 'agent.answered',
+        target: { deploymentId: input.deploymentId, agentId: agent.id, threadId: thread.id },
+        details: { seq: message.seq, toolCalls, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens },
+      });
       emit({ event: 'done', data: { message, usage } });
       const { tenantId: _tenant, ...view } = thread;
       return { thread: view, message };
