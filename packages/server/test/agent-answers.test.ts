@@ -292,7 +292,7 @@ for (const dialect of DIALECTS) {
       // The planted instruction reached the model as data, from the description and from a value.
       expect(JSON.stringify(provider.requests[before + 1]!.body.messages)).toContain(PLANTED);
       // Asked for the US, the user's own grant still applies: no rows. Asked for everything: only the EU.
-      expect(steps[2]).toMatchObject({ rows: [], total: 0 });
+      expect(steps[2]).toMatchObject({ columns: ['customers.name', 'customers.region', 'customers.note'], rows: [], total: 0 });
       const rows = steps[4]!.rows as Json[];
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((row) => row['customers.region'] === 'EU')).toBe(true);

@@ -96,6 +96,12 @@ async function answer(
     const result = await answers.ask(askerOf(request), { ...params, question, signal: gone.signal }, emit);
     if (!open) return result;
   } catch (error) {
+    // Nobody is left to answer: the connection is closed, not a failure to report.
+    if (!open && gone.signal.aborted) {
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
+    }
     if (!open) throw error;
     const { code, detail } = problemOf(error);
     const { status, title } = PROBLEMS[code];

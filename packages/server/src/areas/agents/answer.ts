@@ -361,7 +361,11 @@ export function answersService(deps: AnswersDeps) {
           step({ kind: 'query', query });
           const { data } = await runQuery(asker, input.deploymentId, query);
           lastRows = data;
-          const columns = [...new Set(data.flatMap((row) => Object.keys(row)))];
+          // No rows: the columns the query asked for, so an empty table still has its header.
+          const asked = [query.dimensions, query.measures].flatMap((list) =>
+            Array.isArray(list) ? list.filter((m): m is string => typeof m === 'string') : [],
+          );
+          const columns = data.length > 0 ? [...new Set(data.flatMap((row) => Object.keys(row)))] : asked;
           step({ kind: 'rows', columns, rows: data.slice(0, STEP_ROWS), total: data.length, truncated: data.length > STEP_ROWS });
           let shown = data.slice(0, MODEL_ROWS);
           let json = JSON.stringify(shown);
