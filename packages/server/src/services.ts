@@ -87,8 +87,6 @@ export interface ServiceOptions {
   python?: PythonSandboxOptions & { cacheMs: number };
   /** The operator's default model provider of AI features (AI_PROVIDER_*); absent or null: none. */
   aiProvider?: ServerProviderConfig | null;
-  /** How often due scheduled agent tasks are looked for (ms); absent: 30 s. */
-  agentTasksTickMs?: number;
 }
 
 /**
@@ -218,7 +216,6 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
     wire(agentsArea, (use) => ({
       callerFor: callerFor(store, platform.tenantCache, later),
       mailer: use(notificationsArea).mailer,
-      ...(options.agentTasksTickMs !== undefined ? { tickMs: options.agentTasksTickMs } : {}),
     })),
   ] as const;
 }

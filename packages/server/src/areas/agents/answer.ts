@@ -2,7 +2,7 @@ import type { Caller } from '../../access/caller.js';
 import type { Audit, AuditEvent } from '../../audit/index.js';
 import { ModelProviderError, type ChatEvent, type ChatMessage, type ToolSpec } from '../../ai/index.js';
 import type { Executor } from '../../db/tables.js';
-import { ApiError, PROBLEMS, type ProblemCode } from '../../shared/problems.js';
+import { ApiError, type ProblemCode } from '../../shared/problems.js';
 import { embedSettings } from '../account/index.js';
 import type { AiService, Spender } from '../ai-settings/index.js';
 import type { DataApiService } from '../data-api/index.js';
@@ -447,6 +447,3 @@ export function answersService(deps: AnswersDeps) {
   };
 }
 export type AnswersService = ReturnType<typeof answersService>;
-
-/** The status of a problem code, for the SSE `error` event's body. */
-export const statusOf = (code: ProblemCode): number => PROBLEMS[code].status;
