@@ -26,10 +26,12 @@ import { tenantsArea } from './areas/tenants/index.js';
 import { tokensArea } from './areas/tokens/index.js';
 import { usageAnalyticsArea } from './areas/usage-analytics/index.js';
 import { userAttributesArea } from './areas/user-attributes/index.js';
-import { usersArea } from './areas/users/index.js';
+import { findUserById, usersArea } from './areas/users/index.js';
 import { workbooksArea } from './areas/workbooks/index.js';
 import { workloadFiles, workloadIdentityArea } from './areas/workload-identity/index.js';
 import { deleteItemPoliciesOf, workspaceArea } from './areas/workspace/index.js';
+import type { Caller } from './access/caller.js';
+import { AccessContext } from './access/access.js';
 import { Audit } from './audit/index.js';
 import { TenantCache } from './cache/tenant-cache.js';
 import type { Store } from './db/database.js';
@@ -85,6 +87,33 @@ export interface ServiceOptions {
   python?: PythonSandboxOptions & { cacheMs: number };
   /** The operator's default model provider of AI features (AI_PROVIDER_*); absent or null: none. */
   aiProvider?: ServerProviderConfig | null;
+  /** How often due scheduled agent tasks are looked for (ms); absent: 30 s. */
+  agentTasksTickMs?: number;
+}
+
+/**
+ * The caller of a user as if they had sent a request with an unscoped key of theirs: what work done
+ * for a user outside a request (a scheduled agent task) runs as, with the same access checks.
+ * A user who is gone or deactivated has no caller.
+ */
+function callerFor(store: Store, tenantCache: TenantCache, later: Use) {
+  return async (tenantId: number, userId: number): Promise<Caller> => {
+    const [user, tenant] = await Promise.all([
+      findUserById(store.db, tenantId, userId),
+      store.db.selectFrom('tenants').select(['id', 'slug']).where('id', '=', tenantId).executeTakeFirst(),
+    ]);
+    if (!user || user.deactivated_at !== null || !tenant) throw new Error(`User ${userId} no longer exists or is deactivated.`);
+    const snapshot = await tenantCache.snapshot(tenantId);
+    const actor = { tenantId, userId, email: user.email, role: user.role, keyId: 0, scope: null, credentialKind: 'agent-task' };
+    return {
+      actor,
+      tenant,
+      access: new AccessContext(store.db, tenantId, { userId, role: user.role }, null, snapshot),
+      log: { error: () => undefined },
+      snapshot,
+      folderTrees: later(workspaceArea).folderTrees,
+    };
+  };
 }
 
 const QUIET: OutboundLog = { debug: () => undefined, warn: () => undefined };
@@ -125,7 +154,7 @@ function createPlatform(store: Store, options: ServiceOptions): Platform {
  * The app's areas, each listed once, with its configuration. The order is the order routes and
  * schemas are added; an area another needs is built first whatever its place here.
  */
-function listAreas(store: Store, options: ServiceOptions, later: Use) {
+function listAreas(store: Store, options: ServiceOptions, later: Use, platform: Platform) {
   const embedUserLimit = options.embedUserLimit ?? DEFAULT_EMBED_USER_LIMIT;
   return [
     tenantsArea,
@@ -184,8 +213,13 @@ function listAreas(store: Store, options: ServiceOptions, later: Use) {
     identityProviderArea,
     gitHostArea,
     configure(dashboardExportsArea, { fontsDir: options.render?.fontsDir, exportsPerIdentity: options.render?.exportsPerIdentity }),
-    // Scheduled tasks' runs fail with "No model provider is configured" until the answering loop is given here as `runner`.
-    configure(agentsArea, {}),
+    // Scheduled tasks run as their owners, through the answering loop, and their answers are mailed
+    // with notifications' mailer (the one SMTP transport of the process).
+    wire(agentsArea, (use) => ({
+      callerFor: callerFor(store, platform.tenantCache, later),
+      mailer: use(notificationsArea).mailer,
+      ...(options.agentTasksTickMs !== undefined ? { tickMs: options.agentTasksTickMs } : {}),
+    })),
   ] as const;
 }
 
@@ -198,7 +232,7 @@ export function createServices(store: Store, options: ServiceOptions) {
     if (built === null) throw new Error(`The area ${module.name} was asked for before every area was built.`);
     return built.use(module);
   };
-  const areas = new Areas(platform, listAreas(store, options, later));
+  const areas = new Areas(platform, listAreas(store, options, later, platform));
   built = areas;
   const { secrets, signing, jobs, audit, outbound, runtime, tenantCache } = platform;
   const services = { secrets, signing, jobs, audit, outbound, runtime, tenantCache, ...areas.services() };

@@ -13,8 +13,16 @@ const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record
 const operations = Object.entries(doc.paths).flatMap(([route, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), route, op })),
 );
-/** What an embed token may open (reference 4.16-4.18): the routes below, and the data API of its deployment (tested further down). */
-const EMBED_OPENS = new Set(['getEmbedDashboard', 'runEmbedPythonAnalysis', 'getAppConfig']);
+/** What an embed token may open (reference 4.16-4.18): the routes below (the agent thread routes' own tests are in agent-answers-embed.test.ts), and the data API of its deployment (tested further down). */
+const EMBED_OPENS = new Set([
+  'getEmbedDashboard',
+  'runEmbedPythonAnalysis',
+  'getAppConfig',
+  'askAgent',
+  'continueAgentThread',
+  'listAgentThreads',
+  'getAgentThread',
+]);
 
 async function embedToken(t: TestApp, body: Json): Promise<string> {
   const generated = await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', body });

@@ -2915,11 +2915,35 @@ export interface paths {
         };
         /**
          * Extension: the caller's chat threads with an agent, newest first
-         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. `userId` lists another user's threads: admins only (ChatHistoryRead).
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. `userId` lists another user's threads: admins only (ChatHistoryRead). An embed token of this deployment works too (as `Bearer`), while its session allows AI (`allowAi`: the session’s, else the account’s embed settings, else the AI settings’ `enabled`); 403 otherwise. An embed session lists its own threads.
          */
         get: operations["listAgentThreads"];
         put?: never;
-        post?: never;
+        /**
+         * Extension: ask an agent a question in a new chat thread; the answer streams as Server-Sent Events with Accept: text/event-stream
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. An embed token of this deployment works too (as `Bearer`), while its session allows AI (`allowAi`: the session’s, else the account’s embed settings, else the AI settings’ `enabled`); 403 otherwise. Every query runs as the caller, with their own access. Without `Accept: text/event-stream` the answer comes as JSON once complete. Server-Sent Events, each `event: <name>` and one `data: <json>` line: `thread` `{threadId, seq}` first (the question’s seq); `step` one of `{kind: "members", members: [{name, title, type, cube}]}`, `{kind: "query", query}`, `{kind: "rows", columns, rows (at most 100), total, truncated}`, `{kind: "chart", spec}` (Vega-Lite, its data inline), `{kind: "refused", tool, detail}`; `text` `{delta}`; `done` `{message, usage: {promptTokens, completionTokens}}` last; or, when the answer fails after it began, `error` with the problem details object, last.
+         */
+        post: operations["askAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/agents/{agentId}/threads/{threadId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: ask a follow-up question in one of your chat threads; streams as askAgent does
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. An embed token of this deployment works too (as `Bearer`), while its session allows AI (`allowAi`: the session’s, else the account’s embed settings, else the AI settings’ `enabled`); 403 otherwise. The thread must be the caller’s own (404 otherwise, admins included). Server-Sent Events, each `event: <name>` and one `data: <json>` line: `thread` `{threadId, seq}` first (the question’s seq); `step` one of `{kind: "members", members: [{name, title, type, cube}]}`, `{kind: "query", query}`, `{kind: "rows", columns, rows (at most 100), total, truncated}`, `{kind: "chart", spec}` (Vega-Lite, its data inline), `{kind: "refused", tool, detail}`; `text` `{delta}`; `done` `{message, usage: {promptTokens, completionTokens}}` last; or, when the answer fails after it began, `error` with the problem details object, last.
+         */
+        post: operations["continueAgentThread"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2935,7 +2959,7 @@ export interface paths {
         };
         /**
          * Extension: a chat thread with its messages and their steps
-         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. Another user's thread is a 404, except to admins (ChatHistoryRead).
+         * @description Needs DeploymentAgentRead: VIEW on the deployment, any role. Another user's thread is a 404, except to admins (ChatHistoryRead). An embed token of this deployment works too (as `Bearer`), while its session allows AI (`allowAi`: the session’s, else the account’s embed settings, else the AI settings’ `enabled`); 403 otherwise. An embed session reads its own threads.
          */
         get: operations["getAgentThread"];
         put?: never;
@@ -3058,7 +3082,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "WIDGET_NOT_FOUND";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "WIDGET_NOT_FOUND";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5323,6 +5347,11 @@ export interface components {
             updatedAt: string;
             messages: components["schemas"]["AgentMessage"][];
         };
+        /** @description The thread and the stored answer (its text, steps and usage). */
+        AgentAnswer: {
+            thread: components["schemas"]["AgentThread"];
+            message: components["schemas"]["AgentMessage"];
+        };
         ScheduledTask: {
             id: number;
             deploymentId: number;
@@ -5839,6 +5868,20 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "AGENT_NAME_TAKEN";
+                };
+            };
+        };
+        /** @description Bad Gateway: `AI_PROVIDER_UNAVAILABLE` (The model provider could not be reached, refused the request or answered nonsense). */
+        AiProviderUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 502;
+                    /** @enum {string} */
+                    code: "AI_PROVIDER_UNAVAILABLE";
                 };
             };
         };
@@ -24156,6 +24199,270 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    askAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The question, in plain language. */
+                    question: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The answer: JSON once complete, or a stream of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAnswer"];
+                    "text/event-stream": string;
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `AI_BUDGET_EXCEEDED`: The monthly AI token budget is used up
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "AI_BUDGET_EXCEEDED";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            502: components["responses"]["AiProviderUnavailable"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             *     - `AI_NOT_CONFIGURED`: No model provider is configured for this account
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "AI_NOT_CONFIGURED";
+                    };
+                };
+            };
+        };
+    };
+    continueAgentThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                agentId: number;
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The question, in plain language. */
+                    question: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The answer: JSON once complete, or a stream of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentAnswer"];
+                    "text/event-stream": string;
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             *     - `AGENT_THREAD_NOT_FOUND`: No chat thread of yours has this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "AGENT_NOT_FOUND" | "AGENT_THREAD_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `AI_BUDGET_EXCEEDED`: The monthly AI token budget is used up
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "AI_BUDGET_EXCEEDED";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            502: components["responses"]["AiProviderUnavailable"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             *     - `AI_NOT_CONFIGURED`: No model provider is configured for this account
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "AI_NOT_CONFIGURED";
+                    };
+                };
+            };
         };
     };
     getAgentThread: {

@@ -40,7 +40,8 @@ export interface OutgoingMail {
   to: string;
   subject: string;
   text: string;
-  attachment: { filename: string; contentType: string; content: Buffer };
+  /** Absent: a plain text mail (a scheduled agent task's answer). */
+  attachment?: { filename: string; contentType: string; content: Buffer };
 }
 
 export interface Mailer {
@@ -66,7 +67,13 @@ export function createMailer(smtp: SmtpConfig): Mailer {
       // The recipient goes as one mailbox, never as address-list text for nodemailer to parse: a
       // stored address like `x,someone@elsewhere` would otherwise be sent to someone@elsewhere.
       // Subjects and file names are header-encoded by nodemailer (a CR or LF cannot start a header).
-      await transport.sendMail({ from: smtp.from, to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text, attachments: [mail.attachment] });
+      await transport.sendMail({
+        from: smtp.from,
+        to: { name: '', address: mail.to },
+        subject: mail.subject,
+        text: mail.text,
+        attachments: mail.attachment ? [mail.attachment] : [],
+      });
     },
     close() {
       transport.close();

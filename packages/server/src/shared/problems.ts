@@ -112,6 +112,7 @@ export const PROBLEMS = {
   UPSTREAM_UNAVAILABLE: { status: 502, title: 'The connected repository could not be reached; nothing was changed' },
   AI_PROVIDER_UNAVAILABLE: { status: 502, title: 'The model provider could not be reached, refused the request or answered nonsense' },
   AI_BUDGET_EXCEEDED: { status: 429, title: 'The monthly AI token budget is used up' },
+  AI_NOT_CONFIGURED: { status: 503, title: 'No model provider is configured for this account' },
   AGENT_NOT_FOUND: { status: 404, title: 'The deployment has no agent with this id' },
   AGENT_NAME_TAKEN: { status: 409, title: 'The deployment already has an agent of this name' },
   AGENT_THREAD_NOT_FOUND: { status: 404, title: 'No chat thread of yours has this id' },

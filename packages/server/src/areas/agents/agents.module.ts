@@ -1,35 +1,50 @@
+import type { Caller } from '../../access/caller.js';
+import type { Mailer } from '../../mail/index.js';
 import { defineArea } from '../../platform/index.js';
+import { aiSettingsArea } from '../ai-settings/index.js';
+import { dataApiArea } from '../data-api/index.js';
 import { agentsRoutes } from './agents.routes.js';
 import { agentSchemas } from './agents.schemas.js';
 import { agentsService } from './agents.service.js';
+import { answersService } from './answer.js';
+import { taskRunner } from './task-runner.js';
 import { AgentTaskScheduler, noModelRunner, type AgentTaskRunner } from './task-scheduler.js';
 import { tasksService } from './tasks.service.js';
 
 export interface AgentsConfig {
-  /** Runs one scheduled task (the answering loop); absent: every run fails with "No model provider is configured". */
+  /** Runs one scheduled task; absent: the answering loop as the task's owner when `callerFor` is given, else every run fails with "No model provider is configured". */
   runner?: AgentTaskRunner;
+  /** The caller of a user of a tenant, as if they had sent a request (the composition root's): whom a scheduled task runs as. */
+  callerFor?: (tenantId: number, userId: number) => Promise<Caller>;
+  /** Where a scheduled task's answer is mailed to its owner; absent or null: not mailed. */
+  mailer?: Mailer | null;
   /** How often due tasks are looked for (ms); absent: 30 s. */
   tickMs?: number;
 }
 
 /**
- * Agents of a deployment: the agents, their chat threads (stored here; the answering loop writes
- * them through `agents`), starter prompts and scheduled agent tasks, whose due-time loop is a
- * schedule of the jobs service that claims each occurrence once across processes.
+ * Agents of a deployment: the agents, their chat threads (written by the answering loop, answer.ts),
+ * starter prompts and scheduled agent tasks, whose due-time loop is a schedule of the jobs service
+ * that claims each occurrence once across processes.
  */
-export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, audit, onError } }, config: AgentsConfig = {}) => {
+export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, audit, onError }, use }, config: AgentsConfig = {}) => {
   const agents = agentsService(store, { now, audit });
+  const { ai } = use(aiSettingsArea);
+  const { dataApi } = use(dataApiArea);
+  const answers = answersService({ db: store.db, agents, ai, dataApi });
   const agentTasks = tasksService(store, { now, audit, jobs });
+  const runner =
+    config.runner ?? (config.callerFor ? taskRunner({ answers, callerFor: config.callerFor, mailer: config.mailer ?? null, onError }) : noModelRunner);
   const agentTaskScheduler = new AgentTaskScheduler(store, jobs, agentTasks, {
     now,
     audit,
-    runner: config.runner ?? noModelRunner,
+    runner,
     ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
     onError: (error) => onError(error, 'agents: claiming due scheduled tasks'),
   });
   return {
-    services: { agents, agentTasks, agentTaskScheduler },
+    services: { agents, agentTasks, agentTaskScheduler, answers },
     schemas: agentSchemas,
-    routes: () => [agentsRoutes(agents, agentTasks)],
+    routes: () => [agentsRoutes(agents, agentTasks, answers)],
   };
 });

@@ -1,8 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Type } from 'typebox';
+import { ApiError, PROBLEMS, problemType } from '../../shared/problems.js';
 import { DeploymentParams } from '../../shared/schemas.js';
 import {
   AgentParams,
+  AgentThreadParams,
+  AskBody,
   CreateAgentBody,
   CreateTaskBody,
   ListQuery,
@@ -13,6 +18,7 @@ import {
   UpdateTaskBody,
 } from './agents.schemas.js';
 import type { AgentsService } from './agents.service.js';
+import { problemOf, type AnswerEvent, type AnswersService, type Asker } from './answer.js';
 import type { TasksService } from './tasks.service.js';
 
 const tags = ['Agents'];
@@ -20,9 +26,88 @@ const base = '/api/v1/deployments/:deploymentId';
 const COMMON = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'] as const;
 const READ = 'Needs DeploymentAgentRead: VIEW on the deployment, any role.';
 const WRITE = 'Needs AgentUpdate: EDIT on the deployment and the role DEVELOPER or above.';
+const EMBED =
+  'An embed token of this deployment works too (as `Bearer`), while its session allows AI (`allowAi`: the session’s, else the account’s embed settings, else the AI settings’ `enabled`); 403 otherwise.';
+
+/** The `text/event-stream` answer of the thread routes, described in the OpenAPI document (docs/api/agents.md, "Answers"). */
+const EVENTS = [
+  'Server-Sent Events, each `event: <name>` and one `data: <json>` line:',
+  '`thread` `{threadId, seq}` first (the question’s seq);',
+  '`step` one of `{kind: "members", members: [{name, title, type, cube}]}`, `{kind: "query", query}`, `{kind: "rows", columns, rows (at most 100), total, truncated}`, `{kind: "chart", spec}` (Vega-Lite, its data inline), `{kind: "refused", tool, detail}`;',
+  '`text` `{delta}`;',
+  '`done` `{message, usage: {promptTokens, completionTokens}}` last;',
+  'or, when the answer fails after it began, `error` with the problem details object, last.',
+].join(' ');
+
+const ASK_PROBLEMS = [
+  ...COMMON,
+  'KEY_SCOPE_FORBIDDEN',
+  'AGENT_NOT_FOUND',
+  'AI_BUDGET_EXCEEDED',
+  'AI_PROVIDER_UNAVAILABLE',
+  'AI_NOT_CONFIGURED',
+  'RUNTIME_UNAVAILABLE',
+] as const;
+
+/** Who asks: the request's caller, or its embed session. */
+function askerOf(request: FastifyRequest): Asker {
+  return request.embed ? { kind: 'embed', tenant: request.tenant, principal: request.embed } : { kind: 'user', caller: request.caller };
+}
+
+/**
+ * Answers a question on a thread route: as Server-Sent Events when the client accepts
+ * `text/event-stream`, else as JSON once complete. Nothing is written before the answer's first
+ * event, so a refusal or a provider that fails at once is an ordinary problem response; after
+ * that, a failure is the stream's last event, `error`. A client that goes away aborts the model call.
+ */
+async function answer(
+  answers: AnswersService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  params: { deploymentId: number; agentId: number; threadId: string | null },
+) {
+  const question = (request.body as { question: string }).question;
+  const stream = (request.headers.accept ?? '').includes('text/event-stream');
+  const gone = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableEnded) gone.abort(new Error('The client closed the connection.'));
+  });
+  let open = false;
+  const write = (event: string, data: unknown) => {
+    // One event per write, sent at once: JSON never holds a raw line break, so `data` is one line.
+    if (!reply.raw.destroyed) reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const emit = (event: AnswerEvent) => {
+    if (!stream) return;
+    if (!open) {
+      open = true;
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+      });
+      reply.raw.flushHeaders();
+    }
+    write(event.event, event.data);
+  };
+  try {
+    const result = await answers.ask(askerOf(request), { ...params, question, signal: gone.signal }, emit);
+    if (!open) return result;
+  } catch (error) {
+    if (!open) throw error;
+    const { code, detail } = problemOf(error);
+    const { status, title } = PROBLEMS[code];
+    write('error', { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id });
+    if (code === 'INTERNAL') request.log.error({ err: error }, 'an answer failed after it began');
+  }
+  reply.raw.end();
+  return reply;
+}
 
 /** A deployment's agents, their chat threads, starter prompts (reference 9) and scheduled agent tasks (reference 9). */
-export function agentsRoutes(agents: AgentsService, tasks: TasksService): FastifyPluginAsyncTypebox {
+export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers: AnswersService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       `${base}/agents`,
@@ -129,34 +214,98 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService): Fastif
     app.get(
       `${base}/agents/:agentId/threads`,
       {
+        config: { credential: 'embed' },
         schema: {
           operationId: 'listAgentThreads',
           tags,
           summary: "Extension: the caller's chat threads with an agent, newest first",
-          description: `${READ} \`userId\` lists another user's threads: admins only (ChatHistoryRead).`,
+          description: `${READ} \`userId\` lists another user's threads: admins only (ChatHistoryRead). ${EMBED} An embed session lists its own threads.`,
           params: AgentParams,
           querystring: ThreadsQuery,
           response: { 200: Type.Ref('AgentThreadPage') },
           problems: [...COMMON, 'AGENT_NOT_FOUND', 'INVALID_CURSOR'],
         },
       },
-      async (request) => agents.threads(request.caller, request.params.deploymentId, request.params.agentId, request.query),
+      async (request) => {
+        const { deploymentId, agentId } = request.params;
+        if (request.embed === null) return agents.threads(request.caller, deploymentId, agentId, request.query);
+        if (request.query.userId !== undefined) throw new ApiError('FORBIDDEN', "An embed session lists only its own threads; userId is for admins' API keys.");
+        const owner = await answers.embedOwner(request.embed, deploymentId);
+        return agents.threadsOf(request.embed.tenantId, deploymentId, agentId, owner, { first: request.query.first, after: request.query.after });
+      },
+    );
+
+    app.post(
+      `${base}/agents/:agentId/threads`,
+      {
+        config: { credential: 'embed' },
+        schema: {
+          operationId: 'askAgent',
+          tags,
+          summary: 'Extension: ask an agent a question in a new chat thread; the answer streams as Server-Sent Events with Accept: text/event-stream',
+          description: `${READ} ${EMBED} Every query runs as the caller, with their own access. Without \`Accept: text/event-stream\` the answer comes as JSON once complete. ${EVENTS}`,
+          params: AgentParams,
+          body: AskBody,
+          response: {
+            200: {
+              description: 'The answer: JSON once complete, or a stream of events.',
+              content: {
+                'application/json': { schema: Type.Ref('AgentAnswer') },
+                'text/event-stream': { schema: { type: 'string', description: EVENTS } },
+              },
+            },
+          },
+          problems: [...ASK_PROBLEMS],
+        },
+      },
+      async (request, reply) => answer(answers, request, reply, { ...request.params, threadId: null }),
+    );
+
+    app.post(
+      `${base}/agents/:agentId/threads/:threadId/messages`,
+      {
+        config: { credential: 'embed' },
+        schema: {
+          operationId: 'continueAgentThread',
+          tags,
+          summary: 'Extension: ask a follow-up question in one of your chat threads; streams as askAgent does',
+          description: `${READ} ${EMBED} The thread must be the caller’s own (404 otherwise, admins included). ${EVENTS}`,
+          params: AgentThreadParams,
+          body: AskBody,
+          response: {
+            200: {
+              description: 'The answer: JSON once complete, or a stream of events.',
+              content: {
+                'application/json': { schema: Type.Ref('AgentAnswer') },
+                'text/event-stream': { schema: { type: 'string', description: EVENTS } },
+              },
+            },
+          },
+          problems: [...ASK_PROBLEMS, 'AGENT_THREAD_NOT_FOUND'],
+        },
+      },
+      async (request, reply) => answer(answers, request, reply, request.params),
     );
 
     app.get(
       `${base}/threads/:threadId`,
       {
+        config: { credential: 'embed' },
         schema: {
           operationId: 'getAgentThread',
           tags,
           summary: 'Extension: a chat thread with its messages and their steps',
-          description: `${READ} Another user's thread is a 404, except to admins (ChatHistoryRead).`,
+          description: `${READ} Another user's thread is a 404, except to admins (ChatHistoryRead). ${EMBED} An embed session reads its own threads.`,
           params: ThreadParams,
           response: { 200: Type.Ref('AgentThreadWithMessages') },
           problems: [...COMMON, 'AGENT_THREAD_NOT_FOUND'],
         },
       },
-      async (request) => agents.thread(request.caller, request.params.deploymentId, request.params.threadId),
+      async (request) => {
+        const { deploymentId, threadId } = request.params;
+        if (request.embed === null) return agents.thread(request.caller, deploymentId, threadId);
+        return agents.threadOf(request.embed.tenantId, deploymentId, await answers.embedOwner(request.embed, deploymentId), threadId);
+      },
     );
 
     const TASK = `${READ} A task is its creator's: another user's is a 404, except to admins, who see and change every task.`;

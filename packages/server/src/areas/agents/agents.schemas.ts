@@ -59,6 +59,12 @@ export type UpdateAgentInput = Static<typeof UpdateAgentBody>;
 export const AgentParams = Type.Object({ ...DeploymentParams.properties, agentId: Id });
 export const ThreadParams = Type.Object({ ...DeploymentParams.properties, threadId: Type.String({ minLength: 1, maxLength: 64 }) });
 export const TaskParams = Type.Object({ ...DeploymentParams.properties, taskId: Id });
+export const AgentThreadParams = Type.Object({ ...DeploymentParams.properties, agentId: Id, threadId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const AskBody = Type.Object(
+  { question: Type.String({ minLength: 1, maxLength: 4000, pattern: '\\S', description: 'The question, in plain language.' }) },
+  { additionalProperties: false },
+);
 
 export const ListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
 export type ListInput = Static<typeof ListQuery>;
@@ -109,6 +115,11 @@ export type AgentMessage = Static<typeof AgentMessageSchema>;
 export const AgentThreadWithMessagesSchema = Type.Object(
   { ...ThreadFields, messages: Type.Array(Type.Ref('AgentMessage')) },
   { $id: 'AgentThreadWithMessages' },
+);
+
+export const AgentAnswerSchema = Type.Object(
+  { thread: Type.Ref('AgentThread'), message: Type.Ref('AgentMessage') },
+  { $id: 'AgentAnswer', description: 'The thread and the stored answer (its text, steps and usage).' },
 );
 
 export const TaskSchema = Type.Object(
@@ -190,6 +201,7 @@ export const agentSchemas = [
   PageOf('AgentThread'),
   AgentMessageSchema,
   AgentThreadWithMessagesSchema,
+  AgentAnswerSchema,
   TaskSchema,
   PageOf('ScheduledTask'),
   TaskRunSchema,

@@ -88,6 +88,11 @@ function nameTaken(deploymentId: number, name: string): ApiError {
 /** Who owns a thread: a console user or an embed user. */
 export type ThreadOwner = { userId: number } | { embedUserId: number };
 
+/** Whether `owner` owns the thread: console users by user id, embed users by embed user id. */
+export function ownedBy(row: Pick<AgentThreadRow, 'user_id' | 'embed_user_id'>, owner: ThreadOwner): boolean {
+  return 'userId' in owner ? row.user_id === owner.userId && row.embed_user_id === null : row.embed_user_id === owner.embedUserId;
+}
+
 /** What the answering loop adds to a thread. */
 export interface NewMessage {
   role: 'user' | 'assistant';
@@ -234,7 +239,7 @@ export function agentsService(store: Store, options: { now: Clock; audit: Audit 
       const userId = input.userId ?? caller.actor.userId;
       if (userId !== caller.actor.userId) requireChatHistoryRead(caller);
       const page = pageRequest(input);
-      const rows = await listThreads(db, caller.actor.tenantId, agent.id, userId, afterId(page), page.first + 1);
+      const rows = await listThreads(db, caller.actor.tenantId, agent.id, { userId }, afterId(page), page.first + 1);
       const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
       return { items: items.map(toThread), pageInfo };
     },
@@ -245,6 +250,27 @@ export function agentsService(store: Store, options: { now: Clock; audit: Audit 
       const row = await findThread(db, caller.actor.tenantId, deployment.id, threadId);
       if (!row) throw threadNotFound(threadId);
       if (row.user_id !== caller.actor.userId && !caller.access.isAdmin) throw threadNotFound(threadId);
+      return { ...toThread(row), messages: (await messagesOf(db, row.id)).map(toMessage) };
+    },
+
+    /** An agent of a deployment without a caller's check: an embed session's, whose token names the deployment. */
+    async agentOf(tenantId: number, deploymentId: number, agentId: number): Promise<AgentRow> {
+      return requireAgent(db, tenantId, deploymentId, agentId);
+    },
+
+    /** An embed user's (or an internal session's user's) own threads with an agent, newest first. */
+    async threadsOf(tenantId: number, deploymentId: number, agentId: number, owner: ThreadOwner, input: ListInput) {
+      const agent = await requireAgent(db, tenantId, deploymentId, agentId);
+      const page = pageRequest(input);
+      const rows = await listThreads(db, tenantId, agent.id, owner, afterId(page), page.first + 1);
+      const { items, pageInfo } = toPage(rows, page, (r) => [r.id]);
+      return { items: items.map(toThread), pageInfo };
+    },
+
+    /** A thread of `owner` with its messages; anyone else's is a 404. */
+    async threadOf(tenantId: number, deploymentId: number, owner: ThreadOwner, threadId: string) {
+      const row = await findThread(db, tenantId, deploymentId, threadId);
+      if (!row || !ownedBy(row, owner)) throw threadNotFound(threadId);
       return { ...toThread(row), messages: (await messagesOf(db, row.id)).map(toMessage) };
     },
 

@@ -76,9 +76,17 @@ export async function findThreadByPublicId(db: Executor, publicId: string): Prom
   return db.selectFrom('agent_threads').selectAll().where('public_id', '=', publicId).executeTakeFirst();
 }
 
-/** A console user's threads with one agent, newest first, before `beforeId` when given. */
-export async function listThreads(db: Executor, tenantId: number, agentId: number, userId: number, beforeId: number | undefined, limit: number) {
-  let query = db.selectFrom('agent_threads').selectAll().where('tenant_id', '=', tenantId).where('agent_id', '=', agentId).where('user_id', '=', userId);
+/** A console user's (or an embed user's) threads with one agent, newest first, before `beforeId` when given. */
+export async function listThreads(
+  db: Executor,
+  tenantId: number,
+  agentId: number,
+  owner: { userId: number } | { embedUserId: number },
+  beforeId: number | undefined,
+  limit: number,
+) {
+  let query = db.selectFrom('agent_threads').selectAll().where('tenant_id', '=', tenantId).where('agent_id', '=', agentId);
+  query = 'userId' in owner ? query.where('user_id', '=', owner.userId) : query.where('embed_user_id', '=', owner.embedUserId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
   return query.orderBy('id', 'desc').limit(limit).execute();
 }

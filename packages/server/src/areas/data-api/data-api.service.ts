@@ -232,8 +232,42 @@ export function dataApiService(
       const env = await service.environment(tenant, principal.claims.deployment_id, principal.claims.branch ?? null);
       return execute(env, service.embedGrant(env, principal), request);
     },
+
+    /**
+     * The model as `/v1/meta` answers it to the caller, with the caller's access policies applied
+     * and its public members only, as an embed token or a `meta` token reads it: what an AI
+     * feature may show a model of the deployment.
+     */
+    async meta(caller: Caller, deploymentId: number): Promise<{ cubes: Array<Record<string, unknown>> }> {
+      const { env, grant } = await service.authorizeCaller(caller, deploymentId, null);
+      return readMeta(env, { ...grant, scopes: ['meta', 'sql-runner'] });
+    },
+
+    /** The same for an embed session, on its deployment and branch. */
+    async metaForEmbed(tenant: { id: number; slug: string }, principal: EmbedPrincipal): Promise<{ cubes: Array<Record<string, unknown>> }> {
+      const env = await service.environment(tenant, principal.claims.deployment_id, principal.claims.branch ?? null);
+      return readMeta(env, service.embedGrant(env, principal));
+    },
   };
   return service;
+
+  async function readMeta(env: DataApiEnvironment, grant: DataApiGrant): Promise<{ cubes: Array<Record<string, unknown>> }> {
+    const answer = await service.forward(env, grant, {
+      method: 'GET',
+      path: 'meta',
+      query: '',
+      body: undefined,
+      requestId: `meta-${env.row.id}-${Date.now()}`,
+    });
+    let body: { cubes?: unknown; error?: unknown };
+    try {
+      body = JSON.parse(answer.body.toString('utf8')) as typeof body;
+    } catch {
+      throw new ApiError('QUERY_REFUSED', 'The runtime answered something other than JSON.');
+    }
+    if (answer.status !== 200) throw new ApiError('QUERY_REFUSED', String(body.error ?? `The runtime answered ${answer.status}.`));
+    return { cubes: Array.isArray(body.cubes) ? (body.cubes as Array<Record<string, unknown>>) : [] };
+  }
 
   /**
    * A query run inside the server (a report run, a dashboard render) on the deployment's
