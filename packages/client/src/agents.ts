@@ -2,6 +2,7 @@ import { unwrap } from './errors.js';
 import { DEFAULT_PAGE_SIZE, paginate, type ListOptions, type RawClient } from './pagination.js';
 import type {
   Agent,
+  AgentAnswer,
   AgentSuggestion,
   AgentThread,
   AgentThreadWithMessages,
@@ -33,6 +34,11 @@ export interface Agents {
   suggestions(deploymentId: number, options?: Signal): Promise<AgentSuggestion[]>;
   /** The caller's threads with an agent (`userId`: another user's, admins only), newest first. */
   threads(deploymentId: number, agentId: number, query?: { userId?: number }, options?: ListOptions): AsyncIterable<AgentThread>;
+  /**
+   * Asks a question (in `threadId`'s thread, else a new one) and waits for the whole answer: the
+   * thread and the stored message. `chat` streams the same answer as it is written.
+   */
+  ask(deploymentId: number, agentId: number, question: string, options?: Signal & { threadId?: string }): Promise<AgentAnswer>;
   /** A thread with its messages in order. */
   thread(deploymentId: number, threadId: string, options?: Signal): Promise<AgentThreadWithMessages>;
 }
@@ -94,6 +100,20 @@ export function createAgents(api: RawClient): { agents: Agents; scheduledTasks: 
           }),
         ),
       ),
+    async ask(deploymentId, agentId, question, { signal, threadId } = {}) {
+      // Without `Accept: text/event-stream` the server answers JSON once the answer is complete.
+      const answer =
+        threadId === undefined
+          ? unwrap(await api.POST(`${AGENT}/threads`, { params: { path: { deploymentId, agentId } }, body: { question }, ...withSignal(signal) }))
+          : unwrap(
+              await api.POST(`${AGENT}/threads/{threadId}/messages`, {
+                params: { path: { deploymentId, agentId, threadId } },
+                body: { question },
+                ...withSignal(signal),
+              }),
+            );
+      return answer as AgentAnswer;
+    },
     thread: async (deploymentId, threadId, { signal } = {}) =>
       unwrap(await api.GET('/api/v1/deployments/{deploymentId}/threads/{threadId}', { params: { path: { deploymentId, threadId } }, ...withSignal(signal) })),
   };

@@ -7,19 +7,16 @@ import type { AgentMessage, ProblemDetails } from './types.js';
 export interface ChatMember {
   name: string;
   title: string;
-  type: string;
+  type: 'measure' | 'dimension' | 'segment';
   cube: string;
 }
-
-/** A column of a `rows` step: its member name, or an object naming it. */
-export type ChatColumn = string | { name: string; title?: string; type?: string };
 
 /** One tool call or result behind an answer, as the server streams it. */
 export type ChatStep =
   | { kind: 'members'; members: ChatMember[] }
   | { kind: 'query'; query: Record<string, unknown> }
-  /** Rows in the order of `columns`, or objects keyed by member; `total` counts them all, `truncated` says fewer were sent. */
-  | { kind: 'rows'; columns: ChatColumn[]; rows: Array<unknown[] | Record<string, unknown>>; total: number; truncated: boolean }
+  /** Rows keyed by member, the first of the query's rows; `total` counts them all, `truncated` says fewer were sent. */
+  | { kind: 'rows'; columns: string[]; rows: Array<Record<string, unknown>>; total: number; truncated: boolean }
   | { kind: 'chart'; spec: Record<string, unknown> }
   /** A tool call the server refused (not allowed, or over the answer's limits); the answer goes on. */
   | { kind: 'refused'; tool: string; detail: string };
@@ -61,12 +58,6 @@ function typed(event: ServerSentEvent): ChatEvent | undefined {
   return { event: event.event, data: JSON.parse(event.data) } as ChatEvent;
 }
 
-/** The answering routes, loosely typed: the stream is not a JSON body the document can describe. */
-type StreamPost = (
-  path: string,
-  init: { params: { path: Record<string, unknown> }; body: unknown; headers: Record<string, string>; parseAs: 'stream'; signal?: AbortSignal },
-) => Promise<{ data?: ReadableStream<Uint8Array> | null; error?: unknown; response: Response }>;
-
 /**
  * Asks an agent `question`, in a new thread or `threadId`'s, and yields the answer's events as the
  * server streams them. Problems before the answer starts (403 without AI, 404, 429 over the budget,
@@ -80,16 +71,19 @@ export async function* chat(
   question: string,
   options: ChatOptions = {},
 ): AsyncGenerator<ChatEvent, void, undefined> {
-  const post = api.POST as unknown as StreamPost;
-  const base = '/api/v1/deployments/{deploymentId}/agents/{agentId}/threads';
-  const path = options.threadId === undefined ? base : `${base}/{threadId}/messages`;
-  const result = await post(path, {
-    params: { path: { deploymentId, agentId, ...(options.threadId !== undefined ? { threadId: options.threadId } : {}) } },
+  const init = {
     body: { question },
     headers: { Accept: 'text/event-stream' },
-    parseAs: 'stream',
+    parseAs: 'stream' as const,
     ...(options.signal ? { signal: options.signal } : {}),
-  });
+  };
+  const result =
+    options.threadId === undefined
+      ? await api.POST('/api/v1/deployments/{deploymentId}/agents/{agentId}/threads', { params: { path: { deploymentId, agentId } }, ...init })
+      : await api.POST('/api/v1/deployments/{deploymentId}/agents/{agentId}/threads/{threadId}/messages', {
+          params: { path: { deploymentId, agentId, threadId: options.threadId } },
+          ...init,
+        });
   if (!result.response.ok) throw ApiError.from(result.response, result.error);
   const body = result.data;
   const type = result.response.headers.get('content-type') ?? '';

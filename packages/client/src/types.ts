@@ -154,3 +154,4 @@ export type AiLimits = Schemas['AiLimits'];
 export type UpdateAiSettingsInput = NonNullable<operations['updateAiSettings']['requestBody']>['content']['application/json'];
 export type AiUsage = Schemas['AiUsage'];
 export type AiUsageRow = Schemas['AiUsageRow'];
+export type AgentAnswer = Schemas['AgentAnswer'];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../server/test/harness.js';
 import { ApiError, ChatInterruptedError, createClient, type Agent, type ChatEvent, type MapiClient, type ScheduledTask } from '../src/node.js';
+import { startModelProvider, type ModelProvider } from '../../server/test/fixtures/model-provider.js';
 import { createDeployment, startTestServer, uniqueName, type TestServer } from './support.js';
 
 /** client.agents, client.scheduledTasks, client.ai against a real server; client.chat against a stand-in stream. */
@@ -72,6 +73,70 @@ describe.each(DIALECTS)('agent helpers (%s)', (dialect) => {
     expect(await client.ai.usage({ month: '2026-01' })).toEqual({ month: '2026-01', limit: 5000, items: [] });
     await expect(client.ai.usage({ month: '2026-13' })).rejects.toMatchObject({ status: 400 });
     await client.ai.updateSettings({ enabled: false, limits: { tokensPerUserPerMonth: null } });
+  });
+});
+
+/** `chat` and `agents.ask` against the server's answering routes, with a stand-in model provider. */
+describe.each(DIALECTS)('chat against the server (%s)', (dialect) => {
+  let server: TestServer;
+  let provider: ModelProvider;
+  let client: MapiClient;
+  let d: number;
+  let agentId: number;
+
+  beforeAll(async () => {
+    provider = await startModelProvider();
+    server = await startTestServer(dialect, { env: { AI_PROVIDER_URL: provider.baseUrl, AI_PROVIDER_MODEL: 'stand-in', AI_PROVIDER_API_KEY: 'sk-test' } });
+    client = server.client();
+    d = await createDeployment(client);
+    agentId = (await client.agents.create(d, { name: 'Orders', members: ['orders'] })).id;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await provider?.close();
+  });
+
+  const collect = async (events: AsyncIterable<ChatEvent>) => {
+    const out: ChatEvent[] = [];
+    for await (const event of events) out.push(event);
+    return out;
+  };
+
+  it('refuses while AI is off (403); streams an answer with its steps, continues the thread, and answers JSON too', async () => {
+    await expect(collect(client.chat(d, agentId, 'How many orders?'))).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    await client.ai.updateSettings({ enabled: true });
+
+    provider.answer({ toolCalls: [{ name: 'run_query', arguments: { query: { measures: ['customers.count'] } } }] }, { text: 'I may only count orders.' });
+    const events = await collect(client.chat(d, agentId, 'How many customers?'));
+    expect(events.map((e) => e.event)).toEqual(['thread', 'step', ...events.slice(2, -1).map(() => 'text'), 'done']);
+    const first = events[0] as Extract<ChatEvent, { event: 'thread' }>;
+    expect(first.data.seq).toBe(1);
+    expect(events[1]).toEqual({
+      event: 'step',
+      data: { kind: 'refused', tool: 'run_query', detail: expect.stringContaining('This agent may use only orders') },
+    });
+    const done = events.at(-1) as Extract<ChatEvent, { event: 'done' }>;
+    expect(done.data.message).toMatchObject({ seq: 2, role: 'assistant', text: 'I may only count orders.' });
+    expect(done.data.usage.promptTokens).toBeGreaterThan(0);
+
+    provider.answer({ text: 'Still only orders.' });
+    const again = await collect(client.chat(d, agentId, 'And customers by region?', { threadId: first.data.threadId }));
+    expect(again[0]).toEqual({ event: 'thread', data: { threadId: first.data.threadId, seq: 3 } });
+
+    provider.answer({ text: 'In JSON.' });
+    const answer = await client.agents.ask(d, agentId, 'Once more', { threadId: first.data.threadId });
+    expect(answer).toMatchObject({ thread: { id: first.data.threadId }, message: { seq: 6, text: 'In JSON.' } });
+    expect((await client.agents.thread(d, first.data.threadId)).messages).toHaveLength(6);
+  });
+
+  it('rejects before the stream: 502 from a failing provider, 429 past the budget', async () => {
+    await client.ai.updateSettings({ enabled: true });
+    provider.fail(400);
+    await expect(collect(client.chat(d, agentId, 'Hello'))).rejects.toMatchObject({ status: 502, code: 'AI_PROVIDER_UNAVAILABLE' });
+    provider.clear();
+    await client.ai.updateSettings({ limits: { tokensPerUserPerMonth: 1 } });
+    await expect(collect(client.chat(d, agentId, 'Hello'))).rejects.toMatchObject({ status: 429, code: 'AI_BUDGET_EXCEEDED' });
+    await client.ai.updateSettings({ limits: { tokensPerUserPerMonth: null } });
   });
 });
 

@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import type { Command } from 'commander';
-import { ApiError, type ChatColumn, type ChatEvent, type ChatStep, type MapiClient } from '@mapi/client';
+import { ApiError, type ChatEvent, type ChatStep, type MapiClient } from '@mapi/client';
 import { run, type Context } from '../context.js';
 import { describeError, EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
@@ -35,8 +35,6 @@ const MAX_CELL = 40;
 
 const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-const columnName = (column: ChatColumn) => (typeof column === 'string' ? column : column.name);
-
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   return truncate(typeof value === 'object' ? JSON.stringify(value) : String(value), MAX_CELL);
@@ -44,12 +42,8 @@ function cellText(value: unknown): string {
 
 /** A rows step as a table of at most MAX_ROWS rows, and a line saying how many there were. */
 export function rowsTable(step: Extract<ChatStep, { kind: 'rows' }>): string {
-  const names = step.columns.map(columnName);
   const shown = step.rows.slice(0, MAX_ROWS);
-  const columns = names.map((name, i) => ({
-    header: truncate(name, MAX_CELL),
-    value: (row: unknown[] | Record<string, unknown>) => cellText(Array.isArray(row) ? row[i] : row[name]),
-  }));
+  const columns = step.columns.map((name) => ({ header: truncate(name, MAX_CELL), value: (row: Record<string, unknown>) => cellText(row[name]) }));
   let text = shown.length > 0 ? formatTable(columns, shown) : '(no rows)\n';
   if (step.total > shown.length || step.truncated) text += `… ${shown.length} of ${step.total.toLocaleString('en-US')} rows shown\n`;
   return text;
