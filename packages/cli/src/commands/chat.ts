@@ -280,6 +280,12 @@ export function registerChat(program: Command): void {
           lines.close();
         }
         if (interrupted) return onInterrupt();
+        if (interactive) {
+          // Ctrl-D leaves the cursor after the prompt.
+          process.stderr.write('\n');
+          const again = resume();
+          if (again) process.stderr.write(`Continue with: ${again}\n`);
+        }
         return failed ? EXIT.ERROR : EXIT.OK;
       }),
     );
