@@ -1,13 +1,16 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PREAMBLE } from '../src/areas/agents/answer.js';
 import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
 import { DIALECTS, problem, TestApp, type Caller } from './harness.js';
 import { writeShopSqlite } from './query-fixtures.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
+import { startSmtp, type TestSmtp } from './smtp-fixture.js';
 import { Masked } from '../src/mail/index.js';
 
 /*
@@ -68,6 +71,7 @@ for (const dialect of DIALECTS) {
     let t: TestApp;
     let bare: TestApp;
     let provider: ModelProvider;
+    let smtp: TestSmtp;
     let dataSources: string;
     let id: number;
     let agentId: number;
@@ -103,10 +107,15 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-agents-'));
       writeShopSqlite(dataSources);
-      provider = await startModelProvider();
+      [provider, smtp] = await Promise.all([startModelProvider(), startSmtp()]);
       const aiProvider = { baseUrl: provider.baseUrl, model: 'agent-model', apiKey: new Masked('sk-agents') };
       [t, bare] = await Promise.all([
-        TestApp.create(dialect, { runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources }, aiProvider, outbound: { timeoutMs: 2_000 } }),
+        TestApp.create(dialect, {
+          runtime: { ...FAST_RUNTIME, dataSourcesDir: dataSources },
+          aiProvider,
+          outbound: { timeoutMs: 2_000 },
+          notificationMail: { smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, password: null, from: 'agents@example.com' } },
+        }),
         TestApp.create(dialect),
       ]);
       const r = runtimeProbe(t);
@@ -149,6 +158,7 @@ for (const dialect of DIALECTS) {
     afterAll(async () => {
       await Promise.all([t?.close(), bare?.close()]);
       await provider?.close();
+      await smtp?.close();
       fs.rmSync(dataSources, { recursive: true, force: true });
     });
     beforeEach(() => provider.clear());
@@ -348,16 +358,53 @@ for (const dialect of DIALECTS) {
       expect(stored.messages[1]).toMatchObject({ role: 'assistant', text: expect.stringContaining('The answer failed') });
     });
 
+    it('a client that disconnects mid-answer aborts the model call; the stored answer says so', async () => {
+      const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+      provider.fail('stall-mid-stream');
+      const req = http.request(`${address}${threads()}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.admin.key}`, accept: 'text/event-stream', 'content-type': 'application/json' },
+      });
+      req.end(JSON.stringify({ question: 'Slow?' }));
+      const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+      expect(res.headers['content-type']).toContain('text/event-stream');
+      let body = '';
+      await new Promise<void>((resolve) =>
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString('utf8');
+          if (body.includes('event: text')) resolve();
+        }),
+      );
+      const threadId = eventsOf(body.slice(0, body.lastIndexOf('\n\n')))[0]!.data.threadId as string;
+      req.destroy();
+      // The provider stalls for longer than this wait: only the abort ends the answer this soon.
+      await vi.waitFor(
+        async () => {
+          const stored = await thread(threadId);
+          expect(stored.messages[1]).toMatchObject({ role: 'assistant', text: expect.stringContaining('the client went away') });
+        },
+        { timeout: 1_500, interval: 50 },
+      );
+    });
+
     it('no provider: 503 AI_NOT_CONFIGURED; AI off: 403', async () => {
       const deployment = await bare.deployment('bare');
       const agent = await bare.request({ method: 'POST', url: `/api/v1/deployments/${deployment}/agents`, body: { name: 'Bare' } });
       const url = `/api/v1/deployments/${deployment}/agents/${(agent.json() as Json).id}/threads`;
-      problem(await ask(url, 'Anyone?', { app: bare }), 403, 'FORBIDDEN');
       expect((await bare.request({ method: 'PUT', url: '/api/v1/ai/settings', body: { enabled: true } })).statusCode).toBe(200);
       problem(await ask(url, 'Anyone?', { app: bare }), 503, 'AI_NOT_CONFIGURED');
+      // With a provider and AI off for the account: 403, and the model is not called.
+      expect((await settings({ enabled: false })).statusCode).toBe(200);
+      try {
+        const before = provider.requests.length;
+        expect(problem(await ask(threads(), 'Off?'), 403, 'FORBIDDEN').detail).toContain('AI features are off');
+        expect(provider.requests).toHaveLength(before);
+      } finally {
+        expect((await settings({ enabled: true })).statusCode).toBe(200);
+      }
     });
 
-    it('a scheduled task runs through the answering loop as its owner; the answer and its thread are stored', async () => {
+    it('a scheduled task runs through the answering loop as its owner; the answer and its thread are stored, and mailed to the owner', async () => {
       const task = await t.request({
         method: 'POST',
         url: `/api/v1/deployments/${id}/scheduled-tasks`,
@@ -368,13 +415,91 @@ for (const dialect of DIALECTS) {
       provider.answer({ toolCalls: [{ name: 'run_query', arguments: { dimensions: ['customers.name', 'customers.region'] } }] }, { text: 'Ada and Cy.' });
       const run = await t.request({ method: 'POST', url: `/api/v1/deployments/${id}/scheduled-tasks/${(task.json() as Json).id}/run`, key: eu.key });
       expect(run.statusCode, run.body).toBe(202);
-      await t.app.services.jobs.waitFor(t.tenantId, (run.json() as Json).jobId as string);
+      await t.app.services.jobs.waitFor(t.tenantId, (run.json() as Json).jobId as number);
       const runs = (await t.request({ url: `/api/v1/deployments/${id}/scheduled-tasks/${(task.json() as Json).id}/runs`, key: eu.key })).json() as Json;
       expect(runs.items[0]).toMatchObject({ status: 'succeeded', answer: 'Ada and Cy.', threadId: expect.any(String) });
       const stored = await thread(runs.items[0].threadId as string, eu.key);
       expect(stored.userId).toBe(eu.userId);
       const rows = (stored.messages[1].steps as Json[]).find((s) => s.kind === 'rows')!.rows as Json[];
       expect(rows.every((row) => row['customers.region'] === 'EU')).toBe(true);
+      // Mailed to the owner: the job ends once the SMTP server accepted it.
+      const mail = smtp.received.find((m) => m.to.includes(eu.email));
+      expect(mail?.mail.subject).toContain('Which customers do I have?');
+      expect(mail?.mail.text).toContain('Ada and Cy.');
+    });
+
+    describe('embedded', () => {
+      const embedToken = async (body: Json): Promise<string> => {
+        const generated = await t.request({ method: 'POST', url: '/api/v1/embed/generate-session', body: { deploymentId: id, ...body } });
+        expect(generated.statusCode, generated.body).toBe(200);
+        const exchanged = await t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, body: generated.json() });
+        expect(exchanged.statusCode, exchanged.body).toBe(200);
+        return (exchanged.json() as { token: string }).token;
+      };
+      const asEmbed = (token: string, request: { method?: 'GET' | 'POST'; url: string; body?: Json; sse?: boolean }) =>
+        t.request({
+          method: request.method ?? 'GET',
+          url: request.url,
+          key: null,
+          ...(request.body ? { body: request.body } : {}),
+          headers: { authorization: `Bearer ${token}`, ...(request.sse ? { accept: 'text/event-stream' } : {}) },
+        });
+
+      it('an embed session asks as its embed user: its row-level context, its threads, its usage', async () => {
+        const token = await embedToken({ externalId: 'agent-viewer', userAttributes: [{ name: 'region', value: 'EU' }] });
+        provider.answer({ toolCalls: [{ name: 'run_query', arguments: { dimensions: ['customers.name', 'customers.region'] } }] }, { text: 'Two customers.' });
+        const events = sse(await asEmbed(token, { method: 'POST', url: threads(restricted), body: { question: 'Customers in the US?' }, sse: true }));
+        const rows = events.find((e) => e.data.kind === 'rows')!.data.rows as Json[];
+        expect(rows.map((row) => row['customers.region'])).toEqual(['EU', 'EU']);
+        const threadId = events[0]!.data.threadId as string;
+        const read = await asEmbed(token, { url: `/api/v1/deployments/${id}/threads/${threadId}` });
+        expect(read.statusCode, read.body).toBe(200);
+        const stored = read.json() as Json;
+        expect(stored).toMatchObject({ userId: null, embedUserId: expect.any(Number) });
+        expect(stored.messages.map((m: Json) => m.role)).toEqual(['user', 'assistant']);
+        const listed = await asEmbed(token, { url: threads(restricted) });
+        expect(listed.statusCode, listed.body).toBe(200);
+        expect((listed.json() as Json).items.map((i: Json) => i.id)).toEqual([threadId]);
+        // A follow-up in JSON.
+        provider.answer({ text: 'Still two.' });
+        const next = await asEmbed(token, { method: 'POST', url: `${threads(restricted)}/${threadId}/messages`, body: { question: 'And now?' } });
+        expect(next.statusCode, next.body).toBe(200);
+        expect((next.json() as Json).message).toMatchObject({ seq: 4, text: 'Still two.' });
+        // Another embed user has no such thread; the console user neither.
+        const other = await embedToken({ externalId: 'agent-other', userAttributes: [{ name: 'region', value: 'EU' }] });
+        problem(await asEmbed(other, { url: `/api/v1/deployments/${id}/threads/${threadId}` }), 404, 'AGENT_THREAD_NOT_FOUND');
+        problem(await ask(`${threads(restricted)}/${threadId}/messages`, 'Mine?', { key: eu.key }), 404, 'AGENT_THREAD_NOT_FOUND');
+        // Usage counted for the embed user.
+        const usage = (await t.request({ url: `/api/v1/ai/usage?month=${new Date().toISOString().slice(0, 7)}` })).json() as Json;
+        expect(usage.items.find((i: Json) => i.embedUserId === stored.embedUserId)).toMatchObject({ answers: 2, userId: null });
+      });
+
+      it('allowAi false (the session’s, else the account’s embed settings) is a 403 on every thread route; another deployment’s token is a 403', async () => {
+        const pinned = await embedToken({ externalId: 'no-ai', settings: { allowAi: false } });
+        const before = provider.requests.length;
+        problem(await asEmbed(pinned, { method: 'POST', url: threads(), body: { question: 'May I?' }, sse: true }), 403, 'FORBIDDEN');
+        problem(await asEmbed(pinned, { method: 'POST', url: `${threads()}/whatever/messages`, body: { question: 'May I?' } }), 403, 'FORBIDDEN');
+        problem(await asEmbed(pinned, { url: threads() }), 403, 'FORBIDDEN');
+        problem(await asEmbed(pinned, { url: `/api/v1/deployments/${id}/threads/whatever` }), 403, 'FORBIDDEN');
+        expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { allowAi: false } })).statusCode).toBe(200);
+        try {
+          const inherits = await embedToken({ externalId: 'inherits' });
+          problem(await asEmbed(inherits, { method: 'POST', url: threads(), body: { question: 'May I?' } }), 403, 'FORBIDDEN');
+          // The session's own switch outranks the account's.
+          const allowed = await embedToken({ externalId: 'allowed', settings: { allowAi: true } });
+          expect((await asEmbed(allowed, { url: threads() })).statusCode).toBe(200);
+        } finally {
+          expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { allowAi: null } })).statusCode).toBe(200);
+        }
+        expect(provider.requests).toHaveLength(before);
+        const elsewhere = await t.deployment('elsewhere');
+        const token = await embedToken({ externalId: 'agent-viewer' });
+        problem(
+          await asEmbed(token, { method: 'POST', url: `/api/v1/deployments/${elsewhere}/agents/${agentId}/threads`, body: { question: 'Here?' } }),
+          403,
+          'FORBIDDEN',
+        );
+      });
     });
   });
 }

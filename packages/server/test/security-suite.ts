@@ -227,6 +227,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createScheduledTask: { agentId: ids.agentId, prompt: 'security suite', cron: '0 9 * * *' },
     updateScheduledTask: { prompt: 'changed by the suite' },
     setDashboardAiWidgetThread: { widgetId: 'suite-ai', threadId: 'suite-thread', checksum: null },
+    askAgent: { question: 'security suite' },
+    continueAgentThread: { question: 'security suite' },
   };
   return bodies[op.operationId];
 }
@@ -296,6 +298,7 @@ const TABLES = [
   'agent_messages',
   'agent_tasks',
   'agent_task_runs',
+  'ai_usage',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {

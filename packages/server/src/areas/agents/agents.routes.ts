@@ -100,7 +100,7 @@ async function answer(
     const { code, detail } = problemOf(error);
     const { status, title } = PROBLEMS[code];
     write('error', { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id });
-    if (code === 'INTERNAL') request.log.error({ err: error }, 'an answer failed after it began');
+    if (code === 'INTERNAL' && !gone.signal.aborted) request.log.error({ err: error }, 'an answer failed after it began');
   }
   reply.raw.end();
   return reply;

@@ -227,6 +227,11 @@ export function answersService(deps: AnswersDeps) {
       const owner = ownerOf(asker);
       const who: Spender = owner;
       const agent = await agentFor(asker, input.deploymentId, input.agentId);
+      // No provider first: scheduled runs report it in these words whatever the switch says.
+      const model = await ai.clientFor(tenantId);
+      if (model === null)
+        throw new ApiError('AI_NOT_CONFIGURED', 'No model provider is configured: an admin sets one with PUT /api/v1/ai/settings {"provider": …}.');
+      await requireAi(asker);
       let thread: StoredThread | undefined;
       let history: AgentMessage[] = [];
       if (input.threadId !== null) {
@@ -242,10 +247,6 @@ export function answersService(deps: AnswersDeps) {
         thread = found;
         history = await agents.messages(found.id);
       }
-      await requireAi(asker);
-      const model = await ai.clientFor(tenantId);
-      if (model === null)
-        throw new ApiError('AI_NOT_CONFIGURED', 'No model provider is configured: an admin sets one with PUT /api/v1/ai/settings {"provider": …}.');
       await ai.checkBudget(tenantId, who);
       const { client, limits } = model;
       const allowed = agent.members === null ? null : new Set(JSON.parse(agent.members) as string[]);
