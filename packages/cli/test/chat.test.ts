@@ -4,7 +4,7 @@ import { startModelProvider, type ModelProvider } from '../../server/test/fixtur
 import { DIALECTS } from '../../server/test/harness.js';
 import { chartLine, queryLine, rowsTable } from '../src/commands/chat.js';
 import { describeError } from '../src/errors.js';
-import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
+import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, type TestServer } from './helpers.js';
 
 /** `mapi chat` against a real server whose model provider is the stand-in, with scripted answers. */
 
@@ -134,6 +134,19 @@ describe.each(DIALECTS)('mapi chat (%s)', (dialect) => {
     expect(second.map((m) => m.content)).toEqual(expect.arrayContaining(['first question', 'First answer.', 'second question']));
   });
 
+  it('Ctrl-C during an answer stops it, exits 130 and says how to continue the thread', async () => {
+    provider.fail('stall-mid-stream');
+    const child = spawnCli(['chat', String(d), '--agent', String(agentId), 'Tell me everything'], { env });
+    const done = completion(child);
+    // The stand-in streams one chunk of text, then nothing: interrupt once that chunk is out.
+    await new Promise<void>((resolve) => child.stdout?.once('data', () => resolve()));
+    child.kill('SIGINT');
+    const result = await done;
+    expect(result.code, show(result)).toBe(130);
+    expect(result.stderr).toMatch(new RegExp(`Continue with: mapi chat ${d} --agent ${agentId} --thread \\S+`));
+    provider.clear();
+  });
+
   it('502 from the provider and 429 past the budget exit 1 with what to check', async () => {
     provider.fail(400);
     const failed = await cli(['chat', String(d), '--agent', String(agentId), 'Hello']);
@@ -150,7 +163,7 @@ describe.each(DIALECTS)('mapi chat (%s)', (dialect) => {
     expect(over.stderr).toContain('`mapi ai usage`');
     const usage = await cli(['ai', 'usage']);
     expect(usage.code, show(usage)).toBe(0);
-    expect(usage.stdout).toMatch(/^WHO\s+PROMPT\s+COMPLETION\s+TOTAL\s+ANSWERS\nadmin@localhost\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+4$/m);
+    expect(usage.stdout).toMatch(/^WHO\s+PROMPT\s+COMPLETION\s+TOTAL\s+ANSWERS\nadmin@localhost\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[45]$/m);
     expect(usage.stderr).toContain('a budget of 1 tokens per user');
     await server.put('/api/v1/ai/settings', { limits: { tokensPerUserPerMonth: null } });
   });
