@@ -110,6 +110,11 @@ function exportJobOf(error: ApiError): string | undefined {
   return match ? decodeURIComponent(match[1] as string) : undefined;
 }
 
+/** An agent's answer (`mapi chat`): its problems point at the AI settings, not at the request. */
+function isAnswer(error: ApiError): boolean {
+  return /\/agents\/[0-9]+\/threads(\/[^/?]+\/messages)?\/?(\?|$)/.test(error.url ?? '');
+}
+
 /** What to do next, per status and problem code; the server's detail already says what went wrong. */
 function apiHint(error: ApiError, context: ErrorContext): string | undefined {
   const deployment = deploymentOf(error);
@@ -126,6 +131,9 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         return deployment === undefined
           ? 'This API key is scoped to other deployments. Use a key whose scope includes this deployment, or an unscoped key.'
           : `This API key is scoped to other deployments. Use a key whose scope includes deployment ${deployment} (an admin creates one with \`mapi api-keys create --name ${shellArg(`deployment ${deployment}`)} --deployments ${deployment}\`), or an unscoped key.`;
+      }
+      if (isAnswer(error)) {
+        return `This key cannot use AI here: an admin turns AI features on for the account with \`mapi ai settings set --enabled\`; the key's user needs VIEW on deployment ${dep}, and an embed session its allowAi.`;
       }
       if (error.code === 'DATA_DOWNLOAD_RESTRICTED') {
         return 'The account restricts data downloads, so no dashboard can be exported, by anyone. An admin can lift it with PUT /api/v1/tenant/app-config {"restrictDataDownload": false}; scheduled notifications still deliver meanwhile.';
@@ -151,6 +159,12 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return deployment === undefined ? undefined : `\`mapi model status ${deployment}\` shows the latest build of a branch.`;
         case 'UPLOAD_NOT_FOUND':
           return 'The upload expired or was finished by another request; run the push again (unchanged files are not sent twice).';
+        case 'AGENT_NOT_FOUND':
+          return `\`mapi agents list ${dep}\` shows the deployment's agents and their ids.`;
+        case 'AGENT_THREAD_NOT_FOUND':
+          return 'A thread is found only under its own deployment, and only by the user who started it (and admins); leave out --thread to start a new one.';
+        case 'AGENT_TASK_NOT_FOUND':
+          return `\`mapi tasks list ${dep}\` shows your scheduled tasks and their ids (an admin sees everyone's).`;
         case 'USER_NOT_FOUND':
           return '`mapi users list` shows users and their ids.';
         case 'API_KEY_NOT_FOUND':
@@ -174,6 +188,10 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
       switch (error.code) {
         case 'DASHBOARD_EXPORT_RENDERING':
           return `The export is still rendering: \`mapi dashboards download ${dep} ${shellArg(exportJobOf(error) ?? '<jobId>')} --wait --out FILE\` waits for it.`;
+        case 'AGENT_NAME_TAKEN':
+          return `Choose another name; \`mapi agents list ${dep}\` shows the names in use.`;
+        case 'AGENT_TASK_LIMIT':
+          return `Switch one of your active tasks off first (\`mapi tasks update ${dep} <taskId> --inactive\`), or create this one with --inactive.`;
         case 'GIT_HOST_NOT_LINKED':
           return 'Run `mapi git-host status` and open the link URL it prints to link your git-host account.';
         case 'GIT_HOST_REPO_EXISTS':
@@ -190,14 +208,22 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
         ? `A failed render is final: start a new one with \`mapi dashboards export ${dep} <dashboard> --out FILE\`.`
         : undefined;
     case 502:
+      if (error.code === 'AI_PROVIDER_UNAVAILABLE')
+        return "The model provider failed (the detail above names its address and what went wrong). Check that it runs and answers there, and its model and key: `mapi ai settings` shows them, an admin changes them with `mapi ai settings set`. A provider on a private address also needs the operator's OUTBOUND_ALLOW_PRIVATE.";
       if (error.code === 'GIT_HOST_UNAVAILABLE' || error.code === 'UPSTREAM_UNAVAILABLE')
         return 'The git host could not be reached or refused the server; nothing was changed. Try again later, or ask an admin to check the git-host app.';
       return 'The server failed; the request id above helps its operator find the cause in its logs.';
     case 429:
+      if (error.code === 'AI_BUDGET_EXCEEDED')
+        return 'The budget renews on the first of next month (UTC). An admin sees what each user spent with `mapi ai usage` and raises the budget with `mapi ai settings set --tokens-per-user-per-month <n>` (or `none`).';
       if (error.code === 'DASHBOARD_EXPORT_LIMIT') {
         return 'As many exports as the server allows (DASHBOARD_EXPORTS_PER_IDENTITY, 3 by default) are already rendering for this identity (you, or the --render-as subject); run the command again once one has finished.';
       }
       return 'The server is rate limiting this key; wait a minute and run the command again.';
+    case 503:
+      if (isAnswer(error))
+        return 'AI has nothing to call or is unavailable: an admin configures a model provider with `mapi ai settings set --provider-url <url> --model <name>` (or the operator sets AI_PROVIDER_URL), and checks `mapi ai settings`. If the detail names a wait, try again after it.';
+      return 'The server failed; the request id above helps its operator find the cause in its logs.';
     default:
       return error.status >= 500 ? 'The server failed; the request id above helps its operator find the cause in its logs.' : undefined;
   }

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
+import { registerAgents } from './commands/agents.js';
+import { registerAi } from './commands/ai.js';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
+import { registerChat } from './commands/chat.js';
 import { registerDashboards } from './commands/dashboards.js';
 import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
@@ -18,6 +21,7 @@ import { registerNotifications } from './commands/notifications.js';
 import { registerPods } from './commands/pods.js';
 import { registerReports } from './commands/reports.js';
 import { registerSpec } from './commands/spec.js';
+import { registerTasks } from './commands/tasks.js';
 import { registerUsers } from './commands/users.js';
 import { registerWorkbooks } from './commands/workbooks.js';
 import { registerWorkspace } from './commands/workspace.js';
@@ -37,7 +41,7 @@ Exit codes:
        build (model push) or an invalid model (model validate)
   2    a bulk move or delete ran, but some items failed (see the failed table); also an
        embed users import in which some users failed
-  130  interrupted with Ctrl-C (what was applied is still reported)
+  130  interrupted with Ctrl-C (what was applied is still reported; \`mapi chat\` ended with it)
   143  a bulk move or delete, or a model push, stopped by SIGTERM (handled like Ctrl-C)
 
 Examples:
@@ -47,12 +51,13 @@ Examples:
   $ mapi move 1 --to 12 folder:3 workbook:7
   $ mapi model push 1 ./analytics
   $ mapi logs 1 --follow
+  $ mapi chat 1 "How many orders last week?"
   $ mapi --json users list
 `;
 
 function buildProgram(): Command {
   const program = new Command('mapi')
-    .description('Administer a mapi management API server: deployments, folders, workspace moves, data models, users and API keys.')
+    .description('Administer a mapi management API server: deployments, folders, workspace moves, data models, agents, users and API keys.')
     .version(version, '-V, --version')
     .option('--url <url>', 'server URL, e.g. https://mapi.example.com (no /api/v1 suffix)')
     .option('--token <token>', 'API key (prefer MAPI_TOKEN or `mapi login`: flags show up in process lists)')
@@ -79,10 +84,14 @@ function buildProgram(): Command {
   registerDbtSync(program);
   registerNotifications(program);
   registerLogs(program);
+  registerAgents(program);
+  registerChat(program);
+  registerTasks(program);
   registerUsers(program);
   registerApiKeys(program);
   registerAudit(program);
   registerEmbed(program);
+  registerAi(program);
   registerSpec(program);
   return program;
 }

@@ -1,4 +1,5 @@
 import createFetchClient, { type Client } from 'openapi-fetch';
+import { createAgents, type Agents, type Ai, type ScheduledTasks } from './agents.js';
 import { createBuilds, type Builds, type Commits } from './builds.js';
 import { bulkDelete, bulkMove, type BulkDeleteResult, type BulkMoveOptions, type BulkMoveResult, type BulkOptions } from './bulk.js';
 import {
@@ -11,6 +12,7 @@ import {
   type RemoteModelFile,
   type UploadFileInput,
 } from './data-model.js';
+import { chat, type ChatEvent, type ChatOptions } from './chat.js';
 import { createDashboardExports, type DashboardExports } from './dashboard-exports.js';
 import { createDashboards, type Dashboards, type Workbooks } from './dashboards.js';
 import { createEmbedTenants, type EmbedAccessApi, type EmbedTenants } from './embed-tenants.js';
@@ -87,6 +89,17 @@ export interface MapiClient extends TypedCalls, Lists {
   userOAuthTokens: UserOAuthTokens;
   /** Reports placed in external spreadsheets: connect, disconnect, refresh (reference 3.1-3.3). */
   reportPlacements: ReportPlacements;
+  /** A deployment's agents, their starter prompts and chat threads. */
+  agents: Agents;
+  /** Scheduled agent tasks and their runs (reference 9). */
+  scheduledTasks: ScheduledTasks;
+  /** The account's AI settings and usage (admin). */
+  ai: Ai;
+  /**
+   * Asks an agent a question, in a new thread or `options.threadId`'s, and yields the answer's
+   * events as they stream: `thread`, then `step` and `text`, then `done` or `error`.
+   */
+  chat(deploymentId: number, agentId: number, question: string, options?: ChatOptions): AsyncIterable<ChatEvent>;
   /** Moves items into `folderId` (null: the workspace root), at most 100 per request, in the given order. */
   bulkMove(deploymentId: number, items: Iterable<ItemRef>, folderId: number | null, options?: BulkMoveOptions): Promise<BulkMoveResult>;
   /** Deletes items, at most 100 per request, in the given order (list a folder's subfolders before it). */
@@ -123,6 +136,8 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createEmbedTenants(api),
     ...createOAuth(api),
     ...createReportPlacements(api),
+    ...createAgents(api),
+    chat: (deploymentId, agentId, question, chatOptions) => chat(api, deploymentId, agentId, question, chatOptions),
     GET: api.GET,
     POST: api.POST,
     PUT: api.PUT,

@@ -133,3 +133,25 @@ export type AuditEvent = Schemas['AuditEvent'];
 export type TenantSettings = Schemas['TenantSettings'];
 export type TenantEmbedSettings = Schemas['TenantEmbedSettings'];
 export type AppConfig = Schemas['AppConfigResponse'];
+
+/** Agents, their chat threads and scheduled agent tasks (reference 9 and extensions). */
+export type Agent = Schemas['Agent'];
+export type AgentSuggestion = Schemas['AgentSuggestions']['items'][number];
+export type AgentThread = Schemas['AgentThread'];
+export type AgentThreadWithMessages = Schemas['AgentThreadWithMessages'];
+export type AgentMessage = Schemas['AgentMessage'];
+export type CreateAgentInput = NonNullable<operations['createAgent']['requestBody']>['content']['application/json'];
+export type UpdateAgentInput = NonNullable<operations['updateAgent']['requestBody']>['content']['application/json'];
+export type ScheduledTask = Schemas['ScheduledTask'];
+export type ScheduledTaskRun = Schemas['ScheduledTaskRun'];
+export type CreateScheduledTaskInput = NonNullable<operations['createScheduledTask']['requestBody']>['content']['application/json'];
+export type UpdateScheduledTaskInput = NonNullable<operations['updateScheduledTask']['requestBody']>['content']['application/json'];
+
+/** The account's AI settings and what users spent (extensions; admin). */
+export type AiSettings = Schemas['AiSettings'];
+export type AiProvider = Schemas['AiProvider'];
+export type AiLimits = Schemas['AiLimits'];
+export type UpdateAiSettingsInput = NonNullable<operations['updateAiSettings']['requestBody']>['content']['application/json'];
+export type AiUsage = Schemas['AiUsage'];
+export type AiUsageRow = Schemas['AiUsageRow'];
+export type AgentAnswer = Schemas['AgentAnswer'];
