@@ -19,7 +19,9 @@ export type ChatStep =
   | { kind: 'rows'; columns: string[]; rows: Array<Record<string, unknown>>; total: number; truncated: boolean }
   | { kind: 'chart'; spec: Record<string, unknown> }
   /** A tool call the server refused (not allowed, or over the answer's limits); the answer goes on. */
-  | { kind: 'refused'; tool: string; detail: string };
+  | { kind: 'refused'; tool: string; detail: string }
+  /** A report (its id) or a workbook's dashboard draft (the workbook's id) the agent saved as the caller. */
+  | { kind: 'saved'; what: 'report' | 'dashboard-draft'; id: number; name: string };
 
 export interface ChatUsage {
   promptTokens: number;

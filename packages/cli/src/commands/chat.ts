@@ -110,6 +110,9 @@ class Terminal {
       case 'refused':
         process.stderr.write(`· refused ${step.tool}: ${step.detail}\n`);
         break;
+      case 'saved':
+        process.stderr.write(`· saved ${step.what === 'report' ? 'report' : 'dashboard draft of workbook'} ${step.id}: ${truncate(step.name, 200)}\n`);
+        break;
     }
   }
 }

@@ -2,7 +2,10 @@ import type { Caller } from '../../access/caller.js';
 import type { Mailer } from '../../mail/index.js';
 import { defineArea } from '../../platform/index.js';
 import { aiSettingsArea } from '../ai-settings/index.js';
+import { dashboardsArea } from '../dashboards/index.js';
 import { dataApiArea } from '../data-api/index.js';
+import { reportsArea } from '../reports/index.js';
+import { workbooksArea } from '../workbooks/index.js';
 import { agentsRoutes } from './agents.routes.js';
 import { agentSchemas } from './agents.schemas.js';
 import { agentsService } from './agents.service.js';
@@ -31,7 +34,21 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
   const agents = agentsService(store, { now, audit });
   const { ai } = use(aiSettingsArea);
   const { dataApi } = use(dataApiArea);
-  const answers = answersService({ db: store.db, audit, agents, ai, dataApi });
+  const { reports } = use(reportsArea);
+  const { dashboards } = use(dashboardsArea);
+  const { workbooks } = use(workbooksArea);
+  const answers = answersService({
+    db: store.db,
+    audit,
+    agents,
+    ai,
+    dataApi,
+    authoring: {
+      createReport: async (caller, deploymentId, publicId, input) => (await reports.upsert(caller, deploymentId, publicId, input)).report,
+      saveDraft: (caller, deploymentId, workbookId, input) => dashboards.saveDraft(caller, deploymentId, workbookId, input),
+      workbook: (caller, deploymentId, workbookId) => workbooks.get(caller, deploymentId, workbookId),
+    },
+  });
   const agentTasks = tasksService(store, { now, audit, jobs });
   const runner =
     config.runner ?? (config.callerFor ? taskRunner({ answers, callerFor: config.callerFor, mailer: config.mailer ?? null, onError }) : noModelRunner);

@@ -33,7 +33,7 @@ const EMBED =
 const EVENTS = [
   'Server-Sent Events, each `event: <name>` and one `data: <json>` line:',
   '`thread` `{threadId, seq}` first (the question’s seq);',
-  '`step` one of `{kind: "members", members: [{name, title, type, cube}]}`, `{kind: "query", query}`, `{kind: "rows", columns, rows (at most 100), total, truncated}`, `{kind: "chart", spec}` (Vega-Lite, its data inline), `{kind: "refused", tool, detail}`;',
+  '`step` one of `{kind: "members", members: [{name, title, type, cube}]}`, `{kind: "query", query}`, `{kind: "rows", columns, rows (at most 100), total, truncated}`, `{kind: "chart", spec}` (Vega-Lite, its data inline), `{kind: "refused", tool, detail}`, `{kind: "saved", what: "report" | "dashboard-draft", id, name}` (a report or a workbook’s dashboard draft saved as the caller);',
   '`text` `{delta}`;',
   '`done` `{message, usage: {promptTokens, completionTokens}}` last;',
   'or, when the answer fails after it began, `error` with the problem details object, last.',

@@ -9,6 +9,7 @@ import type { DataApiService } from '../data-api/index.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import type { AgentMessage, AgentThread } from './agents.schemas.js';
 import { ownedBy, type AgentsService, type StoredThread, type ThreadOwner } from './agents.service.js';
+import { AUTHORING_NOTE, AUTHORING_TOOL_NAMES, AUTHORING_TOOLS, draftInput, newReportPublicId, reportInput, type AuthoringServices } from './authoring.js';
 import { checkChart } from './chart.js';
 
 /**
@@ -29,7 +30,8 @@ export type AnswerStep =
   | { kind: 'query'; query: Record<string, unknown> }
   | { kind: 'rows'; columns: string[]; rows: Array<Record<string, unknown>>; total: number; truncated: boolean }
   | { kind: 'chart'; spec: Record<string, unknown> }
-  | { kind: 'refused'; tool: string; detail: string };
+  | { kind: 'refused'; tool: string; detail: string }
+  | { kind: 'saved'; what: 'report' | 'dashboard-draft'; id: number; name: string };
 
 interface Usage {
   promptTokens: number;
@@ -95,6 +97,8 @@ export interface AnswersDeps {
   agents: AgentsService;
   ai: AiService;
   dataApi: DataApiService;
+  /** The reports, dashboards and workbooks services the authoring tools write through; absent: none are offered. */
+  authoring?: AuthoringServices;
 }
 
 export interface AskInput {
@@ -166,7 +170,8 @@ export function problemOf(error: unknown): { code: ProblemCode; detail: string }
 
 /**
  * The answering loop of agents: the question, the thread's earlier messages and the agent's
- * instructions go to the account's model with three tools (list_members, run_query, make_chart);
+ * instructions go to the account's model with three tools (list_members, run_query, make_chart),
+ * and to a user who may create content two more (save_report, save_dashboard_draft: authoring.ts);
  * tool calls are run as the asker and fed back until the model answers in text or the account's
  * tool-call limit is reached. The question and the answer (its text, steps and usage) are stored
  * in the thread.
@@ -268,9 +273,16 @@ export function answersService(deps: AnswersDeps) {
       await ai.checkBudget(tenantId, who);
       const { client, limits } = model;
       const allowed = agent.members === null ? null : new Set(JSON.parse(agent.members) as string[]);
+      // Saving is offered to console users who could create content at all (a viewer cannot); the
+      // services decide the rest, as for the user's own request. Embed sessions never get it: an
+      // embed token creates no workspace content anywhere (creator mode is not offered), so
+      // `allowChatWorkspaceAuthoring` has nothing it could open.
+      const authoring = asker.kind === 'user' && asker.caller.actor.role !== 'VIEWER' ? (deps.authoring ?? null) : null;
+      const tools = authoring === null ? TOOLS : [...TOOLS, ...AUTHORING_TOOLS];
+      const preamble = authoring === null ? PREAMBLE : `${PREAMBLE}\n${AUTHORING_NOTE}`;
 
       const messages: ChatMessage[] = [
-        { role: 'system', content: agent.instructions.trim() === '' ? PREAMBLE : `${PREAMBLE}\n\nThe agent's instructions:\n${agent.instructions}` },
+        { role: 'system', content: agent.instructions.trim() === '' ? preamble : `${preamble}\n\nThe agent's instructions:\n${agent.instructions}` },
         ...history.filter((m) => m.text !== '').map((m): ChatMessage => ({ role: m.role === 'user' ? 'user' : 'assistant', content: m.text })),
         { role: 'user', content: input.question },
       ];
@@ -279,6 +291,9 @@ export function answersService(deps: AnswersDeps) {
       let text = '';
       let toolCalls = 0;
       let lastRows: Array<Record<string, unknown>> | null = null;
+      let lastQuery: Record<string, unknown> | null = null;
+      /** The chart drawn from the last query's rows, if any: a saved report keeps its form. */
+      let lastChart: Record<string, unknown> | null = null;
       let started = false;
 
       const step = (s: AnswerStep) => {
@@ -347,20 +362,46 @@ export function answersService(deps: AnswersDeps) {
         return json.length <= MEMBERS_BYTES ? json : `${json.slice(0, MEMBERS_BYTES)}… (cut: the list is longer than ${MEMBERS_BYTES} bytes)`;
       };
 
+      /** 403 when a query names a member of a cube or view outside the agent's `members`. */
+      const requireAllowed = (query: Record<string, unknown>) => {
+        if (allowed === null) return;
+        const outside = [...new Set(membersOfQuery(query).filter((m) => !allowed.has(m.split('.')[0] ?? '')))];
+        if (outside.length > 0) throw new ApiError('FORBIDDEN', `This agent may use only ${[...allowed].join(', ')}; the query names ${outside.join(', ')}.`);
+      };
+
+      /** The authoring tools, run as the asker through the services a user's request calls: their refusals are the asker's. */
+      const save = async (services: AuthoringServices, caller: Caller, name: string, args: Record<string, unknown>): Promise<string> => {
+        if (name === 'save_report') {
+          const given = args.query;
+          if (given !== undefined && (given === null || typeof given !== 'object' || Array.isArray(given)))
+            throw new ApiError('VALIDATION_FAILED', 'The report was not saved: query must be a Cube REST query object.');
+          const query = given === undefined ? lastQuery : (given as Record<string, unknown>);
+          if (query === null) throw new ApiError('VALIDATION_FAILED', 'The report was not saved: run a query first, or give one as `query`.');
+          requireAllowed(query);
+          const content = reportInput(args, query, given === undefined ? lastChart : null);
+          const report = await services.createReport(caller, input.deploymentId, newReportPublicId(), content);
+          step({ kind: 'saved', what: 'report', id: report.id, name: report.name });
+          return `Saved: report ${report.id}, ${JSON.stringify(report.name)}. A dashboard widget shows it with config.reportId ${report.id}.`;
+        }
+        const { workbookId, dashboardDraft } = draftInput(args);
+        await services.saveDraft(caller, input.deploymentId, workbookId, { dashboardDraft });
+        const workbook = await services.workbook(caller, input.deploymentId, workbookId);
+        step({ kind: 'saved', what: 'dashboard-draft', id: workbook.id, name: workbook.name });
+        return `Saved: the dashboard draft of workbook ${workbook.id}, ${JSON.stringify(workbook.name)}.`;
+      };
+
       const runTool = async (name: string, args: Record<string, unknown>): Promise<string> => {
         if (name === 'list_members') return listMembers();
         if (name === 'run_query') {
           const query: Record<string, unknown> = { ...((args.query as Record<string, unknown> | undefined) ?? args) };
-          if (allowed !== null) {
-            const outside = [...new Set(membersOfQuery(query).filter((m) => !allowed.has(m.split('.')[0] ?? '')))];
-            if (outside.length > 0)
-              throw new ApiError('FORBIDDEN', `This agent may use only ${[...allowed].join(', ')}; the query names ${outside.join(', ')}.`);
-          }
+          requireAllowed(query);
           const limit = typeof query.limit === 'number' && query.limit > 0 ? Math.min(query.limit, QUERY_ROW_LIMIT) : QUERY_ROW_LIMIT;
           query.limit = limit;
           step({ kind: 'query', query });
           const { data } = await runQuery(asker, input.deploymentId, query);
           lastRows = data;
+          lastQuery = query;
+          lastChart = null;
           // No rows: the columns the query asked for, so an empty table still has its header.
           const asked = [query.dimensions, query.measures].flatMap((list) =>
             Array.isArray(list) ? list.filter((m): m is string => typeof m === 'string') : [],
@@ -380,16 +421,18 @@ export function answersService(deps: AnswersDeps) {
           if (lastRows === null) throw new ApiError('VALIDATION_FAILED', 'Run a query first: a chart draws the rows of the last run_query.');
           const spec = checkChart((args.spec as unknown) ?? args, lastRows);
           step({ kind: 'chart', spec });
+          lastChart = spec;
           return 'The chart is drawn and shown to the user.';
         }
-        throw new ApiError('VALIDATION_FAILED', `There is no tool ${JSON.stringify(name)}; the tools are list_members, run_query and make_chart.`);
+        if (AUTHORING_TOOL_NAMES.has(name) && authoring !== null && asker.kind === 'user') return save(authoring, asker.caller, name, args);
+        throw new ApiError('VALIDATION_FAILED', `There is no tool ${JSON.stringify(name)}; the tools are ${tools.map((t) => t.name).join(', ')}.`);
       };
 
       try {
         // At most one round per allowed tool call, and one more for the answer in text.
         for (let round = 0; round <= limits.maxToolCallsPerAnswer + 1; round++) {
           const canCall = toolCalls < limits.maxToolCallsPerAnswer && round <= limits.maxToolCallsPerAnswer;
-          const { roundText, calls } = await call(canCall ? TOOLS : undefined);
+          const { roundText, calls } = await call(canCall ? tools : undefined);
           text += roundText;
           if (calls.length === 0) break;
           messages.push({ role: 'assistant', content: roundText === '' ? null : roundText, toolCalls: calls });

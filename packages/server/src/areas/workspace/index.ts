@@ -12,6 +12,7 @@ export {
   PeriodComparison,
   ReportKind,
   ReportPreferences,
+  contentSchemas,
   normalizeDashboardConfig,
 } from './content.schemas.js';
 export type { Dashboard, ReportSnapshot } from './content.schemas.js';
