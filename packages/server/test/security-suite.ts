@@ -229,6 +229,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     setDashboardAiWidgetThread: { widgetId: 'suite-ai', threadId: 'suite-thread', checksum: null },
     askAgent: { question: 'security suite' },
     continueAgentThread: { question: 'security suite' },
+    summarizeDashboardAiWidget: {},
+    summarizeEmbedDashboardAiWidget: {},
   };
   return bodies[op.operationId];
 }

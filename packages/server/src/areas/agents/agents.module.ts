@@ -2,17 +2,21 @@ import type { Caller } from '../../access/caller.js';
 import type { Mailer } from '../../mail/index.js';
 import { defineArea } from '../../platform/index.js';
 import { aiSettingsArea } from '../ai-settings/index.js';
-import { dashboardsArea } from '../dashboards/index.js';
+import { dashboardsArea, findPublishedInDeployment } from '../dashboards/index.js';
 import { dataApiArea } from '../data-api/index.js';
+import { embedSessionsArea } from '../embed-sessions/index.js';
+import { ApiError } from '../../shared/problems.js';
 import { reportsArea } from '../reports/index.js';
 import { workbooksArea } from '../workbooks/index.js';
 import { agentsRoutes } from './agents.routes.js';
+import { widgetSummaryRoutes } from './widget-summary.routes.js';
 import { agentSchemas } from './agents.schemas.js';
 import { agentsService } from './agents.service.js';
 import { answersService } from './answer.js';
 import { taskRunner } from './task-runner.js';
 import { AgentTaskScheduler, noModelRunner, type AgentTaskRunner } from './task-scheduler.js';
 import { tasksService } from './tasks.service.js';
+import { widgetSummaries } from './widget-summary.js';
 
 export interface AgentsConfig {
   /** Runs one scheduled task; absent: the answering loop as the task's owner when `callerFor` is given, else every run fails with "No model provider is configured". */
@@ -49,6 +53,21 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
       workbook: (caller, deploymentId, workbookId) => workbooks.get(caller, deploymentId, workbookId),
     },
   });
+  const { embedDashboards } = use(embedSessionsArea);
+  const summaries = widgetSummaries({
+    db: store.db,
+    agents,
+    answers,
+    dataApi,
+    publishedForUser: async (caller, deploymentId, workbookId) => {
+      await workbooks.get(caller, deploymentId, workbookId);
+      const dashboard = await findPublishedInDeployment(store.db, caller.actor.tenantId, deploymentId, { workbookId });
+      if (!dashboard) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
+      return dashboard;
+    },
+    publishedForEmbed: (principal, publicId) => embedDashboards.get(principal, publicId),
+    storeThread: (tenantId, workbookId, widgetId, thread) => dashboards.storeAiWidgetThread(tenantId, workbookId, widgetId, thread),
+  });
   const agentTasks = tasksService(store, { now, audit, jobs });
   const runner =
     config.runner ?? (config.callerFor ? taskRunner({ answers, callerFor: config.callerFor, mailer: config.mailer ?? null, onError }) : noModelRunner);
@@ -60,8 +79,8 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
     onError: (error) => onError(error, 'agents: claiming due scheduled tasks'),
   });
   return {
-    services: { agents, agentTasks, agentTaskScheduler, answers },
+    services: { agents, agentTasks, agentTaskScheduler, answers, summaries },
     schemas: agentSchemas,
-    routes: () => [agentsRoutes(agents, agentTasks, answers)],
+    routes: () => [agentsRoutes(agents, agentTasks, answers), widgetSummaryRoutes(summaries)],
   };
 });

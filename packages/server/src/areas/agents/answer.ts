@@ -231,6 +231,9 @@ export function answersService(deps: AnswersDeps) {
   }
 
   return {
+    /** 403 unless the asker may use AI at all (the account's switch; an embed session's `allowAi`). */
+    requireAi,
+
     /** The read routes' check for an embed session: its deployment, and AI allowed (403 otherwise). */
     async embedOwner(principal: EmbedPrincipal, deploymentId: number): Promise<ThreadOwner> {
       if (principal.claims.deployment_id !== deploymentId)
