@@ -438,6 +438,23 @@ for (const dialect of DIALECTS) {
       expect(mail?.mail.text).toContain('Ada and Cy.');
     });
 
+    it('a chart that is not valid Vega-Lite, or names a URL, is refused and told to the model; nothing of it is shown', async () => {
+      provider.answer(
+        { toolCalls: [{ name: 'run_query', arguments: { measures: ['orders.count'] } }] },
+        { toolCalls: [{ name: 'make_chart', arguments: { spec: { mark: 'no-such-mark', encoding: {} } } }] },
+        { toolCalls: [{ name: 'make_chart', arguments: { spec: { mark: 'bar', layer: [{ mark: { type: 'image', url: 'https://evil.example/x.png' } }] } } }] },
+        { text: 'No chart, then.' },
+      );
+      const before = provider.requests.length;
+      const events = sse(await ask(threads(), 'Chart the orders'));
+      const steps = events.filter((e) => e.event === 'step').map((e) => e.data);
+      expect(steps.map((s) => s.kind)).toEqual(['query', 'rows', 'refused', 'refused']);
+      expect(steps[2]).toMatchObject({ tool: 'make_chart', detail: expect.stringContaining('not a valid Vega-Lite spec') });
+      expect(steps[3]).toMatchObject({ tool: 'make_chart', detail: expect.stringContaining('may not name a URL') });
+      // The model was told why, as the tool's result.
+      expect(JSON.stringify(provider.requests[before + 2]!.body.messages)).toContain('not a valid Vega-Lite spec');
+    });
+
     describe('saving a report and a dashboard draft', () => {
       const toolsSent = (index: number) => provider.requests[index]!.body.tools?.map((tool) => tool.function.name);
       const reportCount = async () =>

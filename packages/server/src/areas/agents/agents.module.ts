@@ -13,6 +13,7 @@ import { widgetSummaryRoutes } from './widget-summary.routes.js';
 import { agentSchemas } from './agents.schemas.js';
 import { agentsService } from './agents.service.js';
 import { answersService } from './answer.js';
+import { chartChecker } from './chart.js';
 import { taskRunner } from './task-runner.js';
 import { AgentTaskScheduler, noModelRunner, type AgentTaskRunner } from './task-scheduler.js';
 import { tasksService } from './tasks.service.js';
@@ -47,6 +48,7 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
     agents,
     ai,
     dataApi,
+    checkChart: chartChecker(jobs.workers),
     authoring: {
       createReport: async (caller, deploymentId, publicId, input) => (await reports.upsert(caller, deploymentId, publicId, input)).report,
       saveDraft: (caller, deploymentId, workbookId, input) => dashboards.saveDraft(caller, deploymentId, workbookId, input),

@@ -10,7 +10,7 @@ import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import type { AgentMessage, AgentThread } from './agents.schemas.js';
 import { ownedBy, type AgentsService, type StoredThread, type ThreadOwner } from './agents.service.js';
 import { AUTHORING_NOTE, AUTHORING_TOOL_NAMES, AUTHORING_TOOLS, draftInput, newReportPublicId, reportInput, type AuthoringServices } from './authoring.js';
-import { checkChart } from './chart.js';
+import { checkChart, type ChartChecker } from './chart.js';
 
 /**
  * Who asks: a console user (their request's caller, or a scheduled task's owner) or an embed
@@ -99,6 +99,8 @@ export interface AnswersDeps {
   dataApi: DataApiService;
   /** The reports, dashboards and workbooks services the authoring tools write through; absent: none are offered. */
   authoring?: AuthoringServices;
+  /** Checks a chart against Vega-Lite's schema; absent: on this thread (the module passes the worker pool's). */
+  checkChart?: ChartChecker;
 }
 
 export interface AskInput {
@@ -178,6 +180,7 @@ export function problemOf(error: unknown): { code: ProblemCode; detail: string }
  */
 export function answersService(deps: AnswersDeps) {
   const { agents, ai, dataApi } = deps;
+  const chartOf: ChartChecker = deps.checkChart ?? (async (spec, rows) => checkChart(spec, rows));
 
   /** Whether an embed session may use AI: what its session pinned, else the account's embed settings, else the account's switch. */
   async function embedAllowsAi(principal: EmbedPrincipal): Promise<boolean> {
@@ -422,7 +425,7 @@ export function answersService(deps: AnswersDeps) {
         }
         if (name === 'make_chart') {
           if (lastRows === null) throw new ApiError('VALIDATION_FAILED', 'Run a query first: a chart draws the rows of the last run_query.');
-          const spec = checkChart((args.spec as unknown) ?? args, lastRows);
+          const spec = await chartOf((args.spec as unknown) ?? args, lastRows);
           step({ kind: 'chart', spec });
           lastChart = spec;
           return 'The chart is drawn and shown to the user.';
