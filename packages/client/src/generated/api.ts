@@ -20631,6 +20631,8 @@ export interface operations {
                 "application/json": {
                     /** @description The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false. */
                     restrictDataDownload?: boolean | null;
+                    /** @description Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false. */
+                    sheetsAgentChatEnabled?: boolean | null;
                 };
             };
         };
