@@ -627,6 +627,44 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('an internal session (internalId) with allowChatWorkspaceAuthoring true saves as its account user, within their role; left out or false, it is offered no saving', async () => {
+        const author = await t.user('DEVELOPER');
+        const granted = await t.request({
+          method: 'POST',
+          url: '/api/v1/policies',
+          body: { principal: { type: 'USER', id: author.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'EDIT' },
+        });
+        expect(granted.statusCode, granted.body).toBe(201);
+        const toolsOf = (index: number) => provider.requests[index]!.body.tools!.map((tool) => tool.function.name);
+        for (const settings of [{}, { allowChatWorkspaceAuthoring: false }]) {
+          const token = await embedToken({ internalId: author.email, settings });
+          provider.answer({ text: 'Nothing saved.' });
+          const before = provider.requests.length;
+          sse(await asEmbed(token, { method: 'POST', url: threads(), body: { question: 'Save something' }, sse: true }));
+          expect(toolsOf(before)).toEqual(TOOLS);
+        }
+        const token = await embedToken({ internalId: author.email, settings: { allowChatWorkspaceAuthoring: true } });
+        provider.answer(
+          { toolCalls: [{ name: 'run_query', arguments: { measures: ['orders.count'] } }] },
+          { toolCalls: [{ name: 'save_report', arguments: { name: 'Saved from an embed' } }] },
+          { text: 'Saved.' },
+        );
+        const before = provider.requests.length;
+        const events = sse(await asEmbed(token, { method: 'POST', url: threads(), body: { question: 'Save the order count' }, sse: true }));
+        expect(toolsOf(before)).toEqual([...TOOLS, ...SAVING]);
+        const saved = events.find((e) => e.data.kind === 'saved')!.data;
+        const report = await t.request({ url: `/api/v1/deployments/${id}/reports/${saved.id}`, key: author.key });
+        expect(report.statusCode, report.body).toBe(200);
+        expect(report.json()).toMatchObject({ name: 'Saved from an embed', createdBy: author.userId });
+        // A viewer's internal session is offered no saving, whatever the session says.
+        const viewer = await t.user('VIEWER');
+        const viewing = await embedToken({ internalId: viewer.email, settings: { allowChatWorkspaceAuthoring: true } });
+        provider.answer({ text: 'No.' });
+        const second = provider.requests.length;
+        sse(await asEmbed(viewing, { method: 'POST', url: threads(), body: { question: 'Save something' }, sse: true }));
+        expect(toolsOf(second)).toEqual(TOOLS);
+      });
+
       it('allowAi false (the session’s, else the account’s embed settings) is a 403 on every thread route; another deployment’s token is a 403', async () => {
         const pinned = await embedToken({ externalId: 'no-ai', settings: { allowAi: false } });
         const before = provider.requests.length;

@@ -23,7 +23,7 @@ export interface AgentsConfig {
   /** Runs one scheduled task; absent: the answering loop as the task's owner when `callerFor` is given, else every run fails with "No model provider is configured". */
   runner?: AgentTaskRunner;
   /** The caller of a user of a tenant, as if they had sent a request (the composition root's): whom a scheduled task runs as. */
-  callerFor?: (tenantId: number, userId: number) => Promise<Caller>;
+  callerFor?: (tenantId: number, userId: number, credentialKind?: string) => Promise<Caller>;
   /** Where a scheduled task's answer is mailed to its owner; absent or null: not mailed. */
   mailer?: Mailer | null;
   /** How often due tasks are looked for (ms); absent: 30 s. */
@@ -49,6 +49,7 @@ export const agentsArea = defineArea('agents', ({ platform: { store, jobs, now, 
     ai,
     dataApi,
     checkChart: chartChecker(jobs.workers),
+    ...(config.callerFor ? { callerFor: config.callerFor } : {}),
     authoring: {
       createReport: async (caller, deploymentId, publicId, input) => (await reports.upsert(caller, deploymentId, publicId, input)).report,
       saveDraft: (caller, deploymentId, workbookId, input) => dashboards.saveDraft(caller, deploymentId, workbookId, input),
