@@ -152,7 +152,10 @@ for (const dialect of DIALECTS) {
           url: `/api/v1/deployments/${id}/env-vars`,
           body: { env_variables: Object.entries(vars).map(([name, value]) => ({ name, value })) },
         });
-        expect(problem(res, 400, 'VALIDATION_FAILED').errors?.[0]?.message).toContain(message);
+        const refusal = problem(res, 400, 'VALIDATION_FAILED');
+        expect(refusal.errors?.[0]?.message).toContain(message);
+        // One sentence, one full stop: the field's message is not stopped twice in the detail.
+        expect(refusal.detail).not.toContain('..');
       };
       for (const name of ['../secret.sqlite', path.join(outside, 'secret.sqlite')])
         await refusedWrite({ DB_URL: name }, 'DB_URL names a file outside the data-sources directory');
