@@ -202,7 +202,7 @@ describe('the Python sandbox keeps the host out', { timeout: 300_000 }, () => {
 
   const py = (value: string) => JSON.stringify(value);
 
-  it('the issue’s payload and its variants reach no host file: no read, no listing, no write, no environment', async () => {
+  it('the pyodide_js._api escape (the host file system mounted by assignment) and its variants reach no host file: no read, no listing, no write, no environment', async () => {
     // Each probe's name, then its code: reaching its end without an exception is "reached".
     const mount = `M.FS.root.mount.opts.root = '/'\nM.FS.root.contents.tmp.node_ops = M.NODEFS.node_ops\nleak = (os.listdir(${py(dataDir)}), open(${py(secretFile)}).read()[:6])`;
     const probes: Record<string, string> = {

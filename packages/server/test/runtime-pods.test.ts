@@ -145,7 +145,7 @@ for (const dialect of DIALECTS) {
       await r.logsWith(id, 'Data source: SQLite, the file DB_URL names in the data-sources directory');
       fs.writeFileSync(path.join(outside, 'secret.sqlite'), '');
       fs.symlinkSync(path.join(outside, 'secret.sqlite'), path.join(dataSources, 'link.sqlite'));
-      // Written paths that leave the directory are refused when written (issue 32), and nothing changes.
+      // Written paths that leave the directory are refused when written, and nothing changes.
       const refusedWrite = async (vars: Record<string, string>, message: string) => {
         const res = await t.request({
           method: 'PUT',
