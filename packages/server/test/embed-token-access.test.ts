@@ -17,6 +17,7 @@ const operations = Object.entries(doc.paths).flatMap(([route, methods]) =>
 const EMBED_OPENS = new Set([
   'getEmbedDashboard',
   'runEmbedPythonAnalysis',
+  'summarizeEmbedDashboardAiWidget',
   'getAppConfig',
   'askAgent',
   'continueAgentThread',
