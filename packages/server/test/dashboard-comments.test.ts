@@ -129,6 +129,16 @@ describe.each(DIALECTS)('comments on embedded dashboards (reference 8.C) (%s)', 
     problem(res, 403, 'FORBIDDEN');
   });
 
+  it('a session whose embed tenant was deleted (even if made again under the name) is refused with 403, and writes nothing', async () => {
+    const erin = await embedToken({ externalId: 'erin', embedTenantName: 'gone', email: 'erin@gone.example' });
+    expect((await call(erin, 'GET', `${board}/comments/mentionable-users`)).statusCode).toBe(404);
+    expect((await t.request({ method: 'DELETE', url: '/api/v1/embed-tenants/gone' })).statusCode).toBeLessThan(300);
+    problem(await call(erin, 'POST', `${board}/comments`, { body: 'still here?' }), 403, 'FORBIDDEN');
+    expect((await t.request({ method: 'POST', url: '/api/v1/embed-tenants/gone/user', body: { externalId: 'erin' } })).statusCode).toBe(200);
+    const refused = problem(await call(erin, 'GET', `${board}/comments`), 403, 'FORBIDDEN');
+    expect(refused.detail).toContain('no longer exists');
+  });
+
   it('with enableDashboardComments off or not set, every operation is refused with 403 DASHBOARD_COMMENTS_DISABLED, before the dashboard is looked at', async () => {
     const root = await comment(ann, 'before the switch');
     try {

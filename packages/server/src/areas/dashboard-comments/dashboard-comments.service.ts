@@ -20,6 +20,7 @@ import type {
   UpdateCommentInput,
 } from './dashboard-comments.schemas.js';
 import {
+  embedUsersById,
   embedUsersNamed,
   findComment,
   insertComment,
@@ -104,8 +105,12 @@ export function dashboardCommentsService(store: Store, options: DashboardComment
         'Dashboard comments are turned off for this account; an admin turns them on with PUT /api/v1/tenant/embed-settings {"enableDashboardComments": true}.',
       );
     }
+    // The token outlives its user when the embed tenant is deleted (and perhaps made again under the name).
     const embedTenant = await findEmbedTenant(db, principal.tenantId, tenantName);
-    if (!embedTenant) throw new ApiError('FORBIDDEN', `The embed tenant "${tenantName}" of this session no longer exists.`);
+    const [user] = embedTenant ? await embedUsersById(db, principal.tenantId, [embedUserId]) : [];
+    if (!embedTenant || user?.embed_tenant_id !== embedTenant.id) {
+      throw new ApiError('FORBIDDEN', `The embed user of this session no longer exists in embed tenant "${tenantName}"; generate a new session.`);
+    }
     const dashboard = await options.embedDashboards.get(principal, publicId);
     return {
       principal,
