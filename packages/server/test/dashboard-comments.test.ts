@@ -21,6 +21,7 @@ describe.each(DIALECTS)('comments on embedded dashboards (reference 8.C) (%s)', 
   let bob: string;
   let carl: string;
   let ids: Record<'ann' | 'bob' | 'carl' | 'dave', number>;
+  const workbooks = new Map<string, number>();
 
   const tick = () => {
     clock += 1_000;
@@ -38,6 +39,7 @@ describe.each(DIALECTS)('comments on embedded dashboards (reference 8.C) (%s)', 
     const workbook = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/workbooks/by-slug/${name}`, body: { name } });
     expect(workbook.statusCode, workbook.body).toBe(201);
     const workbookId = (workbook.json() as Json).id as number;
+    workbooks.set(name, workbookId);
     const done = await t.request({
       method: 'POST',
       url: `/api/v1/deployments/${deploymentId}/workbooks/${workbookId}/publish`,
@@ -131,8 +133,16 @@ describe.each(DIALECTS)('comments on embedded dashboards (reference 8.C) (%s)', 
 
   it('a session whose embed tenant was deleted (even if made again under the name) is refused with 403, and writes nothing', async () => {
     const erin = await embedToken({ externalId: 'erin', embedTenantName: 'gone', email: 'erin@gone.example' });
-    expect((await call(erin, 'GET', `${board}/comments/mentionable-users`)).statusCode).toBe(404);
+    const shared = await t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${deploymentId}/workbooks/${workbooks.get('board')}/embed-access`,
+      body: { embedTenantName: 'gone', action: 'read' },
+    });
+    expect(shared.statusCode, shared.body).toBe(200);
+    const written = await comment(erin, 'from a tenant about to go');
     expect((await t.request({ method: 'DELETE', url: '/api/v1/embed-tenants/gone' })).statusCode).toBeLessThan(300);
+    // The tenant's conversations go with it.
+    expect(await t.store.db.selectFrom('dashboard_comments').select('id').where('id', '=', written.id).executeTakeFirst()).toBeUndefined();
     problem(await call(erin, 'POST', `${board}/comments`, { body: 'still here?' }), 403, 'FORBIDDEN');
     expect((await t.request({ method: 'POST', url: '/api/v1/embed-tenants/gone/user', body: { externalId: 'erin' } })).statusCode).toBe(200);
     const refused = problem(await call(erin, 'GET', `${board}/comments`), 403, 'FORBIDDEN');
