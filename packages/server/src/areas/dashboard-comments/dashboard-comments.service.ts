@@ -215,20 +215,13 @@ export function dashboardCommentsService(store: Store, options: DashboardComment
       const filter = input.resolvedOnly === true ? 'resolved' : input.includeResolved === true ? 'all' : 'open';
       const roots = await listRoots(db, context.partition, filter, after, page.first + 1);
       const { items, pageInfo } = toPage(roots, page, (r) => [r.created_at, r.id]);
-      const replies = await repliesOf(
-        db,
-        items.map((r) => r.id),
-      );
-      return {
-        items: items.map((root) =>
-          toThread(
-            context,
-            root,
-            replies.filter((r) => r.parent_id === root.id),
-          ),
-        ),
-        pageInfo,
-      };
+      const byRoot = new Map<number, DashboardCommentRow[]>();
+      const rootIds = items.map((r) => r.id);
+      for (const reply of await repliesOf(db, rootIds)) {
+        const rootId = reply.parent_id as number;
+        byRoot.set(rootId, [...(byRoot.get(rootId) ?? []), reply]);
+      }
+      return { items: items.map((root) => toThread(context, root, byRoot.get(root.id) ?? [])), pageInfo };
     },
 
     /** 8.C.2: a new thread, or a reply to a thread's root. */
