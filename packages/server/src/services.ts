@@ -92,18 +92,19 @@ export interface ServiceOptions {
 
 /**
  * The caller of a user as if they had sent a request with an unscoped key of theirs: what work done
- * for a user outside a request (a scheduled agent task) runs as, with the same access checks.
+ * for a user outside a request (a scheduled agent task, an internal embed session's saving) runs
+ * as, with the same access checks; `credentialKind` says which in the audit log.
  * A user who is gone or deactivated has no caller.
  */
 function callerFor(store: Store, tenantCache: TenantCache, later: Use) {
-  return async (tenantId: number, userId: number): Promise<Caller> => {
+  return async (tenantId: number, userId: number, credentialKind = 'agent-task'): Promise<Caller> => {
     const [user, tenant] = await Promise.all([
       findUserById(store.db, tenantId, userId),
       store.db.selectFrom('tenants').select(['id', 'slug']).where('id', '=', tenantId).executeTakeFirst(),
     ]);
     if (!user || user.deactivated_at !== null || !tenant) throw new Error(`User ${userId} no longer exists or is deactivated.`);
     const snapshot = await tenantCache.snapshot(tenantId);
-    const actor = { tenantId, userId, email: user.email, role: user.role, keyId: 0, scope: null, credentialKind: 'agent-task' };
+    const actor = { tenantId, userId, email: user.email, role: user.role, keyId: 0, scope: null, credentialKind };
     return {
       actor,
       tenant,

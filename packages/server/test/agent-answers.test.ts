@@ -11,6 +11,7 @@ import { DIALECTS, problem, TestApp, type Caller } from './harness.js';
 import { writeShopSqlite } from './query-fixtures.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 import { startSmtp, type TestSmtp } from './smtp-fixture.js';
+import { WorkspaceFixtures } from './workspace-fixtures.js';
 import { Masked } from '../src/mail/index.js';
 
 /*
@@ -437,6 +438,23 @@ for (const dialect of DIALECTS) {
       expect(mail?.mail.text).toContain('Ada and Cy.');
     });
 
+    it('a chart that is not valid Vega-Lite, or names a URL, is refused and told to the model; nothing of it is shown', async () => {
+      provider.answer(
+        { toolCalls: [{ name: 'run_query', arguments: { measures: ['orders.count'] } }] },
+        { toolCalls: [{ name: 'make_chart', arguments: { spec: { mark: 'no-such-mark', encoding: {} } } }] },
+        { toolCalls: [{ name: 'make_chart', arguments: { spec: { mark: 'bar', layer: [{ mark: { type: 'image', url: 'https://evil.example/x.png' } }] } } }] },
+        { text: 'No chart, then.' },
+      );
+      const before = provider.requests.length;
+      const events = sse(await ask(threads(), 'Chart the orders'));
+      const steps = events.filter((e) => e.event === 'step').map((e) => e.data);
+      expect(steps.map((s) => s.kind)).toEqual(['query', 'rows', 'refused', 'refused']);
+      expect(steps[2]).toMatchObject({ tool: 'make_chart', detail: expect.stringContaining('not a valid Vega-Lite spec') });
+      expect(steps[3]).toMatchObject({ tool: 'make_chart', detail: expect.stringContaining('may not name a URL') });
+      // The model was told why, as the tool's result.
+      expect(JSON.stringify(provider.requests[before + 2]!.body.messages)).toContain('not a valid Vega-Lite spec');
+    });
+
     describe('saving a report and a dashboard draft', () => {
       const toolsSent = (index: number) => provider.requests[index]!.body.tools?.map((tool) => tool.function.name);
       const reportCount = async () =>
@@ -609,6 +627,44 @@ for (const dialect of DIALECTS) {
         }
       });
 
+      it('an internal session (internalId) with allowChatWorkspaceAuthoring true saves as its account user, within their role; left out or false, it is offered no saving', async () => {
+        const author = await t.user('DEVELOPER');
+        const granted = await t.request({
+          method: 'POST',
+          url: '/api/v1/policies',
+          body: { principal: { type: 'USER', id: author.userId }, resource: { type: 'DEPLOYMENT', id }, access: 'EDIT' },
+        });
+        expect(granted.statusCode, granted.body).toBe(201);
+        const toolsOf = (index: number) => provider.requests[index]!.body.tools!.map((tool) => tool.function.name);
+        for (const settings of [{}, { allowChatWorkspaceAuthoring: false }]) {
+          const token = await embedToken({ internalId: author.email, settings });
+          provider.answer({ text: 'Nothing saved.' });
+          const before = provider.requests.length;
+          sse(await asEmbed(token, { method: 'POST', url: threads(), body: { question: 'Save something' }, sse: true }));
+          expect(toolsOf(before)).toEqual(TOOLS);
+        }
+        const token = await embedToken({ internalId: author.email, settings: { allowChatWorkspaceAuthoring: true } });
+        provider.answer(
+          { toolCalls: [{ name: 'run_query', arguments: { measures: ['orders.count'] } }] },
+          { toolCalls: [{ name: 'save_report', arguments: { name: 'Saved from an embed' } }] },
+          { text: 'Saved.' },
+        );
+        const before = provider.requests.length;
+        const events = sse(await asEmbed(token, { method: 'POST', url: threads(), body: { question: 'Save the order count' }, sse: true }));
+        expect(toolsOf(before)).toEqual([...TOOLS, ...SAVING]);
+        const saved = events.find((e) => e.data.kind === 'saved')!.data;
+        const report = await t.request({ url: `/api/v1/deployments/${id}/reports/${saved.id}`, key: author.key });
+        expect(report.statusCode, report.body).toBe(200);
+        expect(report.json()).toMatchObject({ name: 'Saved from an embed', createdBy: author.userId });
+        // A viewer's internal session is offered no saving, whatever the session says.
+        const viewer = await t.user('VIEWER');
+        const viewing = await embedToken({ internalId: viewer.email, settings: { allowChatWorkspaceAuthoring: true } });
+        provider.answer({ text: 'No.' });
+        const second = provider.requests.length;
+        sse(await asEmbed(viewing, { method: 'POST', url: threads(), body: { question: 'Save something' }, sse: true }));
+        expect(toolsOf(second)).toEqual(TOOLS);
+      });
+
       it('allowAi false (the session’s, else the account’s embed settings) is a 403 on every thread route; another deployment’s token is a 403', async () => {
         const pinned = await embedToken({ externalId: 'no-ai', settings: { allowAi: false } });
         const before = provider.requests.length;
@@ -634,6 +690,158 @@ for (const dialect of DIALECTS) {
           403,
           'FORBIDDEN',
         );
+      });
+    });
+
+    describe('AI widgets summarised at view time', () => {
+      let workbookId: number;
+      let publicId: string;
+      const embedUrl = (widget = 'summary') => `/api/v1/embed/dashboard/${publicId}/ai-widgets/${widget}/summary`;
+      const consoleUrl = (widget = 'summary') => `/api/v1/deployments/${id}/workbooks/${workbookId}/dashboard/ai-widgets/${widget}/summary`;
+      const embedToken = async (externalId: string, region: string, settings: Json = {}): Promise<string> => {
+        const generated = await t.request({
+          method: 'POST',
+          url: '/api/v1/embed/generate-session',
+          body: { deploymentId: id, externalId, embedTenantName: 'ai-widgets', userAttributes: [{ name: 'region', value: region }], settings },
+        });
+        expect(generated.statusCode, generated.body).toBe(200);
+        const exchanged = await t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, body: generated.json() });
+        expect(exchanged.statusCode, exchanged.body).toBe(200);
+        return (exchanged.json() as { token: string }).token;
+      };
+      const summarize = (token: string, widget = 'summary', body: Json = {}) =>
+        t.request({ method: 'POST', url: embedUrl(widget), key: null, body, headers: { authorization: `Bearer ${token}` } });
+      /** The rows the model was given in the question of request `index`. */
+      const questionOf = (index: number): string => {
+        const messages = provider.requests[index]!.body.messages as Array<{ role: string; content: string }>;
+        return messages.filter((m) => m.role === 'user').at(-1)!.content;
+      };
+      const storedThreads = async (): Promise<Json> => {
+        const workbook = await t.request({ url: `/api/v1/deployments/${id}/workbooks/${workbookId}` });
+        return ((workbook.json() as Json).publishedDashboard as Json).aiWidgetThreads as Json;
+      };
+
+      beforeAll(async () => {
+        const ws = new WorkspaceFixtures(t, id);
+        workbookId = await ws.workbook('AI summaries');
+        const reportId = await ws.report('Customers by region');
+        const query = { dimensions: ['customers.name', 'customers.region'], order: { 'customers.name': 'asc' } };
+        await t.store.db
+          .updateTable('reports')
+          .set({ spec: JSON.stringify({ query }) })
+          .where('id', '=', reportId)
+          .execute();
+        const published = await t.request({
+          method: 'POST',
+          url: `/api/v1/deployments/${id}/workbooks/${workbookId}/publish`,
+          body: {
+            allowEmbed: true,
+            config: {
+              widgets: [
+                { id: 'chart', type: 'CHART', position: { x: 0, y: 0, w: 6, h: 4 }, config: { reportId } },
+                {
+                  id: 'summary',
+                  type: 'AI',
+                  position: { x: 6, y: 0, w: 6, h: 4 },
+                  config: { reportId, agentId: restricted, prompt: 'Say who the customers are.' },
+                },
+              ],
+            },
+          },
+        });
+        expect(published.statusCode, published.body).toBe(200);
+        publicId = (published.json() as Json).publicId as string;
+        await embedToken('widget-anna', 'EU');
+        const shared = await t.request({
+          method: 'PUT',
+          url: `/api/v1/deployments/${id}/workbooks/${workbookId}/embed-access`,
+          body: { embedTenantName: 'ai-widgets', action: 'read' },
+        });
+        expect(shared.statusCode, shared.body).toBe(200);
+      });
+
+      it('an embed viewer’s summary is answered over their own rows as their thread, and only its id and checksum are stored on the dashboard', async () => {
+        const token = await embedToken('widget-anna', 'EU');
+        provider.answer({ text: 'Two customers, both in the EU.' });
+        const before = provider.requests.length;
+        const res = await summarize(token);
+        expect(res.statusCode, res.body).toBe(200);
+        const summary = res.json() as Json;
+        expect(summary).toMatchObject({ threadId: expect.any(String), checksum: expect.stringMatching(/^[0-9a-f]{64}$/), regenerated: true });
+        expect(summary.message).toMatchObject({ role: 'assistant', text: 'Two customers, both in the EU.' });
+        // The question holds the prompt and the viewer's rows: EU only, whatever the report's query says.
+        const question = questionOf(before);
+        expect(question).toContain('Say who the customers are.');
+        expect(question).toContain('"customers.region":"EU"');
+        expect(question).not.toContain('"customers.region":"US"');
+        expect(await storedThreads()).toEqual({ summary: { threadId: summary.threadId, checksum: summary.checksum } });
+        const thread = await t.request({
+          url: `/api/v1/deployments/${id}/threads/${summary.threadId}`,
+          key: null,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(thread.statusCode, thread.body).toBe(200);
+        // Asked again with the same rows: the same summary, without the model.
+        const again = await summarize(token);
+        expect(again.statusCode, again.body).toBe(200);
+        expect(again.json()).toMatchObject({
+          threadId: summary.threadId,
+          checksum: summary.checksum,
+          regenerated: false,
+          message: { text: 'Two customers, both in the EU.' },
+        });
+        expect(provider.requests).toHaveLength(before + 1);
+      });
+
+      it('another viewer never gets a stored summary of someone else: their own rows, a new thread, stored in its place', async () => {
+        const anna = await embedToken('widget-anna', 'EU');
+        provider.answer({ text: 'EU again.' });
+        const first = (await summarize(anna)).json() as Json;
+        const bob = await embedToken('widget-bob', 'US');
+        provider.answer({ text: 'US customers.' });
+        const before = provider.requests.length;
+        const res = await summarize(bob);
+        expect(res.statusCode, res.body).toBe(200);
+        const summary = res.json() as Json;
+        expect(summary.regenerated).toBe(true);
+        expect(summary.threadId).not.toBe(first.threadId);
+        expect(summary.checksum).not.toBe(first.checksum);
+        expect(questionOf(before)).toContain('"customers.region":"US"');
+        expect(questionOf(before)).not.toContain('"customers.region":"EU"');
+        expect((await storedThreads()).summary).toEqual({ threadId: summary.threadId, checksum: summary.checksum });
+        // Bob cannot read Anna's thread.
+        problem(
+          await t.request({ url: `/api/v1/deployments/${id}/threads/${first.threadId}`, key: null, headers: { authorization: `Bearer ${bob}` } }),
+          404,
+          'AGENT_THREAD_NOT_FOUND',
+        );
+      });
+
+      it('showAiWidgets false keeps a stored summary rendering and refuses a new one; allowAi false refuses every summary', async () => {
+        const carla = await embedToken('widget-carla', 'EU');
+        provider.answer({ text: 'Carla’s summary.' });
+        const made = (await summarize(carla)).json() as Json;
+        const before = provider.requests.length;
+        const still = await summarize(await embedToken('widget-carla', 'EU', { showAiWidgets: false }));
+        expect(still.statusCode, still.body).toBe(200);
+        expect(still.json()).toMatchObject({ threadId: made.threadId, regenerated: false });
+        // Another region: rows changed, a new summary would be needed.
+        problem(await summarize(await embedToken('widget-carla', 'US', { showAiWidgets: false })), 403, 'FORBIDDEN');
+        problem(await summarize(await embedToken('widget-carla', 'EU', { allowAi: false })), 403, 'FORBIDDEN');
+        expect(provider.requests).toHaveLength(before);
+      });
+
+      it('a console user summarises through the workbook with their own rows; a widget that is not an AI widget is a 404, and an API key on the embed route a 403', async () => {
+        provider.answer({ text: 'EU for the explorer.' });
+        const before = provider.requests.length;
+        const res = await t.request({ method: 'POST', url: consoleUrl(), key: eu.key, body: {} });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toMatchObject({ regenerated: true, message: { text: 'EU for the explorer.' } });
+        expect(questionOf(before)).toContain('"customers.region":"EU"');
+        expect(questionOf(before)).not.toContain('"customers.region":"US"');
+        problem(await t.request({ method: 'POST', url: consoleUrl('chart'), body: {} }), 404, 'WIDGET_NOT_FOUND');
+        problem(await t.request({ method: 'POST', url: embedUrl(), body: {} }), 403, 'FORBIDDEN');
+        problem(await t.request({ method: 'POST', url: consoleUrl(), body: { filters: 'all' } }), 400, 'VALIDATION_FAILED');
       });
     });
   });

@@ -230,6 +230,28 @@ describe.each(DIALECTS)('AI settings (%s)', (dialect) => {
     expect((await put({ enabled: false })).statusCode).toBe(200);
   });
 
+  it('a notification summary counts in its reader’s month of usage, and is refused once their budget is spent, without calling the provider', async () => {
+    const summariser = t.app.services.summariser;
+    expect((await put({ enabled: true, limits: { tokensPerUserPerMonth: null } })).statusCode).toBe(200);
+    at = new Date('2027-02-10T00:00:00Z');
+    const reader = { userId: developer.userId };
+    provider.answer({ text: 'Orders rose.', usage: { promptTokens: 40, completionTokens: 9 } });
+    expect(await summariser.summarise(t.tenantId, 'Orders', '[1]', '[2]', reader)).toBe('Orders rose.');
+    expect((await t.request({ url: USAGE })).json()).toEqual({
+      month: '2027-02',
+      limit: null,
+      items: [{ userId: developer.userId, embedUserId: null, promptTokens: 40, completionTokens: 9, answers: 1 }],
+    });
+    try {
+      expect((await put({ limits: { tokensPerUserPerMonth: 49 } })).statusCode).toBe(200);
+      const before = provider.requests.length;
+      await expect(summariser.summarise(t.tenantId, 'Orders', '[1]', '[2]', reader)).rejects.toMatchObject({ code: 'AI_BUDGET_EXCEEDED' });
+      expect(provider.requests).toHaveLength(before);
+    } finally {
+      expect((await put({ enabled: false, limits: { tokensPerUserPerMonth: null } })).statusCode).toBe(200);
+    }
+  });
+
   describe('the client', () => {
     let client: ModelClient;
     beforeAll(async () => {

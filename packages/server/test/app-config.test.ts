@@ -63,6 +63,21 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
       expect(theirs.embedding.allowAi).toBeNull();
     });
 
+    it('sheetsAgentChatEnabled is off until an admin turns it on; null turns it off again; a non-admin is refused and changes nothing', async () => {
+      const read = async () => (await t.request({ url: '/api/v1/app-config', key: viewer.key })).json().sheetsAgentChatEnabled;
+      expect(await read()).toBe(false);
+      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', key: viewer.key, body: { sheetsAgentChatEnabled: true } }), 403, 'FORBIDDEN');
+      problem(await t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { sheetsAgentChatEnabled: 'yes' } }), 400, 'VALIDATION_FAILED');
+      expect(await read()).toBe(false);
+      const on = await t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { sheetsAgentChatEnabled: true } });
+      expect(on.statusCode, on.body).toBe(200);
+      expect(on.json()).toMatchObject({ sheetsAgentChatEnabled: true, restrictDataDownload: false });
+      expect(await read()).toBe(true);
+      expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body: { sheetsAgentChatEnabled: null } })).json().sheetsAgentChatEnabled).toBe(
+        false,
+      );
+    });
+
     it('shows a change at once on another server process sharing the store', async () => {
       const second = await buildApp({ store: t.store, baseDomain: null, tenantCacheMs: 0 });
       try {

@@ -60,7 +60,7 @@ for (const dialect of DIALECTS) {
         'the build to finish after the kill',
       );
       expect(done.status).toBe('success');
-      // Issue 39: the server that took the build over says so in its own log: which job, from which process, at which attempt.
+      // The server that took the build over says so in its own log: which job, from which process, at which attempt.
       expect(second.output()).toMatch(
         new RegExp(
           `took back data-model.build job ${building.buildJobId} \\(tenant \\d+\\) from [^,"]*:${killedPid}:[^,"]*, silent since [^,]*, at attempt 1 of \\d+; queued it again`,

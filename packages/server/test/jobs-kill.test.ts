@@ -93,7 +93,7 @@ for (const dialect of DIALECTS) {
       const done = await jobs.waitFor(tenantId, id, { timeoutMs: 15_000 });
       expect(done).toMatchObject({ state: 'failed', attempts: 1, error: DEAD_WORKER });
       expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + SWEEP_MS + 2000);
-      // Issue 39: the takeover is reported with the job, the dead process and the attempt.
+      // The takeover is reported with the job, the dead process and the attempt.
       expect(takeovers).toEqual([
         expect.objectContaining({ jobId: id, kind: 'hang', tenantId, attempt: 1, maxAttempts: 1, outcome: 'failed', fromOwner: `fixture:${killedPid}` }),
       ]);

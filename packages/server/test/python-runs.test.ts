@@ -194,7 +194,7 @@ describe.each(DIALECTS)('POST /api/v1/embed/dashboard/{publicId}/python-run (ref
     expect(res.json()).toMatchObject({ inputRowCount: 1, executionError: 'The analysis ran longer than 3 s and was stopped.', outputData: null });
   });
 
-  it('the escape from the issue (the runtime’s module through sys.modules, the host file system mounted by assignment) reaches nothing of the host', async () => {
+  it('the pyodide_js._api escape through the API (the runtime’s module through sys.modules, the host file system mounted by assignment) reaches nothing of the host', async () => {
     const res = await run(eu, input(escapeReportId));
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json() as Json;

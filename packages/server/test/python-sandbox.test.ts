@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { permissionFlags, PYODIDE_DIR, PythonSandbox, SandboxBusyError, SandboxClosedError, WORKER_FILE } from '../src/python/sandbox.js';
+import { crashReason, permissionFlags, PYODIDE_DIR, PythonSandbox, SandboxBusyError, SandboxClosedError, WORKER_FILE } from '../src/python/sandbox.js';
 
 // The sandbox alone (no store involved): what the code can and cannot reach, and the limits.
 // Each run loads a worker (seconds on a busy machine): generous time per test.
@@ -159,6 +159,18 @@ describe('the Python sandbox', { timeout: 180_000 }, () => {
     const result = await sandbox.run('output = float("nan")', []);
     expect(result.executionError).toMatch(/not JSON/);
   });
+
+  it('a worker that crashes is reported in one short line, without the runtime’s source or a path of the host', async () => {
+    const result = await sandbox.run("import os\nos.system('id')", []);
+    expect(result.executionError).toMatch(/^The Python sandbox stopped unexpectedly/);
+    expect(result.executionError!.length).toBeLessThan(300);
+    expect(result.executionError).not.toContain(PYODIDE_DIR);
+    expect(result.executionError).not.toMatch(/\/(?:tmp|work|root|home|usr)\//);
+    // The reason kept from a worker's stderr: a short line, paths replaced; a line of source text, nothing.
+    expect(crashReason("warning\nError: ENOENT: no such file, open '/srv/mapi/data/secret.key'\n")).toBe("Error: ENOENT: no such file, open '<path>'");
+    expect(crashReason(`x\n${'var a=function(){return 1};'.repeat(40)}`)).toBeNull();
+    expect(crashReason('')).toBeNull();
+  });
 });
 
 // The issue's escape (the runtime's module reached through sys.modules['pyodide_js._api'], the
@@ -190,7 +202,7 @@ describe('the Python sandbox keeps the host out', { timeout: 300_000 }, () => {
 
   const py = (value: string) => JSON.stringify(value);
 
-  it('the issue’s payload and its variants reach no host file: no read, no listing, no write, no environment', async () => {
+  it('the pyodide_js._api escape (the host file system mounted by assignment) and its variants reach no host file: no read, no listing, no write, no environment', async () => {
     // Each probe's name, then its code: reaching its end without an exception is "reached".
     const mount = `M.FS.root.mount.opts.root = '/'\nM.FS.root.contents.tmp.node_ops = M.NODEFS.node_ops\nleak = (os.listdir(${py(dataDir)}), open(${py(secretFile)}).read()[:6])`;
     const probes: Record<string, string> = {

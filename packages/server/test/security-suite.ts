@@ -234,6 +234,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     createDashboardComment: { body: 'security suite' },
     updateDashboardComment: { body: 'changed by the suite' },
     resolveDashboardThread: { resolved: true },
+    summarizeDashboardAiWidget: {},
+    summarizeEmbedDashboardAiWidget: {},
   };
   return bodies[op.operationId];
 }

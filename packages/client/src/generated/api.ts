@@ -3062,6 +3062,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/ai-widgets/{widgetId}/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: the summary of an AI widget of the workbook’s published dashboard, for the caller
+         * @description Needs VIEW on the workbook and AI on for the account. The widget’s `config` says what to summarise: `prompt` (else a plain summary), `reportId` (a report published with the dashboard: its query runs with the caller’s own rows and the controls sent) and `agentId` (else the deployment’s first agent). The summary is a chat thread of the caller’s, answered as the caller; the dashboard keeps its thread id and checksum (reference 8.G.4). When the caller’s last summary of the widget has the same checksum, it is answered again without the model (`regenerated: false`).
+         */
+        post: operations["summarizeDashboardAiWidget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/embed/dashboard/{publicId}/ai-widgets/{widgetId}/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: the summary of an AI widget of an embedded dashboard, for the embed session’s user
+         * @description An embed token (API keys get 403) of a session that may see the dashboard (reference 4.18) and allows AI (`allowAi`, 403 otherwise). With `showAiWidgets: false` a stored summary still answers, and one that would have to be made afresh is a 403. The widget’s `config` says what to summarise: `prompt` (else a plain summary), `reportId` (a report published with the dashboard: its query runs with the caller’s own rows and the controls sent) and `agentId` (else the deployment’s first agent). The summary is a chat thread of the caller’s, answered as the caller; the dashboard keeps its thread id and checksum (reference 8.G.4). When the caller’s last summary of the widget has the same checksum, it is answered again without the model (`regenerated: false`).
+         */
+        post: operations["summarizeEmbedDashboardAiWidget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed/dashboard/{publicId}/comments": {
         parameters: {
             query?: never;
@@ -5365,6 +5405,16 @@ export interface components {
             progress?: number | null;
             contentType?: string | null;
             error?: string | null;
+        };
+        /** @description An AI widget’s summary for the viewer who asked. */
+        AiWidgetSummary: {
+            /** @description The viewer’s chat thread that holds the summary (stored on the dashboard as reference 8.G.4 says). */
+            threadId: string;
+            /** @description SHA-256 of the prompt, the agent and the rows summarised. */
+            checksum: string;
+            /** @description False: the viewer’s last summary still held (same prompt, agent and rows) and was answered without the model. */
+            regenerated: boolean;
+            message: components["schemas"]["AgentMessage"];
         };
         Agent: {
             id: number;
@@ -20730,6 +20780,8 @@ export interface operations {
                 "application/json": {
                     /** @description The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false. */
                     restrictDataDownload?: boolean | null;
+                    /** @description Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false. */
+                    sheetsAgentChatEnabled?: boolean | null;
                 };
             };
         };
@@ -25333,6 +25385,260 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    summarizeDashboardAiWidget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+                /** @description An AI widget of the published dashboard. */
+                widgetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filters?: components["schemas"]["DashboardFilterInput"][] | null;
+                    timeGrains?: components["schemas"]["DashboardTimeGrainInput"][] | null;
+                    memberSwitchers?: components["schemas"]["DashboardMemberSwitcherInput"][] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description An AI widget’s summary for the viewer who asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AiWidgetSummary"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             *     - `WIDGET_NOT_FOUND`: The published dashboard has no widget with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "AGENT_NOT_FOUND" | "WIDGET_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `AI_BUDGET_EXCEEDED`: The monthly AI token budget is used up
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "AI_BUDGET_EXCEEDED";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            502: components["responses"]["AiProviderUnavailable"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             *     - `AI_NOT_CONFIGURED`: No model provider is configured for this account
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "AI_NOT_CONFIGURED";
+                    };
+                };
+            };
+        };
+    };
+    summarizeEmbedDashboardAiWidget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+                /** @description An AI widget of the published dashboard. */
+                widgetId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filters?: components["schemas"]["DashboardFilterInput"][] | null;
+                    timeGrains?: components["schemas"]["DashboardTimeGrainInput"][] | null;
+                    memberSwitchers?: components["schemas"]["DashboardMemberSwitcherInput"][] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description An AI widget’s summary for the viewer who asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AiWidgetSummary"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             *     - `DASHBOARD_NOT_FOUND`: Dashboard not found
+             *     - `AGENT_NOT_FOUND`: The deployment has no agent with this id
+             *     - `WIDGET_NOT_FOUND`: The published dashboard has no widget with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "AGENT_NOT_FOUND" | "WIDGET_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Too Many Requests. `code` is one of:
+             *     - `RATE_LIMITED`: Too many requests
+             *     - `AI_BUDGET_EXCEEDED`: The monthly AI token budget is used up
+             */
+            429: {
+                headers: {
+                    /** @description Seconds until the key may send again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 429;
+                        /** @enum {string} */
+                        code: "RATE_LIMITED" | "AI_BUDGET_EXCEEDED";
+                    };
+                };
+            };
+            500: components["responses"]["Internal"];
+            502: components["responses"]["AiProviderUnavailable"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `RUNTIME_UNAVAILABLE`: The environment's runtime is not running; retry after the time in Retry-After
+             *     - `AI_NOT_CONFIGURED`: No model provider is configured for this account
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "RUNTIME_UNAVAILABLE" | "AI_NOT_CONFIGURED";
+                    };
+                };
+            };
         };
     };
     listDashboardComments: {

@@ -126,6 +126,22 @@ function depthOf(text: string): number {
   return max;
 }
 
+/**
+ * Problems that report a service outside the server, not a fault of its own: no model provider
+ * configured (the traffic may clear the account's) or one that fails (the traffic may point the
+ * account at an address that does not answer). Documented 502 and 503 answers of these codes are
+ * what the operation promises.
+ */
+const UPSTREAM_CODES = new Set(['AI_NOT_CONFIGURED', 'AI_PROVIDER_UNAVAILABLE']);
+
+function upstreamProblem(body: string): boolean {
+  try {
+    return UPSTREAM_CODES.has(String((JSON.parse(body) as { code?: unknown }).code));
+  } catch {
+    return false;
+  }
+}
+
 /** Everything wrong with one response. */
 export function check(
   op: Operation,
@@ -139,7 +155,8 @@ export function check(
   const status = response.statusCode;
   const type = mediaType(response.headers['content-type']);
   const documented = op.responses.get(String(status)) ?? op.responses.get(`${String(status)[0]}XX`) ?? op.responses.get('default');
-  if (status >= 500) out.push({ kind: 'server-error', detail: String(status), message: `${status} ${response.body.slice(0, 200)}` });
+  if (status >= 500 && !(documented && upstreamProblem(response.body)))
+    out.push({ kind: 'server-error', detail: String(status), message: `${status} ${response.body.slice(0, 200)}` });
   if (!documented && status !== 429)
     out.push({ kind: 'undocumented-status', detail: String(status), message: `${status} is not among ${[...op.responses.keys()].join(', ')}` });
 

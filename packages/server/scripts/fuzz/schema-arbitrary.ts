@@ -55,6 +55,7 @@ export function poolFor(name: string | undefined, parent?: string): PoolName | u
     policyId: 'policy',
     apiKeyId: 'apiKey',
     attributeId: 'attribute',
+    agentId: 'agent',
   };
   return table[n];
 }

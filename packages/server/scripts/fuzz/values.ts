@@ -19,6 +19,7 @@ export type PoolName =
   | 'policy'
   | 'apiKey'
   | 'attribute'
+  | 'agent'
   | 'scimUser'
   | 'scimGroup'
   | 'any';

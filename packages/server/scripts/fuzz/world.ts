@@ -8,7 +8,9 @@ import { bootstrapDefaultTenant, createTenant } from '../../src/areas/tenants/te
 import type { Dialect } from '../../src/db/database.js';
 import type { Role } from '../../src/db/tables.js';
 import { systemClock } from '../../src/time.js';
+import { startModelProvider, type ModelProvider } from '../../test/fixtures/model-provider.js';
 import { createTestStore, type TestStore } from '../../test/harness.js';
+import { Masked } from '../../src/mail/index.js';
 import { ATTRIBUTE_NAMES } from './scim.js';
 import type { PoolName, PoolRef } from './values.js';
 
@@ -29,7 +31,18 @@ interface Row {
   name?: string;
 }
 type Table =
-  'deployments' | 'folders' | 'workbooks' | 'reports' | 'users' | 'groups' | 'policies' | 'api_keys' | 'user_attributes' | 'scim_users' | 'scim_groups';
+  | 'deployments'
+  | 'folders'
+  | 'workbooks'
+  | 'reports'
+  | 'users'
+  | 'groups'
+  | 'policies'
+  | 'api_keys'
+  | 'user_attributes'
+  | 'scim_users'
+  | 'scim_groups'
+  | 'agents';
 const TABLES: Table[] = [
   'deployments',
   'folders',
@@ -42,6 +55,7 @@ const TABLES: Table[] = [
   'user_attributes',
   'scim_users',
   'scim_groups',
+  'agents',
 ];
 /** SCIM tables are keyed by the user's or group's id. */
 const ID_COLUMN: Partial<Record<Table, 'user_id' | 'group_id'>> = { scim_users: 'user_id', scim_groups: 'group_id' };
@@ -60,6 +74,7 @@ const POOL_TABLES: Record<PoolName, Table[]> = {
   policy: ['policies'],
   apiKey: ['api_keys'],
   attribute: ['user_attributes'],
+  agent: ['agents'],
   any: TABLES.filter((t) => !ID_COLUMN[t]),
 };
 const POOL_CAP = 3000;
@@ -89,6 +104,7 @@ export class World {
     readonly tenantId: number,
     readonly dialect: Dialect,
     private readonly dataSources: string,
+    private readonly provider: ModelProvider,
   ) {}
 
   static async create(dialect: Dialect, log: (line: string) => void): Promise<World> {
@@ -115,6 +131,9 @@ export class World {
     // A data-sources directory, as a server configured for usage analytics has (DATASOURCES_DIR);
     // no runtimes: deployments made by the traffic run none.
     const dataSources = fs.mkdtempSync(path.join(os.tmpdir(), 'mapi-fuzz-world-'));
+    // A model provider (the tests' stand-in, which answers every request with a fixed text), so
+    // the agents' answering routes run to a stored answer instead of stopping at "no provider".
+    const provider = await startModelProvider();
     const app = await buildApp({
       store,
       baseDomain: null,
@@ -123,8 +142,9 @@ export class World {
       corsOrigins: [],
       logger: { level: 'error', stream },
       runtime: { driver: 'none', dataSourcesDir: dataSources },
+      aiProvider: { baseUrl: provider.baseUrl, model: 'fuzz-model', apiKey: new Masked('sk-fuzz') },
     });
-    const world = new World(app, store, boot.tenant.id, dialect, dataSources);
+    const world = new World(app, store, boot.tenant.id, dialect, dataSources, provider);
     holder.world = world;
     world.credentials.set('admin', { key: adminKey, userId: boot.admin.id, role: 'ADMIN' });
     await world.seed(log);
@@ -133,6 +153,7 @@ export class World {
 
   async close(): Promise<void> {
     await this.app.close();
+    await this.provider.close();
     await this.store.destroy();
     fs.rmSync(this.dataSources, { recursive: true, force: true });
   }
@@ -177,6 +198,7 @@ export class World {
     const developer = this.credentials.get('developer')!;
     const explorer = this.credentials.get('explorer')!;
     const viewer = this.credentials.get('viewer')!;
+    await this.call('PUT', '/api/v1/ai/settings', { enabled: true });
     const group = await this.call('POST', '/api/v1/groups', { name: 'analysts', description: 'seeded' });
     await this.call('POST', `/api/v1/groups/${group.id}/members`, { userIds: [explorer.userId, viewer.userId] });
     await this.call('POST', '/api/v1/groups', { name: 'empty group' });
@@ -288,6 +310,9 @@ export class World {
         resource: { type: 'FOLDER', id: folders[1] },
         access: 'MANAGE',
       });
+    // Agents, so the agent routes' ids name real ones (and their threads get answers).
+    for (let i = 0; i < 2; i++)
+      await this.tryCall(log, 'POST', `/api/v1/deployments/${d.id}/agents`, { name: `Agent ${i}`, starterPrompts: ['What sold best?'] }, as);
     return d.id;
   }
 
@@ -314,7 +339,7 @@ export class World {
         continue;
       }
       let query = this.store.db.selectFrom(table as 'folders').select(['id', 'tenant_id']);
-      if (table === 'folders' || table === 'workbooks' || table === 'reports') query = query.select('deployment_id') as typeof query;
+      if (table === 'folders' || table === 'workbooks' || table === 'reports' || table === 'agents') query = query.select('deployment_id') as typeof query;
       if (table === 'user_attributes') query = query.select('name') as typeof query;
       const rows = (await query
         .orderBy('id', 'desc')

@@ -23,6 +23,18 @@ export const WORKER_FILE = fileURLToPath(new URL('../../sandbox/python-worker.mj
 export const PYODIDE_DIR = path.dirname(createRequire(import.meta.url).resolve('pyodide/package.json')) + path.sep;
 
 /**
+ * What a caller is told of a worker that died: the last line of its stderr when that is a short
+ * message, with any host path replaced; never a line of the runtime's minified source (a crash
+ * inside Pyodide prints one) or where the server is installed.
+ */
+export function crashReason(stderr: string): string | null {
+  const last = stderr.trim().split('\n').filter(Boolean).pop();
+  if (last === undefined) return null;
+  const line = last.replace(/(?:file:\/\/)?\/[^\s'"():,]+/g, '<path>').trim();
+  return line.length <= 200 ? line : null;
+}
+
+/**
  * Node's permission model: what the worker process may do. Without an --allow-* flag for them,
  * file writes, child processes, worker threads, native addons and WASI are refused; file reads
  * are allowed for Pyodide's directory and the worker's program only. Node 20 calls the switch
@@ -261,7 +273,7 @@ export class PythonSandbox {
       // 'close' rather than 'exit': its stderr has been read to the end by then.
       child.on('close', (code, signal) => {
         clearTimeout(timer);
-        const why = stderrTail.trim().split('\n').filter(Boolean).pop() ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
+        const why = crashReason(stderrTail) ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
         if (!loaded) reject(new Error(`The Python worker stopped while it loaded: ${why}`));
         deliver({ type: 'exit', outOfMemory: /heap out of memory|Reached heap limit/i.test(stderrTail), why: code === 0 ? null : why });
       });

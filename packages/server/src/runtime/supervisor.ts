@@ -528,7 +528,7 @@ export class Supervisor {
     const looping = counted && pod.crashes >= this.options.crashLoopAfter;
     this.#log(
       pod,
-      `The runtime ${reason}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} ${delay === 0 ? 'now' : `in ${formatDelay(delay)}`} (restart ${pod.restarts})`,
+      `The runtime ${reason.replace(/[.\s]+$/, '')}. ${looping ? 'Back-off restarting failed runtime' : 'Restarting'} ${delay === 0 ? 'now' : `in ${formatDelay(delay)}`} (restart ${pod.restarts})`,
     );
     try {
       await updateOwned(this.db, pod.rowId, this.options.owner, {

@@ -62,6 +62,12 @@ export const AppConfigInput = Type.Object(
         description: 'The tenant-wide lock on data downloads: while on, dashboard exports answer 403 (scheduled notifications still render). Default false.',
       }),
     ),
+    sheetsAgentChatEnabled: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Null()], {
+        description:
+          'Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,8 @@ import { embedSettings, referenceEmbedSettings } from './embed-settings.js';
 
 /** Where the switch is kept among the account's stored settings (beside the tenant settings, never one of their keys). */
 const RESTRICT_DATA_DOWNLOAD = 'restrictDataDownload';
+/** The spreadsheet add-ins' switch (5.3), kept the same way: this server runs no add-in, it answers the switch to those that read it. */
+const SHEETS_AGENT_CHAT = 'sheetsAgentChatEnabled';
 
 async function readRestrict(db: Executor, tenantId: number): Promise<boolean> {
   return (await readStoredSettings(db, tenantId, 'account_settings'))[RESTRICT_DATA_DOWNLOAD] === true;
@@ -36,7 +38,7 @@ export function appConfigService(store: Store) {
       return {
         applyThemeGlobally: false,
         restrictDataDownload: await restrictDataDownload(store.db, caller.actor.tenantId, caller.snapshot),
-        sheetsAgentChatEnabled: false,
+        sheetsAgentChatEnabled: (await readStoredSettings(store.db, caller.actor.tenantId, 'account_settings'))[SHEETS_AGENT_CHAT] === true,
         appTheme: null,
         creatorMode: null,
         embedding: referenceEmbedSettings(embed),
@@ -51,8 +53,12 @@ export function appConfigService(store: Store) {
       const tenantId = caller.actor.tenantId;
       await serialized(store, lockKey.accountSettings(tenantId), async (trx) => {
         const stored = await readStoredSettings(trx, tenantId, 'account_settings');
-        if (input.restrictDataDownload === null || input.restrictDataDownload === false) delete stored[RESTRICT_DATA_DOWNLOAD];
-        else if (input.restrictDataDownload === true) stored[RESTRICT_DATA_DOWNLOAD] = true;
+        for (const key of [RESTRICT_DATA_DOWNLOAD, SHEETS_AGENT_CHAT] as const) {
+          const value = input[key];
+          // Null or false: the default again (off), stored as nothing.
+          if (value === null || value === false) delete stored[key];
+          else if (value === true) stored[key] = true;
+        }
         await writeStoredSettings(trx, tenantId, 'account_settings', stored);
       });
       return service.get({ actor: { tenantId } });

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DeploymentParams, Id, Nullable, PageOf, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
+import { DashboardFilterInput, DashboardMemberSwitcherInput, DashboardTimeGrainInput } from '../dashboards/index.js';
 import { ResourceOwnerSchema } from '../workspace/index.js';
 
 /*
@@ -193,7 +194,35 @@ export type TaskRun = Static<typeof TaskRunSchema>;
 
 export const TaskRunsSchema = Type.Object({ items: Type.Array(Type.Ref('ScheduledTaskRun')) }, { $id: 'ScheduledTaskRuns' });
 
+const nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
+/** The controls a viewer has applied to the dashboard, which the summarised report's query takes as the widget shows it. */
+export const WidgetSummaryBody = Type.Object(
+  {
+    filters: nullable(Type.Array(ref(DashboardFilterInput), { maxItems: 100 })),
+    timeGrains: nullable(Type.Array(ref(DashboardTimeGrainInput), { maxItems: 100 })),
+    memberSwitchers: nullable(Type.Array(ref(DashboardMemberSwitcherInput), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type WidgetSummaryInput = Static<typeof WidgetSummaryBody>;
+
+const WidgetId = Type.String({ minLength: 1, maxLength: 128, description: 'An AI widget of the published dashboard.' });
+export const WorkbookWidgetParams = Type.Object({ deploymentId: Id, workbookId: Id, widgetId: WidgetId });
+export const EmbedWidgetParams = Type.Object({ publicId: Type.String({ minLength: 1, maxLength: 64 }), widgetId: WidgetId });
+
+export const WidgetSummarySchema = Type.Object(
+  {
+    threadId: Type.String({ description: 'The viewer’s chat thread that holds the summary (stored on the dashboard as reference 8.G.4 says).' }),
+    checksum: Type.String({ description: 'SHA-256 of the prompt, the agent and the rows summarised.' }),
+    regenerated: Type.Boolean({ description: 'False: the viewer’s last summary still held (same prompt, agent and rows) and was answered without the model.' }),
+    message: Type.Ref('AgentMessage'),
+  },
+  { $id: 'AiWidgetSummary', description: 'An AI widget’s summary for the viewer who asked.' },
+);
+
 export const agentSchemas = [
+  WidgetSummarySchema,
   AgentSchema,
   PageOf('Agent'),
   AgentSuggestionsSchema,

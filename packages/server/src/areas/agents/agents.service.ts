@@ -258,6 +258,11 @@ export function agentsService(store: Store, options: { now: Clock; audit: Audit 
       return requireAgent(db, tenantId, deploymentId, agentId);
     },
 
+    /** The deployment's oldest agent, which answers AI widgets that name none; null when it has none. */
+    async firstAgentId(tenantId: number, deploymentId: number): Promise<number | null> {
+      return (await allAgents(db, tenantId, deploymentId))[0]?.id ?? null;
+    },
+
     /** An embed user's (or an internal session's user's) own threads with an agent, newest first. */
     async threadsOf(tenantId: number, deploymentId: number, agentId: number, owner: ThreadOwner, input: ListInput) {
       const agent = await requireAgent(db, tenantId, deploymentId, agentId);

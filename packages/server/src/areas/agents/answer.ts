@@ -10,7 +10,7 @@ import type { EmbedPrincipal } from '../embed-sessions/index.js';
 import type { AgentMessage, AgentThread } from './agents.schemas.js';
 import { ownedBy, type AgentsService, type StoredThread, type ThreadOwner } from './agents.service.js';
 import { AUTHORING_NOTE, AUTHORING_TOOL_NAMES, AUTHORING_TOOLS, draftInput, newReportPublicId, reportInput, type AuthoringServices } from './authoring.js';
-import { checkChart } from './chart.js';
+import { checkChart, type ChartChecker } from './chart.js';
 
 /**
  * Who asks: a console user (their request's caller, or a scheduled task's owner) or an embed
@@ -99,6 +99,10 @@ export interface AnswersDeps {
   dataApi: DataApiService;
   /** The reports, dashboards and workbooks services the authoring tools write through; absent: none are offered. */
   authoring?: AuthoringServices;
+  /** The caller of an account user, as if they had sent a request: whom an internal embed session's saving runs as; absent: embed sessions never save. */
+  callerFor?: (tenantId: number, userId: number, credentialKind?: string) => Promise<Caller>;
+  /** Checks a chart against Vega-Lite's schema; absent: on this thread (the module passes the worker pool's). */
+  checkChart?: ChartChecker;
 }
 
 export interface AskInput {
@@ -178,6 +182,7 @@ export function problemOf(error: unknown): { code: ProblemCode; detail: string }
  */
 export function answersService(deps: AnswersDeps) {
   const { agents, ai, dataApi } = deps;
+  const chartOf: ChartChecker = deps.checkChart ?? (async (spec, rows) => checkChart(spec, rows));
 
   /** Whether an embed session may use AI: what its session pinned, else the account's embed settings, else the account's switch. */
   async function embedAllowsAi(principal: EmbedPrincipal): Promise<boolean> {
@@ -206,6 +211,16 @@ export function answersService(deps: AnswersDeps) {
     return agents.agentOf(asker.principal.tenantId, deploymentId, agentId);
   }
 
+  /** Whom saving runs as: the console user; an internal embed session's account user when the session allows it; else nobody. */
+  async function authorOf(asker: Asker): Promise<Caller | null> {
+    if (asker.kind === 'user') return asker.caller;
+    const { claims, tenantId } = asker.principal;
+    const userId = claims.embed_user.user_id;
+    if (claims.settings.allowChatWorkspaceAuthoring !== true || claims.embed_user.id !== null || userId === null || !deps.callerFor) return null;
+    // A user since deactivated saves nothing (the session's token still reads, as 4.17 leaves it).
+    return deps.callerFor(tenantId, userId, 'embed').catch(() => null);
+  }
+
   async function meta(asker: Asker, deploymentId: number) {
     return asker.kind === 'user' ? dataApi.meta(asker.caller, deploymentId) : dataApi.metaForEmbed(asker.tenant, asker.principal);
   }
@@ -231,6 +246,9 @@ export function answersService(deps: AnswersDeps) {
   }
 
   return {
+    /** 403 unless the asker may use AI at all (the account's switch; an embed session's `allowAi`). */
+    requireAi,
+
     /** The read routes' check for an embed session: its deployment, and AI allowed (403 otherwise). */
     async embedOwner(principal: EmbedPrincipal, deploymentId: number): Promise<ThreadOwner> {
       if (principal.claims.deployment_id !== deploymentId)
@@ -273,11 +291,13 @@ export function answersService(deps: AnswersDeps) {
       await ai.checkBudget(tenantId, who);
       const { client, limits } = model;
       const allowed = agent.members === null ? null : new Set(JSON.parse(agent.members) as string[]);
-      // Saving is offered to console users who could create content at all (a viewer cannot); the
-      // services decide the rest, as for the user's own request. Embed sessions never get it: an
-      // embed token creates no workspace content anywhere (creator mode is not offered), so
-      // `allowChatWorkspaceAuthoring` has nothing it could open.
-      const authoring = asker.kind === 'user' && asker.caller.actor.role !== 'VIEWER' ? (deps.authoring ?? null) : null;
+      // Saving is offered to whoever could create content at all (a viewer cannot), as themselves;
+      // the services decide the rest, as for their own request. A console user may save; an embed
+      // session only when it pins `allowChatWorkspaceAuthoring: true` and stands for an account
+      // user (`internalId`), whose own role then applies (4.15: "never grants more than the
+      // user's role"). An embed user of its own (`externalId`) creates no workspace content at all.
+      const author = await authorOf(asker);
+      const authoring = author !== null && author.actor.role !== 'VIEWER' ? (deps.authoring ?? null) : null;
       const tools = authoring === null ? TOOLS : [...TOOLS, ...AUTHORING_TOOLS];
       const preamble = authoring === null ? PREAMBLE : `${PREAMBLE}\n${AUTHORING_NOTE}`;
 
@@ -419,12 +439,12 @@ export function answersService(deps: AnswersDeps) {
         }
         if (name === 'make_chart') {
           if (lastRows === null) throw new ApiError('VALIDATION_FAILED', 'Run a query first: a chart draws the rows of the last run_query.');
-          const spec = checkChart((args.spec as unknown) ?? args, lastRows);
+          const spec = await chartOf((args.spec as unknown) ?? args, lastRows);
           step({ kind: 'chart', spec });
           lastChart = spec;
           return 'The chart is drawn and shown to the user.';
         }
-        if (AUTHORING_TOOL_NAMES.has(name) && authoring !== null && asker.kind === 'user') return save(authoring, asker.caller, name, args);
+        if (AUTHORING_TOOL_NAMES.has(name) && authoring !== null && author !== null) return save(authoring, author, name, args);
         throw new ApiError('VALIDATION_FAILED', `There is no tool ${JSON.stringify(name)}; the tools are ${tools.map((t) => t.name).join(', ')}.`);
       };
 

@@ -232,10 +232,37 @@ export async function writePublication(
   return published;
 }
 
+/** Reference 8.G.4's write: the AI widget's thread and checksum on the published dashboard (and the workbook's copy of it). */
+async function storeAiWidgetThreadIn(
+  store: Store,
+  tenantId: number,
+  workbookId: number,
+  widgetId: string,
+  thread: { threadId: string; checksum: string | null },
+): Promise<Dashboard> {
+  const found = await findDashboardByWorkbook(store.db, tenantId, workbookId);
+  if (!found) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
+  return serialized(store, lockKey.dashboard(found.id), async (trx) => {
+    const dashboard = (await findDashboardByWorkbook(trx, tenantId, workbookId)) ?? found;
+    const version = await findPublishedVersion(trx, tenantId, dashboard.id);
+    if (!version) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
+    const config = normalizeDashboardConfig(JSON.parse(version.config)) as DashboardConfig | null;
+    if (!hasWidget(widgetsOf(config), widgetId))
+      throw new ApiError('WIDGET_NOT_FOUND', `The published dashboard of workbook ${workbookId} has no widget ${JSON.stringify(widgetId)}.`);
+    const threads = { ...aiWidgetThreadsOf(dashboard), [widgetId]: thread };
+    const updated = await setAiWidgetThreads(trx, tenantId, dashboard.id, JSON.stringify(threads));
+    await syncWorkbookCopy(trx, tenantId, workbookId, { aiWidgetThreads: threads });
+    const snapshots = await snapshotsOf(trx, tenantId, [version.id]);
+    return toDashboard(updated, version, snapshots.get(version.id) ?? []);
+  });
+}
+
 /** Dashboards of workbooks: the draft, publications and their versions, and the embedding switch. */
 export function dashboardsService(store: Store, now: Clock) {
   const { db } = store;
 
+  const storeAiWidgetThread = (tenantId: number, workbookId: number, widgetId: string, thread: { threadId: string; checksum: string | null }) =>
+    storeAiWidgetThreadIn(store, tenantId, workbookId, widgetId, thread);
   return {
     /** Saves the workbook's draft (EDIT on the workbook); answers the draft as stored and the published config. */
     async saveDraft(
@@ -306,7 +333,6 @@ export function dashboardsService(store: Store, now: Clock) {
       });
     },
 
-    /** The workbook's dashboard versions, newest first (VIEW on the workbook); empty before the first publication. */
     /**
      * Reference 8.G.4: stores the chat thread of an AI widget on the published dashboard. VIEW
      * suffices: viewers regenerate AI widgets too, and requiring EDIT once sent read-only viewers
@@ -316,23 +342,17 @@ export function dashboardsService(store: Store, now: Clock) {
       const context = await openWorkspace(db, caller, deploymentId);
       const tenantId = context.scope.tenantId;
       await authorizedWorkbook(db, context, workbookId, 'VIEW');
-      const found = await findDashboardByWorkbook(db, tenantId, workbookId);
-      if (!found) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
-      return serialized(store, lockKey.dashboard(found.id), async (trx) => {
-        const dashboard = (await findDashboardByWorkbook(trx, tenantId, workbookId)) ?? found;
-        const version = await findPublishedVersion(trx, tenantId, dashboard.id);
-        if (!version) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
-        const config = normalizeDashboardConfig(JSON.parse(version.config)) as DashboardConfig | null;
-        if (!hasWidget(widgetsOf(config), input.widgetId))
-          throw new ApiError('WIDGET_NOT_FOUND', `The published dashboard of workbook ${workbookId} has no widget ${JSON.stringify(input.widgetId)}.`);
-        const threads = { ...aiWidgetThreadsOf(dashboard), [input.widgetId]: { threadId: input.threadId, checksum: input.checksum ?? null } };
-        const updated = await setAiWidgetThreads(trx, tenantId, dashboard.id, JSON.stringify(threads));
-        await syncWorkbookCopy(trx, tenantId, workbookId, { aiWidgetThreads: threads });
-        const snapshots = await snapshotsOf(trx, tenantId, [version.id]);
-        return toDashboard(updated, version, snapshots.get(version.id) ?? []);
-      });
+      return storeAiWidgetThread(tenantId, workbookId, input.widgetId, { threadId: input.threadId, checksum: input.checksum ?? null });
     },
 
+    /**
+     * 8.G.4's write without an access check, for a summary the caller was already allowed to see
+     * (agents' AI widget summaries, which embed sessions regenerate too).
+     */
+    storeAiWidgetThread: (tenantId: number, workbookId: number, widgetId: string, thread: { threadId: string; checksum: string | null }) =>
+      storeAiWidgetThread(tenantId, workbookId, widgetId, thread),
+
+    /** The workbook's dashboard versions, newest first (VIEW on the workbook); empty before the first publication. */
     async versions(caller: Caller, deploymentId: number, workbookId: number, query: VersionsInput): Promise<{ items: Dashboard[]; pageInfo: PageInfo }> {
       const context = await openWorkspace(db, caller, deploymentId);
       const page = pageRequest(query);

@@ -128,7 +128,7 @@ export function envVarsService(
         );
         const errors = [...bodyErrors(items, existing), ...refused];
         if (errors.length > 0) {
-          throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message).join('; ')}.`, { errors });
+          throw new ApiError('VALIDATION_FAILED', `Nothing was changed: ${errors.map((e) => e.message.replace(/\.$/, '')).join('; ')}.`, { errors });
         }
         const sealed = items.map(({ name, value }) => ({ name, value: secrets.seal(value, envVarContext(deploymentId, name)) }));
         await upsertEnvVars(trx, tenantId, deploymentId, sealed, timestamp(now));

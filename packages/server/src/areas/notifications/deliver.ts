@@ -162,7 +162,8 @@ export async function deliverNotification(work: DeliveryWork, record: DeliveryRe
       return null;
     }
     try {
-      return await deps.summariser.summarise(work.tenant.id, title, recipient.previousData, data);
+      const reader = recipient.userId !== null ? { userId: recipient.userId } : recipient.embedUserId !== null ? { embedUserId: recipient.embedUserId } : null;
+      return await deps.summariser.summarise(work.tenant.id, title, recipient.previousData, data, reader);
     } catch (error) {
       summaryNotes.add(`No AI summary for some recipients: ${messageOf(error)}.`);
       return null;

@@ -36,7 +36,13 @@ export const notificationsArea = defineArea('notifications', ({ platform: { stor
   const summariser = createAccountSummariser(async (tenantId) => {
     if (!(await ai.enabled(tenantId))) return null;
     const model = await ai.clientFor(tenantId);
-    return model === null ? null : { client: model.client, maxTokensPerAnswer: model.limits.maxTokensPerAnswer };
+    if (model === null) return null;
+    return {
+      client: model.client,
+      maxTokensPerAnswer: model.limits.maxTokensPerAnswer,
+      checkBudget: (reader) => ai.checkBudget(tenantId, reader),
+      recordUsage: (reader, usage) => ai.recordUsage(tenantId, reader, usage),
+    };
   }, fallback);
   const notificationScheduler = new NotificationScheduler(store, jobs, {
     now,

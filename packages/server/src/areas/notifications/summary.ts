@@ -34,11 +34,18 @@ export function boundedRenderData(data: RenderData): string {
   }
 }
 
+/** Whose AI usage a summary counts as: the recipient it is written for (a user or an embed user); null: nobody's (a Slack channel). */
+export type SummaryReader = { userId: number } | { embedUserId: number } | null;
+
 export interface Summariser {
   /** Whether the tenant's summaries have a writer: its AI provider, or NOTIFICATION_SUMMARY_URL. */
   available(tenantId: number): Promise<boolean>;
-  /** A few sentences on what changed from `previous` to `current` (both from boundedRenderData). */
-  summarise(tenantId: number, title: string, previous: string, current: string): Promise<string>;
+  /**
+   * A few sentences on what changed from `previous` to `current` (both from boundedRenderData).
+   * Written by the account's model, it counts in `reader`'s month of usage and is refused once
+   * their budget is spent, as their own answers are.
+   */
+  summarise(tenantId: number, title: string, previous: string, current: string, reader?: SummaryReader): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -48,8 +55,16 @@ export interface UrlSummariser {
   close(): Promise<void>;
 }
 
-/** The account's model for summaries (areas/ai-settings): null when AI is off for it or no provider is configured. */
-export type AccountModel = (tenantId: number) => Promise<{ client: ModelClient; maxTokensPerAnswer: number } | null>;
+/**
+ * The account's model for summaries (areas/ai-settings): null when AI is off for it or no provider
+ * is configured. `checkBudget` throws when the reader's month is spent; `recordUsage` counts one summary.
+ */
+export type AccountModel = (tenantId: number) => Promise<{
+  client: ModelClient;
+  maxTokensPerAnswer: number;
+  checkBudget(reader: NonNullable<SummaryReader>): Promise<void>;
+  recordUsage(reader: NonNullable<SummaryReader>, usage: { promptTokens: number; completionTokens: number }): Promise<void>;
+} | null>;
 
 const INSTRUCTION =
   'You write the opening of a scheduled dashboard email: two or three plain sentences on what changed between the previous and the current data of the dashboard. Figures only from the data; no greeting, no markdown.';
@@ -67,13 +82,15 @@ export function createAccountSummariser(accountModel: AccountModel, fallback: Ur
     async available(tenantId) {
       return fallback !== null || (await accountModel(tenantId)) !== null;
     },
-    async summarise(tenantId, title, previous, current) {
+    async summarise(tenantId, title, previous, current, reader = null) {
       const model = await accountModel(tenantId);
       if (model === null) {
         if (fallback === null) throw new Error('no summariser is configured');
         return fallback.summarise(title, previous, current);
       }
+      if (reader !== null) await model.checkBudget(reader);
       let text = '';
+      let usage: { promptTokens: number; completionTokens: number } | null = null;
       try {
         for await (const event of model.client.chat({
           messages: [
@@ -83,10 +100,12 @@ export function createAccountSummariser(accountModel: AccountModel, fallback: Ur
           maxTokens: Math.min(SUMMARY_MAX_TOKENS, model.maxTokensPerAnswer),
         })) {
           if (event.type === 'text') text += event.delta;
+          else if (event.type === 'done') usage = event.usage;
         }
       } catch (error) {
         throw new Error(`the account's model provider failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
+      if (reader !== null && usage !== null) await model.recordUsage(reader, usage);
       if (text.trim() === '') throw new Error('the account’s model answered no text');
       return text.trim().slice(0, 2_000);
     },
