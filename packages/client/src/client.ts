@@ -25,6 +25,7 @@ import { createPods, type Logs, type Pods } from './pods.js';
 import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
+import { createDashboardComments, type DashboardComments } from './dashboard-comments.js';
 import { createGitHost, type GitHost } from './git-host.js';
 import { createNotifications, type Notifications } from './notifications.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
@@ -79,6 +80,8 @@ export interface MapiClient extends TypedCalls, Lists {
   dashboards: Dashboards;
   /** Renders of published dashboards to PNG or PDF: start, follow, download (reference 8.A.1-8.A.3). */
   dashboardExports: DashboardExports;
+  /** Comments on embedded dashboards, for a client made with an embed token (reference 8.C). */
+  dashboardComments: DashboardComments;
   /** Embed tenants, their users, groups and members (reference 4.1-4.13). */
   embedTenants: EmbedTenants;
   /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
@@ -133,6 +136,7 @@ export function createClient(options: ClientOptions): MapiClient {
     gitHost: createGitHost(api),
     ...createDashboards(api),
     dashboardExports: createDashboardExports(api),
+    dashboardComments: createDashboardComments(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),
     ...createReportPlacements(api),

@@ -155,3 +155,8 @@ export type UpdateAiSettingsInput = NonNullable<operations['updateAiSettings']['
 export type AiUsage = Schemas['AiUsage'];
 export type AiUsageRow = Schemas['AiUsageRow'];
 export type AgentAnswer = Schemas['AgentAnswer'];
+
+/** Comments on embedded dashboards (reference 8.C). */
+export type DashboardComment = Schemas['CommentDto'];
+export type DashboardThread = Schemas['ThreadDto'];
+export type MentionableUser = Schemas['MentionableUser'];

@@ -3,6 +3,7 @@ import { aiSettingsArea } from './areas/ai-settings/index.js';
 import type { ServerProviderConfig } from './ai/index.js';
 import { agentsArea } from './areas/agents/index.js';
 import { apiKeysArea } from './areas/api-keys/index.js';
+import { dashboardCommentsArea } from './areas/dashboard-comments/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
 import { dataApiArea } from './areas/data-api/index.js';
@@ -218,6 +219,8 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
       callerFor: callerFor(store, platform.tenantCache, later),
       mailer: use(notificationsArea).mailer,
     })),
+    // Mentions are mailed with notifications' mailer too.
+    wire(dashboardCommentsArea, (use) => ({ mailer: use(notificationsArea).mailer })),
   ] as const;
 }
 

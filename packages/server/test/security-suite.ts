@@ -90,6 +90,8 @@ interface Ids {
   agentId: number;
   threadId: string;
   taskId: number;
+  /** A comment of the embed tenant on the published dashboard. */
+  commentId: number;
 }
 
 /**
@@ -229,6 +231,9 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     setDashboardAiWidgetThread: { widgetId: 'suite-ai', threadId: 'suite-thread', checksum: null },
     askAgent: { question: 'security suite' },
     continueAgentThread: { question: 'security suite' },
+    createDashboardComment: { body: 'security suite' },
+    updateDashboardComment: { body: 'changed by the suite' },
+    resolveDashboardThread: { resolved: true },
     summarizeDashboardAiWidget: {},
     summarizeEmbedDashboardAiWidget: {},
   };
@@ -301,6 +306,7 @@ const TABLES = [
   'agent_tasks',
   'agent_task_runs',
   'ai_usage',
+  'dashboard_comments',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {
@@ -398,6 +404,43 @@ export function securitySuite(kind: Kind): void {
     }
 
     async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
+      const ids = await seedItems(tenantId, adminId, label);
+      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName) };
+    }
+
+    /** A comment of the embed tenant's seeded user on the dashboard, so {commentId} names a real one. */
+    async function commentOf(tenantId: number, dashboardId: number, embedTenantName: string): Promise<number> {
+      const at = new Date().toISOString();
+      const user = await t.store.db
+        .selectFrom('embed_users as u')
+        .innerJoin('embed_tenants as e', 'e.id', 'u.embed_tenant_id')
+        .select(['u.id', 'u.embed_tenant_id'])
+        .where('e.tenant_id', '=', tenantId)
+        .where('e.name', '=', embedTenantName)
+        .executeTakeFirstOrThrow();
+      const row = await t.store.db
+        .insertInto('dashboard_comments')
+        .values({
+          tenant_id: tenantId,
+          dashboard_id: dashboardId,
+          embed_tenant_id: user.embed_tenant_id,
+          parent_id: null,
+          author_id: user.id,
+          body: 'seeded',
+          mentions: '[]',
+          created_at: at,
+          edited_at: null,
+          removed_at: null,
+          resolved_at: null,
+          resolved_by: null,
+          last_activity_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    }
+
+    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId'>> {
       const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
       const member = await t.user('EXPLORER', { tenantId });
       const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });

@@ -29,6 +29,7 @@ import type {
   NotificationDeliveryTable,
   NotificationDeliveryRecipientTable,
   DashboardExportTable,
+  DashboardCommentTable,
 } from './tables/content.js';
 import type {
   DeploymentTable,
@@ -152,6 +153,7 @@ export interface Database {
   identity_providers: IdentityProviderTable;
   idp_sign_ins: IdpSignInTable;
   dashboard_exports: DashboardExportTable;
+  dashboard_comments: DashboardCommentTable;
   git_host_apps: GitHostAppTable;
   git_host_links: GitHostLinkTable;
   git_host_link_states: GitHostLinkStateTable;

@@ -365,4 +365,6 @@ export const lockKey = {
   agentThread: (threadId: number) => `agent-thread:${threadId}`,
   /** A published dashboard's AI-widget threads: read, changed and written back as one. */
   dashboard: (dashboardId: number) => `dashboard:${dashboardId}`,
+  /** One comment thread on a dashboard (its root's id): replies, edits, removals and resolving, so its last activity and a reply racing a removal stay consistent. */
+  commentThread: (rootId: number) => `comment-thread:${rootId}`,
 };

@@ -24,6 +24,7 @@ export const PROBLEMS = {
   KEY_SCOPE_FORBIDDEN: { status: 403, title: 'The API key is not scoped to this deployment' },
   EMBEDDING_DISABLED: { status: 403, title: 'Embedding is turned off for this account' },
   PYTHON_ANALYSIS_DISABLED: { status: 403, title: 'Python analysis is turned off for this account' },
+  DASHBOARD_COMMENTS_DISABLED: { status: 403, title: 'Dashboard comments are turned off for this account' },
   ROUTE_NOT_FOUND: { status: 404, title: 'No such route' },
   USAGE_ANALYTICS_DISABLED: { status: 404, title: 'Usage analytics is not enabled for this account' },
   TENANT_NOT_FOUND: { status: 404, title: 'No tenant answers on this host' },
@@ -118,6 +119,7 @@ export const PROBLEMS = {
   AGENT_THREAD_NOT_FOUND: { status: 404, title: 'No chat thread of yours has this id' },
   AGENT_TASK_NOT_FOUND: { status: 404, title: 'The deployment has no scheduled task of yours with this id' },
   AGENT_TASK_LIMIT: { status: 409, title: 'The user has as many active scheduled tasks as they may' },
+  COMMENT_NOT_FOUND: { status: 404, title: 'The dashboard has no comment with this id' },
   WIDGET_NOT_FOUND: { status: 404, title: 'The published dashboard has no widget with this id' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

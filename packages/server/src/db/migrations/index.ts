@@ -34,6 +34,7 @@ import { deliveryRenderData } from './0030_delivery_render_data.js';
 import { userAttributeVersions } from './0033_user_attribute_versions.js';
 import { aiSettings } from './0034_ai_settings.js';
 import { agents } from './0035_agents.js';
+import { dashboardComments } from './0036_dashboard_comments.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -77,6 +78,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0033_user_attribute_versions': userAttributeVersions(dialect),
         '0034_ai_settings': aiSettings(dialect),
         '0035_agents': agents(dialect),
+        '0036_dashboard_comments': dashboardComments(dialect),
       };
     },
   };

@@ -226,3 +226,27 @@ export interface DashboardExportTable {
 }
 
 export type DashboardExportRow = Selectable<DashboardExportTable>;
+
+/** A comment on an embedded dashboard (reference 8.C, migration 0036): a thread's root (`parent_id` null) or a reply to one. */
+export interface DashboardCommentTable {
+  id: Generated<number>;
+  tenant_id: number;
+  dashboard_id: number;
+  /** The partition: conversations live inside one embed tenant. */
+  embed_tenant_id: number;
+  parent_id: number | null;
+  /** The embed user who wrote it; null once they are gone. */
+  author_id: number | null;
+  /** Kept after removal (the API shows it emptied). */
+  body: string;
+  /** JSON array of the embed user ids the body has mentioned, over all its edits (each is mailed once). */
+  mentions: string;
+  created_at: string;
+  edited_at: string | null;
+  removed_at: string | null;
+  /** On roots only: the thread's state. */
+  resolved_at: string | null;
+  resolved_by: number | null;
+  last_activity_at: string;
+}
+export type DashboardCommentRow = Selectable<DashboardCommentTable>;
