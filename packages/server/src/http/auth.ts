@@ -81,6 +81,10 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured'
   ['GET /api/v1/reference', 'default'],
   ['GET /api/v1/reference/reference.js', 'default'],
   ['GET /api/v1/reference/redoc.standalone.js', 'default'],
+  // The embedded dashboard page and its fingerprinted files (areas/embed-page): the page takes
+  // its session id from its URL and exchanges it itself.
+  ['GET /embed/dashboard/:publicId', 'default'],
+  ['GET /embed/assets/:file', 'default'],
 ]);
 
 /** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */

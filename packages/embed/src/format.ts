@@ -1,0 +1,60 @@
+/**
+ * Numbers and dates for the viewer: Intl in the page's locale and time zone (URL parameters
+ * first, then the session's settings, then the account's, then the browser's).
+ */
+export interface Formats {
+  locale: string;
+  timeZone: string;
+  number(value: unknown): string;
+  value(value: unknown, kind?: 'measure' | 'dimension' | 'time'): string;
+}
+
+function supportedLocale(candidate: string | null | undefined): string | null {
+  if (!candidate) return null;
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([candidate])[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function supportedZone(candidate: string | null | undefined): string | null {
+  if (!candidate) return null;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: candidate });
+    return candidate;
+  } catch {
+    return null;
+  }
+}
+
+const NAIVE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/;
+
+export function formats(locales: Array<string | null | undefined>, zones: Array<string | null | undefined>): Formats {
+  const locale = locales.map(supportedLocale).find((l) => l !== null) ?? navigator.language ?? 'en-US';
+  const timeZone = zones.map(supportedZone).find((z) => z !== null) ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
+  const zoned = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone });
+  // A time without an offset is already the query's wall-clock time: shown as it is.
+  const wall = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' });
+  const number = (value: unknown) => (typeof value === 'number' ? numbers.format(value) : String(value));
+  return {
+    locale,
+    timeZone,
+    number,
+    value(value, kind) {
+      if (value === null || value === undefined) return '—';
+      if (typeof value === 'number') return number(value);
+      if (typeof value === 'string') {
+        if (kind === 'measure' && /^-?\d+(\.\d+)?$/.test(value)) return number(Number(value));
+        if (kind === 'time' || NAIVE_TIME.test(value) || /Z|[+-]\d{2}:\d{2}$/.test(value)) {
+          const naive = NAIVE_TIME.test(value);
+          const date = new Date(naive ? `${value.length === 10 ? `${value}T00:00:00` : value}Z` : value);
+          if (!Number.isNaN(date.getTime())) return naive ? wall.format(date) : zoned.format(date);
+        }
+        return value;
+      }
+      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+    },
+  };
+}
