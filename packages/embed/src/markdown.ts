@@ -1,12 +1,17 @@
 import DOMPurify from 'dompurify';
-import { marked } from 'marked';
+import { Marked } from 'marked';
 
 /**
- * A TEXT widget's Markdown as HTML, sanitised: DOMPurify keeps formatting and links, drops
- * scripts, event handlers, styles and anything else that could run or restyle the page.
+ * A TEXT widget's Markdown as HTML, safe to insert. Raw HTML in the source is dropped (the
+ * server's renders drop tags too, so both show the same text), and DOMPurify then sanitises what
+ * Markdown made: links and formatting stay; `javascript:` URLs, event handlers, styles and forms
+ * go. Dropping raw HTML first also keeps the browser from ever parsing a handler: Chromium reports
+ * one as a CSP violation even in the sanitiser's inert document.
  */
+const markdown = new Marked({ gfm: true, async: false, renderer: { html: () => '' } });
+
 export function markdownHtml(source: string): string {
-  const html = marked.parse(source, { async: false, gfm: true }) as string;
+  const html = markdown.parse(source) as string;
   return DOMPurify.sanitize(html, { FORBID_ATTR: ['style'], FORBID_TAGS: ['style', 'form', 'input', 'button', 'iframe'] });
 }
 

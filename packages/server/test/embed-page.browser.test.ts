@@ -108,7 +108,7 @@ window.addEventListener('message', async (event) => {
         if (url.pathname === '/host') {
           const query = new URLSearchParams({ session: await generate(viewer) });
           for (const name of ['locale', 'timezone']) if (url.searchParams.has(name)) query.set(name, url.searchParams.get(name)!);
-          const src = `${appOrigin}/embed/dashboard/${shop.publicId}?${query}`;
+          const src = `${appOrigin}/embed/dashboard/${url.searchParams.get('board') ?? shop.publicId}?${query}`;
           return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage(src, viewer));
         }
         res.writeHead(404).end();
@@ -276,6 +276,91 @@ window.addEventListener('message', async (event) => {
       reached.push(String(await frame.evaluate(() => (globalThis as any).document.activeElement?.tagName ?? '')));
     }
     expect(reached).toContain('SELECT');
+    await page.close();
+  });
+
+  it('containers and tabs hold their widgets, a time grain re-queries, dividers and spacers take their cells, and text is sanitised', async () => {
+    const base = `/api/v1/deployments/${shop.deploymentId}`;
+    const reportId = async (publicId: string, body: Json) => {
+      const res = await shop.t.request({ method: 'PUT', url: `${base}/reports/by-public-id/${publicId}`, body: { name: publicId, ...body } });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      return (res.json() as Json).id as number;
+    };
+    const revenue = await reportId('revenue', { title: 'Revenue', kind: 'kpi', spec: { query: { measures: ['orders.total_amount'] } } });
+    const overTime = await reportId('over-time', {
+      title: 'Orders over time',
+      kind: 'vega',
+      spec: {
+        query: {
+          measures: ['orders.count'],
+          timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month' }],
+          order: { 'orders.created_at': 'asc' },
+        },
+      },
+    });
+    const workbook = await shop.t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/layout-board`, body: { name: 'Layout board' } });
+    const workbookId = (workbook.json() as Json).id as number;
+    const w = (id: string, type: string, position: Json, config: Json = {}) => ({ id, type, position, config });
+    const config = {
+      title: 'Layout board',
+      widgets: [
+        w('grain', 'TIME_GRAIN', { x: 0, y: 0, w: 4, h: 2 }, { member: 'orders.created_at', title: 'Grain' }),
+        w('gap', 'SPACER', { x: 4, y: 0, w: 8, h: 2 }),
+        w('line', 'DIVIDER', { x: 0, y: 2, w: 12, h: 1 }),
+        w('over-time', 'CHART', { x: 0, y: 3, w: 6, h: 5 }, { reportId: overTime }),
+        w(
+          'tabs',
+          'CONTAINER',
+          { x: 6, y: 3, w: 6, h: 5 },
+          {
+            layout: 'tabs',
+            title: 'More',
+            tabs: [
+              { title: 'Revenue', widgets: ['t-revenue'] },
+              { title: 'Notes', widgets: ['t-notes'] },
+            ],
+          },
+        ),
+        w('t-revenue', 'CHART', { x: 0, y: 0, w: 12, h: 2 }, { reportId: revenue }),
+        w(
+          't-notes',
+          'TEXT',
+          { x: 0, y: 0, w: 12, h: 2 },
+          {
+            text: 'See [the guide](https://example.com/guide). [Or this](javascript:window.pwned=3)<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 2">',
+          },
+        ),
+      ],
+    };
+    const published = await shop.t.request({ method: 'POST', url: `${base}/workbooks/${workbookId}/publish`, body: { workbookId, config, allowEmbed: true } });
+    expect(published.statusCode, published.body).toBe(200);
+    await shop.t.grant({ type: 'USER', id: shop.eu.userId }, { type: 'WORKBOOK', id: workbookId }, 'VIEW');
+
+    const { page, frame, violations } = await open('eu', `&board=${(published.json() as Json).publicId}`);
+    await loaded(frame, 'over-time');
+    await loaded(frame, 't-revenue');
+    // Months: January and February.
+    expect(await cell(frame, 'over-time').locator('tbody tr').count()).toBe(2);
+    await cell(frame, 'grain').locator('select').selectOption('day');
+    await frame.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-widget-id="over-time"] tbody tr').length === 3);
+    // The container holds its tabs' widgets, one tab at a time, not the page's grid.
+    expect(await frame.locator('.dashboard > .grid > [data-widget-id="t-revenue"]').count()).toBe(0);
+    expect(await cell(frame, 'tabs').locator('[role="tab"]').allTextContents()).toEqual(['Revenue', 'Notes']);
+    expect(await cell(frame, 't-revenue').isVisible()).toBe(true);
+    expect(await cell(frame, 't-notes').isVisible()).toBe(false);
+    await cell(frame, 'tabs').getByRole('tab', { name: 'Notes' }).click();
+    expect(await cell(frame, 't-notes').isVisible()).toBe(true);
+    expect(await cell(frame, 't-revenue').isVisible()).toBe(false);
+    // Sanitised: the link stays (opening outside the frame), the script and the handler do not.
+    expect(await cell(frame, 't-notes').locator('a').first().getAttribute('target')).toBe('_blank');
+    expect(await cell(frame, 't-notes').locator('script').count()).toBe(0);
+    expect(await cell(frame, 't-notes').locator('img').count()).toBe(0);
+    expect(await cell(frame, 't-notes').locator('a[href]').count()).toBe(1);
+    expect(await cell(frame, 't-notes').locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
+    expect(await cell(frame, 'line').locator('hr').count()).toBe(1);
+    expect(await cell(frame, 'gap').getAttribute('aria-hidden')).toBe('true');
+    expect(violations).toEqual([]);
     await page.close();
   });
 

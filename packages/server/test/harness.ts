@@ -121,6 +121,7 @@ export class TestApp {
       rateLimitPerIpPerMinute?: number;
       embedExchangePerIpPerMinute?: number;
       embedTokenLifetimeMs?: number;
+      embedPageDir?: string;
       sqlApi?: AppOptions['sqlApi'];
       aiProvider?: AppOptions['aiProvider'];
     } = {},
@@ -148,6 +149,7 @@ export class TestApp {
       ...(options.embedExchangePerIpPerMinute !== undefined ? { embedExchangePerIpPerMinute: options.embedExchangePerIpPerMinute } : {}),
       ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
       ...(options.embedTokenLifetimeMs !== undefined ? { embedTokenLifetimeMs: options.embedTokenLifetimeMs } : {}),
+      ...(options.embedPageDir !== undefined ? { embedPageDir: options.embedPageDir } : {}),
       ...(options.outbound ? { outbound: options.outbound } : {}),
       ...(options.python ? { python: options.python } : {}),
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
