@@ -7,6 +7,7 @@ import { el } from './dom.js';
 import { formats } from './format.js';
 import { EmbedSession, parentOriginOf, SessionEnded } from './session.js';
 import { applyTheme } from './theme.js';
+import { preloadCharts } from './widgets.js';
 
 /**
  * The embedded dashboard page: `/embed/dashboard/{publicId}?session=<id>&locale=&timezone=`.
@@ -87,6 +88,7 @@ async function start(): Promise<void> {
     return setStatus(error instanceof CallFailed ? error.message : 'The dashboard could not be loaded.', true);
   }
 
+  preloadCharts(dashboard.reportSnapshots);
   const settings = session.claims.settings;
   const account = config.embedding ?? {};
   const { font } = applyTheme(session.claims.theme);

@@ -90,6 +90,11 @@ let chartModule: Promise<typeof import('./chart.js')> | undefined;
 /** The chart chunk (Vega, Vega-Lite), loaded once with the first chart. */
 const charts = () => (chartModule ??= import('./chart.js'));
 
+/** Starts loading the chart chunk while the first queries run, when a widget may draw a chart. */
+export function preloadCharts(snapshots: Snapshot[]): void {
+  if (snapshots.some((s) => s.kind !== 'kpi' && s.kind !== 'table')) void charts().catch(() => undefined);
+}
+
 /** A widget with a report: its chart, KPI or table, re-queried when the controls change. */
 export function reportWidget(cell: HTMLElement, widget: Widget, context: PageContext): ReportWidget | null {
   const reportId = reportIdOf(widget);

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Masked } from '../src/mail/index.js';
+import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
 import { DIALECTS } from './harness.js';
 import { renderShop, type RenderShop } from './render-fixtures.js';
 
@@ -28,10 +30,12 @@ const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe
 const TOKEN_LIFETIME_MS = 10_000;
 
 /** Session options per viewer: EU and US analysts (their own region attribute), and a themed EU session. */
-type Viewer = 'eu' | 'us' | 'themed' | 'revoked';
+type Viewer = 'eu' | 'us' | 'themed' | 'revoked' | 'chat';
 
 describe.each(DIALECTS)('the embedded dashboard page in Chromium (%s)', (dialect) => {
   let shop: RenderShop;
+  let provider: ModelProvider;
+  let agentId: number;
   let browser: Browser;
   let appOrigin: string;
   let host: http.Server;
@@ -43,6 +47,7 @@ describe.each(DIALECTS)('the embedded dashboard page in Chromium (%s)', (dialect
   async function generate(viewer: Viewer): Promise<string> {
     const email = viewer === 'us' ? shop.us.email : shop.eu.email;
     const body: Json = { deploymentId: shop.deploymentId, internalId: email };
+    if (viewer === 'chat') body.settings = { allowAi: true, showDashboardChat: true };
     if (viewer === 'themed') {
       body.embedTheme = { font: 'DejaVu Serif', primaryColor: 'rgb(200, 0, 100)' };
       body.settings = { locale: 'de-DE', showMemberNames: true };
@@ -75,8 +80,10 @@ window.addEventListener('message', async (event) => {
   }
 
   beforeAll(async () => {
+    provider = await startModelProvider();
+    const aiProvider = { baseUrl: provider.baseUrl, model: 'embed-model', apiKey: new Masked('sk-embed') };
     const [built, launched] = await Promise.all([
-      renderShop(dialect, { embedTokenLifetimeMs: TOKEN_LIFETIME_MS }),
+      renderShop(dialect, { embedTokenLifetimeMs: TOKEN_LIFETIME_MS, aiProvider }),
       chromium.launch({
         executablePath: CHROMIUM,
         headless: true,
@@ -107,7 +114,7 @@ window.addEventListener('message', async (event) => {
         }
         if (url.pathname === '/host') {
           const query = new URLSearchParams({ session: await generate(viewer) });
-          for (const name of ['locale', 'timezone']) if (url.searchParams.has(name)) query.set(name, url.searchParams.get(name)!);
+          for (const name of ['locale', 'timezone', 'agentId']) if (url.searchParams.has(name)) query.set(name, url.searchParams.get(name)!);
           const src = `${appOrigin}/embed/dashboard/${url.searchParams.get('board') ?? shop.publicId}?${query}`;
           return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage(src, viewer));
         }
@@ -122,12 +129,18 @@ window.addEventListener('message', async (event) => {
     expect(settings.statusCode, settings.body).toBe(200);
     const allow = await shop.t.request({ method: 'PATCH', url: `/api/v1/embed/dashboard/${shop.publicId}`, body: { allowEmbed: true } });
     expect(allow.statusCode, allow.body).toBe(200);
+    // An agent for the chat entry, answering through the stand-in model provider.
+    expect((await shop.t.request({ method: 'PUT', url: '/api/v1/ai/settings', body: { enabled: true } })).statusCode).toBe(200);
+    const agent = await shop.t.request({ method: 'POST', url: `/api/v1/deployments/${shop.deploymentId}/agents`, body: { name: 'Shop analyst' } });
+    expect(agent.statusCode, agent.body).toBe(200);
+    agentId = (agent.json() as Json).id as number;
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
     await new Promise((resolve) => host?.close(resolve));
     await shop?.close();
+    await provider?.close();
   });
 
   /** Opens the host page for a viewer; answers the page and its frame once the dashboard's title shows. */
@@ -361,6 +374,20 @@ window.addEventListener('message', async (event) => {
     expect(await cell(frame, 'line').locator('hr').count()).toBe(1);
     expect(await cell(frame, 'gap').getAttribute('aria-hidden')).toBe('true');
     expect(violations).toEqual([]);
+    await page.close();
+  });
+
+  it('the chat entry shows where the session allows AI and dashboard chat, and streams the agent’s answer', async () => {
+    const plain = await open('eu', `&agentId=${agentId}`);
+    expect(await plain.frame.locator('[data-entry="chat"]').count()).toBe(0);
+    await plain.page.close();
+    const { page, frame } = await open('chat', `&agentId=${agentId}`);
+    provider.answer({ text: 'Orders come from Ada and Cy.' });
+    await frame.locator('[data-entry="chat"]').click();
+    await frame.getByLabel('Ask about this dashboard').fill('Who ordered?');
+    await frame.getByRole('button', { name: 'Ask', exact: true }).click();
+    await frame.waitForSelector('.chat-answer:text("Orders come from Ada and Cy.")');
+    expect(await frame.locator('.chat-question').textContent()).toBe('Who ordered?');
     await page.close();
   });
 
