@@ -111,6 +111,8 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
     if (!snapshot) return note(body, `Report ${reportId} is not part of this published version.`, 'error');
     const request = snapshotQuery(snapshot, context.controls);
     if (!request) return note(body, 'This report has no query to run.', 'empty');
+    // Times are grouped and answered in the viewer's zone, unless the report names its own.
+    if ('query' in request && request.query.timezone === undefined) request.query.timezone = context.formats.timeZone;
     cell.setAttribute('aria-busy', 'true');
     if (body.dataset.state !== 'data') note(body, 'Loading…', 'loading');
     let data: QueryResult;

@@ -349,7 +349,8 @@ window.addEventListener('message', async (event) => {
     expect(published.statusCode, published.body).toBe(200);
     await shop.t.grant({ type: 'USER', id: shop.eu.userId }, { type: 'WORKBOOK', id: workbookId }, 'VIEW');
 
-    const { page, frame, violations } = await open('eu', `&board=${(published.json() as Json).publicId}`);
+    const board = (published.json() as Json).publicId as string;
+    const { page, frame, violations } = await open('eu', `&board=${board}&timezone=UTC`);
     await loaded(frame, 'over-time');
     await loaded(frame, 't-revenue');
     // Months: January and February.
@@ -375,6 +376,15 @@ window.addEventListener('message', async (event) => {
     expect(await cell(frame, 'gap').getAttribute('aria-hidden')).toBe('true');
     expect(violations).toEqual([]);
     await page.close();
+    // In Berlin, the order of 23:30 UTC on 1 January falls on the 2nd: two days, not three.
+    const berlin = await open('eu', `&board=${board}&timezone=Europe/Berlin`);
+    await loaded(berlin.frame, 'over-time');
+    await cell(berlin.frame, 'grain').locator('select').selectOption('day');
+    await berlin.frame.waitForFunction(
+      () => (globalThis as any).document.querySelector('[data-widget-id="over-time"] tbody td')?.textContent === 'Jan 2, 2026',
+    );
+    expect(await cell(berlin.frame, 'over-time').locator('tbody tr').count()).toBe(2);
+    await berlin.page.close();
   });
 
   it('the chat entry shows where the session allows AI and dashboard chat, and streams the agent’s answer', async () => {
