@@ -204,7 +204,7 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
       exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120,
       tokenSeconds: options.embedTokenLifetimeMs === undefined ? undefined : Math.max(1, Math.round(options.embedTokenLifetimeMs / 1000)),
     }),
-    configure(embedPageArea, { pageDir: options.embedPageDir }),
+    configure(embedPageArea, { pageDir: options.embedPageDir, perIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }),
     configure(pythonAnalysisArea, { python: options.python }),
     configure(embedTenantsArea, { embedUserLimit }),
     configure(oauthIntegrationsArea, { tokenRefresh: options.tokenRefresh }),

@@ -75,6 +75,21 @@ describe.each(DIALECTS)('GET /embed/dashboard/{publicId} (%s)', (dialect) => {
     problem(await unbuilt.request({ url: '/embed/dashboard/x', key: null }), 503, 'UNAVAILABLE');
   });
 
+  it('page views have the exchange’s budget per address; the files have none', async () => {
+    const limited = await TestApp.create(dialect, { embedExchangePerIpPerMinute: 2, rateLimitPerIpPerMinute: 1 });
+    try {
+      const view = () => limited.request({ url: '/embed/dashboard/x', key: null });
+      const first = await view();
+      expect(first.statusCode).toBe(200);
+      expect((await view()).statusCode).toBe(200);
+      problem(await view(), 429, 'RATE_LIMITED');
+      const file = /src="(\/embed\/assets\/[^"]+)"/.exec(first.body)![1]!;
+      for (let i = 0; i < 3; i++) expect((await limited.request({ url: file, key: null })).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('a host no tenant answers on is 404', async () => {
     const other = await TestApp.create(dialect, { baseDomain: 'mapi.example.com' });
     try {

@@ -6,6 +6,8 @@ import { embedPageRoutes } from './embed-page.routes.js';
 export interface EmbedPageConfig {
   /** Where the built page is (packages/embed/dist); absent: beside this build. */
   pageDir?: string | undefined;
+  /** Page views a minute per client address; 0: unlimited. */
+  perIpPerMinute: number;
 }
 
 /** The embedded dashboard page: the HTML a customer's iframe opens, and its fingerprinted files. */
@@ -14,7 +16,11 @@ export const embedPageArea = defineArea('embed-page', ({ platform: { store } }, 
   return {
     services: {},
     routes: ({ resolveTenant }) => [
-      embedPageRoutes(files, { resolveTenant, allowedOrigins: async (tenantId) => (await embedSettings(store.db, tenantId)).allowedOrigins }),
+      embedPageRoutes(files, {
+        resolveTenant,
+        allowedOrigins: async (tenantId) => (await embedSettings(store.db, tenantId)).allowedOrigins,
+        perIpPerMinute: config.perIpPerMinute,
+      }),
     ],
   };
 });

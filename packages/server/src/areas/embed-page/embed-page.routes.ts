@@ -12,6 +12,8 @@ export interface EmbedPageRouteOptions {
   resolveTenant: (request: FastifyRequest) => Promise<Tenant>;
   /** The tenant's embed `allowedOrigins`: the sites that may frame the page. */
   allowedOrigins: (tenantId: number) => Promise<readonly string[]>;
+  /** Page views a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE, as each view exchanges once); 0: unlimited. */
+  perIpPerMinute: number;
 }
 
 /**
@@ -49,7 +51,8 @@ function withOrigins(html: string, allowedOrigins: readonly string[]): string {
 export function embedPageRoutes(files: PageFiles, options: EmbedPageRouteOptions): FastifyPluginAsync {
   return async (app) => {
     // The session id in the URL is a one-time credential: the access log leaves the query out.
-    const page = { config: { public: true, secretQuery: true }, schema: { hide: true } };
+    const rateLimit = options.perIpPerMinute > 0 ? { max: options.perIpPerMinute } : (false as const);
+    const page = { config: { public: true, secretQuery: true, rateLimit }, schema: { hide: true } };
     app.get<{ Params: { publicId: string } }>(EMBED_PAGE_PATH, page, async (request, reply) => {
       const tenant = await options.resolveTenant(request);
       if (files.html === null) throw new ApiError('UNAVAILABLE', 'The embedded dashboard page is not built on this server (npm run build builds it).');
@@ -63,7 +66,7 @@ export function embedPageRoutes(files: PageFiles, options: EmbedPageRouteOptions
         .send(withOrigins(files.html, origins));
     });
 
-    const asset = { config: { public: true }, schema: { hide: true } };
+    const asset = { config: { public: true, rateLimit: false as const }, schema: { hide: true } };
     app.get<{ Params: { file: string } }>(EMBED_ASSETS_PATH, asset, async (request, reply) => {
       const file = files.assets.get(request.params.file);
       if (!file) throw new ApiError('ROUTE_NOT_FOUND', `No file ${JSON.stringify(request.params.file)} in the embedded page's assets.`);
