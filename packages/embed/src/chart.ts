@@ -1,4 +1,5 @@
 import embed, { vega } from 'vega-embed';
+import { boundedSequence } from '../../server/src/render/chart-spec.js';
 
 /**
  * A chart drawn by vega-embed from the Vega-Lite spec the server's renders build too
@@ -9,7 +10,10 @@ import embed, { vega } from 'vega-embed';
  * - `defaultStyle: false` and no tooltip handler: both add a <style> element, which the CSP's
  *   `style-src 'self'` refuses; the page's own stylesheet styles the chart's container.
  * - A loader that loads nothing: a report's spec draws its rows, never a URL (as on the server).
+ * - `sequence()` bounded as on the server, so a spec cannot hang the viewer's tab with it.
  */
+
+vega.expressionFunction('sequence', boundedSequence);
 
 const refusingLoader = {
   ...vega.loader(),

@@ -1,7 +1,7 @@
 import type * as Vega from 'vega';
 import type { TopLevelSpec } from 'vega-lite';
 import { FONT_FAMILY } from './fonts.js';
-import { chartSpec, MAX_GENERATED_VALUES } from './chart-spec.js';
+import { boundedSequence, chartSpec } from './chart-spec.js';
 import type { ReportData } from './types.js';
 
 export { ChartRefused, checkChartSpec, columnsOf, MAX_GENERATED_VALUES } from './chart-spec.js';
@@ -39,18 +39,6 @@ function chartLibraries(): Promise<ChartLibraries> {
     return { vega, compile, expressionInterpreter, refusingLoader };
   })();
   return libraries;
-}
-
-const count = (start: number, stop: number, step: number) => (step === 0 ? Infinity : Math.max(0, Math.ceil((stop - start) / step)));
-
-// Replaces Vega's expression `sequence` (vega-util `range`) for every view of this process: same
-// result, but a bounded length, so `sequence(0, 1e9)` in a calculate or a bin axis is an error of
-// that expression, not an out-of-memory crash.
-function boundedSequence(...args: number[]): number[] {
-  const [start, stop, step = 1] = args.length === 1 ? [0, args[0]!] : args;
-  const n = count(Number(start), Number(stop), Number(step));
-  if (!(n <= MAX_GENERATED_VALUES)) throw new Error(`sequence() would make ${n} values; a chart may make at most ${MAX_GENERATED_VALUES}`);
-  return Array.from({ length: n }, (_, i) => Number(start) + i * Number(step));
 }
 
 export interface ChartSvg {
