@@ -311,6 +311,25 @@ window.addEventListener('message', async (event) => {
         },
       },
     });
+    // Hostile specs are held to the server's rules in the browser too.
+    const counted = { measures: ['orders.count'] };
+    const unbounded = await reportId('unbounded', {
+      title: 'Unbounded',
+      kind: 'vega',
+      spec: {
+        query: counted,
+        vegaLite: {
+          mark: 'text',
+          transform: [{ calculate: 'length(sequence(0, 1e9))', as: 'n' }],
+          encoding: { text: { field: 'n', type: 'quantitative', format: 'd' } },
+        },
+      },
+    });
+    const elsewhere = await reportId('elsewhere', {
+      title: 'Elsewhere',
+      kind: 'vega',
+      spec: { query: counted, vegaLite: { layer: [{ data: { url: 'https://example.com/rows.json' }, mark: 'point' }] } },
+    });
     const workbook = await shop.t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/layout-board`, body: { name: 'Layout board' } });
     const workbookId = (workbook.json() as Json).id as number;
     const w = (id: string, type: string, position: Json, config: Json = {}) => ({ id, type, position, config });
@@ -335,6 +354,8 @@ window.addEventListener('message', async (event) => {
           },
         ),
         w('t-revenue', 'CHART', { x: 0, y: 0, w: 12, h: 2 }, { reportId: revenue }),
+        w('unbounded', 'CHART', { x: 0, y: 8, w: 6, h: 3 }, { reportId: unbounded }),
+        w('elsewhere', 'CHART', { x: 6, y: 8, w: 6, h: 3 }, { reportId: elsewhere }),
         w(
           't-notes',
           'TEXT',
@@ -374,6 +395,10 @@ window.addEventListener('message', async (event) => {
     expect(await frame.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
     expect(await cell(frame, 'line').locator('hr').count()).toBe(1);
     expect(await cell(frame, 'gap').getAttribute('aria-hidden')).toBe('true');
+    await frame.waitForSelector('[data-widget-id="unbounded"] .chart svg');
+    expect(await cell(frame, 'unbounded').locator('svg').innerHTML()).not.toContain('1000000000');
+    await frame.waitForSelector('[data-widget-id="elsewhere"] .widget-body[data-state="error"]');
+    expect(await cell(frame, 'elsewhere').textContent()).toContain('Chart not drawn: A chart draws its report’s rows');
     expect(violations).toEqual([]);
     await page.close();
     // In Berlin, the order of 23:30 UTC on 1 January falls on the 2nd: two days, not three.
