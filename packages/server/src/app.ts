@@ -110,6 +110,10 @@ export interface AppOptions {
   corsOrigins?: string[];
   /** Embed session exchanges a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE); absent: 120; 0: unlimited. */
   embedExchangePerIpPerMinute?: number;
+  /** How long an embed token lives (EMBED_TOKEN_LIFETIME_MS, whole seconds, at least 1 s); absent: 24 hours (reference 4.16). Tests shorten it to see the page renew. */
+  embedTokenLifetimeMs?: number;
+  /** Where the embedded dashboard page's build is; absent: packages/embed/dist beside this build (tests and scripts point elsewhere). */
+  embedPageDir?: string;
 
   /**
    * Origin (`https://host[:port]`) of the absolute URLs the server builds (SCIM `meta.location`,
@@ -239,6 +243,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ownDatabaseUrl: options.databaseUrl ?? null,
     ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
     ...(options.embedExchangePerIpPerMinute !== undefined ? { embedExchangePerIpPerMinute: options.embedExchangePerIpPerMinute } : {}),
+    ...(options.embedTokenLifetimeMs !== undefined ? { embedTokenLifetimeMs: options.embedTokenLifetimeMs } : {}),
+    ...(options.embedPageDir !== undefined ? { embedPageDir: options.embedPageDir } : {}),
     runtime: {
       driver:
         options.runtime?.driver === 'process'

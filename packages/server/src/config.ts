@@ -34,6 +34,8 @@ export interface Config {
   rateLimitPerIpPerMinute: number;
   /** Embed session exchanges a minute per client address (POST /api/v1/embed/session/token); 0 turns it off. */
   embedExchangePerIpPerMinute: number;
+  /** EMBED_TOKEN_LIFETIME_MS: how long embed tokens live; default a day. */
+  embedTokenLifetimeMs: number;
   /** Where rate-limit counters live, shared by every process using it; null: each process's memory. */
   redisUrl: string | null;
   /** How long a client may take to send headers, then a body, and keep an idle connection (ms). */
@@ -172,6 +174,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitPerMinute = wholeNumber('RATE_LIMIT_PER_MINUTE', 1200, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const rateLimitPerIpPerMinute = wholeNumber('RATE_LIMIT_PER_IP_PER_MINUTE', 60, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
   const embedExchangePerIpPerMinute = wholeNumber('EMBED_EXCHANGE_PER_IP_PER_MINUTE', 120, Number.MAX_SAFE_INTEGER, 'a whole number (0 turns limiting off)');
+  // At least a second (the token's `exp` counts seconds), at most the reference's day.
+  const embedTokenLifetimeMs = wholeNumber('EMBED_TOKEN_LIFETIME_MS', 86_400_000, 86_400_000, 'a whole number of milliseconds up to 86400000 (a day)');
+  if (embedTokenLifetimeMs < 1000) problems.push('EMBED_TOKEN_LIFETIME_MS must be at least 1000 (a second)');
   const redisUrl = value('REDIS_URL');
   if (redisUrl !== null && !/^rediss?:\/\/[^\s]+$/.test(redisUrl))
     problems.push('REDIS_URL must be a redis:// or rediss:// URL (leave it unset to count in each process)');
@@ -356,6 +361,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute,
     rateLimitPerIpPerMinute,
     embedExchangePerIpPerMinute,
+    embedTokenLifetimeMs,
     redisUrl,
     timeouts,
     lockTimeoutMs,

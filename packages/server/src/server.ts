@@ -81,6 +81,7 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitPerIpPerMinute: config.rateLimitPerIpPerMinute,
       embedExchangePerIpPerMinute: config.embedExchangePerIpPerMinute,
+      embedTokenLifetimeMs: config.embedTokenLifetimeMs,
       redisUrl: config.redisUrl,
       timeouts: config.timeouts,
       corsOrigins: config.corsOrigins,

@@ -10,6 +10,7 @@ import { dataApiArea } from './areas/data-api/index.js';
 import { authorOf, dataModelArea, hasSuccessfulBuild } from './areas/data-model/index.js';
 import { dbtSyncArea } from './areas/dbt-sync/index.js';
 import { deploymentsArea, type Catalog } from './areas/deployments/index.js';
+import { embedPageArea } from './areas/embed-page/index.js';
 import { embedSessionsArea } from './areas/embed-sessions/index.js';
 import { DEFAULT_EMBED_USER_LIMIT, embedTenantsArea } from './areas/embed-tenants/index.js';
 import { envVarsArea, runtimePlanner } from './areas/env-vars/index.js';
@@ -84,6 +85,10 @@ export interface ServiceOptions {
   folderTreeSettleMs?: number;
   /** Embed session exchanges a minute per client address (EMBED_EXCHANGE_PER_IP_PER_MINUTE); absent: 120; 0: unlimited. */
   embedExchangePerIpPerMinute?: number;
+  /** How long an embed token lives (ms, whole seconds); absent: 24 hours. */
+  embedTokenLifetimeMs?: number;
+  /** Where the embedded dashboard page's build is; absent: beside this build. */
+  embedPageDir?: string;
   /** The Python sandbox of embedded dashboards' analysis, and how long a run's result is reused (ms). */
   python?: PythonSandboxOptions & { cacheMs: number };
   /** The operator's default model provider of AI features (AI_PROVIDER_*); absent or null: none. */
@@ -196,7 +201,12 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
     dataApiArea,
     dbtSyncArea,
     workloadIdentityArea,
-    configure(embedSessionsArea, { embedUserLimit, exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }),
+    configure(embedSessionsArea, {
+      embedUserLimit,
+      exchangePerIpPerMinute: options.embedExchangePerIpPerMinute ?? 120,
+      tokenSeconds: options.embedTokenLifetimeMs === undefined ? undefined : Math.max(1, Math.round(options.embedTokenLifetimeMs / 1000)),
+    }),
+    configure(embedPageArea, { pageDir: options.embedPageDir, perIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }),
     configure(pythonAnalysisArea, { python: options.python }),
     configure(embedTenantsArea, { embedUserLimit }),
     configure(oauthIntegrationsArea, { tokenRefresh: options.tokenRefresh }),

@@ -120,6 +120,8 @@ export class TestApp {
       notificationMail?: AppOptions['notificationMail'];
       rateLimitPerIpPerMinute?: number;
       embedExchangePerIpPerMinute?: number;
+      embedTokenLifetimeMs?: number;
+      embedPageDir?: string;
       sqlApi?: AppOptions['sqlApi'];
       aiProvider?: AppOptions['aiProvider'];
     } = {},
@@ -146,6 +148,8 @@ export class TestApp {
       ...(options.now ? { now: options.now } : {}),
       ...(options.embedExchangePerIpPerMinute !== undefined ? { embedExchangePerIpPerMinute: options.embedExchangePerIpPerMinute } : {}),
       ...(options.embedUserLimit !== undefined ? { embedUserLimit: options.embedUserLimit } : {}),
+      ...(options.embedTokenLifetimeMs !== undefined ? { embedTokenLifetimeMs: options.embedTokenLifetimeMs } : {}),
+      ...(options.embedPageDir !== undefined ? { embedPageDir: options.embedPageDir } : {}),
       ...(options.outbound ? { outbound: options.outbound } : {}),
       ...(options.python ? { python: options.python } : {}),
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),

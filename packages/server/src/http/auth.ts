@@ -81,6 +81,12 @@ export const PUBLIC_ROUTES: ReadonlyMap<string, false | 'default' | 'configured'
   ['GET /api/v1/reference', 'default'],
   ['GET /api/v1/reference/reference.js', 'default'],
   ['GET /api/v1/reference/redoc.standalone.js', 'default'],
+  // The embedded dashboard page (areas/embed-page): the page takes its session id from its URL and
+  // exchanges it itself; one view is one page and one exchange, so it has the exchange's budget.
+  ['GET /embed/dashboard/:publicId', 'configured'],
+  // Its fingerprinted files: static, held in memory, cached by browsers for a year; many viewers
+  // behind one address (a company's egress) would otherwise share a budget of a few views a minute.
+  ['GET /embed/assets/:file', false],
 ]);
 
 /** Throws when a route marked public is not in PUBLIC_ROUTES, or declares another budget than listed there. */

@@ -1,4 +1,34 @@
-import type { DashboardControls } from './types.js';
+/*
+ * Pure on purpose, like chart-spec.ts: the embedded dashboard page (packages/embed) applies a
+ * viewer's controls with this same code, so its queries are the ones a render runs.
+ */
+
+/** A dashboard filter as section 6.0 of the reference gives it (DashboardFilterInput). */
+export interface DashboardFilter {
+  member: string;
+  operator?: string | null;
+  value?: unknown;
+  caseSensitive?: unknown;
+  startInclusive?: unknown;
+  endInclusive?: unknown;
+}
+
+export interface DashboardTimeGrain {
+  member: string;
+  grain: string;
+}
+
+export interface DashboardMemberSwitcher {
+  member: string;
+  selected: string;
+}
+
+/** What a render applies to every report of the dashboard, as a viewer's controls would. */
+export interface DashboardControls {
+  filters?: DashboardFilter[] | null;
+  timeGrains?: DashboardTimeGrain[] | null;
+  memberSwitchers?: DashboardMemberSwitcher[] | null;
+}
 
 /**
  * The dashboard's controls applied to one report's semantic query (`spec.query`), as the
@@ -42,4 +72,16 @@ function membersOf(query: Record<string, unknown>): string[] {
   if (Array.isArray(query.timeDimensions))
     for (const td of query.timeDimensions as Array<Record<string, unknown>>) if (typeof td.dimension === 'string') names.push(td.dimension);
   return names.filter((n) => n.includes('.'));
+}
+
+/** The query a report snapshot runs, with the controls applied to a semantic one; null when it has none. */
+export function snapshotQuery(
+  snapshot: { sqlQuery?: string | null; spec?: unknown },
+  controls: DashboardControls,
+): { sql: string } | { query: Record<string, unknown> } | null {
+  if (snapshot.sqlQuery) return { sql: snapshot.sqlQuery };
+  const spec = snapshot.spec;
+  const query = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>).query : undefined;
+  if (typeof query === 'object' && query !== null && !Array.isArray(query)) return { query: applyControls(query as Record<string, unknown>, controls) };
+  return null;
 }

@@ -1,31 +1,6 @@
 import type { SecurityContext } from '../semantic-layer/query/access.js';
 
-/** A dashboard filter as section 6.0 of the reference gives it (DashboardFilterInput). */
-export interface DashboardFilter {
-  member: string;
-  operator?: string | null;
-  value?: unknown;
-  caseSensitive?: unknown;
-  startInclusive?: unknown;
-  endInclusive?: unknown;
-}
-
-export interface DashboardTimeGrain {
-  member: string;
-  grain: string;
-}
-
-export interface DashboardMemberSwitcher {
-  member: string;
-  selected: string;
-}
-
-/** What a render applies to every report of the dashboard, as a viewer's controls would. */
-export interface DashboardControls {
-  filters?: DashboardFilter[] | null;
-  timeGrains?: DashboardTimeGrain[] | null;
-  memberSwitchers?: DashboardMemberSwitcher[] | null;
-}
+export type { DashboardControls, DashboardFilter, DashboardMemberSwitcher, DashboardTimeGrain } from './controls.js';
 
 /**
  * Whose rows a render shows: a user of the account (their groups and attribute values, read at

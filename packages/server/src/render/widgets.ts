@@ -1,7 +1,9 @@
 import { ChartRefused, chartSvg, columnsOf } from './charts.js';
-import { applyControls } from './controls.js';
+import { snapshotQuery } from './controls.js';
 import type { Cell, WidgetContent } from './page.js';
 import type { DashboardControls, DashboardWidget, ReportData, ReportSnapshot } from './types.js';
+
+export { snapshotQuery } from './controls.js';
 
 /**
  * What each widget of a published dashboard shows. A widget with a report (`config.reportId`)
@@ -24,15 +26,6 @@ const str = (value: unknown): string | null => (typeof value === 'string' && val
 export function reportIdOf(widget: DashboardWidget): number | undefined {
   const id = configOf(widget).reportId;
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
-}
-
-/** The query a snapshot runs, with the controls applied to a semantic one; null when it has none. */
-export function snapshotQuery(snapshot: ReportSnapshot, controls: DashboardControls): { sql: string } | { query: unknown } | null {
-  if (snapshot.sqlQuery) return { sql: snapshot.sqlQuery };
-  const spec = snapshot.spec;
-  const query = typeof spec === 'object' && spec !== null ? (spec as Config).query : undefined;
-  if (typeof query === 'object' && query !== null && !Array.isArray(query)) return { query: applyControls(query as Config, controls) };
-  return null;
 }
 
 export function formatValue(value: unknown): string {

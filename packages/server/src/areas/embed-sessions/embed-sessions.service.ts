@@ -11,7 +11,7 @@ import { existingEmbedUserId } from '../embed-tenants/index.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import type { DeploymentUrlOf } from '../deployments/index.js';
 import { findUserByEmail } from '../users/index.js';
-import { EMBED_TOKEN_SECONDS, EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
+import { EMBED_TOKEN_TYPE, embedAudience, type EmbedClaims } from './embed-claims.js';
 import { SECURITY_CONTEXT_MAX_BYTES, SESSION_ID, type GenerateSessionInput } from './embed-sessions.schemas.js';
 import { findBranch, findDevSessionOn, insertSession, redeemSession, revokeSession, sweepSessions, tokenSession } from './embed-sessions.store.js';
 import { randomToken, tokenHash } from '../../shared/tokens.js';
@@ -64,6 +64,8 @@ export interface EmbedSessionsOptions {
   embedUserLimit: number;
   /** The clock (tests move it). */
   now: () => Date;
+  /** How long a token lives: EMBED_TOKEN_SECONDS, shorter where the operator says so (EMBED_TOKEN_LIFETIME_MS). */
+  tokenSeconds: number;
 }
 
 /**
@@ -239,7 +241,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       if (!new RegExp(SESSION_ID).test(sessionId)) throw refused;
       const at = now();
       const jti = randomUUID();
-      const tokenExpiresAt = new Date((Math.floor(at.getTime() / 1000) + EMBED_TOKEN_SECONDS) * 1000).toISOString();
+      const tokenExpiresAt = new Date((Math.floor(at.getTime() / 1000) + options.tokenSeconds) * 1000).toISOString();
       const session = await redeemSession(db, tenant.id, hashOf(sessionId), at.toISOString(), jti, tokenExpiresAt);
       if (!session) throw refused;
       const claims = JSON.parse(session.claims) as EmbedClaims;
@@ -250,7 +252,14 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
       const signed = await signing.sign(
         tenant,
         { ...claims },
-        { audience: embedAudience(await options.urlOf(tenant)), expiresInSeconds: EMBED_TOKEN_SECONDS, purpose: 'embed', type: EMBED_TOKEN_TYPE, subject, jti },
+        {
+          audience: embedAudience(await options.urlOf(tenant)),
+          expiresInSeconds: options.tokenSeconds,
+          purpose: 'embed',
+          type: EMBED_TOKEN_TYPE,
+          subject,
+          jti,
+        },
       );
       return { token: signed.token };
     },
