@@ -30,7 +30,12 @@ const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe
 const TOKEN_LIFETIME_MS = 10_000;
 
 /** Session options per viewer: EU and US analysts (their own region attribute), and a themed EU session. */
-type Viewer = 'eu' | 'us' | 'themed' | 'revoked' | 'chat';
+type Viewer = 'eu' | 'us' | 'themed' | 'revoked' | 'chat' | 'ann' | 'bob';
+/** External users of one embed tenant: the comments routes act as them (reference 8.C). */
+const EXTERNAL: Partial<Record<Viewer, Json>> = {
+  ann: { externalId: 'ann', embedTenantName: 'acme', email: 'ann@acme.example', userProfile: { displayName: 'Ann' } },
+  bob: { externalId: 'bob', embedTenantName: 'acme', email: 'bob@acme.example', userProfile: { displayName: 'Bob' } },
+};
 
 describe.each(DIALECTS)('the embedded dashboard page in Chromium (%s)', (dialect) => {
   let shop: RenderShop;
@@ -46,7 +51,7 @@ describe.each(DIALECTS)('the embedded dashboard page in Chromium (%s)', (dialect
 
   async function generate(viewer: Viewer): Promise<string> {
     const email = viewer === 'us' ? shop.us.email : shop.eu.email;
-    const body: Json = { deploymentId: shop.deploymentId, internalId: email };
+    const body: Json = { deploymentId: shop.deploymentId, ...(EXTERNAL[viewer] ?? { internalId: email }) };
     if (viewer === 'chat') body.settings = { allowAi: true, showDashboardChat: true };
     if (viewer === 'themed') {
       body.embedTheme = { font: 'DejaVu Serif', primaryColor: 'rgb(200, 0, 100)' };
@@ -424,6 +429,149 @@ window.addEventListener('message', async (event) => {
     await frame.waitForSelector('.chat-answer:text("Orders come from Ada and Cy.")');
     expect(await frame.locator('.chat-question').textContent()).toBe('Who ordered?');
     await page.close();
+  });
+
+  it('the comments panel: a thread started, answered by another viewer of the embed tenant, resolved, shown again, edited; hidden with the switch off', async () => {
+    const setting = async (value: boolean | null) => {
+      const res = await shop.t.request({ method: 'PUT', url: '/api/v1/tenant/embed-settings', body: { enableDashboardComments: value } });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    // The stored state, read as Ann through the API with a token of her own.
+    const generated = await shop.t.request({
+      method: 'POST',
+      url: '/api/v1/embed/generate-session',
+      body: { deploymentId: shop.deploymentId, ...EXTERNAL.ann },
+    });
+    const exchanged = await shop.t.request({ method: 'POST', url: '/api/v1/embed/session/token', key: null, body: generated.json() });
+    expect(exchanged.statusCode, exchanged.body).toBe(200);
+    const token = (exchanged.json() as { token: string }).token;
+    // Ann's session made the embed tenant, and Bob is one of its users before he opens the page; the dashboard is shared with it.
+    await generate('bob');
+    const shared = await shop.t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${shop.deploymentId}/workbooks/${shop.workbookId}/embed-access`,
+      body: { embedTenantName: 'acme', action: 'read' },
+    });
+    expect(shared.statusCode, shared.body).toBe(200);
+    const stored = async (query = '') => {
+      const res = await shop.t.request({
+        method: 'GET',
+        url: `/api/v1/embed/dashboard/${shop.publicId}/comments${query}`,
+        key: null,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as Json).items as Json[];
+    };
+    const thread = (frame: Frame) => frame.locator('.comment-thread').first();
+
+    try {
+      await setting(true);
+      const ann = await open('ann', '&locale=de-DE&timezone=Asia/Tokyo');
+      await ann.frame.locator('[data-entry="comments"]').click();
+      await ann.frame.waitForSelector('.comments-status:text("No open threads.")');
+      // The mention helper offers the tenant's users for what follows '@'.
+      const field = ann.frame.getByLabel('New comment');
+      await field.fill('Revenue looks low, ');
+      await field.pressSequentially('@b');
+      await ann.frame.locator('.mention-suggestions button:text("Bob (@bob)")').click();
+      expect(await field.inputValue()).toBe('Revenue looks low, @bob ');
+      await ann.frame.getByRole('button', { name: 'Comment', exact: true }).click();
+      await ann.frame.waitForSelector('.comment-thread .comment-body:text("Revenue looks low, @bob")');
+      expect(await field.inputValue()).toBe('');
+      let items = await stored();
+      expect(items).toHaveLength(1);
+      expect(items[0]!.root).toMatchObject({ body: 'Revenue looks low, @bob', isOwn: true, removedAt: null });
+      const rootId = (items[0]!.root as Json).id as number;
+      // Dates in the page's locale and time zone.
+      const created = (items[0]!.root as Json).createdAt as string;
+      const time = thread(ann.frame).locator('.comment-meta time').first();
+      expect(await time.getAttribute('datetime')).toBe(created);
+      expect(await time.textContent()).toBe(
+        new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'Asia/Tokyo' }).format(new Date(created)),
+      );
+      expect(await thread(ann.frame).locator('.comment-author').textContent()).toBe('You');
+
+      // Bob, of the same embed tenant, sees it and replies; he may not resolve Ann's thread.
+      const bob = await open('bob');
+      await bob.frame.locator('[data-entry="comments"]').click();
+      await bob.frame.waitForSelector(`[data-thread-id="${rootId}"] .comment-body:text("Revenue looks low, @bob")`);
+      expect(await thread(bob.frame).locator('.comment-author').first().textContent()).toBe('Ann');
+      expect(await thread(bob.frame).locator('[data-action="resolve"]').count()).toBe(0);
+      expect(await thread(bob.frame).locator('.comment > .comment-actions').count()).toBe(0);
+      await thread(bob.frame).getByLabel('Reply').fill('Two orders were cancelled.');
+      await thread(bob.frame).getByRole('button', { name: 'Reply', exact: true }).click();
+      await bob.frame.waitForSelector('.comment-replies .comment-body:text("Two orders were cancelled.")');
+      items = await stored();
+      expect((items[0]!.replies as Json[]).map((r) => [r.body, r.isOwn])).toEqual([['Two orders were cancelled.', false]]);
+
+      // A second reply, removed by its author in two steps: it stays listed as removed.
+      await thread(bob.frame).getByLabel('Reply').fill('Or three?');
+      await thread(bob.frame).getByRole('button', { name: 'Reply', exact: true }).click();
+      const typo = bob.frame.locator('.comment-replies .comment').filter({ hasText: 'Or three?' });
+      await typo.locator('[data-action="delete"]').click();
+      await typo.getByRole('button', { name: 'Confirm delete' }).click();
+      await bob.frame.waitForSelector('.comment-replies .comment-removed:text("Comment removed")');
+      items = await stored();
+      expect((items[0]!.replies as Json[]).map((r) => [r.body, r.removedAt === null])).toEqual([
+        ['Two orders were cancelled.', true],
+        ['', false],
+      ]);
+
+      // Ann reopens the panel (it reads the threads again), sees the reply, and resolves her thread.
+      const entry = ann.frame.locator('[data-entry="comments"]');
+      await entry.click();
+      await entry.click();
+      await ann.frame.waitForSelector('.comment-replies .comment-body:text("Two orders were cancelled.")');
+      expect(await ann.frame.locator('.comment-replies .comment-author').allTextContents()).toEqual(['Bob', 'Bob']);
+      expect(await ann.frame.locator('.comment-replies .comment-removed').count()).toBe(1);
+      await thread(ann.frame).locator('[data-action="resolve"]').click();
+      await ann.frame.waitForSelector('.comments-status:text("No open threads.")');
+      expect(await ann.frame.locator('.comment-thread').count()).toBe(0);
+      expect(await stored()).toEqual([]);
+      const resolved = await stored('?resolvedOnly=true');
+      expect(resolved).toHaveLength(1);
+      expect(resolved[0]!.resolvedAt).not.toBeNull();
+      // Shown again with "Show resolved", marked so, and reopenable by its starter.
+      await ann.frame.getByLabel('Show resolved').check();
+      await ann.frame.waitForSelector(`.comment-thread-resolved[data-thread-id="${rootId}"]`);
+      expect(await thread(ann.frame).locator('[data-action="reopen"]').count()).toBe(1);
+
+      // Ann edits her comment.
+      await thread(ann.frame).locator('.comment').first().locator('[data-action="edit"]').click();
+      const editor = ann.frame.getByLabel('Edit comment');
+      expect(await editor.inputValue()).toBe('Revenue looks low, @bob');
+      await editor.fill('Revenue looks low in January, @bob');
+      await ann.frame.getByRole('button', { name: 'Save', exact: true }).click();
+      await ann.frame.waitForSelector('.comment-body:text("Revenue looks low in January, @bob")');
+      expect(await thread(ann.frame).locator('.comment-meta').first().textContent()).toContain('edited');
+      const edited = (await stored('?includeResolved=true'))[0]!.root as Json;
+      expect(edited.body).toBe('Revenue looks low in January, @bob');
+      expect(edited.editedAt).not.toBeNull();
+
+      // The open panel passes axe-core, and its field is reachable by keyboard.
+      await ann.frame.evaluate(AXE);
+      const results = (await ann.frame.evaluate(() => (globalThis as any).axe.run('.panel'))) as {
+        violations: Array<{ id: string; impact: string }>;
+      };
+      expect(results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+      await entry.focus();
+      let reached = '';
+      for (let i = 0; i < 30 && reached !== 'TEXTAREA'; i++) {
+        await ann.page.keyboard.press('Tab');
+        reached = String(await ann.frame.evaluate(() => (globalThis as any).document.activeElement?.tagName ?? ''));
+      }
+      expect(reached).toBe('TEXTAREA');
+      expect(ann.violations).toEqual([]);
+      expect(bob.violations).toEqual([]);
+      await Promise.all([ann.page.close(), bob.page.close()]);
+    } finally {
+      await setting(false);
+    }
+    // With the switch off, the page offers no comments.
+    const off = await open('ann');
+    expect(await off.frame.locator('[data-entry="comments"]').count()).toBe(0);
+    await off.page.close();
   });
 
   it('frame-ancestors keeps the page out of a site that is not allowed', async () => {
