@@ -549,6 +549,17 @@ window.addEventListener('message', async (event) => {
       expect(edited.body).toBe('Revenue looks low in January, @bob');
       expect(edited.editedAt).not.toBeNull();
 
+      // The server's refusal shows in the panel, and the text stays in the field.
+      const tooLong = 'x'.repeat(10_001);
+      // The field's maxlength holds typing back; past it (a pasted script, an old browser), the server refuses.
+      await field.evaluate((e) => (e as any).removeAttribute('maxlength'));
+      await field.fill(tooLong);
+      await ann.frame.getByRole('button', { name: 'Comment', exact: true }).click();
+      await ann.frame.waitForSelector('.comments-error[role="alert"]:not(:empty)');
+      expect(await field.inputValue()).toBe(tooLong);
+      expect(await stored('?includeResolved=true')).toHaveLength(1);
+      await field.fill('');
+
       // The open panel passes axe-core, and its field is reachable by keyboard.
       await ann.frame.evaluate(AXE);
       const results = (await ann.frame.evaluate(() => (globalThis as any).axe.run('.panel'))) as {
