@@ -160,7 +160,8 @@ async function start(): Promise<void> {
       if (!p.querySelector('.chat-form')) mountChat(p, session, agentId);
     });
   }
-  if (account.enableDashboardComments === true || settings.enableDashboardComments === true) {
+  // The account's switch alone: sessions carry no such key (4.15), and the comments API honours only the account's.
+  if (account.enableDashboardComments === true) {
     entry('comments', 'Comments', (p) =>
       mountComments(p, {
         publicId,
