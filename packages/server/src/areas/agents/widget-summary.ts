@@ -7,6 +7,7 @@ import { ApiError } from '../../shared/problems.js';
 import { embedSettings } from '../account/index.js';
 import type { DataApiService } from '../data-api/index.js';
 import type { EmbedPrincipal } from '../embed-sessions/index.js';
+import { findWidget } from '../dashboards/index.js';
 import type { Dashboard } from '../workspace/index.js';
 import type { AgentMessage } from './agents.schemas.js';
 import { ownedBy, type AgentsService } from './agents.service.js';
@@ -55,17 +56,6 @@ export interface WidgetSummaryDeps {
 export type WidgetRef = { workbookId: number; deploymentId: number } | { publicId: string };
 
 type Config = Record<string, unknown>;
-type DashboardWidget = NonNullable<Dashboard['config']['widgets']>[number];
-
-function findWidget(widgets: DashboardWidget[] | null | undefined, id: string): DashboardWidget | undefined {
-  for (const widget of widgets ?? []) {
-    if (widget.id === id) return widget;
-    const config = widget.config as Config | null | undefined;
-    const inner = Array.isArray(config?.widgets) ? findWidget(config.widgets as DashboardWidget[], id) : undefined;
-    if (inner) return inner;
-  }
-  return undefined;
-}
 
 function rowsForModel(rows: Array<Record<string, unknown>>): string {
   let shown = rows.slice(0, SUMMARY_ROWS);
@@ -106,7 +96,7 @@ export function widgetSummaries(deps: WidgetSummaryDeps) {
       // Access first: another tenant's or an unseen dashboard is a 404 whether or not AI is on.
       const dashboard = await dashboardFor(asker, ref);
       await answers.requireAi(asker);
-      const widget = findWidget(dashboard.config.widgets, widgetId);
+      const widget = findWidget(dashboard.config.widgets ?? [], widgetId);
       if (!widget || widget.type !== 'AI')
         throw new ApiError('WIDGET_NOT_FOUND', `The published dashboard "${dashboard.publicId}" has no AI widget ${JSON.stringify(widgetId)}.`);
       const config = (typeof widget.config === 'object' && widget.config !== null ? widget.config : {}) as Config;

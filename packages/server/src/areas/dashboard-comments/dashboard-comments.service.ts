@@ -219,7 +219,9 @@ export function dashboardCommentsService(store: Store, options: DashboardComment
       const rootIds = items.map((r) => r.id);
       for (const reply of await repliesOf(db, rootIds)) {
         const rootId = reply.parent_id as number;
-        byRoot.set(rootId, [...(byRoot.get(rootId) ?? []), reply]);
+        const replies = byRoot.get(rootId);
+        if (replies) replies.push(reply);
+        else byRoot.set(rootId, [reply]);
       }
       return { items: items.map((root) => toThread(context, root, byRoot.get(root.id) ?? [])), pageInfo };
     },

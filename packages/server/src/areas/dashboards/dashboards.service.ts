@@ -46,13 +46,15 @@ function widgetsOf(config: DashboardConfig | DashboardConfigDraft | null): Widge
   return Array.isArray(widgets) ? (widgets as Widget[]) : [];
 }
 
-/** Whether a widget of this id is among `widgets` or nested in a container's `config.widgets`. */
-function hasWidget(widgets: Widget[], id: string): boolean {
-  return widgets.some((w) => {
-    if (w.id === id) return true;
+/** The widget of this id among `widgets` or nested in a container's `config.widgets`. */
+export function findWidget(widgets: Widget[], id: string): Widget | undefined {
+  for (const w of widgets) {
+    if (w.id === id) return w;
     const nested = (w.config as { widgets?: unknown } | null | undefined)?.widgets;
-    return Array.isArray(nested) && hasWidget(nested as Widget[], id);
-  });
+    const inner = Array.isArray(nested) ? findWidget(nested as Widget[], id) : undefined;
+    if (inner) return inner;
+  }
+  return undefined;
 }
 
 function describeWidget(widget: Widget, index: number): string {
@@ -247,7 +249,7 @@ async function storeAiWidgetThreadIn(
     const version = await findPublishedVersion(trx, tenantId, dashboard.id);
     if (!version) throw new ApiError('DASHBOARD_NOT_FOUND', `Workbook ${workbookId} has no published dashboard.`);
     const config = normalizeDashboardConfig(JSON.parse(version.config)) as DashboardConfig | null;
-    if (!hasWidget(widgetsOf(config), widgetId))
+    if (!findWidget(widgetsOf(config), widgetId))
       throw new ApiError('WIDGET_NOT_FOUND', `The published dashboard of workbook ${workbookId} has no widget ${JSON.stringify(widgetId)}.`);
     const threads = { ...aiWidgetThreadsOf(dashboard), [widgetId]: thread };
     const updated = await setAiWidgetThreads(trx, tenantId, dashboard.id, JSON.stringify(threads));

@@ -8,3 +8,4 @@ export { PublicIdParams } from './dashboards.schemas.js';
 export { findDashboardById, findDashboardByPublicId } from './dashboards.store.js';
 export { findByWorkbook, findInDeployment, findPublishedByPublicId, findPublishedInDeployment, setAllowEmbed } from './published.js';
 export { dashboardsArea } from './dashboards.module.js';
+export { findWidget } from './dashboards.service.js';
