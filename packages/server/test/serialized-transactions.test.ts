@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepared } from '../src/db/prepared.js';
-import { serialized } from '../src/db/transactions.js';
-import { DIALECTS, TestApp } from './harness.js';
+import { CompiledQuery } from 'kysely';
+import { configureLockWaits, serialized } from '../src/db/transactions.js';
+import { createTestStore, DIALECTS, TestApp, type TestStore } from './harness.js';
 
 /*
  * A serialized transaction's last write may be handed over without waiting for its answer
@@ -74,5 +75,45 @@ describe.each(DIALECTS)('serialized transactions with a trailing write (%s)', (d
       }),
     ).rejects.toThrow(/trailing write must be a prepared statement/);
     expect(await names([a])).toEqual([]);
+  });
+});
+
+describe.runIf(DIALECTS.includes('postgres'))('lock keys are the store’s own (postgres)', () => {
+  let first: TestStore;
+  let second: TestStore;
+  beforeAll(async () => {
+    [first, second] = await Promise.all([createTestStore('postgres'), createTestStore('postgres')]);
+  });
+  afterAll(async () => {
+    await Promise.all([first?.destroy(), second?.destroy()]);
+  });
+
+  it('two stores in schemas of one database hold the same key at once; servers of one store take turns', async () => {
+    // Advisory locks belong to the database: unscoped, `deployment:1` of one installation waited
+    // for `deployment:1` of another, and a held key made the other's requests 503 after the wait.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const holder = serialized(first, 'deployment:1', async (trx) => {
+      await trx.executeQuery(CompiledQuery.raw('select 1'));
+      entered();
+      await held;
+    });
+    await inside;
+    try {
+      await expect(serialized(second, 'deployment:1', async () => 'other store')).resolves.toBe('other store');
+      // A second process of the same store (its own pool) still waits, and gives up at its limit.
+      const sameStore = first.reopen();
+      try {
+        configureLockWaits(sameStore, { timeoutMs: 200 });
+        await expect(serialized(sameStore, 'deployment:1', async () => 'same store')).rejects.toMatchObject({ status: 503, code: 'DEPLOYMENT_BUSY' });
+      } finally {
+        await sameStore.close();
+      }
+    } finally {
+      release();
+      await holder;
+    }
   });
 });

@@ -242,6 +242,17 @@ const SQLITE_BEGIN = CompiledQuery.raw('begin immediate');
 const LOCK_KEY = /^[a-z][a-z0-9_-]*(:[0-9]+)?$/;
 
 /**
+ * The advisory lock number of a key (an SQL text expression). Advisory locks belong to the whole
+ * database, while a store lives in one schema of it (`search_path`): two stores in one database
+ * (two installations, or tests side by side) numbered `deployment:1` alike and waited on each
+ * other. The schema named first makes the key the store's own; servers sharing a store share it.
+ * `coalesce`: a missing schema must not make the number NULL, which locks nothing.
+ */
+function advisoryKey(keyText: string): string {
+  return `hashtextextended(coalesce(current_schema(), '') || ':' || ${keyText}, 0)`;
+}
+
+/**
  * The opening of a serialized transaction. PostgreSQL: one message of several statements (no
  * parameters, so the driver sends them together), so the transaction begins, bounds its lock
  * waits and holds its locks after one round trip. Each statement of a READ COMMITTED transaction
@@ -254,7 +265,7 @@ function beginning(store: Store, keys: readonly string[], shared: readonly strin
   if (store.dialect === 'sqlite') return SQLITE_BEGIN;
   const lock = (fn: string) => (key: string) => {
     if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
-    return `select ${fn}(hashtextextended('${key}', 0))`;
+    return `select ${fn}(${advisoryKey(`'${key}'`)})`;
   };
   // Shared ones first: sharers never wait on each other, and the order stays the same for everyone.
   const locks = [...shared.map(lock('pg_advisory_xact_lock_shared')), ...keys.map(lock('pg_advisory_xact_lock'))];
@@ -330,7 +341,7 @@ export type LockKey = string | { shared: string };
  */
 export async function lockWithin(trx: Executor, key: string): Promise<void> {
   if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${sql.raw(advisoryKey(`'${key}'`))})`.execute(trx);
 }
 
 /** Lock keys shared by every change that must not interleave with changes to the same record. */
