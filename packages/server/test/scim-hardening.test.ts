@@ -6,6 +6,7 @@ import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openStore } from '../src/db/database.js';
 import { migrationProvider } from '../src/db/migrations/index.js';
+import { lockWithin } from '../src/db/transactions.js';
 import { DIALECTS, TestApp } from './harness.js';
 import { ENTERPRISE, filterPath, ok, PATCH_OP, provisionGroup, provisionUser, scim, scimError, USER_SCHEMA } from './scim-harness.js';
 
@@ -203,7 +204,7 @@ describe.each(DIALECTS)('SCIM edge cases (%s)', (dialect) => {
         let locked!: () => void;
         const isLocked = new Promise<void>((resolve) => (locked = resolve));
         const holder = other.db.transaction().execute(async (trx) => {
-          await sql`select pg_advisory_xact_lock(hashtextextended(${`users:${t.tenantId}`}, 0))`.execute(trx);
+          await lockWithin(trx, `users:${t.tenantId}`);
           locked();
           await held;
         });

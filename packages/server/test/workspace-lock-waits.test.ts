@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../src/db/database.js';
-import { configureLockWaits, DEFAULT_LOCK_TIMEOUT_MS, lockKey, lockQueueOf } from '../src/db/transactions.js';
+import { advisoryLockId, configureLockWaits, DEFAULT_LOCK_TIMEOUT_MS, lockKey, lockQueueOf, lockWithin } from '../src/db/transactions.js';
 import { DIALECTS, TestApp, problem } from './harness.js';
 import { WorkspaceFixtures } from './workspace-fixtures.js';
 
@@ -15,10 +15,7 @@ import { WorkspaceFixtures } from './workspace-fixtures.js';
 
 type LightAnswer = Awaited<ReturnType<TestApp['request']>>;
 
-/**
- * A deployment with an id of its own: PostgreSQL's advisory locks span the database, and test
- * files run side by side in schemas of one database, so a small id would be another file's lock.
- */
+/** A deployment with an id of its own, so no other test of this file shares its lock. */
 async function lonelyDeployment(t: TestApp, name: string): Promise<number> {
   const at = new Date().toISOString();
   const id = 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
@@ -43,7 +40,7 @@ async function holdLock(t: TestApp, deploymentId: number): Promise<{ release(): 
   const holder = other.db.connection().execute(async (conn) => {
     if (other.dialect === 'postgres') {
       await sql`begin`.execute(conn);
-      await sql`select pg_advisory_xact_lock(hashtextextended(${lockKey.deployment(deploymentId)}, 0))`.execute(conn);
+      await lockWithin(conn, lockKey.deployment(deploymentId));
     } else {
       await sql`begin immediate`.execute(conn);
     }
@@ -65,7 +62,7 @@ async function holdLock(t: TestApp, deploymentId: number): Promise<{ release(): 
 async function waitersInDatabase(t: TestApp, key: string): Promise<number> {
   const { rows } = await sql<{ waiting: number | string }>`
     select count(*) as waiting
-      from pg_locks l, (select hashtextextended(${key}, 0) as h) k
+      from pg_locks l, (select ${advisoryLockId(key)} as h) k
      where l.locktype = 'advisory' and not l.granted and l.objsubid = 1
        and l.classid::bigint = ((k.h >> 32) & 4294967295) and l.objid::bigint = (k.h & 4294967295)`.execute(t.store.db);
   return Number(rows[0]!.waiting);
@@ -152,7 +149,7 @@ describe.each(DIALECTS)('lock waits on a busy deployment (%s)', (dialect) => {
       let locked!: () => void;
       const isLocked = new Promise<void>((resolve) => (locked = resolve));
       const writer = other.db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${lockKey.deployment(d)}, 0))`.execute(trx);
+        await lockWithin(trx, lockKey.deployment(d));
         await trx.updateTable('folders').set({ parent_id: a }).where('id', '=', b).execute();
         locked();
         await committing;

@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import { ApiError } from '../shared/problems.js';
 import type { Store } from './database.js';
 import { LockQueue } from './lock-queue.js';
@@ -252,6 +252,12 @@ function advisoryKey(keyText: string): string {
   return `hashtextextended(coalesce(current_schema(), '') || ':' || ${keyText}, 0)`;
 }
 
+/** PostgreSQL: the number of `key`'s advisory lock in this store, as an SQL expression (for a holder or a look at pg_locks). */
+export function advisoryLockId(key: string): RawBuilder<bigint> {
+  if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
+  return sql.raw(advisoryKey(`'${key}'`));
+}
+
 /**
  * The opening of a serialized transaction. PostgreSQL: one message of several statements (no
  * parameters, so the driver sends them together), so the transaction begins, bounds its lock
@@ -340,8 +346,7 @@ export type LockKey = string | { shared: string };
  * of a transaction that held nothing exclusive until then.
  */
 export async function lockWithin(trx: Executor, key: string): Promise<void> {
-  if (!LOCK_KEY.test(key)) throw new Error(`Lock key ${JSON.stringify(key)} is not of the form name or name:id`);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${sql.raw(advisoryKey(`'${key}'`))})`.execute(trx);
+  if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(${advisoryLockId(key)})`.execute(trx);
 }
 
 /** Lock keys shared by every change that must not interleave with changes to the same record. */
