@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './vitest.sequencer.js';
 
 export default defineConfig({
-  // Vitest starts the files that took longest last time first (else the largest first), which keeps
-  // a long file from ending the run alone; the durations live in this cache, kept out of
-  // node_modules so that CI's `npm ci` does not wipe them before every run.
+  // Vitest starts the files that took longest last time first, which keeps a long file from ending
+  // the run alone; the durations live in this cache, kept out of node_modules so that `npm ci`
+  // does not wipe them. A fresh clone goes by .ci/test-durations.json instead (vitest.sequencer.ts).
   cacheDir: '.vitest-cache',
   test: {
     include: ['packages/*/test/**/*.test.ts'],
@@ -20,6 +21,8 @@ export default defineConfig({
     // many workers again as cores keeps the cores busy: on 2 cores (3 workers) 268 s became 190 s.
     maxWorkers: '150%',
     reporters: ['default', './vitest.summary.ts'],
+    // A fresh clone has no cache of durations: the committed ones order its files.
+    sequence: { sequencer: LongestFirst },
     globalSetup: ['./vitest.build.ts'],
   },
 });

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /** `mapi agents …`, `mapi tasks …` and `mapi ai …` against a real server. */
-describe.each(DIALECTS)('mapi agents, tasks and ai (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi agents, tasks and ai (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

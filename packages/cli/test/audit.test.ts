@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { DEFAULT_LIMIT, describeEvent, parseInstant, parseLimit } from '../src/commands/audit.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -30,7 +30,7 @@ describe('audit options', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi audit (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi audit (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

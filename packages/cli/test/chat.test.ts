@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '@mapi/client';
 import { startModelProvider, type ModelProvider } from '../../server/test/fixtures/model-provider.js';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { chartLine, queryLine, rowsTable } from '../src/commands/chat.js';
 import { describeError } from '../src/errors.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, type TestServer } from './helpers.js';
@@ -53,7 +53,7 @@ describe('how steps print', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi chat (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi chat (%s)', (dialect) => {
   let server: TestServer;
   let provider: ModelProvider;
   let env: Record<string, string>;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '@mapi/client';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { exportFormat, exportInput, parseFilters, parseRenderAs } from '../src/commands/dashboards.js';
 import { describeError } from '../src/errors.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, tempDir, type TestServer } from './helpers.js';
@@ -67,7 +67,7 @@ describe('export flags and hints', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi dashboards (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi dashboards (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { shopManifest } from '../../server/test/dbt-fixtures.js';
 import { formatEntry, startInput } from '../src/commands/dbt-sync.js';
 import { syncProgressLine } from '../src/sync-progress.js';
@@ -52,7 +52,7 @@ describe('dbt-sync options and lines', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi dbt-sync (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi dbt-sync (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

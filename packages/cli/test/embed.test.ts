@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { parseMember, parseUsers } from '../src/commands/embed.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -19,7 +19,7 @@ describe('embed argument parsing', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi embed (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi embed (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
 

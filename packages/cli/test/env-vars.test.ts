@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { parseAssignments } from '../src/commands/env-vars.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -18,7 +18,7 @@ describe('parseAssignments', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi env-vars (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi env-vars (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

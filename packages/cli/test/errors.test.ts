@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
 import {
   completion,
@@ -56,7 +56,7 @@ function paste(command: string, env: Record<string, string>, cwd = REPO_ROOT): P
   return completion(child);
 }
 
-describe.each(DIALECTS)('errors from a server are printed once, with hints that work when pasted (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('errors from a server are printed once, with hints that work when pasted (%s)', (dialect) => {
   let server: TestServer;
   let deploymentA: number;
   let deploymentB: number;

@@ -4,7 +4,7 @@ import { STARTER_MODEL, STARTER_MODEL_PATH } from '../../server/src/areas/data-m
 import type { Repository } from '../../server/src/git/repository.js';
 import { startGitHost, type GitHostFixture } from '../../server/test/git-host-fixture.js';
 import { startGitServer, type GitServer } from '../../server/test/git-server-fixture.js';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { connectInput, parseRepository } from '../src/commands/git-host.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -36,7 +36,7 @@ describe('git-host arguments', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi git-host (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi git-host (%s)', (dialect) => {
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
   let git: GitServer;

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
@@ -13,7 +13,7 @@ const posix = process.platform !== 'win32';
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('mapi api-keys create --output keeps the key in a private file and never overwrites one by accident (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi api-keys create --output keeps the key in a private file and never overwrites one by accident (%s)', (dialect) => {
   let server: TestServer;
 
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, show, spawnCli, startTestServer, type TestServer } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -11,7 +11,7 @@ afterAll(removeTempDirs);
  * URL and a code, waits while the user approves, stores the credential) and refreshes expired
  * access tokens itself. Here the approval is an admin's, on the extension route.
  */
-describe.each(DIALECTS)('mapi login --device (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi login --device (%s)', (dialect) => {
   let server: TestServer;
   let deploymentA: number;
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { readProject, targetOf, writeProject } from '../src/project-files.js';
 import { createUploadProgress } from '../src/upload-progress.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, tempDir, type TestServer } from './helpers.js';
@@ -35,7 +35,7 @@ function put(dir: string, files: Record<string, string>): void {
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('mapi model (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi model (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

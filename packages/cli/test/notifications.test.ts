@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { parseRecipient, parseRecipientRef } from '../src/commands/notifications.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -23,7 +23,7 @@ describe('recipient arguments', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi notifications (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi notifications (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { formatLine, parseLines, parseSource } from '../src/commands/logs.js';
 import { completion, FAST_RUNTIME_ENV, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, type TestServer } from './helpers.js';
 
@@ -23,7 +23,7 @@ describe('logs options', () => {
   });
 });
 
-describe.each(DIALECTS)('mapi pods and mapi logs (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi pods and mapi logs (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
 /** mapi reports placements / unplace (reference 3.0-3.2), against a real server. */
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('mapi reports commands (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi reports commands (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../server/src/areas/api-keys/key-format.js';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /** Settings, profiles and errors; deployments, users, API keys and the spec. */
@@ -12,7 +12,7 @@ const posix = process.platform !== 'win32';
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('mapi session and account commands (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi session and account commands (%s)', (dialect) => {
   let server: TestServer;
   let deploymentA: number;
   let deploymentB: number;

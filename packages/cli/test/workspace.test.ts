@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../server/src/areas/api-keys/key-format.js';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, spawnCli, startTestServer, type TestServer } from './helpers.js';
 
 /** Folders, workspace listings, bulk moves and deletes, against a real server. */
@@ -9,7 +9,7 @@ const PROGRESS_LINE = /^(moved|deleted) \d+\/\d+, \d+ failed(, \d+ skipped)?$/;
 
 afterAll(removeTempDirs);
 
-describe.each(DIALECTS)('mapi workspace commands (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('mapi workspace commands (%s)', (dialect) => {
   let server: TestServer;
   let env: Record<string, string>;
   let d: number;

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, ChatInterruptedError, createClient, type Agent, type ChatEvent, type MapiClient, type ScheduledTask } from '../src/node.js';
 import { startModelProvider, type ModelProvider } from '../../server/test/fixtures/model-provider.js';
 import { createDeployment, startTestServer, uniqueName, type TestServer } from './support.js';
 
 /** client.agents, client.scheduledTasks, client.ai against a real server; client.chat against a stand-in stream. */
-describe.each(DIALECTS)('agent helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('agent helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let d: number;
@@ -77,7 +77,7 @@ describe.each(DIALECTS)('agent helpers (%s)', (dialect) => {
 });
 
 /** `chat` and `agents.ask` against the server's answering routes, with a stand-in model provider. */
-describe.each(DIALECTS)('chat against the server (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('chat against the server (%s)', (dialect) => {
   let server: TestServer;
   let provider: ModelProvider;
   let client: MapiClient;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { BulkInterruptedError, type BulkDeleteResult, type BulkProgress, type ItemRef, type MapiClient } from '../src/node.js';
 import { folderRef, key, reportRef, startTestServer, Workspace, workbookRef, type TestServer } from './support.js';
 
-describe.each(DIALECTS)('bulk jobs (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('bulk jobs (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   beforeAll(async () => {

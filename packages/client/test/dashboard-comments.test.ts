@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, type DashboardThread, type MapiClient, type MentionableUser } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** dashboardComments: threads, create, update, delete, resolve and mentionableUsers with an embed token (reference 8.C). */
-describe.each(DIALECTS)('dashboard comment helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('dashboard comment helpers (%s)', (dialect) => {
   let server: TestServer;
   let admin: MapiClient;
   let publicId: string;

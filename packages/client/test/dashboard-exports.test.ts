@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, dispositionFilename, unwrap, type DashboardExportStatus, type MapiClient } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
@@ -17,7 +17,7 @@ describe('Content-Disposition names', () => {
   });
 });
 
-describe.each(DIALECTS)('dashboard export helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('dashboard export helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let ws: Workspace;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, type Dashboard, type MapiClient } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** workbooks.saveDraft / publish / dashboardVersions / duplicate and dashboards.setAllowEmbed (reference 8.G.1-8.G.3, 3.6). */
-describe.each(DIALECTS)('dashboard helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('dashboard helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let ws: Workspace;

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, blobHash, MAX_MODEL_FILE_BYTES, type MapiClient, type ModelFile, type PushProgress } from '../src/node.js';
 import { FaultyProxy } from './faulty-proxy.js';
 import { createDeployment, startTestServer, type TestServer } from './support.js';
@@ -36,7 +36,7 @@ describe('blobHash', () => {
   });
 });
 
-describe.each(DIALECTS)('data-model uploads (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('data-model uploads (%s)', (dialect) => {
   let server: TestServer;
   let proxy: FaultyProxy;
   /** Straight to the server, to read its state. */

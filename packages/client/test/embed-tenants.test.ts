@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, type BulkProgress, type EmbedTenant, type EmbedUser, type MapiClient } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** embedTenants and embedAccess helpers (reference 3.4, 3.5, 4.1-4.14). */
-describe.each(DIALECTS)('embed helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('embed helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let ws: Workspace;

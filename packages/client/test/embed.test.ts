@@ -1,11 +1,11 @@
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, exchangeEmbedSession, type MapiClient } from '../src/node.js';
 import { createDeployment, startTestServer, type TestServer } from './support.js';
 
 /** embed.generateSession, embed.exchange, embed.revoke and the keyless exchange of an embedding page. */
-describe.each(DIALECTS)('embed sessions through the client (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('embed sessions through the client (%s)', (dialect) => {
   let server: TestServer;
   let admin: MapiClient;
   let deploymentId: number;

@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { runTs } from '../../server/test/server-env.js';
 import { unwrap } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** Step 5 of the README's five-minute path runs this example as a user would: through the package's own entry. */
-describe.each(DIALECTS)('examples/reorganise.ts [%s]', (dialect) => {
+describe.each(STORE_INDEPENDENT)('examples/reorganise.ts [%s]', (dialect) => {
   let server: TestServer;
   let caFile: string;
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { STARTER_MODEL, STARTER_MODEL_PATH } from '../../server/src/areas/data-m
 import type { Repository } from '../../server/src/git/repository.js';
 import { startGitHost, type GitHostFixture } from '../../server/test/git-host-fixture.js';
 import { startGitServer, type GitServer } from '../../server/test/git-server-fixture.js';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, unwrap, type MapiClient } from '../src/node.js';
 import { createDeployment, startTestServer, type TestServer } from './support.js';
 
@@ -27,7 +27,7 @@ const failure = async (promise: Promise<unknown>): Promise<ApiError> => {
   throw new Error('expected the request to fail');
 };
 
-describe.each(DIALECTS)('git-host helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('git-host helpers (%s)', (dialect) => {
   const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
   let git: GitServer;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, createClient, unwrap, type Deployment, type Folder, type ProblemCode, type ProblemCodeOf, type ProblemDetails } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
-describe.each(DIALECTS)('typed low-level calls (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('typed low-level calls (%s)', (dialect) => {
   let server: TestServer;
   let ws: Workspace;
   beforeAll(async () => {

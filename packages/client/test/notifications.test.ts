@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { type MapiClient, type Notification, type NotificationRecipient } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** client.notifications: the resource, its recipients (chunked past 1,000) and the deliveries history (reference 6). */
-describe.each(DIALECTS)('notification helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('notification helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let ws: Workspace;

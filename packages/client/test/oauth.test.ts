@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { startOAuthProvider, type OAuthProviderFixture } from '../../server/test/oauth-provider-fixture.js';
 import { ApiError, unwrap, type MapiClient } from '../src/node.js';
 import { startTestServer, type TestServer } from './support.js';
@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from './support.js';
 
 const REDIRECT_URI = 'https://mapi.example.test/api/v1/oauth-integrations/callback';
 
-describe.each(DIALECTS)('OAuth integration and token helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('OAuth integration and token helpers (%s)', (dialect) => {
   let server: TestServer;
   let idp: OAuthProviderFixture;
   let admin: MapiClient;

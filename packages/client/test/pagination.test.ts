@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, unwrap, type MapiClient } from '../src/node.js';
 import { startTestServer, uniqueName, Workspace, type TestServer } from './support.js';
 
@@ -21,7 +21,7 @@ function recording(server: TestServer): { client: MapiClient; queries: URLSearch
   return { client, queries };
 }
 
-describe.each(DIALECTS)('list iterators (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('list iterators (%s)', (dialect) => {
   let server: TestServer;
   let admin: MapiClient;
   let ws: Workspace;

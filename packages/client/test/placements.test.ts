@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, type MapiClient } from '../src/node.js';
 import { startTestServer, Workspace, type TestServer } from './support.js';
 
 /** reportPlacements.connect / disconnect / refresh / find (reference 3.1-3.3). */
-describe.each(DIALECTS)('report placement helpers (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('report placement helpers (%s)', (dialect) => {
   let server: TestServer;
   let client: MapiClient;
   let ws: Workspace;

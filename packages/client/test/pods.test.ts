@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, createClient as createUniversalClient, unwrap, type DeploymentLogLine, type DeploymentPod, type MapiClient } from '../src/node.js';
 import { createDeployment, FAST_RUNTIME, startTestServer, type TestServer } from './support.js';
 
@@ -7,7 +7,7 @@ import { createDeployment, FAST_RUNTIME, startTestServer, type TestServer } from
 
 const WAIT = { timeout: 30_000, interval: 50 };
 
-describe.each(DIALECTS)('pods and runtime logs (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('pods and runtime logs (%s)', (dialect) => {
   let server: TestServer;
   let admin: MapiClient;
   /** A deployment whose production pod is running, and the pod. */

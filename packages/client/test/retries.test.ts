@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DIALECTS } from '../../server/test/harness.js';
+import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { ApiError, BulkInterruptedError, unwrap, type BulkMoveResult, type MapiClient } from '../src/node.js';
 import { retryAfterMs } from '../src/retry.js';
 import { FaultyProxy, type Fault } from './faulty-proxy.js';
@@ -49,7 +49,7 @@ describe('retryAfterMs', () => {
   });
 });
 
-describe.each(DIALECTS)('retries (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('retries (%s)', (dialect) => {
   let server: TestServer;
   let proxy: FaultyProxy;
   /** Talks to the server directly, to check its state behind the proxy's back. */

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RUNTIME_OPTIONS } from '../src/runtime/supervisor.js';
-import { DIALECTS, TestApp } from './harness.js';
+import { STORE_INDEPENDENT, TestApp } from './harness.js';
 import { canStartSecondCluster, startSecondCluster } from './pg-cluster-fixture.js';
 import { FAST_RUNTIME, runtimeProbe } from './runtime-support.js';
 
@@ -64,7 +64,7 @@ const PG_MODEL = `cubes:
 const TIMEOUT_ERROR = `The statement ran longer than the ${TIMEOUT_MS} ms a query may take (QUERY_TIMEOUT_MS) and was stopped. Add filters, fewer dimensions or a narrower date range.`;
 const bytesOf = (rows: unknown) => Buffer.byteLength(JSON.stringify(rows));
 
-for (const dialect of DIALECTS) {
+for (const dialect of STORE_INDEPENDENT) {
   describe(`QUERY_MAX_ROWS, QUERY_MAX_RESULT_BYTES and QUERY_TIMEOUT_MS on every data-API route and the SQL port (${dialect})`, () => {
     let t: TestApp;
     let r: ReturnType<typeof runtimeProbe>;

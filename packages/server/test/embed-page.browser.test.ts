@@ -7,7 +7,7 @@ import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Masked } from '../src/mail/index.js';
 import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
-import { DIALECTS } from './harness.js';
+import { STORE_INDEPENDENT } from './harness.js';
 import { renderShop, type RenderShop } from './render-fixtures.js';
 
 /**
@@ -37,7 +37,7 @@ const EXTERNAL: Partial<Record<Viewer, Json>> = {
   bob: { externalId: 'bob', embedTenantName: 'acme', email: 'bob@acme.example', userProfile: { displayName: 'Bob' } },
 };
 
-describe.each(DIALECTS)('the embedded dashboard page in Chromium (%s)', (dialect) => {
+describe.each(STORE_INDEPENDENT)('the embedded dashboard page in Chromium (%s)', (dialect) => {
   let shop: RenderShop;
   let provider: ModelProvider;
   let agentId: number;
