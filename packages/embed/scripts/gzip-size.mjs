@@ -1,7 +1,8 @@
 /* global console, process */
-// Prints the page's JavaScript sizes after `vite build`, gzipped: what the first load fetches (the
-// entry and the chunks it imports statically) and the chart chunk fetched with the first chart.
-// Fails the build when the first load passes its budget.
+// Prints the page's JavaScript and CSS sizes after `vite build`, gzipped: what the first load
+// fetches (the entry and the chunks it imports statically), the chunks fetched on demand (the
+// chart chunk, with the first chart), and everything together. Fails the build when everything
+// together passes its budget: a viewer of a dashboard with a chart fetches all of it.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -29,8 +30,8 @@ for (const file of all) {
   if (initial.has(file)) first += size;
   console.log(`  ${initial.has(file) ? 'first load' : 'on demand '}  ${kb(size).padStart(9)} gzip  ${file}`);
 }
-console.log(`embed page: first load ${kb(first)} gzip (budget ${kb(BUDGET)}), everything ${kb(total)} gzip`);
-if (first > BUDGET) {
-  console.error(`The first load is over its budget of ${kb(BUDGET)} gzipped.`);
+console.log(`embed page: first load ${kb(first)} gzip, everything ${kb(total)} gzip (budget ${kb(BUDGET)} for everything)`);
+if (total > BUDGET) {
+  console.error(`The page's files together are over their budget of ${kb(BUDGET)} gzipped.`);
   process.exit(1);
 }

@@ -52,4 +52,27 @@ export async function query(session: EmbedSession, request: { sql: string } | { 
   }
 }
 
+/** Compiled charts by their Vega-Lite spec's JSON: a spec is compiled once, however often its widget is re-queried. */
+const compiled = new Map<string, Promise<Record<string, unknown>>>();
+const COMPILED_KEPT = 64;
+
+/**
+ * The Vega spec of a chart's Vega-Lite spec, compiled by the server (`POST /api/v1/charts/compile`):
+ * the page ships Vega alone. The spec names its data source and carries no rows. The same spec
+ * (a filter changes the rows, not the spec) is asked for once; another one (the labels switch
+ * changes the axis titles, a resize the size) is compiled anew. A failed compile is not kept.
+ */
+export function compileChart(session: EmbedSession, spec: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const key = JSON.stringify(spec);
+  let vega = compiled.get(key);
+  if (vega === undefined) {
+    const asked = call<{ vega: Record<string, unknown> }>(session, '/api/v1/charts/compile', { method: 'POST', body: { spec } }).then((answer) => answer.vega);
+    vega = asked;
+    compiled.set(key, asked);
+    asked.catch(() => compiled.get(key) === asked && compiled.delete(key));
+    if (compiled.size > COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+  }
+  return vega;
+}
+
 export { SessionEnded };

@@ -1,6 +1,6 @@
-import { chartSpec, ChartRefused, columnsOf, type Column } from '../../server/src/render/chart-spec.js';
+import { chartSpec, ChartRefused, columnsOf, ROWS_DATA_NAME, type Column } from '../../server/src/render/chart-spec.js';
 import { snapshotQuery, type DashboardControls } from '../../server/src/render/controls.js';
-import { CallFailed, query, type QueryResult } from './api.js';
+import { CallFailed, compileChart, query, type QueryResult } from './api.js';
 import { el, uid } from './dom.js';
 import type { Formats } from './format.js';
 import { markdownHtml, openLinksOutside } from './markdown.js';
@@ -87,7 +87,7 @@ function tableOf(data: QueryResult, columns: Column[], context: PageContext, cap
 }
 
 let chartModule: Promise<typeof import('./chart.js')> | undefined;
-/** The chart chunk (Vega, Vega-Lite), loaded once with the first chart. */
+/** The chart chunk (Vega; the server compiles Vega-Lite), loaded once with the first chart. */
 const charts = () => (chartModule ??= import('./chart.js'));
 
 /** Starts loading the chart chunk while the first queries run, when a widget may draw a chart. */
@@ -157,7 +157,15 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
     try {
       const width = Math.max(40, body.clientWidth - 8);
       const height = Math.max(30, body.clientHeight - 8);
-      spec = chartSpec(data, snapshot.spec, { width, height, font: context.font, labels: context.labels, background: 'transparent' });
+      // Named data, not the rows: the server compiles the spec (POST /api/v1/charts/compile), the rows stay here.
+      spec = chartSpec(data, snapshot.spec, {
+        width,
+        height,
+        font: context.font,
+        labels: context.labels,
+        background: 'transparent',
+        dataName: ROWS_DATA_NAME,
+      });
     } catch (error) {
       if (error instanceof ChartRefused) return note(body, `Chart not drawn: ${error.message}`, 'error');
       throw error;
@@ -168,7 +176,7 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
     }
     // The chart, labelled, with its rows as a table for screen readers and a toggle to show it.
     const figureId = uid('chart');
-    // The label sits on a frame of its own: vega-embed labels the element it draws in.
+    // The label sits on a frame of its own: Vega labels the element it draws in.
     const chart = el('div', { className: 'chart' });
     const frame = el('div', { className: 'chart-frame', attrs: { role: 'img', 'aria-label': `Chart: ${title ?? 'report'}`, id: figureId } }, chart);
     const table = tableOf(data, columns, context, title ? `${title} (data)` : 'Chart data', true);
@@ -185,10 +193,15 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
     });
     body.replaceChildren(frame, table, toggle);
     try {
-      const { drawChart } = await charts();
+      // The chunk loads while the server compiles.
+      const [{ drawChart }, vega] = await Promise.all([charts(), compileChart(context.session, spec)]);
       if (mine !== run) return;
-      finalize = await drawChart(chart, spec);
+      const drawn = await drawChart(chart, vega, ROWS_DATA_NAME, data.rows);
+      // Re-queried while drawing: the newer run draws its own chart.
+      if (mine !== run) return drawn();
+      finalize = drawn;
     } catch (error) {
+      if (mine !== run || error instanceof SessionEnded) return;
       note(body, `Chart not drawn: ${(error as Error).message}`, 'error');
     }
   }

@@ -3,6 +3,7 @@ import { aiSettingsArea } from './areas/ai-settings/index.js';
 import type { ServerProviderConfig } from './ai/index.js';
 import { agentsArea } from './areas/agents/index.js';
 import { apiKeysArea } from './areas/api-keys/index.js';
+import { chartsArea } from './areas/charts/index.js';
 import { dashboardCommentsArea } from './areas/dashboard-comments/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
@@ -207,6 +208,7 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
       tokenSeconds: options.embedTokenLifetimeMs === undefined ? undefined : Math.max(1, Math.round(options.embedTokenLifetimeMs / 1000)),
     }),
     configure(embedPageArea, { pageDir: options.embedPageDir, perIpPerMinute: options.embedExchangePerIpPerMinute ?? 120 }),
+    chartsArea,
     configure(pythonAnalysisArea, { python: options.python }),
     configure(embedTenantsArea, { embedUserLimit }),
     configure(oauthIntegrationsArea, { tokenRefresh: options.tokenRefresh }),

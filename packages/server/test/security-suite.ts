@@ -236,6 +236,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     resolveDashboardThread: { resolved: true },
     summarizeDashboardAiWidget: {},
     summarizeEmbedDashboardAiWidget: {},
+    compileChart: { spec: { data: { name: 'rows' }, mark: 'bar', encoding: { x: { field: 'a', type: 'nominal' } } } },
   };
   return bodies[op.operationId];
 }
@@ -957,6 +958,8 @@ export function securitySuite(kind: Kind): void {
       'getMySettings',
       // Extension: a user unlinks their own git-host account (409 when none is linked).
       'unlinkGitHost',
+      // Extension: any authenticated caller has a chart compiled; it reads and writes nothing.
+      'compileChart',
     ]);
     // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
     const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);

@@ -1936,6 +1936,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/charts/compile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: a Vega-Lite spec compiled to Vega (any authenticated caller, embed tokens included)
+         * @description An extension beyond the reference. The embedded dashboard page sends each chart’s Vega-Lite spec here without its rows and draws the answer with Vega, so viewers’ browsers never load Vega-Lite. The spec’s data is a named source at most (`data: { name }`); the answer’s Vega spec has a dataset of that name with no values, and the caller sets its `values` to the rows. 400 `VALIDATION_FAILED` for a spec with `data.values`, `data.url`, another data field, `datasets`, `data` below the top level, unbounded generation (as the dashboard renders refuse it), more than 32 views, or one Vega-Lite cannot compile (its message in `detail`); 413 past 64 KiB of JSON. Answers are remembered per account and spec, so the charts of a dashboard are compiled once for all its viewers.
+         */
+        post: operations["compileChart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/embed/dashboard/{publicId}/python-run": {
         parameters: {
             query?: never;
@@ -4750,6 +4770,12 @@ export interface components {
         EmbedToken: {
             /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
             token: string;
+        };
+        CompiledChart: {
+            /** @description The Vega spec Vega-Lite compiled it to. The named source is a dataset of the same name with no values: the caller sets its `values`. */
+            vega: {
+                [key: string]: unknown;
+            };
         };
         EmbedPythonFilteredRunInput: {
             reportId: number;
@@ -18528,6 +18554,61 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+        };
+    };
+    compileChart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Vega-Lite top-level spec. Its data is a named source at most (`data: { name }`), whose rows the caller puts into the compiled spec; no `values`, `url` or `datasets`, and no `data` below the top. */
+                    spec: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompiledChart"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     runEmbedPythonAnalysis: {

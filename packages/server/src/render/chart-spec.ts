@@ -157,11 +157,21 @@ export interface ChartSpecOptions {
   labels?: Labels;
   /** The page's background; the server draws on white. */
   background?: string;
+  /**
+   * Names the data source (`data: { name }`) instead of carrying the rows inline: the embedded
+   * page sends the spec without its rows to be compiled by the server (POST /api/v1/charts/compile)
+   * and puts the rows into the compiled Vega spec's dataset of this name.
+   */
+  dataName?: string;
 }
+
+/** The data source the embedded page names in the specs it has compiled. */
+export const ROWS_DATA_NAME = 'rows';
 
 /**
  * The full Vega-Lite spec of a chart of `data` at most `width` × `height`: the report's own spec
- * (`spec.vegaLite`) or one chosen from the data's shape, with the rows as its inline values.
+ * (`spec.vegaLite`) or one chosen from the data's shape, with the rows as its inline values (or
+ * a named source, `options.dataName`).
  * Null when neither gives a chart (no measure), which is shown as a table instead; ChartRefused
  * for a spec that reads other data or generates values without a bound.
  */
@@ -173,7 +183,7 @@ export function chartSpec(data: ChartData, spec: unknown, options: ChartSpecOpti
   return {
     ...rest,
     // Vega marks the rows it reads; the caller's rows stay as the runtime answered them.
-    data: { values: data.rows.map((row) => ({ ...row })) },
+    data: options.dataName !== undefined ? { name: options.dataName } : { values: data.rows.map((row) => ({ ...row })) },
     width: Math.max(40, options.width),
     height: Math.max(30, options.height),
     autosize: { type: 'fit', contain: 'padding' },

@@ -1,0 +1,5 @@
+/**
+ * The charts area's public entry: what other areas may use of it. Everything else in the folder
+ * is the area's own (npm run cycles enforces it).
+ */
+export { chartsArea } from './charts.module.js';
