@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chartsService, MAX_CHART_VIEWS, viewsOf } from '../src/areas/charts/charts.service.js';
+import { chartsService } from '../src/areas/charts/charts.service.js';
+import { MAX_CHART_VIEWS, viewsOf } from '../src/render/chart-spec.js';
 import type { WorkerPool } from '../src/jobs/index.js';
 import { chartSpec, ROWS_DATA_NAME } from '../src/render/chart-spec.js';
 import { ApiError } from '../src/shared/problems.js';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PNG } from 'pngjs';
 import { ChartRefused, chartSvg, MAX_GENERATED_VALUES } from '../src/render/charts.js';
+import { MAX_CHART_VIEWS } from '../src/render/chart-spec.js';
 import { svgToPdf, svgToPng } from '../src/render/outputs.js';
 import { loadFonts } from '../src/render/fonts.js';
 import { pageLayout, pageSvg } from '../src/render/page.js';
@@ -35,6 +36,18 @@ describe('a report’s Vega-Lite spec drawn on the server', () => {
     ]) {
       await expect(chartSvg(rows, { vegaLite }, 300, 200)).rejects.toBeInstanceOf(ChartRefused);
     }
+  });
+
+  it('refuses a spec that expands into more views than a chart has (a small repeat multiplies Vega-Lite’s work), before it compiles', async () => {
+    const unit = { mark: 'point', encoding: { x: { field: 'region', type: 'nominal' } } };
+    // About 1 KiB: 72,000 views, which once held the event loop for over 100 s.
+    const vegaLite = { repeat: { row: Array(60).fill('count'), column: Array(60).fill('count'), layer: Array(20).fill('count') }, spec: { layer: [unit] } };
+    const refused = await chartSvg(rows, { vegaLite }, 300, 200).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ChartRefused);
+    expect((refused as Error).message).toContain(`at most ${MAX_CHART_VIEWS}`);
+    // A few views draw as before.
+    const few = await chartSvg(rows, { vegaLite: { repeat: ['count'], spec: unit } }, 300, 200);
+    expect(few?.svg).toContain('<svg');
   });
 
   it('bounds the expression language’s sequence(): a billion values is an error of that expression, not an exhausted heap', async () => {

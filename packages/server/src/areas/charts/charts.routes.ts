@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { COMPILE_BODY_LIMIT, CompileChartBody } from './charts.schemas.js';
-import { MAX_CHART_VIEWS, type ChartsService } from './charts.service.js';
+import { MAX_CHART_VIEWS } from '../../render/chart-spec.js';
+import type { ChartsService } from './charts.service.js';
 
 /** `POST /api/v1/charts/compile` (extension): a Vega-Lite spec compiled to Vega, for pages that draw charts with Vega alone. */
 export function chartsRoutes(charts: ChartsService): FastifyPluginAsyncTypebox {

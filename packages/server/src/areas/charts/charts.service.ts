@@ -8,15 +8,6 @@ import type { CompileOutcome } from './compile-task.js';
 /** The name the compile task is registered under on the jobs service's worker pool. */
 export const CHART_COMPILE_TASKS = 'chart-compile';
 
-/**
- * The most views (unit specs) a spec may expand into. A dashboard's chart has one to a few; the
- * bound is on what Vega-Lite's work grows with, which the body's size does not bound: `repeat`
- * multiplies its inner spec, so a 1 KiB spec repeating a layer over 60 rows, 60 columns and 20
- * layers (72,000 views) took Vega-Lite over 100 s of one core. At this bound the slowest spec
- * measured (32 box plots, each a composite of several layers) took about 0.3 s on a loaded 2-core machine.
- */
-export const MAX_CHART_VIEWS = 32;
-
 /** Compiled specs remembered, by tenant and spec: the same dashboards are viewed by many viewers. */
 const MEMO_ENTRIES = 256;
 /** And at most this much compiled Vega, in characters of its JSON, across them. */
@@ -36,33 +27,6 @@ export interface ChartsOptions {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The views a Vega-Lite spec expands into: a unit is one, layers and concatenations add up theirs,
- * a repeat multiplies its inner spec by its fields (rows × columns × layers), a facet by nothing
- * (it splits the rows when Vega runs, as the row, column and facet channels do).
- */
-export function viewsOf(spec: unknown, depth = 0): number {
-  if (!isObject(spec)) return 0;
-  // Bodies nest at most MAX_BODY_DEPTH levels (http/validation.ts); this is a second bound, not the first.
-  if (depth > 64) return Infinity;
-  if ('mark' in spec) return 1;
-  let views = 0;
-  for (const key of ['layer', 'concat', 'hconcat', 'vconcat'] as const) {
-    const children = spec[key];
-    if (Array.isArray(children)) for (const child of children) views += viewsOf(child, depth + 1);
-  }
-  if (isObject(spec.spec)) {
-    const { repeat } = spec;
-    const times = Array.isArray(repeat)
-      ? repeat.length
-      : isObject(repeat)
-        ? [repeat.row, repeat.column, repeat.layer].reduce<number>((n, fields) => n * (Array.isArray(fields) ? fields.length : 1), 1)
-        : 1;
-    views += times * viewsOf(spec.spec, depth + 1);
-  }
-  return views;
-}
 
 function refuse(pointer: string, message: string): never {
   throw new ApiError('VALIDATION_FAILED', message, { errors: [{ pointer, message }] });
@@ -86,12 +50,10 @@ function checkSpec(spec: Record<string, unknown>): void {
   try {
     checkChartSpec(spec);
   } catch (error) {
+    // Including more than MAX_CHART_VIEWS views (render/chart-spec.ts).
     if (error instanceof ChartRefused) refuse('/body/spec', error.message);
     throw error;
   }
-  const views = viewsOf(spec);
-  if (views > MAX_CHART_VIEWS)
-    refuse('/body/spec', `The chart expands into ${views} views (layers, concatenations, repeats); a chart may have at most ${MAX_CHART_VIEWS}.`);
 }
 
 type Remembered = { chart: CompiledChart; chars: number } | { refused: string; chars: number };
