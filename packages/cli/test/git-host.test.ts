@@ -86,9 +86,16 @@ describe.each(STORE_INDEPENDENT)('mapi git-host (%s)', (dialect) => {
 
   it('status without an app says so and how to set one; with one, it prints the link URL to open', async () => {
     const missing = await mapi('git-host', 'status');
-    expect(missing.code, show(missing)).toBe(1);
-    expect(missing.stderr).toContain('error: 404 No git-host app is configured for this account');
-    expect(missing.stderr).toContain('hint: This account has no git-host app yet');
+    expect(missing.code, show(missing)).toBe(0);
+    expect(missing.stdout).toContain('Your git-host account is not linked, and this account has no git-host app to link it to yet.');
+    expect(missing.stdout).toContain('An admin sets one with PUT /api/v1/tenant/git-host-app');
+    const missingJson = await mapi('git-host', 'status', '--json');
+    expect(JSON.parse(missingJson.stdout)).toEqual({ connected: false, linkUrl: '', settingsUrl: '' });
+    // The lists still say what is missing.
+    const noApp = await mapi('git-host', 'installations');
+    expect(noApp.code, show(noApp)).toBe(1);
+    expect(noApp.stderr).toContain('error: 404 No git-host app is configured for this account');
+    expect(noApp.stderr).toContain('hint: This account has no git-host app yet');
 
     const app = await server.put('/api/v1/tenant/git-host-app', {
       apiBaseUrl: host.baseUrl,

@@ -145,7 +145,7 @@ export async function uploadModelFile(
   unwrap(
     await api.POST('/build/api/v1/deployments/{deploymentId}/data-model/upload/file', {
       params: { path: { deploymentId }, query: targetQuery(target) },
-      // The document leaves the multipart body undeclared; openapi-fetch sends FormData as is, with its boundary.
+      // The document declares the multipart fields (reference 2.7); openapi-fetch sends FormData as is, with its boundary.
       body: form as never,
       ...(signal ? { signal } : {}),
     }),

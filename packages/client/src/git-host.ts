@@ -7,7 +7,10 @@ import type { ConnectGitHostInput, Deployment, GitHostBranch, GitHostInstallatio
  * reaches, and deployments connected to its repositories (reference 2.16, 2.20, 5.19-5.22).
  */
 export interface GitHost {
-  /** Whether the caller has linked their account, the URL to link it (single use, 10 minutes), and where the app is installed. */
+  /**
+   * Whether the caller has linked their account, the URL to link it (single use, 10 minutes), and where the app is installed.
+   * While the account has no git-host app: `connected: false` and both URLs empty.
+   */
   status(options?: { signal?: AbortSignal }): Promise<GitHostStatus>;
   /** Forgets the caller's link (and revokes the token at the host when it can); connected deployments stay connected. */
   unlink(options?: { signal?: AbortSignal }): Promise<void>;

@@ -82,8 +82,9 @@ describe.each(STORE_INDEPENDENT)('git-host helpers (%s)', (dialect) => {
     await git?.close();
   });
 
-  it('status before the account has an app is a clear 404; once set, the caller is not linked and gets a link URL', async () => {
-    const missing = await failure(client.gitHost.status());
+  it('status before the account has an app is not connected with no URLs (reference 5.19), the lists a clear 404; once set, the caller is not linked and gets a link URL', async () => {
+    expect(await client.gitHost.status()).toEqual({ connected: false, linkUrl: '', settingsUrl: '' });
+    const missing = await failure(client.gitHost.installations()[Symbol.asyncIterator]().next());
     expect(missing).toMatchObject({ status: 404, code: 'GIT_HOST_NOT_CONFIGURED' });
 
     unwrap(

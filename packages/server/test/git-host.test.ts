@@ -113,8 +113,13 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     expect(PUBLIC_ROUTES.get('GET /api/v1/git-host/callback')).toBe(30);
   });
 
-  it('before an admin configures the app, status says so (404); only admins read or set it', async () => {
-    problem(await call({ url: '/api/v1/git-host/status', key: explorer.key }), 404, 'GIT_HOST_NOT_CONFIGURED');
+  it('before an admin configures the app, status answers not connected with no URLs (reference 5.19 shape); the lists and the app say what is missing; only admins read or set it', async () => {
+    const status = await call({ url: '/api/v1/git-host/status', key: explorer.key });
+    expect(status.statusCode).toBe(200);
+    expect(status.json()).toEqual({ connected: false, linkUrl: '', settingsUrl: '' });
+    problem(await call({ url: '/api/v1/git-host/installations', key: explorer.key }), 404, 'GIT_HOST_NOT_CONFIGURED');
+    problem(await call({ url: '/api/v1/git-host/installations/101/repositories', key: explorer.key }), 404, 'GIT_HOST_NOT_CONFIGURED');
+    problem(await call({ url: '/api/v1/git-host/repositories/acme/models/branches?installationId=101', key: explorer.key }), 404, 'GIT_HOST_NOT_CONFIGURED');
     problem(await call({ url: '/api/v1/tenant/git-host-app' }), 404, 'GIT_HOST_NOT_CONFIGURED');
     problem(await call({ method: 'PUT', url: '/api/v1/tenant/git-host-app', key: explorer.key, body: appBody() }), 403, 'FORBIDDEN');
     problem(await call({ url: '/api/v1/tenant/git-host-app', key: viewer.key }), 403, 'FORBIDDEN');
@@ -157,9 +162,11 @@ describe.each(DIALECTS)('git host: app, linked accounts and discovery (%s)', (di
     expect((await call({ url: '/api/v1/tenant/git-host-app' })).json()).toMatchObject({ appId: '999' });
   });
 
-  it('another tenant sees none of it: its app and its users’ status are 404', async () => {
+  it('another tenant sees none of it: its app is 404 and its users’ status is not connected, with no URLs', async () => {
     problem(await call({ url: '/api/v1/tenant/git-host-app', key: other.admin.key, host: 'githost-other.example.test' }), 404, 'GIT_HOST_NOT_CONFIGURED');
-    problem(await call({ url: '/api/v1/git-host/status', key: other.admin.key, host: 'githost-other.example.test' }), 404, 'GIT_HOST_NOT_CONFIGURED');
+    const status = await call({ url: '/api/v1/git-host/status', key: other.admin.key, host: 'githost-other.example.test' });
+    expect(status.statusCode).toBe(200);
+    expect(status.json()).toEqual({ connected: false, linkUrl: '', settingsUrl: '' });
   });
 
   it('not linked: connected false with the URLs to link and to install; the lists say to link first', async () => {

@@ -3,8 +3,22 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE } from '../scripts/write-openapi.js';
 import { STORE_INDEPENDENT, TestApp, problem } from './harness.js';
+import { KNOWN_EXTENSIONS, REFERENCE_OPERATIONS } from './reference-operations.js';
 
-type Operation = { operationId?: string; security?: unknown[]; responses: Record<string, unknown> };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  security?: unknown[];
+  requestBody?: {
+    required?: boolean;
+    content: Record<string, { schema: { type?: string; required?: string[]; properties?: Record<string, Record<string, unknown>> } }>;
+  };
+  responses: Record<string, unknown>;
+  'x-extension'?: unknown;
+};
+
+/** How a summary names an operation beyond the reference: `… (extension; admin)` or `Extension: …`. */
+const saysExtension = (op: Operation) => /^Extension:|\(extension\b/.test(op.summary ?? '');
 
 describe.each(STORE_INDEPENDENT)('OpenAPI document (%s)', (dialect) => {
   let t: TestApp;
@@ -79,5 +93,53 @@ describe.each(STORE_INDEPENDENT)('OpenAPI document (%s)', (dialect) => {
       }
     }
     expect(ids.size).toBeGreaterThan(3);
+  });
+
+  const operations = () =>
+    Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+
+  it('marks exactly the operations its summaries call extensions with `x-extension: true`, so clients can tell them apart (docs/api/reference.md)', () => {
+    const marked = operations().filter(({ op }) => op['x-extension'] !== undefined);
+    for (const { name, op } of marked) expect(op['x-extension'], name).toBe(true);
+    expect(marked.map(({ name }) => name).sort()).toEqual(
+      operations()
+        .filter(({ op }) => saysExtension(op))
+        .map(({ name }) => name)
+        .sort(),
+    );
+  });
+
+  it('marks the known extensions, the dashboard versions and both OAuth callbacks among them, and none of the reference’s operations', () => {
+    const byName = new Map(operations().map(({ name, op }) => [name, op]));
+    for (const name of KNOWN_EXTENSIONS) {
+      expect(byName.get(name), `${name} is served`).toBeDefined();
+      expect(byName.get(name)?.['x-extension'], name).toBe(true);
+    }
+    for (const name of [
+      'GET /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/versions',
+      'GET /api/v1/oauth-integrations/callback',
+      'GET /api/v1/git-host/callback',
+    ]) {
+      expect(KNOWN_EXTENSIONS).toContain(name);
+    }
+    for (const name of REFERENCE_OPERATIONS) {
+      expect(byName.get(name), `${name} is served`).toBeDefined();
+      expect(byName.get(name)?.['x-extension'], name).toBeUndefined();
+    }
+    // A reference path can have an extension beside it: the reference's PATCH, this product's GET.
+    expect(byName.get('PATCH /api/v1/users/me/settings')?.['x-extension']).toBeUndefined();
+    expect(byName.get('GET /api/v1/users/me/settings')?.['x-extension']).toBe(true);
+  });
+
+  it('documents the file upload’s multipart/form-data body: transaction, fileName and the file’s bytes (reference 2.7)', () => {
+    const body = doc.paths['/build/api/v1/deployments/{deploymentId}/data-model/upload/file']?.post?.requestBody;
+    expect(body?.required).toBe(true);
+    expect(Object.keys(body?.content ?? {})).toEqual(['multipart/form-data']);
+    const schema = body?.content['multipart/form-data']?.schema;
+    expect(schema?.type).toBe('object');
+    expect([...(schema?.required ?? [])].sort()).toEqual(['file', 'fileName', 'transaction']);
+    expect(schema?.properties?.transaction).toMatchObject({ type: 'string' });
+    expect(schema?.properties?.fileName).toMatchObject({ type: 'string' });
+    expect(schema?.properties?.file).toMatchObject({ type: 'string', format: 'binary' });
   });
 });

@@ -99,6 +99,12 @@ export function registerGitHost(program: Command): void {
           writeJson(status);
           return;
         }
+        if (status.linkUrl === '') {
+          // 5.19 answers not connected with no URLs while the account has no git-host app.
+          write('Your git-host account is not linked, and this account has no git-host app to link it to yet.');
+          write('An admin sets one with PUT /api/v1/tenant/git-host-app (see docs/api/git-host.md).');
+          return;
+        }
         if (status.connected) {
           write('Your git-host account is linked.');
           write(`To link another account instead, open (within 10 minutes):\n  ${status.linkUrl}`);

@@ -1096,7 +1096,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The published versions of the workbook’s dashboard, newest first (needs VIEW)
+         * The published versions of the workbook’s dashboard, newest first (extension; needs VIEW)
          * @description Each item is a Dashboard: the current version is `published`, earlier ones `archived`. Empty before the first publication. Cursor paging with `first`/`after`.
          */
         get: operations["listDashboardVersions"];
@@ -2183,7 +2183,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where the provider sends the user back after authorizing (no credential)
+         * Where the provider sends the user back after authorizing (extension; no credential)
          * @description Completes an authorization started with `initiate`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user and the integration. The code is exchanged at the integration’s `tokenUrl` with the PKCE verifier and the tokens are stored encrypted. A request that carries a credential must be the initiating user’s.
          */
         get: operations["oauthCallback"];
@@ -2693,7 +2693,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Whether the caller has linked their git-host account, and the URLs to link it or to install the app (reference 5.19; any key) */
+        /**
+         * Whether the caller has linked their git-host account, and the URLs to link it or to install the app (reference 5.19; any key)
+         * @description Each answer carries a fresh `linkUrl` (its `state` is single use and lives 10 minutes). Before an admin sets the account’s git-host app (PUT /api/v1/tenant/git-host-app) the answer is `connected: false` with both URLs empty; the other git-host routes answer 404 `GIT_HOST_NOT_CONFIGURED` then.
+         */
         get: operations["getGitHostStatus"];
         put?: never;
         post?: never;
@@ -2731,7 +2734,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where the git host sends the user back after authorizing the app (no credential)
+         * Where the git host sends the user back after authorizing the app (extension; no credential)
          * @description Completes a link started from `linkUrl`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user. The code is exchanged for the user’s token, which is stored encrypted. A request that carries a credential must be that user’s.
          */
         get: operations["gitHostCallback"];
@@ -5320,9 +5323,9 @@ export interface components {
         GitHostStatus: {
             /** @description Whether the caller has linked their git-host account. */
             connected: boolean;
-            /** @description Where to send the user to link (or re-link) their account; its `state` is single use and lives 10 minutes. */
+            /** @description Where to send the user to link (or re-link) their account; its `state` is single use and lives 10 minutes. Empty while the account has no git-host app. */
             linkUrl: string;
-            /** @description Where the app is installed on an organisation or account. */
+            /** @description Where the app is installed on an organisation or account. Empty while the account has no git-host app. */
             settingsUrl: string;
         };
         GitHostInstallation: {
@@ -16267,7 +16270,21 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The transaction id from POST …/upload/start. */
+                    transaction: string;
+                    /** @description The file’s path, relative to the project root (or to `deployProjectRoot` with `useDeployProjectRoot`). */
+                    fileName: string;
+                    /**
+                     * Format: binary
+                     * @description The file’s bytes, at most 1 MiB; one file a request.
+                     */
+                    file: string;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -23283,24 +23300,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationFailed"];
             401: components["responses"]["Unauthenticated"];
-            /**
-             * @description Not Found. `code` is one of:
-             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
-             *     - `GIT_HOST_NOT_CONFIGURED`: No git-host app is configured for this account
-             */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                        /** @enum {integer} */
-                        status: 404;
-                        /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "GIT_HOST_NOT_CONFIGURED";
-                    };
-                };
-            };
+            404: components["responses"]["TenantNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];

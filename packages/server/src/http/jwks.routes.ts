@@ -46,6 +46,7 @@ export function jwksRoutes(signing: Signing, resolveTenant: (request: FastifyReq
         config: { public: true },
         schema: {
           operationId: 'getDataApiJwks',
+          extension: true,
           tags: ['Meta'],
           summary: 'The keys of the tenant’s data-API tokens (extension; no credential)',
           description: `The keys that may still verify a data-API token the tenant issued: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for ${MAX_AGE_SECONDS} s.`,

@@ -51,6 +51,7 @@ export function accountRoutes(services: {
       {
         schema: {
           operationId: 'updateAppConfig',
+          extension: true,
           tags,
           summary: 'Set the app configuration’s switches: `restrictDataDownload` (extension; admin with an unscoped key)',
           description:
@@ -68,6 +69,7 @@ export function accountRoutes(services: {
       {
         schema: {
           operationId: 'getMySettings',
+          extension: true,
           tags,
           summary: 'The caller’s own settings (extension beside the reference’s PATCH)',
           response: { 200: Type.Ref('UserSettings') },
@@ -129,6 +131,7 @@ export function accountRoutes(services: {
       {
         schema: {
           operationId: 'listAuditEvents',
+          extension: true,
           tags,
           summary: 'The tenant’s audit log, newest first (extension; admin)',
           description:
@@ -146,6 +149,7 @@ export function accountRoutes(services: {
       {
         schema: {
           operationId: 'getTenantEmbedSettings',
+          extension: true,
           tags,
           summary: 'The account’s embed settings, defaults applied (extension; admin)',
           description: 'The reference’s EmbedSettings fields (4.0; null: not set) plus `enabled`, `allowedOrigins` and `pythonAnalysisEnabled`.',
@@ -161,6 +165,7 @@ export function accountRoutes(services: {
       {
         schema: {
           operationId: 'updateTenantEmbedSettings',
+          extension: true,
           tags,
           summary: 'Change some of the account’s embed settings (extension; admin with an unscoped key)',
           description:

@@ -120,6 +120,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
       {
         schema: {
           operationId: 'listAgents',
+          extension: true,
           tags,
           summary: "Extension: list a deployment's agents, newest first",
           description: READ,
@@ -137,6 +138,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
       {
         schema: {
           operationId: 'createAgent',
+          extension: true,
           tags,
           summary: 'Extension: create an agent',
           description: `${WRITE} The name is unique in the deployment (409). \`members\` null or left out: every member the caller can see.`,
@@ -154,6 +156,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
       {
         schema: {
           operationId: 'getAgent',
+          extension: true,
           tags,
           summary: 'Extension: get an agent',
           description: READ,
@@ -170,6 +173,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
       {
         schema: {
           operationId: 'updateAgent',
+          extension: true,
           tags,
           summary: 'Extension: change an agent; fields left out stay',
           description: WRITE,
@@ -187,6 +191,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
       {
         schema: {
           operationId: 'deleteAgent',
+          extension: true,
           tags,
           summary: 'Extension: delete an agent with its chat threads and scheduled tasks',
           description: WRITE,
@@ -223,6 +228,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
         config: { credential: 'embed' },
         schema: {
           operationId: 'listAgentThreads',
+          extension: true,
           tags,
           summary: "Extension: the caller's chat threads with an agent, newest first",
           description: `${READ} \`userId\` lists another user's threads: admins only (ChatHistoryRead). ${EMBED} An embed session lists its own threads.`,
@@ -247,6 +253,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
         config: { credential: 'embed' },
         schema: {
           operationId: 'askAgent',
+          extension: true,
           tags,
           summary: 'Extension: ask an agent a question in a new chat thread; the answer streams as Server-Sent Events with Accept: text/event-stream',
           description: `${READ} ${EMBED} Every query runs as the caller, with their own access. Without \`Accept: text/event-stream\` the answer comes as JSON once complete. ${EVENTS}`,
@@ -273,6 +280,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
         config: { credential: 'embed' },
         schema: {
           operationId: 'continueAgentThread',
+          extension: true,
           tags,
           summary: 'Extension: ask a follow-up question in one of your chat threads; streams as askAgent does',
           description: `${READ} ${EMBED} The thread must be the caller’s own (404 otherwise, admins included). ${EVENTS}`,
@@ -299,6 +307,7 @@ export function agentsRoutes(agents: AgentsService, tasks: TasksService, answers
         config: { credential: 'embed' },
         schema: {
           operationId: 'getAgentThread',
+          extension: true,
           tags,
           summary: 'Extension: a chat thread with its messages and their steps',
           description: `${READ} Another user's thread is a 404, except to admins (ChatHistoryRead). ${EMBED} An embed session reads its own threads.`,

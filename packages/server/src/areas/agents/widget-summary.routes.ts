@@ -45,6 +45,7 @@ export function widgetSummaryRoutes(summaries: WidgetSummaries): FastifyPluginAs
       {
         schema: {
           operationId: 'summarizeDashboardAiWidget',
+          extension: true,
           tags: ['Agents'],
           summary: 'Extension: the summary of an AI widget of the workbook’s published dashboard, for the caller',
           description: `Needs VIEW on the workbook and AI on for the account. ${HOW}`,
@@ -67,6 +68,7 @@ export function widgetSummaryRoutes(summaries: WidgetSummaries): FastifyPluginAs
         config: { credential: 'embed' },
         schema: {
           operationId: 'summarizeEmbedDashboardAiWidget',
+          extension: true,
           tags: ['Embedding'],
           summary: 'Extension: the summary of an AI widget of an embedded dashboard, for the embed session’s user',
           description: `An embed token (API keys get 403) of a session that may see the dashboard (reference 4.18) and allows AI (\`allowAi\`, 403 otherwise). With \`showAiWidgets: false\` a stored summary still answers, and one that would have to be made afresh is a 403. ${HOW}`,

@@ -13,6 +13,7 @@ export function aiSettingsRoutes(settings: AiSettingsService): FastifyPluginAsyn
       {
         schema: {
           operationId: 'getAiSettings',
+          extension: true,
           tags,
           summary: 'The account’s AI settings, defaults applied (extension; admin)',
           description:
@@ -29,6 +30,7 @@ export function aiSettingsRoutes(settings: AiSettingsService): FastifyPluginAsyn
       {
         schema: {
           operationId: 'updateAiSettings',
+          extension: true,
           tags,
           summary: 'Change some of the account’s AI settings (extension; admin with an unscoped key)',
           description:
@@ -46,6 +48,7 @@ export function aiSettingsRoutes(settings: AiSettingsService): FastifyPluginAsyn
       {
         schema: {
           operationId: 'getAiUsage',
+          extension: true,
           tags,
           summary: 'Tokens spent on AI answers per user and embed user in a month (extension; admin)',
           description:

@@ -15,6 +15,7 @@ export function chartsRoutes(charts: ChartsService): FastifyPluginAsyncTypebox {
         config: { credential: 'embed' },
         schema: {
           operationId: 'compileChart',
+          extension: true,
           tags: ['Dashboards'],
           summary: 'Extension: a Vega-Lite spec compiled to Vega (any authenticated caller, embed tokens included)',
           description:

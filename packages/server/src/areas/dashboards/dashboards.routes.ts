@@ -52,8 +52,9 @@ export function dashboardsRoutes(service: DashboardsService): FastifyPluginAsync
       {
         schema: {
           operationId: 'listDashboardVersions',
+          extension: true,
           tags,
-          summary: 'The published versions of the workbook’s dashboard, newest first (needs VIEW)',
+          summary: 'The published versions of the workbook’s dashboard, newest first (extension; needs VIEW)',
           description:
             'Each item is a Dashboard: the current version is `published`, earlier ones `archived`. Empty before the first publication. Cursor paging with `first`/`after`.',
           params: WorkbookParams,

@@ -56,6 +56,7 @@ export function buildsRoutes(builds: BuildsService, validation: ValidateService)
       {
         schema: {
           operationId: 'listBuilds',
+          extension: true,
           tags,
           summary: 'Builds of a deployment, newest first (extension; DeploymentRead)',
           params: DeploymentParams,
@@ -81,6 +82,7 @@ export function buildsRoutes(builds: BuildsService, validation: ValidateService)
       {
         schema: {
           operationId: 'getBuild',
+          extension: true,
           tags,
           summary: 'One build (extension; DeploymentRead)',
           params: BuildParams,
@@ -100,6 +102,7 @@ export function buildsRoutes(builds: BuildsService, validation: ValidateService)
       {
         schema: {
           operationId: 'getBuildLogs',
+          extension: true,
           tags,
           summary: 'The log lines of a build, oldest first (extension; DeploymentRead)',
           params: BuildParams,

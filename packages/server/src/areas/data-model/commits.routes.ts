@@ -13,6 +13,7 @@ export function commitsRoutes(service: CommitsService): FastifyPluginAsyncTypebo
       {
         schema: {
           operationId: 'listCommits',
+          extension: true,
           tags,
           summary: 'A branch’s commits, newest first (extension; SchemaRead)',
           description:

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../../shared/problems.js';
 import { DeploymentParams } from '../../shared/schemas.js';
 import { MAX_FILE_BYTES } from './data-model.schemas.js';
-import { FinishUploadBody, UploadQuery } from './uploads.schemas.js';
+import { FinishUploadBody, UploadFileFields, UploadQuery } from './uploads.schemas.js';
 import type { UploadsService } from './uploads.service.js';
 
 const tags = ['Data model'];
@@ -64,6 +64,7 @@ export function uploadsRoutes(service: UploadsService): FastifyPluginAsyncTypebo
           summary: 'Upload one file into the transaction (reference 2.7; multipart: transaction, fileName, file)',
           description: 'At most 1 MiB a file. The file is stored, but no branch changes until the upload finishes.',
           consumes: ['multipart/form-data'],
+          multipartBody: UploadFileFields,
           params: DeploymentParams,
           querystring: UploadQuery,
           response: { 200: Type.Object({}) },

@@ -21,6 +21,16 @@ export const StartUploadResponseSchema = Type.Object(
   { $id: 'StartUploadResponse' },
 );
 
+/**
+ * Reference 2.7's `multipart/form-data` fields, for the document: Fastify does not validate a
+ * multipart body, the route reads and checks the parts itself.
+ */
+export const UploadFileFields = Type.Object({
+  transaction: Type.String({ description: 'The transaction id from POST …/upload/start.' }),
+  fileName: Type.String({ description: 'The file’s path, relative to the project root (or to `deployProjectRoot` with `useDeployProjectRoot`).' }),
+  file: Type.String({ format: 'binary', contentMediaType: 'application/octet-stream', description: 'The file’s bytes, at most 1 MiB; one file a request.' }),
+});
+
 const Hash = Type.String({ pattern: '^[0-9a-f]{40}$' });
 
 export const FinishUploadBody = Type.Object(

@@ -15,6 +15,7 @@ export function dbtSyncSettingsRoutes(service: DbtSyncSettingsService): FastifyP
       {
         schema: {
           operationId: 'getDbtSyncSettings',
+          extension: true,
           tags,
           summary: 'The transformation-project settings syncs use (extension; SchemaRead)',
           description: 'A deployment that never saved any answers the defaults (`updatedAt` null).',
@@ -31,6 +32,7 @@ export function dbtSyncSettingsRoutes(service: DbtSyncSettingsService): FastifyP
       {
         schema: {
           operationId: 'putDbtSyncSettings',
+          extension: true,
           tags,
           summary: 'Change the transformation-project settings; keys left out keep their values (extension; DeploymentUpdate)',
           description:

@@ -98,6 +98,7 @@ export function embedSessionsRoutes(service: EmbedSessionsService, options: Embe
         config: { public: true },
         schema: {
           operationId: 'getEmbedJwks',
+          extension: true,
           tags,
           summary: 'The public keys of embed tokens (extension; no credential)',
           description: `The keys that may verify an embed token of this tenant, and only those: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for ${MAX_AGE_SECONDS} s.`,

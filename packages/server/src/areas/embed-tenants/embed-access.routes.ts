@@ -57,6 +57,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
         config: { apiKeyScheme: true },
         schema: {
           operationId: 'getFolderEmbedAccess',
+          extension: true,
           tags,
           summary: "Extension: read a folder's embed access, which every workbook below it inherits (read access to the folder)",
           params: FolderEmbedAccessParams,
@@ -73,6 +74,7 @@ export function embedAccessRoutes(service: EmbedAccessService): FastifyPluginAsy
         config: { apiKeyScheme: true },
         schema: {
           operationId: 'updateFolderEmbedAccess',
+          extension: true,
           tags,
           summary:
             'Extension: share a folder (and all below it) read-only with an embed tenant or all embed users, or remove that share (manage access to the folder)',

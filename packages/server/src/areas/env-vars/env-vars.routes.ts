@@ -52,6 +52,7 @@ export function envVarsRoutes(service: EnvVarsService): FastifyPluginAsyncTypebo
       {
         schema: {
           operationId: 'deleteEnvVariable',
+          extension: true,
           tags,
           summary: 'Remove one environment variable, legacy names included (extension; SecretsManage)',
           params: EnvVarParams,

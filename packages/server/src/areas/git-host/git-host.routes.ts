@@ -55,6 +55,7 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
       {
         schema: {
           operationId: 'getGitHostApp',
+          extension: true,
           tags,
           summary: 'The account’s git-host app (extension; admin)',
           response: { 200: Type.Ref('GitHostApp') },
@@ -69,6 +70,7 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
       {
         schema: {
           operationId: 'putGitHostApp',
+          extension: true,
           tags,
           summary: 'Set the account’s git-host app, a GitHub-App-style app (extension; admin)',
           description:
@@ -88,8 +90,9 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
           operationId: 'getGitHostStatus',
           tags,
           summary: 'Whether the caller has linked their git-host account, and the URLs to link it or to install the app (reference 5.19; any key)',
+          description:
+            'Each answer carries a fresh `linkUrl` (its `state` is single use and lives 10 minutes). Before an admin sets the account’s git-host app (PUT /api/v1/tenant/git-host-app) the answer is `connected: false` with both URLs empty; the other git-host routes answer 404 `GIT_HOST_NOT_CONFIGURED` then.',
           response: { 200: Type.Ref('GitHostStatus') },
-          problems: ['GIT_HOST_NOT_CONFIGURED'],
         },
       },
       async (request) => service.status(request.caller),
@@ -100,6 +103,7 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
       {
         schema: {
           operationId: 'unlinkGitHost',
+          extension: true,
           tags,
           summary: 'Unlink the caller’s git-host account (extension; any key)',
           description:
@@ -122,8 +126,9 @@ export function gitHostRoutes(service: GitHostService, upstreams: UpstreamsServi
         config: { public: true, rateLimit: { max: GIT_HOST_CALLBACK_RATE_LIMIT }, secretQuery: true },
         schema: {
           operationId: 'gitHostCallback',
+          extension: true,
           tags,
-          summary: 'Where the git host sends the user back after authorizing the app (no credential)',
+          summary: 'Where the git host sends the user back after authorizing the app (extension; no credential)',
           description:
             'Completes a link started from `linkUrl`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user. The code is exchanged for the user’s token, which is stored encrypted. A request that carries a credential must be that user’s.',
           security: [],

@@ -47,8 +47,11 @@ export type PutGitHostAppInput = Static<typeof PutGitHostAppBody>;
 export const GitHostStatusSchema = Type.Object(
   {
     connected: Type.Boolean({ description: 'Whether the caller has linked their git-host account.' }),
-    linkUrl: Type.String({ description: 'Where to send the user to link (or re-link) their account; its `state` is single use and lives 10 minutes.' }),
-    settingsUrl: Type.String({ description: 'Where the app is installed on an organisation or account.' }),
+    linkUrl: Type.String({
+      description:
+        'Where to send the user to link (or re-link) their account; its `state` is single use and lives 10 minutes. Empty while the account has no git-host app.',
+    }),
+    settingsUrl: Type.String({ description: 'Where the app is installed on an organisation or account. Empty while the account has no git-host app.' }),
   },
   { $id: 'GitHostStatus' },
 );

@@ -224,11 +224,13 @@ export function gitHostService(
 
     /**
      * Reference 5.19. Each call issues a fresh `linkUrl` state (single use, 10 minutes, bound to
-     * the caller; only its hash is kept), so a status read is always ready to link.
+     * the caller; only its hash is kept), so a status read is always ready to link. Without an app
+     * there is nothing to link to: not connected, both URLs empty, and no state issued.
      */
     async status(caller: Caller): Promise<{ connected: boolean; linkUrl: string; settingsUrl: string }> {
       const tenantId = caller.actor.tenantId;
-      const app = await appOf(tenantId);
+      const app = await findApp(db, tenantId);
+      if (!app) return { connected: false, linkUrl: '', settingsUrl: '' };
       const { state, hash } = newState();
       const at = now();
       await deleteExpiredStates(db, tenantId, at.toISOString());

@@ -13,6 +13,7 @@ export function identityProviderRoutes(service: IdentityProviderService): Fastif
       {
         schema: {
           operationId: 'getIdentityProvider',
+          extension: true,
           tags,
           summary: 'The tenant’s identity provider (extension; admin). Never returns the client secret',
           response: { 200: Type.Ref('IdentityProvider') },
@@ -27,6 +28,7 @@ export function identityProviderRoutes(service: IdentityProviderService): Fastif
       {
         schema: {
           operationId: 'putIdentityProvider',
+          extension: true,
           tags,
           summary: 'Set the tenant’s identity provider (extension; admin with an unscoped credential)',
           description:
@@ -44,6 +46,7 @@ export function identityProviderRoutes(service: IdentityProviderService): Fastif
       {
         schema: {
           operationId: 'deleteIdentityProvider',
+          extension: true,
           tags,
           summary: 'Remove the tenant’s identity provider (extension; admin with an unscoped credential)',
           response: { 204: Type.Null({ description: 'Removed' }) },

@@ -162,6 +162,7 @@ export function notificationsRoutes(service: NotificationsService): FastifyPlugi
       {
         schema: {
           operationId: 'listNotificationDeliveries',
+          extension: true,
           tags,
           summary: "Extension: a notification's deliveries, newest first, with each recipient's state, attempts and last error (admin)",
           params: NotificationParams,

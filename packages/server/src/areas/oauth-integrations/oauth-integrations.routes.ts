@@ -58,8 +58,9 @@ export function oauthIntegrationsRoutes(service: OAuthIntegrationsService, token
         config: { public: true, rateLimit: { max: CALLBACK_RATE_LIMIT }, secretQuery: true },
         schema: {
           operationId: 'oauthCallback',
+          extension: true,
           tags,
-          summary: 'Where the provider sends the user back after authorizing (no credential)',
+          summary: 'Where the provider sends the user back after authorizing (extension; no credential)',
           description:
             'Completes an authorization started with `initiate`: the `state` must be one this server issued, unused, at most 10 minutes old; it names the user and the integration. The code is exchanged at the integration’s `tokenUrl` with the PKCE verifier and the tokens are stored encrypted. A request that carries a credential must be the initiating user’s.',
           security: [],

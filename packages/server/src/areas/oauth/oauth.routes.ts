@@ -13,6 +13,7 @@ export function oauthRoutes(service: OAuthService, clients: OAuthClientsService)
       {
         schema: {
           operationId: 'approveDeviceSignIn',
+          extension: true,
           tags: ['OAuth'],
           summary: 'Approve a device sign-in by its user code (extension; admin only)',
           description:
@@ -30,6 +31,7 @@ export function oauthRoutes(service: OAuthService, clients: OAuthClientsService)
       {
         schema: {
           operationId: 'createOAuthClient',
+          extension: true,
           tags: ['OAuth'],
           summary:
             'Register a machine client (client credentials) or an app (authorization code with PKCE) (extension; admin only); the secret is in this response only',
@@ -48,6 +50,7 @@ export function oauthRoutes(service: OAuthService, clients: OAuthClientsService)
       {
         schema: {
           operationId: 'listOAuthClients',
+          extension: true,
           tags: ['OAuth'],
           summary: 'List machine clients (extension; admin only). Never returns secrets',
           response: { 200: Type.Ref('OAuthClientList') },
@@ -62,6 +65,7 @@ export function oauthRoutes(service: OAuthService, clients: OAuthClientsService)
       {
         schema: {
           operationId: 'deleteOAuthClient',
+          extension: true,
           tags: ['OAuth'],
           summary: 'Delete a machine client; its tokens stop working at once (extension; admin only)',
           params: OAuthClientParams,

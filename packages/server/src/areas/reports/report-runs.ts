@@ -46,6 +46,7 @@ export function reportRunsRoutes(runs: ReportRunsService): FastifyPluginAsyncTyp
         config: { optionalBody: true },
         schema: {
           operationId: 'runReport',
+          extension: true,
           tags: ['Reports'],
           summary: 'Run a report’s query on the deployment’s runtime, as the caller (extension; VIEW on the report)',
           description:

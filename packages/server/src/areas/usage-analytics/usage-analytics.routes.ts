@@ -30,6 +30,7 @@ export function usageAnalyticsRoutes(service: UsageAnalyticsService): FastifyPlu
       {
         schema: {
           operationId: 'getTenantUsageAnalytics',
+          extension: true,
           tags,
           summary: 'Whether usage analytics is on, and its deployment (extension; admin)',
           response: { 200: Type.Ref('UsageAnalyticsSettings') },
@@ -44,6 +45,7 @@ export function usageAnalyticsRoutes(service: UsageAnalyticsService): FastifyPlu
       {
         schema: {
           operationId: 'updateTenantUsageAnalytics',
+          extension: true,
           tags,
           summary: 'Turn usage analytics on or off (extension; admin with an unscoped key)',
           description:
