@@ -8,7 +8,7 @@ import { dashboardCommentsArea } from './areas/dashboard-comments/index.js';
 import { dashboardExportsArea } from './areas/dashboard-exports/index.js';
 import { dashboardsArea } from './areas/dashboards/index.js';
 import { dataApiArea } from './areas/data-api/index.js';
-import { authorOf, dataModelArea, hasSuccessfulBuild } from './areas/data-model/index.js';
+import { authorOf, dataModelArea } from './areas/data-model/index.js';
 import { dbtSyncArea } from './areas/dbt-sync/index.js';
 import { deploymentsArea, type Catalog } from './areas/deployments/index.js';
 import { embedPageArea } from './areas/embed-page/index.js';
@@ -182,7 +182,6 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
           remove: (id) => repositories.remove(id),
         },
         deployBranchMoved,
-        hasSuccessfulBuild,
         // The policies granted on it, and its items', go with it.
         onDelete: [
           (trx, tenantId, id) => deletePoliciesOn(trx, tenantId, { type: 'DEPLOYMENT', id }),

@@ -620,7 +620,7 @@ export interface paths {
         put?: never;
         /**
          * Move the setup wizard to a step (reference 1.13; DeploymentUpdate)
-         * @description The steps are alternatives: from `project` to `upload`, `git-host`, `ssh`, `demo`, `databases` or `schema`; from a model source to `databases`, `schema` or back to `project`; from `demo`, `databases` or `schema` to `ready`, which also needs a successful production build; from `ready` back to `databases` or `schema`. Anything else is 409 `CREATION_STEP_REFUSED` saying what is missing.
+         * @description Any step may follow any other, forward or back, as the reference does not restrict the moves; the step is the wizard’s bookmark and gates nothing (whether production has built is `GET …/build-status`’s to say). Advancing to the current step changes nothing.
          */
         post: operations["advanceCreationStep"];
         delete?: never;
@@ -3233,7 +3233,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "CREATION_STEP_REFUSED" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5847,20 +5847,6 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict: `CREATION_STEP_REFUSED` (The setup wizard cannot move to this step now). */
-        CreationStepRefused: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                    /** @enum {integer} */
-                    status: 409;
-                    /** @enum {string} */
-                    code: "CREATION_STEP_REFUSED";
-                };
-            };
-        };
         /** @description Conflict: `POLICY_EXISTS` (This principal already has a policy on this resource). */
         PolicyExists: {
             headers: {
@@ -6221,7 +6207,7 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -6428,7 +6414,7 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -6911,7 +6897,7 @@ export interface operations {
     listGroups: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -10071,15 +10057,15 @@ export interface operations {
     listDeployments: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
                 /** @description Only deployments at one of these steps. */
                 creationStep?: components["schemas"]["CreationStep"][];
-                /** @description Deprecated: skip this many deployments (not with `after`). */
+                /** @description Deprecated (use `after`): skip this many items. Not combined with `after` (400). */
                 offset?: number;
-                /** @description Deprecated: the page size (`first`). */
+                /** @description Deprecated (use `first`): the page size, at most 200 (more is 400); wins over `first` when both are sent. */
                 limit?: number;
             };
             header?: never;
@@ -10502,7 +10488,7 @@ export interface operations {
     listDeploymentVersions: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -10587,7 +10573,7 @@ export interface operations {
     listRegions: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -10714,7 +10700,6 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["CreationStepRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -10846,12 +10831,14 @@ export interface operations {
     listEnvironments: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
                 type?: "production" | "staging" | "development";
+                /** @description Deprecated (use `after`): skip this many items. Not combined with `after` (400). */
                 offset?: number;
+                /** @description Deprecated (use `first`): the page size, at most 200 (more is 400); wins over `first` when both are sent. */
                 limit?: number;
             };
             header?: never;
@@ -10934,7 +10921,7 @@ export interface operations {
     listPods: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -11022,7 +11009,7 @@ export interface operations {
     listRuntimeLogs: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -11113,7 +11100,7 @@ export interface operations {
     listPolicies: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -11374,7 +11361,7 @@ export interface operations {
     listFolders: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -12030,7 +12017,7 @@ export interface operations {
     listWorkspace: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -12911,7 +12898,7 @@ export interface operations {
     listReports: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -13678,7 +13665,7 @@ export interface operations {
     listDashboardVersions: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -14038,7 +14025,7 @@ export interface operations {
             query?: {
                 /** @description Whose history; default: the deploy branch. */
                 branchName?: string;
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -14129,7 +14116,7 @@ export interface operations {
                 branchName?: string;
                 /** @description The tree as the deployment’s last finished upload committed it (empty before any upload); `branchName` is then ignored. */
                 showLastCLIUpload?: boolean;
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -14920,7 +14907,7 @@ export interface operations {
     listBranches: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -15843,7 +15830,7 @@ export interface operations {
             query?: {
                 /** @description A branch name, e.g. `main` or `feature/orders`. */
                 branchName?: string;
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -15993,7 +15980,7 @@ export interface operations {
     getBuildLogs: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -16474,7 +16461,7 @@ export interface operations {
     listEnvVariables: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -16826,11 +16813,13 @@ export interface operations {
     listEnvironmentTokens: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
+                /** @description Deprecated (use `after`): skip this many items. Not combined with `after` (400). */
                 offset?: number;
+                /** @description Deprecated (use `first`): the page size, at most 200 (more is 400); wins over `first` when both are sent. */
                 limit?: number;
             };
             header?: never;
@@ -17262,7 +17251,7 @@ export interface operations {
             query?: {
                 status?: "RUNNING" | "COMPLETED" | "FAILED" | "CANCELLED" | "UNKNOWN";
                 trigger?: "manual" | "api" | "webhook" | "agent" | "unknown";
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -17663,7 +17652,7 @@ export interface operations {
     getDbtSyncLogs: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -17750,7 +17739,7 @@ export interface operations {
     getDbtSyncGeneratedFiles: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -18740,7 +18729,7 @@ export interface operations {
     listEmbedTenants: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -18855,7 +18844,7 @@ export interface operations {
     listEmbedUsers: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -19120,7 +19109,7 @@ export interface operations {
     listEmbedGroups: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -19510,7 +19499,7 @@ export interface operations {
     listEmbedGroupMembers: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -20115,8 +20104,9 @@ export interface operations {
         parameters: {
             query?: {
                 accessSource?: null | ("tenant" | "allEmbedUsers" | "folder");
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
             };
             header?: never;
@@ -21159,7 +21149,7 @@ export interface operations {
     listAuditEvents: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -21935,7 +21925,7 @@ export interface operations {
                 recipientEmail?: string | null;
                 recipientEmbedTenantName?: string | null;
                 recipientExternalId?: string | null;
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -22421,7 +22411,7 @@ export interface operations {
     listNotificationRecipients: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -22733,7 +22723,7 @@ export interface operations {
     listNotificationDeliveries: {
         parameters: {
             query?: {
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -23420,7 +23410,7 @@ export interface operations {
     listGitHostInstallations: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -23487,7 +23477,7 @@ export interface operations {
     listGitHostRepositories: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -23558,7 +23548,7 @@ export interface operations {
         parameters: {
             query: {
                 installationId: number;
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -23849,7 +23839,7 @@ export interface operations {
     listAgents: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -24397,7 +24387,7 @@ export interface operations {
     listAgentThreads: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -24815,7 +24805,7 @@ export interface operations {
     listScheduledTasks: {
         parameters: {
             query?: {
-                /** @description Page size (at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string;
@@ -25729,7 +25719,7 @@ export interface operations {
                 includeResolved?: boolean | null;
                 /** @description List resolved threads only (wins over includeResolved). */
                 resolvedOnly?: boolean | null;
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;
@@ -25905,7 +25895,7 @@ export interface operations {
             query?: {
                 /** @description Part of the username or email, ignoring case. */
                 search?: string | null;
-                /** @description Page size (default 100, at most 200). */
+                /** @description Page size (default 100, at most 200; more is 400). */
                 first?: number | null;
                 /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
                 after?: string | null;

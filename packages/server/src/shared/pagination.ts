@@ -125,23 +125,38 @@ export function legacyPage<T>(page: { items: T[]; pageInfo: PageInfo }, total: n
   return window ? { ...legacy, pagination: { total, ...window } } : legacy;
 }
 
+/** The query of a list that keeps the deprecated `offset`/`limit` (schemas.ts `LegacyPageQuery`). */
+export interface LegacyPageInput {
+  first?: number | undefined;
+  after?: string | undefined;
+  offset?: number | undefined;
+  limit?: number | undefined;
+}
+
+/**
+ * How every list with the deprecated `offset`/`limit` reads them (docs/api/pagination.md):
+ * `offset` and `after` both say where a page starts, so sending both is 400 rather than one
+ * silently winning; `limit`, when sent, is the page size (it wins over `first`, which has a
+ * default). Answers the page request and the number of items to skip.
+ */
+export function offsetPaging(input: LegacyPageInput): { page: PageRequest; offset: number } {
+  if (input.offset !== undefined && input.after !== undefined) {
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      '`offset` and `after` both say where the page starts: send `after` (the previous page’s `pageInfo.endCursor`) or the deprecated `offset`, not both.',
+      { errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }] },
+    );
+  }
+  return { page: pageRequest({ first: input.limit ?? input.first, after: input.after }), offset: input.offset ?? 0 };
+}
+
 /**
  * Pages by position: for short lists computed in memory, and for the deprecated `offset`/`limit`
- * some lists keep. The cursor is the position after the last item served; `limit`, when sent,
- * is the page size (it wins over `first`, which has a default), and `offset` never mixes with
- * `after`.
+ * some lists keep (read by `offsetPaging`). The cursor is the position after the last item served.
  */
-export function positionalWindow(input: { first?: number | undefined; after?: string | undefined; offset?: number | undefined; limit?: number | undefined }): {
-  start: number;
-  size: number;
-} {
-  if (input.offset !== undefined && input.after !== undefined) {
-    throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', {
-      errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
-    });
-  }
-  const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
-  if (page.after === undefined) return { start: input.offset ?? 0, size: page.first };
+export function positionalWindow(input: LegacyPageInput): { start: number; size: number } {
+  const { page, offset } = offsetPaging(input);
+  if (page.after === undefined) return { start: offset, size: page.first };
   const [at] = decodeCursor(page.after, 1);
   if (typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw invalidCursor();
   return { start: at, size: page.first };

@@ -66,7 +66,6 @@ export const PROBLEMS = {
   REPORT_PUBLIC_ID_TAKEN: { status: 409, title: 'A report with this public id already exists in the deployment' },
   POLICY_EXISTS: { status: 409, title: 'This principal already has a policy on this resource' },
   LAST_ADMIN: { status: 409, title: 'The last active admin cannot lose admin rights' },
-  CREATION_STEP_REFUSED: { status: 409, title: 'The setup wizard cannot move to this step now' },
   DEPLOYMENT_NAME_TAKEN: { status: 409, title: 'A deployment with this name already exists' },
   BRANCH_EXISTS: { status: 409, title: 'A branch of this name already exists' },
   FILE_EXISTS: { status: 409, title: 'A file already exists at the new path' },

@@ -69,9 +69,54 @@ export const PageInfoSchema = Type.Object(
 );
 export type PageInfo = Static<typeof PageInfoSchema>;
 
+/**
+ * The largest page any list serves. A `first` (or deprecated `limit`) above it is refused with
+ * 400 VALIDATION_FAILED on every list, never clamped: a client that asked for more must not take
+ * a shorter page for the end of the list (docs/api/pagination.md).
+ */
+export const MAX_PAGE_SIZE = 200;
+
+/** The largest deprecated `offset` taken (as on the reports list); past it no list has items. */
+export const MAX_OFFSET = 1_000_000;
+
 export const PageQuery = {
-  first: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'Page size (at most 200).' })),
+  first: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 100, description: `Page size (default 100, at most ${MAX_PAGE_SIZE}; more is 400).` }),
+  ),
   after: Type.Optional(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' })),
+};
+
+/** `PageQuery` where the reference lets `first` and `after` be null too (0.3): null means left out. */
+export const NullablePageQuery = {
+  first: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size (default 100, at most ${MAX_PAGE_SIZE}; more is 400).` })),
+  ),
+  after: Type.Optional(Nullable(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' }))),
+};
+
+/**
+ * The deprecated positional paging the reference keeps on some lists (0.3; 1.2, 1.17, 1.18),
+ * spread beside `PageQuery`. `offset` skips that many items and never combines with `after`
+ * (400); `limit` is the page size, with the same bound as `first`, and wins over it when both
+ * are sent. Each list reads them through pagination.ts (`positionalWindow`, `offsetPaging`).
+ */
+export const LegacyPageQuery = {
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_OFFSET,
+      deprecated: true,
+      description: 'Deprecated (use `after`): skip this many items. Not combined with `after` (400).',
+    }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_PAGE_SIZE,
+      deprecated: true,
+      description: `Deprecated (use \`first\`): the page size, at most ${MAX_PAGE_SIZE} (more is 400); wins over \`first\` when both are sent.`,
+    }),
+  ),
 };
 
 /** A cursor-paginated list of the shared schema `item`: `items` and `pageInfo`, named `<item>Page`. */

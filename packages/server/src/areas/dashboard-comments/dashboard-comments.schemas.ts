@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, Timestamp } from '../../shared/schemas.js';
+import { Id, Nullable, NullablePageQuery, Timestamp } from '../../shared/schemas.js';
 import { PublicIdParams } from '../dashboards/index.js';
 
 /** Reference 8.C: a comment's body is 1-10,000 characters. */
@@ -7,10 +7,7 @@ export const BODY_MAX = 10_000;
 /** Reference 8.C.3: a mentionable-users search is at most 255 characters. */
 export const SEARCH_MAX = 255;
 
-const PageFields = {
-  first: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 200, description: 'Page size (default 100, at most 200).' }))),
-  after: Type.Optional(Nullable(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' }))),
-};
+const PageFields = NullablePageQuery;
 
 export const CommentSchema = Type.Object(
   {

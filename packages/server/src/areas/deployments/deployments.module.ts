@@ -7,7 +7,7 @@ import { environmentsService } from './environments.service.js';
 import { podSchemas, podsRoutes } from './pods.routes.js';
 import { podsService } from './pods.service.js';
 import { setupRoutes, setupSchemas } from './setup.routes.js';
-import { setupService, type HasSuccessfulBuild } from './setup.service.js';
+import { setupService } from './setup.service.js';
 
 export interface DeploymentsConfig {
   /** Runtime versions and regions offered. */
@@ -17,7 +17,6 @@ export interface DeploymentsConfig {
   /** The deployments' repositories, their builds and what goes with a deleted deployment: other areas', wired at the root (they depend on this one). */
   repositories: DeploymentRepositoryHost;
   deployBranchMoved: DeployBranchMoved;
-  hasSuccessfulBuild: HasSuccessfulBuild;
   onDelete: DeploymentDeleted[];
 }
 
@@ -33,7 +32,7 @@ export const deploymentsArea = defineArea('deployments', ({ platform: { store, o
     () => runtime.reconcile(),
     config.onDelete,
   );
-  const setup = setupService(store, originOf, config.hasSuccessfulBuild, now);
+  const setup = setupService(store, originOf, now);
   const environments = environmentsService(store, originOf, config.sqlApiPort);
   const pods = podsService(store, runtime);
   return {

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { LegacyPageOf } from '../../shared/pagination.js';
-import { Id, Nullable, PageQuery, Timestamp, ref } from '../../shared/schemas.js';
+import { Id, Nullable, LegacyPageQuery, PageQuery, Timestamp, ref } from '../../shared/schemas.js';
 
 /** VIEW < EDIT < MANAGE: "can view", "can edit", "full access" (DESIGN.md, Roles and access). */
 export const AccessLevel = Type.Enum(['VIEW', 'EDIT', 'MANAGE'], {
@@ -167,8 +167,7 @@ export const ListDeploymentsQuery = Type.Object(
   {
     ...PageQuery,
     creationStep: Type.Optional(Type.Array(ref(CreationStep), { maxItems: 8, description: 'Only deployments at one of these steps.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, deprecated: true, description: 'Deprecated: skip this many deployments (not with `after`).' })),
-    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, deprecated: true, description: 'Deprecated: the page size (`first`).' })),
+    ...LegacyPageQuery,
   },
   { additionalProperties: false },
 );

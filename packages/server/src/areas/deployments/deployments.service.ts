@@ -4,7 +4,7 @@ import type { Store } from '../../db/database.js';
 import type { Access, DeploymentRow, ReleaseChannel } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { isValidBranchName } from '../../git/refs.js';
-import { decodeCursor, encodeCursor, legacyPage, pageRequest, positionalPage, positionalWindow } from '../../shared/pagination.js';
+import { decodeCursor, encodeCursor, legacyPage, offsetPaging, positionalPage, positionalWindow } from '../../shared/pagination.js';
 import { ApiError, notFound } from '../../shared/problems.js';
 import type { PageInfo } from '../../shared/schemas.js';
 import { timestamp, type Clock } from '../../time.js';
@@ -195,13 +195,7 @@ export function deploymentsService(
 
     /** Reference 1.2: the deployments the caller can view (and, for a scoped key, in its scope). */
     async list({ actor, access, tenant }: Caller, input: ListDeploymentsInput) {
-      if (input.offset !== undefined && input.after !== undefined) {
-        throw new ApiError('VALIDATION_FAILED', 'Page with `first`/`after` or with the deprecated `offset`/`limit`, not both.', {
-          errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
-        });
-      }
-      // `first` has a default, so the deprecated `limit` wins when it is sent.
-      const page = pageRequest({ first: input.limit ?? input.first, after: input.after });
+      const { page, offset } = offsetPaging(input);
       const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope, steps: input.creationStep };
       let afterId: number | undefined;
       if (page.after !== undefined) {
@@ -209,9 +203,10 @@ export function deploymentsService(
         if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ApiError('INVALID_CURSOR', 'The `after` cursor was not issued by this list.');
         afterId = id;
       }
-      const offset = input.offset ?? 0;
       const rows = await listDeployments(db, actor.tenantId, visibility, afterId, page.first + 1, offset);
       const total = await countDeployments(db, actor.tenantId, visibility);
+      // The deprecated `pagination.offset` is how many deployments come before this page, a cursor's too.
+      const before = afterId === undefined ? offset : await countDeployments(db, actor.tenantId, visibility, afterId);
       const pageRows = rows.slice(0, page.first);
       const items: Deployment[] = [];
       const origin = pageRows.length > 0 ? await urlOf(tenant) : '';
@@ -227,7 +222,7 @@ export function deploymentsService(
         hasNextPage: rows.length > page.first,
         hasPreviousPage: page.after !== undefined || offset > 0,
       };
-      return legacyPage({ items, pageInfo }, total, { offset, limit: page.first });
+      return legacyPage({ items, pageInfo }, total, { offset: before, limit: page.first });
     },
 
     /** Reference 1.3. Also answers, with `access: null`, a caller whose grants are only on items inside it, as the list does. */

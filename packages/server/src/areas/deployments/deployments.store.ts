@@ -104,11 +104,12 @@ export async function listDeployments(
   return (offset > 0 ? query.offset(offset) : query).execute();
 }
 
-export async function countDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility): Promise<number> {
+/** How many deployments the caller may see; with `throughId`, only those up to that id (the ones before a cursor). */
+export async function countDeployments(db: Executor, tenantId: number, visibility: DeploymentVisibility, throughId?: number): Promise<number> {
   if (visibility.scope !== null && visibility.scope.length === 0) return 0;
-  const row = await visibleDeployments(db, tenantId, visibility)
-    .select((eb) => eb.fn.countAll<number | string>().as('total'))
-    .executeTakeFirstOrThrow();
+  let query = visibleDeployments(db, tenantId, visibility);
+  if (throughId !== undefined) query = query.where('id', '<=', throughId);
+  const row = await query.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
   return Number(row.total);
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DeploymentParams, PageQuery, ref } from '../../shared/schemas.js';
+import { DeploymentParams, LegacyPageQuery, PageQuery, ref } from '../../shared/schemas.js';
 import { CreationStep } from './deployments.schemas.js';
 import type { EnvironmentsService } from './environments.service.js';
 import type { SetupService } from './setup.service.js';
@@ -49,11 +49,11 @@ export function setupRoutes(setup: SetupService, environments: EnvironmentsServi
           tags,
           summary: 'Move the setup wizard to a step (reference 1.13; DeploymentUpdate)',
           description:
-            'The steps are alternatives: from `project` to `upload`, `git-host`, `ssh`, `demo`, `databases` or `schema`; from a model source to `databases`, `schema` or back to `project`; from `demo`, `databases` or `schema` to `ready`, which also needs a successful production build; from `ready` back to `databases` or `schema`. Anything else is 409 `CREATION_STEP_REFUSED` saying what is missing.',
+            'Any step may follow any other, forward or back, as the reference does not restrict the moves; the step is the wizard’s bookmark and gates nothing (whether production has built is `GET …/build-status`’s to say). Advancing to the current step changes nothing.',
           params: DeploymentParams,
           body: Type.Object({ creationStep: ref(CreationStep) }, { additionalProperties: false }),
           response: { 200: Type.Ref('Deployment') },
-          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'CREATION_STEP_REFUSED', 'DEPLOYMENT_BUSY'],
+          problems: ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'DEPLOYMENT_BUSY'],
         },
       },
       async (request) => setup.advance(request.caller, request.params.deploymentId, request.body.creationStep),
@@ -87,8 +87,7 @@ export function setupRoutes(setup: SetupService, environments: EnvironmentsServi
             {
               ...PageQuery,
               type: Type.Optional(Type.Enum(['production', 'staging', 'development'])),
-              offset: Type.Optional(Type.Integer({ minimum: 0, deprecated: true })),
-              limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, deprecated: true })),
+              ...LegacyPageQuery,
             },
             { additionalProperties: false },
           ),

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DeploymentParams, Id, Nullable, PageOf } from '../../shared/schemas.js';
+import { DeploymentParams, Id, Nullable, NullablePageQuery, PageOf } from '../../shared/schemas.js';
 import { EmbedTenantParams } from './embed-tenants.schemas.js';
 
 /** Reference 3.4, 3.5, 4.14: embed access to workbooks (and, as an extension, folders). */
@@ -53,8 +53,7 @@ export const TenantWorkbooksParams = Type.Object({ ...DeploymentParams.propertie
 export const TenantWorkbooksQuery = Type.Object(
   {
     accessSource: Type.Optional(Nullable(Type.Enum(['tenant', 'allEmbedUsers', 'folder'], { description: 'How access was granted; left out: any.' }))),
-    first: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 200, description: 'Page size (default 100, at most 200).' }))),
-    after: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
+    ...NullablePageQuery,
   },
   { additionalProperties: false },
 );

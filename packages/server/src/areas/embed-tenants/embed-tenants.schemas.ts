@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Id, Nullable, PageOf } from '../../shared/schemas.js';
+import { Email, Id, Nullable, NullablePageQuery, PageOf } from '../../shared/schemas.js';
 import { EMBED_TENANT_NAME_PATTERN } from './names.js';
 
 /*
@@ -43,10 +43,7 @@ export const EmbedTenantParams = Type.Object({
   embedTenantName: Type.String({ minLength: 1, maxLength: 64, description: `The embed tenant, ${EMBED_TENANT_NAME_PATTERN} once lowercased.` }),
 });
 
-const PageFields = {
-  first: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 200, description: 'Page size (default 100, at most 200).' }))),
-  after: Type.Optional(Nullable(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' }))),
-};
+const PageFields = NullablePageQuery;
 export const EmbedPageQuery = Type.Object({ ...PageFields }, { additionalProperties: false });
 export type EmbedPageInput = Static<typeof EmbedPageQuery>;
 

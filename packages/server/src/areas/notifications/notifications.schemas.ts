@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageOf } from '../../shared/schemas.js';
+import { Id, Nullable, NullablePageQuery, PageOf } from '../../shared/schemas.js';
 import { SCHEDULE_TYPES } from './schedule.js';
 import { OPERATORS as FILTER_OPERATORS } from '../../semantic-layer/query/query.js';
 import { GRANULARITIES as TIME_GRAINS } from '../../semantic-layer/query/dialect.js';
@@ -118,10 +118,7 @@ export const NotificationSchema = Type.Object(
 );
 export type Notification = Static<typeof NotificationSchema>;
 
-const PageFields = {
-  first: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 200, description: 'Page size (default 100, at most 200).' }))),
-  after: Type.Optional(Nullable(Type.String({ maxLength: 512, description: 'Opaque cursor: `pageInfo.endCursor` of the previous page.' }))),
-};
+const PageFields = NullablePageQuery;
 
 export const ListNotificationsQuery = Type.Object(
   {

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { LegacyPageOf, type LegacyPage, type LegacyPagination } from '../../shared/pagination.js';
-import { DeploymentParams, Id, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
+import { DeploymentParams, Id, MAX_OFFSET, Nullable, PageQuery, ref, Timestamp } from '../../shared/schemas.js';
 import { FillMissingRows, PeriodComparison, ReportKind, ReportPreferences } from '../workspace/index.js';
 import { ReportPlacementSchema } from './placements.schemas.js';
 import { FolderPathEntrySchema, ItemName, ResourceOwnerSchema } from '../workspace/index.js';
@@ -104,7 +104,7 @@ export const ListReportsQuery = Type.Object(
     offset: Type.Optional(
       Type.Integer({
         minimum: 0,
-        maximum: 1_000_000,
+        maximum: MAX_OFFSET,
         description: 'Offset paging: skip this many reports. The way to page when `sortBy` is `lastViewedAt`; not combined with `after`.',
       }),
     ),

@@ -3,7 +3,7 @@ import type { Store } from '../../db/database.js';
 import { mapUniqueViolation } from '../../db/errors.js';
 import type { Access, Executor, ReportRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
-import { decodeCursor, legacyPage, pageRequest, toPage } from '../../shared/pagination.js';
+import { decodeCursor, legacyPage, offsetPaging, toPage } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
 import { timestamp, type Clock } from '../../time.js';
 import { requirePlacement } from '../workspace/index.js';
@@ -122,19 +122,14 @@ async function requireAccess(trx: Executor, context: WorkspaceContext, item: Rep
   await requireItemAccess(trx, context, item, need, VERB[need]);
 }
 
-/** `after` is refused where rows move under a cursor (lastViewedAt), and never mixes with `offset`. */
-function refuseMixedPaging(input: ListReportsInput, keyset: boolean): void {
+/** `after` is refused where rows move under a cursor (lastViewedAt); `offsetPaging` refuses it beside `offset`. */
+function refuseCursorUnavailable(input: ListReportsInput, keyset: boolean): void {
   if (!keyset && input.after !== undefined) {
     throw new ApiError(
       'CURSOR_UNAVAILABLE',
       'Cursor pagination is not available when reports are sorted by lastViewedAt, because reading a report changes its place in that order; page with `offset` instead.',
       { errors: [{ pointer: '/query/after', message: 'is not available with sortBy lastViewedAt; use offset' }] },
     );
-  }
-  if (input.after !== undefined && input.offset !== undefined) {
-    throw new ApiError('VALIDATION_FAILED', 'Pass either `after` (cursor paging) or `offset` (offset paging), not both.', {
-      errors: [{ pointer: '/query/offset', message: 'cannot be combined with after' }],
-    });
   }
 }
 
@@ -246,10 +241,9 @@ export function reportsService(store: Store, now: Clock) {
       const sortBy = input.sortBy ?? 'createdAt';
       const sortOrder = input.sortOrder ?? (sortBy === 'name' ? 'asc' : 'desc');
       const keyset = sortBy !== 'lastViewedAt';
-      refuseMixedPaging(input, keyset);
-      const page = pageRequest(input);
+      refuseCursorUnavailable(input, keyset);
+      const { page, offset } = offsetPaging(input);
       const column = SORT_COLUMN[sortBy];
-      const offset = input.offset ?? 0;
       const visibility = await visibilityFor(context);
       const folderId = input.folderId === undefined ? undefined : input.folderId === 'root' ? null : Number(input.folderId);
       const filter = { folderId, kind: input.kind, createdBy: input.createdBy, search: input.search, visible: visibleRows(visibility, 'reports') };

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Nullable, PageQuery } from '../../shared/schemas.js';
+import { Id, LegacyPageQuery, Nullable, PageQuery } from '../../shared/schemas.js';
 
 /** Reference 1.16: a data-API token lives 60 s to a day, a day by default. */
 export const DEPLOYMENT_TOKEN_MIN_SECONDS = 60;
@@ -78,8 +78,7 @@ export const EnvironmentParams = Type.Object({ deploymentId: Id, environmentId: 
 export const EnvironmentTokensQuery = Type.Object(
   {
     ...PageQuery,
-    offset: Type.Optional(Type.Integer({ minimum: 0, deprecated: true })),
-    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 200, deprecated: true })),
+    ...LegacyPageQuery,
   },
   { additionalProperties: false },
 );
