@@ -13,6 +13,7 @@ const COMMANDS: string[][] = [
   ['deployments', 'create'],
   ['folders'],
   ['folders', 'tree'],
+  ['folders', 'path'],
   ['folders', 'create'],
   ['workspace'],
   ['workspace', 'ls'],

@@ -46,6 +46,15 @@ describe.each(STORE_INDEPENDENT)('mapi workspace commands (%s)', (dialect) => {
       ),
     );
 
+    const path = await runCli(['folders', 'path', String(d), `folder:${q1.id}`], { env });
+    expect(path.code, show(path)).toBe(0);
+    expect(path.stdout).toBe([`deployment ${d} (workspace root)`, `└── Finance  folder:${financeId}`, `    └── Q1 2026  folder:${q1.id}`, ''].join('\n'));
+    const pathJson = await runCli(['folders', 'path', String(d), String(q1.id), '--json'], { env });
+    expect(JSON.parse(pathJson.stdout).map((f: { id: number }) => f.id)).toEqual([financeId, q1.id]);
+    const rootPath = await runCli(['folders', 'path', String(d), 'root'], { env });
+    expect(rootPath.code, show(rootPath)).toBe(1);
+    expect(rootPath.stderr).toContain('the workspace root has no path');
+
     const duplicate = await runCli(['folders', 'create', String(d), 'Finance'], { env });
     expect(duplicate.code, show(duplicate)).toBe(1);
     expect(duplicate.stderr).toContain('409');

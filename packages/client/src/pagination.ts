@@ -72,7 +72,14 @@ async function data<T>(call: Promise<{ data?: T; error?: unknown; response: Resp
 
 export interface Lists {
   deployments: { list(query?: DeploymentListQuery, options?: ListOptions): AsyncIterable<Deployment> };
-  folders: { list(deploymentId: number, query?: FolderListQuery, options?: ListOptions): AsyncIterable<Folder> };
+  folders: {
+    list(deploymentId: number, query?: FolderListQuery, options?: ListOptions): AsyncIterable<Folder>;
+    /**
+     * The folder's path as folders: the top-level folder first, the folder itself last (a
+     * breadcrumb). Folders above it the caller may not view are left out; 403 without VIEW on it.
+     */
+    ancestors(deploymentId: number, folderId: number, options?: ListOptions): Promise<Folder[]>;
+  };
   workspace: { list(deploymentId: number, query?: WorkspaceListQuery, options?: ListOptions): AsyncIterable<WorkspaceEntry> };
   reports: { list(deploymentId: number, query?: ReportListQuery, options?: ListOptions): AsyncIterable<Report> };
   users: { list(query?: UserListQuery, options?: ListOptions): AsyncIterable<User> };
@@ -96,6 +103,8 @@ export function createLists(api: RawClient): Lists {
           data(api.GET('/api/v1/deployments/{deploymentId}/folders', { params: { path, query: { ...sized(query), ...filter, after } }, signal })),
         );
       },
+      ancestors: (deploymentId, folderId, { signal } = {}) =>
+        data(api.GET('/api/v1/deployments/{deploymentId}/folders/{folderId}/ancestors', { params: { path: { deploymentId, folderId } }, signal })),
     },
     workspace: {
       list(deploymentId, { folderId, types, ...query } = {}, { signal } = {}) {

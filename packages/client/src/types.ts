@@ -133,6 +133,8 @@ export type AuditEvent = Schemas['AuditEvent'];
 export type TenantSettings = Schemas['TenantSettings'];
 export type TenantEmbedSettings = Schemas['TenantEmbedSettings'];
 export type AppConfig = Schemas['AppConfigResponse'];
+/** Reference 5.3: the account's theme, as `app-config` answers it and admins set it on PUT /api/v1/tenant/app-config. */
+export type AppTheme = Schemas['AppTheme'];
 
 /** Agents, their chat threads and scheduled agent tasks (reference 9 and extensions). */
 export type Agent = Schemas['Agent'];

@@ -55,6 +55,18 @@ describe.each(STORE_INDEPENDENT)('list iterators (%s)', (dialect) => {
     expect(topLevel.map((f) => f.id)).not.toContain(children[0]);
   });
 
+  it('folders.ancestors: a folder’s path as folders, top-level first and the folder itself last', async () => {
+    const top = await ws.folder();
+    const middle = await ws.folder(undefined, top);
+    const leaf = await ws.folder(undefined, middle);
+    const path = await admin.folders.ancestors(ws.deploymentId, leaf);
+    expect(path.map((f) => f.id)).toEqual([top, middle, leaf]);
+    expect(path[2]?.folderPath.map((entry) => entry.id)).toEqual([top, middle]);
+    const failure = await admin.folders.ancestors(ws.deploymentId, 987654).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApiError);
+    expect((failure as ApiError).code).toBe('FOLDER_NOT_FOUND');
+  });
+
   it('workspace: one folder’s entries by name, filtered by type', async () => {
     const folder = await ws.folder();
     const sub = await ws.folder('a-sub', folder);

@@ -78,6 +78,126 @@ describe.each(DIALECTS)('app configuration and user settings (%s)', (dialect) =>
       );
     });
 
+    describe('appTheme (reference 5.3 AppTheme), set by admins on PUT /api/v1/tenant/app-config', () => {
+      const scheme = (background: string) => ({
+        accentColor: '#3366ff',
+        backgroundColor: background,
+        foregroundColor: 'rgb(20 20 20 / 90%)',
+        logoUrl: null,
+        contrast: 50,
+      });
+      const theme = {
+        palette: { base: { color: '#112233', hue: 210, saturation: 40 }, contrastLevel: 70, surfaceMode: 'tinted', themes: { danger: { hue: 0 }, code: {} } },
+        logoUrl: 'https://cdn.example.com/acme/logo.svg',
+        light: scheme('#ffffff'),
+        dark: { ...scheme('hsl(220deg 15% 10%)'), logoUrl: '/assets/logo-dark.svg' },
+      };
+      /** The same theme in the reference's shape: every nullable member present. */
+      const answered = {
+        palette: {
+          base: { color: '#112233', hue: 210, saturation: 40 },
+          accent: null,
+          contrastLevel: 70,
+          pastel: null,
+          surfaceMode: 'tinted',
+          themes: { danger: { color: null, hue: 0, saturation: null }, warning: null, success: null, note: null, code: { saturation: null } },
+        },
+        logoUrl: 'https://cdn.example.com/acme/logo.svg',
+        light: scheme('#ffffff'),
+        dark: { ...scheme('hsl(220deg 15% 10%)'), logoUrl: '/assets/logo-dark.svg' },
+      };
+      const put = (body: unknown, key?: string) => t.request({ method: 'PUT', url: '/api/v1/tenant/app-config', body, ...(key ? { key } : {}) });
+      const read = async () => (await t.request({ url: '/api/v1/app-config', key: viewer.key })).json().appTheme;
+
+      it('is null until set; once set, every caller reads it in the reference’s shape, with every member present; null clears it', async () => {
+        expect(await read()).toBeNull();
+        const res = await put({ appTheme: theme });
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json().appTheme).toEqual(answered);
+        expect(await read()).toEqual(answered);
+        // Another tenant keeps its own (none).
+        expect((await t.request({ url: '/api/v1/app-config', key: other.admin.key, host: 'other.example.test' })).json().appTheme).toBeNull();
+        // A merge: the other switches leave the theme alone, and the theme leaves them alone.
+        expect((await put({ sheetsAgentChatEnabled: true })).json()).toMatchObject({ sheetsAgentChatEnabled: true, appTheme: answered });
+        expect((await put({ appTheme: null })).json()).toMatchObject({ sheetsAgentChatEnabled: true, appTheme: null });
+        expect(await read()).toBeNull();
+        await put({ sheetsAgentChatEnabled: null });
+      });
+
+      it('is replaced whole, and keeps typography only when one is set', async () => {
+        const typography = {
+          fonts: [{ id: 'inter', url: 'https://fonts.example.com/inter.woff2', format: 'woff2', family: 'Inter' }],
+          body: { fontRef: 'inter', fontWeight: 400 },
+          heading: { fontRef: 'inter', fontWeight: 700 },
+        };
+        expect((await put({ appTheme: { ...theme, typography } })).statusCode).toBe(200);
+        expect(await read()).toEqual({ ...answered, typography });
+        const plain = { palette: {}, logoUrl: null, light: scheme('#fff'), dark: scheme('#000') };
+        expect((await put({ appTheme: plain })).statusCode).toBe(200);
+        const stored = await read();
+        expect(stored).toEqual({
+          palette: { base: null, accent: null, contrastLevel: null, pastel: null, surfaceMode: null, themes: null },
+          logoUrl: null,
+          light: scheme('#fff'),
+          dark: scheme('#000'),
+        });
+        expect(stored).not.toHaveProperty('typography');
+        await put({ appTheme: null });
+      });
+
+      it('refuses a bad theme with a 400 naming the member, and changes nothing', async () => {
+        expect((await put({ appTheme: theme })).statusCode).toBe(200);
+        const bad: Array<[string, unknown]> = [
+          ['a colour that is not hex or rgb()/hsl()', { ...theme, light: { ...theme.light, accentColor: 'red; background: url(x)' } }],
+          ['a hex colour of 5 digits', { ...theme, light: { ...theme.light, backgroundColor: '#12345' } }],
+          ['a colour past 100 characters', { ...theme, light: { ...theme.light, backgroundColor: `rgb(${'1'.repeat(120)})` } }],
+          ['a scheme contrast above 100', { ...theme, dark: { ...theme.dark, contrast: 101 } }],
+          ['a negative scheme contrast', { ...theme, dark: { ...theme.dark, contrast: -1 } }],
+          ['a hue above 360', { ...theme, palette: { base: { hue: 361 } } }],
+          ['a saturation above 100', { ...theme, palette: { accent: { saturation: 100.5 } } }],
+          ['a contrastLevel above 100', { ...theme, palette: { contrastLevel: 101 } }],
+          ['a surfaceMode outside the enum', { ...theme, palette: { surfaceMode: 'dark' } }],
+          ['a scheme without logoUrl', { ...theme, light: { ...theme.light, logoUrl: undefined } }],
+          ['a theme without dark', { palette: theme.palette, logoUrl: null, light: theme.light }],
+          ['an unknown member', { ...theme, palette: { ...theme.palette, glow: true } }],
+          ['an http:// logo', { ...theme, logoUrl: 'http://cdn.example.com/logo.png' }],
+          ['a protocol-relative logo', { ...theme, logoUrl: '//evil.example.com/logo.png' }],
+          ['a javascript: logo', { ...theme, logoUrl: 'javascript:alert(1)' }],
+          ['a data: logo', { ...theme, dark: { ...theme.dark, logoUrl: 'data:image/svg+xml,<svg/>' } }],
+          ['a logo URL with a quote', { ...theme, logoUrl: "https://cdn.example.com/a'b.png" }],
+          ['a logo URL with credentials', { ...theme, logoUrl: 'https://user:pw@cdn.example.com/logo.png' }],
+          ['a logo URL past 2048 characters', { ...theme, logoUrl: `https://cdn.example.com/${'a'.repeat(2048)}` }],
+          [
+            'an http:// font',
+            {
+              ...theme,
+              typography: {
+                fonts: [{ id: 'f', url: 'http://x.example.com/f.woff2', format: 'woff2' }],
+                body: { fontRef: 'f', fontWeight: 400 },
+                heading: { fontRef: 'f', fontWeight: 700 },
+              },
+            },
+          ],
+          ['a theme that is not an object', 'blue'],
+        ];
+        for (const [what, appTheme] of bad) {
+          const res = await put({ appTheme, sheetsAgentChatEnabled: true });
+          const body = problem(res, 400, 'VALIDATION_FAILED');
+          expect(body.errors?.[0]?.pointer, what).toMatch(/^\/body\/appTheme/);
+        }
+        const config = (await t.request({ url: '/api/v1/app-config', key: viewer.key })).json();
+        expect(config.appTheme).toEqual(answered);
+        expect(config.sheetsAgentChatEnabled).toBe(false);
+        await put({ appTheme: null });
+      });
+
+      it('a non-admin is refused with 403 and changes nothing', async () => {
+        const explorer = await t.user('EXPLORER');
+        for (const key of [viewer.key, explorer.key]) problem(await put({ appTheme: theme }, key), 403, 'FORBIDDEN');
+        expect(await read()).toBeNull();
+      });
+    });
+
     it('shows a change at once on another server process sharing the store', async () => {
       const second = await buildApp({ store: t.store, baseDomain: null, tenantCacheMs: 0 });
       try {

@@ -156,6 +156,65 @@ describe.each(DIALECTS)('folders (%s)', (dialect) => {
     });
   });
 
+  describe('GET /folders/{folderId}/ancestors', () => {
+    const ancestors = (folder: number | string, key?: string) => t.request({ url: `${base()}/${folder}/ancestors`, ...(key ? { key } : {}) });
+    const ids = (res: { json(): unknown }) => (res.json() as Array<{ id: number }>).map((f) => f.id);
+
+    it('answers the path from the top-level folder down to the folder itself, each as GET returns it', async () => {
+      const [a, b, c] = await w.chain(3, 'anc');
+      expect((await t.request({ method: 'PUT', url: `/api/v1/deployments/${d}/workspace/favorites/FOLDER/${b}` })).statusCode).toBe(204);
+      const res = await ancestors(c);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(ids(res)).toEqual([a, b, c]);
+      const each = await Promise.all([a, b, c].map(async (id) => (await t.request({ url: `${base()}/${id}` })).json()));
+      expect(res.json()).toEqual(each);
+      expect(res.json()[1]).toMatchObject({ name: 'anc-2', parentId: a, folderPath: [{ id: a, name: 'anc-1' }], isFavorite: true });
+      // The last entry's path is the folderPath an item in the folder names.
+      const last = res.json()[2];
+      expect([...last.folderPath, { id: last.id, name: last.name }]).toEqual([
+        { id: a, name: 'anc-1' },
+        { id: b, name: 'anc-2' },
+        { id: c, name: 'anc-3' },
+      ]);
+      expect(ids(await ancestors(a))).toEqual([a]);
+    });
+
+    it('follows a move at once: the path is read from the tree as it is now', async () => {
+      const [a, b] = await w.chain(2, 'anc-move');
+      const other = await w.folder('anc-move-dest');
+      const moved = await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/workspace/move`, body: { type: 'FOLDER', id: b, folderId: other } });
+      expect(moved.statusCode, moved.body).toBe(200);
+      expect(ids(await ancestors(b))).toEqual([other, b]);
+      expect(ids(await ancestors(a))).toEqual([a]);
+    });
+
+    it('a folder of another deployment, or none, is 404; a malformed id is 400', async () => {
+      const foreign = await new WorkspaceFixtures(t, await t.deployment('other-ancestors')).folder('x');
+      problem(await ancestors(foreign), 404, 'FOLDER_NOT_FOUND');
+      problem(await ancestors(999999), 404, 'FOLDER_NOT_FOUND');
+      problem(await t.request({ url: `/api/v1/deployments/999999/folders/${foreign}/ancestors` }), 404, 'DEPLOYMENT_NOT_FOUND');
+      problem(await ancestors('abc'), 400, 'VALIDATION_FAILED');
+      problem(await ancestors(0), 400, 'VALIDATION_FAILED');
+    });
+
+    it('needs VIEW on the folder, as GET does; folders above it the caller may not view are left out', async () => {
+      const [a, b, c] = await w.chain(3, 'anc-access');
+      const explorer = await t.user('EXPLORER');
+      problem(await ancestors(c, explorer.key), 403, 'FORBIDDEN');
+      await t.grant({ type: 'USER', id: explorer.userId }, { type: 'FOLDER', id: c }, 'VIEW');
+      const own = await ancestors(c, explorer.key);
+      expect(own.statusCode, own.body).toBe(200);
+      expect(ids(own)).toEqual([c]);
+      // Its path still names the folders above, as GET's folderPath does.
+      expect(own.json()[0].folderPath).toEqual([
+        { id: a, name: 'anc-access-1' },
+        { id: b, name: 'anc-access-2' },
+      ]);
+      await t.grant({ type: 'USER', id: explorer.userId }, { type: 'FOLDER', id: b }, 'VIEW');
+      expect(ids(await ancestors(c, explorer.key))).toEqual([b, c]);
+    });
+  });
+
   describe('GET /folders', () => {
     it('pages through every folder by cursor without gaps or repeats, with the deprecated data, and count and totalCount the total', async () => {
       const own = await t.deployment('paging');

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { unwrap, type Folder, type MapiClient, type WorkspaceEntry } from '@mapi/client';
 import { run } from '../context.js';
+import { UsageError } from '../errors.js';
 import { parseFolder, parseId } from '../items.js';
 import { all, write, writeJson } from '../output.js';
 
@@ -54,6 +55,19 @@ export function renderTree(title: string, roots: TreeNode[], rootItems: TreeNode
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The path of `path`'s last folder, one folder a line, indented as the tree is. A folder above it
+ * the caller may not view is missing from `path` but named in its `folderPath`: shown, marked.
+ */
+export function renderPath(deploymentId: number, path: Folder[]): string {
+  const last = path.at(-1);
+  if (last === undefined) return `deployment ${deploymentId} (workspace root)\n`;
+  const viewable = new Set(path.map((f) => f.id));
+  const entries = [...last.folderPath, { id: last.id, name: last.name }];
+  const lines = entries.map((entry, depth) => `${'    '.repeat(depth)}└── ${entry.name}  folder:${entry.id}${viewable.has(entry.id) ? '' : '  (no access)'}`);
+  return `${[`deployment ${deploymentId} (workspace root)`, ...lines].join('\n')}\n`;
+}
+
 /** Workbooks and reports of one folder (or the root): one listing per folder, so only with --items. */
 async function itemsIn(client: MapiClient, deploymentId: number, folderId: number | 'root'): Promise<NonNullable<TreeNode['items']>> {
   const entries = await all(client.workspace.list(deploymentId, { folderId }));
@@ -64,8 +78,8 @@ async function itemsIn(client: MapiClient, deploymentId: number, folderId: numbe
 }
 
 export function registerFolders(program: Command): void {
-  const folders = program.command('folders').description('Folders of a deployment: show the tree, create');
-  folders.addHelpText('after', '\nExamples:\n  $ mapi folders tree 1\n  $ mapi folders create 1 "Finance" --parent 12\n');
+  const folders = program.command('folders').description('Folders of a deployment: show the tree, one folder’s path, create');
+  folders.addHelpText('after', '\nExamples:\n  $ mapi folders tree 1\n  $ mapi folders path 1 13\n  $ mapi folders create 1 "Finance" --parent 12\n');
 
   folders
     .command('tree')
@@ -96,6 +110,26 @@ export function registerFolders(program: Command): void {
         if (roots.length === 0 && (rootItems ?? []).length === 0)
           write(`Deployment ${deploymentId} has no folders${options.items ? ' or items' : ''} you can see.`);
         else write(renderTree(`deployment ${deploymentId} (workspace root)`, roots, rootItems));
+      }),
+    );
+
+  folders
+    .command('path')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<folderId>', 'folder id (`13` or `folder:13`)')
+    .description('Show the folders from the workspace root down to a folder, with their ids')
+    .addHelpText('after', '\nExamples:\n  $ mapi folders path 1 13\n  $ mapi folders path 1 folder:13 --json\n')
+    .action(
+      run(async (context, deployment: string, folder: string) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const folderId = parseFolder(folder, '<folderId>');
+        if (folderId === null) throw new UsageError('<folderId> must be a folder id; the workspace root has no path.');
+        const path = await context.client().folders.ancestors(deploymentId, folderId);
+        if (context.json) {
+          writeJson(path);
+          return;
+        }
+        write(renderPath(deploymentId, path));
       }),
     );
 

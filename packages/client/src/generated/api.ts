@@ -775,6 +775,26 @@ export interface paths {
         patch: operations["renameFolder"];
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/folders/{folderId}/ancestors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A folder’s path as folders, from the top-level folder down to the folder itself
+         * @description The folder last, so the answer is the breadcrumb that ends at it. Needs VIEW on the folder, as GET does: 404 for a folder not in this deployment, 403 without access. A folder above it that the caller may not view is left out (its id and name stay in the folder’s `folderPath`).
+         */
+        get: operations["getFolderAncestors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/deployments/{deploymentId}/workspace/move": {
         parameters: {
             query?: never;
@@ -2281,7 +2301,7 @@ export interface paths {
         };
         /**
          * The app configuration (reference 5.3; any authenticated caller)
-         * @description `embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).
+         * @description `embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none). The fields this server has no setting for answer their defaults (false or null).
          */
         get: operations["getAppConfig"];
         put?: never;
@@ -2301,8 +2321,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set the app configuration’s switches: `restrictDataDownload` (extension; admin with an unscoped key)
-         * @description A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. Answers the app configuration after the change.
+         * Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme` (extension; admin with an unscoped key)
+         * @description A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. `appTheme` is replaced whole (null clears it); a colour that is not hex or `rgb()`/`hsl()`, a number out of range, a URL that is neither `https://` nor a path on this host, or an unknown key answers 400 and changes nothing. Answers the app configuration after the change.
          */
         put: operations["updateAppConfig"];
         post?: never;
@@ -5042,6 +5062,67 @@ export interface components {
             items: components["schemas"]["AuditEvent"][];
             pageInfo: components["schemas"]["PageInfo"];
         };
+        /** @description A colour seed: `hue` 0–360, `saturation` 0–100; every member may be null. */
+        AppThemeSeed: {
+            color: string | null;
+            hue: number | null;
+            saturation: number | null;
+        };
+        /** @description Every member may be null. */
+        AppThemePalette: {
+            base: null | components["schemas"]["AppThemeSeed"];
+            accent: null | components["schemas"]["AppThemeSeed"];
+            /** @description 0–100. */
+            contrastLevel: number | null;
+            pastel: boolean | null;
+            surfaceMode: null | ("neutral" | "tinted");
+            themes: null | {
+                danger: null | components["schemas"]["AppThemeSeed"];
+                warning: null | components["schemas"]["AppThemeSeed"];
+                success: null | components["schemas"]["AppThemeSeed"];
+                note: null | components["schemas"]["AppThemeSeed"];
+                code: null | {
+                    /** @description 0–100. */
+                    saturation: number | null;
+                };
+            };
+        };
+        /** @description One colour scheme (deprecated in the reference in favour of `palette`, still required there). */
+        AppThemeScheme: {
+            accentColor: string;
+            backgroundColor: string;
+            foregroundColor: string;
+            /** @description Null: no logo for this scheme. */
+            logoUrl: string | null;
+            /** @description 0–100. */
+            contrast: number;
+        };
+        AppThemeTypography: {
+            fonts: {
+                id: string;
+                url: string;
+                format: string;
+                family?: string;
+                name?: string;
+            }[];
+            body: {
+                fontRef: string;
+                fontWeight: number;
+            };
+            heading: {
+                fontRef: string;
+                fontWeight: number;
+            };
+        };
+        /** @description The reference’s AppTheme (5.3). `typography` is present only when the admin set one. */
+        AppTheme: {
+            palette: components["schemas"]["AppThemePalette"];
+            /** @description Null: no logo. */
+            logoUrl: string | null;
+            light: components["schemas"]["AppThemeScheme"];
+            dark: components["schemas"]["AppThemeScheme"];
+            typography?: components["schemas"]["AppThemeTypography"];
+        };
         AppConfigResponse: {
             /** @description Whether the app theme applies everywhere (default false). */
             applyThemeGlobally: boolean;
@@ -5049,9 +5130,8 @@ export interface components {
             restrictDataDownload: boolean;
             /** @description Whether the spreadsheet add-in’s chat may act on the sheet (default false). */
             sheetsAgentChatEnabled: boolean;
-            appTheme: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The account’s theme (set with PUT /api/v1/tenant/app-config); null: none set, the default theme. */
+            appTheme: components["schemas"]["AppTheme"] | null;
             /** @description Null: creator mode is not offered. */
             creatorMode: {
                 localizedTitles: {
@@ -11820,6 +11900,71 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    getFolderAncestors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                folderId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Folder"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `FOLDER_NOT_FOUND`: Folder not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "FOLDER_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     moveWorkspaceObject: {
@@ -20870,6 +21015,101 @@ export interface operations {
                     restrictDataDownload?: boolean | null;
                     /** @description Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false. */
                     sheetsAgentChatEnabled?: boolean | null;
+                    /** @description The account’s theme (reference 5.3 AppTheme), replaced whole; null clears it. Colours, numbers in range and URLs (https:// or a path on this host) are checked: anything else is 400 and changes nothing. */
+                    appTheme?: {
+                        /** @description Every member may be null or left out (null). */
+                        palette: {
+                            base?: null | {
+                                /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                color?: string | null;
+                                hue?: number | null;
+                                saturation?: number | null;
+                            };
+                            accent?: null | {
+                                /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                color?: string | null;
+                                hue?: number | null;
+                                saturation?: number | null;
+                            };
+                            contrastLevel?: number | null;
+                            pastel?: boolean | null;
+                            surfaceMode?: null | ("neutral" | "tinted");
+                            themes?: null | {
+                                danger?: null | {
+                                    /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                    color?: string | null;
+                                    hue?: number | null;
+                                    saturation?: number | null;
+                                };
+                                warning?: null | {
+                                    /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                    color?: string | null;
+                                    hue?: number | null;
+                                    saturation?: number | null;
+                                };
+                                success?: null | {
+                                    /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                    color?: string | null;
+                                    hue?: number | null;
+                                    saturation?: number | null;
+                                };
+                                note?: null | {
+                                    /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                                    color?: string | null;
+                                    hue?: number | null;
+                                    saturation?: number | null;
+                                };
+                                code?: null | {
+                                    saturation?: number | null;
+                                };
+                            };
+                        };
+                        /** @description An `https://` URL or a path on this host starting with a single `/`; at most 2048 printable ASCII characters, without quotes, `<`, `>` or backslashes. */
+                        logoUrl: string | null;
+                        /** @description Every member is required; `logoUrl` may be null (no logo). */
+                        light: {
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            accentColor: string;
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            backgroundColor: string;
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            foregroundColor: string;
+                            /** @description An `https://` URL or a path on this host starting with a single `/`; at most 2048 printable ASCII characters, without quotes, `<`, `>` or backslashes. */
+                            logoUrl: string | null;
+                            contrast: number;
+                        };
+                        /** @description Every member is required; `logoUrl` may be null (no logo). */
+                        dark: {
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            accentColor: string;
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            backgroundColor: string;
+                            /** @description A CSS colour: `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, or `rgb()`, `rgba()`, `hsl()`, `hsla()` of numbers; at most 100 characters. */
+                            foregroundColor: string;
+                            /** @description An `https://` URL or a path on this host starting with a single `/`; at most 2048 printable ASCII characters, without quotes, `<`, `>` or backslashes. */
+                            logoUrl: string | null;
+                            contrast: number;
+                        };
+                        typography?: {
+                            fonts: {
+                                id: string;
+                                /** @description An `https://` URL or a path on this host starting with a single `/`; at most 2048 printable ASCII characters, without quotes, `<`, `>` or backslashes. */
+                                url: string;
+                                /** @description A CSS font format such as `woff2`. */
+                                format: string;
+                                family?: string;
+                                name?: string;
+                            }[];
+                            body: {
+                                fontRef: string;
+                                fontWeight: number;
+                            };
+                            heading: {
+                                fontRef: string;
+                                fontWeight: number;
+                            };
+                        };
+                    } | null;
                 };
             };
         };

@@ -31,7 +31,7 @@ export function accountRoutes(services: {
           tags,
           summary: 'The app configuration (reference 5.3; any authenticated caller)',
           description:
-            '`embedding` is the reference part of the account’s embed settings; the fields this server has no setting for answer their defaults (false or null).',
+            '`embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none). The fields this server has no setting for answer their defaults (false or null).',
           response: { 200: Type.Ref('AppConfigResponse') },
         },
       },
@@ -53,9 +53,9 @@ export function accountRoutes(services: {
           operationId: 'updateAppConfig',
           extension: true,
           tags,
-          summary: 'Set the app configuration’s switches: `restrictDataDownload` (extension; admin with an unscoped key)',
+          summary: 'Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme` (extension; admin with an unscoped key)',
           description:
-            'A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. Answers the app configuration after the change.',
+            'A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. `appTheme` is replaced whole (null clears it); a colour that is not hex or `rgb()`/`hsl()`, a number out of range, a URL that is neither `https://` nor a path on this host, or an unknown key answers 400 and changes nothing. Answers the app configuration after the change.',
           body: AppConfigInput,
           response: { 200: Type.Ref('AppConfigResponse') },
           problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN'],

@@ -1,4 +1,6 @@
 import { Type, type Static } from 'typebox';
+import { ref } from '../../shared/schemas.js';
+import { AppThemeInput, AppThemeSchema, appThemeSchemas } from './app-theme.schemas.js';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
@@ -18,12 +20,7 @@ export const AppConfigResponseSchema = Type.Object(
     applyThemeGlobally: Type.Boolean({ description: 'Whether the app theme applies everywhere (default false).' }),
     restrictDataDownload: Type.Boolean({ description: 'The tenant-wide lock on data downloads (default false).' }),
     sheetsAgentChatEnabled: Type.Boolean({ description: 'Whether the spreadsheet add-in’s chat may act on the sheet (default false).' }),
-    appTheme: nullable(
-      Type.Object(
-        {},
-        { additionalProperties: true, description: 'The reference’s AppTheme; null: the default theme (no theme is configured on this server).' },
-      ),
-    ),
+    appTheme: nullable(ref(AppThemeSchema), 'The account’s theme (set with PUT /api/v1/tenant/app-config); null: none set, the default theme.'),
     creatorMode: nullable(CreatorMode, 'Null: creator mode is not offered.'),
     embedding: nullable(Type.Ref('EmbedSettings'), 'The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings).'),
     sheetsUi: nullable(Type.Object({ showAppliedFilters: nullable(Type.Boolean()) }), 'Null: the add-in’s defaults.'),
@@ -52,7 +49,7 @@ export const UserSettingsInput = Type.Object(
 );
 export type UserSettingsInput = Static<typeof UserSettingsInput>;
 
-export const appConfigSchemas = [AppConfigResponseSchema, UserSettingsSchema];
+export const appConfigSchemas = [...appThemeSchemas, AppConfigResponseSchema, UserSettingsSchema];
 
 /** The app-config switches an admin sets (extension; reference 5.3 has no write): a merge, null puts one back to its default. */
 export const AppConfigInput = Type.Object(
@@ -66,6 +63,12 @@ export const AppConfigInput = Type.Object(
       Type.Union([Type.Boolean(), Type.Null()], {
         description:
           'Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false.',
+      }),
+    ),
+    appTheme: Type.Optional(
+      Type.Union([AppThemeInput, Type.Null()], {
+        description:
+          'The account’s theme (reference 5.3 AppTheme), replaced whole; null clears it. Colours, numbers in range and URLs (https:// or a path on this host) are checked: anything else is 400 and changes nothing.',
       }),
     ),
   },

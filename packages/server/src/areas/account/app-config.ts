@@ -5,12 +5,16 @@ import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { readStoredSettings, writeStoredSettings } from './account.store.js';
 import type { AppConfigInput, AppConfigResponse } from './app-config.schemas.js';
+import { storedAppTheme, themeErrors, toAppTheme } from './app-theme.js';
 import { embedSettings, referenceEmbedSettings } from './embed-settings.js';
+import { invalid } from './settings-values.js';
 
 /** Where the switch is kept among the account's stored settings (beside the tenant settings, never one of their keys). */
 const RESTRICT_DATA_DOWNLOAD = 'restrictDataDownload';
 /** The spreadsheet add-ins' switch (5.3), kept the same way: this server runs no add-in, it answers the switch to those that read it. */
 const SHEETS_AGENT_CHAT = 'sheetsAgentChatEnabled';
+/** The account's theme (5.3 AppTheme), kept in the reference's shape as `toAppTheme` makes it. */
+const APP_THEME = 'appTheme';
 
 async function readRestrict(db: Executor, tenantId: number): Promise<boolean> {
   return (await readStoredSettings(db, tenantId, 'account_settings'))[RESTRICT_DATA_DOWNLOAD] === true;
@@ -34,12 +38,17 @@ export function restrictDataDownload(db: Executor, tenantId: number, snapshot?: 
 export function appConfigService(store: Store) {
   const service = {
     async get(caller: { actor: { tenantId: number }; snapshot?: TenantSnapshot }): Promise<AppConfigResponse> {
-      const embed = await embedSettings(store.db, caller.actor.tenantId, caller.snapshot);
+      const tenantId = caller.actor.tenantId;
+      const embed = await embedSettings(store.db, tenantId, caller.snapshot);
+      const read = () => readStoredSettings(store.db, tenantId, 'account_settings');
+      // Read once per tenant cache version, as the tenant settings are.
+      const stored =
+        caller.snapshot !== undefined && caller.snapshot.tenantId === tenantId ? await caller.snapshot.memo('account-settings', read) : await read();
       return {
         applyThemeGlobally: false,
-        restrictDataDownload: await restrictDataDownload(store.db, caller.actor.tenantId, caller.snapshot),
-        sheetsAgentChatEnabled: (await readStoredSettings(store.db, caller.actor.tenantId, 'account_settings'))[SHEETS_AGENT_CHAT] === true,
-        appTheme: null,
+        restrictDataDownload: stored[RESTRICT_DATA_DOWNLOAD] === true,
+        sheetsAgentChatEnabled: stored[SHEETS_AGENT_CHAT] === true,
+        appTheme: storedAppTheme(stored[APP_THEME]),
         creatorMode: null,
         embedding: referenceEmbedSettings(embed),
         sheetsUi: null,
@@ -51,6 +60,11 @@ export function appConfigService(store: Store) {
     async update(caller: Caller, input: AppConfigInput): Promise<AppConfigResponse> {
       caller.access.requireAccountAdmin('change the app configuration');
       const tenantId = caller.actor.tenantId;
+      const theme = input.appTheme;
+      if (theme != null) {
+        const errors = themeErrors(theme);
+        if (errors.length > 0) throw invalid(errors);
+      }
       await serialized(store, lockKey.accountSettings(tenantId), async (trx) => {
         const stored = await readStoredSettings(trx, tenantId, 'account_settings');
         for (const key of [RESTRICT_DATA_DOWNLOAD, SHEETS_AGENT_CHAT] as const) {
@@ -59,6 +73,8 @@ export function appConfigService(store: Store) {
           if (value === null || value === false) delete stored[key];
           else if (value === true) stored[key] = true;
         }
+        if (theme === null) delete stored[APP_THEME];
+        else if (theme !== undefined) stored[APP_THEME] = toAppTheme(theme);
         await writeStoredSettings(trx, tenantId, 'account_settings', stored);
       });
       return service.get({ actor: { tenantId } });

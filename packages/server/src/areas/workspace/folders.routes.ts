@@ -56,6 +56,23 @@ export function foldersRoutes(service: FoldersService): FastifyPluginAsyncTypebo
       async (request) => service.get(request.caller, request.params.deploymentId, request.params.folderId),
     );
 
+    app.get(
+      `${base}/:folderId/ancestors`,
+      {
+        schema: {
+          operationId: 'getFolderAncestors',
+          tags,
+          summary: 'A folder’s path as folders, from the top-level folder down to the folder itself',
+          description:
+            'The folder last, so the answer is the breadcrumb that ends at it. Needs VIEW on the folder, as GET does: 404 for a folder not in this deployment, 403 without access. A folder above it that the caller may not view is left out (its id and name stay in the folder’s `folderPath`).',
+          params: FolderParams,
+          response: { 200: Type.Array(Type.Ref('Folder')) },
+          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN'],
+        },
+      },
+      async (request) => service.ancestors(request.caller, request.params.deploymentId, request.params.folderId),
+    );
+
     app.patch(
       `${base}/:folderId`,
       {

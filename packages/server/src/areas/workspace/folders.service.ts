@@ -15,11 +15,13 @@ import {
   chainsOf,
   countFolders,
   findFolder,
+  folderAndAncestors,
   insertFolder,
   listFolders,
   MAX_FOLDER_DEPTH,
   renameFolder,
   siblingNamed,
+  type FolderChain,
   type WorkspaceScope,
 } from './tree.store.js';
 import { visibilityFor, visibleRows } from './visibility.js';
@@ -27,11 +29,13 @@ import {
   atLeast,
   haveText,
   itemNotFound,
+  itemTarget,
   levelOn,
   openWorkspace,
   placeTarget,
   readAuthorized,
   requireItemAccess,
+  requireLevel,
   requireListedFolder,
   viewOptionsOf,
   type WorkspaceContext,
@@ -116,6 +120,27 @@ export function foldersService(store: Store, now: Clock) {
       const read = await readAuthorized(db, store.dialect, context, 'FOLDER', folderId, 'VIEW', 'view');
       const item = read.item as FolderItem;
       return toFolder(item, await loadViewContext(db, context.scope, caller, [item], viewOptionsOf(read)));
+    },
+
+    /**
+     * The folder's path as folders: from the top-level folder down to the folder itself, the path
+     * an item in it names in `folderPath`. One recursive query reads every row; access is then
+     * checked in memory. The folder needs VIEW as GET does (404 elsewhere, 403 without); a folder
+     * above it the caller may not view is left out (its id and name stay in `folderPath`).
+     */
+    async ancestors(caller: Caller, deploymentId: number, folderId: number): Promise<Folder[]> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      const rows = await folderAndAncestors(db, context.scope, folderId);
+      if (rows.length === 0 || Number(rows.at(-1)!.id) !== folderId) throw itemNotFound(context, 'FOLDER', folderId);
+      // A folder's chain is the path down to it: the one walk gives every folder's chain.
+      const chains = new Map<number, FolderChain>();
+      rows.forEach((row, i) => chains.set(row.id, { entries: rows.slice(0, i + 1).map((r) => ({ id: r.id, name: r.name, createdBy: r.created_by })) }));
+      const items = rows.map((row): FolderItem => ({ type: 'FOLDER', row }));
+      const levels = items.map((item) => levelOn(context, itemTarget(context, item, chains)));
+      requireLevel(items.at(-1)!, levels.at(-1)!, 'VIEW', 'view');
+      const visible = items.filter((_, i) => atLeast(levels[i]!, 'VIEW'));
+      const viewContext = await loadViewContext(db, context.scope, caller, visible, { known: chains });
+      return visible.map((item) => toFolder(item, viewContext));
     },
 
     async rename(caller: Caller, deploymentId: number, folderId: number, input: UpdateFolderInput): Promise<Folder> {

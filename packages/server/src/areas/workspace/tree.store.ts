@@ -153,6 +153,26 @@ const CHAIN_OF_ONE = prepared(3, (_db, tenantId: number, deploymentId: number, i
 const CHAIN_OF_TWO = prepared(4, (_db, tenantId: number, deploymentId: number, a: number, b: number) => walkUp({ tenantId, deploymentId }, [a, b]));
 
 /**
+ * A folder and every folder above it, the top-level folder first and the folder itself last, in
+ * one recursive query (the walk `up`, joined back to the rows); empty when the folder is not in
+ * the deployment. A folder met twice (a cycle in bad data) is kept once, at its nearest depth.
+ */
+export async function folderAndAncestors(db: Executor, scope: WorkspaceScope, folderId: number): Promise<FolderRow[]> {
+  const { rows } = await sql<FolderRow & { depth: number | string }>`${upFrom(scope, [folderId])}
+    select f.id, f.tenant_id, f.deployment_id, f.parent_id, f.name, f.created_by, f.created_at, f.updated_at, up.depth
+      from up join folders f on f.id = up.id
+     order by up.depth`.execute(db);
+  const seen = new Set<number>();
+  const kept: FolderRow[] = [];
+  for (const { depth: _depth, ...row } of rows) {
+    if (seen.has(Number(row.id))) continue;
+    seen.add(Number(row.id));
+    kept.push(row);
+  }
+  return kept.reverse();
+}
+
+/**
  * Whether the subtree under `folderId` (the folder itself is level 1) reaches deeper than
  * `levels`. The walk down stops one level past the limit, so it never reads more than the part of
  * the subtree the answer depends on.

@@ -145,7 +145,7 @@ export async function requireItemAccess(trx: Executor, context: WorkspaceContext
 }
 
 /** 403 naming what was needed and what the caller has, unless `level` reaches `need`. */
-function requireLevel(item: StoredItem, level: Access | null, need: Access, action: string): Access {
+export function requireLevel(item: StoredItem, level: Access | null, need: Access, action: string): Access {
   if (!atLeast(level, need)) {
     throw new ApiError('FORBIDDEN', `You need ${need} access to ${action} ${describeItem(item, level)}; you have ${haveText(level)}.`);
   }
