@@ -956,6 +956,8 @@ export function securitySuite(kind: Kind): void {
       // Reference 5.3: any authenticated caller; the caller's own settings.
       'getAppConfig',
       'getMySettings',
+      // Reference 5.19: any key; whether the caller's own git-host account is linked.
+      'getGitHostStatus',
       // Extension: a user unlinks their own git-host account (409 when none is linked).
       'unlinkGitHost',
       // Extension: any authenticated caller has a chart compiled; it reads and writes nothing.
