@@ -126,6 +126,13 @@ describe.each(STORE_INDEPENDENT)('OpenAPI document (%s)', (dialect) => {
       expect(byName.get(name), `${name} is served`).toBeDefined();
       expect(byName.get(name)?.['x-extension'], name).toBeUndefined();
     }
+    // Every operation is one or the other: a new route is either listed as the reference's or marked.
+    const listed = new Set(REFERENCE_OPERATIONS);
+    expect(
+      operations()
+        .filter(({ name, op }) => !listed.has(name) && op['x-extension'] === undefined)
+        .map(({ name }) => name),
+    ).toEqual([]);
     // A reference path can have an extension beside it: the reference's PATCH, this product's GET.
     expect(byName.get('PATCH /api/v1/users/me/settings')?.['x-extension']).toBeUndefined();
     expect(byName.get('GET /api/v1/users/me/settings')?.['x-extension']).toBe(true);

@@ -37,6 +37,7 @@ export const REFERENCE_OPERATIONS: readonly string[] = [
   'PUT /api/v1/deployments/{deploymentId}',
   'GET /api/v1/deployments/{deploymentId}/agent-suggestions',
   'GET /api/v1/deployments/{deploymentId}/build-status',
+  'GET /api/v1/deployments/{deploymentId}/folders/{folderId}/ancestors',
   'POST /api/v1/deployments/{deploymentId}/creation-step/advance',
   'POST /api/v1/deployments/{deploymentId}/creation-step/reset',
   'POST /api/v1/deployments/{deploymentId}/dashboard-exports',
@@ -221,6 +222,8 @@ export const KNOWN_EXTENSIONS: readonly string[] = [
   'GET /api/v1/deployments/{deploymentId}/notifications/{id}/deliveries',
   'POST /api/v1/deployments/{deploymentId}/reports/{reportId}/run',
   'GET /api/v1/deployments/{deploymentId}/threads/{threadId}',
+  'PUT /api/v1/deployments/{deploymentId}/workspace/favorites/{itemType}/{itemId}',
+  'DELETE /api/v1/deployments/{deploymentId}/workspace/favorites/{itemType}/{itemId}',
   'POST /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/ai-widgets/{widgetId}/summary',
   'GET /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/versions',
   'POST /api/v1/embed/dashboard/{publicId}/ai-widgets/{widgetId}/summary',
@@ -245,4 +248,6 @@ export const KNOWN_EXTENSIONS: readonly string[] = [
   'PUT /api/v1/tenant/usage-analytics',
   'GET /api/v1/users/me/settings',
   'GET /build/api/v1/deployments/{deploymentId}/commits',
+  'GET /healthz',
+  'GET /readyz',
 ];

@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: answers without a credential */
+        /** Extension: liveness, answered without a credential */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -28,7 +28,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: answers 200 when the database answers, 503 problem details when it does not */
+        /** Extension: readiness, 200 when the database answers, 503 problem details when it does not */
         get: operations["ready"];
         put?: never;
         post?: never;
@@ -860,10 +860,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Mark an item as one of the caller’s favorites (needs VIEW) */
+        /** Extension: mark an item as one of the caller’s favorites (needs VIEW); the reference shows `isFavorite` but names no operation that sets it */
         put: operations["addFavorite"];
         post?: never;
-        /** Unmark an item as a favorite */
+        /** Extension: unmark an item as a favorite */
         delete: operations["removeFavorite"];
         options?: never;
         head?: never;

@@ -22,7 +22,8 @@ export function healthRoutes(store: Store): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'health',
           tags: ['Meta'],
-          summary: 'Liveness: answers without a credential',
+          summary: 'Extension: liveness, answered without a credential',
+          extension: true,
           security: [],
           response: { 200: Type.Object({ status: Type.Literal('ok') }) },
         },
@@ -37,7 +38,8 @@ export function healthRoutes(store: Store): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'ready',
           tags: ['Meta'],
-          summary: 'Readiness: answers 200 when the database answers, 503 problem details when it does not',
+          summary: 'Extension: readiness, 200 when the database answers, 503 problem details when it does not',
+          extension: true,
           security: [],
           response: {
             200: Type.Object({ status: Type.Literal('ok') }),

@@ -85,7 +85,10 @@ export function workspaceRoutes(service: WorkspaceService): FastifyPluginAsyncTy
         schema: {
           operationId: on ? 'addFavorite' : 'removeFavorite',
           tags,
-          summary: on ? 'Mark an item as one of the caller’s favorites (needs VIEW)' : 'Unmark an item as a favorite',
+          summary: on
+            ? 'Extension: mark an item as one of the caller’s favorites (needs VIEW); the reference shows `isFavorite` but names no operation that sets it'
+            : 'Extension: unmark an item as a favorite',
+          extension: true,
           params: FavoriteParams,
           response: { 204: Type.Null({ description: on ? 'Marked' : 'Unmarked' }) },
           problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'REPORT_NOT_FOUND', 'FORBIDDEN', 'DEPLOYMENT_BUSY'],
