@@ -15,9 +15,9 @@
  * BENCH_RUNS (default 10) of each, medians and p90 in ms. CHROMIUM_PATH picks the browser.
  */
 import { performance } from 'node:perf_hooks';
-import { chromium } from 'playwright-core';
 import { snapshotQuery } from '../src/render/controls.js';
 import { renderShop } from '../test/render-fixtures.js';
+import { launchChromium } from '../test/chromium.js';
 
 type Json = Record<string, any>;
 
@@ -30,19 +30,7 @@ const quantile = (values: number[], q: number) => {
 };
 
 const shop = await renderShop('sqlite');
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 try {
   const address = await shop.t.app.listen({ port: 0, host: '127.0.0.1' });
   const origin = address;

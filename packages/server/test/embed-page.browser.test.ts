@@ -3,12 +3,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Masked } from '../src/mail/index.js';
 import { startModelProvider, type ModelProvider } from './fixtures/model-provider.js';
 import { STORE_INDEPENDENT } from './harness.js';
 import { renderShop, type RenderShop } from './render-fixtures.js';
+import { launchChromium } from './chromium.js';
 
 /**
  * The embedded dashboard page (packages/embed, served at /embed/dashboard/{publicId}) in a real
@@ -23,7 +24,6 @@ type Json = Record<string, any>;
 // Functions run in the page (evaluate, waitForFunction) reach its globals as `(globalThis as any)`:
 // the tests' types have no DOM library, and strings are no way out (the page's CSP refuses eval).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = path.resolve(import.meta.dirname, '../test-results/embed-dashboard.png');
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Short tokens, so that renewal happens within the test: the page renews a tenth of the lifetime before `exp`. */
@@ -87,22 +87,7 @@ window.addEventListener('message', async (event) => {
   beforeAll(async () => {
     provider = await startModelProvider();
     const aiProvider = { baseUrl: provider.baseUrl, model: 'embed-model', apiKey: new Masked('sk-embed') };
-    const [built, launched] = await Promise.all([
-      renderShop(dialect, { embedTokenLifetimeMs: TOKEN_LIFETIME_MS, aiProvider }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
-    ]);
+    const [built, launched] = await Promise.all([renderShop(dialect, { embedTokenLifetimeMs: TOKEN_LIFETIME_MS, aiProvider }), launchChromium()]);
     shop = built;
     browser = launched;
     const address = await shop.t.app.listen({ port: 0, host: '127.0.0.1' });
