@@ -128,7 +128,8 @@ window.addEventListener('message', async (event) => {
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => host?.close(resolve));
+    // A setup that failed early leaves no host page server; waiting on it would hide the failure behind a hook timeout.
+    if (host) await new Promise((resolve) => host.close(resolve));
     await shop?.close();
     await provider?.close();
   });
