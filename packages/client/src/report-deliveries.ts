@@ -40,7 +40,8 @@ export function createReportDeliveries(api: RawClient): ReportDeliveries {
       ),
     get: async (deploymentId, deliveryId, { signal } = {}) =>
       unwrap(await api.GET(ONE, { params: { path: { deploymentId, deliveryId } }, ...withSignal(signal) })),
-    create: async (deploymentId, input, { signal } = {}) => unwrap(await api.POST(LIST, { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
+    create: async (deploymentId, input, { signal } = {}) =>
+      unwrap(await api.POST(LIST, { params: { path: { deploymentId } }, body: input, ...withSignal(signal) })),
     update: async (deploymentId, deliveryId, input, { signal } = {}) =>
       unwrap(await api.PUT(ONE, { params: { path: { deploymentId, deliveryId } }, body: input, ...withSignal(signal) })),
     async delete(deploymentId, deliveryId, { signal } = {}) {
@@ -54,7 +55,9 @@ export function createReportDeliveries(api: RawClient): ReportDeliveries {
       unwrap(await api.POST(`${ONE}/run`, { params: { path: { deploymentId, deliveryId } }, ...withSignal(signal) })),
     runs: (deploymentId, deliveryId, { signal } = {}) =>
       paginate(async (after) =>
-        unwrap(await api.GET(`${ONE}/runs`, { params: { path: { deploymentId, deliveryId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) })),
+        unwrap(
+          await api.GET(`${ONE}/runs`, { params: { path: { deploymentId, deliveryId }, query: { first: DEFAULT_PAGE_SIZE, after } }, ...withSignal(signal) }),
+        ),
       ),
   };
 }

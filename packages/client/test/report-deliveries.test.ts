@@ -48,7 +48,9 @@ describe.each(STORE_INDEPENDENT)('report delivery helpers (%s)', (dialect) => {
     for await (const r of client.reportDeliveries.runs(d, delivery.id)) runs.push(r);
     expect(runs.map((r) => r.id)).toEqual([run.id]);
 
-    const bad = await client.reportDeliveries.create(d, { reportId, cron: '*/5 * * * *', recipients: [{ type: 'USER', email: 'admin@localhost' }] }).catch((e: unknown) => e);
+    const bad = await client.reportDeliveries
+      .create(d, { reportId, cron: '*/5 * * * *', recipients: [{ type: 'USER', email: 'admin@localhost' }] })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ApiError);
     expect(bad).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
     await client.reportDeliveries.delete(d, delivery.id);

@@ -98,7 +98,15 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
   });
 
   it('validation: clear 400s for the cron, the zone, the format and recipients; 404 for a report or a recipient that names nobody; nothing written', async () => {
-    const count = async () => Number((await shop.t.store.db.selectFrom('report_deliveries').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n);
+    const count = async () =>
+      Number(
+        (
+          await shop.t.store.db
+            .selectFrom('report_deliveries')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirst()
+        )?.n,
+      );
     const before = await count();
     expect(problem(await create({ cron: '*/5 * * * *' }), 400, 'VALIDATION_FAILED').errors).toEqual([
       { pointer: '/body/cron', message: 'may fire more often than hourly' },
@@ -149,7 +157,14 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
       const res = await shop.t.request({ method: 'POST', url: base(`/${delivery.id}/run`) });
       expect(res.statusCode, res.body).toBe(202);
       const run = res.json();
-      expect(run).toMatchObject({ deliveryId: delivery.id, trigger: 'manual', scheduledFor: null, status: 'queued', jobId: expect.any(Number), recipients: [] });
+      expect(run).toMatchObject({
+        deliveryId: delivery.id,
+        trigger: 'manual',
+        scheduledFor: null,
+        status: 'queued',
+        jobId: expect.any(Number),
+        recipients: [],
+      });
       const done = await finished(delivery.id, run);
       expect(done).toMatchObject({ status: 'succeeded', message: null, startedAt: expect.any(String), finishedAt: expect.any(String) });
       expect(done.recipients).toEqual([
@@ -173,8 +188,16 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
       const us = attachment(shop.us.email);
       const lines = (csv: string) => csv.trimEnd().split('\r\n');
       expect(lines(eu)[0]).toBe('customers.name,orders.count');
-      expect(lines(eu).slice(1).map((l) => l.split(',')[0])).toEqual(['Ada', 'Cy']);
-      expect(lines(us).slice(1).map((l) => l.split(',')[0])).toEqual(['Bo']);
+      expect(
+        lines(eu)
+          .slice(1)
+          .map((l) => l.split(',')[0]),
+      ).toEqual(['Ada', 'Cy']);
+      expect(
+        lines(us)
+          .slice(1)
+          .map((l) => l.split(',')[0]),
+      ).toEqual(['Bo']);
       expect(eu).not.toContain('Bo');
       expect(us).not.toContain('Ada');
     },

@@ -105,10 +105,17 @@ export function registerReportDeliveries(program: Command): void {
     .option('--timezone <zone>', 'IANA time zone, e.g. Europe/Berlin')
     .option('--paused', 'create it paused')
     .description("Schedule mailings of a report's rows as CSV")
-    .addHelpText('after', '\nExamples:\n  $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --timezone Europe/Berlin --to user:ann@example.com user:14\n  $ mapi report-deliveries create 3 --report 12 --cron "30 6 * * *" --to embed:acme/bo@acme.example --paused\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --timezone Europe/Berlin --to user:ann@example.com user:14\n  $ mapi report-deliveries create 3 --report 12 --cron "30 6 * * *" --to embed:acme/bo@acme.example --paused\n',
+    )
     .action(
       run(async (context, deploymentArg: string, options: Flags & { report: string; cron: string; paused?: boolean }) => {
-        const input = { ...fields(options), reportId: parseId(options.report, '--report'), ...(options.paused ? { paused: true } : {}) } as CreateReportDeliveryInput;
+        const input = {
+          ...fields(options),
+          reportId: parseId(options.report, '--report'),
+          ...(options.paused ? { paused: true } : {}),
+        } as CreateReportDeliveryInput;
         show(context, await context.client().reportDeliveries.create(parseId(deploymentArg, 'deploymentId'), input), 'Created');
       }),
     );
@@ -132,7 +139,10 @@ export function registerReportDeliveries(program: Command): void {
     .option('--timezone <zone>', 'IANA time zone')
     .option('--to <recipients...>', 'replace the recipients')
     .description('Change a report delivery: only the flags given change')
-    .addHelpText('after', '\nExamples:\n  $ mapi report-deliveries update 3 7 --cron "0 8 * * 1-5"\n  $ mapi report-deliveries update 3 7 --to user:ann@example.com user:bo@example.com\n')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ mapi report-deliveries update 3 7 --cron "0 8 * * 1-5"\n  $ mapi report-deliveries update 3 7 --to user:ann@example.com user:bo@example.com\n',
+    )
     .action(
       run(async (context, deploymentArg: string, idArg: string, options: Flags) => {
         const input = fields(options);
@@ -184,7 +194,10 @@ export function registerReportDeliveries(program: Command): void {
   group
     .command('runs <deploymentId> <id>')
     .description("A report delivery's runs, newest first, with how many recipients each reached")
-    .addHelpText('after', "\nExamples:\n  $ mapi report-deliveries runs 3 7\n  $ mapi report-deliveries runs 3 7 --json   # each recipient's status, rows and error\n")
+    .addHelpText(
+      'after',
+      "\nExamples:\n  $ mapi report-deliveries runs 3 7\n  $ mapi report-deliveries runs 3 7 --json   # each recipient's status, rows and error\n",
+    )
     .action(
       run(async (context, deploymentArg: string, idArg: string) => {
         const rows = await all(context.client().reportDeliveries.runs(...ids(deploymentArg, idArg)));

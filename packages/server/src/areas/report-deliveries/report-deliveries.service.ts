@@ -246,7 +246,8 @@ export function reportDeliveriesService(store: Store, options: { now: Clock; aud
       });
       return { row: updated, changed: true };
     });
-    if (changed) await options.audit.record(caller, { action: paused ? 'report-delivery.paused' : 'report-delivery.resumed', target: { deploymentId, deliveryId: id } });
+    if (changed)
+      await options.audit.record(caller, { action: paused ? 'report-delivery.paused' : 'report-delivery.resumed', target: { deploymentId, deliveryId: id } });
     return view(row);
   }
 
@@ -316,7 +317,8 @@ export function reportDeliveriesService(store: Store, options: { now: Clock; aud
         if (cron !== undefined) changes.cron = cron;
         if (timezone !== undefined) changes.timezone = timezone;
         if (recipients !== undefined) changes.recipients = JSON.stringify(recipients);
-        if (cron !== undefined || timezone !== undefined) changes.next_run_at = nextRun(cron ?? current.cron, timezone ?? current.timezone, current.paused === 1);
+        if (cron !== undefined || timezone !== undefined)
+          changes.next_run_at = nextRun(cron ?? current.cron, timezone ?? current.timezone, current.paused === 1);
         if (Object.keys(changes).length === 0) return current;
         return updateDelivery(trx, current.id, { ...changes, updated_at: at() });
       });

@@ -34,7 +34,14 @@ export async function deleteDelivery(db: Executor, id: number): Promise<void> {
 }
 
 /** A deployment's deliveries (one report's when given), newest first. */
-export async function listDeliveries(db: Executor, tenantId: number, deploymentId: number, reportId: number | null, beforeId: number | undefined, limit: number) {
+export async function listDeliveries(
+  db: Executor,
+  tenantId: number,
+  deploymentId: number,
+  reportId: number | null,
+  beforeId: number | undefined,
+  limit: number,
+) {
   let query = db.selectFrom('report_deliveries').selectAll().where('tenant_id', '=', tenantId).where('deployment_id', '=', deploymentId);
   if (reportId !== null) query = query.where('report_id', '=', reportId);
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
@@ -43,14 +50,7 @@ export async function listDeliveries(db: Executor, tenantId: number, deploymentI
 
 /** Running deliveries whose next occurrence has come. */
 export async function dueDeliveries(db: Executor, now: string, limit: number): Promise<ReportDeliveryRow[]> {
-  return db
-    .selectFrom('report_deliveries')
-    .selectAll()
-    .where('paused', '=', 0)
-    .where('next_run_at', '<=', now)
-    .orderBy('next_run_at')
-    .limit(limit)
-    .execute();
+  return db.selectFrom('report_deliveries').selectAll().where('paused', '=', 0).where('next_run_at', '<=', now).orderBy('next_run_at').limit(limit).execute();
 }
 
 /** Moves a delivery's next occurrence on if it still is `from`: true for the one process that did. */

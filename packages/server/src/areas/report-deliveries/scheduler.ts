@@ -11,7 +11,17 @@ import { embedSecurityContexts } from '../embed-tenants/index.js';
 import { toCsv } from './csv.js';
 import { MAX_ROWS, type RunResult } from './report-deliveries.schemas.js';
 import { REPORT_DELIVERY_JOB, storedRecipients, type ReportDeliveriesService, type StoredRecipient } from './report-deliveries.service.js';
-import { advanceDelivery, dueDeliveries, embedUsersByIds, findDeliveryById, findReport, findRun, startRun, updateRun, usersByIds } from './report-deliveries.store.js';
+import {
+  advanceDelivery,
+  dueDeliveries,
+  embedUsersByIds,
+  findDeliveryById,
+  findReport,
+  findRun,
+  startRun,
+  updateRun,
+  usersByIds,
+} from './report-deliveries.store.js';
 import { catchUp } from './schedule.js';
 
 /** Due deliveries read per statement; a tick reads again while pages come back full. */
@@ -118,7 +128,13 @@ export class ReportDeliveryScheduler {
   async #grants(tenantId: number, recipients: StoredRecipient[]) {
     const { db } = this.store;
     const users = new Map(
-      (await usersByIds(db, tenantId, recipients.flatMap((r) => (r.userId === null ? [] : [r.userId])))).map((u) => [u.id, u] as const),
+      (
+        await usersByIds(
+          db,
+          tenantId,
+          recipients.flatMap((r) => (r.userId === null ? [] : [r.userId])),
+        )
+      ).map((u) => [u.id, u] as const),
     );
     const embedIds = recipients.flatMap((r) => (r.embedUserId === null ? [] : [r.embedUserId]));
     const embeds = new Map((await embedUsersByIds(db, tenantId, embedIds)).map((u) => [u.id, u] as const));
@@ -221,7 +237,8 @@ export class ReportDeliveryScheduler {
       }
       const failed = results.filter((r) => r.status === 'failed').length;
       const skipped = results.filter((r) => r.status === 'skipped').length;
-      if (failed > 0) return await finish('failed', `${failed} of ${results.length} recipient(s) could not be delivered to; see each recipient's error.`, results);
+      if (failed > 0)
+        return await finish('failed', `${failed} of ${results.length} recipient(s) could not be delivered to; see each recipient's error.`, results);
       if (skipped > 0) return await finish('succeeded', `${skipped} of ${results.length} recipient(s) were not sent; see each recipient's error.`, results);
       return await finish('succeeded', null, results);
     } catch (error) {
