@@ -203,6 +203,44 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
     },
   );
 
+  it(
+    'an embed user is mailed the rows of their embed context (their attribute values), as their embed session would see them',
+    { timeout: 120_000 },
+    async () => {
+      const address = `us-embed-${dialect}@acme.example`;
+      const provisioned = await shop.t.request({ method: 'POST', url: '/api/v1/embed-tenants/acme/user', body: { externalId: address } });
+      expect(provisioned.statusCode, provisioned.body).toBeLessThan(300);
+      const embedUserId = provisioned.json().id as number;
+      const region = await shop.t.store.db.selectFrom('user_attributes').select('id').where('name', '=', 'region').executeTakeFirstOrThrow();
+      await shop.t.store.db
+        .insertInto('embed_user_attribute_values')
+        .values({
+          tenant_id: shop.t.tenantId,
+          embed_user_id: embedUserId,
+          attribute_id: region.id,
+          value: JSON.stringify('US'),
+          updated_at: new Date().toISOString(),
+        })
+        .execute();
+      // One with neither an address nor an email-shaped external id cannot be mailed: 400, nothing written.
+      expect(
+        (await shop.t.request({ method: 'POST', url: '/api/v1/embed-tenants/acme/user', body: { externalId: `no-address-${dialect}` } })).statusCode,
+      ).toBeLessThan(300);
+      expect(
+        problem(await create({ recipients: [{ type: 'EMBED_USER', embedTenantName: 'acme', externalId: `no-address-${dialect}` }] }), 400, 'VALIDATION_FAILED')
+          .errors,
+      ).toEqual([{ pointer: '/body/recipients/0', message: 'has no email address' }]);
+      const delivery = await made({ name: 'Embedded customers', recipients: [{ type: 'EMBED_USER', embedTenantName: 'ACME', externalId: address }] });
+      expect(delivery.recipients).toEqual([{ type: 'EMBED_USER', userId: null, email: address, embedUserId, embedTenantName: 'acme', externalId: address }]);
+      const run = (await shop.t.request({ method: 'POST', url: base(`/${delivery.id}/run`) })).json();
+      const done = await finished(delivery.id, run);
+      expect(done.recipients).toMatchObject([{ type: 'EMBED_USER', embedUserId, email: address, status: 'sent', rows: 1 }]);
+      const csv = mailsTo(address)[0]!.mail.attachments[0]!.content.toString('utf8');
+      expect(csv).toContain('Bo');
+      expect(csv).not.toContain('Ada');
+    },
+  );
+
   it('pause and resume are idempotent; a paused delivery’s schedule does not fire, a resumed one does, once per occurrence', { timeout: 120_000 }, async () => {
     const delivery = await made({ name: 'Scheduled', recipients: [{ type: 'USER', userId: shop.us.userId }] });
     const pause = () => shop.t.request({ method: 'POST', url: base(`/${delivery.id}/pause`) });

@@ -11,7 +11,7 @@ const HELP = `
 A report delivery mails a report's rows as CSV on a schedule (admin only). Each recipient gets the
 rows they may see (their row-level security), at most 10,000 rows; at most 50 recipients.
 --cron is five fields and may fire at most hourly; --timezone an IANA zone (default UTC).
-Recipients are user:<id>, user:<email>, or embed:<embedTenant>/<externalId> (an existing embed user).
+Recipients are user:<id>, user:<email>, or embed:<embedTenant>/<externalId> (an existing embed user with an address or an email-shaped external id).
 
 Examples:
   $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --to user:ann@example.com user:14

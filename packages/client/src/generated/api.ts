@@ -3248,7 +3248,7 @@ export interface paths {
         put?: never;
         /**
          * Extension: schedule mailings of a report's rows as CSV (admin)
-         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user with a real address; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A recipient that names nobody is a 404 and nothing is written.
+         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A recipient that names nobody is a 404 and nothing is written.
          */
         post: operations["createReportDelivery"];
         delete?: never;
@@ -3271,7 +3271,7 @@ export interface paths {
         get: operations["getReportDelivery"];
         /**
          * Extension: change a report delivery (admin): fields left out stay; recipients sent replace the list
-         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user with a real address; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A new schedule runs from now. Pausing is POST …/pause.
+         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A new schedule runs from now. Pausing is POST …/pause.
          */
         put: operations["updateReportDelivery"];
         post?: never;

@@ -18,7 +18,7 @@ const COMMON = ['FORBIDDEN', 'DEPLOYMENT_NOT_FOUND'] as const;
 const WRITE = [...COMMON, 'KEY_SCOPE_FORBIDDEN'] as const;
 const ADMIN = 'Admins only, as for notifications: a delivery mails rows as other people see them.';
 const RECIPIENTS =
-  `1-${MAX_RECIPIENTS} recipients: USER by \`userId\` or \`email\` (an active user), EMBED_USER by \`embedTenantName\` and \`externalId\` (an existing embed user with a real address; optional \`securityContext\`). ` +
+  `1-${MAX_RECIPIENTS} recipients: USER by \`userId\` or \`email\` (an active user), EMBED_USER by \`embedTenantName\` and \`externalId\` (an existing embed user mailable at its address or email-shaped externalId; optional \`securityContext\`). ` +
   `Each is mailed the report's rows as they may see them (their row-level security), at most ${MAX_ROWS} rows. ` +
   '`cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only.';
 

@@ -52,6 +52,18 @@ export interface StoredRecipient {
 
 export const storedRecipients = (row: Pick<ReportDeliveryRow, 'recipients'>): StoredRecipient[] => JSON.parse(row.recipients) as StoredRecipient[];
 
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Where an embed user is mailed: their address, unless it is a synthetic one (never deliverable),
+ * else an email-shaped external id, as notifications decide; null when they have neither.
+ */
+export function embedAddress(email: string, externalId: string | null): string | null {
+  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+  if (domain !== SYNTHETIC_EMAIL_DOMAIN && !domain.endsWith(`.${SYNTHETIC_EMAIL_DOMAIN}`)) return email;
+  return externalId !== null && EMAIL.test(externalId) ? externalId : null;
+}
+
 function invalid(pointer: string, message: string, detail: string): ApiError {
   return new ApiError('VALIDATION_FAILED', detail, { errors: [{ pointer, message }] });
 }
@@ -71,7 +83,7 @@ async function recipientViews(db: Executor, tenantId: number, rows: ReportDelive
         return {
           type: r.type,
           userId: r.userId,
-          email: r.type === 'USER' ? (users.get(r.userId ?? 0)?.email ?? null) : (embed?.email ?? null),
+          email: r.type === 'USER' ? (users.get(r.userId ?? 0)?.email ?? null) : embed ? embedAddress(embed.email, embed.external_id) : null,
           embedUserId: r.embedUserId,
           embedTenantName: embed?.tenant_name ?? null,
           externalId: embed?.external_id ?? null,
@@ -179,8 +191,12 @@ export function reportDeliveriesService(store: Store, options: { now: Clock; aud
           throw new ApiError('EMBED_USER_NOT_FOUND', `Recipient ${i}: embed tenant ${entry.embedTenantName} has no user ${JSON.stringify(entry.externalId)}.`, {
             errors: [{ pointer, message: 'names no embed user' }],
           });
-        if (user.email.toLowerCase().endsWith(`@${SYNTHETIC_EMAIL_DOMAIN}`))
-          throw invalid(pointer, 'has no email address', `Recipient ${i}: embed user ${JSON.stringify(entry.externalId)} has no email address to mail.`);
+        if (embedAddress(user.email, user.external_id) === null)
+          throw invalid(
+            pointer,
+            'has no email address',
+            `Recipient ${i}: embed user ${JSON.stringify(entry.externalId)} has neither an email address nor an email-shaped externalId to mail.`,
+          );
         recipient = { type: 'EMBED_USER', userId: null, embedUserId: user.id, securityContext: (entry.securityContext as Record<string, unknown>) ?? {} };
       }
       const key = `${recipient.type}:${recipient.userId ?? recipient.embedUserId}`;

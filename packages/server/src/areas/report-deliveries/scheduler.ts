@@ -10,7 +10,7 @@ import type { DataApiGrant, DataApiService } from '../data-api/index.js';
 import { embedSecurityContexts } from '../embed-tenants/index.js';
 import { toCsv } from './csv.js';
 import { MAX_ROWS, type RunResult } from './report-deliveries.schemas.js';
-import { REPORT_DELIVERY_JOB, storedRecipients, type ReportDeliveriesService, type StoredRecipient } from './report-deliveries.service.js';
+import { embedAddress, REPORT_DELIVERY_JOB, storedRecipients, type ReportDeliveriesService, type StoredRecipient } from './report-deliveries.service.js';
 import {
   advanceDelivery,
   dueDeliveries,
@@ -153,8 +153,9 @@ export class ReportDeliveryScheduler {
       }
       const embed = embeds.get(r.embedUserId ?? 0);
       const context = contexts.get(r.embedUserId ?? 0);
-      if (!embed || !context) return null;
-      return { email: embed.email, grant: { scopes: ['sql-runner'], userId: 0, securityContext: context.securityContext, context } };
+      const email = embed ? embedAddress(embed.email, embed.external_id) : null;
+      if (!embed || !context || email === null) return null;
+      return { email, grant: { scopes: ['sql-runner'], userId: 0, securityContext: context.securityContext, context } };
     });
   }
 
