@@ -81,6 +81,8 @@ export interface ServiceOptions {
   render?: { fontsDir?: string; exportsPerIdentity?: number };
   /** How notifications are mailed; absent: no SMTP, nothing is mailed. */
   notificationMail?: NotificationMailOptions;
+  /** The most rows a report delivery attaches per recipient; absent: 10,000. */
+  reportDeliveryMaxRows?: number;
   /** How often coalesced `lastUsedAt` values are written (ms). */
   lastUsedFlushMs?: number;
   /** How long a deployment's folders must stay unchanged before its tree is held in memory (ms). */
@@ -234,7 +236,7 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
     // Mentions are mailed with notifications' mailer too.
     wire(dashboardCommentsArea, (use) => ({ mailer: use(notificationsArea).mailer })),
     // Report deliveries mail through the same transport.
-    wire(reportDeliveriesArea, (use) => ({ mailer: use(notificationsArea).mailer })),
+    wire(reportDeliveriesArea, (use) => ({ mailer: use(notificationsArea).mailer, maxRows: options.reportDeliveryMaxRows })),
   ] as const;
 }
 

@@ -31,6 +31,8 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
     smtp = await startSmtp();
     shop = await renderShop(dialect, {
       notificationMail: { smtp: { host: '127.0.0.1', port: smtp.port, secure: false, user: null, password: null, from: 'reports@example.com' } },
+      // The row bound, made small enough to reach with the shop's few orders (10,000 by default).
+      reportDeliveryMaxRows: 2,
     });
     reportId = (await shop.t.store.db.selectFrom('reports').select('id').where('public_id', '=', 'by-customer').executeTakeFirstOrThrow()).id;
   }, 180_000);
@@ -240,6 +242,32 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
       expect(csv).not.toContain('Ada');
     },
   );
+
+  it('the row bound: a recipient who may see more rows than the bound gets the first ones, and the mail and the run say so', { timeout: 120_000 }, async () => {
+    const made = await shop.t.request({
+      method: 'PUT',
+      url: `/api/v1/deployments/${shop.deploymentId}/reports/by-public-id/orders-by-id`,
+      body: { name: 'orders-by-id', kind: 'table', spec: { query: { measures: ['orders.count'], dimensions: ['orders.id'], order: { 'orders.id': 'asc' } } } },
+    });
+    expect(made.statusCode, made.body).toBeLessThan(300);
+    const delivery = await shop.t.request({
+      method: 'POST',
+      url: base(),
+      body: { reportId: made.json().id, name: 'Orders by id', cron: '0 9 * * 1', recipients: [{ type: 'USER', userId: shop.eu.userId }] },
+    });
+    expect(delivery.statusCode, delivery.body).toBe(200);
+    const run = (await shop.t.request({ method: 'POST', url: base(`/${delivery.json().id}/run`) })).json();
+    const done = await finished(delivery.json().id, run);
+    // EU may see orders 1, 2 and 4: three rows, two attached.
+    expect(done.recipients).toMatchObject([{ status: 'sent', rows: 2, truncated: true }]);
+    const { mail } = mailsTo(shop.eu.email).find((m) => m.mail.subject === 'Orders by id')!;
+    expect(mail.text).toContain('Only the first 2 of 3 rows are attached.');
+    const lines = mail.attachments[0]!.content.toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimEnd()
+      .split('\r\n');
+    expect(lines).toEqual(['orders.id,orders.count', '1,1', '2,1']);
+  });
 
   it('pause and resume are idempotent; a paused delivery’s schedule does not fire, a resumed one does, once per occurrence', { timeout: 120_000 }, async () => {
     const delivery = await made({ name: 'Scheduled', recipients: [{ type: 'USER', userId: shop.us.userId }] });

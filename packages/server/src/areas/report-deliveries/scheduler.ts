@@ -9,7 +9,7 @@ import type { Clock } from '../../time.js';
 import type { DataApiGrant, DataApiService } from '../data-api/index.js';
 import { embedSecurityContexts } from '../embed-tenants/index.js';
 import { toCsv } from './csv.js';
-import { MAX_ROWS, type RunResult } from './report-deliveries.schemas.js';
+import type { RunResult } from './report-deliveries.schemas.js';
 import { embedAddress, REPORT_DELIVERY_JOB, storedRecipients, type ReportDeliveriesService, type StoredRecipient } from './report-deliveries.service.js';
 import {
   advanceDelivery,
@@ -65,7 +65,7 @@ function ordered(value: unknown): unknown {
  * A run reads the report's query once per distinct row-level context among its recipients (a
  * console user's own groups and attributes; an embed user's context as their embed session would
  * carry it, with the security context kept for them), through the data API as that recipient, and
- * mails each their rows as CSV; at most MAX_ROWS rows go in one attachment.
+ * mails each their rows as CSV; at most `maxRows` rows go in one attachment.
  */
 export class ReportDeliveryScheduler {
   readonly #loop: ScheduleHandle;
@@ -79,6 +79,8 @@ export class ReportDeliveryScheduler {
       audit: Audit;
       dataApi: DataApiService;
       mailer: Mailer | null;
+      /** The most rows one recipient's attachment holds (MAX_ROWS unless configured). */
+      maxRows: number;
       tickMs?: number;
       onError?: (error: unknown) => void;
     },
@@ -216,13 +218,14 @@ export class ReportDeliveryScheduler {
           results.push({ ...base, status: 'failed', rows: null, truncated: false, error: `The report's query failed: ${messageOf(error)}` });
           continue;
         }
-        const truncated = rows.length > MAX_ROWS;
-        const attached = truncated ? rows.slice(0, MAX_ROWS) : rows;
+        const { maxRows } = this.options;
+        const truncated = rows.length > maxRows;
+        const attached = truncated ? rows.slice(0, maxRows) : rows;
         if (this.options.mailer === null) {
           results.push({ ...base, status: 'skipped', rows: attached.length, truncated, error: NOT_SENT_NO_SMTP });
           continue;
         }
-        const note = truncated ? ` Only the first ${MAX_ROWS} of ${rows.length} rows are attached.` : '';
+        const note = truncated ? ` Only the first ${maxRows} of ${rows.length} rows are attached.` : '';
         try {
           await this.options.mailer.send({
             to: target.email,
