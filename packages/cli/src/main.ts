@@ -19,6 +19,7 @@ import { registerModel } from './commands/model.js';
 import { registerMove } from './commands/move.js';
 import { registerNotifications } from './commands/notifications.js';
 import { registerPods } from './commands/pods.js';
+import { registerReportDeliveries } from './commands/report-deliveries.js';
 import { registerReports } from './commands/reports.js';
 import { registerSpec } from './commands/spec.js';
 import { registerTasks } from './commands/tasks.js';
@@ -83,6 +84,7 @@ function buildProgram(): Command {
   registerPods(program);
   registerDbtSync(program);
   registerNotifications(program);
+  registerReportDeliveries(program);
   registerLogs(program);
   registerAgents(program);
   registerChat(program);

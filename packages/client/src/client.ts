@@ -28,6 +28,7 @@ import { createEmbed, type Embed } from './embed.js';
 import { createDashboardComments, type DashboardComments } from './dashboard-comments.js';
 import { createGitHost, type GitHost } from './git-host.js';
 import { createNotifications, type Notifications } from './notifications.js';
+import { createReportDeliveries, type ReportDeliveries } from './report-deliveries.js';
 import { pushModel, type PushOptions, type PushResult } from './push.js';
 import { withRetries, type RetryOptions } from './retry.js';
 
@@ -72,6 +73,8 @@ export interface MapiClient extends TypedCalls, Lists {
   embed: Embed;
   /** A deployment's scheduled dashboard deliveries, their recipients and deliveries history (reference 6). */
   notifications: Notifications;
+  /** Report deliveries (extension): a report's rows mailed as CSV on a schedule. */
+  reportDeliveries: ReportDeliveries;
   /** The caller's linked git-host account, what it reaches, and deployments connected to its repositories (reference 2.16, 2.20, 5.19-5.22). */
   gitHost: GitHost;
   /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
@@ -133,6 +136,7 @@ export function createClient(options: ClientOptions): MapiClient {
     dbtSync: createDbtSync(api),
     embed: createEmbed(api),
     notifications: createNotifications(api),
+    reportDeliveries: createReportDeliveries(api),
     gitHost: createGitHost(api),
     ...createDashboards(api),
     dashboardExports: createDashboardExports(api),

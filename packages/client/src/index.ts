@@ -76,6 +76,7 @@ export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type ReportPlacements } from './placements.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { type Agents, type Ai, type ScheduledTasks } from './agents.js';
+export { createReportDeliveries, type ReportDeliveries } from './report-deliveries.js';
 export { ChatInterruptedError, type ChatEvent, type ChatMember, type ChatOptions, type ChatStep, type ChatUsage } from './chat.js';
 export { readServerSentEvents, SseParser, type ServerSentEvent } from './sse.js';
 export { distinctRefs, formatItemRef, parseItemRef, type ItemRef, type ItemType } from './items.js';

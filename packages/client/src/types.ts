@@ -148,6 +148,11 @@ export type ScheduledTask = Schemas['ScheduledTask'];
 export type ScheduledTaskRun = Schemas['ScheduledTaskRun'];
 export type CreateScheduledTaskInput = NonNullable<operations['createScheduledTask']['requestBody']>['content']['application/json'];
 export type UpdateScheduledTaskInput = NonNullable<operations['updateScheduledTask']['requestBody']>['content']['application/json'];
+export type ReportDelivery = Schemas['ReportDelivery'];
+export type ReportDeliveryRecipient = Schemas['ReportDeliveryRecipient'];
+export type ReportDeliveryRun = Schemas['ReportDeliveryRun'];
+export type CreateReportDeliveryInput = NonNullable<operations['createReportDelivery']['requestBody']>['content']['application/json'];
+export type UpdateReportDeliveryInput = NonNullable<operations['updateReportDelivery']['requestBody']>['content']['application/json'];
 
 /** The account's AI settings and what users spent (extensions; admin). */
 export type AiSettings = Schemas['AiSettings'];

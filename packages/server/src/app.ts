@@ -148,6 +148,8 @@ export interface AppOptions {
   render?: { fontsDir?: string; exportsPerIdentity?: number };
   /** How notifications are mailed (SMTP_*, NOTIFICATION_SEND_ATTEMPTS, NOTIFICATION_RETRY_BASE_MS); absent: no SMTP, nothing is mailed. */
   notificationMail?: NotificationMailOptions;
+  /** The most rows a report delivery attaches per recipient; absent: 10,000. */
+  reportDeliveryMaxRows?: number;
 }
 
 /** `python`: the app's Python sandbox (its runs and workers, for shutdown and tests). */
@@ -259,6 +261,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ...(options.notificationsTickMs !== undefined ? { notificationsTickMs: options.notificationsTickMs } : {}),
     ...(options.render ? { render: options.render } : {}),
     ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
+    ...(options.reportDeliveryMaxRows !== undefined ? { reportDeliveryMaxRows: options.reportDeliveryMaxRows } : {}),
     log: { debug: (fields, message) => app.log.debug(fields, message), warn: (fields, message) => app.log.warn(fields, message) },
     ...(options.lastUsedFlushMs !== undefined ? { lastUsedFlushMs: options.lastUsedFlushMs } : {}),
     ...(options.folderTreeSettleMs !== undefined ? { folderTreeSettleMs: options.folderTreeSettleMs } : {}),

@@ -19,6 +19,7 @@ import { gitHostArea } from './areas/git-host/index.js';
 import { groupsArea } from './areas/groups/index.js';
 import { identityProviderArea } from './areas/identity-provider/index.js';
 import { notificationsArea, type NotificationMailOptions } from './areas/notifications/index.js';
+import { reportDeliveriesArea } from './areas/report-deliveries/index.js';
 import { oauthArea } from './areas/oauth/index.js';
 import { oauthIntegrationsArea, type TokenRefreshConfig } from './areas/oauth-integrations/index.js';
 import { deletePoliciesOn, policiesArea } from './areas/policies/index.js';
@@ -80,6 +81,8 @@ export interface ServiceOptions {
   render?: { fontsDir?: string; exportsPerIdentity?: number };
   /** How notifications are mailed; absent: no SMTP, nothing is mailed. */
   notificationMail?: NotificationMailOptions;
+  /** The most rows a report delivery attaches per recipient; absent: 10,000. */
+  reportDeliveryMaxRows?: number;
   /** How often coalesced `lastUsedAt` values are written (ms). */
   lastUsedFlushMs?: number;
   /** How long a deployment's folders must stay unchanged before its tree is held in memory (ms). */
@@ -232,6 +235,8 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
     })),
     // Mentions are mailed with notifications' mailer too.
     wire(dashboardCommentsArea, (use) => ({ mailer: use(notificationsArea).mailer })),
+    // Report deliveries mail through the same transport.
+    wire(reportDeliveriesArea, (use) => ({ mailer: use(notificationsArea).mailer, maxRows: options.reportDeliveryMaxRows })),
   ] as const;
 }
 

@@ -118,6 +118,7 @@ export class TestApp {
       python?: AppOptions['python'];
       now?: AppOptions['now'];
       notificationMail?: AppOptions['notificationMail'];
+      reportDeliveryMaxRows?: number;
       rateLimitPerIpPerMinute?: number;
       embedExchangePerIpPerMinute?: number;
       embedTokenLifetimeMs?: number;
@@ -153,6 +154,7 @@ export class TestApp {
       ...(options.outbound ? { outbound: options.outbound } : {}),
       ...(options.python ? { python: options.python } : {}),
       ...(options.notificationMail ? { notificationMail: options.notificationMail } : {}),
+      ...(options.reportDeliveryMaxRows !== undefined ? { reportDeliveryMaxRows: options.reportDeliveryMaxRows } : {}),
       ...(options.sqlApi ? { sqlApi: options.sqlApi } : {}),
       ...(options.aiProvider ? { aiProvider: options.aiProvider } : {}),
     });

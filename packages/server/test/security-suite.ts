@@ -90,6 +90,8 @@ interface Ids {
   agentId: number;
   threadId: string;
   taskId: number;
+  /** A report delivery of the deployment's report. */
+  deliveryId: number;
   /** A comment of the embed tenant on the published dashboard. */
   commentId: number;
 }
@@ -228,6 +230,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateAgent: { name: 'renamed-by-suite' },
     createScheduledTask: { agentId: ids.agentId, prompt: 'security suite', cron: '0 9 * * *' },
     updateScheduledTask: { prompt: 'changed by the suite' },
+    createReportDelivery: { reportId: ids.reportId, cron: '0 9 * * *', recipients: [{ type: 'USER', userId: ids.userId }] },
+    updateReportDelivery: { name: 'changed by the suite' },
     setDashboardAiWidgetThread: { widgetId: 'suite-ai', threadId: 'suite-thread', checksum: null },
     askAgent: { question: 'security suite' },
     continueAgentThread: { question: 'security suite' },
@@ -306,6 +310,8 @@ const TABLES = [
   'agent_messages',
   'agent_tasks',
   'agent_task_runs',
+  'report_deliveries',
+  'report_delivery_runs',
   'ai_usage',
   'dashboard_comments',
 ] as const;
@@ -519,12 +525,38 @@ export function securitySuite(kind: Kind): void {
         ...(await embedTenantOf(tenantId, `${label}-embed`)),
         ...(await oauthOf(tenantId, adminId)),
         ...(await notificationOf(tenantId, deploymentId, workbook.id, member.userId, label)),
+        deliveryId: await deliveryOf(tenantId, deploymentId, report.id, member.userId, adminId),
         jobId: `${label}-export`,
         installationId: 1,
         owner: 'security-suite',
         repo: 'models',
         ...(await agentOf(tenantId, deploymentId, adminId, label)),
       };
+    }
+
+    /** A report delivery of the report to the member, so {deliveryId} names a real one. */
+    async function deliveryOf(tenantId: number, deploymentId: number, reportId: number, userId: number, adminId: number): Promise<number> {
+      const at = new Date().toISOString();
+      const row = await t.store.db
+        .insertInto('report_deliveries')
+        .values({
+          tenant_id: tenantId,
+          deployment_id: deploymentId,
+          report_id: reportId,
+          name: 'security suite',
+          format: 'csv',
+          cron: '0 9 * * *',
+          timezone: 'UTC',
+          recipients: JSON.stringify([{ type: 'USER', userId, embedUserId: null, securityContext: null }]),
+          paused: 0,
+          next_run_at: '2999-01-01T09:00:00.000Z',
+          created_by: adminId,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
     }
 
     /** An agent with a thread and a scheduled task of the admin, so {agentId}, {threadId} and {taskId} name real ones. */
@@ -897,7 +929,7 @@ export function securitySuite(kind: Kind): void {
     const idOps = restOnly(guarded).filter(
       (op) =>
         !onDemand.has(op.operationId) &&
-        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId|agentId|taskId|threadId)\}/.test(
+        /\{(deploymentId|attributeId|userId|groupId|apiKeyId|policyId|folderId|itemId|configId|id|embedTenantName|integrationId|oauthClientId|agentId|taskId|threadId|deliveryId)\}/.test(
           op.path,
         ),
     );

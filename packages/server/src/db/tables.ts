@@ -62,6 +62,7 @@ import type {
   EmbedUserAttributeValueTable,
   EmbedShareTable,
 } from './tables/embed.js';
+import type { ReportDeliveryTable, ReportDeliveryRunTable } from './tables/report-deliveries.js';
 import type { AgentTable, AgentThreadTable, AgentMessageTable, AgentTaskTable, AgentTaskRunTable } from './tables/agents.js';
 import type {
   JobTable,
@@ -86,6 +87,7 @@ import type { AiSettingsTable, AiUsageTable } from './tables/ai.js';
 
 export type * from './tables/account.js';
 export type * from './tables/agents.js';
+export type * from './tables/report-deliveries.js';
 export type * from './tables/content.js';
 export type * from './tables/deployments.js';
 export type * from './tables/embed.js';
@@ -163,6 +165,8 @@ export interface Database {
   agent_messages: AgentMessageTable;
   agent_tasks: AgentTaskTable;
   agent_task_runs: AgentTaskRunTable;
+  report_deliveries: ReportDeliveryTable;
+  report_delivery_runs: ReportDeliveryRunTable;
 }
 
 export type Db = Kysely<Database>;

@@ -377,6 +377,8 @@ export const lockKey = {
   agentTasksOf: (userId: number) => `agent-tasks-of:${userId}`,
   /** One scheduled agent task: claiming an occurrence, adding a run and pruning the old ones. */
   agentTask: (taskId: number) => `agent-task:${taskId}`,
+  /** One report delivery: claiming an occurrence, pausing or changing it, adding a run and pruning the old ones. */
+  reportDelivery: (id: number) => `report-delivery:${id}`,
   /** One chat thread: appending a message takes the next seq. */
   agentThread: (threadId: number) => `agent-thread:${threadId}`,
   /** A published dashboard's AI-widget threads: read, changed and written back as one. */

@@ -118,6 +118,7 @@ export const PROBLEMS = {
   AGENT_THREAD_NOT_FOUND: { status: 404, title: 'No chat thread of yours has this id' },
   AGENT_TASK_NOT_FOUND: { status: 404, title: 'The deployment has no scheduled task of yours with this id' },
   AGENT_TASK_LIMIT: { status: 409, title: 'The user has as many active scheduled tasks as they may' },
+  REPORT_DELIVERY_NOT_FOUND: { status: 404, title: 'The deployment has no report delivery with this id' },
   COMMENT_NOT_FOUND: { status: 404, title: 'The dashboard has no comment with this id' },
   WIDGET_NOT_FOUND: { status: 404, title: 'The published dashboard has no widget with this id' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -1,0 +1,5 @@
+/**
+ * The report-deliveries area's public entry: what other areas may use of it. Everything else in
+ * the folder is the area's own (npm run cycles enforces it).
+ */
+export { reportDeliveriesArea } from './report-deliveries.module.js';
