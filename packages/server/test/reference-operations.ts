@@ -245,4 +245,9 @@ export const KNOWN_EXTENSIONS: readonly string[] = [
   'PUT /api/v1/tenant/usage-analytics',
   'GET /api/v1/users/me/settings',
   'GET /build/api/v1/deployments/{deploymentId}/commits',
+  'GET /api/v1/deployments/{deploymentId}/reports/{reportId}/file',
+  'PATCH /api/v1/deployments/{deploymentId}/reports/{reportId}/file',
+  'GET /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/file',
+  'PATCH /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/file',
+  'GET /api/v1/external-documents/{externalWorkbookId}/placements',
 ];
