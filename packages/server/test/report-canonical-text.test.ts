@@ -361,6 +361,16 @@ describe.each(DIALECTS)('canonical text of reports and dashboard drafts (%s)', (
       expect(await draftRow(workbookId)).toEqual(stored);
     });
 
+    it('extension (reference 9, canonical text): a draft edit that changes only spacing writes nothing', async () => {
+      const workbookId = await withDraft();
+      const file = await draftFile(workbookId);
+      const stored = await draftRow(workbookId);
+      const res = await editDraft(workbookId, { hash: file.hash, edits: [{ oldText: '"title": "Sales"', newText: '"title":   "Sales"' }] });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual(file);
+      expect(await draftRow(workbookId)).toEqual(stored);
+    });
+
     it('extension (reference 9, canonical text): replacing the draft by `null` clears it', async () => {
       const workbookId = await withDraft();
       const file = await draftFile(workbookId);

@@ -56,7 +56,9 @@ export function dashboardFileService(dashboards: Pick<DashboardsService, 'readDr
         (current) => {
           const file = textFileOf(current);
           requireCurrentHash(file, input.hash, `The dashboard draft of workbook ${workbookId}`);
-          return draftOf(applyEdits(file.content, input.edits));
+          const next = draftOf(applyEdits(file.content, input.edits));
+          // The same draft written otherwise (spacing, key order) is stored as it was: no write.
+          return textFileOf(next).hash === file.hash ? (current as DashboardConfigDraftInput | null) : next;
         },
         '/content',
       );
