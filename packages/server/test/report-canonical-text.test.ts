@@ -248,6 +248,15 @@ describe.each(DIALECTS)('canonical text of reports and dashboard drafts (%s)', (
       expect(await row(report.id)).toEqual(stored);
     });
 
+    it('extension (reference 9, optimistic update): of concurrent updates made from the same version, exactly one is applied; the others are 409', async () => {
+      const report = await newReport();
+      const titles = ['a', 'b', 'c'];
+      const results = await Promise.all(titles.map((title) => upsert(report.publicId, { name: report.name, title, expectedVersion: 1 })));
+      expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409, 409]);
+      const winner = titles[results.findIndex((r) => r.statusCode === 200)];
+      expect(await row(report.id)).toMatchObject({ title: winner, version: 2 });
+    });
+
     it('extension (reference 9, optimistic update): a move by folderId is refused too on a mismatch', async () => {
       const report = await newReport();
       await upsert(report.publicId, { name: report.name, title: 'first' });
