@@ -22,6 +22,7 @@ import type { ItemRef } from './items.js';
 import { createLists, type Lists, type RawClient } from './pagination.js';
 import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 import { createPods, type Logs, type Pods } from './pods.js';
+import { createCanonicalText, type ExternalDocuments, type TextFiles } from './canonical-text.js';
 import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
@@ -95,6 +96,12 @@ export interface MapiClient extends TypedCalls, Lists {
   userOAuthTokens: UserOAuthTokens;
   /** Reports placed in external spreadsheets: connect, disconnect, refresh (reference 3.1-3.3). */
   reportPlacements: ReportPlacements;
+  /** Reports as canonical text: read with the hash, edit exact text against it (extension). */
+  reportFiles: TextFiles;
+  /** Workbooks' dashboard drafts as canonical text, by workbook id (extension). */
+  dashboardFiles: TextFiles;
+  /** Report placements in one external spreadsheet document, across the tenant (extension). */
+  externalDocuments: ExternalDocuments;
   /** A deployment's agents, their starter prompts and chat threads. */
   agents: Agents;
   /** Scheduled agent tasks and their runs (reference 9). */
@@ -144,6 +151,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createEmbedTenants(api),
     ...createOAuth(api),
     ...createReportPlacements(api),
+    ...createCanonicalText(api),
     ...createAgents(api),
     chat: (deploymentId, agentId, question, chatOptions) => chat(api, deploymentId, agentId, question, chatOptions),
     GET: api.GET,

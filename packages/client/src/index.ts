@@ -74,6 +74,7 @@ export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Lo
 export { exchangeEmbedSession, type Embed } from './embed.js';
 export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type ReportPlacements } from './placements.js';
+export { replaceAll, type ExternalDocuments, type TextFiles, type TextTransform, type TransformOptions } from './canonical-text.js';
 export { type PushOptions, type PushProgress, type PushResult } from './push.js';
 export { type Agents, type Ai, type ScheduledTasks } from './agents.js';
 export { createReportDeliveries, type ReportDeliveries } from './report-deliveries.js';

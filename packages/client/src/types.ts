@@ -23,6 +23,12 @@ export type ResultChecksum = Schemas['ResultChecksum'];
 export type ConnectReportToWorkbookInput = NonNullable<operations['connectReportToWorkbook']['requestBody']>['content']['application/json'];
 export type DisconnectReportFromWorkbookInput = NonNullable<operations['disconnectReportFromWorkbook']['requestBody']>['content']['application/json'];
 export type RefreshReportInput = NonNullable<operations['refreshReport']['requestBody']>['content']['application/json'];
+/** A report or a dashboard draft as canonical text, with the SHA-256 hash an edit names. */
+export type TextFile = operations['getReportFile']['responses'][200]['content']['application/json'];
+/** Exact-text edits made against the text of `hash`. */
+export type TextEditInput = NonNullable<operations['editReportFile']['requestBody']>['content']['application/json'];
+export type ExternalDocumentPlacements = Schemas['ExternalDocumentPlacements'];
+export type ExternalDocumentPlacement = Schemas['ExternalDocumentPlacement'];
 export type Dashboard = Schemas['Dashboard'];
 export type DashboardConfig = Schemas['DashboardConfig'];
 /** A saved dashboard draft: widgets may also be `FIELD` (reference 8.G.3). */

@@ -259,4 +259,9 @@ export const KNOWN_EXTENSIONS: readonly string[] = [
   'GET /build/api/v1/deployments/{deploymentId}/commits',
   'GET /healthz',
   'GET /readyz',
+  'GET /api/v1/deployments/{deploymentId}/reports/{reportId}/file',
+  'PATCH /api/v1/deployments/{deploymentId}/reports/{reportId}/file',
+  'GET /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/file',
+  'PATCH /api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/file',
+  'GET /api/v1/external-documents/{externalWorkbookId}/placements',
 ];

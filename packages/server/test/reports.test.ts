@@ -115,6 +115,7 @@ describe.each(DIALECTS)('reports (%s)', (dialect) => {
         type: 'REPORT',
         name: 'Revenue',
         publicId,
+        version: 1,
         ...fullContent,
         folderId,
         folderPath: [{ id: folderId, name: expect.any(String) }],

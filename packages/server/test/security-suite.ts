@@ -94,6 +94,8 @@ interface Ids {
   deliveryId: number;
   /** A comment of the embed tenant on the published dashboard. */
   commentId: number;
+  /** An external spreadsheet document (placements name it; none is placed there). */
+  externalWorkbookId: string;
 }
 
 /**
@@ -240,6 +242,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     resolveDashboardThread: { resolved: true },
     summarizeDashboardAiWidget: {},
     summarizeEmbedDashboardAiWidget: {},
+    editReportFile: { hash: '0'.repeat(64), edits: [{ oldText: 'security', newText: 'suite' }] },
+    editDashboardDraftFile: { hash: '0'.repeat(64), edits: [{ oldText: 'null', newText: '{}' }] },
     compileChart: { spec: { data: { name: 'rows' }, mark: 'bar', encoding: { x: { field: 'a', type: 'nominal' } } } },
   };
   return bodies[op.operationId];
@@ -412,7 +416,7 @@ export function securitySuite(kind: Kind): void {
 
     async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
       const ids = await seedItems(tenantId, adminId, label);
-      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName) };
+      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName), externalWorkbookId: `${label}-document` };
     }
 
     /** A comment of the embed tenant's seeded user on the dashboard, so {commentId} names a real one. */
@@ -447,7 +451,7 @@ export function securitySuite(kind: Kind): void {
       return row.id;
     }
 
-    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId'>> {
+    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId' | 'externalWorkbookId'>> {
       const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
       const member = await t.user('EXPLORER', { tenantId });
       const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });
@@ -994,6 +998,8 @@ export function securitySuite(kind: Kind): void {
       'unlinkGitHost',
       // Extension: any authenticated caller has a chart compiled; it reads and writes nothing.
       'compileChart',
+      // Extension: tenant-wide; placements the caller cannot read are listed as DENIED, never refused.
+      'listExternalDocumentPlacements',
     ]);
     // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
     const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { unwrap, type ReportPlacement } from '@mapi/client';
+import { unwrap, type ExternalDocumentPlacement, type ReportPlacement } from '@mapi/client';
 import { run } from '../context.js';
 import { parseId } from '../items.js';
 import { shortDate, write, writeJson, writeTable } from '../output.js';
+import { registerTextFileCommands } from './text-file.js';
 
 const PLACEMENTS_HELP = `
 Lists where the report is placed in external spreadsheets, and whether each placement's cells
@@ -23,9 +24,56 @@ Example:
   $ mapi reports unplace 1 42 8d0f3c2e-5b7a-4f1e-9c3d-2a6b1e0f4c77
 `;
 
+const IN_DOCUMENT_HELP = `
+Lists every report placement in one external spreadsheet document, in every deployment of the
+account. Placements of reports you cannot read are listed with ACCESS DENIED and no name. A
+document with more than 500 placed reports or 2000 placements is refused (exit 1).
+
+Examples:
+  $ mapi reports in-document 1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms
+  $ mapi reports in-document 1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms --json
+`;
+
 export function registerReports(program: Command): void {
-  const reports = program.command('reports').description('Reports of a deployment: their placements in external spreadsheets');
-  reports.addHelpText('after', '\nExamples:\n  $ mapi reports placements 1 42\n  $ mapi reports unplace 1 42 sheet-7\n');
+  const reports = program.command('reports').description('Reports of a deployment: their text, their placements in external spreadsheets');
+  reports.addHelpText(
+    'after',
+    '\nExamples:\n  $ mapi reports placements 1 42\n  $ mapi reports unplace 1 42 sheet-7\n  $ mapi reports in-document 1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms\n  $ mapi reports file 1 42 > report.json\n',
+  );
+
+  registerTextFileCommands(
+    reports,
+    'file',
+    { idName: 'report', what: 'report', label: (id) => `report ${id}`, files: (client) => client.reportFiles },
+    '  $ mapi reports file 1 42 > report.json\n  $ mapi reports file-edit 1 42 --old \'"title": null\' --new \'"title": "Revenue"\'\n  $ mapi reports file-edit 1 42 --from report.json --hash 5f1c…\n',
+  );
+
+  reports
+    .command('in-document')
+    .argument('<externalWorkbookId>', 'the external spreadsheet document id')
+    .description('List every report placement in one spreadsheet document, across deployments')
+    .addHelpText('after', IN_DOCUMENT_HELP)
+    .action(
+      run(async (context, documentId: string) => {
+        const answer = await context.client().externalDocuments.placements(documentId);
+        if (context.json) {
+          writeJson(answer.items);
+          return;
+        }
+        writeTable<ExternalDocumentPlacement>(
+          [
+            { header: 'DEPLOYMENT', value: (e) => String(e.deploymentId) },
+            { header: 'REPORT', value: (e) => String(e.reportId) },
+            { header: 'NAME', value: (e) => e.reportName ?? '(no access)' },
+            { header: 'ACCESS', value: (e) => e.access },
+            { header: 'LOCATION', value: (e) => e.placement.resultLocation },
+            { header: 'SYNC', value: (e) => e.placement.syncStatus },
+          ],
+          answer.items,
+          `No report is placed in document "${documentId}".`,
+        );
+      }),
+    );
 
   reports
     .command('placements')

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { unwrap } from '@mapi/client';
 import { run } from '../context.js';
+import { registerTextFileCommands } from './text-file.js';
 import { parseFolder, parseId, parseSlug } from '../items.js';
 import { write, writeJson } from '../output.js';
 
@@ -16,8 +17,20 @@ Examples:
 `;
 
 export function registerWorkbooks(program: Command): void {
-  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug, duplicate');
+  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug, duplicate, their dashboard draft as text');
   workbooks.addHelpText('after', '\nExample:\n  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder 12\n');
+
+  registerTextFileCommands(
+    workbooks,
+    'draft-file',
+    {
+      idName: 'workbook',
+      what: 'workbook’s dashboard draft',
+      label: (id) => `the dashboard draft of workbook ${id}`,
+      files: (client) => client.dashboardFiles,
+    },
+    '  $ mapi workbooks draft-file 1 7 > draft.json\n  $ mapi workbooks draft-file-edit 1 7 --old \'"title": "Q3"\' --new \'"title": "Q4"\'\n  $ mapi workbooks draft-file-edit 1 7 --from draft.json --hash 5f1c…\n',
+  );
 
   workbooks
     .command('put')

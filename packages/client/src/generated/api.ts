@@ -1068,6 +1068,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/reports/{reportId}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: the report as canonical text, with its SHA-256 hash (needs VIEW)
+         * @description `content` is JSON with object keys sorted at every level, two-space indentation and a trailing newline: the report’s `name` and content fields (`kind`, `title`, `description`, `sqlQuery`, `pythonCode`, `spec`, `meta`, `preferences`, `periodComparisons`, `fillMissingRows`), each present, null when empty. `hash` is the SHA-256 (hex) of `content`, which a PATCH names. Reading the text does not record a view (`lastViewedAt`). The ETag header carries the hash too.
+         */
+        get: operations["getReportFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Extension: replace exact text in the report’s canonical text (needs EDIT, as the report update)
+         * @description Each edit replaces its `oldText`, which must occur exactly once in the text as the edits before it left it (else 400 naming the edit), by its `newText`. `hash` must be the hash of the report’s current text: another is 409 FILE_HASH_MISMATCH naming the current hash, and nothing is written. The resulting text must be a valid report with the same rules as the report update (400 with pointers `/content/...` into the edited document); a content field it leaves out is cleared. It is saved as an update of the report (its `version` goes up when something changed). Answers the new text and hash. Of two PATCHes made against the same hash, one is applied and the other gets 409.
+         */
+        patch: operations["editReportFile"];
+        trace?: never;
+    };
+    "/api/v1/external-documents/{externalWorkbookId}/placements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: every report placement in one external spreadsheet document, across the tenant’s deployments (any credential)
+         * @description Lists the placements (reference 3.0) whose `workbookId` is this document, in every deployment of the tenant. Placements of reports the caller cannot read (no access, or a deployment outside the key’s scope) are included with `access: DENIED`, `reportName: null`, and null `queryChecksum` and `syncStatus`. Past 500 placed reports or 2000 placements the answer is 422 PLACEMENTS_TOO_MANY, never a partial list. The document id is matched exactly (case-sensitive).
+         */
+        get: operations["listExternalDocumentPlacements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard": {
         parameters: {
             query?: never;
@@ -1170,6 +1214,30 @@ export interface paths {
          * @description With the switch off, signed embed sessions get 403 for this dashboard; dashboards shared with all embed users are not affected (reference 3.6). A key scoped to other deployments than the dashboard’s gets 403.
          */
         patch: operations["setDashboardAllowEmbed"];
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension: the workbook’s dashboard draft as canonical text, with its SHA-256 hash (needs VIEW)
+         * @description `content` is the draft as the draft save stores it, as JSON with object keys sorted at every level, two-space indentation and a trailing newline (`null` and a newline when the workbook has no draft). `hash` is the SHA-256 (hex) of `content`, which a PATCH names. The ETag header carries the hash too.
+         */
+        get: operations["getDashboardDraftFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Extension: replace exact text in the dashboard draft’s canonical text (needs EDIT, as the draft save)
+         * @description Each edit replaces its `oldText`, which must occur exactly once in the text as the edits before it left it (else 400 naming the edit), by its `newText`. `hash` must be the hash of the draft’s current text: another is 409 FILE_HASH_MISMATCH naming the current hash, and nothing is written. The resulting text must be a valid draft (a DashboardConfigDraftInput, or `null` to clear it), checked with the draft save’s rules (400 with pointers `/content/...` into the edited document); widgets without an `id` get one. Answers the draft’s new text and hash. Of two PATCHes made against the same hash, one is applied and the other gets 409.
+         */
+        patch: operations["editDashboardDraftFile"];
         trace?: never;
     };
     "/build/api/v1/deployments/{deploymentId}/commits": {
@@ -3385,7 +3453,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND" | "REPORT_VERSION_MISMATCH" | "FILE_HASH_MISMATCH" | "PLACEMENTS_TOO_MANY";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -4352,6 +4420,8 @@ export interface components {
             lastViewedAt: string | null;
             /** @description Where the report is placed in external spreadsheets (connect-workbook), oldest first. */
             externalWorkbookPlacements: components["schemas"]["ReportPlacement"][];
+            /** @description The revision of the report’s name and content: 1 when created, one more on every update that changes them (moves and placements leave it). Send it back as `expectedVersion` to update only what you read. */
+            version: number;
             /** @description SHA-256 (hex) of the report’s normalised query (`sqlQuery` and `spec`): a placement whose `queryChecksum` differs holds the results of an older query. */
             currentQueryChecksum: string;
         };
@@ -4382,6 +4452,25 @@ export interface components {
                 offset: number;
                 limit: number;
             };
+        };
+        /**
+         * @description `GRANTED` when the caller may read the report; `DENIED` when not (its name and everything taken from it are withheld).
+         * @enum {unknown}
+         */
+        ExternalPlacementAccess: "GRANTED" | "DENIED";
+        /** @description One placement of a report in the external document. */
+        ExternalDocumentPlacement: {
+            deploymentId: number;
+            reportId: number;
+            /** @description The report’s name; null when `access` is `DENIED`. */
+            reportName: string | null;
+            access: components["schemas"]["ExternalPlacementAccess"];
+            placement: components["schemas"]["ReportPlacement"];
+        };
+        ExternalDocumentPlacements: {
+            externalWorkbookId: string;
+            /** @description Every placement in the document across the tenant’s deployments, by deployment, then report, then the report’s own order of placements. */
+            items: components["schemas"]["ExternalDocumentPlacement"][];
         };
         DashboardDraftResponse: {
             dashboardDraft: null | components["schemas"]["DashboardConfigDraft"];
@@ -6195,20 +6284,6 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict: `REPORT_PUBLIC_ID_TAKEN` (A report with this public id already exists in the deployment). */
-        ReportPublicIdTaken: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ProblemDetails"] & {
-                    /** @enum {integer} */
-                    status: 409;
-                    /** @enum {string} */
-                    code: "REPORT_PUBLIC_ID_TAKEN";
-                };
-            };
-        };
         /** @description Conflict: `PLACEMENT_LIMIT_REACHED` (The report holds as many placements as it may). */
         PlacementLimitReached: {
             headers: {
@@ -6220,6 +6295,34 @@ export interface components {
                     status: 409;
                     /** @enum {string} */
                     code: "PLACEMENT_LIMIT_REACHED";
+                };
+            };
+        };
+        /** @description Conflict: `FILE_HASH_MISMATCH` (The text changed since the hash was read; nothing was written). */
+        FileHashMismatch: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 409;
+                    /** @enum {string} */
+                    code: "FILE_HASH_MISMATCH";
+                };
+            };
+        };
+        /** @description Unprocessable Entity: `PLACEMENTS_TOO_MANY` (The document holds more placements than one answer lists). */
+        PlacementsTooMany: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                    /** @enum {integer} */
+                    status: 422;
+                    /** @enum {string} */
+                    code: "PLACEMENTS_TOO_MANY";
                 };
             };
         };
@@ -13080,6 +13183,8 @@ export interface operations {
                     preferences?: null | components["schemas"]["ReportPreferences"];
                     periodComparisons?: null | components["schemas"]["PeriodComparison"][];
                     fillMissingRows?: null | components["schemas"]["FillMissingRows"];
+                    /** @description Optimistic update: the report’s `version` this update was made from. When the stored version differs (another write came first), or no report has this public id yet, the call is 409 REPORT_VERSION_MISMATCH and writes nothing. Left out: no check. */
+                    expectedVersion?: number;
                 };
             };
         };
@@ -13160,7 +13265,24 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
-            409: components["responses"]["ReportPublicIdTaken"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `REPORT_PUBLIC_ID_TAKEN`: A report with this public id already exists in the deployment
+             *     - `REPORT_VERSION_MISMATCH`: The report changed since the version the update was made from; nothing was written
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "REPORT_PUBLIC_ID_TAKEN" | "REPORT_VERSION_MISMATCH";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -13787,6 +13909,231 @@ export interface operations {
             };
         };
     };
+    getReportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A document as canonical text, with the hash an edit names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The canonical text: JSON with object keys sorted at every level, two-space indentation and a trailing newline. */
+                        content: string;
+                        /** @description SHA-256 (hex, lower case) of `content`, as UTF-8. */
+                        hash: string;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    editReportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                reportId: number;
+            };
+            cookie?: never;
+        };
+        /** @description Exact-text edits of a canonical text, made against the text of `hash`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `hash` of the text the edits were made against (from the GET, or the previous PATCH). Another hash is a 409 and writes nothing. */
+                    hash: string;
+                    /** @description Applied in order, each to the result of the one before; all apply or none does. */
+                    edits: {
+                        /** @description Exact text to replace (whitespace and line breaks included); it must occur exactly once in the text as the earlier edits left it. */
+                        oldText: string;
+                        /** @description What replaces it; empty deletes it. */
+                        newText: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description A document as canonical text, with the hash an edit names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The canonical text: JSON with object keys sorted at every level, two-space indentation and a trailing newline. */
+                        content: string;
+                        /** @description SHA-256 (hex, lower case) of `content`, as UTF-8. */
+                        hash: string;
+                    };
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `REPORT_NOT_FOUND`: Report not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["FileHashMismatch"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    listExternalDocumentPlacements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The external document id, as placements record it (`workbookId`). */
+                externalWorkbookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExternalDocumentPlacements"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["TenantNotFound"];
+            422: components["responses"]["PlacementsTooMany"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     saveDashboardDraft: {
         parameters: {
             query?: never;
@@ -14351,6 +14698,201 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            /**
+             * @description Service Unavailable. `code` is one of:
+             *     - `UNAVAILABLE`: Service unavailable
+             *     - `DEPLOYMENT_BUSY`: The deployment is busy with other changes; retry after the time in Retry-After
+             */
+            503: {
+                headers: {
+                    /** @description With `DEPLOYMENT_BUSY`: seconds after which the same request may be sent again (nothing was changed). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 503;
+                        /** @enum {string} */
+                        code: "UNAVAILABLE" | "DEPLOYMENT_BUSY";
+                    };
+                };
+            };
+        };
+    };
+    getDashboardDraftFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A document as canonical text, with the hash an edit names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The canonical text: JSON with object keys sorted at every level, two-space indentation and a trailing newline. */
+                        content: string;
+                        /** @description SHA-256 (hex, lower case) of `content`, as UTF-8. */
+                        hash: string;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    editDashboardDraftFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                workbookId: number;
+            };
+            cookie?: never;
+        };
+        /** @description Exact-text edits of a canonical text, made against the text of `hash`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `hash` of the text the edits were made against (from the GET, or the previous PATCH). Another hash is a 409 and writes nothing. */
+                    hash: string;
+                    /** @description Applied in order, each to the result of the one before; all apply or none does. */
+                    edits: {
+                        /** @description Exact text to replace (whitespace and line breaks included); it must occur exactly once in the text as the earlier edits left it. */
+                        oldText: string;
+                        /** @description What replaces it; empty deletes it. */
+                        newText: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description A document as canonical text, with the hash an edit names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The canonical text: JSON with object keys sorted at every level, two-space indentation and a trailing newline. */
+                        content: string;
+                        /** @description SHA-256 (hex, lower case) of `content`, as UTF-8. */
+                        hash: string;
+                    };
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `WORKBOOK_NOT_FOUND`: Workbook not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "WORKBOOK_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["FileHashMismatch"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -121,6 +121,9 @@ export const PROBLEMS = {
   REPORT_DELIVERY_NOT_FOUND: { status: 404, title: 'The deployment has no report delivery with this id' },
   COMMENT_NOT_FOUND: { status: 404, title: 'The dashboard has no comment with this id' },
   WIDGET_NOT_FOUND: { status: 404, title: 'The published dashboard has no widget with this id' },
+  REPORT_VERSION_MISMATCH: { status: 409, title: 'The report changed since the version the update was made from; nothing was written' },
+  FILE_HASH_MISMATCH: { status: 409, title: 'The text changed since the hash was read; nothing was written' },
+  PLACEMENTS_TOO_MANY: { status: 422, title: 'The document holds more placements than one answer lists' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -36,6 +36,10 @@ type Widget = Record<string, unknown>;
 
 const VERB: Record<Access, string> = { VIEW: 'view', EDIT: 'update', MANAGE: 'manage' };
 
+function draftOf(workbook: WorkbookRow): DashboardConfigDraft | null {
+  return normalizeDashboardConfig(parseJson(workbook.dashboard_draft)) as DashboardConfigDraft | null;
+}
+
 /** 128 random bits, base64url: a public id nobody can guess from another. */
 export function newPublicId(): string {
   return randomId(16);
@@ -83,11 +87,11 @@ function refuseDuplicateIds(widgets: Widget[], pointer: string): void {
  * that came without one (reference 8.G.3). Widgets nested in a container's config are the
  * client's to identify.
  */
-function draftWithIds(input: SaveDraftInput['dashboardDraft']): DashboardConfigDraft | null {
+function draftWithIds(input: SaveDraftInput['dashboardDraft'], pointer = '/body/dashboardDraft'): DashboardConfigDraft | null {
   const config = normalizeDashboardConfig(input) as DashboardConfigDraft | null;
   if (config === null) return null;
   const widgets = widgetsOf(config);
-  refuseDuplicateIds(widgets, '/body/dashboardDraft');
+  refuseDuplicateIds(widgets, pointer);
   if (widgets.every((w) => typeof w.id === 'string')) return config;
   return { ...config, widgets: widgets.map((w) => (typeof w.id === 'string' ? w : { id: randomUUID(), ...w })) } as DashboardConfigDraft;
 }
@@ -265,6 +269,23 @@ export function dashboardsService(store: Store, now: Clock) {
 
   const storeAiWidgetThread = (tenantId: number, workbookId: number, widgetId: string, thread: { threadId: string; checksum: string | null }) =>
     storeAiWidgetThreadIn(store, tenantId, workbookId, widgetId, thread);
+
+  /** Writes the draft `draftFor` makes of the workbook (EDIT on it checked first), unless it is the stored one. */
+  async function writeDraft(
+    caller: Caller,
+    deploymentId: number,
+    workbookId: number,
+    draftFor: (workbook: WorkbookRow) => DashboardConfigDraft | null,
+  ): Promise<WorkbookRow> {
+    const context = await openWorkspace(db, caller, deploymentId);
+    return serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+      const workbook = await authorizedWorkbook(trx, context, workbookId, 'EDIT');
+      const draft = draftFor(workbook);
+      const stored = draft === null ? null : JSON.stringify(draft);
+      if (stored === workbook.dashboard_draft) return workbook;
+      return saveWorkbookDraft(trx, context.scope.tenantId, workbookId, stored, timestamp(now));
+    });
+  }
   return {
     /** Saves the workbook's draft (EDIT on the workbook); answers the draft as stored and the published config. */
     async saveDraft(
@@ -273,18 +294,30 @@ export function dashboardsService(store: Store, now: Clock) {
       workbookId: number,
       input: SaveDraftInput,
     ): Promise<{ dashboardDraft: DashboardConfigDraft | null; dashboardPublished: DashboardConfig | null }> {
-      const context = await openWorkspace(db, caller, deploymentId);
       const draft = draftWithIds(input.dashboardDraft);
-      const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
-        const workbook = await authorizedWorkbook(trx, context, workbookId, 'EDIT');
-        const stored = draft === null ? null : JSON.stringify(draft);
-        if (stored === workbook.dashboard_draft) return workbook;
-        return saveWorkbookDraft(trx, context.scope.tenantId, workbookId, stored, timestamp(now));
-      });
-      return {
-        dashboardDraft: normalizeDashboardConfig(parseJson(row.dashboard_draft)) as DashboardConfigDraft | null,
-        dashboardPublished: normalizeDashboardConfig(parseJson(row.dashboard_published)),
-      };
+      const row = await writeDraft(caller, deploymentId, workbookId, () => draft);
+      return { dashboardDraft: draftOf(row), dashboardPublished: normalizeDashboardConfig(parseJson(row.dashboard_published)) };
+    },
+
+    /** The workbook's draft as stored (VIEW on the workbook); null when it has none. */
+    async readDraft(caller: Caller, deploymentId: number, workbookId: number): Promise<DashboardConfigDraft | null> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      return draftOf(await authorizedWorkbook(db, context, workbookId, 'VIEW'));
+    },
+
+    /**
+     * Saves the draft `edit` makes of the stored one, under the draft save's lock and rules (EDIT
+     * on the workbook first; `edit` runs only for a caller who has it, and may refuse by throwing).
+     * `pointer` prefixes the pointers of the save's own refusals (duplicate widget ids).
+     */
+    async editDraft(
+      caller: Caller,
+      deploymentId: number,
+      workbookId: number,
+      edit: (current: DashboardConfigDraft | null) => SaveDraftInput['dashboardDraft'],
+      pointer: string,
+    ): Promise<DashboardConfigDraft | null> {
+      return draftOf(await writeDraft(caller, deploymentId, workbookId, (workbook) => draftWithIds(edit(draftOf(workbook)), pointer)));
     },
 
     /**

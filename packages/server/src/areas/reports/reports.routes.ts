@@ -22,7 +22,15 @@ export function reportsRoutes(service: ReportsService): FastifyPluginAsyncTypebo
           params: ReportPublicIdParams,
           body: UpsertReportBody,
           response: { 200: Type.Ref('Report'), 201: Type.Ref('Report') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'DESTINATION_NOT_FOUND', 'FORBIDDEN', 'REPORT_PUBLIC_ID_TAKEN', 'DEPLOYMENT_BUSY'],
+          problems: [
+            'DEPLOYMENT_NOT_FOUND',
+            'FOLDER_NOT_FOUND',
+            'DESTINATION_NOT_FOUND',
+            'FORBIDDEN',
+            'REPORT_PUBLIC_ID_TAKEN',
+            'REPORT_VERSION_MISMATCH',
+            'DEPLOYMENT_BUSY',
+          ],
         },
       },
       async (request, reply) => {

@@ -56,6 +56,14 @@ export const UpsertReportBody = Type.Object(
     preferences: optionalNullable(ref(ReportPreferences)),
     periodComparisons: optionalNullable(Type.Array(ref(PeriodComparison))),
     fillMissingRows: optionalNullable(ref(FillMissingRows)),
+    expectedVersion: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2 ** 31 - 1,
+        description:
+          'Optimistic update: the report’s `version` this update was made from. When the stored version differs (another write came first), or no report has this public id yet, the call is 409 REPORT_VERSION_MISMATCH and writes nothing. Left out: no check.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -85,6 +93,11 @@ export const ReportSchema = Type.Object(
     lastViewedAt: Nullable({ ...Timestamp, description: 'When anyone last read the report with `GET /reports/{reportId}`.' }),
     externalWorkbookPlacements: Type.Array(ref(ReportPlacementSchema), {
       description: 'Where the report is placed in external spreadsheets (connect-workbook), oldest first.',
+    }),
+    version: Type.Integer({
+      minimum: 1,
+      description:
+        'The revision of the report’s name and content: 1 when created, one more on every update that changes them (moves and placements leave it). Send it back as `expectedVersion` to update only what you read.',
     }),
     currentQueryChecksum: Type.String({
       description:

@@ -9,7 +9,7 @@ import { timestamp, type Clock } from '../../time.js';
 import { requirePlacement } from '../workspace/index.js';
 import { renderCommitted } from '../workspace/index.js';
 import { loadViewContext, parseJson, placementOf, type ItemViewContext, type Tolerate } from '../workspace/index.js';
-import type { StoredItem } from '../workspace/index.js';
+import { findItem, type StoredItem } from '../workspace/index.js';
 import { moveOne } from '../workspace/index.js';
 import { type WorkspaceScope } from '../workspace/index.js';
 import { visibilityFor, visibleRows } from '../workspace/index.js';
@@ -89,6 +89,7 @@ export function toReport(row: ReportRow, context: ItemViewContext, { content = t
     type: 'REPORT',
     name: row.name,
     publicId: row.public_id,
+    version: row.version,
     kind: row.kind as Report['kind'],
     title: row.title,
     description: row.description,
@@ -114,6 +115,13 @@ function publicIdTaken(publicId: string, deploymentId: number): ApiError {
   return new ApiError(
     'REPORT_PUBLIC_ID_TAKEN',
     `A report with public id "${publicId}" already exists in deployment ${deploymentId}; public ids are unique per deployment.`,
+  );
+}
+
+function versionMismatch(row: ReportRow, expected: number): ApiError {
+  return new ApiError(
+    'REPORT_VERSION_MISMATCH',
+    `Report ${row.id} is at version ${row.version}, not ${expected}: it changed since you read it, and nothing was written. Read it again, reapply your change and send \`expectedVersion\` ${row.version}.`,
   );
 }
 
@@ -176,6 +184,11 @@ export function reportsService(store: Store, now: Clock) {
   /** EDIT on the report; a different `folderId` is a move, checked exactly as the single move. */
   async function update(trx: Executor, context: WorkspaceContext, existing: ReportRow, input: UpsertReportInput): Promise<ReportRow> {
     let row = existing;
+    if (input.expectedVersion !== undefined && input.expectedVersion !== existing.version) {
+      // Access first: the stored version is only told to a caller who may update the report.
+      await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
+      throw versionMismatch(existing, input.expectedVersion);
+    }
     if (input.folderId !== undefined && input.folderId !== row.folder_id) {
       // The move's own checks, in its order; the access it needs includes EDIT.
       row = (await moveOne(trx, context, 'REPORT', row.id, input.folderId, timestamp(now))).item.row as ReportRow;
@@ -189,6 +202,12 @@ export function reportsService(store: Store, now: Clock) {
 
   async function create(trx: Executor, context: WorkspaceContext, publicId: string, input: UpsertReportInput): Promise<ReportRow> {
     const { scope, caller } = context;
+    if (input.expectedVersion !== undefined) {
+      throw new ApiError(
+        'REPORT_VERSION_MISMATCH',
+        `No report has public id "${publicId}" in deployment ${scope.deploymentId}, so none is at version ${input.expectedVersion}; nothing was written. Leave \`expectedVersion\` out to create it.`,
+      );
+    }
     const folderId = input.folderId ?? null;
     await requirePlacement(trx, context, folderId, 'report');
     const at = timestamp(now);
@@ -219,6 +238,22 @@ export function reportsService(store: Store, now: Clock) {
         return { created: true, row: await create(trx, context, publicId, input) };
       });
       return { created, report: await committed(caller, `report upsert in deployment ${deploymentId}`, context.scope, row) };
+    },
+
+    /**
+     * Updates report `reportId` with the input `build` makes from its stored row, under the same
+     * lock, checks and rules as the upsert's update (EDIT on it first; `build` runs only for a
+     * caller who has it). `build` may refuse by throwing: nothing is written then.
+     */
+    async updateById(caller: Caller, deploymentId: number, reportId: number, build: (row: ReportRow) => UpsertReportInput): Promise<ReportRow> {
+      const context = await openWorkspace(db, caller, deploymentId);
+      return serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        const item = await findItem(trx, context.scope, 'REPORT', reportId);
+        if (!item) throw itemNotFound(context, 'REPORT', reportId);
+        const existing = item.row as ReportRow;
+        await requireAccess(trx, context, { type: 'REPORT', row: existing }, 'EDIT');
+        return update(trx, context, existing, build(existing));
+      });
     },
 
     /** The report (VIEW needed); reading it records `lastViewedAt`. */

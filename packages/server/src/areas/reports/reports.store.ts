@@ -4,10 +4,11 @@ import type { Database, Executor, ReportRow } from '../../db/tables.js';
 import { nameSearch, type NameSearch } from '../workspace/index.js';
 import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/index.js';
 
-export type NewReport = Omit<ReportRow, 'id'>;
+/** A copy (dashboards' duplicate) may carry the version over; a new report starts at 1. */
+export type NewReport = Omit<ReportRow, 'id' | 'version'> & { version?: number };
 export type ReportColumns = Omit<
   ReportRow,
-  'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'
+  'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at' | 'version'
 >;
 
 export async function findReportByPublicId(db: Executor, scope: WorkspaceScope, publicId: string): Promise<ReportRow | undefined> {
@@ -32,7 +33,7 @@ export async function updateReport(
 ): Promise<ReportRow> {
   return db
     .updateTable('reports')
-    .set(changes)
+    .set({ ...changes, version: sql<number>`version + 1` })
     .where('tenant_id', '=', scope.tenantId)
     .where('deployment_id', '=', scope.deploymentId)
     .where('id', '=', id)

@@ -28,6 +28,7 @@ import { placementsAndRefreshClaims } from './0026_placements_and_refresh_claims
 import { notifications } from './0027_notifications.js';
 import { identityProviders } from './0029_identity_providers.js';
 import { deploymentUpstreams } from './0032_deployment_upstreams.js';
+import { reportVersions } from './0041_report_versions.js';
 import { gitHost } from './0031_git_host.js';
 import { dashboardExports } from './0028_dashboard_exports.js';
 import { deliveryRenderData } from './0030_delivery_render_data.js';
@@ -81,6 +82,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0035_agents': agents(dialect),
         '0036_dashboard_comments': dashboardComments(dialect),
         '0039_report_deliveries': reportDeliveries(dialect),
+        '0041_report_versions': reportVersions(dialect),
       };
     },
   };

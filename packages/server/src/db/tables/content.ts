@@ -61,6 +61,8 @@ export interface ReportTable {
   created_by: number | null;
   created_at: string;
   updated_at: string;
+  /** The revision of the report's name and content (migration 0041): 1 when created, one more per update that changes them. */
+  version: Generated<number>;
 }
 
 /** A workbook's published dashboard: what stays across its versions (migration 0016). */
