@@ -120,6 +120,9 @@ export const PROBLEMS = {
   AGENT_TASK_LIMIT: { status: 409, title: 'The user has as many active scheduled tasks as they may' },
   COMMENT_NOT_FOUND: { status: 404, title: 'The dashboard has no comment with this id' },
   WIDGET_NOT_FOUND: { status: 404, title: 'The published dashboard has no widget with this id' },
+  PROMOTION_NOT_FOUND: { status: 404, title: 'The workbook has not been promoted' },
+  PROMOTION_MEMBERS_MISSING: { status: 422, title: "The target deployment's model lacks members the workbook's reports use; nothing was promoted" },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The idempotency key was sent before with another request body' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
@@ -130,13 +133,20 @@ export interface FieldError {
   message: string;
 }
 
+/** With PROMOTION_MEMBERS_MISSING: a member the reports use that the target's model lacks. */
+export interface MissingMemberDetail {
+  member: string;
+  use: string;
+  reportIds: number[];
+}
+
 /** A domain error: thrown by services and mapped to problem details in one place (error-handler.ts). */
 export class ApiError extends Error {
   readonly status: number;
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; conflicts?: string[] } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; conflicts?: string[]; missingMembers?: MissingMemberDetail[] } = {},
   ) {
     super(detail);
     this.name = 'ApiError';
