@@ -60,7 +60,9 @@ describe.each(STORE_INDEPENDENT)('mapi workbooks promote (%s)', (dialect) => {
     const again = await runCli(['workbooks', 'promote', String(source), String(workbook), '--to', String(target)], { env });
     expect(again.code, show(again)).toBe(0);
     expect(again.stdout).toMatch(
-      new RegExp(`^Promoted workbook:${workbook} again, updating workbook:${promotion.targetWorkbookId} in deployment ${target} \\(promotion \\d+\\): 0 reports copied, 1 updated\\.\n$`),
+      new RegExp(
+        `^Promoted workbook:${workbook} again, updating workbook:${promotion.targetWorkbookId} in deployment ${target} \\(promotion \\d+\\): 0 reports copied, 1 updated\\.\n$`,
+      ),
     );
 
     const history = await runCli(['workbooks', 'promotions', String(source), String(workbook)], { env });

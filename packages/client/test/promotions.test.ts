@@ -66,8 +66,12 @@ describe.each(STORE_INDEPENDENT)('workbook promotion helpers (%s)', (dialect) =>
 
     const plain = await ws.workbook();
     await client.workbooks.promote(d, plain, { targetDeploymentId: target }, { idempotencyKey: 'client-key-2' });
-    const folder = unwrap(await client.POST('/api/v1/deployments/{deploymentId}/folders', { params: { path: { deploymentId: target } }, body: { name: uniqueName('f') } })).id;
-    await expect(client.workbooks.promote(d, plain, { targetDeploymentId: target, folderId: folder }, { idempotencyKey: 'client-key-2' })).rejects.toMatchObject({
+    const folder = unwrap(
+      await client.POST('/api/v1/deployments/{deploymentId}/folders', { params: { path: { deploymentId: target } }, body: { name: uniqueName('f') } }),
+    ).id;
+    await expect(
+      client.workbooks.promote(d, plain, { targetDeploymentId: target, folderId: folder }, { idempotencyKey: 'client-key-2' }),
+    ).rejects.toMatchObject({
       status: 422,
       code: 'IDEMPOTENCY_KEY_REUSED',
     });

@@ -166,7 +166,14 @@ describe.each(DIALECTS)('workbook promotion (%s)', (dialect) => {
         dimensions: ['orders.status', 'orders.created_at.month', 'customers.name'],
         segments: ['orders.big', 'orders.small'],
         timeDimensions: [{ dimension: 'orders.status' }],
-        filters: [{ or: [{ member: 'orders.region', operator: 'equals', values: ['x'] }, { member: 'orders.channel', operator: 'set' }] }],
+        filters: [
+          {
+            or: [
+              { member: 'orders.region', operator: 'equals', values: ['x'] },
+              { member: 'orders.channel', operator: 'set' },
+            ],
+          },
+        ],
       });
       const r2 = await report('Also missing', { measures: ['orders.revenue'] });
       const wb = await workbook([r1], [r2]);
@@ -216,8 +223,9 @@ describe.each(DIALECTS)('workbook promotion (%s)', (dialect) => {
     it('extension, promotion: refused with 422 listing the missing members, nothing written', async () => {
       const wb = await workbook([await report('Missing', { measures: ['orders.revenue'] })]);
       const before = await counts(target);
-      const body = problem(await promote(wb, { targetDeploymentId: target }), 422, 'PROMOTION_MEMBERS_MISSING');
-      expect(body.missingMembers).toEqual([{ member: 'orders.revenue', use: 'measure', reportIds: [expect.any(Number)] }]);
+      const res = await promote(wb, { targetDeploymentId: target });
+      const body = problem(res, 422, 'PROMOTION_MEMBERS_MISSING');
+      expect(res.json().missingMembers).toEqual([{ member: 'orders.revenue', use: 'measure', reportIds: [expect.any(Number)] }]);
       expect(body.detail).toContain('orders.revenue');
       expect(await counts(target)).toEqual(before);
     });
@@ -276,7 +284,11 @@ describe.each(DIALECTS)('workbook promotion (%s)', (dialect) => {
       const first = await promoted(wb);
       const before = await counts(target);
       // The source changes: a report's query and name, a new report on the draft, a new publication.
-      await t.store.db.updateTable('reports').set({ name: 'Renamed', spec: JSON.stringify({ query: { measures: ['orders.count'] } }) }).where('id', '=', r1).execute();
+      await t.store.db
+        .updateTable('reports')
+        .set({ name: 'Renamed', spec: JSON.stringify({ query: { measures: ['orders.count'] } }) })
+        .where('id', '=', r1)
+        .execute();
       const r2 = await report('Added', { dimensions: ['orders.region'] });
       await t.request({ method: 'PUT', url: url(`/workbooks/${wb}/dashboard`), body: { dashboardDraft: { widgets: [chart('a', r1), chart('b', r2)] } } });
       await t.request({ method: 'POST', url: url(`/workbooks/${wb}/publish`), body: { workbookId: wb } });

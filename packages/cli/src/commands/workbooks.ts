@@ -167,7 +167,8 @@ function registerPromotion(workbooks: Command): void {
         } catch (error) {
           // The whole list, not only the first few the message names.
           const missing = error instanceof ApiError ? (error.problem as { missingMembers?: PromotionMissingMember[] } | undefined)?.missingMembers : undefined;
-          if (missing && !context.json) note(`Members the target model lacks:\n${missing.map((m) => `  ${m.member} (${m.use}; reports ${m.reportIds.join(', ')})`).join('\n')}`);
+          if (missing && !context.json)
+            note(`Members the target model lacks:\n${missing.map((m) => `  ${m.member} (${m.use}; reports ${m.reportIds.join(', ')})`).join('\n')}`);
           throw error;
         }
         if (context.json) {
@@ -188,7 +189,10 @@ function registerPromotion(workbooks: Command): void {
     .argument('<deploymentId>', 'deployment id')
     .argument('<workbookId>', 'a workbook, promoted or a promoted copy')
     .description("A workbook's promotions, newest first")
-    .addHelpText('after', '\nCovers promotions of the workbook and, on a copy, the promotions that made or updated it.\n\nExamples:\n  $ mapi workbooks promotions 1 42\n  $ mapi workbooks promotions 2 57 --json\n')
+    .addHelpText(
+      'after',
+      '\nCovers promotions of the workbook and, on a copy, the promotions that made or updated it.\n\nExamples:\n  $ mapi workbooks promotions 1 42\n  $ mapi workbooks promotions 2 57 --json\n',
+    )
     .action(
       run(async (context, deployment: string, workbook: string) => {
         const deploymentId = parseId(deployment, 'deploymentId');
@@ -205,7 +209,10 @@ function registerPromotion(workbooks: Command): void {
     .argument('<deploymentId>', 'deployment id')
     .argument('<workbookId>', 'a workbook, promoted or a promoted copy')
     .description('The links between a workbook and its promoted copies, one per workbook and report')
-    .addHelpText('after', '\nA promotion follows these links to update the copies instead of making new ones.\n\nExamples:\n  $ mapi workbooks promotion-links 1 42\n  $ mapi workbooks promotion-links 1 42 --json\n')
+    .addHelpText(
+      'after',
+      '\nA promotion follows these links to update the copies instead of making new ones.\n\nExamples:\n  $ mapi workbooks promotion-links 1 42\n  $ mapi workbooks promotion-links 1 42 --json\n',
+    )
     .action(
       run(async (context, deployment: string, workbook: string) => {
         const deploymentId = parseId(deployment, 'deploymentId');

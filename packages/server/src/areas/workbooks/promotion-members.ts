@@ -21,7 +21,8 @@ export function membersOf(artifact: ModelArtifact): Map<string, { kind: Kind; ti
     for (const d of cube.dimensions) members.set(`${cube.name}.${d.name}`, { kind: 'dimension', time: d.type === 'time' });
     for (const s of cube.segments) members.set(`${cube.name}.${s.name}`, { kind: 'segment', time: false });
   }
-  for (const view of artifact.views) for (const m of view.members) members.set(`${view.name}.${m.name}`, { kind: m.kind, time: m.kind === 'dimension' && m.type === 'time' });
+  for (const view of artifact.views)
+    for (const m of view.members) members.set(`${view.name}.${m.name}`, { kind: m.kind, time: m.kind === 'dimension' && m.type === 'time' });
   return members;
 }
 

@@ -70,7 +70,10 @@ export const PromotionPreviewSchema = Type.Object(
     },
     outcome: { ...Outcome, description: 'What a promotion would do now: CREATED (a new copy) or UPDATED (the earlier copy).' },
     reportIds: Type.Array(Id, { description: 'The source reports that would be copied: those the draft or the published dashboard shows.' }),
-    targetBuildId: { ...Nullable(Id), description: 'The target’s newest successful build of its deploy branch, whose model the members are checked against; null: none yet.' },
+    targetBuildId: {
+      ...Nullable(Id),
+      description: 'The target’s newest successful build of its deploy branch, whose model the members are checked against; null: none yet.',
+    },
     missingMembers: Type.Array(Type.Ref('PromotionMissingMember'), { description: 'Empty when the promotion can go ahead.' }),
     ready: Type.Boolean({ description: 'True when nothing is missing: a promotion now would succeed (access allowing).' }),
   },

@@ -13,7 +13,15 @@ import type { PageInfo } from '../../shared/schemas.js';
 import { timestamp, type Clock } from '../../time.js';
 import { copyDashboardsInto, sourceReportsOf, type CopiedReport, type SourceReport } from '../dashboards/index.js';
 import { latestSuccessfulBuild } from '../data-model/index.js';
-import { findItem, normalizeDashboardConfig, openWorkspace, readAuthorized, requireItemAccess, requirePlacement, type WorkspaceContext } from '../workspace/index.js';
+import {
+  findItem,
+  normalizeDashboardConfig,
+  openWorkspace,
+  readAuthorized,
+  requireItemAccess,
+  requirePlacement,
+  type WorkspaceContext,
+} from '../workspace/index.js';
 import { missingMembers, type MissingMember } from './promotion-members.js';
 import type { Promotion, PromotionInput, PromotionLink, PromotionPreview } from './promotions.schemas.js';
 import { findPromotionByKey, insertLink, insertPromotion, linksToTarget, listLinks, listPromotions, touchLink } from './promotions.store.js';
@@ -129,7 +137,10 @@ export function promotionsService(store: Store, now: Clock, audit: Audit) {
       links,
       reports,
       buildId: build?.id ?? null,
-      missing: missingMembers(artifact, reports.map((r) => ({ id: r.id, spec: r.content.spec }))),
+      missing: missingMembers(
+        artifact,
+        reports.map((r) => ({ id: r.id, spec: r.content.spec })),
+      ),
     };
   }
 
@@ -146,7 +157,13 @@ export function promotionsService(store: Store, now: Clock, audit: Audit) {
     if (copy) return updateWorkbook(trx, target.scope, copy.id, { ...fields, updated_at: at });
     const slug = await targetSlug(trx, target, source.slug);
     return mapUniqueViolation(
-      { workbooks_slug: () => new ApiError('WORKBOOK_SLUG_TAKEN', `A workbook with slug "${slug}" was created in deployment ${target.scope.deploymentId} meanwhile; promote again.`) },
+      {
+        workbooks_slug: () =>
+          new ApiError(
+            'WORKBOOK_SLUG_TAKEN',
+            `A workbook with slug "${slug}" was created in deployment ${target.scope.deploymentId} meanwhile; promote again.`,
+          ),
+      },
       () =>
         insertWorkbook(trx, {
           ...fields,
@@ -176,7 +193,11 @@ export function promotionsService(store: Store, now: Clock, audit: Audit) {
     };
     const existing = (kind: string, sourceReportId: number | null, targetReportId: number | null) =>
       planned.links.find(
-        (l) => l.kind === kind && l.target_workbook_id === promotion.target_workbook_id && l.source_report_id === sourceReportId && l.target_report_id === targetReportId,
+        (l) =>
+          l.kind === kind &&
+          l.target_workbook_id === promotion.target_workbook_id &&
+          l.source_report_id === sourceReportId &&
+          l.target_report_id === targetReportId,
       );
     const own = existing('WORKBOOK', null, null);
     if (own) await touchLink(trx, promotion.tenant_id, own.id, promotion.id, at);
@@ -272,7 +293,13 @@ export function promotionsService(store: Store, now: Clock, audit: Audit) {
         // After the commit: the audit log's switch is read on the store, which the transaction holds on SQLite.
         await audit.record(caller, {
           action: 'workbook.promoted',
-          target: { deploymentId, workbookId, targetDeploymentId: promotion.targetDeploymentId, targetWorkbookId: promotion.targetWorkbookId, promotionId: promotion.id },
+          target: {
+            deploymentId,
+            workbookId,
+            targetDeploymentId: promotion.targetDeploymentId,
+            targetWorkbookId: promotion.targetWorkbookId,
+            promotionId: promotion.id,
+          },
           details: { outcome: promotion.outcome, reports: promotion.reports.length, dashboardPublished: promotion.dashboardPublished },
         });
       }
