@@ -332,6 +332,16 @@ describe.each(DIALECTS)('workbook promotion (%s)', (dialect) => {
       expect(second.targetWorkbookId).not.toBe(first.targetWorkbookId);
     });
 
+    it('extension, promotion: a report deleted since the publication is promoted from its snapshot, and updated, not copied again, next time', async () => {
+      const r = await report('Deleted later', complete);
+      const wb = await workbook([], [r]);
+      await t.store.db.deleteFrom('reports').where('id', '=', r).execute();
+      const first = await promoted(wb);
+      expect(first.reports).toEqual([{ sourceReportId: r, targetReportId: expect.any(Number), outcome: 'CREATED' }]);
+      const second = await promoted(wb);
+      expect(second.reports).toEqual([{ sourceReportId: r, targetReportId: first.reports[0]!.targetReportId, outcome: 'UPDATED' }]);
+    });
+
     it('extension, promotion: a workbook never promoted has no promotion (404) and empty lists', async () => {
       const wb = await workbook([]);
       problem(await getIn(source, `/workbooks/${wb}/promotion`), 404, 'PROMOTION_NOT_FOUND');

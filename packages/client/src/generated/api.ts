@@ -1020,7 +1020,7 @@ export interface paths {
         };
         /**
          * Extension: the links between a workbook and its promoted copies, oldest first
-         * @description Needs VIEW on the workbook. One link per promoted item: the workbook’s own (`kind` WORKBOOK) and one per report (`kind` REPORT), from the source in this deployment to its copy in the target, or, on a copy, from the workbook it was promoted from. A link goes when either end is deleted; the next promotion then makes a new copy.
+         * @description Needs VIEW on the workbook. One link per promoted item: the workbook’s own (`kind` WORKBOOK) and one per report (`kind` REPORT), from the source in this deployment to its copy in the target, or, on a copy, from the workbook it was promoted from. A link goes when its copy or either workbook is deleted; the next promotion then makes a new copy. A report link stays when its source report is deleted (the report is still promoted from the published snapshot).
          */
         get: operations["listWorkbookPromotionLinks"];
         put?: never;

@@ -113,7 +113,7 @@ export function promotionsRoutes(service: PromotionsService): FastifyPluginAsync
           tags,
           summary: 'Extension: the links between a workbook and its promoted copies, oldest first',
           description:
-            'Needs VIEW on the workbook. One link per promoted item: the workbook’s own (`kind` WORKBOOK) and one per report (`kind` REPORT), from the source in this deployment to its copy in the target, or, on a copy, from the workbook it was promoted from. A link goes when either end is deleted; the next promotion then makes a new copy.',
+            'Needs VIEW on the workbook. One link per promoted item: the workbook’s own (`kind` WORKBOOK) and one per report (`kind` REPORT), from the source in this deployment to its copy in the target, or, on a copy, from the workbook it was promoted from. A link goes when its copy or either workbook is deleted; the next promotion then makes a new copy. A report link stays when its source report is deleted (the report is still promoted from the published snapshot).',
           params: WorkbookParams,
           querystring: PromotionListQuery,
           response: { 200: Type.Ref('WorkbookPromotionLinkPage') },

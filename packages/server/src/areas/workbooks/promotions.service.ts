@@ -204,10 +204,8 @@ export function promotionsService(store: Store, now: Clock, audit: Audit) {
     else await insertLink(trx, { ...base, kind: 'WORKBOOK', source_report_id: null, target_report_id: null });
     for (const r of JSON.parse(promotion.reports) as CopiedReport[]) {
       const link = existing('REPORT', r.sourceReportId, r.targetReportId);
-      // A report copied from a frozen snapshot has no source row left to link from.
-      const sourceExists = await findItem(trx, { tenantId: promotion.tenant_id, deploymentId: promotion.source_deployment_id }, 'REPORT', r.sourceReportId);
       if (link) await touchLink(trx, promotion.tenant_id, link.id, promotion.id, at);
-      else if (sourceExists) await insertLink(trx, { ...base, kind: 'REPORT', source_report_id: r.sourceReportId, target_report_id: r.targetReportId });
+      else await insertLink(trx, { ...base, kind: 'REPORT', source_report_id: r.sourceReportId, target_report_id: r.targetReportId });
     }
   }
 

@@ -9,7 +9,8 @@ import { columnsFor } from './columns.js';
  * follows to update the copy instead of making a second one.
  *
  * Promotions outlive the workbooks they name (history), so their item ids carry no foreign key;
- * links go with either end by cascade, so a deleted copy is made afresh by the next promotion.
+ * links go with either workbook and with the report copy by cascade, so a deleted copy is made
+ * afresh by the next promotion.
  */
 export function workbookPromotions(dialect: Dialect): Migration {
   return {
@@ -48,8 +49,10 @@ export function workbookPromotions(dialect: Dialect): Migration {
         .addColumn('source_workbook_id', ref, (c) => c.notNull().references('workbooks.id').onDelete('cascade'))
         .addColumn('target_deployment_id', ref, (c) => c.notNull())
         .addColumn('target_workbook_id', ref, (c) => c.notNull().references('workbooks.id').onDelete('cascade'))
-        // Null on the workbook's own link (`kind` WORKBOOK).
-        .addColumn('source_report_id', ref, (c) => c.references('reports.id').onDelete('cascade'))
+        // Null on the workbook's own link (`kind` WORKBOOK). No foreign key: a report deleted since
+        // the publication is still promoted from its frozen snapshot, and its link keeps a later
+        // promotion updating that copy (ids are never reused).
+        .addColumn('source_report_id', ref)
         .addColumn('target_report_id', ref, (c) => c.references('reports.id').onDelete('cascade'))
         .addColumn('last_promotion_id', ref, (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())

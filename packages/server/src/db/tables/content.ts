@@ -273,7 +273,7 @@ export interface WorkbookPromotionTable {
 }
 export type WorkbookPromotionRow = Selectable<WorkbookPromotionTable>;
 
-/** A source workbook or report and its promoted copy in another deployment (migration 0040); gone with either end. */
+/** A source workbook or report and its promoted copy in another deployment (migration 0040); gone with the copy or either workbook. */
 export interface WorkbookPromotionLinkTable {
   id: Generated<number>;
   tenant_id: number;
