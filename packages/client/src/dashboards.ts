@@ -1,5 +1,6 @@
 import { unwrap } from './errors.js';
 import { DEFAULT_PAGE_SIZE, paginate, type ListOptions, type RawClient } from './pagination.js';
+import { createPromotions, type WorkbookPromotions } from './promotions.js';
 import type { Dashboard, DashboardConfig, DashboardConfigDraft, DashboardConfigDraftInput, PublishDashboardInput, Workbook } from './types.js';
 
 /** What `PUT …/workbooks/{id}/dashboard` answers: the draft as stored (ids assigned) and the published config. */
@@ -17,8 +18,8 @@ export interface DuplicateWorkbookOptions {
   signal?: AbortSignal;
 }
 
-/** A workbook's dashboard: its draft, its publications (reference 8.G.1-8.G.3). */
-export interface Workbooks {
+/** A workbook's dashboard: its draft, its publications (reference 8.G.1-8.G.3); and its promotion to other deployments. */
+export interface Workbooks extends WorkbookPromotions {
   /** Saves the draft (null clears it); widgets without an id get one. Needs EDIT on the workbook. */
   saveDraft(
     deploymentId: number,
@@ -48,6 +49,7 @@ export function createDashboards(api: RawClient): { workbooks: Workbooks; dashbo
   const workbookPath = (deploymentId: number, workbookId: number) => ({ path: { deploymentId, workbookId } });
   return {
     workbooks: {
+      ...createPromotions(api),
       saveDraft: async (deploymentId, workbookId, draft, { signal } = {}) =>
         unwrap(
           await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/dashboard', {

@@ -51,6 +51,7 @@ export {
   type WaitForExportOptions,
 } from './dashboard-exports.js';
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
+export { type PromoteWorkbookOptions, type WorkbookPromotions } from './promotions.js';
 export { type DashboardComments, type DashboardThreadsQuery } from './dashboard-comments.js';
 export type {
   EmbedAccess,

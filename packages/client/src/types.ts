@@ -37,6 +37,13 @@ export type DashboardConfigDraft = Schemas['DashboardConfigDraft'];
 export type DashboardConfigDraftInput = Schemas['DashboardConfigDraftInput'];
 /** The body of a publish (reference 8.G.2). */
 export type PublishDashboardInput = NonNullable<operations['publishDashboard']['requestBody']>['content']['application/json'];
+/** A workbook's promotion to another deployment, its preview, its reports and its links (extensions). */
+export type WorkbookPromotion = Schemas['WorkbookPromotion'];
+export type WorkbookPromotionPreview = Schemas['WorkbookPromotionPreview'];
+export type WorkbookPromotionLink = Schemas['WorkbookPromotionLink'];
+export type PromotedReport = Schemas['PromotedReport'];
+export type PromotionMissingMember = Schemas['PromotionMissingMember'];
+export type PromoteWorkbookInput = NonNullable<operations['promoteWorkbook']['requestBody']>['content']['application/json'];
 export type WorkspaceEntry = Schemas['WorkspaceEntry'];
 export type WorkspaceFolderPathEntry = Schemas['WorkspaceFolderPathEntry'];
 export type ResourceOwner = Schemas['ResourceOwner'];

@@ -50,6 +50,8 @@ const guarded = operations.filter((op) => !PUBLIC_PATHS.has(op.path));
 
 interface Ids {
   deploymentId: number;
+  /** Another deployment of the tenant: where a workbook is promoted to. */
+  targetDeploymentId: number;
   /** A machine OAuth client of the tenant. */
   oauthClientId: number;
   attributeId: number;
@@ -146,6 +148,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     patchScimGroup: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'remove', path: 'members' }] },
     upsertWorkbookBySlug: { name: 'security-suite', meta: { by: 'suite' } },
     duplicateWorkbook: {},
+    previewWorkbookPromotion: { targetDeploymentId: ids.targetDeploymentId },
+    promoteWorkbook: { targetDeploymentId: ids.targetDeploymentId },
     saveDashboardDraft: { dashboardDraft: { widgets: [] } },
     publishDashboard: { config: { widgets: [] } },
     setDashboardAllowEmbed: { allowEmbed: true },
@@ -318,6 +322,8 @@ const TABLES = [
   'report_delivery_runs',
   'ai_usage',
   'dashboard_comments',
+  'workbook_promotions',
+  'workbook_promotion_links',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {
@@ -453,6 +459,7 @@ export function securitySuite(kind: Kind): void {
 
     async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId' | 'externalWorkbookId'>> {
       const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
+      const targetDeploymentId = await t.deployment(`${label}-promotion-target`, { tenantId });
       const member = await t.user('EXPLORER', { tenantId });
       const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });
       const apiKeyRow = await t.store.db.selectFrom('api_keys').select('id').where('user_id', '=', adminId).executeTakeFirstOrThrow();
@@ -509,6 +516,7 @@ export function securitySuite(kind: Kind): void {
         .executeTakeFirstOrThrow();
       return {
         deploymentId,
+        targetDeploymentId,
         oauthClientId: client.id,
         attributeId: attribute.id,
         userId: member.userId,

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { unwrap } from '@mapi/client';
+import { ApiError, unwrap, type PromotionMissingMember, type WorkbookPromotion, type WorkbookPromotionLink } from '@mapi/client';
+import { EXIT } from '../errors.js';
 import { run } from '../context.js';
 import { registerTextFileCommands } from './text-file.js';
 import { parseFolder, parseId, parseSlug } from '../items.js';
-import { write, writeJson } from '../output.js';
+import { note, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 
 const HELP = `
 The slug is the workbook's stable name in URLs: the first put creates the workbook, later puts
@@ -17,7 +18,9 @@ Examples:
 `;
 
 export function registerWorkbooks(program: Command): void {
-  const workbooks = program.command('workbooks').description('Workbooks of a deployment: create or update by slug, duplicate, their dashboard draft as text');
+  const workbooks = program
+    .command('workbooks')
+    .description('Workbooks of a deployment: create or update by slug, duplicate, promote to another deployment, their dashboard draft as text');
   workbooks.addHelpText('after', '\nExample:\n  $ mapi workbooks put 1 q3-revenue --name "Q3 revenue" --folder 12\n');
 
   registerTextFileCommands(
@@ -89,6 +92,150 @@ export function registerWorkbooks(program: Command): void {
           return;
         }
         write(`Copied workbook:${workbookId} to "${copy.name}" (workbook:${copy.id}, slug ${copy.slug}) in ${placeOf(copy.folderPath)}.`);
+      }),
+    );
+
+  registerPromotion(workbooks);
+}
+
+const MISSING_COLUMNS: Column<PromotionMissingMember>[] = [
+  { header: 'MEMBER', value: (m) => m.member },
+  { header: 'USED AS', value: (m) => m.use },
+  { header: 'REPORTS', value: (m) => m.reportIds.join(', ') },
+];
+
+const PROMOTION_COLUMNS: Column<WorkbookPromotion>[] = [
+  { header: 'ID', value: (p) => p.id, align: 'right' },
+  { header: 'WHEN', value: (p) => shortDate(p.createdAt) },
+  { header: 'FROM', value: (p) => `${p.sourceDeploymentId}/workbook:${p.sourceWorkbookId}` },
+  { header: 'TO', value: (p) => `${p.targetDeploymentId}/workbook:${p.targetWorkbookId}` },
+  { header: 'OUTCOME', value: (p) => p.outcome },
+  { header: 'REPORTS', value: (p) => p.reports.length, align: 'right' },
+  { header: 'BY', value: (p) => (p.createdBy === null ? null : `user:${p.createdBy}`) },
+];
+
+const LINK_COLUMNS: Column<WorkbookPromotionLink>[] = [
+  { header: 'KIND', value: (l) => l.kind },
+  { header: 'SOURCE', value: (l) => `${l.sourceDeploymentId}/${l.kind === 'WORKBOOK' ? `workbook:${l.sourceWorkbookId}` : `report:${l.sourceReportId}`}` },
+  { header: 'COPY', value: (l) => `${l.targetDeploymentId}/${l.kind === 'WORKBOOK' ? `workbook:${l.targetWorkbookId}` : `report:${l.targetReportId}`}` },
+  { header: 'LAST PROMOTION', value: (l) => l.lastPromotionId, align: 'right' },
+  { header: 'UPDATED', value: (l) => shortDate(l.updatedAt) },
+];
+
+const PROMOTE_HELP = `
+Copies the workbook, the reports its dashboards show, its draft and its published dashboard to
+the deployment --to names, whose model must have every member the reports' queries use. Promoting
+again to the same deployment updates the copy made before (through its links), never a second one.
+A first promotion puts the copy at the target's root, or in --folder.
+
+--dry-run previews: it prints what would happen and the members the target lacks, writes nothing,
+and exits 1 when something is missing. --key makes a retry safe: the same key with the same
+options answers the promotion it made; a fresh key is used when it is left out.
+
+Examples:
+  $ mapi workbooks promote 1 42 --to 2 --dry-run
+  $ mapi workbooks promote 1 42 --to 2 --folder 12 --key release-2026-12
+  $ mapi workbooks promotions 1 42
+  $ mapi workbooks promotion-links 1 42 --json
+`;
+
+function registerPromotion(workbooks: Command): void {
+  workbooks
+    .command('promote')
+    .argument('<deploymentId>', 'the deployment the workbook is in')
+    .argument('<workbookId>', 'the workbook to promote')
+    .requiredOption('--to <deploymentId>', 'the deployment to promote it to')
+    .option('--folder <folder>', 'where a first promotion puts the copy in the target: a folder id or "root" (the default)')
+    .option('--key <idempotencyKey>', 'idempotency key: the same key and options answer the same promotion')
+    .option('--dry-run', 'preview only: what would happen, and the members the target lacks; writes nothing')
+    .description('Promote a workbook, its reports and its dashboard to another deployment (again: update the copy)')
+    .addHelpText('after', PROMOTE_HELP)
+    .action(
+      run(async (context, deployment: string, workbook: string, options: { to: string; folder?: string; key?: string; dryRun?: boolean }) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const workbookId = parseId(workbook, 'workbookId');
+        const input = {
+          targetDeploymentId: parseId(options.to, '--to'),
+          ...(options.folder === undefined ? {} : { folderId: parseFolder(options.folder, '--folder') }),
+        };
+        const client = context.client();
+        if (options.dryRun) {
+          const preview = await client.workbooks.previewPromotion(deploymentId, workbookId, input);
+          if (context.json) writeJson(preview);
+          else {
+            const what =
+              preview.targetWorkbookId === null
+                ? `create a copy of workbook:${workbookId} in deployment ${preview.targetDeploymentId}`
+                : `update its copy workbook:${preview.targetWorkbookId} in deployment ${preview.targetDeploymentId}`;
+            write(`Promoting would ${what}, with ${plural(preview.reportIds.length, 'report')}.`);
+            if (preview.ready) write('Every member the reports use is in the target model.');
+            else {
+              write(`The target model lacks ${plural(preview.missingMembers.length, 'member')}; promoting now would be refused:`);
+              writeTable(MISSING_COLUMNS, preview.missingMembers, '');
+            }
+          }
+          return preview.ready ? EXIT.OK : EXIT.ERROR;
+        }
+        let promotion: WorkbookPromotion;
+        try {
+          promotion = await client.workbooks.promote(deploymentId, workbookId, input, options.key === undefined ? {} : { idempotencyKey: options.key });
+        } catch (error) {
+          // The whole list, not only the first few the message names.
+          const missing = error instanceof ApiError ? (error.problem as { missingMembers?: PromotionMissingMember[] } | undefined)?.missingMembers : undefined;
+          if (missing && !context.json)
+            note(`Members the target model lacks:\n${missing.map((m) => `  ${m.member} (${m.use}; reports ${m.reportIds.join(', ')})`).join('\n')}`);
+          throw error;
+        }
+        if (context.json) {
+          writeJson(promotion);
+          return;
+        }
+        const copy = `workbook:${promotion.targetWorkbookId} in deployment ${promotion.targetDeploymentId}`;
+        const made = promotion.reports.filter((r) => r.outcome === 'CREATED').length;
+        const done = promotion.outcome === 'CREATED' ? `Promoted workbook:${workbookId} to ${copy}` : `Promoted workbook:${workbookId} again, updating ${copy}`;
+        write(
+          `${done} (promotion ${promotion.id}): ${plural(made, 'report')} copied, ${promotion.reports.length - made} updated${promotion.dashboardPublished ? ', dashboard published' : ''}.`,
+        );
+      }),
+    );
+
+  workbooks
+    .command('promotions')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<workbookId>', 'a workbook, promoted or a promoted copy')
+    .description("A workbook's promotions, newest first")
+    .addHelpText(
+      'after',
+      '\nCovers promotions of the workbook and, on a copy, the promotions that made or updated it.\n\nExamples:\n  $ mapi workbooks promotions 1 42\n  $ mapi workbooks promotions 2 57 --json\n',
+    )
+    .action(
+      run(async (context, deployment: string, workbook: string) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const workbookId = parseId(workbook, 'workbookId');
+        const rows: WorkbookPromotion[] = [];
+        for await (const p of context.client().workbooks.promotions(deploymentId, workbookId)) rows.push(p);
+        if (context.json) writeJson(rows);
+        else writeTable(PROMOTION_COLUMNS, rows, `workbook:${workbookId} has not been promoted.`);
+      }),
+    );
+
+  workbooks
+    .command('promotion-links')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('<workbookId>', 'a workbook, promoted or a promoted copy')
+    .description('The links between a workbook and its promoted copies, one per workbook and report')
+    .addHelpText(
+      'after',
+      '\nA promotion follows these links to update the copies instead of making new ones.\n\nExamples:\n  $ mapi workbooks promotion-links 1 42\n  $ mapi workbooks promotion-links 1 42 --json\n',
+    )
+    .action(
+      run(async (context, deployment: string, workbook: string) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const workbookId = parseId(workbook, 'workbookId');
+        const rows: WorkbookPromotionLink[] = [];
+        for await (const l of context.client().workbooks.promotionLinks(deploymentId, workbookId)) rows.push(l);
+        if (context.json) writeJson(rows);
+        else writeTable(LINK_COLUMNS, rows, `workbook:${workbookId} has no promotion links.`);
       }),
     );
 }

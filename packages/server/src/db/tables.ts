@@ -30,6 +30,8 @@ import type {
   NotificationDeliveryRecipientTable,
   DashboardExportTable,
   DashboardCommentTable,
+  WorkbookPromotionTable,
+  WorkbookPromotionLinkTable,
 } from './tables/content.js';
 import type {
   DeploymentTable,
@@ -156,6 +158,8 @@ export interface Database {
   idp_sign_ins: IdpSignInTable;
   dashboard_exports: DashboardExportTable;
   dashboard_comments: DashboardCommentTable;
+  workbook_promotions: WorkbookPromotionTable;
+  workbook_promotion_links: WorkbookPromotionLinkTable;
   git_host_apps: GitHostAppTable;
   git_host_links: GitHostLinkTable;
   git_host_link_states: GitHostLinkStateTable;

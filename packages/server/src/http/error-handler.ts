@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ModelProviderError } from '../ai/index.js';
-import { ApiError, PROBLEMS, problemType, type FieldError, type ProblemCode } from '../shared/problems.js';
+import { ApiError, PROBLEMS, problemType, type FieldError, type MissingMemberDetail, type ProblemCode } from '../shared/problems.js';
 import { fieldErrors } from './validation.js';
 import type { ProblemDetails } from '../shared/schemas.js';
 import type { ProblemDialect } from './problem-dialect.js';
@@ -60,6 +60,7 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
   conflicts?: string[],
+  missingMembers?: MissingMemberDetail[],
 ): FastifyReply {
   const broken = brokenContract(request, code, PROBLEMS[code].status);
   if (broken) return sendProblem(request, reply, 'INTERNAL', broken);
@@ -69,6 +70,7 @@ export function sendProblem(
   const body: ProblemDetails = { type: problemType(code), title, status, detail, code, message: detail, requestId: request.id };
   if (errors && errors.length > 0) body.errors = errors;
   if (conflicts) body.conflicts = conflicts;
+  if (missingMembers) body.missingMembers = missingMembers;
   return reply.code(status).type('application/problem+json').send(body);
 }
 
@@ -86,7 +88,7 @@ export function installErrorHandler(app: FastifyInstance, dialects: ProblemDiale
     if (error instanceof ModelProviderError) return sendProblem(request, reply, 'AI_PROVIDER_UNAVAILABLE', error.message);
     if (error instanceof ApiError) {
       if (error.extra.headers) reply.headers(error.extra.headers);
-      return sendProblem(request, reply, error.code, error.detail, error.extra.errors, error.extra.conflicts);
+      return sendProblem(request, reply, error.code, error.detail, error.extra.errors, error.extra.conflicts, error.extra.missingMembers);
     }
     if (error.validation) {
       const errors = fieldErrors(error.validation as never, error.validationContext ?? 'body');

@@ -124,6 +124,9 @@ export const PROBLEMS = {
   REPORT_VERSION_MISMATCH: { status: 409, title: 'The report changed since the version the update was made from; nothing was written' },
   FILE_HASH_MISMATCH: { status: 409, title: 'The text changed since the hash was read; nothing was written' },
   PLACEMENTS_TOO_MANY: { status: 422, title: 'The document holds more placements than one answer lists' },
+  PROMOTION_NOT_FOUND: { status: 404, title: 'The workbook has not been promoted' },
+  PROMOTION_MEMBERS_MISSING: { status: 422, title: "The target deployment's model lacks members the workbook's reports use; nothing was promoted" },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The idempotency key was sent before with another request body' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
@@ -134,13 +137,20 @@ export interface FieldError {
   message: string;
 }
 
+/** With PROMOTION_MEMBERS_MISSING: a member the reports use that the target's model lacks. */
+export interface MissingMemberDetail {
+  member: string;
+  use: string;
+  reportIds: number[];
+}
+
 /** A domain error: thrown by services and mapped to problem details in one place (error-handler.ts). */
 export class ApiError extends Error {
   readonly status: number;
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; conflicts?: string[] } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; conflicts?: string[]; missingMembers?: MissingMemberDetail[] } = {},
   ) {
     super(detail);
     this.name = 'ApiError';

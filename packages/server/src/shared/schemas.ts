@@ -27,6 +27,11 @@ export const ProblemDetailsSchema = Type.Object(
     requestId: Type.String(),
     errors: Type.Optional(Type.Array(Type.Ref('FieldError'), { description: 'One entry per invalid part of the request.' })),
     conflicts: Type.Optional(Type.Array(Type.String(), { description: 'With `MERGE_CONFLICT`: the repository paths both branches changed.' })),
+    missingMembers: Type.Optional(
+      Type.Array(Type.Object({ member: Type.String(), use: Type.String(), reportIds: Type.Array(Type.Integer()) }), {
+        description: 'With `PROMOTION_MEMBERS_MISSING`: the members the reports use that the target model lacks, and which reports use each.',
+      }),
+    ),
   },
   { $id: 'ProblemDetails', description: 'RFC 9457 problem details.' },
 );

@@ -1,6 +1,6 @@
 import type { Executor, ReportRow, WorkbookRow } from '../../db/tables.js';
-import { insertReport } from '../reports/index.js';
-import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
+import { insertReport, updateReport } from '../reports/index.js';
+import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
 import { findItem } from '../workspace/index.js';
 import { requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
@@ -25,21 +25,11 @@ function repointed<T extends Config>(config: T, copies: Map<number, number>): T 
   return { ...config, widgets } as T;
 }
 
-async function insertCopy(
-  trx: Executor,
-  context: WorkspaceContext,
-  folderId: number | null,
-  sourceId: number,
-  content: SnapshotContent,
-  at: string,
-): Promise<ReportRow> {
+/** The columns a copy takes from the content it is made from. */
+function reportColumns(content: SnapshotContent, sourceId: number) {
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
-  return insertReport(trx, {
-    tenant_id: context.scope.tenantId,
-    deployment_id: context.scope.deploymentId,
-    folder_id: folderId,
+  return {
     name: content.name ?? `Report ${sourceId}`,
-    public_id: newPublicId(),
     kind: content.kind ?? null,
     title: content.title ?? null,
     description: content.description ?? null,
@@ -50,6 +40,23 @@ async function insertCopy(
     preferences: json(content.preferences),
     period_comparisons: json(content.periodComparisons),
     fill_missing_rows: json(content.fillMissingRows),
+  };
+}
+
+async function insertCopy(
+  trx: Executor,
+  context: WorkspaceContext,
+  folderId: number | null,
+  sourceId: number,
+  content: SnapshotContent,
+  at: string,
+): Promise<ReportRow> {
+  return insertReport(trx, {
+    tenant_id: context.scope.tenantId,
+    deployment_id: context.scope.deploymentId,
+    folder_id: folderId,
+    public_id: newPublicId(),
+    ...reportColumns(content, sourceId),
     // Placements stay with the report that was placed: a copy starts in no spreadsheet.
     placements: null,
     last_viewed_at: null,
@@ -57,6 +64,59 @@ async function insertCopy(
     created_at: at,
     updated_at: at,
   });
+}
+
+/** A report copied into the copy's deployment: inserted, or written over the copy an earlier promotion made. */
+export interface CopiedReport {
+  sourceReportId: number;
+  targetReportId: number;
+  outcome: 'CREATED' | 'UPDATED';
+}
+
+/** Where the copies go, when not beside the source in its own deployment. */
+export interface CopyInto {
+  /** The copy's deployment, as the caller works in it. */
+  target: WorkspaceContext;
+  /** Source report id → the report an earlier copy made, overwritten (EDIT needed on it) instead of a new one. */
+  existing: Map<number, number>;
+  /** Null keeps an existing dashboard's `allowEmbed` (a new one starts off); false turns it off. */
+  allowEmbed: boolean | null;
+}
+
+/** A report a workbook's dashboards show, as it would be copied: the report now, or its frozen snapshot once it is gone. */
+export interface SourceReport {
+  id: number;
+  content: SnapshotContent;
+}
+
+/**
+ * What a copy of the workbook `source` is made from: its draft, its published version, and the
+ * reports either shows (VIEW on each needed, 403 otherwise: a copy must not reveal a report its
+ * maker could not read). A report deleted since the publication is taken from its snapshot; one
+ * neither stored nor frozen is left out (and stays referenced as it was).
+ */
+export async function sourceReportsOf(
+  trx: Executor,
+  context: WorkspaceContext,
+  source: WorkbookRow,
+): Promise<{ draft: DashboardConfigDraft | null; published: Dashboard | undefined; reports: SourceReport[] }> {
+  const draft = normalizeDashboardConfig(parseJson(source.dashboard_draft)) as DashboardConfigDraft | null;
+  const published = await findPublishedByWorkbook(trx, context.scope.tenantId, source.id);
+  const ids = [...new Set([...reportIdsOf(draft), ...reportIdsOf(published?.config ?? null), ...(published?.reportSnapshots.map((s) => s.reportId) ?? [])])];
+  const reports: SourceReport[] = [];
+  for (const id of ids) {
+    const item = await findItem(trx, context.scope, 'REPORT', id);
+    let content: SnapshotContent | undefined;
+    if (item) {
+      await requireItemAccess(trx, context, item, 'VIEW', 'copy');
+      content = snapshotContent(item.row as ReportRow);
+    } else {
+      const frozen = published?.reportSnapshots.find((s) => s.reportId === id);
+      content = frozen && withoutIds(frozen);
+    }
+    if (content) reports.push({ id, content });
+  }
+  return { draft, published, reports };
 }
 
 /**
@@ -71,24 +131,42 @@ async function insertCopy(
  * Runs in the duplicate's transaction, under the deployment's lock.
  */
 export async function copyDashboards(trx: Executor, context: WorkspaceContext, source: WorkbookRow, copy: WorkbookRow, at: string): Promise<WorkbookRow> {
-  const draft = normalizeDashboardConfig(parseJson(source.dashboard_draft)) as DashboardConfigDraft | null;
-  const published = await findPublishedByWorkbook(trx, context.scope.tenantId, source.id);
-  const ids = [...new Set([...reportIdsOf(draft), ...reportIdsOf(published?.config ?? null), ...(published?.reportSnapshots.map((s) => s.reportId) ?? [])])];
+  return (await copyDashboardsInto(trx, context, source, copy, at, { target: context, existing: new Map(), allowEmbed: false })).workbook;
+}
+
+/**
+ * The same copy into another deployment's workbook (a promotion): reports read in `context` (the
+ * source's), written in `into.target`; a report with an entry in `into.existing` overwrites that
+ * earlier copy, and the published version is published again on the copy's dashboard as its next
+ * version. Answers the copy, the reports copied, and whether a published version was copied.
+ */
+export async function copyDashboardsInto(
+  trx: Executor,
+  context: WorkspaceContext,
+  source: WorkbookRow,
+  copy: WorkbookRow,
+  at: string,
+  into: CopyInto,
+): Promise<{ workbook: WorkbookRow; reports: CopiedReport[]; published: boolean }> {
+  const { draft, published, reports: sources } = await sourceReportsOf(trx, context, source);
   const copies = new Map<number, number>();
-  for (const id of ids) {
-    const item = await findItem(trx, context.scope, 'REPORT', id);
-    let content: SnapshotContent | undefined;
-    if (item) {
-      await requireItemAccess(trx, context, item, 'VIEW', 'copy');
-      content = snapshotContent(item.row as ReportRow);
+  const reports: CopiedReport[] = [];
+  for (const { id, content } of sources) {
+    const earlier = into.existing.get(id);
+    const earlierItem = earlier === undefined ? undefined : await findItem(trx, into.target.scope, 'REPORT', earlier);
+    if (earlierItem) {
+      await requireItemAccess(trx, into.target, earlierItem, 'EDIT', 'update');
+      await updateReport(trx, into.target.scope, earlierItem.row.id, { ...reportColumns(content, id), updated_at: at });
+      copies.set(id, earlierItem.row.id);
+      reports.push({ sourceReportId: id, targetReportId: earlierItem.row.id, outcome: 'UPDATED' });
     } else {
-      const frozen = published?.reportSnapshots.find((s) => s.reportId === id);
-      content = frozen && withoutIds(frozen);
+      const inserted = await insertCopy(trx, into.target, copy.folder_id, id, content, at);
+      copies.set(id, inserted.id);
+      reports.push({ sourceReportId: id, targetReportId: inserted.id, outcome: 'CREATED' });
     }
-    if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content, at)).id);
   }
   if (draft !== null) {
-    await setWorkbookDraft(trx, context.scope.tenantId, copy.id, JSON.stringify(repointed(draft, copies)));
+    await setWorkbookDraft(trx, into.target.scope.tenantId, copy.id, JSON.stringify(repointed(draft, copies)));
   }
   if (published) {
     await writePublication(trx, copy, {
@@ -96,10 +174,10 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
       snapshots: published.reportSnapshots.map((s) => ({ reportId: copies.get(s.reportId) ?? s.reportId, content: withoutIds(s) })),
       title: published.title ?? null,
       description: published.description ?? null,
-      allowEmbed: false,
-      userId: context.caller.actor.userId,
+      allowEmbed: into.allowEmbed,
+      userId: into.target.caller.actor.userId,
       at,
     });
   }
-  return findWorkbook(trx, context.scope.tenantId, copy.id);
+  return { workbook: await findWorkbook(trx, into.target.scope.tenantId, copy.id), reports, published: published !== undefined };
 }

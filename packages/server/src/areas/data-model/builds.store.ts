@@ -91,3 +91,16 @@ export async function hasSuccessfulBuild(db: Executor, deploymentId: number, bra
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** The branch's newest successful build: the model its environment serves, even after a later build failed. */
+export async function latestSuccessfulBuild(db: Executor, deploymentId: number, branch: string): Promise<BuildRow | undefined> {
+  return db
+    .selectFrom('builds')
+    .selectAll()
+    .where('deployment_id', '=', deploymentId)
+    .where('branch_name', '=', branch)
+    .where('status', '=', 'success')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -6,7 +6,7 @@ export { SERVER_AUTHOR, authorOf } from './authors.js';
 export { isPersonalBranch } from './branch-targets.js';
 export { insertBranch } from './branches.store.js';
 export type { BuildsService } from './builds.service.js';
-export { hasSuccessfulBuild, latestBuild } from './builds.store.js';
+export { hasSuccessfulBuild, latestBuild, latestSuccessfulBuild } from './builds.store.js';
 export type { DeployBranchMoved } from './deploy-events.js';
 export type { DeploymentRepositories } from './deployment-repositories.js';
 export { modelFilesAt } from './model-files.js';

@@ -48,7 +48,7 @@ async function requireAccess(trx: Executor, context: WorkspaceContext, item: Wor
 }
 
 /** The workbook (404), with the caller's access to it checked against `need` (403). */
-async function authorized(trx: Executor, context: WorkspaceContext, workbookId: number, need: Access): Promise<WorkbookItem> {
+export async function authorized(trx: Executor, context: WorkspaceContext, workbookId: number, need: Access): Promise<WorkbookItem> {
   const item = (await findItem(trx, context.scope, 'WORKBOOK', workbookId)) as WorkbookItem | undefined;
   if (!item) throw itemNotFound(context, 'WORKBOOK', workbookId);
   await requireAccess(trx, context, item, need);

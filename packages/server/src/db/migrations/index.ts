@@ -37,6 +37,7 @@ import { aiSettings } from './0034_ai_settings.js';
 import { agents } from './0035_agents.js';
 import { dashboardComments } from './0036_dashboard_comments.js';
 import { reportDeliveries } from './0039_report_deliveries.js';
+import { workbookPromotions } from './0040_workbook_promotions.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -83,6 +84,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0036_dashboard_comments': dashboardComments(dialect),
         '0039_report_deliveries': reportDeliveries(dialect),
         '0041_report_versions': reportVersions(dialect),
+        '0040_workbook_promotions': workbookPromotions(dialect),
       };
     },
   };

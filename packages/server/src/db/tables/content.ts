@@ -252,3 +252,43 @@ export interface DashboardCommentTable {
   last_activity_at: string;
 }
 export type DashboardCommentRow = Selectable<DashboardCommentTable>;
+
+/** One promotion of a workbook to another deployment (migration 0040). Item ids are kept after the items go (history). */
+export interface WorkbookPromotionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  source_deployment_id: number;
+  source_workbook_id: number;
+  target_deployment_id: number;
+  target_workbook_id: number;
+  /** CREATED or UPDATED: whether the copy was made or an earlier one updated. */
+  outcome: string;
+  /** JSON `[{sourceReportId, targetReportId, outcome}]`. */
+  reports: string;
+  /** 0 or 1: whether the source's published dashboard was published on the copy. */
+  dashboard_published: number;
+  idempotency_key: string | null;
+  /** SHA-256 of the canonical request body: a key sent again with another body is refused. */
+  request_hash: string;
+  created_by: number | null;
+  created_at: string;
+}
+export type WorkbookPromotionRow = Selectable<WorkbookPromotionTable>;
+
+/** A source workbook or report and its promoted copy in another deployment (migration 0040); gone with the copy or either workbook. */
+export interface WorkbookPromotionLinkTable {
+  id: Generated<number>;
+  tenant_id: number;
+  /** WORKBOOK (the workbook's own link, report ids null) or REPORT. */
+  kind: string;
+  source_deployment_id: number;
+  source_workbook_id: number;
+  target_deployment_id: number;
+  target_workbook_id: number;
+  source_report_id: number | null;
+  target_report_id: number | null;
+  last_promotion_id: number;
+  created_at: string;
+  updated_at: string;
+}
+export type WorkbookPromotionLinkRow = Selectable<WorkbookPromotionLinkTable>;
