@@ -92,6 +92,8 @@ interface Ids {
   taskId: number;
   /** A comment of the embed tenant on the published dashboard. */
   commentId: number;
+  /** A custom role of the tenant, held by the group's member. */
+  roleId: number;
 }
 
 /**
@@ -165,6 +167,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
         { type: 'FOLDER', id: ids.folderId },
       ],
     },
+    createRole: { name: 'security-suite', description: null, policies: [{ resourceType: 'Deployment', actions: ['All'], resources: ['All'] }] },
+    updateRole: { name: 'renamed-by-suite', policies: [] },
     createPolicy: { principal: { type: 'USER', id: ids.userId }, resource: { type: 'DEPLOYMENT', id: ids.deploymentId }, access: 'MANAGE' },
     updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
     deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
@@ -308,6 +312,9 @@ const TABLES = [
   'agent_task_runs',
   'ai_usage',
   'dashboard_comments',
+  'roles',
+  'role_users',
+  'role_groups',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {
@@ -406,7 +413,27 @@ export function securitySuite(kind: Kind): void {
 
     async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
       const ids = await seedItems(tenantId, adminId, label);
-      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName) };
+      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName), roleId: await roleOf(tenantId, ids.userId, adminId, label) };
+    }
+
+    /** A custom role held by the seeded member, so {roleId} names a real one and assignments have something to change. */
+    async function roleOf(tenantId: number, userId: number, adminId: number, label: string): Promise<number> {
+      const at = new Date().toISOString();
+      const role = await t.store.db
+        .insertInto('roles')
+        .values({
+          tenant_id: tenantId,
+          name: `${label}-role`,
+          description: null,
+          policies: JSON.stringify([{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All'] }]),
+          created_by: adminId,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db.insertInto('role_users').values({ tenant_id: tenantId, role_id: role.id, user_id: userId, created_at: at }).execute();
+      return role.id;
     }
 
     /** A comment of the embed tenant's seeded user on the dashboard, so {commentId} names a real one. */
