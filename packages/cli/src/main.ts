@@ -20,6 +20,7 @@ import { registerMove } from './commands/move.js';
 import { registerNotifications } from './commands/notifications.js';
 import { registerPods } from './commands/pods.js';
 import { registerReports } from './commands/reports.js';
+import { registerRoles } from './commands/roles.js';
 import { registerSpec } from './commands/spec.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerUsers } from './commands/users.js';
@@ -89,6 +90,7 @@ function buildProgram(): Command {
   registerTasks(program);
   registerUsers(program);
   registerApiKeys(program);
+  registerRoles(program);
   registerAudit(program);
   registerEmbed(program);
   registerAi(program);
