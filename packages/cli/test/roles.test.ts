@@ -35,14 +35,22 @@ describe.each(STORE_INDEPENDENT)('mapi roles (%s)', (dialect) => {
     const created = await runCli(['roles', 'create', 'Readers', '--description', 'read all', '--policy', 'Deployment:DeploymentRead:All', '--json'], { env });
     expect(created.code, show(created)).toBe(0);
     const role = JSON.parse(created.stdout) as { id: number; name: string };
-    expect(role).toEqual({ id: expect.any(Number), name: 'Readers', description: 'read all', policies: [{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All'] }] });
+    expect(role).toEqual({
+      id: expect.any(Number),
+      name: 'Readers',
+      description: 'read all',
+      policies: [{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All'] }],
+    });
 
     const table = await runCli(['roles', 'list'], { env });
     expect(table.code, show(table)).toBe(0);
     expect(table.stdout).toMatch(/^ID\s+NAME\s+DESCRIPTION\s+POLICIES\n/);
     expect(table.stdout).toContain('Deployment:DeploymentRead:All');
 
-    const updated = await runCli(['roles', 'update', String(role.id), '--clear-description', '--policy', 'Deployment:All:12', '--policy', 'Global:AIBIDevelop:All', '--json'], { env });
+    const updated = await runCli(
+      ['roles', 'update', String(role.id), '--clear-description', '--policy', 'Deployment:All:12', '--policy', 'Global:AIBIDevelop:All', '--json'],
+      { env },
+    );
     expect(updated.code, show(updated)).toBe(0);
     expect(JSON.parse(updated.stdout)).toEqual({
       id: role.id,

@@ -100,7 +100,11 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
         const body = problem(await create({ name: unique('r'), policies: [onDeployments(['DeploymentRead'], ['3', resource])] }), 400, 'VALIDATION_FAILED');
         expect(body.errors).toEqual([{ pointer: '/body/policies/0/resources/1', message: expect.any(String) }]);
       }
-      problem(await create({ name: unique('r'), policies: [{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [12] }] }), 400, 'VALIDATION_FAILED');
+      problem(
+        await create({ name: unique('r'), policies: [{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [12] }] }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('400 for an action outside the vocabulary of its resource type, or an unknown resource type', async () => {
@@ -121,7 +125,8 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
       const fresh = await TestApp.create(dialect);
       try {
         const made: Role[] = [];
-        for (let i = 0; i < 3; i++) made.push((await fresh.request({ method: 'POST', url: '/api/v1/roles', body: { name: `r${i}`, policies: [] } })).json() as Role);
+        for (let i = 0; i < 3; i++)
+          made.push((await fresh.request({ method: 'POST', url: '/api/v1/roles', body: { name: `r${i}`, policies: [] } })).json() as Role);
         const first = (await fresh.request({ url: '/api/v1/roles?first=2' })).json() as Page<Role>;
         expect(first.items.map((r) => r.name)).toEqual(['r2', 'r1']);
         expect(first.pageInfo.hasNextPage).toBe(true);
@@ -138,7 +143,15 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
 
     it('another tenant’s roles are not listed and are 404 by id', async () => {
       const mine = await makeRole();
-      const theirs = (await t.request({ method: 'POST', url: '/api/v1/roles', key: other.admin.key, host: 'roles-other.example.test', body: { name: unique('theirs'), policies: [] } })).json() as Role;
+      const theirs = (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/roles',
+          key: other.admin.key,
+          host: 'roles-other.example.test',
+          body: { name: unique('theirs'), policies: [] },
+        })
+      ).json() as Role;
       const listed = (await t.request({ url: '/api/v1/roles?first=200' })).json() as Page<Role>;
       expect(listed.items.map((r) => r.id)).toContain(mine.id);
       expect(listed.items.map((r) => r.id)).not.toContain(theirs.id);
@@ -290,7 +303,8 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
 
   describe('reference 8.D semantics: what a custom role grants on deployments', () => {
     const read = (id: number, key: string) => t.request({ url: `/api/v1/deployments/${id}`, key });
-    const listed = async (key: string) => ((await t.request({ url: '/api/v1/deployments?first=200', key })).json() as { items: Array<{ id: number }> }).items.map((d) => d.id);
+    const listed = async (key: string) =>
+      ((await t.request({ url: '/api/v1/deployments?first=200', key })).json() as { items: Array<{ id: number }> }).items.map((d) => d.id);
     const rename = (id: number, key: string) => t.request({ method: 'PUT', url: `/api/v1/deployments/${id}`, key, body: { name: unique('renamed') } });
     const envVars = (id: number, key: string) => t.request({ url: `/api/v1/deployments/${id}/env-vars`, key });
 
@@ -434,8 +448,8 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
         await assign(role.id, user.userId, 'DELETE');
         await remove(role.id);
         const res = await t.request({ url: '/api/v1/tenant/audit-events?first=200' });
-        const events = (res.json() as { items: Array<{ action: string; target: Record<string, unknown>; details: Record<string, unknown> }> }).items.filter((e) =>
-          e.action.startsWith('role.'),
+        const events = (res.json() as { items: Array<{ action: string; target: Record<string, unknown>; details: Record<string, unknown> }> }).items.filter(
+          (e) => e.action.startsWith('role.'),
         );
         const mine = events.filter((e) => e.target.roleId === role.id).map((e) => [e.action, e.target]);
         expect(mine.reverse()).toEqual([

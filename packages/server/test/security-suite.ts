@@ -468,7 +468,7 @@ export function securitySuite(kind: Kind): void {
       return row.id;
     }
 
-    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId'>> {
+    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId' | 'roleId'>> {
       const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
       const member = await t.user('EXPLORER', { tenantId });
       const groupId = await t.group(`${label}-group`, [member.userId], { tenantId });

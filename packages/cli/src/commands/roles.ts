@@ -16,7 +16,11 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function parsePolicy(value: string): RolePolicy {
   const parts = value.split(':');
   const [type, actions, resources] = parts;
-  const list = (text: string | undefined) => (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = (text: string | undefined) =>
+    (text ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   const resourceType = RESOURCE_TYPES.find((t) => t.toLowerCase() === (type ?? '').trim().toLowerCase());
   if (parts.length !== 3 || resourceType === undefined || list(actions).length === 0 || list(resources).length === 0) {
     throw new UsageError(

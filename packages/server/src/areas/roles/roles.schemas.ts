@@ -54,7 +54,9 @@ export const UpdateRoleBody = Type.Object(
   {
     name: Type.Optional(Name),
     description: Type.Optional(Description),
-    policies: Type.Optional(Type.Array(RolePolicySchema, { maxItems: MAX_ROLE_POLICIES, description: 'Replaces every policy of the role; `[]` removes them all.' })),
+    policies: Type.Optional(
+      Type.Array(RolePolicySchema, { maxItems: MAX_ROLE_POLICIES, description: 'Replaces every policy of the role; `[]` removes them all.' }),
+    ),
   },
   { additionalProperties: false },
 );

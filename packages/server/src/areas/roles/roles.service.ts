@@ -10,7 +10,18 @@ import { timestamp, type Clock } from '../../time.js';
 import { findGroup, groupLock } from '../groups/index.js';
 import { findUserById } from '../users/index.js';
 import type { CreateRoleInput, ListRolesInput, Role, RolePolicy, UpdateRoleInput } from './roles.schemas.js';
-import { assignToGroup, assignToUser, deleteRole, findRole, findRoleByName, insertRole, listRoles, unassignFromGroup, unassignFromUser, updateRole } from './roles.store.js';
+import {
+  assignToGroup,
+  assignToUser,
+  deleteRole,
+  findRole,
+  findRoleByName,
+  insertRole,
+  listRoles,
+  unassignFromGroup,
+  unassignFromUser,
+  updateRole,
+} from './roles.store.js';
 
 /** Reference 8.D.2: the built-in roles' names, which no custom role may take (compared ignoring case). */
 export const BUILT_IN_ROLE_NAMES = ['Admin', 'Developer', 'AIBIDeveloper', 'D3User', 'AIBIUser', 'AIBIViewer', 'Guest', 'EmbedUser'] as const;
@@ -40,7 +51,8 @@ function checkPolicies(policies: readonly RolePolicy[]): void {
     });
     if (policy.resourceType !== 'Deployment') return;
     policy.resources.forEach((resource, j) => {
-      if (!isDeploymentResource(resource)) errors.push({ pointer: `/body/policies/${i}/resources/${j}`, message: 'is not a deployment id (digits, as a string) or All' });
+      if (!isDeploymentResource(resource))
+        errors.push({ pointer: `/body/policies/${i}/resources/${j}`, message: 'is not a deployment id (digits, as a string) or All' });
     });
   });
   if (errors.length === 0) return;
@@ -63,7 +75,8 @@ function checkName(name: string): void {
 
 async function ensureNameFree(db: Executor, tenantId: number, name: string, exceptId?: number): Promise<void> {
   const holder = await findRoleByName(db, tenantId, name);
-  if (holder && holder.id !== exceptId) throw new ApiError('ROLE_NAME_TAKEN', `A role named "${name}" already exists in this tenant (names are compared ignoring case).`);
+  if (holder && holder.id !== exceptId)
+    throw new ApiError('ROLE_NAME_TAKEN', `A role named "${name}" already exists in this tenant (names are compared ignoring case).`);
 }
 
 /**
@@ -88,10 +101,13 @@ export function rolesService(store: Store, options: { now: Clock; audit: Audit }
     const changed = await serialized(store, lockKey.role(roleId), async (trx) => {
       const role = await requireRole(trx, actor.tenantId, roleId);
       if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
-      const done = assign ? await assignToUser(trx, actor.tenantId, roleId, userId, timestamp(now)) : await unassignFromUser(trx, actor.tenantId, roleId, userId);
+      const done = assign
+        ? await assignToUser(trx, actor.tenantId, roleId, userId, timestamp(now))
+        : await unassignFromUser(trx, actor.tenantId, roleId, userId);
       return done ? role : null;
     });
-    if (changed) await audit.record(caller, { action: assign ? 'role.assigned' : 'role.unassigned', target: { roleId, userId }, details: { name: changed.name } });
+    if (changed)
+      await audit.record(caller, { action: assign ? 'role.assigned' : 'role.unassigned', target: { roleId, userId }, details: { name: changed.name } });
   }
 
   /** The same for a group, under its lock too, so an assignment never lands on a group being deleted. */
@@ -101,10 +117,13 @@ export function rolesService(store: Store, options: { now: Clock; audit: Audit }
     const changed = await serialized(store, [lockKey.role(roleId), groupLock(groupId)], async (trx) => {
       const role = await requireRole(trx, actor.tenantId, roleId);
       if (!(await findGroup(trx, actor.tenantId, groupId))) throw notFound('GROUP_NOT_FOUND', 'Group', groupId);
-      const done = assign ? await assignToGroup(trx, actor.tenantId, roleId, groupId, timestamp(now)) : await unassignFromGroup(trx, actor.tenantId, roleId, groupId);
+      const done = assign
+        ? await assignToGroup(trx, actor.tenantId, roleId, groupId, timestamp(now))
+        : await unassignFromGroup(trx, actor.tenantId, roleId, groupId);
       return done ? role : null;
     });
-    if (changed) await audit.record(caller, { action: assign ? 'role.assigned' : 'role.unassigned', target: { roleId, groupId }, details: { name: changed.name } });
+    if (changed)
+      await audit.record(caller, { action: assign ? 'role.assigned' : 'role.unassigned', target: { roleId, groupId }, details: { name: changed.name } });
   }
 
   return {

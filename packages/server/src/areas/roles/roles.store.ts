@@ -47,7 +47,12 @@ export async function assignToUser(db: Executor, tenantId: number, roleId: numbe
 
 /** Whether there was an assignment to remove. */
 export async function unassignFromUser(db: Executor, tenantId: number, roleId: number, userId: number): Promise<boolean> {
-  const result = await db.deleteFrom('role_users').where('tenant_id', '=', tenantId).where('role_id', '=', roleId).where('user_id', '=', userId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('role_users')
+    .where('tenant_id', '=', tenantId)
+    .where('role_id', '=', roleId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 

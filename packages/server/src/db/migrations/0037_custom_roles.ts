@@ -57,7 +57,9 @@ export function customRoles(dialect: Dialect): Migration {
         }
         const bump = (row: 'new' | 'old') => sql.raw(`update tenants set auth_version = auth_version + 1 where id = ${row}.tenant_id;`);
         await sql`create trigger ${sql.id(`${name}_auth_version_insert`)} after insert on ${sql.table(name)} begin ${bump('new')} end`.execute(db);
-        await sql`create trigger ${sql.id(`${name}_auth_version_update`)} after update on ${sql.table(name)} begin ${bump('new')} ${bump('old')} end`.execute(db);
+        await sql`create trigger ${sql.id(`${name}_auth_version_update`)} after update on ${sql.table(name)} begin ${bump('new')} ${bump('old')} end`.execute(
+          db,
+        );
         await sql`create trigger ${sql.id(`${name}_auth_version_delete`)} after delete on ${sql.table(name)} begin ${bump('old')} end`.execute(db);
       }
     },
