@@ -434,6 +434,39 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
     });
   });
 
+  describe('with the caller cache on', () => {
+    it('a change to a role, an assignment or a group membership applies from the next request', async () => {
+      const cached = await TestApp.create(dialect, { tenantCacheMs: 60_000 });
+      try {
+        const d = await cached.deployment('cached');
+        const user = await cached.user('VIEWER');
+        const read = () => cached.request({ url: `/api/v1/deployments/${d}`, key: user.key });
+        problem(await read(), 403, 'FORBIDDEN');
+        const role = (
+          await cached.request({ method: 'POST', url: '/api/v1/roles', body: { name: 'cached', policies: [onDeployments(['DeploymentRead'], [String(d)])] } })
+        ).json() as Role;
+        problem(await read(), 403, 'FORBIDDEN');
+        await cached.request({ method: 'PUT', url: `/api/v1/roles/${role.id}/users/${user.userId}` });
+        expect((await read()).statusCode).toBe(200);
+        await cached.request({ method: 'PUT', url: `/api/v1/roles/${role.id}`, body: { policies: [] } });
+        problem(await read(), 403, 'FORBIDDEN');
+        await cached.request({ method: 'PUT', url: `/api/v1/roles/${role.id}`, body: { policies: [onDeployments(['DeploymentRead'], [String(d)])] } });
+        expect((await read()).statusCode).toBe(200);
+        await cached.request({ method: 'DELETE', url: `/api/v1/roles/${role.id}/users/${user.userId}` });
+        problem(await read(), 403, 'FORBIDDEN');
+        const group = (await cached.request({ method: 'POST', url: '/api/v1/groups', body: { name: 'cached-group' } })).json() as { id: number };
+        await cached.request({ method: 'PUT', url: `/api/v1/roles/${role.id}/groups/${group.id}` });
+        problem(await read(), 403, 'FORBIDDEN');
+        await cached.request({ method: 'POST', url: `/api/v1/groups/${group.id}/members`, body: { userIds: [user.userId] } });
+        expect((await read()).statusCode).toBe(200);
+        await cached.request({ method: 'DELETE', url: `/api/v1/roles/${role.id}` });
+        problem(await read(), 403, 'FORBIDDEN');
+      } finally {
+        await cached.close();
+      }
+    });
+  });
+
   describe('audit events', () => {
     it('records role create, update, delete, assign and unassign while the audit log is on', async () => {
       expect((await t.request({ method: 'PUT', url: '/api/v1/tenant/settings', body: { auditLogEnabled: true } })).statusCode).toBe(200);
