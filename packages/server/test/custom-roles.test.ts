@@ -356,6 +356,15 @@ describe.each(DIALECTS)('custom roles (%s)', (dialect) => {
       expect((await rename(d, developer.user.key)).statusCode).toBe(200);
     });
 
+    it('reference 8.D semantics: a tier-free action needs no tier, and grants only itself', async () => {
+      const d = await t.deployment(unique('agents'));
+      const { user } = await holderOf([onDeployments(['DeploymentAgentRead'], [String(d)])]);
+      expect((await t.request({ url: `/api/v1/deployments/${d}/agents`, key: user.key })).statusCode).toBe(200);
+      problem(await read(d, user.key), 403, 'FORBIDDEN');
+      expect(await listed(user.key)).toEqual([]);
+      problem(await t.request({ method: 'POST', url: `/api/v1/deployments/${d}/agents`, key: user.key, body: { name: 'not mine' } }), 403, 'FORBIDDEN');
+    });
+
     it('reference 8.D semantics: a user holds the union of their roles, the tier from one and the grant from another', async () => {
       const d = await t.deployment(unique('union'));
       const { user } = await holderOf([onDeployments(['DeploymentRead', 'DeploymentUpdate'], [String(d)])]);
