@@ -21,6 +21,7 @@ import { registerNotifications } from './commands/notifications.js';
 import { registerPods } from './commands/pods.js';
 import { registerReportDeliveries } from './commands/report-deliveries.js';
 import { registerReports } from './commands/reports.js';
+import { registerRoles } from './commands/roles.js';
 import { registerSpec } from './commands/spec.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerUsers } from './commands/users.js';
@@ -91,6 +92,7 @@ function buildProgram(): Command {
   registerTasks(program);
   registerUsers(program);
   registerApiKeys(program);
+  registerRoles(program);
   registerAudit(program);
   registerEmbed(program);
   registerAi(program);

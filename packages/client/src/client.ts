@@ -24,6 +24,7 @@ import { createOAuth, type OAuthIntegrations, type UserOAuthTokens } from './oau
 import { createPods, type Logs, type Pods } from './pods.js';
 import { createCanonicalText, type ExternalDocuments, type TextFiles } from './canonical-text.js';
 import { createReportPlacements, type ReportPlacements } from './placements.js';
+import { createRoles, type Roles } from './roles.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
 import { createDashboardComments, type DashboardComments } from './dashboard-comments.js';
@@ -108,6 +109,8 @@ export interface MapiClient extends TypedCalls, Lists {
   scheduledTasks: ScheduledTasks;
   /** The account's AI settings and usage (admin). */
   ai: Ai;
+  /** Custom roles and their assignments to users and groups (reference 8.D; admin). */
+  roles: Roles;
   /**
    * Asks an agent a question, in a new thread or `options.threadId`'s, and yields the answer's
    * events as they stream: `thread`, then `step` and `text`, then `done` or `error`.
@@ -153,6 +156,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createReportPlacements(api),
     ...createCanonicalText(api),
     ...createAgents(api),
+    roles: createRoles(api),
     chat: (deploymentId, agentId, question, chatOptions) => chat(api, deploymentId, agentId, question, chatOptions),
     GET: api.GET,
     POST: api.POST,

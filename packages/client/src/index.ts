@@ -53,6 +53,7 @@ export {
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export { type PromoteWorkbookOptions, type WorkbookPromotions } from './promotions.js';
 export { type DashboardComments, type DashboardThreadsQuery } from './dashboard-comments.js';
+export type { CreateRoleInput, Role, RolePolicy, Roles, UpdateRoleInput } from './roles.js';
 export type {
   EmbedAccess,
   EmbedAccessApi,

@@ -17,6 +17,7 @@ import { DEFAULT_EMBED_USER_LIMIT, embedTenantsArea } from './areas/embed-tenant
 import { envVarsArea, runtimePlanner } from './areas/env-vars/index.js';
 import { gitHostArea } from './areas/git-host/index.js';
 import { groupsArea } from './areas/groups/index.js';
+import { rolesArea } from './areas/roles/index.js';
 import { identityProviderArea } from './areas/identity-provider/index.js';
 import { notificationsArea, type NotificationMailOptions } from './areas/notifications/index.js';
 import { reportDeliveriesArea } from './areas/report-deliveries/index.js';
@@ -193,6 +194,7 @@ function listAreas(store: Store, options: ServiceOptions, later: Use, platform: 
       };
     }),
     policiesArea,
+    rolesArea,
     configure(workspaceArea, { folderTreeSettleMs: options.folderTreeSettleMs }),
     workbooksArea,
     wire(reportsArea, (use) => ({ queries: use(dataApiArea).dataApi })),

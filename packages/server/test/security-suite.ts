@@ -98,6 +98,8 @@ interface Ids {
   commentId: number;
   /** An external spreadsheet document (placements name it; none is placed there). */
   externalWorkbookId: string;
+  /** A custom role of the tenant, held by the group's member. */
+  roleId: number;
 }
 
 /**
@@ -173,6 +175,8 @@ function bodyFor(op: Operation, ids: Ids): unknown {
         { type: 'FOLDER', id: ids.folderId },
       ],
     },
+    createRole: { name: 'security-suite', description: null, policies: [{ resourceType: 'Deployment', actions: ['All'], resources: ['All'] }] },
+    updateRole: { name: 'renamed-by-suite', policies: [] },
     createPolicy: { principal: { type: 'USER', id: ids.userId }, resource: { type: 'DEPLOYMENT', id: ids.deploymentId }, access: 'MANAGE' },
     updateDataModelFiles: { files: [{ path: 'security.yml', content: 'cubes: []' }] },
     deleteDataModelFiles: { files: [{ path: 'security.yml' }] },
@@ -324,6 +328,9 @@ const TABLES = [
   'dashboard_comments',
   'workbook_promotions',
   'workbook_promotion_links',
+  'roles',
+  'role_users',
+  'role_groups',
 ] as const;
 function oauthIntegrationBody(name: string) {
   return {
@@ -422,7 +429,32 @@ export function securitySuite(kind: Kind): void {
 
     async function seed(tenantId: number, adminId: number, label: string): Promise<Ids> {
       const ids = await seedItems(tenantId, adminId, label);
-      return { ...ids, commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName), externalWorkbookId: `${label}-document` };
+      return {
+        ...ids,
+        commentId: await commentOf(tenantId, ids.dashboardId, ids.embedTenantName),
+        externalWorkbookId: `${label}-document`,
+        roleId: await roleOf(tenantId, ids.userId, adminId, label),
+      };
+    }
+
+    /** A custom role held by the seeded member, so {roleId} names a real one and assignments have something to change. */
+    async function roleOf(tenantId: number, userId: number, adminId: number, label: string): Promise<number> {
+      const at = new Date().toISOString();
+      const role = await t.store.db
+        .insertInto('roles')
+        .values({
+          tenant_id: tenantId,
+          name: `${label}-role`,
+          description: null,
+          policies: JSON.stringify([{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: ['All'] }]),
+          created_by: adminId,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db.insertInto('role_users').values({ tenant_id: tenantId, role_id: role.id, user_id: userId, created_at: at }).execute();
+      return role.id;
     }
 
     /** A comment of the embed tenant's seeded user on the dashboard, so {commentId} names a real one. */
@@ -457,7 +489,7 @@ export function securitySuite(kind: Kind): void {
       return row.id;
     }
 
-    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId' | 'externalWorkbookId'>> {
+    async function seedItems(tenantId: number, adminId: number, label: string): Promise<Omit<Ids, 'commentId' | 'externalWorkbookId' | 'roleId'>> {
       const deploymentId = await t.deployment(`${label}-deployment`, { tenantId });
       const targetDeploymentId = await t.deployment(`${label}-promotion-target`, { tenantId });
       const member = await t.user('EXPLORER', { tenantId });

@@ -59,3 +59,10 @@ export function effectiveAccess(subject: Subject, grants: GrantIndex, target: Ac
   const cap = ROLE_CAP[subject.role];
   return RANK[best] > RANK[cap] ? cap : best;
 }
+
+/** The deployments a grant index holds a level on. */
+export function deploymentsIn(grants: GrantIndex): number[] {
+  const ids: number[] = [];
+  for (const key of grants.keys()) if (key.startsWith('DEPLOYMENT:')) ids.push(Number(key.slice('DEPLOYMENT:'.length)));
+  return ids;
+}

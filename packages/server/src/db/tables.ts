@@ -7,6 +7,9 @@ import type {
   GroupMemberTable,
   ApiKeyTable,
   PolicyTable,
+  RoleTable,
+  RoleUserTable,
+  RoleGroupTable,
   ScimUserTable,
   ScimGroupTable,
   UserAttributeTable,
@@ -107,6 +110,9 @@ export interface Database {
   deployments: DeploymentTable;
   api_keys: ApiKeyTable;
   policies: PolicyTable;
+  roles: RoleTable;
+  role_users: RoleUserTable;
+  role_groups: RoleGroupTable;
   folders: FolderTable;
   workbooks: WorkbookTable;
   reports: ReportTable;

@@ -385,4 +385,8 @@ export const lockKey = {
   dashboard: (dashboardId: number) => `dashboard:${dashboardId}`,
   /** One comment thread on a dashboard (its root's id): replies, edits, removals and resolving, so its last activity and a reply racing a removal stay consistent. */
   commentThread: (rootId: number) => `comment-thread:${rootId}`,
+  /** A tenant's custom role names, unique in it regardless of case: creating and renaming roles. */
+  roleNames: (tenantId: number) => `role-names:${tenantId}`,
+  /** One custom role: changing, deleting and assigning it, so no assignment lands on a role being deleted. */
+  role: (roleId: number) => `role:${roleId}`,
 };

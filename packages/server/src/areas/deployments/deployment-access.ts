@@ -1,5 +1,5 @@
 import type { Caller } from '../../access/caller.js';
-import { allows, needsOf, type DeploymentAction } from '../../access/actions.js';
+import { needsOf, type DeploymentAction } from '../../access/actions.js';
 import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Access, DeploymentRow, Executor } from '../../db/tables.js';
 import { ApiError, notFound } from '../../shared/problems.js';
@@ -21,7 +21,7 @@ async function cachedDeployment(db: Executor, snapshot: TenantSnapshot, tenantId
 
 /**
  * The first check of every operation on one deployment: 404 when it is not in the caller's
- * tenant, then 403 when the caller's role and access there do not allow `action`.
+ * tenant, then 403 when the caller's role and access there, and their custom roles, do not allow `action`.
  */
 export async function authorizeDeployment(
   db: Executor,
@@ -33,7 +33,7 @@ export async function authorizeDeployment(
   const row = snapshot === undefined ? await findDeployment(db, actor.tenantId, id) : await cachedDeployment(db, snapshot, actor.tenantId, id);
   if (!row) throw notFound('DEPLOYMENT_NOT_FOUND', 'Deployment', id);
   const level = await access.level({ deploymentId: row.id, chain: [], createdBy: row.created_by });
-  if (!allows(actor.role, level, action)) {
+  if (!(await access.allowsOnDeployment(row.id, level, action))) {
     const need = needsOf(action);
     const role = need.role === 'VIEWER' ? '' : ` and the role ${need.role} or above`;
     const have = level === null ? 'no access' : `${level} access`;

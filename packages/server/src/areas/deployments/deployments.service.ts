@@ -1,5 +1,6 @@
 import type { Caller } from '../../access/caller.js';
 import { requireUnscopedKey } from '../../access/key-scope.js';
+import { deploymentsIn } from '../../access/levels.js';
 import type { Store } from '../../db/database.js';
 import type { Access, DeploymentRow, ReleaseChannel } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
@@ -196,7 +197,12 @@ export function deploymentsService(
     /** Reference 1.2: the deployments the caller can view (and, for a scoped key, in its scope). */
     async list({ actor, access, tenant }: Caller, input: ListDeploymentsInput) {
       const { page, offset } = offsetPaging(input);
-      const visibility = { visibleTo: access.isAdmin ? undefined : actor.userId, scope: actor.scope, steps: input.creationStep };
+      const visibility = {
+        visibleTo: access.isAdmin ? undefined : actor.userId,
+        scope: actor.scope,
+        steps: input.creationStep,
+        alsoIds: access.isAdmin ? undefined : deploymentsIn(await access.grants()),
+      };
       let afterId: number | undefined;
       if (page.after !== undefined) {
         const [id] = decodeCursor(page.after, 1);

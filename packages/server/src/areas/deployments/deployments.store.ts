@@ -28,6 +28,8 @@ export interface DeploymentVisibility {
   visibleTo?: number | undefined;
   /** The API key's deployments; null for every deployment. */
   scope: number[] | null;
+  /** Deployments the user holds a level on that no policy row shows (what their custom roles give); with `visibleTo`. */
+  alsoIds?: readonly number[] | undefined;
   /** Only deployments at one of these creation steps (reference 1.2). */
   steps?: readonly string[] | undefined;
 }
@@ -80,6 +82,7 @@ function visibleDeployments(db: Executor, tenantId: number, visibility: Deployme
       eb.or([
         eb('created_by', '=', userId),
         eb('id', 'in', granted('DEPLOYMENT')),
+        ...(visibility.alsoIds !== undefined && visibility.alsoIds.length > 0 ? [eb('id', 'in', [...visibility.alsoIds])] : []),
         eb('id', 'in', holding('folders', 'FOLDER')),
         eb('id', 'in', holding('workbooks', 'WORKBOOK')),
         eb('id', 'in', holding('reports', 'REPORT')),

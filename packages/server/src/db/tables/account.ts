@@ -90,6 +90,33 @@ export interface PolicyTable {
   created_at: string;
 }
 
+/** A custom role (migration 0037): named policies, held by users and groups. */
+export interface RoleTable {
+  id: Generated<number>;
+  tenant_id: number;
+  name: string;
+  description: string | null;
+  /** JSON: the role's policies, `{resourceType, actions, resources}[]`. */
+  policies: string;
+  created_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RoleUserTable {
+  tenant_id: number;
+  role_id: number;
+  user_id: number;
+  created_at: string;
+}
+
+export interface RoleGroupTable {
+  tenant_id: number;
+  role_id: number;
+  group_id: number;
+  created_at: string;
+}
+
 /** SCIM state of a user the identity provider manages; see migrations/0003_provisioning.ts. */
 export interface ScimUserTable {
   user_id: number;
@@ -189,6 +216,7 @@ export type UserRow = Selectable<UserTable>;
 export type GroupRow = Selectable<GroupTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type PolicyRow = Selectable<PolicyTable>;
+export type RoleRow = Selectable<RoleTable>;
 export type UserAttributeRow = Selectable<UserAttributeTable>;
 export type IdentityProviderRow = Selectable<IdentityProviderTable>;
 export type IdpSignInRow = Selectable<IdpSignInTable>;
