@@ -61,6 +61,8 @@ import type {
   EmbedUserGroupTable,
   EmbedUserAttributeValueTable,
   EmbedShareTable,
+  EmbedAttributeDefinitionTable,
+  EmbedAttributeValueTable,
 } from './tables/embed.js';
 import type { AgentTable, AgentThreadTable, AgentMessageTable, AgentTaskTable, AgentTaskRunTable } from './tables/agents.js';
 import type {
@@ -142,6 +144,8 @@ export interface Database {
   embed_user_groups: EmbedUserGroupTable;
   embed_user_attribute_values: EmbedUserAttributeValueTable;
   embed_shares: EmbedShareTable;
+  embed_attribute_definitions: EmbedAttributeDefinitionTable;
+  embed_attribute_values: EmbedAttributeValueTable;
   oauth_integrations: OAuthIntegrationTable;
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;

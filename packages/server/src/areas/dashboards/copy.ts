@@ -3,7 +3,7 @@ import { insertReport } from '../reports/index.js';
 import { normalizeDashboardConfig, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
 import { findItem } from '../workspace/index.js';
-import { requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
+import { requireItemAccess, type WorkspaceContext, type WorkspaceScope } from '../workspace/index.js';
 import { newPublicId, reportIdOf, reportIdsOf, writePublication } from './dashboards.service.js';
 import { findWorkbook, setWorkbookDraft } from './dashboards.store.js';
 import { findPublishedByWorkbook, snapshotContent, type SnapshotContent } from './published.js';
@@ -25,9 +25,13 @@ function repointed<T extends Config>(config: T, copies: Map<number, number>): T 
   return { ...config, widgets } as T;
 }
 
+/** Who a copy is made for: a user of the account, or an embed user (a creator-mode session). */
+type Maker = { userId: number } | { embedUserId: number };
+
 async function insertCopy(
   trx: Executor,
-  context: WorkspaceContext,
+  scope: WorkspaceScope,
+  maker: Maker,
   folderId: number | null,
   sourceId: number,
   content: SnapshotContent,
@@ -35,8 +39,8 @@ async function insertCopy(
 ): Promise<ReportRow> {
   const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
   return insertReport(trx, {
-    tenant_id: context.scope.tenantId,
-    deployment_id: context.scope.deploymentId,
+    tenant_id: scope.tenantId,
+    deployment_id: scope.deploymentId,
     folder_id: folderId,
     name: content.name ?? `Report ${sourceId}`,
     public_id: newPublicId(),
@@ -53,7 +57,8 @@ async function insertCopy(
     // Placements stay with the report that was placed: a copy starts in no spreadsheet.
     placements: null,
     last_viewed_at: null,
-    created_by: context.caller.actor.userId,
+    created_by: 'userId' in maker ? maker.userId : null,
+    embed_owner_id: 'embedUserId' in maker ? maker.embedUserId : null,
     created_at: at,
     updated_at: at,
   });
@@ -85,7 +90,7 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
       const frozen = published?.reportSnapshots.find((s) => s.reportId === id);
       content = frozen && withoutIds(frozen);
     }
-    if (content) copies.set(id, (await insertCopy(trx, context, copy.folder_id, id, content, at)).id);
+    if (content) copies.set(id, (await insertCopy(trx, context.scope, { userId: context.caller.actor.userId }, copy.folder_id, id, content, at)).id);
   }
   if (draft !== null) {
     await setWorkbookDraft(trx, context.scope.tenantId, copy.id, JSON.stringify(repointed(draft, copies)));
@@ -102,4 +107,42 @@ export async function copyDashboards(trx: Executor, context: WorkspaceContext, s
     });
   }
   return findWorkbook(trx, context.scope.tenantId, copy.id);
+}
+
+/**
+ * Gives `copy`, a creator-mode session's copy of the shared workbook `source` (reference 8.G.1
+ * `shared: true`), what the source's **published** dashboard shows, and nothing of its draft: a
+ * report made from each of the version's report snapshots, at the root beside the copy and owned
+ * by the embed user; the version re-pointed at them becomes version 1 of the copy's own dashboard
+ * (new public id, `allowEmbed` off) and the copy's draft. The caller has checked that the source
+ * is shared with the session and has a published dashboard.
+ */
+export async function copySharedPublication(
+  trx: Executor,
+  scope: WorkspaceScope,
+  source: WorkbookRow,
+  copy: WorkbookRow,
+  embedUserId: number,
+  at: string,
+): Promise<WorkbookRow> {
+  const published = await findPublishedByWorkbook(trx, scope.tenantId, source.id);
+  if (!published) throw new Error(`Workbook ${source.id} has no published dashboard to copy`);
+  const copies = new Map<number, number>();
+  for (const snapshot of published.reportSnapshots) {
+    if (copies.has(snapshot.reportId)) continue;
+    const report = await insertCopy(trx, scope, { embedUserId }, copy.folder_id, snapshot.reportId, withoutIds(snapshot), at);
+    copies.set(snapshot.reportId, report.id);
+  }
+  const config = repointed(published.config, copies);
+  await setWorkbookDraft(trx, scope.tenantId, copy.id, JSON.stringify(config));
+  await writePublication(trx, copy, {
+    config,
+    snapshots: published.reportSnapshots.map((s) => ({ reportId: copies.get(s.reportId) ?? s.reportId, content: withoutIds(s) })),
+    title: published.title ?? null,
+    description: published.description ?? null,
+    allowEmbed: false,
+    userId: null,
+    at,
+  });
+  return findWorkbook(trx, scope.tenantId, copy.id);
 }

@@ -4,7 +4,7 @@ import type { Database, Executor, ReportRow } from '../../db/tables.js';
 import { nameSearch, type NameSearch } from '../workspace/index.js';
 import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/index.js';
 
-export type NewReport = Omit<ReportRow, 'id'>;
+export type NewReport = Omit<ReportRow, 'id' | 'embed_owner_id'> & { embed_owner_id?: number | null };
 export type ReportColumns = Omit<
   ReportRow,
   'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at'

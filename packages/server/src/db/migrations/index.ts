@@ -35,6 +35,7 @@ import { userAttributeVersions } from './0033_user_attribute_versions.js';
 import { aiSettings } from './0034_ai_settings.js';
 import { agents } from './0035_agents.js';
 import { dashboardComments } from './0036_dashboard_comments.js';
+import { creatorMode } from './0038_creator_mode.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -79,6 +80,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0034_ai_settings': aiSettings(dialect),
         '0035_agents': agents(dialect),
         '0036_dashboard_comments': dashboardComments(dialect),
+        '0038_creator_mode': creatorMode(dialect),
       };
     },
   };
