@@ -52,6 +52,7 @@ export {
 } from './dashboard-exports.js';
 export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
 export { type DashboardComments, type DashboardThreadsQuery } from './dashboard-comments.js';
+export { type SharedWorkspace, type SharedWorkspaceQuery } from './shared-workspace.js';
 export type {
   EmbedAccess,
   EmbedAccessApi,
