@@ -85,13 +85,21 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       const editors = (await tenantGroups('acme')).filter((g) => g.name.toLowerCase() === 'editors');
       expect(editors).toEqual([expect.objectContaining({ name: 'Editors', description: 'Edits dashboards' })]);
       // A reserved or repeated name is refused.
-      problem(await generate({ externalId: 'grouped', embedTenantName: 'acme', creatorMode: true, tenantGroupDefinitions: [{ name: 'system:x' }] }), 400, 'VALIDATION_FAILED');
+      problem(
+        await generate({ externalId: 'grouped', embedTenantName: 'acme', creatorMode: true, tenantGroupDefinitions: [{ name: 'system:x' }] }),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(
         await generate({ externalId: 'grouped', embedTenantName: 'acme', creatorMode: true, tenantGroupDefinitions: [{ name: 'a' }, { name: 'A' }] }),
         400,
         'VALIDATION_FAILED',
       );
-      problem(await generate({ externalId: 'grouped', embedTenantName: 'acme', creatorMode: true, tenantGroups: ['nobody-made-this'] }), 400, 'GROUPS_NOT_FOUND');
+      problem(
+        await generate({ externalId: 'grouped', embedTenantName: 'acme', creatorMode: true, tenantGroups: ['nobody-made-this'] }),
+        400,
+        'GROUPS_NOT_FOUND',
+      );
     });
 
     it('reference 4.15: userAttributeDefinitions upsert the embed tenant’s own catalog, and userAttributes resolve against it in creator mode', async () => {
@@ -111,8 +119,16 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       const later = await creator('attributed', 'acme', { userAttributes: [{ name: 'quota', value: 9 }] });
       expect(claimsOf(later).user_attributes).toMatchObject({ region: 'emea', quota: 9, teams: ['a', 'b'] });
       // The catalog is the embed tenant's: another tenant does not have it.
-      problem(await generate({ externalId: 'x', embedTenantName: 'globex', creatorMode: true, userAttributes: [{ name: 'region', value: 'us' }] }), 400, 'USER_ATTRIBUTES_NOT_FOUND');
-      problem(await generate({ externalId: 'attributed', embedTenantName: 'acme', creatorMode: true, userAttributes: [{ name: 'quota', value: 'many' }] }), 400, 'VALIDATION_FAILED');
+      problem(
+        await generate({ externalId: 'x', embedTenantName: 'globex', creatorMode: true, userAttributes: [{ name: 'region', value: 'us' }] }),
+        400,
+        'USER_ATTRIBUTES_NOT_FOUND',
+      );
+      problem(
+        await generate({ externalId: 'attributed', embedTenantName: 'acme', creatorMode: true, userAttributes: [{ name: 'quota', value: 'many' }] }),
+        400,
+        'VALIDATION_FAILED',
+      );
       problem(
         await generate({
           externalId: 'attributed',
@@ -127,7 +143,12 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
         'VALIDATION_FAILED',
       );
       problem(
-        await generate({ externalId: 'attributed', embedTenantName: 'acme', creatorMode: true, userAttributeDefinitions: [{ name: 'bad', type: 'number', defaultValue: 'x' }] }),
+        await generate({
+          externalId: 'attributed',
+          embedTenantName: 'acme',
+          creatorMode: true,
+          userAttributeDefinitions: [{ name: 'bad', type: 'number', defaultValue: 'x' }],
+        }),
         400,
         'VALIDATION_FAILED',
       );
@@ -151,7 +172,11 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       // Nothing was written: no user, no group, no new attribute, the old one as it was.
       expect(await tenantUsers('typed-co')).toEqual(['typed']);
       expect((await tenantGroups('typed-co')).map((g) => g.name)).toEqual([]);
-      problem(await generate({ externalId: 'typed', embedTenantName: 'typed-co', creatorMode: true, userAttributes: [{ name: 'plan', value: 'x' }] }), 400, 'USER_ATTRIBUTES_NOT_FOUND');
+      problem(
+        await generate({ externalId: 'typed', embedTenantName: 'typed-co', creatorMode: true, userAttributes: [{ name: 'plan', value: 'x' }] }),
+        400,
+        'USER_ATTRIBUTES_NOT_FOUND',
+      );
       const row = await t.store.db.selectFrom('embed_attribute_definitions').selectAll().where('name', '=', 'tier').executeTakeFirstOrThrow();
       expect(row).toMatchObject({ type: 'string', description: 'first' });
       // The same type again is an upsert.
@@ -202,7 +227,11 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       return (res.json() as { items: Json[] }).items.map((i) => `${i.type}:${i.name}`);
     };
     const share = async (kind: 'workbooks' | 'folders', id: number, target: Json) => {
-      const res = await t.request({ method: 'PUT', url: `/api/v1/deployments/${deploymentId}/${kind}/${id}/embed-access`, body: { ...target, action: 'read' } });
+      const res = await t.request({
+        method: 'PUT',
+        url: `/api/v1/deployments/${deploymentId}/${kind}/${id}/embed-access`,
+        body: { ...target, action: 'read' },
+      });
       expect(res.statusCode, res.body).toBe(200);
     };
     const duplicate = (jwt: string | null, workbookId: number, body: unknown) =>
@@ -249,7 +278,13 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       expect(await names(bea, `?folderId=${ids.B}`)).toEqual(await names(ann, `?folderId=${ids.B}`));
       const items = ((await list(ann, `?folderId=${ids.B}`)).json() as { items: Json[] }).items;
       for (const item of items) expect(item).toMatchObject({ createdBy: null, user: null, isFavorite: false });
-      expect(items.find((i) => i.name === 'wb1')).toMatchObject({ folderId: ids.B, folderPath: [{ id: ids.A, name: 'A' }, { id: ids.B, name: 'B' }] });
+      expect(items.find((i) => i.name === 'wb1')).toMatchObject({
+        folderId: ids.B,
+        folderPath: [
+          { id: ids.A, name: 'A' },
+          { id: ids.B, name: 'B' },
+        ],
+      });
     });
 
     it('reference 8.F: the workspace list’s query: types, search, orderByField and orderByDirection, first and after', async () => {
@@ -263,7 +298,10 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
       const page = first.json() as { items: Json[]; pageInfo: Json };
       expect(page.items.map((i) => i.name)).toEqual(['B2', 'r1']);
       expect(page.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
-      const next = (await list(ann, `?folderId=${ids.B}&first=2&after=${encodeURIComponent(page.pageInfo.endCursor)}`)).json() as { items: Json[]; pageInfo: Json };
+      const next = (await list(ann, `?folderId=${ids.B}&first=2&after=${encodeURIComponent(page.pageInfo.endCursor)}`)).json() as {
+        items: Json[];
+        pageInfo: Json;
+      };
       expect(next.items.map((i) => i.name)).toEqual(['wb1']);
       expect(next.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
       problem(await list(ann, `?first=2&after=${encodeURIComponent(page.pageInfo.endCursor)}`), 400, 'INVALID_CURSOR');
@@ -324,12 +362,24 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
     it('reference 4.2: deleting the embed tenant deletes its users’ copies', async () => {
       const temp = await creator('tim', 'tempco');
       await share('workbooks', ids.wbRoot, { embedTenantName: 'tempco' });
-      const published = await t.request({ method: 'POST', url: `/api/v1/deployments/${deploymentId}/workbooks/${ids.wbRoot}/publish`, body: { config: { widgets: [] } } });
+      const source = await ws.report('temp report', null, t.admin.userId);
+      const published = await t.request({
+        method: 'POST',
+        url: `/api/v1/deployments/${deploymentId}/workbooks/${ids.wbRoot}/publish`,
+        body: { config: { widgets: [chart('c', source)] } },
+      });
       expect(published.statusCode, published.body).toBe(200);
       const copy = (await duplicate(temp, ids.wbRoot, { shared: true })).json() as Json;
+      expect(await t.store.db.selectFrom('reports').select('id').where('embed_owner_id', '=', claimsOf(temp).embed_user.id).execute()).toHaveLength(1);
       expect((await t.request({ url: `/api/v1/deployments/${deploymentId}/workbooks/${copy.id}` })).statusCode).toBe(200);
+      const reader = await t.user('VIEWER');
+      await t.grant({ type: 'USER', id: reader.userId }, { type: 'WORKBOOK', id: copy.id }, 'VIEW');
       expect((await t.request({ method: 'DELETE', url: '/api/v1/embed-tenants/tempco' })).statusCode).toBe(204);
       problem(await t.request({ url: `/api/v1/deployments/${deploymentId}/workbooks/${copy.id}` }), 404, 'WORKBOOK_NOT_FOUND');
+      // No grant outlives the copy, and its reports went with it.
+      const grants = await t.store.db.selectFrom('policies').select('id').where('resource_type', '=', 'WORKBOOK').where('resource_id', '=', copy.id).execute();
+      expect(grants).toEqual([]);
+      expect(await t.store.db.selectFrom('reports').select('id').where('embed_owner_id', '=', claimsOf(temp).embed_user.id).execute()).toEqual([]);
       // The session outlives its user: copying again is refused, not a server error.
       problem(await duplicate(temp, ids.wbRoot, { shared: true }), 403, 'FORBIDDEN');
     });

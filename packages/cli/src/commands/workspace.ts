@@ -65,7 +65,7 @@ export function registerWorkspace(program: Command): void {
     .description('The shared workspace of a creator-mode embed session (MAPI_TOKEN set to its embed token): list it, or copy from it')
     .addHelpText(
       'after',
-      '\nThe token must be a creator-mode embed session\'s (an API key is refused with 403).\n\nExamples:\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 12 --types WORKBOOK\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 --copy 34\n',
+      "\nThe token must be a creator-mode embed session's (an API key is refused with 403).\n\nExamples:\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 12 --types WORKBOOK\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 --copy 34\n",
     )
     .action(
       run(async (context, deployment: string, folder: string, options: { search?: string; types?: string; copy?: string }) => {
@@ -82,7 +82,10 @@ export function registerWorkspace(program: Command): void {
           throw new UsageError('--search is empty.', `Give the text to look for, e.g. \`mapi workspace shared ${deploymentId} --search budget\`.`);
         const types = options.types?.split(',').map((t) => t.trim().toUpperCase());
         if (types && types.some((t) => !['FOLDER', 'WORKBOOK', 'REPORT'].includes(t)))
-          throw new UsageError(`--types ${options.types} is not a list of item types.`, 'Give FOLDER, WORKBOOK or REPORT, comma-separated, e.g. --types WORKBOOK,REPORT.');
+          throw new UsageError(
+            `--types ${options.types} is not a list of item types.`,
+            'Give FOLDER, WORKBOOK or REPORT, comma-separated, e.g. --types WORKBOOK,REPORT.',
+          );
         const query = {
           ...(options.search ? { search: options.search } : { folderId: folderId === null ? 'root' : String(folderId) }),
           ...(types ? { types: [types.join(',')] } : {}),

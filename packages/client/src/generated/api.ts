@@ -1965,7 +1965,7 @@ export interface paths {
         };
         /**
          * The shared workspace (reference 8.F; a creator-mode embed token)
-         * @description One folder of what is shared with embed users, through the all-embed-users group or the session’s embed tenant (`system:tenant:{embedTenantName}`), folders first: a shared workbook or folder, everything below a shared folder, and the folders above a shared item (so it can be reached), but none of the unshared items beside them. The list is the same for every user of the embed tenant; owners are blanked (`createdBy` and `user` null) and `isFavorite` is false. Query, pagination and cursors as the workspace list. A folder outside the shared workspace is 404. Takes the embed token of a creator-mode session on this deployment: another session, another deployment or an API key is 403.
+         * @description One folder of what is shared with embed users, through the all-embed-users group or the session’s embed tenant (`system:tenant:{embedTenantName}`), folders first: a shared workbook or folder, everything below a shared folder, and the folders above a shared item (so it can be reached), but none of the unshared items beside them. The list is the same for every user of the embed tenant; owners are blanked (`createdBy` and `user` null) and `isFavorite` is false. Query, pagination and cursors as the workspace list. A folder outside the shared workspace is 404. Takes the embed token of a creator-mode session on this deployment: another session or another deployment is 403, and so is an API key (404 for a deployment it cannot see).
          */
         get: operations["listSharedWorkspace"];
         put?: never;
@@ -18818,6 +18818,7 @@ export interface operations {
             /**
              * @description Not Found. `code` is one of:
              *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
              *     - `FOLDER_NOT_FOUND`: Folder not found
              */
             404: {
@@ -18829,7 +18830,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 404;
                         /** @enum {string} */
-                        code: "TENANT_NOT_FOUND" | "FOLDER_NOT_FOUND";
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "FOLDER_NOT_FOUND";
                     };
                 };
             };

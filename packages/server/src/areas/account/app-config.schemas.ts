@@ -7,9 +7,12 @@ const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T,
 
 const CREATOR_MODE_FIELDS = {
   localizedTitles: nullable(
-    Type.Array(Type.Object({ locale: Type.String({ minLength: 1, maxLength: 35 }), value: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }), {
-      maxItems: 50,
-    }),
+    Type.Array(
+      Type.Object({ locale: Type.String({ minLength: 1, maxLength: 35 }), value: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }),
+      {
+        maxItems: 50,
+      },
+    ),
   ),
   showGeneratedSql: nullable(Type.Boolean()),
   showSemanticSql: nullable(Type.Boolean()),

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
+import type { Caller } from '../../access/caller.js';
 import type { Store } from '../../db/database.js';
+import { authorizeDeployment } from '../deployments/index.js';
 import type { ItemType } from '../../db/tables.js';
 import { pageRequest } from '../../shared/pagination.js';
 import { ApiError } from '../../shared/problems.js';
@@ -63,12 +65,21 @@ export function requireCreatorSession(principal: EmbedPrincipal | null, deployme
 /** Reference 8.F: what is shared with the session's embed tenant and with all embed users, the same for each of the tenant's users. */
 export function sharedWorkspaceService(store: Store) {
   return {
-    async list(embed: EmbedPrincipal | null, deploymentId: number, input: SharedWorkspaceInput): Promise<{ items: WorkspaceEntry[]; pageInfo: PageInfo }> {
+    async list(
+      embed: EmbedPrincipal | null,
+      caller: Caller | null,
+      deploymentId: number,
+      input: SharedWorkspaceInput,
+    ): Promise<{ items: WorkspaceEntry[]; pageInfo: PageInfo }> {
+      // An API key is told about the deployment first (404 for one it cannot see), as on every deployment route.
+      if (embed === null && caller !== null) await authorizeDeployment(store.db, caller, deploymentId, 'DeploymentRead');
       const principal = requireCreatorSession(embed, deploymentId, 'The shared workspace');
       const scope = { tenantId: principal.tenantId, deploymentId };
       const visibility = await sharedWorkspaceVisibility(store.db, scope, principal.claims.embed_tenant);
       const page = pageRequest(input);
-      const types = input.types ? ([...new Set(input.types.flatMap((t) => t.split(',')))].sort() as ItemType[]) : (['FOLDER', 'REPORT', 'WORKBOOK'] as ItemType[]);
+      const types = input.types
+        ? ([...new Set(input.types.flatMap((t) => t.split(',')))].sort() as ItemType[])
+        : (['FOLDER', 'REPORT', 'WORKBOOK'] as ItemType[]);
       return listAnonymously(store.db, store.dialect, scope, visibility, {
         folderId: input.folderId === undefined || input.folderId === 'root' || input.folderId === 'null' ? null : Number(input.folderId),
         types,
@@ -96,14 +107,14 @@ export function sharedWorkspaceRoutes(service: SharedWorkspaceService): FastifyP
           summary: 'The shared workspace (reference 8.F; a creator-mode embed token)',
           description:
             'One folder of what is shared with embed users, through the all-embed-users group or the session’s embed tenant (`system:tenant:{embedTenantName}`), folders first: a shared workbook or folder, everything below a shared folder, and the folders above a shared item (so it can be reached), but none of the unshared items beside them. The list is the same for every user of the embed tenant; owners are blanked (`createdBy` and `user` null) and `isFavorite` is false. ' +
-            'Query, pagination and cursors as the workspace list. A folder outside the shared workspace is 404. Takes the embed token of a creator-mode session on this deployment: another session, another deployment or an API key is 403.',
+            'Query, pagination and cursors as the workspace list. A folder outside the shared workspace is 404. Takes the embed token of a creator-mode session on this deployment: another session or another deployment is 403, and so is an API key (404 for a deployment it cannot see).',
           params: DeploymentParams,
           querystring: SharedWorkspaceQuery,
           response: { 200: Type.Ref('SharedWorkspacePage') },
-          problems: ['FORBIDDEN', 'FOLDER_NOT_FOUND', 'INVALID_CURSOR'],
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'DEPLOYMENT_NOT_FOUND', 'FOLDER_NOT_FOUND', 'INVALID_CURSOR'],
         },
       },
-      async (request) => service.list(request.embed, request.params.deploymentId, request.query),
+      async (request) => service.list(request.embed, request.embed === null ? request.caller : null, request.params.deploymentId, request.query),
     );
   };
 }

@@ -35,10 +35,7 @@ export async function creatorDefinitions(db: Executor, tenantId: number, embedTe
     .execute();
 }
 
-export async function insertCreatorDefinition(
-  db: Executor,
-  row: Omit<EmbedAttributeDefinitionRow, 'id'>,
-): Promise<EmbedAttributeDefinitionRow> {
+export async function insertCreatorDefinition(db: Executor, row: Omit<EmbedAttributeDefinitionRow, 'id'>): Promise<EmbedAttributeDefinitionRow> {
   return db.insertInto('embed_attribute_definitions').values(row).returningAll().executeTakeFirstOrThrow();
 }
 

@@ -296,7 +296,11 @@ async function checkCreatorCatalog(
       );
     }
     if (definition.defaultValue !== undefined && definition.defaultValue !== null && !matchesCreatorType(definition.type, definition.defaultValue)) {
-      throw invalid(`${pointer}/defaultValue`, `must be of type ${definition.type}`, `The default of user attribute "${definition.name}" is not of type ${definition.type}.`);
+      throw invalid(
+        `${pointer}/defaultValue`,
+        `must be of type ${definition.type}`,
+        `The default of user attribute "${definition.name}" is not of type ${definition.type}.`,
+      );
     }
     if (!existing) types.set(key, { name: definition.name, type: definition.type });
   }
@@ -331,7 +335,16 @@ async function checkCreatorCatalog(
 async function writeCreatorDefinitions(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow, request: ProvisionEmbedUserRequest, at: string) {
   const groups = request.tenantGroupDefinitions ?? [];
   if (groups.length > 0) {
-    const existing = new Map((await tenantGroupsByName(trx, tenantId, embedTenant.id, groups.map((g) => g.name))).map((g) => [g.name.toLowerCase(), g]));
+    const existing = new Map(
+      (
+        await tenantGroupsByName(
+          trx,
+          tenantId,
+          embedTenant.id,
+          groups.map((g) => g.name),
+        )
+      ).map((g) => [g.name.toLowerCase(), g]),
+    );
     for (const definition of groups) {
       const found = existing.get(definition.name.toLowerCase());
       if (!found) await insertTenantGroup(trx, tenantId, embedTenant.id, definition.name, definition.description ?? null, at);

@@ -62,7 +62,15 @@ export function workbooksRoutes(service: WorkbooksService): FastifyPluginAsyncTy
           params: WorkbookParams,
           body: DuplicateWorkbookBody,
           response: { 200: Type.Ref('Workbook') },
-          problems: ['DEPLOYMENT_NOT_FOUND', 'WORKBOOK_NOT_FOUND', 'FOLDER_NOT_FOUND', 'FORBIDDEN', 'WORKBOOK_SLUG_TAKEN', 'DEPLOYMENT_BUSY', 'INVALID_OPERATION'],
+          problems: [
+            'DEPLOYMENT_NOT_FOUND',
+            'WORKBOOK_NOT_FOUND',
+            'FOLDER_NOT_FOUND',
+            'FORBIDDEN',
+            'WORKBOOK_SLUG_TAKEN',
+            'DEPLOYMENT_BUSY',
+            'INVALID_OPERATION',
+          ],
         },
       },
       // 200, not 201: reference 8.G.1 answers the copy with 200.

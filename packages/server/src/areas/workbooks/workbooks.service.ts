@@ -220,8 +220,7 @@ export function workbooksService(store: Store, now: Clock) {
      */
     async duplicateShared(embed: EmbedPrincipal | null, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
       const principal = requireCreatorSession(embed, deploymentId, 'Copying with an embed token');
-      if (input.shared !== true)
-        throw new ApiError('FORBIDDEN', 'An embed session copies only from the shared workspace: send `"shared": true`.');
+      if (input.shared !== true) throw new ApiError('FORBIDDEN', 'An embed session copies only from the shared workspace: send `"shared": true`.');
       if (input.folderId !== undefined && input.folderId !== null)
         throw new ApiError('VALIDATION_FAILED', 'A copy from the shared workspace always lands at the root: leave `folderId` out.', {
           errors: [{ pointer: '/body/folderId', message: 'must be left out with shared: true' }],
