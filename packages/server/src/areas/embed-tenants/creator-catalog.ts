@@ -35,8 +35,33 @@ export async function creatorDefinitions(db: Executor, tenantId: number, embedTe
     .execute();
 }
 
-export async function insertCreatorDefinition(db: Executor, row: Omit<EmbedAttributeDefinitionRow, 'id'>): Promise<EmbedAttributeDefinitionRow> {
-  return db.insertInto('embed_attribute_definitions').values(row).returningAll().executeTakeFirstOrThrow();
+/**
+ * Inserts a definition unless the name is taken (a creator-mode session of the same tenant
+ * defining it at the same moment, which has committed by then): undefined in that case.
+ */
+export async function insertCreatorDefinition(db: Executor, row: Omit<EmbedAttributeDefinitionRow, 'id'>): Promise<EmbedAttributeDefinitionRow | undefined> {
+  return db
+    .insertInto('embed_attribute_definitions')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A tenant group (kind `tenant-group`) unless its name is taken, as `insertCreatorDefinition`. */
+export async function insertTenantGroupUnlessTaken(
+  db: Executor,
+  tenantId: number,
+  embedTenantId: number,
+  name: string,
+  description: string | null,
+  at: string,
+) {
+  await db
+    .insertInto('embed_groups')
+    .values({ tenant_id: tenantId, embed_tenant_id: embedTenantId, kind: 'tenant-group', name, description, created_at: at, updated_at: at })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 export async function updateCreatorDefinition(

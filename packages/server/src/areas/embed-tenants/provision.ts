@@ -12,12 +12,13 @@ import {
   creatorDefinitions,
   deleteCreatorValue,
   insertCreatorDefinition,
+  insertTenantGroupUnlessTaken,
   matchesCreatorType,
   updateCreatorDefinition,
   upsertCreatorValue,
   type CreatorAttributeType,
 } from './creator-catalog.js';
-import { insertTenantGroup, setGroupDescription } from './embed-groups.store.js';
+import { setGroupDescription } from './embed-groups.store.js';
 import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './embed-tenants.store.js';
 import {
   countAccountEmbedUsers,
@@ -347,7 +348,7 @@ async function writeCreatorDefinitions(trx: Executor, tenantId: number, embedTen
     );
     for (const definition of groups) {
       const found = existing.get(definition.name.toLowerCase());
-      if (!found) await insertTenantGroup(trx, tenantId, embedTenant.id, definition.name, definition.description ?? null, at);
+      if (!found) await insertTenantGroupUnlessTaken(trx, tenantId, embedTenant.id, definition.name, definition.description ?? null, at);
       else if (definition.description !== undefined && definition.description !== found.description)
         await setGroupDescription(trx, tenantId, found.id, definition.description, at);
     }
@@ -359,7 +360,7 @@ async function writeCreatorDefinitions(trx: Executor, tenantId: number, embedTen
     for (const definition of attributes) {
       const found = existing.get(definition.name.toLowerCase());
       if (!found) {
-        await insertCreatorDefinition(trx, {
+        const inserted = await insertCreatorDefinition(trx, {
           tenant_id: tenantId,
           embed_tenant_id: embedTenant.id,
           name: definition.name,
@@ -370,6 +371,16 @@ async function writeCreatorDefinitions(trx: Executor, tenantId: number, embedTen
           created_at: at,
           updated_at: at,
         });
+        if (!inserted) {
+          // A concurrent session defined it first: its type must be this one too.
+          const raced = (await creatorDefinitions(trx, tenantId, embedTenant.id)).find((d) => d.name.toLowerCase() === definition.name.toLowerCase());
+          if (raced && raced.type !== definition.type)
+            throw invalid(
+              '/body/userAttributeDefinitions',
+              'cannot change type',
+              `User attribute "${raced.name}" is of type ${raced.type} and cannot change type to ${definition.type}; nothing was changed.`,
+            );
+        }
         continue;
       }
       // Left out: kept; null: cleared.
