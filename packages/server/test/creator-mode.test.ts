@@ -219,7 +219,8 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
   });
 
   describe('the shared workspace (reference 8.F) and copies from it (8.G.1 shared: true)', () => {
-    const ids: Record<string, number> = {};
+    type Seeded = 'A' | 'B' | 'B2' | 'wb1' | 'r1' | 'wbA' | 'C' | 'wbC' | 'D' | 'wbD' | 'wbRoot' | 'wbGlobex';
+    const ids = {} as Record<Seeded, number>;
     const list = (jwt: string, query = '', d = deploymentId) => asEmbed(jwt, { url: `/api/v1/deployments/${d}/shared-workspace${query}` });
     const names = async (jwt: string, query = '') => {
       const res = await list(jwt, query);
