@@ -166,7 +166,8 @@ export function workbooksService(store: Store, now: Clock) {
      * <name>", its meta, calculated fields and draft, copies of the reports its dashboards show and
      * of its published dashboard, re-pointed at those copies (dashboards/copy.ts), with
      * `allowEmbed` off; no sharing, no favorites. Needs VIEW on the source, the EXPLORER role or
-     * above, and the rights to create where the copy lands. `shared: true` is refused: no creator mode.
+     * above, and the rights to create where the copy lands. `shared: true` with an API key is 403: only a
+     * creator-mode embed session copies from the shared workspace (`duplicateShared`).
      */
     async duplicate(caller: Caller, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
