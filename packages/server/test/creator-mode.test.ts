@@ -185,6 +185,24 @@ describe.each(DIALECTS)('creator mode (reference 4.15, 5.3, 8.F, 8.G.1) [%s]', (
         description: 'second',
       });
     });
+    it('reference 4.15: sessions defining the same new group and attribute at once all succeed, and each is made once', async () => {
+      const answers = await Promise.all(
+        [1, 2, 3, 4, 5].map((n) =>
+          generate({
+            externalId: `racer-${n}`,
+            embedTenantName: 'racing',
+            creatorMode: true,
+            tenantGroupDefinitions: [{ name: 'Racers' }],
+            tenantGroups: ['Racers'],
+            userAttributeDefinitions: [{ name: 'lane', type: 'number' }],
+            userAttributes: [{ name: 'lane', value: n }],
+          }),
+        ),
+      );
+      for (const answer of answers) expect(answer.statusCode, answer.body).toBe(200);
+      expect((await tenantGroups('racing')).map((g) => [g.name, g.userCount])).toEqual([['Racers', 5]]);
+      expect(await t.store.db.selectFrom('embed_attribute_definitions').select('id').where('name', '=', 'lane').execute()).toHaveLength(1);
+    });
   });
 
   describe('GET /api/v1/app-config (reference 5.3 CreatorMode)', () => {
