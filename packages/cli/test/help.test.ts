@@ -17,6 +17,7 @@ const COMMANDS: string[][] = [
   ['folders', 'create'],
   ['workspace'],
   ['workspace', 'ls'],
+  ['workspace', 'shared'],
   ['workbooks'],
   ['workbooks', 'put'],
   ['workbooks', 'duplicate'],

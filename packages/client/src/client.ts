@@ -27,6 +27,7 @@ import { createReportPlacements, type ReportPlacements } from './placements.js';
 import { createRoles, type Roles } from './roles.js';
 import { createDbtSync, type DbtSync } from './dbt-sync.js';
 import { createEmbed, type Embed } from './embed.js';
+import { createSharedWorkspace, type SharedWorkspace } from './shared-workspace.js';
 import { createDashboardComments, type DashboardComments } from './dashboard-comments.js';
 import { createGitHost, type GitHost } from './git-host.js';
 import { createNotifications, type Notifications } from './notifications.js';
@@ -87,6 +88,8 @@ export interface MapiClient extends TypedCalls, Lists {
   dashboardExports: DashboardExports;
   /** Comments on embedded dashboards, for a client made with an embed token (reference 8.C). */
   dashboardComments: DashboardComments;
+  /** The shared workspace and copies from it, for a client made with a creator-mode embed token (reference 8.F, 8.G.1). */
+  sharedWorkspace: SharedWorkspace;
   /** Embed tenants, their users, groups and members (reference 4.1-4.13). */
   embedTenants: EmbedTenants;
   /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
@@ -151,6 +154,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createDashboards(api),
     dashboardExports: createDashboardExports(api),
     dashboardComments: createDashboardComments(api),
+    sharedWorkspace: createSharedWorkspace(api),
     ...createEmbedTenants(api),
     ...createOAuth(api),
     ...createReportPlacements(api),

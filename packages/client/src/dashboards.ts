@@ -9,7 +9,7 @@ export interface DashboardDraftResult {
   dashboardPublished: DashboardConfig | null;
 }
 
-/** Options of `workbooks.duplicate` (reference 8.G.1); `shared: true` is refused by the server (no creator mode). */
+/** Options of `workbooks.duplicate` (reference 8.G.1); a creator-mode embed session copies from the shared workspace with `sharedWorkspace.copy`. */
 export interface DuplicateWorkbookOptions {
   /** Where the copy goes (EDIT needed there); null for the root. Absent: beside the source, or the root. */
   folderId?: number | null;

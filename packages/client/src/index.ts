@@ -54,6 +54,7 @@ export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptio
 export { type PromoteWorkbookOptions, type WorkbookPromotions } from './promotions.js';
 export { type DashboardComments, type DashboardThreadsQuery } from './dashboard-comments.js';
 export type { CreateRoleInput, Role, RolePolicy, Roles, UpdateRoleInput } from './roles.js';
+export { type SharedWorkspace, type SharedWorkspaceQuery } from './shared-workspace.js';
 export type {
   EmbedAccess,
   EmbedAccessApi,

@@ -321,13 +321,11 @@ describe.each(DIALECTS)('signed embedding sessions (reference 4.15-4.17) [%s]', 
       ).toEqual({ level: 1 });
     });
 
-    it('creator mode is not offered: creatorMode true, tenantGroups and the definitions are 400', async () => {
-      expect(problem(await generate({ externalId: 'viewer-1', creatorMode: true }), 400, 'CREATOR_MODE_UNAVAILABLE').detail).toContain(
-        'Creator mode is not offered',
-      );
-      problem(await generate({ externalId: 'viewer-1', embedTenantName: 'acme', tenantGroups: ['x'] }), 400, 'CREATOR_MODE_UNAVAILABLE');
-      problem(await generate({ externalId: 'viewer-1', tenantGroupDefinitions: [{ name: 'x' }] }), 400, 'CREATOR_MODE_UNAVAILABLE');
-      problem(await generate({ externalId: 'viewer-1', userAttributeDefinitions: [{ name: 'x', type: 'string' }] }), 400, 'CREATOR_MODE_UNAVAILABLE');
+    it('reference 4.15: creatorMode needs the account’s useCreatorMode flag (403 while off); tenantGroups and the definitions need creatorMode (400)', async () => {
+      expect(problem(await generate({ externalId: 'viewer-1', creatorMode: true }), 403, 'CREATOR_MODE_DISABLED').detail).toContain('useCreatorMode');
+      problem(await generate({ externalId: 'viewer-1', embedTenantName: 'acme', tenantGroups: ['x'] }), 400, 'CREATOR_MODE_REQUIRED');
+      problem(await generate({ externalId: 'viewer-1', tenantGroupDefinitions: [{ name: 'x' }] }), 400, 'CREATOR_MODE_REQUIRED');
+      problem(await generate({ externalId: 'viewer-1', userAttributeDefinitions: [{ name: 'x', type: 'string' }] }), 400, 'CREATOR_MODE_REQUIRED');
       expect((await generate({ externalId: 'viewer-1', creatorMode: false })).statusCode).toBe(200);
     });
 

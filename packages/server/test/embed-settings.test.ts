@@ -29,9 +29,10 @@ describe.each(DIALECTS)('embed settings (%s)', (dialect) => {
       enabled: null,
       allowedOrigins: null,
       pythonAnalysisEnabled: null,
+      useCreatorMode: null,
     });
 
-  it('starts with the defaults: reference fields not set, embedding on, no origins, Python analysis off', async () => {
+  it('starts with the defaults: reference fields not set, embedding on, no origins, Python analysis and creator mode off', async () => {
     const res = await t.request({ url: URL });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -45,6 +46,7 @@ describe.each(DIALECTS)('embed settings (%s)', (dialect) => {
       enabled: true,
       allowedOrigins: [],
       pythonAnalysisEnabled: false,
+      useCreatorMode: false,
     });
   });
 

@@ -13,7 +13,7 @@ const doc = JSON.parse(fs.readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record
 const operations = Object.entries(doc.paths).flatMap(([route, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), route, op })),
 );
-/** What an embed token may open (reference 4.16-4.18, 8.C): the routes below (the agent thread routes' own tests are in agent-answers-embed.test.ts, the comments' in dashboard-comments.test.ts, the chart compile's in charts-compile.test.ts), and the data API of its deployment (tested further down). */
+/** What an embed token may open (reference 4.16-4.18, 8.C, and in creator mode 8.F and 8.G.1): the routes below (the agent thread routes' own tests are in agent-answers-embed.test.ts, the comments' in dashboard-comments.test.ts, the chart compile's in charts-compile.test.ts, the shared workspace's and shared copies' in creator-mode.test.ts), and the data API of its deployment (tested further down). */
 const EMBED_OPENS = new Set([
   'getEmbedDashboard',
   'runEmbedPythonAnalysis',
@@ -30,6 +30,8 @@ const EMBED_OPENS = new Set([
   'deleteDashboardComment',
   'resolveDashboardThread',
   'compileChart',
+  'listSharedWorkspace',
+  'duplicateWorkbook',
 ]);
 
 async function embedToken(t: TestApp, body: Json): Promise<string> {

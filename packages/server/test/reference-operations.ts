@@ -86,6 +86,7 @@ export const REFERENCE_OPERATIONS: readonly string[] = [
   'POST /api/v1/deployments/{deploymentId}/scheduled-tasks/{taskId}/run',
   'GET /api/v1/deployments/{deploymentId}/scheduled-tasks/{taskId}/runs',
   'GET /api/v1/deployments/{deploymentId}/settings',
+  'GET /api/v1/deployments/{deploymentId}/shared-workspace',
   'POST /api/v1/deployments/{deploymentId}/token',
   'GET /api/v1/deployments/{deploymentId}/versions',
   'PUT /api/v1/deployments/{deploymentId}/workbooks/by-slug/{slug}',

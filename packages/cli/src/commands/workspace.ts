@@ -54,4 +54,48 @@ export function registerWorkspace(program: Command): void {
         }
       }),
     );
+
+  workspace
+    .command('shared')
+    .argument('<deploymentId>', 'deployment id')
+    .argument('[folder]', 'folder id, or "root" (the default)', 'root')
+    .option('--search <text>', 'case-insensitive name search across the whole shared workspace (ignores [folder])')
+    .option('--types <types>', 'comma-separated item types to list: FOLDER, WORKBOOK, REPORT (all by default)')
+    .option('--copy <workbookId>', 'instead of listing, copy this shared workbook to the root (built from its published dashboard)')
+    .description('The shared workspace of a creator-mode embed session (MAPI_TOKEN set to its embed token): list it, or copy from it')
+    .addHelpText(
+      'after',
+      "\nThe token must be a creator-mode embed session's (an API key is refused with 403).\n\nExamples:\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 12 --types WORKBOOK\n  $ MAPI_TOKEN=$EMBED_TOKEN mapi workspace shared 1 --copy 34\n",
+    )
+    .action(
+      run(async (context, deployment: string, folder: string, options: { search?: string; types?: string; copy?: string }) => {
+        const deploymentId = parseId(deployment, 'deploymentId');
+        const folderId = parseFolder(folder);
+        const client = context.client();
+        if (options.copy !== undefined) {
+          const copy = await client.sharedWorkspace.copy(deploymentId, parseId(options.copy, 'workbookId'));
+          if (context.json) writeJson(copy);
+          else write(`Copied workbook ${options.copy} to "${copy.name}" (workbook:${copy.id}) at the workspace root of deployment ${deploymentId}.`);
+          return;
+        }
+        if (options.search !== undefined && options.search.trim() === '')
+          throw new UsageError('--search is empty.', `Give the text to look for, e.g. \`mapi workspace shared ${deploymentId} --search budget\`.`);
+        const types = options.types?.split(',').map((t) => t.trim().toUpperCase());
+        if (types && types.some((t) => !['FOLDER', 'WORKBOOK', 'REPORT'].includes(t)))
+          throw new UsageError(
+            `--types ${options.types} is not a list of item types.`,
+            'Give FOLDER, WORKBOOK or REPORT, comma-separated, e.g. --types WORKBOOK,REPORT.',
+          );
+        const query = {
+          ...(options.search ? { search: options.search } : { folderId: folderId === null ? 'root' : String(folderId) }),
+          ...(types ? { types: [types.join(',')] } : {}),
+        };
+        const entries = await all(client.sharedWorkspace.list(deploymentId, query));
+        if (context.json) writeJson(entries);
+        else {
+          const where = options.search ? `matching "${options.search}"` : folderId === null ? 'at the root' : `in folder ${folderId}`;
+          writeTable(options.search ? SEARCH_COLUMNS : COLUMNS, entries, `Nothing shared ${where}.`);
+        }
+      }),
+    );
 }

@@ -1020,7 +1020,7 @@ export interface paths {
         put?: never;
         /**
          * Copy a workbook, its reports and its published dashboard
-         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root, which needs EDIT on the deployment (403 without it; the reference puts it at the root unconditionally), or the `folderId` given. Answers 200 with the copy. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` is 403: there is no creator mode.
+         * @description Reference 8.G.1. Needs VIEW on the source (and on every report its dashboards show), the EXPLORER role or above, and EDIT where the copy lands: beside the source when the caller has EDIT on its folder, otherwise the workspace root, which needs EDIT on the deployment (403 without it; the reference puts it at the root unconditionally), or the `folderId` given. Answers 200 with the copy. The copy gets the name `Copy of <name>` unless `name` is given, the slug `<slug>-copy` (or `-copy-2`, `-3`, ...), the source’s meta, calculated fields and draft; the reports its draft and published dashboard show are copied beside it, and its published dashboard is copied as version 1 of a new dashboard (new `publicId`, `allowEmbed` off), both re-pointed at the report copies. Sharing is not copied; the caller owns the copies. `shared: true` takes the embed token of a creator-mode session (reference 4.15; 403 for an API key or any other session): the workbook must be in the session’s shared workspace (404 otherwise) and have a published dashboard (400 otherwise); the copy is built from the published version’s report snapshots (the source’s draft is not copied), lands at the root (`folderId` is refused), is owned by the embed user (`userId` null) and has `allowEmbed` off.
          */
         post: operations["duplicateWorkbook"];
         delete?: never;
@@ -2121,7 +2121,7 @@ export interface paths {
         put?: never;
         /**
          * Generate a signed embed session (reference 4.15; an admin’s key)
-         * @description A one-time session id (32 lowercase hex characters), to be exchanged within 5 minutes by the embedding page (POST /api/v1/embed/session/token). It captures the deployment, the identity, the groups, the attributes, the security context, the settings and the branch, resolved now. An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. Creator mode is not offered. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.
+         * @description A one-time session id (32 lowercase hex characters), to be exchanged within 5 minutes by the embedding page (POST /api/v1/embed/session/token). It captures the deployment, the identity, the groups, the attributes, the security context, the settings and the branch, resolved now. An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. `creatorMode: true` (with the account’s `useCreatorMode` embed setting on, 403 CREATOR_MODE_DISABLED otherwise) issues a creator-mode session: `tenantGroupDefinitions` and `userAttributeDefinitions` are upserted into the embed tenant first (an attribute’s type never changes: another type fails the whole request, 400, and writes nothing), `tenantGroups` may name them, and `userAttributes` resolve against the embed tenant’s own catalog. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.
          */
         post: operations["generateEmbedSession"];
         delete?: never;
@@ -2182,6 +2182,26 @@ export interface paths {
          * @description The keys that may verify an embed token of this tenant, and only those: the current one and, after a rotation, the previous one until its tokens have expired. Cacheable for 300 s.
          */
         get: operations["getEmbedJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deployments/{deploymentId}/shared-workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shared workspace (reference 8.F; a creator-mode embed token)
+         * @description One folder of what is shared with embed users, through the all-embed-users group or the session’s embed tenant (`system:tenant:{embedTenantName}`), folders first: a shared workbook or folder, everything below a shared folder, and the folders above a shared item (so it can be reached), but none of the unshared items beside them. The list is the same for every user of the embed tenant; owners are blanked (`createdBy` and `user` null) and `isFavorite` is false. Query, pagination and cursors as the workspace list. A folder outside the shared workspace is 404. Takes the embed token of a creator-mode session on this deployment: another session or another deployment is 403, and so is an API key (404 for a deployment it cannot see).
+         */
+        get: operations["listSharedWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2535,7 +2555,7 @@ export interface paths {
         };
         /**
          * The app configuration (reference 5.3; any authenticated caller)
-         * @description `embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none). The fields this server has no setting for answer their defaults (false or null).
+         * @description `embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none); `creatorMode` is answered to creator-mode embed sessions only (null for every other caller). The fields this server has no setting for answer their defaults (false or null).
          */
         get: operations["getAppConfig"];
         put?: never;
@@ -2555,7 +2575,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme` (extension; admin with an unscoped key)
+         * Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme`, `creatorMode` (extension; admin with an unscoped key)
          * @description A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. `appTheme` is replaced whole (null clears it); a colour that is not hex or `rgb()`/`hsl()`, a number out of range, a URL that is neither `https://` nor a path on this host, or an unknown key answers 400 and changes nothing. Answers the app configuration after the change.
          */
         put: operations["updateAppConfig"];
@@ -3619,7 +3639,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "ROLE_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "ROLE_NAME_TAKEN" | "ROLE_NAME_RESERVED" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND" | "REPORT_VERSION_MISMATCH" | "FILE_HASH_MISMATCH" | "PLACEMENTS_TOO_MANY" | "PROMOTION_NOT_FOUND" | "PROMOTION_MEMBERS_MISSING" | "IDEMPOTENCY_KEY_REUSED";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_REQUIRED" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "CREATOR_MODE_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "ROLE_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "ROLE_NAME_TAKEN" | "ROLE_NAME_RESERVED" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND" | "REPORT_VERSION_MISMATCH" | "FILE_HASH_MISMATCH" | "PLACEMENTS_TOO_MANY" | "PROMOTION_NOT_FOUND" | "PROMOTION_MEMBERS_MISSING" | "IDEMPOTENCY_KEY_REUSED";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5225,7 +5245,7 @@ export interface components {
             embedTenantProfile?: null | {
                 displayName?: string | null;
             };
-            /** @description Not offered: `true` is a 400. */
+            /** @description A creator-mode session: tenant groups and attribute definitions may be written, `userAttributes` resolve against the embed tenant’s own catalog, and the token opens the shared workspace and copies from it. Needs the account’s `useCreatorMode` embed setting (403 CREATOR_MODE_DISABLED otherwise) and an `externalId`. */
             creatorMode?: boolean | null;
             groups?: null | string[];
             tenantGroups?: null | string[];
@@ -5242,7 +5262,15 @@ export interface components {
                 value: null | (string | number | boolean | string[] | number[]);
             }[];
             userAttributeDefinitions?: null | {
-                [key: string]: unknown;
+                name: string;
+                /**
+                 * @description Never changed once the attribute exists.
+                 * @enum {unknown}
+                 */
+                type: "string" | "number" | "boolean" | "string_array" | "number_array";
+                displayName?: string | null;
+                defaultValue?: null | (string | number | boolean | string[] | number[]);
+                description?: string | null;
             }[];
             securityContext?: null | {
                 [key: string]: unknown;
@@ -5282,6 +5310,10 @@ export interface components {
         EmbedToken: {
             /** @description A JWT (ES256, `typ` embed+jwt) valid 24 hours; verify it with /api/v1/embed/jwks.json. */
             token: string;
+        };
+        SharedWorkspacePage: {
+            items: components["schemas"]["WorkspaceEntry"][];
+            pageInfo: components["schemas"]["PageInfo"];
         };
         CompiledChart: {
             /** @description The Vega spec Vega-Lite compiled it to. The named source is a dataset of the same name with no values: the caller sets its `values`. */
@@ -5501,6 +5533,8 @@ export interface components {
             allowedOrigins: string[];
             /** @description Whether embeds may run a report’s Python analysis (reference 3.7; default false). */
             pythonAnalysisEnabled: boolean;
+            /** @description The feature flag of creator mode (reference 4.15 `useCreatorMode`; default false). Off: a session asking for `creatorMode: true` answers 403; sessions already issued keep their mode until they expire. */
+            useCreatorMode: boolean;
         };
         TenantSettings: {
             /** @description Whether the account’s audit log records (default false). */
@@ -5621,7 +5655,7 @@ export interface components {
             sheetsAgentChatEnabled: boolean;
             /** @description The account’s theme (set with PUT /api/v1/tenant/app-config); null: none set, the default theme. */
             appTheme: components["schemas"]["AppTheme"] | null;
-            /** @description Null: creator mode is not offered. */
+            /** @description Answered to a creator-mode embed session (reference 4.15) as an admin set it (PUT /api/v1/tenant/app-config; members not set are null); null for every other caller. */
             creatorMode: {
                 localizedTitles: {
                     locale: string;
@@ -14026,7 +14060,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403. */
+                    /** @description Reference 8.G.1: `true` clones from the shared workspace, which only a creator-mode embed session may (403 for any other caller): the copy is built from the published dashboard’s report snapshots (400 when there is none) and lands at the root. */
                     shared?: boolean | null;
                     /** @description Where the copy goes (needs EDIT there); null for the workspace root. Absent: beside the source when the caller has EDIT on its folder, otherwise the root. */
                     folderId?: number | null;
@@ -14049,6 +14083,7 @@ export interface operations {
              * @description Bad Request. `code` is one of:
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `INVALID_OPERATION`: The operation is not allowed on this resource
              */
             400: {
                 headers: {
@@ -14059,7 +14094,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_OPERATION";
                     };
                 };
             };
@@ -20666,7 +20701,7 @@ export interface operations {
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
              *     - `BRANCH_NOT_SERVED`: Nothing serves this branch now
-             *     - `CREATOR_MODE_UNAVAILABLE`: Creator mode is not offered
+             *     - `CREATOR_MODE_REQUIRED`: This field needs a creator-mode session
              *     - `GROUPS_NOT_FOUND`: Some named groups do not exist
              *     - `USER_ATTRIBUTES_NOT_FOUND`: Some named user attributes do not exist
              */
@@ -20679,7 +20714,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_UNAVAILABLE" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_REQUIRED" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND";
                     };
                 };
             };
@@ -20689,6 +20724,7 @@ export interface operations {
              *     - `FORBIDDEN`: Not allowed
              *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
              *     - `EMBEDDING_DISABLED`: Embedding is turned off for this account
+             *     - `CREATOR_MODE_DISABLED`: Creator mode is turned off for this account
              */
             403: {
                 headers: {
@@ -20699,7 +20735,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 403;
                         /** @enum {string} */
-                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED";
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "CREATOR_MODE_DISABLED";
                     };
                 };
             };
@@ -20914,6 +20950,102 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+        };
+    };
+    listSharedWorkspace: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100, at most 200; more is 400). */
+                first?: number;
+                /** @description Opaque cursor: `pageInfo.endCursor` of the previous page. */
+                after?: string;
+                /** @description The folder to list; left out, `root` or `null`: the root. */
+                folderId?: string;
+                /** @description Item types to include (`types=FOLDER&types=WORKBOOK`, or comma-separated); all by default. */
+                types?: string[];
+                /** @description Default `name`. `viewer_last_viewed_at` orders as `updated_at`: the list is not per user, and no view history is kept for it. */
+                orderByField?: "updated_at" | "created_at" | "name" | "viewer_last_viewed_at";
+                /** @description Default `ASC`. Folders come first either way. */
+                orderByDirection?: "ASC" | "DESC";
+                /** @description Case-insensitive substring of the name, across the whole shared workspace (`folderId` is ignored). */
+                search?: string;
+            };
+            header?: never;
+            path: {
+                deploymentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedWorkspacePage"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `INVALID_CURSOR`: The pagination cursor is not valid
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `FOLDER_NOT_FOUND`: Folder not found
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "FOLDER_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
         };
     };
     compileChart: {
@@ -23224,6 +23356,17 @@ export interface operations {
                     restrictDataDownload?: boolean | null;
                     /** @description Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false. */
                     sheetsAgentChatEnabled?: boolean | null;
+                    /** @description What creator-mode embed sessions are shown (reference 5.3 CreatorMode), replaced whole; null clears it. Only creator-mode sessions read it back from GET /api/v1/app-config. */
+                    creatorMode?: {
+                        localizedTitles?: {
+                            locale: string;
+                            value: string;
+                        }[] | null;
+                        showGeneratedSql?: boolean | null;
+                        showSemanticSql?: boolean | null;
+                        showWorkspaceTitle?: boolean | null;
+                        workspaceTitle?: string | null;
+                    } | null;
                     /** @description The account’s theme (reference 5.3 AppTheme), replaced whole; null clears it. Colours, numbers in range and URLs (https:// or a path on this host) are checked: anything else is 400 and changes nothing. */
                     appTheme?: {
                         /** @description Every member may be null or left out (null). */
@@ -23710,6 +23853,7 @@ export interface operations {
                     enabled?: boolean | null;
                     allowedOrigins?: string[] | null;
                     pythonAnalysisEnabled?: boolean | null;
+                    useCreatorMode?: boolean | null;
                 };
             };
         };

@@ -78,6 +78,7 @@ const credentialArb = fc.oneof(
   { weight: 5, arbitrary: fc.constant<CredentialName>('badKey') },
   { weight: 3, arbitrary: fc.constant<CredentialName>('otherTenantKey') },
   { weight: 5, arbitrary: fc.constant<CredentialName>('otherTenantHost') },
+  { weight: 5, arbitrary: fc.constant<CredentialName>('creatorEmbed') },
 );
 
 function isIntegerSchema(schema: Schema): boolean {

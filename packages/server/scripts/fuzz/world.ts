@@ -22,7 +22,7 @@ import type { PoolName, PoolRef } from './values.js';
  */
 
 export type CredentialName =
-  'admin' | 'developer' | 'explorer' | 'viewer' | 'scopedDeveloper' | 'scopedAdmin' | 'none' | 'badKey' | 'otherTenantKey' | 'otherTenantHost';
+  'admin' | 'developer' | 'explorer' | 'viewer' | 'scopedDeveloper' | 'scopedAdmin' | 'none' | 'badKey' | 'otherTenantKey' | 'otherTenantHost' | 'creatorEmbed';
 export const OTHER_HOST = 'other.example.com';
 
 interface Row {
@@ -217,6 +217,7 @@ export class World {
     this.credentials.set('scopedAdmin', { key: scopedAdmin.key, keyId: scopedAdmin.id, userId: second.userId, role: 'ADMIN' });
     this.credentials.set('none', { key: null });
     this.credentials.set('badKey', { key: `mapi_${'0'.repeat(40)}` });
+    await this.seedCreatorSession(log);
     await this.call('POST', '/api/v1/policies', {
       principal: { type: 'GROUP', id: group.id },
       resource: { type: 'DEPLOYMENT', id: this.scopedDeployment },
@@ -276,6 +277,41 @@ export class World {
   }
 
   /** A deployment with a folder tree five deep, siblings, workbooks and reports in and out of folders. */
+  /**
+   * The embed token of a creator-mode session on the main deployment (reference 4.15), whose
+   * embed tenant is shared a folder there: the routes embed tokens open are fuzzed with it.
+   */
+  private async seedCreatorSession(log: (line: string) => void): Promise<void> {
+    await this.tryCall(log, 'PUT', '/api/v1/tenant/embed-settings', { useCreatorMode: true });
+    const session = await this.tryCall(log, 'POST', '/api/v1/embed/generate-session', {
+      deploymentId: this.scopedDeployment,
+      externalId: 'fuzz-creator',
+      embedTenantName: 'fuzz-tenant',
+      creatorMode: true,
+      tenantGroupDefinitions: [{ name: 'fuzzers' }],
+      tenantGroups: ['fuzzers'],
+      userAttributeDefinitions: [{ name: 'tier', type: 'string' }],
+      userAttributes: [{ name: 'tier', value: 'gold' }],
+    });
+    // Without a session the credential is a malformed bearer value, which every route refuses.
+    this.credentials.set('creatorEmbed', { key: 'not-an-embed-token' });
+    if (!session) return;
+    const folder = await this.store.db.selectFrom('folders').select('id').where('deployment_id', '=', this.scopedDeployment).orderBy('id').executeTakeFirst();
+    if (folder)
+      await this.tryCall(log, 'PUT', `/api/v1/deployments/${this.scopedDeployment}/folders/${folder.id}/embed-access`, {
+        embedTenantName: 'fuzz-tenant',
+        action: 'read',
+      });
+    const exchanged = await this.app.inject({
+      method: 'POST',
+      url: '/api/v1/embed/session/token',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(session),
+    });
+    if (exchanged.statusCode === 200) this.credentials.set('creatorEmbed', { key: (exchanged.json() as { token: string }).token });
+    else log(`warning: the embed session exchange answered ${exchanged.statusCode}: ${exchanged.body.slice(0, 300)}`);
+  }
+
   private async seedDeployment(name: string, log: (line: string) => void, as: CredentialName = 'admin'): Promise<number> {
     const d = await this.call('POST', '/build/api/v1/deployments/', { name: `${name} ${Date.now()}` }, as);
     const base = `/api/v1/deployments/${d.id}`;

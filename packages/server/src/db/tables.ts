@@ -66,6 +66,8 @@ import type {
   EmbedUserGroupTable,
   EmbedUserAttributeValueTable,
   EmbedShareTable,
+  EmbedAttributeDefinitionTable,
+  EmbedAttributeValueTable,
 } from './tables/embed.js';
 import type { ReportDeliveryTable, ReportDeliveryRunTable } from './tables/report-deliveries.js';
 import type { AgentTable, AgentThreadTable, AgentMessageTable, AgentTaskTable, AgentTaskRunTable } from './tables/agents.js';
@@ -152,6 +154,8 @@ export interface Database {
   embed_user_groups: EmbedUserGroupTable;
   embed_user_attribute_values: EmbedUserAttributeValueTable;
   embed_shares: EmbedShareTable;
+  embed_attribute_definitions: EmbedAttributeDefinitionTable;
+  embed_attribute_values: EmbedAttributeValueTable;
   oauth_integrations: OAuthIntegrationTable;
   user_oauth_tokens: UserOAuthTokenTable;
   oauth_states: OAuthStateTable;

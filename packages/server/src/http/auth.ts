@@ -210,7 +210,7 @@ export function authenticator(credentials: CredentialCheckers, cache: TenantCach
     if (!apiKeys.isFormat(token)) {
       if (isEmbedToken(token, credentials.embedTokenType)) {
         throw unauthenticated(
-          'An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run, comments and AI widget summaries), GET /api/v1/app-config, POST /api/v1/charts/compile, its deployment’s agent chat threads and the data API of its deployment; this route needs an API key.',
+          'An embed token opens only GET /api/v1/embed/dashboard/{publicId} (and its python-run, comments and AI widget summaries), GET /api/v1/app-config, POST /api/v1/charts/compile, its deployment’s agent chat threads and the data API of its deployment (in creator mode also its deployment’s shared workspace and copies from it); this route needs an API key.',
           'invalid_token',
           basic,
         );

@@ -31,13 +31,16 @@ export function accountRoutes(services: {
           tags,
           summary: 'The app configuration (reference 5.3; any authenticated caller)',
           description:
-            '`embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none). The fields this server has no setting for answer their defaults (false or null).',
+            '`embedding` is the reference part of the account’s embed settings; `appTheme` is the theme an admin set (null: none); `creatorMode` is answered to creator-mode embed sessions only (null for every other caller). The fields this server has no setting for answer their defaults (false or null).',
           response: { 200: Type.Ref('AppConfigResponse') },
         },
       },
       async (request) => {
         if (request.embed === null) return services.appConfig.get(request.caller);
-        const config = await services.appConfig.get({ actor: { tenantId: request.embed.tenantId } });
+        const config = await services.appConfig.get(
+          { actor: { tenantId: request.embed.tenantId } },
+          { creatorMode: request.embed.claims.creator_mode === true },
+        );
         // The switches the session pinned (4.15 settings) outrank the account's.
         const pinned = request.embed.claims.settings;
         const base = (config.embedding ?? {}) as Record<string, unknown>;
@@ -53,7 +56,8 @@ export function accountRoutes(services: {
           operationId: 'updateAppConfig',
           extension: true,
           tags,
-          summary: 'Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme` (extension; admin with an unscoped key)',
+          summary:
+            'Set the app configuration: `restrictDataDownload`, `sheetsAgentChatEnabled`, `appTheme`, `creatorMode` (extension; admin with an unscoped key)',
           description:
             'A merge: the keys sent replace their values, null puts one back to its default. While `restrictDataDownload` is on, dashboard exports (`POST …/dashboard-exports`) answer 403 for everyone, renders on behalf of another user included; scheduled notifications are exempt. `appTheme` is replaced whole (null clears it); a colour that is not hex or `rgb()`/`hsl()`, a number out of range, a URL that is neither `https://` nor a path on this host, or an unknown key answers 400 and changes nothing. Answers the app configuration after the change.',
           body: AppConfigInput,

@@ -5,14 +5,32 @@ import { AppThemeInput, AppThemeSchema, appThemeSchemas } from './app-theme.sche
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
 
-/** The reference's CreatorMode (5.3); this server offers no creator mode, so `app-config` answers null. */
-const CreatorMode = Type.Object({
-  localizedTitles: nullable(Type.Array(Type.Object({ locale: Type.String({ maxLength: 35 }), value: Type.String({ maxLength: 1000 }) }), { maxItems: 50 })),
+const CREATOR_MODE_FIELDS = {
+  localizedTitles: nullable(
+    Type.Array(
+      Type.Object({ locale: Type.String({ minLength: 1, maxLength: 35 }), value: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }),
+      {
+        maxItems: 50,
+      },
+    ),
+  ),
   showGeneratedSql: nullable(Type.Boolean()),
   showSemanticSql: nullable(Type.Boolean()),
   showWorkspaceTitle: nullable(Type.Boolean()),
-  workspaceTitle: nullable(Type.String()),
-});
+  workspaceTitle: nullable(Type.String({ maxLength: 1000 })),
+};
+
+/** The reference's CreatorMode (5.3): what a creator-mode embed session's workspace shows; answered to such sessions only. */
+const CreatorMode = Type.Object(CREATOR_MODE_FIELDS);
+export type CreatorModeConfig = Static<typeof CreatorMode>;
+
+/** What an admin sets (extension): the same members, each optional. */
+const CreatorModeInput = Type.Object(
+  Object.fromEntries(Object.entries(CREATOR_MODE_FIELDS).map(([name, schema]) => [name, Type.Optional(schema)])) as {
+    [K in keyof typeof CREATOR_MODE_FIELDS]: ReturnType<typeof Type.Optional<(typeof CREATOR_MODE_FIELDS)[K]>>;
+  },
+  { additionalProperties: false },
+);
 
 /** The reference's AppConfigResponse (5.3). */
 export const AppConfigResponseSchema = Type.Object(
@@ -21,7 +39,10 @@ export const AppConfigResponseSchema = Type.Object(
     restrictDataDownload: Type.Boolean({ description: 'The tenant-wide lock on data downloads (default false).' }),
     sheetsAgentChatEnabled: Type.Boolean({ description: 'Whether the spreadsheet add-in’s chat may act on the sheet (default false).' }),
     appTheme: nullable(ref(AppThemeSchema), 'The account’s theme (set with PUT /api/v1/tenant/app-config); null: none set, the default theme.'),
-    creatorMode: nullable(CreatorMode, 'Null: creator mode is not offered.'),
+    creatorMode: nullable(
+      CreatorMode,
+      'Answered to a creator-mode embed session (reference 4.15) as an admin set it (PUT /api/v1/tenant/app-config; members not set are null); null for every other caller.',
+    ),
     embedding: nullable(Type.Ref('EmbedSettings'), 'The account’s embed defaults (reference 4.0; set with PUT /api/v1/tenant/embed-settings).'),
     sheetsUi: nullable(Type.Object({ showAppliedFilters: nullable(Type.Boolean()) }), 'Null: the add-in’s defaults.'),
     timezoneSettings: nullable(
@@ -63,6 +84,12 @@ export const AppConfigInput = Type.Object(
       Type.Union([Type.Boolean(), Type.Null()], {
         description:
           'Whether a spreadsheet add-in’s chat may act on the sheet (reference 5.3), answered as set to the add-ins that read the app configuration. Default false.',
+      }),
+    ),
+    creatorMode: Type.Optional(
+      Type.Union([CreatorModeInput, Type.Null()], {
+        description:
+          'What creator-mode embed sessions are shown (reference 5.3 CreatorMode), replaced whole; null clears it. Only creator-mode sessions read it back from GET /api/v1/app-config.',
       }),
     ),
     appTheme: Type.Optional(

@@ -4,7 +4,7 @@ import type { Store } from '../../db/database.js';
 import type { Executor } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import { readStoredSettings, writeStoredSettings } from './account.store.js';
-import type { AppConfigInput, AppConfigResponse } from './app-config.schemas.js';
+import type { AppConfigInput, AppConfigResponse, CreatorModeConfig } from './app-config.schemas.js';
 import { storedAppTheme, themeErrors, toAppTheme } from './app-theme.js';
 import { embedSettings, referenceEmbedSettings } from './embed-settings.js';
 import { invalid } from './settings-values.js';
@@ -15,6 +15,21 @@ const RESTRICT_DATA_DOWNLOAD = 'restrictDataDownload';
 const SHEETS_AGENT_CHAT = 'sheetsAgentChatEnabled';
 /** The account's theme (5.3 AppTheme), kept in the reference's shape as `toAppTheme` makes it. */
 const APP_THEME = 'appTheme';
+/** What creator-mode sessions are shown (5.3 CreatorMode), as an admin set it. */
+const CREATOR_MODE = 'creatorMode';
+
+/** The stored creator-mode configuration in the reference's shape: every member, null where not set. */
+function creatorModeOf(stored: unknown): CreatorModeConfig {
+  const set = stored !== null && typeof stored === 'object' ? (stored as Record<string, unknown>) : {};
+  const pick = <T>(name: string) => (set[name] ?? null) as T | null;
+  return {
+    localizedTitles: pick('localizedTitles'),
+    showGeneratedSql: pick('showGeneratedSql'),
+    showSemanticSql: pick('showSemanticSql'),
+    showWorkspaceTitle: pick('showWorkspaceTitle'),
+    workspaceTitle: pick('workspaceTitle'),
+  };
+}
 
 async function readRestrict(db: Executor, tenantId: number): Promise<boolean> {
   return (await readStoredSettings(db, tenantId, 'account_settings'))[RESTRICT_DATA_DOWNLOAD] === true;
@@ -37,7 +52,8 @@ export function restrictDataDownload(db: Executor, tenantId: number, snapshot?: 
  */
 export function appConfigService(store: Store) {
   const service = {
-    async get(caller: { actor: { tenantId: number }; snapshot?: TenantSnapshot }): Promise<AppConfigResponse> {
+    /** `creatorMode`: the caller is a creator-mode embed session, which alone is answered the CreatorMode configuration. */
+    async get(caller: { actor: { tenantId: number }; snapshot?: TenantSnapshot }, { creatorMode = false } = {}): Promise<AppConfigResponse> {
       const tenantId = caller.actor.tenantId;
       const embed = await embedSettings(store.db, tenantId, caller.snapshot);
       const read = () => readStoredSettings(store.db, tenantId, 'account_settings');
@@ -49,7 +65,7 @@ export function appConfigService(store: Store) {
         restrictDataDownload: stored[RESTRICT_DATA_DOWNLOAD] === true,
         sheetsAgentChatEnabled: stored[SHEETS_AGENT_CHAT] === true,
         appTheme: storedAppTheme(stored[APP_THEME]),
-        creatorMode: null,
+        creatorMode: creatorMode ? creatorModeOf(stored[CREATOR_MODE]) : null,
         embedding: referenceEmbedSettings(embed),
         sheetsUi: null,
         timezoneSettings: embed.timezone === null ? null : { enabled: true, allowUserOverride: null, timezone: embed.timezone },
@@ -73,6 +89,8 @@ export function appConfigService(store: Store) {
           if (value === null || value === false) delete stored[key];
           else if (value === true) stored[key] = true;
         }
+        if (input.creatorMode === null) delete stored[CREATOR_MODE];
+        else if (input.creatorMode !== undefined) stored[CREATOR_MODE] = input.creatorMode;
         if (theme === null) delete stored[APP_THEME];
         else if (theme !== undefined) stored[APP_THEME] = toAppTheme(theme);
         await writeStoredSettings(trx, tenantId, 'account_settings', stored);

@@ -37,6 +37,10 @@ const EXTENSION_FIELDS = {
     description: 'The exact origins (`scheme://host[:port]`, http or https, no path) that may frame embeds. Default: none listed.',
   }),
   pythonAnalysisEnabled: Type.Boolean({ description: 'Whether embeds may run a report’s Python analysis (reference 3.7; default false).' }),
+  useCreatorMode: Type.Boolean({
+    description:
+      'The feature flag of creator mode (reference 4.15 `useCreatorMode`; default false). Off: a session asking for `creatorMode: true` answers 403; sessions already issued keep their mode until they expire.',
+  }),
 };
 
 /** Every embed setting with defaults applied (extension: the reference's fields plus this product's). */
@@ -56,6 +60,7 @@ export const TenantEmbedSettingsInput = Type.Object(
     enabled: Type.Optional(Type.Union([EXTENSION_FIELDS.enabled, Type.Null()])),
     allowedOrigins: Type.Optional(Type.Union([EXTENSION_FIELDS.allowedOrigins, Type.Null()])),
     pythonAnalysisEnabled: Type.Optional(Type.Union([EXTENSION_FIELDS.pythonAnalysisEnabled, Type.Null()])),
+    useCreatorMode: Type.Optional(Type.Union([EXTENSION_FIELDS.useCreatorMode, Type.Null()])),
   },
   { additionalProperties: false },
 );

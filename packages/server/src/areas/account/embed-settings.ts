@@ -20,6 +20,7 @@ export const EMBED_DEFAULTS: Readonly<TenantEmbedSettings> = Object.freeze({
   enabled: true,
   allowedOrigins: [],
   pythonAnalysisEnabled: false,
+  useCreatorMode: false,
 });
 
 const KEYS = Object.keys(EMBED_DEFAULTS) as Array<keyof TenantEmbedSettings>;

@@ -3,7 +3,7 @@ import { insertReport, updateReport } from '../reports/index.js';
 import { normalizeDashboardConfig, type Dashboard, type DashboardConfig, type DashboardConfigDraft, type ReportSnapshot } from '../workspace/index.js';
 import { parseJson } from '../workspace/index.js';
 import { findItem } from '../workspace/index.js';
-import { requireItemAccess, type WorkspaceContext } from '../workspace/index.js';
+import { requireItemAccess, type WorkspaceContext, type WorkspaceScope } from '../workspace/index.js';
 import { newPublicId, reportIdOf, reportIdsOf, writePublication } from './dashboards.service.js';
 import { findWorkbook, setWorkbookDraft } from './dashboards.store.js';
 import { findPublishedByWorkbook, snapshotContent, type SnapshotContent } from './published.js';
@@ -43,24 +43,29 @@ function reportColumns(content: SnapshotContent, sourceId: number) {
   };
 }
 
+/** Who a copy is made for: a user of the account, or an embed user (a creator-mode session). */
+type Maker = { userId: number } | { embedUserId: number };
+
 async function insertCopy(
   trx: Executor,
-  context: WorkspaceContext,
+  scope: WorkspaceScope,
+  maker: Maker,
   folderId: number | null,
   sourceId: number,
   content: SnapshotContent,
   at: string,
 ): Promise<ReportRow> {
   return insertReport(trx, {
-    tenant_id: context.scope.tenantId,
-    deployment_id: context.scope.deploymentId,
+    tenant_id: scope.tenantId,
+    deployment_id: scope.deploymentId,
     folder_id: folderId,
     public_id: newPublicId(),
     ...reportColumns(content, sourceId),
     // Placements stay with the report that was placed: a copy starts in no spreadsheet.
     placements: null,
     last_viewed_at: null,
-    created_by: context.caller.actor.userId,
+    created_by: 'userId' in maker ? maker.userId : null,
+    embed_owner_id: 'embedUserId' in maker ? maker.embedUserId : null,
     created_at: at,
     updated_at: at,
   });
@@ -160,7 +165,7 @@ export async function copyDashboardsInto(
       copies.set(id, earlierItem.row.id);
       reports.push({ sourceReportId: id, targetReportId: earlierItem.row.id, outcome: 'UPDATED' });
     } else {
-      const inserted = await insertCopy(trx, into.target, copy.folder_id, id, content, at);
+      const inserted = await insertCopy(trx, into.target.scope, { userId: into.target.caller.actor.userId }, copy.folder_id, id, content, at);
       copies.set(id, inserted.id);
       reports.push({ sourceReportId: id, targetReportId: inserted.id, outcome: 'CREATED' });
     }
@@ -180,4 +185,42 @@ export async function copyDashboardsInto(
     });
   }
   return { workbook: await findWorkbook(trx, into.target.scope.tenantId, copy.id), reports, published: published !== undefined };
+}
+
+/**
+ * Gives `copy`, a creator-mode session's copy of the shared workbook `source` (reference 8.G.1
+ * `shared: true`), what the source's **published** dashboard shows, and nothing of its draft: a
+ * report made from each of the version's report snapshots, at the root beside the copy and owned
+ * by the embed user; the version re-pointed at them becomes version 1 of the copy's own dashboard
+ * (new public id, `allowEmbed` off) and the copy's draft. The caller has checked that the source
+ * is shared with the session and has a published dashboard.
+ */
+export async function copySharedPublication(
+  trx: Executor,
+  scope: WorkspaceScope,
+  source: WorkbookRow,
+  copy: WorkbookRow,
+  embedUserId: number,
+  at: string,
+): Promise<WorkbookRow> {
+  const published = await findPublishedByWorkbook(trx, scope.tenantId, source.id);
+  if (!published) throw new Error(`Workbook ${source.id} has no published dashboard to copy`);
+  const copies = new Map<number, number>();
+  for (const snapshot of published.reportSnapshots) {
+    if (copies.has(snapshot.reportId)) continue;
+    const report = await insertCopy(trx, scope, { embedUserId }, copy.folder_id, snapshot.reportId, withoutIds(snapshot), at);
+    copies.set(snapshot.reportId, report.id);
+  }
+  const config = repointed(published.config, copies);
+  await setWorkbookDraft(trx, scope.tenantId, copy.id, JSON.stringify(config));
+  await writePublication(trx, copy, {
+    config,
+    snapshots: published.reportSnapshots.map((s) => ({ reportId: copies.get(s.reportId) ?? s.reportId, content: withoutIds(s) })),
+    title: published.title ?? null,
+    description: published.description ?? null,
+    allowEmbed: false,
+    userId: null,
+    at,
+  });
+  return findWorkbook(trx, scope.tenantId, copy.id);
 }

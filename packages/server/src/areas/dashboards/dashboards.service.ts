@@ -189,7 +189,8 @@ export async function writePublication(
     title: string | null;
     description: string | null;
     allowEmbed: boolean | null;
-    userId: number;
+    /** Null: made by nobody's user (a creator-mode embed session's copy). */
+    userId: number | null;
     at: string;
   },
 ): Promise<Dashboard> {

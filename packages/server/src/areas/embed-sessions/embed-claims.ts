@@ -30,4 +30,6 @@ export interface EmbedClaims {
   /** Only the switches the session pinned; the rest inherit the account's. */
   settings: Record<string, boolean | string>;
   theme: Record<string, unknown> | null;
+  /** A creator-mode session (reference 4.15); absent on every other. */
+  creator_mode?: true;
 }

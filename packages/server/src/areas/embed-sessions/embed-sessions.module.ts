@@ -6,6 +6,7 @@ import { embedDashboardRoutes, embedDashboards, embedSharing } from './embed-das
 import { embedSessionsRoutes } from './embed-sessions.routes.js';
 import { embedSessionSchemas } from './embed-sessions.schemas.js';
 import { embedSessionsService } from './embed-sessions.service.js';
+import { SharedWorkspacePageSchema, sharedWorkspaceRoutes, sharedWorkspaceService } from './shared-workspace.js';
 
 export interface EmbedSessionsConfig {
   /** The most embed users an account may hold. */
@@ -36,11 +37,12 @@ export const embedSessionsArea = defineArea(
         embedDashboards: dashboards,
         verifyEmbed: async (tenant: { id: number; slug: string }, token: string) => embedSessions.verify(tenant, token, await tenantCache.snapshot(tenant.id)),
       },
-      schemas: embedSessionSchemas,
+      schemas: [...embedSessionSchemas, SharedWorkspacePageSchema],
       credentials: { embedTokenType: EMBED_TOKEN_TYPE },
       routes: ({ resolveTenant }) => [
         embedSessionsRoutes(embedSessions, { signing, resolveTenant, exchangePerIpPerMinute: config.exchangePerIpPerMinute }),
         embedDashboardRoutes(dashboards),
+        sharedWorkspaceRoutes(sharedWorkspaceService(store)),
       ],
     };
   },

@@ -30,7 +30,7 @@ export function embedSessionsRoutes(service: EmbedSessionsService, options: Embe
           description:
             'A one-time session id (32 lowercase hex characters), to be exchanged within 5 minutes by the embedding page (POST /api/v1/embed/session/token). ' +
             'It captures the deployment, the identity, the groups, the attributes, the security context, the settings and the branch, resolved now. ' +
-            'An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. Creator mode is not offered. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.',
+            'An `externalId` user is created or updated now in its embed tenant (created on demand; `default` when none is named), as provisioning does (4.4): groups and attributes must exist (they are never created here), values typed by the catalog, nothing written on any refusal; past the account’s cap of embed users, 429. `creatorMode: true` (with the account’s `useCreatorMode` embed setting on, 403 CREATOR_MODE_DISABLED otherwise) issues a creator-mode session: `tenantGroupDefinitions` and `userAttributeDefinitions` are upserted into the embed tenant first (an attribute’s type never changes: another type fails the whole request, 400, and writes nothing), `tenantGroups` may name them, and `userAttributes` resolve against the embed tenant’s own catalog. Accepts `Authorization: Api-Key <key>` as well as `Bearer`.',
           body: ref(GenerateSessionInputSchema),
           response: { 200: Type.Ref('EmbedSession') },
           problems: [
@@ -41,7 +41,8 @@ export function embedSessionsRoutes(service: EmbedSessionsService, options: Embe
             'BRANCH_NOT_FOUND',
             'BRANCH_NOT_SERVED',
             'USER_NOT_FOUND',
-            'CREATOR_MODE_UNAVAILABLE',
+            'CREATOR_MODE_REQUIRED',
+            'CREATOR_MODE_DISABLED',
             'GROUPS_NOT_FOUND',
             'USER_ATTRIBUTES_NOT_FOUND',
             'EMBED_USER_LIMIT',

@@ -36,6 +36,17 @@ const AttributeValue = Nullable(
   ]),
 );
 
+const AttributeDefinition = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    type: Type.Enum(['string', 'number', 'boolean', 'string_array', 'number_array'], { description: 'Never changed once the attribute exists.' }),
+    displayName: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    defaultValue: Type.Optional(AttributeValue),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+  },
+  { additionalProperties: false },
+);
+
 /** Reference 4.15 EmbedSessionSettings: each switch is three-state (left out or null: inherit). */
 export const EmbedSessionSettingsSchema = Type.Object(
   {
@@ -91,12 +102,32 @@ export const GenerateSessionInputSchema = Type.Object(
     embedTenantProfile: Type.Optional(
       Nullable(Type.Object({ displayName: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }, { additionalProperties: false })),
     ),
-    creatorMode: Type.Optional(Nullable(Type.Boolean({ description: 'Not offered: `true` is a 400.' }))),
+    creatorMode: Type.Optional(
+      Nullable(
+        Type.Boolean({
+          description:
+            'A creator-mode session: tenant groups and attribute definitions may be written, `userAttributes` resolve against the embed tenant’s own catalog, and the token opens the shared workspace and copies from it. Needs the account’s `useCreatorMode` embed setting (403 CREATOR_MODE_DISABLED otherwise) and an `externalId`.',
+        }),
+      ),
+    ),
     groups: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 1000 }))),
     tenantGroups: Type.Optional(
-      Nullable(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' })),
+      Nullable(
+        Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+          maxItems: 1000,
+          description: 'The embed tenant’s groups the user is in, replaced exactly. Needs `creatorMode: true` and `embedTenantName` (400 otherwise).',
+        }),
+      ),
     ),
-    tenantGroupDefinitions: Type.Optional(Nullable(Type.Array(GroupDefinition, { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' }))),
+    tenantGroupDefinitions: Type.Optional(
+      Nullable(
+        Type.Array(GroupDefinition, {
+          maxItems: 1000,
+          description:
+            'Tenant groups created, or their description updated, before `tenantGroups` is applied. Needs `creatorMode: true` and `embedTenantName` (400 otherwise).',
+        }),
+      ),
+    ),
     groupDefinitions: Type.Optional(
       Nullable(Type.Array(GroupDefinition, { maxItems: 1000, description: 'Deprecated and ignored: global groups are never created here.' })),
     ),
@@ -108,7 +139,13 @@ export const GenerateSessionInputSchema = Type.Object(
       ),
     ),
     userAttributeDefinitions: Type.Optional(
-      Nullable(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 1000, description: 'Needs creator mode: any value is a 400.' })),
+      Nullable(
+        Type.Array(AttributeDefinition, {
+          maxItems: 1000,
+          description:
+            'The embed tenant’s attribute catalog, upserted by name before `userAttributes` is applied. A name the catalog holds with another type fails the whole request (400, `cannot change type`) and writes nothing. Needs `creatorMode: true` (400 otherwise).',
+        }),
+      ),
     ),
     securityContext: Type.Optional(Nullable(JsonObject('Passed to the data model as the query security context (at most 16 KiB as JSON).'))),
     settings: Type.Optional(Nullable(Type.Ref('EmbedSessionSettings'))),

@@ -58,8 +58,8 @@ export function embedUnauthenticated(detail: string): ApiError {
 export interface EmbedSessionsOptions {
   signing: Signing;
   urlOf: DeploymentUrlOf;
-  /** The tenant's embed settings (`enabled`; account/embed-settings.ts). */
-  settings: (tenantId: number) => Promise<{ enabled: boolean }>;
+  /** The tenant's embed settings (`enabled`, `useCreatorMode`; account/embed-settings.ts). */
+  settings: (tenantId: number) => Promise<{ enabled: boolean; useCreatorMode: boolean }>;
   /** The account-wide cap of embed users (EMBED_USER_LIMIT): a session for a new user past it is 429. */
   embedUserLimit: number;
   /** The clock (tests move it). */
@@ -102,18 +102,32 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
     );
   }
 
-  function creatorModeRefused(input: GenerateSessionInput): void {
-    const field =
-      input.creatorMode === true
-        ? 'creatorMode'
-        : (['tenantGroups', 'tenantGroupDefinitions', 'userAttributeDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
-    if (field === undefined) return;
-    throw new ApiError(
-      'CREATOR_MODE_UNAVAILABLE',
-      field === 'creatorMode'
-        ? 'Creator mode is not offered: sessions are view-only; leave `creatorMode` out or set it to false.'
-        : `\`${field}\` needs creator mode, which is not offered; leave it out.`,
-    );
+  /**
+   * Reference 4.15: `creatorMode` needs the account's `useCreatorMode` flag (403) and an external
+   * user; `tenantGroups`, `tenantGroupDefinitions` and `userAttributeDefinitions` need creator
+   * mode, the group fields an `embedTenantName` too (400).
+   */
+  async function checkCreatorMode(tenantId: number, input: GenerateSessionInput): Promise<boolean> {
+    const creator = input.creatorMode === true;
+    if (!creator) {
+      const field = (['tenantGroups', 'tenantGroupDefinitions', 'userAttributeDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
+      if (field !== undefined)
+        throw new ApiError('CREATOR_MODE_REQUIRED', `\`${field}\` needs a creator-mode session: add \`"creatorMode": true\` (and an \`embedTenantName\`).`, {
+          errors: [{ pointer: `/body/${field}`, message: 'needs creatorMode: true' }],
+        });
+      return false;
+    }
+    if (!(await options.settings(tenantId)).useCreatorMode)
+      throw new ApiError(
+        'CREATOR_MODE_DISABLED',
+        'Creator mode is turned off for this account; an admin turns it on with PUT /api/v1/tenant/embed-settings {"useCreatorMode": true}.',
+      );
+    if (input.externalId === undefined || input.externalId === null)
+      throw invalid('A creator-mode session is for an external user: give `externalId` (an `internalId` user has their own workspace).', '/body/externalId');
+    const tenantless = (['tenantGroups', 'tenantGroupDefinitions'] as const).find((f) => input[f] !== undefined && input[f] !== null);
+    if (tenantless !== undefined && (input.embedTenantName === undefined || input.embedTenantName === null))
+      throw invalid(`\`${tenantless}\` needs \`embedTenantName\`: tenant groups belong to a named embed tenant.`, '/body/embedTenantName');
+    return true;
   }
 
   return {
@@ -130,7 +144,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
         );
       }
       const { row } = await authorizeDeployment(db, caller, input.deploymentId, 'DeploymentRead');
-      creatorModeRefused(input);
+      const creatorMode = await checkCreatorMode(actor.tenantId, input);
 
       const external = input.externalId ?? null;
       const internal = input.internalId ?? null;
@@ -197,6 +211,14 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
               userProfile: input.userProfile,
               groups: input.groups,
               userAttributes: input.userAttributes,
+              ...(creatorMode
+                ? {
+                    creatorMode: true,
+                    tenantGroups: input.tenantGroups,
+                    tenantGroupDefinitions: input.tenantGroupDefinitions,
+                    userAttributeDefinitions: input.userAttributeDefinitions,
+                  }
+                : {}),
             },
             { userLimit: options.embedUserLimit, concurrent: true, now },
           );
@@ -208,6 +230,7 @@ export function embedSessionsService(store: Store, options: EmbedSessionsOptions
             groups: identity.groups,
             tenant_groups: [identity.tenantSystemGroup, ...identity.tenantGroups],
             user_attributes: identity.userAttributes,
+            ...(creatorMode ? { creator_mode: true } : {}),
           };
         } else {
           claims = {

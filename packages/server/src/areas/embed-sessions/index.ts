@@ -6,3 +6,4 @@ export { EMBED_TOKEN_TYPE } from './embed-claims.js';
 export type { EmbedDashboards } from './embed-dashboards.js';
 export type { EmbedPrincipal } from './embed-sessions.service.js';
 export { embedSessionsArea } from './embed-sessions.module.js';
+export { requireCreatorSession } from './shared-workspace.js';

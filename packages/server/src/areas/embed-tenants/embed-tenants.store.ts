@@ -98,9 +98,27 @@ export async function listEmbedTenants(
 }
 
 /**
- * Deletes an embed tenant; its users, groups, memberships, attribute values and shares go with it
- * through the foreign keys' cascades (migration 0017), in this one statement.
+ * Grants and favorites on the content the tenant's users own (copies from the shared workspace,
+ * 8.G.1), which the tenant's deletion takes with it by cascade: they must not outlive it.
+ */
+async function deleteOwnedContentGrants(db: Executor, tenantId: number, embedTenantId: number): Promise<void> {
+  const owners = db.selectFrom('embed_users').select('id').where('tenant_id', '=', tenantId).where('embed_tenant_id', '=', embedTenantId);
+  for (const [type, table] of [
+    ['WORKBOOK', 'workbooks'],
+    ['REPORT', 'reports'],
+  ] as const) {
+    const ids = db.selectFrom(table).select('id').where('tenant_id', '=', tenantId).where('embed_owner_id', 'in', owners);
+    await db.deleteFrom('policies').where('tenant_id', '=', tenantId).where('resource_type', '=', type).where('resource_id', 'in', ids).execute();
+    await db.deleteFrom('favorites').where('tenant_id', '=', tenantId).where('item_type', '=', type).where('item_id', 'in', ids).execute();
+  }
+}
+
+/**
+ * Deletes an embed tenant; its users, groups, memberships, attribute values, shares, attribute
+ * catalog and its users' copies (migrations 0017, 0038) go with it through the foreign keys'
+ * cascades, once the grants and favorites on those copies are gone.
  */
 export async function deleteEmbedTenant(db: Executor, tenantId: number, id: number): Promise<void> {
+  await deleteOwnedContentGrants(db, tenantId, id);
   await db.deleteFrom('embed_tenants').where('tenant_id', '=', tenantId).where('id', '=', id).execute();
 }

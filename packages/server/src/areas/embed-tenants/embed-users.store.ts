@@ -133,3 +133,9 @@ export async function listEmbedUsers(
 export async function recordEmbedLogin(db: Executor, tenantId: number, embedUserId: number, at: string): Promise<void> {
   await db.updateTable('embed_users').set({ last_login: at }).where('tenant_id', '=', tenantId).where('id', '=', embedUserId).execute();
 }
+
+/** Whether the embed user is still there (their embed tenant may have been deleted since their session). */
+export async function embedUserExists(db: Executor, tenantId: number, embedUserId: number): Promise<boolean> {
+  const row = await db.selectFrom('embed_users').select('id').where('tenant_id', '=', tenantId).where('id', '=', embedUserId).executeTakeFirst();
+  return row !== undefined;
+}

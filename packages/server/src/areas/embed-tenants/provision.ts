@@ -8,6 +8,17 @@ import type { EmbedUser, EmbedUserProfile } from './embed-tenants.schemas.js';
 import { deleteAttributeValue, globalGroupsByName, setGlobalGroups, setTenantGroups, tenantGroupsByName, upsertAttributeValue } from './memberships.store.js';
 import { SYSTEM_PREFIX, isEmbedTenantName, normalizeExternalId, syntheticEmail } from './names.js';
 import { embedIdentities } from './security-context.js';
+import {
+  creatorDefinitions,
+  deleteCreatorValue,
+  insertCreatorDefinition,
+  insertTenantGroupUnlessTaken,
+  matchesCreatorType,
+  updateCreatorDefinition,
+  upsertCreatorValue,
+  type CreatorAttributeType,
+} from './creator-catalog.js';
+import { setGroupDescription } from './embed-groups.store.js';
 import { findEmbedTenant, insertEmbedTenant, insertEmbedTenantUnlessTaken, setEmbedTenantDisplayName } from './embed-tenants.store.js';
 import {
   countAccountEmbedUsers,
@@ -37,8 +48,26 @@ export interface ProvisionEmbedUserRequest {
   groups?: string[] | null | undefined;
   /** Names of this embed tenant's groups (4.7). */
   tenantGroups?: string[] | null | undefined;
-  /** Typed by the account's attribute catalog; a value of null clears it; other names keep theirs. */
+  /**
+   * Typed by the account's attribute catalog, or in creator mode by the embed tenant's own; a
+   * value of null clears it; other names keep theirs.
+   */
   userAttributes?: Array<{ name: string; value: unknown }> | null | undefined;
+  /** A creator-mode session (4.15): `userAttributes` resolve against the embed tenant's catalog. */
+  creatorMode?: boolean | undefined;
+  /** Creator mode: tenant groups created, or their description updated, before `tenantGroups` is applied. */
+  tenantGroupDefinitions?: Array<{ name: string; description?: string | null | undefined }> | null | undefined;
+  /** Creator mode: the embed tenant's attribute catalog, upserted by name; a type never changes. */
+  userAttributeDefinitions?: CreatorAttributeDefinition[] | null | undefined;
+}
+
+/** One entry of 4.15's `userAttributeDefinitions`. */
+export interface CreatorAttributeDefinition {
+  name: string;
+  type: CreatorAttributeType;
+  displayName?: string | null | undefined;
+  defaultValue?: unknown;
+  description?: string | null | undefined;
 }
 
 /** What a session bakes into its token, and what provisioning answers. */
@@ -147,8 +176,11 @@ function notFoundGroups(kind: string, missing: string[]): ApiError {
 
 interface Checked {
   globalGroupIds?: number[];
-  tenantGroupIds?: number[];
+  /** Tenant groups by name: some may exist only once `tenantGroupDefinitions` are written. */
+  tenantGroupNames?: string[];
   attributes: Array<{ id: number; value: unknown }>;
+  /** Creator mode: values of the embed tenant's catalog, by attribute name (resolved once the definitions are written). */
+  creatorAttributes: Array<{ name: string; value: unknown }>;
 }
 
 /** Every check that needs no writes, done before any write, so a refused request changes nothing. */
@@ -159,7 +191,7 @@ async function check(
   request: ProvisionEmbedUserRequest,
   at: string,
 ): Promise<Checked> {
-  const checked: Checked = { attributes: [] };
+  const checked: Checked = { attributes: [], creatorAttributes: [] };
   if (request.groups != null) {
     const names = distinct(request.groups);
     const reserved = names.filter((n) => n.toLowerCase().startsWith(SYSTEM_PREFIX));
@@ -179,13 +211,30 @@ async function check(
     if (missing.length > 0) throw notFoundGroups(' (global groups are made by an admin, never by embedding)', missing);
     checked.globalGroupIds = found.map((g) => g.id);
   }
+  const defined = new Set<string>();
+  for (const [i, definition] of (request.tenantGroupDefinitions ?? []).entries()) {
+    const key = definition.name.toLowerCase();
+    if (key.startsWith(SYSTEM_PREFIX))
+      throw invalid(
+        `${at}/tenantGroupDefinitions/${i}/name`,
+        'is reserved',
+        `"${definition.name}" starts with "system:", which is reserved for the groups the system keeps; choose another name.`,
+      );
+    if (defined.has(key))
+      throw invalid(`${at}/tenantGroupDefinitions/${i}/name`, 'is repeated', `Tenant group "${definition.name}" is defined twice; define each group once.`);
+    defined.add(key);
+  }
   if (request.tenantGroups != null) {
     const names = distinct(request.tenantGroups);
     const found = embedTenant ? await tenantGroupsByName(trx, tenantId, embedTenant.id, names) : [];
-    const known = new Set(found.map((g) => g.name.toLowerCase()));
+    const known = new Set([...found.map((g) => g.name.toLowerCase()), ...defined]);
     const missing = names.filter((n) => !known.has(n.toLowerCase()));
     if (missing.length > 0) throw notFoundGroups(` in embed tenant "${request.embedTenantName.toLowerCase()}" (create them first)`, missing);
-    checked.tenantGroupIds = found.map((g) => g.id);
+    checked.tenantGroupNames = names;
+  }
+  if (request.creatorMode === true) {
+    await checkCreatorCatalog(trx, tenantId, embedTenant, request, at, checked);
+    return checked;
   }
   if (request.userAttributes != null && request.userAttributes.length > 0) {
     const catalog = new Map((await listAttributes(trx, tenantId)).map((a) => [a.name.toLowerCase(), a]));
@@ -216,6 +265,132 @@ async function check(
       );
   }
   return checked;
+}
+
+/**
+ * Creator mode (4.15): the definitions against the embed tenant's catalog (a repeated name, a
+ * default of another type, or a name the catalog holds with another type is 400), then the
+ * values against the catalog as the definitions will leave it. Reads only.
+ */
+async function checkCreatorCatalog(
+  trx: Executor,
+  tenantId: number,
+  embedTenant: EmbedTenantRow | undefined,
+  request: ProvisionEmbedUserRequest,
+  at: string,
+  checked: Checked,
+): Promise<void> {
+  const stored = embedTenant ? await creatorDefinitions(trx, tenantId, embedTenant.id) : [];
+  const types = new Map<string, { name: string; type: CreatorAttributeType }>(stored.map((d) => [d.name.toLowerCase(), { name: d.name, type: d.type }]));
+  const seen = new Set<string>();
+  for (const [i, definition] of (request.userAttributeDefinitions ?? []).entries()) {
+    const key = definition.name.toLowerCase();
+    const pointer = `${at}/userAttributeDefinitions/${i}`;
+    if (seen.has(key)) throw invalid(`${pointer}/name`, 'is repeated', `User attribute "${definition.name}" is defined twice; define each attribute once.`);
+    seen.add(key);
+    const existing = types.get(key);
+    if (existing && existing.type !== definition.type) {
+      throw invalid(
+        `${pointer}/type`,
+        'cannot change type',
+        `User attribute "${existing.name}" is of type ${existing.type} and cannot change type to ${definition.type}; nothing was changed.`,
+      );
+    }
+    if (definition.defaultValue !== undefined && definition.defaultValue !== null && !matchesCreatorType(definition.type, definition.defaultValue)) {
+      throw invalid(
+        `${pointer}/defaultValue`,
+        `must be of type ${definition.type}`,
+        `The default of user attribute "${definition.name}" is not of type ${definition.type}.`,
+      );
+    }
+    if (!existing) types.set(key, { name: definition.name, type: definition.type });
+  }
+  const given = new Set<string>();
+  const unknown: string[] = [];
+  for (const [i, { name, value }] of (request.userAttributes ?? []).entries()) {
+    const key = name.toLowerCase();
+    if (given.has(key)) throw invalid(`${at}/userAttributes/${i}/name`, 'is repeated', `User attribute "${name}" is given twice; give each attribute once.`);
+    given.add(key);
+    const def = types.get(key);
+    if (!def) {
+      unknown.push(name);
+      continue;
+    }
+    if (value !== null && !matchesCreatorType(def.type, value)) {
+      throw invalid(
+        `${at}/userAttributes/${i}/value`,
+        `must be of type ${def.type}`,
+        `User attribute "${def.name}" is of type ${def.type}; the value given is not (its type cannot change).`,
+      );
+    }
+    checked.creatorAttributes.push({ name: def.name, value });
+  }
+  if (unknown.length > 0)
+    throw new ApiError(
+      'USER_ATTRIBUTES_NOT_FOUND',
+      `User attributes not found: ${unknown.map((n) => `"${n}"`).join(', ')} in the catalog of embed tenant "${request.embedTenantName.toLowerCase()}" (creator mode resolves attributes there; define them with userAttributeDefinitions).`,
+    );
+}
+
+/** Creator mode: the request's tenant groups and attribute definitions, upserted by name (types never change: checked before). */
+async function writeCreatorDefinitions(trx: Executor, tenantId: number, embedTenant: EmbedTenantRow, request: ProvisionEmbedUserRequest, at: string) {
+  const groups = request.tenantGroupDefinitions ?? [];
+  if (groups.length > 0) {
+    const existing = new Map(
+      (
+        await tenantGroupsByName(
+          trx,
+          tenantId,
+          embedTenant.id,
+          groups.map((g) => g.name),
+        )
+      ).map((g) => [g.name.toLowerCase(), g]),
+    );
+    for (const definition of groups) {
+      const found = existing.get(definition.name.toLowerCase());
+      if (!found) await insertTenantGroupUnlessTaken(trx, tenantId, embedTenant.id, definition.name, definition.description ?? null, at);
+      else if (definition.description !== undefined && definition.description !== found.description)
+        await setGroupDescription(trx, tenantId, found.id, definition.description, at);
+    }
+  }
+  const attributes = request.userAttributeDefinitions ?? [];
+  if (attributes.length > 0) {
+    const existing = new Map((await creatorDefinitions(trx, tenantId, embedTenant.id)).map((d) => [d.name.toLowerCase(), d]));
+    const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
+    for (const definition of attributes) {
+      const found = existing.get(definition.name.toLowerCase());
+      if (!found) {
+        const inserted = await insertCreatorDefinition(trx, {
+          tenant_id: tenantId,
+          embed_tenant_id: embedTenant.id,
+          name: definition.name,
+          type: definition.type,
+          display_name: definition.displayName ?? null,
+          default_value: json(definition.defaultValue),
+          description: definition.description ?? null,
+          created_at: at,
+          updated_at: at,
+        });
+        if (!inserted) {
+          // A concurrent session defined it first: its type must be this one too.
+          const raced = (await creatorDefinitions(trx, tenantId, embedTenant.id)).find((d) => d.name.toLowerCase() === definition.name.toLowerCase());
+          if (raced && raced.type !== definition.type)
+            throw invalid(
+              '/body/userAttributeDefinitions',
+              'cannot change type',
+              `User attribute "${raced.name}" is of type ${raced.type} and cannot change type to ${definition.type}; nothing was changed.`,
+            );
+        }
+        continue;
+      }
+      // Left out: kept; null: cleared.
+      const changes: Parameters<typeof updateCreatorDefinition>[3] = {};
+      if (definition.displayName !== undefined && definition.displayName !== found.display_name) changes.display_name = definition.displayName;
+      if (definition.defaultValue !== undefined && json(definition.defaultValue) !== found.default_value) changes.default_value = json(definition.defaultValue);
+      if (definition.description !== undefined && definition.description !== found.description) changes.description = definition.description;
+      if (Object.keys(changes).length > 0) await updateCreatorDefinition(trx, tenantId, found.id, { ...changes, updated_at: at });
+    }
+  }
 }
 
 /**
@@ -346,8 +521,27 @@ export async function provisionEmbedUser(
     user = await applyUserChanges(trx, tenantId, user, request, email, at);
   }
 
+  if (request.creatorMode === true) await writeCreatorDefinitions(trx, tenantId, embedTenant, request, at);
   if (checked.globalGroupIds) await setGlobalGroups(trx, tenantId, user.id, checked.globalGroupIds, at);
-  if (checked.tenantGroupIds) await setTenantGroups(trx, tenantId, user.id, checked.tenantGroupIds, at);
+  if (checked.tenantGroupNames) {
+    const groups = await tenantGroupsByName(trx, tenantId, embedTenant.id, checked.tenantGroupNames);
+    await setTenantGroups(
+      trx,
+      tenantId,
+      user.id,
+      groups.map((g) => g.id),
+      at,
+    );
+  }
+  if (checked.creatorAttributes.length > 0) {
+    const catalog = new Map((await creatorDefinitions(trx, tenantId, embedTenant.id)).map((d) => [d.name.toLowerCase(), d.id]));
+    for (const { name, value } of checked.creatorAttributes) {
+      const id = catalog.get(name.toLowerCase());
+      if (id === undefined) throw new Error(`User attribute "${name}" was defined but not found`);
+      if (value === null) await deleteCreatorValue(trx, tenantId, user.id, id);
+      else await upsertCreatorValue(trx, tenantId, user.id, id, JSON.stringify(value), at);
+    }
+  }
   for (const { id, value } of checked.attributes) {
     if (value === null) await deleteAttributeValue(trx, tenantId, user.id, id);
     else await upsertAttributeValue(trx, tenantId, user.id, id, JSON.stringify(value), at);

@@ -15,6 +15,7 @@ import type { TenantSnapshot } from '../../cache/tenant-cache.js';
 import type { Executor } from '../../db/tables.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import { listAttributes } from '../user-attributes/index.js';
+import { creatorCatalogsOf } from './creator-catalog.js';
 import { tenantGroupContextName, tenantSystemGroupName } from './names.js';
 import {
   attributeValuesOfEmbedUsers,
@@ -115,6 +116,8 @@ export async function embedIdentities(db: Executor, tenantId: number, embedUserI
   const tenantGroups = await tenantGroupsOfEmbedUsers(db, tenantId, embedUserIds);
   const values = await attributeValuesOfEmbedUsers(db, tenantId, embedUserIds);
   const catalog = await listAttributes(db, tenantId);
+  // The embed tenant's own catalog (creator mode, 4.15) overlays the account's: a name in both is the tenant's.
+  const creator = await creatorCatalogsOf(db, tenantId, embedUserIds);
   for (const user of users) {
     const own = new Map(values.filter((v) => v.embed_user_id === user.id).map((v) => [v.attribute_id, v.value]));
     const tenantGroupNames = tenantGroups.filter((g) => g.embed_user_id === user.id).map((g) => g.name);
@@ -123,7 +126,10 @@ export async function embedIdentities(db: Executor, tenantId: number, embedUserI
       tenantGroups: embedTenantGroups(user.name, tenantGroupNames),
       tenantSystemGroup: tenantSystemGroupName(user.name),
       tenantGroupNames,
-      userAttributes: effectiveAttributes(catalog.map((a) => ({ name: a.name, default_value: a.default_value, value: own.get(a.id) }))),
+      userAttributes: {
+        ...effectiveAttributes(catalog.map((a) => ({ name: a.name, default_value: a.default_value, value: own.get(a.id) }))),
+        ...effectiveAttributes(creator.filter((a) => a.embed_user_id === user.id)),
+      },
     });
   }
   return out;

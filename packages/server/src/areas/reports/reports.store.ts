@@ -4,8 +4,8 @@ import type { Database, Executor, ReportRow } from '../../db/tables.js';
 import { nameSearch, type NameSearch } from '../workspace/index.js';
 import { deploymentTotal, seesEveryRow, type WorkspaceScope } from '../workspace/index.js';
 
-/** A copy (dashboards' duplicate) may carry the version over; a new report starts at 1. */
-export type NewReport = Omit<ReportRow, 'id' | 'version'> & { version?: number };
+/** A copy (dashboards' duplicate) may carry the version over, and a creator-mode copy names its embed owner; a new report starts at 1, owned by no embed user. */
+export type NewReport = Omit<ReportRow, 'id' | 'version' | 'embed_owner_id'> & { version?: number; embed_owner_id?: number | null };
 export type ReportColumns = Omit<
   ReportRow,
   'id' | 'tenant_id' | 'deployment_id' | 'folder_id' | 'public_id' | 'placements' | 'last_viewed_at' | 'created_by' | 'created_at' | 'updated_at' | 'version'

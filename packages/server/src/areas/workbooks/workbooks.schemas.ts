@@ -47,7 +47,7 @@ export const DuplicateWorkbookBody = Type.Object(
     shared: Type.Optional({
       ...Nullable(Type.Boolean()),
       description:
-        'Reference 8.G.1: `true` clones from the shared workspace, which only creator-mode callers may; this product offers no creator mode, so `true` is a 403.',
+        'Reference 8.G.1: `true` clones from the shared workspace, which only a creator-mode embed session may (403 for any other caller): the copy is built from the published dashboard’s report snapshots (400 when there is none) and lands at the root.',
     }),
     folderId: Type.Optional({
       ...Nullable(Id),

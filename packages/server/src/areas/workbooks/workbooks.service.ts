@@ -23,7 +23,9 @@ import {
   viewOptionsOf,
   type WorkspaceContext,
 } from '../workspace/index.js';
-import { copyDashboards } from '../dashboards/index.js';
+import { copyDashboards, copySharedPublication, findByWorkbook } from '../dashboards/index.js';
+import { embedShareOf, embedUserExists } from '../embed-tenants/index.js';
+import { requireCreatorSession, type EmbedPrincipal } from '../embed-sessions/index.js';
 import type { Workbook } from '../workspace/index.js';
 import { SLUG_MAX_LENGTH, type DuplicateWorkbookInput, type UpsertWorkbookInput } from './workbooks.schemas.js';
 import { findWorkbookBySlug, insertWorkbook, slugsStartingWith, updateWorkbook, type WorkbookChanges } from './workbooks.store.js';
@@ -96,7 +98,7 @@ export function workbooksService(store: Store, now: Clock) {
   async function insert(
     trx: Executor,
     context: WorkspaceContext,
-    values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'created_at' | 'updated_at'>,
+    values: Omit<WorkbookRow, 'id' | 'tenant_id' | 'deployment_id' | 'created_by' | 'embed_owner_id' | 'created_at' | 'updated_at'>,
   ) {
     const { scope, caller } = context;
     const at = timestamp(now);
@@ -164,14 +166,15 @@ export function workbooksService(store: Store, now: Clock) {
      * <name>", its meta, calculated fields and draft, copies of the reports its dashboards show and
      * of its published dashboard, re-pointed at those copies (dashboards/copy.ts), with
      * `allowEmbed` off; no sharing, no favorites. Needs VIEW on the source, the EXPLORER role or
-     * above, and the rights to create where the copy lands. `shared: true` is refused: no creator mode.
+     * above, and the rights to create where the copy lands. `shared: true` with an API key is 403: only a
+     * creator-mode embed session copies from the shared workspace (`duplicateShared`).
      */
     async duplicate(caller: Caller, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
       const context = await openWorkspace(db, caller, deploymentId);
       if (input.shared === true) {
         throw new ApiError(
           'FORBIDDEN',
-          'Copying from the shared workspace (`shared: true`) needs a creator-mode embed session, which this product does not offer; leave `shared` out to copy the workbook itself.',
+          'Copying from the shared workspace (`shared: true`) takes the embed token of a creator-mode session; leave `shared` out to copy the workbook itself.',
         );
       }
       const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
@@ -207,6 +210,58 @@ export function workbooksService(store: Store, now: Clock) {
         return copyDashboards(trx, context, source, copy, timestamp(now));
       });
       return committed(caller, `workbook duplicate in deployment ${deploymentId}`, context.scope, row);
+    },
+
+    /**
+     * Reference 8.G.1 with `shared: true`, for a creator-mode embed session: a copy of a workbook
+     * of the shared workspace (404 for one not shared with the session, as for one that does not
+     * exist), built from its published dashboard (400 without one) and owned by the embed user,
+     * at the root. Anything else than `shared: true` is 403: an embed session copies only from
+     * the shared workspace.
+     */
+    async duplicateShared(embed: EmbedPrincipal | null, deploymentId: number, workbookId: number, input: DuplicateWorkbookInput): Promise<Workbook> {
+      const principal = requireCreatorSession(embed, deploymentId, 'Copying with an embed token');
+      if (input.shared !== true) throw new ApiError('FORBIDDEN', 'An embed session copies only from the shared workspace: send `"shared": true`.');
+      if (input.folderId !== undefined && input.folderId !== null)
+        throw new ApiError('VALIDATION_FAILED', 'A copy from the shared workspace always lands at the root: leave `folderId` out.', {
+          errors: [{ pointer: '/body/folderId', message: 'must be left out with shared: true' }],
+        });
+      const embedUserId = principal.claims.embed_user.id;
+      const scope = { tenantId: principal.tenantId, deploymentId };
+      const notFound = () => new ApiError('WORKBOOK_NOT_FOUND', `No workbook ${workbookId} in deployment ${deploymentId} is shared with this embed session.`);
+      const row = await serialized(store, lockKey.deployment(deploymentId), async (trx) => {
+        if (embedUserId === null || !(await embedUserExists(trx, principal.tenantId, embedUserId)))
+          throw new ApiError('FORBIDDEN', 'The embed user of this session no longer exists (their embed tenant was deleted); generate a new session.');
+        const source = (await findItem(trx, scope, 'WORKBOOK', workbookId)) as WorkbookItem | undefined;
+        if (!source || (await embedShareOf(trx, scope, workbookId, principal.claims.embed_tenant)) === null) throw notFound();
+        if (!(await findByWorkbook(trx, scope.tenantId, workbookId)))
+          throw new ApiError(
+            'INVALID_OPERATION',
+            `Workbook ${workbookId} has no published dashboard: a copy from the shared workspace is built from the published dashboard.`,
+          );
+        const at = timestamp(now);
+        const copy = await mapUniqueViolation({ workbooks_slug: () => slugTaken(source.row.slug, deploymentId) }, async () =>
+          insertWorkbook(trx, {
+            tenant_id: scope.tenantId,
+            deployment_id: deploymentId,
+            folder_id: null,
+            name: input.name ?? copyName(source.row.name),
+            slug: await freshSlug(trx, scope, source.row.slug),
+            meta: source.row.meta,
+            calculated_fields: source.row.calculated_fields,
+            dashboard_draft: null,
+            dashboard_published: null,
+            published_dashboard: null,
+            created_by: null,
+            embed_owner_id: embedUserId,
+            created_at: at,
+            updated_at: at,
+          }),
+        );
+        return copySharedPublication(trx, scope, source.row, copy, embedUserId, at);
+      });
+      // Nobody's user: no favorites, no owner to show; the copy is at the root.
+      return toWorkbookShape({ type: 'WORKBOOK', row }, { paths: new Map(), owners: new Map(), favorites: new Set() });
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Executor, WorkbookRow } from '../../db/tables.js';
 import type { WorkspaceScope } from '../workspace/index.js';
 
-export type NewWorkbook = Omit<WorkbookRow, 'id'>;
+export type NewWorkbook = Omit<WorkbookRow, 'id' | 'embed_owner_id'> & { embed_owner_id?: number | null };
 export type WorkbookChanges = Partial<Pick<WorkbookRow, 'name' | 'meta' | 'calculated_fields' | 'dashboard_draft'>> & { updated_at: string };
 
 export async function findWorkbookBySlug(db: Executor, scope: WorkspaceScope, slug: string): Promise<WorkbookRow | undefined> {

@@ -30,6 +30,11 @@ export { moveOne } from './move.js';
 export { chainsOf, deploymentTotal, seesEveryRow } from './tree.store.js';
 export type { WorkspaceScope } from './tree.store.js';
 export { visibilityFor, visibleRows } from './visibility.js';
+export type { ItemTable, Visibility } from './visibility.js';
+export { listAnonymously } from './shared-listing.js';
+export type { AnonymousListingInput } from './shared-listing.js';
+export { WorkspaceEntrySchema } from './listing.schemas.js';
+export type { WorkspaceEntry } from './listing.schemas.js';
 export {
   atLeast,
   itemNotFound,

@@ -13,6 +13,11 @@ export interface Visibility {
   userId: number;
   deploymentId: number;
   granted: Record<ItemType, number[]>;
+  /**
+   * Visibility decided elsewhere instead (the shared workspace of embed sessions: embed shares,
+   * which the embed-tenants area keeps): the condition a row of each table must meet.
+   */
+  rows?: (table: ItemTable) => Expression<SqlBool>;
 }
 
 export async function visibilityFor(context: WorkspaceContext): Promise<Visibility> {
@@ -37,11 +42,12 @@ function foldersUnderGrants(v: Visibility): Expression<number> {
     ) select id from visible)`;
 }
 
-type ItemTable = 'folders' | 'workbooks' | 'reports';
+export type ItemTable = 'folders' | 'workbooks' | 'reports';
 const TYPE_OF: Record<ItemTable, ItemType> = { folders: 'FOLDER', workbooks: 'WORKBOOK', reports: 'REPORT' };
 
 /** The condition a row of `table` must meet to be visible. */
 export function visibleRows(v: Visibility, table: ItemTable): Expression<SqlBool> {
+  if (v.rows) return v.rows(table);
   if (v.everything) return sql<SqlBool>`1 = 1`;
   const ids = v.granted[TYPE_OF[table]];
   const container = sql.ref(table === 'folders' ? `${table}.id` : `${table}.folder_id`);

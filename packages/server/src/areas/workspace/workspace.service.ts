@@ -34,7 +34,7 @@ export function distinctItems(items: ItemRef[]): ItemRef[] {
  * A listing cursor: [group, sort key, type rank, id] of the previous page's last entry, and the
  * listing it came from (folder or search, types, order), so it cannot silently resume another one.
  */
-function listingKey(cursor: string, listing: string): ListingKey {
+export function listingKey(cursor: string, listing: string): ListingKey {
   const [grp, key, rank, id, issuedFor] = decodeCursor(cursor, 5);
   const valid =
     (grp === 0 || grp === 1) &&

@@ -39,6 +39,7 @@ import { dashboardComments } from './0036_dashboard_comments.js';
 import { reportDeliveries } from './0039_report_deliveries.js';
 import { workbookPromotions } from './0040_workbook_promotions.js';
 import { customRoles } from './0037_custom_roles.js';
+import { creatorMode } from './0038_creator_mode.js';
 
 /**
  * Migrations live in code rather than in a folder scanned at run time, so the same list runs
@@ -87,6 +88,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0041_report_versions': reportVersions(dialect),
         '0040_workbook_promotions': workbookPromotions(dialect),
         '0037_custom_roles': customRoles(dialect),
+        '0038_creator_mode': creatorMode(dialect),
       };
     },
   };

@@ -1,4 +1,7 @@
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+/** The embed user who made a copy from the shared workspace (migration 0038); null for everything else, and optional on insert. */
+export type EmbedOwnerColumn = ColumnType<number | null, number | null | undefined, number | null>;
 
 // Tables of the content: folders, workbooks, reports, dashboards and their versions, favorites, notifications, dashboard exports.
 
@@ -33,6 +36,7 @@ export interface WorkbookTable {
   /** JSON Dashboard or null. */
   published_dashboard: string | null;
   created_by: number | null;
+  embed_owner_id: EmbedOwnerColumn;
   created_at: string;
   updated_at: string;
 }
@@ -59,6 +63,7 @@ export interface ReportTable {
   placements: string | null;
   last_viewed_at: string | null;
   created_by: number | null;
+  embed_owner_id: EmbedOwnerColumn;
   created_at: string;
   updated_at: string;
   /** The revision of the report's name and content (migration 0041): 1 when created, one more per update that changes them. */

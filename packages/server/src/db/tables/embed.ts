@@ -99,3 +99,30 @@ export type EmbedSessionRow = Selectable<EmbedSessionTable>;
 export type EmbedTenantRow = Selectable<EmbedTenantTable>;
 export type EmbedUserRow = Selectable<EmbedUserTable>;
 export type EmbedGroupRow = Selectable<EmbedGroupTable>;
+
+/** An attribute of an embed tenant's own catalog, written by creator-mode sessions (reference 4.15, migration 0038). */
+export interface EmbedAttributeDefinitionTable {
+  id: Generated<number>;
+  tenant_id: number;
+  embed_tenant_id: number;
+  name: string;
+  type: 'string' | 'number' | 'boolean' | 'string_array' | 'number_array';
+  display_name: string | null;
+  /** JSON or null. */
+  default_value: string | null;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An embed user's value of an attribute of their tenant's catalog. */
+export interface EmbedAttributeValueTable {
+  tenant_id: number;
+  embed_user_id: number;
+  definition_id: number;
+  /** JSON. */
+  value: string;
+  updated_at: string;
+}
+
+export type EmbedAttributeDefinitionRow = Selectable<EmbedAttributeDefinitionTable>;
