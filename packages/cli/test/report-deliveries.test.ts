@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
-import { parseDeliveryRecipient } from '../src/commands/report-deliveries.js';
+import { parseDeliveryFormat, parseDeliveryRecipient } from '../src/commands/report-deliveries.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
 /** `mapi report-deliveries …` against a real server. */
@@ -12,6 +12,12 @@ describe('report delivery recipient arguments', () => {
     expect(parseDeliveryRecipient('embed:acme/u-1')).toEqual({ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-1' });
     expect(() => parseDeliveryRecipient('slack:C1')).toThrow(/not a recipient/);
     expect(() => parseDeliveryRecipient('embed:acme')).toThrow(/not a recipient/);
+  });
+
+  it('reads --format csv or xlsx, in any case', () => {
+    expect(parseDeliveryFormat('csv')).toBe('csv');
+    expect(parseDeliveryFormat('XLSX')).toBe('xlsx');
+    expect(() => parseDeliveryFormat('pdf')).toThrow(/not a format: give csv or xlsx/);
   });
 });
 
@@ -49,13 +55,19 @@ describe.each(STORE_INDEPENDENT)('mapi report-deliveries (%s)', (dialect) => {
       '0 9 * * 1',
       '--timezone',
       'Europe/Berlin',
+      '--format',
+      'xlsx',
       '--to',
       'user:admin@localhost',
       '--json',
     ]);
     expect(created.code, show(created)).toBe(0);
     const delivery = JSON.parse(created.stdout);
-    expect(delivery).toMatchObject({ reportId, name: 'Weekly orders', cron: '0 9 * * 1', timezone: 'Europe/Berlin', paused: false });
+    expect(delivery).toMatchObject({ reportId, name: 'Weekly orders', format: 'xlsx', cron: '0 9 * * 1', timezone: 'Europe/Berlin', paused: false });
+
+    const badFormat = await cli(['report-deliveries', 'update', String(d), String(delivery.id), '--format', 'ods']);
+    expect(badFormat.code).toBe(1);
+    expect(badFormat.stderr).toContain('not a format');
 
     const refused = await cli(['report-deliveries', 'create', String(d), '--report', String(reportId), '--cron', '* * * * *', '--to', 'user:admin@localhost']);
     expect(refused.code).toBe(1);
@@ -63,12 +75,12 @@ describe.each(STORE_INDEPENDENT)('mapi report-deliveries (%s)', (dialect) => {
 
     const table = await cli(['report-deliveries', 'list', String(d)]);
     expect(table.code, show(table)).toBe(0);
-    expect(table.stdout).toMatch(/^ID\s+REPORT\s+NAME\s+CRON\s+PAUSED\s+NEXT RUN \(UTC\)\s+RECIPIENTS\n/);
+    expect(table.stdout).toMatch(/^ID\s+REPORT\s+NAME\s+FORMAT\s+CRON\s+PAUSED\s+NEXT RUN \(UTC\)\s+RECIPIENTS\n/);
     expect(table.stdout).toContain('Weekly orders');
 
-    const updated = await cli(['report-deliveries', 'update', String(d), String(delivery.id), '--name', 'Monday orders', '--json']);
+    const updated = await cli(['report-deliveries', 'update', String(d), String(delivery.id), '--name', 'Monday orders', '--format', 'csv', '--json']);
     expect(updated.code, show(updated)).toBe(0);
-    expect(JSON.parse(updated.stdout)).toMatchObject({ name: 'Monday orders' });
+    expect(JSON.parse(updated.stdout)).toMatchObject({ name: 'Monday orders', format: 'csv' });
 
     const paused = await cli(['report-deliveries', 'pause', String(d), String(delivery.id), '--json']);
     expect(JSON.parse(paused.stdout)).toMatchObject({ paused: true, nextRunAt: null });

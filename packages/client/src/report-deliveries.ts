@@ -5,8 +5,8 @@ import type { CreateReportDeliveryInput, ReportDelivery, ReportDeliveryRun, Upda
 type Signal = { signal?: AbortSignal };
 
 /**
- * Report deliveries (extension; admins only): a report's rows mailed as CSV on a schedule to at
- * most 50 recipients, each sent the rows they may see (at most 10,000 rows per mail).
+ * Report deliveries (extension; admins only): a report's rows mailed as CSV or XLSX (`format`) on a
+ * schedule to at most 50 recipients, each sent the rows they may see (at most 10,000 rows per mail).
  */
 export interface ReportDeliveries {
   /** Newest first; `reportId`: one report's only. */

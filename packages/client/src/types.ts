@@ -164,6 +164,8 @@ export type UpdateScheduledTaskInput = NonNullable<operations['updateScheduledTa
 export type ReportDelivery = Schemas['ReportDelivery'];
 export type ReportDeliveryRecipient = Schemas['ReportDeliveryRecipient'];
 export type ReportDeliveryRun = Schemas['ReportDeliveryRun'];
+/** The attachment a delivery mails: `csv` or `xlsx`. */
+export type ReportDeliveryFormat = ReportDelivery['format'];
 export type CreateReportDeliveryInput = NonNullable<operations['createReportDelivery']['requestBody']>['content']['application/json'];
 export type UpdateReportDeliveryInput = NonNullable<operations['updateReportDelivery']['requestBody']>['content']['application/json'];
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
-import { ApiError, type MapiClient, type ReportDelivery, type ReportDeliveryRun } from '../src/node.js';
+import { ApiError, type MapiClient, type ReportDelivery, type ReportDeliveryFormat, type ReportDeliveryRun } from '../src/node.js';
 import { createDeployment, startTestServer, uniqueName, type TestServer } from './support.js';
 
 /** client.reportDeliveries against a real server. */
@@ -23,7 +23,7 @@ describe.each(STORE_INDEPENDENT)('report delivery helpers (%s)', (dialect) => {
   });
   afterAll(async () => server?.close());
 
-  it('creates, reads, lists, updates, pauses, resumes, runs and deletes deliveries; a bad cron is a 400 with its pointer', async () => {
+  it('creates, reads, lists, updates, pauses, resumes, runs and deletes deliveries; a bad cron or format is a 400', async () => {
     const delivery = await client.reportDeliveries.create(d, {
       reportId,
       name: 'Weekly',
@@ -36,6 +36,8 @@ describe.each(STORE_INDEPENDENT)('report delivery helpers (%s)', (dialect) => {
     for await (const item of client.reportDeliveries.list(d, { reportId })) listed.push(item);
     expect(listed.map((x) => x.id)).toEqual([delivery.id]);
     expect(await client.reportDeliveries.update(d, delivery.id, { name: 'Monday' })).toMatchObject({ name: 'Monday', cron: '0 9 * * 1' });
+    const format: ReportDeliveryFormat = 'xlsx';
+    expect(await client.reportDeliveries.update(d, delivery.id, { format })).toMatchObject({ name: 'Monday', format: 'xlsx' });
 
     const paused = await client.reportDeliveries.pause(d, delivery.id);
     expect(paused).toMatchObject({ paused: true, nextRunAt: null });
@@ -53,6 +55,9 @@ describe.each(STORE_INDEPENDENT)('report delivery helpers (%s)', (dialect) => {
       .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ApiError);
     expect(bad).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    const badFormat = await client.reportDeliveries.update(d, delivery.id, { format: 'ods' as ReportDeliveryFormat }).catch((e: unknown) => e);
+    expect(badFormat).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(await client.reportDeliveries.get(d, delivery.id)).toMatchObject({ format: 'xlsx' });
     await client.reportDeliveries.delete(d, delivery.id);
     await expect(client.reportDeliveries.get(d, delivery.id)).rejects.toMatchObject({ status: 404, code: 'REPORT_DELIVERY_NOT_FOUND' });
   });

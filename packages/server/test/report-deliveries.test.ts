@@ -1,11 +1,13 @@
+import { readSheet } from 'read-excel-file/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toCsv } from '../src/areas/report-deliveries/csv.js';
+import { toXlsx } from '../src/areas/report-deliveries/xlsx.js';
 import { DIALECTS, problem } from './harness.js';
 import { renderShop, type RenderShop } from './render-fixtures.js';
 import { startSmtp, type TestSmtp } from './smtp-fixture.js';
 
 /*
- * Report deliveries (extension; reference 9 names them): a report's rows mailed as CSV on a
+ * Report deliveries (extension; reference 9 names them): a report's rows mailed as CSV or XLSX on a
  * schedule through the jobs and mail services, to a real SMTP server here, each recipient sent the
  * rows their row-level security lets them see.
  */
@@ -18,6 +20,22 @@ describe('CSV attachments', () => {
     ]);
     expect(csv).toBe('\uFEFFa,b,c,d\r\nplain,"with, comma",,\r\n"say ""hi""","two\nlines",,\'=1+1\r\n');
     expect(toCsv([])).toBe('\uFEFF\r\n');
+  });
+});
+
+describe('XLSX attachments', () => {
+  it('hold a header of every column, numbers as numbers, text as text (a leading = is not a formula), null as empty', async () => {
+    const when = new Date('2026-01-02T03:04:05.000Z');
+    const file = await toXlsx([
+      { a: 'plain', b: 1.5, c: null },
+      { a: '=1+1', b: 2, d: true, e: when, f: { x: 1 } },
+    ]);
+    expect(await readSheet(file)).toEqual([
+      ['a', 'b', 'c', 'd', 'e', 'f'],
+      ['plain', 1.5, null, null, null, null],
+      ['=1+1', 2, null, true, '2026-01-02T03:04:05.000Z', '{"x":1}'],
+    ]);
+    expect(await readSheet(await toXlsx([]))).toEqual([]);
   });
 });
 
@@ -117,7 +135,7 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
     expect(problem(await create({ timezone: 'Mars/Olympus' }), 400, 'VALIDATION_FAILED').errors).toEqual([
       { pointer: '/body/timezone', message: 'is not an IANA time zone' },
     ]);
-    problem(await create({ format: 'xlsx' }), 400, 'VALIDATION_FAILED');
+    problem(await create({ format: 'pdf' }), 400, 'VALIDATION_FAILED');
     problem(await create({ recipients: [] }), 400, 'VALIDATION_FAILED');
     const many = Array.from({ length: 51 }, (_, i) => ({ type: 'USER', email: `nobody${i}@example.com` }));
     problem(await create({ recipients: many }), 400, 'VALIDATION_FAILED');
@@ -206,6 +224,77 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
   );
 
   it(
+    'format xlsx: each recipient is mailed an .xlsx of exactly the rows they may see (the same rows as the CSV), numbers as numbers; an invalid format is a 400 that changes nothing',
+    { timeout: 120_000 },
+    async () => {
+      const recipients = [
+        { type: 'USER', userId: shop.eu.userId },
+        { type: 'USER', userId: shop.us.userId },
+      ];
+      const xlsx = await made({ name: 'Customers as XLSX', format: 'xlsx', recipients });
+      expect(xlsx.format).toBe('xlsx');
+      expect((await shop.t.request({ url: base(`/${xlsx.id}`) })).json()).toEqual(xlsx);
+      // An invalid format on update: 400 and the delivery stays as it was.
+      problem(await shop.t.request({ method: 'PUT', url: base(`/${xlsx.id}`), body: { format: 'ods', name: 'Changed' } }), 400, 'VALIDATION_FAILED');
+      problem(await shop.t.request({ method: 'PUT', url: base(`/${xlsx.id}`), body: { format: 'XLSX' } }), 400, 'VALIDATION_FAILED');
+      expect((await shop.t.request({ url: base(`/${xlsx.id}`) })).json()).toEqual(xlsx);
+      // The same report mailed as CSV to the same recipients: what each XLSX must hold.
+      const csv = await made({ name: 'Customers as CSV', recipients });
+      for (const delivery of [xlsx, csv]) {
+        const run = (await shop.t.request({ method: 'POST', url: base(`/${delivery.id}/run`) })).json();
+        const done = await finished(delivery.id, run);
+        expect(done).toMatchObject({ status: 'succeeded', message: null });
+        expect(done.recipients).toMatchObject([
+          { userId: shop.eu.userId, status: 'sent', rows: 2, truncated: false },
+          { userId: shop.us.userId, status: 'sent', rows: 1, truncated: false },
+        ]);
+      }
+      const fileOf = (address: string, subject: string) => {
+        const mails = mailsTo(address).filter((m) => m.mail.subject === subject);
+        expect(mails).toHaveLength(1);
+        expect(mails[0]!.mail.attachments).toHaveLength(1);
+        return { text: mails[0]!.mail.text, file: mails[0]!.mail.attachments[0]! };
+      };
+      const sheets = new Map<string, unknown[][]>();
+      for (const who of [shop.eu, shop.us]) {
+        const { text, file } = fileOf(who.email, 'Customers as XLSX');
+        expect(text).toContain('row(s) attached as XLSX');
+        expect(file.contentType).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+        expect(file.filename).toMatch(/^Customers-as-XLSX-\d{4}-\d{2}-\d{2}\.xlsx$/);
+        const sheet = await readSheet(file.content);
+        const lines = fileOf(who.email, 'Customers as CSV')
+          .file.content.toString('utf8')
+          .replace(/^\uFEFF/, '')
+          .trimEnd()
+          .split('\r\n')
+          .map((l) => l.split(','));
+        // Cell for cell the CSV's rows; numbers are number cells.
+        expect(sheet.map((row) => row.map((v) => (v === null ? '' : String(v))))).toEqual(lines);
+        expect(sheet.slice(1).every((row) => typeof row[1] === 'number')).toBe(true);
+        sheets.set(who.email, sheet);
+      }
+      // EU: Ada and Cy; US: Bo only.
+      expect(sheets.get(shop.eu.email)![0]).toEqual(['customers.name', 'orders.count']);
+      expect(
+        sheets
+          .get(shop.eu.email)!
+          .slice(1)
+          .map((r) => r[0]),
+      ).toEqual(['Ada', 'Cy']);
+      expect(
+        sheets
+          .get(shop.us.email)!
+          .slice(1)
+          .map((r) => r[0]),
+      ).toEqual(['Bo']);
+      // Switched back to CSV by update.
+      const back = await shop.t.request({ method: 'PUT', url: base(`/${xlsx.id}`), body: { format: 'csv' } });
+      expect(back.statusCode, back.body).toBe(200);
+      expect(back.json().format).toBe('csv');
+    },
+  );
+
+  it(
     'an embed user is mailed the rows of their embed context (their attribute values), as their embed session would see them',
     { timeout: 120_000 },
     async () => {
@@ -267,6 +356,22 @@ describe.each(DIALECTS)('report deliveries (%s)', (dialect) => {
       .trimEnd()
       .split('\r\n');
     expect(lines).toEqual(['orders.id,orders.count', '1,1', '2,1']);
+    // The same bound for XLSX: the first rows, and the run says so.
+    const asXlsx = await shop.t.request({
+      method: 'POST',
+      url: base(),
+      body: { reportId: made.json().id, name: 'Orders by id XLSX', format: 'xlsx', cron: '0 9 * * 1', recipients: [{ type: 'USER', userId: shop.eu.userId }] },
+    });
+    expect(asXlsx.statusCode, asXlsx.body).toBe(200);
+    const xlsxRun = (await shop.t.request({ method: 'POST', url: base(`/${asXlsx.json().id}/run`) })).json();
+    expect((await finished(asXlsx.json().id, xlsxRun)).recipients).toMatchObject([{ status: 'sent', rows: 2, truncated: true }]);
+    const xlsxMail = mailsTo(shop.eu.email).find((m) => m.mail.subject === 'Orders by id XLSX')!.mail;
+    expect(xlsxMail.text).toContain('Only the first 2 of 3 rows are attached.');
+    expect((await readSheet(xlsxMail.attachments[0]!.content)).map((row) => row.map(String))).toEqual([
+      ['orders.id', 'orders.count'],
+      ['1', '1'],
+      ['2', '1'],
+    ]);
   });
 
   it('pause and resume are idempotent; a paused delivery’s schedule does not fire, a resumed one does, once per occurrence', { timeout: 120_000 }, async () => {

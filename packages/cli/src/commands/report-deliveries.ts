@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CreateReportDeliveryInput, ReportDelivery, ReportDeliveryRun, UpdateReportDeliveryInput } from '@mapi/client';
+import type { CreateReportDeliveryInput, ReportDelivery, ReportDeliveryFormat, ReportDeliveryRun, UpdateReportDeliveryInput } from '@mapi/client';
 import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
@@ -8,13 +8,14 @@ import { all, note, shortDate, writeJson, writeTable, type Column } from '../out
 type RecipientInput = CreateReportDeliveryInput['recipients'][number];
 
 const HELP = `
-A report delivery mails a report's rows as CSV on a schedule (admin only). Each recipient gets the
-rows they may see (their row-level security), at most 10,000 rows; at most 50 recipients.
---cron is five fields and may fire at most hourly; --timezone an IANA zone (default UTC).
+A report delivery mails a report's rows as CSV or XLSX (--format) on a schedule (admin only). Each
+recipient gets the rows they may see (their row-level security), at most 10,000 rows; at most 50
+recipients. --cron is five fields and may fire at most hourly; --timezone an IANA zone (default UTC).
 Recipients are user:<id>, user:<email>, or embed:<embedTenant>/<externalId> (an existing embed user with an address or an email-shaped external id).
 
 Examples:
   $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --to user:ann@example.com user:14
+  $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --format xlsx --to user:14
   $ mapi report-deliveries list 3
   $ mapi report-deliveries pause 3 7
   $ mapi report-deliveries run 3 7
@@ -25,6 +26,7 @@ const COLUMNS: Column<ReportDelivery>[] = [
   { header: 'ID', value: (d) => d.id, align: 'right' },
   { header: 'REPORT', value: (d) => d.reportId, align: 'right' },
   { header: 'NAME', value: (d) => d.name },
+  { header: 'FORMAT', value: (d) => d.format },
   { header: 'CRON', value: (d) => `${d.cron} (${d.timezone})` },
   { header: 'PAUSED', value: (d) => (d.paused ? 'yes' : 'no') },
   { header: 'NEXT RUN (UTC)', value: (d) => shortDate(d.nextRunAt) },
@@ -52,10 +54,20 @@ export function parseDeliveryRecipient(text: string): RecipientInput {
   throw new UsageError(`"${text}" is not a recipient: give user:<id>, user:<email> or embed:<embedTenant>/<externalId>.`);
 }
 
+const FORMATS: readonly ReportDeliveryFormat[] = ['csv', 'xlsx'];
+
+/** `csv` or `xlsx`, in any case. */
+export function parseDeliveryFormat(text: string): ReportDeliveryFormat {
+  const format = FORMATS.find((f) => f === text.toLowerCase());
+  if (format === undefined) throw new UsageError(`"${text}" is not a format: give csv or xlsx.`);
+  return format;
+}
+
 interface Flags {
   name?: string;
   cron?: string;
   timezone?: string;
+  format?: string;
   to?: string[];
 }
 
@@ -64,6 +76,7 @@ function fields(options: Flags): UpdateReportDeliveryInput {
   if (options.name !== undefined) input.name = options.name;
   if (options.cron !== undefined) input.cron = options.cron;
   if (options.timezone !== undefined) input.timezone = options.timezone;
+  if (options.format !== undefined) input.format = parseDeliveryFormat(options.format);
   if (options.to !== undefined) input.recipients = options.to.map(parseDeliveryRecipient);
   return input;
 }
@@ -77,7 +90,7 @@ function show(context: { json: boolean }, delivery: ReportDelivery, what: string
 }
 
 export function registerReportDeliveries(program: Command): void {
-  const group = program.command('report-deliveries').description("Scheduled mailings of a report's rows as CSV, and their runs (admin)");
+  const group = program.command('report-deliveries').description("Scheduled mailings of a report's rows as CSV or XLSX, and their runs (admin)");
   group.addHelpText('after', HELP);
   const ids = (deploymentArg: string, idArg: string) => [parseId(deploymentArg, 'deploymentId'), parseId(idArg, 'id')] as const;
 
@@ -103,8 +116,9 @@ export function registerReportDeliveries(program: Command): void {
     .requiredOption('--to <recipients...>', 'user:<id>, user:<email> or embed:<embedTenant>/<externalId>')
     .option('--name <name>', "mail subject and file name (default: the report's title)")
     .option('--timezone <zone>', 'IANA time zone, e.g. Europe/Berlin')
+    .option('--format <format>', 'the attachment: csv (default) or xlsx')
     .option('--paused', 'create it paused')
-    .description("Schedule mailings of a report's rows as CSV")
+    .description("Schedule mailings of a report's rows as CSV or XLSX")
     .addHelpText(
       'after',
       '\nExamples:\n  $ mapi report-deliveries create 3 --report 12 --cron "0 9 * * 1" --timezone Europe/Berlin --to user:ann@example.com user:14\n  $ mapi report-deliveries create 3 --report 12 --cron "30 6 * * *" --to embed:acme/bo@acme.example --paused\n',
@@ -137,16 +151,17 @@ export function registerReportDeliveries(program: Command): void {
     .option('--name <name>', 'mail subject and file name')
     .option('--cron <expression>', 'five fields, at most hourly')
     .option('--timezone <zone>', 'IANA time zone')
+    .option('--format <format>', 'the attachment: csv or xlsx')
     .option('--to <recipients...>', 'replace the recipients')
     .description('Change a report delivery: only the flags given change')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ mapi report-deliveries update 3 7 --cron "0 8 * * 1-5"\n  $ mapi report-deliveries update 3 7 --to user:ann@example.com user:bo@example.com\n',
+      '\nExamples:\n  $ mapi report-deliveries update 3 7 --cron "0 8 * * 1-5"\n  $ mapi report-deliveries update 3 7 --format xlsx\n  $ mapi report-deliveries update 3 7 --to user:ann@example.com user:bo@example.com\n',
     )
     .action(
       run(async (context, deploymentArg: string, idArg: string, options: Flags) => {
         const input = fields(options);
-        if (Object.keys(input).length === 0) throw new UsageError('Nothing to change: give --name, --cron, --timezone or --to.');
+        if (Object.keys(input).length === 0) throw new UsageError('Nothing to change: give --name, --cron, --timezone, --format or --to.');
         show(context, await context.client().reportDeliveries.update(...ids(deploymentArg, idArg), input), 'Updated');
       }),
     );

@@ -3501,8 +3501,8 @@ export interface paths {
         get: operations["listReportDeliveries"];
         put?: never;
         /**
-         * Extension: schedule mailings of a report's rows as CSV (admin)
-         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A recipient that names nobody is a 404 and nothing is written.
+         * Extension: schedule mailings of a report's rows as CSV or XLSX (admin)
+         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` (default) or `xlsx`. A recipient that names nobody is a 404 and nothing is written.
          */
         post: operations["createReportDelivery"];
         delete?: never;
@@ -3525,7 +3525,7 @@ export interface paths {
         get: operations["getReportDelivery"];
         /**
          * Extension: change a report delivery (admin): fields left out stay; recipients sent replace the list
-         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only. A new schedule runs from now. Pausing is POST …/pause.
+         * @description Admins only, as for notifications: a delivery mails rows as other people see them. 1-50 recipients: USER by `userId` or `email` (an active user), EMBED_USER by `embedTenantName` and `externalId` (an existing embed user mailable at its address or email-shaped externalId; optional `securityContext`). Each is mailed the report's rows as they may see them (their row-level security), at most 10000 rows. `cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` (default) or `xlsx`. A new schedule runs from now. Pausing is POST …/pause.
          */
         put: operations["updateReportDelivery"];
         post?: never;
@@ -6249,8 +6249,11 @@ export interface components {
             deploymentId: number;
             reportId: number;
             name: string;
-            /** @enum {string} */
-            format: "csv";
+            /**
+             * @description The attachment: `csv` or `xlsx`.
+             * @enum {string}
+             */
+            format: "csv" | "xlsx";
             cron: string;
             timezone: string;
             paused: boolean;
@@ -28935,7 +28938,7 @@ export interface operations {
                     reportId: number;
                     /** @description Shown in the list and used as the mail subject and file name. */
                     name?: string | null;
-                    format?: null | "csv";
+                    format?: null | ("csv" | "xlsx");
                     /** @description Five fields (minute hour day-of-month month day-of-week); it may fire at most hourly, so the minute is one value. */
                     cron: string;
                     /** @description An IANA zone; default UTC. */
@@ -29116,7 +29119,7 @@ export interface operations {
                 "application/json": {
                     /** @description Shown in the list and used as the mail subject and file name. */
                     name?: string | null;
-                    format?: null | "csv";
+                    format?: null | ("csv" | "xlsx");
                     /** @description Five fields (minute hour day-of-month month day-of-week); it may fire at most hourly, so the minute is one value. */
                     cron?: string | null;
                     /** @description An IANA zone; default UTC. */

@@ -21,7 +21,8 @@ function field(value: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function toCsv(rows: ReadonlyArray<Record<string, unknown>>): string {
+/** The column names in the order the first row gives them; columns first seen in later rows follow. */
+export function columnsOf(rows: ReadonlyArray<Record<string, unknown>>): string[] {
   const columns: string[] = [];
   const seen = new Set<string>();
   for (const row of rows)
@@ -30,6 +31,11 @@ export function toCsv(rows: ReadonlyArray<Record<string, unknown>>): string {
         seen.add(key);
         columns.push(key);
       }
+  return columns;
+}
+
+export function toCsv(rows: ReadonlyArray<Record<string, unknown>>): string {
+  const columns = columnsOf(rows);
   const lines = [columns.map(field).join(','), ...rows.map((row) => columns.map((c) => field(row[c])).join(','))];
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }

@@ -16,7 +16,7 @@ export interface ReportDeliveriesConfig {
 }
 
 /**
- * Report deliveries: a report's rows mailed as CSV on a schedule, each recipient sent the rows
+ * Report deliveries: a report's rows mailed as CSV or XLSX on a schedule, each recipient sent the rows
  * they may see. The due-time loop is a schedule of the jobs service (tests drive it with `tick()`).
  */
 export const reportDeliveriesArea = defineArea(

@@ -20,9 +20,9 @@ const ADMIN = 'Admins only, as for notifications: a delivery mails rows as other
 const RECIPIENTS =
   `1-${MAX_RECIPIENTS} recipients: USER by \`userId\` or \`email\` (an active user), EMBED_USER by \`embedTenantName\` and \`externalId\` (an existing embed user mailable at its address or email-shaped externalId; optional \`securityContext\`). ` +
   `Each is mailed the report's rows as they may see them (their row-level security), at most ${MAX_ROWS} rows. ` +
-  '`cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` only.';
+  '`cron` is five fields firing at most hourly; `timezone` an IANA zone (default UTC). `format` is `csv` (default) or `xlsx`.';
 
-/** Report deliveries (extension, reference 9 names them): a report's rows mailed as CSV on a schedule. */
+/** Report deliveries (extension, reference 9 names them): a report's rows mailed as CSV or XLSX on a schedule. */
 export function reportDeliveriesRoutes(service: ReportDeliveriesService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
@@ -50,7 +50,7 @@ export function reportDeliveriesRoutes(service: ReportDeliveriesService): Fastif
           operationId: 'createReportDelivery',
           extension: true,
           tags,
-          summary: "Extension: schedule mailings of a report's rows as CSV (admin)",
+          summary: "Extension: schedule mailings of a report's rows as CSV or XLSX (admin)",
           description: `${ADMIN} ${RECIPIENTS} A recipient that names nobody is a 404 and nothing is written.`,
           params: DeploymentParams,
           body: CreateReportDeliveryBody,

@@ -11,13 +11,14 @@ export const MAX_RECIPIENTS = 50;
 /** The most rows one recipient's attachment holds; rows past it are left out and the mail says so. */
 export const MAX_ROWS = 10_000;
 
-export const FORMATS = ['csv'] as const;
+export const FORMATS = ['csv', 'xlsx'] as const;
 export type DeliveryFormat = (typeof FORMATS)[number];
 
 const Format = Type.Unsafe<DeliveryFormat>({
   type: 'string',
   enum: [...FORMATS],
-  description: 'The attachment: `csv` (RFC 4180, UTF-8, a header row of the column names). XLSX is not offered: the server carries no XLSX writer.',
+  description:
+    'The attachment: `csv` (RFC 4180, UTF-8, a header row of the column names; the default) or `xlsx` (one sheet, a bold header row of the column names, numbers as number cells).',
 });
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Shown in the list and used as the mail subject and file name.' });
 const Cron = Type.String({
@@ -94,7 +95,7 @@ export const ReportDeliverySchema = Type.Object(
     deploymentId: Id,
     reportId: Id,
     name: Type.String(),
-    format: Type.String({ enum: [...FORMATS] }),
+    format: Type.String({ enum: [...FORMATS], description: 'The attachment: `csv` or `xlsx`.' }),
     cron: Type.String(),
     timezone: Type.String(),
     paused: Type.Boolean(),

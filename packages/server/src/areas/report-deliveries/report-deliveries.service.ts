@@ -128,7 +128,7 @@ export function toRun(row: ReportDeliveryRunRow): ReportDeliveryRun {
 }
 
 /**
- * Report deliveries of a deployment: a report's rows mailed as CSV on a schedule, each recipient
+ * Report deliveries of a deployment: a report's rows mailed as CSV or XLSX on a schedule, each recipient
  * sent the rows they may see. As with notifications, every operation is an admin's: a delivery
  * mails rows as other people see them, which only an admin may ask for (as `renderAs` is).
  */

@@ -9,7 +9,7 @@ import type { Clock } from '../../time.js';
 import type { DataApiGrant, DataApiService } from '../data-api/index.js';
 import { embedSecurityContexts } from '../embed-tenants/index.js';
 import { toCsv } from './csv.js';
-import type { RunResult } from './report-deliveries.schemas.js';
+import type { DeliveryFormat, RunResult } from './report-deliveries.schemas.js';
 import { embedAddress, REPORT_DELIVERY_JOB, storedRecipients, type ReportDeliveriesService, type StoredRecipient } from './report-deliveries.service.js';
 import {
   advanceDelivery,
@@ -23,6 +23,7 @@ import {
   usersByIds,
 } from './report-deliveries.store.js';
 import { catchUp } from './schedule.js';
+import { toXlsx, XLSX_CONTENT_TYPE } from './xlsx.js';
 
 /** Due deliveries read per statement; a tick reads again while pages come back full. */
 const BATCH = 100;
@@ -34,15 +35,15 @@ export const NOT_SENT_GONE = 'Not sent: the recipient no longer exists or is dea
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** A file name from the delivery's name: letters, digits and dashes, then the day. */
-export function attachmentName(name: string, day: string): string {
+/** A file name from the delivery's name: letters, digits and dashes, then the day and the format's extension. */
+export function attachmentName(name: string, day: string, format: DeliveryFormat): string {
   const base =
     name
       .normalize('NFKD')
       .replace(/[^A-Za-z0-9]+/g, '-')
       .replace(/^-+|-+$/g, '')
       .slice(0, 80) || 'report';
-  return `${base}-${day}.csv`;
+  return `${base}-${day}.${format}`;
 }
 
 /** A value with its object keys in order, so two equal contexts written in another order share one query. */
@@ -56,6 +57,12 @@ function ordered(value: unknown): unknown {
   );
 }
 
+/** The attachment of one recipient's rows in the delivery's format. */
+async function attachment(format: DeliveryFormat, filename: string, rows: Array<Record<string, unknown>>) {
+  if (format === 'xlsx') return { filename, contentType: XLSX_CONTENT_TYPE, content: await toXlsx(rows) };
+  return { filename, contentType: 'text/csv; charset=utf-8', content: Buffer.from(toCsv(rows), 'utf8') };
+}
+
 /**
  * Claims due deliveries once across processes and runs them as `report-delivery` jobs. The
  * due-time loop is a schedule of the jobs service (tests drive it with `tick()`); a claim moves
@@ -65,7 +72,7 @@ function ordered(value: unknown): unknown {
  * A run reads the report's query once per distinct row-level context among its recipients (a
  * console user's own groups and attributes; an embed user's context as their embed session would
  * carry it, with the security context kept for them), through the data API as that recipient, and
- * mails each their rows as CSV; at most `maxRows` rows go in one attachment.
+ * mails each their rows as CSV or XLSX (the delivery's `format`); at most `maxRows` rows go in one attachment.
  */
 export class ReportDeliveryScheduler {
   readonly #loop: ScheduleHandle;
@@ -199,6 +206,8 @@ export class ReportDeliveryScheduler {
         return rows;
       };
       const day = (run.scheduled_for ?? run.created_at).slice(0, 10);
+      // Rows stored before XLSX existed, or written by hand, read as the default.
+      const format: DeliveryFormat = delivery.format === 'xlsx' ? 'xlsx' : 'csv';
       const results: RunResult[] = [];
       for (const [i, recipient] of recipients.entries()) {
         const target = grants[i] ?? null;
@@ -230,8 +239,8 @@ export class ReportDeliveryScheduler {
           await this.options.mailer.send({
             to: target.email,
             subject: delivery.name,
-            text: `${delivery.name}, as of ${(run.scheduled_for ?? stamp()).replace('T', ' ').slice(0, 16)} UTC: ${attached.length} row(s) attached as CSV.${note}`,
-            attachment: { filename: attachmentName(delivery.name, day), contentType: 'text/csv; charset=utf-8', content: Buffer.from(toCsv(attached), 'utf8') },
+            text: `${delivery.name}, as of ${(run.scheduled_for ?? stamp()).replace('T', ' ').slice(0, 16)} UTC: ${attached.length} row(s) attached as ${format.toUpperCase()}.${note}`,
+            attachment: await attachment(format, attachmentName(delivery.name, day, format), attached),
           });
           results.push({ ...base, status: 'sent', rows: attached.length, truncated, error: null });
         } catch (error) {
