@@ -15,8 +15,10 @@ import { hashOf } from '../src/areas/oauth/oauth.adapter.js';
 /**
  * The shared security suite: every operation in the OpenAPI document, whatever its area, is tried
  * without a credential, with a forged one, with another tenant's, with a deactivated user's, with
- * a key scoped elsewhere, against another tenant's ids, and by a caller without permission.
- * None of these may succeed or change anything.
+ * a key scoped elsewhere, against another tenant's ids, and by a caller without permission: a
+ * VIEWER without grants, or one whose only access is a custom role reading another deployment.
+ * None of these may succeed or change anything. A VIEWER whose custom role reads the deployment
+ * must still be refused every write there and everything account-wide.
  *
  * It runs twice: with API keys, and with OAuth access tokens (reference 5.0: both credential
  * kinds are treated alike), which add expired and revoked tokens to the refused credentials.
@@ -361,7 +363,12 @@ export function securitySuite(kind: Kind): void {
     let otherTenantKey: string;
     let deactivatedKey: string;
     let viewer: { key: string; userId: number };
+    /** VIEWERs without grants whose one custom role gives DeploymentRead on another deployment, or on the seeded one. */
+    let readsElsewhere: { key: string; userId: number };
+    let readsSeeded: { key: string; userId: number };
     let scopedKey: string;
+    /** The deployment the scoped key and one custom role name: not the seeded one. */
+    let elsewhereId: number;
 
     /**
      * Whether a request changed anything is told in one query: a count of the store's writes
@@ -455,6 +462,27 @@ export function securitySuite(kind: Kind): void {
         .executeTakeFirstOrThrow();
       await t.store.db.insertInto('role_users').values({ tenant_id: tenantId, role_id: role.id, user_id: userId, created_at: at }).execute();
       return role.id;
+    }
+
+    /** A VIEWER with no grants, policies or groups whose only access is one custom role reading `deploymentId`. */
+    async function roleReader(deploymentId: number, name: string): Promise<{ key: string; userId: number }> {
+      const reader = await t.user('VIEWER');
+      const at = new Date().toISOString();
+      const role = await t.store.db
+        .insertInto('roles')
+        .values({
+          tenant_id: t.tenantId,
+          name,
+          description: null,
+          policies: JSON.stringify([{ resourceType: 'Deployment', actions: ['DeploymentRead'], resources: [String(deploymentId)] }]),
+          created_by: t.admin.userId,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await t.store.db.insertInto('role_users').values({ tenant_id: t.tenantId, role_id: role.id, user_id: reader.userId, created_at: at }).execute();
+      return reader;
     }
 
     /** A comment of the embed tenant's seeded user on the dashboard, so {commentId} names a real one. */
@@ -869,15 +897,19 @@ export function securitySuite(kind: Kind): void {
       deactivatedKey = tokens ? await token(gone.userId) : gone.key;
       await t.store.db.updateTable('users').set({ deactivated_at: new Date().toISOString() }).where('id', '=', gone.userId).execute();
       viewer = await t.user('VIEWER');
-      const elsewhere = await t.deployment('elsewhere');
-      scopedKey = await t.key(t.admin.userId, { deploymentIds: [elsewhere] });
+      elsewhereId = await t.deployment('elsewhere');
+      scopedKey = await t.key(t.admin.userId, { deploymentIds: [elsewhereId] });
+      readsElsewhere = await roleReader(elsewhereId, 'reads-elsewhere');
+      readsSeeded = await roleReader(own.deploymentId, 'reads-seeded');
       adminCredential = t.admin.key;
       await countWrites();
       if (tokens) {
         adminCredential = await token(t.admin.userId);
         otherTenantKey = await token(other.admin.userId, { host: 'security-other.example.com', approverKey: other.admin.key });
         viewer = { ...viewer, key: await token(viewer.userId) };
-        scopedKey = await token(t.admin.userId, { scope: `deployments:${elsewhere}` });
+        readsElsewhere = { ...readsElsewhere, key: await token(readsElsewhere.userId) };
+        readsSeeded = { ...readsSeeded, key: await token(readsSeeded.userId) };
+        scopedKey = await token(t.admin.userId, { scope: `deployments:${elsewhereId}` });
         expiredToken = await token(t.admin.userId);
         // The clock passes its expiry: a token an hour old, as the store sees it.
         await t.store.db
@@ -1044,25 +1076,65 @@ export function securitySuite(kind: Kind): void {
     // Bulk workspace operations answer 200 with a per-item refusal (spec: bulk move, rules 1, 5, 6).
     const perItem = new Set(['bulkMoveWorkspaceObjects', 'bulkDeleteWorkspaceObjects']);
     const privileged = restOnly(guarded).filter((op) => !selfService.has(op.operationId) && !perItem.has(op.operationId));
-    it.each(guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, op] as const))(
-      '%s by a VIEWER without grants: 200, every item refused with 403, nothing changes',
-      async (_label, op) => {
+    // A custom role reading another deployment gives nothing on the seeded one (reference 8.D,
+    // docs/decisions/custom-roles.md): such a VIEWER is refused whatever a VIEWER without grants is.
+    // A role reading the seeded deployment is VIEW there, as a VIEW policy is: it reads, but every
+    // write on the deployment is refused, and so is everything account-wide a VIEWER may not do.
+    // These are what read access allows although they are not GETs: a read sent as POST, the
+    // caller's own favorites, settings and spreadsheet placements, its data API tokens (reference
+    // 1.16-1.20: DeploymentRead; what needs more is dropped from the token), and using an agent.
+    const READER_ACTIONS = new Set([
+      'runReport',
+      'addFavorite',
+      'removeFavorite',
+      'updateMySettings',
+      'connectReportToWorkbook',
+      'disconnectReportFromWorkbook',
+      'refreshReport',
+      'createDeploymentToken',
+      'createEnvironmentToken',
+      'createEnvironmentMetaSyncToken',
+      'askAgent',
+      'continueAgentThread',
+      'createScheduledTask',
+    ]);
+    const onDeployment = (op: Operation) => op.path.includes('{deploymentId}');
+    const readerRefused = privileged.filter((op) => !READER_ACTIONS.has(op.operationId) && (!onDeployment(op) || op.method !== 'GET'));
+    const refusedCallers = [
+      ['a VIEWER without grants', () => viewer, privileged],
+      ['a VIEWER whose custom role reads another deployment only', () => readsElsewhere, privileged],
+      ['a VIEWER whose custom role reads this deployment only', () => readsSeeded, readerRefused],
+    ] as const;
+    it('the custom roles reach what they name: each reader reads its deployment, and only that one', async () => {
+      const reads = async (caller: { key: string }, deploymentId: number) =>
+        (await t.request({ method: 'GET', url: `/api/v1/deployments/${deploymentId}`, key: caller.key })).statusCode;
+      expect(await reads(readsSeeded, own.deploymentId)).toBe(200);
+      expect([403, 404]).toContain(await reads(readsElsewhere, own.deploymentId));
+      expect(await reads(readsElsewhere, elsewhereId)).toBe(200);
+    });
+    it.each(
+      refusedCallers.flatMap(([name, caller]) =>
+        guarded.filter((op) => perItem.has(op.operationId)).map((op) => [`${op.method} ${op.path}`, name, caller, op] as const),
+      ),
+    )('%s by %s: 200, every item refused with 403, nothing changes', async (_label, _name, caller, op) => {
+      const before = await fingerprint();
+      const body = bodyFor(op, own) as { items: unknown[] };
+      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: caller().key, body });
+      expect(res.statusCode, res.body).toBe(200);
+      const result = res.json() as { failed: Array<{ error: { status: number } }> };
+      expect(result.failed.map((f) => f.error.status)).toEqual(body.items.map(() => 403));
+      expect(await changedSince(before), 'tables changed').toEqual([]);
+    });
+    it.each(refusedCallers.flatMap(([name, caller, ops]) => ops.map((op) => [`${op.method} ${op.path}`, name, caller, op] as const)))(
+      '%s by %s: refused, nothing changes',
+      async (_label, _name, caller, op) => {
         const before = await fingerprint();
-        const body = bodyFor(op, own) as { items: unknown[] };
-        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, body });
-        expect(res.statusCode, res.body).toBe(200);
-        const result = res.json() as { failed: Array<{ error: { status: number } }> };
-        expect(result.failed.map((f) => f.error.status)).toEqual(body.items.map(() => 403));
+        const body = bodyFor(op, own);
+        const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: caller().key, ...(body === undefined ? {} : { body }) });
+        expect([403, 404], `${res.statusCode} ${res.body}`).toContain(res.statusCode);
+        refused(op, res, res.statusCode);
         expect(await changedSince(before), 'tables changed').toEqual([]);
       },
     );
-    it.each(privileged.map((op) => [`${op.method} ${op.path}`, op] as const))('%s by a VIEWER without grants: refused, nothing changes', async (_label, op) => {
-      const before = await fingerprint();
-      const body = bodyFor(op, own);
-      const res = await t.request({ method: op.method as never, url: urlFor(op, own), key: viewer.key, ...(body === undefined ? {} : { body }) });
-      expect([403, 404], `${res.statusCode} ${res.body}`).toContain(res.statusCode);
-      refused(op, res, res.statusCode);
-      expect(await changedSince(before), 'tables changed').toEqual([]);
-    });
   });
 }
