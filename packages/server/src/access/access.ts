@@ -4,9 +4,8 @@ import { ApiError } from '../shared/problems.js';
 import { allows, type DeploymentAction } from './actions.js';
 import { EVERY_DEPLOYMENT, effectiveRole, roleGrantsOf, roleLevelOn, rolesAllow, type RoleGrants } from './custom-roles.js';
 import { requireUnscopedKey } from './key-scope.js';
-import { grantsOfUser } from './grants.store.js';
 import { atLeast, effectiveAccess, grantKey, higher, type AccessTarget, type GrantIndex, type Subject } from './levels.js';
-import { deploymentIdsOf, rolePoliciesOfUser } from './role-grants.store.js';
+import { deploymentIdsOf, heldByUser } from './role-grants.store.js';
 
 /** What one user holds: grants by resource (policies, and what their custom roles give), and their roles' grants. */
 interface Held {
@@ -91,11 +90,12 @@ export class AccessContext {
       const key = grantKey({ type: 'DEPLOYMENT', id: deploymentId });
       index.set(key, higher(index.get(key) ?? null, access) as Access);
     };
-    for (const row of await grantsOfUser(this.db, this.tenantId, this.subject.userId)) {
+    const held = await heldByUser(this.db, this.tenantId, this.subject.userId);
+    for (const row of held.grants) {
       const key = grantKey({ type: row.resource_type, id: row.resource_id });
       index.set(key, higher(index.get(key) ?? null, row.access) as Access);
     }
-    const roles = roleGrantsOf((await rolePoliciesOfUser(this.db, this.tenantId, this.subject.userId)).flat());
+    const roles = roleGrantsOf(held.rolePolicies.flat());
     // A role names deployments by id or as `All`; a level is kept only for deployments that exist,
     // so the id of a deleted deployment grants nothing (and a later one with another id is not it).
     const every = roles.deployments.get(EVERY_DEPLOYMENT);

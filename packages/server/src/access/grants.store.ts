@@ -1,4 +1,4 @@
-import type { Access, Executor, ResourceType } from '../db/tables.js';
+import type { Executor } from '../db/tables.js';
 
 /**
  * Policies granted to the user or to any group they belong to, as a query to refine. Access
@@ -18,13 +18,4 @@ export function policiesApplyingTo(db: Executor, tenantId: number, userId: numbe
         ]),
       ]),
     );
-}
-
-/** Every grant that applies to a user, directly or through a group they belong to. One query. */
-export async function grantsOfUser(
-  db: Executor,
-  tenantId: number,
-  userId: number,
-): Promise<Array<{ resource_type: ResourceType; resource_id: number; access: Access }>> {
-  return policiesApplyingTo(db, tenantId, userId).select(['resource_type', 'resource_id', 'access']).execute();
 }
