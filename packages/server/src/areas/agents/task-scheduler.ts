@@ -4,7 +4,7 @@ import type { AgentTaskRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import type { JobContext, Jobs, ScheduleHandle } from '../../jobs/index.js';
 import type { Clock } from '../../time.js';
-import { catchUp } from './schedule.js';
+import { catchUp } from '../../shared/hourly-cron.js';
 import { AGENT_TASK_JOB, type TasksService } from './tasks.service.js';
 import { advanceTask, dueTasks, findRun, findTaskById, startRun, updateRun } from './tasks.store.js';
 

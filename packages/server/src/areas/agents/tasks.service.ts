@@ -12,7 +12,7 @@ import type { ResourceOwner } from '../workspace/index.js';
 import { findAgent } from './agents.store.js';
 import { ownersOf } from './agents.service.js';
 import type { CreateTaskInput, ListInput, Task, TaskRun, UpdateTaskInput } from './agents.schemas.js';
-import { canonicalTimeZone, checkCron, nextOccurrence } from './schedule.js';
+import { canonicalTimeZone, checkHourlyCron, nextOccurrence } from '../../shared/hourly-cron.js';
 import { countActiveTasks, deleteTask, findTask, insertRun, insertTask, listRuns, listTasks, updateTask, updateRun, type TaskChanges } from './tasks.store.js';
 
 /** The job kind that runs a task once. */
@@ -145,7 +145,7 @@ export function tasksService(store: Store, options: { now: Clock; audit: Audit; 
 
     async create(caller: Caller, deploymentId: number, input: CreateTaskInput): Promise<Task> {
       const { row: deployment } = await authorizeDeployment(db, caller, deploymentId, 'DeploymentAgentRead', caller.snapshot);
-      const cron = checkCron(input.cron);
+      const cron = checkHourlyCron(input.cron, 'a scheduled task');
       const timezone = canonicalTimeZone(input.timezone ?? 'UTC');
       const active = input.active ?? true;
       const owner = caller.actor.userId;
@@ -180,7 +180,7 @@ export function tasksService(store: Store, options: { now: Clock; audit: Audit; 
     /** Fields left out stay; a new schedule, or one switched on, runs from now. */
     async update(caller: Caller, deploymentId: number, id: number, input: UpdateTaskInput): Promise<Task> {
       await authorizeDeployment(db, caller, deploymentId, 'DeploymentAgentRead', caller.snapshot);
-      const cron = input.cron === undefined ? undefined : checkCron(input.cron);
+      const cron = input.cron === undefined ? undefined : checkHourlyCron(input.cron, 'a scheduled task');
       const timezone = input.timezone === undefined ? undefined : canonicalTimeZone(input.timezone);
       const current = await requireTask(db, caller, deploymentId, id);
       // The cap is the owner's, whoever switches the task on.

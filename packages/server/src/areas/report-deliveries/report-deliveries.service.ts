@@ -36,7 +36,7 @@ import {
   usersByIds,
   type DeliveryChanges,
 } from './report-deliveries.store.js';
-import { canonicalTimeZone, checkCron, nextOccurrence } from './schedule.js';
+import { canonicalTimeZone, checkHourlyCron, nextOccurrence } from '../../shared/hourly-cron.js';
 
 /** The job kind that runs one delivery once. */
 export const REPORT_DELIVERY_JOB = 'report-delivery';
@@ -288,7 +288,7 @@ export function reportDeliveriesService(store: Store, options: { now: Clock; aud
     async create(caller: Caller, deploymentId: number, input: CreateReportDeliveryInput): Promise<ReportDelivery> {
       const deployment = await deploymentOf(caller, deploymentId, 'create report deliveries');
       const tenantId = caller.actor.tenantId;
-      const cron = checkCron(input.cron);
+      const cron = checkHourlyCron(input.cron, 'a report delivery');
       const timezone = canonicalTimeZone(input.timezone ?? 'UTC');
       const report = await requireReport(tenantId, deployment.id, input.reportId);
       const recipients = await resolveRecipients(tenantId, input.recipients);
@@ -321,7 +321,7 @@ export function reportDeliveriesService(store: Store, options: { now: Clock; aud
     async update(caller: Caller, deploymentId: number, id: number, input: UpdateReportDeliveryInput): Promise<ReportDelivery> {
       const deployment = await deploymentOf(caller, deploymentId, 'change report deliveries');
       const tenantId = caller.actor.tenantId;
-      const cron = input.cron == null ? undefined : checkCron(input.cron);
+      const cron = input.cron == null ? undefined : checkHourlyCron(input.cron, 'a report delivery');
       const timezone = input.timezone == null ? undefined : canonicalTimeZone(input.timezone);
       await requireDelivery(db, tenantId, deployment.id, id);
       const recipients = input.recipients == null ? undefined : await resolveRecipients(tenantId, input.recipients);

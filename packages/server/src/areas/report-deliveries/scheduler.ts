@@ -22,7 +22,7 @@ import {
   updateRun,
   usersByIds,
 } from './report-deliveries.store.js';
-import { catchUp } from './schedule.js';
+import { catchUp } from '../../shared/hourly-cron.js';
 import { toXlsx, XLSX_CONTENT_TYPE } from './xlsx.js';
 
 /** Due deliveries read per statement; a tick reads again while pages come back full. */

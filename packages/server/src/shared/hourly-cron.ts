@@ -1,11 +1,12 @@
 import { Cron } from 'croner';
-import { ApiError } from '../../shared/problems.js';
+import { ApiError } from './problems.js';
 
 /*
- * A scheduled task's cron expression: five fields in croner's syntax (the notifications area's
- * library), in an IANA zone, firing at most hourly (reference 9). The rule is kept by the minute
- * field: a single minute means at most one occurrence per hour of the clock, whatever the other
- * fields say, so the check needs no sampling of occurrences.
+ * Cron expressions of things that may fire at most hourly (scheduled agent tasks, reference 9;
+ * report deliveries, whose mailing of rows more often than hourly is a loop, not a report): five
+ * fields in croner's syntax (the notifications area's library), in an IANA zone. The rule is kept
+ * by the minute field: a single minute means at most one occurrence per hour of the clock,
+ * whatever the other fields say, so the check needs no sampling of occurrences.
  */
 
 function invalid(field: string, message: string, detail: string): ApiError {
@@ -17,8 +18,11 @@ function cronJob(cron: string, timezone: string): Cron {
   return new Cron(cron, { timezone, mode: '5-part', paused: true });
 }
 
-/** The expression with its blanks collapsed; 400 when it is not five fields, or may fire more often than hourly. */
-export function checkCron(input: string): string {
+/**
+ * The expression with its blanks collapsed; 400 when it is not five fields, or may fire more often
+ * than hourly. `what` names the thing scheduled in the refusal ("a scheduled task").
+ */
+export function checkHourlyCron(input: string, what: string): string {
   const cron = input.trim().replace(/\s+/g, ' ');
   const fields = cron.split(' ');
   if (fields.length !== 5)
@@ -34,7 +38,7 @@ export function checkCron(input: string): string {
     throw invalid(
       'cron',
       'may fire more often than hourly',
-      `"${cron}" may fire more than once an hour; a scheduled task runs at most hourly, so its minute field is one minute (such as "0").`,
+      `"${cron}" may fire more than once an hour; ${what} runs at most hourly, so its minute field is one minute (such as "0").`,
     );
   if (nextOccurrence(cron, 'UTC', new Date()) === null)
     throw invalid('cron', 'never runs', `"${cron}" names no date that exists (such as February 30), so it would never run.`);
