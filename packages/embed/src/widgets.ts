@@ -1,4 +1,4 @@
-import { chartSpec, ChartRefused, columnsOf, ROWS_DATA_NAME, type Column } from '../../server/src/render/chart-spec.js';
+import { chartRows, chartSpec, ChartRefused, columnsOf, missingValuesOf, ROWS_DATA_NAME, type Column } from '../../server/src/render/chart-spec.js';
 import { snapshotQuery, type DashboardControls } from '../../server/src/render/controls.js';
 import { CallFailed, compileChart, query, type QueryResult } from './api.js';
 import { el, uid } from './dom.js';
@@ -165,6 +165,7 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
         labels: context.labels,
         background: 'transparent',
         dataName: ROWS_DATA_NAME,
+        missingValues: missingValuesOf(configOf(widget)),
       });
     } catch (error) {
       if (error instanceof ChartRefused) return note(body, `Chart not drawn: ${error.message}`, 'error');
@@ -196,7 +197,12 @@ export function reportWidget(cell: HTMLElement, widget: Widget, context: PageCon
       // The chunk loads while the server compiles.
       const [{ drawChart }, vega] = await Promise.all([charts(), compileChart(context.session, spec)]);
       if (mine !== run) return;
-      const drawn = await drawChart(chart, vega, ROWS_DATA_NAME, data.rows);
+      const drawn = await drawChart(
+        chart,
+        vega,
+        ROWS_DATA_NAME,
+        chartRows(data, snapshot.spec, { labels: context.labels, missingValues: missingValuesOf(configOf(widget)) }),
+      );
       // Re-queried while drawing: the newer run draws its own chart.
       if (mine !== run) return drawn();
       finalize = drawn;

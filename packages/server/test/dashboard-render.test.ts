@@ -11,6 +11,7 @@ import { loadFonts } from '../src/render/fonts.js';
 import type { Renderer, RenderInput } from '../src/render/index.js';
 import { DIALECTS } from './harness.js';
 import { DASHBOARD_TITLE, renderShop, type RenderShop } from './render-fixtures.js';
+import { axis, lineSegments, parseSvg, widgetNode } from './svg-reader.js';
 
 /*
  * Issue 18, "Rendering is real": a published dashboard rendered for a viewer, each report's rows
@@ -163,6 +164,59 @@ for (const dialect of DIALECTS) {
       expect(rowsOf(filtered.data, 'over-time')).toHaveLength(1);
       // The filter widget shows what was applied.
       expect(filtered.svg).toContain('orders.status equals completed');
+    });
+
+    it('a widget’s `chart.missingValues` decides how a month without rows is drawn: a gap by default, zero when it says so', async () => {
+      const base = `/api/v1/deployments/${shop.deploymentId}`;
+      const ok = async (res: { statusCode: number; body: string }) => {
+        expect(res.statusCode, res.body).toBeLessThan(300);
+        return JSON.parse(res.body) as Record<string, any>;
+      };
+      // The EU analyst's orders fall in January and February 2026; the range starts in December 2025.
+      const report = await ok(
+        await shop.t.request({
+          method: 'PUT',
+          url: `${base}/reports/by-public-id/months-from-december`,
+          body: {
+            name: 'months-from-december',
+            title: 'Orders per month',
+            kind: 'vega',
+            spec: {
+              query: {
+                measures: ['orders.count'],
+                timeDimensions: [{ dimension: 'orders.created_at', granularity: 'month', dateRange: ['2025-12-01', '2026-02-28'] }],
+                order: { 'orders.created_at': 'asc' },
+              },
+            },
+          },
+        }),
+      );
+      const workbookId = (await ok(await shop.t.request({ method: 'PUT', url: `${base}/workbooks/by-slug/missing-months`, body: { name: 'Missing months' } })))
+        .id as number;
+      const widget = (id: string, x: number, config: Record<string, unknown>) => ({ id, type: 'CHART', position: { x, y: 0, w: 6, h: 4 }, config });
+      const config = {
+        title: 'Missing months',
+        widgets: [widget('as-gap', 0, { reportId: report.id }), widget('as-zero', 6, { reportId: report.id, chart: { missingValues: 'zero' } })],
+      };
+      const published = await ok(await shop.t.request({ method: 'POST', url: `${base}/workbooks/${workbookId}/publish`, body: { workbookId, config } }));
+      expect(published.config.widgets[1].config.chart).toEqual({ missingValues: 'zero' });
+      await shop.t.grant({ type: 'USER', id: shop.eu.userId }, { type: 'WORKBOOK', id: workbookId }, 'VIEW');
+
+      const page = await renderer.renderPage({ ...input(shop.eu.userId, 'png'), workbookId });
+      const tree = parseSvg(page.svg);
+      const gap = widgetNode(tree, 'as-gap');
+      const zero = widgetNode(tree, 'as-zero');
+      // December is on both axes; the gap chart draws nothing there, the zero chart draws 0.
+      expect(axis(gap, 'X').labels.map((l) => l.text)).toEqual(['Dec 2025', 'Jan 2026', 'Feb 2026']);
+      expect(lineSegments(gap)[0]!.map((segment) => segment.length)).toEqual([2]);
+      const [points] = lineSegments(zero)[0]!;
+      expect(points).toHaveLength(3);
+      const y = axis(zero, 'Y');
+      expect(points![0]!.y).toBeCloseTo(y.ticks[y.labels.findIndex((l) => l.text === '0')]!.y, 0);
+      // Counts: whole-number ticks on both.
+      for (const node of [gap, zero]) for (const label of axis(node, 'Y').labels) expect(label.text).toMatch(/^\d+$/);
+      // The rows the export carries are the runtime's, without the added month.
+      expect(rowsOf(page.data, 'as-zero')).toHaveLength(2);
     });
 
     it('a report the viewer may not read is shown as such in its widget; the rest still renders', async () => {

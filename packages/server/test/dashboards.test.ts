@@ -178,6 +178,22 @@ describe.each(DIALECTS)('dashboards (%s)', (dialect) => {
       expect((await published(wb, { config: { widgets: [text('y'.repeat(128))] } })).versionNumber).toBe(1);
     });
 
+    it('a widget’s chart settings are checked: `missingValues` is `gap` or `zero`, anything else is a 400 that publishes and saves nothing', async () => {
+      const wb = await workbook();
+      const setting = (missingValues: unknown) => ({ widgets: [{ ...text('t'), config: { text: 'hello', chart: { missingValues } } }] });
+      const refused = problem(await publish(wb, { config: setting('sideways') }), 400, 'VALIDATION_FAILED');
+      expect(refused.errors?.map((e) => e.pointer)).toEqual(['/body/config/widgets/0/config/chart/missingValues']);
+      problem(await saveDraft(wb, setting(0)), 400, 'VALIDATION_FAILED');
+      problem(await publish(wb, { config: { widgets: [{ ...text('t'), config: { chart: 'zero' } }] } }), 400, 'VALIDATION_FAILED');
+      const after = (await getWorkbook(wb)).json();
+      expect([after.publishedDashboard, after.dashboardDraft]).toEqual([null, null]);
+      // Valid values are kept as sent, beside the config's other fields; null means the default.
+      for (const value of ['zero', 'gap', null]) {
+        const dashboard = await published(wb, { config: setting(value) });
+        expect(dashboard.config.widgets?.[0]?.config).toEqual({ text: 'hello', chart: { missingValues: value } });
+      }
+    });
+
     it('each publication is a new version: the previous one becomes archived, the publicId stays, versionIds differ', async () => {
       const wb = await workbook();
       const v1 = await published(wb, { config: { widgets: [text('a')] } });

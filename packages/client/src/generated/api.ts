@@ -4071,6 +4071,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Extension: how the widget’s chart is drawn. */
+        DashboardWidgetChartSettings: {
+            missingValues?: null | ("gap" | "zero");
+        } & {
+            [key: string]: unknown;
+        };
         DashboardWidget: {
             id: string;
             /**
@@ -4079,9 +4085,11 @@ export interface components {
              */
             type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER";
             position: components["schemas"]["DashboardWidgetPosition"];
-            config?: null | {
+            config?: null | ({
+                chart?: null | components["schemas"]["DashboardWidgetChartSettings"];
+            } & {
                 [key: string]: unknown;
-            };
+            });
             style?: null | {
                 [key: string]: unknown;
             };
@@ -4106,9 +4114,11 @@ export interface components {
              */
             type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER" | "TABS_CONTAINER";
             position: components["schemas"]["DashboardWidgetPosition"];
-            config?: null | {
+            config?: null | ({
+                chart?: null | components["schemas"]["DashboardWidgetChartSettings"];
+            } & {
                 [key: string]: unknown;
-            };
+            });
             style?: null | {
                 [key: string]: unknown;
             };
@@ -4208,9 +4218,11 @@ export interface components {
              */
             type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER" | "FIELD";
             position: components["schemas"]["DashboardWidgetPosition"];
-            config?: null | {
+            config?: null | ({
+                chart?: null | components["schemas"]["DashboardWidgetChartSettings"];
+            } & {
                 [key: string]: unknown;
-            };
+            });
             style?: null | {
                 [key: string]: unknown;
             };
@@ -4250,9 +4262,11 @@ export interface components {
             /** @enum {unknown} */
             type: "CHART" | "TEXT" | "FILTER" | "AI" | "TIME_GRAIN" | "PARENT" | "SPACER" | "DIVIDER" | "CONTAINER" | "FIELD" | "TABS_CONTAINER";
             position: components["schemas"]["DashboardWidgetPosition"];
-            config?: null | {
+            config?: null | ({
+                chart?: null | components["schemas"]["DashboardWidgetChartSettings"];
+            } & {
                 [key: string]: unknown;
-            };
+            });
             style?: null | {
                 [key: string]: unknown;
             };

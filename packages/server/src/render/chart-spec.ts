@@ -1,9 +1,14 @@
 /**
  * The Vega-Lite spec of a report's chart, built the same way for the server's renders (charts.ts,
  * to SVG) and for the embedded dashboard page (packages/embed, in the browser): a widget looks the
- * same in a PNG, a PDF and an iframe. Pure on purpose: no Node module and no import at all, so the
- * page's bundler takes this file as it is.
+ * same in a PNG, a PDF and an iframe. Pure on purpose: no Node module, and no import but its pure
+ * neighbours (chart-axes.ts, chart-periods.ts), so the page's bundler takes these files as they are.
  */
+
+import { LABEL_FONT_SIZE, tuneAxes } from './chart-axes.js';
+import { fillMissingPeriods, grainOf, type MissingValues } from './chart-periods.js';
+
+export { MISSING_VALUES, missingValuesOf, type MissingValues } from './chart-periods.js';
 
 type Row = Record<string, unknown>;
 
@@ -206,35 +211,95 @@ export interface ChartSpecOptions {
    * and puts the rows into the compiled Vega spec's dataset of this name.
    */
   dataName?: string;
+  /** How a period of a time series with no rows is drawn: a gap (default) or a zero (the widget's `chart.missingValues`). */
+  missingValues?: MissingValues;
 }
 
 /** The data source the embedded page names in the specs it has compiled. */
 export const ROWS_DATA_NAME = 'rows';
 
+/** The chart a report's spec and rows give: the spec chosen (its own, else one suggested by the rows), null when neither gives one. */
+function chosenSpec(data: ChartData, spec: unknown, options: ChartSpecOptions): Record<string, unknown> | null {
+  return ownSpec(spec) ?? suggestedSpec(data, options.labels ?? 'titles');
+}
+
+/** The x encodings' fields (as row keys) of a single view or its layers. */
+function xFields(spec: Record<string, unknown>): string[] {
+  const fields: string[] = [];
+  const visit = (unit: unknown) => {
+    if (!isObject(unit)) return;
+    const x = isObject(unit.encoding) ? unit.encoding.x : undefined;
+    if (isObject(x) && typeof x.field === 'string') fields.push(x.field.replace(/\\(.)/g, '$1'));
+    if (Array.isArray(unit.layer)) unit.layer.forEach(visit);
+  };
+  visit(spec);
+  return fields;
+}
+
+/** The query's date range on `dimension` when it names two dates (a relative range such as `last 6 months` is left to the rows). */
+function dateRangeOf(spec: unknown, dimension: string): [string, string] | undefined {
+  const query = isObject(spec) && isObject(spec.query) ? spec.query : undefined;
+  const list = query && Array.isArray(query.timeDimensions) ? (query.timeDimensions as unknown[]) : [];
+  for (const td of list) {
+    if (!isObject(td) || td.dimension !== dimension || !Array.isArray(td.dateRange)) continue;
+    const [from, to] = td.dateRange as unknown[];
+    if (typeof from === 'string' && typeof to === 'string') return [from, to];
+  }
+  return undefined;
+}
+
+/**
+ * The rows a chart draws: the query's rows, with a row for every missing period of the time
+ * column the chart runs along (chart-periods.ts), its measures null (a gap) or 0 per
+ * `options.missingValues`. The rows as answered when the chart runs along no time column with a
+ * grain. The embedded page gives these to the spec it had compiled with `dataName`.
+ */
+export function chartRows(data: ChartData, spec: unknown, options: Pick<ChartSpecOptions, 'labels' | 'missingValues'> = {}): Row[] {
+  const chosen = chosenSpec(data, spec, { width: 0, height: 0, font: '', ...options });
+  if (!chosen) return data.rows;
+  const along = new Set(xFields(chosen));
+  const columns = columnsOf(data);
+  const time = columns.find((c) => c.kind === 'time' && along.has(c.name) && grainOf(c.name, data.annotation) !== undefined);
+  if (!time) return data.rows;
+  const base = time.name.replace(/\.(second|minute|hour|day|week|month|quarter|year)$/, '');
+  const aliases = columns.filter((c) => c !== time && c.kind === 'time' && c.name === base).map((c) => c.name);
+  return fillMissingPeriods(data.rows, {
+    time: { name: time.name, grain: grainOf(time.name, data.annotation)! },
+    aliases,
+    measures: columns.filter((c) => c.kind === 'measure').map((c) => c.name),
+    dimensions: columns.filter((c) => c !== time && c.kind !== 'measure' && !aliases.includes(c.name)).map((c) => c.name),
+    missingValues: options.missingValues ?? 'gap',
+    dateRange: dateRangeOf(spec, base),
+  });
+}
+
 /**
  * The full Vega-Lite spec of a chart of `data` at most `width` × `height`: the report's own spec
  * (`spec.vegaLite`) or one chosen from the data's shape, with the rows as its inline values (or
- * a named source, `options.dataName`).
+ * a named source, `options.dataName`): the rows of chartRows, missing periods filled. Its x and y
+ * axes get what the rows say where the spec says nothing (chart-axes.ts): integer ticks for
+ * integer-valued measures, category labels horizontal when they fit and rotated when they do not.
  * Null when neither gives a chart (no measure), which is shown as a table instead; ChartRefused
  * for a spec that reads other data or generates values without a bound.
  */
 export function chartSpec(data: ChartData, spec: unknown, options: ChartSpecOptions): Record<string, unknown> | null {
-  const chosen = ownSpec(spec) ?? suggestedSpec(data, options.labels ?? 'titles');
+  const chosen = chosenSpec(data, spec, options);
   if (!chosen) return null;
   const { data: _data, datasets: _datasets, width: _w, height: _h, $schema: _schema, ...rest } = chosen;
   checkChartSpec(rest);
+  const width = Math.max(40, options.width);
   return {
-    ...rest,
+    ...tuneAxes(rest, data.rows, width),
     // Vega marks the rows it reads; the caller's rows stay as the runtime answered them.
-    data: options.dataName !== undefined ? { name: options.dataName } : { values: data.rows.map((row) => ({ ...row })) },
-    width: Math.max(40, options.width),
+    data: options.dataName !== undefined ? { name: options.dataName } : { values: chartRows(data, spec, options).map((row) => ({ ...row })) },
+    width,
     height: Math.max(30, options.height),
     autosize: { type: 'fit', contain: 'padding' },
     background: options.background ?? 'white',
     config: {
       font: options.font,
       view: { stroke: null },
-      axis: { labelFontSize: 10, titleFontSize: 11 },
+      axis: { labelFontSize: LABEL_FONT_SIZE, titleFontSize: 11 },
       legend: { labelFontSize: 10, titleFontSize: 11 },
     },
   };

@@ -1,10 +1,10 @@
 import type * as Vega from 'vega';
 import type { TopLevelSpec } from 'vega-lite';
 import { FONT_FAMILY } from './fonts.js';
-import { boundedSequence, chartSpec } from './chart-spec.js';
+import { boundedSequence, chartSpec, type MissingValues } from './chart-spec.js';
 import type { ReportData } from './types.js';
 
-export { ChartRefused, checkChartSpec, columnsOf, MAX_GENERATED_VALUES } from './chart-spec.js';
+export { ChartRefused, checkChartSpec, columnsOf, MAX_GENERATED_VALUES, missingValuesOf, type MissingValues } from './chart-spec.js';
 
 /**
  * A report's rows drawn as a chart: a Vega-Lite spec (chart-spec.ts: the report's own
@@ -50,9 +50,10 @@ export interface ChartSvg {
 /**
  * The rows as an SVG chart of at most `width` × `height`; null when neither the report's spec
  * nor the data's shape gives a chart (no measure), which the page draws as a table instead.
+ * `missingValues`: how a missing period of a time series is drawn (a gap by default, or zero).
  */
-export async function chartSvg(data: ReportData, spec: unknown, width: number, height: number): Promise<ChartSvg | null> {
-  const built = chartSpec(data, spec, { width, height, font: FONT_FAMILY });
+export async function chartSvg(data: ReportData, spec: unknown, width: number, height: number, missingValues?: MissingValues): Promise<ChartSvg | null> {
+  const built = chartSpec(data, spec, { width, height, font: FONT_FAMILY, missingValues });
   if (!built) return null;
   const full = built as unknown as TopLevelSpec;
   const { vega, compile, expressionInterpreter, refusingLoader } = await chartLibraries();

@@ -1,4 +1,4 @@
-import { ChartRefused, chartSvg, columnsOf } from './charts.js';
+import { ChartRefused, chartSvg, columnsOf, missingValuesOf } from './charts.js';
 import { snapshotQuery } from './controls.js';
 import type { Cell, WidgetContent } from './page.js';
 import type { DashboardControls, DashboardWidget, ReportData, ReportSnapshot } from './types.js';
@@ -106,7 +106,7 @@ export async function widgetContent(
     }
     let chart;
     try {
-      chart = await chartSvg(data, snapshot.spec, cell.width - 24, cell.height - 24 - (title ? 24 : 0));
+      chart = await chartSvg(data, snapshot.spec, cell.width - 24, cell.height - 24 - (title ? 24 : 0), missingValuesOf(config));
     } catch (error) {
       // A refused spec is the report author's to fix; the rest of the dashboard still renders.
       if (error instanceof ChartRefused) return { content: { kind: 'note', title, text: `Chart not drawn: ${error.message}` }, data: result };

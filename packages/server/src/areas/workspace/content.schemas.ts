@@ -18,7 +18,7 @@ import { Id, Nullable, ref } from '../../shared/schemas.js';
  *   bodies. They leave the keyword unset, like the other response schemas: JSON Schema keeps them
  *   open, so a client validating responses accepts fields added in a later release, and the
  *   serializer emits only the declared fields, so stray keys in old stored JSON never leak out.
- * - Free-form objects (`settings`, `theme`, widget `config` and `style`, snapshot `meta`) are maps
+ * - Free-form objects (`settings`, `theme`, widget `config` (whose `chart` settings are checked) and `style`, snapshot `meta`) are maps
  *   of anything by definition.
  *
  * Schemas with an `$id` become OpenAPI components and refer to each other by `$id`; `contentSchemas`
@@ -71,11 +71,35 @@ export const DashboardWidgetInputType = Type.Enum([...ADVERTISED_WIDGET_TYPES, '
 });
 export type DashboardWidgetInputType = Static<typeof DashboardWidgetInputType>;
 
+/**
+ * How a widget's chart is drawn where its report's spec does not say (docs/api/dashboards.md).
+ * `missingValues`: a period of a time series with no rows is a gap in the line (`gap`, the
+ * default) or drawn as zero (`zero`).
+ */
+export const DashboardWidgetChartSettings = Type.Object(
+  {
+    missingValues: optionalNullable(
+      Type.Enum(['gap', 'zero'], {
+        description:
+          'Extension: how a period of a time series with no rows is drawn: `gap` (default), a break in the line; `zero`, a value of 0. Periods are filled at the query’s time grain over the rows’ range (or the query’s date range when it names two dates).',
+      }),
+    ),
+  },
+  { ...open, $id: 'DashboardWidgetChartSettings', description: 'Extension: how the widget’s chart is drawn.' },
+);
+export type DashboardWidgetChartSettings = Static<typeof DashboardWidgetChartSettings>;
+
+/** A widget's `config`: free-form, with the chart settings checked where they are given. */
+const WidgetConfig = Type.Object(
+  { chart: optionalNullable(ref(DashboardWidgetChartSettings)) },
+  { ...open, description: 'Free-form object. `chart` (extension), when given, is checked as DashboardWidgetChartSettings.' },
+);
+
 const widgetProperties = <T extends TSchema>(type: T) => ({
   id: Type.String(),
   type,
   position: ref(DashboardWidgetPosition),
-  config: optionalNullable(FreeForm),
+  config: optionalNullable(WidgetConfig),
   style: optionalNullable(FreeForm),
   responsiveLayouts: optionalNullable(byBreakpoint(ref(DashboardWidgetPosition), 'Position per breakpoint.')),
 });
@@ -309,6 +333,7 @@ export type Dashboard = Static<typeof Dashboard>;
 /** Schemas other schemas refer to by `$id`; registered once by the app. */
 export const contentSchemas = [
   DashboardWidgetPosition,
+  DashboardWidgetChartSettings,
   DashboardWidget,
   DashboardWidgetInput,
   DashboardLayout,
