@@ -72,6 +72,7 @@ const COMMANDS: string[][] = [
   ['notifications', 'add'],
   ['notifications', 'remove'],
   ['notifications', 'deliveries'],
+  ['notifications', 'send-now'],
   ['report-deliveries'],
   ['report-deliveries', 'list'],
   ['report-deliveries', 'create'],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { startSmtp, type TestSmtp } from '../../server/test/smtp-fixture.js';
 import { parseRecipient, parseRecipientRef } from '../src/commands/notifications.js';
 import { isolatedEnv, runCli, serverVars, show, startTestServer, type TestServer } from './helpers.js';
 
@@ -28,9 +29,17 @@ describe.each(STORE_INDEPENDENT)('mapi notifications (%s)', (dialect) => {
   let env: Record<string, string>;
   let d: number;
   let dashboardId: number;
+  let smtp: TestSmtp;
 
   beforeAll(async () => {
-    server = await startTestServer(dialect);
+    smtp = await startSmtp();
+    // One try per mail, so a refused one fails its delivery at once.
+    server = await startTestServer(dialect, {
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtp.port),
+      SMTP_FROM: 'reports@example.com',
+      NOTIFICATION_SEND_ATTEMPTS: '1',
+    });
     env = isolatedEnv(serverVars(server));
     d = await server.deployment(`Notifications ${dialect}`);
     const wb = await server.workbook(d, 'Weekly');
@@ -40,6 +49,7 @@ describe.each(STORE_INDEPENDENT)('mapi notifications (%s)', (dialect) => {
   });
   afterAll(async () => {
     await server?.stop();
+    await smtp?.close();
   });
 
   it('creates, lists, updates, adds and removes recipients, shows deliveries, deletes', async () => {
@@ -98,5 +108,56 @@ describe.each(STORE_INDEPENDENT)('mapi notifications (%s)', (dialect) => {
     const gone = await cli(['notifications', 'get', String(d), String(n.id)]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('404');
+  });
+
+  it('send-now mails the notification at once; --wait follows it until it is delivered, and exits 1 when it failed', { timeout: 90_000 }, async () => {
+    const cli = (args: string[]) => runCli(args, { env });
+    const created = await cli([
+      'notifications',
+      'create',
+      String(d),
+      '--dashboard',
+      String(dashboardId),
+      '--type',
+      'DAILY',
+      '--minute',
+      '0',
+      '--hour',
+      '9',
+      '--json',
+    ]);
+    expect(created.code, show(created)).toBe(0);
+    const n = JSON.parse(created.stdout) as { id: number; nextRunAt: string };
+
+    const nobody = await cli(['notifications', 'send-now', String(d), String(n.id)]);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain('409');
+    expect(nobody.stderr).toContain('no recipients');
+
+    const added = await cli(['notifications', 'add', String(d), String(n.id), 'embed:acme/now@acme.example']);
+    expect(added.code, show(added)).toBe(0);
+    const sent = await cli(['notifications', 'send-now', String(d), String(n.id), '--wait', '--json']);
+    expect(sent.code, show(sent)).toBe(0);
+    const delivery = JSON.parse(sent.stdout);
+    expect(delivery).toMatchObject({
+      notificationId: n.id,
+      trigger: 'SEND_NOW',
+      status: 'succeeded',
+      recipients: [{ email: 'now@acme.example', status: 'sent' }],
+    });
+    expect(smtp.received.filter((m) => m.to.includes('now@acme.example'))).toHaveLength(1);
+
+    const history = await cli(['notifications', 'deliveries', String(d), String(n.id)]);
+    expect(history.stdout).toMatch(/^ID\s+SCHEDULED FOR \(UTC\)\s+TRIGGER\s+STATUS\s+SENT\s+MESSAGE\n/);
+    expect(history.stdout).toMatch(new RegExp(`${delivery.id}\\s.*SEND_NOW\\s+succeeded\\s+1/1`));
+    const after = await cli(['notifications', 'get', String(d), String(n.id), '--json']);
+    expect(JSON.parse(after.stdout).nextRunAt).toBe(n.nextRunAt);
+
+    // The SMTP server refuses the recipient: the delivery fails, and so does the command.
+    smtp.refuse.set('now@acme.example', Infinity);
+    const refused = await cli(['notifications', 'send-now', String(d), String(n.id), '--wait']);
+    expect(refused.code, show(refused)).toBe(1);
+    expect(refused.stdout).toContain('failed');
+    expect(refused.stderr).toMatch(/Delivery \d+ failed: 1 of 1 recipient\(s\) could not be delivered to/);
   });
 });

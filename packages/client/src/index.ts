@@ -25,7 +25,14 @@ export {
   type BulkProgress,
   type SkippedItem,
 } from './bulk.js';
-export { createNotifications, RECIPIENTS_PER_REQUEST, type NotificationListQuery, type Notifications } from './notifications.js';
+export {
+  createNotifications,
+  DeliveryWaitTimeoutError,
+  RECIPIENTS_PER_REQUEST,
+  type NotificationListQuery,
+  type Notifications,
+  type WaitForDeliveryOptions,
+} from './notifications.js';
 export { createGitHost, type GitHost } from './git-host.js';
 export { createDbtSync, isSyncFinished, SyncWaitTimeoutError, type DbtSync, type DbtSyncHistoryQuery, type FollowSyncOptions } from './dbt-sync.js';
 export { BuildWaitTimeoutError, isFinished, type BuildListQuery, type Builds, type CommitListQuery, type Commits, type WaitForBuildOptions } from './builds.js';

@@ -228,6 +228,7 @@ export const KNOWN_EXTENSIONS: readonly string[] = [
   'GET /api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access',
   'PUT /api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access',
   'GET /api/v1/deployments/{deploymentId}/notifications/{id}/deliveries',
+  'POST /api/v1/deployments/{deploymentId}/notifications/{id}/send-now',
   'GET /api/v1/deployments/{deploymentId}/report-deliveries',
   'POST /api/v1/deployments/{deploymentId}/report-deliveries',
   'DELETE /api/v1/deployments/{deploymentId}/report-deliveries/{deliveryId}',

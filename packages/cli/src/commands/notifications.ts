@@ -9,7 +9,7 @@ import type {
   UpdateNotificationInput,
 } from '@mapi/client';
 import { run } from '../context.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, note, plural, shortDate, writeJson, writeTable, type Column } from '../output.js';
 
@@ -26,6 +26,7 @@ Examples:
   $ mapi notifications add 3 7 user:ann@example.com embed:acme/u-17=bo@acme.example
   $ mapi notifications update 3 7 --disable --sending off
   $ mapi notifications deliveries 3 7
+  $ mapi notifications send-now 3 7 --wait
 `;
 
 const COLUMNS: Column<Notification>[] = [
@@ -49,6 +50,7 @@ const RECIPIENT_COLUMNS: Column<NotificationRecipient>[] = [
 const DELIVERY_COLUMNS: Column<NotificationDelivery>[] = [
   { header: 'ID', value: (d) => d.id, align: 'right' },
   { header: 'SCHEDULED FOR (UTC)', value: (d) => shortDate(d.scheduledFor) },
+  { header: 'TRIGGER', value: (d) => d.trigger },
   { header: 'STATUS', value: (d) => d.status },
   { header: 'SENT', value: (d) => `${d.recipients.filter((r) => r.status === 'sent').length}/${d.recipients.length}` },
   { header: 'MESSAGE', value: (d) => d.message },
@@ -283,6 +285,38 @@ export function registerNotifications(program: Command): void {
         const rows = await all(context.client().notifications.deliveries(parseId(deploymentArg, 'deploymentId'), parseId(idArg, 'id')));
         if (context.json) writeJson(rows);
         else writeTable(DELIVERY_COLUMNS, rows, 'No deliveries yet.');
+      }),
+    );
+
+  group
+    .command('send-now <deploymentId> <id>')
+    .option('--wait', 'follow the deliveries history until the delivery succeeded or failed (exit 1 when it failed)')
+    .description('Deliver a notification now, as its schedule would; the schedule does not move')
+    .addHelpText(
+      'after',
+      '\nA send-now asked for while an earlier one is still queued or running answers that delivery; nothing is sent twice.\n\nExamples:\n  $ mapi notifications send-now 3 7\n  $ mapi notifications send-now 3 7 --wait --json\n',
+    )
+    .action(
+      run(async (context, deploymentArg: string, idArg: string, options: { wait?: boolean }) => {
+        const deploymentId = parseId(deploymentArg, 'deploymentId');
+        const id = parseId(idArg, 'id');
+        const client = context.client();
+        const queued = await client.notifications.sendNow(deploymentId, id);
+        if (!options.wait) {
+          if (context.json) writeJson(queued);
+          else writeTable(DELIVERY_COLUMNS, [queued], '');
+          note(`Delivery ${queued.id} is ${queued.status}; follow it with \`mapi notifications deliveries ${deploymentId} ${id}\`.`);
+          return EXIT.OK;
+        }
+        note(`Delivery ${queued.id} is ${queued.status}; waiting until it is done…`);
+        const done = await client.notifications.waitForDelivery(deploymentId, id, queued.id);
+        if (context.json) writeJson(done);
+        else writeTable(DELIVERY_COLUMNS, [done], '');
+        if (done.status === 'failed') {
+          note(`Delivery ${done.id} failed: ${done.message ?? 'no reason given'}`);
+          return EXIT.ERROR;
+        }
+        return EXIT.OK;
       }),
     );
 }

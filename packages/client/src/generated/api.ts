@@ -2880,6 +2880,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deployments/{deploymentId}/notifications/{id}/send-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extension: deliver a notification now (admin): answers the queued delivery (`trigger` SEND_NOW); the same job as a scheduled occurrence mails it
+         * @description Every recipient gets what a scheduled occurrence would send them (their own render, the same retries), and the delivery joins …/deliveries. The schedule does not move, and a notification whose schedule is off (`isEnabled` false) still sends. Refused with 409 while `notificationEnabled` is false (NOTIFICATION_SENDING_OFF) or it has no recipients (NOTIFICATION_NO_RECIPIENTS). While an earlier send-now of the notification is queued or running, that delivery is answered and nothing more is sent. Follow it in …/deliveries or the job by `jobId`.
+         */
+        post: operations["sendNotificationNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/deployments/{deploymentId}/notifications/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -3639,7 +3659,7 @@ export interface components {
              * @description Stable machine-readable error code, e.g. DEPLOYMENT_NOT_FOUND.
              * @enum {string}
              */
-            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_REQUIRED" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "CREATOR_MODE_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "ROLE_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "ROLE_NAME_TAKEN" | "ROLE_NAME_RESERVED" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND" | "REPORT_VERSION_MISMATCH" | "FILE_HASH_MISMATCH" | "PLACEMENTS_TOO_MANY" | "PROMOTION_NOT_FOUND" | "PROMOTION_MEMBERS_MISSING" | "IDEMPOTENCY_KEY_REUSED";
+            code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "INVALID_CURSOR" | "INVALID_OPERATION" | "NOT_A_DEV_BRANCH" | "NO_DEV_MODE" | "INVALID_BRANCH" | "INVALID_MOVE" | "FOLDER_TOO_DEEP" | "FOLDER_NAME_CONFLICT" | "FOLDER_HAS_SUBFOLDERS" | "CURSOR_UNAVAILABLE" | "BRANCH_NOT_SERVED" | "CREATOR_MODE_REQUIRED" | "OAUTH_STATE_INVALID" | "OAUTH_AUTHORIZATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN" | "EMBEDDING_DISABLED" | "CREATOR_MODE_DISABLED" | "PYTHON_ANALYSIS_DISABLED" | "DASHBOARD_COMMENTS_DISABLED" | "ROUTE_NOT_FOUND" | "USAGE_ANALYTICS_DISABLED" | "TENANT_NOT_FOUND" | "USER_NOT_FOUND" | "GROUP_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "POLICY_NOT_FOUND" | "ROLE_NOT_FOUND" | "USER_ATTRIBUTE_NOT_FOUND" | "OIDC_TOKEN_CONFIG_NOT_FOUND" | "FOLDER_NOT_FOUND" | "WORKBOOK_NOT_FOUND" | "REPORT_NOT_FOUND" | "PLACEMENT_NOT_FOUND" | "DASHBOARD_NOT_FOUND" | "NOTIFICATION_NOT_FOUND" | "NOTIFICATION_SENDING_OFF" | "NOTIFICATION_NO_RECIPIENTS" | "BRANCH_NOT_FOUND" | "BUILD_NOT_FOUND" | "UPLOAD_NOT_FOUND" | "FILE_NOT_FOUND" | "ENVIRONMENT_NOT_FOUND" | "DBT_SYNC_NOT_FOUND" | "DBT_SYNC_FILES_NOT_FOUND" | "ENV_VAR_NOT_FOUND" | "OAUTH_INTEGRATION_NOT_FOUND" | "USER_OAUTH_TOKEN_NOT_FOUND" | "DEVICE_CODE_NOT_FOUND" | "OAUTH_CLIENT_NOT_FOUND" | "IDENTITY_PROVIDER_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "EMAIL_TAKEN" | "GROUP_NAME_TAKEN" | "ROLE_NAME_TAKEN" | "ROLE_NAME_RESERVED" | "USER_ATTRIBUTE_NAME_TAKEN" | "OIDC_TOKEN_CONFIG_EXISTS" | "FOLDER_NAME_TAKEN" | "WORKBOOK_SLUG_TAKEN" | "REPORT_PUBLIC_ID_TAKEN" | "POLICY_EXISTS" | "LAST_ADMIN" | "DEPLOYMENT_NAME_TAKEN" | "BRANCH_EXISTS" | "FILE_EXISTS" | "MERGE_CONFLICT" | "DBT_SYNC_RUNNING" | "DBT_SYNC_NOT_RUNNING" | "DBT_SYNC_NOT_COMPLETED" | "BRANCH_MOVED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "OAUTH_PROVIDER_UNAVAILABLE" | "UNAVAILABLE" | "QUERY_REFUSED" | "RUNTIME_UNAVAILABLE" | "PYTHON_BUSY" | "DEPLOYMENT_BUSY" | "EMBED_TENANT_NOT_FOUND" | "EMBED_GROUP_NOT_FOUND" | "EMBED_USER_NOT_FOUND" | "EMBED_GROUP_NAME_TAKEN" | "EMBED_GROUP_NAME_RESERVED" | "EMBED_GROUP_HAS_MEMBERS" | "GROUPS_NOT_FOUND" | "USER_ATTRIBUTES_NOT_FOUND" | "EMBED_USER_LIMIT" | "PLACEMENT_LIMIT_REACHED" | "DATA_DOWNLOAD_RESTRICTED" | "DASHBOARD_EXPORT_NOT_FOUND" | "DASHBOARD_EXPORT_RENDERING" | "DASHBOARD_EXPORT_FAILED" | "DASHBOARD_EXPORT_LIMIT" | "GIT_HOST_NOT_CONFIGURED" | "GIT_HOST_NOT_LINKED" | "GIT_HOST_NOT_FOUND" | "GIT_HOST_LINK_FAILED" | "GIT_HOST_UNAVAILABLE" | "GIT_HOST_REPO_EXISTS" | "GIT_HOST_APP_INVALID" | "UPSTREAM_DIVERGED" | "UPSTREAM_BRANCH_NOT_FOUND" | "UPSTREAM_UNAVAILABLE" | "AI_PROVIDER_UNAVAILABLE" | "AI_BUDGET_EXCEEDED" | "AI_NOT_CONFIGURED" | "AGENT_NOT_FOUND" | "AGENT_NAME_TAKEN" | "AGENT_THREAD_NOT_FOUND" | "AGENT_TASK_NOT_FOUND" | "AGENT_TASK_LIMIT" | "REPORT_DELIVERY_NOT_FOUND" | "COMMENT_NOT_FOUND" | "WIDGET_NOT_FOUND" | "REPORT_VERSION_MISMATCH" | "FILE_HASH_MISMATCH" | "PLACEMENTS_TOO_MANY" | "PROMOTION_NOT_FOUND" | "PROMOTION_MEMBERS_MISSING" | "IDEMPOTENCY_KEY_REUSED";
             /** @description Same as `detail`. */
             message: string;
             requestId: string;
@@ -5867,9 +5887,14 @@ export interface components {
             notificationId: number;
             /**
              * Format: date-time
-             * @description The occurrence of the schedule this delivery is for (UTC).
+             * @description The occurrence of the schedule this delivery is for (UTC); for a send-now delivery, when it was asked for.
              */
             scheduledFor: string;
+            /**
+             * @description `SCHEDULE`: an occurrence of the schedule; `SEND_NOW`: asked for with …/send-now.
+             * @enum {string}
+             */
+            trigger: "SCHEDULE" | "SEND_NOW";
             /** Format: date-time */
             claimedAt: string;
             /** @enum {string} */
@@ -25323,6 +25348,109 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sendNotificationNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deploymentId: number;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationDelivery"];
+                };
+            };
+            /**
+             * @description Bad Request. `code` is one of:
+             *     - `VALIDATION_FAILED`: The request is not valid
+             *     - `MALFORMED_JSON`: The request body is not valid JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 400;
+                        /** @enum {string} */
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            /**
+             * @description Forbidden. `code` is one of:
+             *     - `FORBIDDEN`: Not allowed
+             *     - `KEY_SCOPE_FORBIDDEN`: The API key is not scoped to this deployment
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 403;
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "KEY_SCOPE_FORBIDDEN";
+                    };
+                };
+            };
+            /**
+             * @description Not Found. `code` is one of:
+             *     - `TENANT_NOT_FOUND`: No tenant answers on this host
+             *     - `DEPLOYMENT_NOT_FOUND`: Deployment not found
+             *     - `NOTIFICATION_NOT_FOUND`: The deployment has no notification with this id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 404;
+                        /** @enum {string} */
+                        code: "TENANT_NOT_FOUND" | "DEPLOYMENT_NOT_FOUND" | "NOTIFICATION_NOT_FOUND";
+                    };
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /**
+             * @description Conflict. `code` is one of:
+             *     - `NOTIFICATION_SENDING_OFF`: The notification has sending switched off, so sending it now would mail nobody
+             *     - `NOTIFICATION_NO_RECIPIENTS`: The notification has no recipients to send to
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"] & {
+                        /** @enum {integer} */
+                        status: 409;
+                        /** @enum {string} */
+                        code: "NOTIFICATION_SENDING_OFF" | "NOTIFICATION_NO_RECIPIENTS";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

@@ -43,6 +43,8 @@ export const PROBLEMS = {
   PLACEMENT_NOT_FOUND: { status: 404, title: 'The report has no such placement' },
   DASHBOARD_NOT_FOUND: { status: 404, title: 'Dashboard not found' },
   NOTIFICATION_NOT_FOUND: { status: 404, title: 'The deployment has no notification with this id' },
+  NOTIFICATION_SENDING_OFF: { status: 409, title: 'The notification has sending switched off, so sending it now would mail nobody' },
+  NOTIFICATION_NO_RECIPIENTS: { status: 409, title: 'The notification has no recipients to send to' },
   BRANCH_NOT_FOUND: { status: 404, title: 'Branch not found' },
   BUILD_NOT_FOUND: { status: 404, title: 'Build not found' },
   UPLOAD_NOT_FOUND: { status: 404, title: 'No open upload with this transaction id' },

@@ -9,6 +9,8 @@ import type { Executor, NotificationDeliveryRecipientRow, NotificationDeliveryRo
  */
 
 export type DeliveryStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+/** What started a delivery: an occurrence of the schedule, or …/send-now. */
+export type DeliveryTrigger = 'SCHEDULE' | 'SEND_NOW';
 export type RecipientStatus = 'pending' | 'sent' | 'failed' | 'skipped';
 
 /** Enabled notifications whose next occurrence is at or before `at`, soonest first. */
@@ -36,13 +38,42 @@ export async function advanceSchedule(db: Executor, id: number, from: string, to
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** The occurrence's row, unless it was claimed before (the unique key): then undefined. */
-export async function insertDelivery(db: Executor, values: Omit<NotificationDeliveryRow, 'id'>): Promise<NotificationDeliveryRow | undefined> {
+/**
+ * The delivery's row; for an occurrence of the schedule, undefined when it was claimed before (the
+ * unique key, which covers scheduled rows only).
+ */
+export async function insertDelivery(
+  db: Executor,
+  values: Omit<NotificationDeliveryRow, 'id' | 'trigger'> & { trigger: DeliveryTrigger },
+): Promise<NotificationDeliveryRow | undefined> {
   return db
     .insertInto('notification_deliveries')
     .values(values)
-    .onConflict((oc) => oc.columns(['notification_id', 'scheduled_for']).doNothing())
+    .onConflict((oc) => oc.columns(['notification_id', 'scheduled_for']).where('trigger', '=', sql.lit('SCHEDULE')).doNothing())
     .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * The notification's send-now delivery still pending or running, if any (one click sends once). One
+ * whose job is over without finishing it (its process died) no longer counts, so it blocks nothing.
+ */
+export async function activeSendNow(db: Executor, notificationId: number): Promise<NotificationDeliveryRow | undefined> {
+  return db
+    .selectFrom('notification_deliveries')
+    .selectAll()
+    .where('notification_id', '=', notificationId)
+    .where('trigger', '=', 'SEND_NOW')
+    .where('status', 'in', ['pending', 'running'])
+    .where((eb) =>
+      eb.or([
+        eb('job_id', 'is', null),
+        eb.exists(
+          eb.selectFrom('jobs').select('jobs.id').whereRef('jobs.id', '=', 'notification_deliveries.job_id').where('jobs.state', 'in', ['queued', 'running']),
+        ),
+      ]),
+    )
+    .orderBy('id', 'desc')
     .executeTakeFirst();
 }
 

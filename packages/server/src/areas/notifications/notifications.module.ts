@@ -51,7 +51,7 @@ export const notificationsArea = defineArea('notifications', ({ platform: { stor
     ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
     onError: (error) => onError(error, 'notifications: claiming due deliveries'),
   });
-  const notifications = notificationsService(store, { embedUserLimit: config.embedUserLimit, now });
+  const notifications = notificationsService(store, { embedUserLimit: config.embedUserLimit, now, deliveries: notificationScheduler });
   return {
     services: { notifications, notificationScheduler, mailer, summariser },
     schemas: notificationSchemas,

@@ -157,6 +157,26 @@ export function notificationsRoutes(service: NotificationsService): FastifyPlugi
       },
     );
 
+    app.post(
+      `${base}/:id/send-now`,
+      {
+        config: { optionalBody: true },
+        schema: {
+          operationId: 'sendNotificationNow',
+          extension: true,
+          tags,
+          summary:
+            'Extension: deliver a notification now (admin): answers the queued delivery (`trigger` SEND_NOW); the same job as a scheduled occurrence mails it',
+          description:
+            'Every recipient gets what a scheduled occurrence would send them (their own render, the same retries), and the delivery joins …/deliveries. The schedule does not move, and a notification whose schedule is off (`isEnabled` false) still sends. Refused with 409 while `notificationEnabled` is false (NOTIFICATION_SENDING_OFF) or it has no recipients (NOTIFICATION_NO_RECIPIENTS). While an earlier send-now of the notification is queued or running, that delivery is answered and nothing more is sent. Follow it in …/deliveries or the job by `jobId`.',
+          params: NotificationParams,
+          response: { 202: Type.Ref('NotificationDelivery') },
+          problems: [...COMMON, 'KEY_SCOPE_FORBIDDEN', 'NOTIFICATION_NOT_FOUND', 'NOTIFICATION_SENDING_OFF', 'NOTIFICATION_NO_RECIPIENTS'],
+        },
+      },
+      async (request, reply) => reply.code(202).send(await service.sendNow(request.caller, request.params.deploymentId, request.params.id)),
+    );
+
     app.get(
       `${base}/:id/deliveries`,
       {

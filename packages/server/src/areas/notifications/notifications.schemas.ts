@@ -211,6 +211,8 @@ export const RemoveRecipientsBody = Type.Object(
 );
 export type RemoveRecipientInput = Static<typeof RemoveRecipientsBody>['recipients'][number];
 
+export const DELIVERY_TRIGGERS = ['SCHEDULE', 'SEND_NOW'] as const;
+
 export const DeliveryRecipientSchema = Type.Object({
   type: Type.String({ enum: [...RECIPIENT_TYPES] }),
   userId: Nullable(Id),
@@ -235,7 +237,11 @@ export const NotificationDeliverySchema = Type.Object(
   {
     id: Id,
     notificationId: Id,
-    scheduledFor: Type.String({ format: 'date-time', description: 'The occurrence of the schedule this delivery is for (UTC).' }),
+    scheduledFor: Type.String({
+      format: 'date-time',
+      description: 'The occurrence of the schedule this delivery is for (UTC); for a send-now delivery, when it was asked for.',
+    }),
+    trigger: oneOf(DELIVERY_TRIGGERS, '`SCHEDULE`: an occurrence of the schedule; `SEND_NOW`: asked for with …/send-now.'),
     claimedAt: Type.String({ format: 'date-time' }),
     status: Type.String({ enum: ['pending', 'running', 'succeeded', 'failed'] }),
     send: Type.Boolean({ description: 'Whether mails go out (the notification’s notificationEnabled when it was claimed).' }),

@@ -27,12 +27,14 @@ import {
   findNotification,
   insertNotification,
   listNotifications,
+  allRecipients,
   listRecipients,
   updateNotification,
   type NotificationChanges,
   type NotificationFilter,
 } from './notifications.store.js';
-import { deliveryRecipients, listDeliveries } from './deliveries.store.js';
+import { activeSendNow, deliveryRecipients, findDelivery, listDeliveries } from './deliveries.store.js';
+import type { NotificationScheduler } from './scheduler.js';
 import { canonicalTimeZone, checkSchedule, cronOf, describeSchedule, fieldsOf, nextOccurrence, type ScheduleFields, type ScheduleType } from './schedule.js';
 import { findUserByEmail } from '../users/index.js';
 import { findEmbedTenant } from '../embed-tenants/index.js';
@@ -84,6 +86,7 @@ function toDelivery(row: NotificationDeliveryRow, recipients: NotificationDelive
     send: row.send === 1,
     format: row.format,
     message: row.message,
+    trigger: row.trigger as NotificationDelivery['trigger'],
     jobId: row.job_id,
     finishedAt: row.finished_at,
     recipients: recipients.map((r) => ({
@@ -122,7 +125,10 @@ const stored = <T>(list: T[] | null | undefined): string | null => (list == null
  * its recipients. Every operation is an admin's. The schedule is compiled to a cron expression
  * when written, and `next_run_at` is recomputed whenever the schedule or its switch changes.
  */
-export function notificationsService(store: Store, options: { embedUserLimit: number; now: () => Date }) {
+export function notificationsService(
+  store: Store,
+  options: { embedUserLimit: number; now: () => Date; deliveries: Pick<NotificationScheduler, 'record' | 'enqueue'> },
+) {
   const { db } = store;
 
   async function deploymentOf({ actor, access }: Caller, deploymentId: number, action: string): Promise<DeploymentRow> {
@@ -360,6 +366,40 @@ export function notificationsService(store: Store, options: { embedUserLimit: nu
         const row = await requireNotification(trx, tenantId, deployment.id, id);
         await removeKeys(trx, tenantId, row.id, entries);
       });
+    },
+
+    /**
+     * Extension: delivers the notification now, through the same job as a scheduled occurrence, and
+     * answers the queued delivery (`trigger` SEND_NOW). The schedule does not move; a schedule
+     * switched off (`isEnabled` false) still sends. Refused while mail is off for it
+     * (`notificationEnabled` false) or it has no recipients. While an earlier send-now of it is
+     * queued or running, that delivery is answered and nothing more is sent.
+     */
+    async sendNow(caller: Caller, deploymentId: number, id: number): Promise<NotificationDelivery> {
+      const deployment = await deploymentOf(caller, deploymentId, 'send notifications');
+      const tenantId = caller.actor.tenantId;
+      // The notification's lock: two calls at once record one delivery between them.
+      const { delivery, queued } = await serialized(store, lockKey.notification(id), async (trx) => {
+        const row = await requireNotification(trx, tenantId, deployment.id, id);
+        const active = await activeSendNow(trx, row.id);
+        if (active) return { delivery: active, queued: false };
+        if (row.notification_enabled !== 1) {
+          throw new ApiError(
+            'NOTIFICATION_SENDING_OFF',
+            `Notification ${id} has sending switched off (notificationEnabled false), so sending it now would mail nobody; switch it on first.`,
+          );
+        }
+        if ((await allRecipients(trx, tenantId, row.id)).length === 0) {
+          throw new ApiError('NOTIFICATION_NO_RECIPIENTS', `Notification ${id} has no recipients; add some before sending it.`);
+        }
+        const at = options.now().toISOString();
+        const recorded = await options.deliveries.record(trx, row, { trigger: 'SEND_NOW', scheduledFor: at, at });
+        if (!recorded) throw new Error(`send-now delivery of notification ${id} was not recorded`);
+        return { delivery: recorded, queued: true };
+      });
+      if (queued) await options.deliveries.enqueue(tenantId, delivery.id);
+      const current = (await findDelivery(db, delivery.id)) ?? delivery;
+      return toDelivery(current, await deliveryRecipients(db, [current.id]));
     },
 
     /** Extension: the notification's deliveries, newest first, each with its recipients' state. */

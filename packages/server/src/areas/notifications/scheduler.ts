@@ -1,12 +1,13 @@
 import type { Clock } from '../../time.js';
 import type { Store } from '../../db/database.js';
-import type { NotificationRow } from '../../db/tables.js';
+import type { Executor, NotificationDeliveryRow, NotificationRow } from '../../db/tables.js';
 import { lockKey, serialized } from '../../db/transactions.js';
 import type { JobContext, Jobs, ScheduleHandle } from '../../jobs/index.js';
 import { deliverNotification, type DeliveryDeps, type DeliveryRecipient } from './deliver.js';
 import { embedRecipientContexts } from './recipient-context.js';
 import {
   advanceSchedule,
+  type DeliveryTrigger,
   deliveryRecipients,
   dueNotifications,
   finishDelivery,
@@ -124,7 +125,7 @@ export class NotificationScheduler {
         const deliveryId = await this.#claim(row, now);
         if (deliveryId === undefined) continue;
         claimed += 1;
-        await this.#enqueue(row.tenant_id, deliveryId);
+        await this.enqueue(row.tenant_id, deliveryId);
       }
       if (due.length < BATCH) return claimed;
     }
@@ -134,53 +135,69 @@ export class NotificationScheduler {
   async #claim(row: NotificationRow, now: Date): Promise<number | undefined> {
     if (row.next_run_at === null) return undefined;
     const { latest, following } = catchUp(row.cron_expression, row.timezone, new Date(row.next_run_at), now);
-    const at = now.toISOString();
     return serialized(this.store, lockKey.notification(row.id), async (trx) => {
       if (!(await advanceSchedule(trx, row.id, row.next_run_at as string, following?.toISOString() ?? null))) return undefined;
-      const delivery = await insertDelivery(trx, {
-        tenant_id: row.tenant_id,
-        notification_id: row.id,
-        scheduled_for: latest.toISOString(),
-        claimed_at: at,
-        claimed_by: this.options.owner,
-        job_id: null,
-        status: 'pending',
-        send: row.notification_enabled,
-        format: row.notification_format,
-        message: null,
-        finished_at: null,
-      });
-      if (!delivery) return undefined;
-      const recipients = await allRecipients(trx, row.tenant_id, row.id);
-      await insertDeliveryRecipients(
-        trx,
-        recipients.map((r) => ({
-          tenant_id: row.tenant_id,
-          delivery_id: delivery.id,
-          type: r.type,
-          user_id: r.user_id,
-          embed_user_id: r.embed_user_id,
-          email: r.user_email ?? r.embed_email,
-          status: 'pending',
-          last_error: null,
-          updated_at: at,
-        })),
-      );
-      return delivery.id;
+      const delivery = await this.record(trx, row, { trigger: 'SCHEDULE', scheduledFor: latest.toISOString(), at: now.toISOString() });
+      return delivery?.id;
     });
   }
 
-  async #enqueue(tenantId: number, deliveryId: number): Promise<void> {
+  /**
+   * Records a delivery of the notification as it is now, with a row per current recipient, inside
+   * the caller's transaction (which holds the notification's lock). A scheduled occurrence claimed
+   * before answers undefined. `enqueue` then hands it to the delivery job.
+   */
+  async record(
+    trx: Executor,
+    row: NotificationRow,
+    { trigger, scheduledFor, at }: { trigger: DeliveryTrigger; scheduledFor: string; at: string },
+  ): Promise<NotificationDeliveryRow | undefined> {
+    const delivery = await insertDelivery(trx, {
+      tenant_id: row.tenant_id,
+      notification_id: row.id,
+      scheduled_for: scheduledFor,
+      claimed_at: at,
+      claimed_by: this.options.owner,
+      job_id: null,
+      status: 'pending',
+      send: row.notification_enabled,
+      format: row.notification_format,
+      message: null,
+      finished_at: null,
+      trigger,
+    });
+    if (!delivery) return undefined;
+    const recipients = await allRecipients(trx, row.tenant_id, row.id);
+    await insertDeliveryRecipients(
+      trx,
+      recipients.map((r) => ({
+        tenant_id: row.tenant_id,
+        delivery_id: delivery.id,
+        type: r.type,
+        user_id: r.user_id,
+        embed_user_id: r.embed_user_id,
+        email: r.user_email ?? r.embed_email,
+        status: 'pending',
+        last_error: null,
+        updated_at: at,
+      })),
+    );
+    return delivery;
+  }
+
+  /** Starts a recorded delivery's job; answers the delivery with its job id. */
+  async enqueue(tenantId: number, deliveryId: number): Promise<number> {
     // A process that only serves requests still runs the deliveries it claims.
     await this.jobs.start();
     const job = await this.jobs.enqueue(tenantId, DELIVERY_JOB, { deliveryId });
     await setDeliveryJob(this.store.db, deliveryId, job.id);
+    return job.id;
   }
 
   /** Deliveries whose process stopped between the claim and the enqueue get a job; the first job to start one takes it. */
   async #requeueOrphans(): Promise<void> {
     const before = new Date(this.#now().getTime() - ORPHAN_AFTER_MS).toISOString();
-    for (const delivery of await orphanedDeliveries(this.store.db, before, BATCH)) await this.#enqueue(delivery.tenant_id, delivery.id);
+    for (const delivery of await orphanedDeliveries(this.store.db, before, BATCH)) await this.enqueue(delivery.tenant_id, delivery.id);
   }
 
   async #run(ctx: JobContext<{ deliveryId: number }>): Promise<{ status: string }> {

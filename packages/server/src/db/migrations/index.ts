@@ -38,6 +38,7 @@ import { agents } from './0035_agents.js';
 import { dashboardComments } from './0036_dashboard_comments.js';
 import { reportDeliveries } from './0039_report_deliveries.js';
 import { workbookPromotions } from './0040_workbook_promotions.js';
+import { notificationDeliveryTriggers } from './0042_notification_delivery_triggers.js';
 import { customRoles } from './0037_custom_roles.js';
 import { creatorMode } from './0038_creator_mode.js';
 
@@ -87,6 +88,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         '0039_report_deliveries': reportDeliveries(dialect),
         '0041_report_versions': reportVersions(dialect),
         '0040_workbook_promotions': workbookPromotions(dialect),
+        '0042_notification_delivery_triggers': notificationDeliveryTriggers(dialect),
         '0037_custom_roles': customRoles(dialect),
         '0038_creator_mode': creatorMode(dialect),
       };

@@ -183,6 +183,8 @@ export interface NotificationDeliveryTable {
   format: string;
   message: string | null;
   finished_at: string | null;
+  /** `SCHEDULE` (a claimed occurrence) or `SEND_NOW` (…/send-now; migration 0042). */
+  trigger: Generated<string>;
 }
 
 export interface NotificationDeliveryRecipientTable {
