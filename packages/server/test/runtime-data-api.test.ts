@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEPLOYMENT_TOKEN_TYPE } from '../src/areas/tokens/tokens.service.js';
 import { Secrets } from '../src/secrets/index.js';
@@ -191,6 +192,16 @@ for (const dialect of DIALECTS) {
       problem(await meta(path, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
       problem(await meta(`/deployments/${id}/dev-mode/nope/data-api/v1`, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
       problem(await meta(`/deployments/${id}/dev-mode/main/data-api/v1`, `Bearer ${t.admin.key}`), 404, 'ENVIRONMENT_NOT_FOUND');
+    });
+
+    it('a shared branch git has without a row of its own (pushed before pushes recorded their branches) is served by its data API, as validate reads it', async () => {
+      const id = await r.create('unrecorded');
+      const gitDir = t.app.services.repositories.repositories.pathOf(id);
+      execFileSync('git', [`--git-dir=${gitDir}`, 'branch', 'old-push', 'main'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } });
+      expect((await t.request({ url: `${build(id)}/data-model/validate?branchName=old-push` })).statusCode).toBe(200);
+      const res = await meta(`/deployments/${id}/dev-mode/old-push/data-api/v1`, `Bearer ${t.admin.key}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect((res.json() as Json).cubes.map((c: Json) => c.name)).toContain('starter_orders');
     });
 
     it('a staging flag switched on runs the branch’s environment without a request and keeps it through idle time; a token of that environment reads it', async () => {

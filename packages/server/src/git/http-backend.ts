@@ -17,13 +17,19 @@ export interface SmartHttpRequest {
   remoteAddr: string;
   /** Variables for the pre-receive hook (push-hook.ts). */
   hookEnv: Record<string, string>;
+  /**
+   * Runs once git has exited successfully and before the response ends: a git client takes its
+   * push as done only at the end of the response, so what this records is there when it does.
+   * If it fails, the response is cut off and the client reports an error.
+   */
+  beforeEnd?: () => Promise<void>;
 }
 
 export interface SmartHttpResponse {
   status: number;
   headers: Record<string, string>;
   body: Readable;
-  /** Settles when git has exited (after the body has been read). */
+  /** Settles when git has exited and `beforeEnd` has run, as the body ends; rejects when `beforeEnd` failed. */
   done: Promise<void>;
 }
 
@@ -89,8 +95,20 @@ export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise
     let head = Buffer.alloc(0);
     let answered = false;
     const body = new PassThrough();
-    const done = exited.then((code) => {
-      if (code !== 0) body.destroy(new Error(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim()}`));
+    const done = exited.then(async (code) => {
+      if (!answered) return;
+      // git's own failure (a push cut off by its client, a refused pack) is git's to report.
+      if (code !== 0) {
+        body.destroy(new Error(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString('utf8').trim()}`));
+        return;
+      }
+      try {
+        await request.beforeEnd?.();
+      } catch (error) {
+        body.destroy(error as Error);
+        throw error;
+      }
+      body.end();
     });
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
@@ -110,7 +128,8 @@ export function serveSmartHttp(root: string, request: SmartHttpRequest): Promise
         else headers[name] = value;
       }
       body.write(head.subarray(Buffer.byteLength(text.slice(0, end.index + end[0].length), 'latin1')));
-      child.stdout.pipe(body);
+      // The body ends only after git has exited and `beforeEnd` has run (`done`).
+      child.stdout.pipe(body, { end: false });
       resolve({ status, headers, body, done });
     };
     child.stdout.on('data', onData);

@@ -6,9 +6,9 @@ import { dataApiRoutes } from './data-api.routes.js';
 import { dataApiService } from './data-api.service.js';
 
 /** The data API: each deployment's Cube-compatible REST API, answered by its environments' runtimes. */
-export const dataApiArea = defineArea('data-api', ({ platform: { store, signing, runtime, originOf }, use }) => {
+export const dataApiArea = defineArea('data-api', ({ platform: { store, signing, runtime, originOf, now }, use }) => {
   const { builds, repositories } = use(dataModelArea);
   const { verifyEmbed } = use(embedSessionsArea);
-  const dataApi = dataApiService(store, signing, runtime, builds, repositories, originOf);
+  const dataApi = dataApiService(store, signing, runtime, builds, repositories, originOf, { now });
   return { services: { dataApi }, problemDialects: [dataApiProblemDialect], routes: () => [dataApiRoutes(dataApi, verifyEmbed)] };
 });

@@ -9,7 +9,8 @@ import { ApiError, notFound } from '../../shared/problems.js';
 import type { Signing } from '../../signing/index.js';
 import { SigningError } from '../../signing/index.js';
 import type { BuildsService } from '../data-model/index.js';
-import { hasSuccessfulBuild, latestBuild } from '../data-model/index.js';
+import { hasSuccessfulBuild, isPersonalBranch, latestBuild, recordBranches } from '../data-model/index.js';
+import { systemClock, timestamp, type Clock } from '../../time.js';
 import type { DeploymentRepositories } from '../data-model/index.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { findDeployment } from '../deployments/index.js';
@@ -86,16 +87,27 @@ export function dataApiService(
   builds: BuildsService,
   repositories: DeploymentRepositories,
   urlOf: DeploymentUrlOf,
-  options: { waitMs?: number } = {},
+  options: { waitMs?: number; now?: Clock } = {},
 ) {
   const { db } = store;
-  const { waitMs } = options;
+  const { waitMs, now = systemClock } = options;
+
+  /**
+   * The branch's row; a shared branch git has without one (pushed over git before pushes kept
+   * rows) gets it here, so the data API serves every branch the repository has.
+   */
+  async function branchRow(row: DeploymentRow, branch: string): Promise<{ id: number; owner_key_id: number | null } | undefined> {
+    const found = await findBranch(db, row.id, branch);
+    if (found || isPersonalBranch(branch) || (await (await repositories.open(row)).head(branch)) === null) return found;
+    await recordBranches(db, { tenantId: row.tenant_id, deploymentId: row.id }, [branch], timestamp(now));
+    return findBranch(db, row.id, branch);
+  }
 
   /** The environment of a URL: production, or the branch's (staging for shared branches, development for `dev-…` ones). */
   async function environmentOf(row: DeploymentRow, tenant: { id: number; slug: string }, branch: string | null): Promise<DataApiEnvironment> {
     const base = deploymentPath(await urlOf(tenant), row.id);
     if (branch === null) return dataApiEnvironment(row, productionEnvironment(row.deploy_branch_name), dataApiUrl(base, null));
-    const found = await findBranch(db, row.id, branch);
+    const found = branch === row.deploy_branch_name ? undefined : await branchRow(row, branch);
     if (!found || branch === row.deploy_branch_name) {
       throw new ApiError(
         'ENVIRONMENT_NOT_FOUND',

@@ -55,6 +55,29 @@ export async function insertBranch(db: Executor, branch: NewBranch, at: string):
   return (await findBranch(db, branch.deploymentId, branch.name)) as BranchRow;
 }
 
+/**
+ * Rows for branches git has, made by the request that gave git them (a push, an upload or a
+ * commit onto a branch pushed before): every route and server process reads a branch's row, so
+ * it is there before that request is answered. Rows already there are kept as they are.
+ */
+export async function recordBranches(db: Executor, deployment: { tenantId: number; deploymentId: number }, names: string[], at: string): Promise<void> {
+  if (names.length === 0) return;
+  await db
+    .insertInto('branches')
+    .values(
+      [...new Set(names)].sort().map((name) => ({
+        tenant_id: deployment.tenantId,
+        deployment_id: deployment.deploymentId,
+        name,
+        parent_name: null,
+        owner_key_id: null,
+        created_at: at,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['deployment_id', 'name']).doNothing())
+    .execute();
+}
+
 export async function setStaging(db: Executor, deploymentId: number, name: string, enabled: boolean): Promise<void> {
   await db
     .updateTable('branches')

@@ -1,8 +1,10 @@
 import { exclusive, lockKey } from '../../db/transactions.js';
 import { Repositories } from '../../git/repositories.js';
+import { timestamp } from '../../time.js';
 import { defineArea } from '../../platform/index.js';
 import { branchesRoutes } from './branches.routes.js';
 import { branchesService } from './branches.service.js';
+import { recordBranches } from './branches.store.js';
 import { buildsRoutes } from './builds.routes.js';
 import { buildSchemas } from './builds.schemas.js';
 import { buildsService } from './builds.service.js';
@@ -47,6 +49,7 @@ export const dataModelArea = defineArea('data-model', ({ platform: { store, jobs
   const uploads = uploadsService(store, repositories, builds, now);
   const commits = commitsService(store, repositories);
   const gitHttp = gitHttpService(store, repositories, async (row, changed) => {
+    await recordBranches(store.db, { tenantId: row.tenant_id, deploymentId: row.id }, [...changed.keys()], timestamp(now));
     const head = changed.get(row.deploy_branch_name);
     if (head !== undefined && buildsProduction(row, row.deploy_branch_name)) await deployBranchMoved(row, head, 'push');
   });

@@ -9,7 +9,7 @@ import { ApiError } from '../../shared/problems.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, draftRef, isPersonalBranch } from './branch-targets.js';
-import { endSession, findBranch, findFork, findSession, insertBranch, setSession } from './branches.store.js';
+import { endSession, findBranch, findFork, findSession, insertBranch, recordBranches, setSession } from './branches.store.js';
 import type { CommitInput, DevBranchResponse, StartDevModeInput } from './data-model.schemas.js';
 import { buildsProduction, type DeployBranchMoved } from './deploy-events.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
@@ -103,6 +103,8 @@ export function devModeService(
         await commitPending(repo, branch.name, author, input.message ?? null);
         return push(repo, row, branch.name, parent, author, input.resolveMergeConflict === true, upstream);
       });
+      // The parent may be a branch pushed over git before its row was kept: it gets one before the commit is answered.
+      await recordBranches(store.db, { tenantId: row.tenant_id, deploymentId: row.id }, [parent], timestamp(now));
       if (pushed !== null && buildsProduction(row, parent)) await deployBranchMoved(row, pushed, `commit from ${branch.name}`);
       if (input.exitDevMode) await endSession(store.db, row.id, caller.actor.keyId);
       return { success: true };

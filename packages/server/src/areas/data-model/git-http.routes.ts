@@ -61,7 +61,7 @@ export function gitHttpRoutes(service: GitHttpService): FastifyPluginAsyncTypebo
             body,
             remoteAddr: request.ip,
           });
-          response.done.catch((error: unknown) => request.log.error({ err: error }, 'git http-backend failed'));
+          response.done.catch((error: unknown) => request.log.error({ err: error }, 'a push moved branches but was not recorded; its answer was cut off'));
           return reply.code(response.status).headers(response.headers).send(response.body);
         },
       });

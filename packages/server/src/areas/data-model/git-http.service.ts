@@ -54,7 +54,8 @@ export function gitHttpService(
         hookEnv.MAPI_OWN_DEV_BRANCHES = (await devBranchesOf(store.db, row.id, caller.actor.keyId)).join(' ');
         if (request.rest === 'git-receive-pack') before = await repo.branches();
       }
-      const response = await serveSmartHttp(repositories.repositories.root, {
+      const previous = before;
+      return serveSmartHttp(repositories.repositories.root, {
         method: request.method,
         pathInfo: `/${row.id}.git/${request.rest}`,
         query: request.query,
@@ -65,16 +66,18 @@ export function gitHttpService(
         remoteUser: caller.actor.email,
         remoteAddr: request.remoteAddr,
         hookEnv,
+        // Before the push is answered: a client that sees it done may use its branches on any
+        // route of any server process at once (docs/decisions/branches-usable-when-answered.md).
+        ...(previous === null
+          ? {}
+          : {
+              beforeEnd: async () => {
+                const after = await repo.branches();
+                const changed = new Map([...after].filter(([name, sha]) => previous.get(name) !== sha));
+                if (changed.size > 0) await onPushed(row, changed);
+              },
+            }),
       });
-      if (before !== null) {
-        const previous = before;
-        response.done = response.done.then(async () => {
-          const after = await repo.branches();
-          const changed = new Map([...after].filter(([name, sha]) => previous.get(name) !== sha));
-          if (changed.size > 0) await onPushed(row, changed);
-        });
-      }
-      return response;
     },
   };
 }

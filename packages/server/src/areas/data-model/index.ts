@@ -4,7 +4,7 @@
  */
 export { SERVER_AUTHOR, authorOf } from './authors.js';
 export { isPersonalBranch } from './branch-targets.js';
-export { insertBranch } from './branches.store.js';
+export { insertBranch, recordBranches } from './branches.store.js';
 export type { BuildsService } from './builds.service.js';
 export { hasSuccessfulBuild, latestBuild, latestSuccessfulBuild } from './builds.store.js';
 export type { DeployBranchMoved } from './deploy-events.js';

@@ -8,7 +8,7 @@ import { timestamp, type Clock } from '../../time.js';
 import { authorizeDeployment } from '../deployments/index.js';
 import { authorOf } from './authors.js';
 import { branchNotFound, isPersonalBranch } from './branch-targets.js';
-import { findBranch } from './branches.store.js';
+import { findBranch, recordBranches } from './branches.store.js';
 import type { BuildsService } from './builds.service.js';
 import { MAX_FILE_BYTES } from './data-model.schemas.js';
 import type { DeploymentRepositories } from './deployment-repositories.js';
@@ -137,6 +137,8 @@ export function uploadsService(store: Store, repositories: DeploymentRepositorie
       });
       if (!(await finishUpload(db, upload.id, head, timestamp(now)))) throw uploadNotFound(upload.id, 'it was finished by another request');
       await dropUploadedFiles(db, upload.id);
+      // A branch pushed over git before its row was kept gets it now, before the upload is answered.
+      await recordBranches(db, { tenantId: row.tenant_id, deploymentId: row.id }, [branch], timestamp(now));
       // One build for the whole upload, whatever the deploy mode: uploads are how `cli` deployments deploy.
       await builds.enqueue(row, branch, head, 'upload');
       return { lastHash: head };
