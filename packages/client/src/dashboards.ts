@@ -93,7 +93,7 @@ export function draftOfFile(file: string | DashboardConfigDraftInput): Dashboard
     try {
       value = JSON.parse(file);
     } catch (error) {
-      throw new TypeError(`The dashboard file is not JSON: ${(error as Error).message}`);
+      throw new TypeError(`The dashboard file is not JSON: ${(error as Error).message}`, { cause: error });
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))

@@ -77,10 +77,10 @@ export interface ShareWorkbookOptions {
   action?: 'read' | 'none';
   /**
    * The published dashboard's signed-embedding switch (3.6). Default: turned on when sharing and
-   * off now, so the tenant's sessions can open the dashboard; left as it is when removing. Setting
-   * it on a workbook that was never published is a 400 ApiError and shares nothing.
+   * off now, so the tenant's sessions can open the dashboard; left as it is when removing, or when
+   * null. Setting it on a workbook that was never published is a 400 ApiError and shares nothing.
    */
-  allowEmbed?: boolean;
+  allowEmbed?: boolean | null;
   signal?: AbortSignal;
 }
 
@@ -271,8 +271,9 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
       updateWorkbook,
       async shareWorkbook(deploymentId, workbookId, target, { action = 'read', allowEmbed, signal } = {}) {
         const before = await getWorkbook(deploymentId, workbookId, { ...withSignal(signal) });
-        const wantEmbed = allowEmbed ?? (action === 'read' ? true : undefined);
-        const switchEmbed = wantEmbed !== undefined && wantEmbed !== before.allowEmbed;
+        // Left out: on when sharing, untouched when removing (never switched off unasked); null: untouched.
+        const wantEmbed = allowEmbed === undefined ? (action === 'read' ? true : null) : allowEmbed;
+        const switchEmbed = wantEmbed !== null && wantEmbed !== before.allowEmbed;
         const input: UpdateEmbedAccessInput = {
           ...('allEmbedUsers' in target ? { allEmbedUsers: true } : { embedTenantName: target.embedTenantName.toLowerCase() }),
           action,

@@ -63,12 +63,7 @@ export interface Embed {
    * `allowEmbed` is on (`embedAccess.shareWorkbook` does both); the page shows the refusal
    * otherwise. The id is single-use and lasts 5 minutes: make one per page view.
    */
-  startSession(
-    publicId: string,
-    input: GenerateEmbedSessionInput,
-    page?: EmbedPageOptions,
-    options?: { signal?: AbortSignal },
-  ): Promise<EmbedDashboardSession>;
+  startSession(publicId: string, input: GenerateEmbedSessionInput, page?: EmbedPageOptions, options?: { signal?: AbortSignal }): Promise<EmbedDashboardSession>;
 }
 
 export function createEmbed(api: RawClient, baseUrl: string): Embed {

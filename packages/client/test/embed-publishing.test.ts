@@ -65,7 +65,11 @@ describe.each(DIALECTS)('publishing and embedding a dashboard (%s)', (dialect) =
 
     // Publishing again by the same slug updates that workbook: the next version, the same public id.
     const again = await admin.workbooks.publishFromFile(d, { slug, name: 'Sales' }, { title: 'Sales v2', widgets: [{ type: 'TEXT', position }] });
-    expect(again).toMatchObject({ workbookId: first.workbookId, created: false, dashboard: { versionNumber: 2, publicId: first.dashboard.publicId, title: 'Sales v2' } });
+    expect(again).toMatchObject({
+      workbookId: first.workbookId,
+      created: false,
+      dashboard: { versionNumber: 2, publicId: first.dashboard.publicId, title: 'Sales v2' },
+    });
     const publicId = again.dashboard.publicId;
 
     // Tenants exist once someone is provisioned in them; "partner" gets a share of its own first.
