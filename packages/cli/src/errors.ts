@@ -177,6 +177,8 @@ function apiHint(error: ApiError, context: ErrorContext): string | undefined {
           return `Give the id or the public id of a dashboard published in deployment ${dep}; a workbook's id is not its dashboard's id.`;
         case 'DASHBOARD_EXPORT_NOT_FOUND':
           return `Exports are kept 5 minutes after they start, and only the user who started one sees it: run \`mapi dashboards export ${dep} <dashboard> --out FILE\` again.`;
+        case 'EMBED_TENANT_NOT_FOUND':
+          return 'An embed tenant exists once a user is provisioned in it (`mapi embed users provision <tenant> <externalId>`) or a session names it; `mapi embed tenants list` shows them.';
         case 'GIT_HOST_NOT_CONFIGURED':
           return 'This account has no git-host app yet: an admin sets it with PUT /api/v1/tenant/git-host-app (see docs/api/git-host.md).';
         case 'GIT_HOST_NOT_FOUND':

@@ -72,7 +72,7 @@ export interface MapiClient extends TypedCalls, Lists {
   logs: Logs;
   /** Transformation-project syncs: start, follow, cancel, results and logs. */
   dbtSync: DbtSync;
-  /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17). */
+  /** Signed embedding sessions: generate, exchange, revoke (reference 4.15-4.17), and a session with its embedded page's URL. */
   embed: Embed;
   /** A deployment's scheduled dashboard deliveries, their recipients and deliveries history (reference 6). */
   notifications: Notifications;
@@ -80,7 +80,7 @@ export interface MapiClient extends TypedCalls, Lists {
   reportDeliveries: ReportDeliveries;
   /** The caller's linked git-host account, what it reaches, and deployments connected to its repositories (reference 2.16, 2.20, 5.19-5.22). */
   gitHost: GitHost;
-  /** Workbooks' dashboards: drafts, publications, versions, and duplicates (reference 8.G.1-8.G.3). */
+  /** Workbooks' dashboards: drafts, publications (from a file too), versions, and duplicates (reference 8.G.1-8.G.3). */
   workbooks: Workbooks;
   /** Published dashboards by public id: the signed-embedding switch (reference 3.6). */
   dashboards: Dashboards;
@@ -92,7 +92,7 @@ export interface MapiClient extends TypedCalls, Lists {
   sharedWorkspace: SharedWorkspace;
   /** Embed tenants, their users, groups and members (reference 4.1-4.13). */
   embedTenants: EmbedTenants;
-  /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
+  /** Embed access of workbooks and folders, sharing with a tenant, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
   embedAccess: EmbedAccessApi;
   /** The tenant's third-party OAuth apps (reference 5.5-5.9). */
   oauthIntegrations: OAuthIntegrations;
@@ -147,7 +147,7 @@ export function createClient(options: ClientOptions): MapiClient {
     ...createBuilds(api),
     ...createPods(api),
     dbtSync: createDbtSync(api),
-    embed: createEmbed(api),
+    embed: createEmbed(api, baseUrl),
     notifications: createNotifications(api),
     reportDeliveries: createReportDeliveries(api),
     gitHost: createGitHost(api),

@@ -68,8 +68,43 @@ export interface EmbedTenants {
   removeMembers(name: string, groupId: number, members: Iterable<EmbedMember>, options?: EmbedBulkOptions): Promise<{ requests: number }>;
 }
 
+/** Whom `embedAccess.shareWorkbook` shares with: one embed tenant, or every embed user of the account. */
+export type EmbedShareTarget = { embedTenantName: string } | { allEmbedUsers: true };
+
+/** Options of `embedAccess.shareWorkbook`. */
+export interface ShareWorkbookOptions {
+  /** `read` shares (the default), `none` removes the share. */
+  action?: 'read' | 'none';
+  /**
+   * The published dashboard's signed-embedding switch (3.6). Default: turned on when sharing and
+   * off now, so the tenant's sessions can open the dashboard; left as it is when removing, or when
+   * null. Setting it on a workbook that was never published is a 400 ApiError and shares nothing.
+   */
+  allowEmbed?: boolean | null;
+  signal?: AbortSignal;
+}
+
+/** What `embedAccess.shareWorkbook` found and did. */
+export interface ShareWorkbookResult {
+  /** The workbook's embed access after the change: every share, the ones made before included. */
+  access: EmbedAccess;
+  /** False when the target already had the access asked for (nothing about it changed). */
+  changed: boolean;
+  /** True when the call switched `allowEmbed`. */
+  allowEmbedChanged: boolean;
+}
+
 /** Embed access of workbooks and folders, and what an embed tenant can reach (reference 3.4, 3.5, 4.14). */
 export interface EmbedAccessApi {
+  /**
+   * Shares a workbook read-only with an embed tenant (or all embed users), or removes that share,
+   * and turns on signed embedding of its published dashboard (see `ShareWorkbookOptions.allowEmbed`).
+   * Other targets' shares are kept: the write names one target, never the whole list. Reads the
+   * access first to tell what changed, then writes once (share and switch in one transaction).
+   * The embed tenant must exist (404 `EMBED_TENANT_NOT_FOUND`): it does once a user is provisioned
+   * in it or a session names it.
+   */
+  shareWorkbook(deploymentId: number, workbookId: number, target: EmbedShareTarget, options?: ShareWorkbookOptions): Promise<ShareWorkbookResult>;
   getWorkbook(deploymentId: number, workbookId: number, options?: { signal?: AbortSignal }): Promise<EmbedAccess>;
   updateWorkbook(deploymentId: number, workbookId: number, input: UpdateEmbedAccessInput, options?: { signal?: AbortSignal }): Promise<EmbedAccess>;
   getFolder(deploymentId: number, folderId: number, options?: { signal?: AbortSignal }): Promise<FolderEmbedAccess>;
@@ -91,9 +126,31 @@ function progressOf(total: number, done: number, applied: number, failed: number
   return { total, done, moved: applied, failed, skipped: 0, requests };
 }
 
+/** The access `target` has in `access`: a tenant absent from the list has none. */
+function accessOf(access: EmbedAccess, target: EmbedShareTarget): 'read' | 'none' {
+  if ('allEmbedUsers' in target) return access.allEmbedUsers.enabled ? access.allEmbedUsers.action : 'none';
+  const name = target.embedTenantName.toLowerCase();
+  return access.tenants.find((t) => t.embedTenantName === name)?.action ?? 'none';
+}
+
 export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants; embedAccess: EmbedAccessApi } {
   const tenant = (embedTenantName: string) => ({ embedTenantName });
   const group = (embedTenantName: string, id: number) => ({ embedTenantName, id });
+  const getWorkbook: EmbedAccessApi['getWorkbook'] = async (deploymentId, workbookId, { signal } = {}) =>
+    unwrap(
+      await api.GET('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
+        params: { path: { deploymentId, workbookId } },
+        ...withSignal(signal),
+      }),
+    );
+  const updateWorkbook: EmbedAccessApi['updateWorkbook'] = async (deploymentId, workbookId, input, { signal } = {}) =>
+    unwrap(
+      await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
+        params: { path: { deploymentId, workbookId } },
+        body: input,
+        ...withSignal(signal),
+      }),
+    );
   return {
     embedTenants: {
       list: (query = {}, { signal } = {}) =>
@@ -210,21 +267,23 @@ export function createEmbedTenants(api: RawClient): { embedTenants: EmbedTenants
       },
     },
     embedAccess: {
-      getWorkbook: async (deploymentId, workbookId, { signal } = {}) =>
-        unwrap(
-          await api.GET('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
-            params: { path: { deploymentId, workbookId } },
-            ...withSignal(signal),
-          }),
-        ),
-      updateWorkbook: async (deploymentId, workbookId, input, { signal } = {}) =>
-        unwrap(
-          await api.PUT('/api/v1/deployments/{deploymentId}/workbooks/{workbookId}/embed-access', {
-            params: { path: { deploymentId, workbookId } },
-            body: input,
-            ...withSignal(signal),
-          }),
-        ),
+      getWorkbook,
+      updateWorkbook,
+      async shareWorkbook(deploymentId, workbookId, target, { action = 'read', allowEmbed, signal } = {}) {
+        const before = await getWorkbook(deploymentId, workbookId, { ...withSignal(signal) });
+        // Left out: on when sharing, untouched when removing (never switched off unasked); null: untouched.
+        const wantEmbed = allowEmbed === undefined ? (action === 'read' ? true : null) : allowEmbed;
+        const switchEmbed = wantEmbed !== null && wantEmbed !== before.allowEmbed;
+        const input: UpdateEmbedAccessInput = {
+          ...('allEmbedUsers' in target ? { allEmbedUsers: true } : { embedTenantName: target.embedTenantName.toLowerCase() }),
+          action,
+          ...(switchEmbed ? { allowEmbed: wantEmbed } : {}),
+        };
+        // Written even when the share is already there: the server checks the tenant exists, and a
+        // repeated share changes nothing (idempotent), so the answer is the same either way.
+        const access = await updateWorkbook(deploymentId, workbookId, input, { ...withSignal(signal) });
+        return { access, changed: accessOf(before, target) !== action, allowEmbedChanged: access.allowEmbed !== before.allowEmbed };
+      },
       getFolder: async (deploymentId, folderId, { signal } = {}) =>
         unwrap(
           await api.GET('/api/v1/deployments/{deploymentId}/folders/{folderId}/embed-access', {

@@ -57,7 +57,15 @@ export {
   type ExportDashboardOptions,
   type WaitForExportOptions,
 } from './dashboard-exports.js';
-export { type Dashboards, type DashboardDraftResult, type DuplicateWorkbookOptions, type Workbooks } from './dashboards.js';
+export {
+  type Dashboards,
+  type DashboardDraftResult,
+  type DuplicateWorkbookOptions,
+  type PublishFromFileOptions,
+  type PublishFromFileResult,
+  type WorkbookBySlug,
+  type Workbooks,
+} from './dashboards.js';
 export { type PromoteWorkbookOptions, type WorkbookPromotions } from './promotions.js';
 export { type DashboardComments, type DashboardThreadsQuery } from './dashboard-comments.js';
 export type { CreateRoleInput, Role, RolePolicy, Roles, UpdateRoleInput } from './roles.js';
@@ -70,6 +78,7 @@ export type {
   EmbedGroup,
   EmbedMember,
   EmbedMembersResult,
+  EmbedShareTarget,
   EmbedTenant,
   EmbedTenants,
   EmbedUser,
@@ -77,11 +86,13 @@ export type {
   ProvisionEmbedUserInput,
   ProvisionEmbedUsersResult,
   ProvisionFailure,
+  ShareWorkbookOptions,
+  ShareWorkbookResult,
   UpdateEmbedAccessInput,
   UpdateFolderEmbedAccessInput,
 } from './embed-tenants.js';
 export { DEFAULT_FOLLOW_INTERVAL_MS, type FollowOptions, type LogFilter, type Logs, type LogSource, type Pods, type TailOptions } from './pods.js';
-export { exchangeEmbedSession, type Embed } from './embed.js';
+export { embedDashboardUrl, exchangeEmbedSession, type Embed, type EmbedDashboardSession, type EmbedPageOptions } from './embed.js';
 export { type OAuthIntegrations, type UserOAuthTokens } from './oauth.js';
 export { type ReportPlacements } from './placements.js';
 export { replaceAll, type ExternalDocuments, type TextFiles, type TextTransform, type TransformOptions } from './canonical-text.js';

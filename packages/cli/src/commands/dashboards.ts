@@ -15,13 +15,17 @@ import { EXIT, UsageError } from '../errors.js';
 import { createExportProgress } from '../export-progress.js';
 import { parseId } from '../items.js';
 import { formatBytes, note, write, writeJson } from '../output.js';
+import { registerPublish } from './dashboard-publish.js';
 
 const HELP = `
+Publishing saves a dashboard file (JSON or YAML) as a workbook's draft and publishes it; the
+public id it prints is what embedding names (mapi embed share, mapi embed session).
 An export renders a published dashboard to PNG or PDF on the server, with your own row-level
 access (or, for an admin, someone else's with --render-as). It needs MANAGE on the dashboard's
 workbook. The server keeps an export and its file for 5 minutes, visible to you only.
 
 Examples:
+  $ mapi dashboards publish 3 sales --file sales.yaml --name "Sales"
   $ mapi dashboards export 3 12 --out weekly.pdf
   $ mapi dashboards export 3 Xk2f9aQ --format png --out - > weekly.png
   $ mapi dashboards export 3 12 --out weekly.pdf --filter orders.status=completed --render-as user:ann@example.com
@@ -169,7 +173,8 @@ function failed(jobId: string, status: DashboardExportStatus): number {
 }
 
 export function registerDashboards(program: Command): void {
-  const dashboards = program.command('dashboards').description('Published dashboards: export to PNG or PDF').addHelpText('after', HELP);
+  const dashboards = program.command('dashboards').description('Published dashboards: publish from a file, export to PNG or PDF').addHelpText('after', HELP);
+  registerPublish(dashboards);
 
   dashboards
     .command('export')

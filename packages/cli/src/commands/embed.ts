@@ -6,6 +6,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 import { createProgress } from '../progress.js';
+import { registerShareAndSession } from './embed-share.js';
 
 const TENANT_COLUMNS: Column<EmbedTenant>[] = [
   { header: 'ID', value: (t) => t.id, align: 'right' },
@@ -67,10 +68,12 @@ function readInput(file: string): string {
 }
 
 export function registerEmbed(program: Command): void {
-  const embed = program.command('embed').description('Embedding: embed tenants, their users and groups (admin key needed)');
+  const embed = program
+    .command('embed')
+    .description('Embedding: share dashboards with embed tenants, start sessions; embed tenants, their users and groups (admin key needed)');
   embed.addHelpText(
     'after',
-    '\nExamples:\n  $ mapi embed tenants list\n  $ mapi embed users provision acme user-1 --email ana@acme.com --group Sales\n  $ mapi embed users import acme users.jsonl\n  $ mapi embed groups add acme 3 user-1 user-2 id:17\n',
+    '\nExamples:\n  $ mapi embed share 3 12 --tenant acme\n  $ mapi embed session 3 Xk2f9aQ0bC4dE6fG8hJ1kL --tenant acme --user user-1\n  $ mapi embed tenants list\n  $ mapi embed users provision acme user-1 --email ana@acme.com --group Sales\n  $ mapi embed users import acme users.jsonl\n  $ mapi embed groups add acme 3 user-1 user-2 id:17\n',
   );
 
   const tenants = embed.command('tenants').description('Embed tenants of the account');
@@ -203,6 +206,7 @@ export function registerEmbed(program: Command): void {
     );
 
   registerGroups(embed);
+  registerShareAndSession(embed);
 }
 
 function registerGroups(embed: Command): void {
