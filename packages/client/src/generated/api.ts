@@ -3082,7 +3082,7 @@ export interface paths {
         put?: never;
         /**
          * Render a published dashboard to PNG or PDF (reference 8.A.1; MANAGE on its workbook, `renderAs` admin)
-         * @description Accepted at once: the render runs as a background job with the caller’s own row-level context, or that of `renderAs`; poll the status with the `jobId`. Exactly one of `dashboardId` and `dashboardPublicId`. The job and its file are dropped at `expiresAt`, 5 minutes after submission. 403 while the account restricts data downloads (`restrictDataDownload`), or when an embed subject’s tenant has no share of the workbook; 404 for a dashboard not in this deployment or an unknown or deactivated `renderAs` user; 429 when as many exports as allowed (3 by default) are rendering for the identity rendered as. An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only.
+         * @description Accepted at once: the render runs as a background job with the caller’s own row-level context, or that of `renderAs`; poll the status with the `jobId`. Exactly one of `dashboardId` and `dashboardPublicId`. The job and its file are dropped at `expiresAt`, 5 minutes after submission. 403 while the account restricts data downloads (`restrictDataDownload`), or when an embed subject’s tenant has no share of the workbook; 404 for a dashboard not in this deployment or an unknown or deactivated `renderAs` user; 429 when as many exports as allowed (3 by default) are rendering for the identity rendered as. An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only; `userAttributes` follows the rules of every write of attribute values (each name once, 400 USER_ATTRIBUTES_NOT_FOUND for a name that is no attribute, a value of its attribute’s type).
          */
         post: operations["startDashboardExport"];
         delete?: never;
@@ -26274,6 +26274,7 @@ export interface operations {
              * @description Bad Request. `code` is one of:
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `USER_ATTRIBUTES_NOT_FOUND`: Some named user attributes do not exist
              */
             400: {
                 headers: {
@@ -26284,7 +26285,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "USER_ATTRIBUTES_NOT_FOUND";
                     };
                 };
             };

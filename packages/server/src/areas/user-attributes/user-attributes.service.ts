@@ -62,33 +62,40 @@ function invalid(pointer: string, message: string, detail: string): ApiError {
 }
 
 /**
- * A `userAttributes` list (`[{name, value}]`, the shape sessions, embed users and renders take) as
- * values by name, checked with their rules: each name once (ignoring case, as names are unique),
- * every name an attribute of the tenant, every value of its attribute's type.
+ * A `userAttributes` list (`[{name, value}]`, the shape sessions, embed users, renders and the
+ * values route take) checked with its rules: each name once (ignoring case, as names are unique),
+ * every name an attribute of the tenant (400 USER_ATTRIBUTES_NOT_FOUND), every value of its
+ * attribute's type. `pointer` is where the list is in the body. Each entry comes back with its
+ * definition, so callers use the attribute's own spelling of the name.
  */
-function valuesFromList(definitions: UserAttributeRow[], list: ReadonlyArray<{ name: string; value: unknown }>): Map<string, unknown> {
+export function checkedAttributeList(
+  definitions: UserAttributeRow[],
+  list: ReadonlyArray<{ name: string; value: unknown }>,
+  pointer: string,
+): Array<{ definition: UserAttributeRow; value: unknown }> {
   const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
-  const values = new Map<string, unknown>();
+  const seen = new Set<string>();
+  const out: Array<{ definition: UserAttributeRow; value: unknown }> = [];
   const unknown: Array<{ name: string; index: number }> = [];
   for (const [index, { name, value }] of list.entries()) {
     const key = name.toLowerCase();
-    if (values.has(key) || unknown.some((u) => u.name.toLowerCase() === key))
-      throw invalid(`/body/userAttributes/${index}/name`, 'is repeated', `User attribute "${name}" is given twice; give each attribute once.`);
-    const def = byName.get(key);
-    if (!def) {
+    if (seen.has(key)) throw invalid(`${pointer}/${index}/name`, 'is repeated', `User attribute "${name}" is given twice; give each attribute once.`);
+    seen.add(key);
+    const definition = byName.get(key);
+    if (!definition) {
       unknown.push({ name, index });
       continue;
     }
-    if (value !== null && !matchesType(def.type, value)) throw typeError(`/body/userAttributes/${index}/value`, def.type);
-    values.set(key, value);
+    if (value !== null && !matchesType(definition.type, value)) throw typeError(`${pointer}/${index}/value`, definition.type);
+    out.push({ definition, value });
   }
   if (unknown.length > 0)
     throw new ApiError(
       'USER_ATTRIBUTES_NOT_FOUND',
       `User attributes not found: ${unknown.map((u) => `"${u.name}"`).join(', ')} (see GET /api/v1/user-attributes).`,
-      { errors: unknown.map((u) => ({ pointer: `/body/userAttributes/${u.index}/name`, message: 'is not a user attribute' })) },
+      { errors: unknown.map((u) => ({ pointer: `${pointer}/${u.index}/name`, message: 'is not a user attribute' })) },
     );
-  return values;
+  return out;
 }
 
 function nameTaken(name: string): ApiError {
@@ -281,7 +288,10 @@ export function userAttributesService(store: Store, now: Clock) {
       // PATCH or PUT could write back what it read before this change, and undo it.
       return serialized(store, adminLock(actor.tenantId), async (trx) => {
         if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
-        const given = list !== undefined ? valuesFromList(await listAttributes(trx, actor.tenantId), list) : (legacy ?? {});
+        const given =
+          list !== undefined
+            ? new Map(checkedAttributeList(await listAttributes(trx, actor.tenantId), list, '/body/userAttributes').map((e) => [e.definition.name, e.value]))
+            : (legacy ?? {});
         await attributeValues.write(trx, actor.tenantId, userId, given, {
           replace: false,
           at: timestamp(now),
