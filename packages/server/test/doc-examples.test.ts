@@ -19,25 +19,25 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const DOC_ID = 'https://mapi.invalid/openapi.json';
 const WRITES = ['post', 'put', 'patch', 'delete'] as const;
 
+// Reasons an operation has no example (scim.md shows a SCIM user's POST and PATCH).
+const SCIM = 'sent by identity providers (RFC 7644), not by hand';
+const EMBED_PAGE = 'called by the embedded page, with its embed token';
+
 /** Operations with a request body and no example, each with why. */
 const WITHOUT_EXAMPLE: Record<string, string> = {
-  'POST /build/api/v1/deployments/{deploymentId}/data-model/upload/file': 'multipart file parts, not JSON; data-model.md shows the upload with the CLI',
-  'POST /api/scim/v2/.search': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'POST /api/scim/v2/Users/.search': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'POST /api/scim/v2/Groups/.search': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'PUT /api/scim/v2/Users/{userId}': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'PUT /api/scim/v2/Groups/{groupId}': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'POST /api/scim/v2/Groups': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'PATCH /api/scim/v2/Groups/{groupId}': "sent by identity providers in SCIM's own format (RFC 7644), not by hand",
-  'POST /api/v1/embed/session/token': "called by the embedded page with the session's own id (embedded-dashboard-page.md)",
-  'POST /api/v1/embed/session/revoke': "called by the embedded page with the session's own id (embedded-dashboard-page.md)",
-  'PATCH /api/v1/embed/dashboard/{publicId}': 'called by the embedded page with an embed token',
-  'POST /api/v1/embed/dashboard/{publicId}/python-run': 'called by the embedded page with an embed token',
-  'POST /api/v1/embed/dashboard/{publicId}/ai-widgets/{widgetId}/summary': 'called by the embedded page with an embed token',
-  'POST /api/v1/embed/dashboard/{publicId}/comments': 'called by the embedded page with an embed token',
-  'PATCH /api/v1/embed/dashboard/{publicId}/comments/{commentId}': 'called by the embedded page with an embed token',
-  'POST /api/v1/embed/dashboard/{publicId}/comments/{commentId}/resolve': 'called by the embedded page with an embed token',
-  'POST /api/v1/oauth/device-approvals': "the approval form's own post, made by the browser",
+  'POST /build/api/v1/deployments/{deploymentId}/data-model/upload/file': 'multipart, not JSON; `mapi model push` sends it (client-and-cli.md)',
+  'POST /api/scim/v2/.search': SCIM,
+  'POST /api/scim/v2/Users/.search': SCIM,
+  'POST /api/scim/v2/Groups/.search': SCIM,
+  'PUT /api/scim/v2/Users/{userId}': SCIM,
+  'PUT /api/scim/v2/Groups/{groupId}': SCIM,
+  'POST /api/scim/v2/Groups': SCIM,
+  'PATCH /api/scim/v2/Groups/{groupId}': SCIM,
+  'POST /api/v1/embed/dashboard/{publicId}/python-run': EMBED_PAGE,
+  'POST /api/v1/embed/dashboard/{publicId}/ai-widgets/{widgetId}/summary': EMBED_PAGE,
+  'POST /api/v1/embed/dashboard/{publicId}/comments': EMBED_PAGE,
+  'PATCH /api/v1/embed/dashboard/{publicId}/comments/{commentId}': EMBED_PAGE,
+  'POST /api/v1/embed/dashboard/{publicId}/comments/{commentId}/resolve': EMBED_PAGE,
 };
 
 interface Example {
