@@ -142,6 +142,26 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('renderAs userAttributes follow the rules of every write of attribute values: a repeated name, an unknown one or a wrong type is 400', async () => {
+      const subject = (userAttributes: unknown) => ({ type: 'EMBED_USER', embedTenantName: 'acme', externalId: 'u-1', userAttributes });
+      const body = (userAttributes: unknown) => ({ format: 'png', dashboardId: shop.dashboardId, renderAs: subject(userAttributes) });
+      const twice = problem(
+        await start(
+          body([
+            { name: 'region', value: 'US' },
+            { name: 'REGION', value: 'EU' },
+          ]),
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect(twice.errors).toEqual([{ pointer: '/body/renderAs/userAttributes/1/name', message: 'is repeated' }]);
+      const unknown = problem(await start(body([{ name: 'shoeSize', value: 42 }])), 400, 'USER_ATTRIBUTES_NOT_FOUND');
+      expect(unknown.errors).toEqual([{ pointer: '/body/renderAs/userAttributes/0/name', message: 'is not a user attribute' }]);
+      const wrong = problem(await start(body([{ name: 'region', value: 3 }])), 400, 'VALIDATION_FAILED');
+      expect(wrong.errors).toEqual([{ pointer: '/body/renderAs/userAttributes/0/value', message: 'must be a string' }]);
+    });
+
     it('renderAs an embed user of a tenant the workbook is shared with: the render uses the attributes sent, for this render only', async () => {
       const provision = await shop.t.request({ method: 'POST', url: '/api/v1/embed-tenants/globex/user', body: { externalId: 'seed' } });
       expect(provision.statusCode, provision.body).toBe(200);

@@ -143,7 +143,7 @@ function bodyFor(op: Operation, ids: Ids): unknown {
     updateDeployment: { name: 'renamed-by-suite' },
     createUserAttribute: { name: 'securitySuite', type: 'string' },
     updateUserAttribute: { name: 'renamedBySuite' },
-    setUserAttributeValues: { values: { securityAttribute: 'x' } },
+    setUserAttributeValues: { userAttributes: [{ name: 'securityAttribute', value: 'x' }] },
     createScimUser: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'security-scim@example.com' },
     replaceScimUser: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'security-scim@example.com', active: false },
     patchScimUser: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] },

@@ -66,66 +66,137 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
   });
 
   describe('values', () => {
-    it('GET gives every attribute, defaults filled in; POST sets some and null returns one to its default', async () => {
+    const url = (userId: number) => `/api/v1/user-attribute-values/${userId}`;
+    const set = (userId: number, body: unknown, key?: string) => t.request({ method: 'POST', url: url(userId), body, ...(key ? { key } : {}) });
+
+    it('GET gives every attribute as userAttributes [{name, value}], defaults filled in; values is the same deprecated list', async () => {
       const user = await t.user('EXPLORER');
-      const initial = (await t.request({ url: `/api/v1/user-attribute-values/${user.userId}` })).json();
-      expect(initial.values.slice(0, 4)).toEqual([
-        { attributeId: region, name: 'region', type: 'string', value: 'EU', isDefault: true },
-        { attributeId: level, name: 'level', type: 'number', value: null, isDefault: true },
-        { attributeId: beta, name: 'beta', type: 'boolean', value: false, isDefault: true },
-        { attributeId: teams, name: 'teams', type: 'string-list', value: null, isDefault: true },
+      const initial = (await t.request({ url: url(user.userId) })).json();
+      expect(initial.userAttributes.slice(0, 4)).toEqual([
+        { name: 'region', value: 'EU', isDefault: true, attributeId: region, type: 'string' },
+        { name: 'level', value: null, isDefault: true, attributeId: level, type: 'number' },
+        { name: 'beta', value: false, isDefault: true, attributeId: beta, type: 'boolean' },
+        { name: 'teams', value: null, isDefault: true, attributeId: teams, type: 'string-list' },
       ]);
-      const set = await t.request({
-        method: 'POST',
-        url: `/api/v1/user-attribute-values/${user.userId}`,
-        body: { values: { region: 'US', LEVEL: 3, teams: ['a', 'b'] } },
-      });
-      expect(set.statusCode).toBe(200);
-      expect(
-        set
-          .json()
-          .values.slice(0, 4)
-          .map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault]),
-      ).toEqual([
-        ['US', false],
-        [3, false],
-        [false, true],
-        [['a', 'b'], false],
-      ]);
-      const reset = await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: null } } });
-      expect(reset.json().values[0]).toMatchObject({ value: 'EU', isDefault: true });
-      expect(reset.json().values[1]).toMatchObject({ value: 3, isDefault: false });
+      expect(initial.values).toEqual(initial.userAttributes);
     });
 
-    it('a value of the wrong type or an unknown attribute is 400 and nothing is written', async () => {
+    it('POST userAttributes [{name, value}] sets some (names in any case); null returns one to its default; the names not given keep theirs', async () => {
+      const user = await t.user('EXPLORER');
+      const res = await set(user.userId, {
+        userAttributes: [
+          { name: 'region', value: 'US' },
+          { name: 'LEVEL', value: 3 },
+          { name: 'teams', value: ['a', 'b'] },
+        ],
+      });
+      expect(res.statusCode).toBe(200);
+      expect(
+        res
+          .json()
+          .userAttributes.slice(0, 4)
+          .map((v: { name: string; value: unknown; isDefault: boolean }) => [v.name, v.value, v.isDefault]),
+      ).toEqual([
+        ['region', 'US', false],
+        ['level', 3, false],
+        ['beta', false, true],
+        ['teams', ['a', 'b'], false],
+      ]);
+      const reset = (await set(user.userId, { userAttributes: [{ name: 'region', value: null }] })).json();
+      expect(reset.userAttributes[0]).toMatchObject({ name: 'region', value: 'EU', isDefault: true });
+      expect(reset.userAttributes[1]).toMatchObject({ name: 'level', value: 3, isDefault: false });
+      // What GET answers, cut to {name, value}, is a body POST takes back unchanged.
+      const read = (await t.request({ url: url(user.userId) })).json();
+      const echoed = await set(user.userId, {
+        userAttributes: read.userAttributes.map((v: { name: string; value: unknown }) => ({ name: v.name, value: v.value })),
+      });
+      expect(echoed.json().userAttributes.map((v: { value: unknown }) => v.value)).toEqual(read.userAttributes.map((v: { value: unknown }) => v.value));
+    });
+
+    it('a repeated name (in any case) is 400 naming the second, and nothing is written', async () => {
+      const user = await t.user('EXPLORER');
+      const bad = problem(
+        await set(user.userId, {
+          userAttributes: [
+            { name: 'level', value: 1 },
+            { name: 'Level', value: 2 },
+          ],
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect(bad.errors).toEqual([{ pointer: '/body/userAttributes/1/name', message: 'is repeated' }]);
+      expect((await t.request({ url: url(user.userId) })).json().userAttributes[1]).toMatchObject({ name: 'level', value: null, isDefault: true });
+    });
+
+    it('an unknown name is 400 USER_ATTRIBUTES_NOT_FOUND, as in generate-session, and nothing is written', async () => {
+      const user = await t.user('EXPLORER');
+      const unknown = problem(
+        await set(user.userId, {
+          userAttributes: [
+            { name: 'region', value: 'US' },
+            { name: 'shoeSize', value: 'x' },
+          ],
+        }),
+        400,
+        'USER_ATTRIBUTES_NOT_FOUND',
+      );
+      expect(unknown.detail).toContain('"shoeSize"');
+      expect(unknown.errors).toEqual([{ pointer: '/body/userAttributes/1/name', message: 'is not a user attribute' }]);
+      expect((await t.request({ url: url(user.userId) })).json().userAttributes[0]).toMatchObject({ value: 'EU', isDefault: true });
+    });
+
+    it('a value of the wrong type is 400 naming its pointer, and nothing is written', async () => {
       const user = await t.user('EXPLORER');
       const wrong = problem(
-        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { region: 'US', level: '3' } } }),
+        await set(user.userId, {
+          userAttributes: [
+            { name: 'region', value: 'US' },
+            { name: 'level', value: '3' },
+          ],
+        }),
         400,
         'VALIDATION_FAILED',
       );
+      expect(wrong.errors).toEqual([{ pointer: '/body/userAttributes/1/value', message: 'must be a number' }]);
+      const list = problem(await set(user.userId, { userAttributes: [{ name: 'teams', value: 'red' }] }), 400, 'VALIDATION_FAILED');
+      expect(list.errors).toEqual([{ pointer: '/body/userAttributes/0/value', message: 'must be a list of strings' }]);
+      expect((await t.request({ url: url(user.userId) })).json().userAttributes[0]).toMatchObject({ value: 'EU', isDefault: true });
+    });
+
+    it('the deprecated values {name: value} still writes; sending both shapes, or neither, is 400', async () => {
+      const user = await t.user('EXPLORER');
+      const res = await set(user.userId, { values: { region: 'US', LEVEL: 3 } });
+      expect(res.statusCode).toBe(200);
+      expect(
+        res
+          .json()
+          .userAttributes.slice(0, 2)
+          .map((v: { value: unknown }) => v.value),
+      ).toEqual(['US', 3]);
+      const wrong = problem(await set(user.userId, { values: { region: 'APAC', level: '3' } }), 400, 'VALIDATION_FAILED');
       expect(wrong.errors).toEqual([{ pointer: '/body/values/level', message: 'must be a number' }]);
-      const unknown = problem(
-        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, body: { values: { shoeSize: 'x' } } }),
-        400,
-        'VALIDATION_FAILED',
-      );
+      const unknown = problem(await set(user.userId, { values: { shoeSize: 'x' } }), 400, 'VALIDATION_FAILED');
       expect(unknown.errors?.[0]?.pointer).toBe('/body/values/shoeSize');
-      const after = (await t.request({ url: `/api/v1/user-attribute-values/${user.userId}` })).json();
-      expect(after.values[0]).toMatchObject({ value: 'EU', isDefault: true });
+      const both = problem(await set(user.userId, { values: { region: 'APAC' }, userAttributes: [{ name: 'level', value: 4 }] }), 400, 'VALIDATION_FAILED');
+      expect(both.errors).toEqual([{ pointer: '/body/values', message: 'is not allowed with userAttributes' }]);
+      problem(await set(user.userId, {}), 400, 'VALIDATION_FAILED');
+      expect(
+        (await t.request({ url: url(user.userId) }))
+          .json()
+          .userAttributes.slice(0, 2)
+          .map((v: { value: unknown }) => v.value),
+      ).toEqual(['US', 3]);
     });
 
     it('a user reads their own values; others and unknown users are refused', async () => {
       const user = await t.user('VIEWER');
       const other = await t.user('VIEWER');
-      expect((await t.request({ url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key })).statusCode).toBe(200);
-      problem(await t.request({ url: `/api/v1/user-attribute-values/${other.userId}`, key: user.key }), 403, 'FORBIDDEN');
-      problem(
-        await t.request({ method: 'POST', url: `/api/v1/user-attribute-values/${user.userId}`, key: user.key, body: { values: { region: 'US' } } }),
-        403,
-        'FORBIDDEN',
-      );
+      expect((await t.request({ url: url(user.userId), key: user.key })).statusCode).toBe(200);
+      problem(await t.request({ url: url(other.userId), key: user.key }), 403, 'FORBIDDEN');
+      problem(await set(user.userId, { userAttributes: [{ name: 'region', value: 'US' }] }, user.key), 403, 'FORBIDDEN');
       problem(await t.request({ url: '/api/v1/user-attribute-values/999999' }), 404, 'USER_NOT_FOUND');
+      problem(await set(999999, { userAttributes: [{ name: 'region', value: 'US' }] }), 404, 'USER_NOT_FOUND');
     });
   });
 
@@ -224,7 +295,17 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
       expect(initial.json().values.map((v: { name: string; value: unknown; isDefault: boolean }) => [v.name, v.value, v.isDefault])).toEqual(
         NAMES.map((name) => [name, name === 'valueOf' ? 'd' : null, true]),
       );
-      const set = await own.request({ method: 'POST', url, body: { values: { toString: 'a', constructor: 'b', HASOWNPROPERTY: 'c' } } });
+      const set = await own.request({
+        method: 'POST',
+        url,
+        body: {
+          userAttributes: [
+            { name: 'toString', value: 'a' },
+            { name: 'constructor', value: 'b' },
+            { name: 'HASOWNPROPERTY', value: 'c' },
+          ],
+        },
+      });
       expect(set.statusCode).toBe(200);
       expect(set.json().values.map((v: { value: unknown; isDefault: boolean }) => [v.value, v.isDefault])).toEqual([
         ['a', false],
@@ -233,7 +314,7 @@ describe.each(DIALECTS)('user attributes (%s)', (dialect) => {
         ['c', false],
         [null, true],
       ]);
-      const reset = await own.request({ method: 'POST', url, body: { values: { constructor: null } } });
+      const reset = await own.request({ method: 'POST', url, body: { userAttributes: [{ name: 'constructor', value: null }] } });
       expect(reset.json().values[2]).toMatchObject({ name: 'constructor', value: null, isDefault: true });
       expect((await own.request({ url })).json().values[0]).toMatchObject({ name: 'toString', value: 'a', isDefault: false });
     });

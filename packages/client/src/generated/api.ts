@@ -491,7 +491,7 @@ export interface paths {
         /** A user's value of every attribute, defaults filled in (the user themselves, or an admin) */
         get: operations["getUserAttributeValues"];
         put?: never;
-        /** Set some of a user's attribute values; null returns one to its default (admin only) */
+        /** Set some of a user's attribute values, as userAttributes: [{name, value}]; null returns one to its default (admin only) */
         post: operations["setUserAttributeValues"];
         delete?: never;
         options?: never;
@@ -3102,7 +3102,7 @@ export interface paths {
         put?: never;
         /**
          * Render a published dashboard to PNG or PDF (reference 8.A.1; MANAGE on its workbook, `renderAs` admin)
-         * @description Accepted at once: the render runs as a background job with the caller’s own row-level context, or that of `renderAs`; poll the status with the `jobId`. Exactly one of `dashboardId` and `dashboardPublicId`. The job and its file are dropped at `expiresAt`, 5 minutes after submission. 403 while the account restricts data downloads (`restrictDataDownload`), or when an embed subject’s tenant has no share of the workbook; 404 for a dashboard not in this deployment or an unknown or deactivated `renderAs` user; 429 when as many exports as allowed (3 by default) are rendering for the identity rendered as. An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only.
+         * @description Accepted at once: the render runs as a background job with the caller’s own row-level context, or that of `renderAs`; poll the status with the `jobId`. Exactly one of `dashboardId` and `dashboardPublicId`. The job and its file are dropped at `expiresAt`, 5 minutes after submission. 403 while the account restricts data downloads (`restrictDataDownload`), or when an embed subject’s tenant has no share of the workbook; 404 for a dashboard not in this deployment or an unknown or deactivated `renderAs` user; 429 when as many exports as allowed (3 by default) are rendering for the identity rendered as. An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only; `userAttributes` follows the rules of every write of attribute values (each name once, 400 USER_ATTRIBUTES_NOT_FOUND for a name that is no attribute, a value of its attribute’s type).
          */
         post: operations["startDashboardExport"];
         delete?: never;
@@ -3842,15 +3842,28 @@ export interface components {
         };
         UserAttributeValues: {
             userId: number;
-            /** @description Every attribute of the tenant, by name. */
-            values: {
-                attributeId: number;
+            /** @description Every attribute of the tenant, in definition order: `{name, value}` as a write takes them, with `isDefault`, the attribute id and its type. */
+            userAttributes: {
                 name: string;
-                /** @enum {unknown} */
-                type: "string" | "number" | "boolean" | "string-list";
                 value: null | (string | number | boolean | string[]);
                 /** @description True when the user has no value of their own and the default applies. */
                 isDefault: boolean;
+                attributeId: number;
+                /** @enum {unknown} */
+                type: "string" | "number" | "boolean" | "string-list";
+            }[];
+            /**
+             * @deprecated
+             * @description Deprecated: the same array as `userAttributes`.
+             */
+            values: {
+                name: string;
+                value: null | (string | number | boolean | string[]);
+                /** @description True when the user has no value of their own and the default applies. */
+                isDefault: boolean;
+                attributeId: number;
+                /** @enum {unknown} */
+                type: "string" | "number" | "boolean" | "string-list";
             }[];
         };
         /**
@@ -10647,8 +10660,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Attribute name → value; null removes the user's own value so the default applies. Attributes not named keep their values. */
-                    values: {
+                    /** @description The values to set, each attribute once (a repeated name is 400); null removes the user's own value so the default applies. Attributes not named keep their values. Unknown names are 400 USER_ATTRIBUTES_NOT_FOUND. */
+                    userAttributes?: {
+                        /** @description An attribute of the tenant, in any case. */
+                        name: string;
+                        value: null | (string | number | boolean | string[]);
+                    }[];
+                    /**
+                     * @deprecated
+                     * @description Deprecated: attribute name → value, the same write as `userAttributes`. Send one of the two, not both (400).
+                     */
+                    values?: {
                         [key: string]: null | (string | number | boolean | string[]);
                     };
                 };
@@ -10668,6 +10690,7 @@ export interface operations {
              * @description Bad Request. `code` is one of:
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `USER_ATTRIBUTES_NOT_FOUND`: Some named user attributes do not exist
              */
             400: {
                 headers: {
@@ -10678,7 +10701,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "USER_ATTRIBUTES_NOT_FOUND";
                     };
                 };
             };
@@ -26393,6 +26416,7 @@ export interface operations {
              * @description Bad Request. `code` is one of:
              *     - `VALIDATION_FAILED`: The request is not valid
              *     - `MALFORMED_JSON`: The request body is not valid JSON
+             *     - `USER_ATTRIBUTES_NOT_FOUND`: Some named user attributes do not exist
              */
             400: {
                 headers: {
@@ -26403,7 +26427,7 @@ export interface operations {
                         /** @enum {integer} */
                         status: 400;
                         /** @enum {string} */
-                        code: "VALIDATION_FAILED" | "MALFORMED_JSON";
+                        code: "VALIDATION_FAILED" | "MALFORMED_JSON" | "USER_ATTRIBUTES_NOT_FOUND";
                     };
                 };
             };

@@ -235,7 +235,13 @@ export class World {
         type: name === 'level' ? 'number' : name === 'regions' ? 'string-list' : name === 'isManager' ? 'boolean' : 'string',
       });
     }
-    await this.tryCall(log, 'POST', `/api/v1/user-attribute-values/${explorer.userId}`, { values: { department: 'finance', level: 3, toString: 'x' } });
+    await this.tryCall(log, 'POST', `/api/v1/user-attribute-values/${explorer.userId}`, {
+      userAttributes: [
+        { name: 'department', value: 'finance' },
+        { name: 'level', value: 3 },
+        { name: 'toString', value: 'x' },
+      ],
+    });
     const scimUsers: string[] = [];
     for (let i = 0; i < 3; i++) {
       const made = await this.tryCall(log, 'POST', '/api/scim/v2/Users', {

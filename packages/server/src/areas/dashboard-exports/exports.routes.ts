@@ -20,7 +20,7 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
             'Exactly one of `dashboardId` and `dashboardPublicId`. The job and its file are dropped at `expiresAt`, 5 minutes after submission. ' +
             '403 while the account restricts data downloads (`restrictDataDownload`), or when an embed subject’s tenant has no share of the workbook; ' +
             '404 for a dashboard not in this deployment or an unknown or deactivated `renderAs` user; 429 when as many exports as allowed (3 by default) are rendering for the identity rendered as. ' +
-            'An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only.',
+            'An embed subject’s `groups`, `userAttributes` and `securityContext` apply to this render only; `userAttributes` follows the rules of every write of attribute values (each name once, 400 USER_ATTRIBUTES_NOT_FOUND for a name that is no attribute, a value of its attribute’s type).',
           params: DeploymentParams,
           body: StartDashboardExportInput,
           response: { 200: Type.Ref('StartDashboardExportResponse') },
@@ -29,6 +29,7 @@ export function dashboardExportsRoutes(service: DashboardExportsService): Fastif
             'DEPLOYMENT_NOT_FOUND',
             'DASHBOARD_NOT_FOUND',
             'USER_NOT_FOUND',
+            'USER_ATTRIBUTES_NOT_FOUND',
             'FORBIDDEN',
             'DATA_DOWNLOAD_RESTRICTED',
             'DASHBOARD_EXPORT_LIMIT',

@@ -9,6 +9,7 @@ import { ApiError } from '../../shared/problems.js';
 import { restrictDataDownload } from '../account/index.js';
 import { findInDeployment } from '../dashboards/index.js';
 import { effectiveAttributesOf, embedSecurityContext, embedShareOf, embedTenantGroups } from '../embed-tenants/index.js';
+import { checkedAttributeList, listAttributes } from '../user-attributes/index.js';
 import { findUserByEmail, findUserById } from '../users/index.js';
 import { findItem } from '../workspace/index.js';
 import { openWorkspace, requireItemAccess } from '../workspace/index.js';
@@ -61,6 +62,11 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
     const name = renderAs.embedTenantName?.toLowerCase() ?? null;
     const externalId = renderAs.externalId ?? null;
     if (name === null || externalId === null) throw invalid('renderAs of type EMBED_USER needs an embedTenantName and an externalId.', '/body/renderAs');
+    // The same rules as every other write of attribute values: each name once, an attribute of the
+    // tenant, a value of its type; names are then spelled as their attribute is.
+    const attributes = checkedAttributeList(await listAttributes(db, tenantId), renderAs.userAttributes ?? [], '/body/renderAs/userAttributes').map(
+      ({ definition, value }) => ({ name: definition.name, value }),
+    );
     if ((await embedShareOf(db, { tenantId, deploymentId }, workbookId, name)) === null) {
       throw new ApiError('FORBIDDEN', `Workbook ${workbookId} is not shared with embed tenant ${name} (or with all embed users).`);
     }
@@ -68,7 +74,7 @@ export function dashboardExportsService(store: Store, options: DashboardExportsO
     const identity = {
       groups: renderAs.groups ?? [],
       tenantGroups: embedTenantGroups(name, []),
-      userAttributes: await effectiveAttributesOf(db, tenantId, renderAs.userAttributes ?? []),
+      userAttributes: await effectiveAttributesOf(db, tenantId, attributes),
     };
     return { viewer: { context: embedSecurityContext(identity, renderAs.securityContext ?? {}) }, identity: `embed:${name}:${externalId}` };
   }

@@ -90,11 +90,11 @@ export function userAttributesRoutes(service: UserAttributesService): FastifyPlu
         schema: {
           operationId: 'setUserAttributeValues',
           tags,
-          summary: "Set some of a user's attribute values; null returns one to its default (admin only)",
+          summary: "Set some of a user's attribute values, as userAttributes: [{name, value}]; null returns one to its default (admin only)",
           params: UserValuesParams,
           body: SetUserAttributeValuesBody,
           response: { 200: Type.Ref('UserAttributeValues') },
-          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND'],
+          problems: ['FORBIDDEN', 'KEY_SCOPE_FORBIDDEN', 'USER_NOT_FOUND', 'USER_ATTRIBUTES_NOT_FOUND'],
         },
       },
       async (request) => service.setValues(request.caller, request.params.userId, request.body),

@@ -52,24 +52,50 @@ export const UserAttributeParams = Type.Object({ attributeId: Id });
 export const UserValuesParams = Type.Object({ userId: Id });
 
 const UserAttributeValueSchema = Type.Object({
-  attributeId: Id,
   name: Type.String(),
-  type: Type.Enum(TYPES),
   value: Nullable(AttributeValue),
   isDefault: Type.Boolean({ description: 'True when the user has no value of their own and the default applies.' }),
+  attributeId: Id,
+  type: Type.Enum(TYPES),
 });
 
 export const UserAttributeValuesSchema = Type.Object(
-  { userId: Id, values: Type.Array(UserAttributeValueSchema, { description: 'Every attribute of the tenant, by name.' }) },
+  {
+    userId: Id,
+    userAttributes: Type.Array(UserAttributeValueSchema, {
+      description:
+        'Every attribute of the tenant, in definition order: `{name, value}` as a write takes them, with `isDefault`, the attribute id and its type.',
+    }),
+    values: Type.Array(UserAttributeValueSchema, { deprecated: true, description: 'Deprecated: the same array as `userAttributes`.' }),
+  },
   { $id: 'UserAttributeValues' },
 );
 export type UserAttributeValues = Static<typeof UserAttributeValuesSchema>;
 
+/** One entry of `userAttributes`, the shape sessions, embed users and renders take (reference 4.15). */
+const UserAttributeInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255, description: 'An attribute of the tenant, in any case.' }),
+    value: Nullable(AttributeValue),
+  },
+  { additionalProperties: false },
+);
+
 export const SetUserAttributeValuesBody = Type.Object(
   {
-    values: Type.Record(Type.String(), Nullable(AttributeValue), {
-      description: "Attribute name → value; null removes the user's own value so the default applies. Attributes not named keep their values.",
-    }),
+    userAttributes: Type.Optional(
+      Type.Array(UserAttributeInput, {
+        maxItems: 1000,
+        description:
+          "The values to set, each attribute once (a repeated name is 400); null removes the user's own value so the default applies. Attributes not named keep their values. Unknown names are 400 USER_ATTRIBUTES_NOT_FOUND.",
+      }),
+    ),
+    values: Type.Optional(
+      Type.Record(Type.String(), Nullable(AttributeValue), {
+        deprecated: true,
+        description: 'Deprecated: attribute name → value, the same write as `userAttributes`. Send one of the two, not both (400).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -57,6 +57,47 @@ function typeError(pointer: string, type: UserAttributeType): ApiError {
   return new ApiError('VALIDATION_FAILED', `The request is not valid: ${pointer} ${message}.`, { errors: [{ pointer, message }] });
 }
 
+function invalid(pointer: string, message: string, detail: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', detail, { errors: [{ pointer, message }] });
+}
+
+/**
+ * A `userAttributes` list (`[{name, value}]`, the shape sessions, embed users, renders and the
+ * values route take) checked with its rules: each name once (ignoring case, as names are unique),
+ * every name an attribute of the tenant (400 USER_ATTRIBUTES_NOT_FOUND), every value of its
+ * attribute's type. `pointer` is where the list is in the body. Each entry comes back with its
+ * definition, so callers use the attribute's own spelling of the name.
+ */
+export function checkedAttributeList(
+  definitions: UserAttributeRow[],
+  list: ReadonlyArray<{ name: string; value: unknown }>,
+  pointer: string,
+): Array<{ definition: UserAttributeRow; value: unknown }> {
+  const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
+  const seen = new Set<string>();
+  const out: Array<{ definition: UserAttributeRow; value: unknown }> = [];
+  const unknown: Array<{ name: string; index: number }> = [];
+  for (const [index, { name, value }] of list.entries()) {
+    const key = name.toLowerCase();
+    if (seen.has(key)) throw invalid(`${pointer}/${index}/name`, 'is repeated', `User attribute "${name}" is given twice; give each attribute once.`);
+    seen.add(key);
+    const definition = byName.get(key);
+    if (!definition) {
+      unknown.push({ name, index });
+      continue;
+    }
+    if (value !== null && !matchesType(definition.type, value)) throw typeError(`${pointer}/${index}/value`, definition.type);
+    out.push({ definition, value });
+  }
+  if (unknown.length > 0)
+    throw new ApiError(
+      'USER_ATTRIBUTES_NOT_FOUND',
+      `User attributes not found: ${unknown.map((u) => `"${u.name}"`).join(', ')} (see GET /api/v1/user-attributes).`,
+      { errors: unknown.map((u) => ({ pointer: `${pointer}/${u.index}/name`, message: 'is not a user attribute' })) },
+    );
+  return out;
+}
+
 function nameTaken(name: string): ApiError {
   return new ApiError('USER_ATTRIBUTE_NAME_TAKEN', `A user attribute named "${name}" already exists in this tenant (names are compared ignoring case).`);
 }
@@ -122,13 +163,13 @@ export const attributeValues = {
     trx: Executor,
     tenantId: number,
     userId: number,
-    values: Record<string, unknown>,
+    values: Record<string, unknown> | Map<string, unknown>,
     options: { replace: boolean; keepDefaults?: boolean; pointer: (name: string) => string; at: string },
   ): Promise<void> {
     const definitions = await listAttributes(trx, tenantId);
     const byName = new Map(definitions.map((d) => [d.name.toLowerCase(), d]));
     const writes: Array<[UserAttributeRow, unknown]> = [];
-    for (const [name, value] of Object.entries(values)) {
+    for (const [name, value] of values instanceof Map ? values : Object.entries(values)) {
       const def = byName.get(name.toLowerCase());
       if (!def) {
         const pointer = options.pointer(name);
@@ -166,14 +207,13 @@ export function userAttributesService(store: Store, now: Clock) {
   async function values(trx: Executor, tenantId: number, userId: number): Promise<UserAttributeValues> {
     const own = (await attributeValues.read(trx, tenantId, [userId])).get(userId);
     const definitions = await listAttributes(trx, tenantId);
-    return {
-      userId,
-      values: definitions.map((d) => {
-        const mine = own?.get(d.name);
-        const value = mine ?? (d.default_value === null ? null : (JSON.parse(d.default_value) as AttributeValue));
-        return { attributeId: d.id, name: d.name, type: d.type, value, isDefault: mine === undefined };
-      }),
-    };
+    const userAttributes = definitions.map((d) => {
+      const mine = own?.get(d.name);
+      const value = mine ?? (d.default_value === null ? null : (JSON.parse(d.default_value) as AttributeValue));
+      return { name: d.name, value, isDefault: mine === undefined, attributeId: d.id, type: d.type };
+    });
+    // `values` is the deprecated name of the same list, kept for clients that read it.
+    return { userId, userAttributes, values: userAttributes };
   }
 
   return {
@@ -233,13 +273,26 @@ export function userAttributesService(store: Store, now: Clock) {
       return values(db, actor.tenantId, userId);
     },
 
+    /**
+     * Sets some of a user's values from `userAttributes` (`[{name, value}]`) or, deprecated,
+     * `values` (name → value), never both.
+     */
     async setValues({ actor, access }: Caller, userId: number, input: SetUserAttributeValuesInput): Promise<UserAttributeValues> {
       access.requireAccountAdmin("set users' attributes");
+      const { userAttributes: list, values: legacy } = input;
+      if (list !== undefined && legacy !== undefined)
+        throw invalid('/body/values', 'is not allowed with userAttributes', 'Send `userAttributes` or the deprecated `values`, not both.');
+      if (list === undefined && legacy === undefined)
+        throw invalid('/body/userAttributes', 'is required', 'Send `userAttributes`: the values to set, as `[{name, value}]`.');
       // The lock SCIM's user writes hold while they read and rewrite values: without it a SCIM
       // PATCH or PUT could write back what it read before this change, and undo it.
       return serialized(store, adminLock(actor.tenantId), async (trx) => {
         if (!(await findUserById(trx, actor.tenantId, userId))) throw notFound('USER_NOT_FOUND', 'User', userId);
-        await attributeValues.write(trx, actor.tenantId, userId, input.values, {
+        const given =
+          list !== undefined
+            ? new Map(checkedAttributeList(await listAttributes(trx, actor.tenantId), list, '/body/userAttributes').map((e) => [e.definition.name, e.value]))
+            : (legacy ?? {});
+        await attributeValues.write(trx, actor.tenantId, userId, given, {
           replace: false,
           at: timestamp(now),
           pointer: (name) => `/body/values/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
