@@ -12,6 +12,7 @@ import { registerDeployments } from './commands/deployments.js';
 import { registerEmbed } from './commands/embed.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerFolders } from './commands/folders.js';
+import { registerGitCredential } from './commands/git-credential.js';
 import { registerGitHost } from './commands/git-host.js';
 import { registerLogin } from './commands/login.js';
 import { registerLogs } from './commands/logs.js';
@@ -81,6 +82,7 @@ function buildProgram(): Command {
   registerDelete(program);
   registerModel(program);
   registerGitHost(program);
+  registerGitCredential(program);
   registerEnvVars(program);
   registerPods(program);
   registerDbtSync(program);

@@ -43,6 +43,8 @@ const COMMANDS: string[][] = [
   ['model', 'push'],
   ['model', 'validate'],
   ['model', 'status'],
+  ['model', 'clone'],
+  ['git-credential'],
   ['git-host'],
   ['git-host', 'status'],
   ['git-host', 'unlink'],
