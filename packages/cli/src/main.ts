@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerAgents } from './commands/agents.js';
 import { registerAi } from './commands/ai.js';
+import { registerApi } from './commands/api.js';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
 import { registerChat } from './commands/chat.js';
@@ -99,6 +100,7 @@ function buildProgram(): Command {
   registerEmbed(program);
   registerAi(program);
   registerSpec(program);
+  registerApi(program);
   return program;
 }
 

@@ -140,6 +140,7 @@ const COMMANDS: string[][] = [
   ['ai', 'settings', 'set'],
   ['ai', 'usage'],
   ['spec'],
+  ['api'],
 ];
 
 /** Command names in the "Commands:" section of a help text. */
