@@ -6,6 +6,7 @@ import { registerApi } from './commands/api.js';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
 import { registerChat } from './commands/chat.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerDashboards } from './commands/dashboards.js';
 import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
@@ -101,6 +102,7 @@ function buildProgram(): Command {
   registerAi(program);
   registerSpec(program);
   registerApi(program);
+  registerCompletion(program);
   return program;
 }
 

@@ -141,6 +141,7 @@ const COMMANDS: string[][] = [
   ['ai', 'usage'],
   ['spec'],
   ['api'],
+  ['completion'],
 ];
 
 /** Command names in the "Commands:" section of a help text. */
