@@ -1,5 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ResolvedConfig } from './config.js';
+import { UsageError } from './errors.js';
+import { shellArg } from './shell.js';
 
 /** A deployment's model repository on the server at `base` (a profile's URL, no /api/v1). */
 export function repositoryUrl(base: string, deploymentId: number): string {
@@ -66,4 +69,24 @@ export function cloneConfig(url: string, profileName: string, caCert?: string): 
     [`credential.${url}.helper`, helperCommand(profileName)],
     ...(caCert ? ([[`http.${url}.sslCAInfo`, path.resolve(caCert)]] as [string, string][]) : []),
   ];
+}
+
+/**
+ * git's endpoint takes API keys only, not the hour-long access tokens of a browser sign-in
+ * (`mapi login --device`): such a profile is refused here with what to do, rather than by the
+ * server with a 401 that git reports as a bad password.
+ */
+export function checkGitKey(config: ResolvedConfig): void {
+  if (config.token?.source !== 'profile' || config.profile?.refreshToken === undefined) return;
+  const profile = config.profileName === 'default' ? '' : ` --profile ${shellArg(config.profileName)}`;
+  const login = [
+    'mapi login --profile git',
+    ...(config.url ? ['--url', shellArg(config.url.value)] : []),
+    ...(config.caCert ? ['--ca-cert', shellArg(path.resolve(config.caCert.value))] : []),
+    '--token-stdin < git.key',
+  ].join(' ');
+  throw new UsageError(
+    `Profile "${config.profileName}" signed in through the browser; git over HTTPS takes an API key.`,
+    `Create one with \`mapi${profile} api-keys create --name git --output git.key\`, save it in a profile of its own with \`${login}\`, and use --profile git.`,
+  );
 }

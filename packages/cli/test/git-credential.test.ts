@@ -104,6 +104,32 @@ describe.each(STORE_INDEPENDENT)('git through the credential helper (%s)', (dial
     expect(missing.stderr).not.toContain(server.key);
   });
 
+  it('a profile signed in through the browser is refused with how to make a key for git, before git runs', async () => {
+    const browserEnv = isolatedEnv();
+    const dir = browserEnv.MAPI_CONFIG_DIR as string;
+    fs.mkdirSync(dir, { recursive: true });
+    const profile = {
+      url: server.url,
+      token: 'an-access-token',
+      refreshToken: 'a-refresh-token',
+      tokenExpiresAt: '2999-01-01T00:00:00Z',
+      caCert: server.caFile,
+    };
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ profiles: { default: profile } }), { mode: 0o600 });
+    const target = path.join(tempDir('mapi-clone-'), 'browser');
+    const [clone, helper] = await Promise.all([
+      runCli(['model', 'clone', '1', target], { env: browserEnv }),
+      runCli(['git-credential', 'get'], { env: browserEnv, input: `protocol=https\nhost=${host}\n\n` }),
+    ]);
+    for (const result of [clone, helper]) {
+      expect(result.code, show(result)).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('signed in through the browser; git over HTTPS takes an API key');
+      expect(result.stderr).toContain(`mapi login --profile git --url ${server.url} --ca-cert ${server.caFile} --token-stdin < git.key`);
+    }
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
   it("git-credential get answers the profile's key for its server only; store and erase do nothing", async () => {
     const ask = (action: string, lines: string[], profile = 'ci') =>
       runCli(['--profile', profile, 'git-credential', action], { env, input: `${lines.join('\n')}\n\n` });

@@ -3,7 +3,7 @@ import { checkUrl } from '../config.js';
 import { run } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { readStdin } from '../items.js';
-import { asksFor, parseCredentialRequest } from '../git-remote.js';
+import { asksFor, checkGitKey, parseCredentialRequest } from '../git-remote.js';
 
 const HELP = `
 git runs this command as a credential helper (gitcredentials(7)): \`mapi model clone\` sets it up
@@ -40,6 +40,7 @@ export function registerGitCredential(program: Command): void {
         if (action !== 'get') return EXIT.OK;
         const config = context.config();
         if (!config.url || !asksFor(request, checkUrl(config.url.value, config.url.source, config.profileName))) return EXIT.OK;
+        checkGitKey(config);
         if (!config.token) throw new UsageError(`Profile "${config.profileName}" has no API key for ${config.url.value}.`, 'Run `mapi login` for it.');
         // git takes the first helper's answer; "mapi" only names the key's use in server logs.
         process.stdout.write(`username=mapi\npassword=${config.token.value}\n`);

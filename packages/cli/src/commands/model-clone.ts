@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { checkUrl } from '../config.js';
 import { run } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
-import { cloneConfig, repositoryUrl } from '../git-remote.js';
+import { checkGitKey, cloneConfig, repositoryUrl } from '../git-remote.js';
 import { parseBranch, parseId } from '../items.js';
 import { note, write, writeJson } from '../output.js';
 import { shellArg } from '../shell.js';
@@ -53,6 +53,7 @@ export function registerModelClone(model: Command): void {
         const config = context.config();
         // The token itself is the helper's to read, at each fetch; here only the URL is needed.
         context.client();
+        checkGitKey(config);
         if (!config.url) return EXIT.ERROR;
         const base = checkUrl(config.url.value, config.url.source, config.profileName);
         const url = repositoryUrl(base, deploymentId);
