@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../server/test/server-env.js';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { fieldsToObject, fieldsToQuery } from '../src/api-fields.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
@@ -6,6 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** `mapi api METHOD PATH`: any request, with the profile's credentials, against a real server. */
+
+const execFileAsync = promisify(execFile);
 
 afterAll(removeTempDirs);
 
@@ -41,6 +46,15 @@ describe.each(STORE_INDEPENDENT)('mapi api (%s)', (dialect) => {
     }
     expect(page.code, show(page)).toBe(0);
     expect(page.stdout).toMatch(/^<!doctype html>/i);
+  });
+
+  it('on a terminal, a JSON answer is indented', async () => {
+    // script(1) (util-linux) runs the command on a pseudo-terminal, as a person would.
+    const command = [process.execPath, path.join(REPO_ROOT, 'packages/cli/bin/mapi.js'), 'api', 'GET', '/api/v1/users/me'].map((w) => `'${w}'`).join(' ');
+    const onTerminal = await execFileAsync('script', ['-qec', command, '/dev/null'], { env });
+    const text = onTerminal.stdout.replace(/\r\n/g, '\n');
+    expect(text).toMatch(/^\{\n {2}"id": \d+,\n/);
+    expect(JSON.parse(text)).toMatchObject({ email: 'admin@localhost' });
   });
 
   it('POST builds a JSON body from -f and typed -F fields; --input sends a file or stdin; --include prints status and headers', async () => {
