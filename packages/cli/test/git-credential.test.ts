@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { REPO_ROOT } from '../../server/test/server-env.js';
 import { isolatedEnv, removeTempDirs, runCli, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /**
@@ -71,7 +72,7 @@ describe.each(STORE_INDEPENDENT)('git through the credential helper (%s)', (dial
     expect((await git(dir, 'remote', 'get-url', 'origin')).stdout.trim()).toBe(url);
     const config = fs.readFileSync(path.join(dir, '.git/config'), 'utf8');
     expect(config).toContain(`[credential "${url}"]`);
-    expect(config).toContain(`helper = !'${process.execPath}' '${path.resolve('packages/cli/bin/mapi.js')}' --profile 'ci' git-credential`);
+    expect(config).toContain(`helper = !'${process.execPath}' '${path.join(REPO_ROOT, 'packages/cli/bin/mapi.js')}' --profile 'ci' git-credential`);
     expect(config).toContain(`sslcainfo = ${server.caFile}`);
     for (const file of filesBelow(path.join(dir, '.git'))) expect(fs.readFileSync(file, 'latin1'), file).not.toContain(server.key);
 
@@ -80,8 +81,14 @@ describe.each(STORE_INDEPENDENT)('git through the credential helper (%s)', (dial
     await git(dir, 'commit', '--quiet', '-m', 'Add orders');
     const pushed = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
     await git(dir, 'push', '--quiet', 'origin', 'main');
-    const builds = (await server.get(`/api/v1/deployments/${d}/builds`)).body as { items: { commit: string; cause: string }[] };
-    expect(builds.items[0]).toMatchObject({ commit: pushed, cause: 'push' });
+    // The server starts the build once the push's answer is sent, so it is awaited, not assumed.
+    await vi.waitFor(
+      async () => {
+        const builds = (await server.get(`/api/v1/deployments/${d}/builds`)).body as { items: { commit: string; cause: string; status: string }[] };
+        expect(builds.items[0]).toMatchObject({ commit: pushed, cause: 'push', status: 'success' });
+      },
+      { timeout: 60_000, interval: 200 },
+    );
     // git stored nothing on the way either: the profile is the one place the key is kept.
     const outsideProfile = filesBelow(env.HOME as string).filter((file) => !file.startsWith(env.MAPI_CONFIG_DIR as string));
     for (const file of outsideProfile) expect(fs.readFileSync(file, 'latin1'), file).not.toContain(server.key.slice(5));
