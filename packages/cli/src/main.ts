@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { registerAgents } from './commands/agents.js';
 import { registerAi } from './commands/ai.js';
+import { registerApi } from './commands/api.js';
 import { registerApiKeys } from './commands/api-keys.js';
 import { registerAudit } from './commands/audit.js';
 import { registerChat } from './commands/chat.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerDashboards } from './commands/dashboards.js';
 import { registerDbtSync } from './commands/dbt-sync.js';
 import { registerDelete } from './commands/delete.js';
@@ -12,6 +14,7 @@ import { registerDeployments } from './commands/deployments.js';
 import { registerEmbed } from './commands/embed.js';
 import { registerEnvVars } from './commands/env-vars.js';
 import { registerFolders } from './commands/folders.js';
+import { registerGitCredential } from './commands/git-credential.js';
 import { registerGitHost } from './commands/git-host.js';
 import { registerLogin } from './commands/login.js';
 import { registerLogs } from './commands/logs.js';
@@ -81,6 +84,7 @@ function buildProgram(): Command {
   registerDelete(program);
   registerModel(program);
   registerGitHost(program);
+  registerGitCredential(program);
   registerEnvVars(program);
   registerPods(program);
   registerDbtSync(program);
@@ -97,6 +101,8 @@ function buildProgram(): Command {
   registerEmbed(program);
   registerAi(program);
   registerSpec(program);
+  registerApi(program);
+  registerCompletion(program);
   return program;
 }
 

@@ -149,6 +149,18 @@ describe.each(STORE_INDEPENDENT)('errors from a server are printed once, with hi
     const env = isolatedEnv();
     const login = await runCli(['--profile', 'staging', 'login', '--url', server.url, '--ca-cert', server.caFile, '--token-stdin'], { env, input: server.key });
     expect(login.code, show(login)).toBe(0);
+    // The next steps name the profile, and work when pasted; --json prints none.
+    const nextLine = login.stderr.split('\n').find((line) => line.startsWith('Next: ')) ?? '';
+    const next = [...nextLine.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+    expect(next).toEqual(['mapi --profile staging deployments list', 'mapi --help']);
+    const listed = await paste(next[0] as string, env);
+    expect(listed.code, show(listed)).toBe(0);
+    const quiet = await runCli(['--profile', 'staging', '--json', 'login', '--url', server.url, '--ca-cert', server.caFile, '--token-stdin'], {
+      env,
+      input: server.key,
+    });
+    expect(quiet.code, show(quiet)).toBe(0);
+    expect(quiet.stderr).toBe('');
     const revoked = (await server.post('/api/v1/api-keys', { name: 'soon revoked' })).body as { id: number; key: string };
     const file = path.join(env.MAPI_CONFIG_DIR as string, 'config.json');
     const saved = JSON.parse(fs.readFileSync(file, 'utf8'));

@@ -44,6 +44,8 @@ const COMMANDS: string[][] = [
   ['model', 'push'],
   ['model', 'validate'],
   ['model', 'status'],
+  ['model', 'clone'],
+  ['git-credential'],
   ['git-host'],
   ['git-host', 'status'],
   ['git-host', 'unlink'],
@@ -142,6 +144,8 @@ const COMMANDS: string[][] = [
   ['ai', 'settings', 'set'],
   ['ai', 'usage'],
   ['spec'],
+  ['api'],
+  ['completion'],
 ];
 
 /** Command names in the "Commands:" section of a help text. */

@@ -9,6 +9,7 @@ import { Metrics } from './metrics/metrics.js';
 import { SecretKeyError } from './secrets/index.js';
 import { openSecrets } from './stored-secrets.js';
 import { systemClock } from './time.js';
+import { firstKeyBanner } from './first-key-banner.js';
 import { loadTls } from './tls.js';
 import { ensurePrivateDir } from './shared/private-files.js';
 
@@ -102,7 +103,8 @@ async function start(config: Config, print: (line: string) => void): Promise<Run
     const address = await listen(app, config);
     await listenSql(app, config);
     if (metrics !== null && config.metrics !== null) metricsListener = await listenForMetrics(app, metrics, config.metrics);
-    await announceAdminKey(store, boot, config, print);
+    // PUBLIC_URL when set: the address clients use; otherwise the one just bound.
+    await announceAdminKey(store, boot, config, print, { url: config.publicUrl ?? address, selfSignedCert: tls.selfSigned });
     if (metricsListener !== null) app.log.info(`metrics listening on ${metricsListener.url}`);
     const sql = app.sqlApi?.address();
     if (sql) app.log.info(`SQL API (PostgreSQL protocol) listening on ${sql.host}:${sql.port}`);
@@ -186,14 +188,18 @@ async function listenForMetrics(app: App, metrics: Metrics, at: { port: number; 
 }
 
 /** The first start's key, shown once; or, when no admin key works any more, how to make one. */
-async function announceAdminKey(store: Store, boot: BootstrapResult, config: Config, print: (line: string) => void): Promise<void> {
+async function announceAdminKey(
+  store: Store,
+  boot: BootstrapResult,
+  config: Config,
+  print: (line: string) => void,
+  reach: { url: string; selfSignedCert: string | null },
+): Promise<void> {
   if (boot.adminKeys === 'first-start') {
     const key = await issueFirstAdminKey(store, systemClock, boot.tenant.id, boot.admin.id);
     // Null: another process starting at the same time made (and printed) it.
     if (key === null) return;
-    print(
-      ['', `Admin API key for ${boot.admin.email} (shown once; store it now):`, '', `  ${key}`, '', 'Use it as: Authorization: Bearer <key>', ''].join('\n'),
-    );
+    print(firstKeyBanner({ email: boot.admin.email, key, ...reach }));
     return;
   }
   if (boot.adminKeys === 'usable' || config.adminApiKey !== null) return;

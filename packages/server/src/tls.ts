@@ -9,6 +9,8 @@ export interface TlsMaterial {
   cert: string;
   /** Where the certificate came from, for the start-up log. */
   source: string;
+  /** The self-signed certificate's file, which clients must be told to trust; null for TLS_CERT. */
+  selfSigned: string | null;
 }
 
 /** Secrets the server writes are for its own user only; the directories that hold them too. */
@@ -24,7 +26,7 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   if (config.tlsCert && config.tlsKey) {
     const [cert, key] = await Promise.all([readPem(config.tlsCert, 'TLS_CERT'), readPem(config.tlsKey, 'TLS_KEY')]);
     checkPair(cert, key, `TLS_CERT (${config.tlsCert}) and TLS_KEY (${config.tlsKey})`);
-    return { cert, key, source: config.tlsCert };
+    return { cert, key, source: config.tlsCert, selfSigned: null };
   }
   const dir = path.join(config.dataDir, 'tls');
   const files = { cert: path.join(dir, 'localhost.crt'), key: path.join(dir, 'localhost.key') };
@@ -32,7 +34,7 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   if (kept) {
     await restrict(dir, files.key);
     checkPair(kept.cert, kept.key, `${files.cert} and ${files.key} (delete both to have new ones made)`);
-    return { ...kept, source: files.cert };
+    return { ...kept, source: files.cert, selfSigned: files.cert };
   }
   // Every directory this creates (DATA_DIR too, on a first start) is the server user's alone.
   await fs.mkdir(dir, { recursive: true, mode: SECRET_DIR_MODE });
@@ -40,11 +42,11 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   // Servers starting together on a new DATA_DIR must agree on one pair, not each write half of theirs.
   return withLock(path.join(dir, '.creating'), async () => {
     const made = await readPair(files);
-    if (made) return { ...made, source: files.cert };
+    if (made) return { ...made, source: files.cert, selfSigned: files.cert };
     const fresh = await selfSignedLocalhost();
     await writeAtomically(files.key, fresh.key, SECRET_FILE_MODE);
     await writeAtomically(files.cert, fresh.cert, 0o644);
-    return { ...fresh, source: `${files.cert} (self-signed, created now)` };
+    return { ...fresh, source: `${files.cert} (self-signed, created now)`, selfSigned: files.cert };
   });
 }
 

@@ -1,7 +1,9 @@
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/areas/api-keys/key-format.js';
 import { bootstrapDefaultTenant, issueFirstAdminKey, type BootstrapResult } from '../src/areas/tenants/tenants.service.js';
@@ -11,10 +13,31 @@ import { startServer, type RunningServer } from '../src/server.js';
 import { systemClock } from '../src/time.js';
 import { selfSignedLocalhost } from '../src/tls.js';
 import { createTestStore, DIALECTS } from './harness.js';
-import { keyIn, runTs, serverEnv, type ServerEnv } from './server-env.js';
+import { keyIn, REPO_ROOT, runTs, serverEnv, type ServerEnv } from './server-env.js';
 import { startServerProcess } from './server-process.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const execFileAsync = promisify(execFile);
+const shellQuote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+/** Runs a command with `input` on its stdin (a pipe, as when a key file is redirected in). */
+function runWithInput(
+  command: string,
+  args: string[],
+  input: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin.end(input);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 async function counts(store: Store) {
   const count = async (table: 'tenants' | 'users' | 'api_keys') =>
@@ -54,13 +77,40 @@ describe.each(DIALECTS)('start-up bootstrap (%s)', (dialect) => {
 
   const listKeys = (server: RunningServer, key: string) => server.app.inject({ url: '/api/v1/api-keys', headers: { authorization: `Bearer ${key}` } });
 
-  it('without ADMIN_API_KEY: generates an admin key, prints it once, and a second start prints nothing', async () => {
+  it('without ADMIN_API_KEY: generates an admin key, prints it once with a curl and a login line that work as pasted, and a second start prints nothing', async () => {
     const first = await start();
     expect(first.printed).toHaveLength(1);
-    const key = (first.printed[0]?.match(/mapi_[A-Za-z0-9]{40}/g) ?? []) as string[];
+    const key = [...new Set(first.printed[0]?.match(/mapi_[A-Za-z0-9]{40}/g) ?? [])];
     expect(key).toHaveLength(1);
     expect(first.printed[0]).toContain('admin@localhost');
     expect((await listKeys(first.server, key[0] as string)).statusCode).toBe(200);
+    // The banner's curl and login lines name this server and its certificate, and work as pasted.
+    const banner = first.printed[0] as string;
+    const lines = banner.split('\n').map((line) => line.trim());
+    const curl = lines.find((line) => line.startsWith('curl ')) as string;
+    const login = lines.find((line) => line.startsWith('npx mapi login ')) as string;
+    const cert = path.join(env.dataDir, 'tls', 'localhost.crt');
+    expect(curl).toBe(`curl --cacert ${cert} -H "Authorization: Bearer ${key[0]}" ${first.server.url}/api/v1/users/me`);
+    expect(login).toBe(`npx mapi login --url ${first.server.url} --ca-cert ${cert} --token-stdin`);
+
+    const me = await execFileAsync('sh', ['-c', curl], { env: { PATH: process.env.PATH ?? '' } });
+    expect(JSON.parse(me.stdout)).toMatchObject({ email: 'admin@localhost', role: 'ADMIN' });
+    // The login line, with the CLI this repository builds in place of npx, saves a working profile.
+    const configDir = path.join(env.dataDir, 'cli-config');
+    const cli = path.join(REPO_ROOT, 'packages/cli/bin/mapi.js');
+    const loggedIn = await runWithInput('sh', ['-c', login.replace(/^npx mapi /, `${shellQuote(process.execPath)} ${shellQuote(cli)} `)], `${key[0]}\n`, {
+      PATH: process.env.PATH ?? '',
+      HOME: configDir,
+      MAPI_CONFIG_DIR: configDir,
+    });
+    expect(loggedIn.code, loggedIn.stderr).toBe(0);
+    expect(loggedIn.stdout).toContain(`Logged in to ${first.server.url} as admin@localhost (ADMIN).`);
+    expect(loggedIn.stderr).toContain('Next: `mapi deployments list` lists the deployments; `mapi --help` lists every command.');
+    expect(JSON.parse(fs.readFileSync(path.join(configDir, 'config.json'), 'utf8')).profiles.default).toEqual({
+      url: first.server.url,
+      token: key[0],
+      caCert: cert,
+    });
     await stop();
 
     const second = await start();

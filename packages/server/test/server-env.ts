@@ -90,9 +90,9 @@ export function exited(child: ChildProcess): Promise<[number | null, NodeJS.Sign
   });
 }
 
-/** The one API key in a command's output. */
+/** The one API key in a command's output (the first start's banner shows it more than once). */
 export function keyIn(output: string): string {
-  const keys = output.match(/mapi_[A-Za-z0-9]{40}/g) ?? [];
+  const keys = [...new Set(output.match(/mapi_[A-Za-z0-9]{40}/g) ?? [])];
   if (keys.length !== 1) throw new Error(`expected one key in output, found ${keys.length}:\n${output}`);
   return keys[0] as string;
 }

@@ -5,7 +5,7 @@ import { checkUrl, clientFor, readCaCert, type UrlSource } from '../config.js';
 import { run, type Context } from '../context.js';
 import { describeError, EXIT, UsageError, type Source } from '../errors.js';
 import { readStdin } from '../items.js';
-import { write, writeJson } from '../output.js';
+import { note, write, writeJson } from '../output.js';
 import { checkProfileWritable, DEFAULT_PROFILE, saveProfile } from '../profile.js';
 import { ask, askSecret, canPrompt, canPromptSecret } from '../prompt.js';
 import { shellArg } from '../shell.js';
@@ -91,6 +91,12 @@ async function loginToken(context: Context, options: LoginOptions, again: string
   );
 }
 
+/** What to try after a login, on stderr so stdout stays the result; a named profile must be named again. */
+function nextSteps(profileName: string): void {
+  const mapi = profileName === DEFAULT_PROFILE ? 'mapi' : `mapi --profile ${shellArg(profileName)}`;
+  note(`Next: \`${mapi} deployments list\` lists the deployments; \`mapi --help\` lists every command.`);
+}
+
 /** The user a key acts as: what login checks and whoami shows. */
 async function currentUser(client: MapiClient) {
   return unwrap(await client.GET('/api/v1/users/me'));
@@ -117,7 +123,10 @@ async function deviceLogin(context: Context, options: LoginOptions, target: { ur
     ...(target.caPath ? { caCert: target.caPath } : {}),
   });
   if (context.json) writeJson({ profile: config.profileName, path: config.profilePath, url: target.url, user, scope: tokens.scope ?? null });
-  else write(`Logged in to ${target.url} as ${user.email} (${user.role}) by device sign-in. Saved profile "${config.profileName}" to ${config.profilePath}.`);
+  else {
+    write(`Logged in to ${target.url} as ${user.email} (${user.role}) by device sign-in. Saved profile "${config.profileName}" to ${config.profilePath}.`);
+    nextSteps(config.profileName);
+  }
   return EXIT.OK;
 }
 
@@ -166,7 +175,10 @@ export function registerLogin(program: Command): void {
         }
         saveProfile(config.profilePath, config.profileName, { url: url.value, token: token.value, ...(caPath ? { caCert: caPath } : {}) });
         if (context.json) writeJson({ profile: config.profileName, path: config.profilePath, url: url.value, user });
-        else write(`Logged in to ${url.value} as ${user.email} (${user.role}). Saved profile "${config.profileName}" to ${config.profilePath}.`);
+        else {
+          write(`Logged in to ${url.value} as ${user.email} (${user.role}). Saved profile "${config.profileName}" to ${config.profilePath}.`);
+          nextSteps(config.profileName);
+        }
         return EXIT.OK;
       }),
     );

@@ -7,6 +7,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { parseBranch, parseId } from '../items.js';
 import { note, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 import { writeProject } from '../project-files.js';
+import { registerModelClone } from './model-clone.js';
 import { registerModelPush } from './model-push.js';
 
 const HELP = `
@@ -83,6 +84,7 @@ export function registerModel(program: Command): void {
     );
 
   registerModelPush(model);
+  registerModelClone(model);
 
   model
     .command('validate')
