@@ -15,6 +15,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { createExportProgress } from '../export-progress.js';
 import { parseId } from '../items.js';
 import { formatBytes, note, write, writeJson } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 An export renders a published dashboard to PNG or PDF on the server, with your own row-level
@@ -261,4 +262,9 @@ export function registerDashboards(program: Command): void {
         return EXIT.OK;
       }),
     );
+  coversEach(dashboards, {
+    export: ['startDashboardExport', 'getDashboardExport', 'downloadDashboardExport'],
+    'export-status': ['getDashboardExport'],
+    download: ['getDashboardExport', 'downloadDashboardExport'],
+  });
 }

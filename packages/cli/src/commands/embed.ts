@@ -6,6 +6,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 import { createProgress } from '../progress.js';
+import { coversEach } from '../operations.js';
 
 const TENANT_COLUMNS: Column<EmbedTenant>[] = [
   { header: 'ID', value: (t) => t.id, align: 'right' },
@@ -203,6 +204,21 @@ export function registerEmbed(program: Command): void {
     );
 
   registerGroups(embed);
+  coversEach(embed, {
+    'tenants list': ['listEmbedTenants'],
+    'tenants delete': ['deleteEmbedTenant'],
+    'users list': ['listEmbedUsers'],
+    'users provision': ['provisionEmbedUser'],
+    'users import': ['provisionEmbedUsers'],
+    'groups list': ['listEmbedGroups'],
+    'groups create': ['createEmbedGroup'],
+    'groups get': ['getEmbedGroup'],
+    'groups update': ['updateEmbedGroup'],
+    'groups delete': ['deleteEmbedGroup'],
+    'groups members': ['listEmbedGroupMembers'],
+    'groups add': ['addEmbedGroupMembers'],
+    'groups remove': ['removeEmbedGroupMembers'],
+  });
 }
 
 function registerGroups(embed: Command): void {

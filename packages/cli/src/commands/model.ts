@@ -8,6 +8,7 @@ import { parseBranch, parseId } from '../items.js';
 import { note, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 import { writeProject } from '../project-files.js';
 import { registerModelPush } from './model-push.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A deployment's data model lives in its git repository; these commands read and write it through
@@ -132,4 +133,10 @@ export function registerModel(program: Command): void {
         else writeTable(STATUS_COLUMNS, [status], '');
       }),
     );
+  coversEach(model, {
+    pull: ['listDataModelFiles'],
+    push: ['getDataModelFileHashes', 'startUpload', 'uploadFile', 'finishUpload', 'listBuilds', 'getBuild', 'getBuildLogs'],
+    validate: ['validateDataModel'],
+    status: ['getBuildStatus'],
+  });
 }

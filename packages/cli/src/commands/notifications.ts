@@ -12,6 +12,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, note, plural, shortDate, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A notification delivers one published dashboard on a schedule (admin only). --type is HOURLY
@@ -285,4 +286,15 @@ export function registerNotifications(program: Command): void {
         else writeTable(DELIVERY_COLUMNS, rows, 'No deliveries yet.');
       }),
     );
+  coversEach(group, {
+    list: ['listNotifications'],
+    create: ['createNotification'],
+    get: ['getNotification'],
+    update: ['updateNotification'],
+    delete: ['deleteNotification'],
+    recipients: ['listNotificationRecipients'],
+    add: ['addNotificationRecipients'],
+    remove: ['removeNotificationRecipients'],
+    deliveries: ['listNotificationDeliveries'],
+  });
 }
