@@ -27,6 +27,7 @@ import { registerTasks } from './commands/tasks.js';
 import { registerUsers } from './commands/users.js';
 import { registerWorkbooks } from './commands/workbooks.js';
 import { registerWorkspace } from './commands/workspace.js';
+import { registerOperationCommands } from './operation-commands.js';
 
 const HELP = `
 Settings, each taken from the first place that has it: flags, then environment variables
@@ -100,5 +101,7 @@ export function buildProgram(): Command {
   registerEmbed(program);
   registerAi(program);
   registerSpec(program);
+  // Last: the generated commands join the groups the modules above made, and cover what they leave.
+  registerOperationCommands(program);
   return program;
 }
