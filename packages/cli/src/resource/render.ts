@@ -3,7 +3,7 @@
  * table of its scalar fields, an object as `key  value` lines, both fitted to the terminal. The
  * exact answer is always one `--json` away; tables are for reading, not for parsing.
  */
-import { write } from '../output.js';
+import { shortDate, write } from '../output.js';
 
 /** Tables never get narrower than this per column before columns are dropped instead. */
 const MIN_COLUMN = 8;
@@ -50,29 +50,50 @@ function columnsOf(rows: Row[]): string[] {
   return [...first, ...keys.filter((key) => !first.includes(key))];
 }
 
+/** A column never takes more than this while others still want room; the last one shown takes what is left. */
+const MAX_COLUMN = 40;
+
 /**
- * Widths that fit `width`: the widest column gives up characters first (down to MIN_COLUMN), and
- * when that is not enough the rightmost columns are left out, so id and name always show.
+ * Widths that fit `width`, in column order: each column at its natural width (at most MAX_COLUMN)
+ * while it fits, then one more cut to the room left if that is still a readable column; the
+ * columns after it are left out. id and name come first, so they always show in full.
  */
 export function fitColumns(natural: number[], width: number): number[] {
-  const widths = [...natural];
-  const total = () => widths.reduce((sum, w) => sum + w, 0) + GAP * (widths.length - 1);
-  while (widths.length > 1 && total() > width) {
-    const widest = widths.indexOf(Math.max(...widths));
-    const excess = total() - width;
-    if ((widths[widest] as number) > MIN_COLUMN) widths[widest] = Math.max(MIN_COLUMN, (widths[widest] as number) - excess);
-    else widths.pop();
+  const widths: number[] = [];
+  let used = 0;
+  for (const w of natural) {
+    const gap = widths.length === 0 ? 0 : GAP;
+    const wanted = Math.min(w, MAX_COLUMN);
+    if (used + gap + wanted <= width) {
+      widths.push(wanted);
+      used += gap + wanted;
+      continue;
+    }
+    const room = width - used - gap;
+    if (widths.length === 0) widths.push(Math.max(1, room));
+    else if (room >= MIN_COLUMN) widths.push(room);
+    break;
   }
-  if (widths.length === 1) widths[0] = Math.min(widths[0] as number, width);
   return widths;
 }
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export function formatRows(rows: unknown[], width = outputWidth()): string {
   if (!rows.every(isRow)) return rows.map((row) => truncate(isScalar(row) ? cellText(row) : JSON.stringify(row), width)).join('\n') + '\n';
   const keys = columnsOf(rows);
   if (keys.length === 0) return rows.map((row) => truncate(JSON.stringify(row), width)).join('\n') + '\n';
   const headers = keys.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
-  const cells = rows.map((row) => keys.map((key) => cellText(row[key])));
+  // Columns with nothing in any row say nothing: they give their room to the others.
+  const filled = keys.filter((key) => rows.some((row) => cellText(row[key]) !== '-'));
+  if (filled.length > 0) keys.splice(0, keys.length, ...filled);
+  // Times to the minute, as the hand-written tables show them; --json has the exact values.
+  const cells = rows.map((row) =>
+    keys.map((key) => {
+      const value = row[key];
+      return typeof value === 'string' && ISO_TIME.test(value) ? (shortDate(value) as string) : cellText(value);
+    }),
+  );
   const natural = keys.map((_, i) => Math.max((headers[i] as string).length, ...cells.map((r) => (r[i] as string).replace(/[\r\n\t]+/g, ' ').length)));
   const widths = fitColumns(natural, width);
   const line = (values: string[]) =>
@@ -84,8 +105,8 @@ export function formatRows(rows: unknown[], width = outputWidth()): string {
       .join(' '.repeat(GAP))
       .trimEnd();
   const dropped = keys.length - widths.length;
-  const lines = [line(headers), ...cells.map(line)];
-  return lines.join('\n') + '\n' + (dropped > 0 ? `(${dropped} more ${dropped === 1 ? 'column' : 'columns'}: widen the terminal, or use --json)\n` : '');
+  if (dropped > 0) process.stderr.write(`(${dropped} more ${dropped === 1 ? 'column' : 'columns'}: widen the terminal, or use --json)\n`);
+  return [line(headers), ...cells.map(line)].join('\n') + '\n';
 }
 
 /** `key  value` lines, keys aligned; nested values as one line of JSON, cut to the width. */
