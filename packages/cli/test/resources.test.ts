@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { createClient } from '@mapi/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { OPERATIONS } from '../src/generated/operations.js';
+import { execute } from '../src/resource/execute.js';
 import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /**
@@ -229,5 +232,27 @@ describe.each(STORE_INDEPENDENT)('generated commands (%s)', (dialect) => {
     expect(narrow.stdout).toContain('a very long description a very long des…');
     expect(lines[0]).toMatch(/^ID\s+NAME\s+DESCRIPTION$/);
     expect(narrow.stderr).toBe('(3 more columns: widen the terminal, or use --json)\n');
+  });
+
+  it('the executor downloads a binary answer to --out, and keeps an existing file without --force', async () => {
+    // The only binary operation has a hand-written command (dashboards download), so the executor is called as a command would call it.
+    const workbook = await server.workbook(deploymentId, 'Weekly');
+    const config = { title: 'Weekly', widgets: [{ id: 'note', type: 'TEXT', position: { x: 0, y: 0, w: 6, h: 3 }, config: { text: 'Sales are up.' } }] };
+    const published = await server.post(`/api/v1/deployments/${deploymentId}/workbooks/${workbook}/publish`, { config });
+    expect(published.status, published.text).toBe(200);
+    const client = createClient({ baseUrl: server.url, token: server.key, ca: fs.readFileSync(server.caFile) });
+    const started = await client.dashboardExports.start(deploymentId, { dashboardId: (published.body as { id: number }).id, format: 'pdf' });
+    expect((await client.dashboardExports.waitFor(deploymentId, started.jobId)).status).toBe('completed');
+
+    const out = path.join(dir, 'weekly.pdf');
+    const request = { path: { deploymentId, jobId: started.jobId }, query: {} };
+    const output = { json: false, all: false, out, force: false };
+    await execute(client, OPERATIONS.downloadDashboardExport, request, output, 'Done');
+    expect(fs.readFileSync(out).subarray(0, 5).toString()).toBe('%PDF-');
+    fs.writeFileSync(out, 'keep me');
+    await expect(execute(client, OPERATIONS.downloadDashboardExport, request, output, 'Done')).rejects.toThrow(`${out} already exists.`);
+    expect(fs.readFileSync(out, 'utf8')).toBe('keep me');
+    await execute(client, OPERATIONS.downloadDashboardExport, request, { ...output, force: true }, 'Done');
+    expect(fs.readFileSync(out).subarray(0, 5).toString()).toBe('%PDF-');
   });
 });
