@@ -53,6 +53,8 @@ Examples:
   $ mapi logs 1 --follow
   $ mapi chat 1 "How many orders last week?"
   $ mapi --json users list
+  $ mapi groups create --set name=Finance
+  $ mapi policies list --json | jq '.items[].id'
 `;
 
 /**
