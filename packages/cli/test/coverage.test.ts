@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../server/test/server-env.js';
+import { OPERATIONS_MODULE, renderOperations } from '../scripts/generate-operations.js';
 import { NOT_IN_CLI, OPERATION_COMMANDS } from '../src/operation-commands.js';
 import { coveredBy } from '../src/operations.js';
 import { buildProgram } from '../src/program.js';
@@ -74,6 +75,14 @@ describe('every operation is reachable from the CLI', () => {
     const addMembers = nodes.find((n) => n.path.join(' ') === 'groups remove-member')!.command;
     expect(addMembers.registeredArguments.map((a) => a.name())).toEqual(['groupId', 'userId']);
     expect(new Set(OPERATION_COMMANDS.map((row) => row.operationId)).size).toBe(OPERATION_COMMANDS.length);
+  });
+});
+
+describe('the generated operations module', () => {
+  it('is what `npm run openapi` makes of the committed document', async () => {
+    expect(fs.readFileSync(OPERATIONS_MODULE, 'utf8'), 'run `npm run openapi` and commit packages/cli/src/generated/operations.ts').toBe(
+      await renderOperations(),
+    );
   });
 });
 
