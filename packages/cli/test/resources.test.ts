@@ -206,6 +206,12 @@ describe.each(STORE_INDEPENDENT)('generated commands (%s)', (dialect) => {
     expect(taken.code, show(taken)).toBe(1);
     expect(taken.stderr).toMatch(/^error: 409 /m);
 
+    // SCIM answers errors in its own form (RFC 7644), not as problem details: its detail is printed all the same.
+    const scim = await runCli(['scim', 'users', 'get', 'no-such-user'], { env });
+    expect(scim.code, show(scim)).toBe(1);
+    expect(scim.stderr).toMatch(/^error: 404 User no-such-user does not exist\.$/m);
+    expect(scim.stderr).not.toContain('Request failed');
+
     const invalid = await runCli(['groups', 'create', '--set', 'name=X', '--set', 'colour=blue'], { env });
     expect(invalid.code, show(invalid)).toBe(1);
     expect(invalid.stderr).toMatch(/^error: 400 /m);
