@@ -1,11 +1,13 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createClient } from '@mapi/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_INDEPENDENT } from '../../server/test/harness.js';
+import { REPO_ROOT } from '../../server/test/server-env.js';
 import { OPERATIONS } from '../src/generated/operations.js';
 import { execute } from '../src/resource/execute.js';
-import { isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /**
  * The generated commands (src/operation-commands.ts) against a real server: the generic executor
@@ -45,6 +47,26 @@ describe('generated commands check their input before any request', () => {
     expect(badNumber.stderr).toContain('error: --first must be an integer, got "ten".');
     expect(badEnum.stderr).toMatch(/argument 'ROBOT' is invalid\. Allowed choices are USER, GROUP\./);
     expect(badJson.stderr).toContain('error: --data is not valid JSON');
+  });
+
+  it('a delete asks on a terminal: "n" sends nothing, "y" sends the request', async () => {
+    // util-linux `script` runs the command on a pseudo-terminal, so stdin and stderr are terminals as a person's would be.
+    const onTerminal = (args: string, answer: string) => {
+      const child = spawn('script', ['-qec', `${process.execPath} ${path.join(REPO_ROOT, 'packages/cli/bin/mapi.js')} ${args}`, '/dev/null'], {
+        env: unreachable,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      child.stdin.end(answer);
+      return completion(child);
+    };
+    const [no, yes] = await Promise.all([onTerminal('groups delete 3', 'n\n'), onTerminal('groups delete 3', 'y\n')]);
+    expect(no.code, show(no)).toBe(1);
+    expect(no.stdout).toContain('groups delete 3? [y/N]');
+    expect(no.stdout).toContain('error: Nothing changed.');
+    expect(no.stdout).not.toContain('cannot reach');
+    expect(yes.code, show(yes)).toBe(1);
+    expect(yes.stdout).toContain('groups delete 3? [y/N]');
+    expect(yes.stdout).toContain('error: cannot reach the server at https://127.0.0.1:59999');
   });
 
   it('help lists the body fields, the query options with their choices, and examples', async () => {
