@@ -216,6 +216,21 @@ describe.each(STORE_INDEPENDENT)('generated commands (%s)', (dialect) => {
     expect((await server.get(`/api/v1/groups/${group.id}`)).status).toBe(404);
   });
 
+  it('an operation that takes no credential runs without a token; the others still need one', async () => {
+    const anonymous = isolatedEnv({ MAPI_URL: server.url, MAPI_CA_CERT: server.caFile });
+    const [health, jwks, refused] = await Promise.all([
+      runCli(['server', 'health', '--json'], { env: anonymous }),
+      runCli(['embed', 'jwks', '--json'], { env: anonymous }),
+      runCli(['groups', 'list'], { env: anonymous }),
+    ]);
+    expect(health.code, show(health)).toBe(0);
+    expect(JSON.parse(health.stdout)).toEqual((await server.get('/healthz')).body);
+    expect(jwks.code, show(jwks)).toBe(0);
+    expect(JSON.parse(jwks.stdout)).toHaveProperty('keys');
+    expect(refused.code, show(refused)).toBe(1);
+    expect(refused.stderr).toContain('error: No API token is set.');
+  });
+
   it("an error answer prints the server's problem detail and exits 1", async () => {
     const missing = await runCli(['groups', 'get', '999999'], { env });
     expect(missing.code, show(missing)).toBe(1);

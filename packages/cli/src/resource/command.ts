@@ -5,6 +5,7 @@
  * body field reaches the CLI with `npm run openapi`.
  */
 import { Option, type Command } from 'commander';
+import { connect } from '../config.js';
 import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
@@ -178,7 +179,7 @@ export function addOperationCommand(parent: Command, path: string[], operationId
         if (body !== undefined) request.body = body;
       }
       if (spec.response === 'binary') checkOut(opts.out, opts.force === true);
-      const client = context.client();
+      const client = spec.public ? connect(context.config(), { anonymous: true }) : context.client();
       // Only ask when someone can answer: stdin is a terminal that does not carry the body.
       if (destructive && !opts.yes && canPrompt() && opts.file !== '-') {
         const what = [...path, ...args].join(' ');
