@@ -159,8 +159,12 @@ export function clientFor(options: { url: string; token: string; ca?: string }):
   return createClient({ baseUrl: options.url, token: options.token, ...(options.ca ? { ca: options.ca } : {}), retry: announceUnreachable(options.url) });
 }
 
-/** A client for the resolved settings; missing ones are usage errors that say where to set them. */
-export function connect(config: ResolvedConfig): MapiClient {
+/**
+ * A client for the resolved settings; missing ones are usage errors that say where to set them.
+ * `anonymous`: for operations that take no credential (health, public keys), a missing token is
+ * fine and none is sent.
+ */
+export function connect(config: ResolvedConfig, { anonymous = false }: { anonymous?: boolean } = {}): MapiClient {
   if ((!config.url || !config.token) && !config.profile && config.profileName !== DEFAULT_PROFILE) {
     // Naming a profile that does not exist is most likely a typo: say so rather than "no URL".
     const known = config.knownProfiles.length > 0 ? ` Known profiles: ${config.knownProfiles.join(', ')}.` : '';
@@ -176,10 +180,21 @@ export function connect(config: ResolvedConfig): MapiClient {
       `Run \`${login}\`, set MAPI_URL, or pass --url with the server address (e.g. --url https://mapi.example.com).`,
     );
   }
+  const ca = config.caCert ? readCaCert(config.caCert) : undefined;
+  if (!config.token && anonymous) {
+    // The client always sends a bearer token; the placeholder is taken off before the request leaves.
+    const client = clientFor({ url: checkUrl(config.url.value, config.url.source, config.profileName), token: 'anonymous', ...(ca ? { ca } : {}) });
+    client.use({
+      onRequest: ({ request }) => {
+        request.headers.delete('Authorization');
+        return request;
+      },
+    });
+    return client;
+  }
   if (!config.token) {
     throw new UsageError('No API token is set.', `Run \`${login}\`, or set MAPI_TOKEN to an API key (mapi_...).`);
   }
-  const ca = config.caCert ? readCaCert(config.caCert) : undefined;
   const client = clientFor({ url: checkUrl(config.url.value, config.url.source, config.profileName), token: config.token.value, ...(ca ? { ca } : {}) });
   // A device sign-in's access token is refreshed as it expires; --token and MAPI_TOKEN are used as given.
   if (config.token.source === 'profile' && config.profile?.refreshToken && config.url.source === 'profile') {

@@ -265,11 +265,25 @@ export function unreachableNotice(url: string, error: unknown): string {
   return `warning: the server at ${url} cannot be reached${code ? ` (${code})` : ''}; retrying for a few seconds...`;
 }
 
+/**
+ * An error answer that is not problem details: SCIM's error (RFC 7644 section 3.12: `detail` and
+ * `scimType`), or a proxy's text; the exact body is left to --json-less debugging, cut to a line.
+ */
+function otherErrorText(body: unknown): string {
+  if (typeof body === 'object' && body !== null) {
+    const { detail, scimType } = body as { detail?: unknown; scimType?: unknown };
+    if (typeof detail === 'string' && detail !== '') return typeof scimType === 'string' ? `${detail} (${scimType})` : detail;
+    return JSON.stringify(body).slice(0, 200);
+  }
+  if (typeof body === 'string' && body.trim() !== '') return body.trim().slice(0, 200);
+  return 'Request failed';
+}
+
 /** Lines for stderr that say what failed and what to do next. */
 export function describeError(error: unknown, context: ErrorContext = {}): string[] {
   if (error instanceof UsageError) return [`error: ${error.message}`, ...(error.hint ? [`hint: ${error.hint}`] : [])];
   if (error instanceof ApiError) {
-    const lines = [`error: ${error.status} ${problemText(error.title, error.detail)}`];
+    const lines = [`error: ${error.status} ${error.title || error.detail ? problemText(error.title, error.detail) : otherErrorText(error.body)}`];
     for (const field of error.errors ?? []) lines.push(`  ${field.pointer || '(request)'}: ${field.message}`);
     if (error.requestId) lines.push(`  request id: ${error.requestId}`);
     const hint = apiHint(error, context);

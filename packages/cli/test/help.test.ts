@@ -1,9 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { OPERATION_COMMANDS } from '../src/operation-commands.js';
+import { buildProgram } from '../src/program.js';
 import { isolatedEnv, removeTempDirs, runCli, show } from './helpers.js';
 
-/** Every command and group the CLI has; the first test fails when `mapi --help` lists one not here. */
+/**
+ * Every hand-written command and group the CLI has; the tests fail when the program has one not
+ * here or in the generated table (OPERATION_COMMANDS), whose commands coverage.test.ts checks the
+ * help of in-process (spawning each would take minutes).
+ */
 const COMMANDS: string[][] = [
   [],
   ['login'],
@@ -148,6 +155,14 @@ const COMMANDS: string[][] = [
   ['completion'],
 ];
 
+/** The generated commands and the groups the table makes for them. */
+const GENERATED: string[][] = OPERATION_COMMANDS.flatMap((row) => row.command.map((_, i) => row.command.slice(0, i + 1)));
+const ALL = [...new Map([...COMMANDS, ...GENERATED].map((c) => [c.join(' '), c])).values()];
+
+function treePaths(command: Command, prefix: string[] = []): string[] {
+  return command.commands.flatMap((child) => [[...prefix, child.name()].join(' '), ...treePaths(child, [...prefix, child.name()])]);
+}
+
 /** Command names in the "Commands:" section of a help text. */
 function listedCommands(help: string): string[] {
   const section = help.split(/^Commands:$/m)[1]?.split(/^\S/m)[0] ?? '';
@@ -157,6 +172,14 @@ function listedCommands(help: string): string[] {
 afterAll(removeTempDirs);
 
 describe('help', () => {
+  it('the program has exactly the commands listed here and in the generated table', () => {
+    expect(treePaths(buildProgram()).sort()).toEqual(
+      ALL.filter((c) => c.length > 0)
+        .map((c) => c.join(' '))
+        .sort(),
+    );
+  });
+
   it('every command has help with an example that uses it, and no command goes untested', { timeout: 120_000 }, async () => {
     const results = await Promise.all(COMMANDS.map((command) => runCli([...command, '--help'])));
     results.forEach((result, i) => {
@@ -167,7 +190,7 @@ describe('help', () => {
       // The example runs this very command (a group's examples run its subcommands).
       expect(result.stdout).toContain(`mapi ${command.join(' ')}`.trimEnd());
       const listed = listedCommands(result.stdout);
-      const known = COMMANDS.filter((c) => c.length === command.length + 1 && command.every((part, j) => c[j] === part)).map((c) => c.at(-1));
+      const known = ALL.filter((c) => c.length === command.length + 1 && command.every((part, j) => c[j] === part)).map((c) => c.at(-1));
       expect(listed.sort(), `subcommands of "mapi ${command.join(' ')}"`).toEqual(known.sort());
     });
     // The top-level help documents the exit codes scripts rely on, and the Ctrl-C behaviour.

@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import { readFields } from '../input-file.js';
 import { parseId } from '../items.js';
 import { all, note, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 An agent answers questions about a deployment's data model: its instructions are what it is told
@@ -205,4 +206,12 @@ export function registerAgents(program: Command): void {
         else writeTable(SUGGESTION_COLUMNS, rows, 'No starter prompts.');
       }),
     );
+  coversEach(group, {
+    list: ['listAgents'],
+    get: ['getAgent'],
+    create: ['createAgent'],
+    update: ['updateAgent'],
+    delete: ['deleteAgent'],
+    suggestions: ['listAgentSuggestions'],
+  });
 }

@@ -6,6 +6,7 @@ import { readFields } from '../input-file.js';
 import { readStdin } from '../items.js';
 import { all, note, write, writeJson, writeTable, type Column } from '../output.js';
 import { askSecret, canPromptSecret } from '../prompt.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 The account's AI settings (admin): whether AI features are on, the model provider they call (an
@@ -175,4 +176,5 @@ export function registerAi(program: Command): void {
         writeTable(USAGE_COLUMNS, rows, `No AI answers in ${usage.month}.`);
       }),
     );
+  coversEach(ai, { 'settings get': ['getAiSettings'], 'settings set': ['getAiSettings', 'updateAiSettings'], usage: ['getAiUsage', 'listUsers'] });
 }

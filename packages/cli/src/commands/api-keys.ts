@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { reserveKeyFile, type KeyFile } from '../key-file.js';
 import { all, note, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 function status(key: ApiKey, now = Date.now()): string {
   if (key.revokedAt) return 'revoked';
@@ -137,4 +138,5 @@ export function registerApiKeys(program: Command): void {
         else write(`Revoked API key ${apiKeyId}.`);
       }),
     );
+  coversEach(keys, { create: ['createApiKey'], list: ['listApiKeys'], revoke: ['revokeApiKey'] });
 }

@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof METHODS)[number];
@@ -93,4 +94,5 @@ export function registerAudit(program: Command): void {
         else writeTable(COLUMNS, events, 'No audit events match (the log records only while the tenant setting auditLogEnabled is on).');
       }),
     );
+  coversEach(program, { audit: ['listAuditEvents'] });
 }

@@ -7,6 +7,7 @@ import { parseId } from '../items.js';
 import { formatTable } from '../output.js';
 import { shellArg } from '../shell.js';
 import { resolveAgent } from './agents.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 Asks an agent about the deployment's data. The answer's text streams to stdout as it is written;
@@ -292,4 +293,5 @@ export function registerChat(program: Command): void {
         return failed ? EXIT.ERROR : EXIT.OK;
       }),
     );
+  coversEach(program, { chat: ['listAgents', 'getAgent', 'askAgent', 'continueAgentThread', 'getAgentThread'] });
 }

@@ -16,6 +16,7 @@ import { createExportProgress } from '../export-progress.js';
 import { parseId } from '../items.js';
 import { formatBytes, note, write, writeJson } from '../output.js';
 import { registerPublish } from './dashboard-publish.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 Publishing saves a dashboard file (JSON or YAML) as a workbook's draft and publishes it; the
@@ -266,4 +267,10 @@ export function registerDashboards(program: Command): void {
         return EXIT.OK;
       }),
     );
+  coversEach(dashboards, {
+    publish: ['upsertWorkbookBySlug', 'saveDashboardDraft', 'publishDashboard'],
+    export: ['startDashboardExport', 'getDashboardExport', 'downloadDashboardExport'],
+    'export-status': ['getDashboardExport'],
+    download: ['getDashboardExport', 'downloadDashboardExport'],
+  });
 }

@@ -6,6 +6,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { note, write, writeJson } from '../output.js';
 import { createSyncProgress } from '../sync-progress.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A sync turns a dbt project's compiled manifest into cubes: one YAML file per model under the
@@ -184,4 +185,10 @@ export function registerDbtSync(program: Command): void {
         else write(answer.message);
       }),
     );
+  coversEach(sync, {
+    start: ['startDbtSync', 'getDbtSyncStatus', 'getDbtSyncResult', 'getDbtSyncGeneratedFiles'],
+    status: ['getDbtSyncStatus', 'getDbtSyncResult'],
+    logs: ['getDbtSyncLogs'],
+    cancel: ['cancelDbtSync'],
+  });
 }

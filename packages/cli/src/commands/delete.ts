@@ -7,6 +7,7 @@ import { EXIT, UsageError } from '../errors.js';
 import { collectItems, parseId } from '../items.js';
 import { plural, write, writeJson } from '../output.js';
 import { canPrompt, confirm } from '../prompt.js';
+import { coversEach } from '../operations.js';
 
 interface DeleteOptions {
   dryRun?: boolean;
@@ -82,4 +83,5 @@ export function registerDelete(program: Command): void {
         return jobExitCode(outcome, result.failed.length, errorContext(context.config()));
       }),
     );
+  coversEach(program, { delete: ['bulkDeleteWorkspaceObjects'] });
 }

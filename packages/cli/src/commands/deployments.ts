@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { unwrap, type Deployment } from '@mapi/client';
 import { run } from '../context.js';
 import { all, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const COLUMNS: Column<Deployment>[] = [
   { header: 'ID', value: (d) => d.id, align: 'right' },
@@ -41,4 +42,5 @@ export function registerDeployments(program: Command): void {
         else write(`Created deployment "${deployment.name}" (id ${deployment.id}).`);
       }),
     );
+  coversEach(deployments, { list: ['listDeployments'], create: ['createDeployment'] });
 }

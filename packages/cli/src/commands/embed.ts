@@ -7,6 +7,7 @@ import { parseId } from '../items.js';
 import { all, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
 import { createProgress } from '../progress.js';
 import { registerShareAndSession } from './embed-share.js';
+import { coversEach } from '../operations.js';
 
 const TENANT_COLUMNS: Column<EmbedTenant>[] = [
   { header: 'ID', value: (t) => t.id, align: 'right' },
@@ -207,6 +208,23 @@ export function registerEmbed(program: Command): void {
 
   registerGroups(embed);
   registerShareAndSession(embed);
+  coversEach(embed, {
+    share: ['getWorkbookEmbedAccess', 'updateWorkbookEmbedAccess'],
+    session: ['listUserAttributes', 'generateEmbedSession'],
+    'tenants list': ['listEmbedTenants'],
+    'tenants delete': ['deleteEmbedTenant'],
+    'users list': ['listEmbedUsers'],
+    'users provision': ['provisionEmbedUser'],
+    'users import': ['provisionEmbedUsers'],
+    'groups list': ['listEmbedGroups'],
+    'groups create': ['createEmbedGroup'],
+    'groups get': ['getEmbedGroup'],
+    'groups update': ['updateEmbedGroup'],
+    'groups delete': ['deleteEmbedGroup'],
+    'groups members': ['listEmbedGroupMembers'],
+    'groups add': ['addEmbedGroupMembers'],
+    'groups remove': ['removeEmbedGroupMembers'],
+  });
 }
 
 function registerGroups(embed: Command): void {

@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId, readStdin } from '../items.js';
 import { note, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 interface EnvVariable {
   name: string;
@@ -97,4 +98,5 @@ export function registerEnvVars(program: Command): void {
         else note(`Removed ${name} from deployment ${deploymentId}.`);
       }),
     );
+  coversEach(vars, { list: ['listEnvVariables'], set: ['setEnvVariables'], delete: ['deleteEnvVariable'] });
 }

@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseFolder, parseId } from '../items.js';
 import { all, write, writeJson } from '../output.js';
+import { coversEach } from '../operations.js';
 
 /** A folder in the tree, as `--json` prints it. */
 interface TreeNode {
@@ -157,4 +158,5 @@ export function registerFolders(program: Command): void {
           );
       }),
     );
+  coversEach(folders, { tree: ['listFolders', 'listWorkspace'], path: ['getFolderAncestors'], create: ['createFolder'] });
 }

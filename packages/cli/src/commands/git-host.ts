@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { shellArg } from '../shell.js';
 import { all, note, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A deployment's model can live in a repository on the account's git host (a GitHub-App-style app
@@ -228,4 +229,13 @@ export function registerGitHost(program: Command): void {
         else write(`Pulled ${branch}: nothing new (or no repository is connected); no build started.`);
       }),
     );
+  coversEach(group, {
+    status: ['getGitHostStatus'],
+    unlink: ['unlinkGitHost'],
+    installations: ['listGitHostInstallations'],
+    repositories: ['listGitHostRepositories'],
+    branches: ['listGitHostBranches'],
+    connect: ['connectGitHost'],
+    pull: ['pullBranch'],
+  });
 }

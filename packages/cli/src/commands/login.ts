@@ -9,6 +9,7 @@ import { note, write, writeJson } from '../output.js';
 import { checkProfileWritable, DEFAULT_PROFILE, saveProfile } from '../profile.js';
 import { ask, askSecret, canPrompt, canPromptSecret } from '../prompt.js';
 import { shellArg } from '../shell.js';
+import { coversEach } from '../operations.js';
 
 const LOGIN_HELP = `
 The URL comes from --url, MAPI_URL, or a question on the terminal (the profile's URL is offered);
@@ -206,4 +207,5 @@ export function registerLogin(program: Command): void {
         );
       }),
     );
+  coversEach(program, { login: ['getCurrentUser'], whoami: ['getCurrentUser'] });
 }

@@ -5,6 +5,7 @@ import { run } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { note } from '../output.js';
+import { coversEach } from '../operations.js';
 
 /** The most lines the server answers at once, and so the longest tail. */
 export const MAX_LINES = 200;
@@ -112,4 +113,5 @@ export function registerLogs(program: Command): void {
         }
       }),
     );
+  coversEach(program, { logs: ['listRuntimeLogs'] });
 }

@@ -9,6 +9,7 @@ import { note, plural, shortDate, write, writeJson, writeTable, type Column } fr
 import { writeProject } from '../project-files.js';
 import { registerModelClone } from './model-clone.js';
 import { registerModelPush } from './model-push.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A deployment's data model lives in its git repository; these commands read and write it through
@@ -134,4 +135,10 @@ export function registerModel(program: Command): void {
         else writeTable(STATUS_COLUMNS, [status], '');
       }),
     );
+  coversEach(model, {
+    pull: ['listDataModelFiles'],
+    push: ['getDataModelFileHashes', 'startUpload', 'uploadFile', 'finishUpload', 'listBuilds', 'getBuild', 'getBuildLogs'],
+    validate: ['validateDataModel'],
+    status: ['getBuildStatus'],
+  });
 }

@@ -6,6 +6,7 @@ import { run } from '../context.js';
 import { EXIT } from '../errors.js';
 import { collectItems, parseFolder, parseId } from '../items.js';
 import { plural, write, writeJson, writeTable } from '../output.js';
+import { coversEach } from '../operations.js';
 
 interface MoveOptions {
   to: string;
@@ -141,4 +142,5 @@ export function registerMove(program: Command): void {
         return jobExitCode(outcome, result.failed.length, errorContext(context.config()));
       }),
     );
+  coversEach(program, { move: ['bulkMoveWorkspaceObjects', 'listFolders', 'listWorkspace'] });
 }

@@ -12,6 +12,7 @@ import { run } from '../context.js';
 import { EXIT, UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, note, plural, shortDate, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A notification delivers one published dashboard on a schedule (admin only). --type is HOURLY
@@ -319,4 +320,16 @@ export function registerNotifications(program: Command): void {
         return EXIT.OK;
       }),
     );
+  coversEach(group, {
+    list: ['listNotifications'],
+    create: ['createNotification'],
+    get: ['getNotification'],
+    update: ['updateNotification'],
+    delete: ['deleteNotification'],
+    recipients: ['listNotificationRecipients'],
+    add: ['addNotificationRecipients'],
+    remove: ['removeNotificationRecipients'],
+    deliveries: ['listNotificationDeliveries'],
+    'send-now': ['sendNotificationNow', 'listNotificationDeliveries'],
+  });
 }

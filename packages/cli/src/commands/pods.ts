@@ -3,6 +3,7 @@ import type { DeploymentPod } from '@mapi/client';
 import { run } from '../context.js';
 import { parseId } from '../items.js';
 import { writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const COLUMNS: Column<DeploymentPod>[] = [
   { header: 'NAME', value: (p) => p.name },
@@ -37,4 +38,5 @@ export function registerPods(program: Command): void {
         else writeTable(COLUMNS, pods, `No pods: deployment ${deploymentId} runs nothing yet (a pod starts once a build succeeds).`);
       }),
     );
+  coversEach(program, { pods: ['listPods'] });
 }

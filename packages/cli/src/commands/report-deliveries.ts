@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, note, shortDate, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 type RecipientInput = CreateReportDeliveryInput['recipients'][number];
 
@@ -220,4 +221,15 @@ export function registerReportDeliveries(program: Command): void {
         else writeTable(RUN_COLUMNS, rows, 'No runs yet.');
       }),
     );
+  coversEach(group, {
+    list: ['listReportDeliveries'],
+    create: ['createReportDelivery'],
+    get: ['getReportDelivery'],
+    update: ['updateReportDelivery'],
+    delete: ['deleteReportDelivery'],
+    pause: ['pauseReportDelivery'],
+    resume: ['resumeReportDelivery'],
+    run: ['runReportDelivery'],
+    runs: ['listReportDeliveryRuns'],
+  });
 }

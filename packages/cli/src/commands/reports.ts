@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { parseId } from '../items.js';
 import { shortDate, write, writeJson, writeTable } from '../output.js';
 import { registerTextFileCommands } from './text-file.js';
+import { coversEach } from '../operations.js';
 
 const PLACEMENTS_HELP = `
 Lists where the report is placed in external spreadsheets, and whether each placement's cells
@@ -128,4 +129,11 @@ export function registerReports(program: Command): void {
         write(`Placement "${placementId}" of report ${reportId} is gone; ${left} placement${left === 1 ? '' : 's'} left.`);
       }),
     );
+  coversEach(reports, {
+    'in-document': ['listExternalDocumentPlacements'],
+    placements: ['getReport'],
+    unplace: ['disconnectReportFromWorkbook'],
+    file: ['getReportFile'],
+    'file-edit': ['getReportFile', 'editReportFile'],
+  });
 }

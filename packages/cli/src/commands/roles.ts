@@ -5,6 +5,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { note, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const RESOURCE_TYPES = ['Deployment', 'Global'] as const;
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -204,4 +205,13 @@ export function registerRoles(program: Command): void {
         }),
       );
   }
+  coversEach(roles, {
+    list: ['listRoles'],
+    get: ['getRole'],
+    create: ['createRole'],
+    update: ['updateRole'],
+    delete: ['deleteRole'],
+    assign: ['assignRoleToUser', 'assignRoleToGroup'],
+    unassign: ['unassignRoleFromUser', 'unassignRoleFromGroup'],
+  });
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { unwrap } from '@mapi/client';
 import { run } from '../context.js';
 import { note, plural, writeJson } from '../output.js';
+import { coversEach } from '../operations.js';
 
 export function registerSpec(program: Command): void {
   program
@@ -25,4 +26,5 @@ export function registerSpec(program: Command): void {
         note(`Saved the OpenAPI document (${spec.info?.title ?? 'untitled'} ${spec.info?.version ?? ''}, ${plural(paths, 'path')}) to ${file}.`);
       }),
     );
+  coversEach(program, { spec: ['getSpec'] });
 }

@@ -6,6 +6,7 @@ import { readFields } from '../input-file.js';
 import { parseId } from '../items.js';
 import { all, note, shortDate, writeJson, writeTable, type Column } from '../output.js';
 import { resolveAgent } from './agents.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 A scheduled task asks an agent a prompt on a schedule and keeps the answers as runs. --cron is five
@@ -189,4 +190,13 @@ export function registerTasks(program: Command): void {
         else writeTable(RUN_COLUMNS, rows, 'No runs yet.');
       }),
     );
+  coversEach(group, {
+    list: ['listScheduledTasks'],
+    get: ['getScheduledTask'],
+    create: ['createScheduledTask'],
+    update: ['updateScheduledTask'],
+    delete: ['deleteScheduledTask'],
+    run: ['runScheduledTask'],
+    runs: ['listScheduledTaskRuns'],
+  });
 }

@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseId } from '../items.js';
 import { all, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const ROLES = ['ADMIN', 'DEVELOPER', 'EXPLORER', 'VIEWER'] as const;
 type Role = (typeof ROLES)[number];
@@ -94,4 +95,5 @@ export function registerUsers(program: Command): void {
         else write(`Deactivated user ${user.id} (${user.email}); their API keys no longer work.`);
       }),
     );
+  coversEach(users, { list: ['listUsers'], create: ['createUser'], deactivate: ['deactivateUser', 'getUser', 'listUsers'] });
 }

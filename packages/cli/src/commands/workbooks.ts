@@ -5,6 +5,7 @@ import { run } from '../context.js';
 import { registerTextFileCommands } from './text-file.js';
 import { parseFolder, parseId, parseSlug } from '../items.js';
 import { note, plural, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const HELP = `
 The slug is the workbook's stable name in URLs: the first put creates the workbook, later puts
@@ -96,6 +97,15 @@ export function registerWorkbooks(program: Command): void {
     );
 
   registerPromotion(workbooks);
+  coversEach(workbooks, {
+    put: ['upsertWorkbookBySlug'],
+    duplicate: ['duplicateWorkbook'],
+    'draft-file': ['getDashboardDraftFile'],
+    'draft-file-edit': ['getDashboardDraftFile', 'editDashboardDraftFile'],
+    promote: ['previewWorkbookPromotion', 'promoteWorkbook'],
+    promotions: ['listWorkbookPromotions'],
+    'promotion-links': ['listWorkbookPromotionLinks'],
+  });
 }
 
 const MISSING_COLUMNS: Column<PromotionMissingMember>[] = [

@@ -4,6 +4,7 @@ import { run } from '../context.js';
 import { UsageError } from '../errors.js';
 import { parseFolder, parseId } from '../items.js';
 import { all, shortDate, write, writeJson, writeTable, type Column } from '../output.js';
+import { coversEach } from '../operations.js';
 
 const ref = (e: WorkspaceEntry) => `${e.type.toLowerCase()}:${e.id}`;
 
@@ -98,4 +99,5 @@ export function registerWorkspace(program: Command): void {
         }
       }),
     );
+  coversEach(workspace, { ls: ['listWorkspace'], shared: ['listSharedWorkspace', 'duplicateWorkbook'] });
 }
