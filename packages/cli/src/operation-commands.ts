@@ -148,7 +148,6 @@ export const OPERATION_COMMANDS: OperationCommand[] = [
   { operationId: 'refreshReport', command: ['reports', 'refresh'] },
 
   { operationId: 'saveDashboardDraft', command: ['dashboards', 'save-draft'] },
-  { operationId: 'publishDashboard', command: ['dashboards', 'publish'] },
   { operationId: 'listDashboardVersions', command: ['dashboards', 'versions'] },
   { operationId: 'setDashboardAllowEmbed', command: ['dashboards', 'allow-embed'] },
   { operationId: 'setDashboardAiWidgetThread', command: ['dashboards', 'ai-widgets', 'set-thread'] },

@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../src/program.js';
 import { removeTempDirs, runCli, show, tempDir } from './helpers.js';
 
 /**
@@ -31,24 +33,23 @@ function parseHelp(pathWords: string[], help: string): HelpNode {
   return { path: pathWords, commands, options };
 }
 
-/** Every command, found by reading `mapi ... --help` from the top, eight processes at a time (the machine runs other files too). */
-async function helpTree(): Promise<HelpNode[]> {
+/**
+ * Every command, found by reading each command's help as `mapi ... --help` prints it, from the top.
+ * The help comes from the program itself (the same text commander prints), not from a process per
+ * command: the tree has a few hundred commands.
+ */
+function helpTree(): HelpNode[] {
   const nodes: HelpNode[] = [];
-  let level: string[][] = [[]];
-  while (level.length > 0) {
-    const next: string[][] = [];
-    for (let i = 0; i < level.length; i += 8) {
-      const batch = level.slice(i, i + 8);
-      const helps = await Promise.all(batch.map((command) => runCli([...command, '--help'])));
-      helps.forEach((result, j) => {
-        expect(result.code, show(result)).toBe(0);
-        const node = parseHelp(batch[j] as string[], result.stdout);
-        nodes.push(node);
-        next.push(...node.commands.map((c) => [...node.path, c]));
-      });
+  const visit = (command: Command, pathWords: string[]) => {
+    const node = parseHelp(pathWords, command.helpInformation());
+    nodes.push(node);
+    for (const name of node.commands) {
+      const child = command.commands.find((c) => c.name() === name);
+      expect(child, `${[...pathWords, name].join(' ')} is listed by --help`).toBeDefined();
+      visit(child!, [...pathWords, name]);
     }
-    level = next;
-  }
+  };
+  visit(buildProgram(), []);
   return nodes;
 }
 
@@ -61,7 +62,7 @@ describe('mapi completion', () => {
   const GLOBALS = ['--url', '--token', '--ca-cert', '--profile', '--json', '--version', '-V'];
 
   beforeAll(async () => {
-    tree = await helpTree();
+    tree = helpTree();
     for (const shell of ['bash', 'zsh', 'fish']) {
       const result = await runCli(['completion', shell]);
       expect(result.code, show(result)).toBe(0);
@@ -91,7 +92,7 @@ describe('mapi completion', () => {
     const [top, mo, modelC, branch, afterProfile, groups, optionValue, apiOptions] = await complete([
       'mapi ',
       'mapi mo',
-      'mapi model c',
+      'mapi model cl',
       'mapi model clone 1 --b',
       'mapi --profile model mo',
       'mapi embed groups ',
