@@ -16,10 +16,36 @@ function cell(value: string | number | boolean | null | undefined): string {
   return String(value).replace(/[\r\n\t]+/g, ' ');
 }
 
-/** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
+const MIN_CELL = 8;
+
+/**
+ * Widths that fit a terminal of `width` columns: the widest column gives up room first, down to
+ * MIN_CELL, so ids and short fields stay whole while a long name or message is cut.
+ */
+function fitToTerminal(widths: number[], width: number): number[] {
+  const fitted = [...widths];
+  const total = () => fitted.reduce((sum, w) => sum + w, 0) + 2 * (fitted.length - 1);
+  while (total() > width) {
+    const widest = fitted.indexOf(Math.max(...fitted));
+    if ((fitted[widest] as number) <= MIN_CELL) break;
+    fitted[widest] = Math.max(MIN_CELL, (fitted[widest] as number) - (total() - width));
+  }
+  return fitted;
+}
+
+/**
+ * Columns padded to their widest cell, two spaces apart; the last column is not padded. On a
+ * terminal the table is fitted to its width, longer cells ending in an ellipsis; piped or
+ * redirected, cells are whole (scripts that need every field use --json).
+ */
 export function formatTable<T>(columns: Column<T>[], rows: readonly T[]): string {
-  const cells = rows.map((row) => columns.map((column) => cell(column.value(row))));
-  const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((r) => (r[i] as string).length)));
+  let cells = rows.map((row) => columns.map((column) => cell(column.value(row))));
+  let widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((r) => (r[i] as string).length)));
+  const cut = (text: string, i: number) => (text.length <= (widths[i] as number) ? text : `${text.slice(0, (widths[i] as number) - 1)}…`);
+  if (process.stdout.isTTY && process.stdout.columns) {
+    widths = fitToTerminal(widths, process.stdout.columns);
+    cells = cells.map((r) => r.map(cut));
+  }
   const line = (values: string[]) =>
     values
       .map((value, i) => {
@@ -29,7 +55,7 @@ export function formatTable<T>(columns: Column<T>[], rows: readonly T[]): string
       })
       .join('  ')
       .trimEnd();
-  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+  return [line(columns.map((c, i) => cut(c.header, i))), ...cells.map(line)].join('\n') + '\n';
 }
 
 export function write(text: string): void {

@@ -30,6 +30,7 @@ import { registerTasks } from './commands/tasks.js';
 import { registerUsers } from './commands/users.js';
 import { registerWorkbooks } from './commands/workbooks.js';
 import { registerWorkspace } from './commands/workspace.js';
+import { askBeforeDestructiveCommands } from './confirmation.js';
 import { registerOperationCommands } from './operation-commands.js';
 
 const HELP = `
@@ -111,5 +112,6 @@ export function buildProgram(): Command {
   registerCompletion(program);
   // Last: the generated commands join the groups the modules above made, and cover what they leave.
   registerOperationCommands(program);
+  askBeforeDestructiveCommands(program);
   return program;
 }
