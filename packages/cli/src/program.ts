@@ -41,8 +41,10 @@ $XDG_CONFIG_HOME/mapi, or %APPDATA%\\mapi on Windows).
 
 Exit codes:
   0    success; also \`mapi logs --follow\` ended with Ctrl-C
-  1    request-level error (refused, not found, unreachable) or usage error; also a failed
-       build (model push) or an invalid model (model validate)
+  1    request-level error (refused, not found, unreachable; \`mapi api\`: any answer of 400 or
+       above) or usage error (nothing sent); also a failed build (model push), an invalid model
+       (model validate), a failed git clone (model clone), a failed send-now --wait, and "no"
+       to a confirmation
   2    a bulk move or delete ran, but some items failed (see the failed table); also an
        embed users import in which some users failed
   130  interrupted with Ctrl-C (what was applied is still reported; \`mapi chat\` ended with it)
@@ -59,6 +61,8 @@ Examples:
   $ mapi --json users list
   $ mapi groups create --set name=Finance
   $ mapi policies list --json | jq '.items[].id'
+  $ mapi api GET /api/v1/users/me
+  $ mapi completion bash > ~/.local/share/bash-completion/completions/mapi
 `;
 
 /**
