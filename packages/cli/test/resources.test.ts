@@ -7,6 +7,7 @@ import { STORE_INDEPENDENT } from '../../server/test/harness.js';
 import { REPO_ROOT } from '../../server/test/server-env.js';
 import { OPERATIONS } from '../src/generated/operations.js';
 import { execute } from '../src/resource/execute.js';
+import { formatRows } from '../src/resource/render.js';
 import { completion, isolatedEnv, removeTempDirs, runCli, serverVars, show, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 /**
@@ -47,6 +48,17 @@ describe('generated commands check their input before any request', () => {
     expect(badNumber.stderr).toContain('error: --first must be an integer, got "ten".');
     expect(badEnum.stderr).toMatch(/argument 'ROBOT' is invalid\. Allowed choices are USER, GROUP\./);
     expect(badJson.stderr).toContain('error: --data is not valid JSON');
+  });
+
+  it('a column empty in every row is left out of the header as of the rows, so the two stay aligned', () => {
+    const table = formatRows(
+      [
+        { id: 1, name: 'Finance', description: null, memberCount: 0 },
+        { id: 22, name: 'Ops', description: null, memberCount: 3 },
+      ],
+      80,
+    );
+    expect(table).toBe('ID  NAME     MEMBER_COUNT\n1   Finance  0\n22  Ops      3\n');
   });
 
   it('a delete asks on a terminal: "n" sends nothing, "y" sends the request', async () => {

@@ -83,10 +83,10 @@ export function formatRows(rows: unknown[], width = outputWidth()): string {
   if (!rows.every(isRow)) return rows.map((row) => truncate(isScalar(row) ? cellText(row) : JSON.stringify(row), width)).join('\n') + '\n';
   const keys = columnsOf(rows);
   if (keys.length === 0) return rows.map((row) => truncate(JSON.stringify(row), width)).join('\n') + '\n';
-  const headers = keys.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
   // Columns with nothing in any row say nothing: they give their room to the others.
   const filled = keys.filter((key) => rows.some((row) => cellText(row[key]) !== '-'));
   if (filled.length > 0) keys.splice(0, keys.length, ...filled);
+  const headers = keys.map((key) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
   // Times to the minute, as the hand-written tables show them; --json has the exact values.
   const cells = rows.map((row) =>
     keys.map((key) => {
