@@ -102,6 +102,14 @@ describe.each(STORE_INDEPENDENT)('git through the credential helper (%s)', (dial
     expect(branch.code, show(branch)).toBe(0);
     expect((await git(path.join(parent, 'x'), 'branch', '--show-current')).stdout.trim()).toBe('feature/x');
 
+    // A shell that sets GIT_SSL_CAINFO (it outranks the clone's http.sslCAInfo) still clones, told what later git commands need.
+    const systemCa = await runCli(['--profile', 'ci', 'model', 'clone', String(d), path.join(parent, 'y')], {
+      env: { ...env, GIT_SSL_CAINFO: '/etc/ssl/certs/ca-certificates.crt' },
+    });
+    expect(systemCa.code, show(systemCa)).toBe(0);
+    expect(systemCa.stderr).toContain('warning: GIT_SSL_CAINFO (/etc/ssl/certs/ca-certificates.crt) overrides');
+    expect(systemCa.stderr).toContain('unset GIT_SSL_CAINFO');
+
     const again = await runCli(['--profile', 'ci', 'model', 'clone', String(d), path.join(parent, 'x')], { env });
     expect(again.code, show(again)).toBe(1);
     expect(again.stderr).toContain('already exists and is not an empty directory');

@@ -27,10 +27,10 @@ Examples:
 `;
 
 /** Runs git with the terminal's stderr (its progress and errors), resolving with its exit code. */
-function git(args: string[]): Promise<number> {
+function git(args: string[], extraEnv: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     // No prompt for a user name: a refused key is the helper's answer, not something to type.
-    const child = spawn('git', args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    const child = spawn('git', args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', ...extraEnv } });
     child.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'ENOENT' ? new UsageError('git is not installed or not on PATH.', 'Install git 2.38 or later.') : error),
     );
@@ -75,7 +75,15 @@ export function registerModelClone(model: Command): void {
           url,
           target,
         ];
-        const code = await git(args);
+        // GIT_SSL_CAINFO outranks every http.*.sslCAInfo setting, so a shell that sets it (some
+        // distributions' profiles do) would make git distrust the server the profile trusts.
+        const caCert = config.caCert ? path.resolve(config.caCert.value) : undefined;
+        const overridden = caCert !== undefined && process.env.GIT_SSL_CAINFO !== undefined && path.resolve(process.env.GIT_SSL_CAINFO) !== caCert;
+        if (overridden)
+          note(
+            `warning: GIT_SSL_CAINFO (${process.env.GIT_SSL_CAINFO}) overrides the clone's http.sslCAInfo; this clone runs with the profile's certificate, but later git commands need \`unset GIT_SSL_CAINFO\` (or GIT_SSL_CAINFO=${shellArg(caCert)}).`,
+          );
+        const code = await git(args, overridden ? { GIT_SSL_CAINFO: caCert } : {});
         if (code !== 0) {
           note(`git clone of deployment ${deploymentId} failed (exit ${code}).`);
           return EXIT.ERROR;
