@@ -38,8 +38,10 @@ describe.each(STORE_INDEPENDENT)('mapi api (%s)', (dialect) => {
     ]);
     expect(me.code, show(me)).toBe(0);
     expect(JSON.parse(me.stdout)).toMatchObject({ email: 'admin@localhost', role: 'ADMIN' });
-    // Off a terminal the JSON is not re-indented: what the server sent, byte for byte.
+    // Off a terminal the JSON is not re-indented: what the server sent...
     expect(me.stdout).not.toContain('\n  ');
+    // ...ending its line, so what follows starts on its own.
+    expect(me.stdout).toMatch(/}\n$/);
     for (const result of [commits, withQuery]) {
       expect(result.code, show(result)).toBe(0);
       expect(JSON.parse(result.stdout).items).toHaveLength(1);

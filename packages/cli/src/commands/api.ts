@@ -112,6 +112,10 @@ async function writeBody(response: Response, body: ReadableStream<Uint8Array> | 
     }
   }
   process.stdout.write(bytes);
+  // A text answer ends its line, so the shell prompt or the next command's output starts on its
+  // own; binary answers stay byte for byte.
+  const text = json || /^text\//i.test(response.headers.get('content-type') ?? '');
+  if (text && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) process.stdout.write('\n');
 }
 
 export function registerApi(program: Command): void {
