@@ -151,6 +151,21 @@ describe.each(DIALECTS)('scheduled agent tasks (%s)', (dialect) => {
     ).toHaveLength(1);
   });
 
+  it('after several missed occurrences (the server was down), runs the newest once and moves the next run past now', async () => {
+    clock = new Date('2026-07-01T08:00:00Z');
+    const task = await made({ cron: '0 9 * * *' }, viewer.key);
+    expect(task.nextRunAt).toBe('2026-07-01T09:00:00.000Z');
+    // Three daily occurrences pass with no tick.
+    clock = new Date('2026-07-03T10:15:00Z');
+    expect(await t.app.services.agentTaskScheduler.tick()).toBeGreaterThanOrEqual(1);
+    const scheduled = (await t.request({ url: url(`/${task.id}/runs`), key: viewer.key }))
+      .json()
+      .items.filter((r: { trigger: string }) => r.trigger === 'schedule');
+    expect(scheduled.map((r: { scheduledFor: string }) => r.scheduledFor)).toEqual(['2026-07-03T09:00:00.000Z']);
+    await t.app.services.jobs.waitFor(t.tenantId, scheduled[0].jobId);
+    expect((await t.request({ url: url(`/${task.id}`), key: viewer.key })).json().nextRunAt).toBe('2026-07-04T09:00:00.000Z');
+  });
+
   it('keeps only the 50 most recent runs, newest first', async () => {
     const task = await made({ active: false }, viewer.key);
     const services = t.app.services.agentTasks;

@@ -45,6 +45,7 @@ import { createWorkerPool } from './worker-pool.js';
 
 export { JobAbort } from './types.js';
 export type { ScheduleHandle, ScheduleSpec } from './schedule.js';
+export { DueClaims, type DueClaimSpec, type DueRow } from './due-claims.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export { createWorkerPool, defaultPoolSize } from './worker-pool.js';
 export type { JobContext, JobKind, JobLogLine, JobRecord, Jobs, JobsOptions, JobState, JobTakeover, ListFilter } from './types.js';

@@ -1,10 +1,9 @@
 import type { Audit } from '../../audit/index.js';
 import type { Store } from '../../db/database.js';
-import type { AgentTaskRow } from '../../db/tables.js';
-import { lockKey, serialized } from '../../db/transactions.js';
-import type { JobContext, Jobs, ScheduleHandle } from '../../jobs/index.js';
+import type { AgentTaskRow, AgentTaskRunRow } from '../../db/tables.js';
+import { lockKey } from '../../db/transactions.js';
+import { DueClaims, type JobContext, type Jobs } from '../../jobs/index.js';
 import type { Clock } from '../../time.js';
-import { catchUp } from '../../shared/hourly-cron.js';
 import { AGENT_TASK_JOB, type TasksService } from './tasks.service.js';
 import { advanceTask, dueTasks, findRun, findTaskById, startRun, updateRun } from './tasks.store.js';
 
@@ -38,19 +37,17 @@ export type AgentTaskRunner = (input: AgentTaskRunInput) => Promise<AgentTaskRun
 export const NO_MODEL_PROVIDER = 'No model provider is configured';
 export const noModelRunner: AgentTaskRunner = () => Promise.reject(new Error(NO_MODEL_PROVIDER));
 
-/** Due tasks read per statement; a tick reads again while pages come back full. */
-const BATCH = 100;
 /** A run's job gets this long. */
 const RUN_TIMEOUT_MS = 15 * 60_000;
 
 /**
  * Claims due tasks once across processes and runs them as `agent-task` jobs. The due-time loop is
- * a schedule of the jobs service (tests drive it with `tick()`); a claim moves `next_run_at` on
- * with a compare-and-set, so of two processes seeing one occurrence, one claims it. A process that
- * was away for several occurrences runs the newest only.
+ * the jobs service's `DueClaims` (jobs/due-claims.ts; tests drive it with `tick()`): a claim moves
+ * `next_run_at` on with a compare-and-set, so of two processes seeing one occurrence, one claims
+ * it, and a process that was away for several occurrences runs the newest only.
  */
 export class AgentTaskScheduler {
-  readonly #loop: ScheduleHandle;
+  readonly #loop: DueClaims<AgentTaskRow, AgentTaskRunRow>;
 
   constructor(
     private readonly store: Store,
@@ -64,11 +61,16 @@ export class AgentTaskScheduler {
       timeoutMs: RUN_TIMEOUT_MS,
       run: (ctx) => this.#run(ctx),
     });
-    this.#loop = jobs.schedule({
+    this.#loop = new DueClaims<AgentTaskRow, AgentTaskRunRow>(store, jobs, {
       name: 'agents.tasks.due',
       everyMs: options.tickMs ?? 30_000,
-      run: () => this.tick(),
       ...(options.onError ? { onError: options.onError } : {}),
+      now: options.now,
+      due: dueTasks,
+      lock: (task) => lockKey.agentTask(task.id),
+      advance: advanceTask,
+      record: (trx, task, scheduledFor) => this.tasks.enqueueRun(task, 'schedule', scheduledFor, trx),
+      enqueue: (run) => this.tasks.startJob(run),
     });
   }
 
@@ -77,26 +79,8 @@ export class AgentTaskScheduler {
   }
 
   /** Claims and enqueues what is due now; resolves with how many occurrences this call claimed. */
-  async tick(): Promise<number> {
-    let claimed = 0;
-    for (;;) {
-      const now = this.options.now();
-      const due = await dueTasks(this.store.db, now.toISOString(), BATCH);
-      for (const task of due) if (await this.#claim(task, now)) claimed += 1;
-      if (due.length < BATCH) return claimed;
-    }
-  }
-
-  async #claim(task: AgentTaskRow, now: Date): Promise<boolean> {
-    if (task.next_run_at === null) return false;
-    const { latest, following } = catchUp(task.cron, task.timezone, new Date(task.next_run_at), now);
-    const run = await serialized(this.store, lockKey.agentTask(task.id), async (trx) => {
-      if (!(await advanceTask(trx, task.id, task.next_run_at as string, following?.toISOString() ?? null))) return undefined;
-      return this.tasks.enqueueRun(task, 'schedule', latest.toISOString(), trx);
-    });
-    if (!run) return false;
-    await this.tasks.startJob(run);
-    return true;
+  tick(): Promise<number> {
+    return this.#loop.tick();
   }
 
   async #run(ctx: JobContext<{ runId: number }>): Promise<{ status: string }> {

@@ -1,8 +1,8 @@
 import type { Audit } from '../../audit/index.js';
 import type { Store } from '../../db/database.js';
-import type { ReportDeliveryRow } from '../../db/tables.js';
-import { lockKey, serialized } from '../../db/transactions.js';
-import type { JobContext, Jobs, ScheduleHandle } from '../../jobs/index.js';
+import type { ReportDeliveryRow, ReportDeliveryRunRow } from '../../db/tables.js';
+import { lockKey } from '../../db/transactions.js';
+import { DueClaims, type JobContext, type Jobs } from '../../jobs/index.js';
 import type { Mailer } from '../../mail/index.js';
 import type { SecurityContext } from '../../semantic-layer/query/access.js';
 import type { Clock } from '../../time.js';
@@ -22,11 +22,8 @@ import {
   updateRun,
   usersByIds,
 } from './report-deliveries.store.js';
-import { catchUp } from '../../shared/hourly-cron.js';
 import { toXlsx, XLSX_CONTENT_TYPE } from './xlsx.js';
 
-/** Due deliveries read per statement; a tick reads again while pages come back full. */
-const BATCH = 100;
 /** A run's job gets this long: one query per distinct recipient context, and a mail each. */
 const RUN_TIMEOUT_MS = 15 * 60_000;
 
@@ -65,9 +62,9 @@ async function attachment(format: DeliveryFormat, filename: string, rows: Array<
 
 /**
  * Claims due deliveries once across processes and runs them as `report-delivery` jobs. The
- * due-time loop is a schedule of the jobs service (tests drive it with `tick()`); a claim moves
- * `next_run_at` on with a compare-and-set, so of two processes seeing one occurrence, one claims
- * it. A process that was away for several occurrences runs the newest only.
+ * due-time loop is the jobs service's `DueClaims` (jobs/due-claims.ts; tests drive it with
+ * `tick()`): a claim moves `next_run_at` on with a compare-and-set, so of two processes seeing one
+ * occurrence, one claims it, and a process that was away for several occurrences runs the newest only.
  *
  * A run reads the report's query once per distinct row-level context among its recipients (a
  * console user's own groups and attributes; an embed user's context as their embed session would
@@ -75,7 +72,7 @@ async function attachment(format: DeliveryFormat, filename: string, rows: Array<
  * mails each their rows as CSV or XLSX (the delivery's `format`); at most `maxRows` rows go in one attachment.
  */
 export class ReportDeliveryScheduler {
-  readonly #loop: ScheduleHandle;
+  readonly #loop: DueClaims<ReportDeliveryRow, ReportDeliveryRunRow>;
 
   constructor(
     private readonly store: Store,
@@ -98,11 +95,16 @@ export class ReportDeliveryScheduler {
       timeoutMs: RUN_TIMEOUT_MS,
       run: (ctx) => this.#run(ctx),
     });
-    this.#loop = jobs.schedule({
+    this.#loop = new DueClaims<ReportDeliveryRow, ReportDeliveryRunRow>(store, jobs, {
       name: 'report-deliveries.due',
       everyMs: options.tickMs ?? 30_000,
-      run: () => this.tick(),
       ...(options.onError ? { onError: options.onError } : {}),
+      now: options.now,
+      due: dueDeliveries,
+      lock: (delivery) => lockKey.reportDelivery(delivery.id),
+      advance: advanceDelivery,
+      record: (trx, delivery, scheduledFor) => this.deliveries.enqueueRun(delivery, 'schedule', scheduledFor, trx),
+      enqueue: (run) => this.deliveries.startJob(run),
     });
   }
 
@@ -111,26 +113,8 @@ export class ReportDeliveryScheduler {
   }
 
   /** Claims and enqueues what is due now; resolves with how many occurrences this call claimed. */
-  async tick(): Promise<number> {
-    let claimed = 0;
-    for (;;) {
-      const now = this.options.now();
-      const due = await dueDeliveries(this.store.db, now.toISOString(), BATCH);
-      for (const delivery of due) if (await this.#claim(delivery, now)) claimed += 1;
-      if (due.length < BATCH) return claimed;
-    }
-  }
-
-  async #claim(delivery: ReportDeliveryRow, now: Date): Promise<boolean> {
-    if (delivery.next_run_at === null) return false;
-    const { latest, following } = catchUp(delivery.cron, delivery.timezone, new Date(delivery.next_run_at), now);
-    const run = await serialized(this.store, lockKey.reportDelivery(delivery.id), async (trx) => {
-      if (!(await advanceDelivery(trx, delivery.id, delivery.next_run_at as string, following?.toISOString() ?? null))) return undefined;
-      return this.deliveries.enqueueRun(delivery, 'schedule', latest.toISOString(), trx);
-    });
-    if (!run) return false;
-    await this.deliveries.startJob(run);
-    return true;
+  tick(): Promise<number> {
+    return this.#loop.tick();
   }
 
   /** The grants each recipient's query runs with, by recipient index; null for one who cannot be mailed any more. */
